@@ -1,0 +1,33 @@
+"""Build the Cython kernels: every ``src/fastprox/*.pyx`` becomes an extension.
+
+Optimised with ``-O3`` and portable by default; set ``FASTPROX_NATIVE=1`` to
+add ``-march=native`` for a build tuned to (and only valid on) this CPU.
+"""
+import os
+from glob import glob
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+flags = ["-O3"]
+if os.environ.get("FASTPROX_NATIVE") == "1":
+    flags.append("-march=native")
+
+extensions = [
+    Extension(
+        "fastprox." + os.path.splitext(os.path.basename(path))[0],
+        [path],
+        include_dirs=[np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=flags,
+    )
+    for path in sorted(glob(os.path.join("src", "fastprox", "*.pyx")))
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives={"language_level": "3", "cdivision": True, "initializedcheck": False},
+    )
+)
