@@ -1,0 +1,529 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Euclidean projection onto the l1-ball, dense and for sparse updates.
+
+Duchi, Shalev-Shwartz, Singer & Chandra, "Efficient Projections onto the
+l1-Ball for Learning in High Dimensions" (ICML 2008):
+
+* ``project_l1_ball_sort``: Fig. 1, sort the magnitudes, O(n log n). The
+  test oracle.
+* ``project_l1_ball``: Fig. 2, randomized pivot, O(n) expected.
+* ``SparseL1Ball``: Sec. 5 (Fig. 3-4), keeps ``w = Pi(w + g)`` up to date for
+  s-sparse ``g`` in O(s log n), with a balanced search tree over the
+  magnitudes holding subtree sums and counts, and a lazily applied global
+  shift ``theta``.
+
+The projection of ``v`` onto ``{w : ||w||_1 <= z}`` is ``v`` itself when
+``||v||_1 <= z``, and otherwise the soft-threshold of ``v`` by the unique
+``theta > 0`` with ``sum_i max(|v_i| - theta, 0) = z`` (signs restored, the
+problem being symmetric in each coordinate's sign; ICML 2008, Lemma 3).
+"""
+import numpy as np
+
+from libc.math cimport fabs, isfinite
+from libc.stdint cimport int32_t, uint64_t
+from fastprox._prox cimport soft_threshold
+
+# A SparseL1Ball whose lazy shift exceeds this many radii is rebuilt (shift
+# reset to 0): keys are stored as |w_j| + theta, so their absolute rounding
+# error grows like eps * theta; this bounds it by ~1e-13 * radius.
+cdef double REBUILD_SHIFT_RADII = 1024.0
+
+
+cdef inline uint64_t _xorshift(uint64_t* state) noexcept nogil:
+    """xorshift64*: a fast generator for pivots and treap priorities."""
+    state[0] ^= state[0] >> 12
+    state[0] ^= state[0] << 25
+    state[0] ^= state[0] >> 27
+    return state[0] * <uint64_t>2685821657736338717ULL
+
+
+cdef inline uint64_t _seed_state(uint64_t seed) noexcept nogil:
+    """A non-zero xorshift state from any seed (splitmix64 finaliser)."""
+    cdef uint64_t z = seed + <uint64_t>0x9E3779B97F4A7C15ULL
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EBULL
+    z = z ^ (z >> 31)
+    return z if z != 0 else 1
+
+
+def _check_radius(radius):
+    """The radius as a float, or ValueError unless it is finite and > 0."""
+    try:
+        z = float(radius)
+    except (TypeError, ValueError):
+        raise ValueError(f"radius must be a finite number > 0, got {radius!r}") from None
+    if not (isfinite(z) and z > 0.0):
+        raise ValueError(f"radius must be a finite number > 0, got {radius!r}")
+    return z
+
+
+def _as_vector(v, name):
+    """``v`` as a 1-D float64 array with a finite l1-norm, or ValueError."""
+    x = np.ascontiguousarray(v, dtype=np.float64)
+    if x.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {x.shape}; ravel it first")
+    if not np.isfinite(x).all():
+        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+    if not isfinite(np.abs(x).sum()):
+        raise ValueError(f"the l1-norm of {name} overflows; rescale {name} and the radius together")
+    return x
+
+
+cdef void _shrink(const double[::1] v, double theta, double[::1] out) noexcept nogil:
+    """out = sign(v) * max(|v| - theta, 0): the projection once theta is known."""
+    cdef Py_ssize_t i
+    for i in range(v.shape[0]):
+        out[i] = soft_threshold(v[i], theta)
+
+
+cdef double _theta_pivot(double[::1] u, double z, uint64_t seed) noexcept nogil:
+    """theta for magnitudes ``u`` with sum(u) > z; permutes ``u`` in place.
+
+    ICML 2008 Fig. 2: keep a candidate set U, split it around a random pivot
+    u_k and test whether u_k belongs to the support, i.e. whether
+    f(u_k) = sum_{u_j >= u_k} (u_j - u_k) < z; if so every element >= u_k does
+    and U shrinks to the smaller ones, else to the larger ones. The
+    partition is three-way so that ties with the pivot leave U together:
+    with two-way partitions many equal magnitudes would cost O(n^2).
+    """
+    cdef Py_ssize_t lo = 0, hi = u.shape[0], lt, gt, i, rho = 0
+    cdef double s = 0.0, ds, pivot, tmp
+    cdef uint64_t state = _seed_state(seed)
+    while lo < hi:
+        pivot = u[lo + <Py_ssize_t>(_xorshift(&state) % <uint64_t>(hi - lo))]
+        # u[lo:lt] < pivot, u[lt:gt] == pivot, u[gt:hi] > pivot
+        lt = lo
+        i = lo
+        gt = hi
+        ds = 0.0
+        while i < gt:
+            if u[i] < pivot:
+                tmp = u[i]; u[i] = u[lt]; u[lt] = tmp
+                lt += 1
+                i += 1
+            elif u[i] > pivot:
+                gt -= 1
+                tmp = u[i]; u[i] = u[gt]; u[gt] = tmp
+                ds += tmp
+            else:
+                ds += pivot
+                i += 1
+        if (s + ds) - (rho + hi - lt) * pivot < z:
+            s += ds
+            rho += hi - lt
+            hi = lt
+        else:
+            lo = gt
+    return (s - z) / rho
+
+
+def project_l1_ball(v, radius):
+    """Euclidean projection of ``v`` onto ``{w : ||w||_1 <= radius}``.
+
+    O(n) expected time (ICML 2008, Fig. 2, randomized pivot). Returns a new
+    float64 array; ``v`` itself when already inside the ball.
+    """
+    cdef double z = _check_radius(radius)
+    x = _as_vector(v, "v")
+    mag = np.abs(x)
+    if mag.sum() <= z:
+        return x.copy()
+    cdef double[::1] u = mag
+    cdef double theta
+    with nogil:
+        theta = _theta_pivot(u, z, <uint64_t>u.shape[0])
+    out = np.empty_like(x)
+    _shrink(x, theta, out)
+    return out
+
+
+def project_l1_ball_sort(v, radius):
+    """The same projection by sorting, O(n log n) (ICML 2008, Fig. 1).
+
+    rho = max{j : u_(j) - (sum_{r<=j} u_(r) - z) / j > 0} over the magnitudes
+    sorted in decreasing order, theta = (sum_{r<=rho} u_(r) - z) / rho. Kept
+    simple, as the oracle the faster projections are tested against.
+    """
+    z = _check_radius(radius)
+    x = _as_vector(v, "v")
+    u = np.sort(np.abs(x))[::-1]
+    if u.sum() <= z:
+        return x.copy()
+    cumulative = np.cumsum(u)
+    j = np.arange(1, u.size + 1)
+    rho = np.flatnonzero(u - (cumulative - z) / j > 0).max()
+    out = np.empty_like(x)
+    _shrink(x, (cumulative[rho] - z) / (rho + 1), out)
+    return out
+
+
+cdef class SparseL1Ball:
+    """``w`` inside the l1-ball, updated by ``w <- Pi(w + g)`` for sparse ``g``.
+
+    ICML 2008 Sec. 5 (Fig. 3-4). Write ``w_j = sign_j * (v_j - theta)`` for
+    the non-zero coordinates: ``theta`` is a global shift applied lazily, and
+    a search tree ordered by the keys ``v_j`` holds, at each node, the count
+    and the sum of the keys in its subtree. Adding an s-sparse ``g`` then costs
+    O(s log n):
+
+    * each touched coordinate leaves the tree and re-enters with the key
+      ``|w_j + g_j| + theta`` (Fig. 3; coordinates at zero are not in the
+      tree: they stay zero whatever the later shifts);
+    * if ``||w + g||_1 > radius``, one root-to-leaf walk finds the new shift
+      ``T`` with ``sum_{v_j > T} (v_j - T) = radius`` from the counts and sums
+      of the larger keys (the sparse form of Fig. 2's pivot test, Fig. 4);
+    * every key ``<= T`` leaves the tree at once (one split, O(log n)), and
+      ``theta = T``: no other coordinate is touched.
+
+    The tree is a treap (a binary search tree that is a heap in random
+    priorities) rather than the paper's red-black tree: it has the same
+    O(log n) bounds, in expectation instead of in the worst case, and its
+    split and join are a few lines each, where a red-black tree needs the
+    long balancing, joining and splitting code that FOBOS Sec. 7.5 counts
+    against this method. Ties between keys are broken by coordinate index.
+
+    ``w`` is projected onto the ball on construction. Membership is implicit:
+    coordinate j is in the tree exactly when ``v_j > theta`` (``theta`` only
+    grows between rebuilds), so the dropped subtree is never visited.
+    ``n_node_visits`` counts tree nodes visited, so that tests can check the
+    O(s log n) cost without timing.
+    """
+
+    cdef readonly double radius
+    cdef readonly Py_ssize_t n_features
+    cdef readonly double theta  # the lazy global shift: w_j = sign_j * (key_j - theta)
+    cdef int32_t root
+    cdef int32_t nil
+    cdef double* key
+    cdef double* tsum
+    cdef int32_t* size
+    cdef int32_t* left
+    cdef int32_t* right
+    cdef uint64_t* prio
+    cdef signed char* sgn
+    cdef uint64_t rng
+    cdef long long visits
+    cdef object _arrays
+
+    def __init__(self, w, radius, seed=0):
+        self.radius = _check_radius(radius)
+        x = _as_vector(w, "w")
+        if x.size >= np.iinfo(np.int32).max:
+            raise ValueError(f"w has {x.size} coordinates; at most 2**31 - 2 are supported")
+        self.n_features = x.size
+        self.nil = <int32_t>x.size
+        self.rng = _seed_state(<uint64_t>seed)
+        self.visits = 0
+        n = x.size + 1  # the last node is the empty-tree sentinel
+        self._attach((np.zeros(n), np.zeros(n), np.zeros(n, np.int32), np.empty(n, np.int32),
+                      np.empty(n, np.int32), np.zeros(n, np.uint64), np.ones(n, np.int8)))
+        self._build(x)
+
+    cdef _attach(self, arrays):
+        """Point the raw node fields at ``arrays`` (which this object keeps)."""
+        cdef double[::1] key = arrays[0], tsum = arrays[1]
+        cdef int32_t[::1] size = arrays[2], left = arrays[3], right = arrays[4]
+        cdef uint64_t[::1] prio = arrays[5]
+        cdef signed char[::1] sgn = arrays[6]
+        self._arrays = arrays
+        self.key = &key[0]
+        self.tsum = &tsum[0]
+        self.size = &size[0]
+        self.left = &left[0]
+        self.right = &right[0]
+        self.prio = &prio[0]
+        self.sgn = &sgn[0]
+
+    cdef _build(self, const double[::1] w):
+        """Make the tree hold ``w``, then project (O(n log n): one sort).
+
+        The keys, sorted by (magnitude, index), go into a treap in O(n) with
+        the stack construction of a Cartesian tree (a node's subtree is
+        complete when it is popped, so its count and sum are filled then).
+        """
+        cdef Py_ssize_t j, k, top = 0
+        cdef int32_t x, last
+        magnitude = np.abs(np.asarray(w))
+        members = np.flatnonzero(magnitude > 0.0)
+        cdef int32_t[::1] order = members[np.argsort(magnitude[members], kind="stable")].astype(np.int32)
+        cdef int32_t[::1] stack = np.empty(order.shape[0] + 1, np.int32)
+        self.theta = 0.0
+        with nogil:
+            for j in range(self.nil):
+                self.key[j] = fabs(w[j])
+                self.sgn[j] = -1 if w[j] < 0.0 else 1
+            self.tsum[self.nil] = 0.0
+            self.size[self.nil] = 0
+            for k in range(order.shape[0]):
+                x = order[k]
+                self.prio[x] = _xorshift(&self.rng)
+                self.right[x] = self.nil
+                last = self.nil
+                while top > 0 and self.prio[stack[top - 1]] < self.prio[x]:
+                    top -= 1
+                    last = stack[top]
+                    self._pull(last)
+                self.left[x] = last
+                if top > 0:
+                    self.right[stack[top - 1]] = x
+                stack[top] = x
+                top += 1
+            while top > 0:
+                top -= 1
+                self._pull(stack[top])
+            self.root = stack[0] if order.shape[0] > 0 else self.nil
+            self._project()
+
+    # --- treap primitives (all nogil; n_node_visits counts their nodes) ---
+
+    cdef inline void _pull(self, int32_t t) noexcept nogil:
+        """Recompute t's subtree count and key sum from its children."""
+        self.size[t] = self.size[self.left[t]] + self.size[self.right[t]] + 1
+        self.tsum[t] = self.tsum[self.left[t]] + self.tsum[self.right[t]] + self.key[t]
+
+    cdef inline bint _before(self, int32_t a, int32_t b) noexcept nogil:
+        """The tree order: by key, ties broken by coordinate index."""
+        return self.key[a] < self.key[b] or (self.key[a] == self.key[b] and a < b)
+
+    cdef void _split(self, int32_t t, int32_t x, int32_t* lo, int32_t* hi) noexcept nogil:
+        """Split subtree t into the nodes before x (lo) and after x (hi)."""
+        if t == self.nil:
+            lo[0] = self.nil
+            hi[0] = self.nil
+            return
+        self.visits += 1
+        if self._before(t, x):
+            self._split(self.right[t], x, &self.right[t], hi)
+            lo[0] = t
+        else:
+            self._split(self.left[t], x, lo, &self.left[t])
+            hi[0] = t
+        self._pull(t)
+
+    cdef int32_t _join(self, int32_t a, int32_t b) noexcept nogil:
+        """Join two treaps, every node of ``a`` before every node of ``b``."""
+        if a == self.nil:
+            return b
+        if b == self.nil:
+            return a
+        self.visits += 1
+        if self.prio[a] > self.prio[b]:
+            self.right[a] = self._join(self.right[a], b)
+            self._pull(a)
+            return a
+        self.left[b] = self._join(a, self.left[b])
+        self._pull(b)
+        return b
+
+    cdef int32_t _insert(self, int32_t t, int32_t x) noexcept nogil:
+        """Insert the (childless, pulled) node x into subtree t."""
+        if t == self.nil:
+            return x
+        self.visits += 1
+        if self.prio[x] > self.prio[t]:
+            self._split(t, x, &self.left[x], &self.right[x])
+            self._pull(x)
+            return x
+        if self._before(x, t):
+            self.left[t] = self._insert(self.left[t], x)
+        else:
+            self.right[t] = self._insert(self.right[t], x)
+        self._pull(t)
+        return t
+
+    cdef int32_t _erase(self, int32_t t, int32_t x) noexcept nogil:
+        """Remove node x, which is in subtree t."""
+        self.visits += 1
+        if t == x:
+            return self._join(self.left[t], self.right[t])
+        if self._before(x, t):
+            self.left[t] = self._erase(self.left[t], x)
+        else:
+            self.right[t] = self._erase(self.right[t], x)
+        self._pull(t)
+        return t
+
+    cdef int32_t _drop_upto(self, int32_t t, double cut) noexcept nogil:
+        """Remove every key <= cut from subtree t (one root-to-leaf walk)."""
+        if t == self.nil:
+            return t
+        self.visits += 1
+        if self.key[t] <= cut:
+            return self._drop_upto(self.right[t], cut)
+        self.left[t] = self._drop_upto(self.left[t], cut)
+        self._pull(t)
+        return t
+
+    # --- the projection (Sec. 5) ---
+
+    cdef double _new_shift(self) noexcept nogil:
+        """The shift T with sum_{v_j > T} (v_j - T) = radius (tree over the ball).
+
+        Walk down from the root carrying the count and sum of the keys after
+        the current subtree. Node t is in the support iff
+        f(v_t) = sum_{v >= v_t} (v - v_t) < radius: then go left for a smaller
+        support element, else right. The smallest support element found
+        gives T = (sum of the support - radius) / (its size).
+        """
+        cdef int32_t t = self.root, r
+        cdef double after_sum = 0.0, s, best_sum = 0.0
+        cdef Py_ssize_t after_count = 0, c, best_count = 1
+        while t != self.nil:
+            self.visits += 1
+            r = self.right[t]
+            s = after_sum + self.tsum[r] + self.key[t]
+            c = after_count + self.size[r] + 1
+            if s - c * self.key[t] < self.radius:
+                best_sum = s
+                best_count = c
+                after_sum = s
+                after_count = c
+                t = self.left[t]
+            else:
+                t = r
+        return (best_sum - self.radius) / best_count
+
+    cdef void _project(self) noexcept nogil:
+        """Restore ||w||_1 <= radius: find the new shift, drop what it zeroes."""
+        cdef double shift
+        if self.tsum[self.root] - self.size[self.root] * self.theta <= self.radius:
+            return
+        shift = self._new_shift()
+        if shift > self.theta:  # rounding can only make a tiny shift look negative
+            self.root = self._drop_upto(self.root, shift)
+            self.theta = shift
+
+    cdef void _add(self, const Py_ssize_t[::1] indices, const double[::1] values) noexcept nogil:
+        """w <- w + g on the touched coordinates (Fig. 3), then project."""
+        cdef Py_ssize_t k
+        cdef int32_t j
+        cdef double u
+        for k in range(indices.shape[0]):
+            j = <int32_t>indices[k]
+            u = values[k]
+            if self.key[j] > self.theta:
+                u += self.sgn[j] * (self.key[j] - self.theta)
+                self.root = self._erase(self.root, j)
+            self.key[j] = fabs(u) + self.theta
+            self.sgn[j] = -1 if u < 0.0 else 1
+            if self.key[j] > self.theta:
+                self.left[j] = self.nil
+                self.right[j] = self.nil
+                self.prio[j] = _xorshift(&self.rng)
+                self._pull(j)
+                self.root = self._insert(self.root, j)
+        self._project()
+
+    # --- Python API ---
+
+    def _sparse_args(self, indices, values):
+        """(indices, values) as checked intp / float64 arrays, or ValueError."""
+        idx = np.asarray(indices)
+        if idx.ndim != 1 or not (idx.size == 0 or np.issubdtype(idx.dtype, np.integer)):
+            raise ValueError("indices must be a 1-D array of integers")
+        idx = np.ascontiguousarray(idx, dtype=np.intp)
+        val = np.ascontiguousarray(values, dtype=np.float64)
+        if val.shape != idx.shape:
+            raise ValueError(f"indices and values must have the same length, got {idx.size} and {val.size}")
+        if idx.size and (idx.min() < 0 or idx.max() >= self.n_features):
+            raise ValueError(f"indices must lie in [0, {self.n_features})")
+        if not np.isfinite(val).all():
+            raise ValueError("values must be finite (no NaN or inf)")
+        return idx, val
+
+    def add(self, indices, values):
+        """w <- Pi(w + g) for g with g[indices] = values, zero elsewhere.
+
+        O(s log n) for s indices. A repeated index adds its values up.
+        """
+        idx, val = self._sparse_args(indices, values)
+        cdef const Py_ssize_t[::1] i = idx
+        cdef const double[::1] v = val
+        with nogil:
+            self._add(i, v)
+        if self.theta > REBUILD_SHIFT_RADII * self.radius:
+            self._build(self.to_dense())
+
+    def dot(self, indices, values):
+        """<w, x> for the sparse x with x[indices] = values, in O(s)."""
+        idx, val = self._sparse_args(indices, values)
+        cdef const Py_ssize_t[::1] i = idx
+        cdef const double[::1] v = val
+        cdef double total = 0.0
+        cdef Py_ssize_t k, j
+        with nogil:
+            for k in range(i.shape[0]):
+                j = i[k]
+                if self.key[j] > self.theta:
+                    total += v[k] * self.sgn[j] * (self.key[j] - self.theta)
+        return total
+
+    def to_dense(self):
+        """w as a new float64 array, O(n)."""
+        out = np.empty(self.n_features)
+        cdef double[::1] o = out
+        cdef Py_ssize_t j
+        with nogil:
+            for j in range(self.nil):
+                o[j] = self.sgn[j] * (self.key[j] - self.theta) if self.key[j] > self.theta else 0.0
+        return out
+
+    def copy(self):
+        """An independent copy (same tree, shift and generator state), O(n)."""
+        cdef SparseL1Ball other = SparseL1Ball.__new__(SparseL1Ball)
+        other.radius = self.radius
+        other.n_features = self.n_features
+        other.nil = self.nil
+        other.theta = self.theta
+        other.root = self.root
+        other.rng = self.rng
+        other.visits = self.visits
+        other._attach(tuple(a.copy() for a in self._arrays))
+        return other
+
+    def __reduce__(self):
+        return SparseL1Ball, (self.to_dense(), self.radius)
+
+    @property
+    def nnz(self):
+        """Number of non-zero coordinates of w (the nodes in the tree)."""
+        return self.size[self.root]
+
+    @property
+    def n_node_visits(self):
+        """Tree nodes visited by all updates so far (a cost counter)."""
+        return self.visits
+
+    def _check_invariants(self):
+        """Raise AssertionError unless the tree is a valid treap for w.
+
+        Checks search order by (key, index), heap order in priority, every
+        subtree count and sum, membership (exactly the keys > theta are in
+        the tree) and ||w||_1 <= radius. O(n), for tests.
+        """
+        nil = self.nil
+        seen = []
+        stack = [(self.root, None, None)] if self.root != nil else []
+        while stack:
+            t, low, high = stack.pop()
+            seen.append(t)
+            assert low is None or (self.key[low], low) < (self.key[t], t), f"order broken at node {t}"
+            assert high is None or (self.key[t], t) < (self.key[high], high), f"order broken at node {t}"
+            for child in (self.left[t], self.right[t]):
+                if child != nil:
+                    assert self.prio[child] <= self.prio[t], f"heap order broken at node {t}"
+            if self.left[t] != nil:
+                stack.append((self.left[t], low, t))
+            if self.right[t] != nil:
+                stack.append((self.right[t], t, high))
+        # counts and sums, children before parents
+        for t in reversed(seen):
+            l, r = self.left[t], self.right[t]
+            assert self.size[t] == self.size[l] + self.size[r] + 1, f"count wrong at node {t}"
+            assert self.tsum[t] == self.tsum[l] + self.tsum[r] + self.key[t], f"sum wrong at node {t}"
+        assert self.size[nil] == 0 and self.tsum[nil] == 0.0, "sentinel modified"
+        keys = np.asarray(self._arrays[0][:nil])
+        assert sorted(seen) == np.flatnonzero(keys > self.theta).tolist(), "membership != (key > theta)"
+        norm = np.abs(self.to_dense()).sum()
+        assert norm <= self.radius * (1.0 + 1e-12), f"||w||_1 = {norm!r} > radius {self.radius!r}"
+        return True
