@@ -1,0 +1,530 @@
+# cython: language_level=3
+"""Parsing and formatting kernels for LIBSVM/svmlight text.
+
+The parser works on complete lines of a ``bytes`` buffer without the GIL and
+appends rows to growable C arrays; :mod:`fastprox.libsvm` feeds it blocks of a
+file and turns what it collected into CSR chunks.  On bad input it stops and
+records an error code, the 1-based line and the offending token's position,
+so that the Python layer can write a ``PATH:LINE:`` message.
+
+Numbers are parsed by hand and converted exactly: a decimal with at most 19
+significant digits whose value is ``m * 10**e`` with ``m <= 2**53`` and
+``|e| <= 22`` is one correctly rounded IEEE multiplication or division
+(Clinger's fast path); anything else goes to the C library's ``strtod`` run
+in the "C" locale (correctly rounded in glibc).  Either way the result equals
+Python's ``float()`` bit for bit.  The accepted syntax is Python's float
+syntax without underscores: ``[+-]`` digits with an optional ``.`` and
+exponent, or ``inf``, ``infinity``, ``nan`` in any case.
+"""
+cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.mem cimport PyMem_Free
+from libc.math cimport INFINITY, NAN, isfinite
+from libc.stdint cimport INT64_MAX, int32_t, int64_t, uint64_t
+from libc.stdlib cimport free, realloc, strtod
+from libc.string cimport memchr, memcpy, strlen
+
+import numpy as np
+
+cdef extern from "<locale.h>" nogil:
+    ctypedef void *locale_t
+    int LC_ALL_MASK
+    locale_t newlocale(int mask, const char *locale, locale_t base)
+    locale_t uselocale(locale_t loc)
+
+cdef extern from "Python.h":
+    char *PyOS_double_to_string(double val, char format_code, int precision,
+                                int flags, int *ptype) except NULL
+
+# Error codes; fastprox.libsvm turns each into a message.
+cpdef enum Error:
+    OK
+    ERR_LABEL
+    ERR_MULTILABEL
+    ERR_NO_COLON
+    ERR_INDEX
+    ERR_NEGATIVE_INDEX
+    ERR_ZERO_INDEX
+    ERR_INDEX_OVERFLOW
+    ERR_INDEX_RANGE
+    ERR_DUPLICATE
+    ERR_DECREASING
+    ERR_VALUE
+    ERR_NONFINITE
+    ERR_NUL
+    ERR_QID
+    ERR_MISSING_QID
+    ERR_NO_MEMORY
+
+cdef enum:
+    MAX_FAST_DIGITS = 19  # significant digits that fit a uint64 mantissa
+
+# Largest index accepted, so that ``index + 1`` (a width) still fits int64.
+MAX_INDEX = INT64_MAX - 1
+cdef int64_t C_MAX_INDEX = INT64_MAX - 1
+
+cdef double POW10[23]
+cdef int _k
+POW10[0] = 1.0
+for _k in range(1, 23):
+    POW10[_k] = POW10[_k - 1] * 10.0
+
+cdef locale_t C_LOCALE = newlocale(LC_ALL_MASK, b"C", NULL)
+
+
+cdef inline bint is_space(char c) noexcept nogil:
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+
+
+cdef inline bint is_digit(char c) noexcept nogil:
+    return 48 <= c <= 57
+
+
+cdef inline const char *skip_space(const char *p, const char *e) noexcept nogil:
+    while p < e and is_space(p[0]):
+        p += 1
+    return p
+
+
+cdef inline const char *token_end(const char *p, const char *e) noexcept nogil:
+    while p < e and not is_space(p[0]):
+        p += 1
+    return p
+
+
+cdef bint same_word(const char *p, const char *e, const char *word) noexcept nogil:
+    """Whether [p, e) equals the lower-case ``word``, ignoring ASCII case."""
+    cdef Py_ssize_t n = <Py_ssize_t>strlen(word), i
+    if e - p != n:
+        return False
+    for i in range(n):
+        if (p[i] | 32) != word[i]:
+            return False
+    return True
+
+
+cdef bint parse_double(const char *p, const char *e, double *out) noexcept nogil:
+    """Parse [p, e) as a whole float; False when it is not one.
+
+    ``e`` must point at a byte that ends a number for ``strtod`` (a space,
+    ``:``, ``#``, a newline or the NUL that ends every ``bytes`` object).
+    """
+    cdef const char *start = p
+    cdef char *stop
+    cdef bint negative = False, in_fraction = False, any_digit = False
+    cdef bint slow = False, exp_negative = False
+    cdef uint64_t mantissa = 0
+    cdef int digits = 0, exp10 = 0, exp_value = 0, d
+    cdef double v
+    if p < e and (p[0] == 43 or p[0] == 45):  # '+' or '-'
+        negative = p[0] == 45
+        p += 1
+    if p < e and not is_digit(p[0]) and p[0] != 46:
+        if same_word(p, e, b"inf") or same_word(p, e, b"infinity"):
+            out[0] = -INFINITY if negative else INFINITY
+            return True
+        if same_word(p, e, b"nan"):
+            out[0] = NAN
+            return True
+        return False
+    while p < e:
+        if is_digit(p[0]):
+            any_digit = True
+            d = p[0] - 48
+            if mantissa == 0 and d == 0:
+                exp10 -= in_fraction
+            elif digits < MAX_FAST_DIGITS:
+                mantissa = mantissa * 10 + d
+                digits += 1
+                exp10 -= in_fraction
+            else:
+                slow = True
+        elif p[0] == 46 and not in_fraction:  # '.'
+            in_fraction = True
+        else:
+            break
+        p += 1
+    if not any_digit:
+        return False
+    if p < e and (p[0] | 32) == 101:  # 'e' or 'E'
+        p += 1
+        if p < e and (p[0] == 43 or p[0] == 45):
+            exp_negative = p[0] == 45
+            p += 1
+        if p == e or not is_digit(p[0]):
+            return False
+        while p < e and is_digit(p[0]):
+            if exp_value < 100000:
+                exp_value = exp_value * 10 + (p[0] - 48)
+            p += 1
+        exp10 += -exp_value if exp_negative else exp_value
+    if p != e:
+        return False
+    if mantissa == 0 and not slow:
+        v = 0.0
+    elif not slow and mantissa <= (<uint64_t>1 << 53) and -22 <= exp10 <= 22:
+        v = <double>mantissa
+        if exp10 >= 0:
+            v = v * POW10[exp10]
+        else:
+            v = v / POW10[-exp10]
+    else:
+        v = strtod(start, &stop)
+        if stop != e:
+            return False
+        out[0] = v
+        return True
+    out[0] = -v if negative else v
+    return True
+
+
+cdef int parse_int(const char *p, const char *e, int64_t *out) noexcept nogil:
+    """Parse [p, e) as a non-negative integer ``[+]digits``.
+
+    Returns OK, ERR_INDEX (not an integer), ERR_NEGATIVE_INDEX (``-digits``
+    with a non-zero value) or ERR_INDEX_OVERFLOW (above MAX_INDEX).
+    """
+    cdef bint negative = False
+    cdef int64_t v = 0, d
+    if p < e and (p[0] == 43 or p[0] == 45):
+        negative = p[0] == 45
+        p += 1
+    if p == e:
+        return ERR_INDEX
+    while p < e:
+        if not is_digit(p[0]):
+            return ERR_INDEX
+        d = p[0] - 48
+        if v > (C_MAX_INDEX - d) // 10:
+            return ERR_NEGATIVE_INDEX if negative else ERR_INDEX_OVERFLOW
+        v = v * 10 + d
+        p += 1
+    if negative and v != 0:
+        return ERR_NEGATIVE_INDEX
+    out[0] = v
+    return OK
+
+
+cdef class Parser:
+    """Accumulates rows parsed from successive buffers into C arrays.
+
+    ``feed`` parses complete lines, ``take`` hands the rows collected so far
+    over as NumPy arrays and starts a new chunk.  Counters (``line``, the
+    smallest and largest index seen, the line of the largest) run over the
+    whole stream.  After an error (``feed`` returns -1) ``error``,
+    ``error_line``, ``error_start`` and ``error_end`` describe it.
+    """
+    cdef double *data
+    cdef int64_t *indices
+    cdef int64_t *indptr
+    cdef double *labels
+    cdef int64_t *qids
+    cdef Py_ssize_t nnz_capacity, row_capacity
+    cdef readonly Py_ssize_t nnz, rows
+    cdef readonly int64_t line, min_index, max_index, max_index_line
+    cdef readonly int error
+    cdef readonly int64_t error_line
+    cdef readonly Py_ssize_t error_start, error_end
+    cdef bint want_qid, allow_nonfinite
+
+    def __cinit__(self, bint want_qid, bint allow_nonfinite):
+        self.want_qid = want_qid
+        self.allow_nonfinite = allow_nonfinite
+        self.min_index = INT64_MAX
+        self.max_index = -1
+        if not self.reserve_rows(1024) or not self.reserve_nnz(16384):
+            raise MemoryError()
+        self.indptr[0] = 0
+
+    def __dealloc__(self):
+        free(self.data)
+        free(self.indices)
+        free(self.indptr)
+        free(self.labels)
+        free(self.qids)
+
+    cdef bint reserve_rows(self, Py_ssize_t n) noexcept nogil:
+        """Make room for ``n`` more rows; False when out of memory."""
+        cdef Py_ssize_t cap = self.row_capacity
+        cdef void *p
+        if self.rows + n <= cap:
+            return True
+        while cap < self.rows + n:
+            cap = 2 * cap + 1024
+        p = realloc(self.indptr, (cap + 1) * sizeof(int64_t))
+        if p == NULL:
+            return False
+        self.indptr = <int64_t *>p
+        p = realloc(self.labels, cap * sizeof(double))
+        if p == NULL:
+            return False
+        self.labels = <double *>p
+        p = realloc(self.qids, cap * sizeof(int64_t))
+        if p == NULL:
+            return False
+        self.qids = <int64_t *>p
+        self.row_capacity = cap
+        return True
+
+    cdef bint reserve_nnz(self, Py_ssize_t n) noexcept nogil:
+        """Make room for ``n`` more stored values; False when out of memory."""
+        cdef Py_ssize_t cap = self.nnz_capacity
+        cdef void *p
+        if self.nnz + n <= cap:
+            return True
+        while cap < self.nnz + n:
+            cap = 2 * cap + 16384
+        p = realloc(self.data, cap * sizeof(double))
+        if p == NULL:
+            return False
+        self.data = <double *>p
+        p = realloc(self.indices, cap * sizeof(int64_t))
+        if p == NULL:
+            return False
+        self.indices = <int64_t *>p
+        self.nnz_capacity = cap
+        return True
+
+    cdef int fail(self, int code, const char *base, const char *start,
+                  const char *end) noexcept nogil:
+        self.error = code
+        self.error_line = self.line
+        self.error_start = start - base
+        self.error_end = end - base
+        return code
+
+    cdef int parse_line(self, const char *base, const char *p, const char *e,
+                        int64_t lo, int64_t hi, int64_t offset) noexcept nogil:
+        """Parse one line [p, e) (no newline); append a row unless it is blank."""
+        cdef const char *t
+        cdef const char *colon
+        cdef double label, value
+        cdef int64_t index, previous = -1, qid = 0
+        cdef bint has_qid = False
+        cdef int code
+        cdef Py_ssize_t first_nnz = self.nnz
+        if memchr(p, 0, e - p) != NULL:
+            t = <const char *>memchr(p, 0, e - p)
+            return self.fail(ERR_NUL, base, t, t + 1)
+        t = <const char *>memchr(p, 35, e - p)  # '#'
+        if t != NULL:
+            e = t
+        p = skip_space(p, e)
+        if p == e:
+            return OK
+        t = p
+        p = token_end(p, e)
+        if memchr(t, 44, p - t) != NULL:  # ','
+            return self.fail(ERR_MULTILABEL, base, t, p)
+        if not parse_double(t, p, &label):
+            return self.fail(ERR_LABEL, base, t, p)
+        if not self.allow_nonfinite and not isfinite(label):
+            return self.fail(ERR_NONFINITE, base, t, p)
+        p = skip_space(p, e)
+        if e - p >= 4 and p[0] == 113 and p[1] == 105 and p[2] == 100 and p[3] == 58:
+            t = p
+            p = token_end(p, e)
+            if p - t > 4 and (t[4] == 45 or t[4] == 43):
+                code = parse_int(t + 5, p, &qid)
+                if t[4] == 45:
+                    qid = -qid
+            else:
+                code = parse_int(t + 4, p, &qid)
+            if code != OK:
+                return self.fail(ERR_QID, base, t, p)
+            has_qid = True
+        elif self.want_qid:
+            return self.fail(ERR_MISSING_QID, base, p, p)
+        while True:
+            p = skip_space(p, e)
+            if p == e:
+                break
+            t = p
+            p = token_end(p, e)
+            colon = <const char *>memchr(t, 58, p - t)  # ':'
+            if colon == NULL:
+                return self.fail(ERR_NO_COLON, base, t, p)
+            code = parse_int(t, colon, &index)
+            if code != OK:
+                return self.fail(code, base, t, colon)
+            if index < lo:
+                return self.fail(ERR_ZERO_INDEX, base, t, colon)
+            if index > hi:
+                return self.fail(ERR_INDEX_RANGE, base, t, colon)
+            if index <= previous:
+                return self.fail(ERR_DUPLICATE if index == previous else ERR_DECREASING,
+                                 base, t, colon)
+            if not parse_double(colon + 1, p, &value):
+                return self.fail(ERR_VALUE, base, colon + 1, p)
+            if not self.allow_nonfinite and not isfinite(value):
+                return self.fail(ERR_NONFINITE, base, colon + 1, p)
+            if not self.reserve_nnz(1):
+                return self.fail(ERR_NO_MEMORY, base, t, p)
+            self.indices[self.nnz] = index - offset
+            self.data[self.nnz] = value
+            self.nnz += 1
+            previous = index
+        if not self.reserve_rows(1):
+            return self.fail(ERR_NO_MEMORY, base, t, p)
+        if self.nnz > first_nnz:
+            if self.indices[first_nnz] + offset < self.min_index:
+                self.min_index = self.indices[first_nnz] + offset
+            if previous > self.max_index:
+                self.max_index = previous
+                self.max_index_line = self.line
+        self.labels[self.rows] = label
+        self.qids[self.rows] = qid
+        self.rows += 1
+        self.indptr[self.rows] = self.nnz
+        return OK
+
+    def feed(self, bytes buf, Py_ssize_t pos, bint final, Py_ssize_t max_rows,
+             int64_t lo, int64_t hi, int64_t offset):
+        """Parse complete lines of ``buf`` from ``pos``; return where it stopped.
+
+        Stops when ``max_rows`` more rows were collected or no complete line
+        is left; with ``final`` the text after the last newline is a line
+        too.  Indices must lie in ``[lo, hi]``; ``index - offset`` is stored.
+        Returns -1 on bad input (see ``error``).
+        """
+        cdef const char *base = PyBytes_AS_STRING(buf)
+        cdef const char *end = base + PyBytes_GET_SIZE(buf)
+        cdef const char *p = base + pos
+        cdef const char *nl
+        cdef Py_ssize_t stop_rows = self.rows + max_rows
+        cdef int code = OK
+        cdef locale_t previous_locale
+        with nogil:
+            previous_locale = uselocale(C_LOCALE)
+            while p < end and self.rows < stop_rows:
+                nl = <const char *>memchr(p, 10, end - p)
+                if nl == NULL:
+                    if not final:
+                        break
+                    nl = end
+                self.line += 1
+                code = self.parse_line(base, p, nl, lo, hi, offset)
+                if code != OK:
+                    break
+                p = nl + 1 if nl < end else end
+            uselocale(previous_locale)
+        if code != OK:
+            return -1
+        return p - base
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def take(self, int64_t shift, bint wide):
+        """Return ``(data, indices - shift, indptr, labels, qids)`` and reset.
+
+        ``indices`` and ``indptr`` are int64 when ``wide``, else int32.
+        """
+        cdef Py_ssize_t i, rows = self.rows, nnz = self.nnz
+        data = np.empty(nnz, dtype=np.float64)
+        labels = np.empty(rows, dtype=np.float64)
+        qids = np.empty(rows, dtype=np.int64)
+        cdef double[::1] data_view = data, labels_view = labels
+        cdef int64_t[::1] qids_view = qids
+        cdef int64_t[::1] indices64, indptr64
+        cdef int32_t[::1] indices32, indptr32
+        if nnz:
+            memcpy(&data_view[0], self.data, nnz * sizeof(double))
+        if rows:
+            memcpy(&labels_view[0], self.labels, rows * sizeof(double))
+            memcpy(&qids_view[0], self.qids, rows * sizeof(int64_t))
+        if wide:
+            indices = np.empty(nnz, dtype=np.int64)
+            indptr = np.empty(rows + 1, dtype=np.int64)
+            indices64 = indices
+            indptr64 = indptr
+            for i in range(nnz):
+                indices64[i] = self.indices[i] - shift
+            for i in range(rows + 1):
+                indptr64[i] = self.indptr[i]
+        else:
+            indices = np.empty(nnz, dtype=np.int32)
+            indptr = np.empty(rows + 1, dtype=np.int32)
+            indices32 = indices
+            indptr32 = indptr
+            for i in range(nnz):
+                indices32[i] = <int32_t>(self.indices[i] - shift)
+            for i in range(rows + 1):
+                indptr32[i] = <int32_t>self.indptr[i]
+        self.rows = 0
+        self.nnz = 0
+        return data, indices, indptr, labels, qids
+
+
+cdef class _Text:
+    """A growable byte buffer for the writer."""
+    cdef char *buf
+    cdef Py_ssize_t size, capacity
+
+    def __dealloc__(self):
+        free(self.buf)
+
+    cdef int append(self, const char *s, Py_ssize_t n) except -1:
+        cdef Py_ssize_t cap = self.capacity
+        cdef void *p
+        if self.size + n > cap:
+            while cap < self.size + n:
+                cap = 2 * cap + 65536
+            p = realloc(self.buf, cap)
+            if p == NULL:
+                raise MemoryError()
+            self.buf = <char *>p
+            self.capacity = cap
+        memcpy(self.buf + self.size, s, n)
+        self.size += n
+        return 0
+
+    cdef int append_double(self, double v) except -1:
+        cdef char *s = PyOS_double_to_string(v, b"r", 0, 0, NULL)
+        try:
+            self.append(s, <Py_ssize_t>strlen(s))
+        finally:
+            PyMem_Free(s)
+        return 0
+
+    cdef int append_int(self, int64_t v) except -1:
+        cdef char digits[24]
+        cdef int n = 24
+        cdef bint negative = v < 0
+        cdef uint64_t u = <uint64_t>(-v) if negative else <uint64_t>v
+        while True:
+            n -= 1
+            digits[n] = <char>(48 + u % 10)
+            u //= 10
+            if u == 0:
+                break
+        if negative:
+            n -= 1
+            digits[n] = 45
+        self.append(digits + n, 24 - n)
+        return 0
+
+
+def format_rows(const double[::1] data, const int64_t[::1] indices,
+                const int64_t[::1] indptr, const double[::1] labels,
+                const int64_t[::1] qids, int64_t index_offset):
+    """LIBSVM text for the CSR rows given, one line each, as ``bytes``.
+
+    Values use Python's shortest round-trip repr (``1``, ``0.1``, ``1e-05``);
+    ``index_offset`` is added to every column index; ``qids`` may be empty
+    (no ``qid:``) or hold one query id per row.  Indices must be sorted.
+    """
+    cdef _Text out = _Text()
+    cdef Py_ssize_t row, k
+    cdef bint with_qid = qids.shape[0] > 0
+    for row in range(labels.shape[0]):
+        out.append_double(labels[row])
+        if with_qid:
+            out.append(b" qid:", 5)
+            out.append_int(qids[row])
+        for k in range(indptr[row], indptr[row + 1]):
+            out.append(b" ", 1)
+            out.append_int(indices[k] + index_offset)
+            out.append(b":", 1)
+            out.append_double(data[k])
+        out.append(b"\n", 1)
+    return PyBytes_FromStringAndSize(out.buf, out.size)

@@ -1,0 +1,328 @@
+"""Read and write LIBSVM / svmlight text files, whole or streamed in chunks.
+
+Format: one example per line, ``LABEL [qid:INT] INDEX:VALUE INDEX:VALUE ...``.
+
+Accepted: ``#`` comments to the end of a line, blank lines, CRLF endings,
+spaces and tabs anywhere between tokens, rows with a label and no features,
+labels and values in Python's float syntax (``1``, ``+1``, ``1.0``, ``-1``,
+``1e3``; no underscores), and an optional ``qid:INT`` right after the label.
+Plain, gzip, bzip2 and xz files are read alike; the compression is recognised
+by the file's first bytes, whatever its name.
+
+Refused, with a ``ValueError`` whose message starts ``PATH:LINE:`` (1-based)
+and says how to fix the file or the call: a label or value that is not a
+number, a feature without ``:``, an index that is not an integer, negative,
+too large for int64, 0 in a one-based file or beyond ``n_features``;
+duplicate or decreasing indices within a row (indices must be strictly
+increasing, as scikit-learn requires: nothing is sorted for you); NaN and
+infinite labels or values unless ``allow_nonfinite=True``; multi-label rows
+(comma-separated labels); NUL bytes (binary data); corrupt compressed data.
+A missing or unreadable file raises the usual ``OSError``.
+
+Results equal scikit-learn's ``load_svmlight_file`` (same values bit for bit,
+indices, shape and labels), read several times faster and, with
+:func:`iter_libsvm`, in memory bounded by the block and chunk sizes.
+"""
+import bz2
+import gzip
+import lzma
+import os
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._libsvm import MAX_INDEX, Error, Parser, format_rows
+
+__all__ = ["load_libsvm", "iter_libsvm", "dump_libsvm"]
+
+#: Bytes read from the file at a time; a line longer than this is still read
+#: whole (the read size grows to fit it).
+BLOCK_BYTES = 1 << 22
+
+_INT32_MAX = np.iinfo(np.int32).max
+_WRITE_ROWS = 1 << 16
+_COMPRESSED = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
+_WRITERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+def load_libsvm(path, n_features=None, dtype=np.float64, zero_based="auto",
+                query_id=False, allow_nonfinite=False, *, block_bytes=BLOCK_BYTES):
+    """Read a whole LIBSVM file into ``(X, y)``, or ``(X, y, qid)`` with query_id.
+
+    ``X`` is a ``scipy.sparse.csr_matrix`` of ``dtype`` with sorted indices,
+    int32 indices unless the width or the number of stored values needs
+    int64; its width is ``n_features``, or one more than the largest column
+    index when ``n_features`` is None.  ``y`` is float64.
+
+    ``zero_based``: True for indices starting at 0, False for indices starting
+    at 1 (index 0 is then an error), "auto" to take the file as zero-based if
+    any index is 0 and one-based otherwise (as scikit-learn does).
+
+    ``query_id``: when True, every line must carry ``qid:INT`` and the query
+    ids come back as a third, int64 array; when False, ``qid:`` is skipped.
+
+    ``allow_nonfinite``: accept ``nan``, ``inf`` and ``infinity`` labels and
+    values, which are refused by default since they are almost always a bug.
+    """
+    reader = _Reader(path, None, n_features, dtype, zero_based, query_id,
+                     allow_nonfinite, block_bytes)
+    (chunk,) = reader
+    return chunk
+
+
+def iter_libsvm(path, chunk_rows=10_000, n_features=None, dtype=np.float64,
+                zero_based="auto", query_id=False, allow_nonfinite=False, *,
+                block_bytes=BLOCK_BYTES):
+    """Yield ``(X, y)`` (or ``(X, y, qid)``) chunks of ``chunk_rows`` rows.
+
+    The file is read ``block_bytes`` at a time, so memory stays bounded by
+    the block and chunk sizes however large the file.  The last chunk may be
+    shorter; an empty file yields one chunk with no rows.  Arguments are as
+    for :func:`load_libsvm`, with two differences a stream imposes:
+
+    - ``zero_based="auto"`` decides from the first chunk that has any feature
+      (zero-based if it holds an index 0, else one-based) and keeps that for
+      the rest of the file; an index 0 found later raises ``ValueError``
+      telling you to pass ``zero_based=True``.  So whenever iteration
+      succeeds, the chunks stacked equal :func:`load_libsvm`'s result.
+    - with ``n_features=None`` a chunk's width is one more than the largest
+      column seen so far (it never shrinks); pass ``n_features`` to give
+      every chunk the same width.
+    """
+    if not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")
+    return iter(_Reader(path, int(chunk_rows), n_features, dtype, zero_based,
+                        query_id, allow_nonfinite, block_bytes))
+
+
+class _Reader:
+    """One pass over a file: blocks in, CSR chunks out (see iter_libsvm).
+
+    Holds the stream state that error messages and the zero-based decision
+    need: the current buffer, the index offset once known (0 or 1) and the
+    line up to which the "auto" decision was taken.
+    """
+
+    def __init__(self, path, chunk_rows, n_features, dtype, zero_based, query_id,
+                 allow_nonfinite, block_bytes):
+        self.dtype = np.dtype(dtype)
+        if self.dtype.kind != "f":
+            raise ValueError(f"dtype must be a floating type such as np.float64, not {dtype!r}")
+        if n_features is not None and not (
+                isinstance(n_features, (int, np.integer)) and 1 <= n_features <= MAX_INDEX):
+            raise ValueError(f"n_features must be None or a positive integer, not {n_features!r}")
+        if zero_based not in (True, False, "auto"):
+            raise ValueError(f"zero_based must be True, False or 'auto', not {zero_based!r}")
+        if not isinstance(block_bytes, (int, np.integer)) or block_bytes < 1:
+            raise ValueError(f"block_bytes must be a positive integer, not {block_bytes!r}")
+        self.path = os.fspath(path)
+        self.chunk_rows = chunk_rows or sys.maxsize
+        self.n_features = None if n_features is None else int(n_features)
+        self.query_id = bool(query_id)
+        self.block_bytes = int(block_bytes)
+        self.parser = Parser(self.query_id, bool(allow_nonfinite))
+        self.offset = None if zero_based == "auto" else int(not zero_based)
+        self.decided_at_line = None
+        self.width = 0
+        self.buf = b""
+
+    def __iter__(self):
+        parser, pos, eof, emitted = self.parser, 0, False, False
+        with _open(self.path) as f:
+            while True:
+                lo, hi = self._bounds()
+                pos = parser.feed(self.buf, pos, eof, self.chunk_rows - parser.rows,
+                                  lo, hi, lo if self.offset is not None else 0)
+                if pos < 0:
+                    raise self._parse_error()
+                if parser.rows == self.chunk_rows:
+                    emitted = True
+                    yield self._take()
+                    continue
+                if eof:
+                    break
+                block = self._read(f, max(self.block_bytes, len(self.buf) - pos))
+                eof = not block
+                self.buf = self.buf[pos:] + block
+                pos = 0
+        if parser.rows or not emitted:
+            yield self._take()
+
+    def _read(self, f, size):
+        """Read up to ``size`` bytes; decompression errors become ValueError."""
+        try:
+            return f.read(size)
+        except (EOFError, zlib.error, lzma.LZMAError, OSError) as e:
+            if isinstance(e, OSError) and e.errno is not None:
+                raise
+            raise ValueError(f"{self.path}:{self.parser.line + 1}: corrupt or truncated "
+                             f"compressed data ({e}); check or re-download the file") from e
+
+    def _bounds(self):
+        """Smallest and largest index allowed as written in the file."""
+        hi = MAX_INDEX if self.n_features is None else self.n_features
+        if self.offset is None:
+            return 0, hi
+        return self.offset, hi - 1 + self.offset if self.n_features is not None else hi
+
+    def _take(self):
+        """Close the current chunk: settle "auto", check the width, build CSR."""
+        parser, shift = self.parser, 0
+        if self.offset is None and parser.max_index >= 0:
+            self.offset = shift = 0 if parser.min_index == 0 else 1
+            self.decided_at_line = parser.line
+            if self.n_features is not None and parser.max_index - shift >= self.n_features:
+                raise ValueError(self._where(parser.max_index_line) + _range_message(
+                    str(parser.max_index), self.n_features, self.n_features - 1))
+        if self.n_features is not None:
+            self.width = self.n_features
+        elif parser.max_index >= 0:
+            self.width = max(self.width, parser.max_index - self.offset + 1)
+        wide = max(self.width, parser.nnz) > _INT32_MAX
+        data, indices, indptr, labels, qids = parser.take(shift, wide)
+        X = sp.csr_matrix((data.astype(self.dtype, copy=False), indices, indptr),
+                          shape=(len(labels), self.width))
+        X.has_sorted_indices = True
+        return (X, labels, qids) if self.query_id else (X, labels)
+
+    def _where(self, line):
+        return f"{self.path}:{line}: "
+
+    def _parse_error(self):
+        """The ValueError (or MemoryError) for the parser's recorded error."""
+        p = self.parser
+        code = Error(p.error)
+        if code == Error.ERR_NO_MEMORY:
+            return MemoryError(f"{self.path}:{p.error_line}: out of memory while reading")
+        token = self.buf[p.error_start:p.error_end]
+        shown = repr(token[:60].decode("ascii", "backslashreplace"))
+        if code == Error.ERR_INDEX_RANGE:
+            lo, hi = self._bounds()
+            what = _range_message(shown, self.n_features, hi)
+        elif code == Error.ERR_ZERO_INDEX and self.decided_at_line is not None:
+            what = (f"index 0, but zero_based='auto' took the file as one-based from its "
+                    f"first chunk (lines 1-{self.decided_at_line}, no index 0); "
+                    f"pass zero_based=True to read it as zero-based")
+        elif code == Error.ERR_INDEX and token.startswith(b"qid"):
+            what = "qid: must come right after the label, before the features"
+        elif code == Error.ERR_VALUE and not token:
+            what = "feature has no value after ':'; features are written index:value"
+        else:
+            what = _MESSAGES[code].format(shown)
+        return ValueError(self._where(p.error_line) + what)
+
+
+def _range_message(shown, n_features, hi):
+    return (f"index {shown} is beyond n_features={n_features} (the largest allowed "
+            f"index is {hi}); pass a larger n_features, or None to take it from the file")
+
+
+_MESSAGES = {
+    Error.ERR_LABEL: "label {} is not a number; each line must start with a numeric "
+                     "label such as 1, -1 or 0.5",
+    Error.ERR_MULTILABEL: "multi-label row (label {}) is not supported; give one label per line",
+    Error.ERR_NO_COLON: "feature {} has no ':'; features are written index:value",
+    Error.ERR_INDEX: "index {} is not an integer; features are written index:value",
+    Error.ERR_NEGATIVE_INDEX: "negative index {}; indices must be 0 or more",
+    Error.ERR_ZERO_INDEX: "index 0 in a one-based file; pass zero_based=True (or 'auto') "
+                          "if the file's indices start at 0",
+    Error.ERR_INDEX_OVERFLOW: "index {} is too large (at most %d)" % MAX_INDEX,
+    Error.ERR_DUPLICATE: "duplicate index {}; each index may appear once per row, "
+                         "in strictly increasing order",
+    Error.ERR_DECREASING: "index {} is smaller than the index before it; sort each row's "
+                          "features by increasing index",
+    Error.ERR_VALUE: "value {} is not a number; features are written index:value",
+    Error.ERR_NONFINITE: "non-finite number {}; pass allow_nonfinite=True to accept "
+                         "NaN and infinity",
+    Error.ERR_NUL: "NUL byte: this looks like binary data, not LIBSVM text (gzip, "
+                   "bzip2 and xz files are recognised by their content)",
+    Error.ERR_QID: "bad query id {}; write qid:INTEGER right after the label",
+    Error.ERR_MISSING_QID: "no qid: after the label, but query_id=True; give every line "
+                           "a qid:INTEGER or pass query_id=False",
+}
+
+
+def _open(path):
+    """Open ``path`` for binary reading, decompressing gzip, bzip2 or xz."""
+    with open(path, "rb") as f:
+        head = f.read(6)
+    for magic, opener in _COMPRESSED:
+        if head.startswith(magic):
+            return opener(path, "rb")
+    return open(path, "rb")
+
+
+def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=False):
+    """Write ``X`` (sparse or dense, n_samples x n_features) and ``y`` to ``path``.
+
+    Lines are ``label [qid:INT] index:value ...`` with one-based indices
+    unless ``zero_based``; stored entries are written, explicit zeros
+    included, so :func:`load_libsvm` gives back exactly the same matrix.
+    Numbers use Python's shortest round-trip repr, so values read back bit
+    for bit.  The file is written to a temporary file in the same directory
+    and renamed over ``path``: readers never see half a file.  A path ending
+    in ``.gz``, ``.bz2`` or ``.xz`` is compressed accordingly.  Non-finite
+    labels or values are refused unless ``allow_nonfinite`` (the reader
+    refuses them by default too).
+    """
+    X = sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    y = np.asarray(y, dtype=np.float64)
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}), "
+                         f"not of shape {y.shape}")
+    qids = np.asarray([] if query_id is None else query_id, dtype=np.int64)
+    if query_id is not None and qids.shape != y.shape:
+        raise ValueError(f"query_id must be 1-D with one id per row of X ({X.shape[0]}), "
+                         f"not of shape {qids.shape}")
+    data = X.data.astype(np.float64, copy=False)
+    if not allow_nonfinite and not (np.isfinite(data).all() and np.isfinite(y).all()):
+        raise ValueError("X or y holds NaN or infinity, which load_libsvm refuses by "
+                         "default; pass allow_nonfinite=True to write them anyway")
+    indices = X.indices.astype(np.int64, copy=False)
+    indptr = X.indptr.astype(np.int64, copy=False)
+
+    def write(out):
+        for start in range(0, X.shape[0], _WRITE_ROWS):
+            stop = min(start + _WRITE_ROWS, X.shape[0])
+            a, b = indptr[start], indptr[stop]
+            out.write(format_rows(data[a:b], indices[a:b], indptr[start:stop + 1] - a,
+                                  y[start:stop], qids[start:stop], int(not zero_based)))
+
+    _atomic_write(os.fspath(path), write)
+
+
+def _atomic_write(path, write):
+    """Call ``write(file)`` on a temporary file next to ``path``, then rename it."""
+    directory, name = os.path.split(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            compressor = _WRITERS.get(os.path.splitext(path)[1])
+            if compressor is None:
+                write(raw)
+            else:
+                with compressor(raw, mode="wb") as out:
+                    write(out)
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _umask():
+    """The process umask (read by setting and restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
