@@ -1,0 +1,71 @@
+# Loss values and derivatives in the margin p (the contract's loss table).
+# Binary losses take y in {-1, +1}; regression losses take a real target.
+from libc.math cimport exp, log1p, fabs, copysign
+
+cdef enum:
+    LOG = 0
+    HINGE = 1
+    SQUARED_HINGE = 2
+    MODIFIED_HUBER = 3
+    SQUARED = 4
+    HUBER = 5
+    EPSILON_INSENSITIVE = 6
+
+
+cdef inline double dloss(int loss, double p, double y, double epsilon) noexcept nogil:
+    """d loss(p, y) / d p, computed without overflow."""
+    cdef double z = y * p
+    cdef double r = p - y
+    cdef double e
+    if loss == LOG:
+        if z > 0.0:
+            e = exp(-z)
+            return -y * e / (1.0 + e)
+        return -y / (1.0 + exp(z))
+    if loss == HINGE:
+        return -y if z < 1.0 else 0.0
+    if loss == SQUARED_HINGE:
+        return -2.0 * y * (1.0 - z) if z < 1.0 else 0.0
+    if loss == MODIFIED_HUBER:
+        if z >= 1.0:
+            return 0.0
+        if z >= -1.0:
+            return -2.0 * y * (1.0 - z)
+        return -4.0 * y
+    if loss == SQUARED:
+        return r
+    if loss == HUBER:
+        if fabs(r) <= epsilon:
+            return r
+        return copysign(epsilon, r)
+    # EPSILON_INSENSITIVE
+    if fabs(r) > epsilon:
+        return copysign(1.0, r)
+    return 0.0
+
+
+cdef inline double loss_value(int loss, double p, double y, double epsilon) noexcept nogil:
+    """loss(p, y): what progressive validation reports."""
+    cdef double z = y * p
+    cdef double r = fabs(p - y)
+    if loss == LOG:
+        if z > 0.0:
+            return log1p(exp(-z))
+        return -z + log1p(exp(z))
+    if loss == HINGE:
+        return 1.0 - z if z < 1.0 else 0.0
+    if loss == SQUARED_HINGE:
+        return (1.0 - z) * (1.0 - z) if z < 1.0 else 0.0
+    if loss == MODIFIED_HUBER:
+        if z >= 1.0:
+            return 0.0
+        if z >= -1.0:
+            return (1.0 - z) * (1.0 - z)
+        return -4.0 * z
+    if loss == SQUARED:
+        return 0.5 * r * r
+    if loss == HUBER:
+        if r <= epsilon:
+            return 0.5 * r * r
+        return epsilon * r - 0.5 * epsilon * epsilon
+    return r - epsilon if r > epsilon else 0.0

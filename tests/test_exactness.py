@@ -1,0 +1,189 @@
+"""The lazy kernels equal the eager contract (tests/reference.py) for every
+supported combination of update rule, schedule, penalty and loss."""
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, HealthCheck, strategies as st
+
+from fastprox._kernels import Learner
+from reference import EagerReference, assert_contract_close
+
+PENALTIES = ["none", "l1", "l2", "elasticnet", "berhu"]
+RULES = (
+    [("fobos", s, p) for s in ("constant", "invsqrt", "inv", "adagrad") for p in PENALTIES]
+    + [("rda", s, p) for s in ("invsqrt", "adagrad") for p in PENALTIES[:4]]
+    + [("ftrl", "adagrad", p) for p in PENALTIES[:4]]
+)
+CLASSIFICATION = ["log", "hinge", "squared_hinge", "modified_huber"]
+REGRESSION = ["squared", "huber", "epsilon_insensitive"]
+
+
+@st.composite
+def problems(draw, max_rows=30, max_features=20):
+    """A random sparse stream, labels, sample weights and hyper-parameters."""
+    n = draw(st.integers(1, max_rows))
+    d = draw(st.integers(1, max_features))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    density = draw(st.sampled_from([0.0, 0.1, 0.3, 0.7, 1.0]))
+    X = sp.random(n, d, density=density, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.uniform(-3, 3, k))
+    K = draw(st.sampled_from([1, 1, 3]))
+    loss = draw(st.sampled_from(CLASSIFICATION if K > 1 else CLASSIFICATION + REGRESSION))
+    if K > 1:
+        y = rng.integers(0, K, n).astype(float)
+    elif loss in REGRESSION:
+        y = rng.normal(0, 2, n)
+    else:
+        y = rng.choice([-1.0, 1.0], n)
+    sw = rng.uniform(0.2, 2.0, n) if draw(st.booleans()) else np.ones(n)
+    params = dict(
+        alpha=draw(st.sampled_from([0.0, 1e-3, 0.05, 0.5])),
+        l1_ratio=draw(st.sampled_from([0.0, 0.3, 0.85, 1.0])),
+        eta0=draw(st.sampled_from([0.01, 0.3, 1.0, 2.0])),
+        delta=draw(st.sampled_from([0.0, 1e-8, 0.5])),
+        rda_rho=draw(st.sampled_from([0.0, 0.01, 0.5])),
+        berhu_gamma=draw(st.sampled_from([0.05, 0.5, 2.0])),
+        epsilon=draw(st.sampled_from([0.0, 0.1, 1.0])),
+        fit_intercept=draw(st.booleans()),
+    )
+    epochs = draw(st.integers(1, 3))
+    order = np.concatenate([rng.permutation(n) for _ in range(epochs)]).astype(np.int64)
+    batch = draw(st.sampled_from([1, 1, 2, 4]))
+    return X, y, sw, K, loss, params, order, batch
+
+
+def make(cls, rule, X, K, loss, params):
+    update, schedule, penalty = rule
+    return cls(X.shape[1], K, update, schedule, penalty, loss, ovr=K > 1, **params)
+
+
+def check_equal(learner, eager):
+    assert_contract_close(learner.coef(), eager.coef())
+    assert_contract_close(learner.intercept(), eager.intercept())
+
+
+@pytest.mark.parametrize("rule", RULES, ids=["-".join(r) for r in RULES])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(), split=st.floats(0, 1), dtype=st.sampled_from([np.float64, np.float32]),
+       itype=st.sampled_from([np.int32, np.int64]))
+def test_lazy_equals_eager(rule, problem, split, dtype, itype):
+    """Two fit_rows calls (a partial_fit split, a pickle round trip between them)
+    give the eager model and the same progressive loss, for any dtype."""
+    X, y, sw, K, loss, params, order, batch = problem
+    X = X.astype(dtype)
+    X.indices, X.indptr = X.indices.astype(itype), X.indptr.astype(itype)
+    Xd = X.toarray().astype(np.float64)
+    lazy = make(Learner, rule, X, K, loss, params)
+    eager = make(EagerReference, rule, X, K, loss, params)
+    cut = int(split * len(order)) // batch * batch
+    lazy_loss = lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order[:cut], batch)
+    lazy = pickle.loads(pickle.dumps(lazy))
+    lazy_loss += lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order[cut:], batch)
+    eager_loss = eager.run(Xd, y, sw, order, batch)
+    assert lazy.t == eager.t
+    check_equal(lazy, eager)
+    assert lazy_loss == pytest.approx(eager_loss, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=["-".join(r) for r in RULES])
+def test_reading_does_not_change_later_steps(rule):
+    """coef() between steps leaves the state as it was: same result bit for bit."""
+    rng = np.random.default_rng(1)
+    X = sp.random(300, 40, density=0.1, format="csr", random_state=rng)
+    y = rng.choice([-1.0, 1.0], 300)
+    sw = np.ones(300)
+    params = dict(alpha=0.01, eta0=0.5, berhu_gamma=0.2)
+    a, b = (make(Learner, rule, X, 1, "log", params) for _ in range(2))
+    for start in range(0, 300, 7):
+        order = np.arange(start, min(start + 7, 300), dtype=np.int64)
+        a.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
+        b.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
+        b.coef()
+    assert np.array_equal(a.coef(), b.coef())
+    assert np.array_equal(a.intercept(), b.intercept())
+
+
+def stream(n, d, rng, first_row_only=0):
+    """n rows over d features; feature `first_row_only` appears in row 0 only."""
+    X = sp.random(n, d, density=3.0 / d, format="csr", random_state=rng).tolil()
+    X[:, first_row_only] = 0
+    X[0, first_row_only] = 2.0
+    return X.tocsr()
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r[2] != "none"], ids=lambda r: "-".join(r))
+def test_feature_seen_once_read_much_later(rule):
+    """A feature touched at step 1 and never again is caught up exactly thousands of steps later."""
+    rng = np.random.default_rng(2)
+    X = stream(3000, 30, rng)
+    y = rng.choice([-1.0, 1.0], 3000)
+    sw = np.ones(3000)
+    params = dict(alpha=1e-4, eta0=0.2, berhu_gamma=0.05, rda_rho=0.0)
+    lazy = make(Learner, rule, X, 1, "hinge", params)
+    eager = make(EagerReference, rule, X, 1, "hinge", params)
+    order = np.arange(3000, dtype=np.int64)
+    lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
+    eager.run(X.toarray(), y, sw, order, 1)
+    check_equal(lazy, eager)
+
+
+LONG_RULES = [("fobos", "invsqrt", "l1"), ("fobos", "constant", "elasticnet"),
+              ("fobos", "inv", "berhu"), ("fobos", "adagrad", "elasticnet"),
+              ("rda", "adagrad", "l1"), ("ftrl", "adagrad", "elasticnet")]
+
+
+@pytest.mark.parametrize("rule", LONG_RULES, ids=lambda r: "-".join(r))
+def test_long_stream_no_drift(rule):
+    """10^5 steps (past the cumulants' rebase period): no drift from the contract."""
+    rng = np.random.default_rng(3)
+    n, d = 100_000, 12
+    X = sp.random(n, d, density=0.15, format="csr", random_state=rng)
+    y = rng.choice([-1.0, 1.0], n)
+    sw = np.ones(n)
+    params = dict(alpha=1e-4, eta0=0.1, l1_ratio=0.5, berhu_gamma=0.3)
+    lazy = make(Learner, rule, X, 1, "log", params)
+    eager = make(EagerReference, rule, X, 1, "log", params)
+    order = np.arange(n, dtype=np.int64)
+    lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
+    eager.run(X.toarray(), y, sw, order, 1)
+    assert lazy.since_rebase < n
+    check_equal(lazy, eager)
+
+
+@pytest.mark.parametrize("penalty", ["l2", "elasticnet", "berhu"])
+def test_shrink_product_rebases_before_underflow(penalty):
+    """Strong l2 shrinkage drives the cumulative product below 1e-200 many times over."""
+    rng = np.random.default_rng(4)
+    n, d = 4000, 8
+    X = sp.random(n, d, density=0.3, format="csr", random_state=rng)
+    y = rng.choice([-1.0, 1.0], n)
+    sw = np.ones(n)
+    params = dict(alpha=0.5, eta0=2.0, l1_ratio=0.1, berhu_gamma=0.01)
+    rule = ("fobos", "constant", penalty)
+    lazy = make(Learner, rule, X, 1, "log", params)
+    eager = make(EagerReference, rule, X, 1, "log", params)
+    order = np.arange(n, dtype=np.int64)
+    lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
+    eager.run(X.toarray(), y, sw, order, 1)
+    assert lazy.since_rebase < n
+    check_equal(lazy, eager)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=["-".join(r) for r in RULES])
+def test_cost_proportional_to_nonzeros_not_d(rule):
+    """Entries visited per step depend on the rows' non-zeros, not on d
+    (rebases, O(d) each, come at most every d steps)."""
+    rng = np.random.default_rng(5)
+    X0 = sp.random(500, 1000, density=0.005, format="csr", random_state=rng)
+    y = rng.choice([-1.0, 1.0], 500)
+    counts = []
+    for d in (1_000, 100_000):
+        X = sp.csr_matrix((X0.data, X0.indices, X0.indptr), shape=(500, d))
+        lazy = Learner(d, 1, *rule, "log", alpha=0.01, eta0=0.5)
+        lazy.fit_rows(X.data, X.indices, X.indptr, y, np.ones(500), np.arange(500, dtype=np.int64), 1)
+        counts.append(lazy.n_ops)
+        assert lazy.n_ops <= 2 * X.nnz
+    assert counts[0] == counts[1]
