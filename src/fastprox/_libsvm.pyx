@@ -205,6 +205,15 @@ cdef int parse_int(const char *p, const char *e, int64_t *out) noexcept nogil:
     return OK
 
 
+cdef bint grow(void **block, size_t size) noexcept nogil:
+    """Resize ``*block`` to ``size`` bytes; False (block untouched) on failure."""
+    cdef void *p = realloc(block[0], size)
+    if p == NULL:
+        return False
+    block[0] = p
+    return True
+
+
 cdef class Parser:
     """Accumulates rows parsed from successive buffers into C arrays.
 
@@ -246,42 +255,27 @@ cdef class Parser:
     cdef bint reserve_rows(self, Py_ssize_t n) noexcept nogil:
         """Make room for ``n`` more rows; False when out of memory."""
         cdef Py_ssize_t cap = self.row_capacity
-        cdef void *p
         if self.rows + n <= cap:
             return True
         while cap < self.rows + n:
             cap = 2 * cap + 1024
-        p = realloc(self.indptr, (cap + 1) * sizeof(int64_t))
-        if p == NULL:
+        if not (grow(<void **>&self.indptr, (cap + 1) * sizeof(int64_t))
+                and grow(<void **>&self.labels, cap * sizeof(double))
+                and grow(<void **>&self.qids, cap * sizeof(int64_t))):
             return False
-        self.indptr = <int64_t *>p
-        p = realloc(self.labels, cap * sizeof(double))
-        if p == NULL:
-            return False
-        self.labels = <double *>p
-        p = realloc(self.qids, cap * sizeof(int64_t))
-        if p == NULL:
-            return False
-        self.qids = <int64_t *>p
         self.row_capacity = cap
         return True
 
     cdef bint reserve_nnz(self, Py_ssize_t n) noexcept nogil:
         """Make room for ``n`` more stored values; False when out of memory."""
         cdef Py_ssize_t cap = self.nnz_capacity
-        cdef void *p
         if self.nnz + n <= cap:
             return True
         while cap < self.nnz + n:
             cap = 2 * cap + 16384
-        p = realloc(self.data, cap * sizeof(double))
-        if p == NULL:
+        if not (grow(<void **>&self.data, cap * sizeof(double))
+                and grow(<void **>&self.indices, cap * sizeof(int64_t))):
             return False
-        self.data = <double *>p
-        p = realloc(self.indices, cap * sizeof(int64_t))
-        if p == NULL:
-            return False
-        self.indices = <int64_t *>p
         self.nnz_capacity = cap
         return True
 
@@ -465,14 +459,11 @@ cdef class _Text:
 
     cdef int append(self, const char *s, Py_ssize_t n) except -1:
         cdef Py_ssize_t cap = self.capacity
-        cdef void *p
         if self.size + n > cap:
             while cap < self.size + n:
                 cap = 2 * cap + 65536
-            p = realloc(self.buf, cap)
-            if p == NULL:
+            if not grow(<void **>&self.buf, cap):
                 raise MemoryError()
-            self.buf = <char *>p
             self.capacity = cap
         memcpy(self.buf + self.size, s, n)
         self.size += n

@@ -55,7 +55,8 @@ def load_libsvm(path, n_features=None, dtype=np.float64, zero_based="auto",
     ``X`` is a ``scipy.sparse.csr_matrix`` of ``dtype`` with sorted indices,
     int32 indices unless the width or the number of stored values needs
     int64; its width is ``n_features``, or one more than the largest column
-    index when ``n_features`` is None.  ``y`` is float64.
+    index when ``n_features`` is None (at least 1, as in scikit-learn).
+    ``y`` is float64.
 
     ``zero_based``: True for indices starting at 0, False for indices starting
     at 1 (index 0 is then an error), "auto" to take the file as zero-based if
@@ -126,7 +127,7 @@ class _Reader:
         self.parser = Parser(self.query_id, bool(allow_nonfinite))
         self.offset = None if zero_based == "auto" else int(not zero_based)
         self.decided_at_line = None
-        self.width = 0
+        self.width = 1
         self.buf = b""
 
     def __iter__(self):
@@ -176,7 +177,7 @@ class _Reader:
             self.decided_at_line = parser.line
             if self.n_features is not None and parser.max_index - shift >= self.n_features:
                 raise ValueError(self._where(parser.max_index_line) + _range_message(
-                    str(parser.max_index), self.n_features, self.n_features - 1))
+                    f"'{parser.max_index}'", self.n_features, self.n_features - 1))
         if self.n_features is not None:
             self.width = self.n_features
         elif parser.max_index >= 0:
@@ -198,7 +199,7 @@ class _Reader:
         if code == Error.ERR_NO_MEMORY:
             return MemoryError(f"{self.path}:{p.error_line}: out of memory while reading")
         token = self.buf[p.error_start:p.error_end]
-        shown = repr(token[:60].decode("ascii", "backslashreplace"))
+        shown = "'%s'" % token[:60].decode("ascii", "backslashreplace")
         if code == Error.ERR_INDEX_RANGE:
             lo, hi = self._bounds()
             what = _range_message(shown, self.n_features, hi)

@@ -1,0 +1,498 @@
+"""Tests for fastprox.libsvm: equality with scikit-learn, format, errors, fuzzing."""
+import bz2
+import gzip
+import lzma
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_svmlight_file
+
+from fastprox import libsvm
+from fastprox.libsvm import dump_libsvm, iter_libsvm, load_libsvm
+
+DATA_DIR = Path(os.environ.get("FASTPROX_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA_FILES = sorted(p for p in DATA_DIR.rglob("*") if p.is_file() and p.suffix != ".md")
+
+
+def write(tmp_path, content, name="data.svm"):
+    path = tmp_path / name
+    path.write_bytes(content)
+    return path
+
+
+def assert_same(a, b):
+    """Same CSR structure and bit-identical values (so -0.0 and 0.0 differ)."""
+    a, b = sp.csr_matrix(a), sp.csr_matrix(b)
+    assert a.shape == b.shape
+    np.testing.assert_array_equal(a.indptr, b.indptr)
+    np.testing.assert_array_equal(a.indices, b.indices)
+    assert a.data.dtype == b.data.dtype
+    np.testing.assert_array_equal(a.data.view(np.uint8), b.data.view(np.uint8))
+
+
+def stack(chunks):
+    """The chunks of iter_libsvm as one (X, y), widened to the last width."""
+    width = chunks[-1][0].shape[1]
+    X = sp.vstack([sp.csr_matrix((c[0].data, c[0].indices, c[0].indptr),
+                                 shape=(c[0].shape[0], width)) for c in chunks], format="csr")
+    return X, np.concatenate([c[1] for c in chunks])
+
+
+# --- equality with scikit-learn on every shared data file -------------------------
+
+def test_data_directory_present():
+    if DATA_FILES:
+        return
+    message = f"no data files under {DATA_DIR} (set FASTPROX_DATA)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.mark.parametrize("path", DATA_FILES, ids=lambda p: str(p.relative_to(DATA_DIR)))
+def test_equals_scikit_learn(path):
+    X_ref, y_ref = load_svmlight_file(str(path))
+    X, y = load_libsvm(path)
+    assert X.indices.dtype == np.int32
+    assert_same(X, X_ref)
+    np.testing.assert_array_equal(y, y_ref)
+    width = X_ref.shape[1] + 3
+    X_wide, _ = load_libsvm(path, n_features=width)
+    X_ref.resize(X_ref.shape[0], width)
+    assert_same(X_wide, X_ref)
+
+
+@pytest.mark.parametrize("name", ["w8a/w8a", "dna/dna.scale"])
+def test_data_file_streams_like_whole_load(name):
+    if not (DATA_DIR / name).exists():
+        pytest.skip(f"{name} not in {DATA_DIR}")
+    X, y = load_libsvm(DATA_DIR / name)
+    X_it, y_it = stack(list(iter_libsvm(DATA_DIR / name, chunk_rows=997, block_bytes=65536)))
+    assert_same(X_it, X)
+    np.testing.assert_array_equal(y_it, y)
+
+
+# --- format features ---------------------------------------------------------------
+
+FEATURES = (
+    b"# a comment line\n"
+    b"1 1:0.5 3:2 # trailing comment\r\n"
+    b"\n"
+    b"+1 qid:7 2:1e3\t \n"
+    b"-1\n"
+    b"1.0 qid:8\r\n"
+    b"   \t\r\n"
+    b"1e3 2:-0 4:.5\n"
+    b"-1 1:1"
+)
+
+
+def test_format_features(tmp_path):
+    X, y = load_libsvm(write(tmp_path, FEATURES))
+    np.testing.assert_array_equal(y, [1, 1, -1, 1, 1000, -1])
+    expected = np.array([[0.5, 0, 2, 0], [0, 1e3, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0],
+                         [0, -0.0, 0, 0.5], [1, 0, 0, 0]])
+    np.testing.assert_array_equal(X.toarray(), expected)
+    assert X.nnz == 6  # the explicit -0 is stored, as scikit-learn does
+    assert np.signbit(X[4].data[0])
+    X_ref, y_ref = load_svmlight_file(str(tmp_path / "data.svm"))
+    assert_same(X, X_ref)
+    np.testing.assert_array_equal(y, y_ref)
+
+
+def test_query_id(tmp_path):
+    path = write(tmp_path, b"1 qid:3 1:1\n# c\n-1 qid:-2 2:1\n2 qid:+5\n")
+    X, y, qid = load_libsvm(path, query_id=True)
+    np.testing.assert_array_equal(qid, [3, -2, 5])
+    np.testing.assert_array_equal(y, [1, -1, 2])
+    X_skip, y_skip = load_libsvm(path)
+    assert_same(X_skip, X)
+    chunks = list(iter_libsvm(path, chunk_rows=2, query_id=True))
+    np.testing.assert_array_equal(np.concatenate([c[2] for c in chunks]), [3, -2, 5])
+
+
+@pytest.mark.parametrize("zero_based, first_column", [(True, 1), (False, 0), ("auto", 0)])
+def test_zero_based(tmp_path, zero_based, first_column):
+    X, _ = load_libsvm(write(tmp_path, b"1 1:5\n"), zero_based=zero_based)
+    assert X.shape == (1, first_column + 1)
+    assert X[0, first_column] == 5
+
+
+def test_auto_zero_based_when_an_index_is_zero(tmp_path):
+    X, _ = load_libsvm(write(tmp_path, b"1 1:5\n2 0:3\n"))
+    np.testing.assert_array_equal(X.toarray(), [[0, 5], [3, 0]])
+
+
+def test_iter_auto_decides_from_first_chunk_with_features(tmp_path):
+    path = write(tmp_path, b"1\n1\n2 0:3 4:1\n1 1:5\n")
+    X, y = stack(list(iter_libsvm(path, chunk_rows=2)))
+    X_whole, _ = load_libsvm(path)
+    assert_same(X, X_whole)
+
+
+def test_iter_width_grows_without_n_features(tmp_path):
+    path = write(tmp_path, b"1 1:1\n1 5:1\n1 2:1\n")
+    widths = [X.shape[1] for X, _ in iter_libsvm(path, chunk_rows=1)]
+    assert widths == [1, 5, 5]
+    widths = [X.shape[1] for X, _ in iter_libsvm(path, chunk_rows=1, n_features=9)]
+    assert widths == [9, 9, 9]
+
+
+def test_dtype_float32(tmp_path):
+    X, y = load_libsvm(write(tmp_path, b"1 1:0.1 2:3.4028235e38\n"), dtype=np.float32)
+    assert X.dtype == np.float32 and y.dtype == np.float64
+    np.testing.assert_array_equal(X.data, np.array([0.1, 3.4028235e38]).astype(np.float32))
+
+
+def test_allow_nonfinite(tmp_path):
+    X, y = load_libsvm(write(tmp_path, b"inf 1:nan 2:-Infinity 3:INF\n"), allow_nonfinite=True)
+    assert y[0] == np.inf
+    assert np.isnan(X.data[0]) and X.data[1] == -np.inf and X.data[2] == np.inf
+
+
+def test_empty_file(tmp_path):
+    X, y = load_libsvm(write(tmp_path, b""))
+    assert X.shape == (0, 1) and y.shape == (0,)
+    assert [c[0].shape for c in iter_libsvm(tmp_path / "data.svm")] == [(0, 1)]
+
+
+def test_large_index_uses_int64(tmp_path):
+    X, _ = load_libsvm(write(tmp_path, b"1 3000000000:1\n"))
+    assert X.shape == (1, 3_000_000_000) and X.indices.dtype == np.int64
+    assert X.indices[0] == 2_999_999_999
+
+
+def test_long_line_longer_than_block(tmp_path):
+    line = b"1 " + b" ".join(b"%d:%d" % (i, i) for i in range(1, 3000)) + b"\n"
+    path = write(tmp_path, line * 3)
+    X, _ = load_libsvm(path, block_bytes=100)
+    assert X.shape == (3, 2999) and X.nnz == 3 * 2999
+
+
+@pytest.mark.parametrize("opener", [gzip.open, bz2.open, lzma.open])
+def test_compressed_files_recognised_by_content(tmp_path, opener):
+    path = tmp_path / "compressed.txt"
+    with opener(path, "wb") as f:
+        f.write(FEATURES)
+    X, y = load_libsvm(path)
+    X_ref, y_ref = load_libsvm(write(tmp_path, FEATURES))
+    assert_same(X, X_ref)
+    X_it, _ = stack(list(iter_libsvm(path, chunk_rows=2, block_bytes=5)))
+    assert_same(X_it, X_ref)
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 2, 3, 5, 1000])
+@pytest.mark.parametrize("block_bytes", [1, 7, 64, 1 << 20])
+def test_iter_equals_load(tmp_path, chunk_rows, block_bytes):
+    path = write(tmp_path, FEATURES * 3)
+    X, y = load_libsvm(path)
+    chunks = list(iter_libsvm(path, chunk_rows=chunk_rows, block_bytes=block_bytes))
+    assert all(c[0].shape[0] == chunk_rows for c in chunks[:-1])
+    assert 1 <= chunks[-1][0].shape[0] <= chunk_rows
+    X_it, y_it = stack(chunks)
+    assert_same(X_it, X)
+    np.testing.assert_array_equal(y_it, y)
+
+
+# --- number parsing is exact --------------------------------------------------------
+
+decimal_strings = st.builds(
+    lambda sign, whole, frac, exp: sign + whole + frac + exp,
+    st.sampled_from(["", "+", "-"]),
+    st.text("0123456789", min_size=1, max_size=25),
+    st.one_of(st.just(""), st.text("0123456789", max_size=25).map(lambda s: "." + s)),
+    st.one_of(st.just(""), st.integers(-400, 400).map(lambda e: f"e{e}")),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(decimal_strings, st.floats(allow_nan=False, allow_infinity=False)
+                          .map(repr)), min_size=1, max_size=20))
+@example(["0.1", "9007199254740993", "1e22", "1e23", "4.9e-324", "2.4703282292062328e-324",
+          "1.7976931348623159e308", "123456789012345678901234567890e-10", "-0", "0e999"])
+def test_numbers_equal_python_float(numbers):
+    with tempfile.TemporaryDirectory() as tmp:
+        text = " ".join(f"{i + 1}:{s}" for i, s in enumerate(numbers))
+        path = write(Path(tmp), f"{numbers[0]} {text}\n".encode())
+        X, y = load_libsvm(path, allow_nonfinite=True)
+    expected = np.array([float(s) for s in numbers])
+    np.testing.assert_array_equal(X.data.view(np.int64), expected.view(np.int64))
+    assert y.view(np.int64)[0] == expected.view(np.int64)[0]
+
+
+# --- errors -------------------------------------------------------------------------
+
+ERRORS = [
+    # content, keyword arguments, line, what the message must say
+    (b"1 1:0.5\nabc 1:2\n", {}, 2, "label 'abc' is not a number"),
+    (b"1:1 2:1\n", {}, 1, "label '1:1' is not a number"),
+    (b"1 1:x\n", {}, 1, "value 'x' is not a number"),
+    (b"1 1:1_0\n", {}, 1, "value '1_0' is not a number"),
+    (b"1 1:0x10\n", {}, 1, "value '0x10' is not a number"),
+    (b"1 1:1:2\n", {}, 1, "value '1:2' is not a number"),
+    (b"1 1\n", {}, 1, "feature '1' has no ':'"),
+    (b"1 1:\n", {}, 1, "no value after ':'"),
+    (b"1 a:1\n", {}, 1, "index 'a' is not an integer"),
+    (b"1 :1\n", {}, 1, "index '' is not an integer"),
+    (b"1 -3:1\n", {}, 1, "negative index '-3'"),
+    (b"1 1:1\n1 0:1\n", {"zero_based": False}, 2, "index 0 in a one-based file"),
+    (b"1 99999999999999999999:1\n", {}, 1, "index '99999999999999999999' is too large"),
+    (b"1 9223372036854775807:1\n", {}, 1, "is too large"),
+    (b"1 4:1\n", {"n_features": 3}, 1, "index '4' is beyond n_features=3"),
+    (b"1 3:1\n", {"n_features": 3, "zero_based": True}, 1, "index '3' is beyond n_features=3"),
+    (b"1 2:1 2:3\n", {}, 1, "duplicate index '2'"),
+    (b"1 3:1 2:3\n", {}, 1, "index '2' is smaller than the index before it"),
+    (b"1 1:nan\n", {}, 1, "non-finite number 'nan'"),
+    (b"1 1:1e999\n", {}, 1, "non-finite number '1e999'"),
+    (b"-inf 1:1\n", {}, 1, "non-finite number '-inf'"),
+    (b"1 1:1\n\x00\x01\x02\n", {}, 2, "NUL byte"),
+    (b"1 1:1 # comment \x00\n", {}, 1, "NUL byte"),
+    (b"1 1:\xff\xfe\n", {}, 1, "value '\\xff\\xfe' is not a number"),
+    (b"\x89PNG\r\n\x1a\n", {}, 1, "label '\\x89PNG' is not a number"),
+    (b"1,2 1:1\n", {}, 1, "multi-label row"),
+    (b"1 qid:x 1:1\n", {}, 1, "bad query id 'qid:x'"),
+    (b"1 1:1 qid:2\n", {}, 1, "qid: must come right after the label"),
+    (b"1 qid:1 1:1\n2 1:1\n", {"query_id": True}, 2, "no qid: after the label"),
+    (b"# c\n\r\n\n1 1:1\r\n1 2:1 1:1\r\n", {}, 5, "smaller than the index before it"),
+]
+
+
+@pytest.mark.parametrize("content, kwargs, line, what", ERRORS)
+def test_error_messages(tmp_path, content, kwargs, line, what):
+    path = write(tmp_path, content)
+    for read in (load_libsvm, lambda p, **kw: list(iter_libsvm(p, chunk_rows=1, block_bytes=3, **kw))):
+        with pytest.raises(ValueError) as info:
+            read(path, **kwargs)
+        message = str(info.value)
+        assert message.startswith(f"{path}:{line}: "), message
+        assert what in message, message
+
+
+def test_iter_auto_one_based_then_zero_is_an_error(tmp_path):
+    path = write(tmp_path, b"1 1:1\n1 0:1\n")
+    with pytest.raises(ValueError, match=r":2: index 0, but zero_based='auto' took the file "
+                                         r"as one-based .*lines 1-1.*pass zero_based=True"):
+        list(iter_libsvm(path, chunk_rows=1))
+    assert load_libsvm(path)[0].shape == (2, 2)
+
+
+def test_auto_zero_based_index_beyond_n_features(tmp_path):
+    """Only once the whole file is read is it known that 3 is column 3, not 2."""
+    path = write(tmp_path, b"1 1:1\n2 0:1 3:1\n")
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}:2: index '3' is beyond n_features=3"):
+        load_libsvm(path, n_features=3)
+
+
+def test_truncated_gzip(tmp_path):
+    path = tmp_path / "data.gz"
+    path.write_bytes(gzip.compress(FEATURES * 50)[:-30])
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}:\d+: corrupt or truncated"):
+        load_libsvm(path)
+
+
+def test_missing_and_unreadable_files(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_libsvm(tmp_path / "missing.svm")
+    with pytest.raises(FileNotFoundError):
+        next(iter_libsvm(tmp_path / "missing.svm"))
+    with pytest.raises(IsADirectoryError):
+        load_libsvm(tmp_path)
+
+
+@pytest.mark.parametrize("kwargs", [{"dtype": np.int64}, {"zero_based": "yes"},
+                                    {"n_features": 0}, {"n_features": 2.5},
+                                    {"block_bytes": 0}])
+def test_bad_arguments(tmp_path, kwargs):
+    with pytest.raises(ValueError):
+        load_libsvm(write(tmp_path, b"1 1:1\n"), **kwargs)
+
+
+def test_bad_chunk_rows(tmp_path):
+    with pytest.raises(ValueError, match="chunk_rows"):
+        iter_libsvm(write(tmp_path, b"1 1:1\n"), chunk_rows=0)
+
+
+# --- fuzzing: any bytes parse or raise ValueError, never anything else ---------------
+
+SEED = b"1 qid:2 1:0.5 3:-1e-3 # c\r\n-1 2:7\n\n+1.0 4:.25\t\n2\n"
+ALPHABET = list(b"0123456789.:+-eE#qid ,\t\r\n\x00\xffnaif_x")
+
+
+@st.composite
+def mutated(draw):
+    data = bytearray(draw(st.sampled_from([SEED, SEED * 3, b""])))
+    for _ in range(draw(st.integers(0, 8))):
+        at = draw(st.integers(0, len(data)))
+        kind = draw(st.sampled_from(["insert", "delete", "replace"]))
+        byte = draw(st.sampled_from(ALPHABET))
+        if kind == "insert":
+            data.insert(at, byte)
+        elif at < len(data):
+            if kind == "delete":
+                del data[at]
+            else:
+                data[at] = byte
+    return bytes(data)
+
+
+def load_or_error(path, **kwargs):
+    try:
+        return load_libsvm(path, **kwargs)
+    except ValueError as e:
+        assert re.match(rf"{re.escape(str(path))}:\d+: ", str(e)), e
+        return None
+
+
+FUZZ_FOUND = [
+    b"1 1:1\n0 0:1",  # "auto" turns zero-based on the last line
+    b"1 qid:",  # qid with no value
+    b"-",  # a sign alone
+    b"1 1:.",  # a point alone
+    b"1 1:1e",  # an exponent with no digits
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(mutated(), st.binary(max_size=120)), st.sampled_from([1, 2, 50]),
+       st.sampled_from(["auto", True, False]))
+def test_fuzz_parses_or_raises_value_error(content, chunk_rows, zero_based):
+    check_fuzz_input(content, chunk_rows, zero_based)
+
+
+@pytest.mark.parametrize("content", FUZZ_FOUND)
+def test_fuzz_regressions(content):
+    for chunk_rows in (1, 2, 50):
+        for zero_based in ("auto", True, False):
+            check_fuzz_input(content, chunk_rows, zero_based)
+
+
+def check_fuzz_input(content, chunk_rows, zero_based):
+    """Parse or ValueError; chunks equal the whole load; scikit-learn agrees."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write(Path(tmp), content)
+        whole = load_or_error(path, zero_based=zero_based)
+        try:
+            chunks = list(iter_libsvm(path, chunk_rows=chunk_rows, block_bytes=4,
+                                      zero_based=zero_based))
+        except ValueError as e:
+            assert re.match(rf"{re.escape(str(path))}:\d+: ", str(e)), e
+            chunks = None
+        try:
+            reference = load_svmlight_file(str(path), zero_based=zero_based)
+        except (ValueError, OverflowError):
+            reference = None
+    if chunks is not None:
+        assert whole is not None
+        X_it, y_it = stack(chunks)
+        assert_same(X_it, whole[0])
+        np.testing.assert_array_equal(y_it, whole[1])
+    if whole is not None and reference is not None:
+        assert_same(whole[0], reference[0])
+        np.testing.assert_array_equal(whole[1], reference[1])
+
+
+# --- writer -------------------------------------------------------------------------
+
+finite = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def sparse_problems(draw):
+    rows, cols = draw(st.integers(0, 12)), draw(st.integers(1, 12))
+    mask = draw(st.lists(st.booleans(), min_size=rows * cols, max_size=rows * cols))
+    values = draw(st.lists(finite, min_size=sum(mask), max_size=sum(mask)))
+    coo = np.flatnonzero(mask)
+    X = sp.csr_matrix((np.array(values, dtype=np.float64), (coo // cols, coo % cols)),
+                      shape=(rows, cols))
+    y = np.array(draw(st.lists(finite, min_size=rows, max_size=rows)), dtype=np.float64)
+    return X, y
+
+
+@settings(max_examples=150, deadline=None)
+@given(sparse_problems(), st.sampled_from(["data.svm", "data.svm.gz", "data.svm.xz"]),
+       st.booleans())
+def test_dump_load_round_trip(problem, name, zero_based):
+    X, y = problem
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / name
+        dump_libsvm(X, y, path, zero_based=zero_based)
+        X_back, y_back = load_libsvm(path, n_features=X.shape[1], zero_based=zero_based)
+        assert os.listdir(tmp) == [name]
+    assert_same(X_back, X)
+    np.testing.assert_array_equal(y_back.view(np.int64), y.view(np.int64))
+
+
+def test_dump_query_id_and_dense_input(tmp_path):
+    path = tmp_path / "out.svm"
+    dump_libsvm(np.array([[0, 1.5], [2, 0]]), [1, -1], path, query_id=[4, 5])
+    assert path.read_bytes() == b"1 qid:4 2:1.5\n-1 qid:5 1:2\n"
+    X, y, qid = load_libsvm(path, query_id=True)
+    np.testing.assert_array_equal(qid, [4, 5])
+
+
+def test_dump_refuses_nonfinite_unless_allowed(tmp_path):
+    path = tmp_path / "out.svm"
+    with pytest.raises(ValueError, match="allow_nonfinite=True"):
+        dump_libsvm(sp.csr_matrix([[np.nan]]), [1], path)
+    assert not path.exists()
+    dump_libsvm(sp.csr_matrix([[np.nan]]), [np.inf], path, allow_nonfinite=True)
+    assert path.read_bytes() == b"inf 1:nan\n"
+
+
+def test_dump_checks_shapes(tmp_path):
+    with pytest.raises(ValueError, match="one label per row"):
+        dump_libsvm(sp.csr_matrix((3, 2)), [1, 2], tmp_path / "out.svm")
+
+
+def test_dump_is_atomic(tmp_path, monkeypatch):
+    path = tmp_path / "out.svm"
+    path.write_bytes(b"old\n")
+
+    def fail(*args):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(libsvm, "format_rows", fail)
+    with pytest.raises(RuntimeError):
+        dump_libsvm(sp.csr_matrix([[1.0]]), [1], path)
+    assert path.read_bytes() == b"old\n"
+    assert os.listdir(tmp_path) == ["out.svm"]
+
+
+def test_dump_sums_duplicates_without_touching_input(tmp_path):
+    X = sp.csr_matrix((np.array([1.0, 2.0]), np.array([1, 1]), np.array([0, 2])), shape=(1, 3))
+    dump_libsvm(X, [0], tmp_path / "out.svm")
+    assert (tmp_path / "out.svm").read_bytes() == b"0 2:3\n"
+    assert X.nnz == 2
+
+
+# --- memory stays flat while streaming -----------------------------------------------
+
+def test_iter_memory_is_flat(tmp_path):
+    """Peak RSS after the first 10 chunks of a 64 MB file grows by < 12 MB by the end."""
+    lines = b"".join(b"%d %s\n" % (i % 2, b" ".join(b"%d:0.%d" % (j, i + j) for j in range(1, 40, 3)))
+                     for i in range(2000))
+    path = tmp_path / "big.svm"
+    with open(path, "wb") as f:
+        while f.tell() < 64 << 20:
+            f.write(lines)
+    script = textwrap.dedent(f"""
+        import resource
+        from fastprox.libsvm import iter_libsvm
+        for n, (X, y) in enumerate(iter_libsvm({str(path)!r}, chunk_rows=5000, block_bytes=1 << 20)):
+            if n == 10:
+                early = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print(early, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    early_kb, peak_kb = map(int, out.stdout.split())
+    assert peak_kb - early_kb < 12 * 1024, (early_kb, peak_kb)
