@@ -24,8 +24,7 @@ cdef class LazyL1:
     ``cumulative``: ``w`` is current).
     """
 
-    cdef double[::1] w
-    cdef double[::1] stamp
+    cdef double[:, ::1] state  # row j: (w_j, stamp_j), one cache line per touch
     cdef readonly double cumulative  # Lambda: the sum of all thresholds so far
 
     def __init__(self, w, stamps=None, cumulative=0.0):
@@ -37,8 +36,7 @@ cdef class LazyL1:
             raise ValueError("w and stamps must be finite")
         if (stamps > cumulative).any():
             raise ValueError("a stamp cannot exceed cumulative: stamps are past values of Lambda")
-        self.w = w
-        self.stamp = stamps
+        self.state = np.column_stack((w, stamps))
         self.cumulative = cumulative
 
     def step(self, const Py_ssize_t[::1] indices, const double[::1] values, double eta, double lam):
@@ -54,7 +52,7 @@ cdef class LazyL1:
             raise ValueError(f"need eta > 0 and lam >= 0, got eta={eta!r}, lam={lam!r}")
         cdef double a = eta * lam
         cdef double done = self.cumulative + a
-        cdef Py_ssize_t k, j, n = self.w.shape[0]
+        cdef Py_ssize_t k, j, n = self.state.shape[0]
         cdef bint marks = done > self.cumulative  # stamps == done mark this step's touches
         cdef bint repeated = False
         for k in range(indices.shape[0]):
@@ -63,24 +61,25 @@ cdef class LazyL1:
         with nogil:
             for k in range(indices.shape[0]):
                 j = indices[k]
-                repeated = repeated or (marks and self.stamp[j] == done)
-                self.w[j] = soft_threshold(
-                    soft_threshold(self.w[j], self.cumulative - self.stamp[j]) - eta * values[k], a)
-                self.stamp[j] = done
+                repeated = repeated or (marks and self.state[j, 1] == done)
+                self.state[j, 0] = soft_threshold(
+                    soft_threshold(self.state[j, 0], self.cumulative - self.state[j, 1]) - eta * values[k], a)
+                self.state[j, 1] = done
         self.cumulative = done
         if repeated:
             raise ValueError("indices must be distinct within a step; this step was applied wrongly")
 
     def to_dense(self):
         """The current weights (every coordinate caught up), O(d)."""
-        out = np.empty(self.w.shape[0])
+        out = np.empty(self.state.shape[0])
         cdef double[::1] o = out
         cdef Py_ssize_t j
         with nogil:
             for j in range(o.shape[0]):
-                o[j] = soft_threshold(self.w[j], self.cumulative - self.stamp[j])
+                o[j] = soft_threshold(self.state[j, 0], self.cumulative - self.state[j, 1])
         return out
 
     def copy(self):
         """An independent copy of the lazy state."""
-        return LazyL1(self.w, self.stamp, self.cumulative)
+        state = np.asarray(self.state)
+        return LazyL1(state[:, 0], state[:, 1], self.cumulative)

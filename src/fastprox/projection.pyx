@@ -19,8 +19,10 @@ problem being symmetric in each coordinate's sign; ICML 2008, Lemma 3).
 """
 import numpy as np
 
+cimport cython
 from libc.math cimport fabs, isfinite
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int32_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 from fastprox._prox cimport soft_threshold
 
 # A SparseL1Ball whose lazy shift exceeds this many radii is rebuilt (shift
@@ -157,8 +159,22 @@ def project_l1_ball_sort(v, radius):
     return out
 
 
+ctypedef struct Node:
+    # One coordinate's tree node, 32 bytes: one cache line holds two, and a
+    # visit reads one line (struct of arrays would read six).
+    double key     # |w_j| + theta at the time j entered the tree
+    double sum     # sum of the keys in the subtree
+    int32_t left
+    int32_t right
+    int32_t size   # number of nodes in the subtree
+    uint32_t prio  # treap priority (a max-heap)
+
+
+@cython.final  # direct (inlinable) calls to the cdef methods, no vtable
 cdef class SparseL1Ball:
     """``w`` inside the l1-ball, updated by ``w <- Pi(w + g)`` for sparse ``g``.
+
+    ``SparseL1Ball(w, radius, seed=0)``; ``w`` is projected onto the ball.
 
     ICML 2008 Sec. 5 (Fig. 3-4). Write ``w_j = sign_j * (v_j - theta)`` for
     the non-zero coordinates: ``theta`` is a global shift applied lazily, and
@@ -181,29 +197,28 @@ cdef class SparseL1Ball:
     split and join are a few lines each, where a red-black tree needs the
     long balancing, joining and splitting code that FOBOS Sec. 7.5 counts
     against this method. Ties between keys are broken by coordinate index.
+    Insertion and removal walk down once, updating the counts and sums of
+    the subtrees they pass, and restructure only the part below the node
+    (expected O(1) nodes for a treap).
 
-    ``w`` is projected onto the ball on construction. Membership is implicit:
-    coordinate j is in the tree exactly when ``v_j > theta`` (``theta`` only
-    grows between rebuilds), so the dropped subtree is never visited.
-    ``n_node_visits`` counts tree nodes visited, so that tests can check the
-    O(s log n) cost without timing.
+    Membership is implicit: coordinate j is in the tree exactly when
+    ``v_j > theta`` (``theta`` only grows between rebuilds), so the dropped
+    subtree is never visited. Attributes: ``radius``, ``n_features``,
+    ``theta`` (the lazy shift), ``nnz``, and ``n_node_visits``, the number of
+    tree nodes visited so far, so that tests can check the O(s log n) cost
+    without timing.
     """
 
     cdef readonly double radius
     cdef readonly Py_ssize_t n_features
     cdef readonly double theta  # the lazy global shift: w_j = sign_j * (key_j - theta)
     cdef int32_t root
-    cdef int32_t nil
-    cdef double* key
-    cdef double* tsum
-    cdef int32_t* size
-    cdef int32_t* left
-    cdef int32_t* right
-    cdef uint64_t* prio
+    cdef int32_t nil            # the empty-tree sentinel, node n_features
+    cdef Node* nodes
     cdef signed char* sgn
     cdef uint64_t rng
     cdef long long visits
-    cdef object _arrays
+    cdef object _buffers
 
     def __init__(self, w, radius, seed=0):
         self.radius = _check_radius(radius)
@@ -214,25 +229,19 @@ cdef class SparseL1Ball:
         self.nil = <int32_t>x.size
         self.rng = _seed_state(<uint64_t>seed)
         self.visits = 0
-        n = x.size + 1  # the last node is the empty-tree sentinel
-        self._attach((np.zeros(n), np.zeros(n), np.zeros(n, np.int32), np.empty(n, np.int32),
-                      np.empty(n, np.int32), np.zeros(n, np.uint64), np.ones(n, np.int8)))
+        self._allocate()
         self._build(x)
 
-    cdef _attach(self, arrays):
-        """Point the raw node fields at ``arrays`` (which this object keeps)."""
-        cdef double[::1] key = arrays[0], tsum = arrays[1]
-        cdef int32_t[::1] size = arrays[2], left = arrays[3], right = arrays[4]
-        cdef uint64_t[::1] prio = arrays[5]
-        cdef signed char[::1] sgn = arrays[6]
-        self._arrays = arrays
-        self.key = &key[0]
-        self.tsum = &tsum[0]
-        self.size = &size[0]
-        self.left = &left[0]
-        self.right = &right[0]
-        self.prio = &prio[0]
-        self.sgn = &sgn[0]
+    cdef _allocate(self):
+        """Room for n_features + 1 nodes (cache-line aligned) and the signs."""
+        cdef Py_ssize_t n = self.n_features + 1
+        raw = np.empty(n * sizeof(Node) + 64, np.uint8)
+        signs = np.empty(n, np.int8)
+        cdef unsigned char[::1] r = raw
+        cdef signed char[::1] sg = signs
+        self.nodes = <Node*>(&r[0] + (64 - <size_t>&r[0] % 64) % 64)
+        self.sgn = &sg[0]
+        self._buffers = (raw, signs)
 
     cdef _build(self, const double[::1] w):
         """Make the tree hold ``w``, then project (O(n log n): one sort).
@@ -250,22 +259,21 @@ cdef class SparseL1Ball:
         self.theta = 0.0
         with nogil:
             for j in range(self.nil):
-                self.key[j] = fabs(w[j])
+                self.nodes[j].key = fabs(w[j])
                 self.sgn[j] = -1 if w[j] < 0.0 else 1
-            self.tsum[self.nil] = 0.0
-            self.size[self.nil] = 0
+            self.nodes[self.nil] = Node(0.0, 0.0, self.nil, self.nil, 0, 0)
             for k in range(order.shape[0]):
                 x = order[k]
-                self.prio[x] = _xorshift(&self.rng)
-                self.right[x] = self.nil
+                self.nodes[x].prio = <uint32_t>(_xorshift(&self.rng) >> 32)
+                self.nodes[x].right = self.nil
                 last = self.nil
-                while top > 0 and self.prio[stack[top - 1]] < self.prio[x]:
+                while top > 0 and self.nodes[stack[top - 1]].prio < self.nodes[x].prio:
                     top -= 1
                     last = stack[top]
                     self._pull(last)
-                self.left[x] = last
+                self.nodes[x].left = last
                 if top > 0:
-                    self.right[stack[top - 1]] = x
+                    self.nodes[stack[top - 1]].right = x
                 stack[top] = x
                 top += 1
             while top > 0:
@@ -278,12 +286,14 @@ cdef class SparseL1Ball:
 
     cdef inline void _pull(self, int32_t t) noexcept nogil:
         """Recompute t's subtree count and key sum from its children."""
-        self.size[t] = self.size[self.left[t]] + self.size[self.right[t]] + 1
-        self.tsum[t] = self.tsum[self.left[t]] + self.tsum[self.right[t]] + self.key[t]
+        cdef Node* n = &self.nodes[t]
+        n.size = self.nodes[n.left].size + self.nodes[n.right].size + 1
+        n.sum = self.nodes[n.left].sum + self.nodes[n.right].sum + n.key
 
     cdef inline bint _before(self, int32_t a, int32_t b) noexcept nogil:
         """The tree order: by key, ties broken by coordinate index."""
-        return self.key[a] < self.key[b] or (self.key[a] == self.key[b] and a < b)
+        cdef double ka = self.nodes[a].key, kb = self.nodes[b].key
+        return ka < kb or (ka == kb and a < b)
 
     cdef void _split(self, int32_t t, int32_t x, int32_t* lo, int32_t* hi) noexcept nogil:
         """Split subtree t into the nodes before x (lo) and after x (hi)."""
@@ -293,10 +303,10 @@ cdef class SparseL1Ball:
             return
         self.visits += 1
         if self._before(t, x):
-            self._split(self.right[t], x, &self.right[t], hi)
+            self._split(self.nodes[t].right, x, &self.nodes[t].right, hi)
             lo[0] = t
         else:
-            self._split(self.left[t], x, lo, &self.left[t])
+            self._split(self.nodes[t].left, x, lo, &self.nodes[t].left)
             hi[0] = t
         self._pull(t)
 
@@ -307,50 +317,57 @@ cdef class SparseL1Ball:
         if b == self.nil:
             return a
         self.visits += 1
-        if self.prio[a] > self.prio[b]:
-            self.right[a] = self._join(self.right[a], b)
+        if self.nodes[a].prio > self.nodes[b].prio:
+            self.nodes[a].right = self._join(self.nodes[a].right, b)
             self._pull(a)
             return a
-        self.left[b] = self._join(a, self.left[b])
+        self.nodes[b].left = self._join(a, self.nodes[b].left)
         self._pull(b)
         return b
 
-    cdef int32_t _insert(self, int32_t t, int32_t x) noexcept nogil:
-        """Insert the (childless, pulled) node x into subtree t."""
-        if t == self.nil:
-            return x
-        self.visits += 1
-        if self.prio[x] > self.prio[t]:
-            self._split(t, x, &self.left[x], &self.right[x])
-            self._pull(x)
-            return x
-        if self._before(x, t):
-            self.left[t] = self._insert(self.left[t], x)
-        else:
-            self.right[t] = self._insert(self.right[t], x)
-        self._pull(t)
-        return t
+    cdef void _insert(self, int32_t x) noexcept nogil:
+        """Insert the childless node x.
 
-    cdef int32_t _erase(self, int32_t t, int32_t x) noexcept nogil:
-        """Remove node x, which is in subtree t."""
+        Walk down past the higher priorities, counting x into every subtree
+        passed; x takes the place reached, the rest split around it.
+        """
+        cdef int32_t* link = &self.root
+        cdef int32_t t = self.root
+        cdef Node* n
+        while t != self.nil and self.nodes[t].prio >= self.nodes[x].prio:
+            self.visits += 1
+            n = &self.nodes[t]
+            n.size += 1
+            n.sum += self.nodes[x].key
+            link = &n.left if self._before(x, t) else &n.right
+            t = link[0]
+        self._split(t, x, &self.nodes[x].left, &self.nodes[x].right)
+        self._pull(x)
+        link[0] = x
+
+    cdef void _erase(self, int32_t x) noexcept nogil:
+        """Remove node x (in the tree): walk down to it, join its children."""
+        cdef int32_t* link = &self.root
+        cdef int32_t t = self.root
+        cdef Node* n
+        while t != x:
+            self.visits += 1
+            n = &self.nodes[t]
+            n.size -= 1
+            n.sum -= self.nodes[x].key
+            link = &n.left if self._before(x, t) else &n.right
+            t = link[0]
         self.visits += 1
-        if t == x:
-            return self._join(self.left[t], self.right[t])
-        if self._before(x, t):
-            self.left[t] = self._erase(self.left[t], x)
-        else:
-            self.right[t] = self._erase(self.right[t], x)
-        self._pull(t)
-        return t
+        link[0] = self._join(self.nodes[x].left, self.nodes[x].right)
 
     cdef int32_t _drop_upto(self, int32_t t, double cut) noexcept nogil:
         """Remove every key <= cut from subtree t (one root-to-leaf walk)."""
         if t == self.nil:
             return t
         self.visits += 1
-        if self.key[t] <= cut:
-            return self._drop_upto(self.right[t], cut)
-        self.left[t] = self._drop_upto(self.left[t], cut)
+        if self.nodes[t].key <= cut:
+            return self._drop_upto(self.nodes[t].right, cut)
+        self.nodes[t].left = self._drop_upto(self.nodes[t].left, cut)
         self._pull(t)
         return t
 
@@ -365,28 +382,29 @@ cdef class SparseL1Ball:
         support element, else right. The smallest support element found
         gives T = (sum of the support - radius) / (its size).
         """
-        cdef int32_t t = self.root, r
+        cdef int32_t t = self.root
+        cdef Node* r
         cdef double after_sum = 0.0, s, best_sum = 0.0
         cdef Py_ssize_t after_count = 0, c, best_count = 1
         while t != self.nil:
             self.visits += 1
-            r = self.right[t]
-            s = after_sum + self.tsum[r] + self.key[t]
-            c = after_count + self.size[r] + 1
-            if s - c * self.key[t] < self.radius:
+            r = &self.nodes[self.nodes[t].right]
+            s = after_sum + r.sum + self.nodes[t].key
+            c = after_count + r.size + 1
+            if s - c * self.nodes[t].key < self.radius:
                 best_sum = s
                 best_count = c
                 after_sum = s
                 after_count = c
-                t = self.left[t]
+                t = self.nodes[t].left
             else:
-                t = r
+                t = self.nodes[t].right
         return (best_sum - self.radius) / best_count
 
     cdef void _project(self) noexcept nogil:
         """Restore ||w||_1 <= radius: find the new shift, drop what it zeroes."""
         cdef double shift
-        if self.tsum[self.root] - self.size[self.root] * self.theta <= self.radius:
+        if self.nodes[self.root].sum - self.nodes[self.root].size * self.theta <= self.radius:
             return
         shift = self._new_shift()
         if shift > self.theta:  # rounding can only make a tiny shift look negative
@@ -401,18 +419,23 @@ cdef class SparseL1Ball:
         for k in range(indices.shape[0]):
             j = <int32_t>indices[k]
             u = values[k]
-            if self.key[j] > self.theta:
-                u += self.sgn[j] * (self.key[j] - self.theta)
-                self.root = self._erase(self.root, j)
-            self.key[j] = fabs(u) + self.theta
+            if self.nodes[j].key > self.theta:
+                u += self.sgn[j] * (self.nodes[j].key - self.theta)
+                self._erase(j)
+            self.nodes[j].key = fabs(u) + self.theta
             self.sgn[j] = -1 if u < 0.0 else 1
-            if self.key[j] > self.theta:
-                self.left[j] = self.nil
-                self.right[j] = self.nil
-                self.prio[j] = _xorshift(&self.rng)
-                self._pull(j)
-                self.root = self._insert(self.root, j)
+            if self.nodes[j].key > self.theta:
+                self.nodes[j].left = self.nil
+                self.nodes[j].right = self.nil
+                self.nodes[j].prio = <uint32_t>(_xorshift(&self.rng) >> 32)
+                self._insert(j)
         self._project()
+
+    cdef inline double _weight(self, Py_ssize_t j) noexcept nogil:
+        """w_j, read through the lazy shift."""
+        if self.nodes[j].key > self.theta:
+            return self.sgn[j] * (self.nodes[j].key - self.theta)
+        return 0.0
 
     # --- Python API ---
 
@@ -450,12 +473,10 @@ cdef class SparseL1Ball:
         cdef const Py_ssize_t[::1] i = idx
         cdef const double[::1] v = val
         cdef double total = 0.0
-        cdef Py_ssize_t k, j
+        cdef Py_ssize_t k
         with nogil:
             for k in range(i.shape[0]):
-                j = i[k]
-                if self.key[j] > self.theta:
-                    total += v[k] * self.sgn[j] * (self.key[j] - self.theta)
+                total += v[k] * self._weight(i[k])
         return total
 
     def to_dense(self):
@@ -465,7 +486,7 @@ cdef class SparseL1Ball:
         cdef Py_ssize_t j
         with nogil:
             for j in range(self.nil):
-                o[j] = self.sgn[j] * (self.key[j] - self.theta) if self.key[j] > self.theta else 0.0
+                o[j] = self._weight(j)
         return out
 
     def copy(self):
@@ -478,7 +499,9 @@ cdef class SparseL1Ball:
         other.root = self.root
         other.rng = self.rng
         other.visits = self.visits
-        other._attach(tuple(a.copy() for a in self._arrays))
+        other._allocate()
+        memcpy(other.nodes, self.nodes, (self.n_features + 1) * sizeof(Node))
+        memcpy(other.sgn, self.sgn, self.n_features + 1)
         return other
 
     def __reduce__(self):
@@ -487,7 +510,7 @@ cdef class SparseL1Ball:
     @property
     def nnz(self):
         """Number of non-zero coordinates of w (the nodes in the tree)."""
-        return self.size[self.root]
+        return self.nodes[self.root].size
 
     @property
     def n_node_visits(self):
@@ -498,32 +521,35 @@ cdef class SparseL1Ball:
         """Raise AssertionError unless the tree is a valid treap for w.
 
         Checks search order by (key, index), heap order in priority, every
-        subtree count and sum, membership (exactly the keys > theta are in
-        the tree) and ||w||_1 <= radius. O(n), for tests.
+        subtree count and sum (sums to rounding: the walks update them
+        incrementally), membership (exactly the keys > theta are in the
+        tree) and ||w||_1 <= radius. O(n), for tests.
         """
         nil = self.nil
+        nodes = [self.nodes[j] for j in range(nil + 1)]  # as dicts
         seen = []
         stack = [(self.root, None, None)] if self.root != nil else []
         while stack:
             t, low, high = stack.pop()
             seen.append(t)
-            assert low is None or (self.key[low], low) < (self.key[t], t), f"order broken at node {t}"
-            assert high is None or (self.key[t], t) < (self.key[high], high), f"order broken at node {t}"
-            for child in (self.left[t], self.right[t]):
+            node = nodes[t]
+            assert low is None or (nodes[low]["key"], low) < (node["key"], t), f"order broken at node {t}"
+            assert high is None or (node["key"], t) < (nodes[high]["key"], high), f"order broken at node {t}"
+            for child in (node["left"], node["right"]):
                 if child != nil:
-                    assert self.prio[child] <= self.prio[t], f"heap order broken at node {t}"
-            if self.left[t] != nil:
-                stack.append((self.left[t], low, t))
-            if self.right[t] != nil:
-                stack.append((self.right[t], t, high))
-        # counts and sums, children before parents
-        for t in reversed(seen):
-            l, r = self.left[t], self.right[t]
-            assert self.size[t] == self.size[l] + self.size[r] + 1, f"count wrong at node {t}"
-            assert self.tsum[t] == self.tsum[l] + self.tsum[r] + self.key[t], f"sum wrong at node {t}"
-        assert self.size[nil] == 0 and self.tsum[nil] == 0.0, "sentinel modified"
-        keys = np.asarray(self._arrays[0][:nil])
-        assert sorted(seen) == np.flatnonzero(keys > self.theta).tolist(), "membership != (key > theta)"
+                    assert nodes[child]["prio"] <= node["prio"], f"heap order broken at node {t}"
+            if node["left"] != nil:
+                stack.append((node["left"], low, t))
+            if node["right"] != nil:
+                stack.append((node["right"], t, high))
+        for t in seen:
+            node = nodes[t]
+            l, r = nodes[node["left"]], nodes[node["right"]]
+            assert node["size"] == l["size"] + r["size"] + 1, f"count wrong at node {t}"
+            assert abs(node["sum"] - (l["sum"] + r["sum"] + node["key"])) <= 1e-12 * node["sum"], f"sum wrong at node {t}"
+        assert nodes[nil]["size"] == 0 and nodes[nil]["sum"] == 0.0, "sentinel modified"
+        members = [j for j in range(nil) if nodes[j]["key"] > self.theta]
+        assert sorted(seen) == members, "the tree does not hold exactly the keys > theta"
         norm = np.abs(self.to_dense()).sum()
         assert norm <= self.radius * (1.0 + 1e-12), f"||w||_1 = {norm!r} > radius {self.radius!r}"
         return True
