@@ -104,6 +104,8 @@ cdef class Learner:
     cdef double[:, ::1] gacc              # batch gradient accumulator, allocated on demand
     cdef long long[::1] mark, touched
     cdef BerhuHeap heap
+    cdef object _coef                     # coef() of step count _coef_t
+    cdef long long _coef_t
 
     def __init__(self, int n_features, int n_outputs, update, schedule, penalty, loss,
                  double alpha=0.0, double l1_ratio=0.15, double eta0=0.1, double delta=1e-8,
@@ -176,21 +178,29 @@ cdef class Learner:
         self.bstate = np.array(d["bstate"], dtype=np.float64, order="C")
         self.t, self.n_ops, self.since_rebase = d["t"], d["n_ops"], d["since_rebase"]
         self.P, self.Q = d["P"], d["Q"]
+        self._coef = None
         if self.heap is not None:
             self.heap.__setstate__(d["heap"])
 
     # ------------------------------------------------------------------ reading
     def coef(self):
-        """The exact eager model w_{T+1} as a (K, d) array; the state is left untouched."""
-        cdef double[:, ::1] out = np.zeros((self.n_outputs, self.n_features))
+        """The exact eager model w_{T+1} as a read-only (K, d) array, materialized once
+        per step count; the state is left untouched."""
+        cdef double[:, ::1] out
         cdef Py_ssize_t j
         cdef int k
+        if self._coef_t == self.t and self._coef is not None:
+            return self._coef
+        out = np.zeros((self.n_outputs, self.n_features))
         with nogil:
             self._set_weight_params()
             for j in range(self.n_features):
                 for k in range(self.n_outputs):
                     out[k, j] = self._current(j, k)
-        return np.asarray(out)
+        self._coef = np.asarray(out)
+        self._coef.flags.writeable = False
+        self._coef_t = self.t
+        return self._coef
 
     def intercept(self):
         """The intercept b_{T+1} per output, a (K,) array."""

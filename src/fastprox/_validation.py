@@ -1,0 +1,81 @@
+"""Checks of hyper-parameters and inputs, with errors that say how to fix them.
+
+The supported combinations are the contract's (shared/spec/updates.md): rda
+needs a schedule that defines its proximal weight beta_t (invsqrt or adagrad);
+ftrl's steps are per-coordinate by construction (adagrad); Berhu has no
+closed form under rda or ftrl.
+"""
+import numbers
+
+import numpy as np
+
+UPDATES = ("fobos", "rda", "ftrl")
+SCHEDULES = ("constant", "invsqrt", "inv", "adagrad")
+PENALTIES = ("none", "l1", "l2", "elasticnet", "berhu")
+CLASSIFICATION_LOSSES = ("log", "hinge", "squared_hinge", "modified_huber")
+REGRESSION_LOSSES = ("squared", "huber", "epsilon_insensitive")
+MULTI_CLASS = ("ovr",)
+
+SUPPORTED_SCHEDULES = {"fobos": SCHEDULES, "rda": ("invsqrt", "adagrad"), "ftrl": ("adagrad",)}
+SUPPORTED_PENALTIES = {"fobos": PENALTIES, "rda": PENALTIES[:4], "ftrl": PENALTIES[:4]}
+
+
+def _one_of(name, value, allowed):
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} is not supported; use one of {', '.join(map(repr, allowed))}.")
+
+
+def _number(name, value, low, low_open=False, high=None, integer=False):
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value):
+        raise ValueError(f"{name}={value!r} must be a finite {'integer' if integer else 'number'}.")
+    if value < low or (low_open and value == low) or (high is not None and value > high):
+        bound = f"{'>' if low_open else '>='} {low}" + (f" and <= {high}" if high is not None else "")
+        raise ValueError(f"{name}={value!r} must be {bound}.")
+
+
+def check_params(est, losses):
+    """Raise ValueError for an unknown option, a value out of range or an unsupported combination."""
+    _one_of("loss", est.loss, losses)
+    _one_of("update", est.update, UPDATES)
+    _one_of("schedule", est.schedule, SCHEDULES)
+    _one_of("penalty", est.penalty, PENALTIES)
+    if est.schedule not in SUPPORTED_SCHEDULES[est.update]:
+        raise ValueError(
+            f"update={est.update!r} is not defined with schedule={est.schedule!r}; "
+            f"with {est.update!r} use schedule in {SUPPORTED_SCHEDULES[est.update]}.")
+    if est.penalty not in SUPPORTED_PENALTIES[est.update]:
+        raise ValueError(
+            f"penalty={est.penalty!r} has no exact form under update={est.update!r}; "
+            f"use penalty in {SUPPORTED_PENALTIES[est.update]} or update='fobos'.")
+    _number("alpha", est.alpha, 0.0)
+    _number("l1_ratio", est.l1_ratio, 0.0, high=1.0)
+    _number("eta0", est.eta0, 0.0, low_open=True)
+    _number("delta", est.delta, 0.0)
+    _number("rda_rho", est.rda_rho, 0.0)
+    _number("berhu_gamma", est.berhu_gamma, 0.0, low_open=True)
+    _number("epsilon", est.epsilon, 0.0)
+    _number("batch_size", est.batch_size, 1, integer=True)
+    _number("max_iter", est.max_iter, 1, integer=True)
+
+
+def kernel_arrays(X):
+    """CSR arrays the kernel reads without copying: float32/64 values, sorted
+    unique int32/int64 indices (duplicates are summed, as scipy does)."""
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    indices, indptr = X.indices, X.indptr
+    if indices.dtype != indptr.dtype:
+        indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
+    return X.data, indices, indptr
+
+
+def as_float_array(name, values, n):
+    """A C-contiguous float64 vector of length n with finite values."""
+    values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
+    if values.shape[0] != n:
+        raise ValueError(f"{name} has {values.shape[0]} entries, but X has {n} rows.")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} contains NaN or infinity; remove or replace those rows.")
+    return values
