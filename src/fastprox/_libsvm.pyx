@@ -61,7 +61,8 @@ cdef enum:
 
 # Largest index accepted, so that ``index + 1`` (a width) still fits int64.
 MAX_INDEX = INT64_MAX - 1
-cdef int64_t C_MAX_INDEX = INT64_MAX - 1
+cdef int64_t MAX_INDEX_TENTH = (INT64_MAX - 1) // 10
+cdef int64_t MAX_INDEX_LAST_DIGIT = (INT64_MAX - 1) % 10
 
 cdef double POW10[23]
 cdef int _k
@@ -103,13 +104,16 @@ cdef bint same_word(const char *p, const char *e, const char *word) noexcept nog
     return True
 
 
-cdef bint parse_double(const char *p, const char *e, double *out) noexcept nogil:
-    """Parse [p, e) as a whole float; False when it is not one.
+cdef inline const char *scan_double(const char *p, const char *e, double *out) noexcept nogil:
+    """Parse the number that starts at ``p`` (before ``e``); return its end.
 
-    ``e`` must point at a byte that ends a number for ``strtod`` (a space,
-    ``:``, ``#``, a newline or the NUL that ends every ``bytes`` object).
+    Returns NULL when no number starts at ``p``; the caller checks that the
+    number ends where its token does.  The byte at the returned end must stop
+    ``strtod`` too (a space, ``:``, ``#``, a newline or the NUL that ends every
+    ``bytes`` object), which holds for every byte the scan stops at.
     """
     cdef const char *start = p
+    cdef const char *word
     cdef char *stop
     cdef bint negative = False, in_fraction = False, any_digit = False
     cdef bint slow = False, exp_negative = False
@@ -119,14 +123,17 @@ cdef bint parse_double(const char *p, const char *e, double *out) noexcept nogil
     if p < e and (p[0] == 43 or p[0] == 45):  # '+' or '-'
         negative = p[0] == 45
         p += 1
-    if p < e and not is_digit(p[0]) and p[0] != 46:
-        if same_word(p, e, b"inf") or same_word(p, e, b"infinity"):
+    if p < e and ((p[0] | 32) == 105 or (p[0] | 32) == 110):  # 'i' or 'n'
+        word = p
+        while p < e and 97 <= (p[0] | 32) <= 122:
+            p += 1
+        if same_word(word, p, b"inf") or same_word(word, p, b"infinity"):
             out[0] = -INFINITY if negative else INFINITY
-            return True
-        if same_word(p, e, b"nan"):
+            return p
+        if same_word(word, p, b"nan"):
             out[0] = NAN
-            return True
-        return False
+            return p
+        return NULL
     while p < e:
         if is_digit(p[0]):
             any_digit = True
@@ -145,21 +152,19 @@ cdef bint parse_double(const char *p, const char *e, double *out) noexcept nogil
             break
         p += 1
     if not any_digit:
-        return False
+        return NULL
     if p < e and (p[0] | 32) == 101:  # 'e' or 'E'
         p += 1
         if p < e and (p[0] == 43 or p[0] == 45):
             exp_negative = p[0] == 45
             p += 1
         if p == e or not is_digit(p[0]):
-            return False
+            return NULL
         while p < e and is_digit(p[0]):
             if exp_value < 100000:
                 exp_value = exp_value * 10 + (p[0] - 48)
             p += 1
         exp10 += -exp_value if exp_negative else exp_value
-    if p != e:
-        return False
     if mantissa == 0 and not slow:
         v = 0.0
     elif not slow and mantissa <= (<uint64_t>1 << 53) and -22 <= exp10 <= 22:
@@ -170,39 +175,44 @@ cdef bint parse_double(const char *p, const char *e, double *out) noexcept nogil
             v = v / POW10[-exp10]
     else:
         v = strtod(start, &stop)
-        if stop != e:
-            return False
+        if stop != p:
+            return NULL
         out[0] = v
-        return True
+        return p
     out[0] = -v if negative else v
-    return True
+    return p
 
 
-cdef int parse_int(const char *p, const char *e, int64_t *out) noexcept nogil:
-    """Parse [p, e) as a non-negative integer ``[+]digits``.
+cdef inline bint parse_double(const char *p, const char *e, double *out) noexcept nogil:
+    """Parse the whole token [p, e) as a float; False when it is not one."""
+    return scan_double(p, e, out) == e
 
-    Returns OK, ERR_INDEX (not an integer), ERR_NEGATIVE_INDEX (``-digits``
-    with a non-zero value) or ERR_INDEX_OVERFLOW (above MAX_INDEX).
+
+cdef inline const char *scan_int(const char *p, const char *e, int64_t *out,
+                                 int *code) noexcept nogil:
+    """Parse ``[+-]digits`` at ``p`` into ``out``; return its end.
+
+    ``code`` is set to OK, ERR_INDEX (no digits) or ERR_INDEX_OVERFLOW (the
+    magnitude is above MAX_INDEX).
     """
     cdef bint negative = False
     cdef int64_t v = 0, d
+    code[0] = OK
     if p < e and (p[0] == 43 or p[0] == 45):
         negative = p[0] == 45
         p += 1
-    if p == e:
-        return ERR_INDEX
-    while p < e:
-        if not is_digit(p[0]):
-            return ERR_INDEX
+    if p == e or not is_digit(p[0]):
+        code[0] = ERR_INDEX
+        return p
+    while p < e and is_digit(p[0]):
         d = p[0] - 48
-        if v > (C_MAX_INDEX - d) // 10:
-            return ERR_NEGATIVE_INDEX if negative else ERR_INDEX_OVERFLOW
-        v = v * 10 + d
+        if v > MAX_INDEX_TENTH or (v == MAX_INDEX_TENTH and d > MAX_INDEX_LAST_DIGIT):
+            code[0] = ERR_INDEX_OVERFLOW
+        else:
+            v = v * 10 + d
         p += 1
-    if negative and v != 0:
-        return ERR_NEGATIVE_INDEX
-    out[0] = v
-    return OK
+    out[0] = -v if negative else v
+    return p
 
 
 cdef bint grow(void **block, size_t size) noexcept nogil:
@@ -297,8 +307,8 @@ cdef class Parser:
         cdef bint has_qid = False
         cdef int code
         cdef Py_ssize_t first_nnz = self.nnz
-        if memchr(p, 0, e - p) != NULL:
-            t = <const char *>memchr(p, 0, e - p)
+        t = <const char *>memchr(p, 0, e - p)
+        if t != NULL:
             return self.fail(ERR_NUL, base, t, t + 1)
         t = <const char *>memchr(p, 35, e - p)  # '#'
         if t != NULL:
@@ -318,13 +328,7 @@ cdef class Parser:
         if e - p >= 4 and p[0] == 113 and p[1] == 105 and p[2] == 100 and p[3] == 58:
             t = p
             p = token_end(p, e)
-            if p - t > 4 and (t[4] == 45 or t[4] == 43):
-                code = parse_int(t + 5, p, &qid)
-                if t[4] == 45:
-                    qid = -qid
-            else:
-                code = parse_int(t + 4, p, &qid)
-            if code != OK:
+            if scan_int(t + 4, p, &qid, &code) != p or code != OK:
                 return self.fail(ERR_QID, base, t, p)
             has_qid = True
         elif self.want_qid:
@@ -334,11 +338,15 @@ cdef class Parser:
             if p == e:
                 break
             t = p
-            p = token_end(p, e)
-            colon = <const char *>memchr(t, 58, p - t)  # ':'
-            if colon == NULL:
-                return self.fail(ERR_NO_COLON, base, t, p)
-            code = parse_int(t, colon, &index)
+            colon = scan_int(t, e, &index, &code)
+            if colon == e or colon[0] != 58:  # not followed by ':'
+                p = token_end(t, e)
+                colon = <const char *>memchr(t, 58, p - t)
+                if colon == NULL:
+                    return self.fail(ERR_NO_COLON, base, t, p)
+                return self.fail(ERR_INDEX, base, t, colon)
+            if index < 0 or (code == ERR_INDEX_OVERFLOW and t[0] == 45):
+                return self.fail(ERR_NEGATIVE_INDEX, base, t, colon)
             if code != OK:
                 return self.fail(code, base, t, colon)
             if index < lo:
@@ -348,7 +356,9 @@ cdef class Parser:
             if index <= previous:
                 return self.fail(ERR_DUPLICATE if index == previous else ERR_DECREASING,
                                  base, t, colon)
-            if not parse_double(colon + 1, p, &value):
+            p = scan_double(colon + 1, e, &value)
+            if p == NULL or (p < e and not is_space(p[0])):
+                p = token_end(colon + 1, e)
                 return self.fail(ERR_VALUE, base, colon + 1, p)
             if not self.allow_nonfinite and not isfinite(value):
                 return self.fail(ERR_NONFINITE, base, colon + 1, p)
@@ -381,6 +391,8 @@ cdef class Parser:
         too.  Indices must lie in ``[lo, hi]``; ``index - offset`` is stored.
         Returns -1 on bad input (see ``error``).
         """
+        if not 0 <= pos <= PyBytes_GET_SIZE(buf) or max_rows < 0:
+            raise ValueError("feed: pos must lie within buf and max_rows be >= 0")
         cdef const char *base = PyBytes_AS_STRING(buf)
         cdef const char *end = base + PyBytes_GET_SIZE(buf)
         cdef const char *p = base + pos
