@@ -27,6 +27,12 @@ from fastprox.libsvm import iter_libsvm, load_libsvm
 
 ROOT = Path(__file__).resolve().parent
 MIN_BYTES = 2_000_000
+LIMITS = ('What limits it: the parser is one single-threaded pass (hand-written integer and'
+             ' decimal scanning, `strtod` only for numbers beyond the exact fast path), about '
+             '200-400 MB/s depending on token length (short `3:1` tokens are slowest per byte)'
+             '. `load_libsvm` is slower than `iter_libsvm` on big files because its output arr'
+             'ays grow by reallocation and are copied once more into NumPy at the end; the str'
+             'eamed chunks stay in cache.')
 
 
 def median_seconds(function, runs):
@@ -114,12 +120,15 @@ def main():
     parser.add_argument("--data", type=Path, default=ROOT.parents[1] / "shared" / "data")
     args = parser.parse_args()
     report = ["# LIBSVM reader: fastprox vs scikit-learn", "",
-              f"Machine: {machine()}.", "",
+              f"Machine: {machine()}; load average at start {os.getloadavg()[0]:.1f} "
+              "(other jobs share the cores, so single numbers are noisy; the ratios, "
+              "measured side by side, are steadier).", "",
               f"MB/s = file bytes / median wall time of {args.runs} runs in one process "
               "(files read from the page cache). `load` is `load_libsvm`, `iter` is "
               "`iter_libsvm(chunk_rows=10_000)` with every chunk consumed, scikit-learn is "
               "`load_svmlight_file`. Made by `python bench/reader.py`.", ""]
     report += speed_table(args.data, args.runs)
+    report += ["", LIMITS]
     if args.big_gb > 0:
         report += ["", "## Streaming a large file", "", big_file(args.big_gb)]
         print(report[-1])

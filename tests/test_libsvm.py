@@ -244,6 +244,8 @@ ERRORS = [
     (b"1 1:\n", {}, 1, "no value after ':'"),
     (b"1 a:1\n", {}, 1, "index 'a' is not an integer"),
     (b"1 :1\n", {}, 1, "index '' is not an integer"),
+    (b"1 2:1 -:1\n", {}, 1, "index '-' is not an integer"),
+    (b"1 -99999999999999999999:1\n", {}, 1, "negative index '-99999999999999999999'"),
     (b"1 -3:1\n", {}, 1, "negative index '-3'"),
     (b"1 1:1\n1 0:1\n", {"zero_based": False}, 2, "index 0 in a one-based file"),
     (b"1 99999999999999999999:1\n", {}, 1, "index '99999999999999999999' is too large"),

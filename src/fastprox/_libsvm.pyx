@@ -198,6 +198,7 @@ cdef inline const char *scan_int(const char *p, const char *e, int64_t *out,
     cdef bint negative = False
     cdef int64_t v = 0, d
     code[0] = OK
+    out[0] = 0
     if p < e and (p[0] == 43 or p[0] == 45):
         negative = p[0] == 45
         p += 1
@@ -304,7 +305,6 @@ cdef class Parser:
         cdef const char *colon
         cdef double label, value
         cdef int64_t index, previous = -1, qid = 0
-        cdef bint has_qid = False
         cdef int code
         cdef Py_ssize_t first_nnz = self.nnz
         t = <const char *>memchr(p, 0, e - p)
@@ -330,7 +330,6 @@ cdef class Parser:
             p = token_end(p, e)
             if scan_int(t + 4, p, &qid, &code) != p or code != OK:
                 return self.fail(ERR_QID, base, t, p)
-            has_qid = True
         elif self.want_qid:
             return self.fail(ERR_MISSING_QID, base, p, p)
         while True:
