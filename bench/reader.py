@@ -27,12 +27,12 @@ from fastprox.libsvm import iter_libsvm, load_libsvm
 
 ROOT = Path(__file__).resolve().parent
 MIN_BYTES = 2_000_000
-LIMITS = ('What limits it: the parser is one single-threaded pass (hand-written integer and'
-             ' decimal scanning, `strtod` only for numbers beyond the exact fast path), about '
-             '200-400 MB/s depending on token length (short `3:1` tokens are slowest per byte)'
-             '. `load_libsvm` is slower than `iter_libsvm` on big files because its output arr'
-             'ays grow by reallocation and are copied once more into NumPy at the end; the str'
-             'eamed chunks stay in cache.')
+LIMITS = ('What limits it: the parser is one single-threaded pass (hand-written integer '
+          'and decimal scanning, `strtod` only for numbers beyond the exact fast path), '
+          'about 200-400 MB/s depending on token length (short `3:1` tokens are slowest '
+          'per byte). `load_libsvm` is slower than `iter_libsvm` on big files because its'
+          ' output arrays grow by reallocation and are copied once more into NumPy at the'
+          ' end; the streamed chunks stay in cache.')
 
 
 def median_seconds(function, runs):
