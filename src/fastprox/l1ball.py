@@ -1,0 +1,150 @@
+"""An l1-ball constrained online linear classifier (projected subgradient).
+
+The constrained counterpart of l1-regularized FOBOS, as the FOBOS
+experiments ran it (Duchi & Singer 2009, Sec. 7): minimise the loss subject to
+``||w||_1 <= radius`` by taking a subgradient step on each row and projecting
+back onto the ball (Duchi, Shalev-Shwartz, Singer & Chandra 2008). The step
+touches the row's non-zeros only, and ``SparseL1Ball`` projects in
+O(s log d) for a row with s non-zeros. The intercept is not constrained.
+"""
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit
+
+from fastprox.projection import SparseL1Ball
+
+_SCHEDULES = {
+    "constant": lambda eta0, t: eta0,
+    "invsqrt": lambda eta0, t: eta0 / np.sqrt(t),
+    "inv": lambda eta0, t: eta0 / t,
+}
+
+# d loss(p, y) / d p for y in {-1, +1}.
+_LOSS_DERIVATIVES = {
+    "hinge": lambda p, y: -y if y * p < 1.0 else 0.0,
+    "log": lambda p, y: -y * expit(-y * p),
+}
+
+
+class L1BallClassifier:
+    """Binary linear classifier with ``||coef_||_1 <= radius`` at all times.
+
+    For each row ``x_t`` (label ``y_t`` in {-1, +1}, the larger class being +1),
+    step ``t`` counting every row seen since ``fit``:
+
+        p = <w, x_t> + b
+        w <- Pi_radius(w - eta_t * l'(p, y_t) * x_t),   b <- b - eta_t * l'(p, y_t)
+
+    Parameters
+    ----------
+    radius : float > 0, the l1-ball's radius.
+    loss : "hinge" or "log".
+    eta0 : float > 0, base step; ``schedule`` gives eta_t = eta0 ("constant"),
+        eta0 / sqrt(t) ("invsqrt") or eta0 / t ("inv").
+    max_iter : int >= 1, passes over the data in ``fit``.
+    fit_intercept : bool.
+    shuffle : bool, shuffle the rows before each pass of ``fit``.
+    random_state : int or None, for the shuffling.
+    """
+
+    def __init__(self, radius=1.0, loss="hinge", eta0=0.1, schedule="invsqrt", max_iter=1,
+                 fit_intercept=True, shuffle=True, random_state=None):
+        self.radius = radius
+        self.loss = loss
+        self.eta0 = eta0
+        self.schedule = schedule
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _check_params(self):
+        if self.loss not in _LOSS_DERIVATIVES:
+            raise ValueError(f"loss must be one of {sorted(_LOSS_DERIVATIVES)}, got {self.loss!r}")
+        if self.schedule not in _SCHEDULES:
+            raise ValueError(f"schedule must be one of {sorted(_SCHEDULES)}, got {self.schedule!r}")
+        if not self.eta0 > 0:
+            raise ValueError(f"eta0 must be > 0, got {self.eta0!r}")
+        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
+            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
+
+    @staticmethod
+    def _rows(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        X.sum_duplicates()
+        return X
+
+    def _start(self, n_features, classes):
+        classes = np.unique(classes)
+        if classes.size != 2:
+            raise ValueError(f"L1BallClassifier is binary: need exactly 2 classes, got {classes.size}")
+        self.classes_ = classes
+        self._ball = SparseL1Ball(np.zeros(n_features), self.radius)
+        self.intercept_ = np.zeros(1)
+        self.t_ = 0
+
+    def _signs(self, y):
+        y = np.asarray(y)
+        unknown = ~np.isin(y, self.classes_)
+        if unknown.any():
+            raise ValueError(f"labels {np.unique(y[unknown])!r} are not in classes_ {self.classes_!r}")
+        return np.where(y == self.classes_[1], 1.0, -1.0)
+
+    def _pass(self, X, signs, order):
+        """One projected subgradient step per row, in ``order``."""
+        dloss, step = _LOSS_DERIVATIVES[self.loss], _SCHEDULES[self.schedule]
+        b = self.intercept_[0]
+        for i in order:
+            start, stop = X.indptr[i], X.indptr[i + 1]
+            indices, values = X.indices[start:stop], X.data[start:stop]
+            self.t_ += 1
+            eta = step(self.eta0, self.t_)
+            slope = dloss(self._ball.dot(indices, values) + b, signs[i])
+            if slope != 0.0:
+                self._ball.add(indices, -eta * slope * values)
+                if self.fit_intercept:
+                    b -= eta * slope
+        self.intercept_[0] = b
+        self.coef_ = self._ball.to_dense()[np.newaxis, :]
+
+    def fit(self, X, y):
+        """Start from w = 0 and make ``max_iter`` passes over (X, y)."""
+        self._check_params()
+        X = self._rows(X)
+        if X.shape[0] != len(y):
+            raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} labels")
+        self._start(X.shape[1], y)
+        signs = self._signs(y)
+        rng = np.random.default_rng(self.random_state)
+        for _ in range(self.max_iter):
+            self._pass(X, signs, rng.permutation(X.shape[0]) if self.shuffle else range(X.shape[0]))
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """One pass over (X, y) in order, continuing from the current model.
+
+        ``classes`` (both labels) is required on the first call.
+        """
+        self._check_params()
+        X = self._rows(X)
+        if X.shape[0] != len(y):
+            raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} labels")
+        if not hasattr(self, "_ball"):
+            if classes is None:
+                raise ValueError("pass classes=[negative, positive] to the first partial_fit")
+            self._start(X.shape[1], classes)
+        elif X.shape[1] != self._ball.n_features:
+            raise ValueError(f"X has {X.shape[1]} features, the model {self._ball.n_features}")
+        self._pass(X, self._signs(y), range(X.shape[0]))
+        return self
+
+    def decision_function(self, X):
+        """<w, x> + b for each row."""
+        if not hasattr(self, "coef_"):
+            raise ValueError("this L1BallClassifier is not fitted yet; call fit or partial_fit first")
+        return np.asarray(self._rows(X) @ self.coef_[0]) + self.intercept_[0]
+
+    def predict(self, X):
+        """The class of each row: classes_[1] where the decision is > 0."""
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]

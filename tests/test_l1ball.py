@@ -1,0 +1,56 @@
+"""L1BallClassifier: the weights never leave the l1-ball, and it learns."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from fastprox.l1ball import L1BallClassifier
+
+
+def separable(n=400, d=50, seed=0):
+    """Sparse rows labelled by the sign of two features: separable with ||w||_1 = 2."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.2, random_state=seed, format="csr", data_rvs=rng.standard_normal)
+    X[:, 0] = rng.choice([-1.0, 1.0], n)[:, None]
+    X[:, 1] = rng.uniform(0.2, 1.0, n)[:, None] * X[:, 0].toarray()
+    y = np.where(X[:, 0].toarray().ravel() > 0, "spam", "ham")
+    return sp.csr_matrix(X), y
+
+
+@pytest.mark.parametrize("loss", ["hinge", "log"])
+def test_weights_stay_in_the_ball_and_it_learns(loss):
+    X, y = separable()
+    radius = 3.0
+    model = L1BallClassifier(radius=radius, loss=loss, eta0=1.0, random_state=0)
+    model.partial_fit(X[:1], y[:1], classes=["ham", "spam"])
+    for i in range(1, X.shape[0]):  # check the constraint after every step
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+        assert np.abs(model.coef_).sum() <= radius * (1 + 1e-9)
+    model = L1BallClassifier(radius=radius, loss=loss, eta0=1.0, max_iter=5, random_state=0).fit(X, y)
+    assert np.abs(model.coef_).sum() <= radius * (1 + 1e-9)
+    assert list(model.classes_) == ["ham", "spam"]
+    assert (model.predict(X) == y).mean() >= 0.97
+    assert model.coef_.shape == (1, X.shape[1]) and model.intercept_.shape == (1,)
+
+
+def test_small_radius_binds():
+    X, y = separable()
+    model = L1BallClassifier(radius=0.1, eta0=1.0, max_iter=3, random_state=0).fit(X.toarray(), y)
+    assert np.abs(model.coef_).sum() == pytest.approx(0.1, rel=1e-9)
+
+
+@pytest.mark.parametrize("params", [{"radius": 0}, {"loss": "squared"}, {"eta0": -1},
+                                    {"schedule": "adagrad"}, {"max_iter": 0}])
+def test_bad_parameters(params):
+    X, y = separable(n=20)
+    with pytest.raises(ValueError):
+        L1BallClassifier(**params).fit(X, y)
+
+
+def test_needs_two_classes_and_fitting():
+    X, y = separable(n=20)
+    with pytest.raises(ValueError, match="2 classes"):
+        L1BallClassifier().fit(X, np.zeros(20))
+    with pytest.raises(ValueError, match="not fitted"):
+        L1BallClassifier().predict(X)
+    with pytest.raises(ValueError, match="classes"):
+        L1BallClassifier().partial_fit(X, y)
