@@ -186,7 +186,7 @@ def test_memory_does_not_grow_with_rows_seen():
     clf.partial_fit(X, y, classes=[0, 1])
 
     def state_bytes():
-        return sum(v.nbytes for v in clf._learner.__getstate__().values() if isinstance(v, np.ndarray))
+        return sum(v.nbytes for v in clf._learner.__getstate__()["arrays"].values())
 
     size = state_bytes()
     for _ in range(20):

@@ -25,6 +25,15 @@ cdef enum:
     BERHU_FRESH = 2               # current and unscheduled, between catch-up and update
 
 
+cdef struct Heap:
+    # Entries in the l2 phase: an indexed max-heap of their exit keys P_s / |w|.
+    double gamma
+    long long size
+    long long* items              # heap position -> entry index j * K + k
+    double* keys                  # heap position -> key
+    long long* pos                # entry index -> heap position, -1 if absent
+
+
 cdef inline double berhu_const_catch_up(double w, double a, double m, double gamma) noexcept nogil:
     """m Berhu proxes with the same threshold a: l2 shrinks while |w| > a + gamma, then l1."""
     cdef double v = fabs(w)
@@ -37,120 +46,105 @@ cdef inline double berhu_const_catch_up(double w, double a, double m, double gam
     return copysign(max(0.0, v - (m - n2) * a), w)
 
 
-@cython.final
-cdef class BerhuHeap:
-    """Entries in the l2 phase, as an indexed max-heap of their exit keys P_s / |w|."""
-    cdef double gamma
-    cdef long long size
-    cdef long long[::1] items, pos
-    cdef double[::1] keys
+cdef inline double heap_current(Heap* h, double* e, double P, double Q) noexcept nogil:
+    """The entry's value at the current step, without changing it."""
+    cdef int phase = <int>e[1]
+    if phase == BERHU_L2:
+        return e[0] * (P / e[2])
+    if phase == BERHU_L1:
+        return soft_threshold(e[0], Q - e[2])
+    return e[0]
 
-    def __init__(self, long long n, double gamma):
-        self.gamma = gamma
-        self.size = 0
-        self.items = np.zeros(n, dtype=np.int64)
-        self.keys = np.zeros(n)
-        self.pos = np.full(n, -1, dtype=np.int64)
 
-    def __getstate__(self):
-        return (self.size, np.asarray(self.items).copy(), np.asarray(self.keys).copy(),
-                np.asarray(self.pos).copy())
+cdef inline void heap_catch_up(Heap* h, double* e, long long idx, double P, double Q) noexcept nogil:
+    """Make the entry current and take it out of the schedule until its update."""
+    cdef double w = heap_current(h, e, P, Q)
+    if <int>e[1] == BERHU_L2:
+        heap_remove(h, idx)
+    e[0] = w
+    e[1] = BERHU_FRESH
 
-    def __setstate__(self, s):
-        self.size = s[0]
-        self.items, self.keys, self.pos = s[1].copy(), s[2].copy(), s[3].copy()
 
-    cdef double current(self, double* e, double P, double Q) noexcept nogil:
-        """The entry's value at the current step, without changing it."""
-        cdef int phase = <int>e[1]
-        if phase == BERHU_L2:
-            return e[0] * (P / e[2])
-        if phase == BERHU_L1:
-            return soft_threshold(e[0], Q - e[2])
-        return e[0]
+cdef inline void heap_schedule(Heap* h, double* e, long long idx, double w, double P, double Q) noexcept nogil:
+    """Store w as current at cumulants (P, Q) and put it in the phase it will start with."""
+    e[0] = w
+    if fabs(w) > h.gamma:
+        e[1] = BERHU_L2
+        e[2] = P
+        heap_push(h, idx, P / fabs(w))
+    else:
+        e[1] = BERHU_L1
+        e[2] = Q
 
-    cdef void catch_up(self, double* e, long long idx, double P, double Q) noexcept nogil:
-        """Make the entry current and take it out of the schedule until its update."""
-        cdef double w = self.current(e, P, Q)
-        if <int>e[1] == BERHU_L2:
-            self._remove(idx)
-        e[0] = w
-        e[1] = BERHU_FRESH
 
-    cdef void schedule(self, double* e, long long idx, double w, double P, double Q) noexcept nogil:
-        """Store w as current at cumulants (P, Q) and put it in the phase it will start with."""
-        e[0] = w
-        if fabs(w) > self.gamma:
-            e[1] = BERHU_L2
-            e[2] = P
-            self._push(idx, P / fabs(w))
-        else:
-            e[1] = BERHU_L1
-            e[2] = Q
+cdef void heap_advance(Heap* h, double* base, int n_entry, double P, double Q, double a) noexcept nogil:
+    """Before this step's cumulants: move every entry that leaves the l2 branch now to l1."""
+    cdef double L = P / (a + h.gamma)
+    cdef double v
+    cdef double* e
+    while h.size > 0 and h.keys[0] >= L:
+        e = base + h.items[0] * n_entry
+        heap_remove(h, h.items[0])
+        v = fabs(e[0]) * (P / e[2])
+        e[0] = copysign(v - a, e[0]) if v > a else 0.0
+        e[1] = BERHU_L1
+        e[2] = Q + a
 
-    cdef void advance(self, double* base, int n_entry, double P, double Q, double a) noexcept nogil:
-        """Before this step's cumulants: move every entry that leaves the l2 branch now to l1."""
-        cdef double L = P / (a + self.gamma)
-        cdef double v
-        cdef double* e
-        while self.size > 0 and self.keys[0] >= L:
-            e = base + self.items[0] * n_entry
-            self._remove(self.items[0])
-            v = fabs(e[0]) * (P / e[2])
-            e[0] = copysign(v - a, e[0]) if v > a else 0.0
-            e[1] = BERHU_L1
-            e[2] = Q + a
 
-    cdef void _push(self, long long idx, double key) noexcept nogil:
-        cdef long long i = self.size
-        self.size += 1
-        self.items[i] = idx
-        self.keys[i] = key
-        self.pos[idx] = i
-        self._sift_up(i)
+cdef void heap_push(Heap* h, long long idx, double key) noexcept nogil:
+    cdef long long i = h.size
+    h.size += 1
+    h.items[i] = idx
+    h.keys[i] = key
+    h.pos[idx] = i
+    heap_sift_up(h, i)
 
-    cdef void _remove(self, long long idx) noexcept nogil:
-        cdef long long i = self.pos[idx]
-        cdef long long last = self.size - 1
-        cdef long long moved
-        self.pos[idx] = -1
-        self.size = last
-        if i == last:
+
+cdef void heap_remove(Heap* h, long long idx) noexcept nogil:
+    cdef long long i = h.pos[idx]
+    cdef long long last = h.size - 1
+    cdef long long moved
+    h.pos[idx] = -1
+    h.size = last
+    if i == last:
+        return
+    moved = h.items[last]
+    h.items[i] = moved
+    h.keys[i] = h.keys[last]
+    h.pos[moved] = i
+    heap_sift_up(h, i)
+    heap_sift_down(h, h.pos[moved])
+
+
+cdef inline void heap_swap(Heap* h, long long i, long long j) noexcept nogil:
+    cdef long long it = h.items[i]
+    cdef double k = h.keys[i]
+    h.items[i], h.keys[i] = h.items[j], h.keys[j]
+    h.items[j], h.keys[j] = it, k
+    h.pos[h.items[i]] = i
+    h.pos[h.items[j]] = j
+
+
+cdef void heap_sift_up(Heap* h, long long i) noexcept nogil:
+    cdef long long parent
+    while i > 0:
+        parent = (i - 1) // 2
+        if h.keys[parent] >= h.keys[i]:
             return
-        moved = self.items[last]
-        self.items[i] = moved
-        self.keys[i] = self.keys[last]
-        self.pos[moved] = i
-        self._sift_up(i)
-        self._sift_down(self.pos[moved])
+        heap_swap(h, i, parent)
+        i = parent
 
-    cdef void _swap(self, long long i, long long j) noexcept nogil:
-        cdef long long it = self.items[i]
-        cdef double k = self.keys[i]
-        self.items[i], self.keys[i] = self.items[j], self.keys[j]
-        self.items[j], self.keys[j] = it, k
-        self.pos[self.items[i]] = i
-        self.pos[self.items[j]] = j
 
-    cdef void _sift_up(self, long long i) noexcept nogil:
-        cdef long long parent
-        while i > 0:
-            parent = (i - 1) // 2
-            if self.keys[parent] >= self.keys[i]:
-                return
-            self._swap(i, parent)
-            i = parent
-
-    cdef void _sift_down(self, long long i) noexcept nogil:
-        cdef long long c, best
-        while True:
-            best = i
-            c = 2 * i + 1
-            if c < self.size and self.keys[c] > self.keys[best]:
-                best = c
-            if c + 1 < self.size and self.keys[c + 1] > self.keys[best]:
-                best = c + 1
-            if best == i:
-                return
-            self._swap(i, best)
-            i = best
+cdef void heap_sift_down(Heap* h, long long i) noexcept nogil:
+    cdef long long c, best
+    while True:
+        best = i
+        c = 2 * i + 1
+        if c < h.size and h.keys[c] > h.keys[best]:
+            best = c
+        if c + 1 < h.size and h.keys[c + 1] > h.keys[best]:
+            best = c + 1
+        if best == i:
+            return
+        heap_swap(h, i, best)
+        i = best

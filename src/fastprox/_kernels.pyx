@@ -76,7 +76,42 @@ LOSSES = {"log": 0, "hinge": 1, "squared_hinge": 2, "modified_huber": 3,
 cdef double P_FLOOR = 1e-200
 cdef long long MIN_REBASE_PERIOD = 1 << 16
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define FASTPROX_PREFETCH(p) __builtin_prefetch((p), 1, 3)
+    #else
+    #define FASTPROX_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void FASTPROX_PREFETCH(const void* p) noexcept nogil
+
 include "_berhu.pxi"
+
+
+cdef struct Ctx:
+    # What one step reads and writes, as plain C values and pointers into the
+    # Learner's arrays: copied to a local for a run of steps, so that stores
+    # into the state cannot alias the parameters (no reloads in the loops).
+    int update, schedule, penalty, loss, K, n_row, n_entry, off_P, off_Q
+    bint ovr, fit_intercept, berhu_heap
+    double alpha_pen, rho1, eta0, delta, rda_rho, gamma, epsilon
+    long long d, width, rebase_period
+    double* state                 # (d, width) row-major
+    double* bstate                # (K, 2): b | s_b | z_b, then G_b | n_b
+    long long t                   # steps completed
+    long long n_ops               # entries visited (catch-up, margin, update, rebase)
+    long long since_rebase
+    double P, Q                   # scalar-FOBOS cumulants
+    Heap heap                     # Berhu's l2-phase schedule
+    double eta, wc, wl2, wbeta    # per-step constants
+    double* p                     # (K,) margins
+    double* q                     # (K,) loss derivatives
+    double* qsum                  # (K,) intercept gradient of the step
+    double* gacc                  # (d, K) batch gradient accumulator
+    long long* mark               # (d,) step at which a feature was last collected
+    long long* touched            # (d,) features of the current batch
+
 
 
 @cython.final
@@ -84,103 +119,120 @@ cdef class Learner:
     """State and step loop of K lazily-updated linear models (one per output).
 
     Parameters are the contract's: ``update``, ``schedule``, ``penalty`` and
-    ``loss`` are names from the module-level tables; ``n_outputs`` > 1 means
-    one-vs-rest over class indices given as float labels 0..K-1.
+    ``loss`` are names from the module-level tables; ``ovr`` means K binary
+    one-vs-rest models over class indices given as float labels 0..K-1.
     """
-    cdef readonly int n_features, n_outputs, update, schedule, penalty, loss
+    cdef readonly int n_features, n_outputs
+    cdef readonly object update, schedule, penalty, loss
     cdef readonly double alpha, l1_ratio, eta0, delta, rda_rho, berhu_gamma, epsilon
-    cdef readonly bint fit_intercept
-    cdef readonly long long t             # steps completed
-    cdef readonly long long n_ops         # entries visited (catch-up, margin, update, rebase)
-    cdef readonly long long since_rebase, rebase_period
-    cdef double[:, ::1] state
-    cdef double[:, ::1] bstate            # per output: (b | s_b | z_b, G_b | n_b)
-    cdef double P, Q                      # scalar-FOBOS cumulants
-    cdef double rho1, alpha_pen           # l1 share of the penalty, alpha (0 for none)
-    cdef int n_row, n_entry, off_P, off_Q
-    cdef bint ovr
-    cdef double eta, wc, wl2, wbeta       # per-step constants
-    cdef double[::1] p, q, qsum
-    cdef double[:, ::1] gacc              # batch gradient accumulator, allocated on demand
-    cdef long long[::1] mark, touched
-    cdef BerhuHeap heap
-    cdef object _coef                     # coef() of step count _coef_t
+    cdef readonly bint fit_intercept, ovr
+    cdef Ctx c
+    cdef object arrays                    # name -> ndarray: everything c points into
+    cdef object _coef                     # coef() at step count _coef_t
     cdef long long _coef_t
 
     def __init__(self, int n_features, int n_outputs, update, schedule, penalty, loss,
                  double alpha=0.0, double l1_ratio=0.15, double eta0=0.1, double delta=1e-8,
                  double rda_rho=0.0, double berhu_gamma=1.0, double epsilon=0.1,
                  bint fit_intercept=True, bint ovr=False):
-        self.n_features = n_features
-        self.n_outputs = n_outputs
-        self.update = UPDATES[update]
-        self.schedule = SCHEDULES[schedule]
-        self.penalty = PENALTIES[penalty]
-        self.loss = LOSSES[loss]
+        self.n_features, self.n_outputs = n_features, n_outputs
+        self.update, self.schedule, self.penalty, self.loss = update, schedule, penalty, loss
         self.alpha, self.l1_ratio, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
-        self.rda_rho = rda_rho if self.update == RDA else 0.0
-        self.berhu_gamma, self.epsilon = berhu_gamma, epsilon
-        self.fit_intercept = fit_intercept
-        self.ovr = ovr
-        self.rho1 = {NONE: 0.0, L1: 1.0, L2: 0.0, ELASTICNET: l1_ratio, BERHU: 1.0}[self.penalty]
-        self.alpha_pen = 0.0 if self.penalty == NONE else alpha
-        self.off_P = self.off_Q = -1
-        self.n_row = 0
-        if self.update == FOBOS and self.schedule != ADAGRAD and self.penalty != BERHU:
-            if self.alpha_pen > 0 and self.rho1 < 1:
-                self.off_P = self.n_row
-                self.n_row += 1
-            if self.alpha_pen > 0 and self.rho1 > 0:
-                self.off_Q = self.n_row
-                self.n_row += 1
-            self.n_entry = 1
-        elif self.update == FOBOS and self.schedule == ADAGRAD:
-            self.n_row, self.n_entry = 1, 2
-        elif self.update == FOBOS:
-            self.n_entry = BERHU_ENTRY
-        elif self.update == RDA:
-            self.n_entry = 2 if self.schedule == ADAGRAD else 1
+        self.rda_rho, self.berhu_gamma, self.epsilon = rda_rho, berhu_gamma, epsilon
+        self.fit_intercept, self.ovr = fit_intercept, ovr
+        c = &self.c
+        c.update, c.schedule = UPDATES[update], SCHEDULES[schedule]
+        c.penalty, c.loss = PENALTIES[penalty], LOSSES[loss]
+        c.K, c.d = n_outputs, n_features
+        c.ovr, c.fit_intercept = ovr, fit_intercept
+        c.eta0, c.delta, c.gamma, c.epsilon = eta0, delta, berhu_gamma, epsilon
+        c.rda_rho = rda_rho if c.update == RDA else 0.0
+        c.rho1 = {NONE: 0.0, L1: 1.0, L2: 0.0, ELASTICNET: l1_ratio, BERHU: 1.0}[c.penalty]
+        c.alpha_pen = 0.0 if c.penalty == NONE else alpha
+        c.berhu_heap = c.update == FOBOS and c.schedule != ADAGRAD and c.penalty == BERHU
+        c.off_P = c.off_Q = -1
+        c.n_row = 0
+        if c.update == FOBOS and c.schedule != ADAGRAD and c.penalty != BERHU:
+            if c.alpha_pen > 0 and c.rho1 < 1:
+                c.off_P = c.n_row
+                c.n_row += 1
+            if c.alpha_pen > 0 and c.rho1 > 0:
+                c.off_Q = c.n_row
+                c.n_row += 1
+            c.n_entry = 1
+        elif c.update == FOBOS and c.schedule == ADAGRAD:
+            c.n_row, c.n_entry = 1, 2
+        elif c.update == FOBOS:
+            c.n_entry = BERHU_ENTRY
+        elif c.update == RDA:
+            c.n_entry = 2 if c.schedule == ADAGRAD else 1
         else:
-            self.n_entry = 2
-        self.state = np.zeros((n_features, self.n_row + n_outputs * self.n_entry))
-        self.bstate = np.zeros((n_outputs, 2))
-        self.t = self.n_ops = self.since_rebase = 0
-        self.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
-        self.P, self.Q = 1.0, 0.0
-        self._reset_stamps()
-        self.p = np.zeros(n_outputs)
-        self.q = np.zeros(n_outputs)
-        self.qsum = np.zeros(n_outputs)
-        self.mark = np.zeros(n_features, dtype=np.int64)
-        self.touched = np.zeros(n_features, dtype=np.int64)
-        self.gacc = None
-        self.heap = BerhuHeap(n_features * n_outputs, berhu_gamma) if self._is_berhu_heap() else None
+            c.n_entry = 2
+        c.width = c.n_row + n_outputs * c.n_entry
+        c.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
+        c.t = c.n_ops = c.since_rebase = 0
+        c.P, c.Q = 1.0, 0.0
+        c.heap.gamma = berhu_gamma
+        c.heap.size = 0
+        n_heap = n_features * n_outputs if c.berhu_heap else 0
+        self._attach({
+            "state": np.zeros((n_features, c.width)),
+            "bstate": np.zeros((n_outputs, 2)),
+            "heap_items": np.zeros(n_heap, dtype=np.int64),
+            "heap_keys": np.zeros(n_heap),
+            "heap_pos": np.full(n_heap, -1, dtype=np.int64),
+        })
+        reset_stamps(c)
+
+    cdef _attach(self, dict saved):
+        """Point the context at the saved arrays and at fresh scratch space."""
+        arrays = {name: np.require(a, requirements=["C", "W"]) for name, a in saved.items()}
+        arrays.update(p=np.zeros(self.n_outputs), q=np.zeros(self.n_outputs),
+                      qsum=np.zeros(self.n_outputs), gacc=np.zeros((self.n_features, self.n_outputs)),
+                      mark=np.zeros(self.n_features, dtype=np.int64),
+                      touched=np.zeros(self.n_features, dtype=np.int64))
+        self.arrays = arrays
+        self.c.state = _ptr(arrays["state"])
+        self.c.bstate = _ptr(arrays["bstate"])
+        self.c.p, self.c.q, self.c.qsum = _ptr(arrays["p"]), _ptr(arrays["q"]), _ptr(arrays["qsum"])
+        self.c.gacc = _ptr(arrays["gacc"])
+        self.c.mark, self.c.touched = _iptr(arrays["mark"]), _iptr(arrays["touched"])
+        self.c.heap.items, self.c.heap.pos = _iptr(arrays["heap_items"]), _iptr(arrays["heap_pos"])
+        self.c.heap.keys = _ptr(arrays["heap_keys"])
+        self._coef = None
 
     # ------------------------------------------------------------------ pickling
     def __reduce__(self):
-        args = (self.n_features, self.n_outputs,
-                {v: k for k, v in UPDATES.items()}[self.update],
-                {v: k for k, v in SCHEDULES.items()}[self.schedule],
-                {v: k for k, v in PENALTIES.items()}[self.penalty],
-                {v: k for k, v in LOSSES.items()}[self.loss],
-                self.alpha, self.l1_ratio, self.eta0, self.delta, self.rda_rho,
+        args = (self.n_features, self.n_outputs, self.update, self.schedule, self.penalty,
+                self.loss, self.alpha, self.l1_ratio, self.eta0, self.delta, self.rda_rho,
                 self.berhu_gamma, self.epsilon, self.fit_intercept, self.ovr)
         return (Learner, args, self.__getstate__())
 
     def __getstate__(self):
-        return {"state": np.asarray(self.state).copy(), "bstate": np.asarray(self.bstate).copy(),
-                "t": self.t, "n_ops": self.n_ops, "since_rebase": self.since_rebase,
-                "P": self.P, "Q": self.Q,
-                "heap": self.heap.__getstate__() if self.heap is not None else None}
+        saved = ("state", "bstate", "heap_items", "heap_keys", "heap_pos")
+        return {"arrays": {name: self.arrays[name].copy() for name in saved},
+                "t": self.c.t, "n_ops": self.c.n_ops, "since_rebase": self.c.since_rebase,
+                "P": self.c.P, "Q": self.c.Q, "heap_size": self.c.heap.size}
 
     def __setstate__(self, d):
-        self.state = np.array(d["state"], dtype=np.float64, order="C")
-        self.bstate = np.array(d["bstate"], dtype=np.float64, order="C")
-        self.t, self.n_ops, self.since_rebase = d["t"], d["n_ops"], d["since_rebase"]
-        self.P, self.Q = d["P"], d["Q"]
-        self._coef = None
-        if self.heap is not None:
-            self.heap.__setstate__(d["heap"])
+        self._attach(d["arrays"])
+        self.c.t, self.c.n_ops, self.c.since_rebase = d["t"], d["n_ops"], d["since_rebase"]
+        self.c.P, self.c.Q, self.c.heap.size = d["P"], d["Q"], d["heap_size"]
+
+    @property
+    def t(self):
+        """Steps completed."""
+        return self.c.t
+
+    @property
+    def n_ops(self):
+        """Entries visited so far (catch-up, margin, update, rebase): the cost counter."""
+        return self.c.n_ops
+
+    @property
+    def since_rebase(self):
+        """Steps since the scalar-FOBOS cumulants were last rebased."""
+        return self.c.since_rebase
 
     # ------------------------------------------------------------------ reading
     def coef(self):
@@ -189,23 +241,24 @@ cdef class Learner:
         cdef double[:, ::1] out
         cdef Py_ssize_t j
         cdef int k
-        if self._coef_t == self.t and self._coef is not None:
+        cdef Ctx c = self.c
+        if self._coef_t == c.t and self._coef is not None:
             return self._coef
-        out = np.zeros((self.n_outputs, self.n_features))
+        out = np.zeros((c.K, c.d))
         with nogil:
-            self._set_weight_params()
-            for j in range(self.n_features):
-                for k in range(self.n_outputs):
-                    out[k, j] = self._current(j, k)
+            set_weight_params(&c)
+            for j in range(c.d):
+                for k in range(c.K):
+                    out[k, j] = current(&c, j, k)
         self._coef = np.asarray(out)
         self._coef.flags.writeable = False
-        self._coef_t = self.t
+        self._coef_t = c.t
         return self._coef
 
     def intercept(self):
         """The intercept b_{T+1} per output, a (K,) array."""
         cdef int k
-        return np.array([self._intercept_value(k) for k in range(self.n_outputs)])
+        return np.array([intercept_value(&self.c, k) for k in range(self.n_outputs)])
 
     # ------------------------------------------------------------------ training
     def fit_rows(self, const value_t[::1] data, const index_t[::1] indices,
@@ -217,321 +270,340 @@ cdef class Learner:
         losses: each row's loss at the margin it had before its step's update."""
         cdef Py_ssize_t n = order.shape[0]
         cdef Py_ssize_t start = 0
+        cdef long long nxt
         cdef int b
         cdef double total = 0.0
-        if batch_size > 1 and self.gacc is None:
-            self.gacc = np.zeros((self.n_features, self.n_outputs))
+        cdef Ctx c = self.c
+        cdef const value_t* X = &data[0] if data.shape[0] else NULL
+        cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
         with nogil:
             while start < n:
                 b = <int>min(<Py_ssize_t>batch_size, n - start)
-                total += self._step(&data[0] if data.shape[0] else NULL, &indices[0] if indices.shape[0] else NULL,
-                                    &indptr[0], &y[0], &sample_weight[0], &order[start], b)
+                if start + b < n:
+                    nxt = order[start + b]
+                    prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1])
+                total += step(&c, X, ind, &indptr[0], &y[0], &sample_weight[0], &order[start], b)
                 start += b
+        self.c = c
         return total
 
-    # ------------------------------------------------------------------ one step
-    cdef double _step(self, const value_t* data, const index_t* indices, const index_t* indptr,
-                      const double* y, const double* sw, const long long* rows, int n_rows) noexcept nogil:
-        cdef int K = self.n_outputs
-        cdef int i, k
-        cdef long long r, j, nz, n_touched = 0
-        cdef double x, total = 0.0, scale = 1.0 / n_rows
-        cdef double* row
-        self._set_weight_params()
-        self._begin_step()
-        if n_rows == 1:
-            r = rows[0]
-            self._margins(data, indices, indptr[r], indptr[r + 1])
-            total = self._gradients(y[r], sw[r], 1.0)
-            self._advance_cumulants()
-            for nz in range(indptr[r], indptr[r + 1]):
-                row = &self.state[indices[nz], 0]
-                x = data[nz]
-                for k in range(K):
-                    self._apply(row, k, self.q[k] * x)
-                self._stamp(row)
-            self.n_ops += (indptr[r + 1] - indptr[r]) * K
-            for k in range(K):
-                self.qsum[k] = self.q[k]
-        else:
-            for k in range(K):
-                self.qsum[k] = 0.0
-            for i in range(n_rows):
-                r = rows[i]
-                self._margins(data, indices, indptr[r], indptr[r + 1])
-                total += self._gradients(y[r], sw[r], scale)
-                for k in range(K):
-                    self.qsum[k] += self.q[k]
-                for nz in range(indptr[r], indptr[r + 1]):
-                    j = indices[nz]
-                    if self.mark[j] != self.t + 1:
-                        self.mark[j] = self.t + 1
-                        self.touched[n_touched] = j
-                        n_touched += 1
-                    x = data[nz]
-                    for k in range(K):
-                        self.gacc[j, k] += self.q[k] * x
-            self._advance_cumulants()
-            for i in range(n_touched):
-                j = self.touched[i]
-                row = &self.state[j, 0]
-                for k in range(K):
-                    self._apply(row, k, self.gacc[j, k])
-                    self.gacc[j, k] = 0.0
-                self._stamp(row)
-            self.n_ops += n_touched * K
-        for k in range(K):
-            self._apply_intercept(k, self.qsum[k])
-        self.t += 1
-        self._end_step()
-        return total
 
-    cdef void _margins(self, const value_t* data, const index_t* indices,
-                       long long lo, long long hi) noexcept nogil:
-        """p_k = <w_k, x> + b_k at the current step, catching up the row's features."""
-        cdef int k, K = self.n_outputs
-        cdef long long nz
-        cdef double x
-        cdef double* row
-        for k in range(K):
-            self.p[k] = self._intercept_value(k)
-        for nz in range(lo, hi):
-            row = &self.state[indices[nz], 0]
-            self._catch_up(row)
+cdef inline double* _ptr(a):
+    cdef double[::1] flat = a.reshape(-1)
+    return &flat[0] if flat.shape[0] else NULL
+
+
+cdef inline long long* _iptr(a):
+    cdef long long[::1] flat = a.reshape(-1)
+    return &flat[0] if flat.shape[0] else NULL
+
+
+cdef inline void prefetch_rows(Ctx* c, const index_t* indices, long long lo, long long hi) noexcept nogil:
+    """Ask for the state of the next step's features while this step computes."""
+    cdef long long nz
+    for nz in range(lo, hi):
+        FASTPROX_PREFETCH(c.state + indices[nz] * c.width)
+
+
+# ------------------------------------------------------------------ one step
+cdef double step(Ctx* c, const value_t* data, const index_t* indices, const index_t* indptr,
+                  const double* y, const double* sw, const long long* rows, int n_rows) noexcept nogil:
+    cdef int K = c.K
+    cdef int i, k
+    cdef long long r, j, nz, n_touched = 0
+    cdef double x, total = 0.0, scale = 1.0 / n_rows
+    cdef double* row
+    set_weight_params(c)
+    begin_step(c)
+    if n_rows == 1:
+        r = rows[0]
+        margins(c, data, indices, indptr[r], indptr[r + 1])
+        total = gradients(c, y[r], sw[r], 1.0)
+        advance_cumulants(c)
+        for nz in range(indptr[r], indptr[r + 1]):
+            row = c.state + indices[nz] * c.width
             x = data[nz]
             for k in range(K):
-                self.p[k] += self._weight(row, k) * x
-        self.n_ops += (hi - lo) * K
+                apply(c, row, k, c.q[k] * x)
+            stamp(c, row)
+        c.n_ops += (indptr[r + 1] - indptr[r]) * K
+        for k in range(K):
+            c.qsum[k] = c.q[k]
+    else:
+        for k in range(K):
+            c.qsum[k] = 0.0
+        for i in range(n_rows):
+            r = rows[i]
+            margins(c, data, indices, indptr[r], indptr[r + 1])
+            total += gradients(c, y[r], sw[r], scale)
+            for k in range(K):
+                c.qsum[k] += c.q[k]
+            for nz in range(indptr[r], indptr[r + 1]):
+                j = indices[nz]
+                if c.mark[j] != c.t + 1:
+                    c.mark[j] = c.t + 1
+                    c.touched[n_touched] = j
+                    n_touched += 1
+                x = data[nz]
+                for k in range(K):
+                    c.gacc[j * c.K + k] += c.q[k] * x
+        advance_cumulants(c)
+        for i in range(n_touched):
+            j = c.touched[i]
+            row = c.state + j * c.width
+            for k in range(K):
+                apply(c, row, k, c.gacc[j * c.K + k])
+                c.gacc[j * c.K + k] = 0.0
+            stamp(c, row)
+        c.n_ops += n_touched * K
+    for k in range(K):
+        apply_intercept(c, k, c.qsum[k])
+    c.t += 1
+    end_step(c)
+    return total
 
-    cdef double _gradients(self, double y, double weight, double scale) noexcept nogil:
-        """q_k = scale * weight * loss'(p_k, y_k); returns the weighted loss."""
-        cdef int k
-        cdef double yk, total = 0.0
-        for k in range(self.n_outputs):
-            yk = (1.0 if k == <int>y else -1.0) if self.ovr else y
-            self.q[k] = dloss(self.loss, self.p[k], yk, self.epsilon) * weight * scale
-            total += weight * loss_value(self.loss, self.p[k], yk, self.epsilon)
-        return total
+cdef void margins(Ctx* c, const value_t* data, const index_t* indices,
+                   long long lo, long long hi) noexcept nogil:
+    """p_k = <w_k, x> + b_k at the current step, catching up the row's features."""
+    cdef int k, K = c.K
+    cdef long long nz
+    cdef double x
+    cdef double* row
+    for k in range(K):
+        c.p[k] = intercept_value(c, k)
+    for nz in range(lo, hi):
+        row = c.state + indices[nz] * c.width
+        catch_up(c, row)
+        x = data[nz]
+        for k in range(K):
+            c.p[k] += weight(c, row, k) * x
+    c.n_ops += (hi - lo) * K
 
-    # ------------------------------------------------------------------ schedules
-    cdef void _begin_step(self) noexcept nogil:
-        """eta_t of the scalar schedules for step t = self.t + 1."""
-        cdef double t = <double>(self.t + 1)
-        if self.schedule == CONSTANT:
-            self.eta = self.eta0
-        elif self.schedule == INVSQRT:
-            self.eta = self.eta0 / sqrt(t)
-        else:
-            self.eta = self.eta0 / t
+cdef double gradients(Ctx* c, double y, double weight, double scale) noexcept nogil:
+    """q_k = scale * weight * loss'(p_k, y_k); returns the weighted loss."""
+    cdef int k
+    cdef double yk, total = 0.0
+    for k in range(c.K):
+        yk = (1.0 if k == <int>y else -1.0) if c.ovr else y
+        c.q[k] = dloss(c.loss, c.p[k], yk, c.epsilon) * weight * scale
+        total += weight * loss_value(c.loss, c.p[k], yk, c.epsilon)
+    return total
 
-    cdef void _set_weight_params(self) noexcept nogil:
-        """Constants of the dual (rda, ftrl) weight formulas with T = self.t gradients summed."""
-        cdef double T = <double>self.t
-        self.wc = T * self.alpha_pen * self.rho1
-        self.wl2 = T * self.alpha_pen * (1.0 - self.rho1)
-        self.wbeta = sqrt(T) / self.eta0
+# ------------------------------------------------------------------ schedules
+cdef void begin_step(Ctx* c) noexcept nogil:
+    """eta_t of the scalar schedules for step t = c.t + 1."""
+    cdef double t = <double>(c.t + 1)
+    if c.schedule == CONSTANT:
+        c.eta = c.eta0
+    elif c.schedule == INVSQRT:
+        c.eta = c.eta0 / sqrt(t)
+    else:
+        c.eta = c.eta0 / t
 
-    cdef void _advance_cumulants(self) noexcept nogil:
-        """Fold this step's prox into the scalar-FOBOS cumulants (P, Q)."""
-        cdef double a = self.alpha_pen * self.eta
-        if self.update != FOBOS or self.schedule == ADAGRAD:
-            return
-        if self.penalty == BERHU:
-            self.heap.advance(&self.state[0, 0], self.n_entry, self.P, self.Q, a)
-            self.Q += a
-            self.P /= 1.0 + a / self.berhu_gamma
-            return
-        self.Q += a * self.rho1 / self.P
-        self.P /= 1.0 + a * (1.0 - self.rho1)
+cdef void set_weight_params(Ctx* c) noexcept nogil:
+    """Constants of the dual (rda, ftrl) weight formulas with T = c.t gradients summed."""
+    cdef double T = <double>c.t
+    c.wc = T * c.alpha_pen * c.rho1
+    c.wl2 = T * c.alpha_pen * (1.0 - c.rho1)
+    c.wbeta = sqrt(T) / c.eta0
 
-    cdef void _end_step(self) noexcept nogil:
-        if self.update != FOBOS or self.schedule == ADAGRAD:
-            return
-        self.since_rebase += 1
-        if self.P < P_FLOOR or self.since_rebase >= self.rebase_period:
-            self._rebase()
+cdef void advance_cumulants(Ctx* c) noexcept nogil:
+    """Fold this step's prox into the scalar-FOBOS cumulants (P, Q)."""
+    cdef double a = c.alpha_pen * c.eta
+    if c.update != FOBOS or c.schedule == ADAGRAD:
+        return
+    if c.penalty == BERHU:
+        heap_advance(&c.heap, c.state, c.n_entry, c.P, c.Q, a)
+        c.Q += a
+        c.P /= 1.0 + a / c.gamma
+        return
+    c.Q += a * c.rho1 / c.P
+    c.P /= 1.0 + a * (1.0 - c.rho1)
 
-    cdef void _rebase(self) noexcept nogil:
-        """Catch every feature up, then restart the cumulants at P = 1, Q = 0."""
-        cdef Py_ssize_t j
-        for j in range(self.n_features):
-            self._catch_up(&self.state[j, 0])
-        self.n_ops += self.n_features * self.n_outputs
-        self.P, self.Q = 1.0, 0.0
-        self._reset_stamps()
-        self.since_rebase = 0
-        if self.heap is not None:
-            for j in range(self.n_features * self.n_outputs):
-                self.heap.schedule(&self.state[0, 0] + j * self.n_entry, j,
-                                   self.state[0, j * self.n_entry], 1.0, 0.0)
+cdef void end_step(Ctx* c) noexcept nogil:
+    if c.update != FOBOS or c.schedule == ADAGRAD:
+        return
+    c.since_rebase += 1
+    if c.P < P_FLOOR or c.since_rebase >= c.rebase_period:
+        rebase(c)
 
-    cdef void _reset_stamps(self) noexcept nogil:
-        """Stamp every feature as current at the cumulants' origin (P = 1, Q = 0)."""
-        cdef Py_ssize_t j
-        for j in range(self.n_features):
-            if self.off_P >= 0:
-                self.state[j, self.off_P] = 1.0
-            if self.off_Q >= 0:
-                self.state[j, self.off_Q] = 0.0
+cdef void rebase(Ctx* c) noexcept nogil:
+    """Catch every feature up, then restart the cumulants at P = 1, Q = 0."""
+    cdef Py_ssize_t j
+    for j in range(c.d):
+        catch_up(c, c.state + j * c.width)
+    c.n_ops += c.d * c.K
+    c.P, c.Q = 1.0, 0.0
+    reset_stamps(c)
+    c.since_rebase = 0
+    if c.berhu_heap:
+        for j in range(c.d * c.K):
+            heap_schedule(&c.heap, c.state + j * c.n_entry, j, c.state[j * c.n_entry], 1.0, 0.0)
 
-    # ------------------------------------------------------------------ per feature
-    cdef inline double* _entry(self, double* row, int k) noexcept nogil:
-        return row + self.n_row + k * self.n_entry
+cdef void reset_stamps(Ctx* c) noexcept nogil:
+    """Stamp every feature as current at the cumulants' origin (P = 1, Q = 0)."""
+    cdef Py_ssize_t j
+    for j in range(c.d):
+        if c.off_P >= 0:
+            c.state[j * c.width + c.off_P] = 1.0
+        if c.off_Q >= 0:
+            c.state[j * c.width + c.off_Q] = 0.0
 
-    cdef inline long long _index(self, double* row, int k) noexcept nogil:
-        """Flat index j * K + k of entry k of a row (for layouts without row fields)."""
-        return (row - &self.state[0, 0]) // self.n_entry + k
+# ------------------------------------------------------------------ per feature
+cdef inline double* entry(Ctx* c, double* row, int k) noexcept nogil:
+    return row + c.n_row + k * c.n_entry
 
-    cdef inline void _catch_up(self, double* row) noexcept nogil:
-        """Bring the stored entries of a FOBOS feature to the current step, in place."""
-        cdef int k
-        if self.update != FOBOS:
-            return
-        if self.schedule == ADAGRAD:
-            if row[0] < self.t:
-                for k in range(self.n_outputs):
-                    self._entry(row, k)[0] = self._adagrad_catch_up(row, k)
-                row[0] = self.t
-        elif self.penalty == BERHU:
-            for k in range(self.n_outputs):
-                self.heap.catch_up(self._entry(row, k), self._index(row, k), self.P, self.Q)
-        elif self.n_row:
-            for k in range(self.n_outputs):
-                self._entry(row, k)[0] = self._scalar_catch_up(row, k)
-            self._stamp(row)
+cdef inline long long index(Ctx* c, double* row, int k) noexcept nogil:
+    """Flat index j * K + k of entry k of a row (for layouts without row fields)."""
+    return (row - c.state) // c.n_entry + k
 
-    cdef inline double _scalar_catch_up(self, double* row, int k) noexcept nogil:
-        """soft(w P/P_s, P (Q - Q_s)): the steps since the stamp, in one prox."""
-        cdef double w = self._entry(row, k)[0]
-        cdef double ratio = 1.0, thr = 0.0
-        if self.off_P >= 0:
-            ratio = self.P / row[self.off_P]
-        if self.off_Q >= 0:
-            thr = self.P * (self.Q - row[self.off_Q])
-        return soft_threshold(w * ratio, thr)
+cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
+    """Bring the stored entries of a FOBOS feature to the current step, in place."""
+    cdef int k
+    if c.update != FOBOS:
+        return
+    if c.schedule == ADAGRAD:
+        if row[0] < c.t:
+            for k in range(c.K):
+                entry(c, row, k)[0] = adagrad_catch_up(c, row, k)
+            row[0] = c.t
+    elif c.penalty == BERHU:
+        for k in range(c.K):
+            heap_catch_up(&c.heap, entry(c, row, k), index(c, row, k), c.P, c.Q)
+    elif c.n_row:
+        for k in range(c.K):
+            entry(c, row, k)[0] = scalar_catch_up(c, row, k)
+        stamp(c, row)
 
-    cdef inline double _adagrad_catch_up(self, double* row, int k) noexcept nogil:
-        """m = T - t0 proxes with the feature's frozen step eta0/(delta + sqrt(G)), in closed form."""
-        cdef double* e = self._entry(row, k)
-        cdef double H = self.delta + sqrt(e[1])
-        cdef double m = self.t - row[0]
-        cdef double a, L
-        if m <= 0 or H <= 0 or e[0] == 0.0 or self.alpha_pen == 0.0:
-            return e[0]
-        a = self.alpha_pen * self.eta0 / H
-        if self.penalty == BERHU:
-            return berhu_const_catch_up(e[0], a, m, self.berhu_gamma)
-        if self.rho1 == 1.0:
-            return soft_threshold(e[0], m * a)
-        L = -m * log1p(a * (1.0 - self.rho1))
-        if self.rho1 == 0.0:
-            return e[0] * exp(L)
-        return copysign(max(0.0, exp(L) * fabs(e[0]) + self.rho1 / (1.0 - self.rho1) * expm1(L)), e[0])
+cdef inline double scalar_catch_up(Ctx* c, double* row, int k) noexcept nogil:
+    """soft(w P/P_s, P (Q - Q_s)): the steps since the stamp, in one prox."""
+    cdef double w = entry(c, row, k)[0]
+    cdef double ratio = 1.0, thr = 0.0
+    if c.off_P >= 0:
+        ratio = c.P / row[c.off_P]
+    if c.off_Q >= 0:
+        thr = c.P * (c.Q - row[c.off_Q])
+    return soft_threshold(w * ratio, thr)
 
-    cdef inline void _stamp(self, double* row) noexcept nogil:
-        """Mark a FOBOS feature as current after the step's update."""
-        if self.update != FOBOS:
-            return
-        if self.schedule == ADAGRAD:
-            row[0] = self.t + 1
-            return
-        if self.off_P >= 0:
-            row[self.off_P] = self.P
-        if self.off_Q >= 0:
-            row[self.off_Q] = self.Q
+cdef inline double adagrad_catch_up(Ctx* c, double* row, int k) noexcept nogil:
+    """m = T - t0 proxes with the feature's frozen step eta0/(delta + sqrt(G)), in closed form."""
+    cdef double* e = entry(c, row, k)
+    cdef double H = c.delta + sqrt(e[1])
+    cdef double m = c.t - row[0]
+    cdef double a, L
+    if m <= 0 or H <= 0 or e[0] == 0.0 or c.alpha_pen == 0.0:
+        return e[0]
+    a = c.alpha_pen * c.eta0 / H
+    if c.penalty == BERHU:
+        return berhu_const_catch_up(e[0], a, m, c.gamma)
+    if c.rho1 == 1.0:
+        return soft_threshold(e[0], m * a)
+    L = -m * log1p(a * (1.0 - c.rho1))
+    if c.rho1 == 0.0:
+        return e[0] * exp(L)
+    return copysign(max(0.0, exp(L) * fabs(e[0]) + c.rho1 / (1.0 - c.rho1) * expm1(L)), e[0])
 
-    cdef inline double _weight(self, double* row, int k) noexcept nogil:
-        """w_{t,jk} of a caught-up feature (stored for FOBOS, a closed form for rda, ftrl)."""
-        cdef double* e = self._entry(row, k)
-        if self.update == FOBOS:
-            return e[0]
-        if self.update == RDA and self.schedule != ADAGRAD:
-            return self._dual_weight(e[0], self.wbeta)
-        return self._dual_weight(e[0], (self.delta + sqrt(e[1])) / self.eta0)
+cdef inline void stamp(Ctx* c, double* row) noexcept nogil:
+    """Mark a FOBOS feature as current after the step's update."""
+    if c.update != FOBOS:
+        return
+    if c.schedule == ADAGRAD:
+        row[0] = c.t + 1
+        return
+    if c.off_P >= 0:
+        row[c.off_P] = c.P
+    if c.off_Q >= 0:
+        row[c.off_Q] = c.Q
 
-    cdef inline double _dual_weight(self, double s, double beta) noexcept nogil:
-        """argmin_w s w + T alpha r(w) + beta (w^2/2 + rda_rho |w|), coordinate-wise."""
-        cdef double den = beta + self.wl2
-        if den <= 0.0:
-            return 0.0
-        return soft_threshold(-s, self.wc + beta * self.rda_rho) / den
+cdef inline double weight(Ctx* c, double* row, int k) noexcept nogil:
+    """w_{t,jk} of a caught-up feature (stored for FOBOS, a closed form for rda, ftrl)."""
+    cdef double* e = entry(c, row, k)
+    if c.update == FOBOS:
+        return e[0]
+    if c.update == RDA and c.schedule != ADAGRAD:
+        return dual_weight(c, e[0], c.wbeta)
+    return dual_weight(c, e[0], (c.delta + sqrt(e[1])) / c.eta0)
 
-    cdef double _current(self, Py_ssize_t j, int k) noexcept nogil:
-        """w_{T+1,jk} without modifying the state."""
-        cdef double* row = &self.state[j, 0]
-        if self.update != FOBOS:
-            return self._weight(row, k)
-        if self.schedule == ADAGRAD:
-            return self._adagrad_catch_up(row, k)
-        if self.penalty == BERHU:
-            return self.heap.current(self._entry(row, k), self.P, self.Q)
-        if self.n_row:
-            return self._scalar_catch_up(row, k)
-        return self._entry(row, k)[0]
+cdef inline double dual_weight(Ctx* c, double s, double beta) noexcept nogil:
+    """argmin_w s w + T alpha r(w) + beta (w^2/2 + rda_rho |w|), coordinate-wise."""
+    cdef double den = beta + c.wl2
+    if den <= 0.0:
+        return 0.0
+    return soft_threshold(-s, c.wc + beta * c.rda_rho) / den
 
-    cdef inline void _apply(self, double* row, int k, double g) noexcept nogil:
-        """This step's update of entry (j, k) with gradient g."""
-        cdef double* e = self._entry(row, k)
-        cdef double H, eta, w, sq
-        if self.update == FOBOS:
-            if self.schedule == ADAGRAD:
-                e[1] += g * g
-                H = self.delta + sqrt(e[1])
-                if H <= 0.0:
-                    return
-                eta = self.eta0 / H
-            else:
-                eta = self.eta
-            if self.penalty != BERHU:
-                e[0] = prox_elasticnet(e[0] - eta * g, self.alpha_pen * eta, self.rho1)
-            elif self.heap is None:
-                e[0] = prox_berhu(e[0] - eta * g, self.alpha_pen * eta, self.berhu_gamma)
-            else:
-                self.heap.schedule(e, self._index(row, k),
-                                   prox_berhu(e[0] - eta * g, self.alpha_pen * eta, self.berhu_gamma),
-                                   self.P, self.Q)
-        elif self.update == RDA:
-            e[0] += g
-            if self.schedule == ADAGRAD:
-                e[1] += g * g
-        else:
-            w = self._weight(row, k)
-            sq = sqrt(e[1])
+cdef double current(Ctx* c, Py_ssize_t j, int k) noexcept nogil:
+    """w_{T+1,jk} without modifying the state."""
+    cdef double* row = c.state + j * c.width
+    if c.update != FOBOS:
+        return weight(c, row, k)
+    if c.schedule == ADAGRAD:
+        return adagrad_catch_up(c, row, k)
+    if c.penalty == BERHU:
+        return heap_current(&c.heap, entry(c, row, k), c.P, c.Q)
+    if c.n_row:
+        return scalar_catch_up(c, row, k)
+    return entry(c, row, k)[0]
+
+cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
+    """This step's update of entry (j, k) with gradient g."""
+    cdef double* e = entry(c, row, k)
+    cdef double H, eta, w, sq
+    if c.update == FOBOS:
+        if c.schedule == ADAGRAD:
             e[1] += g * g
-            e[0] += g - (sqrt(e[1]) - sq) / self.eta0 * w
-
-    # ------------------------------------------------------------------ intercept
-    cdef double _intercept_value(self, int k) noexcept nogil:
-        cdef double a = self.bstate[k, 0], G = self.bstate[k, 1], beta
-        if self.update == FOBOS:
-            return a
-        if self.update == RDA and self.schedule != ADAGRAD:
-            beta = sqrt(<double>self.t) / self.eta0
+            H = c.delta + sqrt(e[1])
+            if H <= 0.0:
+                return
+            eta = c.eta0 / H
         else:
-            beta = (self.delta + sqrt(G)) / self.eta0
-        return -a / beta if beta > 0.0 else 0.0
-
-    cdef void _apply_intercept(self, int k, double g) noexcept nogil:
-        """The unpenalized intercept's step with gradient g (sum of l' over the step)."""
-        cdef double b, sq, H
-        if not self.fit_intercept:
-            return
-        if self.update == FOBOS:
-            if self.schedule == ADAGRAD:
-                self.bstate[k, 1] += g * g
-                H = self.delta + sqrt(self.bstate[k, 1])
-                if H > 0.0:
-                    self.bstate[k, 0] -= self.eta0 / H * g
-            else:
-                self.bstate[k, 0] -= self.eta * g
-        elif self.update == RDA:
-            self.bstate[k, 0] += g
-            self.bstate[k, 1] += g * g
+            eta = c.eta
+        if c.penalty != BERHU:
+            e[0] = prox_elasticnet(e[0] - eta * g, c.alpha_pen * eta, c.rho1)
+        elif not c.berhu_heap:
+            e[0] = prox_berhu(e[0] - eta * g, c.alpha_pen * eta, c.gamma)
         else:
-            b = self._intercept_value(k)
-            sq = sqrt(self.bstate[k, 1])
-            self.bstate[k, 1] += g * g
-            self.bstate[k, 0] += g - (sqrt(self.bstate[k, 1]) - sq) / self.eta0 * b
+            heap_schedule(&c.heap, e, index(c, row, k),
+                               prox_berhu(e[0] - eta * g, c.alpha_pen * eta, c.gamma),
+                               c.P, c.Q)
+    elif c.update == RDA:
+        e[0] += g
+        if c.schedule == ADAGRAD:
+            e[1] += g * g
+    else:
+        w = weight(c, row, k)
+        sq = sqrt(e[1])
+        e[1] += g * g
+        e[0] += g - (sqrt(e[1]) - sq) / c.eta0 * w
 
-    cdef bint _is_berhu_heap(self):
-        return self.update == FOBOS and self.schedule != ADAGRAD and self.penalty == BERHU
+# ------------------------------------------------------------------ intercept
+cdef double intercept_value(Ctx* c, int k) noexcept nogil:
+    cdef double a = c.bstate[2 * k], G = c.bstate[2 * k + 1], beta
+    if c.update == FOBOS:
+        return a
+    if c.update == RDA and c.schedule != ADAGRAD:
+        beta = sqrt(<double>c.t) / c.eta0
+    else:
+        beta = (c.delta + sqrt(G)) / c.eta0
+    return -a / beta if beta > 0.0 else 0.0
+
+cdef void apply_intercept(Ctx* c, int k, double g) noexcept nogil:
+    """The unpenalized intercept's step with gradient g (sum of l' over the step)."""
+    cdef double b, sq, H
+    if not c.fit_intercept:
+        return
+    if c.update == FOBOS:
+        if c.schedule == ADAGRAD:
+            c.bstate[2 * k + 1] += g * g
+            H = c.delta + sqrt(c.bstate[2 * k + 1])
+            if H > 0.0:
+                c.bstate[2 * k] -= c.eta0 / H * g
+        else:
+            c.bstate[2 * k] -= c.eta * g
+    elif c.update == RDA:
+        c.bstate[2 * k] += g
+        c.bstate[2 * k + 1] += g * g
+    else:
+        b = intercept_value(c, k)
+        sq = sqrt(c.bstate[2 * k + 1])
+        c.bstate[2 * k + 1] += g * g
+        c.bstate[2 * k] += g - (sqrt(c.bstate[2 * k + 1]) - sq) / c.eta0 * b
