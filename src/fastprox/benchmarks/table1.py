@@ -143,6 +143,29 @@ def format_table(cells):
     return "\n".join(lines)
 
 
+def plot(cells, path):
+    """Both columns against d (log-log), measured and the paper's, one panel per s."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(SPARSITIES), figsize=(12, 4), sharey=True)
+    for ax, s in zip(axes, SPARSITIES):
+        mine = sorted((c["d"], c["project_s"], c["fobos_s"]) for c in cells if c["s"] == s)
+        d = [m[0] for m in mine]
+        ax.plot(d, [100 * m[1] for m in mine], "o-", color="C3", label="Project (measured)")
+        ax.plot(d, [100 * m[2] for m in mine], "o-", color="C0", label="FOBOS (measured)")
+        ax.plot(d, [PAPER[x, s][0] for x in d], "s--", color="C3", alpha=0.5, label="Project (paper)")
+        ax.plot(d, [PAPER[x, s][1] for x in d], "s--", color="C0", alpha=0.5, label="FOBOS (paper)")
+        ax.set(xscale="log", yscale="log", title=f"s = {s}", xlabel="dimension d")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("hundredths of a second per update")
+    axes[0].legend(fontsize=8)
+    fig.suptitle("FOBOS Table 1: l1-ball projection (SparseL1Ball) vs lazy FOBOS l1 step")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def add_arguments(parser):
     """The options of ``fastprox bench table1``."""
     parser.add_argument("--quick", action="store_true",
@@ -152,6 +175,9 @@ def add_arguments(parser):
     parser.add_argument("--seed", type=int, default=0, help="seed of every random draw")
     parser.add_argument("--out", metavar="FILE.md", help="also write the table to this Markdown file")
     parser.add_argument("--json", metavar="FILE.json", help="write the per-cell seconds to this JSON file")
+    parser.add_argument("--plot", metavar="FILE.png", help="plot both columns against d (needs matplotlib)")
+    parser.add_argument("--from-json", metavar="FILE.json",
+                        help="do not measure: format (and plot) the cells of an earlier --json run")
     return parser
 
 
@@ -160,19 +186,26 @@ def run(args):
     repeats = args.repeats if args.repeats is not None else (10 if args.quick else 100)
     if repeats < 1:
         raise ValueError(f"--repeats must be at least 1, got {repeats}")
-    print(f"FOBOS Table 1: {repeats} experiments per cell, seed {args.seed}, "
-          f"{platform.processor() or platform.machine()}")
     started = time.perf_counter()
-    cells = measure(repeats, args.seed)
+    if args.from_json:
+        with open(args.from_json) as f:
+            cells = json.load(f)["cells"]
+    else:
+        print(f"FOBOS Table 1: {repeats} experiments per cell, seed {args.seed}, "
+              f"{platform.processor() or platform.machine()}")
+        cells = measure(repeats, args.seed)
     table = format_table(cells)
     print(table)
-    print(f"total {time.perf_counter() - started:.1f} s")
+    if not args.from_json:
+        print(f"total {time.perf_counter() - started:.1f} s")
     if args.out:
         with open(args.out, "w") as f:
             f.write(table + "\n")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"repeats": repeats, "seed": args.seed, "cells": cells}, f, indent=1)
+    if args.plot:
+        plot(cells, args.plot)
     return 0
 
 
