@@ -1,0 +1,225 @@
+"""Model files: save a fitted ProxClassifier / ProxRegressor, load it back ready
+to predict and to continue ``partial_fit`` exactly where it stopped.
+
+Why not pickle: a pickle runs code when loaded, ties the file to the class
+layout of one version, and stores every weight of an l1 model, zeros
+included. This format stores only the features the model has touched, names
+its version, and is read with ``allow_pickle=False``: loading an untrusted
+file runs no code.
+
+Format, version 1
+-----------------
+A NumPy ``.npz`` archive (a zip of compressed ``.npy`` arrays; no object
+arrays), written to a temporary file next to the target and renamed over it,
+so that readers never see half a file. The file name is used as given (no
+``.npz`` is appended). Members:
+
+``header``
+    0-d unicode array holding a JSON object:
+
+    - ``format``: ``"fastprox-model"``; ``version``: ``1``;
+    - ``class``: ``"ProxClassifier"`` or ``"ProxRegressor"``;
+    - ``params``: ``get_params()`` (``random_state`` must be None or an int);
+    - ``learner``: the kernel's own constructor arguments (``n_features``,
+      ``n_outputs``, ``update``, ``schedule``, ``penalty``, ``loss``,
+      ``alpha``, ``l1_ratio``, ``eta0``, ``delta``, ``rda_rho``,
+      ``berhu_gamma``, ``epsilon``, ``fit_intercept``, ``ovr``): they may
+      differ from ``params`` after a ``set_params`` following the fit, and
+      training continues with the kernel's;
+    - ``scalars``: the kernel's counters ``t``, ``n_ops``, ``since_rebase``,
+      ``heap_size`` and the scalar-FOBOS cumulants ``P``, ``Q`` (JSON floats
+      are written as Python's shortest round-trip repr: exact);
+    - ``fitted``: ``n_features_in_``, ``t_``, ``n_iter_``,
+      ``progressive_loss_`` and ``sparse_coef`` (whether ``sparsify()`` was
+      called).
+
+``rows`` (int64, r) and ``state`` (float64, r x width)
+    The rows of the kernel's (n_features, width) state array that differ,
+    bit for bit, from the row of a never-touched feature, in increasing
+    order. Every other row is that initial row. An l1 model stores only the
+    features it has seen.
+``bstate`` (float64, n_outputs x 2)
+    The intercepts' state.
+``heap_items`` (int64, heap_size) and ``heap_keys`` (float64, heap_size)
+    Berhu's heap of l2-phase entries (empty for other models); the heap's
+    position index is rebuilt from ``heap_items``.
+``classes`` (classifier only)
+    ``classes_``; strings are stored as a unicode array.
+``feature_names`` (only when fitted on a DataFrame)
+    ``feature_names_in_`` as a unicode array.
+
+Loading checks the format name, the version, the class, the parameters and
+every shape, and raises ``ValueError`` naming the file and what is wrong.
+"""
+import io
+import json
+import os
+import zipfile
+import zlib
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ._kernels import Learner
+from .libsvm import _atomic_write
+from .linear_model import ProxClassifier, ProxRegressor
+
+__all__ = ["save_model", "load_model", "FORMAT", "VERSION"]
+
+FORMAT = "fastprox-model"
+VERSION = 1
+
+_CLASSES = {cls.__name__: cls for cls in (ProxClassifier, ProxRegressor)}
+_LEARNER_ARGS = ("n_features", "n_outputs", "update", "schedule", "penalty", "loss", "alpha",
+                 "l1_ratio", "eta0", "delta", "rda_rho", "berhu_gamma", "epsilon",
+                 "fit_intercept", "ovr")
+_SCALARS = ("t", "n_ops", "since_rebase", "heap_size", "P", "Q")
+_READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, KeyError, ValueError, OSError)
+
+
+def save_model(est, path):
+    """Write the fitted estimator ``est`` to ``path`` (format above), atomically.
+
+    Raises ``ValueError`` if ``est`` is not a fitted ProxClassifier or
+    ProxRegressor, or holds something the format cannot store without
+    pickle (a RandomState as ``random_state``, non-string object classes).
+    """
+    name = type(est).__name__
+    if _CLASSES.get(name) is not type(est):
+        raise ValueError(f"save_model saves ProxClassifier and ProxRegressor, not {name}.")
+    check_is_fitted(est, "t_")
+    params = est.get_params()
+    if params["random_state"] is not None and not isinstance(params["random_state"], (int, np.integer)):
+        raise ValueError("random_state must be None or an int to be saved (a RandomState cannot "
+                         "be written without pickle); call set_params(random_state=SEED) first.")
+    params["random_state"] = None if params["random_state"] is None else int(params["random_state"])
+    learner = est._learner
+    saved = learner.__getstate__()
+    arrays = saved["arrays"]
+    state = arrays["state"]
+    changed = np.any(state.view(np.uint64) != _initial_row(learner).view(np.uint64), axis=1)
+    rows = np.flatnonzero(changed).astype(np.int64)
+    size = saved["heap_size"]
+    header = {
+        "format": FORMAT, "version": VERSION, "class": name, "params": params,
+        "learner": {key: getattr(learner, key) for key in _LEARNER_ARGS},
+        "scalars": {key: saved[key] for key in _SCALARS},
+        "fitted": {"n_features_in_": int(est.n_features_in_), "t_": int(est.t_),
+                   "n_iter_": int(est.n_iter_), "progressive_loss_": float(est.progressive_loss_),
+                   "sparse_coef": bool(getattr(est, "_sparse_coef", False))},
+    }
+    members = {"header": np.array(json.dumps(header)), "rows": rows, "state": state[rows],
+               "bstate": arrays["bstate"], "heap_items": arrays["heap_items"][:size],
+               "heap_keys": arrays["heap_keys"][:size]}
+    if hasattr(est, "classes_"):
+        members["classes"] = _plain_array("classes_", est.classes_)
+    if hasattr(est, "feature_names_in_"):
+        members["feature_names"] = _plain_array("feature_names_in_", est.feature_names_in_)
+    _atomic_write(os.fspath(path), lambda f: np.savez_compressed(f, **members))
+
+
+def load_model(path, cls=None):
+    """Read an estimator written by :func:`save_model`.
+
+    ``cls`` (ProxClassifier or ProxRegressor), when given, is the class the
+    file must hold. A missing or unreadable file raises the usual
+    ``OSError``; anything wrong inside it raises ``ValueError`` starting
+    ``PATH:`` and saying what is wrong.
+    """
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        content = f.read()
+    try:
+        with np.load(io.BytesIO(content), allow_pickle=False) as npz:
+            members = {key: npz[key] for key in npz.files}
+        header = json.loads(str(members.pop("header")))
+    except _READ_ERRORS as e:
+        raise ValueError(f"{path}: not a readable fastprox model file ({type(e).__name__}: {e}); "
+                         f"it may be truncated or another kind of file") from e
+    try:
+        return _build(header, members, cls)
+    except (KeyError, TypeError, ValueError) as e:
+        what = f"missing entry {e}" if isinstance(e, KeyError) else str(e)
+        raise ValueError(f"{path}: {what}") from e
+
+
+def _build(header, members, expected):
+    """The estimator described by a decoded file; ValueError/KeyError if inconsistent."""
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ValueError(f"not a fastprox model file (no format {FORMAT!r} in its header)")
+    if header["version"] != VERSION:
+        raise ValueError(f"model format version {header['version']!r}, but this fastprox reads "
+                         f"version {VERSION}; load it with the fastprox that wrote it, or retrain")
+    cls = _CLASSES.get(header["class"])
+    if cls is None:
+        raise ValueError(f"unknown model class {header['class']!r}; expected one of {sorted(_CLASSES)}")
+    if expected is not None and cls is not expected:
+        raise ValueError(f"holds a {cls.__name__}, not a {expected.__name__}")
+    est = cls(**header["params"])
+    spec, scalars, fitted = header["learner"], header["scalars"], header["fitted"]
+    try:
+        learner = Learner(*(spec[key] for key in _LEARNER_ARGS))
+    except KeyError as e:
+        raise ValueError(f"unknown kernel option {e} in the header's learner entry") from e
+    saved = learner.__getstate__()
+    arrays = saved["arrays"]
+    d, K = spec["n_features"], spec["n_outputs"]
+    rows, state = members["rows"], members["state"]
+    _check_shape("state", state, (len(rows), arrays["state"].shape[1]), np.float64)
+    _check_shape("rows", rows, (len(rows),), np.int64)
+    if len(rows) and (rows[0] < 0 or rows[-1] >= d or np.any(np.diff(rows) <= 0)):
+        raise ValueError(f"rows must be increasing feature indices in [0, {d})")
+    arrays["state"][rows] = state
+    _check_shape("bstate", members["bstate"], (K, 2), np.float64)
+    arrays["bstate"][...] = members["bstate"]
+    size = scalars["heap_size"]
+    if size and len(arrays["heap_items"]) < size:
+        raise ValueError(f"heap_size={size} but this model has no Berhu heap of that size")
+    _check_shape("heap_items", members["heap_items"], (size,), np.int64)
+    _check_shape("heap_keys", members["heap_keys"], (size,), np.float64)
+    items = members["heap_items"]
+    if size and (items.min() < 0 or items.max() >= d * K):
+        raise ValueError(f"heap_items must lie in [0, {d * K})")
+    arrays["heap_items"][:size] = items
+    arrays["heap_keys"][:size] = members["heap_keys"]
+    arrays["heap_pos"][items] = np.arange(size)
+    learner.__setstate__({"arrays": arrays, **{key: scalars[key] for key in _SCALARS}})
+    if fitted["n_features_in_"] != d:
+        raise ValueError(f"n_features_in_={fitted['n_features_in_']} but the model has {d} features")
+    est._learner = learner
+    for key in ("n_features_in_", "t_", "n_iter_", "progressive_loss_"):
+        setattr(est, key, fitted[key])
+    est._sparse_coef = fitted["sparse_coef"]
+    if cls is ProxClassifier:
+        classes = members["classes"]
+        n_classes = 2 if not spec["ovr"] else K
+        if classes.ndim != 1 or len(classes) != n_classes or (K == 1) == spec["ovr"]:
+            raise ValueError(f"classes has shape {classes.shape}, but the model has {K} output(s) "
+                             f"(ovr={spec['ovr']})")
+        est.classes_ = classes
+    if "feature_names" in members:
+        _check_shape("feature_names", members["feature_names"], (d,), members["feature_names"].dtype)
+        est.feature_names_in_ = members["feature_names"].astype(object)
+    return est
+
+
+def _check_shape(name, a, shape, dtype):
+    if a.shape != shape or a.dtype != dtype:
+        raise ValueError(f"{name} has shape {a.shape} and dtype {a.dtype}; expected {shape} {np.dtype(dtype)}")
+
+
+def _initial_row(learner):
+    """The state row of a feature no step has touched (the same for every feature)."""
+    fresh = Learner(1, *(getattr(learner, key) for key in _LEARNER_ARGS[1:]))
+    return fresh.__getstate__()["arrays"]["state"][0]
+
+
+def _plain_array(name, values):
+    """``values`` as an array np.load reads without pickle (object strings -> unicode)."""
+    values = np.asarray(values)
+    if values.dtype == object:
+        if not all(isinstance(v, str) for v in values):
+            raise ValueError(f"{name} holds Python objects other than strings, which cannot be "
+                             f"saved without pickle; use numeric or string labels.")
+        values = values.astype(str)
+    return values
