@@ -104,7 +104,8 @@ cdef struct Ctx:
     long long since_rebase
     double P, Q                   # scalar-FOBOS cumulants
     Heap heap                     # Berhu's l2-phase schedule
-    double eta, wc, wl2, wbeta    # per-step constants
+    double eta, wc, wl2, wbeta    # per-step constants: step, dual threshold, l2, beta_t
+    double wthr, winv             # rda/invsqrt: the threshold and 1/denominator of every weight
     double* p                     # (K,) margins
     double* q                     # (K,) loss derivatives
     double* qsum                  # (K,) intercept gradient of the step
@@ -301,8 +302,11 @@ cdef inline long long* _iptr(a):
 cdef inline void prefetch_rows(Ctx* c, const index_t* indices, long long lo, long long hi) noexcept nogil:
     """Ask for the state of the next step's features while this step computes."""
     cdef long long nz
+    cdef double* row
     for nz in range(lo, hi):
-        FASTPROX_PREFETCH(c.state + indices[nz] * c.width)
+        row = c.state + indices[nz] * c.width
+        FASTPROX_PREFETCH(row)
+        FASTPROX_PREFETCH(row + c.width - 1)
 
 
 # ------------------------------------------------------------------ one step
@@ -406,6 +410,8 @@ cdef void set_weight_params(Ctx* c) noexcept nogil:
     c.wc = T * c.alpha_pen * c.rho1
     c.wl2 = T * c.alpha_pen * (1.0 - c.rho1)
     c.wbeta = sqrt(T) / c.eta0
+    c.wthr = c.wc + c.wbeta * c.rda_rho
+    c.winv = 1.0 / (c.wbeta + c.wl2) if c.wbeta + c.wl2 > 0.0 else 0.0
 
 cdef void advance_cumulants(Ctx* c) noexcept nogil:
     """Fold this step's prox into the scalar-FOBOS cumulants (P, Q)."""
@@ -467,13 +473,17 @@ cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
             for k in range(c.K):
                 entry(c, row, k)[0] = adagrad_catch_up(c, row, k)
             row[0] = c.t
-    elif c.penalty == BERHU:
-        for k in range(c.K):
-            heap_catch_up(&c.heap, entry(c, row, k), index(c, row, k), c.P, c.Q)
+    elif c.berhu_heap:
+        berhu_catch_up(c, row)
     elif c.n_row:
         for k in range(c.K):
             entry(c, row, k)[0] = scalar_catch_up(c, row, k)
         stamp(c, row)
+
+cdef void berhu_catch_up(Ctx* c, double* row) noexcept nogil:
+    cdef int k
+    for k in range(c.K):
+        heap_catch_up(&c.heap, entry(c, row, k), index(c, row, k), c.P, c.Q)
 
 cdef inline double scalar_catch_up(Ctx* c, double* row, int k) noexcept nogil:
     """soft(w P/P_s, P (Q - Q_s)): the steps since the stamp, in one prox."""
@@ -521,7 +531,7 @@ cdef inline double weight(Ctx* c, double* row, int k) noexcept nogil:
     if c.update == FOBOS:
         return e[0]
     if c.update == RDA and c.schedule != ADAGRAD:
-        return dual_weight(c, e[0], c.wbeta)
+        return soft_threshold(-e[0], c.wthr) * c.winv
     return dual_weight(c, e[0], (c.delta + sqrt(e[1])) / c.eta0)
 
 cdef inline double dual_weight(Ctx* c, double s, double beta) noexcept nogil:
@@ -547,33 +557,50 @@ cdef double current(Ctx* c, Py_ssize_t j, int k) noexcept nogil:
 cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
     """This step's update of entry (j, k) with gradient g."""
     cdef double* e = entry(c, row, k)
-    cdef double H, eta, w, sq
-    if c.update == FOBOS:
-        if c.schedule == ADAGRAD:
-            e[1] += g * g
-            H = c.delta + sqrt(e[1])
-            if H <= 0.0:
-                return
-            eta = c.eta0 / H
-        else:
-            eta = c.eta
-        if c.penalty != BERHU:
-            e[0] = prox_elasticnet(e[0] - eta * g, c.alpha_pen * eta, c.rho1)
-        elif not c.berhu_heap:
-            e[0] = prox_berhu(e[0] - eta * g, c.alpha_pen * eta, c.gamma)
-        else:
-            heap_schedule(&c.heap, e, index(c, row, k),
-                               prox_berhu(e[0] - eta * g, c.alpha_pen * eta, c.gamma),
-                               c.P, c.Q)
-    elif c.update == RDA:
+    cdef double H, eta, sq
+    if c.update == RDA:
         e[0] += g
         if c.schedule == ADAGRAD:
             e[1] += g * g
-    else:
-        w = weight(c, row, k)
+    elif c.update == FTRL:
+        H = weight(c, row, k)
         sq = sqrt(e[1])
         e[1] += g * g
-        e[0] += g - (sqrt(e[1]) - sq) / c.eta0 * w
+        e[0] += g - (sqrt(e[1]) - sq) / c.eta0 * H
+    elif c.penalty == BERHU:
+        apply_berhu(c, row, k, g)
+    elif c.schedule == ADAGRAD:
+        e[1] += g * g
+        H = c.delta + sqrt(e[1])
+        if H > 0.0:
+            eta = c.eta0 / H
+            e[0] = fobos_prox(c, e[0] - eta * g, c.alpha_pen * eta)
+    else:
+        e[0] = fobos_prox(c, e[0] - c.eta * g, c.alpha_pen * c.eta)
+
+
+cdef inline double fobos_prox(Ctx* c, double v, double a) noexcept nogil:
+    """The elastic-net family's prox with threshold a (l1 without the trivial division)."""
+    if c.rho1 == 1.0:
+        return soft_threshold(v, a)
+    return prox_elasticnet(v, a, c.rho1)
+
+
+cdef void apply_berhu(Ctx* c, double* row, int k, double g) noexcept nogil:
+    """FOBOS's Berhu update: the plain prox under adagrad, rescheduled in the heap otherwise."""
+    cdef double* e = entry(c, row, k)
+    cdef double H, eta = c.eta
+    if c.schedule == ADAGRAD:
+        e[1] += g * g
+        H = c.delta + sqrt(e[1])
+        if H <= 0.0:
+            return
+        eta = c.eta0 / H
+    if c.berhu_heap:
+        heap_schedule(&c.heap, e, index(c, row, k),
+                      prox_berhu(e[0] - eta * g, c.alpha_pen * eta, c.gamma), c.P, c.Q)
+    else:
+        e[0] = prox_berhu(e[0] - eta * g, c.alpha_pen * eta, c.gamma)
 
 # ------------------------------------------------------------------ intercept
 cdef double intercept_value(Ctx* c, int k) noexcept nogil:
