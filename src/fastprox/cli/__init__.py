@@ -1,0 +1,62 @@
+"""The ``fastprox`` command line: ``train``, ``predict``, ``info`` and ``bench``.
+
+Each subcommand is a module offering ``add_arguments(parser)`` and
+``run(args) -> exit status``; this module only assembles them and turns
+user mistakes (bad options, missing or malformed files, invalid estimator
+settings: ``ValueError`` and ``OSError``) into one line on stderr,
+``fastprox: error: ...``, and exit status 1 (2 for a malformed command
+line), never a traceback.
+"""
+import argparse
+import sys
+
+from . import bench, info, predict, train
+
+COMMANDS = {"train": train, "predict": predict, "info": info, "bench": bench}
+
+
+class UsageError(Exception):
+    """A malformed command line (argparse's complaint)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse without the usage dump: its errors become one line, via main()."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def build_parser():
+    """The full parser: one sub-parser per command, each knowing its run()."""
+    parser = _Parser(prog="fastprox", description="Lazy, exact proximal online learners "
+                     "(FOBOS, RDA, FTRL with AdaGrad) on LIBSVM files, streamed.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                     parser_class=_Parser)
+    for name, module in COMMANDS.items():
+        summary = module.__doc__.strip().splitlines()[0]
+        sub = commands.add_parser(name, help=summary, description=module.__doc__,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(sub)
+        sub.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv=None):
+    """Run ``fastprox ARGS`` (``sys.argv[1:]`` when argv is None); the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        return args.run(args)
+    except UsageError as e:
+        return _fail(str(e), status=2)
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        return _fail(where + (e.strerror or str(e)))
+    except ValueError as e:
+        return _fail(str(e))
+    except KeyboardInterrupt:
+        return _fail("interrupted", status=130)
+
+
+def _fail(message, status=1):
+    print(f"fastprox: error: {' '.join(message.split())}", file=sys.stderr)
+    return status

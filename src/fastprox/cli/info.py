@@ -1,0 +1,38 @@
+"""Describe LIBSVM files: rows, features, non-zeros, label counts (one streaming pass).
+
+The numbers are those of load_libsvm on the file: ``features`` is the width
+of the matrix it returns (largest index + 1 for zero-based files, the largest
+index for one-based ones). Labels are counted up to 1000 distinct values.
+"""
+from .stream import MAX_LABELS, check_readable, scan
+
+
+def add_arguments(parser):
+    parser.add_argument("data", nargs="+", metavar="DATA", help="LIBSVM files (plain, .gz, .bz2, .xz)")
+    parser.add_argument("--chunk-rows", type=int, default=100_000, help="rows parsed at a time")
+
+
+def run(args):
+    check_readable(args.data)
+    for path in args.data:
+        print(describe(path, scan([path], args.chunk_rows)))
+    return 0
+
+
+def describe(path, s):
+    """The text block printed for one file."""
+    per_row = s.nnz / s.rows if s.rows else 0.0
+    if s.labels is None:
+        labels = f"more than {MAX_LABELS} distinct values"
+    else:
+        labels = "  ".join(f"{format_label(k)}:{n}" for k, n in sorted(s.labels.items()))
+    return (f"{path}\n  rows       {s.rows}\n  features   {s.n_features}\n"
+            f"  non-zeros  {s.nnz} ({per_row:.2f} per row)\n  labels     {labels}")
+
+
+def format_label(value):
+    """A label as written in LIBSVM files: integers without '.0' (strings as they are)."""
+    if isinstance(value, str):
+        return value
+    value = float(value)
+    return str(int(value)) if value.is_integer() else repr(value)

@@ -1,0 +1,54 @@
+"""Predict with a saved model, streaming a LIBSVM file: one prediction per line.
+
+Lines hold the predicted label (classifiers, written as in LIBSVM files) or
+value (regressors, shortest exact float). With ``--proba`` the output is
+LIBSVM's ``svm-predict -b 1`` format: a first line ``labels C1 C2 ...`` (the
+model's classes), then per row the predicted label and the probability of
+each class in that order. The file's labels are read but not used; features
+beyond the model's width are ignored (their weights are zero). ``--out`` is
+written to a temporary file and renamed when complete.
+"""
+import sys
+
+from ..libsvm import _atomic_write
+from ..model_io import load_model
+from .info import format_label
+from .stream import check_readable, chunks_of_width
+
+
+def add_arguments(parser):
+    parser.add_argument("model", metavar="MODEL", help="a model file written by 'fastprox train --model'")
+    parser.add_argument("data", metavar="DATA", help="LIBSVM file to predict (labels are ignored)")
+    parser.add_argument("--out", metavar="FILE", help="write here instead of to standard output")
+    parser.add_argument("--proba", action="store_true", help="also write class probabilities")
+    parser.add_argument("--chunk-rows", type=int, default=100_000, help="rows predicted at a time")
+
+
+def run(args):
+    check_readable([args.data])
+    est = load_model(args.model)
+    if args.proba and not hasattr(est, "predict_proba"):
+        raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
+                         f"{args.model} holds a {type(est).__name__}(loss={est.loss!r})")
+    lines = _lines(est, args.data, args.chunk_rows, args.proba)
+    if args.out is None:
+        for text in lines:
+            sys.stdout.write(text)
+    else:
+        _atomic_write(args.out, lambda f: f.writelines(text.encode() for text in lines))
+    return 0
+
+
+def _lines(est, path, chunk_rows, proba):
+    """The output text, one chunk of rows at a time."""
+    classifier = hasattr(est, "classes_")
+    fmt = format_label if classifier else repr
+    if proba:
+        yield "labels " + " ".join(map(format_label, est.classes_)) + "\n"
+    for X, _ in chunks_of_width(path, chunk_rows, est.n_features_in_):
+        predicted = est.predict(X).tolist()
+        if proba:
+            rows = est.predict_proba(X).tolist()
+            yield "".join(f"{fmt(p)} {' '.join(map(repr, r))}\n" for p, r in zip(predicted, rows))
+        else:
+            yield "".join(f"{fmt(p)}\n" for p in predicted)

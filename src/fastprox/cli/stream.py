@@ -1,0 +1,60 @@
+"""LIBSVM files as streams of chunks for the commands, and a one-pass summary."""
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..libsvm import iter_libsvm
+
+#: Distinct labels counted by `scan`; beyond this the file is taken as
+#: regression targets and only the number of rows is kept.
+MAX_LABELS = 1000
+
+
+def check_readable(paths):
+    """Raise the usual OSError now for a missing or unreadable file, not after
+    minutes of training on the files before it."""
+    for path in paths:
+        if os.path.isdir(path):
+            raise IsADirectoryError(21, "is a directory, not a LIBSVM file", path)
+        with open(path, "rb"):
+            pass
+
+
+def chunks_of_width(path, chunk_rows, n_features):
+    """Chunks of ``path`` exactly ``n_features`` wide: columns the model never saw
+    (beyond its width) are dropped, since their weights are zero."""
+    for X, y in iter_libsvm(path, chunk_rows=chunk_rows):
+        if X.shape[1] > n_features:
+            X = X[:, :n_features]
+        yield sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features)), y
+
+
+@dataclass
+class Summary:
+    """What one streaming pass over LIBSVM files finds."""
+    rows: int = 0
+    n_features: int = 0
+    nnz: int = 0
+    labels: Counter = field(default_factory=Counter)   # label -> rows; None past MAX_LABELS
+
+    def add(self, X, y):
+        self.rows += X.shape[0]
+        self.n_features = max(self.n_features, X.shape[1])
+        self.nnz += X.nnz
+        if self.labels is not None:
+            self.labels.update(dict(zip(*np.unique(y, return_counts=True))))
+            if len(self.labels) > MAX_LABELS:
+                self.labels = None
+
+
+def scan(paths, chunk_rows):
+    """One streaming pass over ``paths``: rows, width (as load_libsvm gives it),
+    non-zeros and label counts, all files together."""
+    summary = Summary()
+    for path in paths:
+        for X, y in iter_libsvm(path, chunk_rows=chunk_rows):
+            summary.add(X, y)
+    return summary

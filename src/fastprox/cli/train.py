@@ -1,0 +1,246 @@
+"""Train a model on LIBSVM files, streamed chunk by chunk, or on the embedded default data.
+
+The files are read --chunk-rows rows at a time and learned with partial_fit,
+in the order given, never loaded whole; --passes repeats the stream (rows
+are not shuffled). The estimator fixes its width and, for classifiers, its
+classes at the first chunk, so unless --n-features and (classifiers)
+--classes are both given, a first streaming pass over the files finds them,
+the numbers 'fastprox info' prints: the width is the largest of the files',
+the classes every label seen. Give both to skip that pass.
+
+While it runs, a progress bar (on a terminal only) shows rows/s and the
+progressive validation loss: the mean loss of each row under the model
+before that row's update, as Vowpal Wabbit reports it. At the end it prints
+the progressive loss of the first pass (later passes have seen the rows),
+the test metrics (--test: accuracy, log-loss when the loss gives
+probabilities, AUC; RMSE with --regression), the non-zero weights and the
+times. Test features beyond the model's width are ignored (zero weights).
+
+Without DATA it trains on the embedded default, so that 'fastprox train'
+works with no files: a seeded, generated text-like set of --rows rows
+(default 100,000) and --n-features features (default 2^18), Zipf word
+frequencies, 20% held out as the test set (fastprox.cli.synthetic).
+"""
+import os
+import time
+
+import numpy as np
+from sklearn.metrics import log_loss, roc_auc_score
+from tqdm import tqdm
+
+from .._validation import (CLASSIFICATION_LOSSES, PENALTIES, REGRESSION_LOSSES, SCHEDULES,
+                           UPDATES, check_params)
+from ..libsvm import iter_libsvm
+from ..linear_model import ProxClassifier, ProxRegressor
+from ..model_io import save_model
+from .stream import check_readable, chunks_of_width, scan
+from .synthetic import text_like
+
+DEFAULT_ROWS = 100_000
+DEFAULT_FEATURES = 1 << 18
+
+# Command-line option -> estimator parameter, for the options passed through.
+_ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule",
+                      "penalty": "penalty", "alpha": "alpha", "l1_ratio": "l1_ratio",
+                      "eta0": "eta0", "delta": "delta", "rda_rho": "rda_rho",
+                      "berhu_gamma": "berhu_gamma", "batch_size": "batch_size",
+                      "epsilon": "epsilon", "seed": "random_state"}
+
+
+def add_arguments(parser):
+    parser.add_argument("data", nargs="*", metavar="DATA",
+                        help="LIBSVM training files (plain, .gz, .bz2, .xz); none: the embedded default")
+    parser.add_argument("--test", metavar="DATA", help="LIBSVM file to evaluate the model on")
+    parser.add_argument("--model", metavar="OUT", help="save the model here (fastprox.load_model reads it)")
+    parser.add_argument("--passes", type=int, default=1, help="passes over the data (default 1)")
+    parser.add_argument("--chunk-rows", type=int, default=100_000, help="rows parsed and learned at a time")
+    parser.add_argument("--n-features", type=int, metavar="N",
+                        help="model width (default: found by a first pass; 2^18 for the default data)")
+    parser.add_argument("--classes", type=float, nargs="+", metavar="LABEL",
+                        help="every label of the stream (default: found by a first pass)")
+    parser.add_argument("--regression", action="store_true", help="train a ProxRegressor")
+    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS,
+                        help=f"rows of the embedded default data (default {DEFAULT_ROWS})")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the default data and random_state")
+    est = parser.add_argument_group("estimator options (see help(fastprox.ProxClassifier))")
+    est.add_argument("--loss", choices=CLASSIFICATION_LOSSES + REGRESSION_LOSSES)
+    est.add_argument("--update", choices=UPDATES)
+    est.add_argument("--schedule", choices=SCHEDULES)
+    est.add_argument("--penalty", choices=PENALTIES)
+    for name in ("alpha", "l1-ratio", "eta0", "delta", "rda-rho", "berhu-gamma", "epsilon"):
+        est.add_argument(f"--{name}", type=float)
+    est.add_argument("--batch-size", type=int)
+    est.add_argument("--no-intercept", action="store_true", help="fit no intercept")
+
+
+def run(args):
+    started = time.perf_counter()
+    est = _estimator(args)
+    _check_options(args)
+    stream = FileStream(args, est) if args.data else DefaultStream(args)
+    scanned = time.perf_counter()
+    bar = tqdm(total=stream.rows * args.passes if stream.rows else None, unit=" rows",
+               unit_scale=True, disable=None, desc="train")
+    with bar:
+        losses, rows = zip(*(_one_pass(est, stream, bar, p) for p in range(args.passes)))
+    trained = time.perf_counter()
+    rows = rows[0]
+    print(f"data: {stream.name} ({rows} rows x {stream.n_features} features, "
+          f"{args.passes} pass{'es' if args.passes > 1 else ''})")
+    print(f"model: {_describe(est)}")
+    print(f"progressive loss: {losses[0]:.6f} ({est.loss} loss, first pass)")
+    if args.passes > 1:
+        print(f"last pass mean loss: {losses[-1]:.6f} (pass {args.passes})")
+    test = stream.test_chunks()
+    if test is not None:
+        for line in _evaluate(est, test, stream.test_name):
+            print(line)
+    tested = time.perf_counter()
+    print(f"non-zero weights: {np.count_nonzero(est.coef_)} of {est.coef_.size}")
+    print(f"time: {tested - started:.2f} s ({stream.preparation} {scanned - started:.2f} s, train "
+          f"{trained - scanned:.2f} s = {args.passes * rows / max(trained - scanned, 1e-9):,.0f} rows/s, "
+          f"test {tested - trained:.2f} s)")
+    if args.model:
+        save_model(est, args.model)
+        print(f"model saved: {args.model}")
+    return 0
+
+
+def _estimator(args):
+    """The estimator the options describe, its parameters checked now (not after a scan)."""
+    params = {param: getattr(args, option) for option, param in _ESTIMATOR_OPTIONS.items()
+              if getattr(args, option) is not None}
+    params["fit_intercept"] = not args.no_intercept
+    est = (ProxRegressor if args.regression else ProxClassifier)(**params)
+    check_params(est, est._losses)
+    return est
+
+
+def _check_options(args):
+    for name in ("passes", "chunk_rows", "n_features"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
+    if args.regression and args.classes:
+        raise ValueError("--classes is for classification; drop it or --regression")
+    if args.model:
+        directory = os.path.dirname(os.path.abspath(args.model))
+        if not os.path.isdir(directory):
+            raise ValueError(f"--model {args.model}: directory {directory} does not exist; create it first")
+
+
+def _one_pass(est, stream, bar, index):
+    """partial_fit over one pass of the stream; (mean progressive loss, rows) of the pass."""
+    total = rows = 0
+    for X, y in stream.chunks():
+        if not X.shape[0]:
+            continue
+        if stream.classes is None:
+            est.partial_fit(X, y)
+        else:
+            est.partial_fit(X, y, classes=stream.classes)
+        total += est.progressive_loss_ * X.shape[0]
+        rows += X.shape[0]
+        bar.update(X.shape[0])
+        bar.set_postfix_str(f"pass {index + 1}, progressive loss {total / rows:.4f}", refresh=False)
+    if not rows:
+        raise ValueError(f"{stream.name}: no rows to train on")
+    return total / rows, rows
+
+
+def _describe(est):
+    params = ("loss", "update", "schedule", "penalty", "alpha", "eta0", "batch_size")
+    return f"{type(est).__name__}(" + ", ".join(f"{p}={getattr(est, p)!r}" for p in params) + ")"
+
+
+def _evaluate(est, chunks, name):
+    """The test-metric lines for the model on ``chunks`` (one streaming pass)."""
+    y, pred, scores, proba = [], [], [], []
+    for X, y_chunk in chunks:
+        y.append(y_chunk)
+        pred.append(est.predict(X))
+        if hasattr(est, "classes_"):
+            scores.append(est.decision_function(X))
+            if hasattr(est, "predict_proba"):
+                proba.append(est.predict_proba(X))
+    y, pred = np.concatenate(y), np.concatenate(pred)
+    if not len(y):
+        raise ValueError(f"--test {name}: no rows")
+    if not hasattr(est, "classes_"):
+        return [f"test RMSE: {np.sqrt(np.mean((pred - y) ** 2)):.6f} ({len(y)} rows of {name})"]
+    classes = est.classes_
+    unknown = np.setdiff1d(np.unique(y), classes)
+    if len(unknown):
+        raise ValueError(f"--test {name} has labels {unknown.tolist()} the training data did not; "
+                         f"the classes are {classes.tolist()}")
+    lines = [f"test accuracy: {np.mean(pred == y):.6f} ({len(y)} rows of {name})"]
+    proba = np.concatenate(proba) if proba else None
+    if proba is not None:
+        lines.append(f"test log-loss: {log_loss(y, proba, labels=classes):.6f}")
+    if len(np.unique(y)) < len(classes):
+        lines.append("test AUC: n/a (some class has no test rows)")
+    elif len(classes) == 2:
+        lines.append(f"test AUC: {roc_auc_score(y == classes[1], np.concatenate(scores)):.6f}")
+    elif proba is not None:
+        lines.append(f"test AUC: {roc_auc_score(y, proba, multi_class='ovr', labels=classes):.6f} "
+                     f"(one-vs-rest mean)")
+    return lines
+
+
+class FileStream:
+    """The training files as chunks, width and classes settled before the first chunk."""
+
+    def __init__(self, args, est):
+        check_readable(args.data + ([args.test] if args.test else []))
+        self.paths, self.chunk_rows = args.data, args.chunk_rows
+        self.test_path = self.test_name = args.test
+        self.name = ", ".join(args.data)
+        self.n_features, self.classes, self.rows = args.n_features, args.classes, None
+        self.preparation = "no scan"
+        classifier = isinstance(est, ProxClassifier)
+        if self.n_features is None or (classifier and self.classes is None):
+            summary = scan(self.paths, self.chunk_rows)
+            self.preparation = "scan"
+            self.rows = summary.rows
+            self.n_features = self.n_features or summary.n_features
+            if classifier and self.classes is None:
+                if summary.labels is None:
+                    raise ValueError(f"{self.name}: more than 1000 distinct labels; for regression "
+                                     f"targets pass --regression, else list them with --classes")
+                self.classes = sorted(summary.labels)
+
+    def chunks(self):
+        for path in self.paths:
+            yield from iter_libsvm(path, chunk_rows=self.chunk_rows, n_features=self.n_features)
+
+    def test_chunks(self):
+        if self.test_path is None:
+            return None
+        return chunks_of_width(self.test_path, self.chunk_rows, self.n_features)
+
+
+class DefaultStream:
+    """The embedded default data (fastprox.cli.synthetic), in memory, as chunks."""
+
+    def __init__(self, args):
+        if args.test:
+            check_readable([args.test])
+        self.n_features = args.n_features or DEFAULT_FEATURES
+        if args.rows < 2:
+            raise ValueError(f"--rows must be at least 2 (one to train, one to test), not {args.rows}")
+        self.X, self.y, self.X_test, self.y_test = text_like(args.rows, self.n_features, args.seed)
+        self.classes = None if args.regression else (args.classes or [-1.0, 1.0])
+        self.chunk_rows, self.rows = args.chunk_rows, self.X.shape[0]
+        self.test_path = args.test
+        self.test_name = args.test or "the held-out part"
+        self.name = f"embedded default (text-like, seed {args.seed})"
+        self.preparation = "generate"
+
+    def chunks(self):
+        for start in range(0, self.X.shape[0], self.chunk_rows):
+            yield self.X[start:start + self.chunk_rows], self.y[start:start + self.chunk_rows]
+
+    def test_chunks(self):
+        if self.test_path is not None:
+            return chunks_of_width(self.test_path, self.chunk_rows, self.n_features)
+        return iter([(self.X_test, self.y_test)])
