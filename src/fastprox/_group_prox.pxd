@@ -1,0 +1,85 @@
+# Proximal operators of the group penalties on one block (the contract's
+# group table; FOBOS Sec. 5, Martins et al. Sec. 3.1). Inline, nogil.
+# A block is m doubles in a contiguous buffer, changed in place.
+from libc.math cimport sqrt, fabs, copysign
+from libc.stdlib cimport qsort
+from fastprox._prox cimport soft_threshold
+
+
+cdef inline int _descending(const void* a, const void* b) noexcept nogil:
+    cdef double x = (<const double*>a)[0], y = (<const double*>b)[0]
+    return (x < y) - (x > y)
+
+
+cdef inline double block_norm(const double* v, Py_ssize_t m) noexcept nogil:
+    """Euclidean (Frobenius) norm of the block."""
+    cdef double s = 0.0
+    cdef Py_ssize_t i
+    for i in range(m):
+        s += v[i] * v[i]
+    return sqrt(s)
+
+
+cdef inline void prox_l1_l2(double* v, Py_ssize_t m, double a) noexcept nogil:
+    """prox of a*||.||_2: max(0, 1 - a/||v||) v (group lasso)."""
+    cdef double n = block_norm(v, m)
+    cdef double f = 1.0 - a / n if n > a else 0.0
+    cdef Py_ssize_t i
+    for i in range(m):
+        v[i] *= f
+
+
+cdef inline double l1_ball_level(const double* v, Py_ssize_t m, double radius, double* work) noexcept nogil:
+    """The level theta with sum_i max(|v_i| - theta, 0) = radius, for ||v||_1 > radius
+    (Duchi et al. 2008, Fig. 1: sort the magnitudes, find the last index above the level)."""
+    cdef Py_ssize_t i
+    cdef double cumsum = 0.0, theta = 0.0
+    for i in range(m):
+        work[i] = fabs(v[i])
+    qsort(work, m, sizeof(double), _descending)
+    for i in range(m):
+        cumsum += work[i]
+        if work[i] * (i + 1) > cumsum - radius:
+            theta = (cumsum - radius) / (i + 1)
+    return theta
+
+
+cdef inline void prox_l1_linf(double* v, Py_ssize_t m, double a, double* work) noexcept nogil:
+    """prox of a*||.||_inf: v minus its projection on the l1-ball of radius a, i.e. v
+    clipped at the level theta of that projection (zero when ||v||_1 <= a)."""
+    cdef double l1 = 0.0, theta
+    cdef Py_ssize_t i
+    for i in range(m):
+        l1 += fabs(v[i])
+    if l1 <= a:
+        for i in range(m):
+            v[i] = 0.0
+        return
+    theta = l1_ball_level(v, m, a, work)
+    for i in range(m):
+        if fabs(v[i]) > theta:
+            v[i] = copysign(theta, v[i])
+
+
+cdef inline void prox_sparse_group(double* v, Py_ssize_t m, double a, double rho) noexcept nogil:
+    """prox of a*(rho ||.||_1 + (1-rho) ||.||_2): soft-threshold by a rho, then the group
+    shrink by a (1-rho) (in that order it is the exact prox)."""
+    cdef Py_ssize_t i
+    for i in range(m):
+        v[i] = soft_threshold(v[i], a * rho)
+    prox_l1_l2(v, m, a * (1.0 - rho))
+
+
+cdef inline double squared_group_tau(const double* norms, Py_ssize_t p, double a, double* work) noexcept nogil:
+    """The shared threshold tau of the prox of (a/2)(sum_G n_G)^2 on group norms n >= 0
+    (Martins et al., Alg. 2): the prox is n_G -> max(0, n_G - tau), tau = a * sum of the result."""
+    cdef Py_ssize_t r
+    cdef double top = 0.0, tau = 0.0
+    for r in range(p):
+        work[r] = norms[r]
+    qsort(work, p, sizeof(double), _descending)
+    for r in range(p):
+        top += work[r]
+        if work[r] > a * top / (1.0 + (r + 1) * a):
+            tau = a * top / (1.0 + (r + 1) * a)
+    return tau

@@ -1,0 +1,89 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True
+"""The proximal operators fastprox's learners apply, one call at a time.
+
+These are the operators of the update contract's tables (scalar penalties
+element-wise, group penalties on a block), exposed for inspection and tests:
+``prox_X(v, a)`` returns argmin_u ||u - v||^2 / 2 + a * r_X(u).
+"""
+import numpy as np
+
+from fastprox._prox cimport soft_threshold, prox_berhu as _prox_berhu
+from fastprox._group_prox cimport (prox_l1_l2 as _l1_l2, prox_l1_linf as _l1_linf,
+                                   prox_sparse_group as _sparse_group, squared_group_tau)
+
+
+def _block(v):
+    out = np.array(v, dtype=np.float64, order="C", copy=True)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("v contains NaN or infinity.")
+    return out
+
+
+def _threshold(a):
+    if not (np.isfinite(a) and a >= 0):
+        raise ValueError(f"the threshold a={a!r} must be a finite number >= 0.")
+    return float(a)
+
+
+def prox_l1(v, a):
+    """Soft-thresholding: prox of a*||.||_1, element-wise."""
+    cdef double[::1] u = _block(v).reshape(-1)
+    cdef double t = _threshold(a)
+    cdef Py_ssize_t i
+    for i in range(u.shape[0]):
+        u[i] = soft_threshold(u[i], t)
+    return np.asarray(u).reshape(np.shape(v))
+
+
+def prox_berhu(v, a, gamma):
+    """prox of a*berhu_gamma, element-wise (FOBOS Sec. 5)."""
+    cdef double[::1] u = _block(v).reshape(-1)
+    cdef double t = _threshold(a)
+    cdef Py_ssize_t i
+    if not gamma > 0:
+        raise ValueError(f"gamma={gamma!r} must be > 0.")
+    for i in range(u.shape[0]):
+        u[i] = _prox_berhu(u[i], t, gamma)
+    return np.asarray(u).reshape(np.shape(v))
+
+
+def prox_l1_l2(V, a):
+    """Group lasso on one block: prox of a*||V||_F."""
+    cdef double[::1] u = _block(V).reshape(-1)
+    if u.shape[0]:
+        _l1_l2(&u[0], u.shape[0], _threshold(a))
+    return np.asarray(u).reshape(np.shape(V))
+
+
+def prox_l1_linf(V, a):
+    """prox of a*max|V|: V minus its projection on the l1-ball of radius a."""
+    cdef double[::1] u = _block(V).reshape(-1)
+    cdef double[::1] work = np.empty(u.shape[0])
+    if u.shape[0]:
+        _l1_linf(&u[0], u.shape[0], _threshold(a), &work[0])
+    return np.asarray(u).reshape(np.shape(V))
+
+
+def prox_sparse_group(V, a, l1_ratio):
+    """Sparse group lasso on one block: prox of a*(rho ||V||_1 + (1 - rho) ||V||_F)."""
+    cdef double[::1] u = _block(V).reshape(-1)
+    if not 0 <= l1_ratio <= 1:
+        raise ValueError(f"l1_ratio={l1_ratio!r} must be in [0, 1].")
+    if u.shape[0]:
+        _sparse_group(&u[0], u.shape[0], _threshold(a), l1_ratio)
+    return np.asarray(u).reshape(np.shape(V))
+
+
+def prox_squared_group(blocks, a):
+    """prox of (a/2) (sum_G ||V_G||)^2 over a list of blocks (Martins et al., Alg. 2).
+
+    Returns the new blocks and the shared threshold tau: block G is scaled by
+    max(0, 1 - tau / ||V_G||)."""
+    blocks = [_block(V) for V in blocks]
+    cdef double[::1] norms = np.array([np.linalg.norm(V) for V in blocks], dtype=np.float64)
+    cdef double[::1] work = np.empty(max(1, norms.shape[0]))
+    cdef double tau = 0.0
+    if norms.shape[0]:
+        tau = squared_group_tau(&norms[0], norms.shape[0], _threshold(a), &work[0])
+    out = [V * (max(0.0, 1.0 - tau / n) if n > 0 else 0.0) for V, n in zip(blocks, norms)]
+    return out, tau
