@@ -74,6 +74,7 @@ def add_arguments(parser):
 
 
 def run(args):
+    """Train, evaluate, save; the report is printed once everything succeeded."""
     started = time.perf_counter()
     est = _estimator(args)
     _check_options(args)
@@ -84,25 +85,25 @@ def run(args):
     with bar:
         losses, rows = zip(*(_one_pass(est, stream, bar, p) for p in range(args.passes)))
     trained = time.perf_counter()
-    rows = rows[0]
-    print(f"data: {stream.name} ({rows} rows x {stream.n_features} features, "
-          f"{args.passes} pass{'es' if args.passes > 1 else ''})")
-    print(f"model: {_describe(est)}")
-    print(f"progressive loss: {losses[0]:.6f} ({est.loss} loss, first pass)")
-    if args.passes > 1:
-        print(f"last pass mean loss: {losses[-1]:.6f} (pass {args.passes})")
     test = stream.test_chunks()
-    if test is not None:
-        for line in _evaluate(est, test, stream.test_name):
-            print(line)
+    test_lines = [] if test is None else _evaluate(est, test, stream.test_name)
     tested = time.perf_counter()
-    print(f"non-zero weights: {np.count_nonzero(est.coef_)} of {est.coef_.size}")
-    print(f"time: {tested - started:.2f} s ({stream.preparation} {scanned - started:.2f} s, train "
-          f"{trained - scanned:.2f} s = {args.passes * rows / max(trained - scanned, 1e-9):,.0f} rows/s, "
-          f"test {tested - trained:.2f} s)")
     if args.model:
         save_model(est, args.model)
-        print(f"model saved: {args.model}")
+    report = [f"data: {stream.name} ({rows[0]} rows x {stream.n_features} features, "
+              f"{args.passes} pass{'es' if args.passes > 1 else ''})",
+              f"model: {_describe(est)}",
+              f"progressive loss: {losses[0]:.6f} ({est.loss} loss, first pass)"]
+    if args.passes > 1:
+        report.append(f"last pass mean loss: {losses[-1]:.6f} (pass {args.passes})")
+    report += test_lines
+    report += [f"non-zero weights: {np.count_nonzero(est.coef_)} of {est.coef_.size}",
+               f"time: {tested - started:.2f} s ({stream.preparation} {scanned - started:.2f} s, "
+               f"train {trained - scanned:.2f} s = {sum(rows) / max(trained - scanned, 1e-9):,.0f} "
+               f"rows/s, test {tested - trained:.2f} s)"]
+    if args.model:
+        report.append(f"model saved: {args.model}")
+    print("\n".join(report))
     return 0
 
 

@@ -1,0 +1,235 @@
+"""The fastprox command line, run in-process: training equals the estimator,
+predict/info agree with the library, and user mistakes give one line on
+stderr and a non-zero exit status."""
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm
+from fastprox.cli import bench, main
+from fastprox.cli.synthetic import text_like
+from fastprox.model_io import load_model, save_model
+
+DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def run(capsys, *argv):
+    """(exit status, stdout, stderr) of ``fastprox ARGV``."""
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def value(out, name):
+    """The number after ``name:`` in the output of train."""
+    return float(re.search(rf"^{re.escape(name)}: ([-0-9.e]+)", out, re.M).group(1))
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Small binary train/test files, a multiclass one and a regression one."""
+    d = tmp_path_factory.mktemp("data")
+    X, y, X_test, y_test = text_like(2500, 400, seed=5)
+    dump_libsvm(X, y, d / "train.svm")
+    dump_libsvm(X_test[:, :390], y_test, d / "test.svm.gz")
+    labels = 1.0 + (np.arange(X.shape[0]) % 3)
+    dump_libsvm(X, labels, d / "multi.svm")
+    dump_libsvm(X, np.asarray(X.sum(axis=1)).ravel() * 3 + y, d / "reg.svm")
+    return d
+
+
+@pytest.fixture(scope="module")
+def a9a():
+    train, test = DATA_DIR / "a9a" / "a9a", DATA_DIR / "a9a" / "a9a.t"
+    if not (train.is_file() and test.is_file()):
+        message = f"a9a not found under {DATA_DIR}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return train, test
+
+
+# --- train --------------------------------------------------------------------
+
+def test_train_equals_one_pass_of_the_estimator(files, tmp_path, capsys):
+    model = tmp_path / "m.npz"
+    status, out, err = run(capsys, "train", files / "train.svm", "--test", files / "test.svm.gz",
+                           "--model", model, "--chunk-rows", 300, "--update", "rda", "--alpha", 1e-4)
+    assert (status, err) == (0, "")
+    X, y = load_libsvm(files / "train.svm")
+    est = ProxClassifier(update="rda", alpha=1e-4, shuffle=False).fit(X, y)
+    saved = load_model(model)
+    np.testing.assert_array_equal(saved.coef_, est.coef_)
+    np.testing.assert_array_equal(saved.intercept_, est.intercept_)
+    assert value(out, "progressive loss") == pytest.approx(est.progressive_loss_, abs=1e-6)
+    X_test, y_test = load_libsvm(files / "test.svm.gz", n_features=X.shape[1])
+    assert value(out, "test accuracy") == pytest.approx(est.score(X_test, y_test), abs=1e-6)
+    assert 0.0 < value(out, "test log-loss") < 0.7 and 0.5 < value(out, "test AUC") <= 1
+    assert f"non-zero weights: {np.count_nonzero(est.coef_)} of {X.shape[1]}" in out
+    assert "(scan " in out and f"model saved: {model}" in out
+
+
+def test_given_width_and_classes_skip_the_scan(files, tmp_path, capsys):
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    assert run(capsys, "train", files / "train.svm", "--model", a)[0] == 0
+    status, out, _ = run(capsys, "train", files / "train.svm", "--model", b,
+                         "--n-features", 400, "--classes", -1, 1)
+    assert status == 0 and "(no scan " in out
+    np.testing.assert_array_equal(load_model(a).coef_, load_model(b).coef_)
+
+
+def test_passes_continue_the_stream(files, tmp_path, capsys):
+    model = tmp_path / "m.npz"
+    status, out, _ = run(capsys, "train", files / "train.svm", "--passes", 3, "--model", model,
+                         "--schedule", "invsqrt", "--batch-size", 5, "--seed", 1)
+    X, y = load_libsvm(files / "train.svm")
+    est = ProxClassifier(schedule="invsqrt", batch_size=5)
+    for _ in range(3):
+        est.partial_fit(X, y, classes=[-1, 1])
+    assert status == 0 and "last pass mean loss" in out and "3 passes" in out
+    np.testing.assert_array_equal(load_model(model).coef_, est.coef_)
+
+
+def test_multiclass_and_regression(files, capsys):
+    status, out, _ = run(capsys, "train", files / "multi.svm", "--test", files / "multi.svm")
+    assert status == 0 and "(one-vs-rest mean)" in out and 0 <= value(out, "test accuracy") <= 1
+    status, out, _ = run(capsys, "train", files / "reg.svm", "--regression", "--loss", "huber",
+                         "--test", files / "reg.svm")
+    X, y = load_libsvm(files / "reg.svm")
+    est = ProxRegressor(loss="huber", shuffle=False).fit(X, y)
+    rmse = np.sqrt(np.mean((est.predict(X) - y) ** 2))
+    assert status == 0 and value(out, "test RMSE") == pytest.approx(rmse, rel=1e-6)
+
+
+def test_embedded_default_is_seeded(capsys):
+    argv = ("train", "--rows", 3000, "--n-features", 4096, "--penalty", "elasticnet")
+    status, out, err = run(capsys, *argv)
+    assert (status, err) == (0, "")
+    assert "embedded default" in out and "2400 rows x 4096 features" in out
+    assert 0.55 < value(out, "test accuracy") < 1
+    again = run(capsys, *argv)[1]
+    strip = lambda text: [line for line in text.splitlines() if not line.startswith("time:")]
+    assert strip(again) == strip(out)
+    assert strip(run(capsys, *argv, "--seed", 9)[1]) != strip(out)
+
+
+def test_a9a(a9a, capsys):
+    train, test = a9a
+    status, out, err = run(capsys, "train", train, "--test", test)
+    assert (status, err) == (0, "")
+    assert "32561 rows x 123 features" in out and "16281 rows" in out
+    assert value(out, "test accuracy") > 0.84 and value(out, "test AUC") > 0.89
+
+
+# --- predict and info -----------------------------------------------------------
+
+def test_predict_round_trip(files, tmp_path, capsys):
+    model, out_file = tmp_path / "m.npz", tmp_path / "pred.txt"
+    run(capsys, "train", files / "train.svm", "--model", model)
+    est = load_model(model)
+    X, _ = load_libsvm(files / "test.svm.gz", n_features=est.n_features_in_)
+    status, out, err = run(capsys, "predict", model, files / "test.svm.gz", "--out", out_file,
+                           "--chunk-rows", 77)
+    assert (status, out, err) == (0, "", "")
+    np.testing.assert_array_equal(np.loadtxt(out_file), est.predict(X))
+    status, out, _ = run(capsys, "predict", model, files / "test.svm.gz", "--proba")
+    lines = out.splitlines()
+    assert status == 0 and lines[0] == "labels -1 1" and len(lines) == X.shape[0] + 1
+    table = np.array([line.split() for line in lines[1:]], dtype=float)
+    np.testing.assert_array_equal(table[:, 0], est.predict(X))
+    np.testing.assert_array_equal(table[:, 1:], est.predict_proba(X))
+
+
+def test_predict_regression_is_exact(files, tmp_path, capsys):
+    X, y = load_libsvm(files / "reg.svm")
+    model = tmp_path / "r.npz"
+    save_model(ProxRegressor().fit(X, y), model)
+    status, out, _ = run(capsys, "predict", model, files / "reg.svm")
+    np.testing.assert_array_equal(np.array(out.split(), dtype=float), load_model(model).predict(X))
+
+
+def info_numbers(out):
+    rows, features, nnz = (int(re.search(rf"{k}\s+(\d+)", out).group(1))
+                           for k in ("rows", "features", "non-zeros"))
+    labels = dict(pair.split(":") for pair in re.search(r"labels\s+(.*)", out).group(1).split())
+    return rows, features, nnz, {float(k): int(n) for k, n in labels.items()}
+
+
+def expected_info(path):
+    X, y = load_libsvm(path)
+    return X.shape[0], X.shape[1], X.nnz, dict(zip(*map(np.ndarray.tolist, np.unique(y, return_counts=True))))
+
+
+def test_info_equals_load_libsvm(files, capsys):
+    for name in ("train.svm", "test.svm.gz", "multi.svm"):
+        status, out, _ = run(capsys, "info", files / name, "--chunk-rows", 333)
+        assert status == 0 and info_numbers(out) == expected_info(files / name)
+
+
+def test_info_a9a(a9a, capsys):
+    status, out, _ = run(capsys, "info", a9a[0])
+    assert status == 0 and info_numbers(out) == expected_info(a9a[0])
+    assert info_numbers(out) == (32561, 123, 451592, {-1.0: 24720, 1.0: 7841})
+
+
+# --- bench ----------------------------------------------------------------------
+
+def test_bench_registers_table1(capsys):
+    assert "table1" in bench.available()
+    status, out, err = run(capsys, "bench", "table1", "--repeats", 0)
+    assert status == 1 and err == "fastprox: error: --repeats must be at least 1, got 0\n"
+
+
+# --- user mistakes ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory, files):
+    """A file malformed on line 1500 (found in the middle of training), a hinge model."""
+    d = tmp_path_factory.mktemp("broken")
+    lines = (files / "train.svm").read_text().splitlines(keepends=True)
+    lines[1499] = "1 3:x\n"
+    (d / "bad.svm").write_text("".join(lines))
+    X, y = load_libsvm(files / "train.svm")
+    save_model(ProxClassifier(loss="hinge").fit(X, y), d / "hinge.npz")
+    return d
+
+
+MISTAKES = {
+    "missing data": (["train", "{d}/absent.svm"], "absent.svm: No such file or directory"),
+    "missing test": (["train", "{f}/train.svm", "--test", "{d}/absent.svm"], "No such file"),
+    "directory as data": (["info", "{d}"], "is a directory"),
+    "malformed data": (["train", "{b}/bad.svm", "--n-features", "400", "--classes", "-1", "1",
+                        "--chunk-rows", "100"], "bad.svm:1500: value 'x' is not a number"),
+    "negative alpha": (["train", "{f}/train.svm", "--alpha", "-1"], "alpha=-1.0 must be >= 0.0"),
+    "non-numeric option": (["train", "--alpha", "x"], "argument --alpha: invalid float value: 'x'"),
+    "unknown choice": (["train", "--update", "adam"], "invalid choice: 'adam'"),
+    "bad combination": (["train", "--update", "rda", "--schedule", "inv"], "update='rda' is not defined"),
+    "zero passes": (["train", "--passes", "0"], "--passes must be at least 1"),
+    "zero chunk rows": (["train", "{f}/train.svm", "--chunk-rows", "0"], "--chunk-rows must be at least 1"),
+    "one row": (["train", "--rows", "1"], "--rows must be at least 2"),
+    "width too small": (["train", "{f}/train.svm", "--n-features", "10"], "beyond n_features=10"),
+    "classes missing a label": (["train", "{f}/multi.svm", "--classes", "1", "2"], "not in classes_"),
+    "regression with classes": (["train", "--regression", "--classes", "1", "2"], "--classes is for classification"),
+    "unknown test labels": (["train", "{f}/train.svm", "--test", "{f}/multi.svm"], "labels [2.0, 3.0]"),
+    "model directory missing": (["train", "--rows", "50", "--model", "{d}/no/m.npz"], "does not exist"),
+    "unknown command": (["fit"], "invalid choice: 'fit'"),
+    "no command": ([], "required: COMMAND"),
+    "unknown benchmark": (["bench", "table9"], "invalid choice: 'table9'"),
+    "missing model": (["predict", "{d}/absent.npz", "{f}/train.svm"], "absent.npz: No such file"),
+    "data as model": (["predict", "{f}/train.svm", "{f}/train.svm"], "not a readable fastprox model"),
+    "proba without probabilities": (["predict", "{b}/hinge.npz", "{f}/train.svm", "--proba"],
+                                    "--proba needs a classifier with loss 'log'"),
+    "info without file": (["info"], "required: DATA"),
+}
+
+
+@pytest.mark.parametrize("argv, message", MISTAKES.values(), ids=MISTAKES.keys())
+def test_user_mistakes_give_one_line(files, broken, tmp_path, capsys, argv, message):
+    argv = [a.format(f=files, b=broken, d=tmp_path) for a in argv]
+    status, out, err = run(capsys, *argv)
+    assert status != 0 and out == ""
+    assert err.count("\n") == 1 and err.startswith("fastprox: error: ")
+    assert message in err
