@@ -29,13 +29,20 @@ from fastprox import ProxClassifier
 from machine import describe_machine
 
 
-def zipf_text(n, d, per_row, seed):
-    """CSR rows of `per_row` distinct Zipf(1)-ranked features, values 1.0, and +-1 labels."""
+def zipf_text(n, d, per_row, seed, exponent=1.0):
+    """CSR rows of `per_row` distinct Zipf(`exponent`)-ranked features, values 1.0, and +-1 labels."""
     rng = np.random.default_rng(seed)
     ids = rng.permutation(d)
     draws = 3 * per_row
-    # Inverse CDF of the continuous 1/k law on [1, d + 1): k = floor((d + 1)^u).
-    ranks = np.floor(np.exp(rng.random((n, draws)) * np.log(d + 1))).astype(np.int64) - 1
+    u = rng.random((n, draws))
+    if exponent == 1.0:
+        # Inverse CDF of the continuous 1/k law on [1, d + 1): k = floor((d + 1)^u).
+        k = np.exp(u * np.log(d + 1))
+    else:
+        # The same for k^-s: k = (1 + u ((d + 1)^(1-s) - 1))^(1/(1-s)).
+        e = 1.0 - exponent
+        k = (1.0 + u * ((d + 1.0) ** e - 1.0)) ** (1.0 / e)
+    ranks = np.minimum(np.floor(k).astype(np.int64), d) - 1
     ranks.sort(axis=1)
     dup = np.zeros_like(ranks, dtype=bool)
     dup[:, 1:] = ranks[:, 1:] == ranks[:, :-1]
