@@ -1,0 +1,172 @@
+"""End-to-end speed from a data file to a saved model: `fastprox train` vs Vowpal Wabbit.
+
+Both commands run as they would from a shell (a subprocess each, start-up
+included), one pass, logistic loss, writing a model file, on the same rows:
+the LIBSVM file for fastprox and the same file converted once (not timed) to
+VW's text format (``label |f index:value ...``) for ``python -m vowpalwabbit``.
+fastprox is timed twice: as a user runs it first (a streaming pass finds the
+width and the labels, then the training pass) and with ``--n-features`` and
+``--classes`` given (one read, as VW does). Two larger inputs (``x20``: the
+training file 20 times in a row, one stream) show the rates once start-up no
+longer dominates. Every time is the median of ``--runs`` runs. Test accuracy comes from each tool's saved model on the
+test file (VW: ``-t -i MODEL``), for the files without a test file on the
+training file (marked "train").
+
+Run: ``python bench/file_to_model.py [--runs 5]``; writes
+``bench/results/file_to_model.md``.
+"""
+import argparse
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import describe_machine  # noqa: E402
+
+from fastprox import iter_libsvm, load_libsvm  # noqa: E402
+from fastprox.cli.stream import chunks_of_width  # noqa: E402
+from fastprox.model_io import load_model  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+RESULTS = ROOT / "bench" / "results" / "file_to_model.md"
+SETS = {  # name -> (train, test or None, copies of the training file streamed one after another)
+    "a9a": ("a9a/a9a", "a9a/a9a.t", 1),
+    "w8a": ("w8a/w8a", None, 1),
+    "ijcnn1": ("ijcnn1/ijcnn1.trn", "ijcnn1/ijcnn1.tst", 1),
+    "reuters": ("reuters_moneyfx/reuters.trn", "reuters_moneyfx/reuters.tst", 1),
+    "rcv1 sample": ("rcv1_vw_small/rcv1_small.train.svm", "rcv1_vw_small/rcv1_small.test.svm", 1),
+    "ijcnn1 x20": ("ijcnn1/ijcnn1.trn", "ijcnn1/ijcnn1.tst", 20),
+    "reuters x20": ("reuters_moneyfx/reuters.trn", "reuters_moneyfx/reuters.tst", 20),
+}
+FASTPROX = [sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())"]
+VW = [sys.executable, "-m", "vowpalwabbit"]
+
+
+def to_vw(src, dst):
+    """Write the LIBSVM file ``src`` as VW text: same rows, labels -1/1, one namespace."""
+    with open(dst, "w") as out:
+        for X, y in iter_libsvm(src, chunk_rows=50_000):
+            for i, label in enumerate(y):
+                a, b = X.indptr[i], X.indptr[i + 1]
+                pairs = " ".join(f"{j}:{v!r}" for j, v in zip(X.indices[a:b].tolist(), X.data[a:b].tolist()))
+                out.write(f"{1 if label > 0 else -1} |f {pairs}\n")
+
+
+def timed(cmd):
+    """(seconds, completed process) of one run; a failure stops the benchmark."""
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n{done.stderr}")
+    return seconds, done
+
+
+def median_time(cmd, runs):
+    results = [timed(cmd) for _ in range(runs)]
+    return statistics.median(s for s, _ in results), results[-1][1]
+
+
+def vw_accuracy(model, test_vw, labels, work):
+    preds = work / "vw_pred.txt"
+    timed(VW + ["-t", "-i", model, "-d", test_vw, "-p", preds, "--quiet"])
+    return float(np.mean(np.where(np.loadtxt(preds) > 0, 1.0, -1.0) == np.where(labels > 0, 1.0, -1.0)))
+
+
+def repeated(path, copies, dst):
+    """``dst``: the file ``path`` written ``copies`` times in a row (one longer stream)."""
+    content = path.read_bytes()
+    with open(dst, "wb") as out:
+        for _ in range(copies):
+            out.write(content)
+    return dst
+
+
+def measure(name, train, test, copies, runs, work):
+    source, test_file = DATA / train, DATA / (test or train)
+    X, _ = load_libsvm(source)
+    y_test = load_libsvm(test_file)[1]
+    one_vw, train_vw, test_vw = work / "one.vw", work / "train.vw", work / "test.vw"
+    to_vw(source, one_vw)
+    to_vw(test_file, test_vw)
+    train = repeated(source, copies, work / "train.svm")
+    repeated(one_vw, copies, train_vw)
+    fp_model, vw_model = work / "model.npz", work / "model.vw"
+    fp_scan, fp_out = median_time(FASTPROX + ["train", train, "--model", fp_model], runs)
+    fp_known, _ = median_time(FASTPROX + ["train", train, "--model", fp_model, "--n-features",
+                                          str(X.shape[1]), "--classes", "-1", "1"], runs)
+    vw_seconds, vw_out = median_time(VW + ["-d", train_vw, "--loss_function", "logistic",
+                                           "-f", vw_model], runs)
+    est = load_model(fp_model)
+    fp_pred = np.concatenate([est.predict(Xc) for Xc, _ in chunks_of_width(test_file, 100_000, X.shape[1])])
+    return {
+        "name": name, "rows": X.shape[0] * copies, "mb": train.stat().st_size / 1e6,
+        "vw_mb": train_vw.stat().st_size / 1e6, "fp_scan": fp_scan, "fp_known": fp_known,
+        "vw": vw_seconds,
+        "fp_loss": float(re.search(r"progressive loss: ([0-9.]+)", fp_out.stdout).group(1)),
+        "vw_loss": float(re.search(r"average loss = ([0-9.]+)", vw_out.stderr).group(1)),
+        "fp_acc": float(np.mean(fp_pred == y_test)), "vw_acc": vw_accuracy(vw_model, test_vw, y_test, work),
+        "test": "test" if test else "train",
+    }
+
+
+def startup():
+    """Median seconds to start each tool doing nothing (import cost)."""
+    fp = statistics.median(timed(FASTPROX + ["info", "--help"])[0] for _ in range(3))
+    vw = statistics.median(timed(VW + ["--version"])[0] for _ in range(3))
+    return fp, vw
+
+
+def report(rows, runs, start):
+    lines = [
+        "# File to model: `fastprox train` vs Vowpal Wabbit", "",
+        "Generated by `python bench/file_to_model.py` (see its docstring for the method).", "",
+        describe_machine(),
+        f"- Python {platform.python_version()}, fastprox {version('fastprox')}, "
+        f"vowpalwabbit {version('vowpalwabbit')}, numpy {np.__version__}",
+        f"- Median of {runs} runs; wall seconds of the whole command (start-up included). "
+        f"Start-up alone (`--help` / `--version`): fastprox {start[0]:.2f} s, VW {start[1]:.2f} s.",
+        "- fastprox: defaults (FOBOS, AdaGrad, l1 alpha=1e-6, eta0=0.5), `--model OUT`. "
+        "VW 9 defaults (adaptive, normalized, invariant updates, 2^18 hashed weights), "
+        "`--loss_function logistic -f OUT`.",
+        "- Progressive loss: the mean logistic loss of each row before its update "
+        "(fastprox's report, VW's `average loss`).", "",
+        "| data | rows | LIBSVM MB | fastprox s (scan + train) | fastprox s (width, classes given) "
+        "| VW s | VW / fastprox | VW / fastprox (given) | progressive loss fastprox / VW "
+        "| accuracy fastprox / VW |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['name']} | {r['rows']:,} | {r['mb']:.1f} | {r['fp_scan']:.2f} | {r['fp_known']:.2f} "
+            f"| {r['vw']:.2f} | {r['vw'] / r['fp_scan']:.2f} | {r['vw'] / r['fp_known']:.2f} "
+            f"| {r['fp_loss']:.4f} / {r['vw_loss']:.4f} | {r['fp_acc']:.4f} / {r['vw_acc']:.4f} ({r['test']}) |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="runs per timing (median)")
+    parser.add_argument("--sets", nargs="+", choices=SETS, default=list(SETS))
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.sets:
+            rows.append(measure(name, *SETS[name], args.runs, Path(tmp)))
+            print(rows[-1], flush=True)
+    text = report(rows, args.runs, startup())
+    RESULTS.write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
