@@ -1,0 +1,193 @@
+"""The multiclass part of the update contract (shared/spec/updates.md,
+"Multiclass" and "Group penalties"), written the slow way.
+
+``MulticlassReference`` extends ``reference.EagerReference`` with the
+multinomial score gradients (softmax, Crammer-Singer) and the four group
+penalties. Every group goes through its prox at every step; nothing is lazy.
+The proxes are written here from their definitions in plain NumPy and never
+call ``fastprox``, so that the kernels are checked against something that does
+not share their code.
+
+Layout: as in ``EagerReference``, ``W`` is stored (K, d), so the contract's
+row ``j`` of its (d, K) matrix is column ``W[:, j]`` here, and group ``G`` is
+the block ``W[:, G]``.
+
+Covered: ``fobos`` under the scalar schedules (constant, invsqrt, inv) and
+``rda`` under ``invsqrt``, for every penalty (scalar or group) and every loss
+(binary, one-vs-rest, multinomial). Models without a multinomial loss or a
+group penalty are left to ``EagerReference`` unchanged. AdaGrad and FTRL with a
+multinomial loss would need ``EagerReference.step`` to take its score
+gradient from an overridable method; they raise NotImplementedError here
+rather than copy the base class's update rules.
+"""
+import numpy as np
+from scipy.special import logsumexp, softmax
+
+from reference import EagerReference, dloss, loss_value, prox, soft
+
+GROUP_PENALTIES = ("l1_l2", "l1_linf", "sparse_group", "squared_group")
+MULTINOMIAL_LOSSES = ("log", "hinge")
+
+
+# ---------------------------------------------------------------- score gradients
+def multinomial_gradient(loss, P, y):
+    """(Q, losses): q = d loss / d p per row of the scores P (B, K), labels y (class indices).
+
+    log: q = softmax(p) - e_y, loss = logsumexp(p) - p_y.
+    hinge (Crammer-Singer, 0/1 cost): yhat = argmax_k p_k + [k != y] (lowest index
+    on ties); q = e_yhat - e_y when yhat != y and p_yhat + 1 - p_y > 0, else 0.
+    """
+    B, K = P.shape
+    rows, y = np.arange(B), y.astype(int)
+    onehot = np.zeros((B, K))
+    onehot[rows, y] = 1.0
+    if loss == "log":
+        return softmax(P, axis=1) - onehot, logsumexp(P, axis=1) - P[rows, y]
+    if loss == "hinge":
+        augmented = P + 1.0 - onehot
+        yhat = np.argmax(augmented, axis=1)
+        margin = augmented[rows, yhat] - P[rows, y]
+        active = (yhat != y) & (margin > 0)
+        Q = np.zeros((B, K))
+        Q[rows[active], yhat[active]] = 1.0
+        Q[rows[active], y[active]] = -1.0
+        return Q, np.where(active, margin, 0.0)
+    raise ValueError(f"no multinomial loss {loss!r}")
+
+
+# ---------------------------------------------------------------- block proxes
+def l1_ball_level(v, radius):
+    """The level theta >= 0 of the Euclidean projection of v onto the l1-ball of the
+    given radius: sum_i max(|v_i| - theta, 0) = radius, or 0 inside the ball.
+
+    With u the magnitudes sorted in decreasing order, theta is the largest of
+    (u_1 + ... + u_j - radius) / j over j: the
+    sequence rises up to the support size of the projection, then falls)."""
+    u = np.sort(np.abs(v).ravel())[::-1]
+    if u.sum() <= radius:
+        return 0.0
+    return float(np.max((np.cumsum(u) - radius) / np.arange(1, u.size + 1)))
+
+
+def block_l1_l2(V, a):
+    """prox of a*||V||_F: max(0, 1 - a/||V||) V."""
+    n = np.sqrt(np.sum(V * V))
+    return V * (1.0 - a / n) if n > a else np.zeros_like(V)
+
+
+def block_l1_linf(V, a):
+    """prox of a*max|V|: V minus its projection onto the l1-ball of radius a, that is
+    0 when ||V||_1 <= a, else V clipped at the projection's level theta."""
+    if np.abs(V).sum() <= a:
+        return np.zeros_like(V)
+    theta = l1_ball_level(V, a)
+    return np.clip(V, -theta, theta)
+
+
+def block_sparse_group(V, a, rho):
+    """prox of a*(rho ||V||_1 + (1 - rho) ||V||_F): soft-threshold, then group shrink."""
+    return block_l1_l2(soft(V, a * rho), a * (1.0 - rho))
+
+
+def squared_group_tau(norms, a):
+    """tau with the prox of (a/2)(sum n)^2 on norms n >= 0 equal to max(0, n - tau).
+
+    tau = a * sum_G max(0, n_G - tau): with the r largest norms active, tau =
+    a S_r / (1 + r a) (S_r their sum); the right r is the one whose tau leaves
+    exactly those r norms above it (Martins et al., eq. 36)."""
+    n = np.sort(np.asarray(norms, dtype=float))[::-1]
+    for r in range(n.size, 0, -1):
+        tau = a * n[:r].sum() / (1.0 + r * a)
+        if n[r - 1] > tau:
+            return tau
+    return 0.0
+
+
+def group_prox(penalty, W, a, rho, members):
+    """The contract's prox with threshold a on the (K, d) matrix W, for the groups
+    ``members`` (a list of column-index arrays); columns in no group pass through."""
+    out = W.copy()
+    if penalty == "squared_group":
+        norms = [np.sqrt(np.sum(W[:, cols] ** 2)) for cols in members]
+        tau = squared_group_tau(norms, a)
+        for cols, n in zip(members, norms):
+            out[:, cols] = W[:, cols] * (1.0 - tau / n) if n > tau else 0.0
+        return out
+    block = {"l1_l2": lambda V: block_l1_l2(V, a),
+             "l1_linf": lambda V: block_l1_linf(V, a),
+             "sparse_group": lambda V: block_sparse_group(V, a, rho)}[penalty]
+    for cols in members:
+        out[:, cols] = block(W[:, cols])
+    return out
+
+
+def group_members(n_features, groups):
+    """Column indices of each penalized group: one per feature when groups is None,
+    else one per id 0..max(groups) (ids -1 are never penalized)."""
+    if groups is None:
+        return [np.array([j]) for j in range(n_features)]
+    groups = np.asarray(groups)
+    return [np.flatnonzero(groups == g) for g in range(int(groups.max(initial=-1)) + 1)]
+
+
+# ---------------------------------------------------------------- the learner
+class MulticlassReference(EagerReference):
+    """EagerReference with ``multinomial`` losses and ``groups`` / group penalties."""
+
+    def __init__(self, n_features, n_outputs, update, schedule, penalty, loss,
+                 multinomial=False, groups=None, **params):
+        super().__init__(n_features, n_outputs, update, schedule, penalty, loss, **params)
+        self.multinomial = multinomial
+        self.members = group_members(n_features, groups)
+        self.own_step = multinomial or penalty in GROUP_PENALTIES
+        if self.own_step and (schedule == "adagrad" or update == "ftrl"):
+            raise NotImplementedError("multinomial or group models: fobos (constant, invsqrt, inv) "
+                                      "and rda (invsqrt) only")
+        if multinomial and loss not in MULTINOMIAL_LOSSES:
+            raise ValueError(f"no multinomial loss {loss!r}")
+
+    def _prox(self, V, a):
+        """The penalty's prox with threshold a on the whole (K, d) matrix."""
+        if self.penalty in GROUP_PENALTIES:
+            return group_prox(self.penalty, V, a, self.rho, self.members)
+        return prox(self.penalty, V, a, self.rho, self.gamma)
+
+    def _dual_weights(self, s, beta, T, rda_rho):
+        """rda: argmin <s,W> + T alpha r(W) + beta (||W||^2/2 + rda_rho ||W||_1), i.e.
+        the prox of (T alpha / beta) r after the l1 part, at -s/beta (beta is uniform)."""
+        if self.penalty not in GROUP_PENALTIES:
+            return super()._dual_weights(s, beta, T, rda_rho)
+        b = float(np.max(beta, initial=0.0))
+        if b == 0:
+            return np.zeros_like(s)
+        return self._prox(soft(-s / b, rda_rho), T * self._alpha() / b)
+
+    def _score_gradients(self, P, y):
+        """(dl, losses), both (B, K): d loss / d p and the loss of each row and output."""
+        if self.multinomial:
+            Q, losses = multinomial_gradient(self.loss, P, y)
+            return Q, losses[:, None]
+        if self.ovr:
+            Y = np.where(np.arange(self.K)[None, :] == y[:, None].astype(int), 1.0, -1.0)
+        else:
+            Y = y[:, None]
+        return dloss(self.loss, P, Y, self.epsilon), loss_value(self.loss, P, Y, self.epsilon)
+
+    def step(self, X, y, sw):
+        """One step on the dense rows X (B, d); returns the rows' summed weighted loss."""
+        if not self.own_step:
+            return super().step(X, y, sw)
+        W, b = self.weights()
+        self.t += 1
+        dl, losses = self._score_gradients(X @ W.T + b, y)
+        dl = dl * sw[:, None]
+        g = dl.T @ X / X.shape[0]
+        gb = dl.mean(axis=0) if self.fit_intercept else np.zeros(self.K)
+        if self.update == "fobos":
+            eta = self._eta(self.t)
+            self.W = self._prox(self.W - eta * g, eta * self._alpha())
+            self.b = self.b - eta * gb
+        else:
+            self.W += g
+            self.b += gb
+        return float(np.sum(losses * sw[:, None]))
