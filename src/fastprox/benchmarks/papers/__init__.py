@@ -1,0 +1,15 @@
+"""The papers' experiments, rerun with fastprox: one module per experiment.
+
+Each module offers ``add_arguments(parser)`` and ``run(args) -> int`` (as
+``fastprox.benchmarks.table1``) and runs as ``python -m
+fastprox.benchmarks.papers.NAME [--quick]``; it writes ``NAME.md`` (the
+paper's numbers or claims beside the measured ones, with a verdict per
+claim) and its PNG plots to ``--out-dir`` (default ``bench/papers``).
+
+* ``rda_mnist``: Xiao (2010), Sec. 6, l1-RDA against truncated gradient on
+  MNIST digit pairs (Figures 3, 4 and 7).
+* ``adagrad_text``: Duchi, Hazan & Singer (2011), Sec. 6.1, 6.4, 6.5 (Tables
+  1 and 4, Figure 7) on the text sets and on census income (a9a).
+* ``fobos_synthetic``: Duchi & Singer (2009), Sec. 7.1-7.2, step-size
+  sensitivity and FOBOS against Pegasos on synthetic data.
+"""
