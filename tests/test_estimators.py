@@ -20,7 +20,12 @@ ORDER_DEPENDENT = {
 }
 
 
-@pytest.mark.parametrize("est", [ProxClassifier(), ProxRegressor()], ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("est", [
+    ProxClassifier(), ProxRegressor(),
+    ProxClassifier(multi_class="multinomial", penalty="l1_l2", schedule="invsqrt", alpha=1e-4),
+    ProxClassifier(update="rda", penalty="elasticnet"),
+    ProxRegressor(update="ftrl", loss="huber"),
+], ids=["classifier", "regressor", "multinomial-l1_l2", "classifier-rda", "regressor-ftrl"])
 def test_check_estimator(est):
     """Every other scikit-learn check passes."""
     results = check_estimator(est, expected_failed_checks=ORDER_DEPENDENT, on_fail=None)
@@ -105,10 +110,17 @@ def test_no_predict_proba_for_hinge():
     (dict(l1_ratio=1.5), "l1_ratio=1.5 must be >= 0.0 and <= 1.0"),
     (dict(batch_size=0), "batch_size=0 must be >= 1"),
     (dict(max_iter=2.5), "must be a finite integer"),
-    (dict(multi_class="multinomial"), "multi_class='multinomial' is not supported"),
+    (dict(multi_class="crammer"), "multi_class='crammer' is not supported"),
+    (dict(multi_class="multinomial", loss="squared_hinge"), "multi_class='multinomial' takes loss in"),
+    (dict(penalty="l1_l2"), "penalty='l1_l2' is exact only with update='fobos' and schedule in"),
+    (dict(penalty="squared_group", update="rda"), "has no exact form under update='rda'"),
+    (dict(penalty="l1", groups=np.zeros(300, dtype=int)), "groups= is used by the group penalties"),
+    (dict(penalty="l1_l2", schedule="invsqrt", groups=np.zeros(7, dtype=int)),
+     "groups must be a vector of length n_features=300"),
+    (dict(penalty="l1_l2", schedule="invsqrt", groups=np.full(300, -2)), "ids must be >= -1"),
 ])
 def test_bad_parameters_say_what_is_supported(params, message):
-    X, y = text_like()
+    X, y = text_like(classes=3)
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         ProxClassifier(**params).fit(X, y)
 

@@ -36,7 +36,9 @@ import numpy as np
 
 from libc.math cimport sqrt, exp, log, log1p, expm1, fabs, copysign, ceil
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
-from fastprox._losses cimport dloss, loss_value
+from fastprox._losses cimport dloss, loss_value, LOG
+from fastprox._group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sparse_group,
+                                   squared_group_tau)
 
 cimport cython
 
@@ -65,10 +67,16 @@ cdef enum:
     L2 = 2
     ELASTICNET = 3
     BERHU = 4
+    L1_L2 = 5
+    L1_LINF = 6
+    SPARSE_GROUP = 7
+    SQUARED_GROUP = 8
 
 UPDATES = {"fobos": FOBOS, "rda": RDA, "ftrl": FTRL}
 SCHEDULES = {"constant": CONSTANT, "invsqrt": INVSQRT, "inv": INV, "adagrad": ADAGRAD}
-PENALTIES = {"none": NONE, "l1": L1, "l2": L2, "elasticnet": ELASTICNET, "berhu": BERHU}
+PENALTIES = {"none": NONE, "l1": L1, "l2": L2, "elasticnet": ELASTICNET, "berhu": BERHU,
+             "l1_l2": L1_L2, "l1_linf": L1_LINF, "sparse_group": SPARSE_GROUP,
+             "squared_group": SQUARED_GROUP}
 LOSSES = {"log": 0, "hinge": 1, "squared_hinge": 2, "modified_huber": 3,
           "squared": 4, "huber": 5, "epsilon_insensitive": 6}
 
@@ -112,6 +120,23 @@ cdef struct Ctx:
     double* gacc                  # (d, K) batch gradient accumulator
     long long* mark               # (d,) step at which a feature was last collected
     long long* touched            # (d,) features of the current batch
+    # multiclass and groups
+    bint multinomial              # softmax (log) or Crammer-Singer (hinge) over K scores
+    bint grouped                  # a group penalty (l1_l2, l1_linf, sparse_group, squared_group)
+    long long n_groups            # p, the number of groups
+    long long* group              # (d,) group id per feature (-1: unpenalized); NULL: rows
+    long long* gptr               # (p + 1,) user groups' members are gmem[gptr[g]:gptr[g + 1]]
+    long long* gmem
+    double* gstamp                # (p,) threshold sum (or step, sparse_group) at the last update
+    double* gnorm                 # (p,) squared_group: ||W_G|| at the stamp
+    long long* gmark              # (p,) step at which a group was last caught up
+    long long* gtouched           # (p,) groups caught up in the current step
+    long long n_tg
+    double* block                 # scratch: one gathered block
+    double* work                  # scratch: sorting (l1_linf, squared_group tau)
+
+
+include "_groups.pxi"
 
 
 
@@ -126,7 +151,8 @@ cdef class Learner:
     cdef readonly int n_features, n_outputs
     cdef readonly object update, schedule, penalty, loss
     cdef readonly double alpha, l1_ratio, eta0, delta, rda_rho, berhu_gamma, epsilon
-    cdef readonly bint fit_intercept, ovr
+    cdef readonly bint fit_intercept, ovr, multinomial
+    cdef readonly object groups
     cdef Ctx c
     cdef object arrays                    # name -> ndarray: everything c points into
     cdef object _coef                     # coef() at step count _coef_t
@@ -135,25 +161,33 @@ cdef class Learner:
     def __init__(self, int n_features, int n_outputs, update, schedule, penalty, loss,
                  double alpha=0.0, double l1_ratio=0.15, double eta0=0.1, double delta=1e-8,
                  double rda_rho=0.0, double berhu_gamma=1.0, double epsilon=0.1,
-                 bint fit_intercept=True, bint ovr=False):
+                 bint fit_intercept=True, bint ovr=False, bint multinomial=False, groups=None):
         self.n_features, self.n_outputs = n_features, n_outputs
         self.update, self.schedule, self.penalty, self.loss = update, schedule, penalty, loss
         self.alpha, self.l1_ratio, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
         self.rda_rho, self.berhu_gamma, self.epsilon = rda_rho, berhu_gamma, epsilon
-        self.fit_intercept, self.ovr = fit_intercept, ovr
+        self.fit_intercept, self.ovr, self.multinomial = fit_intercept, ovr, multinomial
+        self.groups = None if groups is None else np.asarray(groups, dtype=np.int64)
         c = &self.c
         c.update, c.schedule = UPDATES[update], SCHEDULES[schedule]
         c.penalty, c.loss = PENALTIES[penalty], LOSSES[loss]
         c.K, c.d = n_outputs, n_features
-        c.ovr, c.fit_intercept = ovr, fit_intercept
+        c.ovr, c.fit_intercept, c.multinomial = ovr, fit_intercept, multinomial
         c.eta0, c.delta, c.gamma, c.epsilon = eta0, delta, berhu_gamma, epsilon
         c.rda_rho = rda_rho if c.update == RDA else 0.0
-        c.rho1 = {NONE: 0.0, L1: 1.0, L2: 0.0, ELASTICNET: l1_ratio, BERHU: 1.0}[c.penalty]
+        c.rho1 = l1_ratio if c.penalty in (ELASTICNET, SPARSE_GROUP) else \
+            {NONE: 0.0, L1: 1.0, L2: 0.0, BERHU: 1.0}.get(c.penalty, 0.0)
+        c.grouped = c.penalty >= L1_L2
+        if c.grouped and (c.update != FOBOS or c.schedule == ADAGRAD):
+            raise ValueError(f"penalty={penalty!r} is computed exactly with update='fobos' and "
+                             "schedule in ('constant', 'invsqrt', 'inv').")
         c.alpha_pen = 0.0 if c.penalty == NONE else alpha
         c.berhu_heap = c.update == FOBOS and c.schedule != ADAGRAD and c.penalty == BERHU
         c.off_P = c.off_Q = -1
         c.n_row = 0
-        if c.update == FOBOS and c.schedule != ADAGRAD and c.penalty != BERHU:
+        if c.grouped:
+            c.n_entry = 1
+        elif c.update == FOBOS and c.schedule != ADAGRAD and c.penalty != BERHU:
             if c.alpha_pen > 0 and c.rho1 < 1:
                 c.off_P = c.n_row
                 c.n_row += 1
@@ -176,18 +210,34 @@ cdef class Learner:
         c.heap.gamma = berhu_gamma
         c.heap.size = 0
         n_heap = n_features * n_outputs if c.berhu_heap else 0
+        c.n_groups = 0
+        if c.grouped:
+            c.n_groups = n_features if groups is None else int(max(-1, self.groups.max(initial=-1)) + 1)
         self._attach({
             "state": np.zeros((n_features, c.width)),
             "bstate": np.zeros((n_outputs, 2)),
             "heap_items": np.zeros(n_heap, dtype=np.int64),
             "heap_keys": np.zeros(n_heap),
             "heap_pos": np.full(n_heap, -1, dtype=np.int64),
+            "gstamp": np.zeros(c.n_groups),
+            "gnorm": np.zeros(c.n_groups),
         })
         reset_stamps(c)
 
     cdef _attach(self, dict saved):
         """Point the context at the saved arrays and at fresh scratch space."""
         arrays = {name: np.require(a, requirements=["C", "W"]) for name, a in saved.items()}
+        members = np.zeros(0, dtype=np.int64)
+        sizes = np.zeros(self.c.n_groups, dtype=np.int64)
+        if self.groups is not None:
+            members = np.argsort(self.groups, kind="stable")
+            members = members[self.groups[members] >= 0]
+            sizes = np.bincount(self.groups[members], minlength=self.c.n_groups)
+        block = self.n_outputs * (int(sizes.max(initial=1)) if self.groups is not None else 1)
+        arrays.update(gptr=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+                      gmem=members.astype(np.int64), group=self.groups,
+                      gmark=np.zeros(self.c.n_groups, dtype=np.int64), gtouched=np.zeros(self.c.n_groups, dtype=np.int64),
+                      block=np.zeros(block), work=np.zeros(max(block, self.c.n_groups, 1)))
         arrays.update(p=np.zeros(self.n_outputs), q=np.zeros(self.n_outputs),
                       qsum=np.zeros(self.n_outputs), gacc=np.zeros((self.n_features, self.n_outputs)),
                       mark=np.zeros(self.n_features, dtype=np.int64),
@@ -200,17 +250,24 @@ cdef class Learner:
         self.c.mark, self.c.touched = _iptr(arrays["mark"]), _iptr(arrays["touched"])
         self.c.heap.items, self.c.heap.pos = _iptr(arrays["heap_items"]), _iptr(arrays["heap_pos"])
         self.c.heap.keys = _ptr(arrays["heap_keys"])
+        self.c.group = _iptr(arrays["group"]) if self.groups is not None else NULL
+        self.c.gptr, self.c.gmem = _iptr(arrays["gptr"]), _iptr(arrays["gmem"])
+        self.c.gstamp, self.c.gnorm = _ptr(arrays["gstamp"]), _ptr(arrays["gnorm"])
+        self.c.gmark, self.c.gtouched = _iptr(arrays["gmark"]), _iptr(arrays["gtouched"])
+        self.c.block, self.c.work = _ptr(arrays["block"]), _ptr(arrays["work"])
+        self.c.n_tg = 0
         self._coef = None
 
     # ------------------------------------------------------------------ pickling
     def __reduce__(self):
         args = (self.n_features, self.n_outputs, self.update, self.schedule, self.penalty,
                 self.loss, self.alpha, self.l1_ratio, self.eta0, self.delta, self.rda_rho,
-                self.berhu_gamma, self.epsilon, self.fit_intercept, self.ovr)
+                self.berhu_gamma, self.epsilon, self.fit_intercept, self.ovr, self.multinomial,
+                self.groups)
         return (Learner, args, self.__getstate__())
 
     def __getstate__(self):
-        saved = ("state", "bstate", "heap_items", "heap_keys", "heap_pos")
+        saved = ("state", "bstate", "heap_items", "heap_keys", "heap_pos", "gstamp", "gnorm")
         return {"arrays": {name: self.arrays[name].copy() for name in saved},
                 "t": self.c.t, "n_ops": self.c.n_ops, "since_rebase": self.c.since_rebase,
                 "P": self.c.P, "Q": self.c.Q, "heap_size": self.c.heap.size}
@@ -248,9 +305,12 @@ cdef class Learner:
         out = np.zeros((c.K, c.d))
         with nogil:
             set_weight_params(&c)
-            for j in range(c.d):
-                for k in range(c.K):
-                    out[k, j] = current(&c, j, k)
+            if c.grouped:
+                groups_materialize(&c, &out[0, 0])
+            else:
+                for j in range(c.d):
+                    for k in range(c.K):
+                        out[k, j] = current(&c, j, k)
         self._coef = np.asarray(out)
         self._coef.flags.writeable = False
         self._coef_t = c.t
@@ -360,6 +420,8 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
                 c.gacc[j * c.K + k] = 0.0
             stamp(c, row)
         c.n_ops += n_touched * K
+    if c.grouped:
+        groups_prox_step(c)
     for k in range(K):
         apply_intercept(c, k, c.qsum[k])
     c.t += 1
@@ -377,7 +439,10 @@ cdef void margins(Ctx* c, const value_t* data, const index_t* indices,
         c.p[k] = intercept_value(c, k)
     for nz in range(lo, hi):
         row = c.state + indices[nz] * c.width
-        catch_up(c, row)
+        if not c.grouped:
+            catch_up(c, row)
+        elif group_of(c, indices[nz]) >= 0:
+            group_catch_up(c, group_of(c, indices[nz]))
         x = data[nz]
         for k in range(K):
             c.p[k] += weight(c, row, k) * x
@@ -387,11 +452,40 @@ cdef double gradients(Ctx* c, double y, double weight, double scale) noexcept no
     """q_k = scale * weight * loss'(p_k, y_k); returns the weighted loss."""
     cdef int k
     cdef double yk, total = 0.0
+    if c.multinomial:
+        return multinomial_gradients(c, <int>y, weight, scale)
     for k in range(c.K):
         yk = (1.0 if k == <int>y else -1.0) if c.ovr else y
         c.q[k] = dloss(c.loss, c.p[k], yk, c.epsilon) * weight * scale
         total += weight * loss_value(c.loss, c.p[k], yk, c.epsilon)
     return total
+
+cdef double multinomial_gradients(Ctx* c, int y, double weight, double scale) noexcept nogil:
+    """Score gradients q of the multinomial losses (the contract's multiclass table):
+    softmax(p) - e_y for log; Crammer-Singer's +1 / -1 on the most violating class and
+    y for hinge. Returns the weighted loss."""
+    cdef int k, top = 0
+    cdef double m, z = 0.0, s
+    if c.loss == LOG:
+        m = c.p[0]
+        for k in range(1, c.K):
+            m = max(m, c.p[k])
+        for k in range(c.K):
+            z += exp(c.p[k] - m)
+        for k in range(c.K):
+            c.q[k] = (exp(c.p[k] - m) / z - (1.0 if k == y else 0.0)) * weight * scale
+        return weight * (log(z) + m - c.p[y])
+    for k in range(c.K):
+        c.q[k] = 0.0
+        if c.p[k] + (k != y) > c.p[top] + (top != y):
+            top = k
+    s = c.p[top] + 1.0 - c.p[y]
+    if top == y or s <= 0.0:
+        return 0.0
+    c.q[top] = weight * scale
+    c.q[y] = -weight * scale
+    return weight * s
+
 
 # ------------------------------------------------------------------ schedules
 cdef void begin_step(Ctx* c) noexcept nogil:
@@ -416,7 +510,7 @@ cdef void set_weight_params(Ctx* c) noexcept nogil:
 cdef void advance_cumulants(Ctx* c) noexcept nogil:
     """Fold this step's prox into the scalar-FOBOS cumulants (P, Q)."""
     cdef double a = c.alpha_pen * c.eta
-    if c.update != FOBOS or c.schedule == ADAGRAD:
+    if c.update != FOBOS or c.schedule == ADAGRAD or c.grouped:
         return
     if c.penalty == BERHU:
         heap_advance(&c.heap, c.state, c.n_entry, c.P, c.Q, a)
@@ -436,12 +530,15 @@ cdef void end_step(Ctx* c) noexcept nogil:
 cdef void rebase(Ctx* c) noexcept nogil:
     """Catch every feature up, then restart the cumulants at P = 1, Q = 0."""
     cdef Py_ssize_t j
+    c.since_rebase = 0
+    if c.grouped:
+        groups_rebase(c)
+        return
     for j in range(c.d):
         catch_up(c, c.state + j * c.width)
     c.n_ops += c.d * c.K
     c.P, c.Q = 1.0, 0.0
     reset_stamps(c)
-    c.since_rebase = 0
     if c.berhu_heap:
         for j in range(c.d * c.K):
             heap_schedule(&c.heap, c.state + j * c.n_entry, j, c.state[j * c.n_entry], 1.0, 0.0)
@@ -558,7 +655,9 @@ cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
     """This step's update of entry (j, k) with gradient g."""
     cdef double* e = entry(c, row, k)
     cdef double H, eta, sq
-    if c.update == RDA:
+    if c.grouped:
+        e[0] -= c.eta * g
+    elif c.update == RDA:
         e[0] += g
         if c.schedule == ADAGRAD:
             e[1] += g * g

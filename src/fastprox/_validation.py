@@ -12,12 +12,15 @@ import numpy as np
 UPDATES = ("fobos", "rda", "ftrl")
 SCHEDULES = ("constant", "invsqrt", "inv", "adagrad")
 PENALTIES = ("none", "l1", "l2", "elasticnet", "berhu")
+GROUP_PENALTIES = ("l1_l2", "l1_linf", "sparse_group", "squared_group")
 CLASSIFICATION_LOSSES = ("log", "hinge", "squared_hinge", "modified_huber")
 REGRESSION_LOSSES = ("squared", "huber", "epsilon_insensitive")
-MULTI_CLASS = ("ovr",)
+MULTI_CLASS = ("ovr", "multinomial")
+MULTINOMIAL_LOSSES = ("log", "hinge")
 
 SUPPORTED_SCHEDULES = {"fobos": SCHEDULES, "rda": ("invsqrt", "adagrad"), "ftrl": ("adagrad",)}
-SUPPORTED_PENALTIES = {"fobos": PENALTIES, "rda": PENALTIES[:4], "ftrl": PENALTIES[:4]}
+SUPPORTED_PENALTIES = {"fobos": PENALTIES + GROUP_PENALTIES, "rda": PENALTIES[:4], "ftrl": PENALTIES[:4]}
+GROUP_SCHEDULES = ("constant", "invsqrt", "inv")
 
 
 def _one_of(name, value, allowed):
@@ -39,7 +42,7 @@ def check_params(est, losses):
     _one_of("loss", est.loss, losses)
     _one_of("update", est.update, UPDATES)
     _one_of("schedule", est.schedule, SCHEDULES)
-    _one_of("penalty", est.penalty, PENALTIES)
+    _one_of("penalty", est.penalty, PENALTIES + GROUP_PENALTIES)
     if est.schedule not in SUPPORTED_SCHEDULES[est.update]:
         raise ValueError(
             f"update={est.update!r} is not defined with schedule={est.schedule!r}; "
@@ -48,6 +51,13 @@ def check_params(est, losses):
         raise ValueError(
             f"penalty={est.penalty!r} has no exact form under update={est.update!r}; "
             f"use penalty in {SUPPORTED_PENALTIES[est.update]} or update='fobos'.")
+    if est.penalty in GROUP_PENALTIES and est.schedule not in GROUP_SCHEDULES:
+        raise ValueError(
+            f"penalty={est.penalty!r} is exact only with update='fobos' and schedule in "
+            f"{GROUP_SCHEDULES} (its skipped proxes do not compose under {est.schedule!r}).")
+    if getattr(est, "groups", None) is not None and est.penalty not in GROUP_PENALTIES:
+        raise ValueError(f"groups= is used by the group penalties {GROUP_PENALTIES}; "
+                         f"penalty={est.penalty!r} ignores it: drop groups or change the penalty.")
     _number("alpha", est.alpha, 0.0)
     _number("l1_ratio", est.l1_ratio, 0.0, high=1.0)
     _number("eta0", est.eta0, 0.0, low_open=True)
@@ -57,6 +67,20 @@ def check_params(est, losses):
     _number("epsilon", est.epsilon, 0.0)
     _number("batch_size", est.batch_size, 1, integer=True)
     _number("max_iter", est.max_iter, 1, integer=True)
+
+
+def check_groups(groups, n_features):
+    """None (each feature's row of W is a group) or a vector of ids 0..p-1, -1 = unpenalized."""
+    if groups is None:
+        return None
+    ids = np.asarray(groups)
+    if ids.ndim != 1 or ids.shape[0] != n_features:
+        raise ValueError(f"groups must be a vector of length n_features={n_features}; got shape {ids.shape}.")
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError("groups must hold integer group ids (0, 1, ...; -1 = unpenalized).")
+    if ids.size and ids.min() < -1:
+        raise ValueError("groups ids must be >= -1 (-1 marks an unpenalized feature).")
+    return ids.astype(np.int64)
 
 
 def kernel_arrays(X):

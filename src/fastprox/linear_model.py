@@ -7,11 +7,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data, _check_sample_weight
-from scipy.special import expit
+from scipy.special import expit, softmax
 
 from ._kernels import Learner
-from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES,
-                          as_float_array, check_params, kernel_arrays, _one_of)
+from ._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, MULTI_CLASS, MULTINOMIAL_LOSSES,
+                          REGRESSION_LOSSES, as_float_array, check_groups, check_params,
+                          kernel_arrays, _one_of)
 
 # Rows per kernel call: between calls Python can react to Ctrl-C.
 _CHUNK_ROWS = 1 << 16
@@ -25,7 +26,7 @@ class _BaseProx(BaseEstimator):
     def __init__(self, loss, penalty="l1", alpha=1e-6, l1_ratio=0.15, update="fobos",
                  schedule="adagrad", eta0=0.5, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
                  batch_size=1, fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, epsilon=0.1):
+                 warm_start=False, epsilon=0.1, groups=None):
         self.loss = loss
         self.penalty = penalty
         self.alpha = alpha
@@ -43,6 +44,7 @@ class _BaseProx(BaseEstimator):
         self.random_state = random_state
         self.warm_start = warm_start
         self.epsilon = epsilon
+        self.groups = groups
 
     # ------------------------------------------------------------------ model
     @property
@@ -57,6 +59,32 @@ class _BaseProx(BaseEstimator):
         """b_{T+1}, one entry per output."""
         check_is_fitted(self, "t_")
         return self._learner.intercept()
+
+    @property
+    def n_nonzero_rows_(self):
+        """Features with a non-zero weight for some output (rows of W switched on)."""
+        return int(np.count_nonzero(np.any(self._learner.coef() != 0, axis=0)))
+
+    @property
+    def group_norms_(self):
+        """||W_G|| per group: per feature (default groups) or per user group id 0..p-1."""
+        check_is_fitted(self, "t_")
+        coef = self._learner.coef()
+        norms = np.sqrt(np.sum(coef ** 2, axis=0))
+        if self._learner.groups is None:
+            return norms
+        ids = self._learner.groups
+        mask = ids >= 0
+        return np.sqrt(np.bincount(ids[mask], weights=norms[mask] ** 2, minlength=ids.max(initial=-1) + 1))
+
+    @property
+    def beta_(self):
+        """squared_group's kernel weights beta_G = ||W_G|| / sum_H ||W_H|| (MKL paper)."""
+        if self.penalty != "squared_group":
+            raise AttributeError("beta_ is defined for penalty='squared_group'.")
+        norms = self.group_norms_
+        total = norms.sum()
+        return norms / total if total > 0 else norms
 
     def sparsify(self):
         """Return coef_ as a scipy CSR matrix from now on (l1 models are mostly zeros)."""
@@ -77,11 +105,12 @@ class _BaseProx(BaseEstimator):
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     # ------------------------------------------------------------------ training
-    def _new_learner(self, n_features, n_outputs, ovr):
+    def _new_learner(self, n_features, n_outputs, ovr, multinomial):
         return Learner(n_features, n_outputs, self.update, self.schedule, self.penalty, self.loss,
                        alpha=self.alpha, l1_ratio=self.l1_ratio, eta0=self.eta0, delta=self.delta,
                        rda_rho=self.rda_rho, berhu_gamma=self.berhu_gamma, epsilon=self.epsilon,
-                       fit_intercept=self.fit_intercept, ovr=ovr)
+                       fit_intercept=self.fit_intercept, ovr=ovr, multinomial=multinomial,
+                       groups=check_groups(self.groups, n_features))
 
     def _check_input(self, X, y, reset):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
@@ -110,9 +139,9 @@ class _BaseProx(BaseEstimator):
         check_params(self, self._losses)
         first = not (incremental or self.warm_start) or not hasattr(self, "_learner")
         X, y = self._check_input(X, y, reset=first)
-        target, n_outputs, ovr = self._encode(y, classes, first)
+        target, n_outputs, ovr, multinomial = self._encode(y, classes, first)
         if first:
-            self._learner = self._new_learner(X.shape[1], n_outputs, ovr)
+            self._learner = self._new_learner(X.shape[1], n_outputs, ovr, multinomial)
         rng = None
         if not incremental and self.shuffle:
             rng = check_random_state(self.random_state)
@@ -140,7 +169,8 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     Parameters
     ----------
     loss : {"log", "hinge", "squared_hinge", "modified_huber"}, default="log"
-    penalty : {"none", "l1", "l2", "elasticnet", "berhu"}, default="l1"
+    penalty : {"none", "l1", "l2", "elasticnet", "berhu", "l1_l2", "l1_linf", "sparse_group", \
+"squared_group"}, default="l1"
     alpha : float, default=1e-6
         Penalty weight per example: the objective is mean loss + alpha * r(w),
         whatever the update rule.
@@ -171,8 +201,15 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         `fit` continues from the current model and step count.
     epsilon : float, default=0.1
         Unused by classification losses; kept for a shared signature.
-    multi_class : {"ovr"}, default="ovr"
-        K >= 3 classes: K binary models trained in the same pass.
+    multi_class : {"ovr", "multinomial"}, default="ovr"
+        K >= 3 classes: K binary models trained in the same pass ("ovr"), or one
+        K-score model with the softmax (loss="log") or Crammer-Singer (loss="hinge")
+        loss. Two classes always give one binary model.
+    groups : None or int array of length n_features, default=None
+        For the group penalties ("l1_l2", "l1_linf", "sparse_group",
+        "squared_group", fobos with a scalar schedule): None makes each feature's
+        row of W a group; otherwise features with the same id form a group and
+        -1 leaves a feature unpenalized.
 
     The defaults (AdaGrad steps with eta0 = 0.5, a light l1 penalty, one
     shuffled pass) were chosen on the sparse text and census sets of
@@ -183,7 +220,8 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     ----------
     coef_, intercept_, classes_, n_features_in_, t_ (steps so far),
     n_iter_ (passes of the last fit), progressive_loss_ (mean loss of each row
-    before its update, over the last fit or partial_fit call).
+    before its update, over the last fit or partial_fit call), n_nonzero_rows_,
+    group_norms_, beta_ (squared_group's kernel weights).
     """
 
     _losses = CLASSIFICATION_LOSSES
@@ -191,12 +229,12 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     def __init__(self, loss="log", penalty="l1", alpha=1e-6, l1_ratio=0.15, update="fobos",
                  schedule="adagrad", eta0=0.5, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
                  batch_size=1, fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, epsilon=0.1, multi_class="ovr"):
+                 warm_start=False, epsilon=0.1, multi_class="ovr", groups=None):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
-                         warm_start=warm_start, epsilon=epsilon)
+                         warm_start=warm_start, epsilon=epsilon, groups=groups)
         self.multi_class = multi_class
 
     def _encode(self, y, classes, first):
@@ -220,8 +258,12 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
             raise ValueError(f"y has labels {np.unique(y[unknown])!r} not in classes_ {self.classes_!r}.")
         K = len(self.classes_)
         if K == 2:
-            return np.where(index == 1, 1.0, -1.0), 1, False
-        return index.astype(np.float64), K, True
+            return np.where(index == 1, 1.0, -1.0), 1, False, False
+        multinomial = self.multi_class == "multinomial"
+        if multinomial and self.loss not in MULTINOMIAL_LOSSES:
+            raise ValueError(f"multi_class='multinomial' takes loss in {MULTINOMIAL_LOSSES} "
+                             f"(softmax, Crammer-Singer); got loss={self.loss!r}.")
+        return index.astype(np.float64), K, not multinomial, multinomial
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One pass over (X, y) continuing the stream: several calls equal one
@@ -248,10 +290,13 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 
     @available_if(_has_proba)
     def predict_proba(self, X):
-        """Class probabilities: the logistic of the margin for loss="log",
+        """Class probabilities: the softmax of the scores for the multinomial
+        model; else the logistic of the margin for loss="log",
         (clip(margin, -1, 1) + 1) / 2 for "modified_huber" (as scikit-learn);
         one-vs-rest scores are normalized to sum to one."""
         scores = self._margins(X)
+        if self._learner.multinomial:
+            return softmax(scores, axis=1)
         if self.loss == "log":
             prob = expit(scores)
         else:
@@ -284,15 +329,15 @@ class ProxRegressor(RegressorMixin, _BaseProx):
     def __init__(self, loss="squared", penalty="l1", alpha=1e-6, l1_ratio=0.15, update="fobos",
                  schedule="adagrad", eta0=0.5, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
                  batch_size=1, fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, epsilon=0.1):
+                 warm_start=False, epsilon=0.1, groups=None):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
-                         warm_start=warm_start, epsilon=epsilon)
+                         warm_start=warm_start, epsilon=epsilon, groups=groups)
 
     def _encode(self, y, classes, first):
-        return as_float_array("y", y, len(y)), 1, False
+        return as_float_array("y", y, len(y)), 1, False, False
 
     def partial_fit(self, X, y, sample_weight=None):
         """One pass over (X, y) continuing the stream: several calls equal one
