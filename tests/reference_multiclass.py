@@ -93,13 +93,13 @@ def squared_group_tau(norms, a):
     """tau with the prox of (a/2)(sum n)^2 on norms n >= 0 equal to max(0, n - tau).
 
     tau = a * sum_G max(0, n_G - tau): with the r largest norms active, tau =
-    a S_r / (1 + r a) (S_r their sum); the right r is the one whose tau leaves
-    exactly those r norms above it (Martins et al., eq. 36)."""
+    a S_r / (1 + r a) (S_r their sum); the right r is the largest whose tau leaves
+    the r-th norm above it (Martins et al., eq. 36). The test n_r > tau is written
+    n_r + a (r n_r - S_r) > 0, which holds exactly at r = 1 even for a huge a."""
     n = np.sort(np.asarray(norms, dtype=float))[::-1]
     for r in range(n.size, 0, -1):
-        tau = a * n[:r].sum() / (1.0 + r * a)
-        if n[r - 1] > tau:
-            return tau
+        if n[r - 1] + a * (r * n[r - 1] - n[:r].sum()) > 0:
+            return a * n[:r].sum() / (1.0 + r * a)
     return 0.0
 
 
