@@ -113,6 +113,8 @@ def test_no_predict_proba_for_hinge():
     (dict(multi_class="crammer"), "multi_class='crammer' is not supported"),
     (dict(multi_class="multinomial", loss="squared_hinge"), "multi_class='multinomial' takes loss in"),
     (dict(penalty="l1_l2"), "penalty='l1_l2' is exact only with update='fobos' and schedule in"),
+    (dict(penalty="l1_linf", update="rda", schedule="adagrad"), "or update='rda' and schedule='invsqrt'"),
+    (dict(penalty="l1_l2", update="rda", schedule="invsqrt", rda_rho=0.1), "use rda_rho=0"),
     (dict(penalty="squared_group", update="rda"), "has no exact form under update='rda'"),
     (dict(penalty="l1", groups=np.zeros(300, dtype=int)), "groups= is used by the group penalties"),
     (dict(penalty="l1_l2", schedule="invsqrt", groups=np.zeros(7, dtype=int)),

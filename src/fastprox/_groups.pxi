@@ -1,4 +1,5 @@
-# Group penalties under FOBOS with a scalar schedule (included by _kernels.pyx).
+# Group penalties under FOBOS with a scalar schedule, and under RDA with the
+# invsqrt schedule (included by _kernels.pyx).
 #
 # A group is a block of W: one feature's row (the default, p = d) or the rows
 # of the features a user maps to the same id. Entries hold plain weights; each
@@ -16,6 +17,10 @@
 # - sparse_group: its proxes do not compose; the stamp is the step index and
 #   the catch-up replays the skipped proxes on the block (O(k) for k skipped
 #   steps, as the contract says), stopping once the block is zero.
+#
+# Under RDA a block's weights are a closed form of its gradient sums S_G:
+# W_G = prox of (T alpha / beta_T) r at -S_G / beta_T. They are computed once per
+# step for each touched group into a cache, and on reading the model.
 
 cdef inline long long group_of(Ctx* c, long long j) noexcept nogil:
     return c.group[j] if c.group != NULL else j
@@ -159,20 +164,72 @@ cdef void groups_rebase(Ctx* c) noexcept nogil:
     c.Q = 0.0
 
 
+cdef inline long long block_feature(Ctx* c, long long g, Py_ssize_t i) noexcept nogil:
+    """The feature of entry i of group g's gathered block."""
+    return g if c.group == NULL else c.gmem[c.gptr[g] + i // c.K]
+
+
+cdef void block_copy(Ctx* c, long long g, double* v) noexcept nogil:
+    """Gather group g's stored entries into v (the state is left as it is)."""
+    cdef Py_ssize_t i
+    for i in range(block_size(c, g)):
+        v[i] = c.state[block_feature(c, g, i) * c.width + i % c.K]
+
+
+cdef void rda_block_weights(Ctx* c, double* v, Py_ssize_t m) noexcept nogil:
+    """Gradient sums -> weights, in place: W = prox_{T alpha r / beta}(-S / beta)."""
+    cdef Py_ssize_t i
+    cdef double a
+    if c.wbeta <= 0.0:
+        for i in range(m):
+            v[i] = 0.0
+        return
+    for i in range(m):
+        v[i] = -v[i] / c.wbeta
+    a = c.t * c.alpha_pen / c.wbeta
+    if c.penalty == L1_LINF:
+        prox_l1_linf(v, m, a, c.work)
+    elif c.penalty == SPARSE_GROUP:
+        prox_sparse_group(v, m, a, c.rho1)
+    else:
+        prox_l1_l2(v, m, a)
+
+
+cdef void rda_group_weights(Ctx* c, long long g) noexcept nogil:
+    """Cache the current weights of group g's features, once per step."""
+    cdef Py_ssize_t i, m = block_size(c, g)
+    if c.gmark[g] == c.t + 1:
+        return
+    c.gmark[g] = c.t + 1
+    block_copy(c, g, c.block)
+    rda_block_weights(c, c.block, m)
+    for i in range(m):
+        c.wcache[block_feature(c, g, i) * c.K + i % c.K] = c.block[i]
+    c.n_ops += m
+
+
+cdef inline double rda_grouped_weight(Ctx* c, double* row, int k) noexcept nogil:
+    """w_{t,jk} under rda with a group penalty (unpenalized features: -s / beta)."""
+    cdef long long j = (row - c.state) // c.width
+    if group_of(c, j) >= 0:
+        return c.wcache[j * c.K + k]
+    return -row[k] / c.wbeta if c.wbeta > 0.0 else 0.0
+
+
 cdef void groups_materialize(Ctx* c, double* out) noexcept nogil:
-    """out (K, d) = the caught-up weights, leaving the state as it is."""
-    cdef long long g, i, j, k, m
-    cdef double* v
+    """out (K, d) = the weights at the current step, leaving the state as it is."""
+    cdef long long g, j, k
+    cdef Py_ssize_t i, m
     for j in range(c.d):
         for k in range(c.K):
-            out[k * c.d + j] = c.state[j * c.width + k]
+            out[k * c.d + j] = rda_grouped_weight(c, c.state + j * c.width, k) \
+                if c.update == RDA else c.state[j * c.width + k]
     for g in range(c.n_groups):
         m = block_size(c, g)
-        v = c.block
+        block_copy(c, g, c.block)
+        if c.update == RDA:
+            rda_block_weights(c, c.block, m)
+        else:
+            block_catch_up(c, g, c.block, m)
         for i in range(m):
-            v[i] = c.state[g * c.width + i] if c.group == NULL else \
-                c.state[c.gmem[c.gptr[g] + i // c.K] * c.width + i % c.K]
-        block_catch_up(c, g, v, m)
-        for i in range(m):
-            j = g if c.group == NULL else c.gmem[c.gptr[g] + i // c.K]
-            out[(i % c.K) * c.d + j] = v[i]
+            out[(i % c.K) * c.d + block_feature(c, g, i)] = c.block[i]

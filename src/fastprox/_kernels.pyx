@@ -134,6 +134,7 @@ cdef struct Ctx:
     long long n_tg
     double* block                 # scratch: one gathered block
     double* work                  # scratch: sorting (l1_linf, squared_group tau)
+    double* wcache                # (d, K) rda: weights of the current step's touched groups
 
 
 include "_groups.pxi"
@@ -178,9 +179,12 @@ cdef class Learner:
         c.rho1 = l1_ratio if c.penalty in (ELASTICNET, SPARSE_GROUP) else \
             {NONE: 0.0, L1: 1.0, L2: 0.0, BERHU: 1.0}.get(c.penalty, 0.0)
         c.grouped = c.penalty >= L1_L2
-        if c.grouped and (c.update != FOBOS or c.schedule == ADAGRAD):
+        if c.grouped and not ((c.update == FOBOS and c.schedule != ADAGRAD) or (
+                c.update == RDA and c.schedule == INVSQRT and c.penalty != SQUARED_GROUP
+                and rda_rho == 0)):
             raise ValueError(f"penalty={penalty!r} is computed exactly with update='fobos' and "
-                             "schedule in ('constant', 'invsqrt', 'inv').")
+                             "schedule in ('constant', 'invsqrt', 'inv'), or (except squared_group) "
+                             "with update='rda', schedule='invsqrt' and rda_rho=0.")
         c.alpha_pen = 0.0 if c.penalty == NONE else alpha
         c.berhu_heap = c.update == FOBOS and c.schedule != ADAGRAD and c.penalty == BERHU
         c.off_P = c.off_Q = -1
@@ -237,7 +241,8 @@ cdef class Learner:
         arrays.update(gptr=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
                       gmem=members.astype(np.int64), group=self.groups,
                       gmark=np.zeros(self.c.n_groups, dtype=np.int64), gtouched=np.zeros(self.c.n_groups, dtype=np.int64),
-                      block=np.zeros(block), work=np.zeros(max(block, self.c.n_groups, 1)))
+                      block=np.zeros(block), work=np.zeros(max(block, self.c.n_groups, 1)),
+                      wcache=np.zeros((self.n_features, self.n_outputs) if self.c.grouped else 0))
         arrays.update(p=np.zeros(self.n_outputs), q=np.zeros(self.n_outputs),
                       qsum=np.zeros(self.n_outputs), gacc=np.zeros((self.n_features, self.n_outputs)),
                       mark=np.zeros(self.n_features, dtype=np.int64),
@@ -255,6 +260,7 @@ cdef class Learner:
         self.c.gstamp, self.c.gnorm = _ptr(arrays["gstamp"]), _ptr(arrays["gnorm"])
         self.c.gmark, self.c.gtouched = _iptr(arrays["gmark"]), _iptr(arrays["gtouched"])
         self.c.block, self.c.work = _ptr(arrays["block"]), _ptr(arrays["work"])
+        self.c.wcache = _ptr(arrays["wcache"])
         self.c.n_tg = 0
         self._coef = None
 
@@ -420,7 +426,7 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
                 c.gacc[j * c.K + k] = 0.0
             stamp(c, row)
         c.n_ops += n_touched * K
-    if c.grouped:
+    if c.grouped and c.update == FOBOS:
         groups_prox_step(c)
     for k in range(K):
         apply_intercept(c, k, c.qsum[k])
@@ -442,7 +448,10 @@ cdef void margins(Ctx* c, const value_t* data, const index_t* indices,
         if not c.grouped:
             catch_up(c, row)
         elif group_of(c, indices[nz]) >= 0:
-            group_catch_up(c, group_of(c, indices[nz]))
+            if c.update == RDA:
+                rda_group_weights(c, group_of(c, indices[nz]))
+            else:
+                group_catch_up(c, group_of(c, indices[nz]))
         x = data[nz]
         for k in range(K):
             c.p[k] += weight(c, row, k) * x
@@ -627,6 +636,8 @@ cdef inline double weight(Ctx* c, double* row, int k) noexcept nogil:
     cdef double* e = entry(c, row, k)
     if c.update == FOBOS:
         return e[0]
+    if c.grouped:
+        return rda_grouped_weight(c, row, k)
     if c.update == RDA and c.schedule != ADAGRAD:
         return soft_threshold(-e[0], c.wthr) * c.winv
     return dual_weight(c, e[0], (c.delta + sqrt(e[1])) / c.eta0)
@@ -655,7 +666,7 @@ cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
     """This step's update of entry (j, k) with gradient g."""
     cdef double* e = entry(c, row, k)
     cdef double H, eta, sq
-    if c.grouped:
+    if c.grouped and c.update == FOBOS:
         e[0] -= c.eta * g
     elif c.update == RDA:
         e[0] += g

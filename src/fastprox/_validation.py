@@ -19,8 +19,11 @@ MULTI_CLASS = ("ovr", "multinomial")
 MULTINOMIAL_LOSSES = ("log", "hinge")
 
 SUPPORTED_SCHEDULES = {"fobos": SCHEDULES, "rda": ("invsqrt", "adagrad"), "ftrl": ("adagrad",)}
-SUPPORTED_PENALTIES = {"fobos": PENALTIES + GROUP_PENALTIES, "rda": PENALTIES[:4], "ftrl": PENALTIES[:4]}
-GROUP_SCHEDULES = ("constant", "invsqrt", "inv")
+SUPPORTED_PENALTIES = {"fobos": PENALTIES + GROUP_PENALTIES, "rda": PENALTIES[:4] + GROUP_PENALTIES[:3],
+                       "ftrl": PENALTIES[:4]}
+# Group penalties are exact where skipped proxes compose (fobos, scalar steps) or
+# where a block's weights are a closed form of its gradient sums (rda, invsqrt).
+GROUP_SCHEDULES = {"fobos": ("constant", "invsqrt", "inv"), "rda": ("invsqrt",), "ftrl": ()}
 
 
 def _one_of(name, value, allowed):
@@ -51,10 +54,14 @@ def check_params(est, losses):
         raise ValueError(
             f"penalty={est.penalty!r} has no exact form under update={est.update!r}; "
             f"use penalty in {SUPPORTED_PENALTIES[est.update]} or update='fobos'.")
-    if est.penalty in GROUP_PENALTIES and est.schedule not in GROUP_SCHEDULES:
+    if est.penalty in GROUP_PENALTIES and est.schedule not in GROUP_SCHEDULES[est.update]:
         raise ValueError(
             f"penalty={est.penalty!r} is exact only with update='fobos' and schedule in "
-            f"{GROUP_SCHEDULES} (its skipped proxes do not compose under {est.schedule!r}).")
+            f"{GROUP_SCHEDULES['fobos']}, or update='rda' and schedule='invsqrt' "
+            f"(its skipped proxes do not compose under {est.schedule!r}).")
+    if est.penalty in GROUP_PENALTIES and est.update == "rda" and est.rda_rho != 0:
+        raise ValueError("rda_rho adds an l1 term that has no closed form with a group penalty; "
+                         "use rda_rho=0 (or penalty='sparse_group' for l1 within groups).")
     if getattr(est, "groups", None) is not None and est.penalty not in GROUP_PENALTIES:
         raise ValueError(f"groups= is used by the group penalties {GROUP_PENALTIES}; "
                          f"penalty={est.penalty!r} ignores it: drop groups or change the penalty.")
