@@ -191,3 +191,20 @@ def test_wrong_class_truncated_and_foreign_files(saved, tmp_path):
         load_model(tmp_path / "empty.zip")
     with pytest.raises(FileNotFoundError):
         load_model(tmp_path / "absent.npz")
+
+
+@pytest.mark.parametrize("params", [
+    dict(multi_class="multinomial", penalty="l1_l2", schedule="constant", alpha=1e-3, eta0=0.1),
+    dict(multi_class="multinomial", penalty="sparse_group", schedule="invsqrt", alpha=1e-3,
+         groups=np.arange(3000) % 50),
+], ids=["multinomial-l1_l2", "sparse_group-user-groups"])
+def test_multinomial_and_groups_continue_exactly(tmp_path, params):
+    labels = np.arange(X.shape[0]) % 3
+    first = ProxClassifier(**params).partial_fit(X[:HALF], labels[:HALF], classes=[0, 1, 2])
+    save_model(first, tmp_path / "m")
+    loaded = load_model(tmp_path / "m")
+    same_state(first, loaded)
+    loaded.partial_fit(X[HALF:], labels[HALF:])
+    whole = ProxClassifier(**params, shuffle=False).fit(X, labels)
+    same_state(loaded, whole)
+    np.testing.assert_array_equal(loaded.predict_proba(X_TEST), whole.predict_proba(X_TEST))

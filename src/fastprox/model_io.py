@@ -19,11 +19,13 @@ so that readers never see half a file. The file name is used as given (no
 
     - ``format``: ``"fastprox-model"``; ``version``: ``1``;
     - ``class``: ``"ProxClassifier"`` or ``"ProxRegressor"``;
-    - ``params``: ``get_params()`` (``random_state`` must be None or an int);
+    - ``params``: ``get_params()`` (``random_state`` must be None or an int;
+      arrays such as ``groups`` become lists);
     - ``learner``: the kernel's own constructor arguments (``n_features``,
       ``n_outputs``, ``update``, ``schedule``, ``penalty``, ``loss``,
       ``alpha``, ``l1_ratio``, ``eta0``, ``delta``, ``rda_rho``,
-      ``berhu_gamma``, ``epsilon``, ``fit_intercept``, ``ovr``): they may
+      ``berhu_gamma``, ``epsilon``, ``fit_intercept``, ``ovr``,
+      ``multinomial``; ``groups`` is a member of its own): they may
       differ from ``params`` after a ``set_params`` following the fit, and
       training continues with the kernel's;
     - ``scalars``: the kernel's counters ``t``, ``n_ops``, ``since_rebase``,
@@ -38,8 +40,11 @@ so that readers never see half a file. The file name is used as given (no
     bit for bit, from the row of a never-touched feature, in increasing
     order. Every other row is that initial row. An l1 model stores only the
     features it has seen.
-``bstate`` (float64, n_outputs x 2)
-    The intercepts' state.
+``groups`` (int64, n_features; only for models with user groups)
+    The kernel's feature groups.
+``bstate``, ``gstamp``, ``gnorm`` and any other kernel array
+    Stored whole under the kernel's name (intercepts, group stamps and norms:
+    small).
 ``heap_items`` (int64, heap_size) and ``heap_keys`` (float64, heap_size)
     Berhu's heap of l2-phase entries (empty for other models); the heap's
     position index is rebuilt from ``heap_items``.
@@ -72,7 +77,9 @@ VERSION = 1
 _CLASSES = {cls.__name__: cls for cls in (ProxClassifier, ProxRegressor)}
 _LEARNER_ARGS = ("n_features", "n_outputs", "update", "schedule", "penalty", "loss", "alpha",
                  "l1_ratio", "eta0", "delta", "rda_rho", "berhu_gamma", "epsilon",
-                 "fit_intercept", "ovr")
+                 "fit_intercept", "ovr", "multinomial")
+# Kernel arrays with their own encoding below; every other one is stored whole.
+_SPECIAL = ("state", "heap_items", "heap_keys", "heap_pos")
 _SCALARS = ("t", "n_ops", "since_rebase", "heap_size", "P", "Q")
 _READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, KeyError, ValueError, OSError)
 
@@ -97,8 +104,8 @@ def save_model(est, path):
     saved = learner.__getstate__()
     arrays = saved["arrays"]
     state = arrays["state"]
-    changed = np.any(state.view(np.uint64) != _initial_row(learner).view(np.uint64), axis=1)
-    rows = np.flatnonzero(changed).astype(np.int64)
+    initial = _new_learner(learner).__getstate__()["arrays"]["state"]
+    rows = np.flatnonzero(np.any(state.view(np.uint64) != initial.view(np.uint64), axis=1))
     size = saved["heap_size"]
     header = {
         "format": FORMAT, "version": VERSION, "class": name, "params": params,
@@ -108,9 +115,12 @@ def save_model(est, path):
                    "n_iter_": int(est.n_iter_), "progressive_loss_": float(est.progressive_loss_),
                    "sparse_coef": bool(getattr(est, "_sparse_coef", False))},
     }
-    members = {"header": np.array(json.dumps(header)), "rows": rows, "state": state[rows],
-               "bstate": arrays["bstate"], "heap_items": arrays["heap_items"][:size],
+    members = {"header": np.array(json.dumps(header, default=_plain_json)), "rows": rows.astype(np.int64),
+               "state": state[rows], "heap_items": arrays["heap_items"][:size],
                "heap_keys": arrays["heap_keys"][:size]}
+    members.update((name, a) for name, a in arrays.items() if name not in _SPECIAL)
+    if learner.groups is not None:
+        members["groups"] = learner.groups
     if hasattr(est, "classes_"):
         members["classes"] = _plain_array("classes_", est.classes_)
     if hasattr(est, "feature_names_in_"):
@@ -158,7 +168,7 @@ def _build(header, members, expected):
     est = cls(**header["params"])
     spec, scalars, fitted = header["learner"], header["scalars"], header["fitted"]
     try:
-        learner = Learner(*(spec[key] for key in _LEARNER_ARGS))
+        learner = Learner(*(spec[key] for key in _LEARNER_ARGS), groups=members.get("groups"))
     except KeyError as e:
         raise ValueError(f"unknown kernel option {e} in the header's learner entry") from e
     saved = learner.__getstate__()
@@ -170,8 +180,10 @@ def _build(header, members, expected):
     if len(rows) and (rows[0] < 0 or rows[-1] >= d or np.any(np.diff(rows) <= 0)):
         raise ValueError(f"rows must be increasing feature indices in [0, {d})")
     arrays["state"][rows] = state
-    _check_shape("bstate", members["bstate"], (K, 2), np.float64)
-    arrays["bstate"][...] = members["bstate"]
+    for name, a in arrays.items():
+        if name not in _SPECIAL:
+            _check_shape(name, members[name], a.shape, a.dtype)
+            a[...] = members[name]
     size = scalars["heap_size"]
     if size and len(arrays["heap_items"]) < size:
         raise ValueError(f"heap_size={size} but this model has no Berhu heap of that size")
@@ -192,10 +204,9 @@ def _build(header, members, expected):
     est._sparse_coef = fitted["sparse_coef"]
     if cls is ProxClassifier:
         classes = members["classes"]
-        n_classes = 2 if not spec["ovr"] else K
-        if classes.ndim != 1 or len(classes) != n_classes or (K == 1) == spec["ovr"]:
-            raise ValueError(f"classes has shape {classes.shape}, but the model has {K} output(s) "
-                             f"(ovr={spec['ovr']})")
+        n_classes = 2 if K == 1 else K
+        if classes.ndim != 1 or len(classes) != n_classes:
+            raise ValueError(f"classes has shape {classes.shape}, but the model has {K} output(s)")
         est.classes_ = classes
     if "feature_names" in members:
         _check_shape("feature_names", members["feature_names"], (d,), members["feature_names"].dtype)
@@ -208,10 +219,16 @@ def _check_shape(name, a, shape, dtype):
         raise ValueError(f"{name} has shape {a.shape} and dtype {a.dtype}; expected {shape} {np.dtype(dtype)}")
 
 
-def _initial_row(learner):
-    """The state row of a feature no step has touched (the same for every feature)."""
-    fresh = Learner(1, *(getattr(learner, key) for key in _LEARNER_ARGS[1:]))
-    return fresh.__getstate__()["arrays"]["state"][0]
+def _new_learner(learner):
+    """A learner like ``learner`` before its first step."""
+    return Learner(*(getattr(learner, key) for key in _LEARNER_ARGS), groups=learner.groups)
+
+
+def _plain_json(value):
+    """Array-valued parameters (such as ``groups``) as JSON lists."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.tolist()
+    raise ValueError(f"parameter value {value!r} cannot be saved: use numbers, strings or arrays")
 
 
 def _plain_array(name, values):
