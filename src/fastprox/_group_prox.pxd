@@ -49,6 +49,8 @@ cdef inline void prox_l1_linf(double* v, Py_ssize_t m, double a, double* work) n
     clipped at the level theta of that projection (zero when ||v||_1 <= a)."""
     cdef double l1 = 0.0, theta
     cdef Py_ssize_t i
+    if a <= 0.0:
+        return
     for i in range(m):
         l1 += fabs(v[i])
     if l1 <= a:
