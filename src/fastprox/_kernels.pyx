@@ -135,6 +135,7 @@ cdef struct Ctx:
     double* block                 # scratch: one gathered block
     double* work                  # scratch: sorting (l1_linf, squared_group tau)
     double* wcache                # (d, K) rda: weights of the current step's touched groups
+    double* wrow                  # (d, K, 2) ftrl: (w, sqrt(n)) of the row being processed
 
 
 include "_groups.pxi"
@@ -242,7 +243,8 @@ cdef class Learner:
                       gmem=members.astype(np.int64), group=self.groups,
                       gmark=np.zeros(self.c.n_groups, dtype=np.int64), gtouched=np.zeros(self.c.n_groups, dtype=np.int64),
                       block=np.zeros(block), work=np.zeros(max(block, self.c.n_groups, 1)),
-                      wcache=np.zeros((self.n_features, self.n_outputs) if self.c.grouped else 0))
+                      wcache=np.zeros((self.n_features, self.n_outputs) if self.c.grouped else 0),
+                      wrow=np.zeros((self.n_features, self.n_outputs, 2) if self.c.update == FTRL else 0))
         arrays.update(p=np.zeros(self.n_outputs), q=np.zeros(self.n_outputs),
                       qsum=np.zeros(self.n_outputs), gacc=np.zeros((self.n_features, self.n_outputs)),
                       mark=np.zeros(self.n_features, dtype=np.int64),
@@ -261,6 +263,7 @@ cdef class Learner:
         self.c.gmark, self.c.gtouched = _iptr(arrays["gmark"]), _iptr(arrays["gtouched"])
         self.c.block, self.c.work = _ptr(arrays["block"]), _ptr(arrays["work"])
         self.c.wcache = _ptr(arrays["wcache"])
+        self.c.wrow = _ptr(arrays["wrow"])
         self.c.n_tg = 0
         self._coef = None
 
@@ -394,7 +397,10 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
             row = c.state + indices[nz] * c.width
             x = data[nz]
             for k in range(K):
-                apply(c, row, k, c.q[k] * x)
+                if c.update == FTRL:
+                    ftrl_update(c, entry(c, row, k), c.q[k] * x, c.wrow + 2 * ((nz - indptr[r]) * K + k))
+                else:
+                    apply(c, row, k, c.q[k] * x)
             stamp(c, row)
         c.n_ops += (indptr[r + 1] - indptr[r]) * K
         for k in range(K):
@@ -439,7 +445,7 @@ cdef void margins(Ctx* c, const value_t* data, const index_t* indices,
     """p_k = <w_k, x> + b_k at the current step, catching up the row's features."""
     cdef int k, K = c.K
     cdef long long nz
-    cdef double x
+    cdef double x, w
     cdef double* row
     for k in range(K):
         c.p[k] = intercept_value(c, k)
@@ -454,7 +460,11 @@ cdef void margins(Ctx* c, const value_t* data, const index_t* indices,
                 group_catch_up(c, group_of(c, indices[nz]))
         x = data[nz]
         for k in range(K):
-            c.p[k] += weight(c, row, k) * x
+            if c.update == FTRL:
+                w = ftrl_weight(c, entry(c, row, k), c.wrow + 2 * ((nz - lo) * K + k))
+            else:
+                w = weight(c, row, k)
+            c.p[k] += w * x
     c.n_ops += (hi - lo) * K
 
 cdef double gradients(Ctx* c, double y, double weight, double scale) noexcept nogil:
@@ -673,10 +683,8 @@ cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
         if c.schedule == ADAGRAD:
             e[1] += g * g
     elif c.update == FTRL:
-        H = weight(c, row, k)
-        sq = sqrt(e[1])
-        e[1] += g * g
-        e[0] += g - (sqrt(e[1]) - sq) / c.eta0 * H
+        ftrl_weight(c, e, c.wrow)
+        ftrl_update(c, e, g, c.wrow)
     elif c.penalty == BERHU:
         apply_berhu(c, row, k, g)
     elif c.schedule == ADAGRAD:
@@ -687,6 +695,19 @@ cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
             e[0] = fobos_prox(c, e[0] - eta * g, c.alpha_pen * eta)
     else:
         e[0] = fobos_prox(c, e[0] - c.eta * g, c.alpha_pen * c.eta)
+
+
+cdef inline double ftrl_weight(Ctx* c, double* e, double* memo) noexcept nogil:
+    """An entry's FTRL weight from (z, n); memo keeps (w, sqrt(n)) for its update."""
+    memo[1] = sqrt(e[1])
+    memo[0] = dual_weight(c, e[0], (c.delta + memo[1]) / c.eta0)
+    return memo[0]
+
+
+cdef inline void ftrl_update(Ctx* c, double* e, double g, const double* memo) noexcept nogil:
+    """FTRL-Proximal's z += g - sigma w, n += g^2, with (w, sqrt(n)) from `ftrl_weight`."""
+    e[1] += g * g
+    e[0] += g - (sqrt(e[1]) - memo[1]) / c.eta0 * memo[0]
 
 
 cdef inline double fobos_prox(Ctx* c, double v, double a) noexcept nogil:
