@@ -169,17 +169,23 @@ cdef inline long long block_feature(Ctx* c, long long g, Py_ssize_t i) noexcept 
     return g if c.group == NULL else c.gmem[c.gptr[g] + i // c.K]
 
 
-cdef void block_copy(Ctx* c, long long g, double* v) noexcept nogil:
-    """Gather group g's stored entries into v (the state is left as it is)."""
+cdef void block_copy(Ctx* c, long long g, double* v, int field) noexcept nogil:
+    """Gather one field of group g's entries into v (the state is left as it is)."""
     cdef Py_ssize_t i
     for i in range(block_size(c, g)):
-        v[i] = c.state[block_feature(c, g, i) * c.width + i % c.K]
+        v[i] = c.state[block_feature(c, g, i) * c.width + (i % c.K) * c.n_entry + field]
 
 
-cdef void rda_block_weights(Ctx* c, double* v, Py_ssize_t m) noexcept nogil:
+cdef void rda_block_weights(Ctx* c, long long g, double* v, Py_ssize_t m) noexcept nogil:
     """Gradient sums -> weights, in place: W = prox_{T alpha r / beta}(-S / beta)."""
     cdef Py_ssize_t i
     cdef double a
+    if c.schedule == ADAGRAD:
+        block_copy(c, g, c.gbeta, 1)
+        for i in range(m):
+            c.gbeta[i] = (c.delta + sqrt(c.gbeta[i])) / c.eta0
+        adagrad_block_weights(c, v, c.gbeta, m)
+        return
     if c.wbeta <= 0.0:
         for i in range(m):
             v[i] = 0.0
@@ -201,8 +207,8 @@ cdef void rda_group_weights(Ctx* c, long long g) noexcept nogil:
     if c.gmark[g] == c.t + 1:
         return
     c.gmark[g] = c.t + 1
-    block_copy(c, g, c.block)
-    rda_block_weights(c, c.block, m)
+    block_copy(c, g, c.block, 0)
+    rda_block_weights(c, g, c.block, m)
     for i in range(m):
         c.wcache[block_feature(c, g, i) * c.K + i % c.K] = c.block[i]
     c.n_ops += m
@@ -211,9 +217,12 @@ cdef void rda_group_weights(Ctx* c, long long g) noexcept nogil:
 cdef inline double rda_grouped_weight(Ctx* c, double* row, int k) noexcept nogil:
     """w_{t,jk} under rda with a group penalty (unpenalized features: -s / beta)."""
     cdef long long j = (row - c.state) // c.width
+    cdef double beta = c.wbeta
     if group_of(c, j) >= 0:
         return c.wcache[j * c.K + k]
-    return -row[k] / c.wbeta if c.wbeta > 0.0 else 0.0
+    if c.schedule == ADAGRAD:
+        beta = (c.delta + sqrt(row[k * c.n_entry + 1])) / c.eta0
+    return -row[k * c.n_entry] / beta if beta > 0.0 else 0.0
 
 
 cdef void groups_materialize(Ctx* c, double* out) noexcept nogil:
@@ -226,10 +235,101 @@ cdef void groups_materialize(Ctx* c, double* out) noexcept nogil:
                 if c.update == RDA else c.state[j * c.width + k]
     for g in range(c.n_groups):
         m = block_size(c, g)
-        block_copy(c, g, c.block)
+        block_copy(c, g, c.block, 0)
         if c.update == RDA:
-            rda_block_weights(c, c.block, m)
+            rda_block_weights(c, g, c.block, m)
         else:
             block_catch_up(c, g, c.block, m)
         for i in range(m):
             out[(i % c.K) * c.d + block_feature(c, g, i)] = c.block[i]
+
+
+# ------------------------------------------------------------------ rda + adagrad
+# With per-entry beta_i the block problem  min sum_i (S_i w_i + beta_i w_i^2 / 2) + c r(w),
+# c = T alpha, is no longer a scaled prox, but it stays one-dimensional:
+# - l1_l2: w = 0 if ||S|| <= c, else w_i = -S_i nu / (beta_i nu + c) with nu = ||w||
+#   the root of sum_i S_i^2 / (beta_i nu + c)^2 = 1 (decreasing and convex in nu:
+#   Newton from nu = 0 climbs to it monotonically);
+# - sparse_group: the same on soft(S, c rho) with c (1 - rho);
+# - l1_linf: w = 0 if ||S||_1 <= c, else w_i = -sign(S_i) min(|S_i| / beta_i, u) with u
+#   the root of sum_i max(0, |S_i| - beta_i u) = c, piecewise linear: exact after sorting.
+
+cdef inline int _descending_triple(const void* a, const void* b) noexcept nogil:
+    cdef double x = (<const double*>a)[0], y = (<const double*>b)[0]
+    return (x < y) - (x > y)
+
+
+cdef void adagrad_group_shrink(double* v, const double* beta, Py_ssize_t m, double c) noexcept nogil:
+    """v <- argmin sum_i (-v_i w_i + beta_i w_i^2 / 2) + c ||w||_2, in place (v = -S)."""
+    cdef Py_ssize_t i, it
+    cdef double nu = 0.0, step, psi, dpsi, den, s2 = 0.0
+    for i in range(m):
+        s2 += v[i] * v[i]
+    if c <= 0.0:
+        for i in range(m):
+            v[i] = v[i] / beta[i] if beta[i] > 0.0 else 0.0
+        return
+    if sqrt(s2) <= c:
+        for i in range(m):
+            v[i] = 0.0
+        return
+    for it in range(200):
+        psi, dpsi = -1.0, 0.0
+        for i in range(m):
+            den = beta[i] * nu + c
+            psi += v[i] * v[i] / (den * den)
+            dpsi -= 2.0 * v[i] * v[i] * beta[i] / (den * den * den)
+        if dpsi == 0.0:
+            break
+        step = -psi / dpsi
+        if not step > 0.0 or nu + step == nu:
+            break
+        nu += step
+    for i in range(m):
+        v[i] = v[i] * nu / (beta[i] * nu + c)
+
+
+cdef void adagrad_linf_shrink(double* v, const double* beta, Py_ssize_t m, double c, double* work) noexcept nogil:
+    """v <- argmin sum_i (-v_i w_i + beta_i w_i^2 / 2) + c ||w||_inf, in place (v = -S)."""
+    cdef Py_ssize_t i, r, n = 0
+    cdef double l1 = 0.0, sum_s = 0.0, sum_b = 0.0, u = 0.0
+    for i in range(m):
+        l1 += fabs(v[i])
+    if l1 <= c:
+        for i in range(m):
+            v[i] = 0.0
+        return
+    for i in range(m):
+        if beta[i] > 0.0 and v[i] != 0.0:
+            work[3 * n] = fabs(v[i]) / beta[i]
+            work[3 * n + 1] = fabs(v[i])
+            work[3 * n + 2] = beta[i]
+            n += 1
+    qsort(work, n, 3 * sizeof(double), _descending_triple)
+    for r in range(n):
+        sum_s += work[3 * r + 1]
+        sum_b += work[3 * r + 2]
+        u = (sum_s - c) / sum_b
+        if r + 1 == n or u >= work[3 * (r + 1)]:
+            break
+    for i in range(m):
+        if beta[i] > 0.0:
+            v[i] = copysign(min(fabs(v[i]) / beta[i], u), v[i])
+        else:
+            v[i] = 0.0
+
+
+cdef void adagrad_block_weights(Ctx* c, double* v, const double* beta, Py_ssize_t m) noexcept nogil:
+    """Gradient sums -> weights, in place, under rda with per-entry beta (AdaGrad)."""
+    cdef Py_ssize_t i
+    cdef double a = c.t * c.alpha_pen
+    for i in range(m):
+        v[i] = -v[i]
+    if c.penalty == L1_LINF:
+        adagrad_linf_shrink(v, beta, m, a, c.work)
+        return
+    if c.penalty == SPARSE_GROUP:
+        for i in range(m):
+            v[i] = soft_threshold(v[i], a * c.rho1)
+        a *= 1.0 - c.rho1
+    adagrad_group_shrink(v, beta, m, a)

@@ -35,6 +35,7 @@ their differences exact at amortised O(1) cost per step.
 import numpy as np
 
 from libc.math cimport sqrt, exp, log, log1p, expm1, fabs, copysign, ceil
+from libc.stdlib cimport qsort
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
 from fastprox._losses cimport dloss, loss_value, LOG
 from fastprox._group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sparse_group,
@@ -135,6 +136,7 @@ cdef struct Ctx:
     double* block                 # scratch: one gathered block
     double* work                  # scratch: sorting (l1_linf, squared_group tau)
     double* wcache                # (d, K) rda: weights of the current step's touched groups
+    double* gbeta                 # scratch: one block's per-entry beta (rda + adagrad)
     double* wrow                  # (d, K, 2) ftrl: (w, sqrt(n)) of the row being processed
 
 
@@ -181,17 +183,16 @@ cdef class Learner:
             {NONE: 0.0, L1: 1.0, L2: 0.0, BERHU: 1.0}.get(c.penalty, 0.0)
         c.grouped = c.penalty >= L1_L2
         if c.grouped and not ((c.update == FOBOS and c.schedule != ADAGRAD) or (
-                c.update == RDA and c.schedule == INVSQRT and c.penalty != SQUARED_GROUP
-                and rda_rho == 0)):
+                c.update == RDA and c.penalty != SQUARED_GROUP and rda_rho == 0)):
             raise ValueError(f"penalty={penalty!r} is computed exactly with update='fobos' and "
                              "schedule in ('constant', 'invsqrt', 'inv'), or (except squared_group) "
-                             "with update='rda', schedule='invsqrt' and rda_rho=0.")
+                             "with update='rda' and rda_rho=0.")
         c.alpha_pen = 0.0 if c.penalty == NONE else alpha
         c.berhu_heap = c.update == FOBOS and c.schedule != ADAGRAD and c.penalty == BERHU
         c.off_P = c.off_Q = -1
         c.n_row = 0
         if c.grouped:
-            c.n_entry = 1
+            c.n_entry = 2 if c.schedule == ADAGRAD else 1
         elif c.update == FOBOS and c.schedule != ADAGRAD and c.penalty != BERHU:
             if c.alpha_pen > 0 and c.rho1 < 1:
                 c.off_P = c.n_row
@@ -242,7 +243,8 @@ cdef class Learner:
         arrays.update(gptr=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
                       gmem=members.astype(np.int64), group=self.groups,
                       gmark=np.zeros(self.c.n_groups, dtype=np.int64), gtouched=np.zeros(self.c.n_groups, dtype=np.int64),
-                      block=np.zeros(block), work=np.zeros(max(block, self.c.n_groups, 1)),
+                      block=np.zeros(block), gbeta=np.zeros(block),
+                      work=np.zeros(max(3 * block, self.c.n_groups, 1)),
                       wcache=np.zeros((self.n_features, self.n_outputs) if self.c.grouped else 0),
                       wrow=np.zeros((self.n_features, self.n_outputs, 2) if self.c.update == FTRL else 0))
         arrays.update(p=np.zeros(self.n_outputs), q=np.zeros(self.n_outputs),
@@ -263,6 +265,7 @@ cdef class Learner:
         self.c.gmark, self.c.gtouched = _iptr(arrays["gmark"]), _iptr(arrays["gtouched"])
         self.c.block, self.c.work = _ptr(arrays["block"]), _ptr(arrays["work"])
         self.c.wcache = _ptr(arrays["wcache"])
+        self.c.gbeta = _ptr(arrays["gbeta"])
         self.c.wrow = _ptr(arrays["wrow"])
         self.c.n_tg = 0
         self._coef = None

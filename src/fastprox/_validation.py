@@ -19,11 +19,12 @@ MULTI_CLASS = ("ovr", "multinomial")
 MULTINOMIAL_LOSSES = ("log", "hinge")
 
 SUPPORTED_SCHEDULES = {"fobos": SCHEDULES, "rda": ("invsqrt", "adagrad"), "ftrl": ("adagrad",)}
-SUPPORTED_PENALTIES = {"fobos": PENALTIES + GROUP_PENALTIES, "rda": PENALTIES[:4] + GROUP_PENALTIES[:3],
+SUPPORTED_PENALTIES = {"fobos": PENALTIES + GROUP_PENALTIES, "rda": PENALTIES[:4] + GROUP_PENALTIES,
                        "ftrl": PENALTIES[:4]}
 # Group penalties are exact where skipped proxes compose (fobos, scalar steps) or
-# where a block's weights are a closed form of its gradient sums (rda, invsqrt).
-GROUP_SCHEDULES = {"fobos": ("constant", "invsqrt", "inv"), "rda": ("invsqrt",), "ftrl": ()}
+# where a block's weights are a closed form of its gradient sums (rda; squared_group,
+# which couples every group, is fobos-only).
+GROUP_SCHEDULES = {"fobos": ("constant", "invsqrt", "inv"), "rda": ("invsqrt", "adagrad"), "ftrl": ()}
 
 
 def _one_of(name, value, allowed):
@@ -57,8 +58,11 @@ def check_params(est, losses):
     if est.penalty in GROUP_PENALTIES and est.schedule not in GROUP_SCHEDULES[est.update]:
         raise ValueError(
             f"penalty={est.penalty!r} is exact only with update='fobos' and schedule in "
-            f"{GROUP_SCHEDULES['fobos']}, or update='rda' and schedule='invsqrt' "
+            f"{GROUP_SCHEDULES['fobos']}, or update='rda' and schedule in {GROUP_SCHEDULES['rda']} "
             f"(its skipped proxes do not compose under {est.schedule!r}).")
+    if est.penalty == "squared_group" and est.update == "rda":
+        raise ValueError("penalty='squared_group' couples all groups and is exact with update='fobos' "
+                         "(schedule in ('constant', 'invsqrt', 'inv')) only.")
     if est.penalty in GROUP_PENALTIES and est.update == "rda" and est.rda_rho != 0:
         raise ValueError("rda_rho adds an l1 term that has no closed form with a group penalty; "
                          "use rda_rho=0 (or penalty='sparse_group' for l1 within groups).")
