@@ -303,18 +303,22 @@ def plot_sweep(sweep, path):
     """Figure 7: error against proportion of non-zeros, AROW as a line."""
     plt = pyplot()
     lambdas = sorted(sweep["curve"])
-    nz = [_mean(sweep["curve"][l], 1) for l in lambdas]
+    floor = 1e-5
+    nz = [max(_mean(sweep["curve"][l], 1), floor) for l in lambdas]
     err = [_mean(sweep["curve"][l], 0) for l in lambdas]
     std = [float(np.std([r[0] for r in sweep["curve"][l]])) for l in lambdas]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.errorbar(nz, err, yerr=std, fmt="o-", color="C3", ms=4, capsize=2, label="AdaGrad-RDA, l1")
-    for x, e, l in zip(nz, err, lambdas):
-        ax.annotate(f"{l:.0e}", (x, e), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    for k, (x, e, l) in enumerate(zip(nz, err, lambdas)):
+        if float(np.log10(l)).is_integer():
+            ax.annotate(f"{l:.0e}", (x, e), fontsize=7, xytext=(4, 6 if k % 2 else -12),
+                        textcoords="offset points")
     a, s = mean_std(sweep["arow"])
     ax.axhline(a, color="k", ls="--", label=f"AROW (dense): {a:.3f}")
     ax.axhspan(a - s, a + s, color="k", alpha=0.1)
     ax.axvline(0.01, color="C7", ls=":", label="1% non-zeros")
-    ax.set(xscale="log", xlabel="proportion of non-zeros (labels: lambda)", ylabel="test error",
+    ax.set(xscale="log", ylabel="test error",
+           xlabel=f"proportion of non-zeros (labels: lambda at each decade; 0 drawn at {floor:g})",
            title=f"Duchi et al. Fig. 7 setting: {SWEEP_SET}, lambda 1e-8 to 1e-1")
     ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
