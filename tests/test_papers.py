@@ -87,7 +87,7 @@ def test_rda_mnist_sweep_summary_verdicts_and_plots(tmp_path, monkeypatch):
     assert [p["pair"] for p in pairs] == [(0, 1), (1, 2)]
     assert all(p["lambda_max"] > 0 and len(p["err"]) == 2 for p in pairs)
     lines = rda_mnist.verdicts(results, pairs)
-    assert len(lines) == 11 and all("**" in line for line in lines)
+    assert len(lines) == 12 and all("**" in line for line in lines)
     assert "lambda" in rda_mnist.sweep_table(results)
     rda_mnist.plot_paths(results, Xtr.shape[0], tmp_path / "f3.png")
     rda_mnist.plot_sweep(results, tmp_path / "f4.png")

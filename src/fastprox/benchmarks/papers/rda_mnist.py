@@ -395,12 +395,18 @@ def verdicts(results, pairs):
                          f"optimum's (largest gap {100 * max(err_gap):.2f} points) and its NNZ within a "
                          f"factor 2 (ratios {', '.join(f'{r:.2f}' for r in nnz_ratio)})."))
 
-    good = [p for p in pairs if abs(p["err"][0] - p["batch_err"]) <= 0.01
-            and 0.5 <= p["nnz"][0] / max(p["batch_nnz"], 1) <= 2.0]
-    lines.append(verdict(len(good) >= 0.8 * len(pairs), "Fig. 7: over all pairs, RDA's error/sparsity "
-                         "trade-off is very similar to the batch optimum's",
-                         f"Rule at lambda = 1: error within 1 point and NNZ within a factor 2 for at least "
-                         f"80% of the pairs; true for {len(good)} of {len(pairs)}."))
+    close_nnz = [p for p in pairs if 0.5 <= p["nnz"][0] / max(p["batch_nnz"], 1) <= 2.0]
+    close_err = [p for p in pairs if abs(p["err"][0] - p["batch_err"]) <= 0.01]
+    higher = np.mean([p["err"][0] - p["batch_err"] for p in pairs])
+    lines.append(verdict(len(close_nnz) >= 0.8 * len(pairs), "Fig. 7: over all pairs, RDA's sparsity is "
+                         "very similar to the batch optimum's",
+                         f"Rule at lambda = 1: NNZ within a factor 2 for at least 80% of the pairs; true for "
+                         f"{len(close_nnz)} of {len(pairs)}."))
+    lines.append(verdict(len(close_err) >= 0.8 * len(pairs), "Fig. 7: over all pairs, RDA's test error is "
+                         "very similar to the batch optimum's",
+                         f"Rule at lambda = 1: mean error within 1 point for at least 80% of the pairs; true "
+                         f"for {len(close_err)} of {len(pairs)}; on average RDA's error is "
+                         f"{100 * higher:+.2f} points from the batch optimum's (T here is ~1,500, not 12,000)."))
 
     in_range = [p for p in pairs if 30 <= p["lambda_max"] <= 50]
     values = sorted(p["lambda_max"] for p in pairs)
@@ -459,7 +465,8 @@ def run(args):
         "comparison is with its stated claims, each tested by the rule given in its verdict. The only "
         "number it gives in the text, the batch lambda_max range (30-50), is checked directly. "
         "The OCR of Sec. 6 is clean for the parameters used here (gamma = 5,000, rho = 0.005, "
-        "gamma*rho = 25, lambda from 0.01 to 10, 100 permutations).",
+        "gamma*rho = 25, lambda from 0.01 to 10, 100 permutations); the one damaged spot, "
+        "\"effectively $\\gamma p = 25$\", has rho read as p.",
         "",
         "## Verdicts", "", *verdicts(results, summary), "",
         f"## Figures 3 and 4: {PAIR[0]} vs {PAIR[1]}", "",
