@@ -19,46 +19,24 @@ switched off). With the mean gradient the iterates are proximal gradient
 descent; eta0 = 1 is below 1/L for the mean multinomial log loss here (L is at
 most half the largest eigenvalue of X'X / n, about 2.1 / 2), and 200
 iterations settle the zero pattern (100 leave l1/l2 at the 90% line).
-The alphas were tuned once (seed 0) for 50% zero weights; the test checks that
-the sparsity is still about one half.
+The data and the fit are fobos_mixed_norms' (its Figure 11 uses them); the
+alphas there were tuned once (seed 0) for 50% zero weights, and the test checks
+that the sparsity is still about one half.
 """
 import numpy as np
 import pytest
 
-from fastprox import ProxClassifier
-
-N_FEATURES, N_CLASSES, N_ZERO_ROWS, N_EXAMPLES = 200, 30, 100, 1000
-ALPHAS = {"l1_l2": 0.035, "l1_linf": 0.16, "l1": 0.0019}
-
-
-def synthetic(seed=0):
-    """X (1000 x 200, standard normal) and labels argmax(X W) with 10% noise."""
-    rng = np.random.default_rng(seed)
-    W = rng.standard_normal((N_FEATURES, N_CLASSES))
-    W[:N_ZERO_ROWS] = 0
-    X = rng.standard_normal((N_EXAMPLES, N_FEATURES))
-    y = np.argmax(X @ W, axis=1)
-    noisy = rng.random(N_EXAMPLES) < 0.1
-    y[noisy] = rng.integers(0, N_CLASSES, noisy.sum())
-    return X, y
-
-
-def learned_rows(penalty, X, y):
-    """The learned W as (features, classes): deterministic FOBOS, 200 full-gradient steps."""
-    clf = ProxClassifier(loss="log", multi_class="multinomial", penalty=penalty,
-                         alpha=ALPHAS[penalty], update="fobos", schedule="constant", eta0=1.0,
-                         batch_size=len(y), max_iter=200, shuffle=False)
-    return clf.fit(X, y).coef_.T
+from fastprox.benchmarks.papers.fobos_mixed_norms import N_ZERO_ROWS, fit_structure, structure_data
 
 
 @pytest.fixture(scope="module")
 def data():
-    return synthetic()
+    return structure_data(seed=0)
 
 
 @pytest.mark.parametrize("penalty", ["l1_l2", "l1_linf"])
 def test_mixed_norms_find_the_zero_rows(data, penalty):
-    W = learned_rows(penalty, *data)
+    W = fit_structure(penalty, *data)
     assert 0.4 <= np.mean(W == 0) <= 0.6
     zero_rows = np.all(W == 0, axis=1)
     assert zero_rows[:N_ZERO_ROWS].mean() >= 0.9
@@ -66,6 +44,6 @@ def test_mixed_norms_find_the_zero_rows(data, penalty):
 
 
 def test_plain_l1_finds_almost_no_zero_row(data):
-    W = learned_rows("l1", *data)
+    W = fit_structure("l1", *data)
     assert 0.4 <= np.mean(W == 0) <= 0.6
     assert np.all(W == 0, axis=1)[:N_ZERO_ROWS].mean() <= 0.05
