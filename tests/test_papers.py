@@ -13,9 +13,9 @@ from fastprox.benchmarks.papers import _common, adagrad_text, fobos_synthetic, r
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
-def data_dir():
-    """The shared data; a test needing it fails under CI=true and is skipped elsewhere."""
-    if not (DATA / "mnist_t10k" / "mnist_t10k").is_file():
+def data_dir(*needed):
+    """The shared data dir; a test needing a missing file fails under CI=true, is skipped elsewhere."""
+    if not all((DATA / f).is_file() for f in needed):
         if os.environ.get("CI") == "true":
             pytest.fail(f"shared data missing at {DATA} (CI=true)")
         pytest.skip(f"shared data missing at {DATA}")
@@ -63,6 +63,25 @@ def test_truncated_gradient_with_k1_is_fastprox_fobos():
         assert abs(b - b_tg) < 1e-12
 
 
+def test_rda_parameters_are_xiaos_enhanced_l1_rda():
+    """eta0 = 1/gamma and rda_rho = rho give Xiao's Algorithm 2 with beta_t = gamma sqrt(t):
+    w_{t+1} = -(sqrt(t)/gamma) (gbar_t - lambda_t sgn gbar_t) where |gbar_t| > lambda_t =
+    lambda + gamma rho / sqrt(t), else 0; the bias unpenalized. Written out here in NumPy."""
+    X, y = digits(150)
+    Xtr, ytr, _, _ = rda_mnist.pair_split(X, y, 0, 1, seed=0)
+    dense, gamma, rho, lam = Xtr.toarray(), rda_mnist.GAMMA, rda_mnist.GAMMA_RHO / rda_mnist.GAMMA, 0.5
+    w, b, s, s_b = np.zeros(784), 0.0, np.zeros(784), 0.0
+    for t, (x, label) in enumerate(zip(dense, ytr), start=1):
+        slope = -label / (1.0 + np.exp(label * (x @ w + b)))
+        s, s_b = s + slope * x, s_b + slope
+        gbar, threshold = s / t, lam + gamma * rho / np.sqrt(t)
+        w = np.where(np.abs(gbar) > threshold, -(np.sqrt(t) / gamma) * (gbar - threshold * np.sign(gbar)), 0.0)
+        b = -(np.sqrt(t) / gamma) * s_b / t
+    w_fp, b_fp = rda_mnist.final_model(rda_mnist.ERDA, lam, Xtr, ytr, np.arange(Xtr.shape[0]))
+    np.testing.assert_allclose(w_fp, w, rtol=1e-9, atol=1e-15)
+    assert abs(b_fp - b) < 1e-12 and _common.nnz(w) < 784
+
+
 def test_tracked_pass_ends_where_the_untracked_one_does():
     X, y = digits(120)
     Xtr, ytr, _, _ = rda_mnist.pair_split(X, y, 0, 1, seed=0)
@@ -104,7 +123,7 @@ def test_batch_lambda_max_zeroes_the_batch_optimum():
 
 
 def test_rda_mnist_on_the_real_digits():
-    X, y = _common.load(data_dir(), "mnist_t10k/mnist_t10k", n_features=784)
+    X, y = _common.load(data_dir("mnist_t10k/mnist_t10k"), "mnist_t10k/mnist_t10k", n_features=784)
     assert X.shape == (10_000, 784) and X.max() == 255.0
     Xtr, ytr, Xte, yte = rda_mnist.pair_split(X, y, 6, 7, seed=0)
     assert Xtr.shape[0] + Xte.shape[0] == 958 + 1028
@@ -150,7 +169,7 @@ def test_table1_census_and_sweep_shapes(tmp_path, monkeypatch):
 def test_table4_on_a9a_head(monkeypatch):
     monkeypatch.setattr(adagrad_text, "CENSUS_TUNE_ROWS", 500)
     monkeypatch.setattr(adagrad_text, "PROPORTIONS", (0.01, 0.02))
-    census = adagrad_text.table4(data_dir(), shuffles=1, seed=0)
+    census = adagrad_text.table4(data_dir("a9a/a9a", "a9a/a9a.t"), shuffles=1, seed=0)
     assert census["n_features"] == 123
     assert set(census["results"]) == set(adagrad_text.TABLE4_METHODS)
     assert all(len(v[0.01]) == 1 for v in census["results"].values())
