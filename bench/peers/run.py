@@ -5,11 +5,14 @@ Problems: the synthetic Zipf text problem of bench/throughput.py (values 1.0,
 10% label noise, d = 2^20, 50 features per row) at two sizes and three Zipf
 exponents, then the real sets of /work/shared/data (or --data). The
 measurement core is fastprox.benchmarks.peers (`fastprox bench peers`);
-every option of it applies here.
+every option of it applies here. The profile notes of
+bench/results/peers_profile.md (written by hand from perf and callgrind runs
+of profile_pass.py) are appended to the report.
 
     python bench/peers/run.py [--quick] [--runs 5] [--passes 10] [--data DIR]
 """
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -23,7 +26,7 @@ from machine import describe_machine  # noqa: E402
 from throughput import zipf_text  # noqa: E402
 
 #: (rows, Zipf exponent) of the synthetic problems; the first is throughput.md's.
-SYNTHETIC = ((200_000, 1.0), (50_000, 1.0), (200_000, 0.8), (200_000, 1.2))
+SYNTHETIC = ((200_000, 1.0), (50_000, 1.0), (50_000, 0.8), (50_000, 1.2))
 QUICK_SYNTHETIC = ((20_000, 1.0),)
 D, PER_ROW = 1 << 20, 50
 
@@ -44,7 +47,16 @@ def main():
     problems = [synthetic(rows, s) for rows, s in (QUICK_SYNTHETIC if args.quick else SYNTHETIC)]
     problems += data.real_sets(args.data, args.sets)
     command = "python bench/peers/run.py " + shlex.join(sys.argv[1:])
-    print(peers.execute(problems, args, [f"`{command.strip()}`", "", describe_machine()]))
+    load = "- Load average (1, 5, 15 min) at the start: {:.2f}, {:.2f}, {:.2f} on a machine shared with " \
+        "other benchmarks".format(*os.getloadavg())
+    out, args.out = args.out, None
+    text = peers.execute(problems, args, [f"`{command.strip()}`", "", describe_machine(), load])
+    profile = BENCH / "results" / "peers_profile.md"
+    if profile.exists():
+        text += "\n" + profile.read_text()
+    if out:
+        Path(out).write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":
