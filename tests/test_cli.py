@@ -233,3 +233,26 @@ def test_user_mistakes_give_one_line(files, broken, tmp_path, capsys, argv, mess
     assert status != 0 and out == ""
     assert err.count("\n") == 1 and err.startswith("fastprox: error: ")
     assert message in err
+
+
+def test_metrics_equal_scikit_learns():
+    from sklearn.metrics import log_loss as sk_log_loss, roc_auc_score
+    from fastprox.cli.metrics import log_loss, roc_auc
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 500).astype(bool)
+    scores = np.round(rng.normal(size=500) + y, 1)          # rounded: many ties
+    assert roc_auc(y, scores) == pytest.approx(roc_auc_score(y, scores), rel=1e-12)
+    proba = rng.dirichlet(np.ones(3), 500)
+    labels = rng.integers(0, 3, 500)
+    assert log_loss(labels, proba) == pytest.approx(sk_log_loss(labels, proba, labels=[0, 1, 2]), rel=1e-12)
+
+
+def test_train_does_not_import_scikit_learn(files):
+    """Start-up matters on small files: training without --model never imports scikit-learn."""
+    import subprocess
+    import sys
+    code = ("import sys; from fastprox.cli import main; "
+            f"status = main(['train', {str(files / 'train.svm')!r}, '--test', {str(files / 'test.svm.gz')!r}]); "
+            "print(status, any(m == 'sklearn' or m.startswith('sklearn.') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "0 False"

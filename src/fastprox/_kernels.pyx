@@ -183,10 +183,11 @@ cdef class Learner:
             {NONE: 0.0, L1: 1.0, L2: 0.0, BERHU: 1.0}.get(c.penalty, 0.0)
         c.grouped = c.penalty >= L1_L2
         if c.grouped and not ((c.update == FOBOS and c.schedule != ADAGRAD) or (
-                c.update == RDA and c.penalty != SQUARED_GROUP and rda_rho == 0)):
+                c.update == RDA and c.schedule in (INVSQRT, ADAGRAD) and c.penalty != SQUARED_GROUP
+                and rda_rho == 0)):
             raise ValueError(f"penalty={penalty!r} is computed exactly with update='fobos' and "
                              "schedule in ('constant', 'invsqrt', 'inv'), or (except squared_group) "
-                             "with update='rda' and rda_rho=0.")
+                             "with update='rda', schedule in ('invsqrt', 'adagrad') and rda_rho=0.")
         c.alpha_pen = 0.0 if c.penalty == NONE else alpha
         c.berhu_heap = c.update == FOBOS and c.schedule != ADAGRAD and c.penalty == BERHU
         c.off_P = c.off_Q = -1

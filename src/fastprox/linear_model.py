@@ -7,15 +7,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data, _check_sample_weight
-from scipy.special import expit, softmax
 
-from ._kernels import Learner
-from ._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, MULTI_CLASS, MULTINOMIAL_LOSSES,
-                          REGRESSION_LOSSES, as_float_array, check_groups, check_params,
-                          kernel_arrays, _one_of)
-
-# Rows per kernel call: between calls Python can react to Ctrl-C.
-_CHUNK_ROWS = 1 << 16
+from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes,
+                    encode_labels, margins, new_learner, probabilities, run_passes)
+from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
+                          check_params, _one_of)
 
 
 class _BaseProx(BaseEstimator):
@@ -23,10 +19,9 @@ class _BaseProx(BaseEstimator):
 
     _losses = ()
 
-    def __init__(self, loss, penalty="l1", alpha=1e-6, l1_ratio=0.15, update="fobos",
-                 schedule="adagrad", eta0=0.5, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
-                 batch_size=1, fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, epsilon=0.1, groups=None):
+    def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho,
+                 berhu_gamma, batch_size, fit_intercept, max_iter, shuffle, random_state,
+                 warm_start, epsilon, groups):
         self.loss = loss
         self.penalty = penalty
         self.alpha = alpha
@@ -101,39 +96,14 @@ class _BaseProx(BaseEstimator):
         check_is_fitted(self, "t_")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False, accept_large_sparse=True)
-        scores = np.asarray(X @ self._learner.coef().T) + self.intercept_
-        return scores.ravel() if scores.shape[1] == 1 else scores
+        return margins(self._learner, X)
 
     # ------------------------------------------------------------------ training
-    def _new_learner(self, n_features, n_outputs, ovr, multinomial):
-        return Learner(n_features, n_outputs, self.update, self.schedule, self.penalty, self.loss,
-                       alpha=self.alpha, l1_ratio=self.l1_ratio, eta0=self.eta0, delta=self.delta,
-                       rda_rho=self.rda_rho, berhu_gamma=self.berhu_gamma, epsilon=self.epsilon,
-                       fit_intercept=self.fit_intercept, ovr=ovr, multinomial=multinomial,
-                       groups=check_groups(self.groups, n_features))
-
     def _check_input(self, X, y, reset):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              reset=reset, accept_large_sparse=True,
                              y_numeric=self._losses is REGRESSION_LOSSES)
         return sp.csr_matrix(X) if not sp.issparse(X) else X, y
-
-    def _passes(self, X, target, sample_weight, passes, rng):
-        """Run `passes` passes over X (shuffled if asked); return the summed progressive loss."""
-        data, indices, indptr = kernel_arrays(X)
-        n = X.shape[0]
-        sw = as_float_array("sample_weight", _check_sample_weight(sample_weight, X), n)
-        if np.any(sw < 0):
-            raise ValueError("sample_weight must be non-negative.")
-        chunk = max(1, _CHUNK_ROWS // self.batch_size) * self.batch_size
-        total = 0.0
-        for _ in range(passes):
-            order = rng.permutation(n).astype(np.int64) if rng is not None else np.arange(n, dtype=np.int64)
-            for start in range(0, n, chunk):
-                total += self._learner.fit_rows(data, indices, indptr, target, sw,
-                                                order[start:start + chunk], self.batch_size)
-        self.t_ = self._learner.t
-        return total
 
     def _fit(self, X, y, sample_weight, classes=None, incremental=False):
         check_params(self, self._losses)
@@ -141,18 +111,33 @@ class _BaseProx(BaseEstimator):
         X, y = self._check_input(X, y, reset=first)
         target, n_outputs, ovr, multinomial = self._encode(y, classes, first)
         if first:
-            self._learner = self._new_learner(X.shape[1], n_outputs, ovr, multinomial)
+            self._learner = new_learner(self.get_params(), X.shape[1], n_outputs, ovr, multinomial)
         rng = None
         if not incremental and self.shuffle:
             rng = check_random_state(self.random_state)
         passes = 1 if incremental else self.max_iter
-        self.progressive_loss_ = self._passes(X, target, sample_weight, passes, rng) / max(1, passes * X.shape[0])
+        total = run_passes(self._learner, X, target, _check_sample_weight(sample_weight, X),
+                           self.batch_size, passes, rng)
+        self.progressive_loss_ = total / max(1, passes * X.shape[0])
         self.n_iter_ = passes
+        self.t_ = self._learner.t
         return self
 
     def fit(self, X, y, sample_weight=None):
         """Train from scratch (unless warm_start) with `max_iter` passes over (X, y)."""
         return self._fit(X, y, sample_weight)
+
+    @classmethod
+    def _from_stream(cls, params, learner, n_features, classes, passes, progressive_loss):
+        """The estimator that partial_fit over a stream would be, from the command line's
+        kernel (trained on the shared core without this module)."""
+        est = cls(**params)
+        est._learner = learner
+        est.n_features_in_ = n_features
+        if classes is not None:
+            est.classes_ = classes
+        est.t_, est.n_iter_, est.progressive_loss_ = learner.t, passes, progressive_loss
+        return est
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -226,10 +211,13 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 
     _losses = CLASSIFICATION_LOSSES
 
-    def __init__(self, loss="log", penalty="l1", alpha=1e-6, l1_ratio=0.15, update="fobos",
-                 schedule="adagrad", eta0=0.5, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
-                 batch_size=1, fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, epsilon=0.1, multi_class="ovr", groups=None):
+    def __init__(self, loss=C["loss"], penalty=C["penalty"], alpha=C["alpha"],
+                 l1_ratio=C["l1_ratio"], update=C["update"], schedule=C["schedule"],
+                 eta0=C["eta0"], delta=C["delta"], rda_rho=C["rda_rho"],
+                 berhu_gamma=C["berhu_gamma"], batch_size=C["batch_size"],
+                 fit_intercept=C["fit_intercept"], max_iter=C["max_iter"], shuffle=C["shuffle"],
+                 random_state=C["random_state"], warm_start=C["warm_start"],
+                 epsilon=C["epsilon"], multi_class=C["multi_class"], groups=C["groups"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
@@ -242,28 +230,10 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         _one_of("multi_class", self.multi_class, MULTI_CLASS)
         check_classification_targets(y)
         if first:
-            if classes is None:
-                classes = np.unique(y)
-            else:
-                classes = np.unique(np.asarray(classes))
-            if len(classes) < 2:
-                raise ValueError(f"The classifier needs samples of at least 2 classes; got 1 class: {classes}.")
-            self.classes_ = classes
+            self.classes_ = check_classes(y if classes is None else classes)
         elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
             raise ValueError(f"classes={classes!r} differs from the classes of the first call, {self.classes_!r}.")
-        index = np.searchsorted(self.classes_, y)
-        index = np.minimum(index, len(self.classes_) - 1)
-        unknown = self.classes_[index] != y
-        if np.any(unknown):
-            raise ValueError(f"y has labels {np.unique(y[unknown])!r} not in classes_ {self.classes_!r}.")
-        K = len(self.classes_)
-        if K == 2:
-            return np.where(index == 1, 1.0, -1.0), 1, False, False
-        multinomial = self.multi_class == "multinomial"
-        if multinomial and self.loss not in MULTINOMIAL_LOSSES:
-            raise ValueError(f"multi_class='multinomial' takes loss in {MULTINOMIAL_LOSSES} "
-                             f"(softmax, Crammer-Singer); got loss={self.loss!r}.")
-        return index.astype(np.float64), K, not multinomial, multinomial
+        return encode_labels(y, self.classes_, self.multi_class, self.loss)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One pass over (X, y) continuing the stream: several calls equal one
@@ -294,20 +264,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         model; else the logistic of the margin for loss="log",
         (clip(margin, -1, 1) + 1) / 2 for "modified_huber" (as scikit-learn);
         one-vs-rest scores are normalized to sum to one."""
-        scores = self._margins(X)
-        if self._learner.multinomial:
-            return softmax(scores, axis=1)
-        if self.loss == "log":
-            prob = expit(scores)
-        else:
-            prob = (np.clip(scores, -1, 1) + 1) / 2
-        if prob.ndim == 1:
-            return np.column_stack([1 - prob, prob])
-        total = prob.sum(axis=1, keepdims=True)
-        uniform = total[:, 0] == 0
-        prob[uniform] = 1.0
-        total[uniform] = prob.shape[1]
-        return prob / total
+        return probabilities(self._margins(X), self._learner.loss, self._learner.multinomial)
 
     @available_if(_has_proba)
     def predict_log_proba(self, X):
@@ -326,10 +283,13 @@ class ProxRegressor(RegressorMixin, _BaseProx):
 
     _losses = REGRESSION_LOSSES
 
-    def __init__(self, loss="squared", penalty="l1", alpha=1e-6, l1_ratio=0.15, update="fobos",
-                 schedule="adagrad", eta0=0.5, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
-                 batch_size=1, fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, epsilon=0.1, groups=None):
+    def __init__(self, loss=R["loss"], penalty=R["penalty"], alpha=R["alpha"],
+                 l1_ratio=R["l1_ratio"], update=R["update"], schedule=R["schedule"],
+                 eta0=R["eta0"], delta=R["delta"], rda_rho=R["rda_rho"],
+                 berhu_gamma=R["berhu_gamma"], batch_size=R["batch_size"],
+                 fit_intercept=R["fit_intercept"], max_iter=R["max_iter"], shuffle=R["shuffle"],
+                 random_state=R["random_state"], warm_start=R["warm_start"],
+                 epsilon=R["epsilon"], groups=R["groups"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,

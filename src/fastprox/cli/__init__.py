@@ -26,8 +26,9 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-def build_parser():
-    """The full parser: one sub-parser per command, each knowing its run()."""
+def build_parser(command=None):
+    """The parser: one sub-parser per command; only `command`'s options are built
+    (all of them when None), so that a run imports what it uses and no more."""
     parser = _Parser(prog="fastprox", description="Lazy, exact proximal online learners "
                      "(FOBOS, RDA, FTRL with AdaGrad) on LIBSVM files, streamed.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
@@ -36,15 +37,18 @@ def build_parser():
         summary = module.__doc__.strip().splitlines()[0]
         sub = commands.add_parser(name, help=summary, description=module.__doc__,
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-        module.add_arguments(sub)
-        sub.set_defaults(run=module.run)
+        if command in (None, name):
+            module.add_arguments(sub)
+            sub.set_defaults(run=module.run)
     return parser
 
 
 def main(argv=None):
     """Run ``fastprox ARGS`` (``sys.argv[1:]`` when argv is None); the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(command if command in COMMANDS else None).parse_args(argv)
         return args.run(args)
     except UsageError as e:
         return _fail(str(e), status=2)

@@ -11,7 +11,6 @@ written to a temporary file and renamed when complete.
 import sys
 
 from ..libsvm import _atomic_write
-from ..model_io import load_model
 from .info import format_label
 from .stream import check_readable, chunks_of_width
 
@@ -25,6 +24,7 @@ def add_arguments(parser):
 
 
 def run(args):
+    from ..model_io import load_model  # scikit-learn's import cost, only when predicting
     check_readable([args.data])
     est = load_model(args.model)
     if args.proba and not hasattr(est, "predict_proba"):

@@ -23,16 +23,17 @@ frequencies, 20% held out as the test set (fastprox.cli.synthetic).
 """
 import os
 import time
+from types import SimpleNamespace
 
 import numpy as np
-from sklearn.metrics import log_loss, roc_auc_score
 from tqdm import tqdm
 
-from .._validation import (CLASSIFICATION_LOSSES, PENALTIES, REGRESSION_LOSSES, SCHEDULES,
-                           UPDATES, check_params)
+from .._core import (CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, check_classes, encode_labels,
+                     margins, new_learner, probabilities, run_passes)
+from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
+                           SCHEDULES, UPDATES, as_float_array, check_params)
 from ..libsvm import iter_libsvm
-from ..linear_model import ProxClassifier, ProxRegressor
-from ..model_io import save_model
+from .metrics import log_loss, roc_auc
 from .stream import check_readable, chunks_of_width, scan
 from .synthetic import text_like
 
@@ -44,7 +45,7 @@ _ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule"
                       "penalty": "penalty", "alpha": "alpha", "l1_ratio": "l1_ratio",
                       "eta0": "eta0", "delta": "delta", "rda_rho": "rda_rho",
                       "berhu_gamma": "berhu_gamma", "batch_size": "batch_size",
-                      "epsilon": "epsilon", "seed": "random_state"}
+                      "epsilon": "epsilon", "seed": "random_state", "multi_class": "multi_class"}
 
 
 def add_arguments(parser):
@@ -66,7 +67,8 @@ def add_arguments(parser):
     est.add_argument("--loss", choices=CLASSIFICATION_LOSSES + REGRESSION_LOSSES)
     est.add_argument("--update", choices=UPDATES)
     est.add_argument("--schedule", choices=SCHEDULES)
-    est.add_argument("--penalty", choices=PENALTIES)
+    est.add_argument("--penalty", choices=PENALTIES + GROUP_PENALTIES)
+    est.add_argument("--multi-class", choices=("ovr", "multinomial"))
     for name in ("alpha", "l1-ratio", "eta0", "delta", "rda-rho", "berhu-gamma", "epsilon"):
         est.add_argument(f"--{name}", type=float)
     est.add_argument("--batch-size", type=int)
@@ -76,7 +78,7 @@ def add_arguments(parser):
 def run(args):
     """Train, evaluate, save; the report is printed once everything succeeded."""
     started = time.perf_counter()
-    est = _estimator(args)
+    est = StreamModel(args)
     _check_options(args)
     stream = FileStream(args, est) if args.data else DefaultStream(args)
     scanned = time.perf_counter()
@@ -89,7 +91,7 @@ def run(args):
     test_lines = [] if test is None else _evaluate(est, test, stream.test_name)
     tested = time.perf_counter()
     if args.model:
-        save_model(est, args.model)
+        est.save(args.model, args.passes, losses[-1])
     report = [f"data: {stream.name} ({rows[0]} rows x {stream.n_features} features, "
               f"{args.passes} pass{'es' if args.passes > 1 else ''})",
               f"model: {_describe(est)}",
@@ -97,7 +99,8 @@ def run(args):
     if args.passes > 1:
         report.append(f"last pass mean loss: {losses[-1]:.6f} (pass {args.passes})")
     report += test_lines
-    report += [f"non-zero weights: {np.count_nonzero(est.coef_)} of {est.coef_.size}",
+    coef = est.learner.coef()
+    report += [f"non-zero weights: {np.count_nonzero(coef)} of {coef.size}",
                f"time: {tested - started:.2f} s ({stream.preparation} {scanned - started:.2f} s, "
                f"train {trained - scanned:.2f} s = {sum(rows) / max(trained - scanned, 1e-9):,.0f} "
                f"rows/s, test {tested - trained:.2f} s)"]
@@ -107,14 +110,61 @@ def run(args):
     return 0
 
 
-def _estimator(args):
-    """The estimator the options describe, its parameters checked now (not after a scan)."""
-    params = {param: getattr(args, option) for option, param in _ESTIMATOR_OPTIONS.items()
-              if getattr(args, option) is not None}
-    params["fit_intercept"] = not args.no_intercept
-    est = (ProxRegressor if args.regression else ProxClassifier)(**params)
-    check_params(est, est._losses)
-    return est
+class StreamModel:
+    """The estimator the options describe, trained chunk by chunk as its partial_fit
+    would, on the shared core (no scikit-learn import: start-up stays short). Its
+    parameters are checked now, not after a scan."""
+
+    def __init__(self, args):
+        self.regression = args.regression
+        defaults = REGRESSOR_DEFAULTS if args.regression else CLASSIFIER_DEFAULTS
+        self.params = {**defaults, **{param: getattr(args, option)
+                                      for option, param in _ESTIMATOR_OPTIONS.items()
+                                      if getattr(args, option, None) is not None}}
+        if args.regression:
+            self.params.pop("multi_class", None)
+        self.params["fit_intercept"] = not args.no_intercept
+        losses = REGRESSION_LOSSES if args.regression else CLASSIFICATION_LOSSES
+        check_params(SimpleNamespace(**self.params), losses)
+        self.loss = self.params["loss"]
+        self.learner = self.classes = None
+
+    def partial_fit(self, X, y, classes=None):
+        """One pass over a chunk; the progressive loss (mean over its rows)."""
+        if self.regression:
+            shape = (as_float_array("y", y, len(y)), 1, False, False)
+        else:
+            if self.classes is None:
+                self.classes = check_classes(classes if classes is not None else y)
+            shape = encode_labels(y, self.classes, self.params["multi_class"], self.loss)
+        if self.learner is None:
+            self.n_features = X.shape[1]
+            self.learner = new_learner(self.params, X.shape[1], *shape[1:])
+        self.progressive_loss_ = run_passes(self.learner, X, shape[0], None,
+                                            self.params["batch_size"]) / max(1, X.shape[0])
+
+    def scores(self, X):
+        return margins(self.learner, X)
+
+    def predict(self, X):
+        scores = self.scores(X)
+        if self.regression:
+            return scores
+        return self.classes[(scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)]
+
+    def has_proba(self):
+        return not self.regression and self.loss in ("log", "modified_huber")
+
+    def predict_proba(self, X):
+        return probabilities(self.scores(X), self.loss, self.learner.multinomial)
+
+    def save(self, path, passes, progressive_loss):
+        """Write the model as the estimator's model file (imports scikit-learn, here only)."""
+        from ..linear_model import ProxClassifier, ProxRegressor
+        from ..model_io import save_model
+        cls = ProxRegressor if self.regression else ProxClassifier
+        save_model(cls._from_stream(self.params, self.learner, self.n_features, self.classes,
+                                    passes, progressive_loss), path)
 
 
 def _check_options(args):
@@ -136,10 +186,7 @@ def _one_pass(est, stream, bar, index):
     for X, y in stream.chunks():
         if not X.shape[0]:
             continue
-        if stream.classes is None:
-            est.partial_fit(X, y)
-        else:
-            est.partial_fit(X, y, classes=stream.classes)
+        est.partial_fit(X, y, classes=stream.classes)
         total += est.progressive_loss_ * X.shape[0]
         rows += X.shape[0]
         bar.update(X.shape[0])
@@ -151,7 +198,8 @@ def _one_pass(est, stream, bar, index):
 
 def _describe(est):
     params = ("loss", "update", "schedule", "penalty", "alpha", "eta0", "batch_size")
-    return f"{type(est).__name__}(" + ", ".join(f"{p}={getattr(est, p)!r}" for p in params) + ")"
+    name = "ProxRegressor" if est.regression else "ProxClassifier"
+    return f"{name}(" + ", ".join(f"{p}={est.params[p]!r}" for p in params) + ")"
 
 
 def _evaluate(est, chunks, name):
@@ -160,16 +208,16 @@ def _evaluate(est, chunks, name):
     for X, y_chunk in chunks:
         y.append(y_chunk)
         pred.append(est.predict(X))
-        if hasattr(est, "classes_"):
-            scores.append(est.decision_function(X))
-            if hasattr(est, "predict_proba"):
+        if not est.regression:
+            scores.append(est.scores(X))
+            if est.has_proba():
                 proba.append(est.predict_proba(X))
     y, pred = np.concatenate(y), np.concatenate(pred)
     if not len(y):
         raise ValueError(f"--test {name}: no rows")
-    if not hasattr(est, "classes_"):
+    if est.regression:
         return [f"test RMSE: {np.sqrt(np.mean((pred - y) ** 2)):.6f} ({len(y)} rows of {name})"]
-    classes = est.classes_
+    classes = est.classes
     unknown = np.setdiff1d(np.unique(y), classes)
     if len(unknown):
         raise ValueError(f"--test {name} has labels {unknown.tolist()} the training data did not; "
@@ -177,14 +225,14 @@ def _evaluate(est, chunks, name):
     lines = [f"test accuracy: {np.mean(pred == y):.6f} ({len(y)} rows of {name})"]
     proba = np.concatenate(proba) if proba else None
     if proba is not None:
-        lines.append(f"test log-loss: {log_loss(y, proba, labels=classes):.6f}")
+        lines.append(f"test log-loss: {log_loss(np.searchsorted(classes, y), proba):.6f}")
     if len(np.unique(y)) < len(classes):
         lines.append("test AUC: n/a (some class has no test rows)")
     elif len(classes) == 2:
-        lines.append(f"test AUC: {roc_auc_score(y == classes[1], np.concatenate(scores)):.6f}")
+        lines.append(f"test AUC: {roc_auc(y == classes[1], np.concatenate(scores)):.6f}")
     elif proba is not None:
-        lines.append(f"test AUC: {roc_auc_score(y, proba, multi_class='ovr', labels=classes):.6f} "
-                     f"(one-vs-rest mean)")
+        auc = np.mean([roc_auc(y == c, proba[:, k]) for k, c in enumerate(classes)])
+        lines.append(f"test AUC: {auc:.6f} (one-vs-rest mean)")
     return lines
 
 
@@ -198,7 +246,7 @@ class FileStream:
         self.name = ", ".join(args.data)
         self.n_features, self.classes, self.rows = args.n_features, args.classes, None
         self.preparation = "no scan"
-        classifier = isinstance(est, ProxClassifier)
+        classifier = not est.regression
         if self.n_features is None or (classifier and self.classes is None):
             summary = scan(self.paths, self.chunk_rows)
             self.preparation = "scan"

@@ -1,0 +1,96 @@
+"""What the estimators and the command line share, without scikit-learn:
+default parameters, label encoding, the kernel's construction, the pass loop
+and the probability link. Importing scikit-learn costs a second or more, which
+`fastprox train` on a small file must not pay."""
+import numpy as np
+from scipy.special import expit, softmax
+
+from ._kernels import Learner
+from ._validation import MULTINOMIAL_LOSSES, as_float_array, check_groups, kernel_arrays
+
+# Rows per kernel call: between calls Python can react to Ctrl-C.
+CHUNK_ROWS = 1 << 16
+
+DEFAULTS = dict(penalty="l1", alpha=1e-6, l1_ratio=0.15, update="fobos", schedule="adagrad",
+                eta0=0.5, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
+                fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
+                warm_start=False, epsilon=0.1, groups=None)
+CLASSIFIER_DEFAULTS = dict(loss="log", **DEFAULTS, multi_class="ovr")
+REGRESSOR_DEFAULTS = dict(loss="squared", **DEFAULTS)
+
+
+def check_classes(classes):
+    """The sorted distinct labels; at least two."""
+    classes = np.unique(np.asarray(classes))
+    if len(classes) < 2:
+        raise ValueError(f"The classifier needs samples of at least 2 classes; got 1 class: {classes}.")
+    return classes
+
+
+def encode_labels(y, classes, multi_class, loss):
+    """Kernel targets and model shape for labels y over sorted `classes`:
+    (+-1 targets, 1 output) for two classes (the larger is +1), else
+    (class indices, K outputs) one-vs-rest or multinomial.
+    Returns (target, n_outputs, ovr, multinomial)."""
+    index = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
+    unknown = classes[index] != y
+    if np.any(unknown):
+        raise ValueError(f"y has labels {np.unique(y[unknown])!r} not in classes_ {classes!r}.")
+    K = len(classes)
+    if K == 2:
+        return np.where(index == 1, 1.0, -1.0), 1, False, False
+    multinomial = multi_class == "multinomial"
+    if multinomial and loss not in MULTINOMIAL_LOSSES:
+        raise ValueError(f"multi_class='multinomial' takes loss in {MULTINOMIAL_LOSSES} "
+                         f"(softmax, Crammer-Singer); got loss={loss!r}.")
+    return index.astype(np.float64), K, not multinomial, multinomial
+
+
+def new_learner(params, n_features, n_outputs, ovr, multinomial):
+    """The kernel for checked parameters `params` (a mapping with the estimator's names)."""
+    return Learner(n_features, n_outputs, params["update"], params["schedule"], params["penalty"],
+                   params["loss"], alpha=params["alpha"], l1_ratio=params["l1_ratio"],
+                   eta0=params["eta0"], delta=params["delta"], rda_rho=params["rda_rho"],
+                   berhu_gamma=params["berhu_gamma"], epsilon=params["epsilon"],
+                   fit_intercept=params["fit_intercept"], ovr=ovr, multinomial=multinomial,
+                   groups=check_groups(params["groups"], n_features))
+
+
+def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None):
+    """`passes` passes over the CSR rows X (shuffled by `rng` if given), `batch_size`
+    rows per step; returns the summed progressive loss."""
+    data, indices, indptr = kernel_arrays(X)
+    n = X.shape[0]
+    sw = np.ones(n) if sample_weight is None else as_float_array("sample_weight", sample_weight, n)
+    if np.any(sw < 0):
+        raise ValueError("sample_weight must be non-negative.")
+    chunk = max(1, CHUNK_ROWS // batch_size) * batch_size
+    total = 0.0
+    for _ in range(passes):
+        order = rng.permutation(n).astype(np.int64) if rng is not None else np.arange(n, dtype=np.int64)
+        for start in range(0, n, chunk):
+            total += learner.fit_rows(data, indices, indptr, target, sw,
+                                      order[start:start + chunk], batch_size)
+    return total
+
+
+def margins(learner, X):
+    """<w_k, x> + b_k: (n,) for one output, (n, K) for K."""
+    scores = np.asarray(X @ learner.coef().T) + learner.intercept()
+    return scores.ravel() if scores.shape[1] == 1 else scores
+
+
+def probabilities(scores, loss, multinomial):
+    """Class probabilities from margins: softmax for a multinomial model; else the
+    logistic (loss="log") or (clip(margin, -1, 1) + 1) / 2 ("modified_huber", as
+    scikit-learn), one-vs-rest scores normalized to sum to one."""
+    if multinomial:
+        return softmax(scores, axis=1)
+    prob = expit(scores) if loss == "log" else (np.clip(scores, -1, 1) + 1) / 2
+    if prob.ndim == 1:
+        return np.column_stack([1 - prob, prob])
+    total = prob.sum(axis=1, keepdims=True)
+    uniform = total[:, 0] == 0
+    prob[uniform] = 1.0
+    total[uniform] = prob.shape[1]
+    return prob / total
