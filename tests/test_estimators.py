@@ -206,7 +206,7 @@ def test_memory_does_not_grow_with_rows_seen():
     for _ in range(20):
         clf.partial_fit(X, y)
     assert clf.t_ == 21 * 400
-    assert state_bytes() == size == (X.shape[1] * 3 + 2) * 8
+    assert state_bytes() == size == (X.shape[1] * 4 + 2) * 8    # t0, w, G, eta; 2 intercept fields
 
 
 def test_warm_start_continues_the_step_count():

@@ -17,7 +17,7 @@ One CSR non-zero thus touches one contiguous stretch of memory.
 update        schedule   row fields            entry fields
 ============  =========  ====================  ===================================
 fobos         scalar     P stamp, Q stamp      w
-fobos         adagrad    t0 (last step)        w, G
+fobos         adagrad    t0 (last step)        w, G, eta (the step G gives)
 fobos/berhu   scalar     -                     w, phase, stamp (see `_berhu.pxi`)
 rda           invsqrt    -                     s (gradient sum)
 rda           adagrad    -                     s, G
@@ -203,7 +203,7 @@ cdef class Learner:
                 c.n_row += 1
             c.n_entry = 1
         elif c.update == FOBOS and c.schedule == ADAGRAD:
-            c.n_row, c.n_entry = 1, 2
+            c.n_row, c.n_entry = 1, 3
         elif c.update == FOBOS:
             c.n_entry = BERHU_ENTRY
         elif c.update == RDA:
@@ -616,14 +616,13 @@ cdef inline double scalar_catch_up(Ctx* c, double* row, int k) noexcept nogil:
     return soft_threshold(w * ratio, thr)
 
 cdef inline double adagrad_catch_up(Ctx* c, double* row, int k) noexcept nogil:
-    """m = T - t0 proxes with the feature's frozen step eta0/(delta + sqrt(G)), in closed form."""
+    """m = T - t0 proxes with the entry's frozen step eta0/(delta + sqrt(G)), in closed form."""
     cdef double* e = entry(c, row, k)
-    cdef double H = c.delta + sqrt(e[1])
     cdef double m = c.t - row[0]
     cdef double a, L
-    if m <= 0 or H <= 0 or e[0] == 0.0 or c.alpha_pen == 0.0:
+    if m <= 0 or e[0] == 0.0 or c.alpha_pen == 0.0:
         return e[0]
-    a = c.alpha_pen * c.eta0 / H
+    a = c.alpha_pen * e[2]
     if c.penalty == BERHU:
         return berhu_const_catch_up(e[0], a, m, c.gamma)
     if c.rho1 == 1.0:
@@ -692,10 +691,8 @@ cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
     elif c.penalty == BERHU:
         apply_berhu(c, row, k, g)
     elif c.schedule == ADAGRAD:
-        e[1] += g * g
-        H = c.delta + sqrt(e[1])
-        if H > 0.0:
-            eta = c.eta0 / H
+        eta = adagrad_step(c, e, g)
+        if eta > 0.0:
             e[0] = fobos_prox(c, e[0] - eta * g, c.alpha_pen * eta)
     else:
         e[0] = fobos_prox(c, e[0] - c.eta * g, c.alpha_pen * c.eta)
@@ -714,6 +711,16 @@ cdef inline void ftrl_update(Ctx* c, double* e, double g, const double* memo) no
     e[0] += g - (sqrt(e[1]) - memo[1]) / c.eta0 * memo[0]
 
 
+cdef inline double adagrad_step(Ctx* c, double* e, double g) noexcept nogil:
+    """G += g^2 and the entry's new step eta0 / (delta + sqrt(G)), kept (e[2]) for its
+    catch-up; 0 while delta + sqrt(G) = 0 (never a gradient: the weight stays 0)."""
+    cdef double H
+    e[1] += g * g
+    H = c.delta + sqrt(e[1])
+    e[2] = c.eta0 / H if H > 0.0 else 0.0
+    return e[2]
+
+
 cdef inline double fobos_prox(Ctx* c, double v, double a) noexcept nogil:
     """The elastic-net family's prox with threshold a (l1 without the trivial division)."""
     if c.rho1 == 1.0:
@@ -724,13 +731,11 @@ cdef inline double fobos_prox(Ctx* c, double v, double a) noexcept nogil:
 cdef void apply_berhu(Ctx* c, double* row, int k, double g) noexcept nogil:
     """FOBOS's Berhu update: the plain prox under adagrad, rescheduled in the heap otherwise."""
     cdef double* e = entry(c, row, k)
-    cdef double H, eta = c.eta
+    cdef double eta = c.eta
     if c.schedule == ADAGRAD:
-        e[1] += g * g
-        H = c.delta + sqrt(e[1])
-        if H <= 0.0:
+        eta = adagrad_step(c, e, g)
+        if eta == 0.0:
             return
-        eta = c.eta0 / H
     if c.berhu_heap:
         heap_schedule(&c.heap, e, index(c, row, k),
                       prox_berhu(e[0] - eta * g, c.alpha_pen * eta, c.gamma), c.P, c.Q)
