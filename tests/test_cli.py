@@ -256,3 +256,12 @@ def test_train_does_not_import_scikit_learn(files):
             "print(status, any(m == 'sklearn' or m.startswith('sklearn.') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "0 False"
+
+
+def test_bench_groups_the_papers(capsys):
+    """`fastprox bench paper NAME` lists every experiment module of fastprox.benchmarks.papers."""
+    with pytest.raises(SystemExit):
+        main(["bench", "paper", "--help"])
+    out = capsys.readouterr().out
+    for name in ("rda_mnist", "adagrad_text", "fobos_synthetic", "fobos_mixed_norms"):
+        assert name in out

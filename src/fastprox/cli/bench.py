@@ -11,21 +11,32 @@ from .. import benchmarks
 
 
 def add_arguments(parser):
-    """One sub-parser per benchmark module."""
-    names = parser.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True,
-                                  parser_class=type(parser))
-    for name, module in available().items():
-        sub = names.add_parser(name, help=module.__doc__.strip().splitlines()[0])
-        module.add_arguments(sub)
-        sub.set_defaults(benchmark_run=module.run)
+    """One sub-parser per benchmark module; a package of benchmarks that names a
+    ``COMMAND`` (``papers``: ``paper``) becomes a group, ``fastprox bench paper NAME``."""
+    _add_benchmarks(parser, benchmarks)
 
 
-def available():
-    """name -> module for every benchmark module with add_arguments and run."""
+def _add_benchmarks(parser, package):
+    names = parser.add_subparsers(dest=f"benchmark_{package.__name__}", metavar="BENCHMARK",
+                                  required=True, parser_class=type(parser))
+    for name, module in available(package).items():
+        command = getattr(module, "COMMAND", name)
+        sub = names.add_parser(command, help=module.__doc__.strip().splitlines()[0])
+        if hasattr(module, "run"):
+            module.add_arguments(sub)
+            sub.set_defaults(benchmark_run=module.run)
+        else:
+            _add_benchmarks(sub, module)
+
+
+def available(package=benchmarks):
+    """name -> module for every benchmark module of ``package`` with add_arguments and
+    run, and every sub-package that names a COMMAND."""
     found = {}
-    for info in pkgutil.iter_modules(benchmarks.__path__):
-        module = importlib.import_module(f"{benchmarks.__name__}.{info.name}")
-        if hasattr(module, "add_arguments") and hasattr(module, "run"):
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        runnable = hasattr(module, "add_arguments") and hasattr(module, "run")
+        if runnable or (info.ispkg and hasattr(module, "COMMAND")):
             found[info.name] = module
     return found
 

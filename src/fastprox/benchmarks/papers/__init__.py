@@ -13,3 +13,5 @@ claim) and its PNG plots to ``--out-dir`` (default ``bench/papers``).
 * ``fobos_synthetic``: Duchi & Singer (2009), Sec. 7.1-7.2, step-size
   sensitivity and FOBOS against Pegasos on synthetic data.
 """
+
+COMMAND = "paper"  # fastprox bench paper NAME
