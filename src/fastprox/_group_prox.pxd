@@ -82,6 +82,7 @@ cdef inline double squared_group_tau(const double* norms, Py_ssize_t p, double a
     qsort(work, p, sizeof(double), _descending)
     for r in range(p):
         top += work[r]
-        if work[r] > a * top / (1.0 + (r + 1) * a):
+        # n_(r) > a top / (1 + (r + 1) a), multiplied out: stays exact for a huge a
+        if work[r] + a * ((r + 1) * work[r] - top) > 0.0:
             tau = a * top / (1.0 + (r + 1) * a)
     return tau
