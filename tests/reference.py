@@ -122,6 +122,19 @@ class EagerReference:
             b = np.where(beta_b > 0, -self.b / beta_b, 0.0)
         return W, b
 
+    def _score_gradients(self, P, y):
+        """(d loss / d p, loss), both (B, K), for scores P (B, K): binary losses per output
+        (one-vs-rest targets for K > 1); subclasses add the multinomial losses."""
+        if self.ovr:
+            Y = np.where(np.arange(self.K)[None, :] == y[:, None].astype(int), 1.0, -1.0)
+        else:
+            Y = y[:, None]
+        return dloss(self.loss, P, Y, self.epsilon), loss_value(self.loss, P, Y, self.epsilon)
+
+    def _prox(self, V, a):
+        """The penalty's prox with threshold a (scalar or per entry) on the (K, d) matrix."""
+        return prox(self.penalty, V, a, self.rho, self.gamma)
+
     def _eta(self, t):
         return {"constant": self.eta0, "invsqrt": self.eta0 / np.sqrt(t),
                 "inv": self.eta0 / t}[self.schedule]
@@ -131,13 +144,9 @@ class EagerReference:
         W, b = self.weights()
         self.t += 1
         t = self.t
-        P = X @ W.T + b                                   # (B, K)
-        if self.ovr:
-            Y = np.where(np.arange(self.K)[None, :] == y[:, None].astype(int), 1.0, -1.0)
-        else:
-            Y = y[:, None]
-        dl = dloss(self.loss, P, Y, self.epsilon) * sw[:, None]
-        progressive = float(np.sum(loss_value(self.loss, P, Y, self.epsilon) * sw[:, None]))
+        dl, losses = self._score_gradients(X @ W.T + b, y)   # (B, K)
+        dl = dl * sw[:, None]
+        progressive = float(np.sum(losses * sw[:, None]))
         g = dl.T @ X / X.shape[0]                         # (K, d): the mean gradient
         gb = dl.mean(axis=0)
         if not self.fit_intercept:
@@ -153,7 +162,7 @@ class EagerReference:
             else:
                 eta = eta_b = self._eta(t)
             V = self.W - eta * g
-            self.W = prox(self.penalty, V, eta * self._alpha(), self.rho, self.gamma)
+            self.W = self._prox(V, eta * self._alpha())
             self.b = self.b - eta_b * gb
         elif self.update == "rda":
             self.W += g

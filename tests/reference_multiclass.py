@@ -12,13 +12,12 @@ Layout: as in ``EagerReference``, ``W`` is stored (K, d), so the contract's
 row ``j`` of its (d, K) matrix is column ``W[:, j]`` here, and group ``G`` is
 the block ``W[:, G]``.
 
-Covered: ``fobos`` under the scalar schedules (constant, invsqrt, inv) and
-``rda`` under ``invsqrt``, for every penalty (scalar or group) and every loss
-(binary, one-vs-rest, multinomial). Models without a multinomial loss or a
-group penalty are left to ``EagerReference`` unchanged. AdaGrad and FTRL with a
-multinomial loss would need ``EagerReference.step`` to take its score
-gradient from an overridable method; they raise NotImplementedError here
-rather than copy the base class's update rules.
+Covered: the multinomial losses under every update rule and schedule (they
+only change ``EagerReference``'s score gradient), and the group penalties under
+``fobos`` with the scalar schedules (constant, invsqrt, inv) and ``rda`` with
+``invsqrt`` (they change its prox and dual weights). Group penalties under
+``rda`` + ``adagrad`` solve a different block problem; their reference is in
+tests/test_rda_adagrad_groups.py.
 """
 import numpy as np
 from scipy.special import logsumexp, softmax
@@ -139,10 +138,9 @@ class MulticlassReference(EagerReference):
         super().__init__(n_features, n_outputs, update, schedule, penalty, loss, **params)
         self.multinomial = multinomial
         self.members = group_members(n_features, groups)
-        self.own_step = multinomial or penalty in GROUP_PENALTIES
-        if self.own_step and (schedule == "adagrad" or update == "ftrl"):
-            raise NotImplementedError("multinomial or group models: fobos (constant, invsqrt, inv) "
-                                      "and rda (invsqrt) only")
+        if penalty in GROUP_PENALTIES and (schedule == "adagrad" or update == "ftrl"):
+            raise NotImplementedError("group models: fobos (constant, invsqrt, inv) and rda (invsqrt) "
+                                      "only (rda + adagrad: tests/test_rda_adagrad_groups.py)")
         if multinomial and loss not in MULTINOMIAL_LOSSES:
             raise ValueError(f"no multinomial loss {loss!r}")
 
@@ -173,21 +171,3 @@ class MulticlassReference(EagerReference):
             Y = y[:, None]
         return dloss(self.loss, P, Y, self.epsilon), loss_value(self.loss, P, Y, self.epsilon)
 
-    def step(self, X, y, sw):
-        """One step on the dense rows X (B, d); returns the rows' summed weighted loss."""
-        if not self.own_step:
-            return super().step(X, y, sw)
-        W, b = self.weights()
-        self.t += 1
-        dl, losses = self._score_gradients(X @ W.T + b, y)
-        dl = dl * sw[:, None]
-        g = dl.T @ X / X.shape[0]
-        gb = dl.mean(axis=0) if self.fit_intercept else np.zeros(self.K)
-        if self.update == "fobos":
-            eta = self._eta(self.t)
-            self.W = self._prox(self.W - eta * g, eta * self._alpha())
-            self.b = self.b - eta * gb
-        else:
-            self.W += g
-            self.b += gb
-        return float(np.sum(losses * sw[:, None]))

@@ -20,8 +20,9 @@ GROUP_RULES = (
 )
 SCALAR_PENALTIES = ("none", "l1", "l2", "elasticnet", "berhu")
 MULTINOMIAL_SCALAR_RULES = (
-    [("fobos", s, p) for s in ("constant", "invsqrt", "inv") for p in SCALAR_PENALTIES]
-    + [("rda", "invsqrt", p) for p in SCALAR_PENALTIES[:4]]
+    [("fobos", s, p) for s in ("constant", "invsqrt", "inv", "adagrad") for p in SCALAR_PENALTIES]
+    + [("rda", s, p) for s in ("invsqrt", "adagrad") for p in SCALAR_PENALTIES[:4]]
+    + [("ftrl", "adagrad", p) for p in SCALAR_PENALTIES[:4]]
 )
 BINARY_LOSSES = ["log", "hinge", "squared_hinge", "modified_huber"]
 REGRESSION_LOSSES = ["squared", "huber", "epsilon_insensitive"]
