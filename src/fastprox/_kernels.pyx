@@ -22,7 +22,13 @@ fobos/berhu   scalar     -                     w, phase, stamp (see `_berhu.pxi`
 rda           invsqrt    -                     s (gradient sum)
 rda           adagrad    -                     s, G
 ftrl          adagrad    -                     z, n
+fobos/groups  scalar     -                     w (group stamps: `_groups.pxi`)
+rda/groups    both       -                     s (, G)
 ============  =========  ====================  ===================================
+
+The score gradient q (one entry per output) comes from a binary loss per
+output (one model, or K one-vs-rest models) or from a multinomial loss over
+the K scores (softmax, Crammer-Singer); the update rules do not change.
 
 Scalar FOBOS keeps two global cumulants over steps tau: the shrink product
 ``P = prod 1/(1 + a_tau (1 - rho1))`` and the threshold sum
