@@ -338,7 +338,8 @@ def verdicts(sens, comp):
     h, l = comp["curves"]["hinge"], comp["curves"]["log"]
     ratio_h = h["FOBOS (fastprox)"][-1] / h["Pegasos + projection"][-1]
     lines.append(verdict(1 / 3 <= ratio_h <= 3, "Fig. 4 left: FOBOS 'performs comparably to Pegasos' on the "
-                         "hinge loss, both approach the optimum quickly",
+                         "hinge loss (how 'quickly' both approach the optimum depends on lambda, which the "
+                         "paper does not give)",
                          f"Rule: final gaps within a factor 3 (FOBOS without projection / Pegasos with it: "
                          f"{h['FOBOS (fastprox)'][-1]:.2e} / {h['Pegasos + projection'][-1]:.2e}; Pegasos "
                          f"without projection {h['Pegasos'][-1]:.2e})."))
