@@ -44,8 +44,10 @@ def main():
     parser.set_defaults(data="/work/shared/data", out=str(BENCH / "results" / "peers.md"),
                         plots=str(BENCH / "results" / "peers"))
     args = parser.parse_args()
-    problems = [synthetic(rows, s) for rows, s in (QUICK_SYNTHETIC if args.quick else SYNTHETIC)]
-    problems += data.real_sets(args.data, args.sets)
+    problems = []
+    if not args.from_json:
+        problems = [synthetic(rows, s) for rows, s in (QUICK_SYNTHETIC if args.quick else SYNTHETIC)]
+        problems += data.real_sets(args.data, args.sets)
     command = "python bench/peers/run.py " + shlex.join(sys.argv[1:])
     load = "- Load average (1, 5, 15 min) at the start: {:.2f}, {:.2f}, {:.2f} on a machine shared with " \
         "other benchmarks".format(*os.getloadavg())

@@ -45,6 +45,8 @@ def add_arguments(parser):
     parser.add_argument("--plots", metavar="PREFIX", help="write PREFIX_throughput.png, "
                         "PREFIX_accuracy_time.png and PREFIX_objective_passes.png")
     parser.add_argument("--json", metavar="FILE.json", help="write the raw measurements as JSON")
+    parser.add_argument("--from-json", metavar="FILE.json",
+                        help="measure nothing: write the report and plots of an earlier --json run")
     return parser
 
 
@@ -61,8 +63,16 @@ def settings(args):
 
 
 def execute(problems, args, setup, log=print):
-    """Measure every problem, write what args ask for; the Markdown report.
-    `setup`: Markdown lines on how the run was made and on what machine."""
+    """Measure every problem (or read an earlier run's --from-json), write what
+    args ask for; the Markdown report. `setup`: Markdown lines on how the run
+    was made and on what machine."""
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        for problem in problems:
+            problem.close()
+        return _write(args, saved["results"], saved["settings"], saved["missing"], saved["setup"],
+                      saved["seconds"], log)
     s = settings(args)
     _, missing = registry.learners(1.0, s["river_rows"], args.peers)
     _, missing_reference = registry.reference(1.0)
@@ -81,16 +91,22 @@ def execute(problems, args, setup, log=print):
                                          s["file_runs"], s["passes"], log))
         finally:
             problem.close()
-    text = _markdown(results, s, missing, setup, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"settings": s, "missing": missing, "setup": setup, "seconds": seconds,
+                       "results": results}, f, indent=1)
+    return _write(args, results, s, missing, setup, seconds, log)
+
+
+def _write(args, results, s, missing, setup, seconds, log):
+    text = _markdown(results, s, missing, setup, seconds)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)
     if args.plots:
         for path in plots.write_all(results, args.plots):
             log(f"wrote {path}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"settings": s, "results": results}, f, indent=1)
     return text
 
 
@@ -114,9 +130,11 @@ def _markdown(results, s, missing, setup, seconds):
 def run(args):
     """`fastprox bench peers`: the shipped synthetic set and the real sets under --data."""
     s = settings(args)
-    problems = [data.text_like(s["rows"], 1 << 20)]
-    if args.data:
-        problems += data.real_sets(args.data, args.sets)
+    problems = []
+    if not args.from_json:
+        problems = [data.text_like(s["rows"], 1 << 20)]
+        if args.data:
+            problems += data.real_sets(args.data, args.sets)
     machine = f"- Machine: {platform.platform()}, {os.cpu_count()} logical CPUs"
     print(execute(problems, args, ["Run by `fastprox bench peers`.", "", machine]))
     return 0
