@@ -43,7 +43,7 @@ import numpy as np
 from libc.math cimport sqrt, exp, log, log1p, expm1, fabs, copysign, ceil
 from libc.stdlib cimport qsort
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
-from fastprox._losses cimport dloss, loss_value, LOG
+from fastprox._losses cimport dloss_and_value, LOG
 from fastprox._group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sparse_group,
                                    squared_group_tau)
 
@@ -90,6 +90,7 @@ LOSSES = {"log": 0, "hinge": 1, "squared_hinge": 2, "modified_huber": 3,
 # Cumulant floor below which scalar FOBOS rebases (far above underflow).
 cdef double P_FLOOR = 1e-200
 cdef long long MIN_REBASE_PERIOD = 1 << 16
+cdef long long PREFETCH_BYTES = 1 << 20
 
 cdef extern from *:
     """
@@ -356,10 +357,12 @@ cdef class Learner:
         cdef Ctx c = self.c
         cdef const value_t* X = &data[0] if data.shape[0] else NULL
         cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
+        # Prefetching pays once the state outgrows the caches; below, it only costs.
+        cdef bint prefetch = c.d * c.width * sizeof(double) > PREFETCH_BYTES
         with nogil:
             while start < n:
                 b = <int>min(<Py_ssize_t>batch_size, n - start)
-                if start + b < n:
+                if start + b < n and prefetch:
                     nxt = order[start + b]
                     prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1])
                 total += step(&c, X, ind, &indptr[0], &y[0], &sample_weight[0], &order[start], b)
@@ -394,14 +397,14 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
     cdef int K = c.K
     cdef int i, k
     cdef long long r, j, nz, n_touched = 0
-    cdef double x, total = 0.0, scale = 1.0 / n_rows
+    cdef double x, total = 0.0
     cdef double* row
     set_weight_params(c)
     begin_step(c)
     if n_rows == 1:
         r = rows[0]
         margins(c, data, indices, indptr[r], indptr[r + 1])
-        total = gradients(c, y[r], sw[r], 1.0)
+        total = gradients(c, y[r], sw[r])
         advance_cumulants(c)
         for nz in range(indptr[r], indptr[r + 1]):
             row = c.state + indices[nz] * c.width
@@ -421,7 +424,7 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
         for i in range(n_rows):
             r = rows[i]
             margins(c, data, indices, indptr[r], indptr[r + 1])
-            total += gradients(c, y[r], sw[r], scale)
+            total += gradients(c, y[r], sw[r])
             for k in range(K):
                 c.qsum[k] += c.q[k]
             for nz in range(indptr[r], indptr[r + 1]):
@@ -438,24 +441,26 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
             j = c.touched[i]
             row = c.state + j * c.width
             for k in range(K):
-                apply(c, row, k, c.gacc[j * c.K + k])
+                apply(c, row, k, c.gacc[j * c.K + k] / n_rows)
                 c.gacc[j * c.K + k] = 0.0
             stamp(c, row)
         c.n_ops += n_touched * K
     if c.grouped and c.update == FOBOS:
         groups_prox_step(c)
     for k in range(K):
-        apply_intercept(c, k, c.qsum[k])
+        apply_intercept(c, k, c.qsum[k] / n_rows)
     c.t += 1
     end_step(c)
     return total
 
 cdef void margins(Ctx* c, const value_t* data, const index_t* indices,
                    long long lo, long long hi) noexcept nogil:
-    """p_k = <w_k, x> + b_k at the current step, catching up the row's features."""
+    """p_k = <w_k, x> + b_k at the current step, catching up the row's features.
+    One output accumulates in a register: through c.p, every store into the
+    state would force a reload of the sum."""
     cdef int k, K = c.K
     cdef long long nz
-    cdef double x, w
+    cdef double x, acc = intercept_value(c, 0)
     cdef double* row
     for k in range(K):
         c.p[k] = intercept_value(c, k)
@@ -469,27 +474,37 @@ cdef void margins(Ctx* c, const value_t* data, const index_t* indices,
             else:
                 group_catch_up(c, group_of(c, indices[nz]))
         x = data[nz]
-        for k in range(K):
-            if c.update == FTRL:
-                w = ftrl_weight(c, entry(c, row, k), c.wrow + 2 * ((nz - lo) * K + k))
-            else:
-                w = weight(c, row, k)
-            c.p[k] += w * x
+        if K == 1:
+            acc += step_weight(c, row, 0, (nz - lo) * K) * x
+        else:
+            for k in range(K):
+                c.p[k] += step_weight(c, row, k, (nz - lo) * K + k) * x
+    if K == 1:
+        c.p[0] = acc
     c.n_ops += (hi - lo) * K
 
-cdef double gradients(Ctx* c, double y, double weight, double scale) noexcept nogil:
-    """q_k = scale * weight * loss'(p_k, y_k); returns the weighted loss."""
+
+cdef inline double step_weight(Ctx* c, double* row, int k, long long slot) noexcept nogil:
+    """w_{t,jk} for the margin; ftrl keeps (w, sqrt(n)) in its memo slot for the update."""
+    if c.update == FTRL:
+        return ftrl_weight(c, entry(c, row, k), c.wrow + 2 * slot)
+    return weight(c, row, k)
+
+
+cdef double gradients(Ctx* c, double y, double weight) noexcept nogil:
+    """q_k = weight * loss'(p_k, y_k); returns the weighted loss. (A batch sums these
+    and divides by its size once, as the mean in the contract does.)"""
     cdef int k
-    cdef double yk, total = 0.0
+    cdef double yk, value, total = 0.0
     if c.multinomial:
-        return multinomial_gradients(c, <int>y, weight, scale)
+        return multinomial_gradients(c, <int>y, weight)
     for k in range(c.K):
         yk = (1.0 if k == <int>y else -1.0) if c.ovr else y
-        c.q[k] = dloss(c.loss, c.p[k], yk, c.epsilon) * weight * scale
-        total += weight * loss_value(c.loss, c.p[k], yk, c.epsilon)
+        c.q[k] = dloss_and_value(c.loss, c.p[k], yk, c.epsilon, &value) * weight
+        total += weight * value
     return total
 
-cdef double multinomial_gradients(Ctx* c, int y, double weight, double scale) noexcept nogil:
+cdef double multinomial_gradients(Ctx* c, int y, double weight) noexcept nogil:
     """Score gradients q of the multinomial losses (the contract's multiclass table):
     softmax(p) - e_y for log; Crammer-Singer's +1 / -1 on the most violating class and
     y for hinge. Returns the weighted loss."""
@@ -502,7 +517,7 @@ cdef double multinomial_gradients(Ctx* c, int y, double weight, double scale) no
         for k in range(c.K):
             z += exp(c.p[k] - m)
         for k in range(c.K):
-            c.q[k] = (exp(c.p[k] - m) / z - (1.0 if k == y else 0.0)) * weight * scale
+            c.q[k] = (exp(c.p[k] - m) / z - (1.0 if k == y else 0.0)) * weight
         return weight * (log(z) + m - c.p[y])
     for k in range(c.K):
         c.q[k] = 0.0
@@ -511,8 +526,8 @@ cdef double multinomial_gradients(Ctx* c, int y, double weight, double scale) no
     s = c.p[top] + 1.0 - c.p[y]
     if top == y or s <= 0.0:
         return 0.0
-    c.q[top] = weight * scale
-    c.q[y] = -weight * scale
+    c.q[top] = weight
+    c.q[y] = -weight
     return weight * s
 
 

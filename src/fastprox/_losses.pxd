@@ -69,3 +69,19 @@ cdef inline double loss_value(int loss, double p, double y, double epsilon) noex
             return 0.5 * r * r
         return epsilon * r - 0.5 * epsilon * epsilon
     return r - epsilon if r > epsilon else 0.0
+
+
+cdef inline double dloss_and_value(int loss, double p, double y, double epsilon,
+                                   double* value) noexcept nogil:
+    """dloss, with loss_value written to value: one exp for the log loss, not two."""
+    cdef double z, e
+    if loss != LOG:
+        value[0] = loss_value(loss, p, y, epsilon)
+        return dloss(loss, p, y, epsilon)
+    z = y * p
+    e = exp(-fabs(z))
+    if z > 0.0:
+        value[0] = log1p(e)
+        return -y * e / (1.0 + e)
+    value[0] = -z + log1p(e)
+    return -y / (1.0 + e)

@@ -7,7 +7,7 @@ cdef inline double soft_threshold(double v, double a) noexcept nogil:
     """prox of a*|.|: shrink |v| by a, (signed) zero inside [-a, a]. Branch-free:
     the sign of a weight is data, and mispredicted branches cost more than the math."""
     cdef double m = fabs(v) - a
-    return copysign(m if m > 0.0 else 0.0, v)
+    return copysign(0.5 * (m + fabs(m)), v)     # max(m, 0), exactly, without a branch
 
 
 cdef inline double prox_elasticnet(double v, double a, double rho) noexcept nogil:

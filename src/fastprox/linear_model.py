@@ -111,7 +111,7 @@ class _BaseProx(BaseEstimator):
         X, y = self._check_input(X, y, reset=first)
         target, n_outputs, ovr, multinomial = self._encode(y, classes, first)
         if first:
-            self._learner = new_learner(self.get_params(), X.shape[1], n_outputs, ovr, multinomial)
+            self._learner = new_learner(vars(self), X.shape[1], n_outputs, ovr, multinomial)
         rng = None
         if not incremental and self.shuffle:
             rng = check_random_state(self.random_state)
