@@ -187,3 +187,27 @@ def test_cost_proportional_to_nonzeros_not_d(rule):
         counts.append(lazy.n_ops)
         assert lazy.n_ops <= 2 * X.nnz
     assert counts[0] == counts[1]
+
+
+@pytest.mark.parametrize("case, message", [
+    ("index", "column index lies outside"),
+    ("order", "row order must list rows"),
+    ("labels", "entries for 2 rows"),
+    ("indptr", "row order must list rows"),
+])
+def test_kernel_refuses_arrays_it_would_read_outside(case, message):
+    """The kernel's loops trust their bounds, so fit_rows checks them first (no crash)."""
+    learner = Learner(5, 1, "fobos", "invsqrt", "l1", "log")
+    data, indices, indptr = np.ones(3), np.array([0, 1, 1], dtype=np.int32), np.array([0, 2, 3], dtype=np.int32)
+    y, sw, order = np.ones(2), np.ones(2), np.array([0, 1], dtype=np.int64)
+    if case == "index":
+        indices = np.array([0, 7, 1], dtype=np.int32)
+    elif case == "order":
+        order = np.array([0, 5], dtype=np.int64)
+    elif case == "labels":
+        y = np.ones(3)
+    else:
+        indptr = np.array([0, 3, 2], dtype=np.int32)
+    with pytest.raises(ValueError, match=message):
+        learner.fit_rows(data, indices, indptr, y, sw, order, 1)
+    assert learner.t == 0

@@ -357,6 +357,8 @@ cdef class Learner:
         cdef Ctx c = self.c
         cdef const value_t* X = &data[0] if data.shape[0] else NULL
         cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
+        _check_rows(data.shape[0], indices, indptr, y.shape[0], sample_weight.shape[0], order,
+                    c.d, batch_size)
         # Prefetching pays once the state outgrows the caches; below, it only costs.
         cdef bint prefetch = c.d * c.width * sizeof(double) > PREFETCH_BYTES
         with nogil:
@@ -369,6 +371,39 @@ cdef class Learner:
                 start += b
         self.c = c
         return total
+
+
+cdef _check_rows(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] indptr,
+                 Py_ssize_t n_y, Py_ssize_t n_sw, const long long[::1] order, long long d,
+                 int batch_size):
+    """Refuse, before any step, what would read outside the arrays: the kernel's
+    loops trust these bounds."""
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1, i
+    cdef long long lo = 0, hi = -1
+    if n_rows < 0 or indices.shape[0] != nnz or indptr[0] != 0 or indptr[n_rows] > nnz:
+        raise ValueError("inconsistent CSR arrays: data, indices and indptr do not match.")
+    if n_y != n_rows or n_sw != n_rows:
+        raise ValueError(f"y has {n_y} and sample_weight {n_sw} entries for {n_rows} rows.")
+    if batch_size < 1:
+        raise ValueError(f"batch_size={batch_size} must be >= 1.")
+    with nogil:
+        for i in range(order.shape[0]):
+            lo = min(lo, order[i])
+            hi = max(hi, order[i])
+        if hi < n_rows and lo >= 0:
+            for i in range(n_rows):
+                if indptr[i + 1] < indptr[i]:
+                    lo = -1
+            lo = min(lo, 0)
+            for i in range(nnz):
+                if indices[i] < 0 or indices[i] >= d:
+                    lo = -2
+                    break
+    if lo == -2:
+        raise ValueError(f"a column index lies outside [0, {d}): the matrix is malformed "
+                         "or has more features than the model.")
+    if lo < 0 or hi >= n_rows:
+        raise ValueError(f"row order must list rows in [0, {n_rows}) of a well-formed CSR matrix.")
 
 
 cdef inline double* _ptr(a):
@@ -399,7 +434,8 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
     cdef long long r, j, nz, n_touched = 0
     cdef double x, total = 0.0
     cdef double* row
-    set_weight_params(c)
+    if c.update != FOBOS:
+        set_weight_params(c)
     begin_step(c)
     if n_rows == 1:
         r = rows[0]
