@@ -111,6 +111,8 @@ cdef struct Ctx:
     # into the state cannot alias the parameters (no reloads in the loops).
     int update, schedule, penalty, loss, K, n_row, n_entry, off_P, off_Q
     bint ovr, fit_intercept, berhu_heap
+    bint plain_fobos              # one output, fobos, scalar step, l1/l2/elasticnet/none
+    bint plain_adagrad            # one output, fobos + adagrad, l1/l2/elasticnet/none
     double alpha_pen, rho1, eta0, delta, rda_rho, gamma, epsilon
     long long d, width, rebase_period
     double* state                 # (d, width) row-major
@@ -197,6 +199,10 @@ cdef class Learner:
                              "with update='rda', schedule in ('invsqrt', 'adagrad') and rda_rho=0.")
         c.alpha_pen = 0.0 if c.penalty == NONE else alpha
         c.berhu_heap = c.update == FOBOS and c.schedule != ADAGRAD and c.penalty == BERHU
+        c.plain_fobos = (n_outputs == 1 and c.update == FOBOS and c.schedule != ADAGRAD
+                         and c.penalty <= ELASTICNET)
+        c.plain_adagrad = (n_outputs == 1 and c.update == FOBOS and c.schedule == ADAGRAD
+                           and c.penalty <= ELASTICNET)
         c.off_P = c.off_Q = -1
         c.n_row = 0
         if c.grouped:
@@ -437,7 +443,13 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
     if c.update != FOBOS:
         set_weight_params(c)
     begin_step(c)
-    if n_rows == 1:
+    if n_rows == 1 and c.plain_fobos:
+        r = rows[0]
+        total = plain_fobos_step(c, data, indices, indptr[r], indptr[r + 1], y[r], sw[r])
+    elif n_rows == 1 and c.plain_adagrad:
+        r = rows[0]
+        total = plain_adagrad_step(c, data, indices, indptr[r], indptr[r + 1], y[r], sw[r])
+    elif n_rows == 1:
         r = rows[0]
         margins(c, data, indices, indptr[r], indptr[r + 1])
         total = gradients(c, y[r], sw[r])
@@ -488,6 +500,91 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
     c.t += 1
     end_step(c)
     return total
+
+cdef double plain_fobos_step(Ctx* c, const value_t* data, const index_t* indices,
+                            long long lo, long long hi, double y, double sw) noexcept nogil:
+    """One row of the most common rule (one output, fobos with a scalar step and an
+    l1/l2/elasticnet penalty): the general path's arithmetic, operation for
+    operation, with every constant in a local, which stores into the state cannot
+    alias, so the loops reload nothing but the state."""
+    cdef double* state = c.state
+    cdef long long width = c.width, nz
+    cdef int n_row = c.n_row, off_P = c.off_P, off_Q = c.off_Q
+    cdef double P = c.P, Q = c.Q, rho1 = c.rho1, ratio, thr, w, a, eta, q, total
+    cdef double acc = c.bstate[0]
+    cdef double* row
+    for nz in range(lo, hi):
+        row = state + indices[nz] * width
+        w = row[n_row]
+        if n_row:
+            ratio = P / row[off_P] if off_P >= 0 else 1.0
+            thr = P * (Q - row[off_Q]) if off_Q >= 0 else 0.0
+            w = soft_threshold(w * ratio, thr)
+            row[n_row] = w
+            if off_P >= 0:
+                row[off_P] = P
+            if off_Q >= 0:
+                row[off_Q] = Q
+        acc += w * data[nz]
+    c.p[0] = acc
+    total = gradients(c, y, sw)
+    advance_cumulants(c)
+    q, P, Q, eta = c.q[0], c.P, c.Q, c.eta
+    a = c.alpha_pen * eta
+    for nz in range(lo, hi):
+        row = state + indices[nz] * width
+        w = row[n_row] - eta * (q * data[nz])
+        row[n_row] = soft_threshold(w, a) if rho1 == 1.0 else prox_elasticnet(w, a, rho1)
+        if off_P >= 0:
+            row[off_P] = P
+        if off_Q >= 0:
+            row[off_Q] = Q
+    c.n_ops += 2 * (hi - lo)
+    c.qsum[0] = q
+    return total
+
+
+cdef double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indices,
+                              long long lo, long long hi, double y, double sw) noexcept nogil:
+    """One row of AdaGrad's composite mirror descent with one output (the defaults),
+    as `plain_fobos_step`: the general path's arithmetic with its constants in locals.
+    Row layout: t0, w, G, eta."""
+    cdef double* state = c.state
+    cdef long long width = c.width, nz
+    cdef double t = <double>c.t, alpha = c.alpha_pen, rho1 = c.rho1
+    cdef double delta = c.delta, eta0 = c.eta0, w, g, H, eta, q, total
+    cdef bint l1 = c.penalty == L1 or (c.penalty == ELASTICNET and rho1 == 1.0)
+    cdef double acc = c.bstate[0]
+    cdef double* row
+    for nz in range(lo, hi):
+        row = state + indices[nz] * width
+        if row[0] < t:
+            if l1:
+                if row[1] != 0.0 and alpha != 0.0:
+                    row[1] = soft_threshold(row[1], (t - row[0]) * (alpha * row[3]))
+            else:
+                row[1] = adagrad_catch_up(c, row, 0)
+            row[0] = t
+        acc += row[1] * data[nz]
+    c.p[0] = acc
+    total = gradients(c, y, sw)
+    q = c.q[0]
+    for nz in range(lo, hi):
+        row = state + indices[nz] * width
+        g = q * data[nz]
+        row[2] += g * g
+        H = delta + sqrt(row[2])
+        eta = eta0 / H if H > 0.0 else 0.0
+        row[3] = eta
+        if eta > 0.0:
+            w = row[1] - eta * g
+            row[1] = soft_threshold(w, alpha * eta) if rho1 == 1.0 else \
+                prox_elasticnet(w, alpha * eta, rho1)
+        row[0] = t + 1.0
+    c.n_ops += 2 * (hi - lo)
+    c.qsum[0] = q
+    return total
+
 
 cdef void margins(Ctx* c, const value_t* data, const index_t* indices,
                    long long lo, long long hi) noexcept nogil:
