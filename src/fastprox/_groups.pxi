@@ -8,7 +8,8 @@
 #
 # - l1_l2, l1_linf: successive proxes add up (FOBOS Proposition 11), so the
 #   stamp is the threshold sum Q = alpha sum eta_tau and one prox with
-#   Q - Q_s catches up.
+#   Q - Q_s catches up; a touched group keeps the stamp of the step before, so
+#   its own step's prox joins that same catch-up.
 # - squared_group: every step shrinks all group norms by the same tau_t
 #   (Martins et al., Alg. 2), which scales an untouched block so that its norm
 #   drops by exactly tau_t: the stamp is the sum of the tau, and the catch-up is
@@ -117,6 +118,13 @@ cdef void groups_prox_step(Ctx* c) noexcept nogil:
     cdef long long i, g
     cdef Py_ssize_t m
     cdef double* v
+    if c.penalty == L1_L2 or c.penalty == L1_LINF:
+        # Left to the next catch-up: stamped at the step before, a touched group's
+        # block takes this step's threshold in the same single prox as the next ones
+        # (Proposition 11), so each step proxes a group at most once.
+        c.Q += a
+        c.n_tg = 0
+        return
     if c.penalty == SQUARED_GROUP:
         for i in range(c.n_tg):
             g = c.gtouched[i]
