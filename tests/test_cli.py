@@ -248,11 +248,13 @@ def test_metrics_equal_scikit_learns():
 
 
 def test_train_does_not_import_scikit_learn(files):
-    """Start-up matters on small files: training without --model never imports scikit-learn."""
+    """Start-up matters on small files: training, testing and saving a model never import scikit-learn."""
     import subprocess
     import sys
+    model = files / "no_sklearn_model.npz"
     code = ("import sys; from fastprox.cli import main; "
-            f"status = main(['train', {str(files / 'train.svm')!r}, '--test', {str(files / 'test.svm.gz')!r}]); "
+            f"status = main(['train', {str(files / 'train.svm')!r}, '--test', {str(files / 'test.svm.gz')!r}, "
+            f"'--model', {str(model)!r}]); "
             "print(status, any(m == 'sklearn' or m.startswith('sklearn.') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "0 False"

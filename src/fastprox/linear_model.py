@@ -127,18 +127,6 @@ class _BaseProx(BaseEstimator):
         """Train from scratch (unless warm_start) with `max_iter` passes over (X, y)."""
         return self._fit(X, y, sample_weight)
 
-    @classmethod
-    def _from_stream(cls, params, learner, n_features, classes, passes, progressive_loss):
-        """The estimator that partial_fit over a stream would be, from the command line's
-        kernel (trained on the shared core without this module)."""
-        est = cls(**params)
-        est._learner = learner
-        est.n_features_in_ = n_features
-        if classes is not None:
-            est.classes_ = classes
-        est.t_, est.n_iter_, est.progressive_loss_ = learner.t, passes, progressive_loss
-        return est
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True

@@ -63,18 +63,22 @@ import zipfile
 import zlib
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from ._kernels import Learner
 from .libsvm import _atomic_write
-from .linear_model import ProxClassifier, ProxRegressor
 
 __all__ = ["save_model", "load_model", "FORMAT", "VERSION"]
 
 FORMAT = "fastprox-model"
 VERSION = 1
 
-_CLASSES = {cls.__name__: cls for cls in (ProxClassifier, ProxRegressor)}
+_CLASS_NAMES = ("ProxClassifier", "ProxRegressor")
+
+
+def _classes():
+    """name -> estimator class (imported on use: writing a file needs no scikit-learn)."""
+    from .linear_model import ProxClassifier, ProxRegressor
+    return {cls.__name__: cls for cls in (ProxClassifier, ProxRegressor)}
 _LEARNER_ARGS = ("n_features", "n_outputs", "update", "schedule", "penalty", "loss", "alpha",
                  "l1_ratio", "eta0", "delta", "rda_rho", "berhu_gamma", "epsilon",
                  "fit_intercept", "ovr", "multinomial")
@@ -92,15 +96,28 @@ def save_model(est, path):
     pickle (a RandomState as ``random_state``, non-string object classes).
     """
     name = type(est).__name__
-    if _CLASSES.get(name) is not type(est):
+    if _classes().get(name) is not type(est):
         raise ValueError(f"save_model saves ProxClassifier and ProxRegressor, not {name}.")
+    from sklearn.utils.validation import check_is_fitted  # loaded already: est is an estimator
     check_is_fitted(est, "t_")
-    params = est.get_params()
+    fitted = {"n_features_in_": int(est.n_features_in_), "t_": int(est.t_),
+              "n_iter_": int(est.n_iter_), "progressive_loss_": float(est.progressive_loss_),
+              "sparse_coef": bool(getattr(est, "_sparse_coef", False))}
+    write_model(path, name, est.get_params(), est._learner, fitted, getattr(est, "classes_", None),
+                getattr(est, "feature_names_in_", None))
+
+
+def write_model(path, name, params, learner, fitted, classes=None, feature_names=None):
+    """The file for an estimator of class ``name`` (its ``get_params()``, kernel,
+    fitted attributes, classes and feature names), without the estimator: the
+    command line writes its models this way, without importing scikit-learn."""
+    if name not in _CLASS_NAMES:
+        raise ValueError(f"model class {name!r} is not one of {_CLASS_NAMES}.")
+    params = dict(params)
     if params["random_state"] is not None and not isinstance(params["random_state"], (int, np.integer)):
         raise ValueError("random_state must be None or an int to be saved (a RandomState cannot "
                          "be written without pickle); call set_params(random_state=SEED) first.")
     params["random_state"] = None if params["random_state"] is None else int(params["random_state"])
-    learner = est._learner
     saved = learner.__getstate__()
     arrays = saved["arrays"]
     state = arrays["state"]
@@ -111,9 +128,7 @@ def save_model(est, path):
         "format": FORMAT, "version": VERSION, "class": name, "params": params,
         "learner": {key: getattr(learner, key) for key in _LEARNER_ARGS},
         "scalars": {key: saved[key] for key in _SCALARS},
-        "fitted": {"n_features_in_": int(est.n_features_in_), "t_": int(est.t_),
-                   "n_iter_": int(est.n_iter_), "progressive_loss_": float(est.progressive_loss_),
-                   "sparse_coef": bool(getattr(est, "_sparse_coef", False))},
+        "fitted": fitted,
     }
     members = {"header": np.array(json.dumps(header, default=_plain_json)), "rows": rows.astype(np.int64),
                "state": state[rows], "heap_items": arrays["heap_items"][:size],
@@ -121,10 +136,10 @@ def save_model(est, path):
     members.update((name, a) for name, a in arrays.items() if name not in _SPECIAL)
     if learner.groups is not None:
         members["groups"] = learner.groups
-    if hasattr(est, "classes_"):
-        members["classes"] = _plain_array("classes_", est.classes_)
-    if hasattr(est, "feature_names_in_"):
-        members["feature_names"] = _plain_array("feature_names_in_", est.feature_names_in_)
+    if classes is not None:
+        members["classes"] = _plain_array("classes_", classes)
+    if feature_names is not None:
+        members["feature_names"] = _plain_array("feature_names_in_", feature_names)
     _atomic_write(os.fspath(path), lambda f: np.savez_compressed(f, **members))
 
 
@@ -160,9 +175,10 @@ def _build(header, members, expected):
     if header["version"] != VERSION:
         raise ValueError(f"model format version {header['version']!r}, but this fastprox reads "
                          f"version {VERSION}; load it with the fastprox that wrote it, or retrain")
-    cls = _CLASSES.get(header["class"])
+    classes = _classes()
+    cls = classes.get(header["class"])
     if cls is None:
-        raise ValueError(f"unknown model class {header['class']!r}; expected one of {sorted(_CLASSES)}")
+        raise ValueError(f"unknown model class {header['class']!r}; expected one of {sorted(classes)}")
     if expected is not None and cls is not expected:
         raise ValueError(f"holds a {cls.__name__}, not a {expected.__name__}")
     est = cls(**header["params"])
@@ -202,7 +218,7 @@ def _build(header, members, expected):
     for key in ("n_features_in_", "t_", "n_iter_", "progressive_loss_"):
         setattr(est, key, fitted[key])
     est._sparse_coef = fitted["sparse_coef"]
-    if cls is ProxClassifier:
+    if cls is classes["ProxClassifier"]:
         classes = members["classes"]
         n_classes = 2 if K == 1 else K
         if classes.ndim != 1 or len(classes) != n_classes:

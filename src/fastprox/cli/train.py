@@ -33,6 +33,7 @@ from .._core import (CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, check_classes, enc
 from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
                            SCHEDULES, UPDATES, as_float_array, check_params)
 from ..libsvm import iter_libsvm
+from ..model_io import write_model
 from .metrics import log_loss, roc_auc
 from .stream import check_readable, chunks_of_width, scan
 from .synthetic import text_like
@@ -159,12 +160,11 @@ class StreamModel:
         return probabilities(self.scores(X), self.loss, self.learner.multinomial)
 
     def save(self, path, passes, progressive_loss):
-        """Write the model as the estimator's model file (imports scikit-learn, here only)."""
-        from ..linear_model import ProxClassifier, ProxRegressor
-        from ..model_io import save_model
-        cls = ProxRegressor if self.regression else ProxClassifier
-        save_model(cls._from_stream(self.params, self.learner, self.n_features, self.classes,
-                                    passes, progressive_loss), path)
+        """Write the model file that the estimator's partial_fit would have written."""
+        fitted = {"n_features_in_": self.n_features, "t_": self.learner.t, "n_iter_": passes,
+                  "progressive_loss_": float(progressive_loss), "sparse_coef": False}
+        write_model(path, "ProxRegressor" if self.regression else "ProxClassifier", self.params,
+                    self.learner, fitted, self.classes)
 
 
 def _check_options(args):
