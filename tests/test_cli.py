@@ -267,3 +267,18 @@ def test_bench_groups_the_papers(capsys):
     out = capsys.readouterr().out
     for name in ("rda_mnist", "adagrad_text", "fobos_synthetic", "fobos_mixed_norms"):
         assert name in out
+
+
+def test_read_ahead_keeps_order_and_raises_in_order():
+    from fastprox.cli.stream import read_ahead
+
+    def items():
+        yield from range(5)
+        raise ValueError("bad line")
+
+    seen = []
+    with pytest.raises(ValueError, match="bad line"):
+        for item in read_ahead(items()):
+            seen.append(item)
+    assert seen == [0, 1, 2, 3, 4]
+    assert list(read_ahead(iter(range(100)), depth=1)) == list(range(100))

@@ -35,7 +35,7 @@ from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, RE
 from ..libsvm import iter_libsvm
 from ..model_io import write_model
 from .metrics import log_loss, roc_auc
-from .stream import check_readable, chunks_of_width, scan
+from .stream import check_readable, chunks_of_width, read_ahead, scan
 from .synthetic import text_like
 
 DEFAULT_ROWS = 100_000
@@ -259,8 +259,9 @@ class FileStream:
                 self.classes = sorted(summary.labels)
 
     def chunks(self):
-        for path in self.paths:
-            yield from iter_libsvm(path, chunk_rows=self.chunk_rows, n_features=self.n_features)
+        return read_ahead(chunk for path in self.paths
+                          for chunk in iter_libsvm(path, chunk_rows=self.chunk_rows,
+                                                   n_features=self.n_features))
 
     def test_chunks(self):
         if self.test_path is None:
