@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import describe_machine  # noqa: E402
+from fastprox.benchmarks.machine import describe_machine
 
 from fastprox import iter_libsvm, load_libsvm  # noqa: E402
 from fastprox.cli.stream import chunks_of_width  # noqa: E402

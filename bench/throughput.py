@@ -26,7 +26,7 @@ from sklearn.linear_model import SGDClassifier
 import fastprox
 from fastprox import ProxClassifier
 
-from machine import describe_machine
+from fastprox.benchmarks.machine import describe_machine
 
 
 def zipf_text(n, d, per_row, seed, exponent=1.0):

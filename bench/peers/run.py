@@ -22,7 +22,7 @@ sys.path.insert(0, str(BENCH))
 
 from fastprox.benchmarks import peers  # noqa: E402
 from fastprox.benchmarks.peers import data  # noqa: E402
-from machine import describe_machine  # noqa: E402
+from fastprox.benchmarks.machine import describe_machine
 from throughput import zipf_text  # noqa: E402
 
 #: (rows, Zipf exponent) of the synthetic problems; the first is throughput.md's.

@@ -15,8 +15,9 @@ import numpy as np
 from fastprox import load_libsvm
 
 # src/fastprox/benchmarks/papers/_common.py -> the repository; the data sits beside it.
-REPO = Path(__file__).resolve().parents[4]
-DATA_DIR = REPO.parent / "shared" / "data"
+# The data sets: $FASTPROX_DATA, else ../shared/data beside the repository the
+# command runs in (an installed package cannot know where its sources were).
+DATA_DIR = Path(os.environ.get("FASTPROX_DATA", Path.cwd().parent / "shared" / "data"))
 
 
 def add_common_arguments(parser, quick_help):

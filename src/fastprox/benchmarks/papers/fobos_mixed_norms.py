@@ -65,7 +65,6 @@ Choices the paper leaves open, and the ones made here:
   The machine is shared, so ``--speed-only`` re-measures just this table (at a
   quiet moment) without redoing the tables and the figure.
 """
-import importlib.util
 import os
 import time
 
@@ -74,7 +73,8 @@ import scipy.sparse as sp
 
 from fastprox import ProxClassifier
 
-from ._common import REPO, add_common_arguments, load, main, md_table, pyplot, verdict, write_report
+from ..machine import describe_machine
+from ._common import add_common_arguments, load, main, md_table, pyplot, verdict, write_report
 
 NAME = "fobos_mixed_norms"
 PENALTIES = ("l1", "l1_l2", "l1_linf")
@@ -317,14 +317,6 @@ def sparse_problem(seed, n=100_000, d=2**18, nnz=30, K=10):
     informative = rng.choice(d, 2000, replace=False)
     W[informative] = rng.standard_normal((2000, K))
     return X, np.asarray(np.argmax(X @ W, axis=1)).ravel()
-
-
-def describe_machine():
-    """bench/machine.py's describe_machine() (bench/ is scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location("machine", REPO / "bench" / "machine.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.describe_machine()
 
 
 def speed_table(results_dir, repeats, seed):
