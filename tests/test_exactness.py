@@ -60,6 +60,17 @@ def make(cls, rule, X, K, loss, params):
     return cls(X.shape[1], K, update, schedule, penalty, loss, ovr=K > 1, **params)
 
 
+def one_pass_both(rule, X, y, loss, params):
+    """The lazy learner and the eager reference after one unweighted pass over X in order."""
+    lazy = make(Learner, rule, X, 1, loss, params)
+    eager = make(EagerReference, rule, X, 1, loss, params)
+    order = np.arange(X.shape[0], dtype=np.int64)
+    sw = np.ones(X.shape[0])
+    lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
+    eager.run(X.toarray(), y, sw, order, 1)
+    return lazy, eager
+
+
 def check_equal(learner, eager):
     assert_contract_close(learner.coef(), eager.coef())
     assert_contract_close(learner.intercept(), eager.intercept())
@@ -120,13 +131,7 @@ def test_feature_seen_once_read_much_later(rule):
     rng = np.random.default_rng(2)
     X = stream(3000, 30, rng)
     y = rng.choice([-1.0, 1.0], 3000)
-    sw = np.ones(3000)
-    params = dict(alpha=1e-4, eta0=0.2, berhu_gamma=0.05, rda_rho=0.0)
-    lazy = make(Learner, rule, X, 1, "hinge", params)
-    eager = make(EagerReference, rule, X, 1, "hinge", params)
-    order = np.arange(3000, dtype=np.int64)
-    lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
-    eager.run(X.toarray(), y, sw, order, 1)
+    lazy, eager = one_pass_both(rule, X, y, "hinge", dict(alpha=1e-4, eta0=0.2, berhu_gamma=0.05))
     check_equal(lazy, eager)
 
 
@@ -142,13 +147,7 @@ def test_long_stream_no_drift(rule):
     n, d = 100_000, 12
     X = sp.random(n, d, density=0.15, format="csr", random_state=rng)
     y = rng.choice([-1.0, 1.0], n)
-    sw = np.ones(n)
-    params = dict(alpha=1e-4, eta0=0.1, l1_ratio=0.5, berhu_gamma=0.3)
-    lazy = make(Learner, rule, X, 1, "log", params)
-    eager = make(EagerReference, rule, X, 1, "log", params)
-    order = np.arange(n, dtype=np.int64)
-    lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
-    eager.run(X.toarray(), y, sw, order, 1)
+    lazy, eager = one_pass_both(rule, X, y, "log", dict(alpha=1e-4, eta0=0.1, l1_ratio=0.5, berhu_gamma=0.3))
     assert lazy.since_rebase < n
     check_equal(lazy, eager)
 
@@ -160,14 +159,8 @@ def test_shrink_product_rebases_before_underflow(penalty):
     n, d = 4000, 8
     X = sp.random(n, d, density=0.3, format="csr", random_state=rng)
     y = rng.choice([-1.0, 1.0], n)
-    sw = np.ones(n)
-    params = dict(alpha=0.5, eta0=2.0, l1_ratio=0.1, berhu_gamma=0.01)
-    rule = ("fobos", "constant", penalty)
-    lazy = make(Learner, rule, X, 1, "log", params)
-    eager = make(EagerReference, rule, X, 1, "log", params)
-    order = np.arange(n, dtype=np.int64)
-    lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
-    eager.run(X.toarray(), y, sw, order, 1)
+    lazy, eager = one_pass_both(("fobos", "constant", penalty), X, y, "log",
+                                dict(alpha=0.5, eta0=2.0, l1_ratio=0.1, berhu_gamma=0.01))
     assert lazy.since_rebase < n
     check_equal(lazy, eager)
 
