@@ -1,11 +1,11 @@
-"""A markdown description of the machine a benchmark ran on."""
+"""A description of the machine a benchmark ran on."""
 import os
 import platform
 import subprocess
 
 
-def describe_machine():
-    """CPU model, cores, memory and OS, as markdown list items."""
+def machine_summary():
+    """CPU model, cores, memory and OS, in one line."""
     model = "unknown CPU"
     try:
         for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
@@ -14,5 +14,9 @@ def describe_machine():
     except OSError:
         pass
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (f"- Machine: {model}, {os.cpu_count()} cores, {mem:.0f} GiB, "
-            f"{platform.system()} {platform.release()}")
+    return f"{model}, {os.cpu_count()} cores, {mem:.0f} GiB, {platform.system()} {platform.release()}"
+
+
+def describe_machine():
+    """The machine as a markdown list item."""
+    return f"- Machine: {machine_summary()}"

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from fastprox import load_libsvm
+from fastprox.benchmarks.machine import machine_summary
 
 # src/fastprox/benchmarks/papers/_common.py -> the repository; the data sits beside it.
 # The data sets: $FASTPROX_DATA, else ../shared/data beside the repository the
@@ -106,7 +107,7 @@ def pyplot():
 
 def machine():
     """A short description of where the run happened."""
-    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    return f"{machine_summary()}, Python {platform.python_version()}"
 
 
 def write_report(out_dir, name, title, sections, started, args):
