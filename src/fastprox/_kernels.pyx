@@ -426,16 +426,23 @@ cdef inline void prefetch_rows(Ctx* c, const index_t* indices, long long lo, lon
     """Ask for the state of the next step's features while this step computes."""
     cdef long long nz
     cdef double* row
-    cdef long long g
     for nz in range(lo, hi):
         row = c.state + indices[nz] * c.width
         FASTPROX_PREFETCH(row)
         FASTPROX_PREFETCH(row + c.width - 1)
-        if c.grouped:
-            g = group_of(c, indices[nz])
-            if g >= 0:
-                FASTPROX_PREFETCH(c.gmark + g)
-                FASTPROX_PREFETCH(c.gstamp + g)
+    if c.grouped:
+        prefetch_groups(c, indices, lo, hi)
+
+
+cdef void prefetch_groups(Ctx* c, const index_t* indices, long long lo, long long hi) noexcept nogil:
+    """The group stamps of the next step's features. A loop of its own: a group test
+    inside the row loop above made one-output passes 2x slower (measured)."""
+    cdef long long nz, g
+    for nz in range(lo, hi):
+        g = group_of(c, indices[nz])
+        if g >= 0:
+            FASTPROX_PREFETCH(c.gmark + g)
+            FASTPROX_PREFETCH(c.gstamp + g)
 
 
 # ------------------------------------------------------------------ one step
