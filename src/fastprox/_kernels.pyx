@@ -113,6 +113,7 @@ cdef struct Ctx:
     bint ovr, fit_intercept, berhu_heap
     bint plain_fobos              # one output, fobos, scalar step, l1/l2/elasticnet/none
     bint plain_adagrad            # one output, fobos + adagrad, l1/l2/elasticnet/none
+    bint plain_dual               # one output, rda or ftrl, l1/l2/elasticnet/none
     double alpha_pen, rho1, eta0, delta, rda_rho, gamma, epsilon
     long long d, width, rebase_period
     double* state                 # (d, width) row-major
@@ -203,6 +204,7 @@ cdef class Learner:
                          and c.penalty <= ELASTICNET)
         c.plain_adagrad = (n_outputs == 1 and c.update == FOBOS and c.schedule == ADAGRAD
                            and c.penalty <= ELASTICNET)
+        c.plain_dual = n_outputs == 1 and c.update != FOBOS and c.penalty <= ELASTICNET
         c.off_P = c.off_Q = -1
         c.n_row = 0
         if c.grouped:
@@ -462,6 +464,9 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
     elif n_rows == 1 and c.plain_adagrad:
         r = rows[0]
         total = plain_adagrad_step(c, data, indices, indptr[r], indptr[r + 1], y[r], sw[r])
+    elif n_rows == 1 and c.plain_dual:
+        r = rows[0]
+        total = plain_dual_step(c, data, indices, indptr[r], indptr[r + 1], y[r], sw[r])
     elif n_rows == 1:
         r = rows[0]
         margins(c, data, indices, indptr[r], indptr[r + 1])
@@ -594,6 +599,51 @@ cdef double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indic
             row[1] = soft_threshold(w, alpha * eta) if rho1 == 1.0 else \
                 prox_elasticnet(w, alpha * eta, rho1)
         row[0] = t + 1.0
+    c.n_ops += 2 * (hi - lo)
+    c.qsum[0] = q
+    return total
+
+
+cdef double plain_dual_step(Ctx* c, const value_t* data, const index_t* indices,
+                            long long lo, long long hi, double y, double sw) noexcept nogil:
+    """One row of rda or ftrl with one output and a separable penalty, as
+    `plain_fobos_step`: `weight`'s closed forms and `apply`'s sums, operation for
+    operation, with the step's constants in locals. Entry layout: s (rda) or z
+    (ftrl), then G or n (adagrad, ftrl)."""
+    cdef double* state = c.state
+    cdef double* memo = c.wrow
+    cdef long long width = c.width, nz
+    cdef double wc = c.wc, wl2 = c.wl2, wthr = c.wthr, winv = c.winv, rho = c.rda_rho
+    cdef double delta = c.delta, eta0 = c.eta0, beta, den, w, g, q, total
+    cdef bint ftrl = c.update == FTRL, adagrad = c.schedule == ADAGRAD
+    cdef double acc = intercept_value(c, 0)
+    cdef double* e
+    for nz in range(lo, hi):
+        e = state + indices[nz] * width
+        if ftrl or adagrad:
+            g = sqrt(e[1])
+            beta = (delta + g) / eta0
+            den = beta + wl2
+            w = soft_threshold(-e[0], wc + beta * rho) / den if den > 0.0 else 0.0
+            if ftrl:
+                memo[2 * (nz - lo)] = w
+                memo[2 * (nz - lo) + 1] = g
+        else:
+            w = soft_threshold(-e[0], wthr) * winv
+        acc += w * data[nz]
+    c.p[0] = acc
+    total = gradients(c, y, sw)
+    q = c.q[0]
+    for nz in range(lo, hi):
+        e = state + indices[nz] * width
+        g = q * data[nz]
+        if ftrl:
+            e[1] += g * g
+            e[0] += g - (sqrt(e[1]) - memo[2 * (nz - lo) + 1]) / eta0 * memo[2 * (nz - lo)]
+        else:
+            e[0] += g
+            if adagrad:
+                e[1] += g * g
     c.n_ops += 2 * (hi - lo)
     c.qsum[0] = q
     return total
