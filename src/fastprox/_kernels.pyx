@@ -114,6 +114,7 @@ cdef struct Ctx:
     bint plain_fobos              # one output, fobos, scalar step, l1/l2/elasticnet/none
     bint plain_adagrad            # one output, fobos + adagrad, l1/l2/elasticnet/none
     bint plain_dual               # one output, rda or ftrl, l1/l2/elasticnet/none
+    bint plain_rows               # fobos, scalar step, l1_l2/l1_linf over W's rows
     double alpha_pen, rho1, eta0, delta, rda_rho, gamma, epsilon
     long long d, width, rebase_period
     double* state                 # (d, width) row-major
@@ -205,6 +206,8 @@ cdef class Learner:
         c.plain_adagrad = (n_outputs == 1 and c.update == FOBOS and c.schedule == ADAGRAD
                            and c.penalty <= ELASTICNET)
         c.plain_dual = n_outputs == 1 and c.update != FOBOS and c.penalty <= ELASTICNET
+        c.plain_rows = (groups is None and c.update == FOBOS and c.schedule != ADAGRAD
+                        and c.penalty in (L1_L2, L1_LINF))
         c.off_P = c.off_Q = -1
         c.n_row = 0
         if c.grouped:
@@ -467,6 +470,9 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
     elif n_rows == 1 and c.plain_dual:
         r = rows[0]
         total = plain_dual_step(c, data, indices, indptr[r], indptr[r + 1], y[r], sw[r])
+    elif n_rows == 1 and c.plain_rows:
+        r = rows[0]
+        total = plain_rows_step(c, data, indices, indptr[r], indptr[r + 1], y[r], sw[r])
     elif n_rows == 1:
         r = rows[0]
         margins(c, data, indices, indptr[r], indptr[r + 1])
@@ -646,6 +652,50 @@ cdef double plain_dual_step(Ctx* c, const value_t* data, const index_t* indices,
                 e[1] += g * g
     c.n_ops += 2 * (hi - lo)
     c.qsum[0] = q
+    return total
+
+
+cdef double plain_rows_step(Ctx* c, const value_t* data, const index_t* indices,
+                            long long lo, long long hi, double y, double sw) noexcept nogil:
+    """One row under l1_l2 or l1_linf over W's rows with fobos and a scalar step (the
+    multiclass structured-sparsity case), as the general path computes it: each
+    feature's row caught up in one prox with the threshold summed since its stamp,
+    the K scores, the gradient step (its prox joins the next catch-up, see
+    `groups_prox_step`). A row's features are distinct groups, each caught up once,
+    so the per-step group marks of the general path are not needed."""
+    cdef double* state = c.state
+    cdef double* gstamp = c.gstamp
+    cdef double* p = c.p
+    cdef double* q = c.q
+    cdef long long width = c.width, nz, j
+    cdef int k, K = c.K
+    cdef double Q = c.Q, eta = c.eta, a, x, total
+    cdef bint linf = c.penalty == L1_LINF
+    cdef double* row
+    for k in range(K):
+        p[k] = c.bstate[2 * k]
+    for nz in range(lo, hi):
+        j = indices[nz]
+        row = state + j * width
+        a = Q - gstamp[j]
+        if a > 0.0:
+            if linf:
+                prox_l1_linf(row, K, a, c.work)
+            else:
+                prox_l1_l2(row, K, a)
+            gstamp[j] = Q
+        x = data[nz]
+        for k in range(K):
+            p[k] += row[k] * x
+    total = gradients(c, y, sw)
+    for nz in range(lo, hi):
+        row = state + indices[nz] * width
+        x = data[nz]
+        for k in range(K):
+            row[k] -= eta * (q[k] * x)
+    c.n_ops += 3 * (hi - lo) * K
+    for k in range(K):
+        c.qsum[k] = q[k]
     return total
 
 
