@@ -116,6 +116,7 @@ cdef struct Ctx:
     bint plain_dual               # one output, rda or ftrl, l1/l2/elasticnet/none
     bint plain_rows               # fobos, scalar step, l1_l2/l1_linf over W's rows
     double alpha_pen, rho1, eta0, delta, rda_rho, gamma, epsilon
+    double inv_eta0               # dual weights multiply by it (beta = (delta + sqrt(G)) / eta0)
     long long d, width, rebase_period
     double* state                 # (d, width) row-major
     double* bstate                # (K, 2): b | s_b | z_b, then G_b | n_b
@@ -189,6 +190,7 @@ cdef class Learner:
         c.K, c.d = n_outputs, n_features
         c.ovr, c.fit_intercept, c.multinomial = ovr, fit_intercept, multinomial
         c.eta0, c.delta, c.gamma, c.epsilon = eta0, delta, berhu_gamma, epsilon
+        c.inv_eta0 = 1.0 / eta0 if eta0 > 0.0 else 0.0
         c.rda_rho = rda_rho if c.update == RDA else 0.0
         c.rho1 = l1_ratio if c.penalty in (ELASTICNET, SPARSE_GROUP) else \
             {NONE: 0.0, L1: 1.0, L2: 0.0, BERHU: 1.0}.get(c.penalty, 0.0)
@@ -620,7 +622,7 @@ cdef double plain_dual_step(Ctx* c, const value_t* data, const index_t* indices,
     cdef double* memo = c.wrow
     cdef long long width = c.width, nz
     cdef double wc = c.wc, wl2 = c.wl2, wthr = c.wthr, winv = c.winv, rho = c.rda_rho
-    cdef double delta = c.delta, eta0 = c.eta0, beta, den, w, g, q, total
+    cdef double delta = c.delta, inv_eta0 = c.inv_eta0, beta, den, w, g, q, total
     cdef bint ftrl = c.update == FTRL, adagrad = c.schedule == ADAGRAD
     cdef double acc = intercept_value(c, 0)
     cdef double* e
@@ -628,7 +630,7 @@ cdef double plain_dual_step(Ctx* c, const value_t* data, const index_t* indices,
         e = state + indices[nz] * width
         if ftrl or adagrad:
             g = sqrt(e[1])
-            beta = (delta + g) / eta0
+            beta = (delta + g) * inv_eta0
             den = beta + wl2
             w = soft_threshold(-e[0], wc + beta * rho) / den if den > 0.0 else 0.0
             if ftrl:
@@ -645,7 +647,7 @@ cdef double plain_dual_step(Ctx* c, const value_t* data, const index_t* indices,
         g = q * data[nz]
         if ftrl:
             e[1] += g * g
-            e[0] += g - (sqrt(e[1]) - memo[2 * (nz - lo) + 1]) / eta0 * memo[2 * (nz - lo)]
+            e[0] += g - (sqrt(e[1]) - memo[2 * (nz - lo) + 1]) * inv_eta0 * memo[2 * (nz - lo)]
         else:
             e[0] += g
             if adagrad:
@@ -920,7 +922,7 @@ cdef inline double weight(Ctx* c, double* row, int k) noexcept nogil:
         return rda_grouped_weight(c, row, k)
     if c.update == RDA and c.schedule != ADAGRAD:
         return soft_threshold(-e[0], c.wthr) * c.winv
-    return dual_weight(c, e[0], (c.delta + sqrt(e[1])) / c.eta0)
+    return dual_weight(c, e[0], (c.delta + sqrt(e[1])) * c.inv_eta0)
 
 cdef inline double dual_weight(Ctx* c, double s, double beta) noexcept nogil:
     """argmin_w s w + T alpha r(w) + beta (w^2/2 + rda_rho |w|), coordinate-wise."""
@@ -968,14 +970,14 @@ cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
 cdef inline double ftrl_weight(Ctx* c, double* e, double* memo) noexcept nogil:
     """An entry's FTRL weight from (z, n); memo keeps (w, sqrt(n)) for its update."""
     memo[1] = sqrt(e[1])
-    memo[0] = dual_weight(c, e[0], (c.delta + memo[1]) / c.eta0)
+    memo[0] = dual_weight(c, e[0], (c.delta + memo[1]) * c.inv_eta0)
     return memo[0]
 
 
 cdef inline void ftrl_update(Ctx* c, double* e, double g, const double* memo) noexcept nogil:
     """FTRL-Proximal's z += g - sigma w, n += g^2, with (w, sqrt(n)) from `ftrl_weight`."""
     e[1] += g * g
-    e[0] += g - (sqrt(e[1]) - memo[1]) / c.eta0 * memo[0]
+    e[0] += g - (sqrt(e[1]) - memo[1]) * c.inv_eta0 * memo[0]
 
 
 cdef inline double adagrad_step(Ctx* c, double* e, double g) noexcept nogil:
