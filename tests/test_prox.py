@@ -53,6 +53,16 @@ def norm(V):
 
 
 # ------------------------------------------------------------------ optimality conditions
+@pytest.mark.parametrize("m", [3, 40])
+def test_l1_linf_threshold_below_rounding_keeps_the_block(m):
+    """A threshold far below the entries' rounding unit leaves the block as it is
+    (it once zeroed it: no level passed the rounded test)."""
+    V = np.ones(m)
+    np.testing.assert_array_equal(prox_l1_linf(V, 1e-20), V)
+    V[0] = 2.0
+    np.testing.assert_array_equal(prox_l1_linf(V, 1e-20), V)
+
+
 @settings(max_examples=300, deadline=None)
 @given(case=block_and_threshold())
 def test_l1_l2_optimality(case):
@@ -66,7 +76,7 @@ def test_l1_l2_optimality(case):
 
 
 @settings(max_examples=300, deadline=None)
-@given(case=block_and_threshold())
+@given(case=block_and_threshold(max_rows=8, max_cols=10))   # both level finders: <= 32 entries and more
 def test_l1_linf_optimality(case):
     """V - u = a s with s a subgradient of max|.| at u: ||s||_1 = 1, s_i = 0 below
     the maximum, sign(s_i) = sign(u_i); u = 0 exactly when ||V||_1 <= a."""

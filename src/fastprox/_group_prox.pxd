@@ -29,19 +29,50 @@ cdef inline void prox_l1_l2(double* v, Py_ssize_t m, double a) noexcept nogil:
         v[i] *= f
 
 
+cdef enum:
+    SMALL_BLOCK = 32     # blocks up to this size find the l1-ball level without sorting
+
+
 cdef inline double l1_ball_level(const double* v, Py_ssize_t m, double radius, double* work) noexcept nogil:
-    """The level theta with sum_i max(|v_i| - theta, 0) = radius, for ||v||_1 > radius
-    (Duchi et al. 2008, Fig. 1: sort the magnitudes, find the last index above the level)."""
-    cdef Py_ssize_t i
-    cdef double cumsum = 0.0, theta = 0.0
+    """The level theta with sum_i max(|v_i| - theta, 0) = radius, for ||v||_1 > radius.
+
+    Small blocks (a row of K classes) use Michelot's iteration: theta is the mean excess
+    of the entries above the previous theta, which only rises, and stops once no entry
+    drops out; each pass is branch-free. Sorting per catch-up (qsort's call per
+    comparison, mispredicted swaps) cost 5x the rest of an l1/linf step at K = 10.
+    Large blocks sort the magnitudes (Duchi et al. 2008, Fig. 1): O(m log m) whatever
+    the data, where Michelot's passes can number m.
+
+    A radius below the entries' rounding unit gives theta = max |v_i| (the block
+    unchanged, to rounding), never a level that no entry exceeds."""
+    cdef Py_ssize_t i, n, count
+    cdef double cumsum = 0.0, theta, total = 0.0, above, x
+    if m > SMALL_BLOCK:
+        for i in range(m):
+            work[i] = fabs(v[i])
+        qsort(work, m, sizeof(double), _descending)
+        theta = work[0] - radius    # the largest entry alone, should rounding fail every test
+        for i in range(m):
+            cumsum += work[i]
+            if work[i] * (i + 1) > cumsum - radius:
+                theta = (cumsum - radius) / (i + 1)
+        return theta
     for i in range(m):
-        work[i] = fabs(v[i])
-    qsort(work, m, sizeof(double), _descending)
-    for i in range(m):
-        cumsum += work[i]
-        if work[i] * (i + 1) > cumsum - radius:
-            theta = (cumsum - radius) / (i + 1)
-    return theta
+        total += fabs(v[i])
+    n = m
+    theta = (total - radius) / n
+    while True:
+        above = 0.0
+        count = 0
+        for i in range(m):
+            x = fabs(v[i])
+            if x > theta:
+                above += x
+                count += 1
+        if count >= n or count == 0:    # none dropped out (0: rounding put theta at the max)
+            return theta
+        n = count
+        theta = (above - radius) / n
 
 
 cdef inline void prox_l1_linf(double* v, Py_ssize_t m, double a, double* work) noexcept nogil:
