@@ -448,7 +448,8 @@ cdef void prefetch_groups(Ctx* c, const index_t* indices, long long lo, long lon
     for nz in range(lo, hi):
         g = group_of(c, indices[nz])
         if g >= 0:
-            FASTPROX_PREFETCH(c.gmark + g)
+            if not c.plain_rows:
+                FASTPROX_PREFETCH(c.gmark + g)
             FASTPROX_PREFETCH(c.gstamp + g)
 
 
