@@ -91,6 +91,9 @@ LOSSES = {"log": 0, "hinge": 1, "squared_hinge": 2, "modified_huber": 3,
 cdef double P_FLOOR = 1e-200
 cdef long long MIN_REBASE_PERIOD = 1 << 16
 cdef long long PREFETCH_BYTES = 1 << 20
+# How many steps ahead a row's state is requested: two beat one on the 10-class
+# l1_l2 pass (best of 7: 0.19-0.22 s against 0.23-0.32 s, three alternations).
+cdef int PREFETCH_STEPS = 2
 
 cdef extern from *:
     """
@@ -377,8 +380,8 @@ cdef class Learner:
         with nogil:
             while start < n:
                 b = <int>min(<Py_ssize_t>batch_size, n - start)
-                if start + b < n and prefetch:
-                    nxt = order[start + b]
+                if start + PREFETCH_STEPS * b < n and prefetch:
+                    nxt = order[start + PREFETCH_STEPS * b]
                     prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1])
                 total += step(&c, X, ind, &indptr[0], &y[0], &sample_weight[0], &order[start], b)
                 start += b
