@@ -93,6 +93,15 @@ def test_feature_names_round_trip(tmp_path):
     np.testing.assert_array_equal(back.predict(frame), est.predict(frame))
 
 
+@pytest.mark.parametrize("name", ["m.gz", "m.bz2", "m.xz"])
+def test_a_compressor_suffix_is_just_a_name(tmp_path, name):
+    """A model file is a compressed zip already: a .gz name neither breaks the save
+    (it once failed after training, in a non-seekable gzip stream) nor the load."""
+    fitted = ProxClassifier().fit(X, Y)
+    save_model(fitted, tmp_path / name)
+    same_state(fitted, load_model(tmp_path / name))
+
+
 def test_write_is_atomic_and_keeps_the_name(tmp_path):
     est = ProxClassifier().fit(X, Y)
     save_model(est, tmp_path / "model.bin")

@@ -298,13 +298,14 @@ def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=
     _atomic_write(os.fspath(path), write)
 
 
-def _atomic_write(path, write):
-    """Call ``write(file)`` on a temporary file next to ``path``, then rename it."""
+def _atomic_write(path, write, compress=True):
+    """Call ``write(file)`` on a temporary file next to ``path``, then rename it;
+    with ``compress``, through the compressor the name's suffix asks for."""
     directory, name = os.path.split(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as raw:
-            compressor = _WRITERS.get(os.path.splitext(path)[1])
+            compressor = _WRITERS.get(os.path.splitext(path)[1]) if compress else None
             if compressor is None:
                 write(raw)
             else:

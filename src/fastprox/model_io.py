@@ -140,7 +140,7 @@ def write_model(path, name, params, learner, fitted, classes=None, feature_names
         members["classes"] = _plain_array("classes_", classes)
     if feature_names is not None:
         members["feature_names"] = _plain_array("feature_names_in_", feature_names)
-    _atomic_write(os.fspath(path), lambda f: np.savez_compressed(f, **members))
+    _atomic_write(os.fspath(path), lambda f: np.savez_compressed(f, **members), compress=False)
 
 
 def load_model(path, cls=None):
