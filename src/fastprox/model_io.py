@@ -9,8 +9,9 @@ file runs no code.
 
 Format, version 1
 -----------------
-A NumPy ``.npz`` archive (a zip of compressed ``.npy`` arrays; no object
-arrays), written to a temporary file next to the target and renamed over it,
+A NumPy ``.npz`` archive (a zip of ``.npy`` arrays, deflated but for
+``state``, whose float64 values deflate by under a fifth at fifteen times the
+cost of storing them; no object arrays), written to a temporary file next to the target and renamed over it,
 so that readers never see half a file. The file name is used as given (no
 ``.npz`` is appended). Members:
 
@@ -140,7 +141,20 @@ def write_model(path, name, params, learner, fitted, classes=None, feature_names
         members["classes"] = _plain_array("classes_", classes)
     if feature_names is not None:
         members["feature_names"] = _plain_array("feature_names_in_", feature_names)
-    _atomic_write(os.fspath(path), lambda f: np.savez_compressed(f, **members))
+    _atomic_write(os.fspath(path), lambda f: _write_npz(f, members))
+
+
+def _write_npz(f, members):
+    """What np.savez_compressed writes, but with ``state`` stored, not deflated
+    (see the format above), and the rest deflated at level 1, not 6 (deflating
+    ``rows`` at level 6 took most of the time): a model of reuters is written
+    in 1 ms instead of 15, to a file a fifth larger. np.load reads both."""
+    with zipfile.ZipFile(f, "w") as archive:
+        for name, a in members.items():
+            npy = io.BytesIO()
+            np.lib.format.write_array(npy, np.asanyarray(a), allow_pickle=False)
+            archive.writestr(f"{name}.npy", npy.getvalue(), compresslevel=1, compress_type=(
+                zipfile.ZIP_STORED if name == "state" else zipfile.ZIP_DEFLATED))
 
 
 def load_model(path, cls=None):
