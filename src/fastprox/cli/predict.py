@@ -12,7 +12,7 @@ import sys
 
 from ..libsvm import _atomic_write
 from .info import format_label
-from .stream import check_readable, chunks_of_width
+from .stream import CHUNK_ROWS, check_readable, chunks_of_width
 
 
 def add_arguments(parser):
@@ -20,7 +20,8 @@ def add_arguments(parser):
     parser.add_argument("data", metavar="DATA", help="LIBSVM file to predict (labels are ignored)")
     parser.add_argument("--out", metavar="FILE", help="write here instead of to standard output")
     parser.add_argument("--proba", action="store_true", help="also write class probabilities")
-    parser.add_argument("--chunk-rows", type=int, default=100_000, help="rows predicted at a time")
+    parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS,
+                        help=f"rows predicted at a time (default {CHUNK_ROWS})")
 
 
 def run(args):

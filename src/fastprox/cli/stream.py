@@ -14,6 +14,12 @@ import numpy as np
 
 from ..libsvm import iter_chunks
 
+#: Default rows per chunk of the commands (--chunk-rows): small enough that a
+#: chunk's arrays stay in cache and, in `train`, that parsing the next chunk
+#: overlaps learning this one from the start; as iter_libsvm's default, the
+#: rows from which zero_based="auto" decides.
+CHUNK_ROWS = 10_000
+
 #: Distinct labels counted by `scan`; beyond this the file is taken as
 #: regression targets and only the number of rows is kept.
 MAX_LABELS = 1000

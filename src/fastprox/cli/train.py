@@ -35,7 +35,7 @@ from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, RE
 from ..libsvm import iter_chunks
 from ..model_io import write_model
 from .metrics import log_loss, roc_auc
-from .stream import check_readable, chunks_of_width, read_ahead, scan
+from .stream import CHUNK_ROWS, check_readable, chunks_of_width, read_ahead, scan
 
 DEFAULT_ROWS = 100_000
 DEFAULT_FEATURES = 1 << 18
@@ -54,7 +54,8 @@ def add_arguments(parser):
     parser.add_argument("--test", metavar="DATA", help="LIBSVM file to evaluate the model on")
     parser.add_argument("--model", metavar="OUT", help="save the model here (fastprox.load_model reads it)")
     parser.add_argument("--passes", type=int, default=1, help="passes over the data (default 1)")
-    parser.add_argument("--chunk-rows", type=int, default=100_000, help="rows parsed and learned at a time")
+    parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS,
+                        help=f"rows parsed and learned at a time (default {CHUNK_ROWS})")
     parser.add_argument("--n-features", type=int, metavar="N",
                         help="model width (default: found by a first pass; 2^18 for the default data)")
     parser.add_argument("--classes", type=float, nargs="+", metavar="LABEL",
