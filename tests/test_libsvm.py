@@ -264,6 +264,18 @@ def test_edge_numbers_equal_python_float(tmp_path, number):
             assert X.data.view(np.int64)[[1, 3]].tolist() == [expected, expected]
 
 
+def test_parser_feed_needs_a_nul_after_the_text():
+    """The parser's scans stop at the byte after the text: feed refuses a buffer
+    without a NUL there."""
+    from fastprox._libsvm import Parser
+    parser = Parser(False, False)
+    for buf in (bytearray(b"1 1:1"), bytearray(b"1 1:12")):
+        with pytest.raises(ValueError, match="buf\\[size\\] == 0"):
+            parser.feed(buf, 0, 5, True, 10, 0, 100, 0)
+    assert parser.feed(bytearray(b"1 1:1\0"), 0, 5, True, 10, 0, 100, 0) == 5
+    assert parser.rows == 1
+
+
 # --- errors -------------------------------------------------------------------------
 
 ERRORS = [

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Parsing and formatting kernels for LIBSVM/svmlight text.
 
-The parser works on complete lines of a ``bytes`` buffer without the GIL and
+The parser works on complete lines of a ``bytearray`` buffer without the GIL and
 appends rows to growable C arrays; :mod:`fastprox.libsvm` feeds it blocks of a
 file and turns what it collected into CSR chunks.  On bad input it stops and
 records an error code, the 1-based line and the offending token's position,
@@ -19,7 +19,8 @@ syntax without underscores: ``[+-]`` digits with an optional ``.`` and
 exponent, or ``inf``, ``infinity``, ``nan`` in any case.
 """
 cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free
 from libc.math cimport INFINITY, NAN, isfinite
 from libc.stdint cimport INT64_MAX, int32_t, int64_t, uint64_t
@@ -224,7 +225,7 @@ cdef inline const char *scan_double(const char *p, const char *end, double *out)
     """Parse the number that starts at ``p``; return its end, or NULL when no
     number starts there (see scan_number). A lone digit, the value of binary
     features and the label of most files, is read here; the byte after it
-    exists, since a digit is never a token's last byte in the buffer."""
+    exists, since a digit is never the last byte of the buffer (a NUL is)."""
     if is_digit(p[0]) and not (is_digit(p[1]) or p[1] == 46 or (p[1] | 32) == 101):
         out[0] = p[0] - 48
         return p + 1
@@ -237,9 +238,9 @@ cdef const char *scan_number(const char *p, const char *end, double *out) noexce
     Returns NULL when no number starts at ``p``; the caller checks that the
     number ends where its token does. The scan has no bound but the bytes
     themselves: it stops at the first byte that cannot continue a number, and
-    every token is followed by one (a space, ``#``, a newline, or the NUL that
-    ends every ``bytes`` object), which stops ``strtod`` too. ``end`` is the
-    buffer's end, which 8-byte loads stay before.
+    every token is followed by one (a space, ``#``, a newline, or the NUL
+    after the buffer's text, see Parser.feed), which stops ``strtod`` too.
+    ``end`` is the end of the text, which 8-byte loads stay before.
 
     The digits, integer part and fraction, form a 64-bit mantissa, the
     fraction's length and the exponent a power of ten; a number with more
@@ -511,19 +512,23 @@ cdef class Parser:
         self.indptr[self.rows] = self.nnz
         return OK
 
-    def feed(self, bytes buf, Py_ssize_t pos, bint final, Py_ssize_t max_rows,
-             int64_t lo, int64_t hi, int64_t offset):
-        """Parse complete lines of ``buf`` from ``pos``; return where it stopped.
+    def feed(self, bytearray buf, Py_ssize_t pos, Py_ssize_t size, bint final,
+             Py_ssize_t max_rows, int64_t lo, int64_t hi, int64_t offset):
+        """Parse complete lines of the text ``buf[:size]`` from ``pos``; return
+        where it stopped.
 
-        Stops when ``max_rows`` more rows were collected or no complete line
-        is left; with ``final`` the text after the last newline is a line
-        too.  Indices must lie in ``[lo, hi]``; ``index - offset`` is stored.
-        Returns -1 on bad input (see ``error``).
+        ``buf[size]`` must be a NUL byte: it stops the scans of a last line
+        with no newline. Stops when ``max_rows`` more rows were collected or
+        no complete line is left; with ``final`` the text after the last
+        newline is a line too.  Indices must lie in ``[lo, hi]``;
+        ``index - offset`` is stored. Returns -1 on bad input (see ``error``).
         """
-        if not 0 <= pos <= PyBytes_GET_SIZE(buf) or max_rows < 0:
-            raise ValueError("feed: pos must lie within buf and max_rows be >= 0")
-        cdef const char *base = PyBytes_AS_STRING(buf)
-        cdef const char *end = base + PyBytes_GET_SIZE(buf)
+        if not (0 <= pos <= size < PyByteArray_GET_SIZE(buf) and max_rows >= 0
+                and PyByteArray_AS_STRING(buf)[size] == 0):
+            raise ValueError("feed: need 0 <= pos <= size < len(buf), buf[size] == 0 "
+                             "and max_rows >= 0")
+        cdef const char *base = PyByteArray_AS_STRING(buf)
+        cdef const char *end = base + size
         cdef const char *p = base + pos
         cdef const char *nl
         cdef Py_ssize_t stop_rows = self.rows + max_rows

@@ -173,14 +173,15 @@ class _Reader:
         self.offset = None if zero_based == "auto" else int(not zero_based)
         self.decided_at_line = None
         self.width = 1
-        self.buf = b""
+        self.buf = bytearray(1)  # the text read is buf[:size], then a NUL
+        self.size = 0
 
     def __iter__(self):
         parser, pos, eof, emitted = self.parser, 0, False, False
         with _open(self.path) as f:
             while True:
                 lo, hi = self._bounds()
-                pos = parser.feed(self.buf, pos, eof, self.chunk_rows - parser.rows,
+                pos = parser.feed(self.buf, pos, self.size, eof, self.chunk_rows - parser.rows,
                                   lo, hi, lo if self.offset is not None else 0)
                 if pos < 0:
                     raise self._parse_error()
@@ -190,17 +191,31 @@ class _Reader:
                     continue
                 if eof:
                     break
-                block = self._read(f, max(self.block_bytes, len(self.buf) - pos))
-                eof = not block
-                self.buf = self.buf[pos:] + block
+                eof = not self._read_more(f, pos)
                 pos = 0
         if parser.rows or not emitted:
             yield self._take()
 
-    def _read(self, f, size):
-        """Read up to ``size`` bytes; decompression errors become ValueError."""
+    def _read_more(self, f, pos):
+        """Keep the unparsed text ``buf[pos:size]`` (a partial line) at the front of
+        the buffer and read the next block behind it, into the buffer itself (no
+        new bytes object, no copy of the block); the buffer grows only for a
+        line longer than it. Returns the number of bytes read (0 at the end)."""
+        tail = self.size - pos
+        want = max(self.block_bytes, tail)
+        if len(self.buf) < tail + want + 1:
+            self.buf = self.buf[pos:self.size] + bytearray(want + 1)
+        else:
+            self.buf[:tail] = self.buf[pos:self.size]
+        read = self._read(f, memoryview(self.buf)[tail:tail + want])
+        self.size = tail + read
+        self.buf[self.size] = 0
+        return read
+
+    def _read(self, f, into):
+        """``f.readinto(into)``; decompression errors become ValueError."""
         try:
-            return f.read(size)
+            return f.readinto(into)
         except (EOFError, zlib.error, lzma.LZMAError, OSError) as e:
             if isinstance(e, OSError) and e.errno is not None:
                 raise
