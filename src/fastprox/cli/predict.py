@@ -13,6 +13,7 @@ import sys
 from ..libsvm import _atomic_write
 from .info import format_label
 from .stream import CHUNK_ROWS, check_readable, chunks_of_width
+from .train import StreamModel
 
 
 def add_arguments(parser):
@@ -25,12 +26,12 @@ def add_arguments(parser):
 
 
 def run(args):
-    from ..model_io import load_model  # scikit-learn's import cost, only when predicting
     check_readable([args.data])
-    est = load_model(args.model)
-    if args.proba and not hasattr(est, "predict_proba"):
+    est = StreamModel.from_file(args.model)
+    if args.proba and not est.has_proba():
+        name = "ProxRegressor" if est.regression else "ProxClassifier"
         raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
-                         f"{args.model} holds a {type(est).__name__}(loss={est.loss!r})")
+                         f"{args.model} holds a {name}(loss={est.loss!r})")
     lines = _lines(est, args.data, args.chunk_rows, args.proba)
     if args.out is None:
         for text in lines:
@@ -42,11 +43,10 @@ def run(args):
 
 def _lines(est, path, chunk_rows, proba):
     """The output text, one chunk of rows at a time."""
-    classifier = hasattr(est, "classes_")
-    fmt = format_label if classifier else repr
+    fmt = repr if est.regression else format_label
     if proba:
-        yield "labels " + " ".join(map(format_label, est.classes_)) + "\n"
-    for X, _ in chunks_of_width(path, chunk_rows, est.n_features_in_):
+        yield "labels " + " ".join(map(format_label, est.classes)) + "\n"
+    for X, _ in chunks_of_width(path, chunk_rows, est.n_features):
         predicted = est.predict(X).tolist()
         if proba:
             rows = est.predict_proba(X).tolist()

@@ -33,7 +33,7 @@ from .._core import (CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, check_classes, enc
 from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
                            SCHEDULES, UPDATES, as_float_array, check_params)
 from ..libsvm import iter_chunks
-from ..model_io import write_model
+from ..model_io import read_model, write_model
 from .metrics import log_loss, roc_auc
 from .stream import CHUNK_ROWS, check_readable, chunks_of_width, read_ahead, scan
 
@@ -128,6 +128,18 @@ class StreamModel:
         self.loss = self.params["loss"]
         self.learner = self.classes = None
 
+    @classmethod
+    def from_file(cls, path):
+        """The model in a file written by save_model or 'train --model', ready to
+        predict, read without scikit-learn (fastprox.model_io.read_model)."""
+        saved = read_model(path)
+        model = cls.__new__(cls)
+        model.regression = saved.name == "ProxRegressor"
+        model.params, model.loss = saved.params, saved.params["loss"]
+        model.learner, model.classes = saved.learner, saved.classes
+        model.n_features = saved.fitted["n_features_in_"]
+        return model
+
     def partial_fit(self, X, y, classes=None):
         """One pass over a chunk (a CSR matrix or a :class:`~fastprox.libsvm.Chunk`);
         the progressive loss (mean over its rows)."""
@@ -156,7 +168,7 @@ class StreamModel:
         return not self.regression and self.loss in ("log", "modified_huber")
 
     def predict_proba(self, X):
-        return probabilities(self.scores(X), self.loss, self.learner.multinomial)
+        return probabilities(self.scores(X), self.learner.loss, self.learner.multinomial)
 
     def save(self, path, passes, progressive_loss):
         """Write the model file that the estimator's partial_fit would have written."""
