@@ -15,6 +15,7 @@ modules (and so NumPy) are imported. ``bench`` runs peers that may use BLAS
 and keeps the default.
 """
 import argparse
+import gc
 import os
 import sys
 from importlib import import_module
@@ -58,7 +59,7 @@ def main(argv=None):
     if command != "bench":
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
-        args = build_parser(command if command in COMMANDS else None).parse_args(argv)
+        args = _parse(command, argv)
         return args.run(args)
     except UsageError as e:
         return _fail(str(e), status=2)
@@ -69,6 +70,19 @@ def main(argv=None):
         return _fail(str(e))
     except KeyboardInterrupt:
         return _fail("interrupted", status=130)
+
+
+def _parse(command, argv):
+    """The parsed command line. The command's modules (and NumPy) are imported
+    here with the cyclic garbage collector paused: imports allocate much and
+    free little, so its passes over them are wasted (10 ms of NumPy's import)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return build_parser(command if command in COMMANDS else None).parse_args(argv)
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _fail(message, status=1):
