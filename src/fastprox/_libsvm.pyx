@@ -11,10 +11,10 @@ Numbers are parsed by hand and converted exactly: a decimal with at most 19
 significant digits whose value is ``m * 10**e`` with ``m <= 2**53`` and
 ``|e| <= 22`` is one correctly rounded IEEE multiplication or division
 (Clinger's fast path); anything else goes to the C library's ``strtod`` run
-in the "C" locale (correctly rounded in glibc). Digits are read 8 at a time
-from 64-bit words (SWAR: one test for "all digits", three multiplications
-for their value), since the scan of digits is most of the parser's work.  Either way the result equals
-Python's ``float()`` bit for bit.  The accepted syntax is Python's float
+in the "C" locale (correctly rounded in glibc).  Either way the result equals
+Python's ``float()`` bit for bit.  Digits, most of the parser's work, are
+read 8 at a time from 64-bit words (SWAR: one test for "all digits", three
+multiplications for their value).  The accepted syntax is Python's float
 syntax without underscores: ``[+-]`` digits with an optional ``.`` and
 exponent, or ``inf``, ``infinity``, ``nan`` in any case.
 """

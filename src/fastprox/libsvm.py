@@ -203,8 +203,10 @@ class _Reader:
         line longer than it. Returns the number of bytes read (0 at the end)."""
         tail = self.size - pos
         want = max(self.block_bytes, tail)
-        if len(self.buf) < tail + want + 1:
-            self.buf = self.buf[pos:self.size] + bytearray(want + 1)
+        if len(self.buf) < tail + want + 1:  # one allocation, no temporary block
+            grown = bytearray(tail + want + 1)
+            grown[:tail] = self.buf[pos:self.size]
+            self.buf = grown
         else:
             self.buf[:tail] = self.buf[pos:self.size]
         read = self._read(f, memoryview(self.buf)[tail:tail + want])
