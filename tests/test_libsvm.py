@@ -230,6 +230,52 @@ def test_numbers_equal_python_float(numbers):
     assert y.view(np.int64)[0] == expected.view(np.int64)[0]
 
 
+# Runs of digits around the parser's 8-byte words (7, 8, 9, 15, 16, 17 digits; a
+# word holding the integer part, the point and the fraction), mantissas of 19 and
+# 20 significant digits (the fast path's limit) with and without leading zeros,
+# exponents at and past Clinger's bounds, and signs.
+EDGE_NUMBERS = [
+    "0", "7", "-0", "+0", "00", "-7", "+7", "1234567", "12345678", "123456789",
+    "123456789012345", "1234567890123456", "12345678901234567", "0.1234567",
+    "0.12345678", "0.123456789", "1.2345678", "12345678.9", "1234.5678",
+    "9.86899159742946E-02", "0.164264961410291", "6.2699720e-02", "-0.731854",
+    "9007199254740992", "9007199254740993", "1234567890123456789", "9999999999999999999",
+    "12345678901234567890", "18446744073709551617", "0.1234567890123456789",
+    "0.12345678901234567890", "000000000000000000001234567890123456789",
+    "0.00000000000000000000001234567890123456789", "1.0000000000000000000000",
+    "100000000000000000000e-20", "1e22", "1e23", "1E-22", "1e-23", "-1.5e+3", "+.5",
+    "5.", "-.5e-0", "1e0005", "0e999", "-0e-999", "123456789012345678e-40",
+    "4.9e-324", "1.7976931348623157e308", "2.2250738585072011e-308",
+]
+
+
+@pytest.mark.parametrize("number", EDGE_NUMBERS)
+def test_edge_numbers_equal_python_float(tmp_path, number):
+    """Each number as label and as value, first and last on a line, at the very end
+    of the file with and without a newline, read in blocks that end anywhere: every
+    reading equals float() bit for bit."""
+    expected = np.float64(float(number)).view(np.int64)
+    for newline in (b"", b"\n"):
+        text = f"{number} 1:{number} 2:3 3:{number}".encode() + newline
+        path = write(tmp_path, b"1 1:1\n" + text)
+        for block_bytes in (1, 5, 8, 13, 1 << 20):
+            X, y = load_libsvm(path, block_bytes=block_bytes)
+            assert y.view(np.int64)[1] == expected
+            assert X.data.view(np.int64)[[1, 3]].tolist() == [expected, expected]
+
+
+def test_parser_feed_needs_a_nul_after_the_text():
+    """The parser's scans stop at the byte after the text: feed refuses a buffer
+    without a NUL there."""
+    from fastprox._libsvm import Parser
+    parser = Parser(False, False)
+    for buf in (bytearray(b"1 1:1"), bytearray(b"1 1:12")):
+        with pytest.raises(ValueError, match="buf\\[size\\] == 0"):
+            parser.feed(buf, 0, 5, True, 10, 0, 100, 0)
+    assert parser.feed(bytearray(b"1 1:1\0"), 0, 5, True, 10, 0, 100, 0) == 5
+    assert parser.rows == 1
+
+
 # --- errors -------------------------------------------------------------------------
 
 ERRORS = [

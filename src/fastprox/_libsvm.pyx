@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Parsing and formatting kernels for LIBSVM/svmlight text.
 
-The parser works on complete lines of a ``bytes`` buffer without the GIL and
+The parser works on complete lines of a ``bytearray`` buffer without the GIL and
 appends rows to growable C arrays; :mod:`fastprox.libsvm` feeds it blocks of a
 file and turns what it collected into CSR chunks.  On bad input it stops and
 records an error code, the 1-based line and the offending token's position,
@@ -12,12 +12,15 @@ significant digits whose value is ``m * 10**e`` with ``m <= 2**53`` and
 ``|e| <= 22`` is one correctly rounded IEEE multiplication or division
 (Clinger's fast path); anything else goes to the C library's ``strtod`` run
 in the "C" locale (correctly rounded in glibc).  Either way the result equals
-Python's ``float()`` bit for bit.  The accepted syntax is Python's float
+Python's ``float()`` bit for bit.  Digits, most of the parser's work, are
+read 8 at a time from 64-bit words (SWAR: one test for "all digits", three
+multiplications for their value).  The accepted syntax is Python's float
 syntax without underscores: ``[+-]`` digits with an optional ``.`` and
 exponent, or ``inf``, ``infinity``, ``nan`` in any case.
 """
 cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free
 from libc.math cimport INFINITY, NAN, isfinite
 from libc.stdint cimport INT64_MAX, int32_t, int64_t, uint64_t
@@ -31,6 +34,16 @@ cdef extern from "<locale.h>" nogil:
     int LC_ALL_MASK
     locale_t newlocale(int mask, const char *locale, locale_t base)
     locale_t uselocale(locale_t loc)
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define FASTPROX_CTZ64(x) __builtin_ctzll(x)
+    #else
+    static int FASTPROX_CTZ64(unsigned long long x) { int n = 0; while (!(x & 1)) { x >>= 1; n++; } return n; }
+    #endif
+    """
+    int FASTPROX_CTZ64(uint64_t x) noexcept nogil  # trailing zero bits of x != 0
 
 cdef extern from "Python.h":
     char *PyOS_double_to_string(double val, char format_code, int precision,
@@ -65,10 +78,14 @@ cdef int64_t MAX_INDEX_TENTH = (INT64_MAX - 1) // 10
 cdef int64_t MAX_INDEX_LAST_DIGIT = (INT64_MAX - 1) % 10
 
 cdef double POW10[23]
+cdef uint64_t POW10_INT[9]
 cdef int _k
 POW10[0] = 1.0
+POW10_INT[0] = 1
 for _k in range(1, 23):
     POW10[_k] = POW10[_k - 1] * 10.0
+for _k in range(1, 9):
+    POW10_INT[_k] = POW10_INT[_k - 1] * 10
 
 cdef locale_t C_LOCALE = newlocale(LC_ALL_MASK, b"C", NULL)
 
@@ -104,88 +121,190 @@ cdef bint same_word(const char *p, const char *e, const char *word) noexcept nog
     return True
 
 
-cdef inline const char *scan_double(const char *p, const char *e, double *out) noexcept nogil:
-    """Parse the number that starts at ``p`` (before ``e``); return its end.
+cdef inline uint64_t load8(const char *p) noexcept nogil:
+    """The 8 bytes at ``p`` as an integer, the first byte lowest, on any CPU
+    (compilers make this one load where the CPU is little-endian)."""
+    cdef const unsigned char *u = <const unsigned char *>p
+    return (<uint64_t>u[0] | <uint64_t>u[1] << 8 | <uint64_t>u[2] << 16 | <uint64_t>u[3] << 24
+            | <uint64_t>u[4] << 32 | <uint64_t>u[5] << 40 | <uint64_t>u[6] << 48
+            | <uint64_t>u[7] << 56)
+
+
+cdef inline uint64_t non_digits(uint64_t v) noexcept nogil:
+    """The top bit of each byte of ``v`` set where that byte is not an ASCII
+    digit (``byte + 0x46`` or ``byte - 0x30`` sets it; SWAR, as in fast_float).
+    Exact up to the first non-digit byte, which is all the callers use."""
+    return ((v + 0x4646464646464646ULL) | (v - 0x3030303030303030ULL)) & 0x8080808080808080ULL
+
+
+cdef inline uint64_t eight_digit_value(uint64_t v) noexcept nogil:
+    """The number the 8 digits of ``v`` write (first digit in the lowest byte):
+    pairs, then quads, then the whole, in three multiplications (SWAR)."""
+    v = v - 0x3030303030303030ULL
+    v = v * 10 + (v >> 8)
+    return (((v & 0x000000FF000000FFULL) * 0x000F424000000064ULL)
+            + (((v >> 16) & 0x000000FF000000FFULL) * 0x0000271000000001ULL)) >> 32
+
+
+cdef inline const char *scan_digits(const char *p, const char *end,
+                                    uint64_t *mantissa) noexcept nogil:
+    """Append the run of digits at ``p`` to ``mantissa`` (modulo 2**64: the
+    caller counts the digits and discards a mantissa of more than
+    MAX_FAST_DIGITS); return the run's end.
+
+    While 8 bytes lie before ``end`` they are read as one word: 8 digits are
+    converted at once; a shorter run's length comes from a bit scan, and a
+    run of 4 to 7 digits is shifted behind '0' bytes and converted the same
+    way (a shorter one costs less digit by digit). Near the buffer's end,
+    digits are read one by one.
+    """
+    cdef uint64_t m = mantissa[0], word, stops
+    cdef int k, i
+    while p + 8 <= end:
+        word = load8(p)
+        stops = non_digits(word)
+        if stops == 0:
+            m = m * 100000000 + eight_digit_value(word)
+            p += 8
+            continue
+        k = FASTPROX_CTZ64(stops) >> 3  # digits before the first non-digit
+        if k >= 4:
+            word = (word << (64 - 8 * k)) | (0x3030303030303030ULL >> (8 * k))
+            m = m * POW10_INT[k] + eight_digit_value(word)
+        else:
+            for i in range(k):
+                m = m * 10 + <uint64_t>(p[i] - 48)
+        mantissa[0] = m
+        return p + k
+    while is_digit(p[0]):
+        m = m * 10 + <uint64_t>(p[0] - 48)
+        p += 1
+    mantissa[0] = m
+    return p
+
+
+cdef Py_ssize_t significant_digits(const char *p, const char *e) noexcept nogil:
+    """The digits of the number [p, e) (digits, at most one ``.``) after its
+    leading zeros."""
+    cdef Py_ssize_t n = 0
+    while p < e and (p[0] == 48 or p[0] == 46):
+        p += 1
+    while p < e:
+        n += p[0] != 46
+        p += 1
+    return n
+
+
+cdef const char *scan_word(const char *p, bint negative, double *out) noexcept nogil:
+    """``inf``, ``infinity`` or ``nan`` in any case at ``p`` (after the sign);
+    return its end, or NULL when the letters at ``p`` are none of these."""
+    cdef const char *word = p
+    while 97 <= (p[0] | 32) <= 122:  # letters (the byte after a token is none)
+        p += 1
+    if same_word(word, p, b"inf") or same_word(word, p, b"infinity"):
+        out[0] = -INFINITY if negative else INFINITY
+        return p
+    if same_word(word, p, b"nan"):
+        out[0] = NAN
+        return p
+    return NULL
+
+
+cdef const char *scan_strtod(const char *start, const char *p, double *out) noexcept nogil:
+    """``strtod`` on the number [start, p) that the fast path cannot convert
+    exactly; NULL unless strtod reads exactly that much."""
+    cdef char *stop
+    cdef double v = strtod(start, &stop)
+    if stop != p:
+        return NULL
+    out[0] = v
+    return p
+
+
+cdef inline const char *scan_double(const char *p, const char *end, double *out) noexcept nogil:
+    """Parse the number that starts at ``p``; return its end, or NULL when no
+    number starts there (see scan_number). A lone digit, the value of binary
+    features and the label of most files, is read here; the byte after it
+    exists, since a digit is never the last byte of the buffer (a NUL is)."""
+    if is_digit(p[0]) and not (is_digit(p[1]) or p[1] == 46 or (p[1] | 32) == 101):
+        out[0] = p[0] - 48
+        return p + 1
+    return scan_number(p, end, out)
+
+
+cdef const char *scan_number(const char *p, const char *end, double *out) noexcept nogil:
+    """Parse the number that starts at ``p``; return its end.
 
     Returns NULL when no number starts at ``p``; the caller checks that the
-    number ends where its token does.  The byte at the returned end must stop
-    ``strtod`` too (a space, ``:``, ``#``, a newline or the NUL that ends every
-    ``bytes`` object), which holds for every byte the scan stops at.
+    number ends where its token does. The scan has no bound but the bytes
+    themselves: it stops at the first byte that cannot continue a number, and
+    every token is followed by one (a space, ``#``, a newline, or the NUL
+    after the buffer's text, see Parser.feed), which stops ``strtod`` too.
+    ``end`` is the end of the text, which 8-byte loads stay before.
+
+    The digits, integer part and fraction, form a 64-bit mantissa, the
+    fraction's length and the exponent a power of ten; a number with more
+    than MAX_FAST_DIGITS significant digits, or beyond Clinger's fast path,
+    goes to strtod.
     """
     cdef const char *start = p
-    cdef const char *word
-    cdef char *stop
-    cdef bint negative = False, in_fraction = False, any_digit = False
-    cdef bint slow = False, exp_negative = False
+    cdef const char *digits
+    cdef const char *fraction
+    cdef bint negative = False, exp_negative = False, slow
     cdef uint64_t mantissa = 0
-    cdef int digits = 0, exp10 = 0, exp_value = 0, d
+    cdef Py_ssize_t n_fraction = 0
+    cdef int exp_value = 0
+    cdef int64_t exp10
     cdef double v
-    if p < e and (p[0] == 43 or p[0] == 45):  # '+' or '-'
+    if p[0] == 45 or p[0] == 43:  # '-' or '+'
         negative = p[0] == 45
         p += 1
-    if p < e and ((p[0] | 32) == 105 or (p[0] | 32) == 110):  # 'i' or 'n'
-        word = p
-        while p < e and 97 <= (p[0] | 32) <= 122:
-            p += 1
-        if same_word(word, p, b"inf") or same_word(word, p, b"infinity"):
-            out[0] = -INFINITY if negative else INFINITY
-            return p
-        if same_word(word, p, b"nan"):
-            out[0] = NAN
-            return p
-        return NULL
-    while p < e:
-        if is_digit(p[0]):
-            any_digit = True
-            d = p[0] - 48
-            if mantissa == 0 and d == 0:
-                exp10 -= in_fraction
-            elif digits < MAX_FAST_DIGITS:
-                mantissa = mantissa * 10 + d
-                digits += 1
-                exp10 -= in_fraction
-            else:
-                slow = True
-        elif p[0] == 46 and not in_fraction:  # '.'
-            in_fraction = True
-        else:
-            break
+    digits = p
+    p = scan_digits(p, end, &mantissa)
+    if p[0] == 46:  # '.'
+        fraction = p + 1
+        p = scan_digits(fraction, end, &mantissa)
+        n_fraction = p - fraction
+        if p - digits == 1:  # '.' alone
+            return NULL
+    elif p == digits:
+        return scan_word(digits, negative, out)
+    exp10 = -n_fraction
+    # More significant digits than the mantissa holds: it wrapped; strtod reads them.
+    slow = p - digits > MAX_FAST_DIGITS and significant_digits(digits, p) > MAX_FAST_DIGITS
+    if (p[0] | 32) == 101:  # 'e' or 'E'
         p += 1
-    if not any_digit:
-        return NULL
-    if p < e and (p[0] | 32) == 101:  # 'e' or 'E'
-        p += 1
-        if p < e and (p[0] == 43 or p[0] == 45):
+        if p[0] == 43 or p[0] == 45:
             exp_negative = p[0] == 45
             p += 1
-        if p == e or not is_digit(p[0]):
+        if not is_digit(p[0]):
             return NULL
-        while p < e and is_digit(p[0]):
+        while is_digit(p[0]):
             if exp_value < 100000:
                 exp_value = exp_value * 10 + (p[0] - 48)
             p += 1
         exp10 += -exp_value if exp_negative else exp_value
-    if mantissa == 0 and not slow:
+    if slow:
+        return scan_strtod(start, p, out)
+    if mantissa == 0:
         v = 0.0
-    elif not slow and mantissa <= (<uint64_t>1 << 53) and -22 <= exp10 <= 22:
+    elif mantissa <= (<uint64_t>1 << 53) and -22 <= exp10 <= 22:
         v = <double>mantissa
         if exp10 >= 0:
             v = v * POW10[exp10]
         else:
             v = v / POW10[-exp10]
     else:
-        v = strtod(start, &stop)
-        if stop != p:
-            return NULL
-        out[0] = v
-        return p
+        return scan_strtod(start, p, out)
     out[0] = -v if negative else v
     return p
 
 
-cdef inline bint parse_double(const char *p, const char *e, double *out) noexcept nogil:
-    """Parse the whole token [p, e) as a float; False when it is not one."""
-    return scan_double(p, e, out) == e
+cdef inline bint parse_double(const char *p, const char *e, const char *end,
+                              double *out) noexcept nogil:
+    """Parse the whole token [p, e) (in a buffer ending at ``end``) as a float;
+    False when it is not one."""
+    return scan_number(p, end, out) == e
 
 
 cdef inline const char *scan_int(const char *p, const char *e, int64_t *out,
@@ -298,9 +417,11 @@ cdef class Parser:
         self.error_end = end - base
         return code
 
-    cdef int parse_line(self, const char *base, const char *p, const char *e,
+    cdef int parse_line(self, const char *base, const char *p, const char *e, const char *end,
                         int64_t lo, int64_t hi, int64_t offset) noexcept nogil:
-        """Parse one line [p, e) (no newline); append a row unless it is blank."""
+        """Parse one line [p, e) (no newline) of the buffer [base, end); append a
+        row unless it is blank. The byte at ``e`` (newline, ``#`` or the final
+        NUL) ends every scan that has no bound of its own."""
         cdef const char *t
         cdef const char *colon
         cdef double label, value
@@ -320,7 +441,7 @@ cdef class Parser:
         p = token_end(p, e)
         if memchr(t, 44, p - t) != NULL:  # ','
             return self.fail(ERR_MULTILABEL, base, t, p)
-        if not parse_double(t, p, &label):
+        if not parse_double(t, p, end, &label):
             return self.fail(ERR_LABEL, base, t, p)
         if not self.allow_nonfinite and not isfinite(label):
             return self.fail(ERR_NONFINITE, base, t, p)
@@ -333,12 +454,22 @@ cdef class Parser:
         elif self.want_qid:
             return self.fail(ERR_MISSING_QID, base, p, p)
         while True:
-            p = skip_space(p, e)
+            while is_space(p[0]):
+                p += 1
             if p == e:
                 break
             t = p
-            colon = scan_int(t, e, &index, &code)
-            if colon == e or colon[0] != 58:  # not followed by ':'
+            # Indices of up to 18 digits cannot overflow: read here; the rest
+            # (signs, no digit, longer) by scan_int, which checks.
+            colon = t
+            index = 0
+            while is_digit(colon[0]):
+                index = index * 10 + (colon[0] - 48)
+                colon += 1
+            code = OK
+            if colon == t or colon - t > 18:
+                colon = scan_int(t, e, &index, &code)
+            if colon[0] != 58:  # not followed by ':'
                 p = token_end(t, e)
                 colon = <const char *>memchr(t, 58, p - t)
                 if colon == NULL:
@@ -355,13 +486,13 @@ cdef class Parser:
             if index <= previous:
                 return self.fail(ERR_DUPLICATE if index == previous else ERR_DECREASING,
                                  base, t, colon)
-            p = scan_double(colon + 1, e, &value)
+            p = scan_double(colon + 1, end, &value)
             if p == NULL or (p < e and not is_space(p[0])):
                 p = token_end(colon + 1, e)
                 return self.fail(ERR_VALUE, base, colon + 1, p)
             if not self.allow_nonfinite and not isfinite(value):
                 return self.fail(ERR_NONFINITE, base, colon + 1, p)
-            if not self.reserve_nnz(1):
+            if self.nnz == self.nnz_capacity and not self.reserve_nnz(1):
                 return self.fail(ERR_NO_MEMORY, base, t, p)
             self.indices[self.nnz] = index - offset
             self.data[self.nnz] = value
@@ -381,19 +512,23 @@ cdef class Parser:
         self.indptr[self.rows] = self.nnz
         return OK
 
-    def feed(self, bytes buf, Py_ssize_t pos, bint final, Py_ssize_t max_rows,
-             int64_t lo, int64_t hi, int64_t offset):
-        """Parse complete lines of ``buf`` from ``pos``; return where it stopped.
+    def feed(self, bytearray buf, Py_ssize_t pos, Py_ssize_t size, bint final,
+             Py_ssize_t max_rows, int64_t lo, int64_t hi, int64_t offset):
+        """Parse complete lines of the text ``buf[:size]`` from ``pos``; return
+        where it stopped.
 
-        Stops when ``max_rows`` more rows were collected or no complete line
-        is left; with ``final`` the text after the last newline is a line
-        too.  Indices must lie in ``[lo, hi]``; ``index - offset`` is stored.
-        Returns -1 on bad input (see ``error``).
+        ``buf[size]`` must be a NUL byte: it stops the scans of a last line
+        with no newline. Stops when ``max_rows`` more rows were collected or
+        no complete line is left; with ``final`` the text after the last
+        newline is a line too.  Indices must lie in ``[lo, hi]``;
+        ``index - offset`` is stored. Returns -1 on bad input (see ``error``).
         """
-        if not 0 <= pos <= PyBytes_GET_SIZE(buf) or max_rows < 0:
-            raise ValueError("feed: pos must lie within buf and max_rows be >= 0")
-        cdef const char *base = PyBytes_AS_STRING(buf)
-        cdef const char *end = base + PyBytes_GET_SIZE(buf)
+        if not (0 <= pos <= size < PyByteArray_GET_SIZE(buf) and max_rows >= 0
+                and PyByteArray_AS_STRING(buf)[size] == 0):
+            raise ValueError("feed: need 0 <= pos <= size < len(buf), buf[size] == 0 "
+                             "and max_rows >= 0")
+        cdef const char *base = PyByteArray_AS_STRING(buf)
+        cdef const char *end = base + size
         cdef const char *p = base + pos
         cdef const char *nl
         cdef Py_ssize_t stop_rows = self.rows + max_rows
@@ -408,7 +543,7 @@ cdef class Parser:
                         break
                     nl = end
                 self.line += 1
-                code = self.parse_line(base, p, nl, lo, hi, offset)
+                code = self.parse_line(base, p, nl, end, lo, hi, offset)
                 if code != OK:
                     break
                 p = nl + 1 if nl < end else end

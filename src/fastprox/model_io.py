@@ -9,8 +9,9 @@ file runs no code.
 
 Format, version 1
 -----------------
-A NumPy ``.npz`` archive (a zip of compressed ``.npy`` arrays; no object
-arrays), written to a temporary file next to the target and renamed over it,
+A NumPy ``.npz`` archive (a zip of ``.npy`` arrays, deflated but for
+``state``, whose float64 values deflate by under a fifth at fifteen times the
+cost of storing them; no object arrays), written to a temporary file next to the target and renamed over it,
 so that readers never see half a file. The file name is used as given (no
 ``.npz`` is appended). Members:
 
@@ -61,13 +62,14 @@ import json
 import os
 import zipfile
 import zlib
+from typing import NamedTuple
 
 import numpy as np
 
 from ._kernels import Learner
 from .libsvm import _atomic_write
 
-__all__ = ["save_model", "load_model", "FORMAT", "VERSION"]
+__all__ = ["save_model", "load_model", "read_model", "SavedModel", "FORMAT", "VERSION"]
 
 FORMAT = "fastprox-model"
 VERSION = 1
@@ -140,7 +142,20 @@ def write_model(path, name, params, learner, fitted, classes=None, feature_names
         members["classes"] = _plain_array("classes_", classes)
     if feature_names is not None:
         members["feature_names"] = _plain_array("feature_names_in_", feature_names)
-    _atomic_write(os.fspath(path), lambda f: np.savez_compressed(f, **members), compress=False)
+    _atomic_write(os.fspath(path), lambda f: _write_npz(f, members), compress=False)
+
+
+def _write_npz(f, members):
+    """What np.savez_compressed writes, but with ``state`` stored, not deflated
+    (see the format above), and the rest deflated at level 1, not 6 (deflating
+    ``rows`` at level 6 took most of the time): a model of reuters is written
+    in 1 ms instead of 15, to a file a fifth larger. np.load reads both."""
+    with zipfile.ZipFile(f, "w") as archive:
+        for name, a in members.items():
+            npy = io.BytesIO()
+            np.lib.format.write_array(npy, np.asanyarray(a), allow_pickle=False)
+            archive.writestr(f"{name}.npy", npy.getvalue(), compresslevel=1, compress_type=(
+                zipfile.ZIP_STORED if name == "state" else zipfile.ZIP_DEFLATED))
 
 
 def load_model(path, cls=None):
@@ -151,6 +166,48 @@ def load_model(path, cls=None):
     ``OSError``; anything wrong inside it raises ``ValueError`` starting
     ``PATH:`` and saying what is wrong.
     """
+    model = read_model(path)
+    try:
+        return _estimator(model, cls)
+    except (KeyError, TypeError, ValueError) as e:
+        raise _file_error(path, e) from e
+
+
+def _estimator(model, expected):
+    """The estimator for a SavedModel, of class ``expected`` unless that is None."""
+    cls = _classes()[model.name]
+    if expected is not None and cls is not expected:
+        raise ValueError(f"holds a {cls.__name__}, not a {expected.__name__}")
+    est = cls(**model.params)
+    est._learner = model.learner
+    for key in ("n_features_in_", "t_", "n_iter_", "progressive_loss_"):
+        setattr(est, key, model.fitted[key])
+    est._sparse_coef = model.fitted["sparse_coef"]
+    if model.classes is not None:
+        est.classes_ = model.classes
+    if model.feature_names is not None:
+        est.feature_names_in_ = model.feature_names.astype(object)
+    return est
+
+
+class SavedModel(NamedTuple):
+    """A model file's contents, checked, without the estimator: the class name,
+    its parameters, the kernel, the fitted attributes (``n_features_in_``,
+    ``t_``, ``n_iter_``, ``progressive_loss_``, ``sparse_coef``), the classes
+    (None for a regressor) and the feature names (None if not saved)."""
+    name: str
+    params: dict
+    learner: Learner
+    fitted: dict
+    classes: object
+    feature_names: object
+
+
+def read_model(path):
+    """The :class:`SavedModel` in the file at ``path``, read and checked as
+    :func:`load_model` does but without scikit-learn (whose import costs the
+    command line's ``predict`` more than predicting a small file). Errors as
+    for load_model."""
     path = os.fspath(path)
     with open(path, "rb") as f:
         content = f.read()
@@ -162,26 +219,26 @@ def load_model(path, cls=None):
         raise ValueError(f"{path}: not a readable fastprox model file ({type(e).__name__}: {e}); "
                          f"it may be truncated or another kind of file") from e
     try:
-        return _build(header, members, cls)
+        return _decode(header, members)
     except (KeyError, TypeError, ValueError) as e:
-        what = f"missing entry {e}" if isinstance(e, KeyError) else str(e)
-        raise ValueError(f"{path}: {what}") from e
+        raise _file_error(path, e) from e
 
 
-def _build(header, members, expected):
-    """The estimator described by a decoded file; ValueError/KeyError if inconsistent."""
+def _file_error(path, e):
+    """The ValueError naming ``path`` for what is wrong inside a model file."""
+    what = f"missing entry {e}" if isinstance(e, KeyError) else str(e)
+    return ValueError(f"{os.fspath(path)}: {what}")
+
+
+def _decode(header, members):
+    """The SavedModel a decoded file describes; ValueError/KeyError if inconsistent."""
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise ValueError(f"not a fastprox model file (no format {FORMAT!r} in its header)")
     if header["version"] != VERSION:
         raise ValueError(f"model format version {header['version']!r}, but this fastprox reads "
                          f"version {VERSION}; load it with the fastprox that wrote it, or retrain")
-    classes = _classes()
-    cls = classes.get(header["class"])
-    if cls is None:
-        raise ValueError(f"unknown model class {header['class']!r}; expected one of {sorted(classes)}")
-    if expected is not None and cls is not expected:
-        raise ValueError(f"holds a {cls.__name__}, not a {expected.__name__}")
-    est = cls(**header["params"])
+    if header["class"] not in _CLASS_NAMES:
+        raise ValueError(f"unknown model class {header['class']!r}; expected one of {sorted(_CLASS_NAMES)}")
     spec, scalars, fitted = header["learner"], header["scalars"], header["fitted"]
     try:
         learner = Learner(*(spec[key] for key in _LEARNER_ARGS), groups=members.get("groups"))
@@ -214,20 +271,16 @@ def _build(header, members, expected):
     learner.__setstate__({"arrays": arrays, **{key: scalars[key] for key in _SCALARS}})
     if fitted["n_features_in_"] != d:
         raise ValueError(f"n_features_in_={fitted['n_features_in_']} but the model has {d} features")
-    est._learner = learner
-    for key in ("n_features_in_", "t_", "n_iter_", "progressive_loss_"):
-        setattr(est, key, fitted[key])
-    est._sparse_coef = fitted["sparse_coef"]
-    if cls is classes["ProxClassifier"]:
+    classes = None
+    if header["class"] == "ProxClassifier":
         classes = members["classes"]
         n_classes = 2 if K == 1 else K
         if classes.ndim != 1 or len(classes) != n_classes:
             raise ValueError(f"classes has shape {classes.shape}, but the model has {K} output(s)")
-        est.classes_ = classes
-    if "feature_names" in members:
-        _check_shape("feature_names", members["feature_names"], (d,), members["feature_names"].dtype)
-        est.feature_names_in_ = members["feature_names"].astype(object)
-    return est
+    feature_names = members.get("feature_names")
+    if feature_names is not None:
+        _check_shape("feature_names", feature_names, (d,), feature_names.dtype)
+    return SavedModel(header["class"], header["params"], learner, fitted, classes, feature_names)
 
 
 def _check_shape(name, a, shape, dtype):

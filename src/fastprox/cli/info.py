@@ -4,12 +4,13 @@ The numbers are those of load_libsvm on the file: ``features`` is the width
 of the matrix it returns (largest index + 1 for zero-based files, the largest
 index for one-based ones). Labels are counted up to 1000 distinct values.
 """
-from .stream import MAX_LABELS, check_readable, scan
+from .stream import CHUNK_ROWS, MAX_LABELS, check_readable, scan
 
 
 def add_arguments(parser):
     parser.add_argument("data", nargs="+", metavar="DATA", help="LIBSVM files (plain, .gz, .bz2, .xz)")
-    parser.add_argument("--chunk-rows", type=int, default=100_000, help="rows parsed at a time")
+    parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS,
+                        help=f"rows parsed at a time (default {CHUNK_ROWS})")
 
 
 def run(args):

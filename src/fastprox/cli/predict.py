@@ -12,7 +12,8 @@ import sys
 
 from ..libsvm import _atomic_write
 from .info import format_label
-from .stream import check_readable, chunks_of_width
+from .stream import CHUNK_ROWS, check_readable, chunks_of_width
+from .train import StreamModel
 
 
 def add_arguments(parser):
@@ -20,16 +21,17 @@ def add_arguments(parser):
     parser.add_argument("data", metavar="DATA", help="LIBSVM file to predict (labels are ignored)")
     parser.add_argument("--out", metavar="FILE", help="write here instead of to standard output")
     parser.add_argument("--proba", action="store_true", help="also write class probabilities")
-    parser.add_argument("--chunk-rows", type=int, default=100_000, help="rows predicted at a time")
+    parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS,
+                        help=f"rows predicted at a time (default {CHUNK_ROWS})")
 
 
 def run(args):
-    from ..model_io import load_model  # scikit-learn's import cost, only when predicting
     check_readable([args.data])
-    est = load_model(args.model)
-    if args.proba and not hasattr(est, "predict_proba"):
+    est = StreamModel.from_file(args.model)
+    if args.proba and not est.has_proba():
+        name = "ProxRegressor" if est.regression else "ProxClassifier"
         raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
-                         f"{args.model} holds a {type(est).__name__}(loss={est.loss!r})")
+                         f"{args.model} holds a {name}(loss={est.loss!r})")
     lines = _lines(est, args.data, args.chunk_rows, args.proba)
     if args.out is None:
         for text in lines:
@@ -41,11 +43,10 @@ def run(args):
 
 def _lines(est, path, chunk_rows, proba):
     """The output text, one chunk of rows at a time."""
-    classifier = hasattr(est, "classes_")
-    fmt = format_label if classifier else repr
+    fmt = repr if est.regression else format_label
     if proba:
-        yield "labels " + " ".join(map(format_label, est.classes_)) + "\n"
-    for X, _ in chunks_of_width(path, chunk_rows, est.n_features_in_):
+        yield "labels " + " ".join(map(format_label, est.classes)) + "\n"
+    for X, _ in chunks_of_width(path, chunk_rows, est.n_features):
         predicted = est.predict(X).tolist()
         if proba:
             rows = est.predict_proba(X).tolist()

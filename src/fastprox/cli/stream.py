@@ -1,4 +1,9 @@
-"""LIBSVM files as streams of chunks for the commands, and a one-pass summary."""
+"""LIBSVM files as streams of chunks for the commands, and a one-pass summary.
+
+Training and scanning take the reader's :class:`~fastprox.libsvm.Chunk`
+objects as they are (no scipy import); only evaluating and predicting, which
+multiply a matrix by the weights, make scipy matrices.
+"""
 import os
 import queue
 import threading
@@ -6,9 +11,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
-from ..libsvm import iter_libsvm
+from ..libsvm import iter_chunks
+
+#: Default rows per chunk of the commands (--chunk-rows): small enough that a
+#: chunk's arrays stay in cache and, in `train`, that parsing the next chunk
+#: overlaps learning this one from the start; as iter_libsvm's default, the
+#: rows from which zero_based="auto" decides.
+CHUNK_ROWS = 10_000
 
 #: Distinct labels counted by `scan`; beyond this the file is taken as
 #: regression targets and only the number of rows is kept.
@@ -26,12 +36,15 @@ def check_readable(paths):
 
 
 def chunks_of_width(path, chunk_rows, n_features):
-    """Chunks of ``path`` exactly ``n_features`` wide: columns the model never saw
-    (beyond its width) are dropped, since their weights are zero."""
-    for X, y in iter_libsvm(path, chunk_rows=chunk_rows):
+    """``(X, y)`` chunks of ``path``, X a scipy CSR matrix exactly ``n_features``
+    wide: columns the model never saw (beyond its width) are dropped, since
+    their weights are zero."""
+    from scipy.sparse import csr_matrix
+    for chunk in iter_chunks(path, chunk_rows=chunk_rows):
+        X = chunk.csr()
         if X.shape[1] > n_features:
             X = X[:, :n_features]
-        yield sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features)), y
+        yield csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features)), chunk.y
 
 
 @dataclass
@@ -42,12 +55,12 @@ class Summary:
     nnz: int = 0
     labels: Counter = field(default_factory=Counter)   # label -> rows; None past MAX_LABELS
 
-    def add(self, X, y):
-        self.rows += X.shape[0]
-        self.n_features = max(self.n_features, X.shape[1])
-        self.nnz += X.nnz
+    def add(self, chunk):
+        self.rows += chunk.shape[0]
+        self.n_features = max(self.n_features, chunk.shape[1])
+        self.nnz += chunk.nnz
         if self.labels is not None:
-            self.labels.update(dict(zip(*np.unique(y, return_counts=True))))
+            self.labels.update(dict(zip(*np.unique(chunk.y, return_counts=True))))
             if len(self.labels) > MAX_LABELS:
                 self.labels = None
 
@@ -57,8 +70,8 @@ def scan(paths, chunk_rows):
     non-zeros and label counts, all files together."""
     summary = Summary()
     for path in paths:
-        for X, y in iter_libsvm(path, chunk_rows=chunk_rows):
-            summary.add(X, y)
+        for chunk in iter_chunks(path, chunk_rows=chunk_rows):
+            summary.add(chunk)
     return summary
 
 

@@ -22,21 +22,20 @@ works with no files: a seeded, generated text-like set of --rows rows
 frequencies, 20% held out as the test set (fastprox.cli.synthetic).
 """
 import os
+import sys
 import time
 from types import SimpleNamespace
 
 import numpy as np
-from tqdm import tqdm
 
 from .._core import (CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, check_classes, encode_labels,
                      margins, new_learner, probabilities, run_passes)
 from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
                            SCHEDULES, UPDATES, as_float_array, check_params)
-from ..libsvm import iter_libsvm
-from ..model_io import write_model
+from ..libsvm import iter_chunks
+from ..model_io import read_model, write_model
 from .metrics import log_loss, roc_auc
-from .stream import check_readable, chunks_of_width, read_ahead, scan
-from .synthetic import text_like
+from .stream import CHUNK_ROWS, check_readable, chunks_of_width, read_ahead, scan
 
 DEFAULT_ROWS = 100_000
 DEFAULT_FEATURES = 1 << 18
@@ -55,7 +54,8 @@ def add_arguments(parser):
     parser.add_argument("--test", metavar="DATA", help="LIBSVM file to evaluate the model on")
     parser.add_argument("--model", metavar="OUT", help="save the model here (fastprox.load_model reads it)")
     parser.add_argument("--passes", type=int, default=1, help="passes over the data (default 1)")
-    parser.add_argument("--chunk-rows", type=int, default=100_000, help="rows parsed and learned at a time")
+    parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS,
+                        help=f"rows parsed and learned at a time (default {CHUNK_ROWS})")
     parser.add_argument("--n-features", type=int, metavar="N",
                         help="model width (default: found by a first pass; 2^18 for the default data)")
     parser.add_argument("--classes", type=float, nargs="+", metavar="LABEL",
@@ -83,9 +83,7 @@ def run(args):
     _check_options(args)
     stream = FileStream(args, est) if args.data else DefaultStream(args)
     scanned = time.perf_counter()
-    bar = tqdm(total=stream.rows * args.passes if stream.rows else None, unit=" rows",
-               unit_scale=True, disable=None, desc="train")
-    with bar:
+    with _progress_bar(stream.rows * args.passes if stream.rows else None) as bar:
         losses, rows = zip(*(_one_pass(est, stream, bar, p) for p in range(args.passes)))
     trained = time.perf_counter()
     test = stream.test_chunks()
@@ -130,8 +128,21 @@ class StreamModel:
         self.loss = self.params["loss"]
         self.learner = self.classes = None
 
+    @classmethod
+    def from_file(cls, path):
+        """The model in a file written by save_model or 'train --model', ready to
+        predict, read without scikit-learn (fastprox.model_io.read_model)."""
+        saved = read_model(path)
+        model = cls.__new__(cls)
+        model.regression = saved.name == "ProxRegressor"
+        model.params, model.loss = saved.params, saved.params["loss"]
+        model.learner, model.classes = saved.learner, saved.classes
+        model.n_features = saved.fitted["n_features_in_"]
+        return model
+
     def partial_fit(self, X, y, classes=None):
-        """One pass over a chunk; the progressive loss (mean over its rows)."""
+        """One pass over a chunk (a CSR matrix or a :class:`~fastprox.libsvm.Chunk`);
+        the progressive loss (mean over its rows)."""
         if self.regression:
             shape = (as_float_array("y", y, len(y)), 1, False, False)
         else:
@@ -157,7 +168,7 @@ class StreamModel:
         return not self.regression and self.loss in ("log", "modified_huber")
 
     def predict_proba(self, X):
-        return probabilities(self.scores(X), self.loss, self.learner.multinomial)
+        return probabilities(self.scores(X), self.learner.loss, self.learner.multinomial)
 
     def save(self, path, passes, progressive_loss):
         """Write the model file that the estimator's partial_fit would have written."""
@@ -178,6 +189,31 @@ def _check_options(args):
         directory = os.path.dirname(os.path.abspath(args.model))
         if not os.path.isdir(directory):
             raise ValueError(f"--model {args.model}: directory {directory} does not exist; create it first")
+
+
+def _progress_bar(total):
+    """tqdm's bar on a terminal; elsewhere (tqdm would show nothing) a stand-in,
+    which spares the import."""
+    if not sys.stderr.isatty():
+        return _NoBar()
+    from tqdm import tqdm
+    return tqdm(total=total, unit=" rows", unit_scale=True, desc="train")
+
+
+class _NoBar:
+    """What _one_pass calls on a progress bar, doing nothing."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n):
+        pass
+
+    def set_postfix_str(self, text, refresh=True):
+        pass
 
 
 def _one_pass(est, stream, bar, index):
@@ -259,8 +295,8 @@ class FileStream:
                 self.classes = sorted(summary.labels)
 
     def chunks(self):
-        return read_ahead(chunk for path in self.paths
-                          for chunk in iter_libsvm(path, chunk_rows=self.chunk_rows,
+        return read_ahead((chunk, chunk.y) for path in self.paths
+                          for chunk in iter_chunks(path, chunk_rows=self.chunk_rows,
                                                    n_features=self.n_features))
 
     def test_chunks(self):
@@ -275,6 +311,7 @@ class DefaultStream:
     def __init__(self, args):
         if args.test:
             check_readable([args.test])
+        from .synthetic import text_like   # numpy and scipy work, only for this data
         self.n_features = args.n_features or DEFAULT_FEATURES
         if args.rows < 2:
             raise ValueError(f"--rows must be at least 2 (one to train, one to test), not {args.rows}")
