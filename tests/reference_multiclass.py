@@ -69,7 +69,10 @@ def l1_ball_level(v, radius):
 
 
 def block_l1_l2(V, a):
-    """prox of a*||V||_F: max(0, 1 - a/||V||) V."""
+    """prox of a*||V||_F: max(0, 1 - a/||V||) V (V itself for a = 0, even if ||V||
+    underflows)."""
+    if a == 0:
+        return V.copy()
     n = np.sqrt(np.sum(V * V))
     return V * (1.0 - a / n) if n > a else np.zeros_like(V)
 
@@ -109,8 +112,8 @@ def group_prox(penalty, W, a, rho, members):
     if penalty == "squared_group":
         norms = [np.sqrt(np.sum(W[:, cols] ** 2)) for cols in members]
         tau = squared_group_tau(norms, a)
-        for cols, n in zip(members, norms):
-            out[:, cols] = W[:, cols] * (1.0 - tau / n) if n > tau else 0.0
+        for cols in members:
+            out[:, cols] = block_l1_l2(W[:, cols], tau)
         return out
     block = {"l1_l2": lambda V: block_l1_l2(V, a),
              "l1_linf": lambda V: block_l1_linf(V, a),

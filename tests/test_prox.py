@@ -157,9 +157,11 @@ def test_berhu_optimality(case, gamma):
                                   lambda V, a: prox_sparse_group(V, a, 0.4),
                                   lambda V, a: prox_squared_group([V], a)[0][0]],
                          ids=["l1", "l1_l2", "l1_linf", "sparse_group", "squared_group"])
-def test_zero_threshold_is_identity(prox):
-    """a = 0: no penalty, the prox returns V (a learner with alpha = 0 must not move)."""
-    V = np.array([[1.0, -2.0, 0.5], [0.0, 3.0, -0.25]])
+@pytest.mark.parametrize("scale", [1.0, 1e-170], ids=["unit", "norm-underflows"])
+def test_zero_threshold_is_identity(prox, scale):
+    """a = 0: no penalty, the prox returns V (a learner with alpha = 0 must not move),
+    also where ||V||^2 underflows to 0."""
+    V = np.array([[1.0, -2.0, 0.5], [0.0, 3.0, -0.25]]) * scale
     assert np.array_equal(prox(V, 0.0), V)
 
 

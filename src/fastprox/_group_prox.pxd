@@ -21,9 +21,10 @@ cdef inline double block_norm(const double* v, Py_ssize_t m) noexcept nogil:
 
 
 cdef inline void prox_l1_l2(double* v, Py_ssize_t m, double a) noexcept nogil:
-    """prox of a*||.||_2: max(0, 1 - a/||v||) v (group lasso)."""
+    """prox of a*||.||_2: max(0, 1 - a/||v||) v (group lasso); the identity for a = 0,
+    also on a block whose norm underflows to 0."""
     cdef double n = block_norm(v, m)
-    cdef double f = 1.0 - a / n if n > a else 0.0
+    cdef double f = 1.0 - a / n if n > a else (0.0 if a > 0.0 else 1.0)
     cdef Py_ssize_t i
     for i in range(m):
         v[i] *= f

@@ -77,13 +77,13 @@ def prox_sparse_group(V, a, l1_ratio):
 def prox_squared_group(blocks, a):
     """prox of (a/2) (sum_G ||V_G||)^2 over a list of blocks (Martins et al., Alg. 2).
 
-    Returns the new blocks and the shared threshold tau: block G is scaled by
-    max(0, 1 - tau / ||V_G||)."""
+    Returns the new blocks and the shared threshold tau: block G is the group lasso
+    prox of V_G with threshold tau, i.e. scaled by max(0, 1 - tau / ||V_G||)."""
     blocks = [_block(V) for V in blocks]
     cdef double[::1] norms = np.array([np.linalg.norm(V) for V in blocks], dtype=np.float64)
     cdef double[::1] work = np.empty(max(1, norms.shape[0]))
     cdef double tau = 0.0
     if norms.shape[0]:
         tau = squared_group_tau(&norms[0], norms.shape[0], _threshold(a), &work[0])
-    out = [V * (max(0.0, 1.0 - tau / n) if n > 0 else 0.0) for V, n in zip(blocks, norms)]
+    out = [prox_l1_l2(V, tau) for V in blocks]
     return out, tau
