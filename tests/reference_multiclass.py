@@ -12,6 +12,10 @@ Layout: as in ``EagerReference``, ``W`` is stored (K, d), so the contract's
 row ``j`` of its (d, K) matrix is column ``W[:, j]`` here, and group ``G`` is
 the block ``W[:, G]``.
 
+Group weights d_G (``group_weights``) multiply group G's threshold: its whole
+prox for l1_l2 and l1_linf, the group part of sparse_group, and its norm's
+weight inside squared_group's square, (a/2)(sum_G d_G ||W_G||)^2.
+
 Covered: the multinomial losses under every update rule and schedule (they
 only change ``EagerReference``'s score gradient), and the group penalties under
 ``fobos`` with the scalar schedules (constant, invsqrt, inv) and ``rda`` with
@@ -86,41 +90,54 @@ def block_l1_linf(V, a):
     return np.clip(V, -theta, theta)
 
 
-def block_sparse_group(V, a, rho):
-    """prox of a*(rho ||V||_1 + (1 - rho) ||V||_F): soft-threshold, then group shrink."""
-    return block_l1_l2(soft(V, a * rho), a * (1.0 - rho))
+def block_sparse_group(V, a, rho, d=1.0):
+    """prox of a*(rho ||V||_1 + (1 - rho) d ||V||_F): soft-threshold, then group shrink."""
+    return block_l1_l2(soft(V, a * rho), a * (1.0 - rho) * d)
 
 
-def squared_group_tau(norms, a):
-    """tau with the prox of (a/2)(sum n)^2 on norms n >= 0 equal to max(0, n - tau).
+def squared_group_tau(norms, a, weights):
+    """tau with the prox of (a/2)(sum_G d_G n_G)^2 on norms n >= 0 equal to
+    n_G -> max(0, n_G - d_G tau), from its fixed-point definition (not Martins et
+    al.'s scan): tau = a sum_G d_G max(0, n_G - d_G tau). With the active set A,
+    tau = a sum_A d n / (1 + a sum_A d^2); A must be {G : n_G / d_G > tau}. Each
+    candidate A = {n / d >= v} (v one of the ratios) is tried and the one whose
+    tau agrees best with it is kept (the right one agrees exactly, up to rounding).
+    Groups with d_G = 0 are unpenalized: left out."""
+    n, d = np.asarray(norms, dtype=float), np.asarray(weights, dtype=float)
+    n, d = n[d > 0], d[d > 0]
+    u = n / d
+    best, tau = np.inf, 0.0
+    for v in np.unique(u[u > 0]):
+        active = u >= v
+        t = a * np.sum(d[active] * n[active]) / (1.0 + a * np.sum(d[active] ** 2))
+        misfit = max(t - np.min(u[active]), np.max(u[~active], initial=0.0) - t, 0.0)
+        if misfit < best:
+            best, tau = misfit, t
+    return tau
 
-    tau = a * sum_G max(0, n_G - tau): with the r largest norms active, tau =
-    a S_r / (1 + r a) (S_r their sum); the right r is the largest whose tau leaves
-    the r-th norm above it (Martins et al., eq. 36). The test n_r > tau is written
-    n_r + a (r n_r - S_r) > 0, which holds exactly at r = 1 even for a huge a."""
-    n = np.sort(np.asarray(norms, dtype=float))[::-1]
-    for r in range(n.size, 0, -1):
-        if n[r - 1] + a * (r * n[r - 1] - n[:r].sum()) > 0:
-            return a * n[:r].sum() / (1.0 + r * a)
-    return 0.0
 
-
-def group_prox(penalty, W, a, rho, members):
+def group_prox(penalty, W, a, rho, members, weights):
     """The contract's prox with threshold a on the (K, d) matrix W, for the groups
-    ``members`` (a list of column-index arrays); columns in no group pass through."""
+    ``members`` (a list of column-index arrays) with weights d_G; columns in no group
+    pass through."""
     out = W.copy()
     if penalty == "squared_group":
         norms = [np.sqrt(np.sum(W[:, cols] ** 2)) for cols in members]
-        tau = squared_group_tau(norms, a)
-        for cols in members:
-            out[:, cols] = block_l1_l2(W[:, cols], tau)
+        tau = squared_group_tau(norms, a, weights)
+        for cols, n, d in zip(members, norms, weights):
+            out[:, cols] = block_l1_l2(W[:, cols], d * tau)
         return out
-    block = {"l1_l2": lambda V: block_l1_l2(V, a),
-             "l1_linf": lambda V: block_l1_linf(V, a),
-             "sparse_group": lambda V: block_sparse_group(V, a, rho)}[penalty]
-    for cols in members:
-        out[:, cols] = block(W[:, cols])
+    block = {"l1_l2": lambda V, d: block_l1_l2(V, a * d),
+             "l1_linf": lambda V, d: block_l1_linf(V, a * d),
+             "sparse_group": lambda V, d: block_sparse_group(V, a, rho, d)}[penalty]
+    for cols, d in zip(members, weights):
+        out[:, cols] = block(W[:, cols], d)
     return out
+
+
+def random_group_weights(rng, n_groups):
+    """Test weights d_G: uniform in [0.1, 3], about a quarter of them 0 (unpenalized)."""
+    return np.where(rng.random(n_groups) < 0.25, 0.0, rng.uniform(0.1, 3.0, n_groups))
 
 
 def group_members(n_features, groups):
@@ -134,13 +151,16 @@ def group_members(n_features, groups):
 
 # ---------------------------------------------------------------- the learner
 class MulticlassReference(EagerReference):
-    """EagerReference with ``multinomial`` losses and ``groups`` / group penalties."""
+    """EagerReference with ``multinomial`` losses and ``groups`` / ``group_weights`` /
+    group penalties."""
 
     def __init__(self, n_features, n_outputs, update, schedule, penalty, loss,
-                 multinomial=False, groups=None, **params):
+                 multinomial=False, groups=None, group_weights=None, **params):
         super().__init__(n_features, n_outputs, update, schedule, penalty, loss, **params)
         self.multinomial = multinomial
         self.members = group_members(n_features, groups)
+        self.group_weights = np.ones(len(self.members)) if group_weights is None else \
+            np.asarray(group_weights, dtype=float)
         if penalty in GROUP_PENALTIES and (schedule == "adagrad" or update == "ftrl"):
             raise NotImplementedError("group models: fobos (constant, invsqrt, inv) and rda (invsqrt) "
                                       "only (rda + adagrad: tests/test_rda_adagrad_groups.py)")
@@ -150,7 +170,7 @@ class MulticlassReference(EagerReference):
     def _prox(self, V, a):
         """The penalty's prox with threshold a on the whole (K, d) matrix."""
         if self.penalty in GROUP_PENALTIES:
-            return group_prox(self.penalty, V, a, self.rho, self.members)
+            return group_prox(self.penalty, V, a, self.rho, self.members, self.group_weights)
         return prox(self.penalty, V, a, self.rho, self.gamma)
 
     def _dual_weights(self, s, beta, T, rda_rho):
@@ -173,4 +193,3 @@ class MulticlassReference(EagerReference):
         else:
             Y = y[:, None]
         return dloss(self.loss, P, Y, self.epsilon), loss_value(self.loss, P, Y, self.epsilon)
-

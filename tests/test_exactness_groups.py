@@ -1,8 +1,9 @@
 """The lazy kernels equal the eager multiclass contract (tests/reference_multiclass.py)
 for every supported combination of group penalty, update rule, schedule and loss
 (multinomial softmax, Crammer-Singer, one-vs-rest, single output), over feature
-rows and over random user groups with unpenalized features; everything else with
-a group penalty is refused; and a step's cost does not grow with d."""
+rows and over random user groups with unpenalized features, without and with
+random group weights (zeros included); everything else with a group penalty is
+refused; and a step's cost does not grow with d."""
 import pickle
 
 import numpy as np
@@ -12,7 +13,8 @@ from hypothesis import given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
 from reference import assert_contract_close
-from reference_multiclass import GROUP_PENALTIES, MULTINOMIAL_LOSSES, MulticlassReference
+from reference_multiclass import (GROUP_PENALTIES, MULTINOMIAL_LOSSES, MulticlassReference,
+                                  random_group_weights)
 
 GROUP_RULES = (
     [("fobos", s, p) for s in ("constant", "invsqrt", "inv") for p in GROUP_PENALTIES]
@@ -29,9 +31,10 @@ REGRESSION_LOSSES = ["squared", "huber", "epsilon_insensitive"]
 
 
 @st.composite
-def problems(draw, modes=("multinomial", "multinomial", "ovr", "single"), max_rows=25, max_features=12):
-    """A random sparse stream with labels for its mode, user groups or None, and
-    hyper-parameters. Returns a dict."""
+def problems(draw, modes=("multinomial", "multinomial", "ovr", "single"), max_rows=25, max_features=12,
+             weighted=False):
+    """A random sparse stream with labels for its mode, user groups or None, group
+    weights if `weighted` (else None), and hyper-parameters. Returns a dict."""
     n = draw(st.integers(1, max_rows))
     d = draw(st.integers(1, max_features))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
@@ -49,6 +52,7 @@ def problems(draw, modes=("multinomial", "multinomial", "ovr", "single"), max_ro
     groups = None
     if draw(st.booleans()):
         groups = rng.integers(-1, draw(st.integers(1, 4)), d).astype(np.int64)
+    n_groups = d if groups is None else int(groups.max(initial=-1)) + 1
     params = dict(
         alpha=draw(st.sampled_from([0.0, 1e-3, 0.05, 0.5])),
         l1_ratio=draw(st.sampled_from([0.0, 0.3, 0.85, 1.0])),
@@ -59,6 +63,7 @@ def problems(draw, modes=("multinomial", "multinomial", "ovr", "single"), max_ro
         ovr=mode == "ovr",
         multinomial=mode == "multinomial",
         groups=groups,
+        group_weights=random_group_weights(rng, n_groups) if weighted else None,
     )
     order = np.concatenate([rng.permutation(n) for _ in range(draw(st.integers(1, 3)))])
     return dict(X=X, y=y, sw=rng.uniform(0.2, 2.0, n) if draw(st.booleans()) else np.ones(n),
@@ -70,7 +75,7 @@ def make(cls, rule, pb):
     update, schedule, penalty = rule
     params = dict(pb["params"])
     if penalty not in GROUP_PENALTIES:
-        params["groups"] = None
+        params["groups"] = params["group_weights"] = None
     return cls(pb["X"].shape[1], pb["K"], update, schedule, penalty, pb["loss"], **params)
 
 
@@ -105,6 +110,34 @@ def test_group_penalties_lazy_equals_eager(rule, pb, split, dtype, itype):
     check_lazy_equals_eager(rule, pb, split, dtype, itype)
 
 
+@pytest.mark.parametrize("rule", GROUP_RULES, ids=["-".join(r) for r in GROUP_RULES])
+@SETTINGS
+@given(pb=problems(weighted=True), **DRAWS)
+def test_weighted_group_penalties_lazy_equals_eager(rule, pb, split, dtype, itype):
+    """The same with random group weights d_G, zeros included (Martins et al.'s Alg. 4
+    for squared_group; the l1_l2 / l1_linf rows leave the dedicated step)."""
+    check_lazy_equals_eager(rule, pb, split, dtype, itype)
+
+
+@pytest.mark.parametrize("rule", GROUP_RULES, ids=["-".join(r) for r in GROUP_RULES])
+@settings(SETTINGS, max_examples=10)
+@given(pb=problems(weighted=True))
+def test_unit_group_weights_are_no_weights(rule, pb):
+    """group_weights of ones give the unweighted model: bit for bit (the weighted
+    arithmetic multiplies by 1.0), except for squared_group, whose Alg. 4 tests a
+    group's activity in another rounding than Alg. 2: there to the contract's rounding."""
+    X, y, sw, order, batch = pb["X"], pb["y"], pb["sw"], pb["order"], pb["batch"]
+    coefs = []
+    for weights in (None, np.ones_like(pb["params"]["group_weights"])):
+        lazy = make(Learner, rule, dict(pb, params=dict(pb["params"], group_weights=weights)))
+        lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, batch)
+        coefs.append(lazy.coef())
+    if rule[2] == "squared_group":
+        assert_contract_close(coefs[1], coefs[0])
+    else:
+        np.testing.assert_array_equal(coefs[0], coefs[1])
+
+
 @pytest.mark.parametrize("rule", MULTINOMIAL_SCALAR_RULES, ids=["-".join(r) for r in MULTINOMIAL_SCALAR_RULES])
 @settings(SETTINGS, max_examples=10)
 @given(pb=problems(modes=("multinomial",)), **DRAWS)
@@ -113,10 +146,11 @@ def test_multinomial_scalar_penalties_lazy_equals_eager(rule, pb, split, dtype, 
     check_lazy_equals_eager(rule, pb, split, dtype, itype)
 
 
+@pytest.mark.parametrize("weights", [None, [2.5, 0.3, 0.0, 1.0]], ids=["unweighted", "weighted"])
 @pytest.mark.parametrize("penalty", ["l1_l2", "l1_linf", "squared_group"])
-def test_group_untouched_for_thousands_of_steps(penalty):
+def test_group_untouched_for_thousands_of_steps(penalty, weights):
     """A group seen at step 1 only is caught up exactly 2000 steps later, next to
-    busy groups and an unpenalized feature."""
+    busy groups and an unpenalized feature (and a group of weight 0)."""
     rng = np.random.default_rng(6)
     n, d, K = 2000, 9, 3
     X = sp.random(n, d, density=0.3, format="csr", random_state=rng).tolil()
@@ -125,7 +159,8 @@ def test_group_untouched_for_thousands_of_steps(penalty):
     X = X.tocsr()
     y = rng.integers(0, K, n).astype(float)
     groups = np.array([0, 1, 1, 2, 2, 3, 3, -1, 1])
-    pb = dict(X=X, y=y, K=K, loss="log", params=dict(alpha=1e-4, eta0=0.3, multinomial=True, groups=groups))
+    pb = dict(X=X, y=y, K=K, loss="log", params=dict(alpha=1e-4, eta0=0.3, multinomial=True, groups=groups,
+                                                     group_weights=weights))
     lazy, eager = make(Learner, ("fobos", "invsqrt", penalty), pb), make(MulticlassReference, ("fobos", "invsqrt", penalty), pb)
     order = np.arange(n, dtype=np.int64)
     lazy.fit_rows(X.data, X.indices, X.indptr, y, np.ones(n), order, 1)
@@ -161,11 +196,13 @@ COST_RULES = [("fobos", s, p) for s in ("constant", "inv") for p in GROUP_PENALT
 
 @pytest.mark.parametrize("rule", COST_RULES, ids=["-".join(r) for r in COST_RULES])
 @pytest.mark.parametrize("multinomial", [False, True])
-def test_cost_independent_of_d(rule, multinomial):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cost_independent_of_d(rule, multinomial, weighted):
     """Entries visited (n_ops) do not depend on d: the same 300 rows over the first
     1000 features, in a space of 1000 or 100,000 features. Row groups, except for
     squared_group, whose every step needs all p group norms (O(p log p)): there the
-    first 1000 features are row groups and the others unpenalized (-1)."""
+    first 1000 features are row groups and the others unpenalized (-1). Weighted:
+    every group weight 0.7."""
     rng = np.random.default_rng(5)
     n, K = 300, 4
     X0 = sp.random(n, 1000, density=0.005, format="csr", random_state=rng)
@@ -176,8 +213,10 @@ def test_cost_independent_of_d(rule, multinomial):
         groups = None
         if rule[2] == "squared_group":
             groups = np.where(np.arange(d) < 1000, np.arange(d), -1).astype(np.int64)
+        n_groups = d if groups is None else 1000
         lazy = Learner(d, K, *rule, "log", alpha=0.01, eta0=0.5, ovr=not multinomial,
-                       multinomial=multinomial, groups=groups)
+                       multinomial=multinomial, groups=groups,
+                       group_weights=np.full(n_groups, 0.7) if weighted else None)
         lazy.fit_rows(X.data, X.indices, X.indptr, y, np.ones(n), np.arange(n, dtype=np.int64), 1)
         counts.append(lazy.n_ops)
     assert counts[0] == counts[1]

@@ -22,7 +22,7 @@ cdef inline double block_norm(const double* v, Py_ssize_t m) noexcept nogil:
 
 cdef inline void prox_l1_l2(double* v, Py_ssize_t m, double a) noexcept nogil:
     """prox of a*||.||_2: max(0, 1 - a/||v||) v (group lasso); the identity for a = 0,
-    also on a block whose norm underflows to 0."""
+    also on a block whose norm underflows to 0 (a group of weight 0 passes through)."""
     cdef double n = block_norm(v, m)
     cdef double f = 1.0 - a / n if n > a else (0.0 if a > 0.0 else 1.0)
     cdef Py_ssize_t i
@@ -95,26 +95,54 @@ cdef inline void prox_l1_linf(double* v, Py_ssize_t m, double a, double* work) n
             v[i] = copysign(theta, v[i])
 
 
-cdef inline void prox_sparse_group(double* v, Py_ssize_t m, double a, double rho) noexcept nogil:
-    """prox of a*(rho ||.||_1 + (1-rho) ||.||_2): soft-threshold by a rho, then the group
-    shrink by a (1-rho) (in that order it is the exact prox)."""
+cdef inline void prox_sparse_group(double* v, Py_ssize_t m, double a, double rho, double weight) noexcept nogil:
+    """prox of a*(rho ||.||_1 + (1-rho) weight ||.||_2): soft-threshold by a rho, then the
+    group shrink by a (1-rho) weight (in that order it is the exact prox). The group's
+    weight scales the group part only: the l1 part is per entry, not per group."""
     cdef Py_ssize_t i
     for i in range(m):
         v[i] = soft_threshold(v[i], a * rho)
-    prox_l1_l2(v, m, a * (1.0 - rho))
+    prox_l1_l2(v, m, a * (1.0 - rho) * weight)
 
 
-cdef inline double squared_group_tau(const double* norms, Py_ssize_t p, double a, double* work) noexcept nogil:
-    """The shared threshold tau of the prox of (a/2)(sum_G n_G)^2 on group norms n >= 0
-    (Martins et al., Alg. 2): the prox is n_G -> max(0, n_G - tau), tau = a * sum of the result."""
-    cdef Py_ssize_t r
-    cdef double top = 0.0, tau = 0.0
+cdef inline double squared_group_tau(const double* norms, const double* weights, Py_ssize_t p,
+                                     double a, double* work) noexcept nogil:
+    """The shared threshold tau of the prox of (a/2)(sum_G d_G n_G)^2 on group norms n >= 0
+    (Martins et al., Alg. 4; weights NULL: every d_G = 1, Alg. 2): the prox is
+    n_G -> max(0, n_G - d_G tau), tau = a * sum_G d_G n_G' of the result. Groups with
+    d_G = 0 are unpenalized: they pass through and are left out of the sums (n / d would
+    be 0 * inf). Sorts u0 = n / d in decreasing order carrying (d, n) along (work: 3p
+    doubles, p without weights); the sums and the test use d and n only, so a tiny d
+    (u0 = inf) sorts first and stays exact."""
+    cdef Py_ssize_t r, k = 0
+    cdef double n, d, top = 0.0, mass = 0.0, tau = 0.0
+    cdef bint active
     for r in range(p):
-        work[r] = norms[r]
-    qsort(work, p, sizeof(double), _descending)
-    for r in range(p):
-        top += work[r]
-        # n_(r) > a top / (1 + (r + 1) a), multiplied out: stays exact for a huge a
-        if work[r] + a * ((r + 1) * work[r] - top) > 0.0:
-            tau = a * top / (1.0 + (r + 1) * a)
+        if weights == NULL:
+            work[r] = norms[r]
+        elif weights[r] > 0.0:
+            work[3 * k] = norms[r] / weights[r]
+            work[3 * k + 1] = weights[r]
+            work[3 * k + 2] = norms[r]
+            k += 1
+    if weights == NULL:
+        k = p
+    qsort(work, k, (1 if weights == NULL else 3) * sizeof(double), _descending)
+    for r in range(k):
+        if weights == NULL:
+            n = work[r]
+            top += n
+            mass += 1.0
+            # n_(r) > a top / (1 + a (r + 1)), multiplied out: stays exact for a huge a
+            active = n + a * (mass * n - top) > 0.0
+        else:
+            d, n = work[3 * r + 1], work[3 * r + 2]
+            # u0_(r) > a top / (1 + a mass) times d (1 + a mass), over the groups before
+            # this one: its own terms, d^2 n - d (d n), cancel but for a rounding that a
+            # huge a would blow up past n (at r = 0 the test reads n > 0)
+            active = n + a * (mass * n - d * top) > 0.0
+            top += d * n                 # sum of a_r u0_r, a_r = d_r^2
+            mass += d * d                # sum of a_r
+        if active:
+            tau = a * top / (1.0 + mass * a)
     return tau

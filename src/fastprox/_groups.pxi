@@ -15,6 +15,11 @@
 #   drops by exactly tau_t: the stamp is the sum of the tau, and the catch-up is
 #   the l1_l2 prox with the summed tau. Each step needs every group's norm,
 #   known in O(1) from its stored norm and stamp: O(p log p) per step.
+# - group weights d_G (group_weights=): group G's threshold is d_G times the
+#   penalty's (for sparse_group, its group part only), so the stamps stay the
+#   unweighted sums and a catch-up multiplies the summed threshold by d_G; for
+#   squared_group the shared tau_t is Martins et al.'s Alg. 4 and norms drop by
+#   d_G tau_t. d_G = 0 leaves a group unpenalized.
 # - sparse_group: its proxes do not compose; the stamp is the step index and
 #   the catch-up replays the skipped proxes on the block (O(k) for k skipped
 #   steps, as the contract says), stopping once the block is zero.
@@ -25,6 +30,11 @@
 
 cdef inline long long group_of(Ctx* c, long long j) noexcept nogil:
     return c.group[j] if c.group != NULL else j
+
+
+cdef inline double group_weight(Ctx* c, long long g) noexcept nogil:
+    """d_G, the factor of group g's threshold (1 without group_weights)."""
+    return c.gweight[g] if c.gweight != NULL else 1.0
 
 
 cdef inline Py_ssize_t block_size(Ctx* c, long long g) noexcept nogil:
@@ -73,10 +83,10 @@ cdef void block_catch_up(Ctx* c, long long g, double* v, Py_ssize_t m) noexcept 
         for tau in range(<long long>c.gstamp[g] + 1, c.t + 1):
             if block_norm(v, m) == 0.0:
                 return
-            prox_sparse_group(v, m, step_threshold(c, tau), c.rho1)
+            prox_sparse_group(v, m, step_threshold(c, tau), c.rho1, group_weight(c, g))
         c.n_ops += (c.t - <long long>c.gstamp[g]) * m
         return
-    a = c.Q - c.gstamp[g]
+    a = group_weight(c, g) * (c.Q - c.gstamp[g])
     if a <= 0.0:
         return
     if c.penalty == L1_LINF:
@@ -106,13 +116,14 @@ cdef void group_catch_up(Ctx* c, long long g) noexcept nogil:
 
 cdef inline double group_norm_now(Ctx* c, long long g) noexcept nogil:
     """||W_G|| at the current step of an untouched squared_group block."""
-    cdef double n = c.gnorm[g] - (c.Q - c.gstamp[g])
+    cdef double n = c.gnorm[g] - group_weight(c, g) * (c.Q - c.gstamp[g])
     return n if n > 0.0 else 0.0
 
 
 cdef void groups_prox_step(Ctx* c) noexcept nogil:
     """This step's prox on every touched group (after their gradient steps); for
-    squared_group, the shared threshold from all group norms."""
+    squared_group, the shared threshold from all group norms (a group's threshold
+    is d_G times the step's)."""
     cdef double a = c.alpha_pen * c.eta
     cdef double tau
     cdef long long i, g
@@ -131,19 +142,19 @@ cdef void groups_prox_step(Ctx* c) noexcept nogil:
             c.gnorm[g] = block_norm(block_get(c, g), block_size(c, g))
             c.gstamp[g] = c.Q
         for g in range(c.n_groups):
-            c.work[g] = group_norm_now(c, g)
+            c.gnow[g] = group_norm_now(c, g)
         c.n_ops += c.n_groups
-        a = squared_group_tau(c.work, c.n_groups, a, c.work)
+        a = squared_group_tau(c.gnow, c.gweight, c.n_groups, a, c.work)
     for i in range(c.n_tg):
         g = c.gtouched[i]
         m = block_size(c, g)
         v = block_get(c, g)
         if c.penalty == L1_LINF:
-            prox_l1_linf(v, m, a, c.work)
+            prox_l1_linf(v, m, a * group_weight(c, g), c.work)
         elif c.penalty == SPARSE_GROUP:
-            prox_sparse_group(v, m, a, c.rho1)
+            prox_sparse_group(v, m, a, c.rho1, group_weight(c, g))
         else:
-            prox_l1_l2(v, m, a)
+            prox_l1_l2(v, m, a * group_weight(c, g))
         block_put(c, g, v)
         if c.penalty == SQUARED_GROUP:
             c.gnorm[g] = block_norm(v, m)
@@ -192,7 +203,7 @@ cdef void rda_block_weights(Ctx* c, long long g, double* v, Py_ssize_t m) noexce
         block_copy(c, g, c.gbeta, 1)
         for i in range(m):
             c.gbeta[i] = (c.delta + sqrt(c.gbeta[i])) / c.eta0
-        adagrad_block_weights(c, v, c.gbeta, m)
+        adagrad_block_weights(c, v, c.gbeta, m, group_weight(c, g))
         return
     if c.wbeta <= 0.0:
         for i in range(m):
@@ -202,11 +213,11 @@ cdef void rda_block_weights(Ctx* c, long long g, double* v, Py_ssize_t m) noexce
         v[i] = -v[i] / c.wbeta
     a = c.t * c.alpha_pen / c.wbeta
     if c.penalty == L1_LINF:
-        prox_l1_linf(v, m, a, c.work)
+        prox_l1_linf(v, m, a * group_weight(c, g), c.work)
     elif c.penalty == SPARSE_GROUP:
-        prox_sparse_group(v, m, a, c.rho1)
+        prox_sparse_group(v, m, a, c.rho1, group_weight(c, g))
     else:
-        prox_l1_l2(v, m, a)
+        prox_l1_l2(v, m, a * group_weight(c, g))
 
 
 cdef void rda_group_weights(Ctx* c, long long g) noexcept nogil:
@@ -327,17 +338,19 @@ cdef void adagrad_linf_shrink(double* v, const double* beta, Py_ssize_t m, doubl
             v[i] = 0.0
 
 
-cdef void adagrad_block_weights(Ctx* c, double* v, const double* beta, Py_ssize_t m) noexcept nogil:
-    """Gradient sums -> weights, in place, under rda with per-entry beta (AdaGrad)."""
+cdef void adagrad_block_weights(Ctx* c, double* v, const double* beta, Py_ssize_t m,
+                                double weight) noexcept nogil:
+    """Gradient sums -> weights, in place, under rda with per-entry beta (AdaGrad);
+    `weight` is the group's d_G (on sparse_group's group part only)."""
     cdef Py_ssize_t i
     cdef double a = c.t * c.alpha_pen
     for i in range(m):
         v[i] = -v[i]
     if c.penalty == L1_LINF:
-        adagrad_linf_shrink(v, beta, m, a, c.work)
+        adagrad_linf_shrink(v, beta, m, a * weight, c.work)
         return
     if c.penalty == SPARSE_GROUP:
         for i in range(m):
             v[i] = soft_threshold(v[i], a * c.rho1)
         a *= 1.0 - c.rho1
-    adagrad_group_shrink(v, beta, m, a)
+    adagrad_group_shrink(v, beta, m, a * weight)

@@ -44,6 +44,7 @@ from libc.math cimport sqrt, exp, log, log1p, expm1, fabs, copysign, ceil
 from libc.stdlib cimport qsort
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
 from fastprox._losses cimport dloss_and_value, LOG
+from fastprox._validation import check_group_weights
 from fastprox._group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sparse_group,
                                    squared_group_tau)
 
@@ -117,7 +118,7 @@ cdef struct Ctx:
     bint plain_fobos              # one output, fobos, scalar step, l1/l2/elasticnet/none
     bint plain_adagrad            # one output, fobos + adagrad, l1/l2/elasticnet/none
     bint plain_dual               # one output, rda or ftrl, l1/l2/elasticnet/none
-    bint plain_rows               # fobos, scalar step, l1_l2/l1_linf over W's rows
+    bint plain_rows               # fobos, scalar step, l1_l2/l1_linf over W's rows, unweighted
     double alpha_pen, rho1, eta0, delta, rda_rho, gamma, epsilon
     double inv_eta0               # dual weights multiply by it (beta = (delta + sqrt(G)) / eta0)
     long long d, width, rebase_period
@@ -145,6 +146,8 @@ cdef struct Ctx:
     long long* gmem
     double* gstamp                # (p,) threshold sum (or step, sparse_group) at the last update
     double* gnorm                 # (p,) squared_group: ||W_G|| at the stamp
+    double* gnow                  # (p,) squared_group scratch: every ||W_G|| at this step
+    double* gweight               # (p,) d_G, the groups' penalty weights; NULL: all 1
     long long* gmark              # (p,) step at which a group was last caught up
     long long* gtouched           # (p,) groups caught up in the current step
     long long n_tg
@@ -166,12 +169,14 @@ cdef class Learner:
     Parameters are the contract's: ``update``, ``schedule``, ``penalty`` and
     ``loss`` are names from the module-level tables; ``ovr`` means K binary
     one-vs-rest models over class indices given as float labels 0..K-1.
+    ``groups`` maps features to group ids (None: each feature's row is a group)
+    and ``group_weights`` gives each group's penalty weight d_G (None: all 1).
     """
     cdef readonly int n_features, n_outputs
     cdef readonly object update, schedule, penalty, loss
     cdef readonly double alpha, l1_ratio, eta0, delta, rda_rho, berhu_gamma, epsilon
     cdef readonly bint fit_intercept, ovr, multinomial
-    cdef readonly object groups
+    cdef readonly object groups, group_weights
     cdef Ctx c
     cdef object arrays                    # name -> ndarray: everything c points into
     cdef object _coef                     # coef() at step count _coef_t
@@ -180,7 +185,8 @@ cdef class Learner:
     def __init__(self, int n_features, int n_outputs, update, schedule, penalty, loss,
                  double alpha=0.0, double l1_ratio=0.15, double eta0=0.1, double delta=1e-8,
                  double rda_rho=0.0, double berhu_gamma=1.0, double epsilon=0.1,
-                 bint fit_intercept=True, bint ovr=False, bint multinomial=False, groups=None):
+                 bint fit_intercept=True, bint ovr=False, bint multinomial=False, groups=None,
+                 group_weights=None):
         self.n_features, self.n_outputs = n_features, n_outputs
         self.update, self.schedule, self.penalty, self.loss = update, schedule, penalty, loss
         self.alpha, self.l1_ratio, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
@@ -211,8 +217,11 @@ cdef class Learner:
         c.plain_adagrad = (n_outputs == 1 and c.update == FOBOS and c.schedule == ADAGRAD
                            and c.penalty <= ELASTICNET)
         c.plain_dual = n_outputs == 1 and c.update != FOBOS and c.penalty <= ELASTICNET
-        c.plain_rows = (groups is None and c.update == FOBOS and c.schedule != ADAGRAD
-                        and c.penalty in (L1_L2, L1_LINF))
+        # Weighted rows take the general step: a weighted variant of the dedicated one
+        # (a fused type) kept its loop but made GCC stop inlining prox_l1_linf into it,
+        # +11% instructions on the unweighted l1_linf pass (callgrind).
+        c.plain_rows = (groups is None and group_weights is None and c.update == FOBOS
+                        and c.schedule != ADAGRAD and c.penalty in (L1_L2, L1_LINF))
         c.off_P = c.off_Q = -1
         c.n_row = 0
         if c.grouped:
@@ -243,6 +252,7 @@ cdef class Learner:
         c.n_groups = 0
         if c.grouped:
             c.n_groups = n_features if groups is None else int(max(-1, self.groups.max(initial=-1)) + 1)
+        self.group_weights = check_group_weights(group_weights, penalty, c.n_groups)
         self._attach({
             "state": np.zeros((n_features, c.width)),
             "bstate": np.zeros((n_outputs, 2)),
@@ -265,10 +275,11 @@ cdef class Learner:
             sizes = np.bincount(self.groups[members], minlength=self.c.n_groups)
         block = self.n_outputs * (int(sizes.max(initial=1)) if self.groups is not None else 1)
         arrays.update(gptr=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-                      gmem=members.astype(np.int64), group=self.groups,
+                      gmem=members.astype(np.int64), group=self.groups, gweight=self.group_weights,
+                      gnow=np.zeros(self.c.n_groups if self.c.penalty == SQUARED_GROUP else 0),
                       gmark=np.zeros(self.c.n_groups, dtype=np.int64), gtouched=np.zeros(self.c.n_groups, dtype=np.int64),
                       block=np.zeros(block), gbeta=np.zeros(block),
-                      work=np.zeros(max(3 * block, self.c.n_groups, 1)),
+                      work=np.zeros(max(3 * block, (1 if self.group_weights is None else 3) * self.c.n_groups, 1)),
                       wcache=np.zeros((self.n_features, self.n_outputs) if self.c.grouped else 0),
                       wrow=np.zeros((self.n_features, self.n_outputs, 2) if self.c.update == FTRL else 0))
         arrays.update(p=np.zeros(self.n_outputs), q=np.zeros(self.n_outputs),
@@ -286,6 +297,8 @@ cdef class Learner:
         self.c.group = _iptr(arrays["group"]) if self.groups is not None else NULL
         self.c.gptr, self.c.gmem = _iptr(arrays["gptr"]), _iptr(arrays["gmem"])
         self.c.gstamp, self.c.gnorm = _ptr(arrays["gstamp"]), _ptr(arrays["gnorm"])
+        self.c.gnow = _ptr(arrays["gnow"])
+        self.c.gweight = _ptr(arrays["gweight"]) if self.group_weights is not None else NULL
         self.c.gmark, self.c.gtouched = _iptr(arrays["gmark"]), _iptr(arrays["gtouched"])
         self.c.block, self.c.work = _ptr(arrays["block"]), _ptr(arrays["work"])
         self.c.wcache = _ptr(arrays["wcache"])
@@ -299,7 +312,7 @@ cdef class Learner:
         args = (self.n_features, self.n_outputs, self.update, self.schedule, self.penalty,
                 self.loss, self.alpha, self.l1_ratio, self.eta0, self.delta, self.rda_rho,
                 self.berhu_gamma, self.epsilon, self.fit_intercept, self.ovr, self.multinomial,
-                self.groups)
+                self.groups, self.group_weights)
         return (Learner, args, self.__getstate__())
 
     def __getstate__(self):

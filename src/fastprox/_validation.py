@@ -66,9 +66,9 @@ def check_params(est, losses):
     if est.penalty in GROUP_PENALTIES and est.update == "rda" and est.rda_rho != 0:
         raise ValueError("rda_rho adds an l1 term that has no closed form with a group penalty; "
                          "use rda_rho=0 (or penalty='sparse_group' for l1 within groups).")
-    if getattr(est, "groups", None) is not None and est.penalty not in GROUP_PENALTIES:
-        raise ValueError(f"groups= is used by the group penalties {GROUP_PENALTIES}; "
-                         f"penalty={est.penalty!r} ignores it: drop groups or change the penalty.")
+    for name in ("groups", "group_weights"):
+        if getattr(est, name, None) is not None:
+            _check_grouped(name, est.penalty)
     _number("alpha", est.alpha, 0.0)
     _number("l1_ratio", est.l1_ratio, 0.0, high=1.0)
     _number("eta0", est.eta0, 0.0, low_open=True)
@@ -92,6 +92,32 @@ def check_groups(groups, n_features):
     if ids.size and ids.min() < -1:
         raise ValueError("groups ids must be >= -1 (-1 marks an unpenalized feature).")
     return ids.astype(np.int64)
+
+
+def _check_grouped(name, penalty):
+    if penalty not in GROUP_PENALTIES:
+        raise ValueError(f"{name}= is used by the group penalties {GROUP_PENALTIES}; "
+                         f"penalty={penalty!r} ignores it: drop {name} or change the penalty.")
+
+
+def check_group_weights(weights, penalty, n_groups):
+    """None (every group weight 1) or a float64 vector of one weight d_G >= 0 per group:
+    n_groups = n_features with groups=None, else max(groups) + 1; d_G = 0 leaves group
+    G unpenalized."""
+    if weights is None:
+        return None
+    _check_grouped("group_weights", penalty)
+    try:
+        d = np.array(weights, dtype=np.float64, order="C")
+    except (TypeError, ValueError):
+        raise ValueError(f"group_weights must be numbers, one per group; got {weights!r}.") from None
+    if d.ndim != 1 or d.shape[0] != n_groups:
+        raise ValueError(f"group_weights must be a vector with one weight per group, {n_groups} here "
+                         f"(n_features with groups=None, else max(groups) + 1); got shape {d.shape}.")
+    if not np.all(np.isfinite(d)) or np.any(d < 0):
+        raise ValueError("group_weights must be finite and >= 0 (0 leaves a group unpenalized); "
+                         "replace the negative, NaN or infinite entries.")
+    return d
 
 
 def kernel_arrays(X):
