@@ -120,6 +120,14 @@ def test_no_predict_proba_for_hinge():
     (dict(penalty="l1_l2", schedule="invsqrt", groups=np.zeros(7, dtype=int)),
      "groups must be a vector of length n_features=300"),
     (dict(penalty="l1_l2", schedule="invsqrt", groups=np.full(300, -2)), "ids must be >= -1"),
+    (dict(penalty="elasticnet", group_weights=np.ones(300)), "group_weights= is used by the group penalties"),
+    (dict(penalty="l1_l2", schedule="invsqrt", group_weights=np.ones(7)), "one weight per group, 300 here"),
+    (dict(penalty="squared_group", schedule="invsqrt", groups=np.arange(300) % 5, group_weights=np.ones(300)),
+     "one weight per group, 5 here (n_features with groups=None, else max(groups)"),
+    (dict(penalty="l1_linf", schedule="inv", group_weights=np.full(300, -1.0)), "must be finite and >= 0"),
+    (dict(penalty="sparse_group", schedule="inv", group_weights=np.full(300, np.nan)), "must be finite"),
+    (dict(penalty="l1_l2", update="rda", schedule="invsqrt", group_weights=np.full(300, np.inf)),
+     "replace the negative, NaN or infinite entries"),
 ])
 def test_bad_parameters_say_what_is_supported(params, message):
     X, y = text_like(classes=3)
@@ -216,6 +224,52 @@ def test_warm_start_continues_the_step_count():
     assert clf.t_ == 800
     cold = ProxClassifier(shuffle=False, max_iter=2).fit(X, y)
     assert np.array_equal(clf.coef_, cold.coef_)
+
+
+GROUP_WEIGHT_RULES = {
+    "fobos-rows-l1_l2": dict(schedule="invsqrt", penalty="l1_l2"),
+    "fobos-users-squared_group": dict(schedule="constant", penalty="squared_group", eta0=0.1,
+                                      groups=np.arange(300) % 7 - 1),
+    "rda-adagrad-users-sparse_group": dict(update="rda", schedule="adagrad", penalty="sparse_group",
+                                           groups=np.arange(300) % 7 - 1),
+}
+
+
+@pytest.mark.parametrize("params", GROUP_WEIGHT_RULES.values(), ids=GROUP_WEIGHT_RULES.keys())
+def test_group_weights_partial_fit_pickled_equals_one_pass(params):
+    """With group weights (zeros included), partial_fit in pieces, pickled between calls,
+    equals one unshuffled pass bit for bit; the weights change the model."""
+    X, y = text_like(classes=4)
+    n_groups = 300 if "groups" not in params else 6
+    weights = np.linspace(0.0, 3.0, n_groups)
+    common = dict(multi_class="multinomial", alpha=1e-2, group_weights=weights, **params)
+    one = ProxClassifier(shuffle=False, **common).fit(X, y)
+    inc = ProxClassifier(**common)
+    for lo, hi in [(0, 10), (10, 150)]:
+        inc.partial_fit(X[lo:hi], y[lo:hi], classes=np.unique(y))
+        inc = pickle.loads(pickle.dumps(inc))
+    inc.partial_fit(X[150:], y[150:])
+    assert np.array_equal(inc.coef_, one.coef_)
+    assert np.array_equal(inc.intercept_, one.intercept_)
+    unweighted = ProxClassifier(shuffle=False, **dict(common, group_weights=None)).fit(X, y)
+    assert not np.array_equal(unweighted.coef_, one.coef_)
+
+
+def test_beta_weighs_group_norms():
+    """squared_group's beta_ = d_G ||W_G|| / sum_H d_H ||W_H||: on the simplex, 0 for a
+    group of weight 0, ||W_G|| / sum ||W_H|| without weights."""
+    X, y = text_like(classes=3)
+    groups = np.arange(300) % 4
+    weights = np.array([0.0, 0.5, 1.0, 2.0])
+    params = dict(penalty="squared_group", schedule="invsqrt", alpha=1e-3, multi_class="multinomial",
+                  groups=groups)
+    weighted = ProxClassifier(group_weights=weights, **params).fit(X, y)
+    norms = weighted.group_norms_
+    assert np.all(norms > 0)
+    np.testing.assert_allclose(weighted.beta_, weights * norms / np.sum(weights * norms), rtol=1e-12)
+    assert weighted.beta_[0] == 0 and weighted.beta_.sum() == pytest.approx(1.0)
+    plain = ProxClassifier(**params).fit(X, y)
+    np.testing.assert_allclose(plain.beta_, plain.group_norms_ / plain.group_norms_.sum(), rtol=1e-12)
 
 
 def test_regressor_learns_a_linear_target():

@@ -156,7 +156,7 @@ def set_width(h):
 
 
 BAD = {
-    "version": (dict(edit_header=set_version), "model format version 2, but this fastprox reads version 1"),
+    "version": (dict(edit_header=set_version), "model format version 3, but this fastprox reads versions 1 to 2"),
     "class": (dict(edit_header=set_class), "unknown model class 'SGDClassifier'"),
     "kernel option": (dict(edit_header=set_update), "unknown kernel option 'adam'"),
     "width": (dict(edit_header=set_width), "n_features_in_=3001 but the model has 3000 features"),
@@ -202,11 +202,21 @@ def test_wrong_class_truncated_and_foreign_files(saved, tmp_path):
         load_model(tmp_path / "absent.npz")
 
 
+WEIGHTS_50 = np.where(np.arange(50) % 4 == 0, 0.0, np.linspace(0.2, 3.0, 50))
+
+
 @pytest.mark.parametrize("params", [
     dict(multi_class="multinomial", penalty="l1_l2", schedule="constant", alpha=1e-3, eta0=0.1),
     dict(multi_class="multinomial", penalty="sparse_group", schedule="invsqrt", alpha=1e-3,
          groups=np.arange(3000) % 50),
-], ids=["multinomial-l1_l2", "sparse_group-user-groups"])
+    dict(multi_class="multinomial", penalty="l1_l2", schedule="constant", alpha=1e-3, eta0=0.1,
+         group_weights=np.linspace(0.0, 2.0, 3000)),
+    dict(multi_class="multinomial", penalty="squared_group", schedule="invsqrt", alpha=1e-4,
+         groups=np.arange(3000) % 50, group_weights=WEIGHTS_50),
+    dict(multi_class="multinomial", penalty="l1_linf", update="rda", schedule="adagrad", alpha=1e-4,
+         groups=np.arange(3000) % 50, group_weights=WEIGHTS_50),
+], ids=["multinomial-l1_l2", "sparse_group-user-groups", "weighted-rows-l1_l2",
+        "weighted-squared_group", "weighted-rda-adagrad-l1_linf"])
 def test_multinomial_and_groups_continue_exactly(tmp_path, params):
     labels = np.arange(X.shape[0]) % 3
     first = ProxClassifier(**params).partial_fit(X[:HALF], labels[:HALF], classes=[0, 1, 2])
@@ -217,3 +227,36 @@ def test_multinomial_and_groups_continue_exactly(tmp_path, params):
     whole = ProxClassifier(**params, shuffle=False).fit(X, labels)
     same_state(loaded, whole)
     np.testing.assert_array_equal(loaded.predict_proba(X_TEST), whole.predict_proba(X_TEST))
+    if params.get("group_weights") is not None:
+        np.testing.assert_array_equal(loaded._learner.group_weights, params["group_weights"])
+        np.testing.assert_array_equal(loaded.group_weights, params["group_weights"])
+
+
+def test_version_1_files_load(saved):
+    """A file of format version 1 (before group weights: no such parameter or member)
+    loads as the model it holds."""
+    path, rewrite = saved
+    before = load_model(path)
+
+    def as_version_1(h):
+        h["version"] = 1
+        del h["params"]["group_weights"]
+
+    after = load_model(rewrite(edit_header=as_version_1))
+    same_state(before, after)
+    assert after.group_weights is None and after._learner.group_weights is None
+
+
+def test_bad_group_weights_member_names_the_file(tmp_path):
+    path = tmp_path / "m"
+    labels = np.arange(X.shape[0]) % 3
+    save_model(ProxClassifier(penalty="l1_l2", schedule="invsqrt", groups=np.arange(3000) % 50,
+                              group_weights=WEIGHTS_50).fit(X, labels), path)
+    with np.load(path) as npz:
+        content = {key: npz[key] for key in npz.files}
+    for bad, message in [(WEIGHTS_50[:7], "one weight per group, 50 here"), (-WEIGHTS_50, ">= 0")]:
+        with open(path, "wb") as f:
+            np.savez(f, **dict(content, group_weights=bad))
+        with pytest.raises(ValueError, match="^" + str(path) + ": group_weights must") as info:
+            load_model(path)
+        assert message in str(info.value)

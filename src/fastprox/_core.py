@@ -13,7 +13,7 @@ CHUNK_ROWS = 1 << 16
 DEFAULTS = dict(penalty="l1", alpha=1e-6, l1_ratio=0.15, update="fobos", schedule="adagrad",
                 eta0=0.5, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
                 fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
-                warm_start=False, epsilon=0.1, groups=None)
+                warm_start=False, epsilon=0.1, groups=None, group_weights=None)
 CLASSIFIER_DEFAULTS = dict(loss="log", **DEFAULTS, multi_class="ovr")
 REGRESSOR_DEFAULTS = dict(loss="squared", **DEFAULTS)
 
@@ -53,7 +53,8 @@ def new_learner(params, n_features, n_outputs, ovr, multinomial):
                    eta0=params["eta0"], delta=params["delta"], rda_rho=params["rda_rho"],
                    berhu_gamma=params["berhu_gamma"], epsilon=params["epsilon"],
                    fit_intercept=params["fit_intercept"], ovr=ovr, multinomial=multinomial,
-                   groups=check_groups(params["groups"], n_features))
+                   groups=check_groups(params["groups"], n_features),
+                   group_weights=params["group_weights"])
 
 
 def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None):

@@ -21,7 +21,7 @@ class _BaseProx(BaseEstimator):
 
     def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho,
                  berhu_gamma, batch_size, fit_intercept, max_iter, shuffle, random_state,
-                 warm_start, epsilon, groups):
+                 warm_start, epsilon, groups, group_weights):
         self.loss = loss
         self.penalty = penalty
         self.alpha = alpha
@@ -40,6 +40,7 @@ class _BaseProx(BaseEstimator):
         self.warm_start = warm_start
         self.epsilon = epsilon
         self.groups = groups
+        self.group_weights = group_weights
 
     # ------------------------------------------------------------------ model
     @property
@@ -74,10 +75,15 @@ class _BaseProx(BaseEstimator):
 
     @property
     def beta_(self):
-        """squared_group's kernel weights beta_G = ||W_G|| / sum_H ||W_H|| (MKL paper)."""
+        """squared_group's kernel weights beta_G = d_G ||W_G|| / sum_H d_H ||W_H|| (MKL
+        paper, Alg. 3 line 11, with d = 1): the beta of the simplex that attains
+        (sum_G d_G ||W_G||)^2 = min_beta sum_G d_G^2 ||W_G||^2 / beta_G, so they keep
+        their meaning as kernel weights under group_weights (0 for d_G = 0)."""
         if self.penalty != "squared_group":
             raise AttributeError("beta_ is defined for penalty='squared_group'.")
         norms = self.group_norms_
+        if self._learner.group_weights is not None:
+            norms = norms * self._learner.group_weights
         total = norms.sum()
         return norms / total if total > 0 else norms
 
@@ -183,6 +189,14 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         "squared_group", fobos with a scalar schedule): None makes each feature's
         row of W a group; otherwise features with the same id form a group and
         -1 leaves a feature unpenalized.
+    group_weights : None or array of floats >= 0, one per group, default=None
+        The group penalties' weights d_G (None: all 1), e.g. sqrt(group size) so
+        that large groups do not dominate: r(W) = sum_G d_G ||W_G||_F (l1_l2),
+        sum_G d_G max|W_G| (l1_linf), rho ||W||_1 + (1 - rho) sum_G d_G ||W_G||_F
+        (sparse_group: the l1 part is per entry and is not weighted),
+        (sum_G d_G ||W_G||_F)^2 / 2 (squared_group, Martins et al.'s Alg. 4).
+        One weight per group: n_features with groups=None, else max(groups) + 1;
+        d_G = 0 leaves group G unpenalized.
 
     The defaults (AdaGrad steps with eta0 = 0.5, a light l1 penalty, one
     shuffled pass) were chosen on the sparse text and census sets of
@@ -194,7 +208,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     coef_, intercept_, classes_, n_features_in_, t_ (steps so far),
     n_iter_ (passes of the last fit), progressive_loss_ (mean loss of each row
     before its update, over the last fit or partial_fit call), n_nonzero_rows_,
-    group_norms_, beta_ (squared_group's kernel weights).
+    group_norms_, beta_ (squared_group's kernel weights, d_G ||W_G|| normalized).
     """
 
     _losses = CLASSIFICATION_LOSSES
@@ -205,12 +219,14 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
                  berhu_gamma=C["berhu_gamma"], batch_size=C["batch_size"],
                  fit_intercept=C["fit_intercept"], max_iter=C["max_iter"], shuffle=C["shuffle"],
                  random_state=C["random_state"], warm_start=C["warm_start"],
-                 epsilon=C["epsilon"], multi_class=C["multi_class"], groups=C["groups"]):
+                 epsilon=C["epsilon"], multi_class=C["multi_class"], groups=C["groups"],
+                 group_weights=C["group_weights"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
-                         warm_start=warm_start, epsilon=epsilon, groups=groups)
+                         warm_start=warm_start, epsilon=epsilon, groups=groups,
+                         group_weights=group_weights)
         self.multi_class = multi_class
 
     def _encode(self, y, classes, first):
@@ -277,12 +293,13 @@ class ProxRegressor(RegressorMixin, _BaseProx):
                  berhu_gamma=R["berhu_gamma"], batch_size=R["batch_size"],
                  fit_intercept=R["fit_intercept"], max_iter=R["max_iter"], shuffle=R["shuffle"],
                  random_state=R["random_state"], warm_start=R["warm_start"],
-                 epsilon=R["epsilon"], groups=R["groups"]):
+                 epsilon=R["epsilon"], groups=R["groups"], group_weights=R["group_weights"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
-                         warm_start=warm_start, epsilon=epsilon, groups=groups)
+                         warm_start=warm_start, epsilon=epsilon, groups=groups,
+                         group_weights=group_weights)
 
     def _encode(self, y, classes, first):
         return as_float_array("y", y, len(y)), 1, False, False

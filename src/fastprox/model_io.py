@@ -7,7 +7,7 @@ included. This format stores only the features the model has touched, names
 its version, and is read with ``allow_pickle=False``: loading an untrusted
 file runs no code.
 
-Format, version 1
+Format, version 2
 -----------------
 A NumPy ``.npz`` archive (a zip of ``.npy`` arrays, deflated but for
 ``state``, whose float64 values deflate by under a fifth at fifteen times the
@@ -18,7 +18,7 @@ so that readers never see half a file. The file name is used as given (no
 ``header``
     0-d unicode array holding a JSON object:
 
-    - ``format``: ``"fastprox-model"``; ``version``: ``1``;
+    - ``format``: ``"fastprox-model"``; ``version``: ``2``;
     - ``class``: ``"ProxClassifier"`` or ``"ProxRegressor"``;
     - ``params``: ``get_params()`` (``random_state`` must be None or an int;
       arrays such as ``groups`` become lists);
@@ -26,9 +26,9 @@ so that readers never see half a file. The file name is used as given (no
       ``n_outputs``, ``update``, ``schedule``, ``penalty``, ``loss``,
       ``alpha``, ``l1_ratio``, ``eta0``, ``delta``, ``rda_rho``,
       ``berhu_gamma``, ``epsilon``, ``fit_intercept``, ``ovr``,
-      ``multinomial``; ``groups`` is a member of its own): they may
-      differ from ``params`` after a ``set_params`` following the fit, and
-      training continues with the kernel's;
+      ``multinomial``; ``groups`` and ``group_weights`` are members of their
+      own): they may differ from ``params`` after a ``set_params`` following
+      the fit, and training continues with the kernel's;
     - ``scalars``: the kernel's counters ``t``, ``n_ops``, ``since_rebase``,
       ``heap_size`` and the scalar-FOBOS cumulants ``P``, ``Q`` (JSON floats
       are written as Python's shortest round-trip repr: exact);
@@ -43,6 +43,8 @@ so that readers never see half a file. The file name is used as given (no
     features it has seen.
 ``groups`` (int64, n_features; only for models with user groups)
     The kernel's feature groups.
+``group_weights`` (float64, one per group; only for models with group weights)
+    The kernel's group penalty weights d_G.
 ``bstate``, ``gstamp``, ``gnorm`` and any other kernel array
     Stored whole under the kernel's name (intercepts, group stamps and norms:
     small).
@@ -56,6 +58,9 @@ so that readers never see half a file. The file name is used as given (no
 
 Loading checks the format name, the version, the class, the parameters and
 every shape, and raises ``ValueError`` naming the file and what is wrong.
+
+Version 1 (before ``group_weights``) differs only in having neither the
+member nor the parameter; such files load as models without group weights.
 """
 import io
 import json
@@ -72,7 +77,8 @@ from .libsvm import _atomic_write
 __all__ = ["save_model", "load_model", "read_model", "SavedModel", "FORMAT", "VERSION"]
 
 FORMAT = "fastprox-model"
-VERSION = 1
+VERSION = 2
+_READS = (1, 2)   # versions this fastprox reads: 1 is 2 without group_weights
 
 _CLASS_NAMES = ("ProxClassifier", "ProxRegressor")
 
@@ -136,8 +142,9 @@ def write_model(path, name, params, learner, fitted, classes=None, feature_names
                "state": state[rows], "heap_items": arrays["heap_items"][:size],
                "heap_keys": arrays["heap_keys"][:size]}
     members.update((name, a) for name, a in arrays.items() if name not in _SPECIAL)
-    if learner.groups is not None:
-        members["groups"] = learner.groups
+    for name in ("groups", "group_weights"):
+        if getattr(learner, name) is not None:
+            members[name] = getattr(learner, name)
     if classes is not None:
         members["classes"] = _plain_array("classes_", classes)
     if feature_names is not None:
@@ -234,14 +241,16 @@ def _decode(header, members):
     """The SavedModel a decoded file describes; ValueError/KeyError if inconsistent."""
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise ValueError(f"not a fastprox model file (no format {FORMAT!r} in its header)")
-    if header["version"] != VERSION:
+    if header["version"] not in _READS:
         raise ValueError(f"model format version {header['version']!r}, but this fastprox reads "
-                         f"version {VERSION}; load it with the fastprox that wrote it, or retrain")
+                         f"versions {_READS[0]} to {_READS[-1]}; load it with the fastprox that "
+                         "wrote it, or retrain")
     if header["class"] not in _CLASS_NAMES:
         raise ValueError(f"unknown model class {header['class']!r}; expected one of {sorted(_CLASS_NAMES)}")
     spec, scalars, fitted = header["learner"], header["scalars"], header["fitted"]
     try:
-        learner = Learner(*(spec[key] for key in _LEARNER_ARGS), groups=members.get("groups"))
+        learner = Learner(*(spec[key] for key in _LEARNER_ARGS), groups=members.get("groups"),
+                          group_weights=members.get("group_weights"))
     except KeyError as e:
         raise ValueError(f"unknown kernel option {e} in the header's learner entry") from e
     saved = learner.__getstate__()
@@ -290,7 +299,8 @@ def _check_shape(name, a, shape, dtype):
 
 def _new_learner(learner):
     """A learner like ``learner`` before its first step."""
-    return Learner(*(getattr(learner, key) for key in _LEARNER_ARGS), groups=learner.groups)
+    return Learner(*(getattr(learner, key) for key in _LEARNER_ARGS), groups=learner.groups,
+                   group_weights=learner.group_weights)
 
 
 def _plain_json(value):
