@@ -125,6 +125,7 @@ def test_no_predict_proba_for_hinge():
     (dict(penalty="squared_group", schedule="invsqrt", groups=np.arange(300) % 5, group_weights=np.ones(300)),
      "one weight per group, 5 here (n_features with groups=None, else max(groups)"),
     (dict(penalty="l1_linf", schedule="inv", group_weights=np.full(300, -1.0)), "must be finite and >= 0"),
+    (dict(penalty="squared_group", schedule="inv", group_weights=np.full(300, 1e160)), "multiply alpha by it"),
     (dict(penalty="sparse_group", schedule="inv", group_weights=np.full(300, np.nan)), "must be finite"),
     (dict(penalty="l1_l2", update="rda", schedule="invsqrt", group_weights=np.full(300, np.inf)),
      "replace the negative, NaN or infinite entries"),

@@ -273,11 +273,6 @@ cdef void groups_materialize(Ctx* c, double* out) noexcept nogil:
 # - l1_linf: w = 0 if ||S||_1 <= c, else w_i = -sign(S_i) min(|S_i| / beta_i, u) with u
 #   the root of sum_i max(0, |S_i| - beta_i u) = c, piecewise linear: exact after sorting.
 
-cdef inline int _descending_triple(const void* a, const void* b) noexcept nogil:
-    cdef double x = (<const double*>a)[0], y = (<const double*>b)[0]
-    return (x < y) - (x > y)
-
-
 cdef void adagrad_group_shrink(double* v, const double* beta, Py_ssize_t m, double c) noexcept nogil:
     """v <- argmin sum_i (-v_i w_i + beta_i w_i^2 / 2) + c ||w||_2, in place (v = -S)."""
     cdef Py_ssize_t i, it
@@ -324,7 +319,7 @@ cdef void adagrad_linf_shrink(double* v, const double* beta, Py_ssize_t m, doubl
             work[3 * n + 1] = fabs(v[i])
             work[3 * n + 2] = beta[i]
             n += 1
-    qsort(work, n, 3 * sizeof(double), _descending_triple)
+    qsort(work, n, 3 * sizeof(double), _descending)    # by each triple's first value
     for r in range(n):
         sum_s += work[3 * r + 1]
         sum_b += work[3 * r + 2]

@@ -46,7 +46,7 @@ from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
 from fastprox._losses cimport dloss_and_value, LOG
 from fastprox._validation import check_group_weights
 from fastprox._group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sparse_group,
-                                   squared_group_tau)
+                                   squared_group_tau, _descending)
 
 cimport cython
 

@@ -100,6 +100,10 @@ def _check_grouped(name, penalty):
                          f"penalty={penalty!r} ignores it: drop {name} or change the penalty.")
 
 
+#: Largest group weight: squared_group's Alg. 4 sums d_G^2 over groups.
+MAX_GROUP_WEIGHT = 1e150
+
+
 def check_group_weights(weights, penalty, n_groups):
     """None (every group weight 1) or a float64 vector of one weight d_G >= 0 per group:
     n_groups = n_features with groups=None, else max(groups) + 1; d_G = 0 leaves group
@@ -117,6 +121,9 @@ def check_group_weights(weights, penalty, n_groups):
     if not np.all(np.isfinite(d)) or np.any(d < 0):
         raise ValueError("group_weights must be finite and >= 0 (0 leaves a group unpenalized); "
                          "replace the negative, NaN or infinite entries.")
+    if np.any(d > MAX_GROUP_WEIGHT):
+        raise ValueError(f"group_weights above {MAX_GROUP_WEIGHT:g} overflow the weighted proxes (they "
+                         "square the weights); divide the weights by a constant and multiply alpha by it.")
     return d
 
 
