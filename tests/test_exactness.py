@@ -204,3 +204,39 @@ def test_kernel_refuses_arrays_it_would_read_outside(case, message):
     with pytest.raises(ValueError, match=message):
         learner.fit_rows(data, indices, indptr, y, sw, order, 1)
     assert learner.t == 0
+
+
+def test_progressive_log_loss_over_a_long_stream():
+    """The kernel sums the log loss's log1p parts as one product, renormalized every
+    512 rows: over 6000 rows of random labels (losses near log 2, whose product
+    2**6000 would overflow a double) the progressive loss equals the eager sum to rounding."""
+    rng = np.random.default_rng(7)
+    n, d = 6000, 8
+    X = sp.csr_matrix(rng.normal(0, 1, (n, d)))
+    y = rng.choice([-1.0, 1.0], n)
+    sw, order, params = np.ones(n), np.arange(n, dtype=np.int64), dict(alpha=1e-4, eta0=0.5)
+    lazy = make(Learner, ("fobos", "adagrad", "l1"), X, 1, "log", params)
+    eager = make(EagerReference, ("fobos", "adagrad", "l1"), X, 1, "log", params)
+    lazy_loss = lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
+    eager_loss = eager.run(X.toarray(), y, sw, order, 1)
+    check_equal(lazy, eager)
+    assert eager_loss > 3000 and lazy_loss == pytest.approx(eager_loss, rel=1e-12, abs=0)
+
+
+def test_progressive_log_loss_of_tiny_losses():
+    """Losses near 1e-26 (every margin huge after the first step), where 1 + e would
+    round e away, still sum to the eager value to rounding (log1p's series)."""
+    rng = np.random.default_rng(3)
+    n, d = 2000, 3
+    X = sp.csr_matrix(rng.uniform(1, 2, (n, d)))
+    y, sw = np.ones(n), np.ones(n)
+    params = dict(alpha=1e-4, eta0=20.0)
+    lazy = make(Learner, ("fobos", "constant", "l1"), X, 1, "log", params)
+    eager = make(EagerReference, ("fobos", "constant", "l1"), X, 1, "log", params)
+    first, rest = np.arange(1, dtype=np.int64), np.arange(1, n, dtype=np.int64)
+    lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, first, 1)
+    eager.run(X.toarray(), y, sw, first, 1)
+    lazy_loss = lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, rest, 1)
+    eager_loss = eager.run(X.toarray(), y, sw, rest, 1)
+    check_equal(lazy, eager)
+    assert 0 < eager_loss < 1e-15 and lazy_loss == pytest.approx(eager_loss, rel=1e-12, abs=0)

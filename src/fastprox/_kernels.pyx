@@ -43,7 +43,7 @@ import numpy as np
 from libc.math cimport sqrt, exp, log, log1p, expm1, fabs, copysign, ceil
 from libc.stdlib cimport qsort
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
-from fastprox._losses cimport dloss_and_value, LOG
+from fastprox._losses cimport dloss_and_value, dlog_loss_deferred, logsum_pop, LogSum, LOG
 from fastprox._validation import check_group_weights
 from fastprox._group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sparse_group,
                                    squared_group_tau, _descending)
@@ -131,6 +131,7 @@ cdef struct Ctx:
     Heap heap                     # Berhu's l2-phase schedule
     double eta, wc, wl2, wbeta    # per-step constants: step, dual threshold, l2, beta_t
     double wthr, winv             # rda/invsqrt: the threshold and 1/denominator of every weight
+    LogSum lsum                   # progressive log losses' log1p parts, summed once per call
     double* p                     # (K,) margins
     double* q                     # (K,) loss derivatives
     double* qsum                  # (K,) intercept gradient of the step
@@ -305,6 +306,7 @@ cdef class Learner:
         self.c.gbeta = _ptr(arrays["gbeta"])
         self.c.wrow = _ptr(arrays["wrow"])
         self.c.n_tg = 0
+        self.c.lsum.m, self.c.lsum.e, self.c.lsum.n = 1.0, 0, 0
         self._coef = None
 
     # ------------------------------------------------------------------ pickling
@@ -398,6 +400,7 @@ cdef class Learner:
                     prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1])
                 total += step(&c, X, ind, &indptr[0], &y[0], &sample_weight[0], &order[start], b)
                 start += b
+            total += logsum_pop(&c.lsum)
         self.c = c
         return total
 
@@ -409,6 +412,7 @@ cdef _check_rows(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] 
     loops trust these bounds."""
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1, i
     cdef long long lo = 0, hi = -1
+    cdef index_t imin = 0, imax = -1
     if n_rows < 0 or indices.shape[0] != nnz or indptr[0] != 0 or indptr[n_rows] > nnz:
         raise ValueError("inconsistent CSR arrays: data, indices and indptr do not match.")
     if n_y != n_rows or n_sw != n_rows:
@@ -421,13 +425,13 @@ cdef _check_rows(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] 
             hi = max(hi, order[i])
         if hi < n_rows and lo >= 0:
             for i in range(n_rows):
-                if indptr[i + 1] < indptr[i]:
-                    lo = -1
+                lo = min(lo, indptr[i + 1] - indptr[i])
             lo = min(lo, 0)
             for i in range(nnz):
-                if indices[i] < 0 or indices[i] >= d:
-                    lo = -2
-                    break
+                imin = min(imin, indices[i])
+                imax = max(imax, indices[i])
+            if imin < 0 or imax >= d:
+                lo = -2
     if lo == -2:
         raise ValueError(f"a column index lies outside [0, {d}): the matrix is malformed "
                          "or has more features than the model.")
@@ -765,8 +769,11 @@ cdef double gradients(Ctx* c, double y, double weight) noexcept nogil:
         return multinomial_gradients(c, <int>y, weight)
     for k in range(c.K):
         yk = (1.0 if k == <int>y else -1.0) if c.ovr else y
-        c.q[k] = dloss_and_value(c.loss, c.p[k], yk, c.epsilon, &value) * weight
-        total += weight * value
+        if c.loss == LOG and weight == 1.0:
+            c.q[k] = dlog_loss_deferred(c.p[k], yk, &total, &c.lsum)
+        else:
+            c.q[k] = dloss_and_value(c.loss, c.p[k], yk, c.epsilon, &value) * weight
+            total += weight * value
     return total
 
 cdef double multinomial_gradients(Ctx* c, int y, double weight) noexcept nogil:

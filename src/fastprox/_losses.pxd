@@ -1,6 +1,6 @@
 # Loss values and derivatives in the margin p (the contract's loss table).
 # Binary losses take y in {-1, +1}; regression losses take a real target.
-from libc.math cimport exp, log1p, fabs, copysign
+from libc.math cimport exp, log, log1p, fabs, copysign, frexp
 
 cdef enum:
     LOG = 0
@@ -84,4 +84,45 @@ cdef inline double dloss_and_value(int loss, double p, double y, double epsilon,
         value[0] = log1p(e)
         return -y * e / (1.0 + e)
     value[0] = -z + log1p(e)
+    return -y / (1.0 + e)
+
+
+cdef struct LogSum:
+    # A sum of log(f_i), f_i in [1, 2], kept as a product m * 2**e: one
+    # multiplication per term instead of a log1p, the logarithm taken once.
+    double m
+    int e
+    int n
+
+
+cdef inline void logsum_add(LogSum* s, double f) noexcept nogil:
+    """Add log(f) for f in [1, 2]; renormalize before m could overflow (2**512)."""
+    cdef int e
+    s.m *= f
+    s.n += 1
+    if s.n == 512:
+        s.m = frexp(s.m, &e)
+        s.e += e
+        s.n = 0
+
+
+cdef inline double logsum_pop(LogSum* s) noexcept nogil:
+    """The sum added so far; restarts it at 0."""
+    cdef double v = log(s.m) + s.e * 0.6931471805599453
+    s.m, s.e, s.n = 1.0, 0, 0
+    return v
+
+
+cdef inline double dlog_loss_deferred(double p, double y, double* linear, LogSum* s) noexcept nogil:
+    """The log loss's derivative, as dloss; its value max(-z, 0) + log1p(exp(-|z|))
+    goes half to linear[0] and half to s (log1p, the row's costliest call, deferred)."""
+    cdef double z = y * p
+    cdef double e = exp(-fabs(z))
+    if e > 1e-6:
+        logsum_add(s, 1.0 + e)
+    else:                       # 1 + e would round e away: log1p's series, to rounding
+        linear[0] += e - 0.5 * e * e
+    if z > 0.0:
+        return -y * e / (1.0 + e)
+    linear[0] += -z
     return -y / (1.0 + e)

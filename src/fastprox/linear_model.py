@@ -232,7 +232,8 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     def _encode(self, y, classes, first):
         """Targets for the kernel: +-1 for two classes (the larger is +1), class indices for K >= 3."""
         _one_of("multi_class", self.multi_class, MULTI_CLASS)
-        check_classification_targets(y)
+        if y.dtype.kind not in "biuf":      # numbers are checked by check_classes, faster
+            check_classification_targets(y)
         if first:
             self.classes_ = check_classes(y if classes is None else classes)
         elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
