@@ -240,3 +240,29 @@ def test_progressive_log_loss_of_tiny_losses():
     eager_loss = eager.run(X.toarray(), y, sw, rest, 1)
     check_equal(lazy, eager)
     assert 0 < eager_loss < 1e-15 and lazy_loss == pytest.approx(eager_loss, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("shuffled", [False, True], ids=["in-order", "shuffled"])
+def test_pass_beyond_the_prefetch_thresholds(shuffled):
+    """A pass whose state (d = 2^17 features) and rows (240,000 non-zeros) both
+    outgrow the kernel's prefetch threshold, in file order and shuffled (the row
+    values and indices are then prefetched too), equals the eager reference."""
+    rng = np.random.default_rng(5)
+    n, d, per_row = 4000, 1 << 17, 60
+    hot = rng.choice(d, 400, replace=False)              # features the eager model tracks
+    indices = np.sort(np.stack([rng.choice(hot, per_row, replace=False) for _ in range(n)]), axis=1)
+    X = sp.csr_matrix((rng.normal(0, 1, n * per_row), indices.ravel(),
+                       np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
+    y = rng.choice([-1.0, 1.0], n)
+    sw = np.ones(n)
+    order = (rng.permutation(n) if shuffled else np.arange(n)).astype(np.int64)
+    params = dict(alpha=1e-3, eta0=0.5)
+    lazy = make(Learner, ("fobos", "adagrad", "l1"), X, 1, "log", params)
+    lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
+    small = sp.csr_matrix(X[:, np.sort(hot)])               # the same rows over the hot columns
+    eager = make(EagerReference, ("fobos", "adagrad", "l1"), small, 1, "log", params)
+    eager.run(small.toarray(), y, sw, order, 1)
+    coef = lazy.coef()
+    assert not np.any(np.delete(coef, hot, axis=1))
+    assert_contract_close(coef[:, np.sort(hot)], eager.coef())
+    assert_contract_close(lazy.intercept(), eager.intercept())

@@ -100,11 +100,14 @@ cdef extern from *:
     """
     #if defined(__GNUC__) || defined(__clang__)
     #define FASTPROX_PREFETCH(p) __builtin_prefetch((p), 1, 3)
+    #define FASTPROX_PREFETCH_READ(p) __builtin_prefetch((p), 0, 3)
     #else
     #define FASTPROX_PREFETCH(p) ((void)(p))
+    #define FASTPROX_PREFETCH_READ(p) ((void)(p))
     #endif
     """
     void FASTPROX_PREFETCH(const void* p) noexcept nogil
+    void FASTPROX_PREFETCH_READ(const void* p) noexcept nogil
 
 include "_berhu.pxi"
 
@@ -392,9 +395,17 @@ cdef class Learner:
                     c.d, batch_size)
         # Prefetching pays once the state outgrows the caches; below, it only costs.
         cdef bint prefetch = c.d * c.width * sizeof(double) > PREFETCH_BYTES
+        # Rows visited out of order (shuffled passes) defeat the hardware prefetcher:
+        # their values and indices are requested too, a step before their state.
+        cdef bint scattered = (data.shape[0] * (sizeof(value_t) + sizeof(index_t)) > PREFETCH_BYTES
+                               and not consecutive(order))
         with nogil:
             while start < n:
                 b = <int>min(<Py_ssize_t>batch_size, n - start)
+                if scattered and start + (PREFETCH_STEPS + 1) * b < n:
+                    nxt = order[start + (PREFETCH_STEPS + 1) * b]
+                    prefetch_lines(X + indptr[nxt], X + indptr[nxt + 1])
+                    prefetch_lines(ind + indptr[nxt], ind + indptr[nxt + 1])
                 if start + PREFETCH_STEPS * b < n and prefetch:
                     nxt = order[start + PREFETCH_STEPS * b]
                     prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1])
@@ -447,6 +458,23 @@ cdef inline double* _ptr(a):
 cdef inline long long* _iptr(a):
     cdef long long[::1] flat = a.reshape(-1)
     return &flat[0] if flat.shape[0] else NULL
+
+
+cdef bint consecutive(const long long[::1] order) noexcept nogil:
+    """Whether the rows are visited in file order (order[i + 1] = order[i] + 1)."""
+    cdef Py_ssize_t i
+    for i in range(order.shape[0] - 1):
+        if order[i + 1] != order[i] + 1:
+            return False
+    return True
+
+
+cdef inline void prefetch_lines(const void* lo, const void* hi) noexcept nogil:
+    """Ask for the cache lines of [lo, hi) (a row's values or indices)."""
+    cdef const char* p = <const char*>lo
+    while p < <const char*>hi:
+        FASTPROX_PREFETCH_READ(p)
+        p += 64
 
 
 cdef inline void prefetch_rows(Ctx* c, const index_t* indices, long long lo, long long hi) noexcept nogil:
