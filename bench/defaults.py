@@ -5,7 +5,10 @@ as VW's defaults (adaptive, normalized, importance-invariant updates) on every
 data set of the peer suite. This sweeps what the contract lets a default choose
 (update rule, ``eta0``, AdaGrad's ``delta``) over the suite's own problems and
 splits, runs VW's defaults on the same rows, and marks each cell that is not
-below VW. Accuracy is deterministic, so the machine's load does not matter.
+below VW. A second table asks what choosing the setting per data set would
+give: among the FOBOS settings, the one with the lowest progressive
+validation loss (no test rows) over the first rows or the whole pass.
+Accuracy is deterministic, so the machine's load does not matter.
 Writes bench/results/defaults.md.
 
     python bench/defaults.py [--data ../shared/data] [--out bench/results/defaults.md]
@@ -42,9 +45,33 @@ def vw_accuracy(problem):
     return evaluate(vw, problem, alpha=0.0)["test_accuracy"]
 
 
-def accuracy(params, problem):
-    clf = ProxClassifier(schedule="adagrad", shuffle=False, **params)
-    return clf.fit(problem.X_train, problem.y_train).score(problem.X_test, problem.y_test)
+#: Rows whose progressive loss picks a setting in the race table; None: the whole pass.
+RACE_ROWS = (1_000, 10_000, None)
+
+
+def run(params, problem):
+    """Test accuracy after one pass, and the progressive loss of each RACE_ROWS prefix."""
+    X, y = problem.X_train, problem.y_train
+    clf = ProxClassifier(schedule="adagrad", shuffle=False, **params).fit(X, y)
+    losses = [ProxClassifier(schedule="adagrad", shuffle=False, **params).fit(X[:n], y[:n]).progressive_loss_
+              if n is not None and n < X.shape[0] else clf.progressive_loss_ for n in RACE_ROWS]
+    return clf.score(problem.X_test, problem.y_test), losses
+
+
+def race_table(problems, reference, results):
+    """Per set, the FOBOS setting with the least progressive loss over each prefix, and its accuracy."""
+    fobos = [(params, runs) for params, runs in results if params["update"] == "fobos"]
+    rows = []
+    for i, n in enumerate(RACE_ROWS):
+        picks = [min(fobos, key=lambda pr: pr[1][j][1][i]) for j in range(len(problems))]
+        accs = [params_runs[1][j][0] for j, params_runs in enumerate(picks)]
+        won = sum(a >= r for a, r in zip(accs, reference))
+        below = ", ".join(p.name for p, a, r in zip(problems, accs, reference) if a < r) or "none"
+        rows.append([f"first {n:,} rows" if n else f"whole pass ({len(fobos)} learners side by side)",
+                     f"{won} (below: {below})"]
+                    + [f"{'**%.4f**' if a >= r else '%.4f'} (eta0={pr[0]['eta0']:g}, delta={pr[0]['delta']:g})"
+                       % a for a, r, pr in zip(accs, reference, picks)])
+    return rows
 
 
 def main():
@@ -55,9 +82,11 @@ def main():
     warnings.simplefilter("ignore", ConvergenceWarning)
     problems = [synthetic(50_000, s) for s in (1.0, 0.8, 1.2)] + data.real_sets(args.data)
     reference = [vw_accuracy(p) for p in problems]
-    rows, wins = [], []
+    rows, wins, results = [], [], []
     for params in SETTINGS:
-        accs = [accuracy(params, p) for p in problems]
+        runs = [run(params, p) for p in problems]
+        results.append((params, runs))
+        accs = [a for a, _ in runs]
         won = sum(a >= r for a, r in zip(accs, reference))
         wins.append((won, params))
         rows.append([f"{params['update']}, eta0={params['eta0']:g}, delta={params['delta']:g}", str(won)]
@@ -79,7 +108,20 @@ def main():
         "but starves the small gradients of unit-norm rows (reuters, rcv1). VW's normalized updates "
         "divide each step by the features' scale and its invariant updates take the loss's exact "
         "importance-weighted step; neither is one of the contract's schedules, so no default within "
-        "the contract meets the target on every set.", ""])
+        "the contract meets the target on every set.", "",
+        "## Choosing the setting per data set by progressive validation", "",
+        "What a default could do instead of one fixed setting: train the FOBOS settings above side by "
+        "side on the stream and keep the one whose progressive loss (each row's loss before its update; "
+        "no test rows) is lowest after the first rows, or after the whole pass. Test accuracy of the "
+        "setting picked; **bold**: not below VW's defaults.", "",
+        md_table(["picked by the progressive loss of", "sets not below VW"] + [p.name for p in problems],
+                 race_table(problems, reference, results)), "",
+        "A race is within the contract (the model is the contract's, for the setting it keeps), but "
+        "its margins over VW are within the test sets' noise (a9a: 16,281 test rows, one standard "
+        "error 0.003), and it costs: run over the whole pass it trains every candidate on every row, "
+        "15 times one learner's work; cut short, it keeps a setting on the first rows' evidence. "
+        "The library keeps one fixed default setting; eta0 and delta per data set stay the user's "
+        "(cheap) tuning.", ""])
     Path(args.out).write_text(text)
     print(f"wrote {args.out}")
 

@@ -166,6 +166,25 @@ def test_wrong_number_of_features_and_unknown_labels():
         ProxClassifier().fit(X, np.zeros(400))
 
 
+def test_plain_csr_input_keeps_validate_data_rules():
+    """The shortcut past validate_data for finite float CSR input keeps its rules:
+    the width check and message, feature names remembered from a DataFrame, lists
+    as labels, empty input."""
+    import pandas as pd
+    X, y = text_like()
+    clf = ProxClassifier().fit(X, y)
+    with pytest.raises(ValueError, match=f"X has 10 features, but ProxClassifier is expecting {X.shape[1]} "
+                                         "features as input"):
+        clf.partial_fit(X[:5, :10], y[:5])
+    assert np.array_equal(ProxClassifier(shuffle=False).fit(X, list(y)).coef_,
+                          ProxClassifier(shuffle=False).fit(X, y).coef_)
+    with pytest.raises(ValueError, match="0 sample"):
+        ProxClassifier().fit(X[:0], y[:0])
+    named = ProxClassifier().fit(pd.DataFrame(X[:, :5].toarray(), columns=list("abcde")), y)
+    with pytest.warns(UserWarning, match="feature names"):
+        named.partial_fit(X[:5, :5], y[:5])
+
+
 def test_unsorted_and_duplicate_indices_are_summed():
     """A row with a repeated index means the sum of its values, as in scipy."""
     X, y = text_like()

@@ -100,16 +100,39 @@ class _BaseProx(BaseEstimator):
     def _margins(self, X):
         """<w_k, x> + b_k: shape (n,) for one output, (n, K) for K outputs."""
         check_is_fitted(self, "t_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          reset=False, accept_large_sparse=True)
+        if not self._plain_csr(X, None, reset=False):
+            X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                              reset=False, accept_large_sparse=True)
         return margins(self._learner, X)
 
     # ------------------------------------------------------------------ training
     def _check_input(self, X, y, reset):
+        if self._plain_csr(X, y, reset):
+            return X, y
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              reset=reset, accept_large_sparse=True,
                              y_numeric=self._losses is REGRESSION_LOSSES)
         return sp.csr_matrix(X) if not sp.issparse(X) else X, y
+
+    def _plain_csr(self, X, y, reset):
+        """Whether X (and y, unless None) need none of validate_data's conversions: a
+        finite float CSR matrix without feature names, finite numeric 1-d labels of
+        its length. Then n_features_in_ is set or checked here, as validate_data
+        would, without its dataframe probes (2/3 of a small partial_fit call);
+        anything else, errors included, goes through validate_data."""
+        if not (sp.issparse(X) and X.format == "csr" and X.dtype in (np.float64, np.float32)
+                and min(X.shape) > 0 and not hasattr(self, "feature_names_in_")
+                and np.isfinite(X.data).all()):
+            return False
+        if y is not None and not (isinstance(y, np.ndarray) and y.shape == (X.shape[0],)
+                                  and y.dtype.kind in "biuf" and np.isfinite(y).all()):
+            return False
+        if reset:
+            self.n_features_in_ = X.shape[1]
+        elif X.shape[1] != getattr(self, "n_features_in_", X.shape[1]):
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} "
+                             f"is expecting {self.n_features_in_} features as input.")
+        return True
 
     def _fit(self, X, y, sample_weight, classes=None, incremental=False):
         check_params(self, self._losses)
