@@ -544,3 +544,38 @@ def test_iter_memory_is_flat(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     early_kb, peak_kb = map(int, out.stdout.split())
     assert peak_kb - early_kb < 12 * 1024, (early_kb, peak_kb)
+
+
+@pytest.mark.parametrize("content, kwargs", [
+    (FEATURES * 3, {}),
+    (FEATURES * 3, {"dtype": np.float32, "zero_based": True}),
+    (b"1 1:1\n\n-1 2:2\n1 0:3 5:1\n2 qid:4\n", {}),       # "auto" settled by a zero on line 4
+    (b"1 qid:3 1:1\n# c\n-1 qid:-2 2:1\n2 qid:+5\n", {"query_id": True}),
+    (b"1 1:1\n1 3000000000:1\n-1 2:2\n", {}),             # int64 indices from the second row on
+    (b"1\n-1\n1 4:1\n", {"n_features": 9}),
+])
+@pytest.mark.parametrize("rows_per_part", [1, 2])
+def test_load_parses_in_parts_and_joins_them(tmp_path, monkeypatch, content, kwargs, rows_per_part):
+    """load_libsvm parses a few rows at a time and joins the parts: whatever the
+    part size, the result equals the file parsed as one part, "auto" included."""
+    path = write(tmp_path, content)
+    whole = load_libsvm(path, **kwargs)
+    monkeypatch.setattr("fastprox.libsvm._LOAD_CHUNK_ROWS", rows_per_part)
+    parts = load_libsvm(path, **kwargs)
+    assert_same(parts[0], whole[0])
+    assert parts[0].indices.dtype == whole[0].indices.dtype == parts[0].indptr.dtype
+    for a, b in zip(parts[1:], whole[1:]):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype
+
+
+def test_load_in_parts_settles_auto_over_the_whole_file(tmp_path, monkeypatch):
+    """A zero index in a later part still makes the file zero-based, and the width
+    check waits for that decision (as with one part)."""
+    monkeypatch.setattr("fastprox.libsvm._LOAD_CHUNK_ROWS", 1)
+    path = write(tmp_path, b"1 1:1\n2 0:1 3:1\n")
+    X, _ = load_libsvm(path)
+    np.testing.assert_array_equal(X.toarray(), [[0, 1, 0, 0], [1, 0, 0, 1]])
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}:2: index '3' is beyond n_features=3"):
+        load_libsvm(path, n_features=3)
+    assert load_libsvm(write(tmp_path, b"1 1:1\n2 3:1\n"), n_features=3)[0].shape == (2, 3)
