@@ -72,6 +72,28 @@ def test_train_equals_one_pass_of_the_estimator(files, tmp_path, capsys):
     assert "(scan " in out and f"model saved: {model}" in out
 
 
+def test_groups_and_weights_from_files(files, tmp_path, capsys):
+    """--groups and --group-weights train what the estimator's groups= and
+    group_weights= do, and the saved model keeps them."""
+    groups = np.arange(400) // 8 - 1                  # 50 groups of 8 features, the first unpenalized
+    weights = np.sqrt(np.arange(1, 50) % 7 + 1.0)
+    (tmp_path / "g.txt").write_text("# one id per feature\n" + "\n".join(map(str, groups)) + "\n")
+    (tmp_path / "w.txt").write_text(" ".join(map(repr, weights.tolist())))
+    model = tmp_path / "m.npz"
+    status, out, err = run(capsys, "train", files / "train.svm", "--penalty", "l1_l2", "--schedule",
+                           "invsqrt", "--alpha", 0.01, "--groups", tmp_path / "g.txt",
+                           "--group-weights", tmp_path / "w.txt", "--model", model)
+    assert (status, err) == (0, "")
+    X, y = load_libsvm(files / "train.svm")
+    est = ProxClassifier(penalty="l1_l2", schedule="invsqrt", alpha=0.01, groups=groups,
+                         group_weights=weights, shuffle=False).fit(X, y)
+    saved = load_model(model)
+    np.testing.assert_array_equal(saved.coef_, est.coef_)
+    np.testing.assert_array_equal(saved.group_weights, weights)
+    zero_groups = (np.abs(est.coef_[0]).reshape(50, 8).sum(axis=1) == 0).sum()
+    assert 0 < zero_groups < 50
+
+
 def test_given_width_and_classes_skip_the_scan(files, tmp_path, capsys):
     a, b = tmp_path / "a.npz", tmp_path / "b.npz"
     assert run(capsys, "train", files / "train.svm", "--model", a)[0] == 0
@@ -194,6 +216,8 @@ def broken(tmp_path_factory, files):
     (d / "bad.svm").write_text("".join(lines))
     X, y = load_libsvm(files / "train.svm")
     save_model(ProxClassifier(loss="hinge").fit(X, y), d / "hinge.npz")
+    (d / "groups_short.txt").write_text("0 1 1\n")
+    (d / "groups_bad.txt").write_text("0 1\n2 x\n")
     return d
 
 
@@ -223,6 +247,12 @@ MISTAKES = {
     "proba without probabilities": (["predict", "{b}/hinge.npz", "{f}/train.svm", "--proba"],
                                     "--proba needs a classifier with loss 'log'"),
     "info without file": (["info"], "required: DATA"),
+    "groups not integers": (["train", "{f}/train.svm", "--penalty", "l1_l2", "--schedule", "invsqrt",
+                             "--groups", "{b}/groups_bad.txt"], "groups_bad.txt:2: 'x' is not an integer"),
+    "groups too short": (["train", "{f}/train.svm", "--penalty", "l1_l2", "--schedule", "invsqrt",
+                          "--groups", "{b}/groups_short.txt"], "3 group ids for 400 features"),
+    "groups without a group penalty": (["train", "{f}/train.svm", "--groups", "{b}/groups_short.txt"],
+                                       "groups= is used by the group penalties"),
 }
 
 

@@ -74,6 +74,11 @@ def add_arguments(parser):
         est.add_argument(f"--{name}", type=float)
     est.add_argument("--batch-size", type=int)
     est.add_argument("--no-intercept", action="store_true", help="fit no intercept")
+    est.add_argument("--groups", metavar="FILE",
+                     help="group penalties: a text file of one integer group id per feature, in "
+                          "feature order (-1: unpenalized); default: each feature a group")
+    est.add_argument("--group-weights", metavar="FILE",
+                     help="group penalties: a text file of one weight d_G >= 0 per group (default 1)")
 
 
 def run(args):
@@ -123,6 +128,11 @@ class StreamModel:
         if args.regression:
             self.params.pop("multi_class", None)
         self.params["fit_intercept"] = not args.no_intercept
+        self.groups_file = args.groups
+        if args.groups:
+            self.params["groups"] = read_vector(args.groups, "--groups", int)
+        if args.group_weights:
+            self.params["group_weights"] = read_vector(args.group_weights, "--group-weights", float)
         losses = REGRESSION_LOSSES if args.regression else CLASSIFICATION_LOSSES
         check_params(SimpleNamespace(**self.params), losses)
         self.loss = self.params["loss"]
@@ -150,6 +160,11 @@ class StreamModel:
                 self.classes = check_classes(classes if classes is not None else y)
             shape = encode_labels(y, self.classes, self.params["multi_class"], self.loss)
         if self.learner is None:
+            groups = self.params["groups"]
+            if groups is not None and len(groups) != X.shape[1]:
+                raise ValueError(f"--groups {self.groups_file}: {len(groups)} group ids for "
+                                 f"{X.shape[1]} features; give one id per feature (--n-features "
+                                 f"sets the width)")
             self.n_features = X.shape[1]
             self.learner = new_learner(self.params, X.shape[1], *shape[1:])
         self.progressive_loss_ = run_passes(self.learner, X, shape[0], None,
@@ -176,6 +191,21 @@ class StreamModel:
                   "progressive_loss_": float(progressive_loss), "sparse_coef": False}
         write_model(path, "ProxRegressor" if self.regression else "ProxClassifier", self.params,
                     self.learner, fitted, self.classes)
+
+
+def read_vector(path, option, kind):
+    """The numbers of a text file (whitespace-separated, '#' starts a comment) as a
+    NumPy vector of int64 (kind int) or float64 (kind float)."""
+    values = []
+    with open(path) as f:
+        for line_number, line in enumerate(f, 1):
+            for token in line.split("#", 1)[0].split():
+                try:
+                    values.append(kind(token))
+                except ValueError:
+                    what = "an integer" if kind is int else "a number"
+                    raise ValueError(f"{option} {path}:{line_number}: {token!r} is not {what}") from None
+    return np.array(values, dtype=np.int64 if kind is int else np.float64)
 
 
 def _check_options(args):
