@@ -1,15 +1,16 @@
 """One pass of one learner over the synthetic Zipf problem, repeated: the
 workload to run under a profiler.
 
-    python bench/peers/profile_pass.py fobos+invsqrt [--rows 200000] [--repeat 10]
+    python bench/peers/profile_pass.py fobos+invsqrt [--rows 200000] [--repeat 10] [--data FILE]
     perf record -o /tmp/fobos.data python bench/peers/profile_pass.py fobos+invsqrt --repeat 20
     perf annotate -i /tmp/fobos.data --stdio -s _kernels...
     valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes --collect-atstart=no \\
         --toggle-collect='*fit_rows*' python bench/peers/profile_pass.py fobos+invsqrt --rows 20000 --repeat 1
 
 LEARNER: UPDATE+SCHEDULE of fastprox (l1 penalty), or sklearn-l1 / sklearn-l2
-(scikit-learn's SGDClassifier; its kernel is `_plain_sgd`). Prints the
-seconds of each pass and nanoseconds per non-zero.
+(scikit-learn's SGDClassifier; its kernel is `_plain_sgd`). With --data, the
+rows of a LIBSVM file (its first --rows) instead of the Zipf problem. Prints
+the seconds of each pass and nanoseconds per non-zero.
 """
 import argparse
 import sys
@@ -18,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from fastprox import load_libsvm  # noqa: E402
 from fastprox.benchmarks.peers.fastprox_rules import FastproxRule  # noqa: E402
 from fastprox.benchmarks.peers.sklearn_sgd import SGD  # noqa: E402
 from throughput import zipf_text  # noqa: E402
@@ -37,8 +39,13 @@ def main():
     parser.add_argument("--exponent", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--alpha", type=float, default=1e-6)
+    parser.add_argument("--data", metavar="FILE", help="a LIBSVM file instead of the Zipf problem")
     args = parser.parse_args()
-    X, y = zipf_text(args.rows, 1 << 20, 50, seed=0, exponent=args.exponent)
+    if args.data:
+        X, y = load_libsvm(args.data)
+        X, y = X[:args.rows], y[:args.rows]
+    else:
+        X, y = zipf_text(args.rows, 1 << 20, 50, seed=0, exponent=args.exponent)
     peer = learner(args.learner, args.alpha)
     for _ in range(args.repeat):
         start = time.perf_counter()

@@ -633,12 +633,11 @@ cdef double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indic
     cdef double* row
     for nz in range(lo, hi):
         row = state + indices[nz] * width
-        if row[0] < t:
-            if l1:
-                if row[1] != 0.0 and alpha != 0.0:
-                    row[1] = soft_threshold(row[1], (t - row[0]) * (alpha * row[3]))
-            else:
-                row[1] = adagrad_catch_up(c, row, 0)
+        if l1:      # no branch: a current feature (row[0] = t) has threshold 0, which keeps it
+            row[1] = soft_threshold(row[1], (t - row[0]) * (alpha * row[3]))
+            row[0] = t
+        elif row[0] < t:
+            row[1] = adagrad_catch_up(c, row, 0)
             row[0] = t
         acc += row[1] * data[nz]
     c.p[0] = acc
