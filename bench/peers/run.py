@@ -7,7 +7,7 @@ exponents, then the real sets of /work/shared/data (or --data). The
 measurement core is fastprox.benchmarks.peers (`fastprox bench peers`);
 every option of it applies here. The profile notes of
 bench/results/peers_profile.md (written by hand from perf and callgrind runs
-of profile_pass.py) are appended to the report.
+of profile_pass.py and from row_costs.py) are appended to the report.
 
     python bench/peers/run.py [--quick] [--runs 5] [--passes 10] [--data DIR]
 """
