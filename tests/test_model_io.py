@@ -156,12 +156,12 @@ def set_width(h):
 
 
 BAD = {
-    "version": (dict(edit_header=set_version), "model format version 3, but this fastprox reads versions 1 to 2"),
+    "version": (dict(edit_header=set_version), "model format version 4, but this fastprox reads versions 1 to 3"),
     "class": (dict(edit_header=set_class), "unknown model class 'SGDClassifier'"),
     "kernel option": (dict(edit_header=set_update), "unknown kernel option 'adam'"),
     "width": (dict(edit_header=set_width), "n_features_in_=3001 but the model has 3000 features"),
     "state shape": (dict(state=np.zeros((3, 5))), "state has shape"),
-    "rows range": (dict(rows=np.array([5, 4, 99999]), state=np.zeros((3, 2))), "rows must be increasing"),
+    "rows range": (dict(rows=np.array([5, 4, 99999]), state=np.zeros((3, 3))), "rows must be increasing"),
     "bstate": (dict(bstate=np.zeros((2, 2))), "bstate has shape"),
     "classes": (dict(classes=np.array([1.0, 2.0, 3.0])), "classes has shape"),
     "missing member": (dict(bstate=None), "missing entry 'bstate'"),
@@ -232,19 +232,31 @@ def test_multinomial_and_groups_continue_exactly(tmp_path, params):
         np.testing.assert_array_equal(loaded.group_weights, params["group_weights"])
 
 
-def test_version_1_files_load(saved):
-    """A file of format version 1 (before group weights: no such parameter or member)
-    loads as the model it holds."""
+def as_version_2_ftrl(path):
+    """The state a version 2 file holds for the FTRL model at ``path``: its
+    entries (z, n) without sqrt(n)."""
+    with np.load(path) as npz:
+        entries = npz["state"].reshape(len(npz["state"]), -1, 3)
+    return dict(state=np.ascontiguousarray(entries[:, :, :2]).reshape(len(entries), -1))
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_earlier_versions_load(saved, version):
+    """Files of format versions 1 (before group weights: no such parameter or member)
+    and 2 (FTRL entries without sqrt(n)) load as the model they hold, which then
+    trains on exactly as the model saved."""
     path, rewrite = saved
     before = load_model(path)
 
-    def as_version_1(h):
-        h["version"] = 1
-        del h["params"]["group_weights"]
+    def as_version(h):
+        h["version"] = version
+        if version == 1:
+            del h["params"]["group_weights"]
 
-    after = load_model(rewrite(edit_header=as_version_1))
+    after = load_model(rewrite(edit_header=as_version, **as_version_2_ftrl(path)))
     same_state(before, after)
-    assert after.group_weights is None and after._learner.group_weights is None
+    assert after.group_weights is before.group_weights is None
+    same_state(before.partial_fit(X[:100], Y[:100]), after.partial_fit(X[:100], Y[:100]))
 
 
 def test_bad_group_weights_member_names_the_file(tmp_path):

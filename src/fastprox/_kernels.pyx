@@ -21,7 +21,7 @@ fobos         adagrad    t0 (last step)        w, G, eta (the step G gives)
 fobos/berhu   scalar     -                     w, phase, stamp (see `_berhu.pxi`)
 rda           invsqrt    -                     s (gradient sum)
 rda           adagrad    -                     s, G
-ftrl          adagrad    -                     z, n
+ftrl          adagrad    -                     z, n, sqrt(n)
 fobos/groups  scalar     -                     w (group stamps: `_groups.pxi`)
 rda/groups    both       -                     s (, G)
 ============  =========  ====================  ===================================
@@ -159,7 +159,7 @@ cdef struct Ctx:
     double* work                  # scratch: sorting (l1_linf, squared_group tau)
     double* wcache                # (d, K) rda: weights of the current step's touched groups
     double* gbeta                 # scratch: one block's per-entry beta (rda + adagrad)
-    double* wrow                  # (d, K, 2) ftrl: (w, sqrt(n)) of the row being processed
+    double* wrow                  # (d, K) ftrl: w of the row being processed
 
 
 include "_groups.pxi"
@@ -245,7 +245,7 @@ cdef class Learner:
         elif c.update == RDA:
             c.n_entry = 2 if c.schedule == ADAGRAD else 1
         else:
-            c.n_entry = 2
+            c.n_entry = 3
         c.width = c.n_row + n_outputs * c.n_entry
         c.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
         c.t = c.n_ops = c.since_rebase = 0
@@ -285,7 +285,7 @@ cdef class Learner:
                       block=np.zeros(block), gbeta=np.zeros(block),
                       work=np.zeros(max(3 * block, (1 if self.group_weights is None else 3) * self.c.n_groups, 1)),
                       wcache=np.zeros((self.n_features, self.n_outputs) if self.c.grouped else 0),
-                      wrow=np.zeros((self.n_features, self.n_outputs, 2) if self.c.update == FTRL else 0))
+                      wrow=np.zeros((self.n_features, self.n_outputs) if self.c.update == FTRL else 0))
         arrays.update(p=np.zeros(self.n_outputs), q=np.zeros(self.n_outputs),
                       qsum=np.zeros(self.n_outputs), gacc=np.zeros((self.n_features, self.n_outputs)),
                       mark=np.zeros(self.n_features, dtype=np.int64),
@@ -534,7 +534,7 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
             x = data[nz]
             for k in range(K):
                 if c.update == FTRL:
-                    ftrl_update(c, entry(c, row, k), c.q[k] * x, c.wrow + 2 * ((nz - indptr[r]) * K + k))
+                    ftrl_update(c, entry(c, row, k), c.q[k] * x, c.wrow + (nz - indptr[r]) * K + k)
                 else:
                     apply(c, row, k, c.q[k] * x)
             stamp(c, row)
@@ -665,25 +665,23 @@ cdef double plain_dual_step(Ctx* c, const value_t* data, const index_t* indices,
     """One row of rda or ftrl with one output and a separable penalty, as
     `plain_fobos_step`: `weight`'s closed forms and `apply`'s sums, operation for
     operation, with the step's constants in locals. Entry layout: s (rda) or z
-    (ftrl), then G or n (adagrad, ftrl)."""
+    (ftrl), then G or n (adagrad, ftrl), then sqrt(n) (ftrl)."""
     cdef double* state = c.state
     cdef double* memo = c.wrow
     cdef long long width = c.width, nz
     cdef double wc = c.wc, wl2 = c.wl2, wthr = c.wthr, winv = c.winv, rho = c.rda_rho
-    cdef double delta = c.delta, inv_eta0 = c.inv_eta0, beta, den, w, g, q, total
+    cdef double delta = c.delta, inv_eta0 = c.inv_eta0, beta, den, w, g, q, root, total
     cdef bint ftrl = c.update == FTRL, adagrad = c.schedule == ADAGRAD
     cdef double acc = intercept_value(c, 0)
     cdef double* e
     for nz in range(lo, hi):
         e = state + indices[nz] * width
         if ftrl or adagrad:
-            g = sqrt(e[1])
-            beta = (delta + g) * inv_eta0
+            beta = (delta + (e[2] if ftrl else sqrt(e[1]))) * inv_eta0
             den = beta + wl2
             w = soft_threshold(-e[0], wc + beta * rho) / den if den > 0.0 else 0.0
             if ftrl:
-                memo[2 * (nz - lo)] = w
-                memo[2 * (nz - lo) + 1] = g
+                memo[nz - lo] = w
         else:
             w = soft_threshold(-e[0], wthr) * winv
         acc += w * data[nz]
@@ -695,7 +693,9 @@ cdef double plain_dual_step(Ctx* c, const value_t* data, const index_t* indices,
         g = q * data[nz]
         if ftrl:
             e[1] += g * g
-            e[0] += g - (sqrt(e[1]) - memo[2 * (nz - lo) + 1]) * inv_eta0 * memo[2 * (nz - lo)]
+            root = sqrt(e[1])
+            e[0] += g - (root - e[2]) * inv_eta0 * memo[nz - lo]
+            e[2] = root
         else:
             e[0] += g
             if adagrad:
@@ -781,9 +781,9 @@ cdef void margins(Ctx* c, const value_t* data, const index_t* indices,
 
 
 cdef inline double step_weight(Ctx* c, double* row, int k, long long slot) noexcept nogil:
-    """w_{t,jk} for the margin; ftrl keeps (w, sqrt(n)) in its memo slot for the update."""
+    """w_{t,jk} for the margin; ftrl keeps w in its memo slot for the update."""
     if c.update == FTRL:
-        return ftrl_weight(c, entry(c, row, k), c.wrow + 2 * slot)
+        return ftrl_weight(c, entry(c, row, k), c.wrow + slot)
     return weight(c, row, k)
 
 
@@ -1019,16 +1019,20 @@ cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
 
 
 cdef inline double ftrl_weight(Ctx* c, double* e, double* memo) noexcept nogil:
-    """An entry's FTRL weight from (z, n); memo keeps (w, sqrt(n)) for its update."""
-    memo[1] = sqrt(e[1])
-    memo[0] = dual_weight(c, e[0], (c.delta + memo[1]) * c.inv_eta0)
+    """An entry's FTRL weight from (z, sqrt(n)); memo keeps it for the update."""
+    memo[0] = dual_weight(c, e[0], (c.delta + e[2]) * c.inv_eta0)
     return memo[0]
 
 
 cdef inline void ftrl_update(Ctx* c, double* e, double g, const double* memo) noexcept nogil:
-    """FTRL-Proximal's z += g - sigma w, n += g^2, with (w, sqrt(n)) from `ftrl_weight`."""
+    """FTRL-Proximal's z += g - sigma w, n += g^2, with w from `ftrl_weight`. sqrt(n)
+    is kept beside n (e[2]) so that a step takes one square root, not two: the
+    square roots bound FTRL's speed, and the kept one is the one recomputed."""
+    cdef double root
     e[1] += g * g
-    e[0] += g - (sqrt(e[1]) - memo[1]) * c.inv_eta0 * memo[0]
+    root = sqrt(e[1])
+    e[0] += g - (root - e[2]) * c.inv_eta0 * memo[0]
+    e[2] = root
 
 
 cdef inline double adagrad_step(Ctx* c, double* e, double g) noexcept nogil:

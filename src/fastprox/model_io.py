@@ -7,7 +7,7 @@ included. This format stores only the features the model has touched, names
 its version, and is read with ``allow_pickle=False``: loading an untrusted
 file runs no code.
 
-Format, version 2
+Format, version 3
 -----------------
 A NumPy ``.npz`` archive (a zip of ``.npy`` arrays, deflated but for
 ``state``, whose float64 values deflate by under a fifth at fifteen times the
@@ -18,7 +18,7 @@ so that readers never see half a file. The file name is used as given (no
 ``header``
     0-d unicode array holding a JSON object:
 
-    - ``format``: ``"fastprox-model"``; ``version``: ``2``;
+    - ``format``: ``"fastprox-model"``; ``version``: ``3``;
     - ``class``: ``"ProxClassifier"`` or ``"ProxRegressor"``;
     - ``params``: ``get_params()`` (``random_state`` must be None or an int;
       arrays such as ``groups`` become lists);
@@ -59,8 +59,10 @@ so that readers never see half a file. The file name is used as given (no
 Loading checks the format name, the version, the class, the parameters and
 every shape, and raises ``ValueError`` naming the file and what is wrong.
 
-Version 1 (before ``group_weights``) differs only in having neither the
-member nor the parameter; such files load as models without group weights.
+Earlier versions load too. Version 2 differs only in FTRL's entries, (z, n)
+where version 3 keeps (z, n, sqrt(n)); loading adds the square roots.
+Version 1 (before ``group_weights``) is version 2 with neither the member nor
+the parameter; such files load as models without group weights.
 """
 import io
 import json
@@ -77,8 +79,8 @@ from .libsvm import _atomic_write
 __all__ = ["save_model", "load_model", "read_model", "SavedModel", "FORMAT", "VERSION"]
 
 FORMAT = "fastprox-model"
-VERSION = 2
-_READS = (1, 2)   # versions this fastprox reads: 1 is 2 without group_weights
+VERSION = 3
+_READS = (1, 2, 3)   # versions this fastprox reads (see the format's history above)
 
 _CLASS_NAMES = ("ProxClassifier", "ProxRegressor")
 
@@ -256,6 +258,8 @@ def _decode(header, members):
     saved = learner.__getstate__()
     arrays = saved["arrays"]
     d, K = spec["n_features"], spec["n_outputs"]
+    if header["version"] < 3 and spec["update"] == "ftrl":
+        _add_ftrl_roots(members, K)
     rows, state = members["rows"], members["state"]
     _check_shape("state", state, (len(rows), arrays["state"].shape[1]), np.float64)
     _check_shape("rows", rows, (len(rows),), np.int64)
@@ -290,6 +294,14 @@ def _decode(header, members):
     if feature_names is not None:
         _check_shape("feature_names", feature_names, (d,), feature_names.dtype)
     return SavedModel(header["class"], header["params"], learner, fitted, classes, feature_names)
+
+
+def _add_ftrl_roots(members, K):
+    """Version 2's FTRL state as version 3's: each (z, n) entry gains sqrt(n)."""
+    state = members["state"]
+    if state.ndim == 2 and state.shape[1] == 2 * K:
+        z_n = state.reshape(len(state), K, 2)
+        members["state"] = np.concatenate([z_n, np.sqrt(z_n[:, :, 1:])], axis=2).reshape(len(state), 3 * K)
 
 
 def _check_shape(name, a, shape, dtype):
