@@ -266,3 +266,32 @@ def test_pass_beyond_the_prefetch_thresholds(shuffled):
     assert not np.any(np.delete(coef, hot, axis=1))
     assert_contract_close(coef[:, np.sort(hot)], eager.coef())
     assert_contract_close(lazy.intercept(), eager.intercept())
+
+
+@pytest.mark.parametrize("d, K, batch, roots", [
+    (1 << 19, 1, 1, True), ((1 << 19) + 1, 1, 1, False), ((1 << 19) + 1, 1, 4, False),
+    (1 << 17, 3, 1, True), (1 << 18, 3, 2, False)],
+    ids=["kept", "recomputed", "recomputed-batches", "kept-3-outputs", "recomputed-3-outputs-batches"])
+def test_ftrl_entries_with_and_without_square_roots(d, K, batch, roots):
+    """FTRL entries keep sqrt(n) beside n up to 2^19 weights (d K) and recompute it
+    beyond; both layouts, with one output or three, rows or batches, equal the eager
+    reference."""
+    rng = np.random.default_rng(7)
+    n, per_row = 300, 12
+    hot = np.sort(rng.choice(d, 40, replace=False))
+    indices = np.sort(np.stack([rng.choice(hot, per_row, replace=False) for _ in range(n)]), axis=1)
+    X = sp.csr_matrix((rng.normal(0, 1, n * per_row), indices.ravel(),
+                       np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
+    y = rng.choice([-1.0, 1.0], n) if K == 1 else rng.integers(0, K, n).astype(float)
+    sw, order = np.ones(n), np.arange(n, dtype=np.int64)
+    rule, params = ("ftrl", "adagrad", "elasticnet"), dict(alpha=1e-2, l1_ratio=0.5, eta0=0.5)
+    lazy = make(Learner, rule, X, K, "log", params)
+    assert lazy.__getstate__()["arrays"]["state"].shape[1] == K * (3 if roots else 2)
+    lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, batch)
+    small = sp.csr_matrix(X[:, hot])
+    eager = make(EagerReference, rule, small, K, "log", params)
+    eager.run(small.toarray(), y, sw, order, batch)
+    coef = lazy.coef()
+    assert not np.any(np.delete(coef, hot, axis=1))
+    assert_contract_close(coef[:, hot], eager.coef())
+    assert_contract_close(lazy.intercept(), eager.intercept())

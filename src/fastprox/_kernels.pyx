@@ -21,7 +21,7 @@ fobos         adagrad    t0 (last step)        w, G, eta (the step G gives)
 fobos/berhu   scalar     -                     w, phase, stamp (see `_berhu.pxi`)
 rda           invsqrt    -                     s (gradient sum)
 rda           adagrad    -                     s, G
-ftrl          adagrad    -                     z, n, sqrt(n)
+ftrl          adagrad    -                     z, n (, sqrt(n): `ftrl_roots`)
 fobos/groups  scalar     -                     w (group stamps: `_groups.pxi`)
 rda/groups    both       -                     s (, G)
 ============  =========  ====================  ===================================
@@ -92,6 +92,11 @@ LOSSES = {"log": 0, "hinge": 1, "squared_hinge": 2, "modified_huber": 3,
 cdef double P_FLOOR = 1e-200
 cdef long long MIN_REBASE_PERIOD = 1 << 16
 cdef long long PREFETCH_BYTES = 1 << 20
+# FTRL entries keep sqrt(n) beside n, a square root less per non-zero, up to this
+# many entries (d K): beyond, the state outgrows the caches, and the wider entries
+# cost more in cache misses than the square root they save (measured: 10% faster
+# at d = 2^16, even at 2^19, 5-10% slower at 2^20-2^22).
+cdef long long FTRL_ROOTS_ENTRIES = 1 << 19
 # How many steps ahead a row's state is requested: two beat one on the 10-class
 # l1_l2 pass (best of 7: 0.19-0.22 s against 0.23-0.32 s, three alternations).
 cdef int PREFETCH_STEPS = 2
@@ -122,6 +127,7 @@ cdef struct Ctx:
     bint plain_adagrad            # one output, fobos + adagrad, l1/l2/elasticnet/none
     bint plain_dual               # one output, rda or ftrl, l1/l2/elasticnet/none
     bint plain_rows               # fobos, scalar step, l1_l2/l1_linf over W's rows, unweighted
+    bint ftrl_roots               # ftrl entries hold sqrt(n) too (FTRL_ROOTS_ENTRIES)
     double alpha_pen, rho1, eta0, delta, rda_rho, gamma, epsilon
     double inv_eta0               # dual weights multiply by it (beta = (delta + sqrt(G)) / eta0)
     long long d, width, rebase_period
@@ -159,7 +165,7 @@ cdef struct Ctx:
     double* work                  # scratch: sorting (l1_linf, squared_group tau)
     double* wcache                # (d, K) rda: weights of the current step's touched groups
     double* gbeta                 # scratch: one block's per-entry beta (rda + adagrad)
-    double* wrow                  # (d, K) ftrl: w of the row being processed
+    double* wrow                  # (d, K, 2) ftrl: (w, sqrt(n)) of the row being processed
 
 
 include "_groups.pxi"
@@ -227,6 +233,7 @@ cdef class Learner:
         c.plain_rows = (groups is None and group_weights is None and c.update == FOBOS
                         and c.schedule != ADAGRAD and c.penalty in (L1_L2, L1_LINF))
         c.off_P = c.off_Q = -1
+        c.ftrl_roots = False
         c.n_row = 0
         if c.grouped:
             c.n_entry = 2 if c.schedule == ADAGRAD else 1
@@ -245,7 +252,8 @@ cdef class Learner:
         elif c.update == RDA:
             c.n_entry = 2 if c.schedule == ADAGRAD else 1
         else:
-            c.n_entry = 3
+            c.ftrl_roots = <long long>n_features * n_outputs <= FTRL_ROOTS_ENTRIES
+            c.n_entry = 3 if c.ftrl_roots else 2
         c.width = c.n_row + n_outputs * c.n_entry
         c.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
         c.t = c.n_ops = c.since_rebase = 0
@@ -285,7 +293,7 @@ cdef class Learner:
                       block=np.zeros(block), gbeta=np.zeros(block),
                       work=np.zeros(max(3 * block, (1 if self.group_weights is None else 3) * self.c.n_groups, 1)),
                       wcache=np.zeros((self.n_features, self.n_outputs) if self.c.grouped else 0),
-                      wrow=np.zeros((self.n_features, self.n_outputs) if self.c.update == FTRL else 0))
+                      wrow=np.zeros((self.n_features, self.n_outputs, 2) if self.c.update == FTRL else 0))
         arrays.update(p=np.zeros(self.n_outputs), q=np.zeros(self.n_outputs),
                       qsum=np.zeros(self.n_outputs), gacc=np.zeros((self.n_features, self.n_outputs)),
                       mark=np.zeros(self.n_features, dtype=np.int64),
@@ -534,7 +542,7 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
             x = data[nz]
             for k in range(K):
                 if c.update == FTRL:
-                    ftrl_update(c, entry(c, row, k), c.q[k] * x, c.wrow + (nz - indptr[r]) * K + k)
+                    ftrl_update(c, entry(c, row, k), c.q[k] * x, c.wrow + 2 * ((nz - indptr[r]) * K + k))
                 else:
                     apply(c, row, k, c.q[k] * x)
             stamp(c, row)
@@ -665,23 +673,25 @@ cdef double plain_dual_step(Ctx* c, const value_t* data, const index_t* indices,
     """One row of rda or ftrl with one output and a separable penalty, as
     `plain_fobos_step`: `weight`'s closed forms and `apply`'s sums, operation for
     operation, with the step's constants in locals. Entry layout: s (rda) or z
-    (ftrl), then G or n (adagrad, ftrl), then sqrt(n) (ftrl)."""
+    (ftrl), then G or n (adagrad, ftrl), then sqrt(n) (`ftrl_roots`)."""
     cdef double* state = c.state
     cdef double* memo = c.wrow
     cdef long long width = c.width, nz
     cdef double wc = c.wc, wl2 = c.wl2, wthr = c.wthr, winv = c.winv, rho = c.rda_rho
     cdef double delta = c.delta, inv_eta0 = c.inv_eta0, beta, den, w, g, q, root, total
-    cdef bint ftrl = c.update == FTRL, adagrad = c.schedule == ADAGRAD
+    cdef bint ftrl = c.update == FTRL, adagrad = c.schedule == ADAGRAD, roots = c.ftrl_roots
     cdef double acc = intercept_value(c, 0)
     cdef double* e
     for nz in range(lo, hi):
         e = state + indices[nz] * width
         if ftrl or adagrad:
-            beta = (delta + (e[2] if ftrl else sqrt(e[1]))) * inv_eta0
+            root = e[2] if roots else sqrt(e[1])
+            beta = (delta + root) * inv_eta0
             den = beta + wl2
             w = soft_threshold(-e[0], wc + beta * rho) / den if den > 0.0 else 0.0
             if ftrl:
-                memo[nz - lo] = w
+                memo[2 * (nz - lo)] = w
+                memo[2 * (nz - lo) + 1] = root
         else:
             w = soft_threshold(-e[0], wthr) * winv
         acc += w * data[nz]
@@ -694,8 +704,9 @@ cdef double plain_dual_step(Ctx* c, const value_t* data, const index_t* indices,
         if ftrl:
             e[1] += g * g
             root = sqrt(e[1])
-            e[0] += g - (root - e[2]) * inv_eta0 * memo[nz - lo]
-            e[2] = root
+            e[0] += g - (root - memo[2 * (nz - lo) + 1]) * inv_eta0 * memo[2 * (nz - lo)]
+            if roots:
+                e[2] = root
         else:
             e[0] += g
             if adagrad:
@@ -781,9 +792,9 @@ cdef void margins(Ctx* c, const value_t* data, const index_t* indices,
 
 
 cdef inline double step_weight(Ctx* c, double* row, int k, long long slot) noexcept nogil:
-    """w_{t,jk} for the margin; ftrl keeps w in its memo slot for the update."""
+    """w_{t,jk} for the margin; ftrl keeps (w, sqrt(n)) in its memo slot for the update."""
     if c.update == FTRL:
-        return ftrl_weight(c, entry(c, row, k), c.wrow + slot)
+        return ftrl_weight(c, entry(c, row, k), c.wrow + 2 * slot)
     return weight(c, row, k)
 
 
@@ -1019,20 +1030,20 @@ cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
 
 
 cdef inline double ftrl_weight(Ctx* c, double* e, double* memo) noexcept nogil:
-    """An entry's FTRL weight from (z, sqrt(n)); memo keeps it for the update."""
-    memo[0] = dual_weight(c, e[0], (c.delta + e[2]) * c.inv_eta0)
+    """An entry's FTRL weight from (z, n); memo keeps (w, sqrt(n)) for its update."""
+    memo[1] = e[2] if c.ftrl_roots else sqrt(e[1])
+    memo[0] = dual_weight(c, e[0], (c.delta + memo[1]) * c.inv_eta0)
     return memo[0]
 
 
 cdef inline void ftrl_update(Ctx* c, double* e, double g, const double* memo) noexcept nogil:
-    """FTRL-Proximal's z += g - sigma w, n += g^2, with w from `ftrl_weight`. sqrt(n)
-    is kept beside n (e[2]) so that a step takes one square root, not two: the
-    square roots bound FTRL's speed, and the kept one is the one recomputed."""
+    """FTRL-Proximal's z += g - sigma w, n += g^2, with (w, sqrt(n)) from `ftrl_weight`."""
     cdef double root
     e[1] += g * g
     root = sqrt(e[1])
-    e[0] += g - (root - e[2]) * c.inv_eta0 * memo[0]
-    e[2] = root
+    e[0] += g - (root - memo[1]) * c.inv_eta0 * memo[0]
+    if c.ftrl_roots:
+        e[2] = root
 
 
 cdef inline double adagrad_step(Ctx* c, double* e, double g) noexcept nogil:

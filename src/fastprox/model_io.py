@@ -59,8 +59,9 @@ so that readers never see half a file. The file name is used as given (no
 Loading checks the format name, the version, the class, the parameters and
 every shape, and raises ``ValueError`` naming the file and what is wrong.
 
-Earlier versions load too. Version 2 differs only in FTRL's entries, (z, n)
-where version 3 keeps (z, n, sqrt(n)); loading adds the square roots.
+Earlier versions load too. Version 2 differs only in FTRL's entries: always
+(z, n), where version 3 keeps (z, n, sqrt(n)) when the kernel does (models of
+up to 2^19 weights); loading adds the square roots.
 Version 1 (before ``group_weights``) is version 2 with neither the member nor
 the parameter; such files load as models without group weights.
 """
@@ -258,7 +259,7 @@ def _decode(header, members):
     saved = learner.__getstate__()
     arrays = saved["arrays"]
     d, K = spec["n_features"], spec["n_outputs"]
-    if header["version"] < 3 and spec["update"] == "ftrl":
+    if header["version"] < 3 and spec["update"] == "ftrl" and arrays["state"].shape[1] == 3 * K:
         _add_ftrl_roots(members, K)
     rows, state = members["rows"], members["state"]
     _check_shape("state", state, (len(rows), arrays["state"].shape[1]), np.float64)
