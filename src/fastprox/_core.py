@@ -1,10 +1,13 @@
 """What the estimators and the command line share, without scikit-learn:
 default parameters, label encoding, the kernel's construction, the pass loop
 and the probability link. Importing scikit-learn costs a second or more, which
-`fastprox train` on a small file must not pay."""
-import numpy as np
+`fastprox train` on a small file must not pay; nor does it import NumPy
+(`fastprox._numpy`): labels from a file (float64 ``array.array``) and
+classes given as Python numbers are checked and encoded without it."""
+from array import array
 
-from ._kernels import Learner
+from ._kernels import Learner, encode_targets
+from ._numpy import np
 from ._validation import MULTINOMIAL_LOSSES, as_float_array, check_groups, kernel_arrays
 
 # Rows per kernel call: between calls Python can react to Ctrl-C.
@@ -32,11 +35,17 @@ def distinct(y):
 
 
 def check_classes(classes):
-    """The sorted distinct labels; at least two, and not continuous values."""
-    classes = distinct(classes)
+    """The sorted distinct labels; at least two, and not continuous values. A list
+    of Python floats (the command line's) gives a list, anything else an array."""
+    if isinstance(classes, list) and all(type(c) is float for c in classes):
+        classes = sorted(set(classes))
+        continuous = any(not c.is_integer() for c in classes)
+    else:
+        classes = distinct(classes)
+        continuous = classes.dtype.kind == "f" and np.any(classes != np.round(classes))
     if len(classes) < 2:
         raise ValueError(f"The classifier needs samples of at least 2 classes; got 1 class: {classes}.")
-    if classes.dtype.kind == "f" and np.any(classes != np.round(classes)):
+    if continuous:
         raise ValueError("Unknown label type: continuous. Maybe you are trying to fit a classifier, "
                          "which expects discrete classes on a regression target with continuous values.")
     return classes
@@ -48,21 +57,26 @@ def encode_labels(y, classes, multi_class, loss):
     (class indices, K outputs) one-vs-rest or multinomial.
     Returns (target, n_outputs, ovr, multinomial)."""
     K = len(classes)
-    if K == 2:
-        positive = y == classes[1]
-        known = positive | (y == classes[0])
-    else:
-        index = np.minimum(np.searchsorted(classes, y), K - 1)
-        known = classes[index] == y
-    if not np.all(known):
-        raise ValueError(f"y has labels {np.unique(y[~known])!r} not in classes_ {classes!r}.")
-    if K == 2:
-        return np.where(positive, 1.0, -1.0), 1, False, False
-    multinomial = multi_class == "multinomial"
+    multinomial = K > 2 and multi_class == "multinomial"
     if multinomial and loss not in MULTINOMIAL_LOSSES:
         raise ValueError(f"multi_class='multinomial' takes loss in {MULTINOMIAL_LOSSES} "
                          f"(softmax, Crammer-Singer); got loss={loss!r}.")
-    return index.astype(np.float64), K, not multinomial, multinomial
+    if not isinstance(y, array):
+        y, classes = _as_numbers(np.asarray(y), np.asarray(classes))
+    return encode_targets(y, classes), 1 if K == 2 else K, K > 2 and not multinomial, multinomial
+
+
+def _as_numbers(y, classes):
+    """(float64 labels, float classes) that compare as y and classes do: the labels
+    themselves when they and the classes are numbers that float64 holds exactly
+    (below 2^53), else each label's class index, and the indices 0 to K - 1."""
+    if y.dtype.kind in "biuf" and classes.dtype.kind in "biuf" and np.all(np.abs(classes) < 2.0**53):
+        return np.ascontiguousarray(y, dtype=np.float64), classes.astype(np.float64).tolist()
+    index = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
+    known = classes[index] == y
+    if not np.all(known):
+        raise ValueError(f"y has labels {np.unique(y[~known])!r} not in classes_ {classes!r}.")
+    return index.astype(np.float64), list(range(len(classes)))
 
 
 def new_learner(params, n_features, n_outputs, ovr, multinomial):
@@ -81,12 +95,17 @@ def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None
     rows per step; returns the summed progressive loss."""
     data, indices, indptr = kernel_arrays(X)
     n = X.shape[0]
-    sw = np.ones(n) if sample_weight is None else as_float_array("sample_weight", sample_weight, n)
-    if np.any(sw < 0):
-        raise ValueError("sample_weight must be non-negative.")
+    sw = None
+    if sample_weight is not None:
+        sw = as_float_array("sample_weight", sample_weight, n)
+        if np.any(sw < 0):
+            raise ValueError("sample_weight must be non-negative.")
     chunk = max(1, CHUNK_ROWS // batch_size) * batch_size
     total = 0.0
     for _ in range(passes):
+        if rng is None and n <= chunk:          # rows in order: the kernel's default
+            total += learner.fit_rows(data, indices, indptr, target, sw, None, batch_size)
+            continue
         order = rng.permutation(n).astype(np.int64) if rng is not None else np.arange(n, dtype=np.int64)
         for start in range(0, n, chunk):
             total += learner.fit_rows(data, indices, indptr, target, sw,

@@ -37,13 +37,20 @@ stamped (P_s, Q_s) catches up as ``w <- soft(w P/P_s, P (Q - Q_s))``.
 Both cumulants are rebased (every feature caught up, P = 1, Q = 0) when P
 nears underflow and at least every ``rebase_period >= d`` steps, which keeps
 their differences exact at amortised O(1) cost per step.
+
+The state and the scratch space are the standard library's ``array.array``
+buffers, so that training (the command line's ``train``) needs no NumPy;
+reading the model (`coef`, `intercept`, pickling) returns NumPy arrays.
 """
-import numpy as np
+from cpython cimport array
+import array as pyarray
 
 from libc.math cimport sqrt, exp, log, log1p, expm1, fabs, copysign, ceil
 from libc.stdlib cimport qsort
+from libc.string cimport memcmp, memcpy
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
 from fastprox._losses cimport dloss_and_value, dlog_loss_deferred, logsum_pop, LogSum, LOG
+from fastprox._numpy import np
 from fastprox._validation import check_group_weights
 from fastprox._group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sparse_group,
                                    squared_group_tau, _descending)
@@ -100,6 +107,33 @@ cdef long long FTRL_ROOTS_ENTRIES = 1 << 19
 # How many steps ahead a row's state is requested: two beat one on the 10-class
 # l1_l2 pass (best of 7: 0.19-0.22 s against 0.23-0.32 s, three alternations).
 cdef int PREFETCH_STEPS = 2
+
+cdef array.array DOUBLES = pyarray.array("d"), INT64 = pyarray.array("q")
+# The arrays a pickle or a model file keeps (the rest is scratch space), their types
+# and, for the two-dimensional ones, their shapes (`saved_arrays`).
+SAVED = ("state", "bstate", "heap_items", "heap_keys", "heap_pos", "gstamp", "gnorm")
+SAVED_INT64 = ("heap_items", "heap_pos")
+
+
+cdef array.array zeros(Py_ssize_t n, array.array kind=DOUBLES):
+    return array.clone(kind, n, zero=True)
+
+
+cdef array.array filled(Py_ssize_t n, double value):
+    cdef array.array a = array.clone(DOUBLES, n, zero=False)
+    cdef Py_ssize_t i
+    for i in range(n):
+        a.data.as_doubles[i] = value
+    return a
+
+
+def consecutive_rows(Py_ssize_t n):
+    """0, 1, ..., n - 1 as int64 (an ``order`` of rows in file order)."""
+    cdef array.array a = array.clone(INT64, n, zero=False)
+    cdef Py_ssize_t i
+    for i in range(n):
+        a.data.as_longlongs[i] = i
+    return a
 
 cdef extern from *:
     """
@@ -188,7 +222,7 @@ cdef class Learner:
     cdef readonly bint fit_intercept, ovr, multinomial
     cdef readonly object groups, group_weights
     cdef Ctx c
-    cdef object arrays                    # name -> ndarray: everything c points into
+    cdef object arrays                    # name -> flat buffer: everything c points into
     cdef object _coef                     # coef() at step count _coef_t
     cdef long long _coef_t
 
@@ -265,39 +299,47 @@ cdef class Learner:
         if c.grouped:
             c.n_groups = n_features if groups is None else int(max(-1, self.groups.max(initial=-1)) + 1)
         self.group_weights = check_group_weights(group_weights, penalty, c.n_groups)
+        cdef Py_ssize_t j
+        heap_pos = zeros(n_heap, INT64)
+        for j in range(n_heap):
+            heap_pos.data.as_longlongs[j] = -1
         self._attach({
-            "state": np.zeros((n_features, c.width)),
-            "bstate": np.zeros((n_outputs, 2)),
-            "heap_items": np.zeros(n_heap, dtype=np.int64),
-            "heap_keys": np.zeros(n_heap),
-            "heap_pos": np.full(n_heap, -1, dtype=np.int64),
-            "gstamp": np.zeros(c.n_groups),
-            "gnorm": np.zeros(c.n_groups),
+            "state": zeros(n_features * c.width),
+            "bstate": zeros(n_outputs * 2),
+            "heap_items": zeros(n_heap, INT64),
+            "heap_keys": zeros(n_heap),
+            "heap_pos": heap_pos,
+            "gstamp": zeros(c.n_groups),
+            "gnorm": zeros(c.n_groups),
         })
         reset_stamps(c)
 
     cdef _attach(self, dict saved):
-        """Point the context at the saved arrays and at fresh scratch space."""
-        arrays = {name: np.require(a, requirements=["C", "W"]) for name, a in saved.items()}
-        members = np.zeros(0, dtype=np.int64)
-        sizes = np.zeros(self.c.n_groups, dtype=np.int64)
-        if self.groups is not None:
+        """Point the context at the saved arrays (fresh buffers, or NumPy arrays from a
+        pickle or a model file) and at fresh scratch space."""
+        arrays = {name: a if isinstance(a, array.array) else
+                  np.require(a, requirements=["C", "W"]).reshape(-1) for name, a in saved.items()}
+        n_groups = self.c.n_groups
+        block = self.n_outputs
+        if self.groups is None:
+            gptr, gmem = zeros(n_groups + 1, INT64), zeros(0, INT64)
+        else:
             members = np.argsort(self.groups, kind="stable")
             members = members[self.groups[members] >= 0]
-            sizes = np.bincount(self.groups[members], minlength=self.c.n_groups)
-        block = self.n_outputs * (int(sizes.max(initial=1)) if self.groups is not None else 1)
-        arrays.update(gptr=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-                      gmem=members.astype(np.int64), group=self.groups, gweight=self.group_weights,
-                      gnow=np.zeros(self.c.n_groups if self.c.penalty == SQUARED_GROUP else 0),
-                      gmark=np.zeros(self.c.n_groups, dtype=np.int64), gtouched=np.zeros(self.c.n_groups, dtype=np.int64),
-                      block=np.zeros(block), gbeta=np.zeros(block),
-                      work=np.zeros(max(3 * block, (1 if self.group_weights is None else 3) * self.c.n_groups, 1)),
-                      wcache=np.zeros((self.n_features, self.n_outputs) if self.c.grouped else 0),
-                      wrow=np.zeros((self.n_features, self.n_outputs, 2) if self.c.update == FTRL else 0))
-        arrays.update(p=np.zeros(self.n_outputs), q=np.zeros(self.n_outputs),
-                      qsum=np.zeros(self.n_outputs), gacc=np.zeros((self.n_features, self.n_outputs)),
-                      mark=np.zeros(self.n_features, dtype=np.int64),
-                      touched=np.zeros(self.n_features, dtype=np.int64))
+            sizes = np.bincount(self.groups[members], minlength=n_groups)
+            block *= int(sizes.max(initial=1))
+            gptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+            gmem = members.astype(np.int64)
+        arrays.update(gptr=gptr, gmem=gmem, group=self.groups, gweight=self.group_weights,
+                      gnow=zeros(n_groups if self.c.penalty == SQUARED_GROUP else 0),
+                      gmark=zeros(n_groups, INT64), gtouched=zeros(n_groups, INT64),
+                      block=zeros(block), gbeta=zeros(block),
+                      work=zeros(max(3 * block, (1 if self.group_weights is None else 3) * n_groups, 1)),
+                      wcache=zeros(self.n_features * self.n_outputs if self.c.grouped else 0),
+                      wrow=zeros(self.n_features * self.n_outputs * 2 if self.c.update == FTRL else 0))
+        arrays.update(p=zeros(self.n_outputs), q=zeros(self.n_outputs),
+                      qsum=zeros(self.n_outputs), gacc=zeros(self.n_features * self.n_outputs),
+                      mark=zeros(self.n_features, INT64), touched=zeros(self.n_features, INT64))
         self.arrays = arrays
         self.c.state = _ptr(arrays["state"])
         self.c.bstate = _ptr(arrays["bstate"])
@@ -329,10 +371,56 @@ cdef class Learner:
         return (Learner, args, self.__getstate__())
 
     def __getstate__(self):
-        saved = ("state", "bstate", "heap_items", "heap_keys", "heap_pos", "gstamp", "gnorm")
-        return {"arrays": {name: self.arrays[name].copy() for name in saved},
-                "t": self.c.t, "n_ops": self.c.n_ops, "since_rebase": self.c.since_rebase,
+        return {"arrays": {name: np.frombuffer(a, dtype=np.int64 if name in SAVED_INT64 else np.float64)
+                           .reshape(shape).copy() for name, (a, shape) in self.saved_arrays().items()},
+                **self.scalars()}
+
+    def saved_arrays(self):
+        """What a pickle or a model file keeps of the state, without copies and
+        without NumPy: name -> (flat buffer, shape). The buffers are int64 for
+        SAVED_INT64, float64 for the others."""
+        shapes = {"state": (self.n_features, self.c.width), "bstate": (self.n_outputs, 2)}
+        return {name: (self.arrays[name], shapes.get(name, (len(self.arrays[name]),))) for name in SAVED}
+
+    def scalars(self):
+        """The counters and cumulants a pickle or a model file keeps."""
+        return {"t": self.c.t, "n_ops": self.c.n_ops, "since_rebase": self.c.since_rebase,
                 "P": self.c.P, "Q": self.c.Q, "heap_size": self.c.heap.size}
+
+    def changed_state(self, Learner initial):
+        """The rows of the state (features) that differ, bit for bit, from those of
+        ``initial``, a learner of the same shape before its first step: their
+        indices (int64, increasing) and their values (float64, row after row).
+        A model file stores only these."""
+        cdef const double[::1] a = self.arrays["state"], b = initial.arrays["state"]
+        cdef Py_ssize_t j, width = self.c.width, r = 0
+        cdef array.array rows = zeros(self.n_features, INT64), values
+        if initial.c.width != width or initial.n_features != self.n_features:
+            raise ValueError("changed_state compares learners of the same shape.")
+        for j in range(self.n_features):
+            if width and memcmp(&a[j * width], &b[j * width], width * sizeof(double)) != 0:
+                rows.data.as_longlongs[r] = j
+                r += 1
+        array.resize(rows, r)
+        values = zeros(r * width)
+        for j in range(r):
+            memcpy(&values.data.as_doubles[j * width], &a[rows.data.as_longlongs[j] * width],
+                   width * sizeof(double))
+        return rows, values
+
+    def count_nonzero(self):
+        """The number of non-zero weights of the eager model w_{T+1} (as
+        ``np.count_nonzero(coef())``, without NumPy)."""
+        cdef Ctx c = self.c
+        cdef Py_ssize_t j, count = 0
+        cdef int k
+        if c.grouped:
+            return int(np.count_nonzero(self.coef()))
+        set_weight_params(&c)
+        for j in range(c.d):
+            for k in range(c.K):
+                count += current(&c, j, k) != 0.0
+        return count
 
     def __setstate__(self, d):
         self._attach(d["arrays"])
@@ -384,44 +472,78 @@ cdef class Learner:
         return np.array([intercept_value(&self.c, k) for k in range(self.n_outputs)])
 
     # ------------------------------------------------------------------ training
-    def fit_rows(self, const value_t[::1] data, const index_t[::1] indices,
-                 const index_t[::1] indptr, const double[::1] y,
+    def fit_rows(self, data, indices, indptr, const double[::1] y,
                  const double[::1] sample_weight, const long long[::1] order,
                  int batch_size):
         """Take steps over rows ``order[0], order[1], ...``, ``batch_size`` rows per step
         (the last step may be shorter). Returns the weighted sum of the progressive
-        losses: each row's loss at the margin it had before its step's update."""
-        cdef Py_ssize_t n = order.shape[0]
-        cdef Py_ssize_t start = 0
-        cdef long long nxt
-        cdef int b
-        cdef double total = 0.0
-        cdef Ctx c = self.c
-        cdef const value_t* X = &data[0] if data.shape[0] else NULL
-        cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
-        _check_rows(data.shape[0], indices, indptr, y.shape[0], sample_weight.shape[0], order,
-                    c.d, batch_size)
-        # Prefetching pays once the state outgrows the caches; below, it only costs.
-        cdef bint prefetch = c.d * c.width * sizeof(double) > PREFETCH_BYTES
-        # Rows visited out of order (shuffled passes) defeat the hardware prefetcher:
-        # their values and indices are requested too, a step before their state.
-        cdef bint scattered = (data.shape[0] * (sizeof(value_t) + sizeof(index_t)) > PREFETCH_BYTES
-                               and not consecutive(order))
-        with nogil:
-            while start < n:
-                b = <int>min(<Py_ssize_t>batch_size, n - start)
-                if scattered and start + (PREFETCH_STEPS + 1) * b < n:
-                    nxt = order[start + (PREFETCH_STEPS + 1) * b]
-                    prefetch_lines(X + indptr[nxt], X + indptr[nxt + 1])
-                    prefetch_lines(ind + indptr[nxt], ind + indptr[nxt + 1])
-                if start + PREFETCH_STEPS * b < n and prefetch:
-                    nxt = order[start + PREFETCH_STEPS * b]
-                    prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1])
-                total += step(&c, X, ind, &indptr[0], &y[0], &sample_weight[0], &order[start], b)
-                start += b
-            total += logsum_pop(&c.lsum)
-        self.c = c
-        return total
+        losses: each row's loss at the margin it had before its step's update.
+
+        ``data`` (float64 or float32), ``indices`` and ``indptr`` (both int32 or both
+        int64) are CSR buffers, NumPy's or ``array.array``; ``sample_weight`` None
+        means weights 1, ``order`` None the rows in order."""
+        # Chosen by item size here, not by Cython's fused-type dispatch, which imports
+        # NumPy to inspect its arguments (see fastprox._numpy).
+        cdef const double[::1] d64
+        cdef const float[::1] d32
+        cdef const int[::1] i32, p32
+        cdef const long long[::1] i64, p64
+        if sample_weight is None:
+            sample_weight = filled(len(indptr) - 1, 1.0)
+        if order is None:
+            order = consecutive_rows(len(indptr) - 1)
+        wide = memoryview(indices).itemsize == 8
+        if memoryview(data).itemsize == 8:
+            d64 = data
+            if wide:
+                i64, p64 = indices, indptr
+                return fit_csr(&self.c, d64, i64, p64, y, sample_weight, order, batch_size)
+            i32, p32 = indices, indptr
+            return fit_csr(&self.c, d64, i32, p32, y, sample_weight, order, batch_size)
+        d32 = data
+        if wide:
+            i64, p64 = indices, indptr
+            return fit_csr(&self.c, d32, i64, p64, y, sample_weight, order, batch_size)
+        i32, p32 = indices, indptr
+        return fit_csr(&self.c, d32, i32, p32, y, sample_weight, order, batch_size)
+
+
+cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indices,
+                    const index_t[::1] indptr, const double[::1] y,
+                    const double[::1] sample_weight, const long long[::1] order,
+                    int batch_size) except? -1:
+    """`Learner.fit_rows` for one type of values and one of indices."""
+    cdef Py_ssize_t n = order.shape[0]
+    cdef Py_ssize_t start = 0
+    cdef long long nxt
+    cdef int b
+    cdef double total = 0.0
+    cdef Ctx c = state[0]
+    cdef const value_t* X = &data[0] if data.shape[0] else NULL
+    cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
+    _check_rows(data.shape[0], indices, indptr, y.shape[0], sample_weight.shape[0], order,
+                c.d, batch_size)
+    # Prefetching pays once the state outgrows the caches; below, it only costs.
+    cdef bint prefetch = c.d * c.width * sizeof(double) > PREFETCH_BYTES
+    # Rows visited out of order (shuffled passes) defeat the hardware prefetcher:
+    # their values and indices are requested too, a step before their state.
+    cdef bint scattered = (data.shape[0] * (sizeof(value_t) + sizeof(index_t)) > PREFETCH_BYTES
+                           and not consecutive(order))
+    with nogil:
+        while start < n:
+            b = <int>min(<Py_ssize_t>batch_size, n - start)
+            if scattered and start + (PREFETCH_STEPS + 1) * b < n:
+                nxt = order[start + (PREFETCH_STEPS + 1) * b]
+                prefetch_lines(X + indptr[nxt], X + indptr[nxt + 1])
+                prefetch_lines(ind + indptr[nxt], ind + indptr[nxt + 1])
+            if start + PREFETCH_STEPS * b < n and prefetch:
+                nxt = order[start + PREFETCH_STEPS * b]
+                prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1])
+            total += step(&c, X, ind, &indptr[0], &y[0], &sample_weight[0], &order[start], b)
+            start += b
+        total += logsum_pop(&c.lsum)
+    state[0] = c
+    return total
 
 
 cdef _check_rows(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] indptr,
@@ -459,12 +581,12 @@ cdef _check_rows(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] 
 
 
 cdef inline double* _ptr(a):
-    cdef double[::1] flat = a.reshape(-1)
+    cdef double[::1] flat = a
     return &flat[0] if flat.shape[0] else NULL
 
 
 cdef inline long long* _iptr(a):
-    cdef long long[::1] flat = a.reshape(-1)
+    cdef long long[::1] flat = a
     return &flat[0] if flat.shape[0] else NULL
 
 
@@ -1109,3 +1231,46 @@ cdef void apply_intercept(Ctx* c, int k, double g) noexcept nogil:
         sq = sqrt(c.bstate[2 * k + 1])
         c.bstate[2 * k + 1] += g * g
         c.bstate[2 * k] += g - (sqrt(c.bstate[2 * k + 1]) - sq) / c.eta0 * b
+
+
+def encode_targets(const double[::1] y, classes):
+    """The kernel's targets for labels ``y`` over the sorted numbers ``classes``:
+    +1 for the larger of two classes and -1 for the smaller, else the class's
+    index (0 to K - 1) for K >= 3; a float64 ``array.array``. Raises ValueError
+    naming the labels that are not among the classes."""
+    cdef Py_ssize_t i, n = y.shape[0], K = len(classes), lo, hi, mid, bad = -1
+    cdef array.array sorted_classes = array.clone(DOUBLES, K, zero=False)
+    cdef array.array out = array.clone(DOUBLES, n, zero=False)
+    cdef double* c = sorted_classes.data.as_doubles
+    cdef double* t = out.data.as_doubles
+    cdef double v
+    for i in range(K):
+        c[i] = classes[i]
+    with nogil:
+        for i in range(n):
+            v = y[i]
+            if K == 2:
+                if v == c[1]:
+                    t[i] = 1.0
+                elif v == c[0]:
+                    t[i] = -1.0
+                else:
+                    bad = i
+                    break
+            else:
+                lo, hi = 0, K - 1
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if c[mid] < v:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if c[lo] != v:
+                    bad = i
+                    break
+                t[i] = <double>lo
+    if bad >= 0:
+        known = {c[i] for i in range(K)}
+        unknown = sorted({y[i] for i in range(bad, n)} - known)
+        raise ValueError(f"y has labels {unknown!r} not in classes_ {classes!r}.")
+    return out

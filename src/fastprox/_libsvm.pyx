@@ -26,8 +26,13 @@ from libc.math cimport INFINITY, NAN, isfinite
 from libc.stdint cimport INT64_MAX, int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, realloc, strtod
 from libc.string cimport memchr, memcpy, strlen
+from cpython cimport array
 
-import numpy as np
+import array as pyarray
+
+# The parser hands its rows over in the standard library's arrays, not NumPy's:
+# training from a file (`fastprox train`) then never imports NumPy.
+cdef array.array DOUBLES = pyarray.array("d"), INT64 = pyarray.array("q"), INT32 = pyarray.array("i")
 
 cdef extern from "<locale.h>" nogil:
     ctypedef void *locale_t
@@ -557,39 +562,31 @@ cdef class Parser:
     def take(self, int64_t shift, bint wide):
         """Return ``(data, indices - shift, indptr, labels, qids)`` and reset.
 
+        ``array.array`` buffers: float64 ``data`` and ``labels``, int64 ``qids``;
         ``indices`` and ``indptr`` are int64 when ``wide``, else int32.
         """
         cdef Py_ssize_t i, rows = self.rows, nnz = self.nnz
-        data = np.empty(nnz, dtype=np.float64)
-        labels = np.empty(rows, dtype=np.float64)
-        qids = np.empty(rows, dtype=np.int64)
-        cdef double[::1] data_view = data, labels_view = labels
-        cdef int64_t[::1] qids_view = qids
-        cdef int64_t[::1] indices64, indptr64
-        cdef int32_t[::1] indices32, indptr32
-        if nnz:
-            memcpy(&data_view[0], self.data, nnz * sizeof(double))
-        if rows:
-            memcpy(&labels_view[0], self.labels, rows * sizeof(double))
-            memcpy(&qids_view[0], self.qids, rows * sizeof(int64_t))
+        cdef array.array data = array.clone(DOUBLES, nnz, zero=False)
+        cdef array.array labels = array.clone(DOUBLES, rows, zero=False)
+        cdef array.array qids = array.clone(INT64, rows, zero=False)
+        cdef array.array indices, indptr
+        memcpy(data.data.as_doubles, self.data, nnz * sizeof(double))
+        memcpy(labels.data.as_doubles, self.labels, rows * sizeof(double))
+        memcpy(qids.data.as_longlongs, self.qids, rows * sizeof(int64_t))
         if wide:
-            indices = np.empty(nnz, dtype=np.int64)
-            indptr = np.empty(rows + 1, dtype=np.int64)
-            indices64 = indices
-            indptr64 = indptr
+            indices = array.clone(INT64, nnz, zero=False)
+            indptr = array.clone(INT64, rows + 1, zero=False)
             for i in range(nnz):
-                indices64[i] = self.indices[i] - shift
+                indices.data.as_longlongs[i] = self.indices[i] - shift
             for i in range(rows + 1):
-                indptr64[i] = self.indptr[i]
+                indptr.data.as_longlongs[i] = self.indptr[i]
         else:
-            indices = np.empty(nnz, dtype=np.int32)
-            indptr = np.empty(rows + 1, dtype=np.int32)
-            indices32 = indices
-            indptr32 = indptr
+            indices = array.clone(INT32, nnz, zero=False)
+            indptr = array.clone(INT32, rows + 1, zero=False)
             for i in range(nnz):
-                indices32[i] = <int32_t>(self.indices[i] - shift)
+                indices.data.as_ints[i] = <int32_t>(self.indices[i] - shift)
             for i in range(rows + 1):
-                indptr32[i] = <int32_t>self.indptr[i]
+                indptr.data.as_ints[i] = <int32_t>self.indptr[i]
         self.rows = 0
         self.nnz = 0
         return data, indices, indptr, labels, qids

@@ -5,9 +5,10 @@ needs a schedule that defines its proximal weight beta_t (invsqrt or adagrad);
 ftrl's steps are per-coordinate by construction (adagrad); Berhu has no
 closed form under rda or ftrl.
 """
+import math
 import numbers
 
-import numpy as np
+from ._numpy import np
 
 UPDATES = ("fobos", "rda", "ftrl")
 SCHEDULES = ("constant", "invsqrt", "inv", "adagrad")
@@ -34,7 +35,7 @@ def _one_of(name, value, allowed):
 
 def _number(name, value, low, low_open=False, high=None, integer=False):
     kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value):
         raise ValueError(f"{name}={value!r} must be a finite {'integer' if integer else 'number'}.")
     if value < low or (low_open and value == low) or (high is not None and value > high):
         bound = f"{'>' if low_open else '>='} {low}" + (f" and <= {high}" if high is not None else "")
@@ -129,12 +130,13 @@ def check_group_weights(weights, penalty, n_groups):
 
 def kernel_arrays(X):
     """CSR arrays the kernel reads without copying: float32/64 values, sorted
-    unique int32/int64 indices (duplicates are summed, as scipy does)."""
+    unique int32/int64 indices (duplicates are summed, as scipy does). X is a
+    scipy matrix or a LIBSVM reader's chunk (NumPy or ``array.array`` buffers)."""
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()
     indices, indptr = X.indices, X.indptr
-    if indices.dtype != indptr.dtype:
+    if indices.itemsize != indptr.itemsize:
         indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
     return X.data, indices, indptr
 

@@ -26,14 +26,13 @@ indices, shape and labels), read several times faster and, with
 import bz2
 import gzip
 import lzma
+import operator
 import os
 import sys
-import tempfile
 import zlib
 
-import numpy as np
-
 from ._libsvm import MAX_INDEX, Error, Parser, format_rows
+from ._numpy import np
 
 __all__ = ["load_libsvm", "iter_libsvm", "dump_libsvm"]
 
@@ -41,7 +40,7 @@ __all__ = ["load_libsvm", "iter_libsvm", "dump_libsvm"]
 #: whole (the read size grows to fit it).
 BLOCK_BYTES = 1 << 22
 
-_INT32_MAX = np.iinfo(np.int32).max
+_INT32_MAX = 2**31 - 1
 #: Rows load_libsvm parses at a time before joining them: the parser's arrays
 #: stay in cache (parsing into one file-sized array ran 1.5x slower).
 _LOAD_CHUNK_ROWS = 10_000
@@ -50,7 +49,7 @@ _COMPRESSED = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", l
 _WRITERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
-def load_libsvm(path, n_features=None, dtype=np.float64, zero_based="auto",
+def load_libsvm(path, n_features=None, dtype="float64", zero_based="auto",
                 query_id=False, allow_nonfinite=False, *, block_bytes=BLOCK_BYTES):
     """Read a whole LIBSVM file into ``(X, y)``, or ``(X, y, qid)`` with query_id.
 
@@ -75,7 +74,7 @@ def load_libsvm(path, n_features=None, dtype=np.float64, zero_based="auto",
     return reader.joined(list(reader)).returned(query_id)
 
 
-def iter_libsvm(path, chunk_rows=10_000, n_features=None, dtype=np.float64,
+def iter_libsvm(path, chunk_rows=10_000, n_features=None, dtype="float64",
                 zero_based="auto", query_id=False, allow_nonfinite=False, *,
                 block_bytes=BLOCK_BYTES):
     """Yield ``(X, y)`` (or ``(X, y, qid)``) chunks of ``chunk_rows`` rows.
@@ -99,7 +98,7 @@ def iter_libsvm(path, chunk_rows=10_000, n_features=None, dtype=np.float64,
                         allow_nonfinite, block_bytes=block_bytes))
 
 
-def iter_chunks(path, chunk_rows=10_000, n_features=None, dtype=np.float64,
+def iter_chunks(path, chunk_rows=10_000, n_features=None, dtype="float64",
                 zero_based="auto", query_id=False, allow_nonfinite=False, *,
                 block_bytes=BLOCK_BYTES):
     """:func:`iter_libsvm`'s chunks as :class:`Chunk` objects, before any scipy
@@ -107,21 +106,31 @@ def iter_chunks(path, chunk_rows=10_000, n_features=None, dtype=np.float64,
     line), which then never import scipy. Arguments and checks as for
     :func:`iter_libsvm`; the arguments are checked now, not at the first chunk.
     """
-    if not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
+    if not _positive_int(chunk_rows):
         raise ValueError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")
     return iter(_Reader(path, int(chunk_rows), n_features, dtype, zero_based,
                         query_id, allow_nonfinite, block_bytes))
 
 
+def _positive_int(value, high=sys.maxsize):
+    """Whether value is an integer (Python's or NumPy's) in [1, high]."""
+    try:
+        return 1 <= operator.index(value) <= high
+    except TypeError:
+        return False
+
+
 class Chunk:
     """Rows read from a LIBSVM file as canonical CSR arrays (sorted, unique
     indices; ``indices`` and ``indptr`` of one integer type), the labels ``y``
-    and the query ids ``qids`` (zeros when the file has none).
+    and the query ids ``qids`` (zeros when the file has none): the parser's
+    ``array.array`` buffers (NumPy's arrays once joined or converted).
 
     It has the attributes of a ``scipy.sparse.csr_matrix`` that the kernel
     reads (``data``, ``indices``, ``indptr``, ``shape``, ``nnz``,
-    ``has_canonical_format``), so it is trained on as it is; :meth:`csr`
-    makes the matrix, importing scipy (a fifth of a second) only then.
+    ``has_canonical_format``), so it is trained on as it is, without NumPy;
+    :meth:`csr` makes the matrix, importing scipy (a fifth of a second) only
+    then.
     """
     __slots__ = ("data", "indices", "indptr", "y", "qids", "shape")
     has_canonical_format = True
@@ -137,13 +146,16 @@ class Chunk:
     def csr(self):
         """The rows as a ``scipy.sparse.csr_matrix`` (sharing these arrays)."""
         from scipy.sparse import csr_matrix
-        X = csr_matrix((self.data, self.indices, self.indptr), shape=self.shape)
+        X = csr_matrix((np.asarray(self.data), np.asarray(self.indices), np.asarray(self.indptr)),
+                       shape=self.shape)
         X.has_sorted_indices = True
         return X
 
     def returned(self, query_id):
-        """What load_libsvm and iter_libsvm give: ``(X, y)`` or ``(X, y, qid)``."""
-        return (self.csr(), self.y, self.qids) if query_id else (self.csr(), self.y)
+        """What load_libsvm and iter_libsvm give: ``(X, y)`` or ``(X, y, qid)``,
+        NumPy arrays sharing these buffers."""
+        y = np.asarray(self.y)
+        return (self.csr(), y, np.asarray(self.qids)) if query_id else (self.csr(), y)
 
 
 class _Reader:
@@ -158,15 +170,15 @@ class _Reader:
 
     def __init__(self, path, chunk_rows, n_features, dtype, zero_based, query_id,
                  allow_nonfinite, block_bytes, whole=False):
-        self.dtype = np.dtype(dtype)
-        if self.dtype.kind != "f":
+        # float64, the parser's type, is recognized without NumPy; others convert
+        self.dtype = None if str(getattr(dtype, "__name__", dtype)) == "float64" else np.dtype(dtype)
+        if self.dtype is not None and self.dtype.kind != "f":
             raise ValueError(f"dtype must be a floating type such as np.float64, not {dtype!r}")
-        if n_features is not None and not (
-                isinstance(n_features, (int, np.integer)) and 1 <= n_features <= MAX_INDEX):
+        if n_features is not None and not _positive_int(n_features, MAX_INDEX):
             raise ValueError(f"n_features must be None or a positive integer, not {n_features!r}")
         if zero_based not in (True, False, "auto"):
             raise ValueError(f"zero_based must be True, False or 'auto', not {zero_based!r}")
-        if not isinstance(block_bytes, (int, np.integer)) or block_bytes < 1:
+        if not _positive_int(block_bytes):
             raise ValueError(f"block_bytes must be a positive integer, not {block_bytes!r}")
         self.path = os.fspath(path)
         self.chunk_rows = chunk_rows or sys.maxsize
@@ -248,7 +260,9 @@ class _Reader:
             self.width = max(self.width, parser.max_index - (self.offset or 0) + 1)
         wide = max(self.width, parser.nnz) > _INT32_MAX
         data, indices, indptr, labels, qids = parser.take(shift, wide)
-        return Chunk(data.astype(self.dtype, copy=False), indices, indptr, labels, qids, self.width)
+        if self.dtype is not None:
+            data = np.asarray(data).astype(self.dtype, copy=False)
+        return Chunk(data, indices, indptr, labels, qids, self.width)
 
     def _settle(self):
         """"auto"'s offset from the indices parsed so far (0 if any index is 0,
@@ -268,16 +282,17 @@ class _Reader:
             width = self.n_features or self.parser.max_index - shift + 1
         nnz = sum(c.nnz for c in chunks)
         itype = np.int64 if max(width, nnz) > _INT32_MAX else np.int32
+        data, indices, indptr, y, qids = ([np.asarray(getattr(c, a)) for c in chunks]
+                                          for a in ("data", "indices", "indptr", "y", "qids"))
         if len(chunks) == 1:
-            (c,) = chunks
-            data, y, qids = c.data, c.y, c.qids
-            indices, indptr = c.indices.astype(itype, copy=False), c.indptr.astype(itype, copy=False)
+            data, y, qids = data[0], y[0], qids[0]
+            indices, indptr = indices[0].astype(itype, copy=False), indptr[0].astype(itype, copy=False)
         else:
-            data, y, qids = (np.concatenate([getattr(c, a) for c in chunks]) for a in ("data", "y", "qids"))
-            indices = np.concatenate([c.indices for c in chunks], dtype=itype)
+            data, y, qids = np.concatenate(data), np.concatenate(y), np.concatenate(qids)
             starts = np.cumsum([c.nnz for c in chunks]) - [c.nnz for c in chunks]
-            indptr = np.concatenate([np.zeros(1, itype)] + [c.indptr[1:].astype(itype) + start
-                                                             for c, start in zip(chunks, starts)])
+            indptr = np.concatenate([np.zeros(1, itype)] + [p[1:].astype(itype) + start
+                                                             for p, start in zip(indptr, starts)])
+            indices = np.concatenate(indices, dtype=itype)
         if shift:
             indices -= itype(shift)
         return Chunk(data, indices, indptr, y, qids, width)
@@ -395,6 +410,7 @@ def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=
 def _atomic_write(path, write, compress=True):
     """Call ``write(file)`` on a temporary file next to ``path``, then rename it;
     with ``compress``, through the compressor the name's suffix asks for."""
+    import tempfile     # here: reading and training need none of it (start-up)
     directory, name = os.path.split(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     try:

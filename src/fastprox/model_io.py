@@ -67,14 +67,17 @@ the parameter; such files load as models without group weights.
 """
 import io
 import json
+import numbers
 import os
+import struct
+import sys
 import zipfile
 import zlib
-from typing import NamedTuple
+from array import array
+from collections import namedtuple
 
-import numpy as np
-
-from ._kernels import Learner
+from ._kernels import SAVED_INT64, Learner
+from ._numpy import np
 from .libsvm import _atomic_write
 
 __all__ = ["save_model", "load_model", "read_model", "SavedModel", "FORMAT", "VERSION"]
@@ -121,51 +124,84 @@ def save_model(est, path):
 def write_model(path, name, params, learner, fitted, classes=None, feature_names=None):
     """The file for an estimator of class ``name`` (its ``get_params()``, kernel,
     fitted attributes, classes and feature names), without the estimator: the
-    command line writes its models this way, without importing scikit-learn."""
+    command line writes its models this way, without importing scikit-learn or,
+    for numeric classes given as a list, NumPy."""
     if name not in _CLASS_NAMES:
         raise ValueError(f"model class {name!r} is not one of {_CLASS_NAMES}.")
     params = dict(params)
-    if params["random_state"] is not None and not isinstance(params["random_state"], (int, np.integer)):
+    if params["random_state"] is not None and not isinstance(params["random_state"], numbers.Integral):
         raise ValueError("random_state must be None or an int to be saved (a RandomState cannot "
                          "be written without pickle); call set_params(random_state=SEED) first.")
     params["random_state"] = None if params["random_state"] is None else int(params["random_state"])
-    saved = learner.__getstate__()
-    arrays = saved["arrays"]
-    state = arrays["state"]
-    initial = _new_learner(learner).__getstate__()["arrays"]["state"]
-    rows = np.flatnonzero(np.any(state.view(np.uint64) != initial.view(np.uint64), axis=1))
-    size = saved["heap_size"]
+    saved, scalars = learner.saved_arrays(), learner.scalars()
+    rows, state = learner.changed_state(_new_learner(learner))
+    size = scalars["heap_size"]
     header = {
         "format": FORMAT, "version": VERSION, "class": name, "params": params,
         "learner": {key: getattr(learner, key) for key in _LEARNER_ARGS},
-        "scalars": {key: saved[key] for key in _SCALARS},
+        "scalars": {key: scalars[key] for key in _SCALARS},
         "fitted": fitted,
     }
-    members = {"header": np.array(json.dumps(header, default=_plain_json)), "rows": rows.astype(np.int64),
-               "state": state[rows], "heap_items": arrays["heap_items"][:size],
-               "heap_keys": arrays["heap_keys"][:size]}
-    members.update((name, a) for name, a in arrays.items() if name not in _SPECIAL)
+    members = {"header": _npy_text(json.dumps(header, default=_plain_json)),
+               "rows": _npy(rows, (len(rows),)), "state": _npy(state, (len(rows), saved["state"][1][1])),
+               "heap_items": _npy(saved["heap_items"][0][:size], (size,), "i8"),
+               "heap_keys": _npy(saved["heap_keys"][0][:size], (size,), "f8")}
+    members.update((name, _npy(a, shape, "i8" if name in SAVED_INT64 else "f8"))
+                   for name, (a, shape) in saved.items() if name not in _SPECIAL)
     for name in ("groups", "group_weights"):
         if getattr(learner, name) is not None:
-            members[name] = getattr(learner, name)
-    if classes is not None:
-        members["classes"] = _plain_array("classes_", classes)
+            members[name] = _npy_array(getattr(learner, name))
+    if isinstance(classes, list) and all(type(c) is float for c in classes):   # the command line's
+        members["classes"] = _npy(array("d", classes), (len(classes),))
+    elif classes is not None:
+        members["classes"] = _npy_array(_plain_array("classes_", classes))
     if feature_names is not None:
-        members["feature_names"] = _plain_array("feature_names_in_", feature_names)
+        members["feature_names"] = _npy_array(_plain_array("feature_names_in_", feature_names))
     _atomic_write(os.fspath(path), lambda f: _write_npz(f, members), compress=False)
 
 
 def _write_npz(f, members):
-    """What np.savez_compressed writes, but with ``state`` stored, not deflated
-    (see the format above), and the rest deflated at level 1, not 6 (deflating
-    ``rows`` at level 6 took most of the time): a model of reuters is written
-    in 1 ms instead of 15, to a file a fifth larger. np.load reads both."""
+    """An archive that np.load reads as np.savez_compressed's, but with ``state``
+    stored, not deflated (see the format above), and the rest deflated at level
+    1, not 6 (deflating ``rows`` at level 6 took most of the time): a model of
+    reuters is written in 1 ms instead of 15, to a file a fifth larger."""
     with zipfile.ZipFile(f, "w") as archive:
-        for name, a in members.items():
-            npy = io.BytesIO()
-            np.lib.format.write_array(npy, np.asanyarray(a), allow_pickle=False)
-            archive.writestr(f"{name}.npy", npy.getvalue(), compresslevel=1, compress_type=(
+        for name, npy in members.items():
+            archive.writestr(f"{name}.npy", npy, compresslevel=1, compress_type=(
                 zipfile.ZIP_STORED if name == "state" else zipfile.ZIP_DEFLATED))
+
+
+_ORDER = "<" if sys.byteorder == "little" else ">"
+
+
+def _npy(values, shape, kind=None):
+    """The ``.npy`` file (format 1.0) of a C-ordered buffer of numbers: an
+    ``array.array`` (float64 "d", int64 "q") or a NumPy array; ``kind`` ("f8",
+    "i8") is its type when it may be either (the kernel's buffers)."""
+    kind = kind or {"d": "f8", "q": "i8"}[values.typecode]
+    return _npy_bytes(_ORDER + kind, shape, memoryview(values).cast("B"))
+
+
+def _npy_text(text):
+    """The ``.npy`` file of a 0-d unicode array holding ``text``."""
+    return _npy_bytes(f"{_ORDER}U{len(text)}", (), text.encode("utf-32-le" if _ORDER == "<" else "utf-32-be"))
+
+
+def _npy_array(a):
+    """The ``.npy`` file of a NumPy array (strings included), written here as
+    the kernel's buffers are, so that a file is written one way."""
+    a = np.ascontiguousarray(a)
+    return _npy_bytes(a.dtype.str, a.shape, a.tobytes())
+
+
+def _npy_bytes(descr, shape, data):
+    """Format 1.0 of NumPy's ``.npy``: magic, header length, a dict literal padded
+    with spaces to a multiple of 64 bytes, then the data (numpy.lib.format)."""
+    header = "{'descr': %r, 'fortran_order': False, 'shape': %r, }" % (descr, tuple(shape))
+    length = len(header) + 1
+    length += -(10 + length) % 64
+    return b"".join([b"\x93NUMPY\x01\x00", struct.pack("<H", length),
+                     header.ljust(length - 1).encode("latin1"), b"\n", bytes(data)])
 
 
 def load_model(path, cls=None):
@@ -200,17 +236,14 @@ def _estimator(model, expected):
     return est
 
 
-class SavedModel(NamedTuple):
+class SavedModel(namedtuple("SavedModel", "name params learner fitted classes feature_names")):
     """A model file's contents, checked, without the estimator: the class name,
     its parameters, the kernel, the fitted attributes (``n_features_in_``,
     ``t_``, ``n_iter_``, ``progressive_loss_``, ``sparse_coef``), the classes
-    (None for a regressor) and the feature names (None if not saved)."""
-    name: str
-    params: dict
-    learner: Learner
-    fitted: dict
-    classes: object
-    feature_names: object
+    (None for a regressor) and the feature names (None if not saved).
+    (A namedtuple, not typing's NamedTuple: typing's import would lengthen
+    the command line's start-up.)"""
+    __slots__ = ()
 
 
 def read_model(path):
@@ -318,7 +351,7 @@ def _new_learner(learner):
 
 def _plain_json(value):
     """Array-valued parameters (such as ``groups``) as JSON lists."""
-    if isinstance(value, (np.ndarray, np.generic)):
+    if "numpy" in sys.modules and isinstance(value, (np.ndarray, np.generic)):
         return value.tolist()
     raise ValueError(f"parameter value {value!r} cannot be saved: use numbers, strings or arrays")
 

@@ -8,9 +8,6 @@ import os
 import queue
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
-
-import numpy as np
 
 from ..libsvm import iter_chunks
 
@@ -23,6 +20,12 @@ CHUNK_ROWS = 10_000
 #: Distinct labels counted by `scan`; beyond this the file is taken as
 #: regression targets and only the number of rows is kept.
 MAX_LABELS = 1000
+
+#: Parsed rows `scan` may keep for `train`, in bytes: files whose rows fit are
+#: parsed once, not once to scan and again to train (on a file of a few MB,
+#: the second parse is a fifth of the command's time); larger ones are read
+#: again, so memory stays bounded whatever the file size.
+KEEP_BYTES = 64 << 20
 
 
 def check_readable(paths):
@@ -39,36 +42,44 @@ def chunks_of_width(path, chunk_rows, n_features):
     """``(X, y)`` chunks of ``path``, X a scipy CSR matrix exactly ``n_features``
     wide: columns the model never saw (beyond its width) are dropped, since
     their weights are zero."""
+    import numpy as np
     from scipy.sparse import csr_matrix
     for chunk in iter_chunks(path, chunk_rows=chunk_rows):
         X = chunk.csr()
         if X.shape[1] > n_features:
             X = X[:, :n_features]
-        yield csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features)), chunk.y
+        yield csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features)), np.asarray(chunk.y)
 
 
-@dataclass
 class Summary:
-    """What one streaming pass over LIBSVM files finds."""
-    rows: int = 0
-    n_features: int = 0
-    nnz: int = 0
-    labels: Counter = field(default_factory=Counter)   # label -> rows; None past MAX_LABELS
+    """What one streaming pass over LIBSVM files finds: rows, width, non-zeros,
+    label -> rows (None past MAX_LABELS) and, while they fit in the bytes it may
+    keep, the chunks read (else None)."""
+
+    def __init__(self, keep_bytes=0):
+        self.rows = self.n_features = self.nnz = 0
+        self.labels = Counter()
+        self.chunks, self.kept_bytes, self.keep_bytes = [], 0, keep_bytes
 
     def add(self, chunk):
         self.rows += chunk.shape[0]
         self.n_features = max(self.n_features, chunk.shape[1])
         self.nnz += chunk.nnz
         if self.labels is not None:
-            self.labels.update(dict(zip(*np.unique(chunk.y, return_counts=True))))
+            self.labels.update(chunk.y)
             if len(self.labels) > MAX_LABELS:
                 self.labels = None
+        if self.chunks is not None:
+            self.kept_bytes += sum(a.itemsize * len(a) for a in
+                                   (chunk.data, chunk.indices, chunk.indptr, chunk.y, chunk.qids))
+            self.chunks = self.chunks + [chunk] if self.kept_bytes <= self.keep_bytes else None
 
 
-def scan(paths, chunk_rows):
+def scan(paths, chunk_rows, keep_bytes=0):
     """One streaming pass over ``paths``: rows, width (as load_libsvm gives it),
-    non-zeros and label counts, all files together."""
-    summary = Summary()
+    non-zeros and label counts, all files together; the chunks too if they fit
+    in ``keep_bytes``."""
+    summary = Summary(keep_bytes)
     for path in paths:
         for chunk in iter_chunks(path, chunk_rows=chunk_rows):
             summary.add(chunk)
@@ -115,6 +126,8 @@ def read_ahead(chunks, depth=2):
         reader.join()
 
 
-@dataclass
 class _Failure:
-    error: BaseException
+    """The reader thread's exception, handed to the consumer."""
+
+    def __init__(self, error):
+        self.error = error

@@ -24,18 +24,17 @@ frequencies, 20% held out as the test set (fastprox.cli.synthetic).
 import os
 import sys
 import time
+from array import array
 from types import SimpleNamespace
-
-import numpy as np
 
 from .._core import (CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, check_classes, encode_labels,
                      margins, new_learner, probabilities, run_passes)
+from .._numpy import np
 from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
                            SCHEDULES, UPDATES, as_float_array, check_params)
-from ..libsvm import iter_chunks
+from ..libsvm import Chunk, iter_chunks
 from ..model_io import read_model, write_model
-from .metrics import log_loss, roc_auc
-from .stream import CHUNK_ROWS, check_readable, chunks_of_width, read_ahead, scan
+from .stream import CHUNK_ROWS, KEEP_BYTES, check_readable, chunks_of_width, read_ahead, scan
 
 DEFAULT_ROWS = 100_000
 DEFAULT_FEATURES = 1 << 18
@@ -103,8 +102,8 @@ def run(args):
     if args.passes > 1:
         report.append(f"last pass mean loss: {losses[-1]:.6f} (pass {args.passes})")
     report += test_lines
-    coef = est.learner.coef()
-    report += [f"non-zero weights: {np.count_nonzero(coef)} of {coef.size}",
+    report += [f"non-zero weights: {est.learner.count_nonzero()} of "
+               f"{est.learner.n_features * est.learner.n_outputs}",
                f"time: {tested - started:.2f} s ({stream.preparation} {scanned - started:.2f} s, "
                f"train {trained - scanned:.2f} s = {sum(rows) / max(trained - scanned, 1e-9):,.0f} "
                f"rows/s, test {tested - trained:.2f} s)"]
@@ -154,7 +153,8 @@ class StreamModel:
         """One pass over a chunk (a CSR matrix or a :class:`~fastprox.libsvm.Chunk`);
         the progressive loss (mean over its rows)."""
         if self.regression:
-            shape = (as_float_array("y", y, len(y)), 1, False, False)
+            # a file's labels are finite float64 already (the reader refuses NaN, inf)
+            shape = (y if isinstance(y, array) else as_float_array("y", y, len(y)), 1, False, False)
         else:
             if self.classes is None:
                 self.classes = check_classes(classes if classes is not None else y)
@@ -177,7 +177,8 @@ class StreamModel:
         scores = self.scores(X)
         if self.regression:
             return scores
-        return self.classes[(scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)]
+        classes = np.asarray(self.classes)
+        return classes[(scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)]
 
     def has_proba(self):
         return not self.regression and self.loss in ("log", "modified_huber")
@@ -270,6 +271,7 @@ def _describe(est):
 
 def _evaluate(est, chunks, name):
     """The test-metric lines for the model on ``chunks`` (one streaming pass)."""
+    from .metrics import log_loss, roc_auc
     y, pred, scores, proba = [], [], [], []
     for X, y_chunk in chunks:
         y.append(y_chunk)
@@ -283,7 +285,7 @@ def _evaluate(est, chunks, name):
         raise ValueError(f"--test {name}: no rows")
     if est.regression:
         return [f"test RMSE: {np.sqrt(np.mean((pred - y) ** 2)):.6f} ({len(y)} rows of {name})"]
-    classes = est.classes
+    classes = np.asarray(est.classes)
     unknown = np.setdiff1d(np.unique(y), classes)
     if len(unknown):
         raise ValueError(f"--test {name} has labels {unknown.tolist()} the training data did not; "
@@ -311,12 +313,14 @@ class FileStream:
         self.test_path = self.test_name = args.test
         self.name = ", ".join(args.data)
         self.n_features, self.classes, self.rows = args.n_features, args.classes, None
-        self.preparation = "no scan"
+        self.preparation, self.kept = "no scan", None
         classifier = not est.regression
         if self.n_features is None or (classifier and self.classes is None):
-            summary = scan(self.paths, self.chunk_rows)
+            summary = scan(self.paths, self.chunk_rows, KEEP_BYTES)
             self.preparation = "scan"
             self.rows = summary.rows
+            if self.n_features is None or summary.n_features <= self.n_features:
+                self.kept = summary.chunks      # else reading again reports the wide index
             self.n_features = self.n_features or summary.n_features
             if classifier and self.classes is None:
                 if summary.labels is None:
@@ -325,6 +329,9 @@ class FileStream:
                 self.classes = sorted(summary.labels)
 
     def chunks(self):
+        if self.kept is not None:       # the scan's chunks, at the stream's width
+            return ((Chunk(c.data, c.indices, c.indptr, c.y, c.qids, self.n_features), c.y)
+                    for c in self.kept)
         return read_ahead((chunk, chunk.y) for path in self.paths
                           for chunk in iter_chunks(path, chunk_rows=self.chunk_rows,
                                                    n_features=self.n_features))
