@@ -265,6 +265,21 @@ def test_user_mistakes_give_one_line(files, broken, tmp_path, capsys, argv, mess
     assert message in err
 
 
+def test_label_counts_stop_past_the_limit(files, capsys):
+    """scan counts labels (fastprox._libsvm.count_labels, added chunk by chunk) up
+    to MAX_LABELS distinct values; past it the file is taken as regression targets."""
+    from array import array
+    from fastprox._libsvm import count_labels
+    counts = {2.0: 5}
+    assert count_labels(array("d", [1, 2, 2, 3, 1, 1]), counts, 3) and counts == {1.0: 3, 2.0: 7, 3.0: 1}
+    assert not count_labels(array("d", [4, 1]), counts, 3)
+    assert count_labels(array("d"), counts, 3)
+    status, out, _ = run(capsys, "info", files / "reg.svm")
+    assert status == 0 and "labels     more than 1000 distinct values" in out
+    status, _, err = run(capsys, "train", files / "reg.svm")
+    assert status == 1 and "more than 1000 distinct labels; for regression targets pass --regression" in err
+
+
 def test_metrics_equal_scikit_learns():
     from sklearn.metrics import log_loss as sk_log_loss, roc_auc_score
     from fastprox.cli.metrics import log_loss, roc_auc
@@ -277,17 +292,52 @@ def test_metrics_equal_scikit_learns():
     assert log_loss(labels, proba) == pytest.approx(sk_log_loss(labels, proba, labels=[0, 1, 2]), rel=1e-12)
 
 
-def test_train_does_not_import_scikit_learn(files):
-    """Start-up matters on small files: training, testing and saving a model never import scikit-learn."""
+def imported(argv):
+    """The exit status of ``fastprox ARGV`` run in a fresh interpreter, and the
+    packages among numpy, scipy and sklearn that it imported."""
     import subprocess
     import sys
-    model = files / "no_sklearn_model.npz"
     code = ("import sys; from fastprox.cli import main; "
-            f"status = main(['train', {str(files / 'train.svm')!r}, '--test', {str(files / 'test.svm.gz')!r}, "
-            f"'--model', {str(model)!r}]); "
-            "print(status, any(m == 'sklearn' or m.startswith('sklearn.') for m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "0 False"
+            f"status = main({[str(a) for a in argv]!r}); "
+            "print(status, *sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'scipy', 'sklearn'}))")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("name, argv", [
+    ("binary", ["train", "{f}/train.svm", "--model", "{f}/imports.npz"]),
+    ("multiclass", ["train", "{f}/multi.svm", "--model", "{f}/imports.npz"]),
+    ("regression", ["train", "{f}/reg.svm", "--regression", "--model", "{f}/imports.npz"]),
+    ("given width and classes", ["train", "{f}/train.svm", "--n-features", "400", "--classes", "-1", "1"]),
+    ("info", ["info", "{f}/train.svm"]),
+])
+def test_training_from_files_imports_no_numpy(files, name, argv):
+    """Start-up matters on small files: training from LIBSVM files and saving the
+    model, or describing a file, import neither NumPy nor scipy nor scikit-learn."""
+    assert imported([a.format(f=files) for a in argv]) == "0"
+
+
+def test_testing_imports_no_scikit_learn(files):
+    """Testing the model needs NumPy and scipy, still not scikit-learn."""
+    assert imported(["train", files / "train.svm", "--test", files / "test.svm.gz"]) == "0 numpy scipy"
+
+
+def test_files_are_parsed_once_when_small(files, tmp_path, capsys, monkeypatch):
+    """The scan's chunks train the model when they fit in KEEP_BYTES; the model
+    is the one reading the files again gives, over several files and passes."""
+    from fastprox.cli import train
+    argv = ["train", files / "train.svm", files / "multi.svm", "--passes", "2", "--chunk-rows", "700"]
+    kept = []
+    monkeypatch.setattr(train.FileStream, "chunks", lambda self, chunks=train.FileStream.chunks:
+                        kept.append(self.kept is not None) or chunks(self))
+    status, once, _ = run(capsys, *argv, "--model", tmp_path / "once.npz")
+    monkeypatch.setattr(train, "KEEP_BYTES", 0)
+    status_again, again, _ = run(capsys, *argv, "--model", tmp_path / "again.npz")
+    assert status == status_again == 0 and kept == [True, True, False, False]
+    assert value(once, "progressive loss") == value(again, "progressive loss")
+    a, b = load_model(tmp_path / "once.npz"), load_model(tmp_path / "again.npz")
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
 
 
 def test_bench_groups_the_papers(capsys):

@@ -166,6 +166,21 @@ def test_wrong_number_of_features_and_unknown_labels():
         ProxClassifier().fit(X, np.zeros(400))
 
 
+@pytest.mark.parametrize("labels", [[2**60, 2**60 + 1], [2**60, 2**60 + 1, 2**60 + 2], ["ham", "spam"]],
+                         ids=["binary", "three", "strings"])
+def test_labels_float64_cannot_tell_apart(labels):
+    """Integer labels 2^53 and beyond (which float64 rounds together) and string
+    labels train and predict as themselves, and an unknown one is refused."""
+    X, y = text_like()
+    y = np.array(labels, dtype=object if isinstance(labels[0], str) else np.int64)[np.arange(400) % len(labels)]
+    clf = ProxClassifier().fit(X, y)
+    assert clf.classes_.tolist() == labels and set(clf.predict(X).tolist()) <= set(labels)
+    assert len(set(clf.predict(X).tolist())) > 1
+    unknown = np.array([labels[0] + ("x" if isinstance(labels[0], str) else 3)], dtype=y.dtype)
+    with pytest.raises(ValueError, match="not in classes_"):
+        clf.partial_fit(X[:1], unknown)
+
+
 def test_plain_csr_input_keeps_validate_data_rules():
     """The shortcut past validate_data for finite float CSR input keeps its rules:
     the width check and message, feature names remembered from a DataFrame, lists

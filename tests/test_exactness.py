@@ -295,3 +295,36 @@ def test_ftrl_entries_with_and_without_square_roots(d, K, batch, roots):
     assert not np.any(np.delete(coef, hot, axis=1))
     assert_contract_close(coef[:, hot], eager.coef())
     assert_contract_close(lazy.intercept(), eager.intercept())
+
+
+@pytest.mark.parametrize("value_code, index_code", [("d", "i"), ("d", "q"), ("f", "i"), ("f", "q")])
+def test_standard_library_buffers_train_as_numpy_arrays(value_code, index_code):
+    """The command line hands the kernel the reader's array.array buffers (float64
+    or float32 values, int32 or int64 indices; unit weights and file order as
+    None); the state after a pass is bit for bit the one NumPy arrays give."""
+    from array import array
+    rng = np.random.default_rng(11)
+    X = sp.random(200, 30, density=0.2, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.uniform(-2, 2, k)).astype(np.float32 if value_code == "f" else np.float64)
+    X.indices, X.indptr = (X.indices.astype(np.int64 if index_code == "q" else np.int32),
+                           X.indptr.astype(np.int64 if index_code == "q" else np.int32))
+    y = rng.choice([-1.0, 1.0], 200)
+    rule, params = ("fobos", "adagrad", "l1"), dict(alpha=1e-2, eta0=0.5)
+    with_numpy, with_arrays = (make(Learner, rule, X, 1, "log", params) for _ in range(2))
+    loss = with_numpy.fit_rows(X.data, X.indices, X.indptr, y, np.ones(200), np.arange(200, dtype=np.int64), 1)
+    assert loss == with_arrays.fit_rows(array(value_code, X.data.tolist()), array(index_code, X.indices.tolist()),
+                                        array(index_code, X.indptr.tolist()), array("d", y), None, None, 1)
+    np.testing.assert_array_equal(with_numpy.__getstate__()["arrays"]["state"],
+                                  with_arrays.__getstate__()["arrays"]["state"])
+
+
+@pytest.mark.parametrize("rule", RULES + [("fobos", "invsqrt", "l1_l2"), ("rda", "adagrad", "sparse_group")],
+                         ids=lambda r: "-".join(r))
+def test_count_nonzero_counts_the_eager_model(rule):
+    """Learner.count_nonzero (the command line's report, without NumPy) equals
+    the count of coef()'s non-zero weights."""
+    rng = np.random.default_rng(3)
+    X = sp.random(60, 25, density=0.15, format="csr", random_state=rng)
+    lazy = make(Learner, rule, X, 3, "log", dict(alpha=0.002, eta0=0.5))
+    lazy.fit_rows(X.data, X.indices, X.indptr, rng.integers(0, 3, 60).astype(float), None, None, 1)
+    assert 0 < lazy.count_nonzero() == np.count_nonzero(lazy.coef())

@@ -662,3 +662,42 @@ def format_rows(const double[::1] data, const int64_t[::1] indices,
             out.append_double(data[k])
         out.append(b"\n", 1)
     return PyBytes_FromStringAndSize(out.buf, out.size)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def count_labels(const double[::1] y, dict counts, Py_ssize_t limit):
+    """Add the labels ``y`` to ``counts`` (label -> rows). Returns False, leaving
+    ``counts`` incomplete, once there would be more than ``limit`` distinct
+    labels (regression targets, not classes)."""
+    cdef Py_ssize_t i, k, n = y.shape[0], found = 0
+    cdef array.array seen = array.clone(DOUBLES, limit + 1, zero=False)
+    cdef array.array rows = array.clone(INT64, limit + 1, zero=True)
+    cdef double* label = seen.data.as_doubles
+    cdef long long* count = rows.data.as_longlongs
+    for value in counts:
+        if found == limit + 1:
+            return False
+        label[found] = value
+        found += 1
+    cdef Py_ssize_t known = found
+    with nogil:
+        k = 0
+        for i in range(n):
+            if found and label[k] == y[i]:      # runs of one label: no search
+                count[k] += 1
+                continue
+            k = 0
+            while k < found and label[k] != y[i]:
+                k += 1
+            if k == found:
+                if found == limit + 1:
+                    break
+                label[k] = y[i]
+                found += 1
+            count[k] += 1
+    if found > limit:
+        return False
+    for k in range(found):
+        counts[label[k]] = counts.get(label[k], 0) + count[k] if k < known else count[k]
+    return True

@@ -7,8 +7,7 @@ multiply a matrix by the weights, make scipy matrices.
 import os
 import queue
 import threading
-from collections import Counter
-
+from .._libsvm import count_labels
 from ..libsvm import iter_chunks
 
 #: Default rows per chunk of the commands (--chunk-rows): small enough that a
@@ -58,17 +57,15 @@ class Summary:
 
     def __init__(self, keep_bytes=0):
         self.rows = self.n_features = self.nnz = 0
-        self.labels = Counter()
+        self.labels = {}
         self.chunks, self.kept_bytes, self.keep_bytes = [], 0, keep_bytes
 
     def add(self, chunk):
         self.rows += chunk.shape[0]
         self.n_features = max(self.n_features, chunk.shape[1])
         self.nnz += chunk.nnz
-        if self.labels is not None:
-            self.labels.update(chunk.y)
-            if len(self.labels) > MAX_LABELS:
-                self.labels = None
+        if self.labels is not None and not count_labels(chunk.y, self.labels, MAX_LABELS):
+            self.labels = None
         if self.chunks is not None:
             self.kept_bytes += sum(a.itemsize * len(a) for a in
                                    (chunk.data, chunk.indices, chunk.indptr, chunk.y, chunk.qids))
