@@ -362,3 +362,45 @@ def test_read_ahead_keeps_order_and_raises_in_order():
             seen.append(item)
     assert seen == [0, 1, 2, 3, 4]
     assert list(read_ahead(iter(range(100)), depth=1)) == list(range(100))
+
+
+@pytest.mark.parametrize("case", ["one-based", "zero-based", "zero in the second half",
+                                  "no feature in the first half", "bad line in the second half",
+                                  "many labels", "gzip"])
+def test_scan_in_halves_equals_one_pass(tmp_path, monkeypatch, case):
+    """Large plain files are scanned in two halves at once; the summary is the one
+    pass's, and whatever one pass would refuse is refused with the same message
+    (the halves defer to one pass)."""
+    from fastprox.cli import stream
+    rng = np.random.default_rng(2)
+    lines = [f"{rng.choice([-1, 1])} " + " ".join(f"{j}:{rng.normal():.3f}" for j in
+                                                   np.sort(rng.choice(np.arange(1, 60), 5, replace=False)))
+             for _ in range(400)]
+    if case == "zero-based":
+        lines[3] = "1 0:1.5 7:2"
+    if case == "zero in the second half":
+        lines[350] = "1 0:1.5 7:2"
+    if case == "no feature in the first half":
+        lines[:390] = ["-1"] * 390
+    if case == "bad line in the second half":
+        lines[300] = "1 3:x"
+    if case == "many labels":
+        lines = [f"{i}.5 {line.split(' ', 1)[1]}" for i, line in enumerate(lines * 3)]
+    path = tmp_path / ("data.svm.gz" if case == "gzip" else "data.svm")
+    opener = __import__("gzip").open if case == "gzip" else open
+    with opener(path, "wt") as f:
+        f.write("\n".join(lines) + "\n")
+
+    def summary(split_bytes):
+        monkeypatch.setattr(stream, "SPLIT_BYTES", split_bytes)
+        try:
+            s = stream.scan([path, path], 50)
+        except ValueError as e:
+            return str(e)
+        return s.rows, s.nnz, s.n_features, s.labels
+
+    monkeypatch.setattr(stream, "SPLIT_BYTES", 0)
+    halves = stream._scan_halves(path, 50)
+    assert (halves is None) == (case in ("zero in the second half", "no feature in the first half",
+                                         "bad line in the second half", "gzip"))
+    assert summary(0) == summary(1 << 40)

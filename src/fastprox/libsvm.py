@@ -169,7 +169,7 @@ class _Reader:
     """
 
     def __init__(self, path, chunk_rows, n_features, dtype, zero_based, query_id,
-                 allow_nonfinite, block_bytes, whole=False):
+                 allow_nonfinite, block_bytes, whole=False, span=None):
         # float64, the parser's type, is recognized without NumPy; others convert
         self.dtype = None if str(getattr(dtype, "__name__", dtype)) == "float64" else np.dtype(dtype)
         if self.dtype is not None and self.dtype.kind != "f":
@@ -189,6 +189,7 @@ class _Reader:
         self.offset = None if zero_based == "auto" else int(not zero_based)
         self.decided_at_line = None
         self.whole = whole
+        self.span = span    # (start, stop): only these bytes of a plain file, whole lines
         self.width = 1
         self.buf = bytearray(1)  # the text read is buf[:size], then a NUL
         self.size = 0
@@ -196,6 +197,8 @@ class _Reader:
     def __iter__(self):
         parser, pos, eof, emitted = self.parser, 0, False, False
         with _open(self.path) as f:
+            if self.span is not None:
+                f.seek(self.span[0])
             while True:
                 lo, hi = self._bounds()
                 pos = parser.feed(self.buf, pos, self.size, eof, self.chunk_rows - parser.rows,
@@ -232,7 +235,9 @@ class _Reader:
         return read
 
     def _read(self, f, into):
-        """``f.readinto(into)``; decompression errors become ValueError."""
+        """``f.readinto(into)`` (up to the span's end); decompression errors become ValueError."""
+        if self.span is not None:
+            into = into[:max(0, self.span[1] - f.tell())]
         try:
             return f.readinto(into)
         except (EOFError, zlib.error, lzma.LZMAError, OSError) as e:

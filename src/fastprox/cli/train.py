@@ -6,7 +6,9 @@ are not shuffled). The estimator fixes its width and, for classifiers, its
 classes at the first chunk, so unless --n-features and (classifiers)
 --classes are both given, a first streaming pass over the files finds them,
 the numbers 'fastprox info' prints: the width is the largest of the files',
-the classes every label seen. Give both to skip that pass.
+the classes every label seen. Give both to skip that pass. Files whose
+parsed rows fit in 64 MB are kept from that pass and trained on, not read
+again; larger ones are streamed again, so memory stays bounded.
 
 While it runs, a progress bar (on a terminal only) shows rows/s and the
 progressive validation loss: the mean loss of each row under the model
