@@ -78,7 +78,10 @@ class Summary:
         if self.chunks is not None:
             self.kept_bytes += sum(a.itemsize * len(a) for a in
                                    (chunk.data, chunk.indices, chunk.indptr, chunk.y, chunk.qids))
-            self.chunks = self.chunks + [chunk] if self.kept_bytes <= self.keep_bytes else None
+            if self.kept_bytes <= self.keep_bytes:
+                self.chunks.append(chunk)
+            else:
+                self.chunks = None
 
     def merge(self, other, n_features):
         """Add another summary's counts, with the width of the two together."""
@@ -130,7 +133,7 @@ def _scan_halves(path, chunk_rows):
         try:
             for chunk in reader:
                 summary.add(chunk)
-        except ValueError as e:
+        except BaseException as e:      # one pass, next, raises it again where it belongs
             failed.append(e)
 
     thread = threading.Thread(target=read, args=(second, summaries[1]))
