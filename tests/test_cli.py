@@ -371,6 +371,7 @@ def test_scan_in_halves_equals_one_pass(tmp_path, monkeypatch, case):
     """Large plain files are scanned in two halves at once; the summary is the one
     pass's, and whatever one pass would refuse is refused with the same message
     (the halves defer to one pass)."""
+    from fastprox import libsvm
     from fastprox.cli import stream
     rng = np.random.default_rng(2)
     lines = [f"{rng.choice([-1, 1])} " + " ".join(f"{j}:{rng.normal():.3f}" for j in
@@ -392,14 +393,14 @@ def test_scan_in_halves_equals_one_pass(tmp_path, monkeypatch, case):
         f.write("\n".join(lines) + "\n")
 
     def summary(split_bytes):
-        monkeypatch.setattr(stream, "SPLIT_BYTES", split_bytes)
+        monkeypatch.setattr(libsvm, "SPLIT_BYTES", split_bytes)
         try:
             s = stream.scan([path, path], 50)
         except ValueError as e:
             return str(e)
         return s.rows, s.nnz, s.n_features, s.labels
 
-    monkeypatch.setattr(stream, "SPLIT_BYTES", 0)
+    monkeypatch.setattr(libsvm, "SPLIT_BYTES", 0)
     halves = stream._scan_halves(path, 50)
     assert (halves is None) == (case in ("zero in the second half", "no feature in the first half",
                                          "bad line in the second half", "gzip"))

@@ -579,3 +579,43 @@ def test_load_in_parts_settles_auto_over_the_whole_file(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}:2: index '3' is beyond n_features=3"):
         load_libsvm(path, n_features=3)
     assert load_libsvm(write(tmp_path, b"1 1:1\n2 3:1\n"), n_features=3)[0].shape == (2, 3)
+
+
+@pytest.mark.parametrize("content, kwargs", [
+    (FEATURES * 40, {}),
+    (FEATURES * 40, {"dtype": np.float32, "zero_based": True}),
+    (b"1 1:1\n-1 2:2\n" * 30 + b"1 0:3 5:1\n", {}),              # "auto" settled by the second half
+    (b"1 qid:3 1:1\n# c\n-1 qid:-2 2:1\n" * 30 + b"2 qid:+5\n", {"query_id": True}),
+    (b"1 1:1\n" * 40 + b"1 3000000000:1\n-1 2:2\n", {}),        # int64 indices in the second half
+    (b"1\n-1\n" * 40 + b"1 4:1\n", {"n_features": 9}),
+    (b"1 1:1\n-1 2:2\n" * 30 + b"1 12:1\n", {"n_features": 9}),  # beyond n_features in the second half
+    (b"1 1:1\n-1 2:2\n" * 30 + b"1 3:x\n", {}),                  # malformed in the second half
+    (b"1 1:1\n-1 2:2\n" * 30 + b"1 0:1\n", {"zero_based": False}),
+    (b"1 1:nan\n-1 2:2\n" * 30, {"allow_nonfinite": True}),
+])
+def test_load_reads_large_files_in_halves(tmp_path, monkeypatch, content, kwargs):
+    """load_libsvm parses a plain file over SPLIT_BYTES in two halves at once: the
+    result, or the error with its line, is the one pass's."""
+    from fastprox import libsvm
+    path = write(tmp_path, content)
+    in_halves = []
+    monkeypatch.setattr(libsvm, "_load_halves", lambda args, load=libsvm._load_halves:
+                        in_halves.append(load(args)) or in_halves[-1])
+
+    def load(split_bytes):
+        monkeypatch.setattr(libsvm, "SPLIT_BYTES", split_bytes)
+        try:
+            return load_libsvm(path, **kwargs)
+        except ValueError as e:
+            return str(e)
+
+    halves, whole = load(0), load(1 << 40)
+    if isinstance(whole, str):
+        assert halves == whole and in_halves == [None, None]     # one pass named the line
+        return
+    assert in_halves[0] is not None and in_halves[1] is None
+    assert_same(halves[0], whole[0])
+    assert halves[0].indices.dtype == whole[0].indices.dtype == halves[0].indptr.dtype
+    for a, b in zip(halves[1:], whole[1:]):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype

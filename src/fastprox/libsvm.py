@@ -25,10 +25,12 @@ indices, shape and labels), read several times faster and, with
 """
 import bz2
 import gzip
+import io
 import lzma
 import operator
 import os
 import sys
+import threading
 import zlib
 
 from ._libsvm import MAX_INDEX, Error, Parser, format_rows
@@ -44,6 +46,9 @@ _INT32_MAX = 2**31 - 1
 #: Rows load_libsvm parses at a time before joining them: the parser's arrays
 #: stay in cache (parsing into one file-sized array ran 1.5x slower).
 _LOAD_CHUNK_ROWS = 10_000
+#: Plain files larger than this are read in two halves at once, one thread each
+#: (the parser releases the GIL), by load_libsvm and by the command line's scan.
+SPLIT_BYTES = 64 << 20
 _WRITE_ROWS = 1 << 16
 _COMPRESSED = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
 _WRITERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
@@ -69,9 +74,63 @@ def load_libsvm(path, n_features=None, dtype="float64", zero_based="auto",
     ``allow_nonfinite``: accept ``nan``, ``inf`` and ``infinity`` labels and
     values, which are refused by default since they are almost always a bug.
     """
-    reader = _Reader(path, _LOAD_CHUNK_ROWS, n_features, dtype, zero_based, query_id,
-                     allow_nonfinite, block_bytes, whole=True)
-    return reader.joined(list(reader)).returned(query_id)
+    args = (path, _LOAD_CHUNK_ROWS, n_features, dtype, zero_based, query_id, allow_nonfinite, block_bytes)
+    joined = _load_halves(args)
+    if joined is None:
+        reader = _Reader(*args, whole=True)
+        joined = reader.joined(list(reader))
+    return joined.returned(query_id)
+
+
+def split_point(path):
+    """Where a plain file of over SPLIT_BYTES splits into two halves of whole lines
+    (the byte after the first newline past its middle); None for smaller or
+    compressed files, which are read in one pass."""
+    size = os.path.getsize(path)
+    with _open(path) as f:
+        if size <= SPLIT_BYTES or not isinstance(f, io.BufferedReader):
+            return None
+        f.seek(size // 2)
+        f.readline()
+        return f.tell() if f.tell() < size else None
+
+
+def read_halves(readers, consume):
+    """``consume(i, chunk)`` for each chunk of ``readers[i]``, the second reader in
+    a thread of its own (both parse without the GIL); False if either failed,
+    whatever the error: one pass over the file then raises it where it belongs
+    (the second half's line numbers start at its first line)."""
+    failed = []
+
+    def read(i):
+        try:
+            for chunk in readers[i]:
+                consume(i, chunk)
+        except BaseException as e:
+            failed.append(e)
+
+    thread = threading.Thread(target=read, args=(1,))
+    thread.start()
+    read(0)
+    thread.join()
+    return not failed
+
+
+def _load_halves(args):
+    """load_libsvm's joined chunk of a file that splits (`split_point`), its halves
+    parsed at once; None otherwise, and whenever one pass could fail."""
+    path = args[0]
+    middle = split_point(path)
+    if middle is None:
+        return None
+    halves = [_Reader(*args, whole=True, span=span) for span in ((0, middle), (middle, None))]
+    parts = [[], []]
+    if not read_halves(halves, lambda i, chunk: parts[i].append(chunk)):
+        return None
+    try:
+        return halves[0].joined(parts[0] + parts[1], rest=halves[1])
+    except ValueError:          # beyond n_features: one pass names the line
+        return None
 
 
 def iter_libsvm(path, chunk_rows=10_000, n_features=None, dtype="float64",
@@ -189,7 +248,7 @@ class _Reader:
         self.offset = None if zero_based == "auto" else int(not zero_based)
         self.decided_at_line = None
         self.whole = whole
-        self.span = span    # (start, stop): only these bytes of a plain file, whole lines
+        self.span = span    # (start, stop or None: the end): these bytes of a plain file, whole lines
         self.width = 1
         self.buf = bytearray(1)  # the text read is buf[:size], then a NUL
         self.size = 0
@@ -236,7 +295,7 @@ class _Reader:
 
     def _read(self, f, into):
         """``f.readinto(into)`` (up to the span's end); decompression errors become ValueError."""
-        if self.span is not None:
+        if self.span is not None and self.span[1] is not None:
             into = into[:max(0, self.span[1] - f.tell())]
         try:
             return f.readinto(into)
@@ -269,22 +328,26 @@ class _Reader:
             data = np.asarray(data).astype(self.dtype, copy=False)
         return Chunk(data, indices, indptr, labels, qids, self.width)
 
-    def _settle(self):
+    def _settle(self, parsers=None):
         """"auto"'s offset from the indices parsed so far (0 if any index is 0,
-        else 1), checked against n_features."""
-        parser = self.parser
-        offset = 0 if parser.min_index == 0 else 1
-        if self.n_features is not None and parser.max_index - offset >= self.n_features:
-            raise ValueError(self._where(parser.max_index_line) + _range_message(
-                f"'{parser.max_index}'", self.n_features, self.n_features - 1))
+        else 1) by this reader's parser or by ``parsers``, checked against n_features."""
+        parsers = parsers or [self.parser]
+        top = max(parsers, key=lambda p: p.max_index)
+        offset = 0 if min(p.min_index for p in parsers) == 0 else 1
+        if self.n_features is not None and top.max_index - offset >= self.n_features:
+            raise ValueError(self._where(top.max_index_line) + _range_message(
+                f"'{top.max_index}'", self.n_features, self.n_features - 1))
         return offset
 
-    def joined(self, chunks):
-        """The ``whole`` file's chunks as one Chunk, "auto" settled over all its rows."""
-        shift, width = 0, self.width
-        if self.offset is None and self.parser.max_index >= 0:
-            shift = self._settle()
-            width = self.n_features or self.parser.max_index - shift + 1
+    def joined(self, chunks, rest=None):
+        """The ``whole`` file's chunks as one Chunk, "auto" settled over all its rows;
+        ``rest`` is the reader of the file's second half when this one read the first."""
+        readers = [self] + ([rest] if rest is not None else [])
+        shift, width = 0, max(r.width for r in readers)
+        top = max(r.parser.max_index for r in readers)
+        if self.offset is None and top >= 0:
+            shift = self._settle([r.parser for r in readers])
+            width = self.n_features or top - shift + 1
         nnz = sum(c.nnz for c in chunks)
         itype = np.int64 if max(width, nnz) > _INT32_MAX else np.int32
         data, indices, indptr, y, qids = ([np.asarray(getattr(c, a)) for c in chunks]

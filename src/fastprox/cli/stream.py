@@ -6,12 +6,11 @@ imports would double the start-up of a command on a small file). Only
 evaluating and predicting, which multiply a matrix by the weights, make
 NumPy arrays and scipy matrices.
 """
-import io
 import os
 import queue
 import threading
 from .._libsvm import count_labels
-from ..libsvm import BLOCK_BYTES, _open, _Reader, iter_chunks
+from ..libsvm import BLOCK_BYTES, _Reader, iter_chunks, read_halves, split_point
 
 #: Default rows per chunk of the commands (--chunk-rows): small enough that a
 #: chunk's arrays stay in cache and, in `train`, that parsing the next chunk
@@ -22,12 +21,6 @@ CHUNK_ROWS = 10_000
 #: Distinct labels counted by `scan`; beyond this the file is taken as
 #: regression targets and only the number of rows is kept.
 MAX_LABELS = 1000
-
-#: Plain files larger than this are scanned in two halves at once, one thread
-#: each (the parser releases the GIL): on two cores the scan then takes about
-#: half as long. Smaller ones are scanned in one pass whose chunks `train` may
-#: keep (KEEP_BYTES; parsed rows take about 0.5-1.2 times their text).
-SPLIT_BYTES = 64 << 20
 
 #: Parsed rows `scan` may keep for `train`, in bytes: files whose rows fit are
 #: parsed once, not once to scan and again to train (on a file of a few MB,
@@ -112,36 +105,24 @@ def scan(paths, chunk_rows, keep_bytes=0):
 
 
 def _scan_halves(path, chunk_rows):
-    """(summary, width) of a plain file of over SPLIT_BYTES, its two halves read at
-    once, as one pass would find them; None for smaller or compressed files, and
-    whenever one pass could find otherwise or fail (no feature in the first half,
-    an index 0 in the second half of a one-based file, a malformed line): the
-    caller then reads the file in one pass, which raises the error at its line."""
-    size = os.path.getsize(path)
-    with _open(path) as f:
-        if size <= SPLIT_BYTES or not isinstance(f, io.BufferedReader):   # compressed: one pass
-            return None
-        f.seek(size // 2)
-        f.readline()
-        middle = f.tell()
+    """(summary, width) of a file that splits (fastprox.libsvm.split_point; on two
+    cores its scan takes about half as long), its two halves read at once, as one
+    pass would find them; None for other files, and whenever one pass could find
+    otherwise or fail (no feature in the first half, an index 0 in the second
+    half of a one-based file, a malformed line): the caller then reads the file
+    in one pass, which raises the error at its line. The scan of a smaller file
+    is one pass whose chunks `train` may keep (KEEP_BYTES; parsed rows take
+    about 0.5-1.2 times their text)."""
+    middle = split_point(path)
+    if middle is None:
+        return None
     first = _Reader(path, chunk_rows, None, "float64", "auto", False, False, BLOCK_BYTES, span=(0, middle))
-    second = _Reader(path, chunk_rows, None, "float64", True, False, False, BLOCK_BYTES, span=(middle, size))
+    second = _Reader(path, chunk_rows, None, "float64", True, False, False, BLOCK_BYTES, span=(middle, None))
     summaries = [Summary(), Summary()]
-    failed = []
-
-    def read(reader, summary):
-        try:
-            for chunk in reader:
-                summary.add(chunk)
-        except BaseException as e:      # one pass, next, raises it again where it belongs
-            failed.append(e)
-
-    thread = threading.Thread(target=read, args=(second, summaries[1]))
-    thread.start()
-    read(first, summaries[0])
-    thread.join()
+    if not read_halves([first, second], lambda i, chunk: summaries[i].add(chunk)):
+        return None
     offset = first.offset
-    if failed or offset is None or (offset == 1 and second.parser.min_index == 0):
+    if offset is None or (offset == 1 and second.parser.min_index == 0):
         return None
     summaries[0].merge(summaries[1], second.parser.max_index - offset + 1)
     return summaries[0], summaries[0].n_features
