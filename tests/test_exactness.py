@@ -328,3 +328,17 @@ def test_count_nonzero_counts_the_eager_model(rule):
     lazy = make(Learner, rule, X, 3, "log", dict(alpha=0.002, eta0=0.5))
     lazy.fit_rows(X.data, X.indices, X.indptr, rng.integers(0, 3, 60).astype(float), None, None, 1)
     assert 0 < lazy.count_nonzero() == np.count_nonzero(lazy.coef())
+
+
+def test_state_of_another_layout_is_refused():
+    """A pickled state whose arrays do not have this learner's sizes (FTRL's
+    entries before sqrt(n) was kept, say) is refused, not read out of bounds."""
+    lazy = Learner(30, 1, "ftrl", "adagrad", "l1", "log")
+    cls, args, state = lazy.__reduce__()
+    state["arrays"]["state"] = state["arrays"]["state"][:, :2]
+    with pytest.raises(ValueError, match="state holds 60 values where this fastprox keeps 90"):
+        cls(*args).__setstate__(state)
+    state = lazy.__getstate__()
+    state["arrays"]["bstate"] = state["arrays"]["bstate"][:0]
+    with pytest.raises(ValueError, match="bstate holds 0 values"):
+        pickle.loads(pickle.dumps(lazy)).__setstate__(state)

@@ -320,6 +320,14 @@ cdef class Learner:
         arrays = {name: a if isinstance(a, array.array) else
                   np.require(a, requirements=["C", "W"]).reshape(-1) for name, a in saved.items()}
         n_groups = self.c.n_groups
+        n_heap = self.n_features * self.n_outputs if self.c.berhu_heap else 0
+        sizes = {"state": self.n_features * self.c.width, "bstate": self.n_outputs * 2, "heap_items": n_heap,
+                 "heap_keys": n_heap, "heap_pos": n_heap, "gstamp": n_groups, "gnorm": n_groups}
+        for name, size in sizes.items():    # the loops trust these sizes
+            if len(arrays[name]) != size:
+                raise ValueError(f"the learner's {name} holds {len(arrays[name])} values where this "
+                                 f"fastprox keeps {size}: a pickle from another version? Between "
+                                 f"versions, use fastprox.save_model and load_model.")
         block = self.n_outputs
         if self.groups is None:
             gptr, gmem = zeros(n_groups + 1, INT64), zeros(0, INT64)
