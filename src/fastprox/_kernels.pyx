@@ -127,7 +127,7 @@ cdef array.array filled(Py_ssize_t n, double value):
     return a
 
 
-def consecutive_rows(Py_ssize_t n):
+cdef array.array consecutive_rows(Py_ssize_t n):
     """0, 1, ..., n - 1 as int64 (an ``order`` of rows in file order)."""
     cdef array.array a = array.clone(INT64, n, zero=False)
     cdef Py_ssize_t i
