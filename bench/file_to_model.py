@@ -36,13 +36,14 @@ from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
+from scipy.sparse import csr_matrix
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fastprox.benchmarks.machine import describe_machine
 
 import fastprox  # noqa: E402
 from fastprox import iter_libsvm, load_libsvm  # noqa: E402
-from fastprox.cli.stream import KEEP_BYTES, chunks_of_width  # noqa: E402
+from fastprox.cli.stream import KEEP_BYTES  # noqa: E402
 from fastprox.model_io import load_model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,6 +70,16 @@ def to_vw(src, dst):
                 a, b = X.indptr[i], X.indptr[i + 1]
                 pairs = " ".join(f"{j}:{v!r}" for j, v in zip(X.indices[a:b].tolist(), X.data[a:b].tolist()))
                 out.write(f"{1 if label > 0 else -1} |f {pairs}\n")
+
+
+def predict_file(est, path):
+    """The saved model's predictions for a LIBSVM file, columns beyond its width
+    dropped (their weights are 0), as `fastprox predict` does."""
+    X, _ = load_libsvm(path)
+    width = est.n_features_in_
+    X = X[:, :width] if X.shape[1] >= width else csr_matrix((X.data, X.indices, X.indptr),
+                                                             shape=(X.shape[0], width))
+    return est.predict(X)
 
 
 def timed(cmd):
@@ -117,7 +128,7 @@ def measure(name, train, test, copies, runs, work):
     vw_seconds, vw_out = median_time(VW + ["-d", train_vw, "--loss_function", "logistic",
                                            "-f", vw_model], runs)
     est = load_model(fp_model)
-    fp_pred = np.concatenate([est.predict(Xc) for Xc, _ in chunks_of_width(test_file, 100_000, X.shape[1])])
+    fp_pred = predict_file(est, test_file)
     return {
         "name": name, "rows": X.shape[0] * copies, "mb": train.stat().st_size / 1e6,
         "vw_mb": train_vw.stat().st_size / 1e6, "fp_scan": fp_scan, "fp_known": fp_known,

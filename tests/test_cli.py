@@ -317,9 +317,11 @@ def test_training_from_files_imports_no_numpy(files, name, argv):
     assert imported([a.format(f=files) for a in argv]) == "0"
 
 
-def test_testing_imports_no_scikit_learn(files):
-    """Testing the model needs NumPy and scipy, still not scikit-learn."""
-    assert imported(["train", files / "train.svm", "--test", files / "test.svm.gz"]) == "0 numpy scipy"
+def test_testing_and_predicting_import_neither_scipy_nor_scikit_learn(files, tmp_path):
+    """Testing a model and predicting need NumPy, not scipy or scikit-learn."""
+    model = tmp_path / "m.npz"
+    assert imported(["train", files / "train.svm", "--test", files / "test.svm.gz", "--model", model]) == "0 numpy"
+    assert imported(["predict", model, files / "test.svm.gz", "--proba", "--out", tmp_path / "p"]) == "0 numpy"
 
 
 def test_files_are_parsed_once_when_small(files, tmp_path, capsys, monkeypatch):

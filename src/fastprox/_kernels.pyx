@@ -474,6 +474,37 @@ cdef class Learner:
         self._coef_t = c.t
         return self._coef
 
+    def margins(self, data, indices, indptr):
+        """<w_k, x_i> + b_k of the eager model w_{T+1} for CSR rows given as
+        `fit_rows` takes them (NumPy or ``array.array`` buffers): a (n, K) array.
+        Columns at or beyond n_features, which the model never saw, have weight 0."""
+        cdef const double[:, ::1] W = self.coef()
+        cdef const double[::1] d64
+        cdef const float[::1] d32
+        cdef const int[::1] i32, p32
+        cdef const long long[::1] i64, p64
+        cdef Py_ssize_t i, n = len(indptr) - 1
+        out = np.empty((max(n, 0), self.n_outputs))
+        cdef double[:, ::1] o = out
+        wide = memoryview(indices).itemsize == 8
+        if memoryview(data).itemsize == 8:
+            d64 = data
+            if wide:
+                i64, p64 = indices, indptr
+                margins_csr(W, d64, i64, p64, o)
+            else:
+                i32, p32 = indices, indptr
+                margins_csr(W, d64, i32, p32, o)
+        else:
+            d32 = data
+            if wide:
+                i64, p64 = indices, indptr
+                margins_csr(W, d32, i64, p64, o)
+            else:
+                i32, p32 = indices, indptr
+                margins_csr(W, d32, i32, p32, o)
+        return out + self.intercept()
+
     def intercept(self):
         """The intercept b_{T+1} per output, a (K,) array."""
         cdef int k
@@ -552,6 +583,28 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
         total += logsum_pop(&c.lsum)
     state[0] = c
     return total
+
+
+cdef margins_csr(const double[:, ::1] W, const value_t[::1] data, const index_t[::1] indices,
+                 const index_t[::1] indptr, double[:, ::1] out):
+    """out[i, k] = sum of W[k, j] x_ij over row i's stored entries with j < W's width."""
+    cdef Py_ssize_t i, n = out.shape[0], K = W.shape[0], d = W.shape[1], nnz = indices.shape[0]
+    cdef index_t nz, j
+    cdef int k
+    cdef bint valid = indptr.shape[0] == n + 1 and data.shape[0] == nnz and (n == 0 or indptr[0] == 0)
+    for i in range(n):
+        valid = valid and indptr[i] <= indptr[i + 1] <= nnz
+    if not valid:
+        raise ValueError("inconsistent CSR arrays: data, indices and indptr do not match.")
+    with nogil:
+        for i in range(n):
+            for k in range(K):
+                out[i, k] = 0.0
+            for nz in range(indptr[i], indptr[i + 1]):
+                j = indices[nz]
+                if 0 <= j < d:
+                    for k in range(K):
+                        out[i, k] += W[k, j] * data[nz]
 
 
 cdef _check_rows(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] indptr,

@@ -103,7 +103,7 @@ class _BaseProx(BaseEstimator):
         if not self._plain_csr(X, None, reset=False):
             X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                               reset=False, accept_large_sparse=True)
-        return margins(self._learner, X)
+        return margins(self._learner, X if sp.issparse(X) else sp.csr_matrix(X))
 
     # ------------------------------------------------------------------ training
     def _check_input(self, X, y, reset):

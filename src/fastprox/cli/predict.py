@@ -12,7 +12,7 @@ import sys
 
 from ..libsvm import _atomic_write
 from .info import format_label
-from .stream import CHUNK_ROWS, check_readable, chunks_of_width
+from .stream import CHUNK_ROWS, check_readable, labelled_chunks
 from .train import StreamModel
 
 
@@ -46,7 +46,7 @@ def _lines(est, path, chunk_rows, proba):
     fmt = repr if est.regression else format_label
     if proba:
         yield "labels " + " ".join(map(format_label, est.classes)) + "\n"
-    for X, _ in chunks_of_width(path, chunk_rows, est.n_features):
+    for X, _ in labelled_chunks(path, chunk_rows):
         predicted = est.predict(X).tolist()
         if proba:
             rows = est.predict_proba(X).tolist()

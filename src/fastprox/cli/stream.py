@@ -39,17 +39,13 @@ def check_readable(paths):
             pass
 
 
-def chunks_of_width(path, chunk_rows, n_features):
-    """``(X, y)`` chunks of ``path``, X a scipy CSR matrix exactly ``n_features``
-    wide: columns the model never saw (beyond its width) are dropped, since
-    their weights are zero."""
+def labelled_chunks(path, chunk_rows):
+    """``(chunk, y)`` of ``path``, y the chunk's labels as a NumPy array: what
+    evaluating and predicting read (the model's margins need no scipy matrix;
+    columns beyond its width weigh 0)."""
     import numpy as np
-    from scipy.sparse import csr_matrix
     for chunk in iter_chunks(path, chunk_rows=chunk_rows):
-        X = chunk.csr()
-        if X.shape[1] > n_features:
-            X = X[:, :n_features]
-        yield csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features)), np.asarray(chunk.y)
+        yield chunk, np.asarray(chunk.y)
 
 
 class Summary:

@@ -36,7 +36,7 @@ from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, RE
                            SCHEDULES, UPDATES, as_float_array, check_params)
 from ..libsvm import Chunk, iter_chunks
 from ..model_io import read_model, write_model
-from .stream import CHUNK_ROWS, KEEP_BYTES, check_readable, chunks_of_width, read_ahead, scan
+from .stream import CHUNK_ROWS, KEEP_BYTES, check_readable, labelled_chunks, read_ahead, scan
 
 DEFAULT_ROWS = 100_000
 DEFAULT_FEATURES = 1 << 18
@@ -341,7 +341,7 @@ class FileStream:
     def test_chunks(self):
         if self.test_path is None:
             return None
-        return chunks_of_width(self.test_path, self.chunk_rows, self.n_features)
+        return labelled_chunks(self.test_path, self.chunk_rows)
 
 
 class DefaultStream:
@@ -368,5 +368,5 @@ class DefaultStream:
 
     def test_chunks(self):
         if self.test_path is not None:
-            return chunks_of_width(self.test_path, self.chunk_rows, self.n_features)
+            return labelled_chunks(self.test_path, self.chunk_rows)
         return iter([(self.X_test, self.y_test)])
