@@ -56,6 +56,7 @@ from fastprox._group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sp
                                    squared_group_tau, _descending)
 
 cimport cython
+from cython cimport longlong
 
 ctypedef fused value_t:
     float
@@ -478,31 +479,17 @@ cdef class Learner:
         """<w_k, x_i> + b_k of the eager model w_{T+1} for CSR rows given as
         `fit_rows` takes them (NumPy or ``array.array`` buffers): a (n, K) array.
         Columns at or beyond n_features, which the model never saw, have weight 0."""
-        cdef const double[:, ::1] W = self.coef()
-        cdef const double[::1] d64
-        cdef const float[::1] d32
-        cdef const int[::1] i32, p32
-        cdef const long long[::1] i64, p64
-        cdef Py_ssize_t i, n = len(indptr) - 1
-        out = np.empty((max(n, 0), self.n_outputs))
-        cdef double[:, ::1] o = out
-        wide = memoryview(indices).itemsize == 8
-        if memoryview(data).itemsize == 8:
-            d64 = data
-            if wide:
-                i64, p64 = indices, indptr
-                margins_csr(W, d64, i64, p64, o)
-            else:
-                i32, p32 = indices, indptr
-                margins_csr(W, d64, i32, p32, o)
+        W = self.coef()
+        out = np.empty((max(len(indptr) - 1, 0), self.n_outputs))
+        kind = csr_kind(data, indices)
+        if kind == 0:
+            margins_csr[double, int](W, data, indices, indptr, out)
+        elif kind == 1:
+            margins_csr[double, longlong](W, data, indices, indptr, out)
+        elif kind == 2:
+            margins_csr[float, int](W, data, indices, indptr, out)
         else:
-            d32 = data
-            if wide:
-                i64, p64 = indices, indptr
-                margins_csr(W, d32, i64, p64, o)
-            else:
-                i32, p32 = indices, indptr
-                margins_csr(W, d32, i32, p32, o)
+            margins_csr[float, longlong](W, data, indices, indptr, out)
         return out + self.intercept()
 
     def intercept(self):
@@ -521,30 +508,18 @@ cdef class Learner:
         ``data`` (float64 or float32), ``indices`` and ``indptr`` (both int32 or both
         int64) are CSR buffers, NumPy's or ``array.array``; ``sample_weight`` None
         means weights 1, ``order`` None the rows in order."""
-        # Chosen by item size here, not by Cython's fused-type dispatch, which imports
-        # NumPy to inspect its arguments (see fastprox._numpy).
-        cdef const double[::1] d64
-        cdef const float[::1] d32
-        cdef const int[::1] i32, p32
-        cdef const long long[::1] i64, p64
         if sample_weight is None:
             sample_weight = filled(len(indptr) - 1, 1.0)
         if order is None:
             order = consecutive_rows(len(indptr) - 1)
-        wide = memoryview(indices).itemsize == 8
-        if memoryview(data).itemsize == 8:
-            d64 = data
-            if wide:
-                i64, p64 = indices, indptr
-                return fit_csr(&self.c, d64, i64, p64, y, sample_weight, order, batch_size)
-            i32, p32 = indices, indptr
-            return fit_csr(&self.c, d64, i32, p32, y, sample_weight, order, batch_size)
-        d32 = data
-        if wide:
-            i64, p64 = indices, indptr
-            return fit_csr(&self.c, d32, i64, p64, y, sample_weight, order, batch_size)
-        i32, p32 = indices, indptr
-        return fit_csr(&self.c, d32, i32, p32, y, sample_weight, order, batch_size)
+        kind = csr_kind(data, indices)
+        if kind == 0:
+            return fit_csr[double, int](&self.c, data, indices, indptr, y, sample_weight, order, batch_size)
+        if kind == 1:
+            return fit_csr[double, longlong](&self.c, data, indices, indptr, y, sample_weight, order, batch_size)
+        if kind == 2:
+            return fit_csr[float, int](&self.c, data, indices, indptr, y, sample_weight, order, batch_size)
+        return fit_csr[float, longlong](&self.c, data, indices, indptr, y, sample_weight, order, batch_size)
 
 
 cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indices,
@@ -583,6 +558,14 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
         total += logsum_pop(&c.lsum)
     state[0] = c
     return total
+
+
+cdef int csr_kind(data, indices) except -1:
+    """Which typed loop reads these CSR buffers: 0 float64 values and int32 indices,
+    1 float64 and int64, 2 float32 and int32, 3 float32 and int64. Chosen by item
+    size here, not by Cython's fused-type dispatch, which imports NumPy to inspect
+    its arguments (see fastprox._numpy); the typed views then check the types."""
+    return 2 * (memoryview(data).itemsize == 4) + (memoryview(indices).itemsize == 8)
 
 
 cdef margins_csr(const double[:, ::1] W, const value_t[::1] data, const index_t[::1] indices,
