@@ -64,9 +64,9 @@ class Summary:
         self.nnz += chunk.nnz
         if self.labels is not None and not count_labels(chunk.y, self.labels, MAX_LABELS):
             self.labels = None
-        if self.chunks is not None:
-            self.kept_bytes += sum(a.itemsize * len(a) for a in
-                                   (chunk.data, chunk.indices, chunk.indptr, chunk.y, chunk.qids))
+        if self.chunks is not None:     # the buffers, and about 600 bytes of Python objects
+            self.kept_bytes += 600 + sum(a.itemsize * len(a) for a in
+                                         (chunk.data, chunk.indices, chunk.indptr, chunk.y, chunk.qids))
             if self.kept_bytes <= self.keep_bytes:
                 self.chunks.append(chunk)
             else:
