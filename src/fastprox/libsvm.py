@@ -95,6 +95,18 @@ def split_point(path):
         return f.tell() if f.tell() < size else None
 
 
+def half_readers(path, chunk_rows):
+    """Two readers of a file that splits (`split_point`) for a pass that only sums
+    it up (the command line's scan): the first half as iter_chunks reads a file
+    (zero_based="auto"), the second with its indices as written (zero_based=True),
+    for the first half's ``offset`` to settle; None if the file does not split."""
+    middle = split_point(path)
+    if middle is None:
+        return None
+    return (_Reader(path, chunk_rows, None, "float64", "auto", False, False, BLOCK_BYTES, span=(0, middle)),
+            _Reader(path, chunk_rows, None, "float64", True, False, False, BLOCK_BYTES, span=(middle, None)))
+
+
 def read_halves(readers, consume):
     """``consume(i, chunk)`` for each chunk of ``readers[i]``, the second reader in
     a thread of its own (both parse without the GIL); False if either failed,

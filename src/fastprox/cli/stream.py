@@ -10,7 +10,7 @@ import os
 import queue
 import threading
 from .._libsvm import count_labels
-from ..libsvm import BLOCK_BYTES, _Reader, iter_chunks, read_halves, split_point
+from ..libsvm import half_readers, iter_chunks, read_halves
 
 #: Default rows per chunk of the commands (--chunk-rows): small enough that a
 #: chunk's arrays stay in cache and, in `train`, that parsing the next chunk
@@ -109,11 +109,10 @@ def _scan_halves(path, chunk_rows):
     in one pass, which raises the error at its line. The scan of a smaller file
     is one pass whose chunks `train` may keep (KEEP_BYTES; parsed rows take
     about 0.5-1.2 times their text)."""
-    middle = split_point(path)
-    if middle is None:
+    readers = half_readers(path, chunk_rows)
+    if readers is None:
         return None
-    first = _Reader(path, chunk_rows, None, "float64", "auto", False, False, BLOCK_BYTES, span=(0, middle))
-    second = _Reader(path, chunk_rows, None, "float64", True, False, False, BLOCK_BYTES, span=(middle, None))
+    first, second = readers
     summaries = [Summary(), Summary()]
     if not read_halves([first, second], lambda i, chunk: summaries[i].add(chunk)):
         return None
