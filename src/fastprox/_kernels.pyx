@@ -1009,9 +1009,10 @@ cdef double multinomial_gradients(Ctx* c, int y, double weight) noexcept nogil:
 
 # ------------------------------------------------------------------ schedules
 cdef void begin_step(Ctx* c) noexcept nogil:
-    """eta_t of the scalar schedules for step t = c.t + 1."""
+    """eta_t of the scalar schedules for step t = c.t + 1 (AdaGrad's steps are per
+    coordinate: nothing to compute)."""
     cdef double t = <double>(c.t + 1)
-    if c.schedule == CONSTANT:
+    if c.schedule == CONSTANT or c.schedule == ADAGRAD:
         c.eta = c.eta0
     elif c.schedule == INVSQRT:
         c.eta = c.eta0 / sqrt(t)
@@ -1019,10 +1020,14 @@ cdef void begin_step(Ctx* c) noexcept nogil:
         c.eta = c.eta0 / t
 
 cdef void set_weight_params(Ctx* c) noexcept nogil:
-    """Constants of the dual (rda, ftrl) weight formulas with T = c.t gradients summed."""
+    """Constants of the dual (rda, ftrl) weight formulas with T = c.t gradients summed.
+    AdaGrad's beta is per coordinate: its separable weights need no scalar beta
+    (a square root and two divisions a step saved; the grouped ones still use it)."""
     cdef double T = <double>c.t
     c.wc = T * c.alpha_pen * c.rho1
     c.wl2 = T * c.alpha_pen * (1.0 - c.rho1)
+    if c.schedule == ADAGRAD and not c.grouped:
+        return
     c.wbeta = sqrt(T) / c.eta0
     c.wthr = c.wc + c.wbeta * c.rda_rho
     c.winv = 1.0 / (c.wbeta + c.wl2) if c.wbeta + c.wl2 > 0.0 else 0.0
@@ -1270,9 +1275,10 @@ cdef void apply_intercept(Ctx* c, int k, double g) noexcept nogil:
     elif c.update == RDA:
         c.bstate[2 * k] += g
         c.bstate[2 * k + 1] += g * g
-    else:
-        b = intercept_value(c, k)
+    else:                               # ftrl: intercept_value's b, its square root kept
         sq = sqrt(c.bstate[2 * k + 1])
+        H = (c.delta + sq) / c.eta0
+        b = -c.bstate[2 * k] / H if H > 0.0 else 0.0
         c.bstate[2 * k + 1] += g * g
         c.bstate[2 * k] += g - (sqrt(c.bstate[2 * k + 1]) - sq) / c.eta0 * b
 
