@@ -1,6 +1,7 @@
 """The lazy kernels equal the eager contract (tests/reference.py) for every
 supported combination of update rule, schedule, penalty and loss."""
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -342,3 +343,39 @@ def test_state_of_another_layout_is_refused():
     state["arrays"]["bstate"] = state["arrays"]["bstate"][:0]
     with pytest.raises(ValueError, match="bstate holds 0 values"):
         pickle.loads(pickle.dumps(lazy)).__setstate__(state)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(), extra=st.integers(0, 3), value_code=st.sampled_from(["d", "f"]),
+       wide=st.booleans())
+def test_margins_equal_the_dense_product(problem, extra, value_code, wide):
+    """Learner.margins (what predict and the command line's test read) equals
+    X w^T + b computed densely, for every buffer type, with columns beyond the
+    model's width (features it never saw) weighing 0."""
+    X, y, sw, K, loss, params, order, batch = problem
+    lazy = make(Learner, ("fobos", "invsqrt", "l1"), X, K, loss, params)
+    lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, batch)
+    rng = np.random.default_rng(extra)
+    wider = sp.random(X.shape[0], X.shape[1] + extra, density=0.3, format="csr", random_state=rng,
+                      dtype=np.float32 if value_code == "f" else np.float64)
+    itype = np.int64 if wide else np.int32
+    got = lazy.margins(wider.data, wider.indices.astype(itype), wider.indptr.astype(itype))
+    expected = wider[:, :X.shape[1]].toarray().astype(np.float64) @ lazy.coef().T + lazy.intercept()
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+@given(labels=st.lists(st.sampled_from([-3.0, 0.0, 2.5, 7.0, 1e300]), max_size=40),
+       classes=st.sampled_from([[0.0, 7.0], [-3.0, 2.5, 7.0], [-3.0, 0.0, 2.5, 7.0, 1e300]]))
+def test_encode_targets_equals_its_definition(labels, classes):
+    """encode_targets gives +-1 (two classes) or the class index (three or more),
+    and refuses the labels outside the classes, naming them."""
+    from array import array
+    from fastprox._kernels import encode_targets
+    unknown = sorted(set(labels) - set(classes))
+    if unknown:
+        with pytest.raises(ValueError, match=re.escape(f"y has labels {unknown!r}")):
+            encode_targets(array("d", labels), classes)
+        return
+    expected = [(1.0 if v == classes[1] else -1.0) if len(classes) == 2 else float(classes.index(v))
+                for v in labels]
+    assert list(encode_targets(array("d", labels), classes)) == expected

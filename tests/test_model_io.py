@@ -85,7 +85,7 @@ def test_attributes_and_kinds_round_trip(tmp_path):
 
 def test_feature_names_round_trip(tmp_path):
     pd = pytest.importorskip("pandas")
-    frame = pd.DataFrame(X[:50, :5].toarray(), columns=list("abcde"))
+    frame = pd.DataFrame(X[:50, :5].toarray(), columns=["a", "b", "café", "日本", "e"])
     est = ProxClassifier().fit(frame, Y[:50])
     save_model(est, tmp_path / "m")
     back = load_model(tmp_path / "m")
