@@ -619,3 +619,20 @@ def test_load_reads_large_files_in_halves(tmp_path, monkeypatch, content, kwargs
     for a, b in zip(halves[1:], whole[1:]):
         np.testing.assert_array_equal(a, b)
         assert a.dtype == b.dtype
+
+
+def test_read_halves_hands_errors_over_but_not_interrupts():
+    """An error in either half hands the file over to one pass (False); an
+    interrupt is raised at once, not swallowed into a second pass."""
+    from fastprox.libsvm import read_halves
+
+    def interrupted():
+        raise KeyboardInterrupt
+        yield
+
+    seen = []
+    assert read_halves([iter([1, 2]), iter([3])], lambda i, chunk: seen.append((i, chunk)))
+    assert sorted(seen) == [(0, 1), (0, 2), (1, 3)]
+    assert not read_halves([iter([1]), (int(x) for x in ["x"])], lambda i, chunk: None)
+    with pytest.raises(KeyboardInterrupt):
+        read_halves([interrupted(), iter([])], lambda i, chunk: None)

@@ -111,17 +111,18 @@ def read_halves(readers, consume):
     """``consume(i, chunk)`` for each chunk of ``readers[i]``, the second reader in
     a thread of its own (both parse without the GIL); False if either failed,
     whatever the error: one pass over the file then raises it where it belongs
-    (the second half's line numbers start at its first line)."""
+    (the second half's line numbers start at its first line). An interrupt
+    (Ctrl-C) is raised at once; the second reader's thread is a daemon."""
     failed = []
 
     def read(i):
         try:
             for chunk in readers[i]:
                 consume(i, chunk)
-        except BaseException as e:
+        except Exception as e:
             failed.append(e)
 
-    thread = threading.Thread(target=read, args=(1,))
+    thread = threading.Thread(target=read, args=(1,), daemon=True)
     thread.start()
     read(0)
     thread.join()
