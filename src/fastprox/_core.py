@@ -34,10 +34,16 @@ def distinct(y):
     return np.unique(y, return_counts=True)[0]
 
 
+def python_floats(values):
+    """Whether values are a list of Python floats (the command line's labels and
+    classes), which are checked and saved without NumPy."""
+    return isinstance(values, list) and all(type(v) is float for v in values)
+
+
 def check_classes(classes):
     """The sorted distinct labels; at least two, and not continuous values. A list
     of Python floats (the command line's) gives a list, anything else an array."""
-    if isinstance(classes, list) and all(type(c) is float for c in classes):
+    if python_floats(classes):
         classes = sorted(set(classes))
         continuous = any(not c.is_integer() for c in classes)
     else:

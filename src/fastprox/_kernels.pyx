@@ -396,18 +396,16 @@ cdef class Learner:
         return {"t": self.c.t, "n_ops": self.c.n_ops, "since_rebase": self.c.since_rebase,
                 "P": self.c.P, "Q": self.c.Q, "heap_size": self.c.heap.size}
 
-    def changed_state(self, Learner initial):
-        """The rows of the state (features) that differ, bit for bit, from those of
-        ``initial``, a learner of the same shape before its first step: their
-        indices (int64, increasing) and their values (float64, row after row).
-        A model file stores only these."""
-        cdef const double[::1] a = self.arrays["state"], b = initial.arrays["state"]
+    def changed_state(self):
+        """The rows of the state (features) that differ, bit for bit, from the row of
+        a feature never touched: their indices (int64, increasing) and their values
+        (float64, row after row). A model file stores only these."""
+        cdef const double[::1] a = self.arrays["state"]
         cdef Py_ssize_t j, width = self.c.width, r = 0
-        cdef array.array rows = zeros(self.n_features, INT64), values
-        if initial.c.width != width or initial.n_features != self.n_features:
-            raise ValueError("changed_state compares learners of the same shape.")
+        cdef array.array rows = zeros(self.n_features, INT64), values, initial = zeros(width)
+        stamp_origin(&self.c, initial.data.as_doubles)
         for j in range(self.n_features):
-            if width and memcmp(&a[j * width], &b[j * width], width * sizeof(double)) != 0:
+            if width and memcmp(&a[j * width], initial.data.as_doubles, width * sizeof(double)) != 0:
                 rows.data.as_longlongs[r] = j
                 r += 1
         array.resize(rows, r)
@@ -1069,13 +1067,18 @@ cdef void rebase(Ctx* c) noexcept nogil:
             heap_schedule(&c.heap, c.state + j * c.n_entry, j, c.state[j * c.n_entry], 1.0, 0.0)
 
 cdef void reset_stamps(Ctx* c) noexcept nogil:
-    """Stamp every feature as current at the cumulants' origin (P = 1, Q = 0)."""
+    """Stamp every feature as current at the cumulants' origin."""
     cdef Py_ssize_t j
     for j in range(c.d):
-        if c.off_P >= 0:
-            c.state[j * c.width + c.off_P] = 1.0
-        if c.off_Q >= 0:
-            c.state[j * c.width + c.off_Q] = 0.0
+        stamp_origin(c, c.state + j * c.width)
+
+cdef inline void stamp_origin(Ctx* c, double* row) noexcept nogil:
+    """Stamp a feature's row as current at the cumulants' origin (P = 1, Q = 0); with
+    its entries 0, the row of a feature never touched."""
+    if c.off_P >= 0:
+        row[c.off_P] = 1.0
+    if c.off_Q >= 0:
+        row[c.off_Q] = 0.0
 
 # ------------------------------------------------------------------ per feature
 cdef inline double* entry(Ctx* c, double* row, int k) noexcept nogil:
@@ -1250,13 +1253,15 @@ cdef void apply_berhu(Ctx* c, double* row, int k, double g) noexcept nogil:
 
 # ------------------------------------------------------------------ intercept
 cdef double intercept_value(Ctx* c, int k) noexcept nogil:
-    cdef double a = c.bstate[2 * k], G = c.bstate[2 * k + 1], beta
+    cdef double a = c.bstate[2 * k], G = c.bstate[2 * k + 1]
     if c.update == FOBOS:
         return a
     if c.update == RDA and c.schedule != ADAGRAD:
-        beta = sqrt(<double>c.t) / c.eta0
-    else:
-        beta = (c.delta + sqrt(G)) / c.eta0
+        return dual_intercept(a, sqrt(<double>c.t) / c.eta0)
+    return dual_intercept(a, (c.delta + sqrt(G)) / c.eta0)
+
+cdef inline double dual_intercept(double a, double beta) noexcept nogil:
+    """The unpenalized dual weight for gradient sum a: argmin_b a b + beta b^2 / 2."""
     return -a / beta if beta > 0.0 else 0.0
 
 cdef void apply_intercept(Ctx* c, int k, double g) noexcept nogil:
@@ -1277,8 +1282,7 @@ cdef void apply_intercept(Ctx* c, int k, double g) noexcept nogil:
         c.bstate[2 * k + 1] += g * g
     else:                               # ftrl: intercept_value's b, its square root kept
         sq = sqrt(c.bstate[2 * k + 1])
-        H = (c.delta + sq) / c.eta0
-        b = -c.bstate[2 * k] / H if H > 0.0 else 0.0
+        b = dual_intercept(c.bstate[2 * k], (c.delta + sq) / c.eta0)
         c.bstate[2 * k + 1] += g * g
         c.bstate[2 * k] += g - (sqrt(c.bstate[2 * k + 1]) - sq) / c.eta0 * b
 

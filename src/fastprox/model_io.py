@@ -76,6 +76,7 @@ import zlib
 from array import array
 from collections import namedtuple
 
+from ._core import python_floats
 from ._kernels import SAVED_INT64, Learner
 from ._numpy import np
 from .libsvm import _atomic_write
@@ -134,7 +135,7 @@ def write_model(path, name, params, learner, fitted, classes=None, feature_names
                          "be written without pickle); call set_params(random_state=SEED) first.")
     params["random_state"] = None if params["random_state"] is None else int(params["random_state"])
     saved, scalars = learner.saved_arrays(), learner.scalars()
-    rows, state = learner.changed_state(_new_learner(learner))
+    rows, state = learner.changed_state()
     size = scalars["heap_size"]
     header = {
         "format": FORMAT, "version": VERSION, "class": name, "params": params,
@@ -151,7 +152,7 @@ def write_model(path, name, params, learner, fitted, classes=None, feature_names
     for name in ("groups", "group_weights"):
         if getattr(learner, name) is not None:
             members[name] = _npy_array(getattr(learner, name))
-    if isinstance(classes, list) and all(type(c) is float for c in classes):   # the command line's
+    if python_floats(classes):          # the command line's
         members["classes"] = _npy(array("d", classes), (len(classes),))
     elif classes is not None:
         members["classes"] = _npy_array(_plain_array("classes_", classes))
@@ -341,12 +342,6 @@ def _add_ftrl_roots(members, K):
 def _check_shape(name, a, shape, dtype):
     if a.shape != shape or a.dtype != dtype:
         raise ValueError(f"{name} has shape {a.shape} and dtype {a.dtype}; expected {shape} {np.dtype(dtype)}")
-
-
-def _new_learner(learner):
-    """A learner like ``learner`` before its first step."""
-    return Learner(*(getattr(learner, key) for key in _LEARNER_ARGS), groups=learner.groups,
-                   group_weights=learner.group_weights)
 
 
 def _plain_json(value):
