@@ -1,7 +1,9 @@
 """Build the Cython kernels: every ``src/fastprox/*.pyx`` becomes an extension.
 
 Optimised with ``-O3`` (and ``-fno-math-errno``: sqrt compiles to one
-instruction, no errno branch) and portable by default; set ``FASTPROX_NATIVE=1`` to
+instruction, no errno branch; libm linked by name, so that exp and log bind to
+glibc's current versions rather than the errno-setting compatibility wrappers) and
+portable by default; set ``FASTPROX_NATIVE=1`` to
 add ``-march=native`` for a build tuned to (and only valid on) this CPU.
 """
 import os
@@ -22,6 +24,7 @@ extensions = [
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=flags,
+        libraries=["m"],
     )
     for path in sorted(glob(os.path.join("src", "fastprox", "*.pyx")))
 ]

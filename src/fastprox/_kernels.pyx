@@ -595,7 +595,6 @@ cdef _check_rows(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] 
     loops trust these bounds."""
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1, i
     cdef long long lo = 0, hi = -1
-    cdef index_t imin = 0, imax = -1
     if n_rows < 0 or indices.shape[0] != nnz or indptr[0] != 0 or indptr[n_rows] > nnz:
         raise ValueError("inconsistent CSR arrays: data, indices and indptr do not match.")
     if n_y != n_rows or n_sw != n_rows:
@@ -610,16 +609,29 @@ cdef _check_rows(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] 
             for i in range(n_rows):
                 lo = min(lo, indptr[i + 1] - indptr[i])
             lo = min(lo, 0)
-            for i in range(nnz):
-                imin = min(imin, indices[i])
-                imax = max(imax, indices[i])
-            if imin < 0 or imax >= d:
+            if outside(&indices[0] if nnz else NULL, nnz, d):
                 lo = -2
     if lo == -2:
         raise ValueError(f"a column index lies outside [0, {d}): the matrix is malformed "
                          "or has more features than the model.")
     if lo < 0 or hi >= n_rows:
         raise ValueError(f"row order must list rows in [0, {n_rows}) of a well-formed CSR matrix.")
+
+
+cdef bint outside(const index_t* indices, Py_ssize_t nnz, long long d) noexcept nogil:
+    """Whether an index lies outside [0, d). One unsigned comparison each (a negative
+    index wraps above d), or-ed without a branch: a loop SSE2 vectorizes for int32."""
+    cdef Py_ssize_t i
+    cdef unsigned int bad32 = 0, d32
+    cdef unsigned long long bad64 = 0
+    if index_t is int and d <= 0x7FFFFFFF:
+        d32 = <unsigned int>d
+        for i in range(nnz):
+            bad32 |= <unsigned int>indices[i] >= d32
+        return bad32 != 0
+    for i in range(nnz):
+        bad64 |= <unsigned long long>(<long long>indices[i]) >= <unsigned long long>d
+    return bad64 != 0
 
 
 cdef inline double* _ptr(a):
@@ -751,12 +763,21 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
 cdef double plain_fobos_step(Ctx* c, const value_t* data, const index_t* indices,
                             long long lo, long long hi, double y, double sw) noexcept nogil:
     """One row of the most common rule (one output, fobos with a scalar step and an
-    l1/l2/elasticnet penalty): the general path's arithmetic, operation for
+    l1/l2/elasticnet penalty). The l1 layout (Q stamp, w) gets a copy of the loops
+    with its offsets as constants: no per-non-zero tests of the layout."""
+    if c.off_P < 0 and c.off_Q == 0 and c.n_row == 1:
+        return fobos_row(c, data, indices, lo, hi, y, sw, 1, -1, 0)
+    return fobos_row(c, data, indices, lo, hi, y, sw, c.n_row, c.off_P, c.off_Q)
+
+
+cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices,
+                             long long lo, long long hi, double y, double sw,
+                             int n_row, int off_P, int off_Q) noexcept nogil:
+    """`plain_fobos_step` for one layout: the general path's arithmetic, operation for
     operation, with every constant in a local, which stores into the state cannot
     alias, so the loops reload nothing but the state."""
     cdef double* state = c.state
     cdef long long width = c.width, nz
-    cdef int n_row = c.n_row, off_P = c.off_P, off_Q = c.off_Q
     cdef double P = c.P, Q = c.Q, rho1 = c.rho1, ratio, thr, w, a, eta, q, total
     cdef double acc = c.bstate[0]
     cdef double* row

@@ -2,12 +2,15 @@
 # contract's table of coordinate-wise proxes). Inline, nogil, no Python.
 from libc.math cimport fabs, copysign
 
+cdef extern from "_max0.h" nogil:
+    double max0 "fastprox_max0"(double m)
+
 
 cdef inline double soft_threshold(double v, double a) noexcept nogil:
     """prox of a*|.|: shrink |v| by a, (signed) zero inside [-a, a]. Branch-free:
     the sign of a weight is data, and mispredicted branches cost more than the math."""
     cdef double m = fabs(v) - a
-    return copysign(0.5 * (m + fabs(m)), v)     # max(m, 0), exactly, without a branch
+    return copysign(max0(m), v)
 
 
 cdef inline double prox_elasticnet(double v, double a, double rho) noexcept nogil:
