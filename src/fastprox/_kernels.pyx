@@ -201,6 +201,7 @@ cdef struct Ctx:
     double* wcache                # (d, K) rda: weights of the current step's touched groups
     double* gbeta                 # scratch: one block's per-entry beta (rda + adagrad)
     double* wrow                  # (d, K, 2) ftrl: (w, sqrt(n)) of the row being processed
+    double* bmemo                 # (K, 2) ftrl: (b, sqrt(n_b)) as the step's margins read them
 
 
 include "_groups.pxi"
@@ -345,7 +346,8 @@ cdef class Learner:
                       block=zeros(block), gbeta=zeros(block),
                       work=zeros(max(3 * block, (1 if self.group_weights is None else 3) * n_groups, 1)),
                       wcache=zeros(self.n_features * self.n_outputs if self.c.grouped else 0),
-                      wrow=zeros(self.n_features * self.n_outputs * 2 if self.c.update == FTRL else 0))
+                      wrow=zeros(self.n_features * self.n_outputs * 2 if self.c.update == FTRL else 0),
+                      bmemo=zeros(self.n_outputs * 2))
         arrays.update(p=zeros(self.n_outputs), q=zeros(self.n_outputs),
                       qsum=zeros(self.n_outputs), gacc=zeros(self.n_features * self.n_outputs),
                       mark=zeros(self.n_features, INT64), touched=zeros(self.n_features, INT64))
@@ -367,6 +369,7 @@ cdef class Learner:
         self.c.wcache = _ptr(arrays["wcache"])
         self.c.gbeta = _ptr(arrays["gbeta"])
         self.c.wrow = _ptr(arrays["wrow"])
+        self.c.bmemo = _ptr(arrays["bmemo"])
         self.c.n_tg = 0
         self.c.lsum.m, self.c.lsum.e, self.c.lsum.n = 1.0, 0, 0
         self._coef = None
@@ -755,7 +758,7 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
     if c.grouped and c.update == FOBOS:
         groups_prox_step(c)
     for k in range(K):
-        apply_intercept(c, k, c.qsum[k] / n_rows)
+        apply_intercept(c, k, c.qsum[k] if n_rows == 1 else c.qsum[k] / n_rows)
     c.t += 1
     end_step(c)
     return total
@@ -1274,20 +1277,28 @@ cdef void apply_berhu(Ctx* c, double* row, int k, double g) noexcept nogil:
 
 # ------------------------------------------------------------------ intercept
 cdef double intercept_value(Ctx* c, int k) noexcept nogil:
-    cdef double a = c.bstate[2 * k], G = c.bstate[2 * k + 1]
+    """b_k at the current step. ftrl keeps (b_k, sqrt(n_b)) in c.bmemo for the step's
+    update (`apply_intercept`), as its features keep theirs in c.wrow."""
+    cdef double a = c.bstate[2 * k], root
     if c.update == FOBOS:
         return a
     if c.update == RDA and c.schedule != ADAGRAD:
         return dual_intercept(a, sqrt(<double>c.t) / c.eta0)
-    return dual_intercept(a, (c.delta + sqrt(G)) / c.eta0)
+    root = sqrt(c.bstate[2 * k + 1])
+    if c.update == FTRL:
+        c.bmemo[2 * k + 1] = root
+        c.bmemo[2 * k] = dual_intercept(a, (c.delta + root) / c.eta0)
+        return c.bmemo[2 * k]
+    return dual_intercept(a, (c.delta + root) / c.eta0)
 
 cdef inline double dual_intercept(double a, double beta) noexcept nogil:
     """The unpenalized dual weight for gradient sum a: argmin_b a b + beta b^2 / 2."""
     return -a / beta if beta > 0.0 else 0.0
 
 cdef void apply_intercept(Ctx* c, int k, double g) noexcept nogil:
-    """The unpenalized intercept's step with gradient g (sum of l' over the step)."""
-    cdef double b, sq, H
+    """The unpenalized intercept's step with gradient g (sum of l' over the step),
+    after the step's margins (ftrl reads the b and sqrt(n_b) they kept)."""
+    cdef double H
     if not c.fit_intercept:
         return
     if c.update == FOBOS:
@@ -1301,11 +1312,9 @@ cdef void apply_intercept(Ctx* c, int k, double g) noexcept nogil:
     elif c.update == RDA:
         c.bstate[2 * k] += g
         c.bstate[2 * k + 1] += g * g
-    else:                               # ftrl: intercept_value's b, its square root kept
-        sq = sqrt(c.bstate[2 * k + 1])
-        b = dual_intercept(c.bstate[2 * k], (c.delta + sq) / c.eta0)
+    else:
         c.bstate[2 * k + 1] += g * g
-        c.bstate[2 * k] += g - (sqrt(c.bstate[2 * k + 1]) - sq) / c.eta0 * b
+        c.bstate[2 * k] += g - (sqrt(c.bstate[2 * k + 1]) - c.bmemo[2 * k + 1]) / c.eta0 * c.bmemo[2 * k]
 
 
 def encode_targets(const double[::1] y, classes):
