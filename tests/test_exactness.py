@@ -298,6 +298,49 @@ def test_ftrl_entries_with_and_without_square_roots(d, K, batch, roots):
     assert_contract_close(lazy.intercept(), eager.intercept())
 
 
+@pytest.mark.parametrize("K", [1, 3])
+@pytest.mark.parametrize("rule", [("ftrl", "adagrad", "l1"), ("ftrl", "adagrad", "elasticnet"),
+                                  ("fobos", "invsqrt", "l1"), ("rda", "adagrad", "l2")],
+                         ids=lambda r: "-".join(r))
+def test_scratch_grows_between_calls(rule, K):
+    """The scratch the steps write is allocated when first needed: ftrl's memo for the
+    longest row so far, a batch's accumulator and marks at the first batch. Calls with
+    ever longer rows, rows before batches and a pickle between them give the eager model."""
+    rng = np.random.default_rng(5)
+    d, params = 60, dict(alpha=1e-2, l1_ratio=0.5, eta0=0.5)
+    lazy = eager = None
+    for per_row, batch in [(1, 1), (6, 1), (25, 4), (60, 1), (40, 2)]:
+        n = 24
+        indices = np.sort(np.stack([rng.choice(d, per_row, replace=False) for _ in range(n)]), axis=1)
+        X = sp.csr_matrix((rng.normal(0, 1, n * per_row), indices.ravel(),
+                           np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
+        y = rng.choice([-1.0, 1.0], n) if K == 1 else rng.integers(0, K, n).astype(float)
+        sw, order = np.ones(n), rng.permutation(n).astype(np.int64)
+        if lazy is None:
+            lazy, eager = make(Learner, rule, X, K, "log", params), make(EagerReference, rule, X, K, "log", params)
+        lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, batch)
+        eager.run(X.toarray(), y, sw, order, batch)
+        lazy = pickle.loads(pickle.dumps(lazy))
+        check_equal(lazy, eager)
+
+
+def test_learner_allocates_its_state_not_scratch_of_size_d():
+    """A learner over 2^20 features holds its state and little else until batches ask
+    for their d-sized accumulator (memory O(model), not O(model) times the scratch)."""
+    import tracemalloc
+    d, K = 1 << 20, 1
+    X = sp.csr_matrix((np.ones(3), np.array([0, 7, d - 1]), np.array([0, 2, 3])), shape=(2, d))
+    y, sw, order = np.array([-1.0, 1.0]), np.ones(2), np.arange(2, dtype=np.int64)
+    for rule in [("ftrl", "adagrad", "l1"), ("fobos", "invsqrt", "l1")]:
+        tracemalloc.start()
+        lazy = make(Learner, rule, X, K, "log", dict(alpha=1e-3))
+        lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        state = lazy.__getstate__()["arrays"]["state"].nbytes
+        assert state <= peak < 1.1 * state, (rule, peak, state)
+
+
 @pytest.mark.parametrize("value_code, index_code", [("d", "i"), ("d", "q"), ("f", "i"), ("f", "q")])
 def test_standard_library_buffers_train_as_numpy_arrays(value_code, index_code):
     """The command line hands the kernel the reader's array.array buffers (float64

@@ -46,8 +46,8 @@ from cpython cimport array
 import array as pyarray
 
 from libc.math cimport sqrt, exp, log, log1p, expm1, fabs, copysign, ceil
-from libc.stdlib cimport qsort
-from libc.string cimport memcmp, memcpy
+from libc.stdlib cimport qsort, calloc, realloc, free
+from libc.string cimport memcmp, memcpy, memset
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
 from fastprox._losses cimport dloss_and_value, dlog_loss_deferred, logsum_pop, LogSum, LOG
 from fastprox._numpy import np
@@ -105,6 +105,8 @@ cdef long long PREFETCH_BYTES = 1 << 20
 # cost more in cache misses than the square root they save (measured: 10% faster
 # at d = 2^16, even at 2^19, 5-10% slower at 2^20-2^22).
 cdef long long FTRL_ROOTS_ENTRIES = 1 << 19
+# Arrays from this size on are asked for huge pages (NumPy's threshold).
+cdef size_t HUGE_BYTES = 1 << 22
 # How many steps ahead a row's state is requested: two beat one on the 10-class
 # l1_l2 pass (best of 7: 0.19-0.22 s against 0.23-0.32 s, three alternations).
 cdef int PREFETCH_STEPS = 2
@@ -117,7 +119,15 @@ SAVED_INT64 = ("heap_items", "heap_pos")
 
 
 cdef array.array zeros(Py_ssize_t n, array.array kind=DOUBLES):
-    return array.clone(kind, n, zero=True)
+    """n zeros of kind's type; from HUGE_BYTES on, on transparent huge pages where
+    the system offers them (as NumPy's large arrays are): a 16 MB state then faults in
+    8 pages instead of 4096, which took 10-25 ms a fit on this machine."""
+    cdef array.array a = array.clone(kind, n, zero=False)
+    cdef size_t size = <size_t>n * kind.ob_descr.itemsize
+    if size >= HUGE_BYTES:
+        FASTPROX_HUGEPAGES(a.data.as_voidptr, size)
+    memset(a.data.as_voidptr, 0, size)
+    return a
 
 
 cdef array.array filled(Py_ssize_t n, double value):
@@ -149,6 +159,24 @@ cdef extern from *:
     void FASTPROX_PREFETCH(const void* p) noexcept nogil
     void FASTPROX_PREFETCH_READ(const void* p) noexcept nogil
 
+cdef extern from *:
+    """
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
+    /* Advise transparent huge pages for the whole pages of [p, p + n), before the
+       first touch; a no-op where the system has no such advice. */
+    static void FASTPROX_HUGEPAGES(void *p, size_t n)
+    {
+    #if defined(__linux__) && defined(MADV_HUGEPAGE)
+        uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, hi = (uintptr_t)p + n;
+        if (hi > lo)
+            madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    #endif
+    }
+    """
+    void FASTPROX_HUGEPAGES(void* p, size_t n) noexcept nogil
+
 include "_berhu.pxi"
 
 
@@ -179,6 +207,7 @@ cdef struct Ctx:
     double* p                     # (K,) margins
     double* q                     # (K,) loss derivatives
     double* qsum                  # (K,) intercept gradient of the step
+    # scratch the steps allocate when first needed (`ensure_scratch`), freed with the Learner
     double* gacc                  # (d, K) batch gradient accumulator
     long long* mark               # (d,) step at which a feature was last collected
     long long* touched            # (d,) features of the current batch
@@ -200,7 +229,8 @@ cdef struct Ctx:
     double* work                  # scratch: sorting (l1_linf, squared_group tau)
     double* wcache                # (d, K) rda: weights of the current step's touched groups
     double* gbeta                 # scratch: one block's per-entry beta (rda + adagrad)
-    double* wrow                  # (d, K, 2) ftrl: (w, sqrt(n)) of the row being processed
+    double* wrow                  # (longest row, K, 2) ftrl: (w, sqrt(n)) of the row being processed
+    long long wrow_size
     double* bmemo                 # (K, 2) ftrl: (b, sqrt(n_b)) as the step's margins read them
 
 
@@ -346,17 +376,13 @@ cdef class Learner:
                       block=zeros(block), gbeta=zeros(block),
                       work=zeros(max(3 * block, (1 if self.group_weights is None else 3) * n_groups, 1)),
                       wcache=zeros(self.n_features * self.n_outputs if self.c.grouped else 0),
-                      wrow=zeros(self.n_features * self.n_outputs * 2 if self.c.update == FTRL else 0),
                       bmemo=zeros(self.n_outputs * 2))
-        arrays.update(p=zeros(self.n_outputs), q=zeros(self.n_outputs),
-                      qsum=zeros(self.n_outputs), gacc=zeros(self.n_features * self.n_outputs),
-                      mark=zeros(self.n_features, INT64), touched=zeros(self.n_features, INT64))
+        arrays.update(p=zeros(self.n_outputs), q=zeros(self.n_outputs), qsum=zeros(self.n_outputs))
+        free_scratch(&self.c)
         self.arrays = arrays
         self.c.state = _ptr(arrays["state"])
         self.c.bstate = _ptr(arrays["bstate"])
         self.c.p, self.c.q, self.c.qsum = _ptr(arrays["p"]), _ptr(arrays["q"]), _ptr(arrays["qsum"])
-        self.c.gacc = _ptr(arrays["gacc"])
-        self.c.mark, self.c.touched = _iptr(arrays["mark"]), _iptr(arrays["touched"])
         self.c.heap.items, self.c.heap.pos = _iptr(arrays["heap_items"]), _iptr(arrays["heap_pos"])
         self.c.heap.keys = _ptr(arrays["heap_keys"])
         self.c.group = _iptr(arrays["group"]) if self.groups is not None else NULL
@@ -368,11 +394,13 @@ cdef class Learner:
         self.c.block, self.c.work = _ptr(arrays["block"]), _ptr(arrays["work"])
         self.c.wcache = _ptr(arrays["wcache"])
         self.c.gbeta = _ptr(arrays["gbeta"])
-        self.c.wrow = _ptr(arrays["wrow"])
         self.c.bmemo = _ptr(arrays["bmemo"])
         self.c.n_tg = 0
         self.c.lsum.m, self.c.lsum.e, self.c.lsum.n = 1.0, 0, 0
         self._coef = None
+
+    def __dealloc__(self):
+        free_scratch(&self.c)
 
     # ------------------------------------------------------------------ pickling
     def __reduce__(self):
@@ -533,11 +561,12 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     cdef long long nxt
     cdef int b
     cdef double total = 0.0
-    cdef Ctx c = state[0]
+    cdef Ctx c
     cdef const value_t* X = &data[0] if data.shape[0] else NULL
     cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
-    _check_rows(data.shape[0], indices, indptr, y.shape[0], sample_weight.shape[0], order,
-                c.d, batch_size)
+    ensure_scratch(state, _check_rows(data.shape[0], indices, indptr, y.shape[0],
+                                      sample_weight.shape[0], order, state.d, batch_size), batch_size)
+    c = state[0]
     # Prefetching pays once the state outgrows the caches; below, it only costs.
     cdef bint prefetch = c.d * c.width * sizeof(double) > PREFETCH_BYTES
     # Rows visited out of order (shuffled passes) defeat the hardware prefetcher:
@@ -591,13 +620,13 @@ cdef margins_csr(const double[:, ::1] W, const value_t[::1] data, const index_t[
                         out[i, k] += W[k, j] * data[nz]
 
 
-cdef _check_rows(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] indptr,
-                 Py_ssize_t n_y, Py_ssize_t n_sw, const long long[::1] order, long long d,
-                 int batch_size):
+cdef long long _check_rows(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] indptr,
+                           Py_ssize_t n_y, Py_ssize_t n_sw, const long long[::1] order, long long d,
+                           int batch_size) except -1:
     """Refuse, before any step, what would read outside the arrays: the kernel's
-    loops trust these bounds."""
+    loops trust these bounds. Returns the longest row's number of non-zeros."""
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1, i
-    cdef long long lo = 0, hi = -1
+    cdef long long lo = 0, hi = -1, longest = 0
     if n_rows < 0 or indices.shape[0] != nnz or indptr[0] != 0 or indptr[n_rows] > nnz:
         raise ValueError("inconsistent CSR arrays: data, indices and indptr do not match.")
     if n_y != n_rows or n_sw != n_rows:
@@ -611,6 +640,7 @@ cdef _check_rows(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] 
         if hi < n_rows and lo >= 0:
             for i in range(n_rows):
                 lo = min(lo, indptr[i + 1] - indptr[i])
+                longest = max(longest, indptr[i + 1] - indptr[i])
             lo = min(lo, 0)
             if outside(&indices[0] if nnz else NULL, nnz, d):
                 lo = -2
@@ -619,6 +649,36 @@ cdef _check_rows(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] 
                          "or has more features than the model.")
     if lo < 0 or hi >= n_rows:
         raise ValueError(f"row order must list rows in [0, {n_rows}) of a well-formed CSR matrix.")
+    return longest
+
+
+cdef int ensure_scratch(Ctx* c, long long longest, int batch_size) except -1:
+    """Allocate the scratch the coming steps write, once needed: ftrl's (w, sqrt(n))
+    memo for rows of up to `longest` non-zeros, and for batches the gradient
+    accumulator and feature marks (calloc: pages a pass never touches stay unmapped)."""
+    cdef long long need = 2 * c.K * max(longest, 1) if c.update == FTRL else 0
+    cdef double* grown
+    if need > c.wrow_size:
+        grown = <double*>realloc(c.wrow, need * sizeof(double))
+        if grown == NULL:
+            raise MemoryError()
+        c.wrow, c.wrow_size = grown, need
+    if batch_size > 1 and c.mark == NULL:
+        c.gacc = <double*>calloc(c.d * c.K, sizeof(double))
+        c.mark = <long long*>calloc(c.d, sizeof(long long))
+        c.touched = <long long*>calloc(c.d, sizeof(long long))
+        if c.gacc == NULL or c.mark == NULL or c.touched == NULL:
+            free_scratch(c)
+            raise MemoryError()
+    return 0
+
+
+cdef void free_scratch(Ctx* c) noexcept:
+    free(c.wrow)
+    free(c.gacc)
+    free(c.mark)
+    free(c.touched)
+    c.wrow, c.gacc, c.mark, c.touched, c.wrow_size = NULL, NULL, NULL, NULL, 0
 
 
 cdef bint outside(const index_t* indices, Py_ssize_t nnz, long long d) noexcept nogil:
