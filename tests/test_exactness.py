@@ -341,6 +341,33 @@ def test_learner_allocates_its_state_not_scratch_of_size_d():
         assert state <= peak < 1.1 * state, (rule, peak, state)
 
 
+def test_a_second_thread_cannot_train_a_learner_that_is_training():
+    """fit_rows runs without the GIL and may grow the learner's scratch: a call from
+    another thread meanwhile is refused (RuntimeError), not raced; the first call's
+    model is the one a lone call gives."""
+    import threading
+    rng = np.random.default_rng(2)
+    n, d, per_row = 400_000, 1 << 16, 20
+    indices = rng.integers(0, d, (n, per_row)).astype(np.int32)
+    indices.sort(axis=1)
+    X = sp.csr_matrix((np.ones(n * per_row), indices.ravel(), np.arange(0, n * per_row + 1, per_row)),
+                      shape=(n, d))
+    X.sum_duplicates()
+    y, sw, order = rng.choice([-1.0, 1.0], n), np.ones(n), np.arange(n, dtype=np.int64)
+    rule, params = ("ftrl", "adagrad", "l1"), dict(alpha=1e-4)
+    busy, alone = (make(Learner, rule, X, 1, "log", params) for _ in range(2))
+    worker = threading.Thread(target=busy.fit_rows, args=(X.data, X.indices, X.indptr, y, sw, order, 1))
+    worker.start()
+    while not busy.training and worker.is_alive():
+        pass
+    with pytest.raises(RuntimeError, match="training in another thread"):
+        busy.fit_rows(X.data, X.indices, X.indptr, y, sw, order[:10], 1)
+    worker.join()
+    assert not busy.training
+    alone.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
+    assert np.array_equal(busy.coef(), alone.coef())
+
+
 @pytest.mark.parametrize("value_code, index_code", [("d", "i"), ("d", "q"), ("f", "i"), ("f", "q")])
 def test_standard_library_buffers_train_as_numpy_arrays(value_code, index_code):
     """The command line hands the kernel the reader's array.array buffers (float64

@@ -257,6 +257,7 @@ cdef class Learner:
     cdef object arrays                    # name -> flat buffer: everything c points into
     cdef object _coef                     # coef() at step count _coef_t
     cdef long long _coef_t
+    cdef readonly bint training           # fit_rows is running (in some thread)
 
     def __init__(self, int n_features, int n_outputs, update, schedule, penalty, loss,
                  double alpha=0.0, double l1_ratio=0.15, double eta0=0.1, double delta=1e-8,
@@ -536,19 +537,30 @@ cdef class Learner:
 
         ``data`` (float64 or float32), ``indices`` and ``indptr`` (both int32 or both
         int64) are CSR buffers, NumPy's or ``array.array``; ``sample_weight`` None
-        means weights 1, ``order`` None the rows in order."""
+        means weights 1, ``order`` None the rows in order.
+
+        One thread at a time: the steps run without the GIL and may grow the
+        learner's scratch, so a second call while one runs raises RuntimeError."""
+        if self.training:
+            raise RuntimeError("this learner is training in another thread; a learner (and its "
+                               "estimator) takes one fit or partial_fit call at a time.")
         if sample_weight is None:
             sample_weight = filled(len(indptr) - 1, 1.0)
         if order is None:
             order = consecutive_rows(len(indptr) - 1)
         kind = csr_kind(data, indices)
-        if kind == 0:
-            return fit_csr[double, int](&self.c, data, indices, indptr, y, sample_weight, order, batch_size)
-        if kind == 1:
-            return fit_csr[double, longlong](&self.c, data, indices, indptr, y, sample_weight, order, batch_size)
-        if kind == 2:
-            return fit_csr[float, int](&self.c, data, indices, indptr, y, sample_weight, order, batch_size)
-        return fit_csr[float, longlong](&self.c, data, indices, indptr, y, sample_weight, order, batch_size)
+        self.training = True
+        try:
+            if kind == 0:
+                return fit_csr[double, int](&self.c, data, indices, indptr, y, sample_weight, order, batch_size)
+            if kind == 1:
+                return fit_csr[double, longlong](&self.c, data, indices, indptr, y, sample_weight, order,
+                                                 batch_size)
+            if kind == 2:
+                return fit_csr[float, int](&self.c, data, indices, indptr, y, sample_weight, order, batch_size)
+            return fit_csr[float, longlong](&self.c, data, indices, indptr, y, sample_weight, order, batch_size)
+        finally:
+            self.training = False
 
 
 cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indices,
