@@ -35,6 +35,10 @@ from run import synthetic  # noqa: E402
 
 SETTINGS = [dict(update=u, eta0=e, delta=dl) for u in ("fobos", "rda", "ftrl")
             for dl in (1e-8, 0.1, 1.0) for e in (0.05, 0.1, 0.2, 0.5, 1.0)]
+#: The penalty weight: alphas above the default, for each rule, and at two stream lengths.
+LENGTH_ALPHAS = (1e-5, 3e-5, 1e-4)
+ALPHA_SETTINGS = [dict(update=u, alpha=a, eta0=e, delta=1e-8) for u in ("fobos", "rda", "ftrl")
+                  for a in (1e-5, 3e-5, 1e-4) for e in (0.2, 0.5)]
 
 
 def vw_accuracy(problem):
@@ -49,13 +53,31 @@ def vw_accuracy(problem):
 RACE_ROWS = (1_000, 10_000, None)
 
 
+def one_pass(params, X, y):
+    """ProxClassifier with AdaGrad steps and `params` after one unshuffled pass."""
+    return ProxClassifier(schedule="adagrad", shuffle=False, **params).fit(X, y)
+
+
 def run(params, problem):
     """Test accuracy after one pass, and the progressive loss of each RACE_ROWS prefix."""
     X, y = problem.X_train, problem.y_train
-    clf = ProxClassifier(schedule="adagrad", shuffle=False, **params).fit(X, y)
-    losses = [ProxClassifier(schedule="adagrad", shuffle=False, **params).fit(X[:n], y[:n]).progressive_loss_
+    clf = one_pass(params, X, y)
+    losses = [one_pass(params, X[:n], y[:n]).progressive_loss_
               if n is not None and n < X.shape[0] else clf.progressive_loss_ for n in RACE_ROWS]
     return clf.score(problem.X_test, problem.y_test), losses
+
+
+def accuracy_rows(settings, problems, reference, label):
+    """Table rows: each setting's test accuracy per set (bold: not below VW), and the best count."""
+    rows, best = [], (-1, None)
+    for params in settings:
+        accs = [one_pass(params, p.X_train, p.y_train).score(p.X_test, p.y_test) for p in problems]
+        won = sum(a >= r for a, r in zip(accs, reference))
+        best = max(best, (won, params), key=lambda w: w[0])
+        rows.append([label(params), str(won)] + [f"**{a:.4f}**" if a >= r else f"{a:.4f}"
+                                                 for a, r in zip(accs, reference)])
+        print(rows[-1][:2], flush=True)
+    return rows, best
 
 
 def race_table(problems, reference, results):
@@ -92,6 +114,12 @@ def main():
         rows.append([f"{params['update']}, eta0={params['eta0']:g}, delta={params['delta']:g}", str(won)]
                     + [f"**{a:.4f}**" if a >= r else f"{a:.4f}" for a, r in zip(accs, reference)])
         print(rows[-1][:2], flush=True)
+    alpha_rows, alpha_best = accuracy_rows(
+        ALPHA_SETTINGS, problems, reference,
+        lambda q: f"{q['update']}, alpha={q['alpha']:g}, eta0={q['eta0']:g}")
+    lengths = [problems[0], synthetic(200_000, 1.0)]
+    length_rows = [[f"{a:g}"] + ["%.4f" % one_pass(dict(update="ftrl", alpha=a, eta0=0.5), p.X_train, p.y_train)
+                                 .score(p.X_test, p.y_test) for p in lengths] for a in LENGTH_ALPHAS]
     default = {k: CLASSIFIER_DEFAULTS[k] for k in ("update", "eta0", "delta")}
     best = max(wins, key=lambda w: w[0])
     header = ["setting (schedule='adagrad')", "sets not below VW"] + [p.name for p in problems]
@@ -121,7 +149,24 @@ def main():
         "error 0.003), and it costs: run over the whole pass it trains every candidate on every row, "
         "15 times one learner's work; cut short, it keeps a setting on the first rows' evidence. "
         "The library keeps one fixed default setting; eta0 and delta per data set stay the user's "
-        "(cheap) tuning.", ""])
+        "(cheap) tuning.", "",
+        "## The penalty weight", "",
+        "The same one pass with larger l1 weights than the default's (delta = 1e-8). **Bold**: not "
+        "below VW's defaults.", "",
+        md_table(["setting (schedule='adagrad', l1)", "sets not below VW"] + [p.name for p in problems],
+                 alpha_rows), "",
+        f"Most sets not below VW with one setting: {alpha_best[0]} of {len(problems)} ({alpha_best[1]}). "
+        "A larger alpha closes most of the gap on the Zipf sets, whose 10% label noise and rare "
+        "features VW's updates resist without any penalty; a9a still wants a smaller eta0 than the "
+        "others allow. But the contract's objective is the mean loss plus alpha r(w): the penalty "
+        "weighs alpha n against the data, and the alpha a stream wants falls as it grows. The Zipf "
+        "problem (s = 1) at two lengths, ftrl with eta0 = 0.5:", "",
+        md_table(["alpha"] + [f"{p.name} ({p.X_train.shape[0]:,} training rows)" for p in lengths],
+                 length_rows), "",
+        "The alphas the sets above want (3e-5 to 1e-4 at about 40,000 rows: LIBLINEAR's C = "
+        "1/(alpha n) of 0.25 to 0.9) would be C = 0.001-0.003 on a stream of 10 million rows. The "
+        "library's default stays alpha = 1e-6 (C = 1 at a million rows, LIBLINEAR's default), and alpha "
+        "is the user's to set, as scikit-learn's SGD leaves its own 1e-4.", ""])
     Path(args.out).write_text(text)
     print(f"wrote {args.out}")
 
