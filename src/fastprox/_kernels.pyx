@@ -930,16 +930,29 @@ cdef double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indic
 
 cdef double plain_dual_step(Ctx* c, const value_t* data, const index_t* indices,
                             long long lo, long long hi, double y, double sw) noexcept nogil:
-    """One row of rda or ftrl with one output and a separable penalty, as
-    `plain_fobos_step`: `weight`'s closed forms and `apply`'s sums, operation for
-    operation, with the step's constants in locals. Entry layout: s (rda) or z
-    (ftrl), then G or n (adagrad, ftrl), then sqrt(n) (`ftrl_roots`)."""
+    """One row of rda or ftrl with one output and a separable penalty: `dual_row` for
+    the rule's layout, its flags constants, so the loops test none of them."""
+    if c.update == FTRL and c.ftrl_roots:
+        return dual_row(c, data, indices, lo, hi, y, sw, True, True, True)
+    if c.update == FTRL:
+        return dual_row(c, data, indices, lo, hi, y, sw, True, True, False)
+    if c.schedule == ADAGRAD:
+        return dual_row(c, data, indices, lo, hi, y, sw, False, True, False)
+    return dual_row(c, data, indices, lo, hi, y, sw, False, False, False)
+
+
+cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
+                            long long lo, long long hi, double y, double sw,
+                            bint ftrl, bint adagrad, bint roots) noexcept nogil:
+    """`plain_dual_step` for one layout, as `plain_fobos_step`: `weight`'s closed forms
+    and `apply`'s sums, operation for operation, with the step's constants in locals.
+    Entry layout: s (rda) or z (ftrl), then G or n (adagrad, ftrl), then sqrt(n)
+    (`ftrl_roots`)."""
     cdef double* state = c.state
     cdef double* memo = c.wrow
     cdef long long width = c.width, nz
     cdef double wc = c.wc, wl2 = c.wl2, wthr = c.wthr, winv = c.winv, rho = c.rda_rho
     cdef double delta = c.delta, inv_eta0 = c.inv_eta0, beta, den, w, g, q, root, total
-    cdef bint ftrl = c.update == FTRL, adagrad = c.schedule == ADAGRAD, roots = c.ftrl_roots
     cdef double acc = intercept_value(c, 0)
     cdef double* e
     for nz in range(lo, hi):
