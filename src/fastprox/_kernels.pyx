@@ -870,9 +870,10 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
                 row[off_Q] = Q
         acc += w * data[nz]
     c.p[0] = acc
-    total = gradients(c, y, sw)
+    total = 0.0
+    q = c.q[0] = gradient(c, acc, y, sw, &total)
     advance_cumulants(c)
-    q, P, Q, eta = c.q[0], c.P, c.Q, c.eta
+    P, Q, eta = c.P, c.Q, c.eta
     a = c.alpha_pen * eta
     for nz in range(lo, hi):
         row = state + indices[nz] * width
@@ -909,8 +910,8 @@ cdef double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indic
             row[0] = t
         acc += row[1] * data[nz]
     c.p[0] = acc
-    total = gradients(c, y, sw)
-    q = c.q[0]
+    total = 0.0
+    q = c.q[0] = gradient(c, acc, y, sw, &total)
     for nz in range(lo, hi):
         row = state + indices[nz] * width
         g = q * data[nz]
@@ -969,8 +970,8 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
             w = soft_threshold(-e[0], wthr) * winv
         acc += w * data[nz]
     c.p[0] = acc
-    total = gradients(c, y, sw)
-    q = c.q[0]
+    total = 0.0
+    q = c.q[0] = gradient(c, acc, y, sw, &total)
     for nz in range(lo, hi):
         e = state + indices[nz] * width
         g = q * data[nz]
@@ -1075,17 +1076,24 @@ cdef double gradients(Ctx* c, double y, double weight) noexcept nogil:
     """q_k = weight * loss'(p_k, y_k); returns the weighted loss. (A batch sums these
     and divides by its size once, as the mean in the contract does.)"""
     cdef int k
-    cdef double yk, value, total = 0.0
+    cdef double yk, total = 0.0
     if c.multinomial:
         return multinomial_gradients(c, <int>y, weight)
     for k in range(c.K):
         yk = (1.0 if k == <int>y else -1.0) if c.ovr else y
-        if c.loss == LOG and weight == 1.0:
-            c.q[k] = dlog_loss_deferred(c.p[k], yk, &total, &c.lsum)
-        else:
-            c.q[k] = dloss_and_value(c.loss, c.p[k], yk, c.epsilon, &value) * weight
-            total += weight * value
+        c.q[k] = gradient(c, c.p[k], yk, weight, &total)
     return total
+
+
+cdef inline double gradient(Ctx* c, double p, double y, double weight, double* total) noexcept nogil:
+    """weight * loss'(p, y) of one output; adds the weighted loss to total[0] (the log
+    loss's logarithm deferred to c.lsum)."""
+    cdef double value, q
+    if c.loss == LOG and weight == 1.0:
+        return dlog_loss_deferred(p, y, total, &c.lsum)
+    q = dloss_and_value(c.loss, p, y, c.epsilon, &value) * weight
+    total[0] += weight * value
+    return q
 
 cdef double multinomial_gradients(Ctx* c, int y, double weight) noexcept nogil:
     """Score gradients q of the multinomial losses (the contract's multiclass table):
