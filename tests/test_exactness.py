@@ -207,6 +207,24 @@ def test_kernel_refuses_arrays_it_would_read_outside(case, message):
     assert learner.t == 0
 
 
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+@pytest.mark.parametrize("bad", [-1, 5, 2**31 - 1, -(2**31)])
+def test_kernel_refuses_every_index_outside_the_model(itype, bad):
+    """The index check compares unsigned, a negative index wrapping above d: negative
+    indices, d itself and far beyond are refused in either index type, at any position
+    (the vectorized body and its tail); d - 1 is taken."""
+    learner = Learner(5, 1, "fobos", "invsqrt", "l1", "log")
+    indptr, y, sw = np.array([0, 3, 6, 9], dtype=itype), np.ones(3), np.ones(3)
+    for pos in range(9):
+        indices = np.array([0, 1, 2, 3, 4, 0, 1, 2, 4], dtype=itype)
+        indices[pos] = bad
+        with pytest.raises(ValueError, match="column index lies outside"):
+            learner.fit_rows(np.ones(9), indices, indptr, y, sw, None, 1)
+    assert learner.t == 0
+    learner.fit_rows(np.ones(9), np.array([4] * 9, dtype=itype), indptr, y, sw, None, 1)
+    assert learner.t == 3
+
+
 def test_progressive_log_loss_over_a_long_stream():
     """The kernel sums the log loss's log1p parts as one product, renormalized every
     512 rows: over 6000 rows of random labels (losses near log 2, whose product
