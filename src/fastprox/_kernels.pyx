@@ -229,8 +229,8 @@ cdef struct Ctx:
     double* work                  # scratch: sorting (l1_linf, squared_group tau)
     double* wcache                # (d, K) rda: weights of the current step's touched groups
     double* gbeta                 # scratch: one block's per-entry beta (rda + adagrad)
-    double* wrow                  # (longest row, K, 2) ftrl: (w, sqrt(n)) of the row being processed
-    long long wrow_size
+    double* wrow                  # (longest row, K, 2) ftrl: (w, sqrt(n)) of the row being processed,
+    long long wrow_size           # its doubles (`ensure_scratch`, as gacc)
     double* bmemo                 # (K, 2) ftrl: (b, sqrt(n_b)) as the step's margins read them
 
 
@@ -686,6 +686,7 @@ cdef int ensure_scratch(Ctx* c, long long longest, int batch_size) except -1:
 
 
 cdef void free_scratch(Ctx* c) noexcept:
+    """Release what `ensure_scratch` allocated; the next steps allocate it again."""
     free(c.wrow)
     free(c.gacc)
     free(c.mark)
