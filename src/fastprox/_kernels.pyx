@@ -126,7 +126,8 @@ cdef array.array zeros(Py_ssize_t n, array.array kind=DOUBLES):
     cdef size_t size = <size_t>n * kind.ob_descr.itemsize
     if size >= HUGE_BYTES:
         FASTPROX_HUGEPAGES(a.data.as_voidptr, size)
-    memset(a.data.as_voidptr, 0, size)
+    if size:                    # (an empty array may have no buffer at all)
+        memset(a.data.as_voidptr, 0, size)
     return a
 
 
