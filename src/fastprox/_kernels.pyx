@@ -979,10 +979,7 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
         g = q * data[nz]
         if ftrl:
             e[1] += g * g
-            root = sqrt(e[1])
-            e[0] += g - (root - memo[2 * (nz - lo) + 1]) * inv_eta0 * memo[2 * (nz - lo)]
-            if roots:
-                e[2] = root
+            ftrl_z(e, g, sqrt(e[1]), memo + 2 * (nz - lo), inv_eta0, roots)
         else:
             e[0] += g
             if adagrad:
@@ -1331,11 +1328,17 @@ cdef inline double ftrl_weight(Ctx* c, double* e, double* memo) noexcept nogil:
 
 cdef inline void ftrl_update(Ctx* c, double* e, double g, const double* memo) noexcept nogil:
     """FTRL-Proximal's z += g - sigma w, n += g^2, with (w, sqrt(n)) from `ftrl_weight`."""
-    cdef double root
     e[1] += g * g
-    root = sqrt(e[1])
-    e[0] += g - (root - memo[1]) * c.inv_eta0 * memo[0]
-    if c.ftrl_roots:
+    ftrl_z(e, g, sqrt(e[1]), memo, c.inv_eta0, c.ftrl_roots)
+
+
+cdef inline void ftrl_z(double* e, double g, double root, const double* memo, double inv_eta0,
+                        bint roots) noexcept nogil:
+    """z += g - sigma w, sigma = (root - sqrt(n_old)) / eta0, with n grown to root^2 and
+    (w, sqrt(n_old)) in memo; the entry keeps the root where `roots`. (`dual_row` passes
+    its locals, `ftrl_update` the context's.)"""
+    e[0] += g - (root - memo[1]) * inv_eta0 * memo[0]
+    if roots:
         e[2] = root
 
 
