@@ -145,7 +145,7 @@ class _BaseProx(BaseEstimator):
         if not incremental and self.shuffle:
             rng = check_random_state(self.random_state)
         passes = 1 if incremental else self.max_iter
-        if sample_weight is not None:       # None: unit weights, made by run_passes
+        if sample_weight is not None:       # None: unit weights, which the kernel makes
             sample_weight = _check_sample_weight(sample_weight, X)
         total = run_passes(self._learner, X, target, sample_weight,
                            self.batch_size, passes, rng)
