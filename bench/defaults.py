@@ -67,11 +67,12 @@ def run(params, problem):
     return clf.score(problem.X_test, problem.y_test), losses
 
 
-def accuracy_rows(settings, problems, reference, label):
-    """Table rows: each setting's test accuracy per set (bold: not below VW), and the best count."""
+def accuracy_rows(settings, reference, label, accuracies):
+    """Table rows: each setting's test accuracy per set, ``accuracies(params)`` (bold:
+    not below VW), and the most sets not below VW with the (first) setting that has them."""
     rows, best = [], (-1, None)
     for params in settings:
-        accs = [one_pass(params, p.X_train, p.y_train).score(p.X_test, p.y_test) for p in problems]
+        accs = accuracies(params)
         won = sum(a >= r for a, r in zip(accs, reference))
         best = max(best, (won, params), key=lambda w: w[0])
         rows.append([label(params), str(won)] + [f"**{a:.4f}**" if a >= r else f"{a:.4f}"
@@ -104,24 +105,22 @@ def main():
     warnings.simplefilter("ignore", ConvergenceWarning)
     problems = [synthetic(50_000, s) for s in (1.0, 0.8, 1.2)] + data.real_sets(args.data)
     reference = [vw_accuracy(p) for p in problems]
-    rows, wins, results = [], [], []
-    for params in SETTINGS:
+    results = []        # (params, runs) of SETTINGS, for the race table
+
+    def with_race(params):
         runs = [run(params, p) for p in problems]
         results.append((params, runs))
-        accs = [a for a, _ in runs]
-        won = sum(a >= r for a, r in zip(accs, reference))
-        wins.append((won, params))
-        rows.append([f"{params['update']}, eta0={params['eta0']:g}, delta={params['delta']:g}", str(won)]
-                    + [f"**{a:.4f}**" if a >= r else f"{a:.4f}" for a, r in zip(accs, reference)])
-        print(rows[-1][:2], flush=True)
+        return [a for a, _ in runs]
+
+    rows, best = accuracy_rows(SETTINGS, reference,
+                               lambda q: f"{q['update']}, eta0={q['eta0']:g}, delta={q['delta']:g}", with_race)
     alpha_rows, alpha_best = accuracy_rows(
-        ALPHA_SETTINGS, problems, reference,
-        lambda q: f"{q['update']}, alpha={q['alpha']:g}, eta0={q['eta0']:g}")
+        ALPHA_SETTINGS, reference, lambda q: f"{q['update']}, alpha={q['alpha']:g}, eta0={q['eta0']:g}",
+        lambda q: [one_pass(q, p.X_train, p.y_train).score(p.X_test, p.y_test) for p in problems])
     lengths = [problems[0], synthetic(200_000, 1.0)]
     length_rows = [[f"{a:g}"] + ["%.4f" % one_pass(dict(update="ftrl", alpha=a, eta0=0.5), p.X_train, p.y_train)
                                  .score(p.X_test, p.y_test) for p in lengths] for a in LENGTH_ALPHAS]
     default = {k: CLASSIFIER_DEFAULTS[k] for k in ("update", "eta0", "delta")}
-    best = max(wins, key=lambda w: w[0])
     header = ["setting (schedule='adagrad')", "sets not below VW"] + [p.name for p in problems]
     text = "\n".join([
         "# One-pass accuracy: the contract's AdaGrad settings vs Vowpal Wabbit's defaults", "",
