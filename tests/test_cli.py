@@ -230,6 +230,8 @@ MISTAKES = {
     "negative alpha": (["train", "{f}/train.svm", "--alpha", "-1"], "alpha=-1.0 must be >= 0.0"),
     "non-numeric option": (["train", "--alpha", "x"], "argument --alpha: invalid float value: 'x'"),
     "unknown choice": (["train", "--update", "adam"], "invalid choice: 'adam'"),
+    "step neither auto nor a number": (["train", "--eta0", "fast"], "argument --eta0: must be auto or a number"),
+    "zero step": (["train", "--rows", "50", "--eta0", "0"], "eta0=0.0 must be > 0.0"),
     "bad combination": (["train", "--update", "rda", "--schedule", "inv"], "update='rda' is not defined"),
     "zero passes": (["train", "--passes", "0"], "--passes must be at least 1"),
     "zero chunk rows": (["train", "{f}/train.svm", "--chunk-rows", "0"], "--chunk-rows must be at least 1"),
@@ -263,6 +265,16 @@ def test_user_mistakes_give_one_line(files, broken, tmp_path, capsys, argv, mess
     assert status != 0 and out == ""
     assert err.count("\n") == 1 and err.startswith("fastprox: error: ")
     assert message in err
+
+
+def test_auto_steps_are_reported_and_match_the_estimator(files, capsys):
+    """The report shows each "auto" step with the number chosen, over the first rows
+    whatever --chunk-rows; a number given is shown as given."""
+    status, out, err = run(capsys, "train", files / "train.svm", "--chunk-rows", 7, "--eta0", 0.2)
+    X, y = load_libsvm(files / "train.svm")
+    est = ProxClassifier(eta0=0.2, shuffle=False).fit(X, y)
+    assert status == 0 and "eta0=0.2, delta='auto' (%.4g)" % est.delta_ in out
+    assert value(out, "progressive loss") == pytest.approx(est.progressive_loss_, abs=1e-6)
 
 
 def test_label_counts_stop_past_the_limit(files, capsys):

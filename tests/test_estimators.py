@@ -57,7 +57,8 @@ def test_partial_fit_calls_and_pickles_equal_one_pass(params, classes):
     """partial_fit in pieces, pickled between calls, equals one unshuffled fit pass bit for bit."""
     X, y = text_like(classes=classes)
     one = ProxClassifier(alpha=1e-3, shuffle=False, batch_size=2, **params).fit(X, y)
-    inc = ProxClassifier(alpha=1e-3, batch_size=2, **params)
+    # "auto" steps come from a first call's rows: the pieces take the whole's
+    inc = ProxClassifier(**{**params, "alpha": 1e-3, "batch_size": 2, "eta0": one.eta0_, "delta": one.delta_})
     for lo, hi in [(0, 10), (10, 150), (150, 152)]:
         inc.partial_fit(X[lo:hi], y[lo:hi], classes=np.unique(y))
         inc = pickle.loads(pickle.dumps(inc))
@@ -279,7 +280,7 @@ def test_group_weights_partial_fit_pickled_equals_one_pass(params):
     weights = np.linspace(0.0, 3.0, n_groups)
     common = dict(multi_class="multinomial", alpha=1e-2, group_weights=weights, **params)
     one = ProxClassifier(shuffle=False, **common).fit(X, y)
-    inc = ProxClassifier(**common)
+    inc = ProxClassifier(**{**common, "eta0": one.eta0_, "delta": one.delta_})
     for lo, hi in [(0, 10), (10, 150)]:
         inc.partial_fit(X[lo:hi], y[lo:hi], classes=np.unique(y))
         inc = pickle.loads(pickle.dumps(inc))

@@ -40,6 +40,11 @@ def same_state(a, b):
         np.testing.assert_array_equal(sa["arrays"][name][:size], sb["arrays"][name][:size])
 
 
+def same_steps(params, est):
+    """params with the eta0 and delta that `est` trains with ("auto" came from its first rows)."""
+    return {**params, "eta0": est.eta0_, "delta": est.delta_}
+
+
 @pytest.mark.parametrize("params", CONTINUATIONS.values(), ids=CONTINUATIONS.keys())
 def test_save_load_continues_exactly(tmp_path, params):
     path = tmp_path / "model.fpx"
@@ -49,7 +54,7 @@ def test_save_load_continues_exactly(tmp_path, params):
     same_state(first, loaded)
     np.testing.assert_array_equal(loaded.decision_function(X_TEST), first.decision_function(X_TEST))
     loaded.partial_fit(X[HALF:], Y[HALF:])
-    whole = ProxClassifier(**params, shuffle=False).fit(X, Y)
+    whole = ProxClassifier(**same_steps(params, first), shuffle=False).fit(X, Y)
     same_state(loaded, whole)
     np.testing.assert_array_equal(loaded.coef_, whole.coef_)
     np.testing.assert_array_equal(loaded.intercept_, whole.intercept_)
@@ -224,7 +229,7 @@ def test_multinomial_and_groups_continue_exactly(tmp_path, params):
     loaded = load_model(tmp_path / "m")
     same_state(first, loaded)
     loaded.partial_fit(X[HALF:], labels[HALF:])
-    whole = ProxClassifier(**params, shuffle=False).fit(X, labels)
+    whole = ProxClassifier(**same_steps(params, first), shuffle=False).fit(X, labels)
     same_state(loaded, whole)
     np.testing.assert_array_equal(loaded.predict_proba(X_TEST), whole.predict_proba(X_TEST))
     if params.get("group_weights") is not None:

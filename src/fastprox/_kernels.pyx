@@ -1456,3 +1456,32 @@ def encode_targets(const double[::1] y, classes):
         unknown = sorted({y[i] for i in range(bad, n)} - known)
         raise ValueError(f"y has labels {unknown!r} not in classes_ {classes!r}.")
     return out
+
+
+
+
+def sum_squares(values):
+    """The sum of the squares of a float32 or float64 buffer, in float64: what
+    ``eta0='auto'`` and ``delta='auto'`` scale AdaGrad's steps by. Eight partial
+    sums in a fixed order (one would wait on each addition's latency): the same
+    values give the same figure, whatever their type."""
+    if memoryview(values).itemsize == 4:
+        return _sum_squares[float](values)
+    return _sum_squares[double](values)
+
+
+cdef double _sum_squares(const value_t[::1] v) noexcept:
+    cdef double s[8]
+    cdef double x
+    cdef Py_ssize_t i, k, n = v.shape[0], body = n - n % 8
+    with nogil:
+        for k in range(8):
+            s[k] = 0.0
+        for i in range(0, body, 8):
+            for k in range(8):
+                x = v[i + k]
+                s[k] += x * x
+        for i in range(body, n):
+            x = v[i]
+            s[i - body] += x * x
+        return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))

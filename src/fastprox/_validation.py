@@ -33,10 +33,14 @@ def _one_of(name, value, allowed):
         raise ValueError(f"{name}={value!r} is not supported; use one of {', '.join(map(repr, allowed))}.")
 
 
-def _number(name, value, low, low_open=False, high=None, integer=False):
+def _number(name, value, low, low_open=False, high=None, integer=False, auto=False):
+    """Refuse what is not a finite number in range (or, where `auto`, the string "auto")."""
+    if auto and isinstance(value, str) and value == "auto":
+        return
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value):
-        raise ValueError(f"{name}={value!r} must be a finite {'integer' if integer else 'number'}.")
+        either = '"auto" or ' if auto else ""
+        raise ValueError(f"{name}={value!r} must be {either}a finite {'integer' if integer else 'number'}.")
     if value < low or (low_open and value == low) or (high is not None and value > high):
         bound = f"{'>' if low_open else '>='} {low}" + (f" and <= {high}" if high is not None else "")
         raise ValueError(f"{name}={value!r} must be {bound}.")
@@ -72,8 +76,8 @@ def check_params(est, losses):
             _check_grouped(name, est.penalty)
     _number("alpha", est.alpha, 0.0)
     _number("l1_ratio", est.l1_ratio, 0.0, high=1.0)
-    _number("eta0", est.eta0, 0.0, low_open=True)
-    _number("delta", est.delta, 0.0)
+    _number("eta0", est.eta0, 0.0, low_open=True, auto=True)
+    _number("delta", est.delta, 0.0, auto=True)
     _number("rda_rho", est.rda_rho, 0.0)
     _number("berhu_gamma", est.berhu_gamma, 0.0, low_open=True)
     _number("epsilon", est.epsilon, 0.0)

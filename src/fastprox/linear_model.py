@@ -57,6 +57,18 @@ class _BaseProx(BaseEstimator):
         return self._learner.intercept()
 
     @property
+    def eta0_(self):
+        """The eta0 the model trains with: `eta0`, or what "auto" chose at the first call."""
+        check_is_fitted(self, "t_")
+        return self._learner.eta0
+
+    @property
+    def delta_(self):
+        """The delta the model trains with: `delta`, or what "auto" chose at the first call."""
+        check_is_fitted(self, "t_")
+        return self._learner.delta
+
+    @property
     def n_nonzero_rows_(self):
         """Features with a non-zero weight for some output (rows of W switched on)."""
         return int(np.count_nonzero(np.any(self._learner.coef() != 0, axis=0)))
@@ -140,7 +152,7 @@ class _BaseProx(BaseEstimator):
         X, y = self._check_input(X, y, reset=first)
         target, n_outputs, ovr, multinomial = self._encode(y, classes, first)
         if first:
-            self._learner = new_learner(vars(self), X.shape[1], n_outputs, ovr, multinomial)
+            self._learner = new_learner(vars(self), X.shape[1], n_outputs, ovr, multinomial, [X])
         rng = None
         if not incremental and self.shuffle:
             rng = check_random_state(self.random_state)
@@ -183,10 +195,14 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     update : {"fobos", "rda", "ftrl"}, default="fobos"
     schedule : {"constant", "invsqrt", "inv", "adagrad"}, default="adagrad"
         rda takes invsqrt or adagrad, ftrl takes adagrad.
-    eta0 : float, default=0.5
-        Base step (AdaGrad's eta). 
-    delta : float, default=1e-8
-        AdaGrad's initial accumulator offset.
+    eta0 : float or "auto", default="auto"
+        Base step (AdaGrad's eta). "auto": under AdaGrad 1 / sqrt(mean ||(1, x)||^2)
+        over the first 10,000 rows of the first fit or partial_fit call (the 1 is
+        the intercept's, without fit_intercept 0); under the other schedules 0.5.
+    delta : float or "auto", default="auto"
+        AdaGrad's offset, eta_j = eta0 / (delta + sqrt(G_j)). "auto": the root mean
+        square of those rows' stored values (1 for binary features); the other
+        schedules do not use it.
     rda_rho : float, default=0.0
         Enhanced l1-RDA's extra sparsity (Xiao's rho); rda only.
     berhu_gamma : float, default=1.0
@@ -223,14 +239,18 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         One weight per group: n_features with groups=None, else max(groups) + 1;
         d_G = 0 leaves group G unpenalized.
 
-    The defaults (AdaGrad steps with eta0 = 0.5, a light l1 penalty, one
-    shuffled pass) were chosen on the sparse text and census sets of
-    shared/data: per-coordinate steps need no tuning to feature frequency,
-    which is what makes plain SGD's one-pass accuracy poor on Zipfian text.
+    The defaults (AdaGrad steps, a light l1 penalty, one shuffled pass) need
+    no tuning: per-coordinate steps adapt to each feature's frequency, which
+    is what makes plain SGD's one-pass accuracy poor on Zipfian text, and the
+    "auto" eta0 and delta adapt them to the rows' scale (their number of
+    features and their values), as Vowpal Wabbit's normalized updates do:
+    scaling every feature by k scales the weights by 1/k. The values chosen
+    are eta0_ and delta_; the model is the contract's for them.
 
     Attributes
     ----------
-    coef_, intercept_, classes_, n_features_in_, t_ (steps so far),
+    coef_, intercept_, classes_, n_features_in_, t_ (steps so far), eta0_ and
+    delta_ (the steps' numbers, "auto" resolved),
     n_iter_ (passes of the last fit), progressive_loss_ (mean loss of each row
     before its update, over the last fit or partial_fit call), n_nonzero_rows_,
     group_norms_, beta_ (squared_group's kernel weights, d_G ||W_G|| normalized).
@@ -332,7 +352,8 @@ class ProxRegressor(RegressorMixin, _BaseProx):
 
     def partial_fit(self, X, y, sample_weight=None):
         """One pass over (X, y) continuing the stream: several calls equal one
-        fit pass (shuffle=False) over the concatenated rows."""
+        fit pass (shuffle=False) over the concatenated rows, given the same eta0_
+        and delta_ ("auto" takes them from the first call's rows)."""
         return self._fit(X, y, sample_weight, incremental=True)
 
     def predict(self, X):

@@ -23,14 +23,16 @@ works with no files: a seeded, generated text-like set of --rows rows
 (default 100,000) and --n-features features (default 2^18), Zipf word
 frequencies, 20% held out as the test set (fastprox.cli.synthetic).
 """
+import argparse
+import itertools
 import os
 import sys
 import time
 from array import array
 from types import SimpleNamespace
 
-from .._core import (CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, check_classes, encode_labels,
-                     margins, new_learner, probabilities, run_passes)
+from .._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, auto_steps, check_classes,
+                     encode_labels, margins, new_learner, probabilities, run_passes)
 from .._numpy import np
 from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
                            SCHEDULES, UPDATES, as_float_array, check_params)
@@ -71,8 +73,11 @@ def add_arguments(parser):
     est.add_argument("--schedule", choices=SCHEDULES)
     est.add_argument("--penalty", choices=PENALTIES + GROUP_PENALTIES)
     est.add_argument("--multi-class", choices=("ovr", "multinomial"))
-    for name in ("alpha", "l1-ratio", "eta0", "delta", "rda-rho", "berhu-gamma", "epsilon"):
+    for name in ("alpha", "l1-ratio", "rda-rho", "berhu-gamma", "epsilon"):
         est.add_argument(f"--{name}", type=float)
+    for name in ("eta0", "delta"):
+        est.add_argument(f"--{name}", type=_number_or_auto, metavar="{auto,NUMBER}",
+                         help="default auto: set by the first 10,000 rows' scale (AdaGrad)")
     est.add_argument("--batch-size", type=int)
     est.add_argument("--no-intercept", action="store_true", help="fit no intercept")
     est.add_argument("--groups", metavar="FILE",
@@ -137,7 +142,22 @@ class StreamModel:
         losses = REGRESSION_LOSSES if args.regression else CLASSIFICATION_LOSSES
         check_params(SimpleNamespace(**self.params), losses)
         self.loss = self.params["loss"]
-        self.learner = self.classes = None
+        self.learner = self.classes = self.head = None
+
+    def settle(self, chunks):
+        """The stream's chunks (X, y), its first AUTO_ROWS rows read ahead and held
+        when "auto" steps need their scale before the first step: the estimator's
+        fit on the same rows sees them all at once, whatever --chunk-rows."""
+        if self.learner is not None or not auto_steps(self.params):
+            return chunks
+        held, rows, chunks = [], 0, iter(chunks)
+        for X, y in chunks:
+            held.append((X, y))
+            rows += X.shape[0]
+            if rows >= AUTO_ROWS:
+                break
+        self.head = [X for X, _ in held]
+        return itertools.chain(held, chunks)
 
     @classmethod
     def from_file(cls, path):
@@ -168,7 +188,8 @@ class StreamModel:
                                  f"{X.shape[1]} features; give one id per feature (--n-features "
                                  f"sets the width)")
             self.n_features = X.shape[1]
-            self.learner = new_learner(self.params, X.shape[1], *shape[1:])
+            self.learner = new_learner(self.params, X.shape[1], *shape[1:], self.head or [X])
+            self.head = None
         self.progressive_loss_ = run_passes(self.learner, X, shape[0], None,
                                             self.params["batch_size"]) / max(1, X.shape[0])
 
@@ -252,7 +273,7 @@ class _NoBar:
 def _one_pass(est, stream, bar, index):
     """partial_fit over one pass of the stream; (mean progressive loss, rows) of the pass."""
     total = rows = 0
-    for X, y in stream.chunks():
+    for X, y in est.settle(stream.chunks()):
         if not X.shape[0]:
             continue
         est.partial_fit(X, y, classes=stream.classes)
@@ -265,10 +286,24 @@ def _one_pass(est, stream, bar, index):
     return total / rows, rows
 
 
+def _number_or_auto(text):
+    """--eta0 and --delta: "auto" or a number."""
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be auto or a number, not {text!r}") from None
+
+
 def _describe(est):
-    params = ("loss", "update", "schedule", "penalty", "alpha", "eta0", "batch_size")
+    """The estimator's call with its main parameters, "auto" steps with the values chosen."""
+    params = ("loss", "update", "schedule", "penalty", "alpha", "eta0", "delta", "batch_size")
+    chosen = {"eta0": est.learner.eta0, "delta": est.learner.delta}
+    shown = [f"{p}={est.params[p]!r}" + (f" ({chosen[p]:.4g})" if est.params[p] == "auto" else "")
+             for p in params]
     name = "ProxRegressor" if est.regression else "ProxClassifier"
-    return f"{name}(" + ", ".join(f"{p}={est.params[p]!r}" for p in params) + ")"
+    return f"{name}(" + ", ".join(shown) + ")"
 
 
 def _evaluate(est, chunks, name):

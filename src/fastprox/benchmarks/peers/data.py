@@ -94,10 +94,11 @@ def from_arrays(name, description, X, y, X_test=None, y_test=None, seed=0):
     return Problem(name, description, X, y, X_test, y_test)
 
 
-def real_sets(data_dir, names=None):
-    """The LIBSVM sets of REAL_SETS found under `data_dir` (others are skipped)."""
+def real_sets(data_dir, names=None, sets=REAL_SETS):
+    """The LIBSVM sets of `sets` (name -> (training file, test file or None))
+    found under `data_dir` (others are skipped)."""
     problems = []
-    for name, (train, test) in REAL_SETS.items():
+    for name, (train, test) in sets.items():
         if names is not None and name not in names:
             continue
         train_path = os.path.join(data_dir, train)
