@@ -126,6 +126,12 @@ def factor_rows(problems, reference):
                          lambda f: [accuracy(scaled_auto(p, *f), p) for p in problems])
 
 
+def mean_cells(row):
+    """The mean of an accuracy row's cells (after its name and count; bold or not)."""
+    values = [float(cell.strip("*")) for cell in row[2:]]
+    return sum(values) / len(values)
+
+
 def vw_table(first, problems, reference, rows, figures=None):
     """A markdown table of accuracy rows under a first row of VW's accuracies; the
     columns are the problems, each with ``figures(problem)`` if given."""
@@ -208,6 +214,13 @@ def main():
         "multiclass sets as their largest label against the rest, a seeded 75/25 split where there is "
         "no test file) and on the embedded default data of `fastprox train`:", "",
         vw_table("learner", held_out, held_out_reference, held_out_rows, scale_figures), "",
+        "Mean accuracy over these sets: VW %.4f, fastprox's defaults %.4f, the fixed defaults before "
+        "\"auto\" %.4f. The steps fitted to the scale gain most where the features keep raw scales "
+        "(mnist's pixels of 0-255, pendigits' coordinates of 0-100), where fixed steps of 0.5 are "
+        "far too large; on these sets VW's per-feature normalization (each feature divided by the "
+        "largest value it has shown) does better still, and the contract's schedules have no such "
+        "per-feature scale." % (sum(held_out_reference) / len(held_out),
+                                 *(mean_cells(held_out_rows[i]) for i in (0, 3))), "",
         "## Fixed numbers", "",
         "What the contract's AdaGrad gives with the same eta0 and delta on every set (the suite's "
         "problems but the longest Zipf stream):", "",

@@ -1,6 +1,7 @@
 """The fastprox command line, run in-process: training equals the estimator,
 predict/info agree with the library, and user mistakes give one line on
 stderr and a non-zero exit status."""
+import itertools
 import os
 import re
 from pathlib import Path
@@ -352,6 +353,34 @@ def test_files_are_parsed_once_when_small(files, tmp_path, capsys, monkeypatch):
     a, b = load_model(tmp_path / "once.npz"), load_model(tmp_path / "again.npz")
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.intercept_, b.intercept_)
+
+
+def test_auto_steps_read_ahead_only_the_first_rows():
+    """Before its first step the command line holds the chunks that make up the
+    first AUTO_ROWS rows, no more (memory stays bounded), and gives them back in order."""
+    from fastprox._core import AUTO_ROWS
+    from fastprox.cli import train
+    pulled = []
+
+    def chunks():
+        for i in range(100):
+            pulled.append(i)
+            yield i, 3000
+
+    class Rows:      # a chunk's shape is all settle reads
+        def __init__(self, i):
+            self.i, self.shape = i, (3000, 5)
+
+    model = train.StreamModel.__new__(train.StreamModel)
+    model.learner, model.params = None, dict(eta0="auto", delta=0.1)
+    stream = model.settle((Rows(i), y) for i, y in chunks())
+    assert pulled == list(range(-(-AUTO_ROWS // 3000))) and len(model.head) == len(pulled)
+    assert [X.i for X, _ in itertools.islice(stream, 6)] == list(range(6))
+    model.params = dict(eta0=0.5, delta=0.1)          # numbers given: nothing is read ahead
+    pulled.clear()
+    model.head = None
+    model.settle((Rows(i), y) for i, y in chunks())
+    assert pulled == [] and model.head is None
 
 
 def test_bench_groups_the_papers(capsys):
