@@ -203,6 +203,8 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         AdaGrad's offset, eta_j = eta0 / (delta + sqrt(G_j)). "auto": the root mean
         square of those rows' stored values (1 for binary features); the other
         schedules do not use it.
+        Both are fixed once chosen: a stream fed to partial_fit a row at a time
+        takes them from its first row, so give it a first batch of rows, or numbers.
     rda_rho : float, default=0.0
         Enhanced l1-RDA's extra sparsity (Xiao's rho); rda only.
     berhu_gamma : float, default=1.0
