@@ -203,6 +203,8 @@ cdef struct Ctx:
     double P, Q                   # scalar-FOBOS cumulants
     Heap heap                     # Berhu's l2-phase schedule
     double eta, wc, wl2, wbeta    # per-step constants: step, dual threshold, l2, beta_t
+    double eta_next               # eta of step eta_next_t (0: none), computed a step ahead
+    long long eta_next_t
     double wthr, winv             # rda/invsqrt: the threshold and 1/denominator of every weight
     LogSum lsum                   # progressive log losses' log1p parts, summed once per call
     double* p                     # (K,) margins
@@ -465,6 +467,7 @@ cdef class Learner:
     def __setstate__(self, d):
         self._attach(d["arrays"])
         self.c.t, self.c.n_ops, self.c.since_rebase = d["t"], d["n_ops"], d["since_rebase"]
+        self.c.eta_next_t = 0
         self.c.P, self.c.Q, self.c.heap.size = d["P"], d["Q"], d["heap_size"]
 
     @property
@@ -872,6 +875,7 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
                 row[off_Q] = Q
         acc += w * data[nz]
     c.p[0] = acc
+    next_eta(c)
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
     advance_cumulants(c)
@@ -1124,14 +1128,30 @@ cdef double multinomial_gradients(Ctx* c, int y, double weight) noexcept nogil:
 # ------------------------------------------------------------------ schedules
 cdef void begin_step(Ctx* c) noexcept nogil:
     """eta_t of the scalar schedules for step t = c.t + 1 (AdaGrad's steps are per
-    coordinate: nothing to compute)."""
+    coordinate: nothing to compute), or the one `next_eta` computed."""
     cdef double t = <double>(c.t + 1)
-    if c.schedule == CONSTANT or c.schedule == ADAGRAD:
+    if c.eta_next_t == c.t + 1:
+        c.eta = c.eta_next
+    elif c.schedule == CONSTANT or c.schedule == ADAGRAD:
         c.eta = c.eta0
     elif c.schedule == INVSQRT:
         c.eta = c.eta0 / sqrt(t)
     else:
         c.eta = c.eta0 / t
+
+cdef inline void next_eta(Ctx* c) noexcept nogil:
+    """eta of the next step under invsqrt or inv, computed while this step waits on
+    its loss's exp: its square root and division would otherwise start the next
+    step and, as the oldest instructions in flight, hold up the row behind them."""
+    cdef double t = <double>(c.t + 2)
+    if c.schedule == INVSQRT:
+        c.eta_next = c.eta0 / sqrt(t)
+    elif c.schedule == INV:
+        c.eta_next = c.eta0 / t
+    else:
+        return
+    c.eta_next_t = c.t + 2
+
 
 cdef void set_weight_params(Ctx* c) noexcept nogil:
     """Constants of the dual (rda, ftrl) weight formulas with T = c.t gradients summed.
