@@ -289,7 +289,8 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One pass over (X, y) continuing the stream: several calls equal one
-        fit pass (shuffle=False) over the concatenated rows. `classes` is
+        fit pass (shuffle=False) over the concatenated rows, given the same eta0_
+        and delta_ ("auto" takes them from the first call's rows). `classes` is
         required on the first call."""
         if not hasattr(self, "_learner") and classes is None:
             raise ValueError("classes must be passed on the first call to partial_fit "
