@@ -64,9 +64,10 @@ ALPHA_SETTINGS = [dict(update=u, alpha=a, eta0=e, delta=1e-8) for u in ("fobos",
                   for a in (1e-5, 3e-5, 1e-4) for e in (0.2, 0.5)]
 
 
-def vw_accuracy(problem):
-    """VW's defaults, one pass over the same rows, scored as the peer suite scores them."""
-    vw = VW("VW defaults", [])
+def vw_accuracy(problem, options=()):
+    """VW's defaults (or `options`), one pass over the same rows, scored as the peer
+    suite scores them."""
+    vw = VW("VW", list(options))
     vw.prepare(problem)
     vw.fit(problem.X_train, problem.y_train)
     return evaluate(vw, problem, alpha=0.0)["test_accuracy"]
@@ -127,6 +128,18 @@ def defaults_rows(problems, reference):
              "ftrl, auto steps": dict(update="ftrl"),
              "fobos, eta0 = 0.5, delta = 1e-8 (the defaults before auto)": FIXED_DEFAULTS}
     return accuracy_rows(rules, reference, str, lambda name: [accuracy(rules[name], p) for p in problems])
+
+
+def vw_update_rows(problems, reference):
+    """VW's update without its importance-invariant step, and the contract's AdaGrad with
+    VW's constant: eta0 = 0.5 / sqrt(mean ||(1, x)||^2) (VW's learning rate times its
+    normalization, whose sum counts the constant feature) and no delta."""
+    vw = [vw_accuracy(p, ["--adaptive", "--normalized"]) for p in problems]
+    ours = [accuracy(dict(eta0=scaled_auto(p, 0.5, 1.0)["eta0"], delta=1e-8), p) for p in problems]
+    return [[name, str(sum(a >= r for a, r in zip(accs, reference)))]
+            + [f"**{a:.4f}**" if a >= r else f"{a:.4f}" for a, r in zip(accs, reference)]
+            for name, accs in (("VW --adaptive --normalized (no invariant step)", vw),
+                               ("fastprox, eta0 = 0.5 / sqrt(mean squared norm of (1, x)), delta = 1e-8", ours))]
 
 
 def factor_rows(problems, reference):
@@ -207,6 +220,7 @@ def main():
     suite_reference = [vw_accuracy(suite[0])] + reference
     default_rows, _ = defaults_rows(suite, suite_reference)
     factors, factor_best = factor_rows(suite, suite_reference)
+    vw_update = vw_update_rows(suite, suite_reference)
     held_out = data.real_sets(args.data, sets=HELD_OUT) + [data.text_like(100_000, 1 << 18)]
     held_out_reference = [vw_accuracy(p) for p in held_out]
     held_out_rows, _ = defaults_rows(held_out, held_out_reference)
@@ -244,11 +258,19 @@ def main():
         "The defaults with the eta0 and delta \"auto\" picks on each set, each times a factor:", "",
         vw_table("steps", suite, suite_reference, factors), "",
         f"Most sets not below VW: {factor_best[0]} of {len(suite)} (factors {factor_best[1]}). Halving "
-        "eta0 suits the census sets (a9a and, below, a1a and a8a) and costs the unit-norm text and "
-        "w8a; larger steps, the reverse. VW's remaining edge on a9a is one of its updates' "
-        "properties that the contract's schedules do not have: its importance-invariant step takes "
-        "the loss's exact step for a large learning rate, which damps the first updates of frequent "
-        "features.", "",
+        "eta0 suits the census sets (a9a and, below, a1a and a8a) and costs the Zipf and unit-norm "
+        "text sets; larger steps, the reverse.", "",
+        "## VW's update in the contract's terms", "",
+        "On binary features (the Zipf sets, a9a, w8a) VW's adaptive, normalized update is AdaGrad with "
+        "eta = 0.5 / sqrt(mean ||(1, x)||^2): its learning rate 0.5 times the inverse square root of "
+        "the mean normalized squared norm seen so far, the constant feature included, and no offset "
+        "(on the others it also divides each feature by the largest value it has shown). Without its "
+        "importance-invariant step VW scores as the contract's AdaGrad with that eta0 does, within 0.2 "
+        "points on every set; the defaults take twice the step and damp it with delta:", "",
+        vw_table("learner", suite, suite_reference, vw_update), "",
+        "So VW's edge on a9a is its smaller step, not a property the contract lacks; the same step "
+        "loses the Zipf and text sets, where VW's invariant step (the loss's exact step for a large "
+        "learning rate) recovers part of it and the defaults' larger, damped step more.", "",
         "## Sets outside the suite", "",
         "The same learners on the other sets of `../shared/data` (never used to choose the defaults; "
         "multiclass sets as their largest label against the rest, a seeded 75/25 split where there is "
