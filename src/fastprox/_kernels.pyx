@@ -1478,8 +1478,6 @@ def encode_targets(const double[::1] y, classes):
     return out
 
 
-
-
 def sum_squares(values):
     """The sum of the squares of a float32 or float64 buffer, in float64: what
     ``eta0='auto'`` and ``delta='auto'`` scale AdaGrad's steps by. Eight partial
