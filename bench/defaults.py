@@ -134,12 +134,12 @@ def vw_update_rows(problems, reference):
     """VW's update without its importance-invariant step, and the contract's AdaGrad with
     VW's constant: eta0 = 0.5 / sqrt(mean ||(1, x)||^2) (VW's learning rate times its
     normalization, whose sum counts the constant feature) and no delta."""
-    vw = [vw_accuracy(p, ["--adaptive", "--normalized"]) for p in problems]
-    ours = [accuracy(dict(eta0=scaled_auto(p, 0.5, 1.0)["eta0"], delta=1e-8), p) for p in problems]
-    return [[name, str(sum(a >= r for a, r in zip(accs, reference)))]
-            + [f"**{a:.4f}**" if a >= r else f"{a:.4f}" for a, r in zip(accs, reference)]
-            for name, accs in (("VW --adaptive --normalized (no invariant step)", vw),
-                               ("fastprox, eta0 = 0.5 / sqrt(mean squared norm of (1, x)), delta = 1e-8", ours))]
+    learners = {
+        "VW --adaptive --normalized (no invariant step)":
+            lambda p: vw_accuracy(p, ["--adaptive", "--normalized"]),
+        "fastprox, eta0 = 0.5 / sqrt(mean squared norm of (1, x)), delta = 1e-8":
+            lambda p: accuracy(dict(eta0=scaled_auto(p, 0.5, 1.0)["eta0"], delta=1e-8), p)}
+    return accuracy_rows(learners, reference, str, lambda name: [learners[name](p) for p in problems])[0]
 
 
 def factor_rows(problems, reference):
