@@ -154,6 +154,45 @@ def test_non_finite_input_is_refused(bad):
         ProxRegressor().fit(text_like()[0], np.where(np.arange(400) == 5, bad, 1.0))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 17])
+def test_all_finite_finds_every_bad_value(dtype, n):
+    """The one-pass check of the fit's input (eight partial sums, then a tail) sees a
+    NaN or an infinity wherever it is, and passes the largest and smallest numbers."""
+    from fastprox._kernels import all_finite
+    info = np.finfo(dtype)
+    ok = np.array([info.max, -info.max, info.tiny, info.smallest_subnormal, 0.0, -0.0, 1.0] * 3, dtype)[:n]
+    assert all_finite(ok) and all_finite(ok[:0])
+    for i in range(n):
+        for bad in (np.nan, np.inf, -np.inf):
+            a = ok.copy()
+            a[i] = bad
+            assert not all_finite(a)
+
+
+@pytest.mark.parametrize("labels", [[-1.0, 1.0], [0.0, 1.0], [7.0, 3.0], [-5.0, 2.0**52], [1.0, 1.0, 2.0],
+                                    [0.5, 1.0], [1.0, 2.0, 3.0], [1.0, 1.0], [1.0, np.nan], [np.nan, 1.0],
+                                    [0.0, 2.0**53], [1.0, np.inf]])
+def test_two_labels_fast_path_equals_the_general_one(labels, monkeypatch):
+    """fit's one-pass encoding of two integer float64 labels gives the classes and the
+    model the general path gives, and whatever it does not take (fractions, three
+    classes, one, NaN, 2^53) the general path handles or refuses with its own error."""
+    from fastprox import linear_model
+    X, _ = text_like()
+    y = np.resize(np.array(labels), X.shape[0])
+
+    def outcome():
+        try:
+            clf = ProxClassifier(shuffle=False).fit(X, y)
+        except ValueError as e:
+            return str(e)
+        return clf.classes_.tolist(), clf.classes_.dtype, clf.coef_.tobytes(), clf.intercept_.tobytes()
+
+    fast = outcome()
+    monkeypatch.setattr(linear_model, "two_labels", lambda y: None)
+    assert fast == outcome()
+
+
 def test_wrong_number_of_features_and_unknown_labels():
     X, y = text_like()
     clf = ProxClassifier().fit(X, y)

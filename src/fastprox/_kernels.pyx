@@ -45,7 +45,7 @@ reading the model (`coef`, `intercept`, pickling) returns NumPy arrays.
 from cpython cimport array
 import array as pyarray
 
-from libc.math cimport sqrt, exp, log, log1p, expm1, fabs, copysign, ceil
+from libc.math cimport sqrt, exp, log, log1p, expm1, fabs, copysign, ceil, floor
 from libc.stdlib cimport qsort, calloc, realloc, free
 from libc.string cimport memcmp, memcpy, memset
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
@@ -1478,17 +1478,63 @@ def encode_targets(const double[::1] y, classes):
     return out
 
 
+def two_labels(const double[::1] y):
+    """(lo, hi, targets) when the labels y hold exactly two distinct values, both
+    integers below 2^53 in magnitude: the targets -1 for lo and +1 for hi (a float64
+    ``array.array``), found in one pass. None otherwise (one class, three or more,
+    NaN, fractions), for `fastprox._core`'s general path to encode or refuse."""
+    cdef Py_ssize_t i, n = y.shape[0]
+    cdef array.array out = array.clone(DOUBLES, n, zero=False)
+    cdef double* t = out.data.as_doubles
+    cdef double a, b = 0.0, v
+    cdef bint second = False, ok = True
+    if n == 0:
+        return None
+    a = y[0]
+    with nogil:
+        for i in range(n):
+            v = y[i]
+            if v == a:
+                t[i] = 1.0
+            elif second and v == b:
+                t[i] = -1.0
+            elif not second:
+                b, second = v, True
+                t[i] = -1.0
+            else:
+                ok = False
+                break
+        if ok and second and a < b:
+            for i in range(n):
+                t[i] = -t[i]
+    if not (ok and second and a == a and b == b):
+        return None
+    lo, hi = min(a, b), max(a, b)
+    if not (fabs(lo) < 2.0**53 and fabs(hi) < 2.0**53 and lo == floor(lo) and hi == floor(hi)):
+        return None
+    return lo, hi, out
+
+
+def all_finite(values):
+    """Whether a float32 or float64 buffer holds no NaN or infinity: one pass and no
+    temporary (x * 0 is 0 for every finite x, NaN otherwise)."""
+    if memoryview(values).itemsize == 4:
+        return _sum8[float](values, False) == 0.0
+    return _sum8[double](values, False) == 0.0
+
+
 def sum_squares(values):
     """The sum of the squares of a float32 or float64 buffer, in float64: what
-    ``eta0='auto'`` and ``delta='auto'`` scale AdaGrad's steps by. Eight partial
-    sums in a fixed order (one would wait on each addition's latency): the same
-    values give the same figure, whatever their type."""
+    ``eta0='auto'`` and ``delta='auto'`` scale AdaGrad's steps by. The same values
+    give the same figure, whatever their type."""
     if memoryview(values).itemsize == 4:
-        return _sum_squares[float](values)
-    return _sum_squares[double](values)
+        return _sum8[float](values, True)
+    return _sum8[double](values, True)
 
 
-cdef double _sum_squares(const value_t[::1] v) noexcept:
+cdef double _sum8(const value_t[::1] v, bint squares) noexcept:
+    """The sum of x * x (squares) or of x * 0 over v, in float64: eight partial sums
+    in a fixed order (one sum would wait on each addition's latency)."""
     cdef double s[8]
     cdef double x
     cdef Py_ssize_t i, k, n = v.shape[0], body = n - n % 8
@@ -1498,8 +1544,8 @@ cdef double _sum_squares(const value_t[::1] v) noexcept:
         for i in range(0, body, 8):
             for k in range(8):
                 x = v[i + k]
-                s[k] += x * x
+                s[k] += x * (x if squares else 0.0)
         for i in range(body, n):
             x = v[i]
-            s[i - body] += x * x
+            s[i - body] += x * (x if squares else 0.0)
         return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))

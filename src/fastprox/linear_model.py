@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data, _check_samp
 
 from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes,
                     encode_labels, margins, new_learner, probabilities, run_passes)
+from ._kernels import all_finite, two_labels
 from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
                           check_params, _one_of)
 
@@ -134,10 +135,10 @@ class _BaseProx(BaseEstimator):
         anything else, errors included, goes through validate_data."""
         if not (sp.issparse(X) and X.format == "csr" and X.dtype in (np.float64, np.float32)
                 and min(X.shape) > 0 and not hasattr(self, "feature_names_in_")
-                and np.isfinite(X.data).all()):
+                and _finite(X.data)):
             return False
         if y is not None and not (isinstance(y, np.ndarray) and y.shape == (X.shape[0],)
-                                  and y.dtype.kind in "biuf" and np.isfinite(y).all()):
+                                  and y.dtype.kind in "biuf" and _finite(y)):
             return False
         if reset:
             self.n_features_in_ = X.shape[1]
@@ -174,6 +175,16 @@ class _BaseProx(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _finite(a):
+    """Whether the numbers of the 1-d array a are all finite (integers always are);
+    float32/float64 in one pass without a temporary (`_kernels.all_finite`)."""
+    if a.dtype.kind in "biu":
+        return True
+    if a.dtype in (np.float64, np.float32) and a.flags.c_contiguous:
+        return all_finite(a)
+    return bool(np.isfinite(a).all())
 
 
 class ProxClassifier(ClassifierMixin, _BaseProx):
@@ -279,6 +290,11 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     def _encode(self, y, classes, first):
         """Targets for the kernel: +-1 for two classes (the larger is +1), class indices for K >= 3."""
         _one_of("multi_class", self.multi_class, MULTI_CLASS)
+        if first and classes is None and y.dtype == np.float64 and y.flags.c_contiguous:
+            two = two_labels(y)         # the common case in one pass: two integer labels
+            if two is not None:
+                self.classes_ = np.array(two[:2])
+                return two[2], 1, False, False
         if y.dtype.kind not in "biuf":      # numbers are checked by check_classes, faster
             check_classification_targets(y)
         if first:
