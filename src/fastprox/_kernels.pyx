@@ -550,19 +550,23 @@ cdef class Learner:
                                "estimator) takes one fit or partial_fit call at a time.")
         if sample_weight is None:
             sample_weight = filled(len(indptr) - 1, 1.0)
-        if order is None:
+        cdef bint all_rows = order is None      # rows 0..n-1 in order: nothing to check
+        if all_rows:
             order = consecutive_rows(len(indptr) - 1)
         kind = csr_kind(data, indices)
         self.training = True
         try:
             if kind == 0:
-                return fit_csr[double, int](&self.c, data, indices, indptr, y, sample_weight, order, batch_size)
+                return fit_csr[double, int](&self.c, data, indices, indptr, y, sample_weight, order,
+                                            all_rows, batch_size)
             if kind == 1:
                 return fit_csr[double, longlong](&self.c, data, indices, indptr, y, sample_weight, order,
-                                                 batch_size)
+                                                 all_rows, batch_size)
             if kind == 2:
-                return fit_csr[float, int](&self.c, data, indices, indptr, y, sample_weight, order, batch_size)
-            return fit_csr[float, longlong](&self.c, data, indices, indptr, y, sample_weight, order, batch_size)
+                return fit_csr[float, int](&self.c, data, indices, indptr, y, sample_weight, order,
+                                           all_rows, batch_size)
+            return fit_csr[float, longlong](&self.c, data, indices, indptr, y, sample_weight, order,
+                                            all_rows, batch_size)
         finally:
             self.training = False
 
@@ -570,8 +574,9 @@ cdef class Learner:
 cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indices,
                     const index_t[::1] indptr, const double[::1] y,
                     const double[::1] sample_weight, const long long[::1] order,
-                    int batch_size) except? -1:
-    """`Learner.fit_rows` for one type of values and one of indices."""
+                    bint all_rows, int batch_size) except? -1:
+    """`Learner.fit_rows` for one type of values and one of indices (`all_rows`: the
+    order is 0..n-1, which fit_rows made)."""
     cdef Py_ssize_t n = order.shape[0]
     cdef Py_ssize_t start = 0
     cdef long long nxt
@@ -580,15 +585,16 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     cdef Ctx c
     cdef const value_t* X = &data[0] if data.shape[0] else NULL
     cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
-    ensure_scratch(state, _check_rows(data.shape[0], indices, indptr, y.shape[0],
-                                      sample_weight.shape[0], order, state.d, batch_size), batch_size)
+    ensure_scratch(state, _check_rows(data.shape[0], indices, indptr, y.shape[0], sample_weight.shape[0],
+                                      order, all_rows, state.d, batch_size, state.update == FTRL),
+                   batch_size)
     c = state[0]
     # Prefetching pays once the state outgrows the caches; below, it only costs.
     cdef bint prefetch = c.d * c.width * sizeof(double) > PREFETCH_BYTES
     # Rows visited out of order (shuffled passes) defeat the hardware prefetcher:
     # their values and indices are requested too, a step before their state.
     cdef bint scattered = (data.shape[0] * (sizeof(value_t) + sizeof(index_t)) > PREFETCH_BYTES
-                           and not consecutive(order))
+                           and not all_rows and not consecutive(order))
     with nogil:
         while start < n:
             b = <int>min(<Py_ssize_t>batch_size, n - start)
@@ -637,12 +643,15 @@ cdef margins_csr(const double[:, ::1] W, const value_t[::1] data, const index_t[
 
 
 cdef long long _check_rows(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] indptr,
-                           Py_ssize_t n_y, Py_ssize_t n_sw, const long long[::1] order, long long d,
-                           int batch_size) except -1:
+                           Py_ssize_t n_y, Py_ssize_t n_sw, const long long[::1] order, bint all_rows,
+                           long long d, int batch_size, bint want_longest) except -1:
     """Refuse, before any step, what would read outside the arrays: the kernel's
-    loops trust these bounds. Returns the longest row's number of non-zeros."""
+    loops trust these bounds. Returns the longest row's number of non-zeros if
+    `want_longest` (ftrl sizes its memo by it), else 0; `all_rows`: the order is
+    0..n-1 and needs no check. The loops without min/max vectorize."""
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1, i
-    cdef long long lo = 0, hi = -1, longest = 0
+    cdef long long lo = 0, hi = n_rows - 1 if all_rows else -1, longest = 0
+    cdef bint decreasing = False
     if n_rows < 0 or indices.shape[0] != nnz or indptr[0] != 0 or indptr[n_rows] > nnz:
         raise ValueError("inconsistent CSR arrays: data, indices and indptr do not match.")
     if n_y != n_rows or n_sw != n_rows:
@@ -650,15 +659,19 @@ cdef long long _check_rows(Py_ssize_t nnz, const index_t[::1] indices, const ind
     if batch_size < 1:
         raise ValueError(f"batch_size={batch_size} must be >= 1.")
     with nogil:
-        for i in range(order.shape[0]):
-            lo = min(lo, order[i])
-            hi = max(hi, order[i])
+        if not all_rows:
+            for i in range(order.shape[0]):
+                lo = min(lo, order[i])
+                hi = max(hi, order[i])
         if hi < n_rows and lo >= 0:
+            if want_longest:
+                for i in range(n_rows):
+                    longest = max(longest, indptr[i + 1] - indptr[i])
             for i in range(n_rows):
-                lo = min(lo, indptr[i + 1] - indptr[i])
-                longest = max(longest, indptr[i + 1] - indptr[i])
-            lo = min(lo, 0)
-            if outside(&indices[0] if nnz else NULL, nnz, d):
+                decreasing |= indptr[i + 1] < indptr[i]
+            if decreasing:
+                lo = -1
+            elif outside(&indices[0] if nnz else NULL, nnz, d):
                 lo = -2
     if lo == -2:
         raise ValueError(f"a column index lies outside [0, {d}): the matrix is malformed "
