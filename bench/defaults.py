@@ -18,14 +18,13 @@ import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH / "peers"))
 sys.path.insert(0, str(BENCH))
 
-from fastprox import ProxClassifier, load_libsvm  # noqa: E402
+from fastprox import ProxClassifier  # noqa: E402
 from fastprox._core import CLASSIFIER_DEFAULTS, step_sizes  # noqa: E402
 from fastprox.benchmarks.machine import describe_machine  # noqa: E402
 from fastprox.benchmarks.peers import data  # noqa: E402
@@ -50,7 +49,8 @@ HELD_OUT = {
     "pendigits (9 vs rest)": ("pendigits/pendigits", "pendigits/pendigits.t"),
     "pendigits scaled (9 vs rest)": ("pendigits/pendigits.scale", "pendigits/pendigits.scale.t"),
 }
-#: Multiclass sets of ../shared/data: name -> (training file, test file or None).
+#: Multiclass sets of ../shared/data: name -> (training file, test file or None); the
+#: test file, or a seeded 75/25 split, the training rows shuffled once, as the binary sets'.
 MULTICLASS = {
     "pendigits": ("pendigits/pendigits", "pendigits/pendigits.t"),
     "pendigits scaled": ("pendigits/pendigits.scale", "pendigits/pendigits.scale.t"),
@@ -148,31 +148,13 @@ def factor_rows(problems, reference):
                          lambda f: [accuracy(scaled_auto(p, *f), p) for p in problems])
 
 
-def multiclass_sets(data_dir):
-    """(name, X, y, X_test, y_test) of MULTICLASS: the test file, or a seeded 75/25
-    split; the training rows shuffled once (seeded), as the binary problems'."""
-    sets = []
-    for name, (train, test) in MULTICLASS.items():
-        X, y = load_libsvm(Path(data_dir) / train, zero_based=False)
-        rng = np.random.default_rng(0)
-        if test is None:
-            order = rng.permutation(X.shape[0])
-            cut = int(round((1 - data.TEST_SHARE) * X.shape[0]))
-            sets.append((name, X[order[:cut]], y[order[:cut]], X[order[cut:]], y[order[cut:]]))
-            continue
-        X_test, y_test = load_libsvm(Path(data_dir) / test, zero_based=False, n_features=X.shape[1])
-        order = rng.permutation(X.shape[0])
-        sets.append((name, X[order], y[order], X_test, y_test))
-    return sets
-
-
-def multiclass_rows(sets):
+def multiclass_rows(problems):
     """One unshuffled pass, one-vs-rest and multinomial, fixed steps and "auto"."""
     rows = []
     for multi_class in ("ovr", "multinomial"):
         for label, steps in (("fixed: eta0 = 0.5, delta = 1e-8", FIXED_DEFAULTS), ("**auto** (the defaults)", {})):
-            accs = [ProxClassifier(multi_class=multi_class, shuffle=False, **steps).fit(X, y).score(X_t, y_t)
-                    for _, X, y, X_t, y_t in sets]
+            accs = [ProxClassifier(multi_class=multi_class, shuffle=False, **steps).fit(p.X_train, p.y_train)
+                    .score(p.X_test, p.y_test) for p in problems]
             rows.append([f"{multi_class}, {label}"] + [f"{a:.4f}" for a in accs]
                         + [f"{sum(accs) / len(accs):.4f}"])
     return rows
@@ -224,7 +206,7 @@ def main():
     held_out = data.real_sets(args.data, sets=HELD_OUT) + [data.text_like(100_000, 1 << 18)]
     held_out_reference = [vw_accuracy(p) for p in held_out]
     held_out_rows, _ = defaults_rows(held_out, held_out_reference)
-    multiclass = multiclass_sets(args.data)
+    multiclass = data.real_sets(args.data, sets=MULTICLASS, binary=False)
     results = []        # (params, runs) of SETTINGS, for the race table
 
     def with_race(params):
@@ -287,7 +269,7 @@ def main():
         "## Multiclass", "",
         "K-class models (one-vs-rest, and multinomial with the softmax) on the multiclass sets, one "
         "pass, the steps fixed as before and \"auto\":", "",
-        md_table(["model, steps"] + [name for name, *_ in multiclass] + ["mean"], multiclass_rows(multiclass)), "",
+        md_table(["model, steps"] + [p.name for p in multiclass] + ["mean"], multiclass_rows(multiclass)), "",
         "## Fixed numbers", "",
         "What the contract's AdaGrad gives with the same eta0 and delta on every set (the suite's "
         "problems but the longest Zipf stream):", "",

@@ -75,28 +75,31 @@ def _zero_based(features):
     return " ".join(f"{int(i) - 1}:{v}" for i, _, v in (f.partition(":") for f in features.split()))
 
 
-def from_arrays(name, description, X, y, X_test=None, y_test=None, seed=0):
-    """A Problem from CSR rows and labels (any two classes, the larger one is +1):
-    the given test set, or a seeded 75/25 split; training rows shuffled once."""
+def from_arrays(name, description, X, y, X_test=None, y_test=None, seed=0, binary=True):
+    """A Problem from CSR rows and labels (`binary`: any classes, the largest one +1
+    and the others -1; else the labels as they are): the given test set, or a
+    seeded 75/25 split; training rows shuffled once."""
     X = sp.csr_matrix(X, dtype=np.float64)
     rng = np.random.default_rng(seed)
-    positive = np.max(y)
-    y = np.where(y == positive, 1.0, -1.0)
+    if binary:
+        positive = np.max(y)
+        y = np.where(y == positive, 1.0, -1.0)
+        if y_test is not None:
+            y_test = np.where(y_test == positive, 1.0, -1.0)
     if X_test is None:
         order = rng.permutation(X.shape[0])
         cut = int(round((1 - TEST_SHARE) * X.shape[0]))
         X, y, X_test, y_test = X[order[:cut]], y[order[:cut]], X[order[cut:]], y[order[cut:]]
     else:
-        y_test = np.where(y_test == positive, 1.0, -1.0)
         order = rng.permutation(X.shape[0])
         X, y = X[order], y[order]
     X_test = sp.csr_matrix(X_test, dtype=np.float64)
     return Problem(name, description, X, y, X_test, y_test)
 
 
-def real_sets(data_dir, names=None, sets=REAL_SETS):
+def real_sets(data_dir, names=None, sets=REAL_SETS, binary=True):
     """The LIBSVM sets of `sets` (name -> (training file, test file or None))
-    found under `data_dir` (others are skipped)."""
+    found under `data_dir` (others are skipped), as `from_arrays` makes them."""
     problems = []
     for name, (train, test) in sets.items():
         if names is not None and name not in names:
@@ -111,7 +114,8 @@ def real_sets(data_dir, names=None, sets=REAL_SETS):
             width = max(X.shape[1], X_test.shape[1])
             X, X_test = _widen(X, width), _widen(X_test, width)
         split = "its test file" if test else f"a seeded {1 - TEST_SHARE:.0%}/{TEST_SHARE:.0%} split"
-        problems.append(from_arrays(name, f"`{train}`, tested on {split}", X, y, X_test, y_test))
+        problems.append(from_arrays(name, f"`{train}`, tested on {split}", X, y, X_test, y_test,
+                                    binary=binary))
     return problems
 
 
