@@ -74,10 +74,9 @@ def test_float32_and_int64_input_choose_the_same_steps():
     wide = sp.csr_matrix((X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)), shape=X.shape)
     single = X.astype(np.float32)
     exact = sp.csr_matrix(single, dtype=np.float64)     # the float32 values, held in float64
-    steps = [(m.eta0_, m.delta_) for m in (ProxClassifier().fit(Z, y) for Z in (single, exact))]
+    steps = [(m.eta0_, m.delta_) for m in (ProxClassifier().fit(Z, y) for Z in (single, exact, wide, X))]
     assert steps[0] == steps[1]
-    assert (ProxClassifier().fit(wide, y).eta0_, ProxClassifier().fit(wide, y).delta_) == \
-        (ProxClassifier().fit(X, y).eta0_, ProxClassifier().fit(X, y).delta_)
+    assert steps[2] == steps[3]
 
 
 def test_rows_without_values_give_unit_scale():

@@ -1494,8 +1494,10 @@ def encode_targets(const double[::1] y, classes):
 def two_labels(const double[::1] y):
     """(lo, hi, targets) when the labels y hold exactly two distinct values, both
     integers below 2^53 in magnitude: the targets -1 for lo and +1 for hi (a float64
-    ``array.array``), found in one pass. None otherwise (one class, three or more,
-    NaN, fractions), for `fastprox._core`'s general path to encode or refuse."""
+    ``array.array``), found in one pass over y (and one over the targets, flipping
+    their signs, when the first label is the smaller). None otherwise (one class,
+    three or more, NaN, fractions), for `fastprox._core`'s general path to encode or
+    refuse."""
     cdef Py_ssize_t i, n = y.shape[0]
     cdef array.array out = array.clone(DOUBLES, n, zero=False)
     cdef double* t = out.data.as_doubles
