@@ -131,21 +131,18 @@ cdef array.array zeros(Py_ssize_t n, array.array kind=DOUBLES):
     return a
 
 
-cdef array.array filled(Py_ssize_t n, double value):
-    cdef array.array a = array.clone(DOUBLES, n, zero=False)
-    cdef Py_ssize_t i
-    for i in range(n):
-        a.data.as_doubles[i] = value
-    return a
+# What fit_rows passes for an order or weights not given: the kernel then visits
+# rows 0..n-1 and weighs them 1 without arrays saying so (filling two arrays of a
+# 50,000-row fit cost more than a tenth of a millisecond).
+cdef array.array NO_WEIGHTS = array.clone(DOUBLES, 0, zero=False)
+cdef array.array NO_ORDER = array.clone(INT64, 0, zero=False)
 
-
-cdef array.array consecutive_rows(Py_ssize_t n):
-    """0, 1, ..., n - 1 as int64 (an ``order`` of rows in file order)."""
-    cdef array.array a = array.clone(INT64, n, zero=False)
-    cdef Py_ssize_t i
-    for i in range(n):
-        a.data.as_longlongs[i] = i
-    return a
+cdef extern from "_pairs.h" nogil:
+    ctypedef struct pair "fastprox_pair":
+        double a
+        double b
+    pair sqrt2 "fastprox_sqrt2"(double a, double b)
+    pair div_pos2 "fastprox_div_pos2"(double na, double da, double nb, double db)
 
 cdef extern from *:
     """
@@ -548,25 +545,26 @@ cdef class Learner:
         if self.training:
             raise RuntimeError("this learner is training in another thread; a learner (and its "
                                "estimator) takes one fit or partial_fit call at a time.")
-        if sample_weight is None:
-            sample_weight = filled(len(indptr) - 1, 1.0)
         cdef bint all_rows = order is None      # rows 0..n-1 in order: nothing to check
+        cdef bint unit = sample_weight is None
         if all_rows:
-            order = consecutive_rows(len(indptr) - 1)
+            order = NO_ORDER
+        if unit:
+            sample_weight = NO_WEIGHTS
         kind = csr_kind(data, indices)
         self.training = True
         try:
             if kind == 0:
                 return fit_csr[double, int](&self.c, data, indices, indptr, y, sample_weight, order,
-                                            all_rows, batch_size)
+                                            all_rows, unit, batch_size)
             if kind == 1:
                 return fit_csr[double, longlong](&self.c, data, indices, indptr, y, sample_weight, order,
-                                                 all_rows, batch_size)
+                                                 all_rows, unit, batch_size)
             if kind == 2:
                 return fit_csr[float, int](&self.c, data, indices, indptr, y, sample_weight, order,
-                                           all_rows, batch_size)
+                                           all_rows, unit, batch_size)
             return fit_csr[float, longlong](&self.c, data, indices, indptr, y, sample_weight, order,
-                                            all_rows, batch_size)
+                                            all_rows, unit, batch_size)
         finally:
             self.training = False
 
@@ -574,10 +572,10 @@ cdef class Learner:
 cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indices,
                     const index_t[::1] indptr, const double[::1] y,
                     const double[::1] sample_weight, const long long[::1] order,
-                    bint all_rows, int batch_size) except? -1:
-    """`Learner.fit_rows` for one type of values and one of indices (`all_rows`: the
-    order is 0..n-1, which fit_rows made)."""
-    cdef Py_ssize_t n = order.shape[0]
+                    bint all_rows, bint unit, int batch_size) except? -1:
+    """`Learner.fit_rows` for one type of values and one of indices (`all_rows`: rows
+    0..n-1, the order empty; `unit`: weights 1, sample_weight empty)."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1 if all_rows else order.shape[0]
     cdef Py_ssize_t start = 0
     cdef long long nxt
     cdef int b
@@ -585,7 +583,10 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     cdef Ctx c
     cdef const value_t* X = &data[0] if data.shape[0] else NULL
     cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
-    ensure_scratch(state, _check_rows(data.shape[0], indices, indptr, y.shape[0], sample_weight.shape[0],
+    cdef const long long* rows = NULL if all_rows else &order[0] if n > 0 else NULL
+    cdef const double* sw = NULL if unit else &sample_weight[0] if sample_weight.shape[0] else NULL
+    ensure_scratch(state, _check_rows(data.shape[0], indices, indptr, y.shape[0],
+                                      y.shape[0] if unit else sample_weight.shape[0],
                                       order, all_rows, state.d, batch_size, state.update == FTRL),
                    batch_size)
     c = state[0]
@@ -599,17 +600,27 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
         while start < n:
             b = <int>min(<Py_ssize_t>batch_size, n - start)
             if scattered and start + (PREFETCH_STEPS + 1) * b < n:
-                nxt = order[start + (PREFETCH_STEPS + 1) * b]
+                nxt = row_at(rows, start + (PREFETCH_STEPS + 1) * b)
                 prefetch_lines(X + indptr[nxt], X + indptr[nxt + 1])
                 prefetch_lines(ind + indptr[nxt], ind + indptr[nxt + 1])
             if start + PREFETCH_STEPS * b < n and prefetch:
-                nxt = order[start + PREFETCH_STEPS * b]
+                nxt = row_at(rows, start + PREFETCH_STEPS * b)
                 prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1])
-            total += step(&c, X, ind, &indptr[0], &y[0], &sample_weight[0], &order[start], b)
+            total += step(&c, X, ind, &indptr[0], &y[0], sw, rows, start, b)
             start += b
         total += logsum_pop(&c.lsum)
     state[0] = c
     return total
+
+
+cdef inline long long row_at(const long long* order, long long i) noexcept nogil:
+    """The i-th row visited: order[i], or i where the order is the file's (NULL)."""
+    return order[i] if order != NULL else i
+
+
+cdef inline double weight_at(const double* sw, long long r) noexcept nogil:
+    """Row r's sample weight: sw[r], or 1 where none are given (NULL)."""
+    return sw[r] if sw != NULL else 1.0
 
 
 cdef int csr_kind(data, indices) except -1:
@@ -780,7 +791,10 @@ cdef void prefetch_groups(Ctx* c, const index_t* indices, long long lo, long lon
 
 # ------------------------------------------------------------------ one step
 cdef double step(Ctx* c, const value_t* data, const index_t* indices, const index_t* indptr,
-                  const double* y, const double* sw, const long long* rows, int n_rows) noexcept nogil:
+                  const double* y, const double* sw, const long long* rows, long long first,
+                  int n_rows) noexcept nogil:
+    """One step over the n_rows rows visited from position `first` on (`row_at`);
+    returns their weighted progressive loss (the log loss's logarithms deferred)."""
     cdef int K = c.K
     cdef int i, k
     cdef long long r, j, nz, n_touched = 0
@@ -790,21 +804,21 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
         set_weight_params(c)
     begin_step(c)
     if n_rows == 1 and c.plain_fobos:
-        r = rows[0]
-        total = plain_fobos_step(c, data, indices, indptr[r], indptr[r + 1], y[r], sw[r])
+        r = row_at(rows, first)
+        total = plain_fobos_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
     elif n_rows == 1 and c.plain_adagrad:
-        r = rows[0]
-        total = plain_adagrad_step(c, data, indices, indptr[r], indptr[r + 1], y[r], sw[r])
+        r = row_at(rows, first)
+        total = plain_adagrad_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
     elif n_rows == 1 and c.plain_dual:
-        r = rows[0]
-        total = plain_dual_step(c, data, indices, indptr[r], indptr[r + 1], y[r], sw[r])
+        r = row_at(rows, first)
+        total = plain_dual_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
     elif n_rows == 1 and c.plain_rows:
-        r = rows[0]
-        total = plain_rows_step(c, data, indices, indptr[r], indptr[r + 1], y[r], sw[r])
+        r = row_at(rows, first)
+        total = plain_rows_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
     elif n_rows == 1:
-        r = rows[0]
+        r = row_at(rows, first)
         margins(c, data, indices, indptr[r], indptr[r + 1])
-        total = gradients(c, y[r], sw[r])
+        total = gradients(c, y[r], weight_at(sw, r))
         advance_cumulants(c)
         for nz in range(indptr[r], indptr[r + 1]):
             row = c.state + indices[nz] * c.width
@@ -822,9 +836,9 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
         for k in range(K):
             c.qsum[k] = 0.0
         for i in range(n_rows):
-            r = rows[i]
+            r = row_at(rows, first + i)
             margins(c, data, indices, indptr[r], indptr[r + 1])
-            total += gradients(c, y[r], sw[r])
+            total += gradients(c, y[r], weight_at(sw, r))
             for k in range(K):
                 c.qsum[k] += c.q[k]
             for nz in range(indptr[r], indptr[r + 1]):
@@ -967,40 +981,66 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     """`plain_dual_step` for one layout, as `plain_fobos_step`: `weight`'s closed forms
     and `apply`'s sums, operation for operation, with the step's constants in locals.
     Entry layout: s (rda) or z (ftrl), then G or n (adagrad, ftrl), then sqrt(n)
-    (`ftrl_roots`)."""
+    (`ftrl_roots`). Per-coordinate steps take their non-zeros two at a time (e, f):
+    one instruction for both square roots, one for both divisions (`_pairs.h`)."""
     cdef double* state = c.state
     cdef double* memo = c.wrow
     cdef long long width = c.width, nz
     cdef double wc = c.wc, wl2 = c.wl2, wthr = c.wthr, winv = c.winv, rho = c.rda_rho
-    cdef double delta = c.delta, inv_eta0 = c.inv_eta0, beta, den, w, g, q, root, total
+    cdef double delta = c.delta, inv_eta0 = c.inv_eta0, ge, gf, ne, q, total
     cdef double acc = intercept_value(c, 0)
     cdef double* e
-    for nz in range(lo, hi):
-        e = state + indices[nz] * width
-        if ftrl or adagrad:
-            root = e[2] if roots else sqrt(e[1])
-            beta = (delta + root) * inv_eta0
-            den = beta + wl2
-            w = soft_threshold(-e[0], wc + beta * rho) / den if den > 0.0 else 0.0
+    cdef double* f
+    cdef pair root, beta, w
+    cdef bint two
+    if not (ftrl or adagrad):
+        for nz in range(lo, hi):
+            e = state + indices[nz] * width
+            acc += soft_threshold(-e[0], wthr) * winv * data[nz]
+    else:
+        for nz in range(lo, hi, 2):
+            two = nz + 1 < hi
+            e = state + indices[nz] * width
+            f = state + indices[nz + two] * width
+            root = pair(e[2], f[2]) if roots else sqrt2(e[1], f[1])
+            beta = pair((delta + root.a) * inv_eta0, (delta + root.b) * inv_eta0)
+            w = div_pos2(soft_threshold(-e[0], wc + beta.a * rho), beta.a + wl2,
+                         soft_threshold(-f[0], wc + beta.b * rho), beta.b + wl2)
             if ftrl:
-                memo[2 * (nz - lo)] = w
-                memo[2 * (nz - lo) + 1] = root
-        else:
-            w = soft_threshold(-e[0], wthr) * winv
-        acc += w * data[nz]
+                memo[2 * (nz - lo)] = w.a
+                memo[2 * (nz - lo) + 1] = root.a
+            acc += w.a * data[nz]
+            if two:
+                if ftrl:
+                    memo[2 * (nz - lo) + 2] = w.b
+                    memo[2 * (nz - lo) + 3] = root.b
+                acc += w.b * data[nz + 1]
     c.p[0] = acc
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
-    for nz in range(lo, hi):
-        e = state + indices[nz] * width
-        g = q * data[nz]
-        if ftrl:
-            e[1] += g * g
-            ftrl_z(e, g, sqrt(e[1]), memo + 2 * (nz - lo), inv_eta0, roots)
-        else:
-            e[0] += g
+    if ftrl:
+        # e's n grows before f's is read: a repeated feature sums as one at a time
+        for nz in range(lo, hi, 2):
+            two = nz + 1 < hi
+            e = state + indices[nz] * width
+            f = state + indices[nz + two] * width
+            ge = q * data[nz]
+            e[1] += ge * ge
+            ne = e[1]
+            gf = q * data[nz + two]
+            if two:
+                f[1] += gf * gf
+            root = sqrt2(ne, f[1])
+            ftrl_z(e, ge, root.a, memo + 2 * (nz - lo), inv_eta0, roots)
+            if two:
+                ftrl_z(f, gf, root.b, memo + 2 * (nz - lo) + 2, inv_eta0, roots)
+    else:
+        for nz in range(lo, hi):
+            e = state + indices[nz] * width
+            ge = q * data[nz]
+            e[0] += ge
             if adagrad:
-                e[1] += g * g
+                e[1] += ge * ge
     c.n_ops += 2 * (hi - lo)
     c.qsum[0] = q
     return total
@@ -1312,7 +1352,7 @@ cdef inline double weight(Ctx* c, double* row, int k) noexcept nogil:
 cdef inline double dual_weight(Ctx* c, double s, double beta) noexcept nogil:
     """argmin_w s w + T alpha r(w) + beta (w^2/2 + rda_rho |w|), coordinate-wise."""
     cdef double den = beta + c.wl2
-    if den <= 0.0:
+    if not den > 0.0:       # as `div_pos2` in `dual_row`
         return 0.0
     return soft_threshold(-s, c.wc + beta * c.rda_rho) / den
 
