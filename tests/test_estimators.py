@@ -3,6 +3,7 @@ import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 import scipy.sparse as sp
 from sklearn.utils.estimator_checks import check_estimator
 
@@ -191,6 +192,24 @@ def test_two_labels_fast_path_equals_the_general_one(labels, monkeypatch):
     fast = outcome()
     monkeypatch.setattr(linear_model, "two_labels", lambda y: None)
     assert fast == outcome()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([-1.0, 1.0, 0.0, 3.0, 0.5, 2.0**53, np.nan, np.inf]), max_size=60))
+def test_two_labels_equals_its_definition(labels):
+    """two_labels (fit's fast path) gives (lo, hi, -1 for lo and +1 for hi) exactly
+    when the labels hold two distinct integers below 2^53 in magnitude, wherever a
+    third value, a NaN or a fraction lies, and None otherwise."""
+    from fastprox._kernels import two_labels
+    y = np.array(labels, dtype=np.float64)
+    got = two_labels(y)
+    values = set(labels)
+    if len(values) == 2 and all(v == v and abs(v) < 2.0**53 and v == np.floor(v) for v in values):
+        lo, hi = sorted(values)
+        assert got is not None and got[:2] == (lo, hi)
+        np.testing.assert_array_equal(np.asarray(got[2]), np.where(y == hi, 1.0, -1.0))
+    else:
+        assert got is None
 
 
 def test_wrong_number_of_features_and_unknown_labels():
