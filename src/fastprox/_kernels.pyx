@@ -143,6 +143,8 @@ cdef extern from "_pairs.h" nogil:
         double b
     pair sqrt2 "fastprox_sqrt2"(double a, double b)
     pair div_pos2 "fastprox_div_pos2"(double na, double da, double nb, double db)
+    pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
+                                                double inv_eta0, double wc, double rho, double wl2)
 
 cdef extern from *:
     """
@@ -981,8 +983,8 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     """`plain_dual_step` for one layout, as `plain_fobos_step`: `weight`'s closed forms
     and `apply`'s sums, operation for operation, with the step's constants in locals.
     Entry layout: s (rda) or z (ftrl), then G or n (adagrad, ftrl), then sqrt(n)
-    (`ftrl_roots`). Per-coordinate steps take their non-zeros two at a time (e, f):
-    one instruction for both square roots, one for both divisions (`_pairs.h`)."""
+    (`ftrl_roots`). Per-coordinate steps take their non-zeros two at a time (e, f),
+    each instruction of their weights' formula for both (`_pairs.h`)."""
     cdef double* state = c.state
     cdef double* memo = c.wrow
     cdef long long width = c.width, nz
@@ -991,7 +993,7 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     cdef double acc = intercept_value(c, 0)
     cdef double* e
     cdef double* f
-    cdef pair root, beta, w
+    cdef pair root, w
     cdef bint two
     if not (ftrl or adagrad):
         for nz in range(lo, hi):
@@ -1003,9 +1005,7 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
             e = state + indices[nz] * width
             f = state + indices[nz + two] * width
             root = pair(e[2], f[2]) if roots else sqrt2(e[1], f[1])
-            beta = pair((delta + root.a) * inv_eta0, (delta + root.b) * inv_eta0)
-            w = div_pos2(soft_threshold(-e[0], wc + beta.a * rho), beta.a + wl2,
-                         soft_threshold(-f[0], wc + beta.b * rho), beta.b + wl2)
+            w = dual_weights2(e[0], f[0], root, delta, inv_eta0, wc, rho, wl2)
             if ftrl:
                 memo[2 * (nz - lo)] = w.a
                 memo[2 * (nz - lo) + 1] = root.a

@@ -14,7 +14,7 @@ static inline double fastprox_max0(double m)
 #else
 static inline double fastprox_max0(double m)
 {
-    return 0.5 * (m + __builtin_fabs(m));   /* exact: 2m or 0, halved */
+    return 0.0 > m ? 0.0 : m;               /* maxsd's rule: -inf gives 0, NaN stays */
 }
 #endif
 #endif
