@@ -142,7 +142,6 @@ cdef extern from "_pairs.h" nogil:
         double a
         double b
     pair sqrt2 "fastprox_sqrt2"(double a, double b)
-    pair div_pos2 "fastprox_div_pos2"(double na, double da, double nb, double db)
     pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
                                                 double inv_eta0, double wc, double rho, double wl2)
 
@@ -1352,7 +1351,7 @@ cdef inline double weight(Ctx* c, double* row, int k) noexcept nogil:
 cdef inline double dual_weight(Ctx* c, double s, double beta) noexcept nogil:
     """argmin_w s w + T alpha r(w) + beta (w^2/2 + rda_rho |w|), coordinate-wise."""
     cdef double den = beta + c.wl2
-    if not den > 0.0:       # as `div_pos2` in `dual_row`
+    if not den > 0.0:       # as `dual_weights2` in `dual_row`
         return 0.0
     return soft_threshold(-s, c.wc + beta * c.rda_rho) / den
 

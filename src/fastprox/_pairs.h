@@ -1,5 +1,5 @@
-/* Two entries' arithmetic in one SSE2 instruction each (sqrtpd, divpd, and the
-   dual weights' whole formula). AdaGrad's per-coordinate steps cost a square root
+/* Two entries' arithmetic in one SSE2 instruction each (their square roots and
+   the dual weights' whole formula). AdaGrad's per-coordinate steps cost a square root
    and a division per non-zero, and the divider takes as long for two lanes as for
    one; the rows of small dense sets (ijcnn1) are bound by the count of
    instructions, which the pairs halve. Each lane performs the scalar code's
@@ -22,12 +22,12 @@ static inline fastprox_pair fastprox_sqrt2(double a, double b)
 {
     return fastprox_pair_of(_mm_sqrt_pd(_mm_set_pd(b, a)));
 }
-/* (na / da, nb / db), each 0 where its denominator is not positive (or NaN). */
-static inline fastprox_pair fastprox_div_pos2(double na, double da, double nb, double db)
+/* copysign(max0(|v| - thr), v) of both lanes, as `soft_threshold`. */
+static inline __m128d fastprox_soft2(__m128d v, __m128d thr)
 {
-    __m128d den = _mm_set_pd(db, da);
-    __m128d positive = _mm_cmpgt_pd(den, _mm_setzero_pd());
-    return fastprox_pair_of(_mm_and_pd(positive, _mm_div_pd(_mm_set_pd(nb, na), den)));
+    const __m128d sign = _mm_set1_pd(-0.0);
+    __m128d m = _mm_sub_pd(_mm_andnot_pd(sign, v), thr);
+    return _mm_or_pd(_mm_andnot_pd(sign, _mm_max_pd(_mm_setzero_pd(), m)), _mm_and_pd(sign, v));
 }
 /* The dual weights (rda, ftrl under AdaGrad) of two entries with sums (sa, sb) and
    root = (sqrt(n_a), sqrt(n_b)): beta = (delta + root) * inv_eta0 and
@@ -41,10 +41,8 @@ static inline fastprox_pair fastprox_dual_weights2(double sa, double sb, fastpro
     __m128d v = _mm_xor_pd(_mm_set_pd(sb, sa), sign);
     __m128d beta = _mm_mul_pd(_mm_add_pd(_mm_set1_pd(delta), _mm_set_pd(root.b, root.a)),
                               _mm_set1_pd(inv_eta0));
-    __m128d m = _mm_sub_pd(_mm_andnot_pd(sign, v),
-                           _mm_add_pd(_mm_set1_pd(wc), _mm_mul_pd(beta, _mm_set1_pd(rho))));
-    /* soft: copysign(max0(|v| - thr), v), as `soft_threshold` */
-    __m128d soft = _mm_or_pd(_mm_andnot_pd(sign, _mm_max_pd(zero, m)), _mm_and_pd(sign, v));
+    __m128d soft = fastprox_soft2(v, _mm_add_pd(_mm_set1_pd(wc),
+                                                _mm_mul_pd(beta, _mm_set1_pd(rho))));
     __m128d den = _mm_add_pd(beta, _mm_set1_pd(wl2));
     return fastprox_pair_of(_mm_and_pd(_mm_cmpgt_pd(den, zero), _mm_div_pd(soft, den)));
 }
@@ -53,11 +51,6 @@ static inline fastprox_pair fastprox_dual_weights2(double sa, double sb, fastpro
 static inline fastprox_pair fastprox_sqrt2(double a, double b)
 {
     fastprox_pair p = {sqrt(a), sqrt(b)};
-    return p;
-}
-static inline fastprox_pair fastprox_div_pos2(double na, double da, double nb, double db)
-{
-    fastprox_pair p = {da > 0.0 ? na / da : 0.0, db > 0.0 ? nb / db : 0.0};
     return p;
 }
 static inline double fastprox_soft(double v, double a)      /* as `soft_threshold` */
@@ -69,8 +62,10 @@ static inline fastprox_pair fastprox_dual_weights2(double sa, double sb, fastpro
                                                    double rho, double wl2)
 {
     double ba = (delta + root.a) * inv_eta0, bb = (delta + root.b) * inv_eta0;
-    return fastprox_div_pos2(fastprox_soft(-sa, wc + ba * rho), ba + wl2,
-                             fastprox_soft(-sb, wc + bb * rho), bb + wl2);
+    double da = ba + wl2, db = bb + wl2;
+    fastprox_pair w = {da > 0.0 ? fastprox_soft(-sa, wc + ba * rho) / da : 0.0,
+                       db > 0.0 ? fastprox_soft(-sb, wc + bb * rho) / db : 0.0};
+    return w;
 }
 #endif
 #endif

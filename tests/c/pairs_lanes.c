@@ -1,0 +1,39 @@
+/* Prints, for 200,000 random inputs (with zeros, infinities, NaN and huge values),
+   the bits of every function of _pairs.h. Compiled once as is and once with
+   -DPORTABLE (the code for CPUs without SSE2), the two outputs must be equal. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef PORTABLE
+#undef __SSE2__
+#endif
+#include "_pairs.h"
+
+static unsigned long long bits(double x)
+{
+    unsigned long long u;
+    if (x != x)
+        return 0x7ff8000000000000ULL;       /* any NaN */
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+int main(void)
+{
+    const double special[] = {0.0, -0.0, 1.0, -1.0, 1e-300, 3.5, -2.25, INFINITY, -INFINITY, NAN, 1e300, 0.1};
+    srand(1);
+    for (int i = 0; i < 200000; i++) {
+        double x[9];
+        for (int k = 0; k < 9; k++)
+            x[k] = rand() % 3 == 0 ? special[rand() % 12]
+                                   : ((double)rand() / RAND_MAX - 0.5) * pow(10, rand() % 7 - 3);
+        fastprox_pair root = {fabs(x[2]), fabs(x[3])};
+        fastprox_pair w = fastprox_dual_weights2(x[0], x[1], root, fabs(x[4]), fabs(x[5]),
+                                                 fabs(x[6]), fabs(x[7]), x[8]);
+        fastprox_pair s = fastprox_sqrt2(fabs(x[0]), x[1]);
+        printf("%llx %llx %llx %llx %llx\n", bits(w.a), bits(w.b), bits(s.a), bits(s.b),
+               bits(fastprox_max0(x[0])));
+    }
+    return 0;
+}
