@@ -539,7 +539,9 @@ cdef class Learner:
 
         ``data`` (float64 or float32), ``indices`` and ``indptr`` (both int32 or both
         int64) are CSR buffers, NumPy's or ``array.array``; ``sample_weight`` None
-        means weights 1, ``order`` None the rows in order.
+        means weights 1, ``order`` None the rows in order. A row names each feature
+        once (canonical CSR, as the estimators and the LIBSVM reader give): the contract
+        sums a repeated one, the steps would update it twice.
 
         One thread at a time: the steps run without the GIL and may grow the
         learner's scratch, so a second call while one runs raises RuntimeError."""
@@ -896,11 +898,7 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
             ratio = P / row[off_P] if off_P >= 0 else 1.0
             thr = P * (Q - row[off_Q]) if off_Q >= 0 else 0.0
             w = soft_threshold(w * ratio, thr)
-            row[n_row] = w
-            if off_P >= 0:
-                row[off_P] = P
-            if off_Q >= 0:
-                row[off_Q] = Q
+            row[n_row] = w          # (its stamps: the update's, below)
         acc += w * data[nz]
     c.p[0] = acc
     next_eta(c)
@@ -1018,7 +1016,6 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
     if ftrl:
-        # e's n grows before f's is read: a repeated feature sums as one at a time
         for nz in range(lo, hi, 2):
             two = nz + 1 < hi
             e = state + indices[nz] * width
