@@ -142,6 +142,9 @@ cdef extern from "_pairs.h" nogil:
         double a
         double b
     pair sqrt2 "fastprox_sqrt2"(double a, double b)
+    pair l1_catch_up2 "fastprox_l1_catch_up2"(double* e, double* f, double P, double Q)
+    void l1_step2 "fastprox_l1_step2"(double* e, double* f, double xe, double xf, double q,
+                                      double eta, double a, double Q)
     pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
                                                 double inv_eta0, double wc, double rho, double wl2)
 
@@ -873,19 +876,56 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
 cdef double plain_fobos_step(Ctx* c, const value_t* data, const index_t* indices,
                             long long lo, long long hi, double y, double sw) noexcept nogil:
     """One row of the most common rule (one output, fobos with a scalar step and an
-    l1/l2/elasticnet penalty). The l1 layout (Q stamp, w) gets a copy of the loops
-    with its offsets as constants: no per-non-zero tests of the layout."""
+    l1/l2/elasticnet penalty). The l1 layout (Q stamp, w) has loops of its own."""
     if c.off_P < 0 and c.off_Q == 0 and c.n_row == 1:
-        return fobos_row(c, data, indices, lo, hi, y, sw, 1, -1, 0)
+        return fobos_l1_row(c, data, indices, lo, hi, y, sw)
     return fobos_row(c, data, indices, lo, hi, y, sw, c.n_row, c.off_P, c.off_Q)
+
+
+cdef double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
+                         long long lo, long long hi, double y, double sw) noexcept nogil:
+    """`fobos_row` in the l1 layout (Q stamp, w), its non-zeros two at a time (e, f),
+    each instruction of the catch-up and of the step for both (`_pairs.h`); the same
+    operations in the same order, the same bits."""
+    cdef double* state = c.state
+    cdef long long width = c.width, nz
+    cdef double P = c.P, Q = c.Q, eta, acc = c.bstate[0], a, q, total
+    cdef double* e
+    cdef double* f
+    cdef pair w
+    cdef bint two
+    for nz in range(lo, hi, 2):
+        two = nz + 1 < hi
+        e = state + indices[nz] * width
+        f = state + indices[nz + two] * width
+        w = l1_catch_up2(e, f, P, Q)
+        acc += w.a * data[nz]
+        if two:
+            acc += w.b * data[nz + 1]
+    c.p[0] = acc
+    next_eta(c)
+    total = 0.0
+    q = c.q[0] = gradient(c, acc, y, sw, &total)
+    advance_cumulants(c)
+    Q, eta = c.Q, c.eta
+    a = c.alpha_pen * eta
+    for nz in range(lo, hi, 2):
+        two = nz + 1 < hi
+        e = state + indices[nz] * width
+        f = state + indices[nz + two] * width
+        l1_step2(e, f, data[nz], data[nz + two], q, eta, a, Q)
+    c.n_ops += 2 * (hi - lo)
+    c.qsum[0] = q
+    return total
 
 
 cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices,
                              long long lo, long long hi, double y, double sw,
                              int n_row, int off_P, int off_Q) noexcept nogil:
-    """`plain_fobos_step` for one layout: the general path's arithmetic, operation for
-    operation, with every constant in a local, which stores into the state cannot
-    alias, so the loops reload nothing but the state."""
+    """`plain_fobos_step` for the layouts with a P stamp or none (l2, elasticnet, no
+    penalty): the general path's arithmetic, operation for operation, with every
+    constant in a local, which stores into the state cannot alias, so the loops
+    reload nothing but the state."""
     cdef double* state = c.state
     cdef long long width = c.width, nz
     cdef double P = c.P, Q = c.Q, rho1 = c.rho1, ratio, thr, w, a, eta, q, total

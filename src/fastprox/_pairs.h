@@ -1,5 +1,5 @@
-/* Two entries' arithmetic in one SSE2 instruction each (their square roots and
-   the dual weights' whole formula). AdaGrad's per-coordinate steps cost a square root
+/* Two entries' arithmetic in one SSE2 instruction each (FOBOS-l1's catch-up and
+   step, the dual weights' whole formula, square roots). AdaGrad's per-coordinate steps cost a square root
    and a division per non-zero, and the divider takes as long for two lanes as for
    one; the rows of small dense sets (ijcnn1) are bound by the count of
    instructions, which the pairs halve. Each lane performs the scalar code's
@@ -29,6 +29,28 @@ static inline __m128d fastprox_soft2(__m128d v, __m128d thr)
     __m128d m = _mm_sub_pd(_mm_andnot_pd(sign, v), thr);
     return _mm_or_pd(_mm_andnot_pd(sign, _mm_max_pd(_mm_setzero_pd(), m)), _mm_and_pd(sign, v));
 }
+/* FOBOS-l1 entries e, f in the layout (Q stamp, w): the catch-up
+   w <- soft(w, P (Q - stamp)) of both (their stamps are left to the step that
+   follows); returns the two weights. */
+static inline fastprox_pair fastprox_l1_catch_up2(double *e, double *f, double P, double Q)
+{
+    __m128d thr = _mm_mul_pd(_mm_set1_pd(P), _mm_sub_pd(_mm_set1_pd(Q), _mm_set_pd(f[0], e[0])));
+    fastprox_pair w = fastprox_pair_of(fastprox_soft2(_mm_set_pd(f[1], e[1]), thr));
+    e[1] = w.a;
+    f[1] = w.b;
+    return w;
+}
+/* Their step w <- soft(w - eta (q x), a) with values (xe, xf), both stamped Q. */
+static inline void fastprox_l1_step2(double *e, double *f, double xe, double xf, double q,
+                                     double eta, double a, double Q)
+{
+    __m128d g = _mm_mul_pd(_mm_set1_pd(q), _mm_set_pd(xf, xe));
+    __m128d w = _mm_sub_pd(_mm_set_pd(f[1], e[1]), _mm_mul_pd(_mm_set1_pd(eta), g));
+    fastprox_pair r = fastprox_pair_of(fastprox_soft2(w, _mm_set1_pd(a)));
+    e[1] = r.a;
+    f[1] = r.b;
+    e[0] = f[0] = Q;
+}
 /* The dual weights (rda, ftrl under AdaGrad) of two entries with sums (sa, sb) and
    root = (sqrt(n_a), sqrt(n_b)): beta = (delta + root) * inv_eta0 and
    w = soft(-s, wc + beta * rho) / (beta + wl2), 0 where beta + wl2 is not positive.
@@ -56,6 +78,21 @@ static inline fastprox_pair fastprox_sqrt2(double a, double b)
 static inline double fastprox_soft(double v, double a)      /* as `soft_threshold` */
 {
     return copysign(fastprox_max0(fabs(v) - a), v);
+}
+static inline fastprox_pair fastprox_l1_catch_up2(double *e, double *f, double P, double Q)
+{
+    fastprox_pair w = {fastprox_soft(e[1], P * (Q - e[0])), fastprox_soft(f[1], P * (Q - f[0]))};
+    e[1] = w.a;
+    f[1] = w.b;
+    return w;
+}
+static inline void fastprox_l1_step2(double *e, double *f, double xe, double xf, double q,
+                                     double eta, double a, double Q)
+{
+    double we = fastprox_soft(e[1] - eta * (q * xe), a), wf = fastprox_soft(f[1] - eta * (q * xf), a);
+    e[1] = we;
+    f[1] = wf;
+    e[0] = f[0] = Q;
 }
 static inline fastprox_pair fastprox_dual_weights2(double sa, double sb, fastprox_pair root,
                                                    double delta, double inv_eta0, double wc,
