@@ -145,6 +145,9 @@ cdef extern from "_pairs.h" nogil:
     pair l1_catch_up2 "fastprox_l1_catch_up2"(double* e, double* f, double P, double Q)
     void l1_step2 "fastprox_l1_step2"(double* e, double* f, double xe, double xf, double q,
                                       double eta, double a, double Q)
+    pair adagrad_catch_up2 "fastprox_adagrad_catch_up2"(double* e, double* f, double t, double alpha)
+    void adagrad_step2 "fastprox_adagrad_step2"(double* e, double* f, double xe, double xf, double q,
+                                                double t, double alpha, double delta, double eta0)
     pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
                                                 double inv_eta0, double wc, double rho, double wl2)
 
@@ -873,6 +876,24 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
     end_step(c)
     return total
 
+cdef inline bint entries(double* state, long long width, const index_t* indices, long long nz,
+                         long long hi, double** e, double** f) noexcept nogil:
+    """The state rows of non-zeros nz and nz + 1 of a row ending at hi, for the loops
+    that take them two at a time: f = e for an odd row's last one. Whether there are two."""
+    cdef bint two = nz + 1 < hi
+    e[0] = state + indices[nz] * width
+    f[0] = state + indices[nz + two] * width
+    return two
+
+
+cdef inline double dot2(double acc, pair w, const value_t* data, long long nz, bint two) noexcept nogil:
+    """acc + w.a x_nz, then + w.b x_(nz+1) if there are two: the margin's sum in row order."""
+    acc += w.a * data[nz]
+    if two:
+        acc += w.b * data[nz + 1]
+    return acc
+
+
 cdef double plain_fobos_step(Ctx* c, const value_t* data, const index_t* indices,
                             long long lo, long long hi, double y, double sw) noexcept nogil:
     """One row of the most common rule (one output, fobos with a scalar step and an
@@ -892,16 +913,10 @@ cdef double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
     cdef double P = c.P, Q = c.Q, eta, acc = c.bstate[0], a, q, total
     cdef double* e
     cdef double* f
-    cdef pair w
     cdef bint two
     for nz in range(lo, hi, 2):
-        two = nz + 1 < hi
-        e = state + indices[nz] * width
-        f = state + indices[nz + two] * width
-        w = l1_catch_up2(e, f, P, Q)
-        acc += w.a * data[nz]
-        if two:
-            acc += w.b * data[nz + 1]
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        acc = dot2(acc, l1_catch_up2(e, f, P, Q), data, nz, two)
     c.p[0] = acc
     next_eta(c)
     total = 0.0
@@ -910,9 +925,7 @@ cdef double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
     Q, eta = c.Q, c.eta
     a = c.alpha_pen * eta
     for nz in range(lo, hi, 2):
-        two = nz + 1 < hi
-        e = state + indices[nz] * width
-        f = state + indices[nz + two] * width
+        two = entries(state, width, indices, nz, hi, &e, &f)
         l1_step2(e, f, data[nz], data[nz + two], q, eta, a, Q)
     c.n_ops += 2 * (hi - lo)
     c.qsum[0] = q
@@ -969,15 +982,13 @@ cdef double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indic
     cdef long long width = c.width, nz
     cdef double t = <double>c.t, alpha = c.alpha_pen, rho1 = c.rho1
     cdef double delta = c.delta, eta0 = c.eta0, w, g, H, eta, q, total
-    cdef bint l1 = c.penalty == L1 or (c.penalty == ELASTICNET and rho1 == 1.0)
     cdef double acc = c.bstate[0]
     cdef double* row
+    if c.penalty == L1 or (c.penalty == ELASTICNET and rho1 == 1.0):
+        return adagrad_l1_row(c, data, indices, lo, hi, y, sw)
     for nz in range(lo, hi):
         row = state + indices[nz] * width
-        if l1:      # no branch: a current feature (row[0] = t) has threshold 0, which keeps it
-            row[1] = soft_threshold(row[1], (t - row[0]) * (alpha * row[3]))
-            row[0] = t
-        elif row[0] < t:
+        if row[0] < t:
             row[1] = adagrad_catch_up(c, row, 0)
             row[0] = t
         acc += row[1] * data[nz]
@@ -996,6 +1007,32 @@ cdef double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indic
             row[1] = soft_threshold(w, alpha * eta) if rho1 == 1.0 else \
                 prox_elasticnet(w, alpha * eta, rho1)
         row[0] = t + 1.0
+    c.n_ops += 2 * (hi - lo)
+    c.qsum[0] = q
+    return total
+
+
+cdef double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* indices,
+                           long long lo, long long hi, double y, double sw) noexcept nogil:
+    """`plain_adagrad_step` under l1, its non-zeros two at a time (e, f), each
+    instruction of the catch-up and of the step for both (`_pairs.h`). The catch-up
+    has no branch: a current feature (t0 = t) has threshold 0, which keeps it."""
+    cdef double* state = c.state
+    cdef long long width = c.width, nz
+    cdef double t = <double>c.t, alpha = c.alpha_pen, delta = c.delta, eta0 = c.eta0
+    cdef double acc = c.bstate[0], q, total
+    cdef double* e
+    cdef double* f
+    cdef bint two
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        acc = dot2(acc, adagrad_catch_up2(e, f, t, alpha), data, nz, two)
+    c.p[0] = acc
+    total = 0.0
+    q = c.q[0] = gradient(c, acc, y, sw, &total)
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, delta, eta0)
     c.n_ops += 2 * (hi - lo)
     c.qsum[0] = q
     return total
@@ -1038,28 +1075,22 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
             acc += soft_threshold(-e[0], wthr) * winv * data[nz]
     else:
         for nz in range(lo, hi, 2):
-            two = nz + 1 < hi
-            e = state + indices[nz] * width
-            f = state + indices[nz + two] * width
+            two = entries(state, width, indices, nz, hi, &e, &f)
             root = pair(e[2], f[2]) if roots else sqrt2(e[1], f[1])
             w = dual_weights2(e[0], f[0], root, delta, inv_eta0, wc, rho, wl2)
             if ftrl:
                 memo[2 * (nz - lo)] = w.a
                 memo[2 * (nz - lo) + 1] = root.a
-            acc += w.a * data[nz]
-            if two:
-                if ftrl:
+                if two:
                     memo[2 * (nz - lo) + 2] = w.b
                     memo[2 * (nz - lo) + 3] = root.b
-                acc += w.b * data[nz + 1]
+            acc = dot2(acc, w, data, nz, two)
     c.p[0] = acc
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
     if ftrl:
         for nz in range(lo, hi, 2):
-            two = nz + 1 < hi
-            e = state + indices[nz] * width
-            f = state + indices[nz + two] * width
+            two = entries(state, width, indices, nz, hi, &e, &f)
             ge = q * data[nz]
             e[1] += ge * ge
             ne = e[1]

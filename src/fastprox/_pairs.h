@@ -51,6 +51,41 @@ static inline void fastprox_l1_step2(double *e, double *f, double xe, double xf,
     f[1] = r.b;
     e[0] = f[0] = Q;
 }
+/* FOBOS-AdaGrad-l1 entries e, f in the layout (t0, w, G, eta): the catch-up
+   w <- soft(w, (t - t0) alpha eta), both stamped t; returns the two weights. */
+static inline fastprox_pair fastprox_adagrad_catch_up2(double *e, double *f, double t, double alpha)
+{
+    __m128d thr = _mm_mul_pd(_mm_sub_pd(_mm_set1_pd(t), _mm_set_pd(f[0], e[0])),
+                             _mm_mul_pd(_mm_set1_pd(alpha), _mm_set_pd(f[3], e[3])));
+    fastprox_pair w = fastprox_pair_of(fastprox_soft2(_mm_set_pd(f[1], e[1]), thr));
+    e[1] = w.a;
+    f[1] = w.b;
+    e[0] = f[0] = t;
+    return w;
+}
+/* Their step with values (xe, xf): G += g^2 (g = q x), eta = eta0 / (delta + sqrt(G))
+   (0 where delta + sqrt(G) is not positive), and where eta > 0
+   w <- soft(w - eta g, alpha eta); both stamped t + 1. */
+static inline void fastprox_adagrad_step2(double *e, double *f, double xe, double xf, double q,
+                                          double t, double alpha, double delta, double eta0)
+{
+    __m128d g = _mm_mul_pd(_mm_set1_pd(q), _mm_set_pd(xf, xe));
+    __m128d G = _mm_add_pd(_mm_set_pd(f[2], e[2]), _mm_mul_pd(g, g));
+    __m128d H = _mm_add_pd(_mm_set1_pd(delta), _mm_sqrt_pd(G));
+    __m128d eta = _mm_and_pd(_mm_cmpgt_pd(H, _mm_setzero_pd()), _mm_div_pd(_mm_set1_pd(eta0), H));
+    __m128d on = _mm_cmpgt_pd(eta, _mm_setzero_pd()), w = _mm_set_pd(f[1], e[1]);
+    __m128d step = fastprox_soft2(_mm_sub_pd(w, _mm_mul_pd(eta, g)),
+                                  _mm_mul_pd(_mm_set1_pd(alpha), eta));
+    fastprox_pair Gs = fastprox_pair_of(G), etas = fastprox_pair_of(eta);
+    fastprox_pair ws = fastprox_pair_of(_mm_or_pd(_mm_and_pd(on, step), _mm_andnot_pd(on, w)));
+    e[2] = Gs.a;
+    f[2] = Gs.b;
+    e[3] = etas.a;
+    f[3] = etas.b;
+    e[1] = ws.a;
+    f[1] = ws.b;
+    e[0] = f[0] = t + 1.0;
+}
 /* The dual weights (rda, ftrl under AdaGrad) of two entries with sums (sa, sb) and
    root = (sqrt(n_a), sqrt(n_b)): beta = (delta + root) * inv_eta0 and
    w = soft(-s, wc + beta * rho) / (beta + wl2), 0 where beta + wl2 is not positive.
@@ -93,6 +128,37 @@ static inline void fastprox_l1_step2(double *e, double *f, double xe, double xf,
     e[1] = we;
     f[1] = wf;
     e[0] = f[0] = Q;
+}
+static inline fastprox_pair fastprox_adagrad_catch_up2(double *e, double *f, double t, double alpha)
+{
+    fastprox_pair w = {fastprox_soft(e[1], (t - e[0]) * (alpha * e[3])),
+                       fastprox_soft(f[1], (t - f[0]) * (alpha * f[3]))};
+    e[1] = w.a;
+    f[1] = w.b;
+    e[0] = f[0] = t;
+    return w;
+}
+static inline void fastprox_adagrad_step1(double *e, double x, double q, double t, double alpha,
+                                          double delta, double eta0, double *out)
+{
+    double g = q * x, G = e[2] + g * g, H = delta + sqrt(G), eta = H > 0.0 ? eta0 / H : 0.0;
+    out[0] = G;
+    out[1] = eta;
+    out[2] = eta > 0.0 ? fastprox_soft(e[1] - eta * g, alpha * eta) : e[1];
+}
+static inline void fastprox_adagrad_step2(double *e, double *f, double xe, double xf, double q,
+                                          double t, double alpha, double delta, double eta0)
+{
+    double a[3], b[3];
+    fastprox_adagrad_step1(e, xe, q, t, alpha, delta, eta0, a);
+    fastprox_adagrad_step1(f, xf, q, t, alpha, delta, eta0, b);
+    e[2] = a[0];
+    f[2] = b[0];
+    e[3] = a[1];
+    f[3] = b[1];
+    e[1] = a[2];
+    f[1] = b[2];
+    e[0] = f[0] = t + 1.0;
 }
 static inline fastprox_pair fastprox_dual_weights2(double sa, double sb, fastprox_pair root,
                                                    double delta, double inv_eta0, double wc,
