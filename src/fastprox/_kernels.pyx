@@ -1297,7 +1297,8 @@ cdef void advance_cumulants(Ctx* c) noexcept nogil:
         c.P /= 1.0 + a / c.gamma
         return
     c.Q += a * c.rho1 / c.P
-    c.P /= 1.0 + a * (1.0 - c.rho1)
+    if c.rho1 != 1.0:           # (l1: P / 1 is P, and a division a row is 1% of ijcnn1's)
+        c.P /= 1.0 + a * (1.0 - c.rho1)
 
 cdef void end_step(Ctx* c) noexcept nogil:
     if c.update != FOBOS or c.schedule == ADAGRAD:
