@@ -975,9 +975,9 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
 
 cdef double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indices,
                               long long lo, long long hi, double y, double sw) noexcept nogil:
-    """One row of AdaGrad's composite mirror descent with one output (the defaults),
-    as `plain_fobos_step`: the general path's arithmetic with its constants in locals.
-    Row layout: t0, w, G, eta."""
+    """One row of AdaGrad's composite mirror descent with one output, as
+    `plain_fobos_step`: the general path's arithmetic with its constants in locals
+    (under l1, the defaults: `adagrad_l1_row`). Row layout: t0, w, G, eta."""
     cdef double* state = c.state
     cdef long long width = c.width, nz
     cdef double t = <double>c.t, alpha = c.alpha_pen, rho1 = c.rho1

@@ -1,9 +1,11 @@
-/* Two entries' arithmetic in one SSE2 instruction each (FOBOS-l1's catch-up and
-   step, the dual weights' whole formula, square roots). AdaGrad's per-coordinate steps cost a square root
-   and a division per non-zero, and the divider takes as long for two lanes as for
-   one; the rows of small dense sets (ijcnn1) are bound by the count of
-   instructions, which the pairs halve. Each lane performs the scalar code's
-   operations in its order, each correctly rounded: the pairs change no bit. */
+/* Two entries' arithmetic in one SSE2 instruction each: FOBOS-l1's and
+   FOBOS-AdaGrad-l1's catch-up and step, the dual weights (rda, ftrl) and square
+   roots. A row's non-zeros, taken two at a time, need about half the instructions,
+   which bound the short rows of dense sets (ijcnn1); AdaGrad's square root and
+   division cost the divider as much for two lanes as for one. Each lane performs
+   the scalar code's operations in its order, each correctly rounded: the pairs
+   change no bit, and the code for CPUs without SSE2 (below) gives the same bits
+   (tests/test_pairs.py). */
 #ifndef FASTPROX_PAIRS_H
 #define FASTPROX_PAIRS_H
 #include "_max0.h"
