@@ -148,6 +148,7 @@ cdef extern from "_pairs.h" nogil:
     pair adagrad_catch_up2 "fastprox_adagrad_catch_up2"(double* e, double* f, double t, double alpha)
     void adagrad_step2 "fastprox_adagrad_step2"(double* e, double* f, double xe, double xf, double q,
                                                 double t, double alpha, double delta, double eta0)
+    pair rda_weights2 "fastprox_rda_weights2"(double sa, double sb, double thr, double inv)
     pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
                                                 double inv_eta0, double wc, double rho, double wl2)
 
@@ -1057,8 +1058,8 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     """`plain_dual_step` for one layout, as `plain_fobos_step`: `weight`'s closed forms
     and `apply`'s sums, operation for operation, with the step's constants in locals.
     Entry layout: s (rda) or z (ftrl), then G or n (adagrad, ftrl), then sqrt(n)
-    (`ftrl_roots`). Per-coordinate steps take their non-zeros two at a time (e, f),
-    each instruction of their weights' formula for both (`_pairs.h`)."""
+    (`ftrl_roots`). The margin takes its non-zeros two at a time (e, f), each
+    instruction of their weights' formula for both (`_pairs.h`), as ftrl's update."""
     cdef double* state = c.state
     cdef double* memo = c.wrow
     cdef long long width = c.width, nz
@@ -1070,9 +1071,9 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     cdef pair root, w
     cdef bint two
     if not (ftrl or adagrad):
-        for nz in range(lo, hi):
-            e = state + indices[nz] * width
-            acc += soft_threshold(-e[0], wthr) * winv * data[nz]
+        for nz in range(lo, hi, 2):
+            two = entries(state, width, indices, nz, hi, &e, &f)
+            acc = dot2(acc, rda_weights2(e[0], f[0], wthr, winv), data, nz, two)
     else:
         for nz in range(lo, hi, 2):
             two = entries(state, width, indices, nz, hi, &e, &f)

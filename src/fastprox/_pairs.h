@@ -88,6 +88,12 @@ static inline void fastprox_adagrad_step2(double *e, double *f, double xe, doubl
     f[1] = ws.b;
     e[0] = f[0] = t + 1.0;
 }
+/* RDA's weights under a scalar step, soft(-s, thr) * inv, of sums (sa, sb). */
+static inline fastprox_pair fastprox_rda_weights2(double sa, double sb, double thr, double inv)
+{
+    __m128d v = _mm_xor_pd(_mm_set_pd(sb, sa), _mm_set1_pd(-0.0));
+    return fastprox_pair_of(_mm_mul_pd(fastprox_soft2(v, _mm_set1_pd(thr)), _mm_set1_pd(inv)));
+}
 /* The dual weights (rda, ftrl under AdaGrad) of two entries with sums (sa, sb) and
    root = (sqrt(n_a), sqrt(n_b)): beta = (delta + root) * inv_eta0 and
    w = soft(-s, wc + beta * rho) / (beta + wl2), 0 where beta + wl2 is not positive.
@@ -161,6 +167,11 @@ static inline void fastprox_adagrad_step2(double *e, double *f, double xe, doubl
     e[1] = a[2];
     f[1] = b[2];
     e[0] = f[0] = t + 1.0;
+}
+static inline fastprox_pair fastprox_rda_weights2(double sa, double sb, double thr, double inv)
+{
+    fastprox_pair w = {fastprox_soft(-sa, thr) * inv, fastprox_soft(-sb, thr) * inv};
+    return w;
 }
 static inline fastprox_pair fastprox_dual_weights2(double sa, double sb, fastprox_pair root,
                                                    double delta, double inv_eta0, double wc,

@@ -44,7 +44,8 @@ int main(void)
         printf("%llx %llx %llx %llx %llx %llx %llx %llx %llx %llx %llx %llx %llx", bits(w.a),
                bits(w.b), bits(s.a), bits(s.b), bits(fastprox_max0(x[0])), bits(c.a), bits(c.b),
                bits(e[0]), bits(e[1]), bits(f[0]), bits(f[1]), bits(g[0]), bits(g[1]));
-        printf(" %llx %llx", bits(ca.a), bits(ca.b));
+        fastprox_pair r = fastprox_rda_weights2(x[0], x[1], fabs(x[6]), x[7]);
+        printf(" %llx %llx %llx %llx", bits(ca.a), bits(ca.b), bits(r.a), bits(r.b));
         for (int k = 0; k < 4; k++)
             printf(" %llx %llx %llx", bits(ea[k]), bits(fa[k]), bits(ga[k]));
         printf("\n");
