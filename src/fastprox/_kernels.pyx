@@ -145,6 +145,11 @@ cdef extern from "_pairs.h" nogil:
     pair l1_catch_up2 "fastprox_l1_catch_up2"(double* e, double* f, double P, double Q)
     void l1_step2 "fastprox_l1_step2"(double* e, double* f, double xe, double xf, double q,
                                       double eta, double a, double Q)
+    pair scalar_catch_up2 "fastprox_scalar_catch_up2"(double* e, double* f, int n_row, int off_Q,
+                                                      double P, double Q)
+    void scalar_step2 "fastprox_scalar_step2"(double* e, double* f, int n_row, int off_Q, double xe,
+                                              double xf, double q, double eta, double a, double rho1,
+                                              double P, double Q)
     pair adagrad_catch_up2 "fastprox_adagrad_catch_up2"(double* e, double* f, double t, double alpha)
     void adagrad_step2 "fastprox_adagrad_step2"(double* e, double* f, double xe, double xf, double q,
                                                 double t, double alpha, double delta, double eta0)
@@ -901,7 +906,7 @@ cdef double plain_fobos_step(Ctx* c, const value_t* data, const index_t* indices
     l1/l2/elasticnet penalty). The l1 layout (Q stamp, w) has loops of its own."""
     if c.off_P < 0 and c.off_Q == 0 and c.n_row == 1:
         return fobos_l1_row(c, data, indices, lo, hi, y, sw)
-    return fobos_row(c, data, indices, lo, hi, y, sw, c.n_row, c.off_P, c.off_Q)
+    return fobos_row(c, data, indices, lo, hi, y, sw, c.n_row, c.off_Q)
 
 
 cdef double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
@@ -935,25 +940,20 @@ cdef double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
 
 cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices,
                              long long lo, long long hi, double y, double sw,
-                             int n_row, int off_P, int off_Q) noexcept nogil:
+                             int n_row, int off_Q) noexcept nogil:
     """`plain_fobos_step` for the layouts with a P stamp or none (l2, elasticnet, no
-    penalty): the general path's arithmetic, operation for operation, with every
-    constant in a local, which stores into the state cannot alias, so the loops
-    reload nothing but the state."""
+    penalty; `_pairs.h`'s scalar_catch_up2), as `fobos_l1_row`: the general path's
+    arithmetic, operation for operation, two non-zeros at a time."""
     cdef double* state = c.state
     cdef long long width = c.width, nz
-    cdef double P = c.P, Q = c.Q, rho1 = c.rho1, ratio, thr, w, a, eta, q, total
+    cdef double P = c.P, Q = c.Q, rho1 = c.rho1, a, eta, q, total
     cdef double acc = c.bstate[0]
-    cdef double* row
-    for nz in range(lo, hi):
-        row = state + indices[nz] * width
-        w = row[n_row]
-        if n_row:
-            ratio = P / row[off_P] if off_P >= 0 else 1.0
-            thr = P * (Q - row[off_Q]) if off_Q >= 0 else 0.0
-            w = soft_threshold(w * ratio, thr)
-            row[n_row] = w          # (its stamps: the update's, below)
-        acc += w * data[nz]
+    cdef double* e
+    cdef double* f
+    cdef bint two
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        acc = dot2(acc, scalar_catch_up2(e, f, n_row, off_Q, P, Q), data, nz, two)
     c.p[0] = acc
     next_eta(c)
     total = 0.0
@@ -961,14 +961,9 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     advance_cumulants(c)
     P, Q, eta = c.P, c.Q, c.eta
     a = c.alpha_pen * eta
-    for nz in range(lo, hi):
-        row = state + indices[nz] * width
-        w = row[n_row] - eta * (q * data[nz])
-        row[n_row] = soft_threshold(w, a) if rho1 == 1.0 else prox_elasticnet(w, a, rho1)
-        if off_P >= 0:
-            row[off_P] = P
-        if off_Q >= 0:
-            row[off_Q] = Q
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        scalar_step2(e, f, n_row, off_Q, data[nz], data[nz + two], q, eta, a, rho1, P, Q)
     c.n_ops += 2 * (hi - lo)
     c.qsum[0] = q
     return total

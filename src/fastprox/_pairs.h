@@ -53,6 +53,46 @@ static inline void fastprox_l1_step2(double *e, double *f, double xe, double xf,
     f[1] = r.b;
     e[0] = f[0] = Q;
 }
+/* FOBOS entries e, f in the other scalar-step layouts: (w) without a penalty
+   (n_row = 0), else (P stamp, w) for l2 or (P stamp, Q stamp, w) for elasticnet
+   (n_row = 1, 2; off_Q the Q stamp's place or -1). The catch-up
+   w <- soft(w P / P_s, P (Q - Q_s)) of both; returns the two weights. */
+static inline fastprox_pair fastprox_scalar_catch_up2(double *e, double *f, int n_row, int off_Q,
+                                                      double P, double Q)
+{
+    __m128d w = _mm_set_pd(f[n_row], e[n_row]), thr = _mm_setzero_pd();
+    fastprox_pair r;
+    if (n_row == 0)
+        return fastprox_pair_of(w);
+    if (off_Q >= 0)
+        thr = _mm_mul_pd(_mm_set1_pd(P), _mm_sub_pd(_mm_set1_pd(Q), _mm_set_pd(f[off_Q], e[off_Q])));
+    w = fastprox_soft2(_mm_mul_pd(w, _mm_div_pd(_mm_set1_pd(P), _mm_set_pd(f[0], e[0]))), thr);
+    r = fastprox_pair_of(w);
+    e[n_row] = r.a;
+    f[n_row] = r.b;
+    return r;
+}
+/* Their step w <- prox(w - eta (q x)) of the elastic-net family with threshold a
+   (soft(v, a rho1) / (1 + a (1 - rho1)); soft(v, a) for rho1 = 1), stamped (P, Q). */
+static inline void fastprox_scalar_step2(double *e, double *f, int n_row, int off_Q, double xe,
+                                         double xf, double q, double eta, double a, double rho1,
+                                         double P, double Q)
+{
+    __m128d g = _mm_mul_pd(_mm_set1_pd(q), _mm_set_pd(xf, xe));
+    __m128d w = _mm_sub_pd(_mm_set_pd(f[n_row], e[n_row]), _mm_mul_pd(_mm_set1_pd(eta), g));
+    fastprox_pair r;
+    if (rho1 == 1.0)
+        w = fastprox_soft2(w, _mm_set1_pd(a));
+    else
+        w = _mm_div_pd(fastprox_soft2(w, _mm_set1_pd(a * rho1)), _mm_set1_pd(1.0 + a * (1.0 - rho1)));
+    r = fastprox_pair_of(w);
+    e[n_row] = r.a;
+    f[n_row] = r.b;
+    if (n_row > 0)
+        e[0] = f[0] = P;
+    if (off_Q >= 0)
+        e[off_Q] = f[off_Q] = Q;
+}
 /* FOBOS-AdaGrad-l1 entries e, f in the layout (t0, w, G, eta): the catch-up
    w <- soft(w, (t - t0) alpha eta), both stamped t; returns the two weights. */
 static inline fastprox_pair fastprox_adagrad_catch_up2(double *e, double *f, double t, double alpha)
@@ -136,6 +176,35 @@ static inline void fastprox_l1_step2(double *e, double *f, double xe, double xf,
     e[1] = we;
     f[1] = wf;
     e[0] = f[0] = Q;
+}
+static inline fastprox_pair fastprox_scalar_catch_up2(double *e, double *f, int n_row, int off_Q,
+                                                      double P, double Q)
+{
+    fastprox_pair w = {e[n_row], f[n_row]};
+    if (n_row == 0)
+        return w;
+    w.a = fastprox_soft(w.a * (P / e[0]), off_Q >= 0 ? P * (Q - e[off_Q]) : 0.0);
+    w.b = fastprox_soft(w.b * (P / f[0]), off_Q >= 0 ? P * (Q - f[off_Q]) : 0.0);
+    e[n_row] = w.a;
+    f[n_row] = w.b;
+    return w;
+}
+static inline double fastprox_scalar_prox(double v, double a, double rho1)
+{
+    return rho1 == 1.0 ? fastprox_soft(v, a) : fastprox_soft(v, a * rho1) / (1.0 + a * (1.0 - rho1));
+}
+static inline void fastprox_scalar_step2(double *e, double *f, int n_row, int off_Q, double xe,
+                                         double xf, double q, double eta, double a, double rho1,
+                                         double P, double Q)
+{
+    double we = fastprox_scalar_prox(e[n_row] - eta * (q * xe), a, rho1);
+    double wf = fastprox_scalar_prox(f[n_row] - eta * (q * xf), a, rho1);
+    e[n_row] = we;
+    f[n_row] = wf;
+    if (n_row > 0)
+        e[0] = f[0] = P;
+    if (off_Q >= 0)
+        e[off_Q] = f[off_Q] = Q;
 }
 static inline fastprox_pair fastprox_adagrad_catch_up2(double *e, double *f, double t, double alpha)
 {

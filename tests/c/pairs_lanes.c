@@ -46,6 +46,18 @@ int main(void)
                bits(e[0]), bits(e[1]), bits(f[0]), bits(f[1]), bits(g[0]), bits(g[1]));
         fastprox_pair r = fastprox_rda_weights2(x[0], x[1], fabs(x[6]), x[7]);
         printf(" %llx %llx %llx %llx", bits(ca.a), bits(ca.b), bits(r.a), bits(r.b));
+        for (int n_row = 0; n_row < 3; n_row++) {          /* (w), (P, w), (P, Q, w) */
+            int off_Q = n_row == 2 ? 1 : -1;
+            double es[3] = {fabs(x[4]) + 1e-3, x[5], x[0]}, fs[3] = {fabs(x[6]), x[7], x[1]};
+            fastprox_pair cs = fastprox_scalar_catch_up2(es + 2 - n_row, fs + 2 - n_row, n_row, off_Q,
+                                                         fabs(x[8]), x[3]);
+            fastprox_scalar_step2(es + 2 - n_row, fs + 2 - n_row, n_row, off_Q, x[2], x[3], x[5],
+                                  fabs(x[6]), fabs(x[7]), n_row == 0 ? 1.0 : fabs(x[8]) > 1 ? 0.5 : 0.0,
+                                  fabs(x[4]), x[3]);
+            printf(" %llx %llx", bits(cs.a), bits(cs.b));
+            for (int k = 0; k < 3; k++)
+                printf(" %llx %llx", bits(es[k]), bits(fs[k]));
+        }
         for (int k = 0; k < 4; k++)
             printf(" %llx %llx %llx", bits(ea[k]), bits(fa[k]), bits(ga[k]));
         printf("\n");
