@@ -1,6 +1,6 @@
-/* Two entries' arithmetic in one SSE2 instruction each: FOBOS-l1's and
-   FOBOS-AdaGrad-l1's catch-up and step, the dual weights (rda, ftrl) and square
-   roots. A row's non-zeros, taken two at a time, need about half the instructions,
+/* Two entries' arithmetic in one SSE2 instruction each: FOBOS's catch-up and step
+   under a scalar step (every layout) and under AdaGrad with l1, the dual weights
+   (rda, ftrl) and square roots. A row's non-zeros, taken two at a time, need about half the instructions,
    which bound the short rows of dense sets (ijcnn1); AdaGrad's square root and
    division cost the divider as much for two lanes as for one. Each lane performs
    the scalar code's operations in its order, each correctly rounded: the pairs
