@@ -611,6 +611,7 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     # their values and indices are requested too, a step before their state.
     cdef bint scattered = (data.shape[0] * (sizeof(value_t) + sizeof(index_t)) > PREFETCH_BYTES
                            and not all_rows and not consecutive(order))
+    cdef bint separable = c.plain_fobos or c.plain_adagrad or c.plain_dual
     with nogil:
         while start < n:
             b = <int>min(<Py_ssize_t>batch_size, n - start)
@@ -621,7 +622,10 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
             if start + PREFETCH_STEPS * b < n and prefetch:
                 nxt = row_at(rows, start + PREFETCH_STEPS * b)
                 prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1])
-            total += step(&c, X, ind, &indptr[0], &y[0], sw, rows, start, b)
+            if b == 1 and separable:
+                total += separable_step(&c, X, ind, &indptr[0], &y[0], sw, row_at(rows, start))
+            else:
+                total += step(&c, X, ind, &indptr[0], &y[0], sw, rows, start, b)
             start += b
         total += logsum_pop(&c.lsum)
     state[0] = c
@@ -818,16 +822,7 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
     if c.update != FOBOS:
         set_weight_params(c)
     begin_step(c)
-    if n_rows == 1 and c.plain_fobos:
-        r = row_at(rows, first)
-        total = plain_fobos_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
-    elif n_rows == 1 and c.plain_adagrad:
-        r = row_at(rows, first)
-        total = plain_adagrad_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
-    elif n_rows == 1 and c.plain_dual:
-        r = row_at(rows, first)
-        total = plain_dual_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
-    elif n_rows == 1 and c.plain_rows:
+    if n_rows == 1 and c.plain_rows:
         r = row_at(rows, first)
         total = plain_rows_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
     elif n_rows == 1:
@@ -881,6 +876,28 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
     c.t += 1
     end_step(c)
     return total
+
+cdef inline double separable_step(Ctx* c, const value_t* data, const index_t* indices,
+                                  const index_t* indptr, const double* y, const double* sw,
+                                  long long r) noexcept nogil:
+    """`step` for row r alone under a rule with one output and a separable penalty
+    (`Ctx.plain_fobos`, `plain_adagrad`, `plain_dual`): the most common steps, called
+    by `fit_csr`'s loop directly (3-5% of an ijcnn1 pass was `step`'s dispatch)."""
+    cdef double total
+    if c.update != FOBOS:
+        set_weight_params(c)
+    begin_step(c)
+    if c.plain_fobos:
+        total = plain_fobos_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
+    elif c.plain_adagrad:
+        total = plain_adagrad_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
+    else:
+        total = plain_dual_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
+    apply_intercept(c, 0, c.qsum[0])
+    c.t += 1
+    end_step(c)
+    return total
+
 
 cdef inline bint entries(double* state, long long width, const index_t* indices, long long nz,
                          long long hi, double** e, double** f) noexcept nogil:
