@@ -155,6 +155,90 @@ def test_non_finite_input_is_refused(bad):
         ProxRegressor().fit(text_like()[0], np.where(np.arange(400) == 5, bad, 1.0))
 
 
+REFUSING = [dict(eta0=0.1, delta=1.0),                            # the defaults' rule, steps given
+             dict(schedule="invsqrt", batch_size=3),
+             dict(update="rda", eta0=0.1, delta=1.0),
+             dict(update="ftrl", eta0=0.1, delta=1.0, penalty="elasticnet"),
+             dict(schedule="inv", penalty="berhu"),
+             dict(schedule="invsqrt", penalty="l1_l2"),
+             dict(multi_class="multinomial", eta0=0.1, delta=1.0),
+             dict(multi_class="ovr", schedule="constant")]
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("params", REFUSING, ids=lambda p: "-".join(map(str, p.values())))
+def test_first_fit_refuses_a_non_finite_value_and_keeps_the_model(params, dtype, bad):
+    """A first fit leaves X's values to the kernel (a pass saved): a NaN or infinity
+    gives its row a non-finite margin, the kernel stops there and names the row, and
+    the estimator keeps the model of its previous fit, every attribute equal."""
+    X, y = text_like(classes=3 if "multi_class" in params else 2)
+    X = X.astype(dtype)
+    clf = ProxClassifier(random_state=0, **params).fit(X, y)
+    before = {k: pickle.dumps(v) for k, v in vars(clf).items()}
+    coef, intercept = clf.coef_.copy(), clf.intercept_.copy()
+    bad_X = X.copy()
+    row = 271
+    bad_X.data[bad_X.indptr[row] + 1] = bad
+    for shuffle in (False, True):
+        clf.set_params(shuffle=shuffle)
+        with pytest.raises(ValueError, match=rf"NaN or infinity \(row {row}: -?(nan|inf)\)"):
+            clf.fit(bad_X, y)
+        clf.set_params(shuffle=True)
+        assert {k: pickle.dumps(v) for k, v in vars(clf).items()} == before
+        assert np.array_equal(clf.coef_, coef) and np.array_equal(clf.intercept_, intercept)
+    assert np.array_equal(clf.predict(X), ProxClassifier(random_state=0, **params).fit(X, y).predict(X))
+
+
+def test_auto_steps_refuse_a_non_finite_first_row():
+    """"auto" steps read the first rows' values before the kernel does: a NaN there, or
+    values whose squares overflow, is refused by name, not turned into eta0 = NaN."""
+    X, y = text_like()
+    for bad in (np.nan, np.inf, 1e200):
+        bad_X = X.copy()
+        bad_X.data[0] = bad
+        with pytest.raises(ValueError, match="NaN or infinity in its first rows"):
+            ProxClassifier().fit(bad_X, y)
+
+
+def test_partial_fit_refuses_a_non_finite_value_before_any_step():
+    """A call that continues a model checks X first: refused, the model is unchanged."""
+    X, y = text_like()
+    clf = ProxClassifier(eta0=0.1, delta=1.0).partial_fit(X, y, classes=[0, 1])
+    coef, t = clf.coef_.copy(), clf.t_
+    bad_X = X.copy()
+    bad_X.data[-1] = np.nan
+    for call in (lambda: clf.partial_fit(bad_X, y), lambda: clf.set_params(warm_start=True).fit(bad_X, y)):
+        with pytest.raises(ValueError, match="NaN"):
+            call()
+        assert np.array_equal(clf.coef_, coef) and clf.t_ == t
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_overflowing_margins_are_refused(first):
+    """Finite values too large for the steps overflow the margin: refused with the
+    row and the fix, where the model used to turn NaN silently."""
+    X, y = text_like()
+    clf = ProxRegressor(schedule="invsqrt", shuffle=False)
+    if not first:
+        clf.partial_fit(X, y)
+    with pytest.raises(ValueError, match=r"the margin of row \d+ overflowed.*scale the features"):
+        clf.partial_fit(X * 1e200, y * 1e200) if not first else clf.fit(X * 1e200, y * 1e200)
+
+
+def test_kernel_names_the_row_of_x_not_its_position_in_the_order():
+    """Learner.fit_rows visiting rows in a given order reports the bad row's number in X."""
+    from fastprox._kernels import Learner
+    X, y = text_like()
+    X = X.copy()
+    X.data[X.indptr[5]] = np.inf
+    learner = Learner(X.shape[1], 1, "fobos", "invsqrt", "l1", "log", alpha=1e-3, eta0=0.5, delta=1e-8)
+    order = np.array([3, 2, 5, 1, 0], dtype=np.int64)
+    with pytest.raises(ValueError, match=r"row 5: inf"):
+        learner.fit_rows(X.data, X.indices, X.indptr, np.where(y > 0, 1.0, -1.0), None, order, 1)
+    assert learner.t == 3 and not learner.training
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 17])
 def test_all_finite_finds_every_bad_value(dtype, n):

@@ -5,7 +5,7 @@ and the probability link. Importing scikit-learn costs a second or more, which
 (`fastprox._numpy`): labels from a file (float64 ``array.array``) and
 classes given as Python numbers are checked and encoded without it."""
 from array import array
-from math import sqrt
+from math import isfinite, sqrt
 
 from ._kernels import Learner, encode_targets, sum_squares
 from ._numpy import np
@@ -126,6 +126,9 @@ def step_sizes(params, head):
         return eta0, delta
     values, rows = head_values(head)
     squares = sum_squares(values)
+    if not isfinite(squares):           # a first fit's X is checked by the kernel, after this
+        raise ValueError("Input X contains NaN or infinity in its first rows, or values so large that "
+                         "their squares overflow; remove or replace them, or scale the features.")
     if eta0 == "auto":
         norm2 = float(params["fit_intercept"]) + squares / max(rows, 1)
         eta0 = 1.0 / sqrt(norm2) if norm2 > 0 else 1.0

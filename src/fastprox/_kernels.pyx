@@ -45,6 +45,7 @@ reading the model (`coef`, `intercept`, pickling) returns NumPy arrays.
 from cpython cimport array
 import array as pyarray
 
+from libc.float cimport DBL_MAX
 from libc.math cimport sqrt, exp, log, log1p, expm1, fabs, copysign, ceil, floor
 from libc.stdlib cimport qsort, calloc, realloc, free
 from libc.string cimport memcmp, memcpy, memset
@@ -217,6 +218,7 @@ cdef struct Ctx:
     long long eta_next_t
     double wthr, winv             # rda/invsqrt: the threshold and 1/denominator of every weight
     LogSum lsum                   # progressive log losses' log1p parts, summed once per call
+    bint nonfinite                # a margin of this call was NaN or infinite (fit_csr raises)
     double* p                     # (K,) margins
     double* q                     # (K,) loss derivatives
     double* qsum                  # (K,) intercept gradient of the step
@@ -553,7 +555,9 @@ cdef class Learner:
         int64) are CSR buffers, NumPy's or ``array.array``; ``sample_weight`` None
         means weights 1, ``order`` None the rows in order. A row names each feature
         once (canonical CSR, as the estimators and the LIBSVM reader give): the contract
-        sums a repeated one, the steps would update it twice.
+        sums a repeated one, the steps would update it twice. A step whose margin is NaN
+        or infinite (X's values are, or overflow) ends the call with a ValueError naming
+        its row; that step has run and left the learner's model non-finite.
 
         One thread at a time: the steps run without the GIL and may grow the
         learner's scratch, so a second call while one runs raises RuntimeError."""
@@ -612,6 +616,7 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     cdef bint scattered = (data.shape[0] * (sizeof(value_t) + sizeof(index_t)) > PREFETCH_BYTES
                            and not all_rows and not consecutive(order))
     cdef bint separable = c.plain_fobos or c.plain_adagrad or c.plain_dual
+    cdef bint refused
     with nogil:
         while start < n:
             b = <int>min(<Py_ssize_t>batch_size, n - start)
@@ -626,10 +631,34 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                 total += separable_step(&c, X, ind, &indptr[0], &y[0], sw, row_at(rows, start))
             else:
                 total += step(&c, X, ind, &indptr[0], &y[0], sw, rows, start, b)
+            if c.nonfinite:
+                break
             start += b
         total += logsum_pop(&c.lsum)
+    refused = c.nonfinite
+    c.nonfinite = False
     state[0] = c
+    if refused:
+        refuse_step(data, indptr, rows, start, start + b)
     return total
+
+
+cdef int refuse_step(const value_t[::1] data, const index_t[::1] indptr, const long long* rows,
+                     Py_ssize_t lo, Py_ssize_t hi) except -1:
+    """Raise the error of a step (rows[lo:hi]) whose margins were not finite: a NaN or
+    an infinity among its rows' values (a first fit leaves them to this check,
+    `linear_model`), or else values too large for the steps."""
+    cdef long long r
+    cdef Py_ssize_t i, nz
+    for i in range(lo, hi):
+        r = row_at(rows, i)
+        for nz in range(indptr[r], indptr[r + 1]):
+            if not fabs(data[nz]) <= DBL_MAX:
+                raise ValueError(f"Input X contains NaN or infinity (row {r}: {data[nz]}); "
+                                 "remove or replace those values.")
+    raise ValueError(f"the margin of row {row_at(rows, lo)} overflowed: its values are finite but too "
+                     "large for the steps, and the model is no longer finite; scale the features "
+                     "(or lower eta0) and train again.")
 
 
 cdef inline long long row_at(const long long* order, long long i) noexcept nogil:
@@ -944,9 +973,9 @@ cdef double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
     next_eta(c)
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
-    advance_cumulants(c)
-    Q, eta = c.Q, c.eta
+    eta = c.eta
     a = c.alpha_pen * eta
+    Q = c.Q = c.Q + a / c.P     # advance_cumulants with rho1 = 1
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         l1_step2(e, f, data[nz], data[nz + two], q, eta, a, Q)
@@ -1214,6 +1243,8 @@ cdef double gradients(Ctx* c, double y, double weight) noexcept nogil:
     cdef int k
     cdef double yk, total = 0.0
     if c.multinomial:
+        for k in range(c.K):
+            c.nonfinite |= not fabs(c.p[k]) <= DBL_MAX
         return multinomial_gradients(c, <int>y, weight)
     for k in range(c.K):
         yk = (1.0 if k == <int>y else -1.0) if c.ovr else y
@@ -1225,6 +1256,7 @@ cdef inline double gradient(Ctx* c, double p, double y, double weight, double* t
     """weight * loss'(p, y) of one output; adds the weighted loss to total[0] (the log
     loss's logarithm deferred to c.lsum)."""
     cdef double value, q
+    c.nonfinite |= not fabs(p) <= DBL_MAX
     if c.loss == LOG and weight == 1.0:
         return dlog_loss_deferred(p, y, total, &c.lsum)
     q = dloss_and_value(c.loss, p, y, c.epsilon, &value) * weight
@@ -1259,7 +1291,7 @@ cdef double multinomial_gradients(Ctx* c, int y, double weight) noexcept nogil:
 
 
 # ------------------------------------------------------------------ schedules
-cdef void begin_step(Ctx* c) noexcept nogil:
+cdef inline void begin_step(Ctx* c) noexcept nogil:
     """eta_t of the scalar schedules for step t = c.t + 1 (AdaGrad's steps are per
     coordinate: nothing to compute), or the one `next_eta` computed."""
     cdef double t = <double>(c.t + 1)
@@ -1299,7 +1331,7 @@ cdef void set_weight_params(Ctx* c) noexcept nogil:
     c.wthr = c.wc + c.wbeta * c.rda_rho
     c.winv = 1.0 / (c.wbeta + c.wl2) if c.wbeta + c.wl2 > 0.0 else 0.0
 
-cdef void advance_cumulants(Ctx* c) noexcept nogil:
+cdef inline void advance_cumulants(Ctx* c) noexcept nogil:
     """Fold this step's prox into the scalar-FOBOS cumulants (P, Q)."""
     cdef double a = c.alpha_pen * c.eta
     if c.update != FOBOS or c.schedule == ADAGRAD or c.grouped:
@@ -1313,7 +1345,7 @@ cdef void advance_cumulants(Ctx* c) noexcept nogil:
     if c.rho1 != 1.0:           # (l1: P / 1 is P, and a division a row is 1% of ijcnn1's)
         c.P /= 1.0 + a * (1.0 - c.rho1)
 
-cdef void end_step(Ctx* c) noexcept nogil:
+cdef inline void end_step(Ctx* c) noexcept nogil:
     if c.update != FOBOS or c.schedule == ADAGRAD:
         return
     c.since_rebase += 1
@@ -1547,7 +1579,7 @@ cdef inline double dual_intercept(double a, double beta) noexcept nogil:
     """The unpenalized dual weight for gradient sum a: argmin_b a b + beta b^2 / 2."""
     return -a / beta if beta > 0.0 else 0.0
 
-cdef void apply_intercept(Ctx* c, int k, double g) noexcept nogil:
+cdef inline void apply_intercept(Ctx* c, int k, double g) noexcept nogil:
     """The unpenalized intercept's step with gradient g (sum of l' over the step),
     after the step's margins (ftrl reads the b and sqrt(n_b) they kept)."""
     cdef double H

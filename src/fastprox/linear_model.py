@@ -132,10 +132,16 @@ class _BaseProx(BaseEstimator):
         finite float CSR matrix without feature names, finite numeric 1-d labels of
         its length. Then n_features_in_ is set or checked here, as validate_data
         would, without its dataframe probes (2/3 of a small partial_fit call);
-        anything else, errors included, goes through validate_data."""
+        anything else, errors included, goes through validate_data.
+
+        A first fit (`reset`) leaves X's values to the kernel, which refuses a row
+        whose margin is not finite (NaN or infinity in X gives one) before its
+        update, and `_fit` then restores the estimator: a pass over X saved. A
+        call that continues a model must not change it before refusing X, and
+        prediction must not return NaN: those check X here."""
         if not (sp.issparse(X) and X.format == "csr" and X.dtype in (np.float64, np.float32)
                 and min(X.shape) > 0 and not hasattr(self, "feature_names_in_")
-                and _finite(X.data)):
+                and (reset or _finite(X.data))):
             return False
         if y is not None and not (isinstance(y, np.ndarray) and y.shape == (X.shape[0],)
                                   and y.dtype.kind in "biuf" and _finite(y)):
@@ -150,6 +156,17 @@ class _BaseProx(BaseEstimator):
     def _fit(self, X, y, sample_weight, classes=None, incremental=False):
         check_params(self, self._losses)
         first = not (incremental or self.warm_start) or not hasattr(self, "_learner")
+        if not first:
+            return self._train(X, y, sample_weight, classes, incremental, first)
+        before = dict(vars(self))
+        try:
+            return self._train(X, y, sample_weight, classes, incremental, first)
+        except BaseException:           # a first fit that fails leaves the estimator as it was
+            vars(self).clear()
+            vars(self).update(before)
+            raise
+
+    def _train(self, X, y, sample_weight, classes, incremental, first):
         X, y = self._check_input(X, y, reset=first)
         target, n_outputs, ovr, multinomial = self._encode(y, classes, first)
         if first:
