@@ -239,6 +239,41 @@ def test_kernel_names_the_row_of_x_not_its_position_in_the_order():
     assert learner.t == 3 and not learner.training
 
 
+def test_ctrl_c_stops_a_pass_between_rows_and_keeps_the_steps_taken():
+    """A pass is one kernel call (X checked once) that looks at Python's signals every
+    SIGNAL_ROWS rows: Ctrl-C (interrupt_main from a thread once the pass runs) raises
+    KeyboardInterrupt there, and the learner equals one trained on the rows stepped."""
+    import _thread
+    import threading
+    import time
+    from fastprox._kernels import Learner
+    n = 1_500_000
+    X = sp.csr_matrix((np.ones(n), np.arange(n) % 7, np.arange(n + 1)), shape=(n, 7))
+    y = np.where(np.arange(n) % 3 == 0, 1.0, -1.0)
+
+    def learner():
+        return Learner(7, 1, "fobos", "invsqrt", "l1", "log", alpha=1e-4, eta0=0.5, delta=1e-8)
+
+    stopped = learner()
+
+    def interrupt():
+        while not stopped.training:
+            time.sleep(1e-4)
+        _thread.interrupt_main()
+
+    thread = threading.Thread(target=interrupt)
+    thread.start()
+    with pytest.raises(KeyboardInterrupt):
+        stopped.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1)
+    thread.join()
+    t = stopped.t
+    assert 0 < t < n and t % (1 << 16) == 0 and not stopped.training
+    same = learner()
+    same.fit_rows(X.data, X.indices, X.indptr[:t + 1], y[:t], None, None, 1)
+    assert same.t == t
+    assert np.array_equal(stopped.coef(), same.coef()) and np.array_equal(stopped.intercept(), same.intercept())
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 17])
 def test_all_finite_finds_every_bad_value(dtype, n):

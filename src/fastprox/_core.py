@@ -11,8 +11,6 @@ from ._kernels import Learner, encode_targets, sum_squares
 from ._numpy import np
 from ._validation import MULTINOMIAL_LOSSES, as_float_array, check_groups, kernel_arrays
 
-# Rows per kernel call: between calls Python can react to Ctrl-C.
-CHUNK_ROWS = 1 << 16
 # Rows whose scale sets eta0="auto" and delta="auto": enough for a mean, few
 # enough to cost little of a short pass (10,000 rows of 13 values: 17 us).
 AUTO_ROWS = 10_000
@@ -164,16 +162,10 @@ def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None
         sw = as_float_array("sample_weight", sample_weight, n)
         if np.any(sw < 0):
             raise ValueError("sample_weight must be non-negative.")
-    chunk = max(1, CHUNK_ROWS // batch_size) * batch_size
     total = 0.0
-    for _ in range(passes):
-        if rng is None and n <= chunk:          # rows in order: the kernel's default
-            total += learner.fit_rows(data, indices, indptr, target, sw, None, batch_size)
-            continue
-        order = rng.permutation(n).astype(np.int64) if rng is not None else np.arange(n, dtype=np.int64)
-        for start in range(0, n, chunk):
-            total += learner.fit_rows(data, indices, indptr, target, sw,
-                                      order[start:start + chunk], batch_size)
+    for _ in range(passes):     # a call per pass (it reacts to Ctrl-C itself): X checked once
+        order = rng.permutation(n).astype(np.int64) if rng is not None else None
+        total += learner.fit_rows(data, indices, indptr, target, sw, order, batch_size)
     return total
 
 
