@@ -132,13 +132,20 @@ def check_group_weights(weights, penalty, n_groups):
     return d
 
 
-def kernel_arrays(X):
-    """CSR arrays the kernel reads without copying: float32/64 values, sorted
-    unique int32/int64 indices (duplicates are summed, as scipy does). X is a
-    scipy matrix or a LIBSVM reader's chunk (NumPy or ``array.array`` buffers)."""
+def canonical(X):
+    """X with sorted, unique indices in every row (duplicates summed, as scipy does):
+    X itself if it has them, else a copy."""
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()
+    return X
+
+
+def kernel_arrays(X):
+    """CSR arrays the kernel reads without copying: float32/64 values, sorted
+    unique int32/int64 indices (`canonical`). X is a scipy matrix or a LIBSVM
+    reader's chunk (NumPy or ``array.array`` buffers)."""
+    X = canonical(X)
     indices, indptr = X.indices, X.indptr
     if indices.itemsize != indptr.itemsize:
         indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)

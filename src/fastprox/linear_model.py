@@ -12,7 +12,7 @@ from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_cla
                     encode_labels, margins, new_learner, probabilities, run_passes)
 from ._kernels import all_finite, two_labels
 from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
-                          check_params, _one_of)
+                          canonical, check_params, _one_of)
 
 
 class _BaseProx(BaseEstimator):
@@ -168,6 +168,7 @@ class _BaseProx(BaseEstimator):
 
     def _train(self, X, y, sample_weight, classes, incremental, first):
         X, y = self._check_input(X, y, reset=first)
+        X = canonical(X)            # once: the "auto" steps and the passes read it
         target, n_outputs, ovr, multinomial = self._encode(y, classes, first)
         if first:
             self._learner = new_learner(vars(self), X.shape[1], n_outputs, ovr, multinomial, [X])
