@@ -182,7 +182,7 @@ def report(rows, runs, start, load):
         f"- Load average (1 min) before / after: {load[0]:.2f} / {load[1]:.2f}.",
         f"- Median of {runs} runs; wall seconds of the whole command (start-up included). "
         "Start-up alone: " + ", ".join(f"`{name}` {s:.3f} s" for name, s in start.items()) + ".",
-        "- fastprox: defaults (FOBOS, AdaGrad, l1 alpha=1e-6, eta0=0.5), `--model OUT`. "
+        "- fastprox: defaults (FOBOS, AdaGrad steps with the \"auto\" eta0 and delta, l1 alpha=1e-6), `--model OUT`. "
         "VW 9 defaults (adaptive, normalized, invariant updates, 2^18 hashed weights), "
         "`--loss_function logistic -f OUT`.",
         "- Progressive loss: the mean logistic loss of each row before its update "

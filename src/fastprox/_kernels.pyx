@@ -673,11 +673,20 @@ cdef int refuse_step(const value_t[::1] data, const index_t[::1] indptr, const l
         r = row_at(rows, i)
         for nz in range(indptr[r], indptr[r + 1]):
             if not fabs(data[nz]) <= DBL_MAX:
-                raise ValueError(f"Input X contains NaN or infinity (row {r}: {data[nz]}); "
-                                 "remove or replace those values.")
-    raise ValueError(f"the margin of row {row_at(rows, lo)} overflowed: its values are finite but too "
-                     "large for the steps, and the model is no longer finite; scale the features "
-                     "(or lower eta0) and train again.")
+                raise NonFiniteMargin(r, f"Input X contains NaN or infinity ({data[nz]}); "
+                                      "remove or replace those values.")
+    raise NonFiniteMargin(row_at(rows, lo), "the margin overflowed: the row's values are finite but too "
+                          "large for the steps, and the model is no longer finite; scale the features "
+                          "(or lower eta0) and train again.")
+
+
+class NonFiniteMargin(ValueError):
+    """A step's margin was NaN or infinite: `row` is its row of X, `detail` the cause
+    and the fix (the command line names the row in its file)."""
+
+    def __init__(self, row, detail):
+        super().__init__(f"row {row}: {detail}")
+        self.row, self.detail = row, detail
 
 
 cdef inline long long row_at(const long long* order, long long i) noexcept nogil:

@@ -33,6 +33,7 @@ from types import SimpleNamespace
 
 from .._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, auto_steps, check_classes,
                      encode_labels, margins, new_learner, probabilities, run_passes)
+from .._kernels import NonFiniteMargin
 from .._numpy import np
 from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
                            SCHEDULES, UPDATES, as_float_array, check_params)
@@ -276,7 +277,10 @@ def _one_pass(est, stream, bar, index):
     for X, y in est.settle(stream.chunks()):
         if not X.shape[0]:
             continue
-        est.partial_fit(X, y, classes=stream.classes)
+        try:
+            est.partial_fit(X, y, classes=stream.classes)
+        except NonFiniteMargin as e:
+            raise ValueError(f"{stream.name}: data row {rows + e.row + 1}: {e.detail}") from None
         total += est.progressive_loss_ * X.shape[0]
         rows += X.shape[0]
         bar.update(X.shape[0])
