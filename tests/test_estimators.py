@@ -274,6 +274,33 @@ def test_ctrl_c_stops_a_pass_between_rows_and_keeps_the_steps_taken():
     assert np.array_equal(stopped.coef(), same.coef()) and np.array_equal(stopped.intercept(), same.intercept())
 
 
+def test_ctrl_c_during_a_first_fit_keeps_the_previous_model():
+    """An interrupted fit (from scratch) leaves the estimator's previous model, every
+    attribute equal, as a refused one does."""
+    import _thread
+    import threading
+    import time
+    n = 1_500_000
+    X = sp.csr_matrix((np.ones(n), np.arange(n) % 7, np.arange(n + 1)), shape=(n, 7))
+    y = np.arange(n) % 3 == 0
+    clf = ProxClassifier(schedule="invsqrt", shuffle=False).fit(X[:1000], y[:1000])
+    old = clf._learner
+    before = {k: pickle.dumps(v) for k, v in vars(clf).items()}
+
+    def interrupt():
+        while getattr(clf, "_learner", old) is old or not clf._learner.training:
+            time.sleep(1e-4)
+        _thread.interrupt_main()
+
+    thread = threading.Thread(target=interrupt)
+    thread.start()
+    with pytest.raises(KeyboardInterrupt):
+        clf.fit(X, y)
+    thread.join()
+    assert clf._learner is old
+    assert {k: pickle.dumps(v) for k, v in vars(clf).items()} == before
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 17])
 def test_all_finite_finds_every_bad_value(dtype, n):

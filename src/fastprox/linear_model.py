@@ -154,6 +154,9 @@ class _BaseProx(BaseEstimator):
         return True
 
     def _fit(self, X, y, sample_weight, classes=None, incremental=False):
+        """`_train` a new model (first) or the current one. A first fit that fails or is
+        interrupted leaves the estimator as it was: the kernel checks a first fit's X
+        while it trains (`_plain_csr`), so the refusal may come after some steps."""
         check_params(self, self._losses)
         first = not (incremental or self.warm_start) or not hasattr(self, "_learner")
         if not first:
@@ -167,6 +170,7 @@ class _BaseProx(BaseEstimator):
             raise
 
     def _train(self, X, y, sample_weight, classes, incremental, first):
+        """Check and encode the input, make the learner if first, run the passes."""
         X, y = self._check_input(X, y, reset=first)
         X = canonical(X)            # once: the "auto" steps and the passes read it
         target, n_outputs, ovr, multinomial = self._encode(y, classes, first)
