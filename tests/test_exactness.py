@@ -41,7 +41,7 @@ def problems(draw, max_rows=30, max_features=20):
         y = rng.choice([-1.0, 1.0], n)
     sw = rng.uniform(0.2, 2.0, n) if draw(st.booleans()) else np.ones(n)
     params = dict(
-        alpha=draw(st.sampled_from([0.0, 1e-3, 0.05, 0.5])),
+        alpha=draw(st.sampled_from([0.0, 1e-5, 1e-3, 0.05, 0.5])),
         l1_ratio=draw(st.sampled_from([0.0, 0.3, 0.85, 1.0])),
         eta0=draw(st.sampled_from([0.01, 0.3, 1.0, 2.0])),
         delta=draw(st.sampled_from([0.0, 1e-8, 0.5])),
