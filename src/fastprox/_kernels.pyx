@@ -164,7 +164,8 @@ cdef extern from "_pairs.h" nogil:
                                               double P, double Q)
     pair adagrad_catch_up2 "fastprox_adagrad_catch_up2"(double* e, double* f, double t, double alpha)
     void adagrad_step2 "fastprox_adagrad_step2"(double* e, double* f, double xe, double xf, double q,
-                                                double t, double alpha, double delta, double eta0)
+                                                double t, double alpha, double rho1, double delta,
+                                                double eta0)
     pair rda_weights2 "fastprox_rda_weights2"(double sa, double sb, double thr, double inv)
     pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
                                                 double inv_eta0, double wc, double rho, double wl2)
@@ -1054,9 +1055,12 @@ cdef double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indic
     cdef double* state = c.state
     cdef long long width = c.width, nz
     cdef double t = <double>c.t, alpha = c.alpha_pen, rho1 = c.rho1
-    cdef double delta = c.delta, eta0 = c.eta0, w, g, H, eta, q, total
+    cdef double delta = c.delta, eta0 = c.eta0, q, total
     cdef double acc = c.bstate[0]
     cdef double* row
+    cdef double* e
+    cdef double* f
+    cdef bint two
     if c.penalty == L1 or (c.penalty == ELASTICNET and rho1 == 1.0):
         return adagrad_l1_row(c, data, indices, lo, hi, y, sw)
     for nz in range(lo, hi):
@@ -1068,18 +1072,9 @@ cdef double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indic
     c.p[0] = acc
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
-    for nz in range(lo, hi):
-        row = state + indices[nz] * width
-        g = q * data[nz]
-        row[2] += g * g
-        H = delta + sqrt(row[2])
-        eta = eta0 / H if H > 0.0 else 0.0
-        row[3] = eta
-        if eta > 0.0:
-            w = row[1] - eta * g
-            row[1] = soft_threshold(w, alpha * eta) if rho1 == 1.0 else \
-                prox_elasticnet(w, alpha * eta, rho1)
-        row[0] = t + 1.0
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, rho1, delta, eta0)
     c.n_ops += 2 * (hi - lo)
     c.qsum[0] = q
     return total
@@ -1105,7 +1100,7 @@ cdef double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* indices,
     q = c.q[0] = gradient(c, acc, y, sw, &total)
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
-        adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, delta, eta0)
+        adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, 1.0, delta, eta0)
     c.n_ops += 2 * (hi - lo)
     c.qsum[0] = q
     return total

@@ -31,6 +31,15 @@ static inline __m128d fastprox_soft2(__m128d v, __m128d thr)
     __m128d m = _mm_sub_pd(_mm_andnot_pd(sign, v), thr);
     return _mm_or_pd(_mm_andnot_pd(sign, _mm_max_pd(_mm_setzero_pd(), m)), _mm_and_pd(sign, v));
 }
+/* The elastic-net family's prox of both lanes with thresholds a: soft(v, a rho1) /
+   (1 + a (1 - rho1)), soft(v, a) for rho1 = 1, as `prox_elasticnet` and `soft_threshold`. */
+static inline __m128d fastprox_prox2(__m128d v, __m128d a, double rho1)
+{
+    if (rho1 == 1.0)
+        return fastprox_soft2(v, a);
+    return _mm_div_pd(fastprox_soft2(v, _mm_mul_pd(a, _mm_set1_pd(rho1))),
+                      _mm_add_pd(_mm_set1_pd(1.0), _mm_mul_pd(a, _mm_set1_pd(1.0 - rho1))));
+}
 /* FOBOS-l1 entries e, f in the layout (Q stamp, w): the catch-up
    w <- soft(w, P (Q - stamp)) of both (their stamps are left to the step that
    follows); returns the two weights. */
@@ -80,12 +89,7 @@ static inline void fastprox_scalar_step2(double *e, double *f, int n_row, int of
 {
     __m128d g = _mm_mul_pd(_mm_set1_pd(q), _mm_set_pd(xf, xe));
     __m128d w = _mm_sub_pd(_mm_set_pd(f[n_row], e[n_row]), _mm_mul_pd(_mm_set1_pd(eta), g));
-    fastprox_pair r;
-    if (rho1 == 1.0)
-        w = fastprox_soft2(w, _mm_set1_pd(a));
-    else
-        w = _mm_div_pd(fastprox_soft2(w, _mm_set1_pd(a * rho1)), _mm_set1_pd(1.0 + a * (1.0 - rho1)));
-    r = fastprox_pair_of(w);
+    fastprox_pair r = fastprox_pair_of(fastprox_prox2(w, _mm_set1_pd(a), rho1));
     e[n_row] = r.a;
     f[n_row] = r.b;
     if (n_row > 0)
@@ -93,7 +97,7 @@ static inline void fastprox_scalar_step2(double *e, double *f, int n_row, int of
     if (off_Q >= 0)
         e[off_Q] = f[off_Q] = Q;
 }
-/* FOBOS-AdaGrad-l1 entries e, f in the layout (t0, w, G, eta): the catch-up
+/* FOBOS-AdaGrad entries e, f in the layout (t0, w, G, eta). Under l1, the catch-up
    w <- soft(w, (t - t0) alpha eta), both stamped t; returns the two weights. */
 static inline fastprox_pair fastprox_adagrad_catch_up2(double *e, double *f, double t, double alpha)
 {
@@ -107,17 +111,18 @@ static inline fastprox_pair fastprox_adagrad_catch_up2(double *e, double *f, dou
 }
 /* Their step with values (xe, xf): G += g^2 (g = q x), eta = eta0 / (delta + sqrt(G))
    (0 where delta + sqrt(G) is not positive), and where eta > 0
-   w <- soft(w - eta g, alpha eta); both stamped t + 1. */
+   w <- prox(w - eta g) with threshold alpha eta (`fastprox_prox2`); both stamped t + 1. */
 static inline void fastprox_adagrad_step2(double *e, double *f, double xe, double xf, double q,
-                                          double t, double alpha, double delta, double eta0)
+                                          double t, double alpha, double rho1, double delta,
+                                          double eta0)
 {
     __m128d g = _mm_mul_pd(_mm_set1_pd(q), _mm_set_pd(xf, xe));
     __m128d G = _mm_add_pd(_mm_set_pd(f[2], e[2]), _mm_mul_pd(g, g));
     __m128d H = _mm_add_pd(_mm_set1_pd(delta), _mm_sqrt_pd(G));
     __m128d eta = _mm_and_pd(_mm_cmpgt_pd(H, _mm_setzero_pd()), _mm_div_pd(_mm_set1_pd(eta0), H));
     __m128d on = _mm_cmpgt_pd(eta, _mm_setzero_pd()), w = _mm_set_pd(f[1], e[1]);
-    __m128d step = fastprox_soft2(_mm_sub_pd(w, _mm_mul_pd(eta, g)),
-                                  _mm_mul_pd(_mm_set1_pd(alpha), eta));
+    __m128d step = fastprox_prox2(_mm_sub_pd(w, _mm_mul_pd(eta, g)),
+                                  _mm_mul_pd(_mm_set1_pd(alpha), eta), rho1);
     fastprox_pair Gs = fastprox_pair_of(G), etas = fastprox_pair_of(eta);
     fastprox_pair ws = fastprox_pair_of(_mm_or_pd(_mm_and_pd(on, step), _mm_andnot_pd(on, w)));
     e[2] = Gs.a;
@@ -215,20 +220,21 @@ static inline fastprox_pair fastprox_adagrad_catch_up2(double *e, double *f, dou
     e[0] = f[0] = t;
     return w;
 }
-static inline void fastprox_adagrad_step1(double *e, double x, double q, double t, double alpha,
+static inline void fastprox_adagrad_step1(double *e, double x, double q, double alpha, double rho1,
                                           double delta, double eta0, double *out)
 {
     double g = q * x, G = e[2] + g * g, H = delta + sqrt(G), eta = H > 0.0 ? eta0 / H : 0.0;
     out[0] = G;
     out[1] = eta;
-    out[2] = eta > 0.0 ? fastprox_soft(e[1] - eta * g, alpha * eta) : e[1];
+    out[2] = eta > 0.0 ? fastprox_scalar_prox(e[1] - eta * g, alpha * eta, rho1) : e[1];
 }
 static inline void fastprox_adagrad_step2(double *e, double *f, double xe, double xf, double q,
-                                          double t, double alpha, double delta, double eta0)
+                                          double t, double alpha, double rho1, double delta,
+                                          double eta0)
 {
     double a[3], b[3];
-    fastprox_adagrad_step1(e, xe, q, t, alpha, delta, eta0, a);
-    fastprox_adagrad_step1(f, xf, q, t, alpha, delta, eta0, b);
+    fastprox_adagrad_step1(e, xe, q, alpha, rho1, delta, eta0, a);
+    fastprox_adagrad_step1(f, xf, q, alpha, rho1, delta, eta0, b);
     e[2] = a[0];
     f[2] = b[0];
     e[3] = a[1];

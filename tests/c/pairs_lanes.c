@@ -38,9 +38,13 @@ int main(void)
         fastprox_l1_step2(g, g, x[3], x[3], x[5], fabs(x[6]), fabs(x[7]), x[8]);   /* one entry */
         double ea[4] = {x[4], x[0], fabs(x[2]), fabs(x[6])}, fa[4] = {x[5], x[1], fabs(x[3]), x[7]};
         fastprox_pair ca = fastprox_adagrad_catch_up2(ea, fa, fabs(x[8]), fabs(x[6]));
-        fastprox_adagrad_step2(ea, fa, x[2], x[3], x[5], x[4], fabs(x[7]), fabs(x[8]), fabs(x[0]));
+        fastprox_adagrad_step2(ea, fa, x[2], x[3], x[5], x[4], fabs(x[7]), 1.0, fabs(x[8]), fabs(x[0]));
         double ga[4] = {x[4], x[1], fabs(x[3]), x[7]};
-        fastprox_adagrad_step2(ga, ga, x[3], x[3], x[5], x[4], fabs(x[7]), 0.0, x[0]);  /* one entry */
+        fastprox_adagrad_step2(ga, ga, x[3], x[3], x[5], x[4], fabs(x[7]), 1.0, 0.0, x[0]);  /* one entry */
+        double rho = i % 3 == 0 ? 0.0 : 0.3;             /* l2, elasticnet */
+        double en[4] = {x[4], x[0], fabs(x[2]), fabs(x[6])}, fn[4] = {x[5], x[1], fabs(x[3]), x[7]};
+        fastprox_adagrad_step2(en, fn, x[2], x[3], x[5], x[4], fabs(x[7]), rho, fabs(x[8]), fabs(x[0]));
+        printf("%llx %llx %llx %llx ", bits(en[1]), bits(fn[1]), bits(en[3]), bits(fn[3]));
         printf("%llx %llx %llx %llx %llx %llx %llx %llx %llx %llx %llx %llx %llx", bits(w.a),
                bits(w.b), bits(s.a), bits(s.b), bits(fastprox_max0(x[0])), bits(c.a), bits(c.b),
                bits(e[0]), bits(e[1]), bits(f[0]), bits(f[1]), bits(g[0]), bits(g[1]));
