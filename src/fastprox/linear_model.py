@@ -190,7 +190,10 @@ class _BaseProx(BaseEstimator):
         return self
 
     def fit(self, X, y, sample_weight=None):
-        """Train from scratch (unless warm_start) with `max_iter` passes over (X, y)."""
+        """Train from scratch (unless warm_start) with `max_iter` passes over (X, y).
+        NaN or infinity in X, or values so large that a margin overflows, raise a
+        ValueError naming the row; a fit that fails or is interrupted (Ctrl-C) leaves
+        the estimator as it was."""
         return self._fit(X, y, sample_weight)
 
     def __sklearn_tags__(self):
