@@ -1462,9 +1462,8 @@ cdef inline double adagrad_catch_up(Ctx* c, double* row, int k) noexcept nogil:
         return soft_threshold(e[0], m * a)
     L = -m * small_log1p(a * (1.0 - c.rho1))
     if c.rho1 == 0.0:
-        return e[0] * (1.0 + small_expm1(L) if fabs(L) <= SERIES_MAX else exp(L))
-    return copysign(max(0.0, (1.0 + small_expm1(L) if fabs(L) <= SERIES_MAX else exp(L)) * fabs(e[0])
-                        + c.rho1 / (1.0 - c.rho1) * small_expm1(L)), e[0])
+        return e[0] * small_exp(L)
+    return copysign(max(0.0, small_exp(L) * fabs(e[0]) + c.rho1 / (1.0 - c.rho1) * small_expm1(L)), e[0])
 
 
 cdef inline double small_log1p(double x) noexcept nogil:
@@ -1480,6 +1479,13 @@ cdef inline double small_expm1(double x) noexcept nogil:
     if fabs(x) <= SERIES_MAX:
         return x * (1.0 + x * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0))))
     return expm1(x)
+
+
+cdef inline double small_exp(double x) noexcept nogil:
+    """exp(x); where |x| <= SERIES_MAX, 1 + `small_expm1`(x)."""
+    if fabs(x) <= SERIES_MAX:
+        return 1.0 + small_expm1(x)
+    return exp(x)
 
 cdef inline void stamp(Ctx* c, double* row) noexcept nogil:
     """Mark a FOBOS feature as current after the step's update."""
