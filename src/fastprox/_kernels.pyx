@@ -1005,9 +1005,9 @@ cdef double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
     next_eta(c)
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
-    eta = c.eta
+    advance_cumulants(c)
+    Q, eta = c.Q, c.eta
     a = c.alpha_pen * eta
-    Q = c.Q = c.Q + a / c.P     # advance_cumulants with rho1 = 1
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         l1_step2(e, f, data[nz], data[nz + two], q, eta, a, Q)
