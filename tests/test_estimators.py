@@ -239,30 +239,42 @@ def test_kernel_names_the_row_of_x_not_its_position_in_the_order():
     assert learner.t == 3 and not learner.training
 
 
-def test_ctrl_c_stops_a_pass_between_rows_and_keeps_the_steps_taken():
-    """A pass is one kernel call (X checked once) that looks at Python's signals every
-    SIGNAL_ROWS rows: Ctrl-C (interrupt_main from a thread once the pass runs) raises
-    KeyboardInterrupt there, and the learner equals one trained on the rows stepped."""
+def long_stream(n=1_500_000):
+    """n one-feature rows over 7 columns, labels +1 on every third: a pass long enough
+    to be interrupted (n / 65,536 looks at the signals)."""
+    X = sp.csr_matrix((np.ones(n), np.arange(n) % 7, np.arange(n + 1)), shape=(n, 7))
+    return X, np.where(np.arange(n) % 3 == 0, 1.0, -1.0)
+
+
+def interrupt_when(training):
+    """A started thread that presses Ctrl-C (interrupt_main) once training() is true."""
     import _thread
     import threading
     import time
-    from fastprox._kernels import Learner
-    n = 1_500_000
-    X = sp.csr_matrix((np.ones(n), np.arange(n) % 7, np.arange(n + 1)), shape=(n, 7))
-    y = np.where(np.arange(n) % 3 == 0, 1.0, -1.0)
-
-    def learner():
-        return Learner(7, 1, "fobos", "invsqrt", "l1", "log", alpha=1e-4, eta0=0.5, delta=1e-8)
-
-    stopped = learner()
 
     def interrupt():
-        while not stopped.training:
+        while not training():
             time.sleep(1e-4)
         _thread.interrupt_main()
 
     thread = threading.Thread(target=interrupt)
     thread.start()
+    return thread
+
+
+def test_ctrl_c_stops_a_pass_between_rows_and_keeps_the_steps_taken():
+    """A pass is one kernel call (X checked once) that looks at Python's signals every
+    SIGNAL_ROWS rows: Ctrl-C (interrupt_main from a thread once the pass runs) raises
+    KeyboardInterrupt there, and the learner equals one trained on the rows stepped."""
+    from fastprox._kernels import Learner
+    X, y = long_stream()
+    n = X.shape[0]
+
+    def learner():
+        return Learner(7, 1, "fobos", "invsqrt", "l1", "log", alpha=1e-4, eta0=0.5, delta=1e-8)
+
+    stopped = learner()
+    thread = interrupt_when(lambda: stopped.training)
     with pytest.raises(KeyboardInterrupt):
         stopped.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1)
     thread.join()
@@ -277,23 +289,11 @@ def test_ctrl_c_stops_a_pass_between_rows_and_keeps_the_steps_taken():
 def test_ctrl_c_during_a_first_fit_keeps_the_previous_model():
     """An interrupted fit (from scratch) leaves the estimator's previous model, every
     attribute equal, as a refused one does."""
-    import _thread
-    import threading
-    import time
-    n = 1_500_000
-    X = sp.csr_matrix((np.ones(n), np.arange(n) % 7, np.arange(n + 1)), shape=(n, 7))
-    y = np.arange(n) % 3 == 0
+    X, y = long_stream()
     clf = ProxClassifier(schedule="invsqrt", shuffle=False).fit(X[:1000], y[:1000])
     old = clf._learner
     before = {k: pickle.dumps(v) for k, v in vars(clf).items()}
-
-    def interrupt():
-        while getattr(clf, "_learner", old) is old or not clf._learner.training:
-            time.sleep(1e-4)
-        _thread.interrupt_main()
-
-    thread = threading.Thread(target=interrupt)
-    thread.start()
+    thread = interrupt_when(lambda: getattr(clf, "_learner", old) is not old and clf._learner.training)
     with pytest.raises(KeyboardInterrupt):
         clf.fit(X, y)
     thread.join()

@@ -134,10 +134,10 @@ class _BaseProx(BaseEstimator):
         would, without its dataframe probes (2/3 of a small partial_fit call);
         anything else, errors included, goes through validate_data.
 
-        A first fit (`reset`) leaves X's values to the kernel, which refuses a row
-        whose margin is not finite (NaN or infinity in X gives one) before its
-        update, and `_fit` then restores the estimator: a pass over X saved. A
-        call that continues a model must not change it before refusing X, and
+        A first fit (`reset`) leaves X's values to the kernel, which stops at the
+        first row whose margin is not finite (NaN or infinity in X gives one) and
+        names it; `_fit` then restores the estimator: a pass over X saved. A call
+        that continues a model must not change it before refusing X, and
         prediction must not return NaN: those check X here."""
         if not (sp.issparse(X) and X.format == "csr" and X.dtype in (np.float64, np.float32)
                 and min(X.shape) > 0 and not hasattr(self, "feature_names_in_")
@@ -159,14 +159,13 @@ class _BaseProx(BaseEstimator):
         while it trains (`_plain_csr`), so the refusal may come after some steps."""
         check_params(self, self._losses)
         first = not (incremental or self.warm_start) or not hasattr(self, "_learner")
-        if not first:
-            return self._train(X, y, sample_weight, classes, incremental, first)
-        before = dict(vars(self))
+        before = dict(vars(self)) if first else None
         try:
             return self._train(X, y, sample_weight, classes, incremental, first)
         except BaseException:           # a first fit that fails leaves the estimator as it was
-            vars(self).clear()
-            vars(self).update(before)
+            if before is not None:
+                vars(self).clear()
+                vars(self).update(before)
             raise
 
     def _train(self, X, y, sample_weight, classes, incremental, first):
