@@ -52,7 +52,7 @@ from libc.string cimport memcmp, memcpy, memset
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
 from fastprox._losses cimport dloss_and_value, dlog_loss_deferred, logsum_pop, LogSum, LOG
 from fastprox._numpy import np
-from fastprox._validation import check_group_weights
+from fastprox._validation import check_group_weights, check_memory
 from fastprox._group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sparse_group,
                                    squared_group_tau, _descending)
 
@@ -275,7 +275,8 @@ cdef class Learner:
     ``groups`` maps features to group ids (None: each feature's row is a group)
     and ``group_weights`` gives each group's penalty weight d_G (None: all 1).
     """
-    cdef readonly int n_features, n_outputs
+    cdef readonly long long n_features
+    cdef readonly int n_outputs
     cdef readonly object update, schedule, penalty, loss
     cdef readonly double alpha, l1_ratio, eta0, delta, rda_rho, berhu_gamma, epsilon
     cdef readonly bint fit_intercept, ovr, multinomial
@@ -286,11 +287,14 @@ cdef class Learner:
     cdef long long _coef_t
     cdef readonly bint training           # fit_rows is running (in some thread)
 
-    def __init__(self, int n_features, int n_outputs, update, schedule, penalty, loss,
+    def __init__(self, long long n_features, int n_outputs, update, schedule, penalty, loss,
                  double alpha=0.0, double l1_ratio=0.15, double eta0=0.1, double delta=1e-8,
                  double rda_rho=0.0, double berhu_gamma=1.0, double epsilon=0.1,
                  bint fit_intercept=True, bint ovr=False, bint multinomial=False, groups=None,
                  group_weights=None):
+        if n_features < 0 or n_outputs < 1:
+            raise ValueError(f"a model needs n_features >= 0 and n_outputs >= 1; got {n_features} "
+                             f"and {n_outputs}.")
         self.n_features, self.n_outputs = n_features, n_outputs
         self.update, self.schedule, self.penalty, self.loss = update, schedule, penalty, loss
         self.alpha, self.l1_ratio, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
@@ -349,6 +353,10 @@ cdef class Learner:
             c.ftrl_roots = <long long>n_features * n_outputs <= FTRL_ROOTS_ENTRIES
             c.n_entry = 3 if c.ftrl_roots else 2
         c.width = c.n_row + n_outputs * c.n_entry
+        # the state, Berhu's heap and the grouped weights' cache, in bytes, in Python's
+        # integers (no overflow), before anything is allocated
+        check_memory(8 * int(n_features) * (c.width + n_outputs * (3 * c.berhu_heap + c.grouped)),
+                     f"{n_features} features x {n_outputs} output(s)")
         c.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
         c.t = c.n_ops = c.since_rebase = 0
         c.P, c.Q = 1.0, 0.0

@@ -160,3 +160,44 @@ def as_float_array(name, values, n):
     if not np.all(np.isfinite(values)):
         raise ValueError(f"{name} contains NaN or infinity; remove or replace those rows.")
     return values
+
+
+class ModelTooLarge(MemoryError, ValueError):
+    """A model whose state would not fit in memory, refused before anything is
+    allocated. A MemoryError (what it is) and a ValueError (what callers that
+    check their input catch: the model file reader, the command line)."""
+
+
+def available_memory():
+    """Bytes this process could allocate now: Linux's MemAvailable, else the
+    physical memory the OS reports, else None (unknown: nothing is refused)."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import os
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _size(n):
+    """n bytes as a short human-readable size."""
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def check_memory(n_bytes, what):
+    """Refuse (ModelTooLarge) a state of `n_bytes` that would not fit in the memory
+    available now; `what` says what it holds (e.g. "2^31 features x 1 output")."""
+    free = available_memory()
+    if free is not None and n_bytes > free:
+        raise ModelTooLarge(
+            f"the model's state for {what} needs {_size(n_bytes)}, but only {_size(free)} of memory "
+            "is available; use fewer features (hash them into fewer buckets, or drop rare ones).")
