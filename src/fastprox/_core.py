@@ -152,9 +152,10 @@ def head_values(pieces):
     return memoryview(b"".join(parts)).cast(parts[0].format), rows
 
 
-def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None):
+def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None, pause=None):
     """`passes` passes over the CSR rows X (shuffled by `rng` if given), `batch_size`
-    rows per step; returns the summed progressive loss."""
+    rows per step; returns the summed progressive loss. `pause` (if given) is called
+    between passes and where the kernel looks at signals (`Learner.fit_rows`)."""
     data, indices, indptr = kernel_arrays(X)
     n = X.shape[0]
     sw = None
@@ -163,9 +164,11 @@ def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None
         if np.any(sw < 0):
             raise ValueError("sample_weight must be non-negative.")
     total = 0.0
-    for _ in range(passes):     # a call per pass (it reacts to Ctrl-C itself): X checked once
+    for i in range(passes):     # a call per pass (it reacts to Ctrl-C itself): X checked once
+        if i and pause is not None:
+            pause()
         order = rng.permutation(n).astype(np.int64) if rng is not None else None
-        total += learner.fit_rows(data, indices, indptr, target, sw, order, batch_size)
+        total += learner.fit_rows(data, indices, indptr, target, sw, order, batch_size, pause)
     return total
 
 

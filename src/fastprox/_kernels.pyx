@@ -525,9 +525,14 @@ cdef class Learner:
         cdef Py_ssize_t j
         cdef int k
         cdef Ctx c = self.c
+        cdef array.array block, work, gbeta
         if self._coef_t == c.t and self._coef is not None:
             return self._coef
         out = np.zeros((c.K, c.d))
+        if c.grouped:       # scratch of its own: a read never writes a training call's
+            block, gbeta = zeros(len(self.arrays["block"])), zeros(len(self.arrays["block"]))
+            work = zeros(len(self.arrays["work"]))
+            c.block, c.gbeta, c.work = block.data.as_doubles, gbeta.data.as_doubles, work.data.as_doubles
         with nogil:
             set_weight_params(&c)
             if c.grouped:
@@ -566,7 +571,7 @@ cdef class Learner:
     # ------------------------------------------------------------------ training
     def fit_rows(self, data, indices, indptr, const double[::1] y,
                  const double[::1] sample_weight, const long long[::1] order,
-                 int batch_size):
+                 int batch_size, pause=None):
         """Take steps over rows ``order[0], order[1], ...``, ``batch_size`` rows per step
         (the last step may be shorter). Returns the weighted sum of the progressive
         losses: each row's loss at the margin it had before its step's update.
@@ -582,7 +587,10 @@ cdef class Learner:
         leaving the learner as a call over the rows stepped so far would.
 
         One thread at a time: the steps run without the GIL and may grow the
-        learner's scratch, so a second call while one runs raises RuntimeError."""
+        learner's scratch, so a second call while one runs raises RuntimeError.
+        ``pause``, if given, is called (with the GIL) at the step boundaries where
+        signals are checked, with the learner as a call over the rows stepped so far
+        would leave it: reads of the model may run there (`_concurrency`)."""
         if self.training:
             raise RuntimeError("this learner is training in another thread; a learner (and its "
                                "estimator) takes one fit or partial_fit call at a time.")
@@ -597,15 +605,15 @@ cdef class Learner:
         try:
             if kind == 0:
                 return fit_csr[double, int](&self.c, data, indices, indptr, y, sample_weight, order,
-                                            all_rows, unit, batch_size)
+                                            all_rows, unit, batch_size, pause)
             if kind == 1:
                 return fit_csr[double, longlong](&self.c, data, indices, indptr, y, sample_weight, order,
-                                                 all_rows, unit, batch_size)
+                                                 all_rows, unit, batch_size, pause)
             if kind == 2:
                 return fit_csr[float, int](&self.c, data, indices, indptr, y, sample_weight, order,
-                                           all_rows, unit, batch_size)
+                                           all_rows, unit, batch_size, pause)
             return fit_csr[float, longlong](&self.c, data, indices, indptr, y, sample_weight, order,
-                                            all_rows, unit, batch_size)
+                                            all_rows, unit, batch_size, pause)
         finally:
             self.training = False
 
@@ -613,7 +621,7 @@ cdef class Learner:
 cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indices,
                     const index_t[::1] indptr, const double[::1] y,
                     const double[::1] sample_weight, const long long[::1] order,
-                    bint all_rows, bint unit, int batch_size) except? -1:
+                    bint all_rows, bint unit, int batch_size, pause) except? -1:
     """`Learner.fit_rows` for one type of values and one of indices (`all_rows`: rows
     0..n-1, the order empty; `unit`: weights 1, sample_weight empty)."""
     cdef Py_ssize_t n = indptr.shape[0] - 1 if all_rows else order.shape[0]
@@ -659,8 +667,12 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
             start += b
             if start >= signals_at:
                 signals_at = start + SIGNAL_ROWS
+                state[0] = c            # the learner after the steps taken, for pause's reads
                 with gil:
                     interrupted = check_signals() != 0
+                    if not interrupted and pause is not None:
+                        pause()
+                c = state[0]
                 if interrupted:
                     break
         total += logsum_pop(&c.lsum)

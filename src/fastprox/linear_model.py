@@ -1,5 +1,7 @@
 """scikit-learn estimators over the lazy kernels: the Python layer selects
 (validation, defaults, label encoding, passes), `_kernels.Learner` computes."""
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -8,6 +10,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data, _check_sample_weight
 
+from ._concurrency import lock_of
 from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes,
                     encode_labels, margins, new_learner, probabilities, run_passes)
 from ._kernels import all_finite, two_labels
@@ -16,7 +19,13 @@ from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES,
 
 
 class _BaseProx(BaseEstimator):
-    """Shared training loop: a stream of CSR rows through one `Learner`."""
+    """Shared training loop: a stream of CSR rows through one `Learner`.
+
+    Safe to share between threads (`_concurrency`): training calls take turns,
+    and reads (predict, coef_, pickling, save_model) see the model after some
+    completed step: before or after a training call, or at one of the pauses a
+    training call makes every 65,536 rows and between passes.
+    """
 
     _losses = ()
 
@@ -48,14 +57,16 @@ class _BaseProx(BaseEstimator):
     def coef_(self):
         """w_{T+1}: (1, d) for one output, (K, d) for K classes; sparse after `sparsify()`."""
         check_is_fitted(self, "t_")
-        coef = self._learner.coef()
+        with lock_of(self).reading():
+            coef = self._learner.coef()
         return sp.csr_matrix(coef) if getattr(self, "_sparse_coef", False) else coef.copy()
 
     @property
     def intercept_(self):
         """b_{T+1}, one entry per output."""
         check_is_fitted(self, "t_")
-        return self._learner.intercept()
+        with lock_of(self).reading():
+            return self._learner.intercept()
 
     @property
     def eta0_(self):
@@ -72,13 +83,15 @@ class _BaseProx(BaseEstimator):
     @property
     def n_nonzero_rows_(self):
         """Features with a non-zero weight for some output (rows of W switched on)."""
-        return int(np.count_nonzero(np.any(self._learner.coef() != 0, axis=0)))
+        with lock_of(self).reading():
+            return int(np.count_nonzero(np.any(self._learner.coef() != 0, axis=0)))
 
     @property
     def group_norms_(self):
         """||W_G|| per group: per feature (default groups) or per user group id 0..p-1."""
         check_is_fitted(self, "t_")
-        coef = self._learner.coef()
+        with lock_of(self).reading():
+            coef = self._learner.coef()
         norms = np.sqrt(np.sum(coef ** 2, axis=0))
         if self._learner.groups is None:
             return norms
@@ -100,6 +113,20 @@ class _BaseProx(BaseEstimator):
         total = norms.sum()
         return norms / total if total > 0 else norms
 
+    def __getstate__(self):
+        """The pickle's state: the model at a step boundary (a snapshot of the kernel
+        taken under the read lock, `_LearnerState`)."""
+        with lock_of(self).reading():
+            state = dict(super().__getstate__())     # object.__getstate__ gives __dict__ itself
+            if "_learner" in state:
+                state["_learner"] = _LearnerState(self._learner.__reduce__())
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if isinstance(self.__dict__.get("_learner"), _LearnerState):   # copy.copy's state
+            self._learner = self._learner.learner()
+
     def sparsify(self):
         """Return coef_ as a scipy CSR matrix from now on (l1 models are mostly zeros)."""
         self._sparse_coef = True
@@ -113,10 +140,11 @@ class _BaseProx(BaseEstimator):
     def _margins(self, X):
         """<w_k, x> + b_k: shape (n,) for one output, (n, K) for K outputs."""
         check_is_fitted(self, "t_")
-        if not self._plain_csr(X, None, reset=False):
-            X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                              reset=False, accept_large_sparse=True)
-        return margins(self._learner, X if sp.issparse(X) else sp.csr_matrix(X))
+        with lock_of(self).reading():       # the width and the model of one step
+            if not self._plain_csr(X, None, reset=False):
+                X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                                  reset=False, accept_large_sparse=True)
+            return margins(self._learner, X if sp.issparse(X) else sp.csr_matrix(X))
 
     # ------------------------------------------------------------------ training
     def _check_input(self, X, y, reset):
@@ -154,19 +182,29 @@ class _BaseProx(BaseEstimator):
         return True
 
     def _fit(self, X, y, sample_weight, classes=None, incremental=False):
-        """`_train` a new model (first) or the current one. A first fit that fails or is
-        interrupted leaves the estimator as it was: the kernel checks a first fit's X
-        while it trains (`_plain_csr`), so the refusal may come after some steps."""
-        check_params(self, self._losses)
-        first = not (incremental or self.warm_start) or not hasattr(self, "_learner")
-        before = dict(vars(self)) if first else None
-        try:
-            return self._train(X, y, sample_weight, classes, incremental, first)
-        except BaseException:           # a first fit that fails leaves the estimator as it was
-            if before is not None:
-                vars(self).clear()
-                vars(self).update(before)
-            raise
+        """`_train` a new model (first) or the current one, one training call at a time
+        (`_concurrency`). A `fit` that fails or is interrupted leaves the estimator as
+        it was (a warm start's model included: it is copied first); so does a first
+        `partial_fit`. A later `partial_fit` that fails or is interrupted keeps the
+        steps it completed, and t_ counts them."""
+        with lock_of(self).training():
+            check_params(self, self._losses)
+            first = not (incremental or self.warm_start) or not hasattr(self, "_learner")
+            before = None
+            if first or not incremental:
+                before = dict(vars(self))
+                if not first:
+                    before["_learner"] = copy.copy(self._learner)
+            try:
+                return self._train(X, y, sample_weight, classes, incremental, first)
+            except BaseException:
+                if before is not None:
+                    vars(self).clear()
+                    vars(self).update(before)
+                raise
+            finally:
+                if hasattr(self, "_learner"):
+                    self.t_ = self._learner.t
 
     def _train(self, X, y, sample_weight, classes, incremental, first):
         """Check and encode the input, make the learner if first, run the passes."""
@@ -182,11 +220,16 @@ class _BaseProx(BaseEstimator):
         if sample_weight is not None:       # None: unit weights, which the kernel makes
             sample_weight = _check_sample_weight(sample_weight, X)
         total = run_passes(self._learner, X, target, sample_weight,
-                           self.batch_size, passes, rng)
+                           self.batch_size, passes, rng, self._pause)
         self.progressive_loss_ = total / max(1, passes * X.shape[0])
         self.n_iter_ = passes
         self.t_ = self._learner.t
         return self
+
+    def _pause(self):
+        """Serve the reads waiting for this training call (at a step boundary)."""
+        self.t_ = self._learner.t
+        lock_of(self).pause()
 
     def fit(self, X, y, sample_weight=None):
         """Train from scratch (unless warm_start) with `max_iter` passes over (X, y).
@@ -199,6 +242,26 @@ class _BaseProx(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+class _LearnerState:
+    """A pickled estimator's kernel: its `Learner.__reduce__`, taken under the read
+    lock, so that pickling finishes on that snapshot whatever trains meanwhile."""
+
+    __slots__ = ("reduced",)
+
+    def __init__(self, reduced):
+        self.reduced = reduced
+
+    def __reduce__(self):
+        return self.reduced
+
+    def learner(self):
+        """The Learner itself (for copy.copy, which keeps the state's objects as they are)."""
+        make, args, state = self.reduced
+        learner = make(*args)
+        learner.__setstate__(state)
+        return learner
 
 
 def _finite(a):
@@ -322,7 +385,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         if y.dtype.kind not in "biuf":      # numbers are checked by check_classes, faster
             check_classification_targets(y)
         if first:
-            self.classes_ = check_classes(y if classes is None else classes)
+            self.classes_ = np.asarray(check_classes(y if classes is None else np.asarray(classes)))
         elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
             raise ValueError(f"classes={classes!r} differs from the classes of the first call, {self.classes_!r}.")
         return encode_labels(y, self.classes_, self.multi_class, self.loss)

@@ -1,0 +1,139 @@
+"""What an estimator shared between threads relies on: one training call at a
+time, and reads that see the model between two steps, never during one.
+
+The kernel trains without the GIL, so without a lock a `predict` running
+beside `partial_fit` reads weights half-way through a step, and two training
+calls step the same state at once. `ModelLock` gives the estimators:
+
+- ``training()``: held by a whole `fit` / `partial_fit` call. A second
+  training call waits for the first to end (training calls are serialized:
+  none is lost, none is refused).
+- ``reading()``: held by `predict`, `coef_`, pickling, `save_model`, ... A
+  read waits until no step runs: before or after a training call, or at one
+  of the pauses a training call makes at step boundaries.
+- ``pause()``: called by the training call at step boundaries (the kernel
+  calls it where it already looks at signals, every 65,536 rows, and between
+  passes). If reads are waiting, it lets them run on the model as it is after
+  the last completed step, then resumes; if none wait it costs one attribute
+  read. Long training calls therefore never starve readers.
+
+Re-entrant per thread: a read inside a read (``save_model`` reads
+``coef_``) or inside the thread's own training call runs at once instead of
+waiting for itself; a training call inside a read of the same model raises
+RuntimeError. Each read is of one step: to read several attributes of the
+same step, read a copy (``copy.deepcopy(est)`` or a pickle is one read).
+"""
+import threading
+
+_GUARD = threading.Lock()       # makes each object's lock once, whichever thread asks first
+
+
+def lock_of(owner):
+    """The ModelLock of `owner` (kept in its ``__dict__`` as ``_lock``), made on
+    first use."""
+    lock = owner.__dict__.get("_lock")
+    if lock is None:
+        with _GUARD:
+            lock = owner.__dict__.setdefault("_lock", ModelLock())
+    return lock
+
+
+class ModelLock:
+    """Serialized training calls, reads between steps (the module's contract)."""
+
+    def __init__(self):
+        self._cond = threading.Condition(threading.Lock())
+        self._trainer = None        # ident of the thread whose training call holds the model
+        self._stepping = False      # the trainer is taking steps (reads must wait)
+        self._queued = 0            # training calls waiting for the model
+        self._readers = 0           # reads running
+        self._waiting = 0           # reads waiting for the steps to pause
+        self._local = threading.local()     # this thread's depth of reads
+
+    def __reduce__(self):
+        """A copy or a pickle of its owner gets a lock of its own, free."""
+        return ModelLock, ()
+
+    def training(self):
+        """Context manager around one training call."""
+        return _Held(self, True)
+
+    def reading(self):
+        """Context manager around one read of the model."""
+        return _Held(self, False)
+
+    def _begin_training(self):
+        with self._cond:
+            self._queued += 1
+            while self._trainer is not None or self._readers:
+                self._cond.wait()
+            self._queued -= 1
+            self._trainer = threading.get_ident()
+            self._stepping = True
+
+    def _end_training(self):
+        with self._cond:
+            self._trainer = None
+            self._stepping = False
+            self._cond.notify_all()
+
+    def _begin_reading(self):
+        with self._cond:
+            self._waiting += 1
+            # a queued training call goes first unless a call already holds the model
+            # (then the read is served at its next pause)
+            while self._stepping or (self._queued and self._trainer is None):
+                self._cond.wait()
+            self._waiting -= 1
+            self._readers += 1
+            self._cond.notify_all()
+
+    def _end_reading(self):
+        with self._cond:
+            self._readers -= 1
+            self._cond.notify_all()
+
+    def pause(self):
+        """Let the reads that wait now run on the model as it is, then return. Only
+        the training call's own thread calls it, between two steps."""
+        if not self._waiting:
+            return
+        with self._cond:
+            self._stepping = False
+            self._cond.notify_all()
+            while self._waiting:
+                self._cond.wait()
+            self._stepping = True       # later reads wait for the next pause
+            while self._readers:
+                self._cond.wait()
+
+
+class _Held:
+    """``with lock.training():`` / ``with lock.reading():``, re-entrant per thread: a
+    read inside a read or inside the thread's own training call, or a training call
+    inside its own, runs at once. A training call inside a read would have to wait
+    for itself: it raises RuntimeError."""
+
+    __slots__ = ("lock", "train", "nested")
+
+    def __init__(self, lock, train):
+        self.lock, self.train = lock, train
+
+    def __enter__(self):
+        lock, local = self.lock, self.lock._local
+        reads = getattr(local, "reads", 0)
+        self.nested = lock._trainer == threading.get_ident() or (reads and not self.train)
+        if self.train and reads and not self.nested:
+            raise RuntimeError("fit or partial_fit was called while this thread reads the same "
+                               "model (inside predict, pickling or save_model); call it after the read.")
+        if not self.nested:
+            lock._begin_training() if self.train else lock._begin_reading()
+        if not self.train:
+            local.reads = reads + 1
+
+    def __exit__(self, *exc):
+        lock = self.lock
+        if not self.train:
+            lock._local.reads -= 1
+        if not self.nested:
+            lock._end_training() if self.train else lock._end_reading()

@@ -1,0 +1,264 @@
+"""The concurrency contract (`fastprox._concurrency`): an estimator shared between
+threads never crashes, never corrupts its model and never drops rows. Training
+calls take turns; reads (predict, coef_, pickling, save_model) see the model of a
+sequential run stopped at some completed step: a call boundary, or a pause at a
+multiple of 65,536 rows into a call."""
+import io
+import pickle
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from fastprox import ProxClassifier, ProxRegressor, load_model, save_model
+
+SIGNAL_ROWS = 1 << 16
+CHUNK = 100_000         # rows per partial_fit call: one pause inside each (at 65,536)
+CHUNKS = 3
+D = 40
+
+GROUPS = np.arange(D) % 8 - 1           # user groups 0..6, and -1 (unpenalized)
+RULES = {
+    "fobos-l1": dict(update="fobos", schedule="invsqrt", penalty="l1", alpha=1e-5),
+    "fobos-adagrad-elasticnet": dict(update="fobos", schedule="adagrad", penalty="elasticnet"),
+    "rda-adagrad-l1": dict(update="rda", schedule="adagrad", penalty="l1", alpha=1e-5),
+    "ftrl-l1": dict(update="ftrl", schedule="adagrad", penalty="l1", alpha=1e-5),
+    "berhu": dict(update="fobos", schedule="invsqrt", penalty="berhu", alpha=1e-3, berhu_gamma=0.05),
+    "fobos-groups": dict(update="fobos", schedule="invsqrt", penalty="l1_l2", alpha=1e-4, groups=GROUPS),
+    "rda-groups": dict(update="rda", schedule="invsqrt", penalty="l1_l2", alpha=1e-4, groups=GROUPS),
+    "squared-group": dict(update="fobos", schedule="constant", penalty="squared_group", alpha=1e-4,
+                          groups=GROUPS),
+    "multinomial-l1_l2": dict(update="fobos", schedule="invsqrt", penalty="l1_l2", alpha=1e-4,
+                              multi_class="multinomial"),
+    "regression-ftrl": dict(update="ftrl", schedule="adagrad", penalty="l1", alpha=1e-5),
+}
+
+
+def stream(rule, n=CHUNK * CHUNKS, seed=0):
+    """n sparse rows (4 non-zeros over D columns) with labels of the rule's kind."""
+    rng = np.random.default_rng(seed)
+    indices = np.sort(rng.choice(D, size=(n, 4), replace=True), axis=1)
+    cols = np.where(np.diff(indices, axis=1, prepend=-1) == 0, -1, indices)   # drop repeats
+    keep = cols >= 0
+    X = sp.csr_matrix((rng.uniform(0.5, 1.5, keep.sum()), cols[keep],
+                       np.r_[0, np.cumsum(keep.sum(axis=1))]), shape=(n, D))
+    w = rng.normal(size=D)
+    score = X @ w
+    if rule == "regression-ftrl":
+        return X, score + rng.normal(size=n)
+    if rule == "multinomial-l1_l2":
+        return X, np.digitize(score, np.quantile(score, [0.25, 0.5, 0.75]))
+    return X, np.where(score > np.median(score), 1, -1)
+
+
+def estimator(rule):
+    params = dict(RULES[rule], eta0=0.1, delta=1.0)
+    return ProxRegressor(**params) if rule == "regression-ftrl" else ProxClassifier(**params)
+
+
+def train(est, X, y, stop=None):
+    """partial_fit over X's rows in CHUNK-row calls, the first `stop` rows only if given."""
+    classes = None if isinstance(est, ProxRegressor) else np.unique(y)
+    stop = X.shape[0] if stop is None else stop
+    for lo in range(0, stop, CHUNK):
+        hi = min(lo + CHUNK, stop)
+        if classes is None:
+            est.partial_fit(X[lo:hi], y[lo:hi])
+        else:
+            est.partial_fit(X[lo:hi], y[lo:hi], classes=classes)
+    return est
+
+
+def read_points():
+    """The step counts at which reads may see the model: call boundaries and pauses."""
+    points = set()
+    for lo in range(0, CHUNK * CHUNKS, CHUNK):
+        points.update(lo + p for p in range(SIGNAL_ROWS, CHUNK, SIGNAL_ROWS))
+        points.add(lo + CHUNK)
+    return sorted(points)
+
+
+def model(est):
+    return np.asarray(est.coef_).tobytes() + np.asarray(est.intercept_).tobytes()
+
+
+@pytest.fixture(scope="module")
+def references():
+    """rule -> (X, y, {t: (model bytes, test scores)} of sequential runs stopped at t)."""
+    out = {}
+    for rule in RULES:
+        X, y = stream(rule)
+        X_test = X[:500]
+        refs = {}
+        for t in read_points():
+            est = train(estimator(rule), X, y, stop=t)
+            refs[t] = (model(est), _scores(est, X_test).tobytes())
+        out[rule] = (X, y, refs)
+    return out
+
+
+def _scores(est, X):
+    return est.predict(X) if isinstance(est, ProxRegressor) else est.decision_function(X)
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def test_reads_during_partial_fit_see_a_completed_step(rule, references):
+    """Readers predicting, reading coef_ and pickling while another thread trains:
+    every read matches a sequential run stopped at a read point, the pickles load
+    with t_ equal to their kernel's steps, and the trained model is the sequential
+    one bit for bit (no scratch space shared between a read and a step)."""
+    X, y, refs = references[rule]
+    X_test = X[:500]
+    est = estimator(rule)
+    train(est, X[:CHUNK], y[:CHUNK])           # a first call, so that reads have a model
+    scores, pickles, coefs = [], [], []
+    done = threading.Event()
+
+    def reader(kind):
+        while not done.is_set():
+            if kind == 0:
+                scores.append(_scores(est, X_test).tobytes())
+            elif kind == 1:
+                pickles.append(pickle.dumps(est))
+            else:
+                coefs.append(np.asarray(est.coef_).tobytes())   # a read each: coef_ alone
+
+    readers = [threading.Thread(target=reader, args=(k,)) for k in range(3)]
+    for r in readers:
+        r.start()
+    try:
+        classes = None if isinstance(est, ProxRegressor) else np.unique(y)
+        for lo in range(CHUNK, CHUNK * CHUNKS, CHUNK):
+            args = (X[lo:lo + CHUNK], y[lo:lo + CHUNK])
+            est.partial_fit(*args) if classes is None else est.partial_fit(*args, classes=classes)
+    finally:
+        done.set()
+        for r in readers:
+            r.join()
+    assert est.t_ == CHUNK * CHUNKS
+    assert model(est) == refs[CHUNK * CHUNKS][0]
+    valid_scores = {s for _, s in refs.values()}
+    valid_models = {m: t for t, (m, _) in refs.items()}
+    valid_coefs = {m[:-8 * len(np.atleast_1d(est.intercept_))] for m in valid_models}
+    assert scores and pickles and coefs
+    assert all(s in valid_scores for s in scores)
+    assert all(c in valid_coefs for c in coefs)
+    for blob in pickles[:: max(1, len(pickles) // 20)]:
+        snap = pickle.loads(blob)
+        assert snap.t_ == snap._learner.t
+        assert valid_models.get(model(snap)) == snap.t_
+
+
+@pytest.mark.parametrize("rule", ["berhu", "fobos-groups", "ftrl-l1"])
+def test_checkpoints_during_training_train_on_to_the_sequential_model(rule, references, tmp_path):
+    """Pickles and model files taken while another thread trains (Berhu's heap
+    included) are models of a completed step: trained on from there over the rest
+    of the stream they give the sequential model, bit for bit."""
+    X, y, refs = references[rule]
+    est = estimator(rule)
+    train(est, X[:CHUNK], y[:CHUNK])
+    blobs, files = [], []
+    done = threading.Event()
+
+    def checkpoint():
+        while not done.is_set():
+            blobs.append(pickle.dumps(est))
+            path = tmp_path / f"m{len(files)}.npz"
+            save_model(est, path)
+            files.append(path)
+
+    thread = threading.Thread(target=checkpoint)
+    thread.start()
+    try:
+        classes = None if isinstance(est, ProxRegressor) else np.unique(y)
+        for lo in range(CHUNK, CHUNK * CHUNKS, CHUNK):
+            args = (X[lo:lo + CHUNK], y[lo:lo + CHUNK])
+            est.partial_fit(*args) if classes is None else est.partial_fit(*args, classes=classes)
+    finally:
+        done.set()
+        thread.join()
+    restored = [pickle.loads(b) for b in blobs[:: max(1, len(blobs) // 4)]]
+    restored += [load_model(f) for f in files[:: max(1, len(files) // 4)]]
+    for snap in restored:
+        t = snap.t_
+        assert t in refs and model(snap) == refs[t][0]
+        classes = None if isinstance(snap, ProxRegressor) else np.unique(y)
+        bounds = [t] + [b for b in range(CHUNK, CHUNK * CHUNKS + 1, CHUNK) if b > t]
+        for lo, hi in zip(bounds, bounds[1:]):      # on to the end, in the stream's calls
+            args = (X[lo:hi], y[lo:hi])
+            snap.partial_fit(*args) if classes is None else snap.partial_fit(*args, classes=classes)
+        assert snap.t_ == CHUNK * CHUNKS
+        assert model(snap) == model(est)
+
+
+@pytest.mark.parametrize("rule", ["fobos-l1", "rda-groups"])
+def test_two_first_partial_fits_from_two_threads_keep_every_row(rule):
+    """Two threads each start a stream on the same fresh estimator: the calls take
+    turns, so every row is trained and the model is one of the two orders'."""
+    X, y = stream(rule, n=2 * CHUNK)
+    halves = [(X[:CHUNK], y[:CHUNK]), (X[CHUNK:], y[CHUNK:])]
+    classes = np.unique(y)
+    for _ in range(3):
+        est = estimator(rule)
+        start = threading.Barrier(2)
+
+        def fit(part):
+            start.wait()
+            est.partial_fit(*halves[part], classes=classes)
+
+        threads = [threading.Thread(target=fit, args=(p,)) for p in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert est.t_ == 2 * CHUNK
+        orders = []
+        for first, second in ((0, 1), (1, 0)):
+            ref = estimator(rule)
+            ref.partial_fit(*halves[first], classes=classes)
+            ref.partial_fit(*halves[second])
+            orders.append(model(ref))
+        assert model(est) in orders
+
+
+def test_a_fit_inside_a_read_of_the_same_model_raises():
+    """A training call from a thread that reads the same model would wait for
+    itself: it raises RuntimeError instead of hanging."""
+    from fastprox._concurrency import lock_of
+    X, y = stream("fobos-l1", n=100)
+    est = estimator("fobos-l1").fit(X, y)
+    with lock_of(est).reading():
+        with pytest.raises(RuntimeError, match="reads the same model"):
+            est.partial_fit(X, y)
+        assert est.predict(X).shape == (100,)        # a read inside a read runs at once
+
+
+def test_pickles_during_a_multi_pass_warm_fit_are_completed_steps(references):
+    """Pickles taken during a warm-started fit of three passes are models of a pause
+    (65,536 rows into a pass) or of a pass's end, with t_ their kernel's steps."""
+    X, y, _ = references["fobos-l1"]
+    est = ProxClassifier(**RULES["fobos-l1"], eta0=0.1, delta=1.0, max_iter=3, shuffle=False)
+    est.fit(X[:CHUNK], y[:CHUNK])
+    est.set_params(warm_start=True)
+    base = est.t_
+    saved = []
+    done = threading.Event()
+
+    def save():
+        while not done.is_set():
+            buf = io.BytesIO()
+            pickle.dump(est, buf)
+            saved.append(buf.getvalue())
+
+    thread = threading.Thread(target=save)
+    thread.start()
+    try:
+        est.fit(X, y)
+    finally:
+        done.set()
+        thread.join()
+    for blob in saved:
+        snap = pickle.loads(blob)
+        assert snap.t_ == snap._learner.t
+        assert ((snap.t_ - base) % X.shape[0]) % SIGNAL_ROWS == 0      # a pause or a pass's end
