@@ -57,12 +57,15 @@ def estimator(rule):
     return ProxRegressor(**params) if rule == "regression-ftrl" else ProxClassifier(**params)
 
 
-def train(est, X, y, stop=None):
-    """partial_fit over X's rows in CHUNK-row calls, the first `stop` rows only if given."""
+def train(est, X, y, start=0, stop=None):
+    """partial_fit over rows start..stop of X (stop: all) in the stream's calls, which
+    end at the multiples of CHUNK."""
     classes = None if isinstance(est, ProxRegressor) else np.unique(y)
     stop = X.shape[0] if stop is None else stop
-    for lo in range(0, stop, CHUNK):
-        hi = min(lo + CHUNK, stop)
+    bounds = [start] + [b for b in range(CHUNK, stop, CHUNK) if b > start] + [stop]
+    for lo, hi in zip(bounds, bounds[1:]):
+        if lo == hi:
+            continue
         if classes is None:
             est.partial_fit(X[lo:hi], y[lo:hi])
         else:
@@ -128,10 +131,7 @@ def test_reads_during_partial_fit_see_a_completed_step(rule, references):
     for r in readers:
         r.start()
     try:
-        classes = None if isinstance(est, ProxRegressor) else np.unique(y)
-        for lo in range(CHUNK, CHUNK * CHUNKS, CHUNK):
-            args = (X[lo:lo + CHUNK], y[lo:lo + CHUNK])
-            est.partial_fit(*args) if classes is None else est.partial_fit(*args, classes=classes)
+        train(est, X, y, start=CHUNK)
     finally:
         done.set()
         for r in readers:
@@ -171,10 +171,7 @@ def test_checkpoints_during_training_train_on_to_the_sequential_model(rule, refe
     thread = threading.Thread(target=checkpoint)
     thread.start()
     try:
-        classes = None if isinstance(est, ProxRegressor) else np.unique(y)
-        for lo in range(CHUNK, CHUNK * CHUNKS, CHUNK):
-            args = (X[lo:lo + CHUNK], y[lo:lo + CHUNK])
-            est.partial_fit(*args) if classes is None else est.partial_fit(*args, classes=classes)
+        train(est, X, y, start=CHUNK)
     finally:
         done.set()
         thread.join()
@@ -183,11 +180,7 @@ def test_checkpoints_during_training_train_on_to_the_sequential_model(rule, refe
     for snap in restored:
         t = snap.t_
         assert t in refs and model(snap) == refs[t][0]
-        classes = None if isinstance(snap, ProxRegressor) else np.unique(y)
-        bounds = [t] + [b for b in range(CHUNK, CHUNK * CHUNKS + 1, CHUNK) if b > t]
-        for lo, hi in zip(bounds, bounds[1:]):      # on to the end, in the stream's calls
-            args = (X[lo:hi], y[lo:hi])
-            snap.partial_fit(*args) if classes is None else snap.partial_fit(*args, classes=classes)
+        train(snap, X, y, start=t)          # on to the end, in the stream's calls
         assert snap.t_ == CHUNK * CHUNKS
         assert model(snap) == model(est)
 
