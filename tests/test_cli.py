@@ -269,14 +269,15 @@ def test_user_mistakes_give_one_line(files, broken, tmp_path, capsys, argv, mess
 
 
 def test_overflow_names_the_file_and_its_row_and_writes_no_model(tmp_path, capsys):
-    """Values too large for the steps overflow a margin: one line naming the file and
-    the data row (counted over the file, across chunks), and no model file."""
+    """Values too large for the steps (their gradient could overflow the state, before
+    the next margin overflows): one line naming the file and the data row (counted
+    over the file, across chunks), and no model file."""
     path = tmp_path / "huge.svm"
     path.write_text("1 1:1 2:1\n-1 1:1 3:1\n-1 1:1e300 2:1e300\n1 1:1e300 3:1e300\n1 2:1e300\n")
     model = tmp_path / "m.npz"
     status, out, err = run(capsys, "train", path, "--schedule", "invsqrt", "--chunk-rows", 2, "--model", model)
     assert status == 1 and err.count("\n") == 1
-    assert err.startswith(f"fastprox: error: {path}: data row 4: the margin overflowed")
+    assert err.startswith(f"fastprox: error: {path}: data row 3: its gradient")
     assert not model.exists()
 
 

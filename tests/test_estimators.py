@@ -222,7 +222,8 @@ def test_overflowing_margins_are_refused(first):
     clf = ProxRegressor(schedule="invsqrt", shuffle=False)
     if not first:
         clf.partial_fit(X, y)
-    with pytest.raises(ValueError, match=r"row \d+: the margin overflowed.*scale the features"):
+    with pytest.raises(ValueError, match=r"row \d+: (the margin overflowed|its gradient .* reached 2\^480)"
+                                         r".*scale them"):
         clf.partial_fit(X * 1e200, y * 1e200) if not first else clf.fit(X * 1e200, y * 1e200)
 
 
@@ -236,7 +237,7 @@ def test_kernel_names_the_row_of_x_not_its_position_in_the_order():
     order = np.array([3, 2, 5, 1, 0], dtype=np.int64)
     with pytest.raises(ValueError, match=r"row 5: .*NaN or infinity \(inf\)"):
         learner.fit_rows(X.data, X.indices, X.indptr, np.where(y > 0, 1.0, -1.0), None, order, 1)
-    assert learner.t == 3 and not learner.training
+    assert learner.t == 2 and not learner.training      # rows 3 and 2 stepped; 5 stopped before its update
 
 
 def long_stream(n=1_500_000):
@@ -299,6 +300,91 @@ def test_ctrl_c_during_a_first_fit_keeps_the_previous_model():
     thread.join()
     assert clf._learner is old
     assert {k: pickle.dumps(v) for k, v in vars(clf).items()} == before
+
+
+def test_ctrl_c_during_a_warm_start_fit_keeps_the_previous_model():
+    """An interrupted warm-started fit leaves the previous model (the learner used to
+    stay advanced by the rows stepped while t_ kept the old count)."""
+    X, y = long_stream()
+    clf = ProxClassifier(schedule="invsqrt", shuffle=False, warm_start=True).fit(X[:200_000], y[:200_000])
+    learner = clf._learner
+    before = {k: pickle.dumps(v) for k, v in vars(clf).items()}
+    thread = interrupt_when(lambda: learner.training)
+    with pytest.raises(KeyboardInterrupt):
+        clf.fit(X, y)
+    thread.join()
+    assert clf.t_ == clf._learner.t == 200_000
+    assert {k: pickle.dumps(v) for k, v in vars(clf).items()} == before
+
+
+def test_ctrl_c_during_partial_fit_keeps_the_steps_taken_and_counts_them(tmp_path):
+    """An interrupted partial_fit keeps its completed steps; t_ counts them, and a
+    model saved then is the model of those steps."""
+    from fastprox import load_model, save_model
+    X, y = long_stream()
+    clf = ProxClassifier(schedule="invsqrt").partial_fit(X[:1000], y[:1000], classes=[-1, 1])
+    thread = interrupt_when(lambda: clf._learner.training)
+    with pytest.raises(KeyboardInterrupt):
+        clf.partial_fit(X[1000:], y[1000:])
+    thread.join()
+    t = clf.t_
+    assert t == clf._learner.t and 1000 < t < X.shape[0] and (t - 1000) % (1 << 16) == 0
+    save_model(clf, tmp_path / "m.npz")
+    loaded = load_model(tmp_path / "m.npz")
+    same = ProxClassifier(schedule="invsqrt").partial_fit(X[:1000], y[:1000], classes=[-1, 1])
+    same.partial_fit(X[1000:t], y[1000:t])
+    assert loaded.t_ == same.t_ == t
+    assert np.array_equal(loaded.coef_, same.coef_) and np.array_equal(clf.coef_, same.coef_)
+
+
+@pytest.mark.parametrize("classes", [[-1.0, 1.0], (-1, 1), [-1, 1], np.array([-1, 1], dtype=np.int8),
+                                     np.array([1.0, -1.0], dtype=np.float32)])
+def test_classes_of_any_sequence_and_numeric_type(classes):
+    """classes as a list, tuple or array of any numeric type gives an array classes_
+    (a list of floats used to stay a list, and predict raised TypeError)."""
+    X, y = text_like()
+    y = np.where(y == y.max(), 1.0, -1.0)
+    clf = ProxClassifier().partial_fit(X, y, classes=classes)
+    assert isinstance(clf.classes_, np.ndarray) and clf.classes_.tolist() == [-1, 1]
+    assert set(clf.predict(X)) <= {-1, 1}
+    clf.partial_fit(X, y, classes=classes)
+
+
+@pytest.mark.parametrize("params", [dict(), dict(update="rda"), dict(update="ftrl"),
+                                    dict(schedule="invsqrt"), dict(penalty="berhu", schedule="inv"),
+                                    dict(penalty="l1_l2", schedule="invsqrt", batch_size=3),
+                                    dict(multi_class="multinomial", penalty="l1_l2", schedule="constant")])
+def test_values_that_would_overflow_the_state_stop_with_the_row(params):
+    """Values so large that a gradient's square overflows (AdaGrad's and FTRL's
+    accumulators, used to give an all-zero model silently) stop with a ValueError
+    naming the row, before that row's update: a partial_fit keeps the model of the
+    steps before it, finite, with t_ counting them."""
+    X, y = text_like(classes=3 if "multi_class" in params else 2)
+    est = ProxClassifier(eta0=0.1, delta=1.0, **params)
+    with pytest.raises(ValueError, match="row .*: its gradient .* reached 2\\^480"):
+        est.fit(X * 1e200, y)
+    assert not hasattr(est, "t_")
+    est.partial_fit(X, y, classes=np.unique(y))
+    t, coef = est.t_, est.coef_
+    big = X[:50].copy()
+    big.data[:] = 1e200
+    with pytest.raises(ValueError, match="its gradient") as refused:
+        est.partial_fit(big, y[:50])
+    row = refused.value.row         # the rows before it took their steps (gradients ~0)
+    assert est.t_ == est._learner.t == t + row // est.batch_size   # the steps before its own
+    if row == 0:
+        assert np.array_equal(est.coef_, coef)
+    assert np.isfinite(est.coef_).all() and np.isfinite(est.intercept_).all()
+
+
+def test_huge_regression_targets_stop_with_the_row():
+    """Targets so large that the squared loss's gradient overflows stop the same way."""
+    X, _ = text_like()
+    y = np.ones(X.shape[0])
+    y[7] = 1e300
+    est = ProxRegressor(eta0=0.1, delta=1.0, shuffle=False)
+    with pytest.raises(ValueError, match="row 7: its gradient"):
+        est.fit(X, y)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -119,6 +119,10 @@ cdef int PREFETCH_STEPS = 2
 # for a moment, 16 times a second at the slowest rule's 1 us a row. Checking in the
 # kernel keeps one call per pass, and so one check of X, however long the pass.
 cdef Py_ssize_t SIGNAL_ROWS = 1 << 16
+# A step whose gradient |q x| reaches this stops before its update (`refused`): below
+# it, a square is at most 2^960, and 2^63 steps of them sum to less than DBL_MAX, so
+# no accumulator (AdaGrad's G, FTRL's n, RDA's sums) can overflow.
+cdef double GRADIENT_MAX = 2.0 ** 480
 # Below this, log1p and expm1 are the first four terms of their series, to rounding:
 # the fifth is under 2^-56 / 5 of the sum (`small_log1p`, `small_expm1`).
 cdef double SERIES_MAX = 1.0 / 16384
@@ -230,7 +234,10 @@ cdef struct Ctx:
     long long eta_next_t
     double wthr, winv             # rda/invsqrt: the threshold and 1/denominator of every weight
     LogSum lsum                   # progressive log losses' log1p parts, summed once per call
-    bint nonfinite                # a margin of this call was NaN or infinite (fit_csr raises)
+    bint nonfinite                # a step of this call stopped before its update (fit_csr raises):
+    bint steep                    # its margin was NaN or infinite, or (steep) its gradient too large
+    double xmax                   # the call's largest |x| (1 at least with an intercept): `refused`
+    double qmax                   # GRADIENT_MAX / xmax: a loss derivative below it is never steep
     double* p                     # (K,) margins
     double* q                     # (K,) loss derivatives
     double* qsum                  # (K,) intercept gradient of the step
@@ -581,8 +588,10 @@ cdef class Learner:
         means weights 1, ``order`` None the rows in order. A row names each feature
         once (canonical CSR, as the estimators and the LIBSVM reader give): the contract
         sums a repeated one, the steps would update it twice. A step whose margin is NaN
-        or infinite (X's values are, or overflow) ends the call with a ValueError naming
-        its row; that step has run and left the learner's model non-finite. A signal's
+        or infinite (X's values are, or overflow), or whose gradient could overflow the
+        state (`refused`), stops before its update and ends the call with a ValueError
+        naming its row (`NonFiniteMargin`): the learner keeps the model of the steps
+        before it, finite. A signal's
         exception (Ctrl-C: KeyboardInterrupt) ends it too, every SIGNAL_ROWS rows,
         leaving the learner as a call over the rows stepped so far would.
 
@@ -640,6 +649,8 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                                       order, all_rows, state.d, batch_size, state.update == FTRL),
                    batch_size)
     c = state[0]
+    c.xmax = max(_max_abs[value_t](data), 1.0 if c.fit_intercept else 0.0)
+    c.qmax = GRADIENT_MAX / c.xmax if c.xmax > 0.0 else DBL_MAX
     # Prefetching pays once the state outgrows the caches; below, it only costs.
     cdef bint prefetch = c.d * c.width * sizeof(double) > PREFETCH_BYTES
     # Rows visited out of order (shuffled passes) defeat the hardware prefetcher:
@@ -647,7 +658,7 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     cdef bint scattered = (data.shape[0] * (sizeof(value_t) + sizeof(index_t)) > PREFETCH_BYTES
                            and not all_rows and not consecutive(order))
     cdef bint separable = c.plain_fobos or c.plain_adagrad or c.plain_dual
-    cdef bint refused
+    cdef bint refused, steep
     with nogil:
         while start < n:
             b = <int>min(<Py_ssize_t>batch_size, n - start)
@@ -676,21 +687,22 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                 if interrupted:
                     break
         total += logsum_pop(&c.lsum)
-    refused = c.nonfinite
-    c.nonfinite = False
+    refused, steep = c.nonfinite, c.steep
+    c.nonfinite = c.steep = False
     state[0] = c
     if interrupted:             # the steps taken so far stay, as after a shorter call
         return -1
     if refused:
-        refuse_step(data, indptr, rows, start, start + b)
+        refuse_step(data, indptr, rows, start, start + b, steep)
     return total
 
 
 cdef int refuse_step(const value_t[::1] data, const index_t[::1] indptr, const long long* rows,
-                     Py_ssize_t lo, Py_ssize_t hi) except -1:
-    """Raise the error of a step (rows[lo:hi]) whose margins were not finite: a NaN or
-    an infinity among its rows' values (a first fit leaves them to this check,
-    `linear_model`), or else values too large for the steps."""
+                     Py_ssize_t lo, Py_ssize_t hi, bint steep) except -1:
+    """Raise the error of a step (rows[lo:hi]) that stopped before its update (`refused`):
+    a NaN or an infinity among its rows' values (a first fit leaves them to this
+    check, `linear_model`), or else values too large for the steps: a margin that
+    overflowed, or (steep) a gradient that could overflow the state."""
     cdef long long r
     cdef Py_ssize_t i, nz
     for i in range(lo, hi):
@@ -699,9 +711,11 @@ cdef int refuse_step(const value_t[::1] data, const index_t[::1] indptr, const l
             if not fabs(data[nz]) <= DBL_MAX:
                 raise NonFiniteMargin(r, f"Input X contains NaN or infinity ({data[nz]}); "
                                       "remove or replace those values.")
-    raise NonFiniteMargin(row_at(rows, lo), "the margin overflowed: the row's values are finite but too "
-                          "large for the steps, and the model is no longer finite; scale the features "
-                          "(or lower eta0) and train again.")
+    cause = ("its gradient (the loss's derivative times the row's values) reached 2^480, past "
+             "which the steps' sums of squares could overflow" if steep else "the margin overflowed")
+    raise NonFiniteMargin(row_at(rows, lo), f"{cause}: the values (or targets, or sample weights) "
+                          "are finite but too large for the steps; scale them (or lower eta0) and "
+                          "train again. The model is the one before this row.")
 
 
 class NonFiniteMargin(ValueError):
@@ -906,10 +920,15 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
     if n_rows == 1 and c.plain_rows:
         r = row_at(rows, first)
         total = plain_rows_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
+        if c.nonfinite:
+            return total
     elif n_rows == 1:
         r = row_at(rows, first)
         margins(c, data, indices, indptr[r], indptr[r + 1])
         total = gradients(c, y[r], weight_at(sw, r))
+        if refused(c, largest_q(c), data, indptr[r], indptr[r + 1]):
+            abandon_step(c, 0)
+            return total
         advance_cumulants(c)
         for nz in range(indptr[r], indptr[r + 1]):
             row = c.state + indices[nz] * c.width
@@ -930,6 +949,9 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
             r = row_at(rows, first + i)
             margins(c, data, indices, indptr[r], indptr[r + 1])
             total += gradients(c, y[r], weight_at(sw, r))
+            if refused(c, largest_q(c), data, indptr[r], indptr[r + 1]):
+                abandon_step(c, n_touched)
+                return total
             for k in range(K):
                 c.qsum[k] += c.q[k]
             for nz in range(indptr[r], indptr[r + 1]):
@@ -974,6 +996,8 @@ cdef inline double separable_step(Ctx* c, const value_t* data, const index_t* in
         total = plain_adagrad_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
     else:
         total = plain_dual_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
+    if c.nonfinite:
+        return total
     apply_intercept(c, 0, c.qsum[0])
     c.t += 1
     end_step(c)
@@ -1025,6 +1049,8 @@ cdef double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
     next_eta(c)
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, data, lo, hi):
+        return total
     advance_cumulants(c)
     Q, eta = c.Q, c.eta
     a = c.alpha_pen * eta
@@ -1056,6 +1082,8 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     next_eta(c)
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, data, lo, hi):
+        return total
     advance_cumulants(c)
     P, Q, eta = c.P, c.Q, c.eta
     a = c.alpha_pen * eta
@@ -1092,6 +1120,8 @@ cdef double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indic
     c.p[0] = acc
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, data, lo, hi):
+        return total
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, rho1, delta, eta0)
@@ -1118,6 +1148,8 @@ cdef double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* indices,
     c.p[0] = acc
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, data, lo, hi):
+        return total
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, 1.0, delta, eta0)
@@ -1176,6 +1208,8 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     c.p[0] = acc
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, data, lo, hi):
+        return total
     if ftrl:
         for nz in range(lo, hi, 2):
             two = entries(state, width, indices, nz, hi, &e, &f)
@@ -1234,6 +1268,8 @@ cdef double plain_rows_step(Ctx* c, const value_t* data, const index_t* indices,
         for k in range(K):
             p[k] += row[k] * x
     total = gradients(c, y, sw)
+    if refused(c, largest_q(c), data, lo, hi):
+        return total
     for nz in range(lo, hi):
         row = state + indices[nz] * width
         x = data[nz]
@@ -1308,6 +1344,47 @@ cdef inline double gradient(Ctx* c, double p, double y, double weight, double* t
     q = dloss_and_value(c.loss, p, y, c.epsilon, &value) * weight
     total[0] += weight * value
     return q
+
+cdef inline bint refused(Ctx* c, double q, const value_t* data, long long lo, long long hi) noexcept nogil:
+    """Whether the step must stop before its update: a margin was not finite, or its
+    gradient q x (q the largest |loss derivative| of the row, x its values; the
+    intercept's is 1) reaches GRADIENT_MAX. The call's largest |x| (c.qmax =
+    GRADIENT_MAX / c.xmax) clears almost every row at the cost of a comparison; only
+    a row beyond it has its own values read."""
+    cdef long long nz
+    cdef double x = 1.0 if c.fit_intercept else 0.0
+    if not fabs(q) < c.qmax and not c.nonfinite:
+        for nz in range(lo, hi):
+            x = max(x, fabs(<double>data[nz]))
+        if not fabs(q) * x < GRADIENT_MAX:
+            c.nonfinite = c.steep = True
+    return c.nonfinite
+
+
+cdef inline double largest_q(Ctx* c) noexcept nogil:
+    """max_k |q_k|, the row's largest loss derivative (NaN if one is)."""
+    cdef int k
+    cdef double m = fabs(c.q[0])
+    for k in range(1, c.K):
+        m = m if fabs(c.q[k]) <= m else fabs(c.q[k])
+    return m
+
+
+cdef void abandon_step(Ctx* c, long long n_touched) noexcept nogil:
+    """Undo a refused step's bookkeeping (its weights were only caught up): the
+    batch's gradient sums, and the marks of the groups it caught up, so that the next
+    step collects and lists them afresh."""
+    cdef long long i, j
+    cdef int k
+    for i in range(n_touched):
+        j = c.touched[i]
+        c.mark[j] = 0
+        for k in range(c.K):
+            c.gacc[j * c.K + k] = 0.0
+    for i in range(c.n_tg):
+        c.gmark[c.gtouched[i]] = 0
+    c.n_tg = 0
+
 
 cdef double multinomial_gradients(Ctx* c, int y, double weight) noexcept nogil:
     """Score gradients q of the multinomial losses (the contract's multiclass table):
@@ -1753,6 +1830,24 @@ def all_finite(values):
     if memoryview(values).itemsize == 4:
         return _sum8[float](values, False) == 0.0
     return _sum8[double](values, False) == 0.0
+
+
+cdef double _max_abs(const value_t[::1] v) noexcept nogil:
+    """max |x| over v (0 if empty; NaN counts as nothing: `refused` meets it as a
+    non-finite margin): eight partial maxima, which the compiler vectorizes."""
+    cdef double m[8]
+    cdef double x
+    cdef Py_ssize_t i, k, n = v.shape[0], body = n - n % 8
+    for k in range(8):
+        m[k] = 0.0
+    for i in range(0, body, 8):
+        for k in range(8):
+            x = fabs(<double>v[i + k])
+            m[k] = m[k] if m[k] >= x else x
+    for i in range(body, n):
+        x = fabs(<double>v[i])
+        m[0] = x if x > m[0] else m[0]
+    return max(max(max(m[0], m[1]), max(m[2], m[3])), max(max(m[4], m[5]), max(m[6], m[7])))
 
 
 def sum_squares(values):

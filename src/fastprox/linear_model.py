@@ -233,9 +233,11 @@ class _BaseProx(BaseEstimator):
 
     def fit(self, X, y, sample_weight=None):
         """Train from scratch (unless warm_start) with `max_iter` passes over (X, y).
-        NaN or infinity in X, or values so large that a margin overflows, raise a
-        ValueError naming the row; a fit that fails or is interrupted (Ctrl-C) leaves
-        the estimator as it was."""
+        NaN or infinity in X, or values (targets, sample weights) so large that a
+        margin overflows or a gradient could overflow the state, raise a ValueError
+        naming the row; a fit that fails or is interrupted (Ctrl-C) leaves the
+        estimator as it was. (partial_fit refused on such a row, or interrupted,
+        keeps the steps before it, and t_ counts them.)"""
         return self._fit(X, y, sample_weight)
 
     def __sklearn_tags__(self):

@@ -114,12 +114,14 @@ def save_model(est, path):
     if _classes().get(name) is not type(est):
         raise ValueError(f"save_model saves ProxClassifier and ProxRegressor, not {name}.")
     from sklearn.utils.validation import check_is_fitted  # loaded already: est is an estimator
+    from ._concurrency import lock_of
     check_is_fitted(est, "t_")
-    fitted = {"n_features_in_": int(est.n_features_in_), "t_": int(est.t_),
-              "n_iter_": int(est.n_iter_), "progressive_loss_": float(est.progressive_loss_),
-              "sparse_coef": bool(getattr(est, "_sparse_coef", False))}
-    write_model(path, name, est.get_params(), est._learner, fitted, getattr(est, "classes_", None),
-                getattr(est, "feature_names_in_", None))
+    with lock_of(est).reading():        # the model of one step, whatever trains meanwhile
+        fitted = {"n_features_in_": int(est.n_features_in_), "t_": int(est.t_),
+                  "n_iter_": int(est.n_iter_), "progressive_loss_": float(est.progressive_loss_),
+                  "sparse_coef": bool(getattr(est, "_sparse_coef", False))}
+        write_model(path, name, est.get_params(), est._learner, fitted, getattr(est, "classes_", None),
+                    getattr(est, "feature_names_in_", None))
 
 
 def write_model(path, name, params, learner, fitted, classes=None, feature_names=None):
