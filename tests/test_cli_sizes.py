@@ -3,31 +3,27 @@ running out, ends `fastprox train` with one line on stderr naming the size and
 the fix, exit status 1 and no traceback; a large model that fits trains, with
 a one-line note. Run as a user runs it, in a fresh interpreter, except where a
 threshold is lowered in-process."""
-import os
 import resource
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-import fastprox
+from cli_process import cli_command
 from fastprox._validation import available_memory
 from fastprox.cli import main, train
 
-SRC = str(Path(fastprox.__file__).resolve().parents[1])
 GIB = 1 << 30
 
 
 def fastprox_cli(*argv, memory_limit=None):
     """``fastprox ARGV`` in a fresh interpreter (address space limited to
     ``memory_limit`` bytes if given): the completed process, text output."""
-    code = "import sys; from fastprox.cli import main; sys.exit(main(sys.argv[1:]))"
+    command, env = cli_command(*argv)
     limit = None if memory_limit is None else (
         lambda: resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit)))
-    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.run([sys.executable, "-c", code, *map(str, argv)], capture_output=True,
-                          text=True, env=env, preexec_fn=limit, timeout=120)
+    return subprocess.run(command, capture_output=True, text=True, env=env, preexec_fn=limit,
+                          timeout=120)
 
 
 def one_error_line(run):
