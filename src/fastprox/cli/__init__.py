@@ -3,7 +3,8 @@
 Each subcommand is a module offering ``add_arguments(parser)`` and
 ``run(args) -> exit status``; this module only assembles them and turns
 user mistakes (bad options, missing or malformed files, invalid estimator
-settings: ``ValueError`` and ``OSError``) into one line on stderr,
+settings: ``ValueError`` and ``OSError``) and a lack of memory (``MemoryError``,
+a model or data too large for the machine) into one line on stderr,
 ``fastprox: error: ...``, and exit status 1 (2 for a malformed command
 line), never a traceback.
 
@@ -66,8 +67,10 @@ def main(argv=None):
     except OSError as e:
         where = f"{e.filename}: " if e.filename else ""
         return _fail(where + (e.strerror or str(e)))
-    except ValueError as e:
+    except ValueError as e:             # ModelTooLarge too: its message names the size
         return _fail(str(e))
+    except MemoryError as e:
+        return _fail(_out_of_memory(e))
     except KeyboardInterrupt:
         return _fail("interrupted", status=130)
 
@@ -83,6 +86,18 @@ def _parse(command, argv):
     finally:
         if paused:
             gc.enable()
+
+
+def _out_of_memory(error):
+    """The line for a MemoryError: its message when it says what ran out of memory
+    (the reader's, train's), else "out of memory" with NumPy's detail (the size it
+    could not allocate) if any, and the usual fixes."""
+    message = str(error)
+    if "memory" in message:
+        return message
+    detail = f" ({message})" if message else ""
+    return (f"out of memory{detail}; use fewer features (hash them into fewer buckets) "
+            f"or a smaller --chunk-rows")
 
 
 def _fail(message, status=1):

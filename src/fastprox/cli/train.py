@@ -10,6 +10,11 @@ the classes every label seen. Give both to skip that pass. Files whose
 parsed rows fit in 64 MB are kept from that pass and trained on, not read
 again; larger ones are streamed again, so memory stays bounded.
 
+The model's memory grows with its width: a model that would not fit is
+refused in one line giving its size and what set the width (the largest
+feature index of the files, or --n-features); one of over 1 GiB trains, with
+a one-line note on stderr saying so.
+
 While it runs, a progress bar (on a terminal only) shows rows/s and the
 progressive validation loss: the mean loss of each row under the model
 before that row's update, as Vowpal Wabbit reports it. At the end it prints
@@ -36,13 +41,29 @@ from .._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, auto_st
 from .._kernels import NonFiniteMargin
 from .._numpy import np
 from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
-                           SCHEDULES, UPDATES, as_float_array, check_params)
-from ..libsvm import Chunk, iter_chunks
+                           SCHEDULES, UPDATES, ModelTooLarge, _size, as_float_array, available_memory,
+                           check_params)
+from ..libsvm import MAX_INDEX, Chunk, iter_chunks
 from ..model_io import read_model, write_model
 from .stream import CHUNK_ROWS, KEEP_BYTES, check_readable, labelled_chunks, read_ahead, scan
 
 DEFAULT_ROWS = 100_000
 DEFAULT_FEATURES = 1 << 18
+
+#: A model state larger than this (bytes) is announced on stderr with its size and
+#: what set its width: one stray large index in a file otherwise takes gigabytes
+#: without a word.
+NOTE_BYTES = 1 << 30
+
+#: Bytes generating the embedded default data holds at its peak, per feature and
+#: per row (measured with tracemalloc: 17 and 1,370; rounded up): a width or a
+#: number of rows that cannot be generated is refused before NumPy tries.
+DEFAULT_DATA_BYTES = (24, 1536)
+
+#: Largest values of the integer options: the C sizes the reader and the kernel
+#: take (beyond them, an OverflowError), the width the reader's largest index.
+_INT_LIMITS = {"passes": sys.maxsize, "chunk_rows": sys.maxsize, "n_features": MAX_INDEX,
+               "batch_size": sys.maxsize, "rows": sys.maxsize}
 
 # Command-line option -> estimator parameter, for the options passed through.
 _ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule",
@@ -94,6 +115,7 @@ def run(args):
     est = StreamModel(args)
     _check_options(args)
     stream = FileStream(args, est) if args.data else DefaultStream(args)
+    est.width_origin = stream.width_origin
     scanned = time.perf_counter()
     with _progress_bar(stream.rows * args.passes if stream.rows else None) as bar:
         losses, rows = zip(*(_one_pass(est, stream, bar, p) for p in range(args.passes)))
@@ -144,6 +166,8 @@ class StreamModel:
         check_params(SimpleNamespace(**self.params), losses)
         self.loss = self.params["loss"]
         self.learner = self.classes = self.head = None
+        #: What sets the model's width, for messages about its size (set by run).
+        self.width_origin = None
 
     def settle(self, chunks):
         """The stream's chunks (X, y), its first AUTO_ROWS rows read ahead and held
@@ -189,10 +213,31 @@ class StreamModel:
                                  f"{X.shape[1]} features; give one id per feature (--n-features "
                                  f"sets the width)")
             self.n_features = X.shape[1]
-            self.learner = new_learner(self.params, X.shape[1], *shape[1:], self.head or [X])
+            self.learner = self._new_learner(X.shape[1], shape[1:], self.head or [X])
             self.head = None
         self.progressive_loss_ = run_passes(self.learner, X, shape[0], None,
                                             self.params["batch_size"]) / max(1, X.shape[0])
+
+    def _new_learner(self, n_features, outputs, head):
+        """The kernel for ``n_features`` columns. A state too large for memory, and
+        (past NOTE_BYTES) a large one, is reported in one line with its size and
+        what set the width (``width_origin``), for the user to see the fix: fewer
+        features, hashed into fewer buckets."""
+        why = f"the width comes from {self.width_origin}"
+        try:
+            learner = new_learner(self.params, n_features, *outputs, head)
+        except ModelTooLarge as e:
+            raise ModelTooLarge(f"{e} The width comes from {self.width_origin}.") from None
+        except MemoryError:     # the memory reported available was not (a limit, a race)
+            raise MemoryError(f"out of memory allocating the model's state for {n_features} "
+                              f"features ({why}); use fewer features (hash them into fewer "
+                              f"buckets, or drop rare ones)") from None
+        size = sum(len(a) * a.itemsize for a, _ in learner.saved_arrays().values())
+        if size > NOTE_BYTES:
+            print(f"fastprox: note: the model's state for {n_features} features takes {_size(size)} "
+                  f"of memory ({why}); hash the features into fewer buckets to shrink it",
+                  file=sys.stderr)
+        return learner
 
     def scores(self, X):
         return margins(self.learner, X)
@@ -234,6 +279,10 @@ def read_vector(path, option, kind):
 
 
 def _check_options(args):
+    for name, high in _INT_LIMITS.items():
+        value, option = getattr(args, name), "--" + name.replace("_", "-")
+        if value is not None and value > high:
+            raise ValueError(f"{option} must be at most {high}, not {value}")
     for name in ("passes", "chunk_rows", "n_features"):
         value = getattr(args, name)
         if value is not None and value < 1:
@@ -355,6 +404,8 @@ class FileStream:
         self.name = ", ".join(args.data)
         self.n_features, self.classes, self.rows = args.n_features, args.classes, None
         self.preparation, self.kept = "no scan", None
+        self.width_origin = ("--n-features" if args.n_features is not None else
+                             f"the largest feature index in {self.name}")
         classifier = not est.regression
         if self.n_features is None or (classifier and self.classes is None):
             summary = scan(self.paths, self.chunk_rows, KEEP_BYTES)
@@ -391,8 +442,10 @@ class DefaultStream:
             check_readable([args.test])
         from .synthetic import text_like   # numpy and scipy work, only for this data
         self.n_features = args.n_features or DEFAULT_FEATURES
+        self.width_origin = "--n-features" if args.n_features else "the default data's width"
         if args.rows < 2:
             raise ValueError(f"--rows must be at least 2 (one to train, one to test), not {args.rows}")
+        _check_default_size(args.rows, self.n_features)
         self.X, self.y, self.X_test, self.y_test = text_like(args.rows, self.n_features, args.seed)
         self.classes = None if args.regression else (args.classes or [-1.0, 1.0])
         self.chunk_rows, self.rows = args.chunk_rows, self.X.shape[0]
@@ -409,3 +462,15 @@ class DefaultStream:
         if self.test_path is not None:
             return labelled_chunks(self.test_path, self.chunk_rows)
         return iter([(self.X_test, self.y_test)])
+
+
+def _check_default_size(rows, n_features):
+    """Refuse, in one line, default data that would not fit in the memory available
+    now (DEFAULT_DATA_BYTES): NumPy would fail with a MemoryError, or fill the
+    memory for minutes before the model's own check refuses it."""
+    per_feature, per_row = DEFAULT_DATA_BYTES
+    need, free = per_feature * n_features + per_row * rows, available_memory()
+    if free is not None and need > free:
+        raise ValueError(f"the embedded default data of {rows} rows x {n_features} features needs "
+                         f"about {_size(need)} of memory to generate, but only {_size(free)} is "
+                         f"available; pass a smaller --n-features or --rows")
