@@ -236,8 +236,6 @@ cdef struct Ctx:
     LogSum lsum                   # progressive log losses' log1p parts, summed once per call
     bint nonfinite                # a step of this call stopped before its update (fit_csr raises):
     bint steep                    # its margin was NaN or infinite, or (steep) its gradient too large
-    double xmax                   # the call's largest |x| (1 at least with an intercept): `refused`
-    double qmax                   # GRADIENT_MAX / xmax: a loss derivative below it is never steep
     double* p                     # (K,) margins
     double* q                     # (K,) loss derivatives
     double* qsum                  # (K,) intercept gradient of the step
@@ -649,8 +647,6 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                                       order, all_rows, state.d, batch_size, state.update == FTRL),
                    batch_size)
     c = state[0]
-    c.xmax = max(_max_abs[value_t](data), 1.0 if c.fit_intercept else 0.0)
-    c.qmax = GRADIENT_MAX / c.xmax if c.xmax > 0.0 else DBL_MAX
     # Prefetching pays once the state outgrows the caches; below, it only costs.
     cdef bint prefetch = c.d * c.width * sizeof(double) > PREFETCH_BYTES
     # Rows visited out of order (shuffled passes) defeat the hardware prefetcher:
@@ -926,7 +922,7 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
         r = row_at(rows, first)
         margins(c, data, indices, indptr[r], indptr[r + 1])
         total = gradients(c, y[r], weight_at(sw, r))
-        if refused(c, largest_q(c), data, indptr[r], indptr[r + 1]):
+        if refused(c, largest_q(c), row_abs_max(c, data, indptr[r], indptr[r + 1])):
             abandon_step(c, 0)
             return total
         advance_cumulants(c)
@@ -949,7 +945,7 @@ cdef double step(Ctx* c, const value_t* data, const index_t* indices, const inde
             r = row_at(rows, first + i)
             margins(c, data, indices, indptr[r], indptr[r + 1])
             total += gradients(c, y[r], weight_at(sw, r))
-            if refused(c, largest_q(c), data, indptr[r], indptr[r + 1]):
+            if refused(c, largest_q(c), row_abs_max(c, data, indptr[r], indptr[r + 1])):
                 abandon_step(c, n_touched)
                 return total
             for k in range(K):
@@ -1039,17 +1035,19 @@ cdef double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
     cdef double* state = c.state
     cdef long long width = c.width, nz
     cdef double P = c.P, Q = c.Q, eta, acc = c.bstate[0], a, q, total
+    cdef double xm = 1.0 if c.fit_intercept else 0.0
     cdef double* e
     cdef double* f
     cdef bint two
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         acc = dot2(acc, l1_catch_up2(e, f, P, Q), data, nz, two)
+        xm = abs_max2(xm, data, nz, two)
     c.p[0] = acc
     next_eta(c)
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, data, lo, hi):
+    if refused(c, q, xm):
         return total
     advance_cumulants(c)
     Q, eta = c.Q, c.eta
@@ -1071,18 +1069,19 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     cdef double* state = c.state
     cdef long long width = c.width, nz
     cdef double P = c.P, Q = c.Q, rho1 = c.rho1, a, eta, q, total
-    cdef double acc = c.bstate[0]
+    cdef double acc = c.bstate[0], xm = 1.0 if c.fit_intercept else 0.0
     cdef double* e
     cdef double* f
     cdef bint two
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         acc = dot2(acc, scalar_catch_up2(e, f, n_row, off_Q, P, Q), data, nz, two)
+        xm = abs_max2(xm, data, nz, two)
     c.p[0] = acc
     next_eta(c)
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, data, lo, hi):
+    if refused(c, q, xm):
         return total
     advance_cumulants(c)
     P, Q, eta = c.P, c.Q, c.eta
@@ -1104,7 +1103,7 @@ cdef double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indic
     cdef long long width = c.width, nz
     cdef double t = <double>c.t, alpha = c.alpha_pen, rho1 = c.rho1
     cdef double delta = c.delta, eta0 = c.eta0, q, total
-    cdef double acc = c.bstate[0]
+    cdef double acc = c.bstate[0], xm = 1.0 if c.fit_intercept else 0.0
     cdef double* row
     cdef double* e
     cdef double* f
@@ -1117,10 +1116,11 @@ cdef double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indic
             row[1] = adagrad_catch_up(c, row, 0)
             row[0] = t
         acc += row[1] * data[nz]
+        xm = abs_max2(xm, data, nz, False)
     c.p[0] = acc
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, data, lo, hi):
+    if refused(c, q, xm):
         return total
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
@@ -1138,17 +1138,18 @@ cdef double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* indices,
     cdef double* state = c.state
     cdef long long width = c.width, nz
     cdef double t = <double>c.t, alpha = c.alpha_pen, delta = c.delta, eta0 = c.eta0
-    cdef double acc = c.bstate[0], q, total
+    cdef double acc = c.bstate[0], q, total, xm = 1.0 if c.fit_intercept else 0.0
     cdef double* e
     cdef double* f
     cdef bint two
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         acc = dot2(acc, adagrad_catch_up2(e, f, t, alpha), data, nz, two)
+        xm = abs_max2(xm, data, nz, two)
     c.p[0] = acc
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, data, lo, hi):
+    if refused(c, q, xm):
         return total
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
@@ -1184,7 +1185,7 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     cdef long long width = c.width, nz
     cdef double wc = c.wc, wl2 = c.wl2, wthr = c.wthr, winv = c.winv, rho = c.rda_rho
     cdef double delta = c.delta, inv_eta0 = c.inv_eta0, ge, gf, ne, q, total
-    cdef double acc = intercept_value(c, 0)
+    cdef double acc = intercept_value(c, 0), xm = 1.0 if c.fit_intercept else 0.0
     cdef double* e
     cdef double* f
     cdef pair root, w
@@ -1193,6 +1194,7 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
         for nz in range(lo, hi, 2):
             two = entries(state, width, indices, nz, hi, &e, &f)
             acc = dot2(acc, rda_weights2(e[0], f[0], wthr, winv), data, nz, two)
+            xm = abs_max2(xm, data, nz, two)
     else:
         for nz in range(lo, hi, 2):
             two = entries(state, width, indices, nz, hi, &e, &f)
@@ -1205,10 +1207,11 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
                     memo[2 * (nz - lo) + 2] = w.b
                     memo[2 * (nz - lo) + 3] = root.b
             acc = dot2(acc, w, data, nz, two)
+            xm = abs_max2(xm, data, nz, two)
     c.p[0] = acc
     total = 0.0
     q = c.q[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, data, lo, hi):
+    if refused(c, q, xm):
         return total
     if ftrl:
         for nz in range(lo, hi, 2):
@@ -1268,7 +1271,7 @@ cdef double plain_rows_step(Ctx* c, const value_t* data, const index_t* indices,
         for k in range(K):
             p[k] += row[k] * x
     total = gradients(c, y, sw)
-    if refused(c, largest_q(c), data, lo, hi):
+    if refused(c, largest_q(c), row_abs_max(c, data, lo, hi)):
         return total
     for nz in range(lo, hi):
         row = state + indices[nz] * width
@@ -1345,20 +1348,30 @@ cdef inline double gradient(Ctx* c, double p, double y, double weight, double* t
     total[0] += weight * value
     return q
 
-cdef inline bint refused(Ctx* c, double q, const value_t* data, long long lo, long long hi) noexcept nogil:
+cdef inline bint refused(Ctx* c, double q, double x) noexcept nogil:
     """Whether the step must stop before its update: a margin was not finite, or its
-    gradient q x (q the largest |loss derivative| of the row, x its values; the
-    intercept's is 1) reaches GRADIENT_MAX. The call's largest |x| (c.qmax =
-    GRADIENT_MAX / c.xmax) clears almost every row at the cost of a comparison; only
-    a row beyond it has its own values read."""
-    cdef long long nz
-    cdef double x = 1.0 if c.fit_intercept else 0.0
-    if not fabs(q) < c.qmax and not c.nonfinite:
-        for nz in range(lo, hi):
-            x = max(x, fabs(<double>data[nz]))
-        if not fabs(q) * x < GRADIENT_MAX:
-            c.nonfinite = c.steep = True
+    gradient q x reaches GRADIENT_MAX (q the row's largest |loss derivative|, x its
+    largest |value|, which the fast rows take in their margin loops: `abs_max2`)."""
+    if not fabs(q) * x < GRADIENT_MAX and not c.nonfinite:
+        c.nonfinite = c.steep = True
     return c.nonfinite
+
+
+cdef inline double abs_max2(double m, const value_t* data, long long nz, bint two) noexcept nogil:
+    """max(m, |x_nz|, |x_(nz+1)|) for the loops that take non-zeros two at a time
+    (x_(nz+1) is x_nz again for an odd row's last one, `entries`)."""
+    cdef double a = fabs(<double>data[nz]), b = fabs(<double>data[nz + two])
+    a = a if a > b else b
+    return a if a > m else m
+
+
+cdef inline double row_abs_max(Ctx* c, const value_t* data, long long lo, long long hi) noexcept nogil:
+    """The largest |x| of a row's values, and 1 for the intercept's constant feature."""
+    cdef long long nz
+    cdef double m = 1.0 if c.fit_intercept else 0.0
+    for nz in range(lo, hi):
+        m = max(m, fabs(<double>data[nz]))
+    return m
 
 
 cdef inline double largest_q(Ctx* c) noexcept nogil:
@@ -1830,24 +1843,6 @@ def all_finite(values):
     if memoryview(values).itemsize == 4:
         return _sum8[float](values, False) == 0.0
     return _sum8[double](values, False) == 0.0
-
-
-cdef double _max_abs(const value_t[::1] v) noexcept nogil:
-    """max |x| over v (0 if empty; NaN counts as nothing: `refused` meets it as a
-    non-finite margin): eight partial maxima, which the compiler vectorizes."""
-    cdef double m[8]
-    cdef double x
-    cdef Py_ssize_t i, k, n = v.shape[0], body = n - n % 8
-    for k in range(8):
-        m[k] = 0.0
-    for i in range(0, body, 8):
-        for k in range(8):
-            x = fabs(<double>v[i + k])
-            m[k] = x if x > m[k] else m[k]      # this form GCC vectorizes (maxpd)
-    for i in range(body, n):
-        x = fabs(<double>v[i])
-        m[0] = x if x > m[0] else m[0]
-    return max(max(max(m[0], m[1]), max(m[2], m[3])), max(max(m[4], m[5]), max(m[6], m[7])))
 
 
 def sum_squares(values):
