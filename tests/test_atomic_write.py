@@ -197,28 +197,30 @@ def train(data, out, alpha):
     return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def wait_for_temporary(process, directory, deadline):
-    """Poll until a temporary file of the target appears (True) or the process
-    exits or the deadline passes (False)."""
+def wait_for(condition, process, deadline):
+    """Poll until ``condition()`` (True), or until the process exits or the deadline
+    passes (False)."""
     while time.perf_counter() < deadline and process.poll() is None:
-        if temporaries(directory):
+        if condition():
             return True
         time.sleep(0.0005)
     return False
 
 
 def calibrate(data, directory):
-    """Seconds from start to the temporary file's appearance, and to the exit, of
-    one uninterrupted run (whose model is then removed)."""
+    """Seconds an uninterrupted run takes to write its model (from its temporary
+    file's appearance to the rename) and to exit; its model is then removed."""
     out = directory / TARGET
     started = time.perf_counter()
     process = train(data, out, 1e-6)
-    wait_for_temporary(process, directory, started + 60)
+    wait_for(lambda: temporaries(directory), process, started + 60)
     appeared = time.perf_counter()
+    wait_for(lambda: not temporaries(directory), process, started + 60)
+    renamed = time.perf_counter()
     assert process.wait(timeout=60) == 0, process.stderr.read()
     process.stderr.close()
     out.unlink()
-    return appeared - started, time.perf_counter() - started
+    return renamed - appeared, time.perf_counter() - started
 
 
 def outcome(out, previous, alpha):
@@ -237,24 +239,25 @@ def outcome(out, previous, alpha):
 
 def test_kill_9_never_leaves_a_torn_model(wide_data, tmp_path):
     """KILLS runs of `fastprox train --model OUT`, each SIGKILLed at a seeded
-    moment: half anywhere in the run, half while the model is being written
-    (after its temporary file appeared). OUT is always absent (before any
-    complete model), the previous model or this run's; each write removes the
+    moment: half while the model is being written (after its temporary file
+    appeared; the first of them half-way, before any model exists), half
+    anywhere in the run. OUT is always absent (before any complete model), the
+    previous model or this run's; a run that wrote its model removed the
     leftovers of the killed ones, and a last full run leaves none."""
     decoy = tmp_path / ".other.npz.abcdefgh.tmp"
     decoy.write_bytes(b"not ours")
-    to_write, to_exit = calibrate(wide_data, tmp_path)
+    writing, to_exit = calibrate(wide_data, tmp_path)
     out, previous = tmp_path / TARGET, None
     outcomes, leftovers_seen, finished = {"absent": 0, "previous": 0, "new": 0}, 0, 0
     for trial in range(KILLS):
         rng = random.Random(trial)
         alpha = 1e-6 * (trial + 2)
-        started = time.perf_counter()
+        started, leftovers = time.perf_counter(), set(temporaries(tmp_path))
         process = train(wide_data, out, alpha)
-        if trial % 2 == 0:
+        if trial % 2:
             time.sleep(rng.uniform(0, 1.1 * to_exit))
-        elif wait_for_temporary(process, tmp_path, started + 60):
-            time.sleep(rng.uniform(0, 1.2 * (to_exit - to_write)))
+        elif wait_for(lambda: set(temporaries(tmp_path)) - leftovers, process, started + 60):
+            time.sleep(rng.uniform(0, 1.5 * writing) if trial else writing / 2)
         process.send_signal(signal.SIGKILL)
         status = process.wait(timeout=60)
         assert status in (0, -signal.SIGKILL), process.stderr.read()
@@ -262,10 +265,10 @@ def test_kill_9_never_leaves_a_torn_model(wide_data, tmp_path):
         result = outcome(out, previous, alpha)
         outcomes[result] += 1
         leftovers_seen += bool(temporaries(tmp_path))
-        if status == 0:
-            finished += 1
-            assert result == "new" and not temporaries(tmp_path)
+        finished += status == 0
+        assert result == "new" or status != 0
         if result == "new":
+            assert not temporaries(tmp_path), "a write kept the leftovers of killed ones"
             previous = out.read_bytes()
     process = train(wide_data, out, 1.0)
     assert process.wait(timeout=60) == 0, process.stderr.read()
