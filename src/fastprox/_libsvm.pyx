@@ -210,7 +210,7 @@ cdef const char *scan_word(const char *p, bint negative, double *out) noexcept n
         out[0] = -INFINITY if negative else INFINITY
         return p
     if same_word(word, p, b"nan"):
-        out[0] = NAN
+        out[0] = -NAN if negative else NAN      # float('-nan') has the sign bit set
         return p
     return NULL
 
