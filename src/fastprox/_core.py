@@ -18,7 +18,7 @@ AUTO_ROWS = 10_000
 DEFAULTS = dict(penalty="l1", alpha=1e-6, l1_ratio=0.15, update="fobos", schedule="adagrad",
                 eta0="auto", delta="auto", rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
                 fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
-                warm_start=False, epsilon=0.1, groups=None, group_weights=None)
+                warm_start=False, epsilon=0.1, groups=None, group_weights=None, grow_features=False)
 CLASSIFIER_DEFAULTS = dict(loss="log", **DEFAULTS, multi_class="ovr")
 REGRESSOR_DEFAULTS = dict(loss="squared", **DEFAULTS)
 

@@ -281,6 +281,7 @@ cdef class Learner:
     and ``group_weights`` gives each group's penalty weight d_G (None: all 1).
     """
     cdef readonly long long n_features
+    cdef readonly long long capacity      # features the arrays hold (>= n_features: `grow`)
     cdef readonly int n_outputs
     cdef readonly object update, schedule, penalty, loss
     cdef readonly double alpha, l1_ratio, eta0, delta, rda_rho, berhu_gamma, epsilon
@@ -358,43 +359,95 @@ cdef class Learner:
             c.ftrl_roots = <long long>n_features * n_outputs <= FTRL_ROOTS_ENTRIES
             c.n_entry = 3 if c.ftrl_roots else 2
         c.width = c.n_row + n_outputs * c.n_entry
-        # the state, Berhu's heap and the grouped weights' cache, in bytes, in Python's
-        # integers (no overflow), before anything is allocated
-        check_memory(8 * int(n_features) * (c.width + n_outputs * (3 * c.berhu_heap + c.grouped)),
-                     f"{n_features} features x {n_outputs} output(s)")
         c.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
         c.t = c.n_ops = c.since_rebase = 0
         c.P, c.Q = 1.0, 0.0
         c.heap.gamma = berhu_gamma
         c.heap.size = 0
-        n_heap = n_features * n_outputs if c.berhu_heap else 0
         c.n_groups = 0
         if c.grouped:
             c.n_groups = n_features if groups is None else int(max(-1, self.groups.max(initial=-1)) + 1)
         self.group_weights = check_group_weights(group_weights, penalty, c.n_groups)
-        cdef Py_ssize_t j
-        heap_pos = zeros(n_heap, INT64)
+        self.capacity = n_features
+        self._attach(self._new_arrays(n_features))
+
+    cdef dict _new_arrays(self, long long capacity):
+        """The saved arrays of a model of `capacity` features none of which was ever
+        touched (weights 0, stamps at the cumulants' origin, out of Berhu's heap),
+        refused before allocation if they would not fit in memory."""
+        cdef Ctx* c = &self.c
+        cdef long long j, K = self.n_outputs
+        cdef long long n_heap = capacity * K if c.berhu_heap else 0
+        cdef long long n_groups = capacity if c.grouped and self.groups is None else c.n_groups
+        # the state, Berhu's heap and the grouped weights' cache, in bytes, in Python's
+        # integers (no overflow), before anything is allocated
+        check_memory(8 * int(capacity) * (c.width + K * (3 * c.berhu_heap + c.grouped)),
+                     f"{capacity} features x {K} output(s)")
+        state, heap_pos = zeros(capacity * c.width), zeros(n_heap, INT64)
+        for j in range(capacity):
+            stamp_origin(c, state.data.as_doubles + j * c.width)
         for j in range(n_heap):
             heap_pos.data.as_longlongs[j] = -1
-        self._attach({
-            "state": zeros(n_features * c.width),
-            "bstate": zeros(n_outputs * 2),
-            "heap_items": zeros(n_heap, INT64),
-            "heap_keys": zeros(n_heap),
-            "heap_pos": heap_pos,
-            "gstamp": zeros(c.n_groups),
-            "gnorm": zeros(c.n_groups),
-        })
-        reset_stamps(c)
+        return {"state": state, "bstate": zeros(K * 2), "heap_items": zeros(n_heap, INT64),
+                "heap_keys": zeros(n_heap), "heap_pos": heap_pos, "gstamp": zeros(n_groups),
+                "gnorm": zeros(n_groups)}
+
+    def grow(self, long long n_features):
+        """Widen the model to `n_features` features (nothing if it has as many): the
+        new ones join as the contract has a coordinate never touched since step 1,
+        weight 0, whatever the step. The arrays double when full, so a stream that
+        meets its features as it goes costs O(1) amortized per new feature. Models
+        with user groups or group weights (one per feature) keep their width."""
+        cdef Ctx* c = &self.c
+        cdef long long old = self.capacity
+        if n_features <= self.n_features:
+            return
+        if self.training:
+            raise RuntimeError("this learner is training; it grows between fit_rows calls.")
+        if self.groups is not None or self.group_weights is not None:
+            raise ValueError(f"a model with groups or group_weights has {self.n_features} features "
+                             f"(one group id or weight each); X has {n_features}: give groups and "
+                             "weights for every feature from the start.")
+        if n_features > old:
+            self.capacity = max(n_features, 2 * old)
+            try:
+                arrays = self._new_arrays(self.capacity)
+            except MemoryError:             # no room to double: just what is needed
+                self.capacity = n_features
+                arrays = self._new_arrays(self.capacity)
+            for name, a in self.arrays.items():
+                if name in SAVED:
+                    memoryview(arrays[name]).cast("B")[:len(a) * a.itemsize] = memoryview(a).cast("B")
+            self._attach(arrays)
+        self.n_features = c.d = n_features
+        if c.grouped:
+            c.n_groups = n_features
+        c.rebase_period = max(n_features * c.K, MIN_REBASE_PERIOD)
+        if c.ftrl_roots and n_features * c.K > FTRL_ROOTS_ENTRIES:
+            self._drop_ftrl_roots()
+        free_scratch(c)             # batches' scratch is sized by n_features
+        self._coef = None
+
+    cdef _drop_ftrl_roots(self):
+        """FTRL's entries without their sqrt(n) memo (kept only for models of up to
+        FTRL_ROOTS_ENTRIES weights): (z, n, sqrt n) -> (z, n), the layout a learner of
+        this width is built with, which pickles and model files rebuild."""
+        cdef Ctx* c = &self.c
+        old = np.frombuffer(self.arrays["state"], dtype=np.float64).reshape(self.capacity, c.K, 3)
+        c.n_entry, c.ftrl_roots = 2, False
+        c.width = c.n_row + c.K * c.n_entry
+        arrays = {name: self.arrays[name] for name in SAVED}
+        arrays["state"] = np.ascontiguousarray(old[:, :, :2]).reshape(-1)
+        self._attach(arrays)
 
     cdef _attach(self, dict saved):
         """Point the context at the saved arrays (fresh buffers, or NumPy arrays from a
         pickle or a model file) and at fresh scratch space."""
         arrays = {name: a if isinstance(a, array.array) else
                   np.require(a, requirements=["C", "W"]).reshape(-1) for name, a in saved.items()}
-        n_groups = self.c.n_groups
-        n_heap = self.n_features * self.n_outputs if self.c.berhu_heap else 0
-        sizes = {"state": self.n_features * self.c.width, "bstate": self.n_outputs * 2, "heap_items": n_heap,
+        n_groups = self.capacity if self.c.grouped and self.groups is None else self.c.n_groups
+        n_heap = self.capacity * self.n_outputs if self.c.berhu_heap else 0
+        sizes = {"state": self.capacity * self.c.width, "bstate": self.n_outputs * 2, "heap_items": n_heap,
                  "heap_keys": n_heap, "heap_pos": n_heap, "gstamp": n_groups, "gnorm": n_groups}
         for name, size in sizes.items():    # the loops trust these sizes
             if len(arrays[name]) != size:
@@ -416,7 +469,7 @@ cdef class Learner:
                       gmark=zeros(n_groups, INT64), gtouched=zeros(n_groups, INT64),
                       block=zeros(block), gbeta=zeros(block),
                       work=zeros(max(3 * block, (1 if self.group_weights is None else 3) * n_groups, 1)),
-                      wcache=zeros(self.n_features * self.n_outputs if self.c.grouped else 0),
+                      wcache=zeros(self.capacity * self.n_outputs if self.c.grouped else 0),
                       bmemo=zeros(self.n_outputs * 2))
         arrays.update(p=zeros(self.n_outputs), q=zeros(self.n_outputs), qsum=zeros(self.n_outputs))
         free_scratch(&self.c)
@@ -460,8 +513,18 @@ cdef class Learner:
         """What a pickle or a model file keeps of the state, without copies and
         without NumPy: name -> (flat buffer, shape). The buffers are int64 for
         SAVED_INT64, float64 for the others."""
-        shapes = {"state": (self.n_features, self.c.width), "bstate": (self.n_outputs, 2)}
-        return {name: (self.arrays[name], shapes.get(name, (len(self.arrays[name]),))) for name in SAVED}
+        cdef long long d = self.n_features, K = self.n_outputs
+        sizes = {"state": (d, self.c.width), "bstate": (K, 2), "gstamp": (self.c.n_groups,),
+                 "gnorm": (self.c.n_groups,)}
+        heap = (d * K if self.c.berhu_heap else 0,)
+        out = {}
+        for name in SAVED:
+            shape = sizes.get(name, heap)
+            n = 1
+            for m in shape:
+                n *= m
+            out[name] = (memoryview(self.arrays[name])[:n], shape)    # the first n_features' part
+        return out
 
     def scalars(self):
         """The counters and cumulants a pickle or a model file keeps."""

@@ -83,6 +83,8 @@ def check_params(est, losses):
     _number("epsilon", est.epsilon, 0.0)
     _number("batch_size", est.batch_size, 1, integer=True)
     _number("max_iter", est.max_iter, 1, integer=True)
+    if type(est.grow_features).__name__ not in ("bool", "bool_"):     # NumPy's too, without importing it
+        raise ValueError(f"grow_features={est.grow_features!r} must be True or False.")
 
 
 def check_groups(groups, n_features):

@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils import check_array, check_X_y
 from sklearn.utils.validation import check_is_fitted, validate_data, _check_sample_weight
 
 from ._concurrency import lock_of
@@ -31,7 +32,7 @@ class _BaseProx(BaseEstimator):
 
     def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho,
                  berhu_gamma, batch_size, fit_intercept, max_iter, shuffle, random_state,
-                 warm_start, epsilon, groups, group_weights):
+                 warm_start, epsilon, groups, group_weights, grow_features):
         self.loss = loss
         self.penalty = penalty
         self.alpha = alpha
@@ -51,6 +52,7 @@ class _BaseProx(BaseEstimator):
         self.epsilon = epsilon
         self.groups = groups
         self.group_weights = group_weights
+        self.grow_features = grow_features
 
     # ------------------------------------------------------------------ model
     @property
@@ -142,18 +144,39 @@ class _BaseProx(BaseEstimator):
         check_is_fitted(self, "t_")
         with lock_of(self).reading():       # the width and the model of one step
             if not self._plain_csr(X, None, reset=False):
-                X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                                  reset=False, accept_large_sparse=True)
+                X = self._validate(X)
             return margins(self._learner, X if sp.issparse(X) else sp.csr_matrix(X))
 
     # ------------------------------------------------------------------ training
     def _check_input(self, X, y, reset):
         if self._plain_csr(X, y, reset):
             return X, y
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             reset=reset, accept_large_sparse=True,
-                             y_numeric=self._losses is REGRESSION_LOSSES)
+        X, y = self._validate(X, y, reset=reset)
         return sp.csr_matrix(X) if not sp.issparse(X) else X, y
+
+    def _validate(self, X, y="no_validation", reset=False):
+        """validate_data's checks and conversions (of X alone when y is its default);
+        with grow_features, those of X and y without the check that X is as wide as
+        the model (`_grow`)."""
+        kwargs = dict(accept_sparse="csr", dtype=[np.float64, np.float32], accept_large_sparse=True)
+        no_y = isinstance(y, str) and y == "no_validation"
+        if not no_y:
+            kwargs["y_numeric"] = self._losses is REGRESSION_LOSSES
+        if not self.grow_features:
+            return validate_data(self, X, y, reset=reset, **kwargs)
+        if no_y:
+            return check_array(X, **kwargs)
+        X, y = check_X_y(X, y, **kwargs)
+        if reset:
+            self.n_features_in_ = X.shape[1]
+        return X, y
+
+    def _grow(self, X):
+        """With grow_features, widen the model to X's width (features met for the first
+        time join at weight 0, as never touched: `Learner.grow`)."""
+        if self.grow_features and X.shape[1] > self._learner.n_features:
+            self._learner.grow(X.shape[1])
+        self.n_features_in_ = self._learner.n_features
 
     def _plain_csr(self, X, y, reset):
         """Whether X (and y, unless None) need none of validate_data's conversions: a
@@ -176,7 +199,7 @@ class _BaseProx(BaseEstimator):
             return False
         if reset:
             self.n_features_in_ = X.shape[1]
-        elif X.shape[1] != getattr(self, "n_features_in_", X.shape[1]):
+        elif X.shape[1] != getattr(self, "n_features_in_", X.shape[1]) and not self.grow_features:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} "
                              f"is expecting {self.n_features_in_} features as input.")
         return True
@@ -213,6 +236,7 @@ class _BaseProx(BaseEstimator):
         target, n_outputs, ovr, multinomial = self._encode(y, classes, first)
         if first:
             self._learner = new_learner(vars(self), X.shape[1], n_outputs, ovr, multinomial, [X])
+        self._grow(X)
         rng = None
         if not incremental and self.shuffle:
             rng = check_random_state(self.random_state)
@@ -340,6 +364,14 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         (sum_G d_G ||W_G||_F)^2 / 2 (squared_group, Martins et al.'s Alg. 4).
         One weight per group: n_features with groups=None, else max(groups) + 1;
         d_G = 0 leaves group G unpenalized.
+    grow_features : bool, default=False
+        Accept X of any width: the model widens to the widest X it has trained on
+        (n_features_in_), features met for the first time joining at weight 0 (the
+        contract's state of a coordinate never touched), so that a stream whose width
+        is not known in advance (`iter_libsvm` chunks) trains with partial_fit;
+        prediction gives columns beyond the model's width weight 0. Off by default:
+        scikit-learn's check that X keeps its width then catches mistakes. Not with
+        user groups or group_weights (one per feature).
 
     The defaults (AdaGrad steps, a light l1 penalty, one shuffled pass) need
     no tuning: per-coordinate steps adapt to each feature's frequency, which
@@ -367,13 +399,13 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
                  fit_intercept=C["fit_intercept"], max_iter=C["max_iter"], shuffle=C["shuffle"],
                  random_state=C["random_state"], warm_start=C["warm_start"],
                  epsilon=C["epsilon"], multi_class=C["multi_class"], groups=C["groups"],
-                 group_weights=C["group_weights"]):
+                 group_weights=C["group_weights"], grow_features=C["grow_features"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
-                         group_weights=group_weights)
+                         group_weights=group_weights, grow_features=grow_features)
         self.multi_class = multi_class
 
     def _encode(self, y, classes, first):
@@ -447,13 +479,14 @@ class ProxRegressor(RegressorMixin, _BaseProx):
                  berhu_gamma=R["berhu_gamma"], batch_size=R["batch_size"],
                  fit_intercept=R["fit_intercept"], max_iter=R["max_iter"], shuffle=R["shuffle"],
                  random_state=R["random_state"], warm_start=R["warm_start"],
-                 epsilon=R["epsilon"], groups=R["groups"], group_weights=R["group_weights"]):
+                 epsilon=R["epsilon"], groups=R["groups"], group_weights=R["group_weights"],
+                 grow_features=R["grow_features"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
-                         group_weights=group_weights)
+                         group_weights=group_weights, grow_features=grow_features)
 
     def _encode(self, y, classes, first):
         return as_float_array("y", y, len(y)), 1, False, False
