@@ -9,7 +9,8 @@ from math import isfinite, sqrt
 
 from ._kernels import Learner, encode_targets, sum_squares
 from ._numpy import np
-from ._validation import MULTINOMIAL_LOSSES, as_float_array, check_groups, kernel_arrays
+from ._validation import (MULTINOMIAL_LOSSES, as_float_array, check_groups, kernel_arrays, kernel_loss,
+                          kernel_penalty)
 
 # Rows whose scale sets eta0="auto" and delta="auto": enough for a mean, few
 # enough to cost little of a short pass (10,000 rows of 13 values: 17 us).
@@ -18,8 +19,9 @@ AUTO_ROWS = 10_000
 DEFAULTS = dict(penalty="l1", alpha=1e-6, l1_ratio=0.15, update="fobos", schedule="adagrad",
                 eta0="auto", delta="auto", rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
                 fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
-                warm_start=False, epsilon=0.1, groups=None, group_weights=None, grow_features=False)
-CLASSIFIER_DEFAULTS = dict(loss="log", **DEFAULTS, multi_class="ovr")
+                warm_start=False, epsilon=0.1, groups=None, group_weights=None, grow_features=False,
+                verbose=0)
+CLASSIFIER_DEFAULTS = dict(loss="log", **DEFAULTS, multi_class="ovr", class_weight=None)
 REGRESSOR_DEFAULTS = dict(loss="squared", **DEFAULTS)
 
 
@@ -66,7 +68,7 @@ def encode_labels(y, classes, multi_class, loss):
     Returns (target, n_outputs, ovr, multinomial)."""
     K = len(classes)
     multinomial = K > 2 and multi_class == "multinomial"
-    if multinomial and loss not in MULTINOMIAL_LOSSES:
+    if multinomial and kernel_loss(loss) not in MULTINOMIAL_LOSSES:
         raise ValueError(f"multi_class='multinomial' takes loss in {MULTINOMIAL_LOSSES} "
                          f"(softmax, Crammer-Singer); got loss={loss!r}.")
     if not isinstance(y, array):
@@ -89,11 +91,12 @@ def _as_numbers(y, classes):
 
 def new_learner(params, n_features, n_outputs, ovr, multinomial, head):
     """The kernel for checked parameters `params` (a mapping with the estimator's
-    names), to be trained first on `head`, a list of CSR pieces (whose first
-    AUTO_ROWS rows set "auto" steps)."""
+    names and values, scikit-learn's spellings included), to be trained first on
+    `head`, a list of CSR pieces (whose first AUTO_ROWS rows set "auto" steps)."""
     eta0, delta = step_sizes(params, head)
-    return Learner(n_features, n_outputs, params["update"], params["schedule"], params["penalty"],
-                   params["loss"], alpha=params["alpha"], l1_ratio=params["l1_ratio"],
+    return Learner(n_features, n_outputs, params["update"], params["schedule"],
+                   kernel_penalty(params["penalty"]), kernel_loss(params["loss"]),
+                   alpha=params["alpha"], l1_ratio=params["l1_ratio"],
                    eta0=eta0, delta=delta, rda_rho=params["rda_rho"],
                    berhu_gamma=params["berhu_gamma"], epsilon=params["epsilon"],
                    fit_intercept=params["fit_intercept"], ovr=ovr, multinomial=multinomial,
@@ -152,10 +155,12 @@ def head_values(pieces):
     return memoryview(b"".join(parts)).cast(parts[0].format), rows
 
 
-def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None, pause=None):
+def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None, pause=None,
+               after_pass=None):
     """`passes` passes over the CSR rows X (shuffled by `rng` if given), `batch_size`
     rows per step; returns the summed progressive loss. `pause` (if given) is called
-    between passes and where the kernel looks at signals (`Learner.fit_rows`)."""
+    between passes and where the kernel looks at signals (`Learner.fit_rows`);
+    `after_pass` (if given) after each pass, with its index and its summed loss."""
     data, indices, indptr = kernel_arrays(X)
     n = X.shape[0]
     sw = None
@@ -168,7 +173,10 @@ def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None
         if i and pause is not None:
             pause()
         order = rng.permutation(n).astype(np.int64) if rng is not None else None
-        total += learner.fit_rows(data, indices, indptr, target, sw, order, batch_size, pause)
+        loss = learner.fit_rows(data, indices, indptr, target, sw, order, batch_size, pause)
+        total += loss
+        if after_pass is not None:
+            after_pass(i, loss)
     return total
 
 

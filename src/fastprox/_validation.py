@@ -18,6 +18,9 @@ CLASSIFICATION_LOSSES = ("log", "hinge", "squared_hinge", "modified_huber")
 REGRESSION_LOSSES = ("squared", "huber", "epsilon_insensitive")
 MULTI_CLASS = ("ovr", "multinomial")
 MULTINOMIAL_LOSSES = ("log", "hinge")
+# scikit-learn's spellings (SGDClassifier, SGDRegressor) of the kernel's names:
+# accepted as given (get_params returns them), the kernel gets its own name.
+LOSS_ALIASES = {"log_loss": "log", "squared_error": "squared"}
 
 SUPPORTED_SCHEDULES = {"fobos": SCHEDULES, "rda": ("invsqrt", "adagrad"), "ftrl": ("adagrad",)}
 SUPPORTED_PENALTIES = {"fobos": PENALTIES + GROUP_PENALTIES, "rda": PENALTIES[:4] + GROUP_PENALTIES,
@@ -46,34 +49,49 @@ def _number(name, value, low, low_open=False, high=None, integer=False, auto=Fal
         raise ValueError(f"{name}={value!r} must be {bound}.")
 
 
+def kernel_loss(loss):
+    """The kernel's name of a loss: "log" for scikit-learn's "log_loss", "squared"
+    for "squared_error", any other value as it is."""
+    return LOSS_ALIASES.get(loss, loss) if isinstance(loss, str) else loss
+
+
+def kernel_penalty(penalty):
+    """The kernel's name of a penalty: "none" for scikit-learn's None."""
+    return "none" if penalty is None else penalty
+
+
 def check_params(est, losses):
-    """Raise ValueError for an unknown option, a value out of range or an unsupported combination."""
-    _one_of("loss", est.loss, losses)
+    """Raise ValueError for an unknown option, a value out of range or an unsupported
+    combination. `losses` are the kernel's names; their scikit-learn spellings
+    (LOSS_ALIASES) and penalty=None are accepted too."""
+    if kernel_loss(est.loss) not in losses:
+        _one_of("loss", est.loss, losses + tuple(a for a, name in LOSS_ALIASES.items() if name in losses))
     _one_of("update", est.update, UPDATES)
     _one_of("schedule", est.schedule, SCHEDULES)
-    _one_of("penalty", est.penalty, PENALTIES + GROUP_PENALTIES)
+    _one_of("penalty", est.penalty, PENALTIES + GROUP_PENALTIES + (None,))
+    penalty = kernel_penalty(est.penalty)
     if est.schedule not in SUPPORTED_SCHEDULES[est.update]:
         raise ValueError(
             f"update={est.update!r} is not defined with schedule={est.schedule!r}; "
             f"with {est.update!r} use schedule in {SUPPORTED_SCHEDULES[est.update]}.")
-    if est.penalty not in SUPPORTED_PENALTIES[est.update]:
+    if penalty not in SUPPORTED_PENALTIES[est.update]:
         raise ValueError(
-            f"penalty={est.penalty!r} has no exact form under update={est.update!r}; "
+            f"penalty={penalty!r} has no exact form under update={est.update!r}; "
             f"use penalty in {SUPPORTED_PENALTIES[est.update]} or update='fobos'.")
-    if est.penalty in GROUP_PENALTIES and est.schedule not in GROUP_SCHEDULES[est.update]:
+    if penalty in GROUP_PENALTIES and est.schedule not in GROUP_SCHEDULES[est.update]:
         raise ValueError(
-            f"penalty={est.penalty!r} is exact only with update='fobos' and schedule in "
+            f"penalty={penalty!r} is exact only with update='fobos' and schedule in "
             f"{GROUP_SCHEDULES['fobos']}, or update='rda' and schedule in {GROUP_SCHEDULES['rda']} "
             f"(its skipped proxes do not compose under {est.schedule!r}).")
-    if est.penalty == "squared_group" and est.update == "rda":
+    if penalty == "squared_group" and est.update == "rda":
         raise ValueError("penalty='squared_group' couples all groups and is exact with update='fobos' "
                          "(schedule in ('constant', 'invsqrt', 'inv')) only.")
-    if est.penalty in GROUP_PENALTIES and est.update == "rda" and est.rda_rho != 0:
+    if penalty in GROUP_PENALTIES and est.update == "rda" and est.rda_rho != 0:
         raise ValueError("rda_rho adds an l1 term that has no closed form with a group penalty; "
                          "use rda_rho=0 (or penalty='sparse_group' for l1 within groups).")
     for name in ("groups", "group_weights"):
         if getattr(est, name, None) is not None:
-            _check_grouped(name, est.penalty)
+            _check_grouped(name, penalty)
     _number("alpha", est.alpha, 0.0)
     _number("l1_ratio", est.l1_ratio, 0.0, high=1.0)
     _number("eta0", est.eta0, 0.0, low_open=True, auto=True)
@@ -85,6 +103,26 @@ def check_params(est, losses):
     _number("max_iter", est.max_iter, 1, integer=True)
     if type(est.grow_features).__name__ not in ("bool", "bool_"):     # NumPy's too, without importing it
         raise ValueError(f"grow_features={est.grow_features!r} must be True or False.")
+    _check_verbose(getattr(est, "verbose", 0))
+    _check_class_weight(getattr(est, "class_weight", None))
+
+
+def _check_verbose(value):
+    """verbose: an integer >= 0, or a bool (as scikit-learn's estimators take it)."""
+    if not (isinstance(value, int) and value >= 0):     # bools are ints
+        _number("verbose", value, 0, integer=True)
+
+
+def _check_class_weight(value):
+    """class_weight: None, "balanced" or a dict {class: weight} of finite weights >= 0
+    (its classes are checked against the data's when training)."""
+    if value is None or (isinstance(value, str) and value == "balanced"):
+        return
+    if not isinstance(value, dict):
+        raise ValueError(f"class_weight={value!r} is not supported; use None, 'balanced' or a dict "
+                         "{class: weight}.")
+    for label, weight in value.items():
+        _number(f"class_weight[{label!r}]", weight, 0.0)
 
 
 def check_groups(groups, n_features):

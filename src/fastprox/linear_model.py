@@ -1,11 +1,13 @@
 """scikit-learn estimators over the lazy kernels: the Python layer selects
 (validation, defaults, label encoding, passes), `_kernels.Learner` computes."""
 import copy
+import time
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils import check_array, check_X_y
@@ -16,7 +18,7 @@ from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_cla
                     encode_labels, margins, new_learner, probabilities, run_passes)
 from ._kernels import all_finite, two_labels
 from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
-                          canonical, check_params, _one_of)
+                          canonical, check_params, kernel_loss, _one_of)
 
 
 class _BaseProx(BaseEstimator):
@@ -32,7 +34,7 @@ class _BaseProx(BaseEstimator):
 
     def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho,
                  berhu_gamma, batch_size, fit_intercept, max_iter, shuffle, random_state,
-                 warm_start, epsilon, groups, group_weights, grow_features):
+                 warm_start, epsilon, groups, group_weights, grow_features, verbose):
         self.loss = loss
         self.penalty = penalty
         self.alpha = alpha
@@ -53,6 +55,7 @@ class _BaseProx(BaseEstimator):
         self.groups = groups
         self.group_weights = group_weights
         self.grow_features = grow_features
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ model
     @property
@@ -241,14 +244,19 @@ class _BaseProx(BaseEstimator):
         if not incremental and self.shuffle:
             rng = check_random_state(self.random_state)
         passes = 1 if incremental else self.max_iter
-        if sample_weight is not None:       # None: unit weights, which the kernel makes
-            sample_weight = _check_sample_weight(sample_weight, X)
+        sample_weight = self._row_weights(X, y, sample_weight)
+        report = _pass_report(self._learner, X.shape[0]) if self.verbose else None
         total = run_passes(self._learner, X, target, sample_weight,
-                           self.batch_size, passes, rng, self._pause)
+                           self.batch_size, passes, rng, self._pause, report)
         self.progressive_loss_ = total / max(1, passes * X.shape[0])
         self.n_iter_ = passes
         self.t_ = self._learner.t
         return self
+
+    def _row_weights(self, X, y, sample_weight):
+        """Each row's weight: sample_weight checked, or None (unit weights, which
+        the kernel makes)."""
+        return None if sample_weight is None else _check_sample_weight(sample_weight, X)
 
     def _pause(self):
         """Serve the reads waiting for this training call (at a step boundary)."""
@@ -290,6 +298,29 @@ class _LearnerState:
         return learner
 
 
+def _pass_report(learner, n_rows):
+    """verbose's report after each pass over n_rows rows, printed to stdout as
+    scikit-learn's SGD prints each epoch: the pass's number, the norm of coef_
+    and its non-zeros, the intercept, t_ (steps so far; SGD's T counts rows),
+    the pass's progressive loss (mean over its rows) and the time since the
+    training call began."""
+    start = time.perf_counter()
+
+    def report(index, loss):
+        coef = learner.coef()
+        print(f"-- Epoch {index + 1}")
+        print(f"Norm: {np.linalg.norm(coef):.2f}, NNZs: {np.count_nonzero(coef)}, "
+              f"Bias: {_bias(learner.intercept())}, T: {learner.t}, Avg. loss: {loss / n_rows:f}")
+        print(f"Total training time: {time.perf_counter() - start:.2f} seconds.", flush=True)
+    return report
+
+
+def _bias(intercept):
+    """The intercept as verbose prints it: SGD's %.6f, in brackets for K outputs."""
+    text = " ".join(f"{b:.6f}" for b in intercept)
+    return text if len(intercept) == 1 else f"[{text}]"
+
+
 def _finite(a):
     """Whether the numbers of the 1-d array a are all finite (integers always are);
     float32/float64 in one pass without a temporary (`_kernels.all_finite`)."""
@@ -309,8 +340,11 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     Parameters
     ----------
     loss : {"log", "hinge", "squared_hinge", "modified_huber"}, default="log"
+        "log_loss" (scikit-learn's name) is "log".
     penalty : {"none", "l1", "l2", "elasticnet", "berhu", "l1_l2", "l1_linf", "sparse_group", \
-"squared_group"}, default="l1"
+"squared_group"} or None, default="l1"
+        None (scikit-learn's spelling) is "none". Parameters keep the value
+        given (get_params, clone, saved models); the kernel gets its own names.
     alpha : float, default=1e-6
         Penalty weight per example: the objective is mean loss + alpha * r(w),
         whatever the update rule.
@@ -372,6 +406,22 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         prediction gives columns beyond the model's width weight 0. Off by default:
         scikit-learn's check that X keeps its width then catches mistakes. Not with
         user groups or group_weights (one per feature).
+    class_weight : None, "balanced" or dict {class: weight}, default=None
+        Multiplies each row's sample_weight by its class's weight, as in
+        scikit-learn (for imbalanced data: clicks, spam); a weighted row is still
+        one step, scaled by its weight. "balanced": n_rows / (n_classes *
+        rows of the class), counted on the y of each fit call; partial_fit
+        refuses it (one batch's frequencies are not the stream's: compute them
+        from a sample with sklearn.utils.class_weight.compute_class_weight and
+        pass the dict). A dict's missing classes weigh 1; a dict that leaves out
+        some of the classes and names a class the model lacks raises ValueError
+        (scikit-learn's compute_class_weight decides, as for SGDClassifier).
+    verbose : int, default=0
+        If > 0, print to stdout after each pass of fit (and each partial_fit
+        call), as scikit-learn's SGDClassifier prints each epoch:
+        "-- Epoch k", then "Norm: (of coef_), NNZs: (its non-zeros), Bias:
+        (intercept_), T: (t_), Avg. loss: (the pass's progressive loss)" and
+        "Total training time: (seconds since the call began)".
 
     The defaults (AdaGrad steps, a light l1 penalty, one shuffled pass) need
     no tuning: per-coordinate steps adapt to each feature's frequency, which
@@ -384,10 +434,11 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     Attributes
     ----------
     coef_, intercept_, classes_, n_features_in_, t_ (steps so far), eta0_ and
-    delta_ (the steps' numbers, "auto" resolved),
-    n_iter_ (passes of the last fit), progressive_loss_ (mean loss of each row
-    before its update, over the last fit or partial_fit call), n_nonzero_rows_,
-    group_norms_, beta_ (squared_group's kernel weights, d_G ||W_G|| normalized).
+    delta_ (the steps' numbers, "auto" resolved), n_iter_ (passes of the last
+    training call: max_iter after fit, 1 after partial_fit, as SGDClassifier's),
+    progressive_loss_ (mean loss of each row before its update, over the last
+    fit or partial_fit call), n_nonzero_rows_, group_norms_, beta_
+    (squared_group's kernel weights, d_G ||W_G|| normalized).
     """
 
     _losses = CLASSIFICATION_LOSSES
@@ -399,14 +450,16 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
                  fit_intercept=C["fit_intercept"], max_iter=C["max_iter"], shuffle=C["shuffle"],
                  random_state=C["random_state"], warm_start=C["warm_start"],
                  epsilon=C["epsilon"], multi_class=C["multi_class"], groups=C["groups"],
-                 group_weights=C["group_weights"], grow_features=C["grow_features"]):
+                 group_weights=C["group_weights"], grow_features=C["grow_features"],
+                 class_weight=C["class_weight"], verbose=C["verbose"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
-                         group_weights=group_weights, grow_features=grow_features)
+                         group_weights=group_weights, grow_features=grow_features, verbose=verbose)
         self.multi_class = multi_class
+        self.class_weight = class_weight
 
     def _encode(self, y, classes, first):
         """Targets for the kernel: +-1 for two classes (the larger is +1), class indices for K >= 3."""
@@ -424,14 +477,35 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
             raise ValueError(f"classes={classes!r} differs from the classes of the first call, {self.classes_!r}.")
         return encode_labels(y, self.classes_, self.multi_class, self.loss)
 
+    def _row_weights(self, X, y, sample_weight):
+        """sample_weight times the weight of each row's class (class_weight, by
+        scikit-learn's compute_class_weight: "balanced" from this call's y), as
+        scikit-learn's classifiers weigh rows; a weighted row is one step scaled
+        by its weight."""
+        sample_weight = super()._row_weights(X, y, sample_weight)
+        if self.class_weight is None:
+            return sample_weight
+        per_class = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
+        weights = per_class[np.searchsorted(self.classes_, y)]
+        return weights if sample_weight is None else sample_weight * weights
+
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One pass over (X, y) continuing the stream: several calls equal one
         fit pass (shuffle=False) over the concatenated rows, given the same eta0_
         and delta_ ("auto" takes them from the first call's rows). `classes` is
-        required on the first call."""
+        required on the first call. class_weight="balanced" is refused, as by
+        scikit-learn's SGDClassifier: one batch's class frequencies are not the
+        stream's."""
         if not hasattr(self, "_learner") and classes is None:
             raise ValueError("classes must be passed on the first call to partial_fit "
                              "(all labels the stream will contain).")
+        if isinstance(self.class_weight, str) and self.class_weight == "balanced":
+            raise ValueError(
+                "class_weight='balanced' is not supported by partial_fit, which sees one batch of "
+                "the stream at a time. Compute the weights from a large enough sample of the "
+                "stream's labels, weights = sklearn.utils.class_weight.compute_class_weight("
+                "'balanced', classes=classes, y=y_sample), and pass "
+                "class_weight=dict(zip(classes, weights)).")
         return self._fit(X, y, sample_weight, classes=classes, incremental=True)
 
     def decision_function(self, X):
@@ -446,7 +520,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         return self.classes_[np.argmax(scores, axis=1)]
 
     def _has_proba(self):
-        return self.loss in ("log", "modified_huber")
+        return kernel_loss(self.loss) in ("log", "modified_huber")
 
     @available_if(_has_proba)
     def predict_proba(self, X):
@@ -466,9 +540,16 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 class ProxRegressor(RegressorMixin, _BaseProx):
     """Linear regressor trained online by FOBOS, RDA or FTRL-Proximal, lazily and exactly.
 
-    Same parameters as `ProxClassifier`, with loss in {"squared", "huber",
-    "epsilon_insensitive"} (default "squared") and `epsilon` the width of the
-    Huber and epsilon-insensitive losses.
+    Parameters
+    ----------
+    loss : {"squared", "huber", "epsilon_insensitive"}, default="squared"
+        "squared_error" (scikit-learn's name) is "squared".
+    epsilon : float, default=0.1
+        The width of the Huber and epsilon-insensitive losses.
+
+    The others are `ProxClassifier`'s (penalty=None included; verbose prints
+    the same report), without multi_class and class_weight. The attributes
+    too, without classes_.
     """
 
     _losses = REGRESSION_LOSSES
@@ -480,13 +561,13 @@ class ProxRegressor(RegressorMixin, _BaseProx):
                  fit_intercept=R["fit_intercept"], max_iter=R["max_iter"], shuffle=R["shuffle"],
                  random_state=R["random_state"], warm_start=R["warm_start"],
                  epsilon=R["epsilon"], groups=R["groups"], group_weights=R["group_weights"],
-                 grow_features=R["grow_features"]):
+                 grow_features=R["grow_features"], verbose=R["verbose"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
-                         group_weights=group_weights, grow_features=grow_features)
+                         group_weights=group_weights, grow_features=grow_features, verbose=verbose)
 
     def _encode(self, y, classes, first):
         return as_float_array("y", y, len(y)), 1, False, False

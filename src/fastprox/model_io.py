@@ -21,7 +21,8 @@ so that readers never see half a file. The file name is used as given (no
     - ``format``: ``"fastprox-model"``; ``version``: ``3``;
     - ``class``: ``"ProxClassifier"`` or ``"ProxRegressor"``;
     - ``params``: ``get_params()`` (``random_state`` must be None or an int;
-      arrays such as ``groups`` become lists);
+      arrays such as ``groups`` become lists, a ``class_weight`` dict a list of
+      [class, weight] pairs: JSON's keys are strings);
     - ``learner``: the kernel's own constructor arguments (``n_features``,
       ``n_outputs``, ``update``, ``schedule``, ``penalty``, ``loss``,
       ``alpha``, ``l1_ratio``, ``eta0``, ``delta``, ``rda_rho``,
@@ -136,6 +137,8 @@ def write_model(path, name, params, learner, fitted, classes=None, feature_names
         raise ValueError("random_state must be None or an int to be saved (a RandomState cannot "
                          "be written without pickle); call set_params(random_state=SEED) first.")
     params["random_state"] = None if params["random_state"] is None else int(params["random_state"])
+    if isinstance(params.get("class_weight"), dict):
+        params["class_weight"] = list(params["class_weight"].items())
     saved, scalars = learner.saved_arrays(), learner.scalars()
     rows, state = learner.changed_state()
     size = scalars["heap_size"]
@@ -227,6 +230,8 @@ def _estimator(model, expected):
     cls = _classes()[model.name]
     if expected is not None and cls is not expected:
         raise ValueError(f"holds a {cls.__name__}, not a {expected.__name__}")
+    if isinstance(model.params.get("class_weight"), list):
+        model.params["class_weight"] = dict(model.params["class_weight"])
     est = cls(**model.params)
     est._learner = model.learner
     for key in ("n_features_in_", "t_", "n_iter_", "progressive_loss_"):

@@ -42,7 +42,7 @@ from .._kernels import NonFiniteMargin
 from .._numpy import np
 from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
                            SCHEDULES, UPDATES, ModelTooLarge, _size, as_float_array, available_memory,
-                           check_params)
+                           check_params, kernel_loss)
 from ..libsvm import MAX_INDEX, Chunk, iter_chunks
 from ..model_io import read_model, write_model
 from .stream import CHUNK_ROWS, KEEP_BYTES, check_readable, labelled_chunks, read_ahead, scan
@@ -250,7 +250,7 @@ class StreamModel:
         return classes[(scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)]
 
     def has_proba(self):
-        return not self.regression and self.loss in ("log", "modified_huber")
+        return not self.regression and kernel_loss(self.loss) in ("log", "modified_huber")
 
     def predict_proba(self, X):
         return probabilities(self.scores(X), self.learner.loss, self.learner.multinomial)
