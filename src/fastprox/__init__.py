@@ -13,10 +13,10 @@ _LAZY = {"ProxClassifier": "linear_model", "ProxRegressor": "linear_model",
          "L1BallClassifier": "l1ball", "save_model": "model_io", "load_model": "model_io",
          "load_libsvm": "libsvm", "iter_libsvm": "libsvm", "dump_libsvm": "libsvm",
          "project_l1_ball": "projection", "project_l1_ball_sort": "projection",
-         "SparseL1Ball": "projection"}
+         "SparseL1Ball": "projection", "hash_features": "hashing"}
 __all__ = ["ProxClassifier", "ProxRegressor", "L1BallClassifier", "load_libsvm", "iter_libsvm",
            "dump_libsvm", "project_l1_ball", "project_l1_ball_sort", "SparseL1Ball", "save_model",
-           "load_model"]
+           "load_model", "hash_features"]
 
 
 def __getattr__(name):

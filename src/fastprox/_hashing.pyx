@@ -1,0 +1,143 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True
+"""Feature hashing: every index j of a row mapped into 2^bits buckets.
+
+    h(j) = (j * 0x9E3779B97F4A7C15 mod 2^64) >> (64 - bits)
+
+Knuth's multiplicative (Fibonacci) hashing of the index as an unsigned 64-bit
+integer: one multiplication and one shift, the same bucket for the same index
+on every machine and in every version. It spreads consecutive ids and ids that
+differ in their high bits (already-hashed 64-bit ids) over all buckets. It is
+not a cryptographic hash: ids chosen to collide collide.
+
+Collisions are not hidden: two features of a row that land in one bucket become
+one feature whose value is their sum (the contract sums a repeated index, as
+scipy does), and two features of different rows that share a bucket share its
+weight, as in Vowpal Wabbit's ``-b``. `collisions` counts the first kind.
+The rows come back canonical (sorted, unique indices), as the kernel reads them.
+"""
+from cpython cimport array
+import array as pyarray
+
+from libc.stdint cimport uint64_t
+
+cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
+
+ctypedef fused value_t:
+    float
+    double
+
+ctypedef long long longlong
+
+ctypedef fused index_t:
+    int
+    long long
+
+
+cdef inline long long bucket(long long j, int shift) noexcept nogil:
+    return <long long>((<uint64_t>j * GOLDEN) >> shift)
+
+
+def hash_indices(data, indices, indptr, int bits):
+    """(data, indices, indptr, collisions): CSR arrays whose indices are the hashed
+    buckets of `indices`, each row sorted with the values of a bucket met twice
+    summed; `collisions` counts the entries so merged. The arrays are the standard
+    library's ``array.array`` (values of `data`'s type; int32 indices for bits <= 31,
+    else int64), so the command line hashes without NumPy."""
+    if not 1 <= bits <= 62:
+        raise ValueError(f"hash bits={bits} must be in [1, 62] (2^bits buckets).")
+    is_float = memoryview(data).itemsize == 4
+    wide = memoryview(indices).itemsize == 8
+    if is_float and wide:
+        return _hash[float, longlong](data, indices, indptr, bits)
+    if is_float:
+        return _hash[float, int](data, indices, indptr, bits)
+    if wide:
+        return _hash[double, longlong](data, indices, indptr, bits)
+    return _hash[double, int](data, indices, indptr, bits)
+
+
+cdef _hash(const value_t[::1] data, const index_t[::1] indices, const index_t[::1] indptr, int bits):
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1, i, lo, hi, nz, out = 0, start, longest = 0
+    cdef int shift = 64 - bits
+    cdef bint narrow = bits <= 31
+    cdef long long collisions = 0
+    cdef array.array new_data = array.clone(pyarray.array("f" if value_t is float else "d"),
+                                            indices.shape[0], zero=False)
+    cdef array.array new_indices = array.clone(pyarray.array("i" if narrow else "q"), indices.shape[0],
+                                               zero=False)
+    cdef array.array new_indptr = array.clone(pyarray.array("i" if narrow else "q"), n_rows + 1,
+                                              zero=False)
+    for i in range(n_rows):
+        longest = max(longest, indptr[i + 1] - indptr[i])
+    cdef array.array keys = array.clone(pyarray.array("q"), longest, zero=False)
+    cdef array.array vals = array.clone(pyarray.array("d"), longest, zero=False)
+    cdef long long* k = keys.data.as_longlongs
+    cdef double* v = vals.data.as_doubles
+    cdef value_t* values = <value_t*>new_data.data.as_voidptr
+    cdef int* i32 = new_indices.data.as_ints
+    cdef long long* i64 = new_indices.data.as_longlongs
+    cdef int* p32 = new_indptr.data.as_ints
+    cdef long long* p64 = new_indptr.data.as_longlongs
+    with nogil:
+        for i in range(n_rows + 1):
+            if i:
+                lo, hi = indptr[i - 1], indptr[i]
+                for nz in range(lo, hi):
+                    k[nz - lo] = bucket(indices[nz], shift)
+                    v[nz - lo] = data[nz]
+                _sort(k, v, hi - lo)
+                start = out
+                for nz in range(hi - lo):
+                    if out > start and k[nz] == (i32[out - 1] if narrow else i64[out - 1]):
+                        values[out - 1] = <value_t>(values[out - 1] + v[nz])
+                        collisions += 1
+                        continue
+                    if narrow:
+                        i32[out] = <int>k[nz]
+                    else:
+                        i64[out] = k[nz]
+                    values[out] = <value_t>v[nz]
+                    out += 1
+            if narrow:
+                p32[i] = <int>out
+            else:
+                p64[i] = out
+    array.resize(new_data, out)
+    array.resize(new_indices, out)
+    return new_data, new_indices, new_indptr, collisions
+
+
+cdef void _sort(long long* k, double* v, Py_ssize_t n) noexcept nogil:
+    """Sort the pairs (k, v) by k: insertion sort for the short rows of sparse data,
+    a heap sort beyond (n log n, no recursion, no allocation)."""
+    cdef Py_ssize_t i, j
+    cdef long long key
+    cdef double val
+    if n <= 32:
+        for i in range(1, n):
+            key, val = k[i], v[i]
+            j = i - 1
+            while j >= 0 and k[j] > key:
+                k[j + 1], v[j + 1] = k[j], v[j]
+                j -= 1
+            k[j + 1], v[j + 1] = key, val
+        return
+    for i in range(n // 2 - 1, -1, -1):
+        _sift(k, v, i, n)
+    for i in range(n - 1, 0, -1):
+        k[0], k[i] = k[i], k[0]
+        v[0], v[i] = v[i], v[0]
+        _sift(k, v, 0, i)
+
+
+cdef inline void _sift(long long* k, double* v, Py_ssize_t root, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t child
+    while 2 * root + 1 < n:
+        child = 2 * root + 1
+        if child + 1 < n and k[child + 1] > k[child]:
+            child += 1
+        if k[root] >= k[child]:
+            return
+        k[root], k[child] = k[child], k[root]
+        v[root], v[child] = v[child], v[root]
+        root = child

@@ -1,0 +1,27 @@
+"""Feature hashing for data whose ids have no useful bound (already-hashed 64-bit
+ids, say): every column index j goes to bucket h(j) of 2^bits, Vowpal Wabbit's
+``-b``. The hash and what happens on a collision are `fastprox._hashing`'s."""
+from ._hashing import hash_indices
+
+__all__ = ["hash_features", "hash_indices"]
+
+
+def hash_features(X, bits):
+    """X (a scipy sparse matrix, or a LIBSVM reader's chunk) with its columns hashed
+    into 2^bits: a CSR matrix (or a chunk) of n_rows x 2^bits, each row canonical,
+    values of one bucket summed. The same id lands in the same bucket in every
+    call, so chunks of a stream hashed one by one agree."""
+    from .libsvm import Chunk
+    if isinstance(X, Chunk):
+        data, indices, indptr, _ = hash_indices(X.data, X.indices, X.indptr, bits)
+        return Chunk(data, indices, indptr, X.y, X.qids, 1 << bits)
+    import numpy as np
+    import scipy.sparse as sp
+    X = sp.csr_matrix(X)
+    indices, indptr = X.indices, X.indptr
+    if indices.dtype != indptr.dtype:
+        indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
+    data, indices, indptr, _ = hash_indices(np.ascontiguousarray(X.data), indices, indptr, bits)
+    H = sp.csr_matrix((np.asarray(data), np.asarray(indices), np.asarray(indptr)), shape=(X.shape[0], 1 << bits))
+    H.has_sorted_indices = True
+    return H
