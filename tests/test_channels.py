@@ -2,7 +2,8 @@
 another process writes (read as /dev/fd/N, as ``<(zcat f.gz)`` gives it), a FIFO
 that a thread writes, standard input (``-``, /dev/stdin) and file objects, plain
 or compressed, read by load_libsvm, iter_libsvm and the command line; streams
-cut short (empty, a first read shorter than the magic bytes, truncated gzip)."""
+cut short (empty, a first read shorter than the magic bytes, truncated gzip).
+And a command whose output pipe closes (``| head``) ends quietly, status 0."""
 import bz2
 import contextlib
 import fcntl
@@ -331,3 +332,32 @@ def test_train_refuses_to_read_a_stream_twice(capsys):
     status, _, err = run(capsys, "info", "-", "-")
     assert status == 1 and "<stdin> is given twice" in err
 
+
+# --- a closed output -----------------------------------------------------------------
+
+def test_predict_into_head_ends_quietly(models, stored):
+    """``fastprox predict MODEL FILE --proba | head -3``: head exits after three
+    lines, with most of the output (680 kB) unwritten; predict ends with status
+    0 and nothing on stderr."""
+    command, env = cli_command("predict", models["a9a/a9a"], stored("a9a/a9a.t"), "--proba")
+    predict = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    head = subprocess.Popen(["head", "-3"], stdin=predict.stdout, stdout=subprocess.PIPE)
+    predict.stdout.close()
+    out, _ = head.communicate()
+    with predict.stderr:
+        err = predict.stderr.read()
+    assert (predict.wait(), err) == (0, b"")
+    assert len(out.splitlines()) == 3 and out.startswith(b"labels -1 1\n")
+
+
+@pytest.mark.parametrize("command", [["info", "a9a/a9a"], ["predict", "MODEL", "a9a/a9a.t"],
+                                     ["train", "a1a/a1a"]])
+def test_every_command_ends_quietly_on_a_closed_output(command, models, stored):
+    """Standard output a pipe whose reader has gone before the first write."""
+    argv = [models["a9a/a9a"] if a == "MODEL" else stored(a) for a in command[1:]]
+    r, w = os.pipe()
+    os.close(r)
+    cli, env = cli_command(command[0], *argv)
+    done = subprocess.run(cli, env=env, stdout=w, stderr=subprocess.PIPE)
+    os.close(w)
+    assert (done.returncode, done.stderr) == (0, b"")
