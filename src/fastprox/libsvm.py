@@ -9,6 +9,12 @@ labels and values in Python's float syntax (``1``, ``+1``, ``1.0``, ``-1``,
 Plain, gzip, bzip2 and xz files are read alike; the compression is recognised
 by the file's first bytes, whatever its name.
 
+A source is a path, ``-`` for standard input (``./-`` names a file called
+``-``) or an open binary file object. Each is opened once and read once from
+its start: pipes (``/dev/stdin``, ``/dev/fd/N`` as from ``<(zcat f.gz)``),
+FIFOs and compressed streams arrive whole. Only a large plain regular file is
+opened again, to read its two halves at once (`split_point`).
+
 Refused, with a ``ValueError`` whose message starts ``PATH:LINE:`` (1-based)
 and says how to fix the file or the call: a label or value that is not a
 number, a feature without ``:``, an index that is not an integer, negative,
@@ -17,19 +23,22 @@ duplicate or decreasing indices within a row (indices must be strictly
 increasing, as scikit-learn requires: nothing is sorted for you); NaN and
 infinite labels or values unless ``allow_nonfinite=True``; multi-label rows
 (comma-separated labels); NUL bytes (binary data); corrupt compressed data.
-A missing or unreadable file raises the usual ``OSError``.
+A missing or unreadable file raises the usual ``OSError``. Messages name standard
+input ``<stdin>``.
 
 Results equal scikit-learn's ``load_svmlight_file`` (same values bit for bit,
 indices, shape and labels), read several times faster and, with
 :func:`iter_libsvm`, in memory bounded by the block and chunk sizes.
 """
 import bz2
+import contextlib
 import errno
 import gzip
 import io
 import lzma
 import operator
 import os
+import stat
 import sys
 import threading
 import zlib
@@ -52,12 +61,18 @@ _LOAD_CHUNK_ROWS = 10_000
 SPLIT_BYTES = 64 << 20
 _WRITE_ROWS = 1 << 16
 _COMPRESSED = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
+_MAGIC_BYTES = max(len(magic) for magic, _ in _COMPRESSED)
+#: The source that means standard input.
+STDIN = "-"
 _WRITERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
 def load_libsvm(path, n_features=None, dtype="float64", zero_based="auto",
                 query_id=False, allow_nonfinite=False, *, block_bytes=BLOCK_BYTES):
     """Read a whole LIBSVM file into ``(X, y)``, or ``(X, y, qid)`` with query_id.
+
+    ``path``: a path, ``-`` for standard input, or a binary file object (read
+    from where it stands, left open).
 
     ``X`` is a ``scipy.sparse.csr_matrix`` of ``dtype`` with sorted indices,
     int32 indices unless the width or the number of stored values needs
@@ -84,12 +99,17 @@ def load_libsvm(path, n_features=None, dtype="float64", zero_based="auto",
 
 
 def split_point(path):
-    """Where a plain file of over SPLIT_BYTES splits into two halves of whole lines
-    (the byte after the first newline past its middle); None for smaller or
-    compressed files, which are read in one pass."""
+    """Where a plain regular file of over SPLIT_BYTES splits into two halves of
+    whole lines (the byte after the first newline past its middle); None for
+    smaller or compressed files and for sources read once (`read_once`), which
+    are read in one pass."""
+    if read_once(path):
+        return None
     size = os.path.getsize(path)
-    with _open(path) as f:
-        if size <= SPLIT_BYTES or not isinstance(f, io.BufferedReader):
+    if size <= SPLIT_BYTES:
+        return None
+    with open(path, "rb") as f:
+        if _decompressor(_read_head(f, _MAGIC_BYTES)) is not None:
             return None
         f.seek(size // 2)
         f.readline()
@@ -253,7 +273,10 @@ class _Reader:
             raise ValueError(f"zero_based must be True, False or 'auto', not {zero_based!r}")
         if not _positive_int(block_bytes):
             raise ValueError(f"block_bytes must be a positive integer, not {block_bytes!r}")
-        self.path = os.fspath(path)
+        if isinstance(path, io.TextIOBase):
+            raise TypeError(f"{source_name(path)}: open the file in binary mode ('rb'), not text mode")
+        self.name = source_name(path)
+        self.source = path
         self.chunk_rows = chunk_rows or sys.maxsize
         self.n_features = None if n_features is None else int(n_features)
         self.query_id = bool(query_id)
@@ -262,16 +285,14 @@ class _Reader:
         self.offset = None if zero_based == "auto" else int(not zero_based)
         self.decided_at_line = None
         self.whole = whole
-        self.span = span    # (start, stop or None: the end): these bytes of a plain file, whole lines
+        self.span = span    # (start, stop or None: the end): these bytes of a plain regular file, whole lines
         self.width = 1
         self.buf = bytearray(1)  # the text read is buf[:size], then a NUL
         self.size = 0
 
     def __iter__(self):
         parser, pos, eof, emitted = self.parser, 0, False, False
-        with _open(self.path) as f:
-            if self.span is not None:
-                f.seek(self.span[0])
+        with self._stream() as f:
             while True:
                 lo, hi = self._bounds()
                 pos = parser.feed(self.buf, pos, self.size, eof, self.chunk_rows - parser.rows,
@@ -288,6 +309,15 @@ class _Reader:
                 pos = 0
         if parser.rows or not emitted:
             yield self._take()
+
+    def _stream(self):
+        """The source as one binary stream (`_open`); for a span, the plain file
+        opened at the span's start."""
+        if self.span is None:
+            return _open(self.source)
+        f = open(self.source, "rb")
+        f.seek(self.span[0])
+        return f
 
     def _read_more(self, f, pos):
         """Keep the unparsed text ``buf[pos:size]`` (a partial line) at the front of
@@ -316,7 +346,7 @@ class _Reader:
         except (EOFError, zlib.error, lzma.LZMAError, OSError) as e:
             if isinstance(e, OSError) and e.errno is not None:
                 raise
-            raise ValueError(f"{self.path}:{self.parser.line + 1}: corrupt or truncated "
+            raise ValueError(f"{self.name}:{self.parser.line + 1}: corrupt or truncated "
                              f"compressed data ({e}); check or re-download the file") from e
 
     def _bounds(self):
@@ -380,14 +410,14 @@ class _Reader:
         return Chunk(data, indices, indptr, y, qids, width)
 
     def _where(self, line):
-        return f"{self.path}:{line}: "
+        return f"{self.name}:{line}: "
 
     def _parse_error(self):
         """The ValueError (or MemoryError) for the parser's recorded error."""
         p = self.parser
         code = Error(p.error)
         if code == Error.ERR_NO_MEMORY:
-            return MemoryError(f"{self.path}:{p.error_line}: out of memory while reading")
+            return MemoryError(f"{self.name}:{p.error_line}: out of memory while reading")
         token = self.buf[p.error_start:p.error_end]
         shown = "'%s'" % token[:60].decode("ascii", "backslashreplace")
         if code == Error.ERR_INDEX_RANGE:
@@ -436,14 +466,80 @@ _MESSAGES = {
 }
 
 
-def _open(path):
-    """Open ``path`` for binary reading, decompressing gzip, bzip2 or xz."""
-    with open(path, "rb") as f:
-        head = f.read(6)
-    for magic, opener in _COMPRESSED:
-        if head.startswith(magic):
-            return opener(path, "rb")
-    return open(path, "rb")
+def read_once(source):
+    """Whether reading ``source`` uses it up, so that it can be neither read again
+    nor split in halves: standard input (``-``), a file object, or a path to
+    anything but a regular file (a pipe such as /dev/stdin or /dev/fd/N, a FIFO,
+    a socket, a device)."""
+    return source == STDIN or hasattr(source, "read") or not stat.S_ISREG(os.stat(source).st_mode)
+
+
+def source_name(source):
+    """``source`` as messages name it: ``<stdin>`` for ``-``, a file object's name
+    (``<stream>`` when it has none), a path as given."""
+    if source == STDIN:
+        return "<stdin>"
+    if hasattr(source, "read"):
+        name = getattr(source, "name", None)
+        return name if isinstance(name, str) else "<stream>"
+    return os.fspath(source)
+
+
+@contextlib.contextmanager
+def _open(source):
+    """``source`` (a path, ``-`` or a binary file object) as one binary stream,
+    decompressed if its first bytes are gzip's, bzip2's or xz's magic. It is
+    opened once, and those bytes, read once, are put back in front of the rest
+    (`_Rejoined`): a pipe can be neither opened again nor rewound. File objects,
+    standard input's among them, are left open."""
+    with contextlib.ExitStack() as stack:
+        if source == STDIN:
+            f = sys.stdin.buffer
+        elif hasattr(source, "read"):
+            f = source
+        else:
+            f = stack.enter_context(open(source, "rb"))
+        head = _read_head(f, _MAGIC_BYTES)
+        stream, opener = _Rejoined(head, f), _decompressor(head)
+        yield stream if opener is None else stack.enter_context(opener(stream, "rb"))
+
+
+def _read_head(f, size):
+    """The first ``size`` bytes of ``f`` (fewer at its end), however few each read
+    gives: a pipe's first read may return fewer than the magic bytes."""
+    head = b""
+    while len(head) < size:
+        more = f.read(size - len(head))
+        if not more:
+            break
+        head += more
+    return head
+
+
+def _decompressor(head):
+    """The opener of the compressed format whose magic bytes start ``head``; None
+    for plain text."""
+    return next((opener for magic, opener in _COMPRESSED if head.startswith(magic)), None)
+
+
+class _Rejoined(io.RawIOBase):
+    """A stream whose first bytes were read (to recognise its compression), with
+    them put back: the first read gives those bytes followed by the rest of the
+    stream's, as one read of the whole would (the reader's blocks stay whole);
+    later reads are passed on to the stream as they are (no work per byte)."""
+
+    def __init__(self, head, rest):
+        super().__init__()
+        self.head, self.rest = head, rest
+
+    def readable(self):
+        return True
+
+    def readinto(self, into):
+        n = min(len(self.head), len(into))
+        into[:n] = self.head[:n]
+        self.head = self.head[n:]
+        return n + (self.rest.readinto(memoryview(into)[n:]) if n < len(into) else 0)
 
 
 def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=False):

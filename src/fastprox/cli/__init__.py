@@ -6,7 +6,8 @@ user mistakes (bad options, missing or malformed files, invalid estimator
 settings: ``ValueError`` and ``OSError``) and a lack of memory (``MemoryError``,
 a model or data too large for the machine) into one line on stderr,
 ``fastprox: error: ...``, and exit status 1 (2 for a malformed command
-line), never a traceback.
+line), never a traceback. Standard output closed by its reader (``| head``)
+ends the command quietly, with exit status 0.
 
 ``train``, ``predict`` and ``info`` do no dense linear algebra, so
 OpenBLAS's worker threads (one per core, started when NumPy is imported)
@@ -61,9 +62,13 @@ def main(argv=None):
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         args = _parse(command, argv)
-        return args.run(args)
+        status = args.run(args)
+        sys.stdout.flush()      # here, for a closed output to be caught below
+        return status
     except UsageError as e:
         return _fail(str(e), status=2)
+    except BrokenPipeError:     # an OSError, but not a failure
+        return _output_closed()
     except OSError as e:
         where = f"{e.filename}: " if e.filename else ""
         return _fail(where + (e.strerror or str(e)))
@@ -98,6 +103,17 @@ def _out_of_memory(error):
     detail = f" ({message})" if message else ""
     return (f"out of memory{detail}; use fewer features (hash them into fewer buckets) "
             f"or a smaller --chunk-rows")
+
+
+def _output_closed():
+    """Exit status 0 for a command whose reader stopped reading (``| head``): the
+    output it wanted was delivered, the rest is not wanted. Standard output is
+    pointed at /dev/null, so that the interpreter's last flush of what is still
+    buffered does not fail again (a message on stderr and exit status 120)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0
 
 
 def _fail(message, status=1):

@@ -4,11 +4,13 @@ The numbers are those of load_libsvm on the file: ``features`` is the width
 of the matrix it returns (largest index + 1 for zero-based files, the largest
 index for one-based ones). Labels are counted up to 1000 distinct values.
 """
+from ..libsvm import source_name
 from .stream import CHUNK_ROWS, MAX_LABELS, check_readable, scan
 
 
 def add_arguments(parser):
-    parser.add_argument("data", nargs="+", metavar="DATA", help="LIBSVM files (plain, .gz, .bz2, .xz)")
+    parser.add_argument("data", nargs="+", metavar="DATA",
+                        help="LIBSVM files (plain, .gz, .bz2, .xz); - for standard input")
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS,
                         help=f"rows parsed at a time (default {CHUNK_ROWS})")
 
@@ -21,13 +23,13 @@ def run(args):
 
 
 def describe(path, s):
-    """The text block printed for one file."""
+    """The text block printed for one file (standard input named ``<stdin>``)."""
     per_row = s.nnz / s.rows if s.rows else 0.0
     if s.labels is None:
         labels = f"more than {MAX_LABELS} distinct values"
     else:
         labels = "  ".join(f"{format_label(k)}:{n}" for k, n in sorted(s.labels.items()))
-    return (f"{path}\n  rows       {s.rows}\n  features   {s.n_features}\n"
+    return (f"{source_name(path)}\n  rows       {s.rows}\n  features   {s.n_features}\n"
             f"  non-zeros  {s.nnz} ({per_row:.2f} per row)\n  labels     {labels}")
 
 

@@ -18,7 +18,8 @@ from .train import StreamModel
 
 def add_arguments(parser):
     parser.add_argument("model", metavar="MODEL", help="a model file written by 'fastprox train --model'")
-    parser.add_argument("data", metavar="DATA", help="LIBSVM file to predict (labels are ignored)")
+    parser.add_argument("data", metavar="DATA",
+                        help="LIBSVM file to predict (labels are ignored); - for standard input")
     parser.add_argument("--out", metavar="FILE", help="write here instead of to standard output")
     parser.add_argument("--proba", action="store_true", help="also write class probabilities")
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS,

@@ -10,7 +10,7 @@ import os
 import queue
 import threading
 from .._libsvm import count_labels
-from ..libsvm import half_readers, iter_chunks, read_halves
+from ..libsvm import STDIN, half_readers, iter_chunks, read_halves, read_once, source_name
 
 #: Default rows per chunk of the commands (--chunk-rows): small enough that a
 #: chunk's arrays stay in cache and, in `train`, that parsing the next chunk
@@ -31,12 +31,21 @@ KEEP_BYTES = 64 << 20
 
 def check_readable(paths):
     """Raise the usual OSError now for a missing or unreadable file, not after
-    minutes of training on the files before it."""
+    minutes of training on the files before it, and a ValueError for a source
+    read once (standard input, a pipe: fastprox.libsvm.read_once) given twice:
+    the second reading would find it empty. Only regular files are opened to
+    check them: opening and closing a FIFO would end its writer's output."""
+    seen = set()
     for path in paths:
-        if os.path.isdir(path):
+        if path != STDIN and os.path.isdir(path):
             raise IsADirectoryError(21, "is a directory, not a LIBSVM file", path)
-        with open(path, "rb"):
-            pass
+        if not read_once(path):
+            with open(path, "rb"):
+                pass
+        elif path in seen:
+            raise ValueError(f"{source_name(path)} is given twice, but it can be read only "
+                             f"once (standard input, a pipe)")
+        seen.add(path)
 
 
 def labelled_chunks(path, chunk_rows):

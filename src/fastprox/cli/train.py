@@ -8,7 +8,9 @@ classes at the first chunk, so unless --n-features and (classifiers)
 the numbers 'fastprox info' prints: the width is the largest of the files',
 the classes every label seen. Give both to skip that pass. Files whose
 parsed rows fit in 64 MB are kept from that pass and trained on, not read
-again; larger ones are streamed again, so memory stays bounded.
+again; larger ones are streamed again, so memory stays bounded. Data that
+can be read only once (standard input, '-', or a pipe such as /dev/stdin or
+<(zcat f.gz)) needs both options, and one pass.
 
 The model's memory grows with its width: a model that would not fit is
 refused in one line giving its size and what set the width (the largest
@@ -43,7 +45,7 @@ from .._numpy import np
 from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
                            SCHEDULES, UPDATES, ModelTooLarge, _size, as_float_array, available_memory,
                            check_params, kernel_loss)
-from ..libsvm import MAX_INDEX, Chunk, iter_chunks
+from ..libsvm import MAX_INDEX, Chunk, iter_chunks, read_once, source_name
 from ..model_io import read_model, write_model
 from .stream import CHUNK_ROWS, KEEP_BYTES, check_readable, labelled_chunks, read_ahead, scan
 
@@ -75,7 +77,8 @@ _ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule"
 
 def add_arguments(parser):
     parser.add_argument("data", nargs="*", metavar="DATA",
-                        help="LIBSVM training files (plain, .gz, .bz2, .xz); none: the embedded default")
+                        help="LIBSVM training files (plain, .gz, .bz2, .xz; - for standard input); "
+                             "none: the embedded default")
     parser.add_argument("--test", metavar="DATA", help="LIBSVM file to evaluate the model on")
     parser.add_argument("--model", metavar="OUT", help="save the model here (fastprox.load_model reads it)")
     parser.add_argument("--passes", type=int, default=1, help="passes over the data (default 1)")
@@ -400,14 +403,17 @@ class FileStream:
     def __init__(self, args, est):
         check_readable(args.data + ([args.test] if args.test else []))
         self.paths, self.chunk_rows = args.data, args.chunk_rows
-        self.test_path = self.test_name = args.test
-        self.name = ", ".join(args.data)
+        self.test_path = args.test
+        self.test_name = args.test and source_name(args.test)
+        self.name = ", ".join(map(source_name, args.data))
         self.n_features, self.classes, self.rows = args.n_features, args.classes, None
         self.preparation, self.kept = "no scan", None
         self.width_origin = ("--n-features" if args.n_features is not None else
                              f"the largest feature index in {self.name}")
         classifier = not est.regression
-        if self.n_features is None or (classifier and self.classes is None):
+        needs_scan = self.n_features is None or (classifier and self.classes is None)
+        _check_read_once(args.data, needs_scan, args.passes)
+        if needs_scan:
             summary = scan(self.paths, self.chunk_rows, KEEP_BYTES)
             self.preparation = "scan"
             self.rows = summary.rows
@@ -434,6 +440,25 @@ class FileStream:
         return labelled_chunks(self.test_path, self.chunk_rows)
 
 
+def _check_read_once(paths, needs_scan, passes):
+    """Refuse, before reading anything, training data that can be read only once
+    (standard input, a pipe: fastprox.libsvm.read_once) when train would read it
+    again: after the first pass that finds the width and classes, or in a second
+    pass. Its rows are not spooled to a temporary file: a stream's width and
+    classes are given instead."""
+    once = ", ".join(source_name(path) for path in paths if read_once(path))
+    if not once:
+        return
+    if needs_scan:
+        raise ValueError(f"{once} can be read only once (standard input, a pipe), but train "
+                         f"would read it twice, first to find the width and classes: give "
+                         f"--n-features and, for a classifier, --classes to train in one pass")
+    if passes > 1:
+        raise ValueError(f"{once} can be read only once (standard input, a pipe), but "
+                         f"--passes {passes} reads it {passes} times: save it to a file, "
+                         f"or train with --passes 1")
+
+
 class DefaultStream:
     """The embedded default data (fastprox.cli.synthetic), in memory, as chunks."""
 
@@ -450,7 +475,7 @@ class DefaultStream:
         self.classes = None if args.regression else (args.classes or [-1.0, 1.0])
         self.chunk_rows, self.rows = args.chunk_rows, self.X.shape[0]
         self.test_path = args.test
-        self.test_name = args.test or "the held-out part"
+        self.test_name = source_name(args.test) if args.test else "the held-out part"
         self.name = f"embedded default (text-like, seed {args.seed})"
         self.preparation = "generate"
 

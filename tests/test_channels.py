@@ -1,0 +1,363 @@
+"""Every input channel gives what the file gives: LIBSVM data through a pipe that
+another process writes (read as /dev/fd/N, as ``<(zcat f.gz)`` gives it), a FIFO
+that a thread writes, standard input (``-``, /dev/stdin) and file objects, plain
+or compressed, read by load_libsvm, iter_libsvm and the command line; streams
+cut short (empty, a first read shorter than the magic bytes, truncated gzip).
+And a command whose output pipe closes (``| head``) ends quietly, status 0."""
+import bz2
+import contextlib
+import fcntl
+import functools
+import gzip
+import io
+import itertools
+import lzma
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from cli_process import cli_command
+from fastprox import load_model
+from fastprox.cli import main
+from fastprox.libsvm import iter_libsvm, load_libsvm
+from test_cli import run
+from test_libsvm import assert_same, stack
+from test_papers import data_dir
+
+#: The shared data directory's data files (SOURCES.md), each fed through every channel.
+FILES = ("a1a/a1a", "a1a/a1a.t", "a8a/a8a", "a9a/a9a", "a9a/a9a.t", "dna/dna.scale",
+         "dna/dna.scale.t", "ijcnn1/ijcnn1.trn", "ijcnn1/ijcnn1.tst", "mnist_t10k/mnist_t10k",
+         "pendigits/pendigits", "pendigits/pendigits.t", "pendigits/pendigits.scale",
+         "pendigits/pendigits.scale.t", "rcv1_vw_small/rcv1_small.test.svm",
+         "rcv1_vw_small/rcv1_small.train.svm", "reuters_moneyfx/reuters.trn",
+         "reuters_moneyfx/reuters.tst", "satimage/satimage.scale", "satimage/satimage.scale.t",
+         "usps/usps.t", "w1a/w1a", "w8a/w8a")
+
+#: Train/test pairs run through the command line (binary, multiclass with CRLF lines, wide).
+CLI_SETS = (("a9a/a9a", "a9a/a9a.t"), ("dna/dna.scale", "dna/dna.scale.t"),
+            ("rcv1_vw_small/rcv1_small.train.svm", "rcv1_vw_small/rcv1_small.test.svm"))
+
+COMPRESSORS = {"plain": lambda data: data, "gz": lambda data: gzip.compress(data, 1),
+               "bz2": lambda data: bz2.compress(data, 1), "xz": lambda data: lzma.compress(data, preset=0)}
+
+_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    """``stored(name, compression)``: the path of a shared data file as given, or of
+    its compressed copy (made once, in a temporary directory)."""
+    directory = tmp_path_factory.mktemp("compressed")
+
+    def path(name, compression="plain"):
+        source = data_dir(name) / name
+        if compression == "plain":
+            return source
+        copy = directory / f"{name.replace('/', '_')}.{compression}"
+        if not copy.exists():
+            copy.write_bytes(COMPRESSORS[compression](source.read_bytes()))
+        return copy
+
+    return path
+
+
+@pytest.fixture(scope="module")
+def cut(tmp_path_factory, stored):
+    """Streams cut short: ``empty`` (no byte) and ``truncated`` (the first half of
+    a9a.t gzipped)."""
+    directory = tmp_path_factory.mktemp("cut")
+    (directory / "empty").write_bytes(b"")
+    data = stored("a9a/a9a.t", "gz").read_bytes()
+    (directory / "truncated").write_bytes(data[:len(data) // 2])
+    return directory
+
+
+@functools.lru_cache(maxsize=1)
+def from_file(name):
+    """load_libsvm of the shared data file itself: what every channel must give."""
+    return load_libsvm(data_dir(name) / name)
+
+
+@contextlib.contextmanager
+def fifo_from(path, directory):
+    """A FIFO in ``directory`` that a thread writes ``path``'s bytes into once it
+    is opened for reading. Then, until the end, a reader opening it again finds
+    it empty rather than waiting forever for a writer (the bug was to open it
+    twice); at the end, a writer still waiting for its reader is let go."""
+    fifo = directory / f"fifo{next(_names)}"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def write():
+        with contextlib.suppress(BrokenPipeError), open(fifo, "wb") as out, open(path, "rb") as f:
+            shutil.copyfileobj(f, out)
+        while not done.wait(0.2):
+            with contextlib.suppress(OSError):     # ENXIO: no reader waiting
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        yield fifo
+    finally:
+        done.set()
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+        writer.join()
+
+
+@contextlib.contextmanager
+def fed(kind, path, directory):
+    """``(DATA, stdin)`` for a reader of ``path``'s bytes: a FIFO in ``directory``
+    (``kind`` "fifo"), or the read end of a pipe that another process (cat)
+    writes into, read as standard input under the name ``kind`` (``-`` or
+    /dev/stdin), or named /dev/fd/N (``kind`` "/dev/fd")."""
+    if kind == "fifo":
+        with fifo_from(path, directory) as fifo:
+            yield fifo, None
+        return
+    writer = subprocess.Popen(["cat", str(path)], stdout=subprocess.PIPE)
+    try:
+        yield (f"/dev/fd/{writer.stdout.fileno()}" if kind == "/dev/fd" else kind), writer.stdout
+    finally:
+        writer.stdout.close()
+        writer.wait()
+
+
+def assert_equal_data(got, expected):
+    """Bit-identical matrices, equal labels."""
+    assert_same(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+
+
+def fastprox(*argv, stdin=None):
+    """(status, stdout, stderr) of ``fastprox ARGV`` in a fresh interpreter whose
+    standard input is ``stdin`` (a file object; none by default)."""
+    command, env = cli_command(*argv)
+    done = subprocess.run(command, env=env, stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                          capture_output=True)
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+# --- every data file, through every channel ----------------------------------------
+
+def test_every_data_file_is_fed():
+    """FILES lists the shared data directory's data files, all of them."""
+    directory = data_dir(*FILES)
+    present = sorted(str(p.relative_to(directory)) for p in directory.rglob("*")
+                     if p.is_file() and p.name != "SOURCES.md")
+    assert present == sorted(FILES)
+
+
+@pytest.mark.parametrize("name, kind, compression",
+                         [(name, kind, compression) for name in FILES for kind in ("/dev/fd", "fifo")
+                          for compression in ("plain", "gz")],
+                         ids=lambda value: value)
+def test_channel_reads_what_the_file_holds(name, kind, compression, stored, tmp_path):
+    """load_libsvm, and iter_libsvm's chunks stacked (small blocks and chunks, so
+    that lines and chunks straddle many reads), give the file's matrix and labels
+    bit for bit."""
+    expected = from_file(name)
+    source = stored(name, compression)
+    with fed(kind, source, tmp_path) as (path, _):
+        assert_equal_data(load_libsvm(path), expected)
+    with fed(kind, source, tmp_path) as (path, _):
+        assert_equal_data(stack(list(iter_libsvm(path, chunk_rows=997, block_bytes=1 << 16))), expected)
+
+
+@pytest.mark.parametrize("compression", ["plain", "gz", "bz2", "xz"])
+def test_standard_input_as_dash(compression, stored, monkeypatch):
+    """``-`` reads standard input, here a pipe, from its first byte."""
+    for read in (load_libsvm, lambda path: stack(list(iter_libsvm(path, chunk_rows=500)))):
+        with fed("-", stored("dna/dna.scale.t", compression), None) as (path, stdin):
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(stdin))
+            assert_equal_data(read(path), from_file("dna/dna.scale.t"))
+
+
+@pytest.mark.parametrize("compression", ["bz2", "xz"])
+def test_bz2_and_xz_streams_through_a_pipe(compression, stored):
+    with fed("/dev/fd", stored("a9a/a9a.t", compression), None) as (path, _):
+        assert_equal_data(load_libsvm(path), from_file("a9a/a9a.t"))
+
+
+@pytest.mark.parametrize("compression", ["plain", "gz"])
+def test_open_file_objects(compression, stored):
+    """A binary file object is read from where it stands, and left open."""
+    expected = from_file("a1a/a1a")
+    with open(stored("a1a/a1a", compression), "rb") as f:
+        assert_equal_data(load_libsvm(f), expected)
+        assert not f.closed
+    data = stored("a1a/a1a", compression).read_bytes()
+    assert_equal_data(load_libsvm(io.BytesIO(data)), expected)
+    with pytest.raises(TypeError, match="binary mode"):
+        load_libsvm(io.StringIO("1 1:1\n"))
+
+
+def test_empty_stream(cut):
+    with fed("/dev/fd", cut / "empty", None) as (path, _):
+        assert_equal_data(load_libsvm(path), load_libsvm(cut / "empty"))
+    with fed("/dev/fd", cut / "empty", None) as (path, _):
+        (X, y), = iter_libsvm(path)
+    assert X.shape == (0, 1) and len(y) == 0
+
+
+def pending(fd):
+    """Bytes written into a pipe and not read yet (FIONREAD)."""
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
+
+
+@pytest.mark.parametrize("compression", ["plain", "gz", "xz"])
+@pytest.mark.parametrize("first", [1, 2])
+def test_first_read_shorter_than_the_magic_bytes(first, compression, stored):
+    """The writer sends ``first`` bytes and waits for the reader to take them
+    before the rest: the reader's first read holds fewer bytes than gzip's (2)
+    or xz's (6) magic."""
+    data = stored("a1a/a1a", compression).read_bytes()
+    r, w = os.pipe()
+
+    def write():
+        os.write(w, data[:first])
+        deadline = time.monotonic() + 10      # no endless wait if the reader fails
+        while pending(w) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        with open(w, "wb") as out:
+            out.write(data[first:])
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        assert_equal_data(load_libsvm(f"/dev/fd/{r}"), from_file("a1a/a1a"))
+    finally:
+        os.close(r)
+        writer.join()
+
+
+def test_truncated_gzip_stream_names_the_source(cut):
+    with fed("/dev/fd", cut / "truncated", None) as (path, _):
+        with pytest.raises(ValueError, match=f"^{path}:1: corrupt or truncated compressed data"):
+            load_libsvm(path)
+
+
+# --- the command line ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """Each CLI_SETS training file's model, trained by ``fastprox train FILE``
+    (the first pass finding the width and classes): name -> path."""
+    directory = tmp_path_factory.mktemp("models")
+    trained = {}
+    for name, _ in CLI_SETS:
+        trained[name] = directory / f"{name.replace('/', '_')}.npz"
+        assert main(["train", str(data_dir(name) / name), "--model", str(trained[name])]) == 0
+    return trained
+
+
+def width_and_classes(name):
+    """The options that give train what its first pass over the file finds."""
+    X, y = from_file(name)
+    return ["--n-features", X.shape[1], "--classes", *(repr(float(label)) for label in np.unique(y))]
+
+
+@pytest.mark.parametrize("train, test", CLI_SETS)
+def test_train_from_standard_input_equals_train_from_the_file(train, test, models, stored, tmp_path):
+    """``train -`` from a pipe (with --test through a FIFO) gives the model that
+    ``train FILE`` gives, and ``train /dev/stdin`` the same from a gzip stream."""
+    expected = load_model(models[train])
+    for kind, compression in (("-", "plain"), ("/dev/stdin", "gz")):
+        model = tmp_path / f"{compression}.npz"
+        with fed(kind, stored(train, compression), tmp_path) as (path, stdin), \
+                fifo_from(stored(test), tmp_path) as fifo:
+            status, out, err = fastprox("train", path, *width_and_classes(train), "--model", model,
+                                        "--test", fifo, stdin=stdin)
+        assert (status, err) == (0, "")
+        assert f"rows of {fifo})" in out
+        got = load_model(model)
+        np.testing.assert_array_equal(got.coef_, expected.coef_)
+        np.testing.assert_array_equal(got.intercept_, expected.intercept_)
+        np.testing.assert_array_equal(got.classes_, expected.classes_)
+
+
+#: Channels and compressions that the commands read from.
+CLI_CHANNELS = (("-", "plain"), ("-", "gz"), ("/dev/stdin", "bz2"), ("fifo", "xz"))
+
+
+@pytest.mark.parametrize("train, test", CLI_SETS)
+def test_predict_from_every_channel_equals_the_file(train, test, models, stored, capsys, tmp_path):
+    """``predict MODEL DATA --proba`` prints what it prints for the file."""
+    status, expected, _ = run(capsys, "predict", models[train], stored(test), "--proba")
+    assert status == 0
+    for kind, compression in CLI_CHANNELS:
+        with fed(kind, stored(test, compression), tmp_path) as (path, stdin):
+            assert fastprox("predict", models[train], path, "--proba", stdin=stdin) == (0, expected, "")
+
+
+def test_info_from_every_channel_equals_the_file(stored, capsys, tmp_path):
+    """``info DATA`` prints what it prints for the file, under the name given
+    (``<stdin>`` for ``-``)."""
+    status, expected, _ = run(capsys, "info", stored("dna/dna.scale"))
+    assert status == 0
+    for kind, compression in CLI_CHANNELS:
+        with fed(kind, stored("dna/dna.scale", compression), tmp_path) as (path, stdin):
+            shown = "<stdin>" if path == "-" else str(path)
+            assert fastprox("info", path, stdin=stdin) == (0, shown + "\n" + expected.split("\n", 1)[1], "")
+
+
+def test_empty_and_truncated_standard_input(models, cut):
+    with fed("-", cut / "empty", None) as (path, stdin):
+        assert fastprox("predict", models["a9a/a9a"], path, stdin=stdin) == (0, "", "")
+    with fed("-", cut / "truncated", None) as (path, stdin):
+        status, out, err = fastprox("predict", models["a9a/a9a"], path, stdin=stdin)
+    assert status == 1
+    assert err.startswith("fastprox: error: <stdin>:1: corrupt or truncated compressed data")
+
+
+def test_train_refuses_to_read_a_stream_twice(capsys):
+    """A stream cannot be scanned for the width and classes and then trained on,
+    nor read once per pass, nor named twice: each is refused before any reading,
+    naming the options that fix it."""
+    status, _, err = run(capsys, "train", "-")
+    assert status == 1
+    assert "<stdin> can be read only once" in err and "--n-features" in err and "--classes" in err
+    status, _, err = run(capsys, "train", "-", "--n-features", 10, "--classes", -1, 1, "--passes", 2)
+    assert status == 1 and "--passes 2 reads it 2 times" in err
+    status, _, err = run(capsys, "train", "-", "--n-features", 10, "--classes", -1, 1, "--test", "-")
+    assert status == 1 and "<stdin> is given twice" in err
+    status, _, err = run(capsys, "info", "-", "-")
+    assert status == 1 and "<stdin> is given twice" in err
+
+
+# --- a closed output -----------------------------------------------------------------
+
+def test_predict_into_head_ends_quietly(models, stored):
+    """``fastprox predict MODEL FILE --proba | head -3``: head exits after three
+    lines, with most of the output (680 kB) unwritten; predict ends with status
+    0 and nothing on stderr."""
+    command, env = cli_command("predict", models["a9a/a9a"], stored("a9a/a9a.t"), "--proba")
+    predict = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    head = subprocess.Popen(["head", "-3"], stdin=predict.stdout, stdout=subprocess.PIPE)
+    predict.stdout.close()
+    out, _ = head.communicate()
+    with predict.stderr:
+        err = predict.stderr.read()
+    assert (predict.wait(), err) == (0, b"")
+    assert len(out.splitlines()) == 3 and out.startswith(b"labels -1 1\n")
+
+
+@pytest.mark.parametrize("command", [["info", "a9a/a9a"], ["predict", "MODEL", "a9a/a9a.t"],
+                                     ["train", "a1a/a1a"]])
+def test_every_command_ends_quietly_on_a_closed_output(command, models, stored):
+    """Standard output a pipe whose reader has gone before the first write."""
+    argv = [models["a9a/a9a"] if a == "MODEL" else stored(a) for a in command[1:]]
+    r, w = os.pipe()
+    os.close(r)
+    cli, env = cli_command(command[0], *argv)
+    done = subprocess.run(cli, env=env, stdout=w, stderr=subprocess.PIPE)
+    os.close(w)
+    assert (done.returncode, done.stderr) == (0, b"")
