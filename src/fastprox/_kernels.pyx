@@ -576,6 +576,23 @@ cdef class Learner:
         return self.c.t
 
     @property
+    def fast_rows(self):
+        """Which hand-fused row kernel serves this rule's single rows (None: the
+        general `step`): "fobos" (`plain_fobos_step`), "adagrad" (`plain_adagrad_step`),
+        "dual" (`plain_dual_step`) or "rows" (`plain_rows_step`)."""
+        c = &self.c
+        for name, on in (("fobos", c.plain_fobos), ("adagrad", c.plain_adagrad),
+                         ("dual", c.plain_dual), ("rows", c.plain_rows)):
+            if on:
+                return name
+        return None
+
+    def _use_general_step(self):
+        """Route every row through the general `step` (private: the tests that prove
+        each fast row kernel computes the general path's bits)."""
+        self.c.plain_fobos = self.c.plain_adagrad = self.c.plain_dual = self.c.plain_rows = False
+
+    @property
     def n_ops(self):
         """Entries visited so far (catch-up, margin, update, rebase): the cost counter."""
         return self.c.n_ops

@@ -1,0 +1,92 @@
+"""Every hand-fused row kernel computes the general path's bits: a learner forced
+through the general `step` (`Learner._use_general_step`) and one on its fast rows
+end with the same state, bit for bit, on several data sets (issue: the fast rows
+said "operation for operation, the same bits" and nothing checked it)."""
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from fastprox import load_libsvm
+from fastprox._kernels import Learner
+from fastprox._validation import GROUP_PENALTIES, GROUP_SCHEDULES, SUPPORTED_PENALTIES, SUPPORTED_SCHEDULES
+from test_papers import data_dir
+
+LOSSES = ("log", "hinge", "squared_hinge", "modified_huber", "squared", "huber", "epsilon_insensitive")
+
+
+def fast_rules():
+    """(update, schedule, penalty) whose single-output rows take a fast kernel, with its name."""
+    for update, schedules in SUPPORTED_SCHEDULES.items():
+        for schedule in schedules:
+            for penalty in SUPPORTED_PENALTIES[update]:
+                if penalty in GROUP_PENALTIES and schedule not in GROUP_SCHEDULES[update]:
+                    continue
+                if penalty == "squared_group" and update == "rda":
+                    continue
+                fast = Learner(3, 1, update, schedule, penalty, "log").fast_rows
+                if fast is not None:
+                    yield update, schedule, penalty, fast
+
+
+RULES = list(fast_rules())
+
+
+def data_sets():
+    rng = np.random.default_rng(0)
+    X = sp.random(3000, 400, density=0.02, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.uniform(-2, 2, k))
+    y = np.where(X @ rng.normal(size=400) > 0, 1.0, -1.0)
+    sets = {"synthetic": (X, y)}
+    for name, path in (("a9a", "a9a/a9a"), ("ijcnn1", "ijcnn1/ijcnn1.trn")):
+        Xr, yr = load_libsvm(os.path.join(data_dir(), path))
+        sets[name] = (Xr[:4000], np.where(yr[:4000] > 0, 1.0, -1.0))
+    return sets
+
+
+@pytest.fixture(scope="module")
+def sets():
+    return data_sets()
+
+
+def state(learner):
+    arrays = learner.saved_arrays()
+    return b"".join(bytes(memoryview(a).cast("B")) for a, _ in arrays.values()), learner.scalars()
+
+
+def test_every_fast_kernel_is_covered():
+    assert {fast for *_, fast in RULES} == {"fobos", "adagrad", "dual", "rows"}
+
+
+@pytest.mark.parametrize("rule", RULES, ids=["/".join(r[:3]) for r in RULES])
+@pytest.mark.parametrize("name", ["synthetic", "a9a", "ijcnn1"])
+def test_fast_rows_compute_the_general_paths_bits(rule, name, sets):
+    update, schedule, penalty, fast = rule
+    X, y = sets[name]
+    K = 3 if fast == "rows" else 1
+    target = (np.abs(y) + (y > 0)).astype(np.float64) if K > 1 else y      # 3 classes from the sign and more
+    for loss in (("log", "hinge") if K > 1 else LOSSES):
+        kw = dict(alpha=1e-3, eta0=0.05 if schedule != "adagrad" else 0.3, delta=1.0, ovr=K > 1,
+                  rda_rho=0.01 if update == "rda" and penalty in ("l1", "elasticnet") else 0.0)
+        learners = [Learner(X.shape[1], K, update, schedule, penalty, loss, **kw) for _ in range(2)]
+        learners[1]._use_general_step()
+        assert learners[0].fast_rows == fast and learners[1].fast_rows is None
+        for learner in learners:
+            for order in (None, np.random.default_rng(1).permutation(X.shape[0]).astype(np.int64)):
+                learner.fit_rows(X.data, X.indices, X.indptr, target, None, order, 1)
+        assert state(learners[0]) == state(learners[1]), (loss, name)
+
+
+@pytest.mark.parametrize("penalty", ["none", "l1", "l2", "elasticnet"])
+def test_ftrl_without_its_roots_memo_too(penalty, sets):
+    """FTRL models of over 2^19 weights keep (z, n) without sqrt(n): that layout's
+    fast rows (`dual_row` with roots off) are the general path's too."""
+    X, y = sets["synthetic"]
+    learners = [Learner((1 << 19) + 1, 1, "ftrl", "adagrad", penalty, "log", alpha=1e-3, eta0=0.3, delta=1.0)
+                for _ in range(2)]
+    learners[1]._use_general_step()
+    assert learners[0].saved_arrays()["state"][1][1] == 2       # (z, n): no roots
+    for learner in learners:
+        learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1)
+    assert state(learners[0]) == state(learners[1])
