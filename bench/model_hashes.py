@@ -12,15 +12,14 @@ on a slice of a9a (binary), satimage (multiclass) and a synthetic regression.
 A line per configuration: its name and the SHA-256 of coef_ and intercept_.
 """
 import hashlib
-import itertools
 import os
 import sys
 
 import numpy as np
 
 from fastprox import ProxClassifier, ProxRegressor, load_libsvm
-from fastprox._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, GROUP_SCHEDULES,
-                                  REGRESSION_LOSSES, SUPPORTED_PENALTIES, SUPPORTED_SCHEDULES)
+from fastprox._rules import RULES
+from fastprox._validation import CLASSIFICATION_LOSSES, GROUP_PENALTIES, REGRESSION_LOSSES
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
 
@@ -37,12 +36,8 @@ def digest(make):
 
 
 def rules():
-    for update, schedules in SUPPORTED_SCHEDULES.items():
-        for schedule, penalty in itertools.product(schedules, SUPPORTED_PENALTIES[update]):
-            if penalty in GROUP_PENALTIES and (schedule not in GROUP_SCHEDULES[update] or (
-                    penalty == "squared_group" and update == "rda")):
-                continue
-            yield update, schedule, penalty
+    for r in RULES:
+        yield r.update, r.schedule, r.penalty
 
 
 def configurations(n_features, n_classes):

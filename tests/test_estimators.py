@@ -101,8 +101,9 @@ def test_no_predict_proba_for_hinge():
 @pytest.mark.parametrize("params, message", [
     (dict(update="rda", schedule="constant"), "with 'rda' use schedule in"),
     (dict(update="ftrl", schedule="invsqrt"), "with 'ftrl' use schedule in"),
-    (dict(update="rda", penalty="berhu"), "has no exact form under update='rda'"),
-    (dict(update="ftrl", penalty="berhu"), "has no exact form under update='ftrl'"),
+    (dict(update="rda", penalty="berhu"), "has no exact lazy form under update='rda'.*it has one with "
+                                          "update='fobos' with schedule='constant'"),
+    (dict(update="ftrl", penalty="berhu"), "has no exact lazy form under update='ftrl'"),
     (dict(update="sgd"), "use one of 'fobos', 'rda', 'ftrl'"),
     (dict(loss="squared"), "loss='squared' is not supported"),
     (dict(penalty="l0"), "penalty='l0'"),
@@ -114,10 +115,12 @@ def test_no_predict_proba_for_hinge():
     (dict(max_iter=2.5), "must be a finite integer"),
     (dict(multi_class="crammer"), "multi_class='crammer' is not supported"),
     (dict(multi_class="multinomial", loss="squared_hinge"), "multi_class='multinomial' takes loss in"),
-    (dict(penalty="l1_l2"), "penalty='l1_l2' is exact only with update='fobos' and schedule in"),
-    (dict(penalty="l1_linf", update="ftrl"), "has no exact form under update='ftrl'"),
+    (dict(penalty="l1_l2"), "penalty='l1_l2' has no exact lazy form under update='fobos' with "
+                            "schedule='adagrad'.*it has one with update='fobos' with schedule='constant'"),
+    (dict(penalty="l1_linf", update="ftrl"), "has no exact lazy form under update='ftrl'"),
     (dict(penalty="l1_l2", update="rda", schedule="invsqrt", rda_rho=0.1), "use rda_rho=0"),
-    (dict(penalty="squared_group", update="rda"), "is exact with update='fobos'"),
+    (dict(penalty="squared_group", update="rda"), "it has one with update='fobos' with schedule='constant', "
+                                                  "update='fobos' with schedule='invsqrt'"),
     (dict(penalty="l1", groups=np.zeros(300, dtype=int)), "groups= is used by the group penalties"),
     (dict(penalty="l1_l2", schedule="invsqrt", groups=np.zeros(7, dtype=int)),
      "groups must be a vector of length n_features=300"),

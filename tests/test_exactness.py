@@ -9,14 +9,12 @@ import scipy.sparse as sp
 from hypothesis import given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
+from fastprox._rules import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
 from reference import EagerReference, assert_contract_close
 
-PENALTIES = ["none", "l1", "l2", "elasticnet", "berhu"]
-RULES = (
-    [("fobos", s, p) for s in ("constant", "invsqrt", "inv", "adagrad") for p in PENALTIES]
-    + [("rda", s, p) for s in ("invsqrt", "adagrad") for p in PENALTIES[:4]]
-    + [("ftrl", "adagrad", p) for p in PENALTIES[:4]]
-)
+# every supported rule whose penalty acts coordinate-wise (the table of rules');
+# the group penalties are test_exactness_groups'
+RULES = [(r.update, r.schedule, r.penalty) for r in ALL_RULES if PENALTY_TABLE[r.penalty].family != "group"]
 CLASSIFICATION = ["log", "hinge", "squared_hinge", "modified_huber"]
 REGRESSION = ["squared", "huber", "epsilon_insensitive"]
 

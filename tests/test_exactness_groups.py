@@ -12,20 +12,17 @@ import scipy.sparse as sp
 from hypothesis import given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
+from fastprox._rules import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES, SCHEDULES, UPDATES
 from reference import assert_contract_close
 from reference_multiclass import (GROUP_PENALTIES, MULTINOMIAL_LOSSES, MulticlassReference,
                                   random_group_weights)
 
-GROUP_RULES = (
-    [("fobos", s, p) for s in ("constant", "invsqrt", "inv") for p in GROUP_PENALTIES]
-    + [("rda", "invsqrt", p) for p in ("l1_l2", "l1_linf", "sparse_group")]
-)
-SCALAR_PENALTIES = ("none", "l1", "l2", "elasticnet", "berhu")
-MULTINOMIAL_SCALAR_RULES = (
-    [("fobos", s, p) for s in ("constant", "invsqrt", "inv", "adagrad") for p in SCALAR_PENALTIES]
-    + [("rda", s, p) for s in ("invsqrt", "adagrad") for p in SCALAR_PENALTIES[:4]]
-    + [("ftrl", "adagrad", p) for p in SCALAR_PENALTIES[:4]]
-)
+# from the table of rules: the group penalties' rules (rda's under adagrad are
+# test_rda_adagrad_groups'), and the coordinate-wise ones for multinomial models
+GROUP_RULES = [(r.update, r.schedule, r.penalty) for r in ALL_RULES
+               if PENALTY_TABLE[r.penalty].family == "group" and r.schedule != "adagrad"]
+MULTINOMIAL_SCALAR_RULES = [(r.update, r.schedule, r.penalty) for r in ALL_RULES
+                            if PENALTY_TABLE[r.penalty].family != "group"]
 BINARY_LOSSES = ["log", "hinge", "squared_hinge", "modified_huber"]
 REGRESSION_LOSSES = ["squared", "huber", "epsilon_insensitive"]
 
@@ -168,12 +165,9 @@ def test_group_untouched_for_thousands_of_steps(penalty, weights):
     assert_contract_close(lazy.coef(), eager.coef())
 
 
-UNSUPPORTED = (
-    [("fobos", "adagrad", p) for p in GROUP_PENALTIES]
-    + [("rda", s, p) for s in ("constant", "inv") for p in GROUP_PENALTIES]
-    + [("rda", s, "squared_group") for s in ("invsqrt", "adagrad")]
-    + [("ftrl", "adagrad", p) for p in GROUP_PENALTIES]
-)
+# every (update, schedule) a group penalty is not in the table with
+UNSUPPORTED = [(u, s, p) for u in UPDATES for s in SCHEDULES for p in GROUP_PENALTIES
+               if (u, s, p) not in {(r.update, r.schedule, r.penalty) for r in ALL_RULES}]
 
 
 @pytest.mark.parametrize("rule", UNSUPPORTED, ids=["-".join(r) for r in UNSUPPORTED])
@@ -190,8 +184,7 @@ def test_rda_rho_with_group_penalty_is_refused(penalty):
         Learner(10, 3, "rda", "invsqrt", penalty, "log", alpha=0.01, rda_rho=0.1)
 
 
-COST_RULES = [("fobos", s, p) for s in ("constant", "inv") for p in GROUP_PENALTIES] + \
-             [("rda", "invsqrt", p) for p in ("l1_l2", "l1_linf", "sparse_group")]
+COST_RULES = [rule for rule in GROUP_RULES if rule[1] != "invsqrt" or rule[0] == "rda"]
 
 
 @pytest.mark.parametrize("rule", COST_RULES, ids=["-".join(r) for r in COST_RULES])

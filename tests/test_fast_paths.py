@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from fastprox import load_libsvm
 from fastprox._kernels import Learner
-from fastprox._validation import GROUP_PENALTIES, GROUP_SCHEDULES, SUPPORTED_PENALTIES, SUPPORTED_SCHEDULES
+from fastprox._rules import RULES as ALL_RULES
 from test_papers import data_dir
 
 LOSSES = ("log", "hinge", "squared_hinge", "modified_huber", "squared", "huber", "epsilon_insensitive")
@@ -18,16 +18,10 @@ LOSSES = ("log", "hinge", "squared_hinge", "modified_huber", "squared", "huber",
 
 def fast_rules():
     """(update, schedule, penalty) whose single-output rows take a fast kernel, with its name."""
-    for update, schedules in SUPPORTED_SCHEDULES.items():
-        for schedule in schedules:
-            for penalty in SUPPORTED_PENALTIES[update]:
-                if penalty in GROUP_PENALTIES and schedule not in GROUP_SCHEDULES[update]:
-                    continue
-                if penalty == "squared_group" and update == "rda":
-                    continue
-                fast = Learner(3, 1, update, schedule, penalty, "log").fast_rows
-                if fast is not None:
-                    yield update, schedule, penalty, fast
+    for r in ALL_RULES:
+        if r.fast_rows is not None:
+            assert Learner(3, 1, r.update, r.schedule, r.penalty, "log").fast_rows == r.fast_rows
+            yield r.update, r.schedule, r.penalty, r.fast_rows
 
 
 RULES = list(fast_rules())

@@ -12,20 +12,15 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fastprox import ProxClassifier, ProxRegressor, iter_libsvm, load_model, save_model
 from fastprox._kernels import Learner
-from fastprox._validation import GROUP_PENALTIES, GROUP_SCHEDULES, SUPPORTED_PENALTIES, SUPPORTED_SCHEDULES
+from fastprox._rules import RULES as ALL_RULES
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
 
 
 def rules():
     """Every supported (update, schedule, penalty): group penalties over W's rows."""
-    for update, schedules in SUPPORTED_SCHEDULES.items():
-        for schedule in schedules:
-            for penalty in SUPPORTED_PENALTIES[update]:
-                if penalty in GROUP_PENALTIES and (schedule not in GROUP_SCHEDULES[update] or (
-                        penalty == "squared_group" and update == "rda")):
-                    continue
-                yield update, schedule, penalty
+    for r in ALL_RULES:
+        yield r.update, r.schedule, r.penalty
 
 
 RULES = list(rules())

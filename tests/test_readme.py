@@ -16,3 +16,9 @@ def test_the_readme_has_python_examples():
 def test_readme_python_example_runs(code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     exec(compile(code, str(README), "exec"), {"__name__": "__readme__"})
+
+
+def test_the_readme_shows_the_table_of_rules():
+    """The README's table of supported combinations is the table of rules' (`_rules`)."""
+    from fastprox._rules import markdown_table
+    assert markdown_table() in README.read_text()

@@ -52,6 +52,7 @@ from libc.string cimport memcmp, memcpy, memset
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
 from fastprox._losses cimport dloss_and_value, dlog_loss_deferred, logsum_pop, LogSum, LOG
 from fastprox._numpy import np
+from fastprox._rules import PENALTIES as PENALTY_TABLE, rule as find_rule
 from fastprox._validation import check_group_weights, check_memory
 from fastprox._group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sparse_group,
                                    squared_group_tau, _descending)
@@ -315,27 +316,23 @@ cdef class Learner:
         c.eta0, c.delta, c.gamma, c.epsilon = eta0, delta, berhu_gamma, epsilon
         c.inv_eta0 = 1.0 / eta0 if eta0 > 0.0 else 0.0
         c.rda_rho = rda_rho if c.update == RDA else 0.0
-        c.rho1 = l1_ratio if c.penalty in (ELASTICNET, SPARSE_GROUP) else \
-            {NONE: 0.0, L1: 1.0, L2: 0.0, BERHU: 1.0}.get(c.penalty, 0.0)
-        c.grouped = c.penalty >= L1_L2
-        if c.grouped and not ((c.update == FOBOS and c.schedule != ADAGRAD) or (
-                c.update == RDA and c.schedule in (INVSQRT, ADAGRAD) and c.penalty != SQUARED_GROUP
-                and rda_rho == 0)):
-            raise ValueError(f"penalty={penalty!r} is computed exactly with update='fobos' and "
-                             "schedule in ('constant', 'invsqrt', 'inv'), or (except squared_group) "
-                             "with update='rda', schedule in ('invsqrt', 'adagrad') and rda_rho=0.")
+        rule = find_rule(update, schedule, penalty)     # the table of rules: ValueError if none
+        family = PENALTY_TABLE[penalty].family
+        c.rho1 = l1_ratio if PENALTY_TABLE[penalty].l1_share == "l1_ratio" else PENALTY_TABLE[penalty].l1_share
+        c.grouped = family == "group"
+        if c.grouped and rda_rho != 0 and c.update == RDA:
+            raise ValueError(f"penalty={penalty!r} has no closed form with rda_rho's extra l1 term; "
+                             "use rda_rho=0 (penalty='sparse_group' adds l1 within groups), or "
+                             "update='fobos'.")
         c.alpha_pen = 0.0 if c.penalty == NONE else alpha
-        c.berhu_heap = c.update == FOBOS and c.schedule != ADAGRAD and c.penalty == BERHU
-        c.plain_fobos = (n_outputs == 1 and c.update == FOBOS and c.schedule != ADAGRAD
-                         and c.penalty <= ELASTICNET)
-        c.plain_adagrad = (n_outputs == 1 and c.update == FOBOS and c.schedule == ADAGRAD
-                           and c.penalty <= ELASTICNET)
-        c.plain_dual = n_outputs == 1 and c.update != FOBOS and c.penalty <= ELASTICNET
+        c.berhu_heap = family == "berhu" and c.schedule != ADAGRAD
+        c.plain_fobos = n_outputs == 1 and rule.fast_rows == "fobos"
+        c.plain_adagrad = n_outputs == 1 and rule.fast_rows == "adagrad"
+        c.plain_dual = n_outputs == 1 and rule.fast_rows == "dual"
         # Weighted rows take the general step: a weighted variant of the dedicated one
         # (a fused type) kept its loop but made GCC stop inlining prox_l1_linf into it,
         # +11% instructions on the unweighted l1_linf pass (callgrind).
-        c.plain_rows = (groups is None and group_weights is None and c.update == FOBOS
-                        and c.schedule != ADAGRAD and c.penalty in (L1_L2, L1_LINF))
+        c.plain_rows = groups is None and group_weights is None and rule.fast_rows == "rows"
         c.off_P = c.off_Q = -1
         c.ftrl_roots = False
         c.n_row = 0

@@ -1,19 +1,18 @@
 """Checks of hyper-parameters and inputs, with errors that say how to fix them.
 
-The supported combinations are the contract's (shared/spec/updates.md): rda
-needs a schedule that defines its proximal weight beta_t (invsqrt or adagrad);
-ftrl's steps are per-coordinate by construction (adagrad); Berhu has no
-closed form under rda or ftrl.
+Which combinations of update, schedule and penalty are supported, and why, is the
+table of rules' (`_rules`); this module checks names, numbers and what the table
+does not cover (rda_rho with a group penalty, groups with a penalty that ignores
+them).
 """
 import math
 import numbers
 
 from ._numpy import np
+from ._rules import SCHEDULES, UPDATES, penalties_of, rule
 
-UPDATES = ("fobos", "rda", "ftrl")
-SCHEDULES = ("constant", "invsqrt", "inv", "adagrad")
-PENALTIES = ("none", "l1", "l2", "elasticnet", "berhu")
-GROUP_PENALTIES = ("l1_l2", "l1_linf", "sparse_group", "squared_group")
+PENALTIES = penalties_of("separable") + penalties_of("berhu")
+GROUP_PENALTIES = penalties_of("group")
 CLASSIFICATION_LOSSES = ("log", "hinge", "squared_hinge", "modified_huber")
 REGRESSION_LOSSES = ("squared", "huber", "epsilon_insensitive")
 MULTI_CLASS = ("ovr", "multinomial")
@@ -21,14 +20,6 @@ MULTINOMIAL_LOSSES = ("log", "hinge")
 # scikit-learn's spellings (SGDClassifier, SGDRegressor) of the kernel's names:
 # accepted as given (get_params returns them), the kernel gets its own name.
 LOSS_ALIASES = {"log_loss": "log", "squared_error": "squared"}
-
-SUPPORTED_SCHEDULES = {"fobos": SCHEDULES, "rda": ("invsqrt", "adagrad"), "ftrl": ("adagrad",)}
-SUPPORTED_PENALTIES = {"fobos": PENALTIES + GROUP_PENALTIES, "rda": PENALTIES[:4] + GROUP_PENALTIES,
-                       "ftrl": PENALTIES[:4]}
-# Group penalties are exact where skipped proxes compose (fobos, scalar steps) or
-# where a block's weights are a closed form of its gradient sums (rda; squared_group,
-# which couples every group, is fobos-only).
-GROUP_SCHEDULES = {"fobos": ("constant", "invsqrt", "inv"), "rda": ("invsqrt", "adagrad"), "ftrl": ()}
 
 
 def _one_of(name, value, allowed):
@@ -70,22 +61,7 @@ def check_params(est, losses):
     _one_of("schedule", est.schedule, SCHEDULES)
     _one_of("penalty", est.penalty, PENALTIES + GROUP_PENALTIES + (None,))
     penalty = kernel_penalty(est.penalty)
-    if est.schedule not in SUPPORTED_SCHEDULES[est.update]:
-        raise ValueError(
-            f"update={est.update!r} is not defined with schedule={est.schedule!r}; "
-            f"with {est.update!r} use schedule in {SUPPORTED_SCHEDULES[est.update]}.")
-    if penalty not in SUPPORTED_PENALTIES[est.update]:
-        raise ValueError(
-            f"penalty={penalty!r} has no exact form under update={est.update!r}; "
-            f"use penalty in {SUPPORTED_PENALTIES[est.update]} or update='fobos'.")
-    if penalty in GROUP_PENALTIES and est.schedule not in GROUP_SCHEDULES[est.update]:
-        raise ValueError(
-            f"penalty={penalty!r} is exact only with update='fobos' and schedule in "
-            f"{GROUP_SCHEDULES['fobos']}, or update='rda' and schedule in {GROUP_SCHEDULES['rda']} "
-            f"(its skipped proxes do not compose under {est.schedule!r}).")
-    if penalty == "squared_group" and est.update == "rda":
-        raise ValueError("penalty='squared_group' couples all groups and is exact with update='fobos' "
-                         "(schedule in ('constant', 'invsqrt', 'inv')) only.")
+    rule(est.update, est.schedule, penalty)
     if penalty in GROUP_PENALTIES and est.update == "rda" and est.rda_rho != 0:
         raise ValueError("rda_rho adds an l1 term that has no closed form with a group penalty; "
                          "use rda_rho=0 (or penalty='sparse_group' for l1 within groups).")
