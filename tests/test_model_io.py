@@ -1,18 +1,26 @@
 """Model files: exact continuation of partial_fit after save/load, sparse storage,
 and a clear ValueError naming the file for every kind of bad file."""
+import functools
+import io
 import json
+import shutil
+import struct
+import subprocess
+import sys
 import zipfile
+import zlib
 
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
-from fastprox import ProxClassifier, ProxRegressor
+from fastprox import ProxClassifier, ProxRegressor, dump_libsvm
 from fastprox.cli.synthetic import text_like
 from fastprox.model_io import VERSION, load_model, save_model
 
 X, Y, X_TEST, _ = text_like(1200, 3000, seed=1)
 HALF = X.shape[0] // 2   # a multiple of every batch_size below: same steps as one pass
+LABELS = np.arange(X.shape[0]) % 3
 
 CONTINUATIONS = {
     "fobos": dict(update="fobos"),
@@ -124,24 +132,31 @@ def test_refuses_what_it_cannot_store(tmp_path):
         save_model(object(), tmp_path / "m")
 
 
+def members_of(path):
+    """A model file's members as arrays (read by NumPy: the tests' own files)."""
+    with np.load(path) as npz:
+        return {key: npz[key] for key in npz.files}
+
+
+def rewrite(path, edit_header=None, **members):
+    """Rewrite the model file at path with its header edited in place by
+    ``edit_header(header)`` and the given members replaced (None: dropped)."""
+    content = members_of(path)
+    header = json.loads(str(content["header"]))
+    if edit_header:
+        edit_header(header)
+    content.update({"header": np.array(json.dumps(header)), **members})
+    with open(path, "wb") as f:
+        np.savez(f, **{k: v for k, v in content.items() if v is not None})
+    return path
+
+
 @pytest.fixture
 def saved(tmp_path):
     """A saved classifier and a way to rewrite its members."""
     path = tmp_path / "model.npz"
     save_model(ProxClassifier(update="ftrl").fit(X, Y), path)
-
-    def rewrite(edit_header=None, **members):
-        with np.load(path) as npz:
-            content = {key: npz[key] for key in npz.files}
-        header = json.loads(str(content["header"]))
-        if edit_header:
-            edit_header(header)
-        content.update(header=np.array(json.dumps(header)), **members)
-        with open(path, "wb") as f:
-            np.savez(f, **{k: v for k, v in content.items() if v is not None})
-        return path
-
-    return path, rewrite
+    return path, functools.partial(rewrite, path)
 
 
 def set_version(h):
@@ -277,3 +292,454 @@ def test_bad_group_weights_member_names_the_file(tmp_path):
         with pytest.raises(ValueError, match="^" + str(path) + ": group_weights must") as info:
             load_model(path)
         assert message in str(info.value)
+
+
+# --- hostile and corrupt files --------------------------------------------------------
+# Each of these once loaded (then trained wrongly, or crashed in partial_fit), raised
+# another error than ValueError (a traceback on the command line), or took memory
+# out of proportion to the model (a zip bomb).
+
+def refused(path, *messages):
+    """Assert that loading the file at path raises a ValueError that starts with
+    the path and says each of `messages`."""
+    with pytest.raises(ValueError) as info:
+        load_model(path)
+    text = str(info.value)
+    assert text.startswith(f"{path}: "), text
+    for message in messages:
+        assert message in text, text
+
+
+def entries_of(path):
+    """The members of the model file at path as (name, .npy bytes) pairs."""
+    with zipfile.ZipFile(path) as archive:
+        return [(info.filename, archive.read(info)) for info in archive.infolist()]
+
+
+def raw_zip(entries):
+    """A zip file's bytes holding ``entries`` (name, payload, method=0, crc=None,
+    size=None, flags=0) exactly as given, however inconsistent: payloads already
+    compressed (method 8: raw deflate), declared sizes and CRCs (default: the
+    payload's), repeated names. zipfile checks too much to write such files."""
+    out, directory = bytearray(), bytearray()
+    for name, payload, method, crc, size, flags in (tuple(e) + (0, None, None, 0)[len(e) - 2:]
+                                                     for e in entries):
+        name = name.encode()
+        fields = struct.pack("<HHHHHIII", 20, flags, method, 0, 0x21,
+                             zlib.crc32(payload) if crc is None else crc, len(payload),
+                             len(payload) if size is None else size)
+        directory += b"PK\x01\x02" + struct.pack("<H", 20) + fields + struct.pack(
+            "<HHHHHII", len(name), 0, 0, 0, 0, 0, len(out)) + name
+        out += b"PK\x03\x04" + fields + struct.pack("<HH", len(name), 0) + name + payload
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(entries), len(entries), len(directory), len(out), 0)
+    return bytes(out + directory + end)
+
+
+def deflated_zeros(n_chunks, prefix=b"", chunk=1 << 24):
+    """Raw deflate of prefix and n_chunks * chunk zero bytes, in about n_chunks * 16 KB
+    made in no time: after a full flush, every chunk of zeros compresses to the same
+    bytes. Returns (deflated bytes, uncompressed size, CRC-32)."""
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    zeros = bytes(chunk)
+    head = c.compress(prefix) + c.flush(zlib.Z_FULL_FLUSH)
+    first = c.compress(zeros) + c.flush(zlib.Z_FULL_FLUSH)
+    repeated = c.compress(zeros) + c.flush(zlib.Z_FULL_FLUSH)
+    crc = zlib.crc32(prefix)
+    for _ in range(n_chunks):
+        crc = zlib.crc32(zeros, crc)
+    return head + first + repeated * (n_chunks - 1) + c.flush(), len(prefix) + n_chunks * chunk, crc
+
+
+def npy_header(shape, descr="<f8"):
+    """The .npy header (format 1.0) of an array of this shape and type."""
+    f = io.BytesIO()
+    np.lib.format.write_array_header_1_0(f, {"descr": descr, "fortran_order": False, "shape": shape})
+    return f.getvalue()
+
+
+def test_deflated_zeros_are_what_they_declare():
+    data, size, crc = deflated_zeros(5, npy_header((5 << 17,)), chunk=1 << 20)
+    plain = zlib.decompress(data, -15)
+    assert len(plain) == size and zlib.crc32(plain) == crc and len(data) < size / 500
+    np.testing.assert_array_equal(np.lib.format.read_array(io.BytesIO(plain)), np.zeros(5 << 17))
+
+
+@pytest.fixture(scope="module")
+def berhu_file(tmp_path_factory):
+    """A Berhu model (fobos, invsqrt) whose heap holds many l2-phase entries."""
+    path = tmp_path_factory.mktemp("berhu") / "berhu.npz"
+    est = ProxClassifier(penalty="berhu", schedule="invsqrt", alpha=1e-3, berhu_gamma=0.01, eta0=1.0).fit(X, Y)
+    assert est._learner.scalars()["heap_size"] > 10
+    save_model(est, path)
+    return path
+
+
+def heap_edit(edit):
+    """A change of a Berhu file's members: edit(header, members) changes them in place."""
+    def change(path):
+        content = members_of(path)
+        header = json.loads(str(content.pop("header")))
+        edit(header, content)
+        return rewrite(path, lambda h: h.update(header), **content)
+    return change
+
+
+def emptied(h, m):
+    m["heap_items"], m["heap_keys"] = m["heap_items"][:0], m["heap_keys"][:0]
+    h["scalars"]["heap_size"] = 0
+
+
+def duplicated(h, m):
+    m["heap_items"][-1], m["heap_keys"][-1] = m["heap_items"][0], m["heap_keys"][0]
+
+
+def dropped(h, m):
+    m["heap_items"], m["heap_keys"] = m["heap_items"][:-1], m["heap_keys"][:-1]
+    h["scalars"]["heap_size"] -= 1
+
+
+def l1_entry_listed(h, m):
+    phase = m["state"].reshape(-1, 3)[:, 1]
+    m["heap_items"][-1] = m["rows"][np.flatnonzero(phase == 0)[0]]
+
+
+def unordered(h, m):
+    for name in ("heap_items", "heap_keys"):
+        m[name][[0, -1]] = m[name][[-1, 0]]
+
+
+def key_nudged(h, m):
+    m["heap_keys"][3] = np.nextafter(m["heap_keys"][3], np.inf)
+
+
+def fresh_phase(h, m):
+    entries = m["state"].reshape(-1, 3)
+    entries[np.flatnonzero(entries[:, 1] == 0)[0], 1] = 2.0
+
+
+def l2_outside_the_heap(h, m):
+    entries = m["state"].reshape(-1, 3)
+    entries[np.flatnonzero(entries[:, 1] == 0)[0]] = [5.0, 1.0, 1.0]
+
+
+HEAPS = {
+    "emptied": (emptied, "entries in the l2 phase"),
+    "emptied, heap_size kept": (lambda h, m: emptied(h, m) or h["scalars"].update(heap_size=5),
+                                "heap_items has shape (0,)"),
+    "duplicated item": (duplicated, "heap_items holds a repeated entry"),
+    "an item dropped": (dropped, "entries in the l2 phase"),
+    "an l1 entry listed": (l1_entry_listed, "entries in the l2 phase"),
+    "not a max-heap": (unordered, "max-heap order"),
+    "a key nudged": (key_nudged, "exit keys"),
+    "a FRESH phase": (fresh_phase, "phase fields"),
+    "an l2 entry outside the heap": (l2_outside_the_heap, "entries in the l2 phase"),
+    "heap_size beyond the heap": (lambda h, m: h["scalars"].update(heap_size=h["scalars"]["heap_size"] + 1),
+                                  "heap_items has shape"),
+}
+
+
+@pytest.mark.parametrize("edit, message", HEAPS.values(), ids=HEAPS.keys())
+def test_berhu_heap_holds_exactly_the_l2_entries(berhu_file, tmp_path, edit, message):
+    """Berhu's kernel trusts its heap: an emptied heap, or one item twice, loaded
+    and then crashed partial_fit (segmentation fault, or free(): invalid size)."""
+    refused(heap_edit(edit)(edited(berhu_file, tmp_path / "berhu.npz")), message)
+
+
+def learner_entry(**values):
+    return lambda h: h["learner"].update(values)
+
+
+def features(n):
+    """n features in the learner and in the fitted attributes, consistently."""
+    return lambda h: (h["learner"].update(n_features=n), h["fitted"].update(n_features_in_=n))
+
+
+SIZES = {
+    "negative n_features": (learner_entry(n_features=-1), "n_features=-1 must be >= 0"),
+    "n_features beyond int64": (features(2**63),
+                                "learner.n_features=9223372036854775808 must be an integer of 64 bits"),
+    "n_features of 10^30": (features(10**30), "must be an integer of 64 bits"),
+    "n_features not an integer": (features(3000.0), "learner.n_features=3000.0 must be an integer"),
+    "n_features a string": (features("3000"), "learner.n_features='3000' must be an integer"),
+    "n_outputs true": (learner_entry(n_outputs=True), "learner.n_outputs=True must be an integer"),
+    "no outputs": (learner_entry(n_outputs=0), "n_outputs=0 must be >= 1"),
+    "negative outputs": (learner_entry(n_outputs=-3), "n_outputs=-3 must be >= 1"),
+    "outputs beyond a C int": (learner_entry(n_outputs=2**31), "n_outputs=2147483648 must be >= 1 and <= 2147483647"),
+    "too large for memory": (features(2**45), "of memory is available"),
+    "outputs too many for memory": (lambda h: (features(0)(h), learner_entry(n_outputs=2**30, ovr=True)(h)),
+                                    "1073741824 output(s) needs"),
+    "heap_size beyond the model": (lambda h: h["scalars"].update(heap_size=10**6), "heap_size=1000000 must be"),
+}
+
+
+@pytest.mark.parametrize("edit, message", SIZES.values(), ids=SIZES.keys())
+def test_sizes_out_of_range_are_refused(saved, edit, message):
+    """Negative or huge sizes gave SystemError, OverflowError or MemoryError."""
+    refused(saved[1](edit_header=edit), message)
+
+
+def test_deeply_nested_header_is_refused(saved, tmp_path):
+    """A 10^5-deep JSON header raised RecursionError; nesting within an entry is a
+    wrong type."""
+    path, _ = saved
+    refused(edited(path, tmp_path / "deep", header=np.array("[" * 10**5 + "]" * 10**5)),
+            "not a readable fastprox model file", "RecursionError")
+    refused(edited(path, tmp_path / "nested", lambda h: h["params"].update(alpha=json.loads("[" * 900 + "]" * 900))),
+            "params.alpha=[[[[")
+
+
+MEMORY_PROBE = """
+import sys, tracemalloc
+import numpy.lib.format
+from fastprox.model_io import read_model
+tracemalloc.start()
+for path in sys.argv[1:]:
+    try:
+        read_model(path)
+        print("loaded", path)
+    except ValueError as e:
+        print(e)
+print(tracemalloc.get_traced_memory()[1])
+"""
+
+
+def peak_memory_of_reading(*paths):
+    """(the lines read_model's errors print, the peak of the memory Python and NumPy
+    allocated while reading the files, in bytes), in a fresh process (tracemalloc:
+    a child's peak RSS starts at its parent's)."""
+    lines = subprocess.run([sys.executable, "-c", MEMORY_PROBE, *map(str, paths)], capture_output=True,
+                           text=True, check=True, timeout=120).stdout.splitlines()
+    return lines[:-1], int(lines[-1])
+
+
+def test_bombs_are_refused_before_they_are_decompressed(saved, tmp_path):
+    """A 3 MB file with an unused member of 3 GiB of deflated zeros took 3.1 GB to
+    load (np.load read every member); the reader refuses it, and members whose
+    declared sizes are not what the header implies, before decompressing them,
+    and zips of many entries before reading their directory."""
+    path, _ = saved
+    members = entries_of(path)
+    gib = 1 << 30
+    # member -> (its .npy header, GiB of zeros after it): a member no model has; a member
+    # and a header whose .npy headers declare 3 GiB and 1 GiB (NumPy's strings stop at
+    # 2 GiB); a member whose .npy header is right, but whose zip entry holds 3 GiB more
+    bombs = {"junk": (b"", 3), "bstate": (npy_header((3 * gib // 16, 2)), 3),
+             "header": (npy_header((), f"<U{gib // 4}"), 1), "gstamp": (npy_header((0,)), 3)}
+    paths = []
+    for name, (prefix, gibs) in bombs.items():
+        paths.append(tmp_path / f"{name}.npz")
+        zeros, size, crc = deflated_zeros(gibs * gib >> 24, prefix)
+        member = f"{name}.npy"
+        paths[-1].write_bytes(raw_zip([m for m in members if m[0] != member] + [(member, zeros, 8, crc, size)]))
+        assert paths[-1].stat().st_size < 3.5e6
+    paths.append(tmp_path / "directory.npz")
+    paths[-1].write_bytes(raw_zip(members + [("x.npy", b"")] * 60_000))
+    errors, peak = peak_memory_of_reading(*paths)
+    assert [e.split(": ", 1)[0] for e in errors] == list(map(str, paths))
+    assert "unknown member 'junk.npy'" in errors[0]
+    assert "bstate has shape (201326592, 2)" in errors[1]
+    assert "header holds 1073741824 bytes, more than the 4194304 a header may" in errors[2]
+    assert "gstamp declares 3221225600 bytes, but its shape (0,) of float64 takes 128" in errors[3]
+    assert "zip directory declares" in errors[4]
+    assert peak < 16e6, peak
+
+
+def test_unknown_repeated_and_misplaced_members_are_refused(saved, tmp_path):
+    path, rewrite_saved = saved
+    members = entries_of(path)
+    path.write_bytes(raw_zip(members + [members[1]]))
+    refused(path, f"member {members[1][0]!r} appears twice")
+    path.write_bytes(raw_zip(members + [("extra.npy", members[1][1])]))
+    refused(path, "unknown member 'extra.npy'")
+    path.write_bytes(raw_zip([m + (0, None, None, 1) for m in members]))
+    refused(path, "not a readable fastprox model file", "encrypted")
+    save_model(ProxRegressor().fit(X, Y), path)
+    refused(rewrite(path, classes=np.array([0.0, 1.0])), "a ProxRegressor has no classes")
+
+
+def both(**values):
+    """The same values in the learner and the params entries."""
+    return lambda h: (h["learner"].update(values), h["params"].update(values))
+
+
+VALUES = {
+    "negative alpha": (learner_entry(alpha=-1.0), "learner: alpha=-1.0 must be >= 0.0"),
+    "negative alpha in params": (lambda h: h["params"].update(alpha=-1.0), "params: alpha=-1.0 must be >= 0.0"),
+    "NaN alpha": (learner_entry(alpha=float("nan")), "alpha=nan must be a finite number"),
+    "negative eta0": (learner_entry(eta0=-0.5), "learner: eta0=-0.5 must be > 0.0"),
+    "eta0 'auto' in the kernel": (learner_entry(eta0="auto"), "learner.eta0='auto' must be"),
+    "l1_ratio above 1": (learner_entry(l1_ratio=2.0), "l1_ratio=2.0 must be >= 0.0 and <= 1.0"),
+    "zero berhu_gamma": (learner_entry(berhu_gamma=0), "berhu_gamma=0 must be > 0.0"),
+    "negative delta": (learner_entry(delta=-1.0), "delta=-1.0 must be >= 0.0"),
+    "an integer boolean": (learner_entry(fit_intercept=1), "learner.fit_intercept=1 must be true or false"),
+    "ovr and multinomial": (learner_entry(ovr=True, multinomial=True), "ovr and multinomial are both true"),
+    "negative t": (lambda h: h["scalars"].update(t=-1), "scalars: t=-1 must be >= 0"),
+    "t beyond 2^53": (lambda h: (h["scalars"].update(t=2**60), h["fitted"].update(t_=2**60)),
+                      "t=1152921504606846976 must be"),
+    "negative n_ops": (lambda h: h["scalars"].update(n_ops=-5), "n_ops=-5 must be >= 0"),
+    "P of 0": (lambda h: h["scalars"].update(P=0.0), "P=0.0 must be > 0.0"),
+    "P above 1": (lambda h: h["scalars"].update(P=1.5), "P=1.5 must be > 0.0 and <= 1.0"),
+    "infinite Q": (lambda h: h["scalars"].update(Q=float("inf")), "Q=inf must be a finite number"),
+    "t_ other than t": (lambda h: h["fitted"].update(t_=h["fitted"]["t_"] + 1), "but the kernel has taken"),
+    "negative n_iter_": (lambda h: h["fitted"].update(n_iter_=-1), "n_iter_=-1 must be >= 0"),
+    "version true": (lambda h: h.update(version=True), "model format version True"),
+    "an unknown entry": (lambda h: h.update(extra=1), "has unknown entries ['extra']"),
+    "a missing entry": (lambda h: h.pop("fitted"), "lacks ['fitted']"),
+    "a missing parameter": (lambda h: h["params"].pop("max_iter"), "params entry lacks ['max_iter']"),
+    "a scalars list": (lambda h: h.update(scalars=[1, 2]), "scalars entry is [1, 2], not a JSON object"),
+    "class a list": (lambda h: h.update({"class": ["ProxClassifier"]}), "unknown model class ['ProxClassifier']"),
+    "batch_size beyond a C int": (lambda h: h["params"].update(batch_size=2**40), "batch_size=1099511627776 must be"),
+    "random_state a string": (lambda h: h["params"].update(random_state="x"), "params.random_state='x' must be null"),
+    "unknown multi_class": (lambda h: h["params"].update(multi_class="crammer"),
+                            "multi_class='crammer' is not supported"),
+    "a loss other than the params'": (lambda h: h["params"].update(loss="hinge"),
+                                      "params.loss='hinge' but the kernel was fitted with loss='log'"),
+    "a regression loss": (both(loss="squared"), "loss='squared' is not supported"),
+    "a penalty other than the params'": (lambda h: h["params"].update(penalty="l2"), "params.penalty='l2' but"),
+    "an update other than the params'": (learner_entry(update="rda", schedule="adagrad"),
+                                         "but the kernel was fitted with update='rda'"),
+    "an intercept other than the params'": (lambda h: h["params"].update(fit_intercept=False),
+                                            "params.fit_intercept=False but"),
+    "unsupported combination": (both(penalty="berhu"), "penalty='berhu' has no exact lazy form under update='ftrl'"),
+    "the class of the other kind": (lambda h: h.update({"class": "ProxRegressor"}), "loss='log' is not supported"),
+}
+
+
+@pytest.mark.parametrize("edit, message", VALUES.values(), ids=VALUES.keys())
+def test_header_values_out_of_range_are_refused(saved, edit, message):
+    """alpha < 0, eta0 < 0, t < 0, a loss other than the parameters' loaded and trained."""
+    refused(saved[1](edit_header=edit), message)
+
+
+CLASSES = {
+    "unsorted": (np.array([1.0, -1.0]), "are not sorted and distinct"),
+    "repeated": (np.array([1.0, 1.0]), "are not sorted and distinct"),
+    "NaN": (np.array([-1.0, np.nan]), "classes: [-1.0, nan] are not sorted and distinct"),
+    "continuous": (np.array([-1.0, 0.5]), "classes: Unknown label type: continuous"),
+    "unsorted strings": (np.array(["b", "a"]), "['b', 'a'] are not sorted"),
+    "strings too long": (np.array(["a" * 3 * 10**6, "b"]), "more than 256 each or 16777216 bytes in all"),
+    "three for one output": (np.array([1.0, 2.0, 3.0]), "classes has shape (3,), but the model has 1 output(s)"),
+    "booleans as numbers": (np.array([[1, 2]]), "classes has shape (1, 2)"),
+    "complex": (np.array([1j, 2j]), "classes has dtype complex128"),
+}
+
+
+@pytest.mark.parametrize("classes, message", CLASSES.values(), ids=CLASSES.keys())
+def test_classes_are_sorted_and_distinct(saved, classes, message):
+    refused(saved[1](classes=classes), message)
+
+
+def test_multiclass_kind_matches_the_params(tmp_path):
+    path, copy = tmp_path / "m", tmp_path / "copy"
+    save_model(ProxClassifier(multi_class="multinomial").fit(X, LABELS), path)
+    refused(edited(path, copy, lambda h: h["params"].update(multi_class="ovr")),
+            "params.multi_class='ovr' but the kernel was fitted with multinomial=True")
+    refused(edited(path, copy, lambda h: h["learner"].update(multinomial=False)), "either one-vs-rest or multinomial")
+    refused(edited(path, copy, classes=np.array([0, 0, 1])), "are not sorted and distinct")
+    save_model(ProxClassifier(penalty="l1_l2", schedule="invsqrt", groups=np.arange(3000) % 50).fit(X, LABELS), path)
+    refused(edited(path, copy, lambda h: h["params"].update(groups=(np.arange(3000) % 49).tolist())),
+            "params.groups differs from the kernel's groups")
+    refused(edited(path, copy, groups=np.full(3000, -2)), "groups ids must be >= -1")
+
+
+def nudge(row, column, by):
+    """An edit of the state member: its entry (row, column) plus `by`."""
+    def edit(path):
+        state = members_of(path)["state"]
+        state[row, column] += by
+        return rewrite(path, state=state)
+    return edit
+
+
+def set_member(name, index, value):
+    """An edit of member `name`: entry `index` set to `value`."""
+    def edit(path):
+        a = members_of(path)[name]
+        a[index] = value
+        return rewrite(path, **{name: a})
+    return edit
+
+
+STATES = {
+    "NaN in the state": (dict(update="ftrl"), Y, nudge(0, 0, np.nan), "state holds NaN or infinity"),
+    "infinite intercept": (dict(update="ftrl"), Y, set_member("bstate", (0, 0), np.inf),
+                           "bstate holds NaN or infinity"),
+    "negative n": (dict(update="ftrl"), Y, nudge(0, 1, -1e6), "state holds n fields"),
+    "a root not sqrt(n)": (dict(update="ftrl"), Y, nudge(0, 2, 1e-3), "state holds root fields"),
+    "negative intercept G": (dict(), Y, set_member("bstate", (0, 1), -1.0), "bstate hold values"),
+    "an AdaGrad step not eta0 / (delta + sqrt(G))": (dict(), Y, nudge(0, 3, 1e-3), "state holds eta fields"),
+    "a stamp after t": (dict(), Y, nudge(0, 0, 1e9), "state holds t0 fields"),
+    "a fractional stamp": (dict(), Y, nudge(0, 0, 0.5), "state holds t0 fields"),
+    "negative G": (dict(), Y, nudge(0, 2, -1e9), "state holds G fields"),
+    "a P stamp above 1": (dict(penalty="l2", schedule="invsqrt", alpha=1e-3), Y, nudge(0, 0, 1.0),
+                          "state holds P fields"),
+    "a Q stamp beyond Q": (dict(schedule="invsqrt", alpha=1e-3), Y, nudge(0, 0, 1e3), "state holds Q fields"),
+    "a replay of 10^15 steps": (dict(penalty="sparse_group", schedule="invsqrt", groups=np.arange(3000) % 50,
+                                     multi_class="multinomial"), LABELS, set_member("gstamp", 0, -1e15),
+                                "gstamp, gnorm or bstate hold values"),
+    "a fractional step stamp": (dict(penalty="sparse_group", schedule="invsqrt", multi_class="multinomial"),
+                                LABELS, set_member("gstamp", 0, 0.5), "gstamp, gnorm or bstate hold values"),
+    "a negative group norm": (dict(penalty="squared_group", schedule="invsqrt", groups=np.arange(3000) % 50,
+                                   multi_class="multinomial"), LABELS, set_member("gnorm", 0, -1.0),
+                              "gstamp, gnorm or bstate hold values"),
+    "negative group weights": (dict(penalty="l1_l2", schedule="invsqrt", groups=np.arange(3000) % 50,
+                                    group_weights=WEIGHTS_50), LABELS, set_member("group_weights", 0, -1.0),
+                               "group_weights must be finite and >= 0"),
+}
+
+
+@pytest.mark.parametrize("params, labels, edit, message", STATES.values(), ids=STATES.keys())
+def test_state_values_the_kernel_never_writes_are_refused(tmp_path, params, labels, edit, message):
+    path = tmp_path / "m"
+    save_model(ProxClassifier(**params).fit(X, labels), path)
+    refused(edit(path), message)
+
+
+def test_saving_refuses_what_loading_would(tmp_path):
+    """The writer's output always loads: parameters changed since the fit in ways
+    the kernel does not follow, invalid ones, and an overflowed model are refused
+    when saving; t_ is the kernel's step count."""
+    path = tmp_path / "m"
+    est = ProxClassifier().fit(X, Y)
+    for change, message in [(dict(penalty="l2"), "params.penalty='l2' but the kernel was fitted with penalty='l1'"),
+                            (dict(alpha=-1.0), "params: alpha=-1.0 must be >= 0.0"),
+                            (dict(multi_class="softmax"), "multi_class='softmax' is not supported")]:
+        before = est.get_params()
+        with pytest.raises(ValueError, match="^the model cannot be saved: ") as info:
+            save_model(est.set_params(**change), path)
+        assert message in str(info.value)
+        est.set_params(**before)
+    est.t_ -= 5                     # as after an interrupted partial_fit
+    save_model(est, path)
+    assert load_model(path).t_ == est._learner.t
+    state = est._learner.__getstate__()
+    state["arrays"]["state"][7, -1] = np.inf      # as a step that overflowed leaves it
+    est._learner.__setstate__(state)
+    with pytest.raises(ValueError, match="its state holds NaN or infinity"):
+        save_model(est, tmp_path / "overflowed")
+    assert not (tmp_path / "overflowed").exists()
+
+
+def edited(source, path, edit=None, **members):
+    """A copy at path of the model file at source, rewritten (see `rewrite`)."""
+    shutil.copyfile(source, path)
+    return rewrite(path, edit, **members)
+
+
+def test_predict_with_a_bad_model_prints_one_line(berhu_file, saved, tmp_path):
+    """The command line names the file and what is wrong in one line, never a traceback."""
+    data = tmp_path / "data.svm"
+    dump_libsvm(X_TEST, np.ones(X_TEST.shape[0]), data)
+    source, _ = saved
+    models = [edited(source, tmp_path / "deep.npz", header=np.array("{" * 10**5)),
+              heap_edit(emptied)(edited(berhu_file, tmp_path / "heap.npz"))]
+    for name, edit in {"negative outputs": learner_entry(n_outputs=-1), "huge outputs": learner_entry(n_outputs=2**40),
+                       "huge features": features(2**70), "too large": features(2**45),
+                       "nested": lambda h: h.update(fitted=json.loads("[" * 900 + "]" * 900))}.items():
+        models.append(edited(source, tmp_path / f"{name}.npz", edit))
+    for model in models:
+        run = subprocess.run([sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())",
+                              "predict", str(model), str(data)], capture_output=True, text=True, timeout=120)
+        assert run.returncode == 1 and run.stdout == "", run
+        assert "Traceback" not in run.stderr and run.stderr.count("\n") == 1, run.stderr
+        assert run.stderr.startswith(f"fastprox: error: {model}: "), run.stderr

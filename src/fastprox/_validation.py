@@ -77,8 +77,9 @@ def check_params(est, losses):
     _number("epsilon", est.epsilon, 0.0)
     _number("batch_size", est.batch_size, 1, integer=True)
     _number("max_iter", est.max_iter, 1, integer=True)
-    if type(est.grow_features).__name__ not in ("bool", "bool_"):     # NumPy's too, without importing it
-        raise ValueError(f"grow_features={est.grow_features!r} must be True or False.")
+    grow = getattr(est, "grow_features", False)     # absent from model files before it
+    if type(grow).__name__ not in ("bool", "bool_"):    # NumPy's too, without importing it
+        raise ValueError(f"grow_features={grow!r} must be True or False.")
     _check_verbose(getattr(est, "verbose", 0))
     _check_class_weight(getattr(est, "class_weight", None))
 
