@@ -1,5 +1,5 @@
 # Group penalties under FOBOS with a scalar schedule, and under RDA with the
-# invsqrt schedule (included by _kernels.pyx).
+# invsqrt and adagrad schedules (included by _kernels.pyx).
 #
 # A group is a block of W: one feature's row (the default, p = d) or the rows
 # of the features a user maps to the same id. Entries hold plain weights; each

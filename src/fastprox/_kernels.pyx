@@ -6,7 +6,7 @@ processes rows one step at a time. Per step it touches only the features of
 the step's rows: it first catches those features up on the steps they missed
 (FOBOS Proposition 11: successive proxes compose), then computes the margins,
 the loss gradients and the update. The result equals, to rounding, the eager
-definition of ``shared/spec/updates.md`` in which every coordinate is updated
+definition of ``docs/contract.md`` in which every coordinate is updated
 at every step.
 
 State layout: a (d, width) C-contiguous array. Row j holds the per-feature

@@ -129,7 +129,7 @@ MAX_GROUP_WEIGHT = 1e150
 def check_group_weights(weights, penalty, n_groups):
     """None (every group weight 1) or a float64 vector of one weight d_G >= 0 per group:
     n_groups = n_features with groups=None, else max(groups) + 1; d_G = 0 leaves group
-    G unpenalized."""
+    G without its group part (sparse_group's l1 part applies to every entry)."""
     if weights is None:
         return None
     _check_grouped("group_weights", penalty)

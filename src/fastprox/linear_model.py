@@ -335,7 +335,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     """Linear classifier trained online by FOBOS, RDA or FTRL-Proximal, lazily and exactly.
 
     Each step costs time proportional to the non-zeros of its rows; the model
-    read at any time equals the eager definition of shared/spec/updates.md.
+    read at any time equals the eager definition of docs/contract.md.
 
     Parameters
     ----------
@@ -387,9 +387,9 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         loss. Two classes always give one binary model.
     groups : None or int array of length n_features, default=None
         For the group penalties ("l1_l2", "l1_linf", "sparse_group",
-        "squared_group", fobos with a scalar schedule): None makes each feature's
-        row of W a group; otherwise features with the same id form a group and
-        -1 leaves a feature unpenalized.
+        "squared_group"; the rules that take them: the README's table). None
+        makes each feature's row of W a group; otherwise features with the same
+        id form a group and -1 leaves a feature unpenalized.
     group_weights : None or array of floats >= 0, one per group, default=None
         The group penalties' weights d_G (None: all 1), e.g. sqrt(group size) so
         that large groups do not dominate: r(W) = sum_G d_G ||W_G||_F (l1_l2),
@@ -397,7 +397,8 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         (sparse_group: the l1 part is per entry and is not weighted),
         (sum_G d_G ||W_G||_F)^2 / 2 (squared_group, Martins et al.'s Alg. 4).
         One weight per group: n_features with groups=None, else max(groups) + 1;
-        d_G = 0 leaves group G unpenalized.
+        d_G = 0 leaves group G unpenalized (under sparse_group, its l1 part
+        still applies to every entry).
     grow_features : bool, default=False
         Accept X of any width: the model widens to the widest X it has trained on
         (n_features_in_), features met for the first time joining at weight 0 (the
