@@ -33,8 +33,9 @@ CONTINUATIONS = {
 
 
 def same_state(a, b):
-    """Bit-identical kernel state (the used part of Berhu's heap included)."""
-    sa, sb = a._learner.__getstate__(), b._learner.__getstate__()
+    """Bit-identical kernel state (the used part of Berhu's heap included), each with
+    its sparse_group groups caught up (`Learner.caught_up`: save_model writes them so)."""
+    sa, sb = a._learner.caught_up().__getstate__(), b._learner.caught_up().__getstate__()
     size = sa["heap_size"]
     assert size == sb["heap_size"]
     for key in ("t", "n_ops", "since_rebase", "P", "Q"):
@@ -743,3 +744,27 @@ def test_predict_with_a_bad_model_prints_one_line(berhu_file, saved, tmp_path):
         assert run.returncode == 1 and run.stdout == "", run
         assert "Traceback" not in run.stderr and run.stderr.count("\n") == 1, run.stderr
         assert run.stderr.startswith(f"fastprox: error: {model}: "), run.stderr
+
+
+def test_sparse_group_files_are_written_caught_up_and_bounded_when_read(tmp_path):
+    """sparse_group replays a skipped prox per step when a group is read: save_model
+    writes every group caught up (the same model, nothing pending), and a file whose
+    stamps lie far behind t (which would make the reader replay for ever) is refused."""
+    import scipy.sparse
+    rng = np.random.default_rng(0)
+    X, y = scipy.sparse.random(400, 60, density=0.05, format="csr", random_state=rng), np.r_[-1, 1].repeat(200)
+    est = ProxClassifier(penalty="sparse_group", schedule="invsqrt", alpha=1e-3, eta0=0.1, shuffle=False)
+    est.fit(X, y)
+    assert np.min(est._learner.saved_arrays()["gstamp"][0]) < est.t_      # replays pending in memory
+    path = tmp_path / "m.npz"
+    save_model(est, path)
+    loaded = load_model(path)
+    np.testing.assert_array_equal(np.asarray(loaded._learner.saved_arrays()["gstamp"][0]), est.t_)
+    np.testing.assert_allclose(loaded.coef_, est.coef_, rtol=1e-12, atol=1e-15)
+    loaded.partial_fit(X, y)
+    est.partial_fit(X, y)
+    np.testing.assert_allclose(loaded.coef_, est.coef_, rtol=1e-12, atol=1e-15)
+    def far_ahead(header):                          # the same file, its step count pushed to 2^40
+        header["scalars"]["t"] = header["fitted"]["t_"] = 1 << 40
+    with pytest.raises(ValueError, match="would replay .* skipped proxes"):
+        load_model(rewrite(path, far_ahead))

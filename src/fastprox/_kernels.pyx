@@ -584,6 +584,32 @@ cdef class Learner:
                 return name
         return None
 
+    def caught_up(self):
+        """This learner, or (sparse_group under fobos, whose skipped proxes do not
+        compose and are replayed on reading, one per skipped step) a copy with every
+        group caught up to the current step: the same model, with no replay left
+        for whoever reads it next (`model_io` writes this; a file's replays are
+        bounded when it is read)."""
+        cdef Learner copy
+        cdef Ctx* c
+        cdef long long g
+        cdef Py_ssize_t m
+        cdef double* v
+        if self.c.penalty != SPARSE_GROUP or self.c.update != FOBOS:
+            return self
+        make, args, state = self.__reduce__()
+        copy = make(*args)
+        copy.__setstate__(state)
+        c = &copy.c
+        with nogil:
+            for g in range(c.n_groups):
+                m = block_size(c, g)
+                v = block_get(c, g)
+                block_catch_up(c, g, v, m)
+                block_put(c, g, v)
+                c.gstamp[g] = c.t
+        return copy
+
     def _use_general_step(self):
         """Route every row through the general `step` (private: the tests that prove
         each fast row kernel computes the general path's bits)."""

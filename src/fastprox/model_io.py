@@ -131,6 +131,10 @@ _PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_rati
                random_state=(type(None), int), warm_start=_BOOL, epsilon=_NUMBER,
                groups=(type(None), list), group_weights=(type(None), list), multi_class=_NAME,
                grow_features=_BOOL, verbose=_INT + _BOOL, class_weight=(type(None), str, list))
+# sparse_group's skipped proxes do not compose: reading a group replays one per step
+# since its stamp. Files written now have none pending; earlier ones may have some,
+# a bounded number (a hostile stamp far behind t would otherwise hang the reader).
+_MAX_REPLAYS = 1 << 24
 # Parameters newer than some files of this version: absent, they take these values.
 _LATER_PARAMS = dict(grow_features=False, verbose=0, class_weight=None)
 _HEADER = ("format", "version", "class", "params", "learner", "scalars", "fitted")
@@ -200,6 +204,7 @@ def write_model(path, name, params, learner, fitted, classes=None, feature_names
     params["random_state"] = None if params["random_state"] is None else int(params["random_state"])
     if isinstance(params.get("class_weight"), dict):
         params["class_weight"] = list(params["class_weight"].items())
+    learner = learner.caught_up()       # sparse_group: no replay left for the reader
     saved, scalars = learner.saved_arrays(), learner.scalars()
     rows, state = learner.changed_state()
     size = scalars["heap_size"]
@@ -844,6 +849,11 @@ def _check_layout(spec, scalars, state, arrays):
     group_stamps = arrays["gstamp"]
     if spec["penalty"] == "sparse_group":    # the step of each group's last update
         valid = (0 <= group_stamps) & (group_stamps <= t) & (group_stamps == np.floor(group_stamps))
+        pending = float(np.sum(t - group_stamps[valid]))
+        if pending > _MAX_REPLAYS:
+            raise ValueError(f"gstamp: the sparse_group groups would replay {pending:.0f} skipped proxes "
+                             f"when read (at most {_MAX_REPLAYS} are taken; save_model writes every "
+                             "group caught up, with none)")
     else:                                   # the threshold sum Q at it
         valid = (0 <= group_stamps) & (group_stamps <= Q)
     if not np.all(valid) or np.any(arrays["gnorm"] < 0) or np.any(arrays["bstate"][:, 1] < 0):
