@@ -112,6 +112,8 @@ def test_no_predict_proba_for_hinge():
     (dict(eta0=0.0), "eta0=0.0 must be > 0"),
     (dict(l1_ratio=1.5), "l1_ratio=1.5 must be >= 0.0 and <= 1.0"),
     (dict(batch_size=0), "batch_size=0 must be >= 1"),
+    (dict(batch_size=2**40), "batch_size=1099511627776 must be >= 1 and <= 2147483647"),
+    (dict(alpha=10**400), "must be a finite number"),
     (dict(max_iter=2.5), "must be a finite integer"),
     (dict(multi_class="crammer"), "multi_class='crammer' is not supported"),
     (dict(multi_class="multinomial", loss="squared_hinge"), "multi_class='multinomial' takes loss in"),

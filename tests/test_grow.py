@@ -158,3 +158,10 @@ def test_groups_fix_the_width():
     est.fit(X, y)
     with pytest.raises(ValueError, match="groups or group_weights has 5 features"):
         est.partial_fit(sp.random(20, 8, density=0.5, format="csr", random_state=1), y)
+
+
+def test_outputs_count_in_the_memory_check():
+    """A model of no features and 2^31 - 1 outputs is refused before allocation too."""
+    from fastprox._validation import ModelTooLarge
+    with pytest.raises(ModelTooLarge, match="2147483647 output"):
+        Learner(0, 2**31 - 1, "fobos", "invsqrt", "l1", "log")

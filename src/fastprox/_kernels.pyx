@@ -378,7 +378,8 @@ cdef class Learner:
         cdef long long n_groups = capacity if c.grouped and self.groups is None else c.n_groups
         # the state, Berhu's heap and the grouped weights' cache, in bytes, in Python's
         # integers (no overflow), before anything is allocated
-        check_memory(8 * int(capacity) * (c.width + K * (3 * c.berhu_heap + c.grouped)),
+        check_memory(8 * (int(capacity) * (c.width + K * (3 * c.berhu_heap + c.grouped))
+                          + 8 * K + 8 * int(n_groups)),     # per output: bstate, p, q, ...; per group
                      f"{capacity} features x {K} output(s)")
         state, heap_pos = zeros(capacity * c.width), zeros(n_heap, INT64)
         for j in range(capacity):

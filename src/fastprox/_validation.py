@@ -32,12 +32,20 @@ def _number(name, value, low, low_open=False, high=None, integer=False, auto=Fal
     if auto and isinstance(value, str) and value == "auto":
         return
     kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, kind) or not _finite_number(value):
         either = '"auto" or ' if auto else ""
         raise ValueError(f"{name}={value!r} must be {either}a finite {'integer' if integer else 'number'}.")
     if value < low or (low_open and value == low) or (high is not None and value > high):
         bound = f"{'>' if low_open else '>='} {low}" + (f" and <= {high}" if high is not None else "")
         raise ValueError(f"{name}={value!r} must be {bound}.")
+
+
+def _finite_number(value):
+    """math.isfinite, and False for an integer too large for a float (10**400)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def kernel_loss(loss):
@@ -75,7 +83,7 @@ def check_params(est, losses):
     _number("rda_rho", est.rda_rho, 0.0)
     _number("berhu_gamma", est.berhu_gamma, 0.0, low_open=True)
     _number("epsilon", est.epsilon, 0.0)
-    _number("batch_size", est.batch_size, 1, integer=True)
+    _number("batch_size", est.batch_size, 1, high=2**31 - 1, integer=True)    # the kernel's C int
     _number("max_iter", est.max_iter, 1, integer=True)
     grow = getattr(est, "grow_features", False)     # absent from model files before it
     if type(grow).__name__ not in ("bool", "bool_"):    # NumPy's too, without importing it
