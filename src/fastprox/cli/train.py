@@ -65,7 +65,7 @@ DEFAULT_DATA_BYTES = (24, 1536)
 #: Largest values of the integer options: the C sizes the reader and the kernel
 #: take (beyond them, an OverflowError), the width the reader's largest index.
 _INT_LIMITS = {"passes": sys.maxsize, "chunk_rows": sys.maxsize, "n_features": MAX_INDEX,
-               "batch_size": sys.maxsize, "rows": sys.maxsize}
+               "batch_size": 2**31 - 1, "rows": sys.maxsize}     # batch_size: the kernel's C int
 
 # Command-line option -> estimator parameter, for the options passed through.
 _ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule",
