@@ -115,8 +115,8 @@ def add_arguments(parser):
 def run(args):
     """Train, evaluate, save; the report is printed once everything succeeded."""
     started = time.perf_counter()
+    _check_options(args)            # first: its errors name the flags
     est = StreamModel(args)
-    _check_options(args)
     stream = FileStream(args, est) if args.data else DefaultStream(args)
     est.width_origin = stream.width_origin
     scanned = time.perf_counter()
