@@ -42,9 +42,9 @@ def reworded(message):
     message = _CSV.sub(r"label '\1' holds commas: this looks like a CSV file (commas), or a multi-label "
                        r"row; fastprox reads LIBSVM text, one label per line: LABEL INDEX:VALUE ...",
                        message)
-    if _VW.search(message):
-        message += ("; this looks like Vowpal Wabbit's text format ('|'), not LIBSVM text: "
-                    "LABEL INDEX:VALUE ...")
+    if _VW.search(message):     # the reader's advice on LIBSVM's syntax, replaced
+        message = (message.split(";")[0] + ": this looks like Vowpal Wabbit's text format ('|'), "
+                   "not LIBSVM text: LABEL INDEX:VALUE ...")
     message = _TOO_LARGE.sub(r"\1; give --hash-bits B to hash such ids into 2^B buckets", message)
     return _NAMES.sub(_option, message)
 

@@ -1,4 +1,6 @@
-"""Describe LIBSVM files: rows, features, non-zeros, label counts (one streaming pass).
+"""Describe LIBSVM files: rows, features, non-zeros, labels.
+
+One streaming pass over each file.
 
 The numbers are those of load_libsvm on the file: ``features`` is the width
 of the matrix it returns (largest index + 1 for zero-based files, the largest

@@ -1,4 +1,4 @@
-"""Predict with a saved model, streaming a LIBSVM file: one prediction per line.
+"""Predict with a saved model, one line per row of a LIBSVM file.
 
 Lines hold the predicted label (classifiers, written as in LIBSVM files) or
 value (regressors, shortest exact float). With ``--proba`` the output is

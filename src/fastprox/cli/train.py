@@ -1,4 +1,4 @@
-"""Train a model on LIBSVM files, read once and streamed, or on the embedded default data.
+"""Train a model on LIBSVM files read once, or on embedded data.
 
 The files are read once, --chunk-rows rows at a time, in the order given,
 and never loaded whole: the model starts with the width of the first rows
@@ -107,7 +107,7 @@ def add_arguments(parser):
                                "hashing; ids are columns)")
     parser.add_argument("--regression", action="store_true", help="train a ProxRegressor (default: "
                         "a ProxClassifier)")
-    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS, help="rows of the embedded default data")
+    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS, help="rows of the embedded data")
     parser.add_argument("--seed", type=int, help="seed of the default data (default: 0) and the "
                         "model's random_state (default: None, the estimator's)")
     parser.add_argument("--quiet", action="store_true",
