@@ -413,3 +413,36 @@ def test_no_traceback_in_a_fresh_interpreter(tmp_path):
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 1 and "Traceback" not in done.stderr
         assert done.stderr.count("\n") == 1 and done.stderr.startswith("fastprox: error: "), done.stderr
+
+
+def test_pump_passes_a_pipe_through_whole(tmp_path):
+    """A pipe read through fastprox.cli.stream.Pump (a thread drains it as its writer
+    writes) gives its bytes in order, whatever the sizes written and read (the
+    commands read through it: tests/test_channels.py)."""
+    import os
+    import threading
+    from fastprox.cli.stream import Pump
+    rng = np.random.default_rng(0)
+    payload = rng.integers(0, 256, 3_000_000, dtype=np.uint8).tobytes()
+    r, w = os.pipe()
+
+    def write():
+        at = 0
+        while at < len(payload):
+            step = int(rng.integers(1, 300_000))
+            os.write(w, payload[at:at + step])
+            at += step
+        os.close(w)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    pump, got = Pump(r, "<pipe>"), bytearray()
+    while True:
+        block = bytearray(int(rng.integers(1, 2_000_000)))
+        n = pump.readinto(block)
+        if not n:
+            break
+        got += block[:n]
+    writer.join()
+    os.close(r)
+    assert bytes(got) == payload and pump.readinto(bytearray(10)) == 0

@@ -4,9 +4,10 @@ summary that ends the table.
 
 The table has a line at example counts 1, 2, 4, 8, ... (the kernel's calls are
 split at those rows, so the numbers are exact, not those of the chunk that
-happens to end nearby): the mean progressive loss so far, the mean since the
-line before, the example counter, and the current example's label, the
-model's prediction for it before its update and its number of stored values.
+happens to end nearby; with --batch-size b, at the end of the step that holds
+the count): the mean progressive loss so far, the mean since the line before,
+the example counter, and the current example's label, the model's prediction
+for it before its update and its number of stored values.
 The prediction is P(label = positive class) for a binary log-loss model (from
 the example's own loss, exp(-loss): exact and free), else the margin (the
 predicted value for regression, the predicted class for several classes),

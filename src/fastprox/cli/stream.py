@@ -6,6 +6,7 @@ imports would double the start-up of a command on a small file). Only
 evaluating and predicting, which multiply a matrix by the weights, make
 NumPy arrays.
 """
+import contextlib
 import io
 import os
 import queue
@@ -60,8 +61,9 @@ def labelled_chunks(path, chunk_rows, bits=None, zero_based="auto"):
     predicting read (the model's margins need no scipy matrix; columns beyond its
     width weigh 0)."""
     import numpy as np
-    for chunk in iter_chunks(path, chunk_rows=chunk_rows, zero_based=zero_based):
-        yield hashed(chunk, bits), np.asarray(chunk.y)
+    with pumped(path) as source:
+        for chunk in iter_chunks(source, chunk_rows=chunk_rows, zero_based=zero_based):
+            yield hashed(chunk, bits), np.asarray(chunk.y)
 
 
 def hashed(chunk, bits):
@@ -126,8 +128,9 @@ def scan(paths, chunk_rows, zero_based="auto"):
         if halves is not None:
             summary.merge(*halves)
             continue
-        for chunk in iter_chunks(path, chunk_rows=chunk_rows, zero_based=zero_based):
-            summary.add(chunk)
+        with pumped(path) as source:
+            for chunk in iter_chunks(source, chunk_rows=chunk_rows, zero_based=zero_based):
+                summary.add(chunk)
     return summary
 
 
@@ -150,6 +153,70 @@ def _scan_halves(path, chunk_rows):
         return None
     summaries[0].merge(summaries[1], second.parser.max_index - offset + 1)
     return summaries[0], summaries[0].n_features
+
+
+@contextlib.contextmanager
+def pumped(path):
+    """``path`` as the reader should open it: a regular file as it is; a source read
+    once (standard input, a pipe, a FIFO) as a `Pump`, so that its writer (``zcat f.gz
+    |``) keeps writing while the reader parses."""
+    if not read_once(path):
+        yield path
+        return
+    fd = 0 if path == STDIN else os.open(path, os.O_RDONLY)
+    pump = Pump(fd, source_name(path))
+    try:
+        yield pump
+    finally:
+        pump.close()
+        if fd:
+            os.close(fd)
+
+
+class Pump(io.RawIOBase):
+    """A pipe read by a thread of its own into a queue of up to PUMP_BYTES: the reader
+    reads a block and parses it before it reads again, and a pipe holds 64 kB, so its
+    writer would wait for every parse; drained as it fills, it does not."""
+
+    #: Bytes read from the pipe at a time, and pieces queued at most.
+    PIECE, PIECES = 1 << 20, 16
+
+    def __init__(self, fd, name):
+        super().__init__()
+        self.name, self.fd = name, fd
+        self.pieces = queue.Queue(self.PIECES)
+        self.piece, self.at = b"", 0
+        self.thread = threading.Thread(target=self._pump, daemon=True)
+        self.thread.start()
+
+    def _pump(self):
+        """Read the pipe to its end into the queue; an OSError is handed on, in order."""
+        while True:
+            try:
+                piece = os.read(self.fd, self.PIECE)
+            except OSError as e:
+                self.pieces.put(_Failure(e))
+                return
+            self.pieces.put(piece)
+            if not piece:
+                return
+
+    def readable(self):
+        return True
+
+    def readinto(self, into):
+        """What the queue holds next, up to len(into) bytes; 0 at the end."""
+        if self.at == len(self.piece):
+            self.piece, self.at = self.pieces.get(), 0
+            if isinstance(self.piece, _Failure):
+                raise self.piece.error
+            if not self.piece:
+                self.pieces.put(b"")        # the end stays the end
+                return 0
+        n = min(len(into), len(self.piece) - self.at)
+        into[:n] = self.piece[self.at:self.at + n]
+        self.at += n
+        return n
 
 
 def read_ahead(chunks, depth=2):

@@ -56,7 +56,8 @@ from ..libsvm import MAX_INDEX, iter_chunks, read_once, source_name
 from ..model_io import read_model, write_model
 from .labels import LABEL_BUFFER_BYTES, Classes
 from .progress import LabelStats, Table, progress_bar, summary
-from .stream import CHUNK_ROWS, add_reader_options, check_readable, hashed, labelled_chunks, locate, read_ahead
+from .stream import (CHUNK_ROWS, add_reader_options, check_readable, hashed, labelled_chunks, locate,
+                     pumped, read_ahead)
 
 DEFAULT_ROWS = 100_000
 DEFAULT_FEATURES = 1 << 18
@@ -537,10 +538,11 @@ class FileSource:
     def _read(self):
         for path in self.paths:
             row = 0
-            for chunk in iter_chunks(path, chunk_rows=self.chunk_rows, n_features=self.n_features,
-                                     zero_based=self.zero_based):
-                yield hashed(chunk, self.bits), chunk.y, (path, row)
-                row += chunk.shape[0]
+            with pumped(path) as source:
+                for chunk in iter_chunks(source, chunk_rows=self.chunk_rows, n_features=self.n_features,
+                                         zero_based=self.zero_based):
+                    yield hashed(chunk, self.bits), chunk.y, (path, row)
+                    row += chunk.shape[0]
 
     @staticmethod
     def locator(origin):
