@@ -189,9 +189,17 @@ def _predicts(est):
         return "the predicted value"
     if est.classes is not None and len(est.classes) > 2:
         return "the predicted class"
-    if kernel_loss(est.loss) == "log" and est.params["batch_size"] == 1:
+    if _probability_from_loss(est):
         return "P(label = the larger class), from the example's loss"
     return "the margin, positive for the larger class"
+
+
+def _probability_from_loss(est):
+    """Whether the table's prediction is the probability exp(-loss) of the example's
+    label (binary log loss, a step per example), which costs nothing: else it is a
+    margin, which reads every weight (Learner.margins)."""
+    binary = est.classes is None or len(est.classes) == 2
+    return not est.regression and binary and kernel_loss(est.loss) == "log" and est.params["batch_size"] == 1
 
 
 class StreamModel:
@@ -321,7 +329,7 @@ class Trainer:
         self.stats = LabelStats(est.regression)
         self.held, self.held_rows, self.held_bytes = [], 0, 0
         self.features = 0           # stored values trained on
-        self.from_loss = _predicts(est).startswith("P(")
+        self.from_loss = _probability_from_loss(est)
         self.pass_rows = self.pass_loss = 0
 
     def one_pass(self, items):
