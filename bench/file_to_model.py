@@ -1,16 +1,25 @@
 """End-to-end speed from a data file to a saved model: `fastprox train` vs Vowpal Wabbit.
 
 Both commands run as they would from a shell (a subprocess each, start-up
-included), one pass, logistic loss, writing a model file, on the same rows:
-the LIBSVM file for fastprox and the same file converted once (not timed) to
-VW's text format (``label |f index:value ...``) for ``python -m vowpalwabbit``.
-fastprox is timed twice: as a user runs it first (a streaming pass finds the
-width and the labels, then the training pass) and with ``--n-features`` and
-``--classes`` given (one read, as VW does). Two larger inputs (``x20``: the
-training file 20 times in a row, one stream) show the rates once start-up no
-longer dominates. Every time is the median of ``--runs`` runs. Test accuracy comes from each tool's saved model on the
-test file (VW: ``-t -i MODEL``), for the files without a test file on the
-training file (marked "train").
+included, both printing their progress table to stderr), one pass, logistic
+loss, writing a model file, on the same rows: a LIBSVM file for fastprox and
+the same rows converted once (not timed) to VW's text format (``label |f
+index:value ...``) for ``python -m vowpalwabbit`` (the ``vw`` that the
+vowpalwabbit package installs). fastprox is given nothing but the file and
+``--model``: no width, no classes (it reads the file once, grows the model
+with the features it meets and recognizes the two labels as they come). Each
+file is also trained from a gzip pipe: ``zcat f.gz | fastprox train -``
+against ``zcat f.vw.gz | vw -d /dev/stdin`` (the package's ``vw`` reads no
+standard input otherwise).
+
+Files: the peer suite's Zipf problems (bench/peers/run.py: 50 distinct
+Zipf-ranked features of d = 2^20 per row, the training 75%), a Zipf file of
+our own over 2^21 ids (120,000 rows, 30 features per row), the real sets of
+/work/shared/data, and two longer streams (``x20``: a training file 20 times
+in a row). Runs are interleaved (each round runs every command once) and
+every time is the median of ``--runs`` rounds. Test accuracy comes from each
+tool's saved model on the test rows (VW: ``-t -i MODEL``), for the files
+without a test file on the training file (marked "train").
 
 fastprox runs from wherever ``import fastprox`` finds it (an install, or a
 source tree on PYTHONPATH), byte-compiled first as pip does on install, so
@@ -19,14 +28,18 @@ that no run pays for compiling its modules. Start-up is measured alone too:
 and VW's ``--version``. The machine's load average is recorded before and
 after: other jobs on its cores slow both tools, unevenly.
 
-Run: ``python bench/file_to_model.py [--runs 5]``; writes
+Run: ``python bench/file_to_model.py [--runs 5] [--sets NAME ...]``; writes
 ``bench/results/file_to_model.md``.
 """
 import argparse
 import compileall
+import contextlib
+import gzip
+import importlib.util
 import os
 import platform
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -36,20 +49,21 @@ from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
-from scipy.sparse import csr_matrix
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fastprox.benchmarks.machine import describe_machine
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+from throughput import zipf_text  # noqa: E402
 
 import fastprox  # noqa: E402
-from fastprox import iter_libsvm, load_libsvm  # noqa: E402
-from fastprox.cli.stream import KEEP_BYTES  # noqa: E402
+from fastprox import dump_libsvm, load_libsvm  # noqa: E402
+from fastprox.benchmarks.machine import describe_machine  # noqa: E402
+from fastprox.benchmarks.peers import data  # noqa: E402
 from fastprox.model_io import load_model  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = BENCH.parent
 DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "bench" / "results" / "file_to_model.md"
-SETS = {  # name -> (train, test or None, copies of the training file streamed one after another)
+RESULTS = BENCH / "results" / "file_to_model.md"
+REAL = {  # name -> (train, test or None, copies of the training file streamed one after another)
     "a9a": ("a9a/a9a", "a9a/a9a.t", 1),
     "w8a": ("w8a/w8a", None, 1),
     "ijcnn1": ("ijcnn1/ijcnn1.trn", "ijcnn1/ijcnn1.tst", 1),
@@ -58,86 +72,184 @@ SETS = {  # name -> (train, test or None, copies of the training file streamed o
     "ijcnn1 x20": ("ijcnn1/ijcnn1.trn", "ijcnn1/ijcnn1.tst", 20),
     "reuters x20": ("reuters_moneyfx/reuters.trn", "reuters_moneyfx/reuters.tst", 20),
 }
+#: The peer suite's Zipf problems (rows, exponent; bench/peers/run.py), and ours over 2^21 ids.
+PEER_ZIPF = ((200_000, 1.0), (50_000, 1.0), (50_000, 0.8), (50_000, 1.2))
+OWN_ZIPF = ("zipf 2^21 ids n=120,000", 120_000, 1 << 21, 30)
+SETS = [f"zipf s={s:g} n={rows:,}" for rows, s in PEER_ZIPF] + [OWN_ZIPF[0]] + list(REAL)
 FASTPROX = [sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())"]
 VW = [sys.executable, "-m", "vowpalwabbit"]
 
 
-def to_vw(src, dst):
-    """Write the LIBSVM file ``src`` as VW text: same rows, labels -1/1, one namespace."""
-    with open(dst, "w") as out:
-        for X, y in iter_libsvm(src, chunk_rows=50_000):
-            for i, label in enumerate(y):
-                a, b = X.indptr[i], X.indptr[i + 1]
-                pairs = " ".join(f"{j}:{v!r}" for j, v in zip(X.indices[a:b].tolist(), X.data[a:b].tolist()))
-                out.write(f"{1 if label > 0 else -1} |f {pairs}\n")
+def peer_synthetic():
+    """bench/peers/run.py's `synthetic` (the peer suite's Zipf problems)."""
+    spec = importlib.util.spec_from_file_location("peer_run", BENCH / "peers" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.synthetic
 
 
-def predict_file(est, path):
-    """The saved model's predictions for a LIBSVM file, columns beyond its width
-    dropped (their weights are 0), as `fastprox predict` does."""
-    X, _ = load_libsvm(path)
-    width = est.n_features_in_
-    X = X[:, :width] if X.shape[1] >= width else csr_matrix((X.data, X.indices, X.indptr),
-                                                             shape=(X.shape[0], width))
-    return est.predict(X)
+def problem(name):
+    """(training CSR rows, labels, test rows, test labels, copies, "test" or "train")."""
+    if name in REAL:
+        train, test, copies = REAL[name]
+        X, y = load_libsvm(DATA / train)
+        X_test, y_test = load_libsvm(DATA / (test or train))
+        return X, y, X_test, y_test, copies, "test" if test else "train"
+    if name == OWN_ZIPF[0]:
+        _, rows, d, per_row = OWN_ZIPF
+        X, y = zipf_text(rows, d, per_row, seed=1)
+        p = data.from_arrays(name, "", X, y, seed=1)
+    else:
+        rows, s = next((r, s) for r, s in PEER_ZIPF if name == f"zipf s={s:g} n={r:,}")
+        p = peer_synthetic()(rows, s)
+    return p.X_train, p.y_train, p.X_test, p.y_test, 1, "test"
 
 
-def timed(cmd):
-    """(seconds, completed process) of one run; a failure stops the benchmark."""
+def write_files(X, y, copies, work):
+    """The training rows as LIBSVM and VW text, ``copies`` times in a row, plain and
+    gzipped (level 1): {"svm": path, "vw": path, "svm.gz": path, "vw.gz": path}."""
+    one = work / "one.svm"
+    dump_libsvm(X, y, one)
+    svm_text = one.read_bytes()
+    lines = svm_text.decode().splitlines()
+    vw_text = "".join(f"{1 if float(line.split(' ', 1)[0]) > 0 else -1} |f {_zero_based(line)}\n"
+                      for line in lines).encode()
+    paths = {}
+    for kind, text in (("svm", svm_text), ("vw", vw_text)):
+        paths[kind] = work / f"train.{kind}"
+        paths[kind].write_bytes(text * copies)
+        paths[kind + ".gz"] = work / f"train.{kind}.gz"
+        paths[kind + ".gz"].write_bytes(gzip.compress(text * copies, 1))
+    return paths
+
+
+def _zero_based(line):
+    """A LIBSVM line's features, zero-based, as VW's text names the CSR columns."""
+    return " ".join(f"{int(i) - 1}:{v}" for i, _, v in (f.partition(":") for f in line.split()[1:]))
+
+
+def commands(paths, work):
+    """name -> shell command of each timed run."""
+    fp, vw = shlex.join(map(str, FASTPROX)), shlex.join(map(str, VW))
+    fp_model, vw_model = work / "model.npz", work / "model.vw"
+    return {
+        "fastprox": f"{fp} train {paths['svm']} --model {fp_model}",
+        "vw": f"{vw} -d {paths['vw']} --loss_function logistic -f {vw_model}",
+        "fastprox gz": f"zcat {paths['svm.gz']} | {fp} train - --model {fp_model}",
+        "vw gz": f"zcat {paths['vw.gz']} | {vw} -d /dev/stdin --loss_function logistic -f {vw_model}",
+        "zcat": f"zcat {paths['svm.gz']} > /dev/null",
+    }
+
+
+def timed(command):
+    """(seconds, completed process) of one shell command; a failure stops the benchmark."""
     start = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode:
-        raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n{done.stderr}")
+        raise SystemExit(f"{command} failed:\n{done.stderr}")
     return seconds, done
 
 
-def median_time(cmd, runs):
-    results = [timed(cmd) for _ in range(runs)]
-    return statistics.median(s for s, _ in results), results[-1][1]
+def interleaved(named, runs):
+    """name -> (median seconds, last completed process), each round running every command once."""
+    times, last = {name: [] for name in named}, {}
+    for _ in range(runs):
+        for name, command in named.items():
+            seconds, last[name] = timed(command)
+            times[name].append(seconds)
+    return {name: (statistics.median(times[name]), last[name]) for name in named}
 
 
-def vw_accuracy(model, test_vw, labels, work):
+def vw_accuracy(model, X_test, y_test, work):
+    test_vw = work / "test.vw"
+    dump_libsvm(X_test, y_test, work / "test.svm")
+    test_vw.write_text("".join(f"1 |f {_zero_based(line)}\n"
+                               for line in (work / "test.svm").read_text().splitlines()))
     preds = work / "vw_pred.txt"
-    timed(VW + ["-t", "-i", model, "-d", test_vw, "-p", preds, "--quiet"])
-    return float(np.mean(np.where(np.loadtxt(preds) > 0, 1.0, -1.0) == np.where(labels > 0, 1.0, -1.0)))
+    timed(shlex.join(map(str, VW + ["-t", "-i", model, "-d", test_vw, "-p", preds, "--quiet"])))
+    return float(np.mean(np.where(np.loadtxt(preds) > 0, 1.0, -1.0) == np.where(y_test > 0, 1.0, -1.0)))
 
 
-def repeated(path, copies, dst):
-    """``dst``: the file ``path`` written ``copies`` times in a row (one longer stream)."""
-    content = path.read_bytes()
-    with open(dst, "wb") as out:
-        for _ in range(copies):
-            out.write(content)
-    return dst
+def fp_accuracy(model, X_test, y_test):
+    """The saved model's accuracy; test columns beyond its width dropped (weight 0)."""
+    est = load_model(model)
+    width = est.n_features_in_
+    X_test = X_test[:, :width] if X_test.shape[1] >= width else X_test.tocsr().copy()
+    X_test.resize(X_test.shape[0], width)
+    return float(np.mean(est.predict(X_test) == y_test))
 
 
-def measure(name, train, test, copies, runs, work):
-    source, test_file = DATA / train, DATA / (test or train)
-    X, _ = load_libsvm(source)
-    y_test = load_libsvm(test_file)[1]
-    one_vw, train_vw, test_vw = work / "one.vw", work / "train.vw", work / "test.vw"
-    to_vw(source, one_vw)
-    to_vw(test_file, test_vw)
-    train = repeated(source, copies, work / "train.svm")
-    repeated(one_vw, copies, train_vw)
-    fp_model, vw_model = work / "model.npz", work / "model.vw"
-    fp_scan, fp_out = median_time(FASTPROX + ["train", train, "--model", fp_model], runs)
-    fp_known, _ = median_time(FASTPROX + ["train", train, "--model", fp_model, "--n-features",
-                                          str(X.shape[1]), "--classes", "-1", "1"], runs)
-    vw_seconds, vw_out = median_time(VW + ["-d", train_vw, "--loss_function", "logistic",
-                                           "-f", vw_model], runs)
-    est = load_model(fp_model)
-    fp_pred = predict_file(est, test_file)
-    return {
-        "name": name, "rows": X.shape[0] * copies, "mb": train.stat().st_size / 1e6,
-        "vw_mb": train_vw.stat().st_size / 1e6, "fp_scan": fp_scan, "fp_known": fp_known,
-        "vw": vw_seconds,
-        "fp_loss": float(re.search(r"progressive loss: ([0-9.]+)", fp_out.stdout).group(1)),
-        "vw_loss": float(re.search(r"average loss = ([0-9.]+)", vw_out.stderr).group(1)),
-        "fp_acc": float(np.mean(fp_pred == y_test)), "vw_acc": vw_accuracy(vw_model, test_vw, y_test, work),
-        "test": "test" if test else "train",
-    }
+def profile(path, work, runs):
+    """Where fastprox's time goes on a file (median of ``runs`` fresh processes, each
+    running `phases`: a fresh process meets the page faults of a model's new memory
+    as the command does)."""
+    import json
+    rounds = [json.loads(timed(shlex.join([sys.executable, __file__, "--profile", str(path),
+                                           str(work / "profiled.npz")]))[1].stdout)
+              for _ in range(runs)]
+    return {key: statistics.median(r[key] for r in rounds) for key in rounds[0]}
+
+
+def phases(path, model):
+    """Seconds of `fastprox train PATH --model MODEL` in this process, by phase: the
+    pass (the reader in its thread, the kernel in this one), the kernel's steps in it,
+    making and growing the model, writing the model file; then the reader alone (one
+    thread, the rows dropped)."""
+    from fastprox.cli import main, train
+    from fastprox.libsvm import iter_chunks
+    spent = {}
+
+    def timer(owner, name, key):
+        inner = getattr(owner, name)
+
+        def timed_call(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                spent[key] = spent.get(key, 0.0) + time.perf_counter() - start
+        return timed_call
+
+    with contextlib.ExitStack() as patches:
+        for owner, name, key in ((train.Trainer, "one_pass", "pass"), (train.Trainer, "_steps", "kernel"),
+                                 (train.StreamModel, "start", "model"), (train.StreamModel, "widen", "model"),
+                                 (train.StreamModel, "save", "write")):
+            patches.enter_context(_patched(owner, name, timer(owner, name, key)))
+        assert main(["train", path, "--model", model, "--quiet"]) == 0
+    start = time.perf_counter()
+    for _ in iter_chunks(path):
+        pass
+    spent["parse"] = time.perf_counter() - start
+    return {key: spent.get(key, 0.0) for key in ("parse", "pass", "kernel", "model", "write")}
+
+
+@contextlib.contextmanager
+def _patched(owner, name, value):
+    """``owner.name`` set to ``value`` for the block."""
+    saved = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, saved)
+
+
+def measure(name, runs, work):
+    X, y, X_test, y_test, copies, tested = problem(name)
+    paths = write_files(X, y, copies, work)
+    results = interleaved(commands(paths, work), runs)
+    phases = profile(paths["svm"], work, runs)
+    fp_out, vw_out = results["fastprox"][1], results["vw"][1]
+    row = {"name": name, "rows": X.shape[0] * copies, "mb": paths["svm"].stat().st_size / 1e6,
+           "ids": X.shape[1], "test": tested,
+           "fp_loss": float(re.search(r"progressive loss: ([0-9.]+)", fp_out.stdout).group(1)),
+           "vw_loss": float(re.search(r"average loss = ([0-9.]+)", vw_out.stderr).group(1)),
+           "fp_acc": fp_accuracy(work / "model.npz", X_test, y_test),
+           "vw_acc": vw_accuracy(work / "model.vw", X_test, y_test, work)}
+    row.update({key: results[key][0] for key in results})
+    row.update({f"phase {key}": seconds for key, seconds in phases.items()})
+    return row
 
 
 STARTUP = {  # what start-up alone costs: the interpreter, NumPy, each tool doing nothing
@@ -150,72 +262,124 @@ STARTUP = {  # what start-up alone costs: the interpreter, NumPy, each tool doin
 
 def startup(runs):
     """Median seconds of each STARTUP command."""
-    return {name: statistics.median(timed(cmd)[0] for _ in range(runs)) for name, cmd in STARTUP.items()}
+    return {name: interleaved({name: shlex.join(cmd)}, runs)[name][0] for name, cmd in STARTUP.items()}
 
 
-def verdict(rows, start):
-    """Which data fastprox trains faster than VW, in both fastprox timings, and
-    the start-up floors that bound the small files."""
+#: What would close the gap, by the phase that takes most of fastprox's time.
+REMEDIES = {
+    "start-up": "The interpreter's start-up and the imports, whatever the file: a floor that only "
+                "a native launcher would lower",
+    "pass": "Parsing (the pass waits on the reader): reading the file's two halves at once, as "
+            "load_libsvm does past 64 MB, would halve it on two cores",
+    "model": "Making and growing the model: Learner.grow doubles its arrays past their capacity (a "
+             "2^21-wide model grown by a few ids reallocates for 2^22), and new memory costs a page "
+             "fault per 4 kB here; a capacity rounded up to a power of two when the model is made, "
+             "or huge pages (madvise), would remove most of it",
+    "write": "Writing the model file: every feature met keeps its whole state (32 bytes) in the "
+             "file, zipped and fsynced with its directory; VW writes 2^18 weights without fsync. "
+             "A write without fsync, or float32 state, would close most of it",
+}
+
+
+def verdict(rows, start, target):
+    """Where fastprox reaches ``target`` times VW's speed, where not and why (the
+    phase that takes most of its time; zcat's own time for the pipe), and the
+    start-up floors."""
     def names(test):
         return ", ".join(r["name"] for r in rows if test(r)) or "none"
     python, numpy = start["python -c pass"], start['python -c "import numpy"']
-    return [f"- fastprox faster than VW (both timings): {names(lambda r: max(r['fp_scan'], r['fp_known']) < r['vw'])}.",
-            f"- fastprox faster only with width and classes given (no scan pass): "
-            f"{names(lambda r: r['fp_known'] < r['vw'] <= r['fp_scan'])}.",
-            f"- VW faster: {names(lambda r: r['vw'] <= r['fp_known'])}.",
-            f"- Start-up floors: doing nothing, fastprox takes {start['fastprox info --help']:.3f} s and "
-            f"VW {start['VW --version']:.3f} s; the interpreter alone takes {python:.3f} s. "
-            f"`fastprox train` and `info` on LIBSVM files import no NumPy, whose import would add "
-            f"{numpy - python:.3f} s. On files of a few MB the whole command is mostly start-up.",
-            f"- With the scan, a file whose parsed rows fit in {KEEP_BYTES >> 20} MB is parsed once "
-            f"(the scan's chunks are trained on); a larger one is parsed twice, by the scan and by "
-            f"the training pass."]
+    floor = start["fastprox info --help"]
+    reached = lambda r: r["vw"] / r["fastprox"] >= target and r["vw gz"] / r["fastprox gz"] >= target
+    lines = [f"- VW's time / fastprox's >= {target} from the file and from the gzip pipe: {names(reached)}.",
+             f"- Below {target} somewhere: {names(lambda r: not reached(r))}. Why, file by file:"]
+    for r in rows:
+        if r["vw"] / r["fastprox"] < target:
+            phases = {"start-up": floor, "pass": r["phase pass"] - r["phase model"],
+                      "model": r["phase model"], "write": r["phase write"]}
+            worst = max(phases, key=phases.get)
+            lines.append(f"  - {r['name']}, from the file: {worst} takes {phases[worst]:.3f} s of "
+                         f"{sum(phases.values()):.3f} s; VW's {r['vw']:.3f} s / {target} leaves "
+                         f"{r['vw'] / target:.3f} s. {REMEDIES[worst]}.")
+        if r["vw gz"] / r["fastprox gz"] < target:
+            bound = "" if r["zcat"] < r["vw gz"] / target else (
+                f" zcat alone takes {r['zcat']:.3f} s, more than VW's {r['vw gz']:.3f} s / {target}: "
+                f"no reader of that pipe can reach the target.")
+            lines.append(f"  - {r['name']}, from the gzip pipe: {r['fastprox gz']:.3f} s against VW's "
+                         f"{r['vw gz']:.3f} s; zcat, the reader and the kernel share the two cores."
+                         f"{bound}")
+    return lines + [
+        f"- Start-up floors: doing nothing, fastprox takes {floor:.3f} s and "
+        f"VW {start['VW --version']:.3f} s; the interpreter alone takes {python:.3f} s. "
+        f"`fastprox train` on LIBSVM files imports no NumPy, whose import would add "
+        f"{numpy - python:.3f} s."]
 
 
-def report(rows, runs, start, load):
+def report(rows, runs, start, load, target):
     lines = [
         "# File to model: `fastprox train` vs Vowpal Wabbit", "",
         "Generated by `python bench/file_to_model.py` (see its docstring for the method).", "",
-        describe_machine(),
+        describe_machine() + "; 2 cores shared with other work",
         f"- Python {platform.python_version()}, fastprox {fastprox.__version__} "
         f"({Path(fastprox.__file__).parent}), vowpalwabbit {version('vowpalwabbit')}, numpy {np.__version__}",
         f"- Load average (1 min) before / after: {load[0]:.2f} / {load[1]:.2f}.",
-        f"- Median of {runs} runs; wall seconds of the whole command (start-up included). "
-        "Start-up alone: " + ", ".join(f"`{name}` {s:.3f} s" for name, s in start.items()) + ".",
-        "- fastprox: defaults (FOBOS, AdaGrad steps with the \"auto\" eta0 and delta, l1 alpha=1e-6), `--model OUT`. "
-        "VW 9 defaults (adaptive, normalized, invariant updates, 2^18 hashed weights), "
-        "`--loss_function logistic -f OUT`.",
+        f"- Median of {runs} interleaved rounds; wall seconds of the whole command (start-up "
+        "included). Start-up alone: " + ", ".join(f"`{name}` {s:.3f} s" for name, s in start.items()) + ".",
+        "- fastprox: `fastprox train FILE --model OUT`, nothing else given (no width, no classes: "
+        "one read, the model grows, the labels recognized as they come), defaults (FOBOS, AdaGrad "
+        "steps with the \"auto\" eta0 and delta, l1 alpha=1e-6), its progress table on stderr. VW 9 "
+        "defaults (adaptive, normalized, invariant updates, 2^18 hashed weights: files of more ids "
+        "share weights), `--loss_function logistic -f OUT`. From a pipe: `zcat f.svm.gz | fastprox "
+        "train - --model OUT` and `zcat f.vw.gz | vw -d /dev/stdin ...` (gzip level 1).",
         "- Progressive loss: the mean logistic loss of each row before its update "
         "(fastprox's report, VW's `average loss`).", "",
-        "| data | rows | LIBSVM MB | fastprox s (scan + train) | fastprox s (width, classes given) "
-        "| VW s | VW / fastprox | VW / fastprox (given) | progressive loss fastprox / VW "
+        "| data | rows | ids | LIBSVM MB | fastprox s | VW s | VW / fastprox | fastprox s (gz pipe) "
+        "| VW s (gz pipe) | VW / fastprox (gz pipe) | progressive loss fastprox / VW "
         "| accuracy fastprox / VW |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['name']} | {r['rows']:,} | {r['mb']:.1f} | {r['fp_scan']:.2f} | {r['fp_known']:.2f} "
-            f"| {r['vw']:.2f} | {r['vw'] / r['fp_scan']:.2f} | {r['vw'] / r['fp_known']:.2f} "
-            f"| {r['fp_loss']:.4f} / {r['vw_loss']:.4f} | {r['fp_acc']:.4f} / {r['vw_acc']:.4f} ({r['test']}) |")
-    return "\n".join(lines + [""] + verdict(rows, start)) + "\n"
+            f"| {r['name']} | {r['rows']:,} | {r['ids']:,} | {r['mb']:.1f} | {r['fastprox']:.3f} | "
+            f"{r['vw']:.3f} | {r['vw'] / r['fastprox']:.2f} | {r['fastprox gz']:.3f} | {r['vw gz']:.3f} "
+            f"| {r['vw gz'] / r['fastprox gz']:.2f} | {r['fp_loss']:.4f} / {r['vw_loss']:.4f} "
+            f"| {r['fp_acc']:.4f} / {r['vw_acc']:.4f} ({r['test']}) |")
+    lines += ["", "Where fastprox's time goes (seconds, median of fresh processes): the "
+              "reader alone on one thread; `train`'s pass, the reader in its own thread and the "
+              "kernel in the main one; the kernel's steps within it; making and growing the model "
+              "(within the pass); writing the model file (the kernel's changed rows, a zip, fsync of "
+              "the file and its directory). The whole command adds start-up "
+              f"(`fastprox info --help`: {start['fastprox info --help']:.3f} s).", "",
+              "| data | parse alone | pass | kernel | make + grow model | write model | "
+              "pass + write + start-up |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['name']} | {r['phase parse']:.3f} | {r['phase pass']:.3f} | "
+                     f"{r['phase kernel']:.3f} | {r['phase model']:.3f} | {r['phase write']:.3f} | "
+                     f"{r['phase pass'] + r['phase write'] + start['fastprox info --help']:.3f} |")
+    return "\n".join(lines + [""] + verdict(rows, start, target)) + "\n"
 
 
 def main():
+    if sys.argv[1:2] == ["--profile"]:      # one fresh process of `profile`
+        import json
+        print(json.dumps(phases(*sys.argv[2:4])))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3, help="runs per timing (median)")
-    parser.add_argument("--sets", nargs="+", choices=SETS, default=list(SETS))
+    parser.add_argument("--runs", type=int, default=5, help="interleaved rounds per file (median)")
+    parser.add_argument("--sets", nargs="+", choices=SETS, default=SETS, help="files to run (default: all)")
+    parser.add_argument("--target", type=float, default=1.5, help="the speed ratio the verdict checks")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the report's path")
     args = parser.parse_args()
     compileall.compile_dir(Path(fastprox.__file__).parent, quiet=1)
     load = [os.getloadavg()[0]]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.sets:
-            rows.append(measure(name, *SETS[name], args.runs, Path(tmp)))
-            print(rows[-1], flush=True)
+            rows.append(measure(name, args.runs, Path(tmp)))
+            print({k: v for k, v in rows[-1].items()}, flush=True)
     start = startup(max(args.runs, 5))
     load.append(os.getloadavg()[0])
-    text = report(rows, args.runs, start, load)
-    RESULTS.write_text(text)
+    text = report(rows, args.runs, start, load, args.target)
+    args.out.write_text(text)
     print(text)
 
 

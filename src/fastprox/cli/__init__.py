@@ -3,11 +3,14 @@
 Each subcommand is a module offering ``add_arguments(parser)`` and
 ``run(args) -> exit status``; this module only assembles them and turns
 user mistakes (bad options, missing or malformed files, invalid estimator
-settings: ``ValueError`` and ``OSError``) and a lack of memory (``MemoryError``,
-a model or data too large for the machine) into one line on stderr,
-``fastprox: error: ...``, and exit status 1 (2 for a malformed command
-line), never a traceback. Standard output closed by its reader (``| head``)
-ends the command quietly, with exit status 0.
+settings: ``ValueError`` and ``OSError``, their messages in the options'
+words: fastprox.cli.errors), a lack of memory (``MemoryError``, a model or
+data too large for the machine) and a missing package (``bench``'s extras)
+into one line on stderr, ``fastprox: error: ...``, and exit status 1 (2 for
+a malformed command line), never a traceback; so is anything unexpected,
+named as an internal error. Standard output closed by its reader (``| head``)
+ends the command quietly, with exit status 0. Every option's help shows its
+default.
 
 ``train``, ``predict`` and ``info`` do no dense linear algebra, so
 OpenBLAS's worker threads (one per core, started when NumPy is imported)
@@ -24,13 +27,33 @@ from importlib import import_module
 
 COMMANDS = ("train", "predict", "info", "bench")
 
+#: Commands whose errors come from the library's checks, reworded (fastprox.cli.errors).
+_REWORDED = ("train", "predict", "info")
+
 
 class UsageError(Exception):
     """A malformed command line (argparse's complaint)."""
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help with each option's default: "(default: VALUE)" appended to the help of an
+    option that has a default and does not state it already ("off" for a flag)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or not action.option_strings or action.default in (None, argparse.SUPPRESS):
+            return text
+        shown = "off" if action.default is False else "%(default)s"
+        return f"{text} (default: {shown})".strip()
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse without the usage dump: its errors become one line, via main()."""
+    """argparse without the usage dump (its errors become one line, via main()),
+    with every option's default in its help (_Formatter)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         raise UsageError(f"{message} (see '{self.prog} --help')")
@@ -39,15 +62,16 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(command=None):
     """The parser: one sub-parser per command; only `command`'s options are built
     (all of them when None), so that a run imports what it uses and no more."""
+    from .. import __version__
     parser = _Parser(prog="fastprox", description="Lazy, exact proximal online learners "
                      "(FOBOS, RDA, FTRL with AdaGrad) on LIBSVM files, streamed.")
+    parser.add_argument("--version", action="version", version=f"fastprox {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                      parser_class=_Parser)
     for name in COMMANDS:
         module = import_module(f".{name}", __name__)
         summary = module.__doc__.strip().splitlines()[0]
-        sub = commands.add_parser(name, help=summary, description=module.__doc__,
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+        sub = commands.add_parser(name, help=summary, description=module.__doc__)
         if command in (None, name):
             module.add_arguments(sub)
             sub.set_defaults(run=module.run)
@@ -73,11 +97,33 @@ def main(argv=None):
         where = f"{e.filename}: " if e.filename else ""
         return _fail(where + (e.strerror or str(e)))
     except ValueError as e:             # ModelTooLarge too: its message names the size
-        return _fail(str(e))
+        return _fail(_reworded(str(e), command))
     except MemoryError as e:
-        return _fail(_out_of_memory(e))
+        return _fail(_reworded(_out_of_memory(e), command))
+    except ImportError as e:
+        return _fail(_missing(e, command))
     except KeyboardInterrupt:
         return _fail("interrupted", status=130)
+    except Exception as e:              # a bug: one line all the same, and how to report it
+        return _fail(f"internal error ({type(e).__name__}: {e}); please report it with the "
+                     f"command line that gave it")
+
+
+def _reworded(message, command):
+    """The message in the options' words for the commands that take the library's checks."""
+    if command not in _REWORDED:
+        return message
+    from .errors import reworded
+    return reworded(message)
+
+
+def _missing(error, command):
+    """The line for a package that is not installed: which, and how to install it."""
+    name = error.name or str(error)
+    if command == "bench":
+        return (f"this benchmark needs the package {name!r}, one of fastprox's benchmark extras: "
+                f'pip install "fastprox[bench]"')
+    return f"fastprox needs the package {name!r}: pip install fastprox (or: pip install {name})"
 
 
 def _parse(command, argv):

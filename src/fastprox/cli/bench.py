@@ -1,4 +1,4 @@
-"""Run a benchmark shipped in fastprox.benchmarks (``fastprox bench NAME --help``).
+"""Run a benchmark shipped with fastprox (bench NAME --help).
 
 Every module of ``fastprox.benchmarks`` that offers ``add_arguments(parser)``
 and ``run(args)`` is a subcommand here under its module name: adding a

@@ -1,24 +1,28 @@
-"""Describe LIBSVM files: rows, features, non-zeros, label counts (one streaming pass).
+"""Describe LIBSVM files: rows, features, non-zeros, labels.
+
+One streaming pass over each file.
 
 The numbers are those of load_libsvm on the file: ``features`` is the width
 of the matrix it returns (largest index + 1 for zero-based files, the largest
 index for one-based ones). Labels are counted up to 1000 distinct values.
 """
 from ..libsvm import source_name
-from .stream import CHUNK_ROWS, MAX_LABELS, check_readable, scan
+from .stream import CHUNK_ROWS, MAX_LABELS, add_reader_options, check_readable, scan
 
 
 def add_arguments(parser):
     parser.add_argument("data", nargs="+", metavar="DATA",
                         help="LIBSVM files (plain, .gz, .bz2, .xz); - for standard input")
-    parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS,
-                        help=f"rows parsed at a time (default {CHUNK_ROWS})")
+    parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows parsed at a time")
+    add_reader_options(parser)
 
 
 def run(args):
     check_readable(args.data)
+    if args.chunk_rows < 1:
+        raise ValueError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
     for path in args.data:
-        print(describe(path, scan([path], args.chunk_rows)))
+        print(describe(path, scan([path], args.chunk_rows, True if args.zero_based else "auto")))
     return 0
 
 

@@ -1,13 +1,100 @@
-"""Test metrics for `fastprox train`, in NumPy: scikit-learn's metrics module
-would add a second of import time to every run, more than training a small file."""
+"""Metrics of a model on labelled rows, for `train --test` and `predict`, in
+NumPy: scikit-learn's metrics module would add a second of import time to
+every run, more than training a small file."""
 import numpy as np
 
+from .._validation import kernel_loss
+from .losses import binary_loss, regression_loss
 
-def log_loss(true_index, proba):
-    """Mean negative log-probability of the true classes (probabilities clipped
-    at 1e-15, as scikit-learn does)."""
-    picked = proba[np.arange(len(true_index)), true_index]
-    return float(-np.mean(np.log(np.clip(picked, 1e-15, 1.0))))
+
+class Metrics:
+    """A model's metrics over labelled chunks, added one at a time: the mean loss
+    (the model's own loss, as the kernel counts it), accuracy, log-loss of the
+    probabilities (log and modified_huber models), AUC (two classes; the
+    one-vs-rest mean of the probabilities' for more) or RMSE (regression).
+    Rows whose label the model does not know are counted apart, not scored.
+    The AUC keeps each row's score (8 bytes per row and class)."""
+
+    def __init__(self, est):
+        self.est, self.loss = est, kernel_loss(est.loss)
+        self.classes = None if est.regression else np.asarray(est.classes, dtype=np.float64)
+        self.rows, self.loss_sum, self.correct, self.squares, self.log_loss_sum = 0, 0.0, 0, 0.0, 0.0
+        self.unknown = {}               # label -> rows, for labels not among the classes
+        self.width = 0                  # the widest chunk's width
+        self.labels, self.ranked = [], []       # what the AUC needs
+
+    def add(self, width, y, scores):
+        """Score a chunk of ``width`` columns, labels y (a float64 array) and margins
+        ``scores``; its predictions."""
+        self.width = max(self.width, width)
+        predicted = self.est.labels_of(scores)
+        if not len(y):
+            return predicted
+        if self.est.regression:
+            self._add_regression(y, scores)
+            return predicted
+        index = np.minimum(np.searchsorted(self.classes, y), len(self.classes) - 1)
+        known = self.classes[index] == y
+        if not known.all():
+            for label, rows in zip(*np.unique(y[~known], return_counts=True)):
+                self.unknown[float(label)] = self.unknown.get(float(label), 0) + int(rows)
+            y, index, scores = y[known], index[known], scores[known]
+            if not len(y):
+                return predicted
+        self.rows += len(y)
+        self.correct += int(np.sum(predicted[known] == y))
+        self.loss_sum += float(np.sum(self._losses(scores, index)))
+        proba = self.est.proba_of(scores) if self.est.has_proba() else None
+        if proba is not None:
+            self.log_loss_sum += log_loss(index, proba) * len(index)
+        if len(self.classes) == 2 or proba is not None:
+            self.labels.append(index)
+            self.ranked.append(scores if len(self.classes) == 2 else proba)
+        return predicted
+
+    def _add_regression(self, y, scores):
+        self.rows += len(y)
+        self.loss_sum += float(np.sum(regression_loss(self.loss, scores - y, self.est.params["epsilon"])))
+        self.squares += float(np.sum((scores - y) ** 2))
+
+    def _losses(self, scores, index):
+        """Each row's loss at its margins (the kernel's losses, fastprox.cli.losses)."""
+        if scores.ndim == 1:
+            return binary_loss(self.loss, np.where(index == 1, scores, -scores), np)
+        rows = np.arange(len(index))
+        if self.est.learner.multinomial and self.loss == "log":
+            top = scores.max(axis=1)
+            return np.log(np.exp(scores - top[:, None]).sum(axis=1)) + top - scores[rows, index]
+        if self.est.learner.multinomial:          # Crammer-Singer
+            rivals = scores + 1.0
+            rivals[rows, index] = -np.inf
+            return np.maximum(0.0, rivals.max(axis=1) - scores[rows, index])
+        signs = np.where(np.arange(scores.shape[1]) == index[:, None], 1.0, -1.0)
+        return binary_loss(self.loss, signs * scores, np).sum(axis=1)
+
+    def values(self):
+        """[(name, value, note)] of the metrics, in the order printed."""
+        if not self.rows:
+            return []
+        loss_name = self.est.loss + (" loss" if not self.est.loss.endswith("loss") else "")
+        found = [("loss", self.loss_sum / self.rows, f" ({loss_name}")]
+        if self.est.regression:
+            return found + [("RMSE", float(np.sqrt(self.squares / self.rows)), "")]
+        found.append(("accuracy", self.correct / self.rows, ""))
+        if self.est.has_proba():
+            found.append(("log-loss", self.log_loss_sum / self.rows, ""))
+        if self.labels:
+            found.append(self._auc())
+        return found
+
+    def _auc(self):
+        index, ranked = np.concatenate(self.labels), np.concatenate(self.ranked)
+        if len(np.unique(index)) < len(self.classes):
+            return ("AUC", None, "n/a (some class has no rows)")
+        if ranked.ndim == 1:
+            return ("AUC", roc_auc(index == 1, ranked), "")
+        auc = np.mean([roc_auc(index == k, ranked[:, k]) for k in range(len(self.classes))])
+        return ("AUC", float(auc), " (one-vs-rest mean)")
 
 
 def roc_auc(positive, scores):
@@ -22,3 +109,10 @@ def roc_auc(positive, scores):
     average_rank = np.cumsum(counts) - (counts - 1) / 2.0
     ranks = average_rank[inverse.ravel()]
     return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def log_loss(true_index, proba):
+    """Mean negative log-probability of the true classes (probabilities clipped
+    at 1e-15, as scikit-learn does)."""
+    picked = proba[np.arange(len(true_index)), true_index]
+    return float(-np.mean(np.log(np.clip(picked, 1e-15, 1.0))))

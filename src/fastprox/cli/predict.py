@@ -1,56 +1,91 @@
-"""Predict with a saved model, streaming a LIBSVM file: one prediction per line.
+"""Predict with a saved model, one line per row of a LIBSVM file.
 
 Lines hold the predicted label (classifiers, written as in LIBSVM files) or
 value (regressors, shortest exact float). With ``--proba`` the output is
 LIBSVM's ``svm-predict -b 1`` format: a first line ``labels C1 C2 ...`` (the
 model's classes), then per row the predicted label and the probability of
-each class in that order. The file's labels are read but not used; features
-beyond the model's width are ignored (their weights are zero). ``--out`` is
-written to a temporary file and renamed when complete.
+each class in that order. ``--out`` is written to a temporary file and
+renamed when complete.
+
+The file's labels score the model, on standard error: its mean loss (the
+loss it was trained with), accuracy or RMSE, log-loss (models with
+probabilities) and AUC. One-line warnings name features beyond the model's
+width (their weights are zero) and labels the model does not know (those
+rows are left out of the metrics; a file of placeholder labels gives none).
+A model trained with --hash-bits B needs the same --hash-bits B here.
 """
 import sys
 
-from ..libsvm import _atomic_write
+from ..libsvm import _atomic_write, source_name
 from .info import format_label
-from .stream import CHUNK_ROWS, check_readable, labelled_chunks
-from .train import StreamModel
+from .stream import CHUNK_ROWS, add_reader_options, check_readable, labelled_chunks
+from .train import StreamModel, metric_lines
 
 
 def add_arguments(parser):
     parser.add_argument("model", metavar="MODEL", help="a model file written by 'fastprox train --model'")
-    parser.add_argument("data", metavar="DATA",
-                        help="LIBSVM file to predict (labels are ignored); - for standard input")
-    parser.add_argument("--out", metavar="FILE", help="write here instead of to standard output")
-    parser.add_argument("--proba", action="store_true", help="also write class probabilities")
-    parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS,
-                        help=f"rows predicted at a time (default {CHUNK_ROWS})")
+    parser.add_argument("data", metavar="DATA", help="LIBSVM file to predict; - for standard input")
+    parser.add_argument("--out", metavar="FILE", help="write here (default: standard output)")
+    parser.add_argument("--proba", action="store_true", help="also write class probabilities (default: off)")
+    parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows predicted at a time")
+    add_reader_options(parser, "hash feature ids into 2^B buckets, as the model was trained "
+                               "(default: no hashing)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no metrics or warnings on standard error (default: off)")
 
 
 def run(args):
     check_readable([args.data])
+    if args.chunk_rows < 1:
+        raise ValueError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
     est = StreamModel.from_file(args.model)
     if args.proba and not est.has_proba():
         name = "ProxRegressor" if est.regression else "ProxClassifier"
         raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
                          f"{args.model} holds a {name}(loss={est.loss!r})")
-    lines = _lines(est, args.data, args.chunk_rows, args.proba)
+    if args.hash_bits is not None and est.n_features != 1 << args.hash_bits:
+        raise ValueError(f"--hash-bits {args.hash_bits} gives {1 << args.hash_bits} features, but "
+                         f"{args.model} has {est.n_features}: give the --hash-bits it was trained with")
+    from .metrics import Metrics
+    metrics = Metrics(est)
+    chunks = labelled_chunks(args.data, args.chunk_rows, args.hash_bits, True if args.zero_based else "auto")
+    lines = _lines(est, chunks, metrics, args.proba)
     if args.out is None:
         for text in lines:
             sys.stdout.write(text)
     else:
         _atomic_write(args.out, lambda f: f.writelines(text.encode() for text in lines))
+    if not args.quiet:
+        _report(est, metrics, source_name(args.data))
     return 0
 
 
-def _lines(est, path, chunk_rows, proba):
-    """The output text, one chunk of rows at a time."""
+def _lines(est, chunks, metrics, proba):
+    """The output text, one chunk of rows at a time, each chunk scored by ``metrics``."""
     fmt = repr if est.regression else format_label
     if proba:
         yield "labels " + " ".join(map(format_label, est.classes)) + "\n"
-    for X, _ in labelled_chunks(path, chunk_rows):
-        predicted = est.predict(X).tolist()
+    for X, y in chunks:
+        scores = est.scores(X)
+        predicted = metrics.add(X.shape[1], y, scores).tolist()
         if proba:
-            rows = est.predict_proba(X).tolist()
+            rows = est.proba_of(scores).tolist()
             yield "".join(f"{fmt(p)} {' '.join(map(repr, r))}\n" for p, r in zip(predicted, rows))
         else:
             yield "".join(f"{fmt(p)}\n" for p in predicted)
+
+
+def _report(est, metrics, name):
+    """The warnings and the metrics, on standard error."""
+    if metrics.width > est.n_features:
+        print(f"fastprox: warning: {name} has features beyond the model's {est.n_features} (up to "
+              f"{metrics.width}); they weigh 0", file=sys.stderr)
+    if metrics.unknown:
+        shown = ", ".join(map(format_label, sorted(metrics.unknown)[:5]))
+        more = ", ..." if len(metrics.unknown) > 5 else ""
+        print(f"fastprox: warning: {name} has {sum(metrics.unknown.values())} rows with labels the "
+              f"model does not know ({shown}{more}; its classes: "
+              f"{', '.join(map(format_label, est.classes))}); they are left out of the metrics",
+              file=sys.stderr)
+    if metrics.rows:
+        print("\n".join(metric_lines(metrics, name)), file=sys.stderr)

@@ -4,13 +4,17 @@ Training and scanning take the reader's :class:`~fastprox.libsvm.Chunk`
 objects as they are: ``array.array`` buffers, without NumPy or scipy (their
 imports would double the start-up of a command on a small file). Only
 evaluating and predicting, which multiply a matrix by the weights, make
-NumPy arrays and scipy matrices.
+NumPy arrays.
 """
+import contextlib
+import io
 import os
 import queue
 import threading
+from .._hashing import hash_indices
 from .._libsvm import count_labels
-from ..libsvm import STDIN, half_readers, iter_chunks, read_halves, read_once, source_name
+from ..libsvm import (STDIN, Chunk, _open, half_readers, iter_chunks, read_halves, read_once,
+                      source_name)
 
 #: Default rows per chunk of the commands (--chunk-rows): small enough that a
 #: chunk's arrays stay in cache and, in `train`, that parsing the next chunk
@@ -22,11 +26,14 @@ CHUNK_ROWS = 10_000
 #: regression targets and only the number of rows is kept.
 MAX_LABELS = 1000
 
-#: Parsed rows `scan` may keep for `train`, in bytes: files whose rows fit are
-#: parsed once, not once to scan and again to train (on a file of a few MB,
-#: the second parse is a fifth of the command's time); larger ones are read
-#: again, so memory stays bounded whatever the file size.
-KEEP_BYTES = 64 << 20
+def add_reader_options(parser, hashing=None):
+    """The reading options the commands share: --hash-bits (``hashing``: what it
+    does in this command; None: no such option) and --zero-based."""
+    if hashing:
+        parser.add_argument("--hash-bits", type=int, metavar="B", help=hashing)
+    parser.add_argument("--zero-based", action="store_true",
+                        help="the indices start at 0 (default: off, decided by the first rows: "
+                             "zero-based if they hold an index 0)")
 
 
 def check_readable(paths):
@@ -48,24 +55,50 @@ def check_readable(paths):
         seen.add(path)
 
 
-def labelled_chunks(path, chunk_rows):
-    """``(chunk, y)`` of ``path``, y the chunk's labels as a NumPy array: what
-    evaluating and predicting read (the model's margins need no scipy matrix;
-    columns beyond its width weigh 0)."""
+def labelled_chunks(path, chunk_rows, bits=None, zero_based="auto"):
+    """``(chunk, y)`` of ``path``, its ids hashed into 2^bits buckets if ``bits``
+    (`hashed`), y the chunk's labels as a NumPy array: what evaluating and
+    predicting read (the model's margins need no scipy matrix; columns beyond its
+    width weigh 0)."""
     import numpy as np
-    for chunk in iter_chunks(path, chunk_rows=chunk_rows):
-        yield chunk, np.asarray(chunk.y)
+    with pumped(path) as source:
+        for chunk in iter_chunks(source, chunk_rows=chunk_rows, zero_based=zero_based):
+            yield hashed(chunk, bits), np.asarray(chunk.y)
+
+
+def hashed(chunk, bits):
+    """The chunk with its feature ids hashed into 2^bits buckets (fastprox._hashing:
+    a bucket's values in a row summed), of width 2^bits; the chunk itself when
+    ``bits`` is None."""
+    if bits is None:
+        return chunk
+    data, indices, indptr, _ = hash_indices(chunk.data, chunk.indices, chunk.indptr, bits)
+    return Chunk(data, indices, indptr, chunk.y, chunk.qids, 1 << bits)
+
+
+def locate(path, row):
+    """Where data row ``row`` (1-based, as counted by the reader: lines with a label)
+    of ``path`` is, for a message: "PATH:LINE" for a file, found by reading it
+    again up to that row (this runs only to report an error), or "NAME: data row
+    ROW" for a source read once (standard input, a pipe)."""
+    if read_once(path):
+        return f"{source_name(path)}: data row {row}"
+    rows = 0
+    with _open(path) as f:
+        for number, line in enumerate(io.BufferedReader(f, 1 << 20), 1):
+            rows += bool(line.split(b"#", 1)[0].strip())
+            if rows == row:
+                return f"{source_name(path)}:{number}"
+    return f"{source_name(path)}: data row {row}"
 
 
 class Summary:
-    """What one streaming pass over LIBSVM files finds: rows, width, non-zeros,
-    label -> rows (None past MAX_LABELS) and, while they fit in the bytes it may
-    keep, the chunks read (else None)."""
+    """What one streaming pass over LIBSVM files finds: rows, width, non-zeros and
+    label -> rows (None past MAX_LABELS)."""
 
-    def __init__(self, keep_bytes=0):
+    def __init__(self):
         self.rows = self.n_features = self.nnz = 0
         self.labels = {}
-        self.chunks, self.kept_bytes, self.keep_bytes = [], 0, keep_bytes
 
     def add(self, chunk):
         self.rows += chunk.shape[0]
@@ -73,13 +106,6 @@ class Summary:
         self.nnz += chunk.nnz
         if self.labels is not None and not count_labels(chunk.y, self.labels, MAX_LABELS):
             self.labels = None
-        if self.chunks is not None:     # the buffers, and about 600 bytes of Python objects
-            self.kept_bytes += 600 + sum(a.itemsize * len(a) for a in
-                                         (chunk.data, chunk.indices, chunk.indptr, chunk.y, chunk.qids))
-            if self.kept_bytes <= self.keep_bytes:
-                self.chunks.append(chunk)
-            else:
-                self.chunks = None
 
     def merge(self, other, n_features):
         """Add another summary's counts, with the width of the two together."""
@@ -91,21 +117,20 @@ class Summary:
                 self.labels[label] = self.labels.get(label, 0) + rows
         if other.labels is None or self.labels is not None and len(self.labels) > MAX_LABELS:
             self.labels = None
-        self.chunks = None
 
 
-def scan(paths, chunk_rows, keep_bytes=0):
+def scan(paths, chunk_rows, zero_based="auto"):
     """One streaming pass over ``paths``: rows, width (as load_libsvm gives it),
-    non-zeros and label counts, all files together; the chunks too if they fit
-    in ``keep_bytes``."""
-    summary = Summary(keep_bytes)
+    non-zeros and label counts, all files together."""
+    summary = Summary()
     for path in paths:
-        halves = _scan_halves(path, chunk_rows)
+        halves = None if zero_based is True else _scan_halves(path, chunk_rows)
         if halves is not None:
             summary.merge(*halves)
             continue
-        for chunk in iter_chunks(path, chunk_rows=chunk_rows):
-            summary.add(chunk)
+        with pumped(path) as source:
+            for chunk in iter_chunks(source, chunk_rows=chunk_rows, zero_based=zero_based):
+                summary.add(chunk)
     return summary
 
 
@@ -115,9 +140,7 @@ def _scan_halves(path, chunk_rows):
     pass would find them; None for other files, and whenever one pass could find
     otherwise or fail (no feature in the first half, an index 0 in the second
     half of a one-based file, a malformed line): the caller then reads the file
-    in one pass, which raises the error at its line. The scan of a smaller file
-    is one pass whose chunks `train` may keep (KEEP_BYTES; parsed rows take
-    about 0.5-1.2 times their text)."""
+    in one pass, which raises the error at its line."""
     readers = half_readers(path, chunk_rows)
     if readers is None:
         return None
@@ -130,6 +153,70 @@ def _scan_halves(path, chunk_rows):
         return None
     summaries[0].merge(summaries[1], second.parser.max_index - offset + 1)
     return summaries[0], summaries[0].n_features
+
+
+@contextlib.contextmanager
+def pumped(path):
+    """``path`` as the reader should open it: a regular file as it is; a source read
+    once (standard input, a pipe, a FIFO) as a `Pump`, so that its writer (``zcat f.gz
+    |``) keeps writing while the reader parses."""
+    if not read_once(path):
+        yield path
+        return
+    fd = 0 if path == STDIN else os.open(path, os.O_RDONLY)
+    pump = Pump(fd, source_name(path))
+    try:
+        yield pump
+    finally:
+        pump.close()
+        if fd:
+            os.close(fd)
+
+
+class Pump(io.RawIOBase):
+    """A pipe read by a thread of its own into a queue of up to PUMP_BYTES: the reader
+    reads a block and parses it before it reads again, and a pipe holds 64 kB, so its
+    writer would wait for every parse; drained as it fills, it does not."""
+
+    #: Bytes read from the pipe at a time, and pieces queued at most.
+    PIECE, PIECES = 1 << 20, 16
+
+    def __init__(self, fd, name):
+        super().__init__()
+        self.name, self.fd = name, fd
+        self.pieces = queue.Queue(self.PIECES)
+        self.piece, self.at = b"", 0
+        self.thread = threading.Thread(target=self._pump, daemon=True)
+        self.thread.start()
+
+    def _pump(self):
+        """Read the pipe to its end into the queue; an OSError is handed on, in order."""
+        while True:
+            try:
+                piece = os.read(self.fd, self.PIECE)
+            except OSError as e:
+                self.pieces.put(_Failure(e))
+                return
+            self.pieces.put(piece)
+            if not piece:
+                return
+
+    def readable(self):
+        return True
+
+    def readinto(self, into):
+        """What the queue holds next, up to len(into) bytes; 0 at the end."""
+        if self.at == len(self.piece):
+            self.piece, self.at = self.pieces.get(), 0
+            if isinstance(self.piece, _Failure):
+                raise self.piece.error
+            if not self.piece:
+                self.pieces.put(b"")        # the end stays the end
+                return 0
+        n = min(len(into), len(self.piece) - self.at)
+        into[:n] = self.piece[self.at:self.at + n]
+        self.at += n
+        return n
 
 
 def read_ahead(chunks, depth=2):

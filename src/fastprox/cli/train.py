@@ -1,53 +1,63 @@
-"""Train a model on LIBSVM files, streamed chunk by chunk, or on the embedded default data.
+"""Train a model on LIBSVM files read once, or on embedded data.
 
-The files are read --chunk-rows rows at a time and learned with partial_fit,
-in the order given, never loaded whole; --passes repeats the stream (rows
-are not shuffled). The estimator fixes its width and, for classifiers, its
-classes at the first chunk, so unless --n-features and (classifiers)
---classes are both given, a first streaming pass over the files finds them,
-the numbers 'fastprox info' prints: the width is the largest of the files',
-the classes every label seen. Give both to skip that pass. Files whose
-parsed rows fit in 64 MB are kept from that pass and trained on, not read
-again; larger ones are streamed again, so memory stays bounded. Data that
-can be read only once (standard input, '-', or a pipe such as /dev/stdin or
-<(zcat f.gz)) needs both options, and one pass.
+The files are read once, --chunk-rows rows at a time, in the order given,
+and never loaded whole: the model starts with the width of the first rows
+and grows with the features it meets (new ones join at weight 0, as if
+there from the start: the model equals one built with the final width), and
+a classifier recognizes its two classes as the labels come (the larger label
+is the positive class; see fastprox.cli.labels: until the second label
+appears the rows are held, up to 64 MB; a multiclass stream needs
+--classes). So standard input and pipes ('-', /dev/stdin, <(zcat f.gz)) train
+as files do. --n-features and --classes are hints: given, nothing is
+inferred. Ids without a useful bound (already-hashed 64-bit ids) are mapped
+into 2^B buckets by --hash-bits B (fastprox._hashing: Fibonacci hashing of
+the id; ids of a row that share a bucket are summed, rows share a bucket's
+weight, as Vowpal Wabbit's -b); the model then has 2^B features, and
+'fastprox predict' needs the same --hash-bits. --passes repeats the stream
+(rows are not shuffled); data read once is trained in one pass. Memory holds
+the model and a few chunks.
 
-The model's memory grows with its width: a model that would not fit is
-refused in one line giving its size and what set the width (the largest
-feature index of the files, or --n-features); one of over 1 GiB trains, with
-a one-line note on stderr saying so.
+On standard error it prints Vowpal Wabbit's progressive validation table:
+lines at examples 1, 2, 4, 8, ... with the mean loss so far and since the
+line before, each row's loss taken before the model learns from it (see
+fastprox.cli.progress), and at the end the best constant predictor and its
+loss, which one pass knows only then. A progress bar shows on a terminal;
+--quiet prints nothing. Standard output then gets the report: the data, the
+model, the progressive loss of the first pass, the test metrics (--test:
+accuracy, log-loss when the loss gives probabilities, AUC; RMSE with
+--regression), the non-zero weights and the times.
 
-While it runs, a progress bar (on a terminal only) shows rows/s and the
-progressive validation loss: the mean loss of each row under the model
-before that row's update, as Vowpal Wabbit reports it. At the end it prints
-the progressive loss of the first pass (later passes have seen the rows),
-the test metrics (--test: accuracy, log-loss when the loss gives
-probabilities, AUC; RMSE with --regression), the non-zero weights and the
-times. Test features beyond the model's width are ignored (zero weights).
+The model's memory grows with its width: one that would not fit is refused
+in one line giving its size and what set the width (the largest feature
+index, --n-features, --hash-bits); one of over 1 GiB trains, with a note.
 
 Without DATA it trains on the embedded default, so that 'fastprox train'
-works with no files: a seeded, generated text-like set of --rows rows
-(default 100,000) and --n-features features (default 2^18), Zipf word
-frequencies, 20% held out as the test set (fastprox.cli.synthetic).
+works with no files: a seeded, generated text-like set of --rows rows and
+--n-features features (default 2^18), Zipf word frequencies, 20% held out as
+the test set (fastprox.cli.synthetic).
 """
 import argparse
-import itertools
 import os
+import re
 import sys
 import time
 from array import array
+from math import exp, expm1
 from types import SimpleNamespace
 
-from .._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, auto_steps, check_classes,
-                     encode_labels, margins, new_learner, probabilities, run_passes)
+from .._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, auto_steps, margins,
+                     new_learner, probabilities)
 from .._kernels import NonFiniteMargin
 from .._numpy import np
 from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
-                           SCHEDULES, UPDATES, ModelTooLarge, _size, as_float_array, available_memory,
-                           check_params, kernel_loss)
-from ..libsvm import MAX_INDEX, Chunk, iter_chunks, read_once, source_name
+                           SCHEDULES, UPDATES, ModelTooLarge, _size, available_memory, check_params,
+                           kernel_arrays, kernel_loss)
+from ..libsvm import MAX_INDEX, iter_chunks, read_once, source_name
 from ..model_io import read_model, write_model
-from .stream import CHUNK_ROWS, KEEP_BYTES, check_readable, labelled_chunks, read_ahead, scan
+from .labels import LABEL_BUFFER_BYTES, Classes
+from .progress import LabelStats, Table, progress_bar, summary
+from .stream import (CHUNK_ROWS, add_reader_options, check_readable, hashed, labelled_chunks, locate,
+                     pumped, read_ahead)
 
 DEFAULT_ROWS = 100_000
 DEFAULT_FEATURES = 1 << 18
@@ -65,51 +75,72 @@ DEFAULT_DATA_BYTES = (24, 1536)
 #: Largest values of the integer options: the C sizes the reader and the kernel
 #: take (beyond them, an OverflowError), the width the reader's largest index.
 _INT_LIMITS = {"passes": sys.maxsize, "chunk_rows": sys.maxsize, "n_features": MAX_INDEX,
-               "batch_size": 2**31 - 1, "rows": sys.maxsize}     # batch_size: the kernel's C int
+               "batch_size": 2**31 - 1, "rows": sys.maxsize, "hash_bits": 40}    # batch_size: the kernel's C int
 
 # Command-line option -> estimator parameter, for the options passed through.
-_ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule",
-                      "penalty": "penalty", "alpha": "alpha", "l1_ratio": "l1_ratio",
-                      "eta0": "eta0", "delta": "delta", "rda_rho": "rda_rho",
-                      "berhu_gamma": "berhu_gamma", "batch_size": "batch_size",
-                      "epsilon": "epsilon", "seed": "random_state", "multi_class": "multi_class"}
+ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule",
+                     "penalty": "penalty", "alpha": "alpha", "l1_ratio": "l1_ratio",
+                     "eta0": "eta0", "delta": "delta", "rda_rho": "rda_rho",
+                     "berhu_gamma": "berhu_gamma", "batch_size": "batch_size",
+                     "epsilon": "epsilon", "seed": "random_state", "multi_class": "multi_class"}
 
 
 def add_arguments(parser):
+    # argparse takes "-1" for a value, not an option, by this pattern: "-1,1" too
+    parser._negative_number_matcher = re.compile(r"^-\d[\d.,eE+-]*$")
     parser.add_argument("data", nargs="*", metavar="DATA",
                         help="LIBSVM training files (plain, .gz, .bz2, .xz; - for standard input); "
                              "none: the embedded default")
-    parser.add_argument("--test", metavar="DATA", help="LIBSVM file to evaluate the model on")
-    parser.add_argument("--model", metavar="OUT", help="save the model here (fastprox.load_model reads it)")
-    parser.add_argument("--passes", type=int, default=1, help="passes over the data (default 1)")
-    parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS,
-                        help=f"rows parsed and learned at a time (default {CHUNK_ROWS})")
+    parser.add_argument("--test", metavar="DATA", help="LIBSVM file to evaluate the model on "
+                        "(default: none; the held-out part of the embedded default)")
+    parser.add_argument("--model", metavar="OUT",
+                        help="save the model here, for 'fastprox predict' and fastprox.load_model "
+                             "(default: not saved)")
+    parser.add_argument("--passes", type=int, default=1, help="passes over the data")
+    parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows parsed and learned at a time")
     parser.add_argument("--n-features", type=int, metavar="N",
-                        help="model width (default: found by a first pass; 2^18 for the default data)")
-    parser.add_argument("--classes", type=float, nargs="+", metavar="LABEL",
-                        help="every label of the stream (default: found by a first pass)")
-    parser.add_argument("--regression", action="store_true", help="train a ProxRegressor")
-    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS,
-                        help=f"rows of the embedded default data (default {DEFAULT_ROWS})")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the default data and random_state")
+                        help="model width (default: grows with the largest index met; 2^18 for "
+                             "the default data)")
+    parser.add_argument("--classes", type=_labels, nargs="+", metavar="LABELS",
+                        help="every label of the stream, as 1,2,3 or 1 2 3 (default: the two "
+                             "labels met; needed for more than two)")
+    add_reader_options(parser, "hash every feature id into 2^B buckets, as VW's -b (default: no "
+                               "hashing; ids are columns)")
+    parser.add_argument("--regression", action="store_true", help="train a ProxRegressor (default: "
+                        "a ProxClassifier)")
+    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS, help="rows of the embedded data")
+    parser.add_argument("--seed", type=int, help="seed of the default data (default: 0) and the "
+                        "model's random_state (default: None, the estimator's)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="print nothing but errors (default: off: the progress table on "
+                             "stderr, the report on stdout)")
     est = parser.add_argument_group("estimator options (see help(fastprox.ProxClassifier))")
-    est.add_argument("--loss", choices=CLASSIFICATION_LOSSES + REGRESSION_LOSSES)
-    est.add_argument("--update", choices=UPDATES)
-    est.add_argument("--schedule", choices=SCHEDULES)
-    est.add_argument("--penalty", choices=PENALTIES + GROUP_PENALTIES)
-    est.add_argument("--multi-class", choices=("ovr", "multinomial"))
-    for name in ("alpha", "l1-ratio", "rda-rho", "berhu-gamma", "epsilon"):
-        est.add_argument(f"--{name}", type=float)
-    for name in ("eta0", "delta"):
+    d = CLASSIFIER_DEFAULTS
+    est.add_argument("--loss", choices=CLASSIFICATION_LOSSES + REGRESSION_LOSSES,
+                     help=f"loss (default: {d['loss']}; {REGRESSOR_DEFAULTS['loss']} with --regression)")
+    est.add_argument("--update", choices=UPDATES, help=f"update rule (default: {d['update']})")
+    est.add_argument("--schedule", choices=SCHEDULES, help=f"step schedule (default: {d['schedule']})")
+    est.add_argument("--penalty", choices=PENALTIES + GROUP_PENALTIES, help=f"penalty (default: {d['penalty']})")
+    est.add_argument("--multi-class", choices=("ovr", "multinomial"),
+                     help=f"three classes or more: one-vs-rest or one softmax/Crammer-Singer "
+                          f"model (default: {d['multi_class']})")
+    meanings = {"alpha": "penalty weight per example", "l1-ratio": "share of l1 in the elastic net",
+                "rda-rho": "enhanced l1-RDA's extra sparsity (rda)",
+                "berhu-gamma": "Berhu's switch point between l1 and squared l2",
+                "epsilon": "width of the huber and epsilon_insensitive losses"}
+    for name, meaning in meanings.items():
+        est.add_argument(f"--{name}", type=float, help=f"{meaning} (default: {d[name.replace('-', '_')]})")
+    for name, meaning in (("eta0", "base step"), ("delta", "AdaGrad's offset")):
         est.add_argument(f"--{name}", type=_number_or_auto, metavar="{auto,NUMBER}",
-                         help="default auto: set by the first 10,000 rows' scale (AdaGrad)")
-    est.add_argument("--batch-size", type=int)
-    est.add_argument("--no-intercept", action="store_true", help="fit no intercept")
+                         help=f"{meaning} (default: auto: set by the first 10,000 rows' scale)")
+    est.add_argument("--batch-size", type=int, help=f"rows per step (default: {d['batch_size']})")
+    est.add_argument("--no-intercept", action="store_true", help="fit no intercept (default: off)")
     est.add_argument("--groups", metavar="FILE",
                      help="group penalties: a text file of one integer group id per feature, in "
-                          "feature order (-1: unpenalized); default: each feature a group")
+                          "feature order (-1: unpenalized); it sets the width (default: each "
+                          "feature a group)")
     est.add_argument("--group-weights", metavar="FILE",
-                     help="group penalties: a text file of one weight d_G >= 0 per group (default 1)")
+                     help="group penalties: a text file of one weight d_G >= 0 per group (default: 1)")
 
 
 def run(args):
@@ -117,50 +148,74 @@ def run(args):
     started = time.perf_counter()
     _check_options(args)            # first: its errors name the flags
     est = StreamModel(args)
-    stream = FileStream(args, est) if args.data else DefaultStream(args)
-    est.width_origin = stream.width_origin
-    scanned = time.perf_counter()
-    with _progress_bar(stream.rows * args.passes if stream.rows else None) as bar:
-        losses, rows = zip(*(_one_pass(est, stream, bar, p) for p in range(args.passes)))
+    source = FileSource(args, est) if args.data else DefaultSource(args)
+    est.width_origin = source.width_origin
+    with progress_bar(source.rows * args.passes if source.rows else None, args.quiet) as bar:
+        trainer = Trainer(est, source, Table(None if args.quiet else bar.write_line, _predicts(est)), bar)
+        losses = [trainer.one_pass(source.chunks()) for _ in range(args.passes)]
     trained = time.perf_counter()
-    test = stream.test_chunks()
-    test_lines = [] if test is None else _evaluate(est, test, stream.test_name)
+    if not args.quiet:
+        summary(trainer.table, trainer.stats, kernel_loss(est.loss), est.classes,
+                est.learner.multinomial, trainer.features)
+    test = source.test_chunks()
+    test_lines = [] if test is None else _evaluate(est, test, source.test_name)
     tested = time.perf_counter()
     if args.model:
-        est.save(args.model, args.passes, losses[-1])
-    report = [f"data: {stream.name} ({rows[0]} rows x {stream.n_features} features, "
+        est.save(args.model, args.passes, losses[-1][0])
+    if args.quiet:
+        return 0
+    rows = losses[0][1]
+    report = [f"data: {source.name} ({rows} rows x {est.learner.n_features} features, "
               f"{args.passes} pass{'es' if args.passes > 1 else ''})",
               f"model: {_describe(est)}",
-              f"progressive loss: {losses[0]:.6f} ({est.loss} loss, first pass)"]
+              f"progressive loss: {losses[0][0]:.6f} ({est.loss} loss, first pass)"]
     if args.passes > 1:
-        report.append(f"last pass mean loss: {losses[-1]:.6f} (pass {args.passes})")
+        report.append(f"last pass mean loss: {losses[-1][0]:.6f} (pass {args.passes})")
     report += test_lines
     report += [f"non-zero weights: {est.learner.count_nonzero()} of "
                f"{est.learner.n_features * est.learner.n_outputs}",
-               f"time: {tested - started:.2f} s ({stream.preparation} {scanned - started:.2f} s, "
-               f"train {trained - scanned:.2f} s = {sum(rows) / max(trained - scanned, 1e-9):,.0f} "
-               f"rows/s, test {tested - trained:.2f} s)"]
+               f"time: {tested - started:.2f} s (train {trained - started:.2f} s = "
+               f"{rows * args.passes / max(trained - started, 1e-9):,.0f} rows/s, "
+               f"test {tested - trained:.2f} s)"]
     if args.model:
         report.append(f"model saved: {args.model}")
     print("\n".join(report))
     return 0
 
 
+def _predicts(est):
+    """What the table's "current predict" column holds (fastprox.cli.progress)."""
+    if est.regression:
+        return "the predicted value"
+    if est.classes is not None and len(est.classes) > 2:
+        return "the predicted class"
+    if _probability_from_loss(est):
+        return "P(label = the larger class), from the example's loss"
+    return "the margin, positive for the larger class"
+
+
+def _probability_from_loss(est):
+    """Whether the table's prediction is the probability exp(-loss) of the example's
+    label (binary log loss, a step per example), which costs nothing: else it is a
+    margin, which reads every weight (Learner.margins)."""
+    binary = est.classes is None or len(est.classes) == 2
+    return not est.regression and binary and kernel_loss(est.loss) == "log" and est.params["batch_size"] == 1
+
+
 class StreamModel:
-    """The estimator the options describe, trained chunk by chunk as its partial_fit
-    would, on the shared core (no scikit-learn import: start-up stays short). Its
-    parameters are checked now, not after a scan."""
+    """The estimator the options describe, trained on the shared core (no
+    scikit-learn import: start-up stays short), or read from a model file to
+    predict. Its parameters are checked now, before any reading."""
 
     def __init__(self, args):
         self.regression = args.regression
         defaults = REGRESSOR_DEFAULTS if args.regression else CLASSIFIER_DEFAULTS
         self.params = {**defaults, **{param: getattr(args, option)
-                                      for option, param in _ESTIMATOR_OPTIONS.items()
+                                      for option, param in ESTIMATOR_OPTIONS.items()
                                       if getattr(args, option, None) is not None}}
         if args.regression:
             self.params.pop("multi_class", None)
         self.params["fit_intercept"] = not args.no_intercept
-        self.groups_file = args.groups
         if args.groups:
             self.params["groups"] = read_vector(args.groups, "--groups", int)
         if args.group_weights:
@@ -168,24 +223,29 @@ class StreamModel:
         losses = REGRESSION_LOSSES if args.regression else CLASSIFICATION_LOSSES
         check_params(SimpleNamespace(**self.params), losses)
         self.loss = self.params["loss"]
-        self.learner = self.classes = self.head = None
+        self.classes = args.classes
+        self.quiet = args.quiet
+        self.learner = None
         #: What sets the model's width, for messages about its size (set by run).
         self.width_origin = None
 
-    def settle(self, chunks):
-        """The stream's chunks (X, y), its first AUTO_ROWS rows read ahead and held
-        when "auto" steps need their scale before the first step: the estimator's
-        fit on the same rows sees them all at once, whatever --chunk-rows."""
-        if self.learner is not None or not auto_steps(self.params):
-            return chunks
-        held, rows, chunks = [], 0, iter(chunks)
-        for X, y in chunks:
-            held.append((X, y))
-            rows += X.shape[0]
-            if rows >= AUTO_ROWS:
-                break
-        self.head = [X for X, _ in held]
-        return itertools.chain(held, chunks)
+    def start(self, n_features, n_outputs, head):
+        """The kernel for ``n_features`` columns, its "auto" steps set by the CSR
+        pieces ``head`` (the first AUTO_ROWS rows). A state too large for memory,
+        and (past NOTE_BYTES) a large one, is reported in one line with its size
+        and what set the width, for the user to see the fix."""
+        multinomial = n_outputs > 1 and self.params["multi_class"] == "multinomial"
+        with self._sizing(n_features):
+            self.learner = new_learner(self.params, n_features, n_outputs,
+                                       n_outputs > 1 and not multinomial, multinomial, head)
+
+    def widen(self, n_features):
+        """Grow the model to ``n_features`` columns (Learner.grow), reported as `start`."""
+        with self._sizing(n_features):
+            self.learner.grow(n_features)
+
+    def _sizing(self, n_features):
+        return _Sizing(self, n_features)
 
     @classmethod
     def from_file(cls, path):
@@ -196,57 +256,17 @@ class StreamModel:
         model.regression = saved.name == "ProxRegressor"
         model.params, model.loss = saved.params, saved.params["loss"]
         model.learner, model.classes = saved.learner, saved.classes
-        model.n_features = saved.fitted["n_features_in_"]
         return model
 
-    def partial_fit(self, X, y, classes=None):
-        """One pass over a chunk (a CSR matrix or a :class:`~fastprox.libsvm.Chunk`);
-        the progressive loss (mean over its rows)."""
-        if self.regression:
-            # a file's labels are finite float64 already (the reader refuses NaN, inf)
-            shape = (y if isinstance(y, array) else as_float_array("y", y, len(y)), 1, False, False)
-        else:
-            if self.classes is None:
-                self.classes = check_classes(classes if classes is not None else y)
-            shape = encode_labels(y, self.classes, self.params["multi_class"], self.loss)
-        if self.learner is None:
-            groups = self.params["groups"]
-            if groups is not None and len(groups) != X.shape[1]:
-                raise ValueError(f"--groups {self.groups_file}: {len(groups)} group ids for "
-                                 f"{X.shape[1]} features; give one id per feature (--n-features "
-                                 f"sets the width)")
-            self.n_features = X.shape[1]
-            self.learner = self._new_learner(X.shape[1], shape[1:], self.head or [X])
-            self.head = None
-        self.progressive_loss_ = run_passes(self.learner, X, shape[0], None,
-                                            self.params["batch_size"]) / max(1, X.shape[0])
-
-    def _new_learner(self, n_features, outputs, head):
-        """The kernel for ``n_features`` columns. A state too large for memory, and
-        (past NOTE_BYTES) a large one, is reported in one line with its size and
-        what set the width (``width_origin``), for the user to see the fix: fewer
-        features, hashed into fewer buckets."""
-        why = f"the width comes from {self.width_origin}"
-        try:
-            learner = new_learner(self.params, n_features, *outputs, head)
-        except ModelTooLarge as e:
-            raise ModelTooLarge(f"{e} The width comes from {self.width_origin}.") from None
-        except MemoryError:     # the memory reported available was not (a limit, a race)
-            raise MemoryError(f"out of memory allocating the model's state for {n_features} "
-                              f"features ({why}); use fewer features (hash them into fewer "
-                              f"buckets, or drop rare ones)") from None
-        size = sum(len(a) * a.itemsize for a, _ in learner.saved_arrays().values())
-        if size > NOTE_BYTES:
-            print(f"fastprox: note: the model's state for {n_features} features takes {_size(size)} "
-                  f"of memory ({why}); hash the features into fewer buckets to shrink it",
-                  file=sys.stderr)
-        return learner
+    @property
+    def n_features(self):
+        return self.learner.n_features
 
     def scores(self, X):
         return margins(self.learner, X)
 
-    def predict(self, X):
-        scores = self.scores(X)
+    def labels_of(self, scores):
+        """The predictions for the margins ``scores``: values, or classes."""
         if self.regression:
             return scores
         classes = np.asarray(self.classes)
@@ -255,15 +275,159 @@ class StreamModel:
     def has_proba(self):
         return not self.regression and kernel_loss(self.loss) in ("log", "modified_huber")
 
-    def predict_proba(self, X):
-        return probabilities(self.scores(X), self.learner.loss, self.learner.multinomial)
+    def proba_of(self, scores):
+        """The class probabilities for the margins ``scores``."""
+        return probabilities(scores, self.learner.loss, self.learner.multinomial)
 
     def save(self, path, passes, progressive_loss):
         """Write the model file that the estimator's partial_fit would have written."""
-        fitted = {"n_features_in_": self.n_features, "t_": self.learner.t, "n_iter_": passes,
+        fitted = {"n_features_in_": self.learner.n_features, "t_": self.learner.t, "n_iter_": passes,
                   "progressive_loss_": float(progressive_loss), "sparse_coef": False}
         write_model(path, "ProxRegressor" if self.regression else "ProxClassifier", self.params,
                     self.learner, fitted, self.classes)
+
+
+class _Sizing:
+    """Around making or growing the kernel: a state too large for memory becomes one
+    line naming its size and what set the width; past NOTE_BYTES, a note."""
+
+    def __init__(self, model, n_features):
+        self.model, self.n_features = model, n_features
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        why = f"the width comes from {self.model.width_origin}"
+        if isinstance(error, ModelTooLarge):
+            raise ModelTooLarge(f"{error} The width comes from {self.model.width_origin}.") from None
+        if isinstance(error, MemoryError):  # the memory reported available was not (a limit, a race)
+            raise MemoryError(f"out of memory allocating the model's state for {self.n_features} "
+                              f"features ({why}); use fewer features (--hash-bits, or drop rare "
+                              f"ones)") from None
+        if kind is None:
+            learner = self.model.learner
+            size = sum(len(a) * a.itemsize for a, _ in learner.saved_arrays().values())
+            if size > NOTE_BYTES and not self.model.quiet:
+                print(f"fastprox: note: the model's state for {learner.n_features} features takes "
+                      f"{_size(size)} of memory ({why}); hash the features into fewer buckets "
+                      f"(--hash-bits) to shrink it", file=sys.stderr)
+        return False
+
+
+class Trainer:
+    """The stream through the kernel, a chunk at a time: its labels recognized or
+    encoded (fastprox.cli.labels), the rows before the model can start held
+    (those that "auto" steps read, and those whose classes are not yet known),
+    the model widened to each chunk, the kernel's calls split where the table
+    has a line (fastprox.cli.progress)."""
+
+    def __init__(self, est, source, table, bar):
+        self.est, self.source, self.table, self.bar = est, source, table, bar
+        self.classes = None if est.regression else Classes(
+            est.classes, est.params["multi_class"], est.loss)
+        self.stats = LabelStats(est.regression)
+        self.held, self.held_rows, self.held_bytes = [], 0, 0
+        self.features = 0           # stored values trained on
+        self.from_loss = _probability_from_loss(est)
+        self.pass_rows = self.pass_loss = 0
+
+    def one_pass(self, items):
+        """Train on one pass of ``items`` ((rows, labels, origin) triples); the pass's
+        (mean progressive loss, rows)."""
+        self.pass_rows, self.pass_loss = 0, 0.0
+        for item in items:
+            if item[0].shape[0]:
+                self._add(*item)
+        if self.est.learner is None and self.held:
+            self._start()
+        if not self.pass_rows:
+            raise ValueError(f"{self.source.name}: no rows to train on")
+        if self.classes is not None:
+            self.est.classes = self.classes.final()
+        return self.pass_loss / self.pass_rows, self.pass_rows
+
+    def _add(self, X, y, origin):
+        if self.classes is not None:
+            self.classes.meet(y, self.source.locator(origin))
+        if self.est.learner is not None:
+            return self._fit(X, y, origin)
+        self.held.append((X, y, origin))
+        self.held_rows += X.shape[0]
+        self.held_bytes += sum(memoryview(a).nbytes for a in kernel_arrays(X))
+        known = self.classes is None or self.classes.settled or self.held_bytes >= LABEL_BUFFER_BYTES
+        if known and (self.held_rows >= AUTO_ROWS or not auto_steps(self.est.params)):
+            self._start()
+
+    def _start(self):
+        """Make the model from the rows held, then train on them."""
+        if self.classes is not None and not self.classes.settled:
+            self.classes.fall_back(self.source.name, self.held_rows)
+        n_features = max(X.shape[1] for X, _, _ in self.held)
+        outputs = 1 if self.classes is None else self.classes.n_outputs
+        self.est.start(n_features, outputs, [X for X, _, _ in self.held])
+        held, self.held = self.held, []
+        for item in held:
+            self._fit(*item)
+
+    def _fit(self, X, y, origin):
+        """Train on one chunk, the kernel's calls split at the table's lines."""
+        where = self.source.locator(origin)
+        target = y if self.classes is None else self.classes.targets(y, where)
+        if X.shape[1] > self.est.learner.n_features:
+            self.est.widen(X.shape[1])
+        self.stats.add(y, 1 if self.classes is None else self.classes.n_outputs + 1)
+        rows = _Rows(*kernel_arrays(X), target, where)
+        n, start, batch = X.shape[0], 0, self.est.params["batch_size"]
+        while start < n:
+            due = start + self.table.next - self.table.rows - 1    # the row of the next line
+            if due >= n:
+                self._steps(rows, start, n)
+                break
+            step = start + (due - start) // batch * batch          # the step holding it
+            end = min(step + batch, n)
+            self._steps(rows, start, step)
+            prediction = None if self.from_loss else self._prediction(rows, end - 1)
+            loss = self._steps(rows, step, end)
+            if prediction is None:
+                prediction = exp(-loss) if target[end - 1] > 0 else -expm1(-loss)
+            self.table.line(y[end - 1], prediction, rows.indptr[end] - rows.indptr[end - 1])
+            start = end
+        self.features += rows.indptr[n] - rows.indptr[0]
+        self.pass_rows += n
+        self.bar.update(n)
+
+    def _steps(self, rows, start, stop):
+        """The kernel's steps over rows [start, stop) of a chunk; their summed loss."""
+        if start == stop:
+            return 0.0
+        order = None if stop - start == rows.n else array("q", range(start, stop))
+        try:
+            loss = self.est.learner.fit_rows(rows.data, rows.indices, rows.indptr, rows.target,
+                                             None, order, self.est.params["batch_size"])
+        except NonFiniteMargin as e:
+            raise ValueError(f"{rows.where(e.row)}: {e.detail}") from None
+        self.table.add(stop - start, loss)
+        self.pass_loss += loss
+        return loss
+
+    def _prediction(self, rows, i):
+        """The model's prediction for row i of a chunk, before its step: the margin (a
+        pass over the weights: Learner.margins), the class for several classes."""
+        a, b = rows.indptr[i], rows.indptr[i + 1]
+        one = array(memoryview(rows.indptr).format, [0, b - a])
+        scores = self.est.learner.margins(memoryview(rows.data)[a:b], memoryview(rows.indices)[a:b], one)[0]
+        if len(scores) == 1:
+            return scores[0]
+        return self.est.classes[max(range(len(scores)), key=scores.__getitem__)]
+
+
+class _Rows:
+    """A chunk's CSR buffers and kernel targets, and ``where(i)`` naming row i's line."""
+
+    def __init__(self, data, indices, indptr, target, where):
+        self.data, self.indices, self.indptr, self.target, self.where = data, indices, indptr, target, where
+        self.n = len(indptr) - 1
 
 
 def read_vector(path, option, kind):
@@ -281,65 +445,37 @@ def read_vector(path, option, kind):
     return np.array(values, dtype=np.int64 if kind is int else np.float64)
 
 
+def _labels(text):
+    """--classes: labels as numbers, comma- or space-separated."""
+    try:
+        return [float(part) for part in text.split(",") if part]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"labels are numbers, as 1,2,3 or 1 2 3, not {text!r}") from None
+
+
 def _check_options(args):
+    """Refuse option values out of range or that contradict one another, by name."""
     for name, high in _INT_LIMITS.items():
         value, option = getattr(args, name), "--" + name.replace("_", "-")
         if value is not None and value > high:
             raise ValueError(f"{option} must be at most {high}, not {value}")
-    for name in ("passes", "chunk_rows", "n_features"):
+    for name in ("passes", "chunk_rows", "n_features", "hash_bits"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
-    if args.regression and args.classes:
-        raise ValueError("--classes is for classification; drop it or --regression")
+    if args.classes is not None:
+        args.classes = sorted({label for labels in args.classes for label in labels})
+        if args.regression:
+            raise ValueError("--classes is for classification; drop it or --regression")
+        if len(args.classes) < 2 or any(not c.is_integer() for c in args.classes):
+            raise ValueError(f"--classes needs two integer labels or more, not "
+                             f"{','.join(map(repr, args.classes))}; for real-valued targets give --regression")
+    if args.hash_bits is not None and (args.n_features is not None or args.groups):
+        raise ValueError("--hash-bits sets the width (2^B features): drop --n-features and --groups")
     if args.model:
         directory = os.path.dirname(os.path.abspath(args.model))
         if not os.path.isdir(directory):
             raise ValueError(f"--model {args.model}: directory {directory} does not exist; create it first")
-
-
-def _progress_bar(total):
-    """tqdm's bar on a terminal; elsewhere (tqdm would show nothing) a stand-in,
-    which spares the import."""
-    if not sys.stderr.isatty():
-        return _NoBar()
-    from tqdm import tqdm
-    return tqdm(total=total, unit=" rows", unit_scale=True, desc="train")
-
-
-class _NoBar:
-    """What _one_pass calls on a progress bar, doing nothing."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def update(self, n):
-        pass
-
-    def set_postfix_str(self, text, refresh=True):
-        pass
-
-
-def _one_pass(est, stream, bar, index):
-    """partial_fit over one pass of the stream; (mean progressive loss, rows) of the pass."""
-    total = rows = 0
-    for X, y in est.settle(stream.chunks()):
-        if not X.shape[0]:
-            continue
-        try:
-            est.partial_fit(X, y, classes=stream.classes)
-        except NonFiniteMargin as e:
-            raise ValueError(f"{stream.name}: data row {rows + e.row + 1}: {e.detail}") from None
-        total += est.progressive_loss_ * X.shape[0]
-        rows += X.shape[0]
-        bar.update(X.shape[0])
-        bar.set_postfix_str(f"pass {index + 1}, progressive loss {total / rows:.4f}", refresh=False)
-    if not rows:
-        raise ValueError(f"{stream.name}: no rows to train on")
-    return total / rows, rows
 
 
 def _number_or_auto(text):
@@ -363,129 +499,120 @@ def _describe(est):
 
 
 def _evaluate(est, chunks, name):
-    """The test-metric lines for the model on ``chunks`` (one streaming pass)."""
-    from .metrics import log_loss, roc_auc
-    y, pred, scores, proba = [], [], [], []
-    for X, y_chunk in chunks:
-        y.append(y_chunk)
-        pred.append(est.predict(X))
-        if not est.regression:
-            scores.append(est.scores(X))
-            if est.has_proba():
-                proba.append(est.predict_proba(X))
-    y, pred = np.concatenate(y), np.concatenate(pred)
-    if not len(y):
+    """The test-metric lines for the model on ``chunks`` (one streaming pass,
+    fastprox.cli.metrics); labels the training data did not have are refused."""
+    from .metrics import Metrics
+    metrics = Metrics(est)
+    for X, y in chunks:
+        metrics.add(X.shape[1], y, est.scores(X))
+    if metrics.unknown:
+        raise ValueError(f"--test {name} has labels {sorted(metrics.unknown)} the training data did "
+                         f"not; the classes are {list(est.classes)}")
+    if not metrics.rows:
         raise ValueError(f"--test {name}: no rows")
-    if est.regression:
-        return [f"test RMSE: {np.sqrt(np.mean((pred - y) ** 2)):.6f} ({len(y)} rows of {name})"]
-    classes = np.asarray(est.classes)
-    unknown = np.setdiff1d(np.unique(y), classes)
-    if len(unknown):
-        raise ValueError(f"--test {name} has labels {unknown.tolist()} the training data did not; "
-                         f"the classes are {classes.tolist()}")
-    lines = [f"test accuracy: {np.mean(pred == y):.6f} ({len(y)} rows of {name})"]
-    proba = np.concatenate(proba) if proba else None
-    if proba is not None:
-        lines.append(f"test log-loss: {log_loss(np.searchsorted(classes, y), proba):.6f}")
-    if len(np.unique(y)) < len(classes):
-        lines.append("test AUC: n/a (some class has no test rows)")
-    elif len(classes) == 2:
-        lines.append(f"test AUC: {roc_auc(y == classes[1], np.concatenate(scores)):.6f}")
-    elif proba is not None:
-        auc = np.mean([roc_auc(y == c, proba[:, k]) for k, c in enumerate(classes)])
-        lines.append(f"test AUC: {auc:.6f} (one-vs-rest mean)")
+    return [f"test {line}" for line in metric_lines(metrics, name)]
+
+
+def metric_lines(metrics, name):
+    """"NAME: VALUE (NOTE)" lines of the metrics, the first naming the rows scored."""
+    lines = [f"{what}: {note.strip()}" if value is None else f"{what}: {value:.6f}{note}"
+             for what, value, note in metrics.values()]
+    lines[0] += f", {metrics.rows} rows of {name})"
     return lines
 
 
-class FileStream:
-    """The training files as chunks, width and classes settled before the first chunk."""
+class FileSource:
+    """The training files, read once each, as (chunk, labels, origin) triples: origin
+    the file and the number of its rows before the chunk, for errors to name a line."""
 
     def __init__(self, args, est):
         check_readable(args.data + ([args.test] if args.test else []))
-        self.paths, self.chunk_rows = args.data, args.chunk_rows
+        once = ", ".join(source_name(path) for path in args.data if read_once(path))
+        if once and args.passes > 1:
+            raise ValueError(f"{once} can be read only once (standard input, a pipe), but "
+                             f"--passes {args.passes} reads it {args.passes} times: save it to a "
+                             f"file, or train with --passes 1")
+        self.paths, self.chunk_rows, self.bits = args.data, args.chunk_rows, args.hash_bits
+        self.zero_based = True if args.zero_based else "auto"
         self.test_path = args.test
         self.test_name = args.test and source_name(args.test)
         self.name = ", ".join(map(source_name, args.data))
-        self.n_features, self.classes, self.rows = args.n_features, args.classes, None
-        self.preparation, self.kept = "no scan", None
-        self.width_origin = ("--n-features" if args.n_features is not None else
-                             f"the largest feature index in {self.name}")
-        classifier = not est.regression
-        needs_scan = self.n_features is None or (classifier and self.classes is None)
-        _check_read_once(args.data, needs_scan, args.passes)
-        if needs_scan:
-            summary = scan(self.paths, self.chunk_rows, KEEP_BYTES)
-            self.preparation = "scan"
-            self.rows = summary.rows
-            if self.n_features is None or summary.n_features <= self.n_features:
-                self.kept = summary.chunks      # else reading again reports the wide index
-            self.n_features = self.n_features or summary.n_features
-            if classifier and self.classes is None:
-                if summary.labels is None:
-                    raise ValueError(f"{self.name}: more than 1000 distinct labels; for regression "
-                                     f"targets pass --regression, else list them with --classes")
-                self.classes = sorted(summary.labels)
+        self.rows = None
+        self.n_features, self.width_origin = _fixed_width(args, est.params, self.name)
 
     def chunks(self):
-        if self.kept is not None:       # the scan's chunks, at the stream's width
-            return ((Chunk(c.data, c.indices, c.indptr, c.y, c.qids, self.n_features), c.y)
-                    for c in self.kept)
-        return read_ahead((chunk, chunk.y) for path in self.paths
-                          for chunk in iter_chunks(path, chunk_rows=self.chunk_rows,
-                                                   n_features=self.n_features))
+        return read_ahead(self._read())
+
+    def _read(self):
+        for path in self.paths:
+            row = 0
+            with pumped(path) as source:
+                for chunk in iter_chunks(source, chunk_rows=self.chunk_rows, n_features=self.n_features,
+                                         zero_based=self.zero_based):
+                    yield hashed(chunk, self.bits), chunk.y, (path, row)
+                    row += chunk.shape[0]
+
+    @staticmethod
+    def locator(origin):
+        """``where(i)``: the place of the chunk's row i, "FILE:LINE" (fastprox.cli.stream.locate)."""
+        path, row = origin
+        return lambda i: locate(path, row + i + 1)
 
     def test_chunks(self):
         if self.test_path is None:
             return None
-        return labelled_chunks(self.test_path, self.chunk_rows)
+        return labelled_chunks(self.test_path, self.chunk_rows, self.bits, self.zero_based)
 
 
-def _check_read_once(paths, needs_scan, passes):
-    """Refuse, before reading anything, training data that can be read only once
-    (standard input, a pipe: fastprox.libsvm.read_once) when train would read it
-    again: after the first pass that finds the width and classes, or in a second
-    pass. Its rows are not spooled to a temporary file: a stream's width and
-    classes are given instead."""
-    once = ", ".join(source_name(path) for path in paths if read_once(path))
-    if not once:
-        return
-    if needs_scan:
-        raise ValueError(f"{once} can be read only once (standard input, a pipe), but train "
-                         f"would read it twice, first to find the width and classes: give "
-                         f"--n-features and, for a classifier, --classes to train in one pass")
-    if passes > 1:
-        raise ValueError(f"{once} can be read only once (standard input, a pipe), but "
-                         f"--passes {passes} reads it {passes} times: save it to a file, "
-                         f"or train with --passes 1")
+def _fixed_width(args, params, name):
+    """(the model's width when the options fix it, else None: it grows; what sets
+    the width, for messages about its size)."""
+    if args.hash_bits is not None:
+        return None, f"--hash-bits {args.hash_bits}"
+    groups, weights = params["groups"], params["group_weights"]
+    if groups is not None or weights is not None:
+        option, n = ("--groups", len(groups)) if groups is not None else ("--group-weights", len(weights))
+        if args.n_features is not None and args.n_features != n:
+            raise ValueError(f"{option} {args.groups or args.group_weights}: {n} group ids or weights "
+                             f"for --n-features {args.n_features}; give one per feature")
+        return n, f"{option} (one entry per feature)"
+    if args.n_features is not None:
+        return args.n_features, "--n-features"
+    return None, f"the largest feature index in {name}"
 
 
-class DefaultStream:
+class DefaultSource:
     """The embedded default data (fastprox.cli.synthetic), in memory, as chunks."""
 
     def __init__(self, args):
         if args.test:
             check_readable([args.test])
         from .synthetic import text_like   # numpy and scipy work, only for this data
-        self.n_features = args.n_features or DEFAULT_FEATURES
+        n_features = args.n_features or DEFAULT_FEATURES
         self.width_origin = "--n-features" if args.n_features else "the default data's width"
         if args.rows < 2:
             raise ValueError(f"--rows must be at least 2 (one to train, one to test), not {args.rows}")
-        _check_default_size(args.rows, self.n_features)
-        self.X, self.y, self.X_test, self.y_test = text_like(args.rows, self.n_features, args.seed)
-        self.classes = None if args.regression else (args.classes or [-1.0, 1.0])
+        _check_default_size(args.rows, n_features)
+        seed = args.seed or 0
+        self.X, self.y, self.X_test, self.y_test = text_like(args.rows, n_features, seed)
         self.chunk_rows, self.rows = args.chunk_rows, self.X.shape[0]
         self.test_path = args.test
         self.test_name = source_name(args.test) if args.test else "the held-out part"
-        self.name = f"embedded default (text-like, seed {args.seed})"
-        self.preparation = "generate"
+        self.name = f"embedded default (text-like, seed {seed})"
+        self.zero_based = True if args.zero_based else "auto"
 
     def chunks(self):
         for start in range(0, self.X.shape[0], self.chunk_rows):
-            yield self.X[start:start + self.chunk_rows], self.y[start:start + self.chunk_rows]
+            stop = start + self.chunk_rows
+            yield self.X[start:stop], self.y[start:stop], start
+
+    def locator(self, origin):
+        """``where(i)``: the place of row i of the chunk starting at row ``origin``."""
+        return lambda i: f"{self.name}: row {origin + i + 1}"
 
     def test_chunks(self):
         if self.test_path is not None:
-            return labelled_chunks(self.test_path, self.chunk_rows)
+            return labelled_chunks(self.test_path, self.chunk_rows, None, self.zero_based)
         return iter([(self.X_test, self.y_test)])
 
 

@@ -1,0 +1,72 @@
+"""Error messages in the command line's words.
+
+The library's checks (fastprox._validation, the LIBSVM reader, the kernel)
+name the fix in Python's terms: ``alpha=-1.0 must be >= 0.0``, ``pass
+allow_nonfinite=True``, ``pass a larger n_features``. `reworded` turns such a
+message into the options of ``fastprox train``, ``predict`` and ``info``:
+``param=value`` and ``param in (...)`` become ``--option value`` and
+``--option in (...)``, the reader's advice the flags that follow it; a CSV
+file or a file in Vowpal Wabbit's text format is recognized as such.
+"""
+import re
+
+#: Reader advice -> the command line's (fastprox.libsvm's messages).
+_PHRASES = (
+    ("pass a larger n_features, or None to take it from the file",
+     "give a larger --n-features, or none to let the model grow with the data"),
+    ("pass allow_nonfinite=True to accept NaN and infinity",
+     "fastprox takes finite numbers only: remove or replace NaN and infinity"),
+    ("pass zero_based=True (or 'auto') if the file's indices start at 0",
+     "give --zero-based if the file's indices start at 0"),
+    ("zero_based='auto' took the file as one-based", "the file was taken as one-based"),
+    ("pass zero_based=True to read it as zero-based", "give --zero-based to read it as zero-based"),
+    ("hash them into fewer buckets,", "hash them into fewer buckets with --hash-bits,"),
+    ("or lower eta0)", "or lower --eta0)"),
+    ("drop groups or", "drop --groups or"),
+    ("drop group_weights or", "drop --group-weights or"),
+)
+
+#: Parameters as the library names them -> options (train's estimator options and more).
+_OPTIONS = {"n_features": "--n-features", "random_state": "--seed", "groups": "--groups",
+            "group_weights": "--group-weights", "classes": "--classes", "zero_based": "--zero-based"}
+
+_CSV = re.compile(r"multi-label row \(label '([^']*)'\) is not supported; give one label per line")
+_VW = re.compile(r"(feature|label|index|value) '[^']*\|[^']*'")
+_TOO_LARGE = re.compile(r"(index '[^']*' is too large \(at most \d+\))")
+
+
+def reworded(message):
+    """``message`` with the library's parameters and advice replaced by options."""
+    for old, new in _PHRASES:
+        message = message.replace(old, new)
+    message = _CSV.sub(r"label '\1' holds commas: this looks like a CSV file (commas), or a multi-label "
+                       r"row; fastprox reads LIBSVM text, one label per line: LABEL INDEX:VALUE ...",
+                       message)
+    if _VW.search(message):     # the reader's advice on LIBSVM's syntax, replaced
+        message = (message.split(";")[0] + ": this looks like Vowpal Wabbit's text format ('|'), "
+                   "not LIBSVM text: LABEL INDEX:VALUE ...")
+    message = _TOO_LARGE.sub(r"\1; give --hash-bits B to hash such ids into 2^B buckets", message)
+    return _NAMES.sub(_option, message)
+
+
+def _options():
+    """Parameter -> option, train's estimator options included."""
+    from .train import ESTIMATOR_OPTIONS
+    options = {param: "--" + option.replace("_", "-") for option, param in ESTIMATOR_OPTIONS.items()}
+    return {**options, **_OPTIONS}
+
+
+_OPTION_OF = _options()
+# name=VALUE ('quoted' or bare) or name= alone; "name in"; names with an underscore alone
+_NAMES = re.compile(r"\b(%s)(?:=('[^']*'|[^\s,;)]+)?|(?= in )|\b)" % "|".join(
+    sorted(_OPTION_OF, key=len, reverse=True)))
+
+
+def _option(match):
+    """The replacement of one parameter: its option, and its value unquoted."""
+    name, value = match.group(1), match.group(2)
+    text = match.group(0)
+    if "=" not in text and " in " not in match.string[match.end():match.end() + 4] and "_" not in name:
+        return text         # an English word ("the loss", "the penalty"): left alone
+    option = _OPTION_OF[name]
+    return option if not value else f"{option} {value.strip(chr(39))}"

@@ -1,0 +1,162 @@
+"""What `fastprox train` prints while it learns: Vowpal Wabbit's progressive
+validation table on standard error, a progress bar on a terminal, and the
+summary that ends the table.
+
+The table has a line at example counts 1, 2, 4, 8, ... (the kernel's calls are
+split at those rows, so the numbers are exact, not those of the chunk that
+happens to end nearby; with --batch-size b, at the end of the step that holds
+the count): the mean progressive loss so far, the mean since the line before,
+the example counter, and the current example's label, the model's prediction
+for it before its update and its number of stored values.
+The prediction is P(label = positive class) for a binary log-loss model (from
+the example's own loss, exp(-loss): exact and free), else the margin (the
+predicted value for regression, the predicted class for several classes),
+which costs one pass over the model's weights at each line.
+
+VW prints the best constant predictor and its loss first; one pass cannot
+know them before reading the labels, so they end the table here, from running
+label statistics kept in O(classes) memory: the label counts give the binary
+losses' best constant margin by a 1-D minimization (one per class for
+one-vs-rest; the class frequencies' entropy for the multinomial log loss),
+the labels' running mean and variance the squared loss's (the mean; half the
+variance). Huber, epsilon-insensitive and Crammer-Singer have none in O(1)
+memory: their best constant is a quantile of the labels (a K-dimensional
+problem for Crammer-Singer).
+"""
+import math
+import sys
+
+from .._kernels import sum_squares
+from .._libsvm import count_labels
+from .losses import BINARY, best_binary_constant
+
+#: The table's columns: header lines and the width of each field.
+_HEADER = (("average", "since", "example", "current", "current", "current"),
+           ("loss", "last", "counter", "label", "predict", "features"))
+_WIDTHS = (10, 10, 12, 10, 10, 9)
+
+
+class Table:
+    """The progressive validation table: the examples trained and their summed loss,
+    and lines at doubling example counts given to ``write`` as they come (no lines
+    when ``write`` is None: --quiet)."""
+
+    def __init__(self, write, predicts):
+        self.write, self.predicts = write, predicts
+        self.rows, self.total = 0, 0.0          # examples trained, their summed loss
+        self.next = 1 if write else math.inf    # the example count of the next line
+        self.last_rows, self.last_total = 0, 0.0
+
+    def add(self, rows, loss):
+        """Count ``rows`` examples whose summed loss is ``loss`` (no line)."""
+        self.rows += rows
+        self.total += loss
+
+    def line(self, label, prediction, features):
+        """The line at the current count, then the next count doubled."""
+        if not self.last_rows:  # the header with the first line: an error before it is alone
+            self.write(f"(current predict: {self.predicts})")
+            for words in _HEADER:
+                self.write(" ".join(w.ljust(n) for w, n in zip(words, _WIDTHS)).rstrip())
+        since = (self.total - self.last_total) / (self.rows - self.last_rows)
+        fields = (f"{self.total / self.rows:.6f}", f"{since:.6f}", str(self.rows),
+                  _number(label), _number(prediction), str(features))
+        self.write(" ".join(f.ljust(n) for f, n in zip(fields, _WIDTHS)).rstrip())
+        self.last_rows, self.last_total = self.rows, self.total
+        self.next = 2 * self.rows
+
+
+def _number(x):
+    """A label or prediction as the table shows it: integers without '.0', else 4 digits."""
+    x = float(x)
+    return str(int(x)) if x.is_integer() and abs(x) < 1e15 else f"{x:.4f}"
+
+
+class LabelStats:
+    """Running statistics of the labels trained on, for the best constant: counts
+    per label (classification) or count, mean and sum of squared deviations
+    (regression; chunks combined by Chan et al.'s formula)."""
+
+    def __init__(self, regression):
+        self.regression = regression
+        self.counts = {}
+        self.n, self.mean, self.m2 = 0, 0.0, 0.0
+
+    def add(self, y, limit):
+        """Add a chunk's labels ``y`` (float64 buffer), of at most ``limit`` distinct
+        values for classification (the classes are checked before)."""
+        if not self.regression:
+            count_labels(y, self.counts, limit)
+            return
+        n = len(y)
+        if not n:
+            return
+        mean = math.fsum(y) / n
+        m2 = max(0.0, sum_squares(y) - n * mean * mean)
+        total = self.n + n
+        delta = mean - self.mean
+        self.mean += delta * n / total
+        self.m2 += m2 + delta * delta * self.n * n / total
+        self.n = total
+
+    def best_constant(self, loss, classes, multinomial):
+        """(the best constant as text, its mean loss as text): "n/a" with the reason
+        where it cannot be had from these statistics."""
+        if self.regression:
+            if loss != "squared":
+                return f"n/a ({loss} loss: a quantile of the labels, not kept in one pass)", "n/a"
+            return f"{self.mean:.6g}", f"{self.m2 / self.n / 2:.6f}"
+        n = sum(self.counts.values())
+        counts = [self.counts.get(c, 0) for c in classes]
+        if len(classes) == 2:
+            c, value = best_binary_constant(loss, counts[1], counts[0])
+            return f"{c:.6g} (margin)", f"{value:.6f}"
+        if multinomial and loss == "log":
+            entropy = -sum(k / n * math.log(k / n) for k in counts if k)
+            return "log(class frequencies) (one score per class)", f"{entropy:.6f}"
+        if multinomial or loss not in BINARY:
+            return "n/a (Crammer-Singer: a K-dimensional problem)", "n/a"
+        total = sum(best_binary_constant(loss, k, n - k)[1] for k in counts)
+        return "one margin per class (one-vs-rest)", f"{total:.6f}"
+
+
+def summary(table, stats, loss, classes, multinomial, features):
+    """VW's closing lines: examples, mean loss, the best constant and its loss
+    (known only now: see the module's docstring), stored values in all."""
+    constant, constant_loss = stats.best_constant(loss, classes, multinomial)
+    table.write(f"\nfinished run\nnumber of examples = {table.rows}\n"
+                f"average loss = {table.total / max(table.rows, 1):.6f}\n"
+                f"best constant = {constant}\nbest constant's loss = {constant_loss}\n"
+                f"total feature number = {features}")
+
+
+def progress_bar(total, quiet):
+    """tqdm's bar on a terminal (standard error); elsewhere, or ``quiet``, a stand-in
+    that shows nothing and spares the import. Either writes the table's lines
+    (``write_line``): tqdm's above its bar."""
+    if quiet or not sys.stderr.isatty():
+        return NoBar()
+    from tqdm import tqdm
+
+    class Bar(tqdm):
+        def write_line(self, text):
+            self.write(text, file=sys.stderr)
+
+    return Bar(total=total, unit=" rows", unit_scale=True, desc="train", leave=False)
+
+
+class NoBar:
+    """What the trainer calls on a progress bar: the table's lines go straight to
+    standard error, the rest does nothing."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n):
+        pass
+
+    def write_line(self, text):
+        print(text, file=sys.stderr, flush=True)
