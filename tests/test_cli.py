@@ -274,7 +274,7 @@ MISTAKES = {
                              "--groups", "{b}/groups_bad.txt"], "groups_bad.txt:2: 'x' is not an integer"),
     "groups too short": (["train", "{f}/train.svm", "--penalty", "l1_l2", "--schedule", "invsqrt",
                           "--groups", "{b}/groups_short.txt"],
-                         "train.svm:1: index '10' is beyond --n-features 3"),
+                         "train.svm:1: index '10' is beyond the 3 features of --groups "),
     "groups without a group penalty": (["train", "{f}/train.svm", "--groups", "{b}/groups_short.txt"],
                                        "--groups is used by the group penalties"),
 }

@@ -24,6 +24,9 @@ _PHRASES = (
     ("or lower eta0)", "or lower --eta0)"),
     ("drop groups or", "drop --groups or"),
     ("drop group_weights or", "drop --group-weights or"),
+    ("groups must be a vector", "--groups must be a vector"),
+    ("groups must hold integer", "--groups must hold integer"),
+    ("groups ids must be", "--groups ids must be"),
 )
 
 #: Parameters as the library names them -> options (train's estimator options and more).

@@ -539,11 +539,28 @@ class FileSource:
         self.name = ", ".join(map(source_name, args.data))
         self.rows = None
         self.n_features, self.width_origin = _fixed_width(args, est.params, self.name)
+        self.width_file = args.groups or args.group_weights
 
     def chunks(self):
         return read_ahead(self._read())
 
     def _read(self):
+        try:
+            yield from self._chunks()
+        except ValueError as e:
+            raise self._beyond_groups(e) from None
+
+    def _beyond_groups(self, error):
+        """The reader's error for an index beyond a width that --groups or
+        --group-weights set, naming that file rather than --n-features."""
+        found = re.match(r"(.*?: index '[^']*' is beyond) n_features=(\d+) ", str(error))
+        if found is None or not self.width_origin.startswith("--group"):
+            return error
+        option = self.width_origin.split()[0]
+        return ValueError(f"{found.group(1)} the {found.group(2)} features of {option} {self.width_file} "
+                          f"(one entry per feature): give an entry for every feature")
+
+    def _chunks(self):
         for path in self.paths:
             row = 0
             with pumped(path) as source:
