@@ -210,4 +210,5 @@ def run(args):
 
 
 if __name__ == "__main__":
-    sys.exit(run(add_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0])).parse_args()))
+    sys.exit(run(add_arguments(argparse.ArgumentParser(prog="python -m bench.table1",
+                                                       description=__doc__.splitlines()[0])).parse_args()))
