@@ -11,27 +11,24 @@ setting per data set by progressive validation, and the penalty weight.
 Accuracy is deterministic, so the machine's load does not matter.
 Writes bench/results/defaults.md.
 
-    python bench/defaults.py [--data ../shared/data] [--out bench/results/defaults.md]
+    python -m bench.defaults [--data ../shared/data] [--out bench/results/defaults.md]
 """
 import argparse
-import sys
 import warnings
 from pathlib import Path
 
 from sklearn.exceptions import ConvergenceWarning
 
-BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH / "peers"))
-sys.path.insert(0, str(BENCH))
+from fastprox import ProxClassifier
+from fastprox._core import CLASSIFIER_DEFAULTS, step_sizes
+from bench.machine import describe_machine
+from bench.peers import data
+from bench.papers._common import md_table
+from bench.peers.metrics import evaluate
+from bench.peers.vw import VW
+from bench.peers.run import synthetic
 
-from fastprox import ProxClassifier  # noqa: E402
-from fastprox._core import CLASSIFIER_DEFAULTS, step_sizes  # noqa: E402
-from fastprox.benchmarks.machine import describe_machine  # noqa: E402
-from fastprox.benchmarks.peers import data  # noqa: E402
-from fastprox.benchmarks.papers._common import md_table  # noqa: E402
-from fastprox.benchmarks.peers.metrics import evaluate  # noqa: E402
-from fastprox.benchmarks.peers.vw import VW  # noqa: E402
-from run import synthetic  # noqa: E402
+BENCH = Path(__file__).resolve().parent
 
 SETTINGS = [dict(update=u, eta0=e, delta=dl) for u in ("fobos", "rda", "ftrl")
             for dl in (1e-8, 0.1, 1.0) for e in (0.05, 0.1, 0.2, 0.5, 1.0)]
@@ -224,7 +221,7 @@ def main():
                    for a in LENGTH_ALPHAS]
     text = "\n".join([
         "# One-pass accuracy: fastprox's defaults vs Vowpal Wabbit's defaults", "",
-        "`python bench/defaults.py`", "", describe_machine(), "",
+        "`python -m bench.defaults`", "", describe_machine(), "",
         "Test accuracy after one unshuffled pass over the once-shuffled training rows, l1 alpha = "
         f"{CLASSIFIER_DEFAULTS['alpha']:g} (fastprox's default), AdaGrad steps. **Bold**: not below "
         "VW's defaults on that set.", "",

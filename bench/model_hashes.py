@@ -1,8 +1,8 @@
 """Hash the trained models of many configurations, to show that a change of the
 kernel keeps every bit (a refactoring) or to see which models it moves.
 
-    python bench/model_hashes.py > before.txt      # on the old kernel
-    python bench/model_hashes.py > after.txt       # on the new one
+    python -m bench.model_hashes > before.txt      # on the old kernel
+    python -m bench.model_hashes > after.txt       # on the new one
     diff before.txt after.txt                      # empty: bit-identical
 
 Every supported (update, schedule, penalty) of `fastprox._validation`, each

@@ -10,26 +10,23 @@ defaults are not below VW. The defaults' eta0 times 0.85 and 0.7 shows whether
 a smaller step would meet every set. Accuracy is deterministic, so the
 machine's load does not matter. Writes bench/results/orders.md.
 
-    python bench/orders.py [--orders 7] [--data ../shared/data] [--out bench/results/orders.md]
+    python -m bench.orders [--orders 7] [--data ../shared/data] [--out bench/results/orders.md]
 """
 import argparse
 import dataclasses
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH / "peers"))
-sys.path.insert(0, str(BENCH))
+from bench.defaults import accuracy, scaled_auto, vw_accuracy
+from bench.machine import describe_machine
+from bench.papers._common import md_table
+from bench.peers import data
+from bench.peers.run import SYNTHETIC, synthetic
 
-from defaults import accuracy, scaled_auto, vw_accuracy  # noqa: E402
-from fastprox.benchmarks.machine import describe_machine  # noqa: E402
-from fastprox.benchmarks.papers._common import md_table  # noqa: E402
-from fastprox.benchmarks.peers import data  # noqa: E402
-from run import SYNTHETIC, synthetic  # noqa: E402
+BENCH = Path(__file__).resolve().parent
 
 #: The defaults' "auto" eta0 times these (delta as "auto" picks it).
 ETA0_FACTORS = (1.0, 0.85, 0.7)
@@ -82,7 +79,7 @@ def main():
                     + [cell(r[key], r[reference] if reference else None) for r in results])
     text = "\n".join([
         "# One-pass accuracy over several training orders", "",
-        f"`python bench/orders.py --orders {args.orders}`", "", describe_machine(), "",
+        f"`python -m bench.orders --orders {args.orders}`", "", describe_machine(), "",
         f"Test accuracy after one unshuffled pass over each of {args.orders} seeded orders of the peer "
         "suite's training rows (the same orders for every learner): median [lowest-highest] over the "
         "orders and, for fastprox, in how many orders it is not below VW's defaults; the second column "

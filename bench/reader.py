@@ -8,7 +8,7 @@ generated file of ``--big-gb`` GB in /tmp through ``iter_libsvm`` in a fresh
 process, records its MB/s and peak RSS, and deletes the file (Linux: peak RSS via /proc).  Writes
 ``bench/results/reader.md``.
 
-    python bench/reader.py [--runs 5] [--big-gb 2.5] [--data DIR]
+    python -m bench.reader [--runs 5] [--big-gb 2.5] [--data DIR]
 """
 import argparse
 import os
@@ -129,7 +129,7 @@ def main():
               f"MB/s = file bytes / median wall time of {args.runs} runs in one process "
               "(files read from the page cache). `load` is `load_libsvm`, `iter` is "
               "`iter_libsvm(chunk_rows=10_000)` with every chunk consumed, scikit-learn is "
-              "`load_svmlight_file`. Made by `python bench/reader.py`.", ""]
+              "`load_svmlight_file`. Made by `python -m bench.reader`.", ""]
     report += speed_table(args.data, args.runs)
     report += ["", LIMITS]
     if args.big_gb > 0:

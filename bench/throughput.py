@@ -8,7 +8,7 @@ scikit-learn's l2 pass (no per-feature bookkeeping) is the floor. Reported:
 median non-zeros per second over several runs, in the same process, and the
 ratios to scikit-learn. Writes bench/results/throughput.md.
 
-    python bench/throughput.py [--runs 5] [--rows 200000] [--out bench/results/throughput.md]
+    python -m bench.throughput [--runs 5] [--rows 200000] [--out bench/results/throughput.md]
 """
 import argparse
 import platform
@@ -26,7 +26,7 @@ from sklearn.linear_model import SGDClassifier
 import fastprox
 from fastprox import ProxClassifier
 
-from fastprox.benchmarks.machine import describe_machine
+from bench.machine import describe_machine
 
 
 def zipf_text(n, d, per_row, seed, exponent=1.0):
@@ -96,7 +96,7 @@ def report(X, seconds, accuracy, runs):
         "",
         f"Synthetic text-like problem: {X.shape[0]:,} rows, d = {X.shape[1]:,}, {nnz:,} non-zeros "
         "(50 distinct Zipf(1.0) features per row, values 1.0, 10% label noise). One unshuffled pass, "
-        f"log loss. Median of {runs} runs in one process; `python bench/throughput.py`.",
+        f"log loss. Median of {runs} runs in one process; `python -m bench.throughput`.",
         "",
         describe_machine(),
         f"- fastprox {fastprox.__version__}, scikit-learn {sklearn.__version__}, numpy {np.__version__}, "

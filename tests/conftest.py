@@ -1,5 +1,13 @@
 """Test-suite set-up shared by all test modules."""
 import os
+import sys
+from pathlib import Path
+
+# The benchmarks and paper reproductions (bench/, not part of the installed
+# package) are imported from the repository's root, as `python -m bench.NAME` does.
+ROOT = str(Path(__file__).resolve().parents[1])
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
 
 # scikit-learn's check_array_api_input runs only when SciPy's array API
 # support is switched on, which must happen before SciPy is first imported.

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm
-from fastprox.cli import bench, main
+from fastprox.cli import main
 from fastprox.cli.synthetic import text_like
 from fastprox.model_io import load_model, save_model
 
@@ -203,14 +203,6 @@ def test_info_a9a(a9a, capsys):
     assert info_numbers(out) == (32561, 123, 451592, {-1.0: 24720, 1.0: 7841})
 
 
-# --- bench ----------------------------------------------------------------------
-
-def test_bench_registers_table1(capsys):
-    assert "table1" in bench.available()
-    status, out, err = run(capsys, "bench", "table1", "--repeats", 0)
-    assert status == 1 and err == "fastprox: error: --repeats must be at least 1, got 0\n"
-
-
 # --- user mistakes ----------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -264,7 +256,7 @@ MISTAKES = {
     "model directory missing": (["train", "--rows", "50", "--model", "{d}/no/m.npz"], "does not exist"),
     "unknown command": (["fit"], "invalid choice: 'fit'"),
     "no command": ([], "required: COMMAND"),
-    "unknown benchmark": (["bench", "table9"], "invalid choice: 'table9'"),
+    "benchmarks are not a command": (["bench", "table1"], "invalid choice: 'bench'"),
     "missing model": (["predict", "{d}/absent.npz", "{f}/train.svm"], "absent.npz: No such file"),
     "data as model": (["predict", "{f}/train.svm", "{f}/train.svm"], "not a readable fastprox model"),
     "proba without probabilities": (["predict", "{b}/hinge.npz", "{f}/train.svm", "--proba"],
@@ -374,15 +366,6 @@ def test_testing_and_predicting_import_neither_scipy_nor_scikit_learn(files, tmp
     model = tmp_path / "m.npz"
     assert imported(["train", files / "train.svm", "--test", files / "test.svm.gz", "--model", model]) == "0 numpy"
     assert imported(["predict", model, files / "test.svm.gz", "--proba", "--out", tmp_path / "p"]) == "0 numpy"
-
-
-def test_bench_groups_the_papers(capsys):
-    """`fastprox bench paper NAME` lists every experiment module of fastprox.benchmarks.papers."""
-    with pytest.raises(SystemExit):
-        main(["bench", "paper", "--help"])
-    out = capsys.readouterr().out
-    for name in ("rda_mnist", "adagrad_text", "fobos_synthetic", "fobos_mixed_norms"):
-        assert name in out
 
 
 def test_read_ahead_keeps_order_and_raises_in_order():

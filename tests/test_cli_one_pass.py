@@ -343,8 +343,9 @@ def test_top_level_help_and_version(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    for command in ("train", "predict", "info", "bench"):
+    for command in ("train", "predict", "info"):
         assert re.search(rf"^    {command} +\S.*\.$", out, re.M), out
+    assert not re.search(r"^    bench ", out, re.M), out      # benchmarks: python -m bench.NAME
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
     assert exit_.value.code == 0 and capsys.readouterr().out == f"fastprox {__version__}\n"
@@ -379,20 +380,6 @@ def test_late_zero_trains_with_zero_based(tmp_path, capsys):
     assert run(capsys, "train", path, "--chunk-rows", 3, "--zero-based", "--quiet")[0] == 0
 
 
-def test_bench_without_its_extras_names_the_install(monkeypatch, capsys):
-    """A benchmark whose package is missing (here matplotlib, simulated) says how to
-    install the extras, in one line."""
-    from fastprox.cli import bench
-
-    def run_(args):
-        raise ModuleNotFoundError("No module named 'matplotlib'", name="matplotlib")
-
-    monkeypatch.setattr(bench, "run", run_)
-    status, out, err = run(capsys, "bench", "table1")
-    assert status == 1 and err == ("fastprox: error: this benchmark needs the package 'matplotlib', one "
-                                   "of fastprox's benchmark extras: pip install \"fastprox[bench]\"\n")
-
-
 def test_no_traceback_for_the_unexpected(monkeypatch, capsys):
     def run_(args):
         raise RuntimeError("something broke")
@@ -408,7 +395,7 @@ def test_no_traceback_in_a_fresh_interpreter(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n1,2\n")
     for argv in (["train", bad], ["predict", bad, bad], ["info", bad], ["train", "--alpha", "-1"],
-                 ["train", "--classes", "1"], ["bench", "table1", "--repeats", "0"]):
+                 ["train", "--classes", "1"]):
         command, env = cli_command(*argv)
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 1 and "Traceback" not in done.stderr

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from fastprox._lazy_l1 import LazyL1
+from bench.lazy_l1 import LazyL1
 from fastprox.projection import SparseL1Ball
 
 

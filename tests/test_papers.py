@@ -1,4 +1,4 @@
-"""Smoke tests of the paper experiments (fastprox.benchmarks.papers): each module's core
+"""Smoke tests of the paper experiments (bench.papers): each module's core
 functions on tiny inputs, checked for shapes, keys and a few exact properties; seconds, not
 the minutes of a --quick run."""
 import os
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from fastprox.benchmarks.papers import _common, adagrad_text, fobos_synthetic, rda_mnist
+from bench.papers import _common, adagrad_text, fobos_synthetic, rda_mnist
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

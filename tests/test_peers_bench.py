@@ -1,4 +1,4 @@
-"""Smoke test of the peer suite's core (fastprox.benchmarks.peers) on a tiny
+"""Smoke test of the peer suite's core (bench.peers) on a tiny
 synthetic problem with the peers every test environment has (fastprox and
 scikit-learn): the structure of the results and of the report, no timings."""
 import argparse
@@ -6,8 +6,8 @@ import argparse
 import numpy as np
 import pytest
 
-from fastprox.benchmarks import peers
-from fastprox.benchmarks.peers import data, registry, report, suite
+from bench import peers
+from bench.peers import data, registry, report, suite
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def test_command_line_options_parse():
 
 def test_vw_weights_map_back_onto_the_columns():
     pytest.importorskip("vowpalwabbit")
-    from fastprox.benchmarks.peers.vw import VW
+    from bench.peers.vw import VW
     problem = data.text_like(300, 500, seed=2)
     try:
         peer = VW("VW defaults", [])

@@ -26,7 +26,7 @@ that the sparsity is still about one half.
 import numpy as np
 import pytest
 
-from fastprox.benchmarks.papers.fobos_mixed_norms import N_ZERO_ROWS, fit_structure, structure_data
+from bench.papers.fobos_mixed_norms import N_ZERO_ROWS, fit_structure, structure_data
 
 
 @pytest.fixture(scope="module")

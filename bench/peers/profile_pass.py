@@ -1,11 +1,11 @@
 """One pass of one learner over the synthetic Zipf problem, repeated: the
 workload to run under a profiler.
 
-    python bench/peers/profile_pass.py fobos+invsqrt [--rows 200000] [--repeat 10] [--data FILE]
-    perf record -o /tmp/fobos.data python bench/peers/profile_pass.py fobos+invsqrt --repeat 20
+    python -m bench.peers.profile_pass fobos+invsqrt [--rows 200000] [--repeat 10] [--data FILE]
+    perf record -o /tmp/fobos.data python -m bench.peers.profile_pass fobos+invsqrt --repeat 20
     perf annotate -i /tmp/fobos.data --stdio -s _kernels...
     valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes --collect-atstart=no \\
-        --toggle-collect='*fit_rows*' python bench/peers/profile_pass.py fobos+invsqrt --rows 20000 --repeat 1
+        --toggle-collect='*fit_rows*' python -m bench.peers.profile_pass fobos+invsqrt --rows 20000 --repeat 1
 
 LEARNER: UPDATE+SCHEDULE of fastprox (l1 penalty), or sklearn-l1 / sklearn-l2
 (scikit-learn's SGDClassifier; its kernel is `_plain_sgd`). With --data, the
@@ -13,16 +13,12 @@ rows of a LIBSVM file (its first --rows) instead of the Zipf problem. Prints
 the seconds of each pass and nanoseconds per non-zero.
 """
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from fastprox import load_libsvm  # noqa: E402
-from fastprox.benchmarks.peers.fastprox_rules import FastproxRule  # noqa: E402
-from fastprox.benchmarks.peers.sklearn_sgd import SGD  # noqa: E402
-from throughput import zipf_text  # noqa: E402
+from fastprox import load_libsvm
+from bench.peers.fastprox_rules import FastproxRule
+from bench.peers.sklearn_sgd import SGD
+from bench.throughput import zipf_text
 
 
 def learner(name, alpha):

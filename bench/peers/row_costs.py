@@ -10,7 +10,7 @@ exp and division. scikit-learn's `SGDClassifier` (log loss, one pass) is
 timed on the same rows as the reference; its times include its per-call
 work (about 0.3 ms, under 6 ns a row). Prints a markdown table.
 
-    python bench/peers/row_costs.py
+    python -m bench.peers.row_costs
 """
 import time
 import warnings

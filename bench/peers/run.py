@@ -4,12 +4,12 @@ bench/results/peers_*.png.
 Problems: the synthetic Zipf text problem of bench/throughput.py (values 1.0,
 10% label noise, d = 2^20, 50 features per row) at two sizes and three Zipf
 exponents, then the real sets of /work/shared/data (or --data). The
-measurement core is fastprox.benchmarks.peers (`fastprox bench peers`);
+measurement core is bench.peers (`python -m bench.peers`);
 every option of it applies here. The profile notes of
 bench/results/peers_profile.md (written by hand from perf and callgrind runs
 of profile_pass.py and from row_costs.py) are appended to the report.
 
-    python bench/peers/run.py [--quick] [--runs 5] [--passes 10] [--data DIR]
+    python -m bench.peers.run [--quick] [--runs 5] [--passes 10] [--data DIR]
 """
 import argparse
 import os
@@ -17,13 +17,12 @@ import shlex
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BENCH))
+from bench import peers
+from bench.peers import data
+from bench.machine import describe_machine
+from bench.throughput import zipf_text
 
-from fastprox.benchmarks import peers  # noqa: E402
-from fastprox.benchmarks.peers import data  # noqa: E402
-from fastprox.benchmarks.machine import describe_machine
-from throughput import zipf_text  # noqa: E402
+BENCH = Path(__file__).resolve().parent.parent
 
 #: (rows, Zipf exponent) of the synthetic problems; the first is throughput.md's.
 SYNTHETIC = ((200_000, 1.0), (50_000, 1.0), (50_000, 0.8), (50_000, 1.2))
@@ -48,7 +47,7 @@ def main():
     if not args.from_json:
         problems = [synthetic(rows, s) for rows, s in (QUICK_SYNTHETIC if args.quick else SYNTHETIC)]
         problems += data.real_sets(args.data, args.sets)
-    command = "python bench/peers/run.py " + shlex.join(sys.argv[1:])
+    command = "python -m bench.peers.run " + shlex.join(sys.argv[1:])
     load = "- Load average (1, 5, 15 min) at the start: {:.2f}, {:.2f}, {:.2f} on a machine shared with " \
         "other benchmarks".format(*os.getloadavg())
     out, args.out = args.out, None

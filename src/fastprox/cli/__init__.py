@@ -1,23 +1,20 @@
-"""The ``fastprox`` command line: ``train``, ``predict``, ``info`` and ``bench``.
+"""The ``fastprox`` command line: ``train``, ``predict`` and ``info``.
 
 Each subcommand is a module offering ``add_arguments(parser)`` and
 ``run(args) -> exit status``; this module only assembles them and turns
 user mistakes (bad options, missing or malformed files, invalid estimator
 settings: ``ValueError`` and ``OSError``, their messages in the options'
 words: fastprox.cli.errors), a lack of memory (``MemoryError``, a model or
-data too large for the machine) and a missing package (``bench``'s extras)
-into one line on stderr, ``fastprox: error: ...``, and exit status 1 (2 for
+data too large for the machine) and a missing package into one line on stderr, ``fastprox: error: ...``, and exit status 1 (2 for
 a malformed command line), never a traceback; so is anything unexpected,
 named as an internal error. Standard output closed by its reader (``| head``)
 ends the command quietly, with exit status 0. Every option's help shows its
 default.
 
-``train``, ``predict`` and ``info`` do no dense linear algebra, so
-OpenBLAS's worker threads (one per core, started when NumPy is imported)
-would only take start-up time and compete with the reader thread: for them,
-unless OPENBLAS_NUM_THREADS is set, it is set to 1 before the command's
-modules (and so NumPy) are imported. ``bench`` runs peers that may use BLAS
-and keeps the default.
+The commands do no dense linear algebra, so OpenBLAS's worker threads (one
+per core, started when NumPy is imported) would only take start-up time and
+compete with the reader thread: unless OPENBLAS_NUM_THREADS is set, it is set
+to 1 before the command's modules (and so NumPy) are imported.
 """
 import argparse
 import gc
@@ -25,7 +22,7 @@ import os
 import sys
 from importlib import import_module
 
-COMMANDS = ("train", "predict", "info", "bench")
+COMMANDS = ("train", "predict", "info")
 
 #: Commands whose errors come from the library's checks, reworded (fastprox.cli.errors).
 _REWORDED = ("train", "predict", "info")
@@ -82,8 +79,7 @@ def main(argv=None):
     """Run ``fastprox ARGS`` (``sys.argv[1:]`` when argv is None); the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if not a.startswith("-")), None)
-    if command != "bench":
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         args = _parse(command, argv)
         status = args.run(args)
@@ -101,7 +97,7 @@ def main(argv=None):
     except MemoryError as e:
         return _fail(_reworded(_out_of_memory(e), command))
     except ImportError as e:
-        return _fail(_missing(e, command))
+        return _fail(_missing(e))
     except KeyboardInterrupt:
         return _fail("interrupted", status=130)
     except Exception as e:              # a bug: one line all the same, and how to report it
@@ -117,12 +113,9 @@ def _reworded(message, command):
     return reworded(message)
 
 
-def _missing(error, command):
+def _missing(error):
     """The line for a package that is not installed: which, and how to install it."""
     name = error.name or str(error)
-    if command == "bench":
-        return (f"this benchmark needs the package {name!r}, one of fastprox's benchmark extras: "
-                f'pip install "fastprox[bench]"')
     return f"fastprox needs the package {name!r}: pip install fastprox (or: pip install {name})"
 
 

@@ -412,7 +412,7 @@ def verdicts(sets, census, sweep):
 
 
 def add_arguments(parser):
-    """The options of ``fastprox bench paper adagrad_text``."""
+    """The options of ``python -m bench.papers adagrad_text``."""
     return add_common_arguments(parser, "2 runs instead of 4 (Table 1, Fig. 7), 3 shuffles "
                                         "instead of 10 (Table 4), lambda every decade (about 2 minutes)")
 
@@ -452,7 +452,7 @@ def run(args):
         "and KDD census (199,523 rows, 4,001 features) are not here. Table 1 is run on the RCV1 sample "
         "(1,500 rows), Reuters money-fx and w8a; Table 4 on a9a (UCI Adult). Absolute numbers cannot be "
         "compared, so the verdicts test the paper's orderings. All choices the paper leaves open are "
-        "in the module docstring (`src/fastprox/benchmarks/papers/adagrad_text.py`). OCR: Table 1's "
+        "in the module docstring (`bench/papers/adagrad_text.py`). OCR: Table 1's "
         "\"044 (:238)\" and \".034 (176)\" have damaged punctuation only; Sec. 6.5's lambda range "
         "printed \"1078 to 10~!\" is read as 1e-8 to 1e-1 (the brief and notes-adagrad.md agree).", "",
         "## Verdicts", "", *verdicts(sets, census, sweep), "",

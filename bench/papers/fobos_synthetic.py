@@ -359,7 +359,7 @@ def verdicts(sens, comp):
 
 
 def add_arguments(parser):
-    """The options of ``fastprox bench paper fobos_synthetic``."""
+    """The options of ``python -m bench.papers fobos_synthetic``."""
     return add_common_arguments(parser, "1 data set for Sec. 7.1 and 3 runs of 10,000 steps "
                                         "for Sec. 7.2 instead of 10 and 20 of 100,000 (2-3 minutes)")
 
@@ -385,7 +385,7 @@ def run(args):
         "1/sqrt(t)); measured: " + ", ".join(
             f"{f.split(' ')[0]} {f.split(' ')[1]} {s} {auto[f, s]['auto_eta']:.3g}"
             for f, *_ in PANELS[1:] for s in SCHEDULES) + ". All choices the paper leaves open are in the "
-        "module docstring (`src/fastprox/benchmarks/papers/fobos_synthetic.py`). The OCR of Sec. "
+        "module docstring (`bench/papers/fobos_synthetic.py`). The OCR of Sec. "
         "7.1-7.2 is clean (the formulas for f and the step heuristics read correctly).", "",
         "## Verdicts", "", *verdicts(sens, comp), "",
         "## Sec. 7.1: sensitivity to the initial step (Figures 1-3)", "",

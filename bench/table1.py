@@ -4,7 +4,7 @@ A dense ``w`` with ``||w||_1 <= b`` receives a random ``g`` with ``s``
 non-zeros. Either ``w + g`` is projected back onto the l1-ball with
 ``fastprox.projection.SparseL1Ball`` (Duchi, Shalev-Shwartz, Singer & Chandra
 2008, Sec. 5: O(s log d)), or the lazy FOBOS l1 step of Sec. 6 is applied with
-``fastprox._lazy_l1.LazyL1`` (O(s): only the s touched coordinates, each
+``bench.lazy_l1.LazyL1`` (O(s): only the s touched coordinates, each
 caught up by ``Lambda_now - Lambda_stamp``). Only the update call is timed;
 the table reports seconds per update averaged over the experiments, in
 hundredths of a second as the paper does.
@@ -46,7 +46,7 @@ import time
 
 import numpy as np
 
-from fastprox._lazy_l1 import LazyL1
+from bench.lazy_l1 import LazyL1
 from fastprox.projection import SparseL1Ball
 
 DIMENSIONS = (50_000, 200_000, 800_000, 3_200_000, 6_400_000)
@@ -167,7 +167,7 @@ def plot(cells, path):
 
 
 def add_arguments(parser):
-    """The options of ``fastprox bench table1``."""
+    """The options of ``python -m bench.table1``."""
     parser.add_argument("--quick", action="store_true",
                         help="10 experiments per cell instead of 100 (same grid; under 3 minutes)")
     parser.add_argument("--repeats", type=int, default=None,
@@ -210,4 +210,5 @@ def run(args):
 
 
 if __name__ == "__main__":
-    sys.exit(run(add_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0])).parse_args()))
+    sys.exit(run(add_arguments(argparse.ArgumentParser(prog="python -m bench.table1",
+                                                       description=__doc__.splitlines()[0])).parse_args()))

@@ -1,13 +1,13 @@
 """Peer benchmark: fastprox vs scikit-learn, Vowpal Wabbit, river, lightning and LIBLINEAR.
 
-``fastprox bench peers [--quick] [--data DIR] [--out FILE.md] [--plots PREFIX]``
+``python -m bench.peers [--quick] [--data DIR] [--out FILE.md] [--plots PREFIX]``
 trains every fastprox rule and every installed peer on each problem: one
 pass from memory (time, non-zeros/s, training objective, test accuracy and
 log-loss, non-zero weights), one pass from the training file, and several
 passes against LIBLINEAR's optimum of the same objective (mean log loss +
 alpha ||w||_1). Peers that are not installed are named and skipped. Problems:
 the shipped synthetic text-like set, and the LIBSVM sets of ``data.REAL_SETS``
-found under ``--data``. The repository's ``bench/peers/run.py`` adds the Zipf
+found under ``--data``. ``python -m bench.peers.run`` adds the Zipf
 problems of ``bench/throughput.py`` and writes ``bench/results/peers.md``.
 
 Modules: ``base`` (the peer interface), one adapter per library
@@ -128,7 +128,7 @@ def _markdown(results, s, missing, setup, seconds):
 
 
 def run(args):
-    """`fastprox bench peers`: the shipped synthetic set and the real sets under --data."""
+    """`python -m bench.peers`: the shipped synthetic set and the real sets under --data."""
     s = settings(args)
     problems = []
     if not args.from_json:
@@ -136,5 +136,5 @@ def run(args):
         if args.data:
             problems += data.real_sets(args.data, args.sets)
     machine = f"- Machine: {platform.platform()}, {os.cpu_count()} logical CPUs"
-    print(execute(problems, args, ["Run by `fastprox bench peers`.", "", machine]))
+    print(execute(problems, args, ["Run by `python -m bench.peers`.", "", machine]))
     return 0

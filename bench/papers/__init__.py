@@ -1,8 +1,8 @@
 """The papers' experiments, rerun with fastprox: one module per experiment.
 
 Each module offers ``add_arguments(parser)`` and ``run(args) -> int`` (as
-``fastprox.benchmarks.table1``) and runs as ``python -m
-fastprox.benchmarks.papers.NAME [--quick]``; it writes ``NAME.md`` (the
+``bench.table1``) and runs from the repository's root as ``python -m
+bench.papers NAME [--quick]`` (or ``python -m bench.papers.NAME``); it writes ``NAME.md`` (the
 paper's numbers or claims beside the measured ones, with a verdict per
 claim) and its PNG plots to ``--out-dir`` (default ``bench/papers``).
 
@@ -14,4 +14,18 @@ claim) and its PNG plots to ``--out-dir`` (default ``bench/papers``).
   sensitivity and FOBOS against Pegasos on synthetic data.
 """
 
-COMMAND = "paper"  # fastprox bench paper NAME
+import importlib
+import pkgutil
+
+
+def available():
+    """name -> module of every experiment (a module of this package with
+    add_arguments and run)."""
+    found = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "add_arguments") and hasattr(module, "run"):
+            found[info.name] = module
+    return found

@@ -423,7 +423,7 @@ def verdicts(results, pairs):
 
 
 def add_arguments(parser):
-    """The options of ``fastprox bench paper rda_mnist``."""
+    """The options of ``python -m bench.papers rda_mnist``."""
     return add_common_arguments(parser, "4 lambdas, 10 permutations (2 read at every step), "
                                         "9 of the 45 pairs with 5 permutations (about 2 minutes)")
 
@@ -461,7 +461,7 @@ def run(args):
         "(`mnist_t10k`); the paper's ~12,000-row training set per pair is not. Each pair's ~2,000 rows "
         f"are split once into 75% training (T = {Xtr.shape[0]} for {PAIR[0]} vs {PAIR[1]}, not 12,000) "
         "and 25% held out. Every other choice is listed in the module docstring "
-        "(`src/fastprox/benchmarks/papers/rda_mnist.py`).",
+        "(`bench/papers/rda_mnist.py`).",
         "",
         "**The paper prints no numbers for these figures** (only plots; notes-rda.md Sec. 7), so the "
         "comparison is with its stated claims, each tested by the rule given in its verdict. The only "

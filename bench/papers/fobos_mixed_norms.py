@@ -345,7 +345,7 @@ def speed_table(results_dir, repeats, seed):
              "- scikit-learn: `SGDClassifier(loss='log_loss', penalty='l1', alpha=1e-6, max_iter=1, "
              "tol=None, shuffle=False, n_jobs=1)`: 10 binary passes.",
              f"- `fit` wall time (input checks included), median of {repeats} alternating runs in one "
-             f"process (`python -m fastprox.benchmarks.papers.{NAME}`).", "",
+             f"process (`python -m bench.papers.{NAME}`).", "",
              md_table(["learner", "median s", "all runs (s)"],
                       [[k, f"{med[k]:.3f}", ", ".join(f"{t:.3f}" for t in times[k])] for k in times]),
              "", f"Speed-up: **{med['sklearn'] / med['fastprox']:.1f}x** (target >= 2x)."]

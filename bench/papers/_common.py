@@ -13,12 +13,11 @@ from pathlib import Path
 import numpy as np
 
 from fastprox import load_libsvm
-from fastprox.benchmarks.machine import machine_summary
+from bench.machine import machine_summary
 
-# src/fastprox/benchmarks/papers/_common.py -> the repository; the data sits beside it.
-# The data sets: $FASTPROX_DATA, else ../shared/data beside the repository the
-# command runs in (an installed package cannot know where its sources were).
-DATA_DIR = Path(os.environ.get("FASTPROX_DATA", Path.cwd().parent / "shared" / "data"))
+# The data sets: $FASTPROX_DATA, else shared/data beside the repository
+# (bench/papers/_common.py -> bench -> the repository -> its parent).
+DATA_DIR = Path(os.environ.get("FASTPROX_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 
 
 def add_common_arguments(parser, quick_help):
@@ -116,7 +115,7 @@ def write_report(out_dir, name, title, sections, started, args):
     mode = "quick (--quick)" if args.quick else "full"
     runtime = time.perf_counter() - started
     head = [f"# {title}", "",
-            f"Run: `python -m fastprox.benchmarks.papers.{name}{' --quick' if args.quick else ''} "
+            f"Run: `python -m bench.papers.{name}{' --quick' if args.quick else ''} "
             f"--seed {args.seed}` ({mode}); runtime {runtime:.0f} s on {machine()}, "
             f"{time.strftime('%Y-%m-%d')}.", ""]
     path = os.path.join(out_dir, f"{name}.md")
