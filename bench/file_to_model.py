@@ -264,8 +264,8 @@ def startup(runs):
 REMEDIES = {
     "start-up": "The interpreter's start-up and the imports, whatever the file: a floor that only "
                 "a native launcher would lower",
-    "pass": "Parsing (the pass waits on the reader): reading the file's two halves at once, as "
-            "load_libsvm does past 64 MB, would halve it on two cores",
+    "pass": "Parsing, which the pass waits on (the reader and the kernel already run on the two "
+            "cores at once): only a faster parser would shorten it",
     "model": "Making and growing the model: Learner.grow doubles its arrays past their capacity (a "
              "2^21-wide model grown by a few ids reallocates for 2^22), and new memory costs a page "
              "fault per 4 kB here; a capacity rounded up to a power of two when the model is made, "
@@ -274,6 +274,22 @@ REMEDIES = {
              "file, zipped and fsynced with its directory; VW writes 2^18 weights without fsync. "
              "A write without fsync, or float32 state, would close most of it",
 }
+
+
+def _why(row, floor, target):
+    """Why a file's time is above VW's / target: the start-up floor, and the phase
+    that takes most of the work (fastprox's own time past start-up)."""
+    budget = row["vw"] / target
+    phases = {"pass": row["phase pass"] - row["phase model"], "model": row["phase model"],
+              "write": row["phase write"]}
+    worst = max(phases, key=phases.get)
+    text = (f"VW's {row['vw']:.3f} s / {target} leaves {budget:.3f} s; start-up takes {floor:.3f} s "
+            f"and the work {sum(phases.values()):.3f} s, most of it {worst} ({phases[worst]:.3f} s). ")
+    if floor >= 0.7 * budget:
+        text += f"{REMEDIES['start-up']}; then {REMEDIES[worst][0].lower()}{REMEDIES[worst][1:]}."
+    else:
+        text += f"{REMEDIES[worst]}."
+    return text
 
 
 def verdict(rows, start, target):
@@ -289,12 +305,7 @@ def verdict(rows, start, target):
              f"- Below {target} somewhere: {names(lambda r: not reached(r))}. Why, file by file:"]
     for r in rows:
         if r["vw"] / r["fastprox"] < target:
-            phases = {"start-up": floor, "pass": r["phase pass"] - r["phase model"],
-                      "model": r["phase model"], "write": r["phase write"]}
-            worst = max(phases, key=phases.get)
-            lines.append(f"  - {r['name']}, from the file: {worst} takes {phases[worst]:.3f} s of "
-                         f"{sum(phases.values()):.3f} s; VW's {r['vw']:.3f} s / {target} leaves "
-                         f"{r['vw'] / target:.3f} s. {REMEDIES[worst]}.")
+            lines.append(f"  - {r['name']}, from the file: " + _why(r, floor, target))
         if r["vw gz"] / r["fastprox gz"] < target:
             bound = "" if r["zcat"] < r["vw gz"] / target else (
                 f" zcat alone takes {r['zcat']:.3f} s, more than VW's {r['vw gz']:.3f} s / {target}: "
