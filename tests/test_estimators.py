@@ -273,7 +273,7 @@ def test_ctrl_c_stops_a_pass_between_rows_and_keeps_the_steps_taken():
     SIGNAL_ROWS rows: Ctrl-C (interrupt_main from a thread once the pass runs) raises
     KeyboardInterrupt there, and the learner equals one trained on the rows stepped."""
     from fastprox._kernels import Learner
-    X, y = long_stream()
+    X, y = long_stream(6_000_000)       # a pass long enough for the interrupting thread on a busy machine
     n = X.shape[0]
 
     def learner():

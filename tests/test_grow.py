@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from fastprox import ProxClassifier, ProxRegressor, iter_libsvm, load_model, save_model
 from fastprox._kernels import Learner
 from fastprox._rules import RULES as ALL_RULES
+from test_papers import data_dir
 
-DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
 
 
 def rules():
@@ -107,7 +107,7 @@ def test_ftrl_drops_its_roots_when_it_outgrows_them():
 
 
 def rcv1_chunks(rows):
-    path = os.path.join(DATA, "rcv1_vw_small", "rcv1_small.train.svm")
+    path = os.path.join(data_dir(), "rcv1_vw_small", "rcv1_small.train.svm")
     return list(iter_libsvm(path, chunk_rows=rows))
 
 
