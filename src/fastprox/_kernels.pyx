@@ -44,6 +44,7 @@ reading the model (`coef`, `intercept`, pickling) returns NumPy arrays.
 """
 from cpython cimport array
 import array as pyarray
+import copy as pycopy
 
 from libc.float cimport DBL_MAX
 from libc.math cimport sqrt, exp, log, log1p, expm1, fabs, copysign, ceil, floor
@@ -598,9 +599,7 @@ cdef class Learner:
         cdef double* v
         if self.c.penalty != SPARSE_GROUP or self.c.update != FOBOS:
             return self
-        make, args, state = self.__reduce__()
-        copy = make(*args)
-        copy.__setstate__(state)
+        copy = pycopy.copy(self)        # through __reduce__: arrays of its own
         c = &copy.c
         with nogil:
             for g in range(c.n_groups):
@@ -758,7 +757,7 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     cdef bint scattered = (data.shape[0] * (sizeof(value_t) + sizeof(index_t)) > PREFETCH_BYTES
                            and not all_rows and not consecutive(order))
     cdef bint separable = c.plain_fobos or c.plain_adagrad or c.plain_dual
-    cdef bint refused, steep
+    cdef bint stopped, steep
     with nogil:
         while start < n:
             b = <int>min(<Py_ssize_t>batch_size, n - start)
@@ -787,12 +786,12 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                 if interrupted:
                     break
         total += logsum_pop(&c.lsum)
-    refused, steep = c.nonfinite, c.steep
+    stopped, steep = c.nonfinite, c.steep
     c.nonfinite = c.steep = False
     state[0] = c
     if interrupted:             # the steps taken so far stay, as after a shorter call
         return -1
-    if refused:
+    if stopped:
         refuse_step(data, indptr, rows, start, start + b, steep)
     return total
 
@@ -1139,7 +1138,7 @@ cdef double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
     cdef double* state = c.state
     cdef long long width = c.width, nz
     cdef double P = c.P, Q = c.Q, eta, acc = c.bstate[0], a, q, total
-    cdef double xm = 1.0 if c.fit_intercept else 0.0
+    cdef double xm = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
@@ -1173,7 +1172,7 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     cdef double* state = c.state
     cdef long long width = c.width, nz
     cdef double P = c.P, Q = c.Q, rho1 = c.rho1, a, eta, q, total
-    cdef double acc = c.bstate[0], xm = 1.0 if c.fit_intercept else 0.0
+    cdef double acc = c.bstate[0], xm = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
@@ -1207,7 +1206,7 @@ cdef double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indic
     cdef long long width = c.width, nz
     cdef double t = <double>c.t, alpha = c.alpha_pen, rho1 = c.rho1
     cdef double delta = c.delta, eta0 = c.eta0, q, total
-    cdef double acc = c.bstate[0], xm = 1.0 if c.fit_intercept else 0.0
+    cdef double acc = c.bstate[0], xm = intercept_feature(c)
     cdef double* row
     cdef double* e
     cdef double* f
@@ -1242,7 +1241,7 @@ cdef double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* indices,
     cdef double* state = c.state
     cdef long long width = c.width, nz
     cdef double t = <double>c.t, alpha = c.alpha_pen, delta = c.delta, eta0 = c.eta0
-    cdef double acc = c.bstate[0], q, total, xm = 1.0 if c.fit_intercept else 0.0
+    cdef double acc = c.bstate[0], q, total, xm = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
@@ -1289,7 +1288,7 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     cdef long long width = c.width, nz
     cdef double wc = c.wc, wl2 = c.wl2, wthr = c.wthr, winv = c.winv, rho = c.rda_rho
     cdef double delta = c.delta, inv_eta0 = c.inv_eta0, ge, gf, ne, q, total
-    cdef double acc = intercept_value(c, 0), xm = 1.0 if c.fit_intercept else 0.0
+    cdef double acc = intercept_value(c, 0), xm = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef pair root, w
@@ -1469,10 +1468,16 @@ cdef inline double abs_max2(double m, const value_t* data, long long nz, bint tw
     return a if a > m else m
 
 
+cdef inline double intercept_feature(Ctx* c) noexcept nogil:
+    """The intercept's constant feature: 1, or 0 without an intercept (its gradient is
+    then no step's: `refused` and the margin loops start their largest |x| there)."""
+    return 1.0 if c.fit_intercept else 0.0
+
+
 cdef inline double row_abs_max(Ctx* c, const value_t* data, long long lo, long long hi) noexcept nogil:
     """The largest |x| of a row's values, and 1 for the intercept's constant feature."""
     cdef long long nz
-    cdef double m = 1.0 if c.fit_intercept else 0.0
+    cdef double m = intercept_feature(c)
     for nz in range(lo, hi):
         m = max(m, fabs(<double>data[nz]))
     return m

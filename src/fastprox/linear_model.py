@@ -169,10 +169,7 @@ class _BaseProx(BaseEstimator):
             return validate_data(self, X, y, reset=reset, **kwargs)
         if no_y:
             return check_array(X, **kwargs)
-        X, y = check_X_y(X, y, **kwargs)
-        if reset:
-            self.n_features_in_ = X.shape[1]
-        return X, y
+        return check_X_y(X, y, **kwargs)        # n_features_in_ is the grown model's (`_grow`)
 
     def _grow(self, X):
         """With grow_features, widen the model to X's width (features met for the first
