@@ -11,17 +11,15 @@ def hash_features(X, bits):
     into 2^bits: a CSR matrix (or a chunk) of n_rows x 2^bits, each row canonical,
     values of one bucket summed. The same id lands in the same bucket in every
     call, so chunks of a stream hashed one by one agree."""
+    from ._validation import kernel_arrays
     from .libsvm import Chunk
     if isinstance(X, Chunk):
-        data, indices, indptr, _ = hash_indices(X.data, X.indices, X.indptr, bits)
+        data, indices, indptr, _ = hash_indices(*kernel_arrays(X), bits)
         return Chunk(data, indices, indptr, X.y, X.qids, 1 << bits)
     import numpy as np
     import scipy.sparse as sp
     X = sp.csr_matrix(X)
-    indices, indptr = X.indices, X.indptr
-    if indices.dtype != indptr.dtype:
-        indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
-    data, indices, indptr, _ = hash_indices(np.ascontiguousarray(X.data), indices, indptr, bits)
+    data, indices, indptr, _ = hash_indices(*kernel_arrays(X), bits)
     H = sp.csr_matrix((np.asarray(data), np.asarray(indices), np.asarray(indptr)), shape=(X.shape[0], 1 << bits))
     H.has_sorted_indices = True
     return H
