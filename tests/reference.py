@@ -4,6 +4,7 @@ Every coordinate of every model is updated at every step, with dense NumPy
 arrays, straight from the contract's formulas. Nothing here is lazy: it is the
 definition the kernels are tested against.
 """
+import mpmath
 import numpy as np
 from scipy.special import expit
 
@@ -67,13 +68,58 @@ def prox(penalty, v, a, rho, gamma):
     raise ValueError(penalty)
 
 
+def _flow_end(loss, z0, s, epsilon):
+    """The contract's table of the invariant step, in mpmath: the margin z (from
+    z0 = y p, classification) or residual r (from r0 = p - y, regression) after a
+    flow of s = q h."""
+    one = mpmath.mpf(1)
+    if loss == "log":
+        C = z0 + mpmath.exp(z0) + s
+        return C - mpmath.lambertw(mpmath.exp(C)).real
+    if loss == "hinge":
+        return min(one, z0 + s) if z0 < 1 else z0
+    if loss == "squared_hinge":
+        return 1 - (1 - z0) * mpmath.exp(-2 * s) if z0 < 1 else z0
+    if loss == "modified_huber":
+        if z0 < -1:
+            s1 = (-1 - z0) / 4
+            return z0 + 4 * s if s <= s1 else 1 - 2 * mpmath.exp(-2 * (s - s1))
+        return 1 - (1 - z0) * mpmath.exp(-2 * s) if z0 < 1 else z0
+    if loss == "squared":
+        return z0 * mpmath.exp(-s)
+    if loss == "huber":
+        r = abs(z0)
+        if r > epsilon:
+            s1 = (r - epsilon) / epsilon
+            return mpmath.sign(z0) * (r - epsilon * s if s <= s1 else epsilon * mpmath.exp(-(s - s1)))
+        return z0 * mpmath.exp(-s)
+    if loss == "epsilon_insensitive":
+        return mpmath.sign(z0) * max(epsilon, abs(z0) - s) if abs(z0) > epsilon else z0
+    raise ValueError(loss)
+
+
+def invariant_sigma(loss, p, y, q, h, epsilon):
+    """sigma of the contract's invariant step (y = +-1 for classification), from its
+    table at 60 digits: y (z0 - z) / q or (r0 - r) / q; h l'(p) where q = 0."""
+    if q == 0:
+        return float(h * dloss(loss, np.float64(p), np.float64(y), epsilon))
+    with mpmath.workdps(60):
+        p, y, q, h, eps = (mpmath.mpf(float(v)) for v in (p, y, q, h, epsilon))
+        if loss in ("squared", "huber", "epsilon_insensitive"):
+            r0 = p - y
+            return float((r0 - _flow_end(loss, r0, q * h, eps)) / q)
+        z0 = y * p
+        return float(y * (z0 - _flow_end(loss, z0, q * h, eps)) / q)
+
+
 class EagerReference:
     """K linear models (rows of W) updated densely, one step at a time."""
 
     def __init__(self, n_features, n_outputs, update, schedule, penalty, loss, alpha=0.0,
                  l1_ratio=0.15, eta0=0.1, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
-                 epsilon=0.1, fit_intercept=True, ovr=False):
+                 epsilon=0.1, fit_intercept=True, ovr=False, step="gradient"):
         self.update, self.schedule, self.penalty, self.loss = update, schedule, penalty, loss
+        self.forward = step
         self.alpha, self.rho, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
         self.rda_rho, self.gamma, self.epsilon = rda_rho, berhu_gamma, epsilon
         self.fit_intercept, self.ovr = fit_intercept, ovr
@@ -84,6 +130,8 @@ class EagerReference:
         self.G = np.zeros((K, d))      # adagrad / ftrl accumulators
         self.b = np.zeros(K)           # fobos: b; rda: s_b; ftrl: z_b
         self.Gb = np.zeros(K)
+        self.M = np.zeros(d)           # normalized: each feature's largest |x| so far
+        self.N = 0.0                   # normalized: the sum of the rows' normalized squared norms
 
     # --- the penalty split used by rda and ftrl: l1 share rho1 of alpha
     def _rho1(self):
@@ -122,13 +170,16 @@ class EagerReference:
             b = np.where(beta_b > 0, -self.b / beta_b, 0.0)
         return W, b
 
+    def _targets(self, y):
+        """(B, K) targets of the binary losses: one-vs-rest +-1 for K > 1, else y."""
+        if self.ovr:
+            return np.where(np.arange(self.K)[None, :] == y[:, None].astype(int), 1.0, -1.0)
+        return y[:, None]
+
     def _score_gradients(self, P, y):
         """(d loss / d p, loss), both (B, K), for scores P (B, K): binary losses per output
         (one-vs-rest targets for K > 1); subclasses add the multinomial losses."""
-        if self.ovr:
-            Y = np.where(np.arange(self.K)[None, :] == y[:, None].astype(int), 1.0, -1.0)
-        else:
-            Y = y[:, None]
+        Y = self._targets(y)
         return dloss(self.loss, P, Y, self.epsilon), loss_value(self.loss, P, Y, self.epsilon)
 
     def _prox(self, V, a):
@@ -139,12 +190,35 @@ class EagerReference:
         return {"constant": self.eta0, "invsqrt": self.eta0 / np.sqrt(t),
                 "inv": self.eta0 / t}[self.schedule]
 
+    def _rescale(self, x):
+        """normalized, step 1: weights of features whose |x_j| exceeds their scale m_j
+        shrink by m_j / |x_j|, and m_j becomes |x_j|."""
+        a = np.abs(x)
+        grow = a > self.M
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = np.where(grow & (self.M > 0), self.M / a, 1.0)
+        self.W = self.W * factor
+        self.M = np.where(grow, a, self.M)
+
+    def _normalized_steps(self, x):
+        """normalized, steps 3 and 5 (after the accumulators): (eta (K, d), eta_b (K,))."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.N += float(np.sum(np.where(x != 0, (x / self.M) ** 2, 0.0))) + self.fit_intercept
+            r = np.sqrt(self.t / self.N) if self.N > 0 else 0.0
+            eta = np.where(self.G > 0, self.eta0 * r / (self.M * np.sqrt(self.G)), 0.0)
+            eta_b = np.where(self.Gb > 0, self.eta0 * r / np.sqrt(self.Gb), 0.0)
+        return eta, eta_b
+
     def step(self, X, y, sw):
         """One step on the dense rows X (B, d) with labels y and weights sw."""
+        if self.schedule == "normalized":
+            assert X.shape[0] == 1
+            self._rescale(X[0])
         W, b = self.weights()
         self.t += 1
         t = self.t
-        dl, losses = self._score_gradients(X @ W.T + b, y)   # (B, K)
+        P = X @ W.T + b
+        dl, losses = self._score_gradients(P, y)   # (B, K)
         dl = dl * sw[:, None]
         progressive = float(np.sum(losses * sw[:, None]))
         g = dl.T @ X / X.shape[0]                         # (K, d): the mean gradient
@@ -152,15 +226,20 @@ class EagerReference:
         if not self.fit_intercept:
             gb = np.zeros_like(gb)
         if self.update == "fobos":
-            if self.schedule == "adagrad":
+            if self.schedule in ("adagrad", "normalized"):
                 self.G += g ** 2
                 self.Gb += gb ** 2
+            if self.schedule == "normalized":
+                eta, eta_b = self._normalized_steps(X[0])
+            elif self.schedule == "adagrad":
                 H, Hb = self.delta + np.sqrt(self.G), self.delta + np.sqrt(self.Gb)
                 with np.errstate(divide="ignore"):
                     eta = np.where(H > 0, self.eta0 / H, 0.0)
                     eta_b = np.where(Hb > 0, self.eta0 / Hb, 0.0)
             else:
                 eta = eta_b = self._eta(t)
+            if self.forward == "invariant":
+                g, gb = self._invariant_forward(X[0], P[0], y, sw[0], eta, eta_b)
             V = self.W - eta * g
             self.W = self._prox(V, eta * self._alpha())
             self.b = self.b - eta_b * gb
@@ -177,6 +256,17 @@ class EagerReference:
             self.G += g ** 2
             self.Gb += gb ** 2
         return progressive
+
+    def _invariant_forward(self, x, p, y, h, eta, eta_b):
+        """The invariant step's (g, gb): sigma_k x and sigma_k per output, so that
+        W - eta * g is the contract's w - sigma (eta ⊙ x)."""
+        Y = self._targets(y)[0]
+        eta, eta_b = np.broadcast_to(eta, self.W.shape), np.broadcast_to(eta_b, (self.K,))
+        q = (eta * x ** 2).sum(axis=1) + (eta_b if self.fit_intercept else 0.0)
+        sigma = np.array([invariant_sigma(self.loss, p[k], Y[k], q[k], h, self.epsilon)
+                          for k in range(self.K)])
+        gb = sigma if self.fit_intercept else np.zeros(self.K)
+        return sigma[:, None] * x[None, :], gb
 
     def run(self, X, y, sw, order, batch_size):
         """Steps over rows ``order`` (a dense X), batch_size rows per step."""
