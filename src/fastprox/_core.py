@@ -9,15 +9,15 @@ from math import isfinite, sqrt
 
 from ._kernels import Learner, encode_targets, sum_squares
 from ._numpy import np
-from ._validation import (MULTINOMIAL_LOSSES, as_float_array, check_groups, kernel_arrays, kernel_loss,
-                          kernel_penalty)
+from ._validation import (MULTINOMIAL_LOSSES, as_float_array, check_groups, check_single_rows,
+                          kernel_arrays, kernel_loss, kernel_penalty)
 
 # Rows whose scale sets eta0="auto" and delta="auto": enough for a mean, few
 # enough to cost little of a short pass (10,000 rows of 13 values: 17 us).
 AUTO_ROWS = 10_000
 
 DEFAULTS = dict(penalty="l1", alpha=1e-6, l1_ratio=0.15, update="fobos", schedule="adagrad",
-                eta0="auto", delta="auto", rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
+                step="gradient", eta0="auto", delta="auto", rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
                 fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
                 warm_start=False, epsilon=0.1, groups=None, group_weights=None, grow_features=False,
                 verbose=0)
@@ -93,6 +93,8 @@ def new_learner(params, n_features, n_outputs, ovr, multinomial, head):
     """The kernel for checked parameters `params` (a mapping with the estimator's
     names and values, scikit-learn's spellings included), to be trained first on
     `head`, a list of CSR pieces (whose first AUTO_ROWS rows set "auto" steps)."""
+    step = params.get("step", "gradient")       # (model files before it)
+    check_single_rows(step, params["schedule"], multinomial)
     eta0, delta = step_sizes(params, head)
     return Learner(n_features, n_outputs, params["update"], params["schedule"],
                    kernel_penalty(params["penalty"]), kernel_loss(params["loss"]),
@@ -101,7 +103,7 @@ def new_learner(params, n_features, n_outputs, ovr, multinomial, head):
                    berhu_gamma=params["berhu_gamma"], epsilon=params["epsilon"],
                    fit_intercept=params["fit_intercept"], ovr=ovr, multinomial=multinomial,
                    groups=check_groups(params["groups"], n_features),
-                   group_weights=params["group_weights"])
+                   group_weights=params["group_weights"], step=step)
 
 
 def auto_steps(params):

@@ -11,8 +11,11 @@ of a list. Pure Python without NumPy: the command line imports it at start-up.
 from collections import namedtuple
 
 UPDATES = ("fobos", "rda", "ftrl")
-SCHEDULES = ("constant", "invsqrt", "inv", "adagrad")
+SCHEDULES = ("constant", "invsqrt", "inv", "adagrad", "normalized")
 SCALAR_SCHEDULES = ("constant", "invsqrt", "inv")       # one eta_t for every coordinate
+#: The forward step of fobos: the linearized gradient step, or the exact flow along
+#: the row (importance-invariant, every schedule, one row per step, no multinomial).
+STEPS = ("gradient", "invariant")
 
 Penalty = namedtuple("Penalty", "name family l1_share")
 Penalty.__doc__ = """A penalty: its `family` says how its prox acts and composes:
@@ -47,6 +50,8 @@ _CATCH_UP = {
                                   "then summed thresholds",
     ("fobos", "adagrad", "separable"): "closed form over the frozen per-coordinate step",
     ("fobos", "adagrad", "berhu"): "closed form over the frozen per-coordinate step",
+    ("fobos", "normalized", "separable"): "one soft-threshold by the frozen step factor times a "
+                                          "difference of the rebased cumulant sum sqrt(t / N_t)",
     ("rda", "dual", "separable"): "none needed: a weight is a closed form of its gradient sum",
     ("ftrl", "dual", "separable"): "none needed: a closed form of `(z, n)`",
     ("fobos", "scalar", "group"): "one group prox with the summed threshold, times the group's weight "
@@ -60,6 +65,8 @@ _LAYOUT = {
     ("fobos", "scalar", "berhu"): "per entry: w, phase, stamp; Berhu's heap",
     ("fobos", "adagrad", "separable"): "per feature: last step; per entry: w, G, eta",
     ("fobos", "adagrad", "berhu"): "per feature: last step; per entry: w, G, eta",
+    ("fobos", "normalized", "separable"): "per feature: cumulant stamp, scale m; per entry: w, G, "
+                                          "step factor eta0 / (m sqrt(G))",
     ("rda", "invsqrt", "separable"): "per entry: s (gradient sum)",
     ("rda", "adagrad", "separable"): "per entry: s, G",
     ("ftrl", "adagrad", "separable"): "per entry: z, n (and sqrt(n) up to 2^19 weights)",
@@ -71,10 +78,11 @@ _LAYOUT = {
 
 def _kind(update, schedule):
     """How a rule's steps are indexed: "scalar" (one eta_t), "adagrad" (fobos with
-    per-coordinate steps), "dual" (rda, ftrl: weights are closed forms)."""
+    per-coordinate steps), "normalized" (fobos with per-coordinate, scale-free
+    steps), "dual" (rda, ftrl: weights are closed forms)."""
     if update != "fobos":
         return "dual"
-    return "adagrad" if schedule == "adagrad" else "scalar"
+    return schedule if schedule in ("adagrad", "normalized") else "scalar"
 
 
 def _rule(update, schedule, penalty):
@@ -87,6 +95,8 @@ def _rule(update, schedule, penalty):
         return None         # ftrl's steps are per-coordinate by construction
     if family == "berhu" and update != "fobos":
         return None         # no closed form of its weights
+    if schedule == "normalized" and (update != "fobos" or penalty not in ("none", "l1")):
+        return None         # defined for fobos only; l2's shrink factors have no global cumulant
     if family == "group" and (kind == "adagrad" or update == "ftrl"
                               or (update == "rda" and penalty == "squared_group")):
         return None         # the skipped proxes do not compose; squared_group couples all groups
@@ -94,7 +104,7 @@ def _rule(update, schedule, penalty):
     layout = _LAYOUT.get((update, schedule, family)) or _LAYOUT[(update, kind, family)]
     fast = None
     if family == "separable":
-        fast = {"scalar": "fobos", "adagrad": "adagrad", "dual": "dual"}[kind]
+        fast = {"scalar": "fobos", "adagrad": "adagrad", "dual": "dual", "normalized": None}[kind]
     elif penalty in ("l1_l2", "l1_linf") and kind == "scalar":
         fast = "rows"
     return Rule(update, schedule, penalty, layout, _CATCH_UP[key], fast)

@@ -9,7 +9,7 @@ import math
 import numbers
 
 from ._numpy import np
-from ._rules import SCHEDULES, UPDATES, penalties_of, rule
+from ._rules import SCHEDULES, STEPS, UPDATES, penalties_of, rule
 
 PENALTIES = penalties_of("separable") + penalties_of("berhu")
 GROUP_PENALTIES = penalties_of("group")
@@ -85,11 +85,37 @@ def check_params(est, losses):
     _number("epsilon", est.epsilon, 0.0)
     _number("batch_size", est.batch_size, 1, high=2**31 - 1, integer=True)    # the kernel's C int
     _number("max_iter", est.max_iter, 1, integer=True)
+    _check_step(getattr(est, "step", "gradient"), est.update, est.schedule, est.batch_size)
     grow = getattr(est, "grow_features", False)     # absent from model files before it
     if type(grow).__name__ not in ("bool", "bool_"):    # NumPy's too, without importing it
         raise ValueError(f"grow_features={grow!r} must be True or False.")
     _check_verbose(getattr(est, "verbose", 0))
     _check_class_weight(getattr(est, "class_weight", None))
+
+
+def _check_step(step, update, schedule, batch_size):
+    """step: "gradient" or "invariant" (fobos only); both the invariant step and the
+    normalized schedule take one row per step (their per-row quantities, the flow's
+    step norm and N_t's row norm, have no mini-batch form in the contract)."""
+    _one_of("step", step, STEPS)
+    if step == "invariant" and update != "fobos":
+        raise ValueError(f"step='invariant' is fobos's forward step; update={update!r} has none "
+                         "(its weights are closed forms of gradient sums): use update='fobos' or "
+                         "step='gradient'.")
+    for name, value in (("step", "invariant"), ("schedule", "normalized")):
+        if (step if name == "step" else schedule) == value and batch_size != 1:
+            raise ValueError(f"{name}={value!r} takes one row per step; got batch_size={batch_size}: "
+                             f"use batch_size=1, or {name}={'gradient' if name == 'step' else 'adagrad'!r}.")
+
+
+def check_single_rows(step, schedule, multinomial):
+    """The invariant step and the normalized schedule are defined for single-output
+    and one-vs-rest models, not for the multinomial losses (a flow along K coupled
+    scores has no closed form)."""
+    if multinomial and (step == "invariant" or schedule == "normalized"):
+        what = "step='invariant'" if step == "invariant" else "schedule='normalized'"
+        raise ValueError(f"{what} is defined for binary and one-vs-rest models, not multinomial "
+                         "ones; use multi_class='ovr', or step='gradient' with schedule='adagrad'.")
 
 
 def _check_verbose(value):

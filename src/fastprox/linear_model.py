@@ -32,7 +32,7 @@ class _BaseProx(BaseEstimator):
 
     _losses = ()
 
-    def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho,
+    def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, step, eta0, delta, rda_rho,
                  berhu_gamma, batch_size, fit_intercept, max_iter, shuffle, random_state,
                  warm_start, epsilon, groups, group_weights, grow_features, verbose):
         self.loss = loss
@@ -41,6 +41,7 @@ class _BaseProx(BaseEstimator):
         self.l1_ratio = l1_ratio
         self.update = update
         self.schedule = schedule
+        self.step = step
         self.eta0 = eta0
         self.delta = delta
         self.rda_rho = rda_rho
@@ -348,8 +349,22 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     l1_ratio : float in [0, 1], default=0.15
         Share of l1 in the elastic net.
     update : {"fobos", "rda", "ftrl"}, default="fobos"
-    schedule : {"constant", "invsqrt", "inv", "adagrad"}, default="adagrad"
-        rda takes invsqrt or adagrad, ftrl takes adagrad.
+    schedule : {"constant", "invsqrt", "inv", "adagrad", "normalized"}, default="adagrad"
+        rda takes invsqrt or adagrad, ftrl takes adagrad. "normalized" (fobos with
+        penalty "none" or "l1", one row per step, not multinomial) is AdaGrad made
+        scale-free as Vowpal Wabbit's normalized updates (Ross, Mineiro & Langford
+        2013): each feature's step is divided by the largest |x_j| seen so far and
+        all steps are scaled by sqrt(t / N_t), N_t the sum of the rows' squared norms
+        in those units; scaling a feature column by k > 0 divides its weight by k
+        and leaves every prediction unchanged (penalty "none"). No delta.
+    step : {"gradient", "invariant"}, default="gradient"
+        fobos's forward step: the gradient step, or "invariant", the exact flow of
+        the row's loss along the step direction (Karampatziakis & Langford 2011):
+        a row of sample_weight h moves the model as h rows of weight 1 in a row
+        would in the limit of small steps, and a step never overshoots the loss's
+        minimum along the row, so large eta0 are safe. One row per step, not
+        multinomial; the accumulators of adagrad and normalized add the plain
+        gradient's squares either way.
     eta0 : float or "auto", default="auto"
         Base step (AdaGrad's eta). "auto": under AdaGrad 1 / sqrt(mean ||(1, x)||^2)
         over the first 10,000 rows of the first fit or partial_fit call (the 1 is
@@ -442,7 +457,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     _losses = CLASSIFICATION_LOSSES
 
     def __init__(self, loss=C["loss"], penalty=C["penalty"], alpha=C["alpha"],
-                 l1_ratio=C["l1_ratio"], update=C["update"], schedule=C["schedule"],
+                 l1_ratio=C["l1_ratio"], update=C["update"], schedule=C["schedule"], step=C["step"],
                  eta0=C["eta0"], delta=C["delta"], rda_rho=C["rda_rho"],
                  berhu_gamma=C["berhu_gamma"], batch_size=C["batch_size"],
                  fit_intercept=C["fit_intercept"], max_iter=C["max_iter"], shuffle=C["shuffle"],
@@ -451,7 +466,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
                  group_weights=C["group_weights"], grow_features=C["grow_features"],
                  class_weight=C["class_weight"], verbose=C["verbose"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
-                         schedule=schedule, eta0=eta0, delta=delta, rda_rho=rda_rho,
+                         schedule=schedule, step=step, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
@@ -553,7 +568,7 @@ class ProxRegressor(RegressorMixin, _BaseProx):
     _losses = REGRESSION_LOSSES
 
     def __init__(self, loss=R["loss"], penalty=R["penalty"], alpha=R["alpha"],
-                 l1_ratio=R["l1_ratio"], update=R["update"], schedule=R["schedule"],
+                 l1_ratio=R["l1_ratio"], update=R["update"], schedule=R["schedule"], step=R["step"],
                  eta0=R["eta0"], delta=R["delta"], rda_rho=R["rda_rho"],
                  berhu_gamma=R["berhu_gamma"], batch_size=R["batch_size"],
                  fit_intercept=R["fit_intercept"], max_iter=R["max_iter"], shuffle=R["shuffle"],
@@ -561,7 +576,7 @@ class ProxRegressor(RegressorMixin, _BaseProx):
                  epsilon=R["epsilon"], groups=R["groups"], group_weights=R["group_weights"],
                  grow_features=R["grow_features"], verbose=R["verbose"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
-                         schedule=schedule, eta0=eta0, delta=delta, rda_rho=rda_rho,
+                         schedule=schedule, step=step, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,

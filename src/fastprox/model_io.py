@@ -78,7 +78,10 @@ memory available is refused before it is allocated. Writing refuses what
 loading would (a parameter changed after the fit, a model whose steps
 overflowed), so that every file written loads.
 
-Earlier versions load too. Version 2 differs only in FTRL's entries: always
+Earlier versions load too. Version 3 differs from version 4 only in having no
+``step`` parameter and learner entry and no ``N`` scalar (the invariant step and the
+normalized schedule came with version 4): they load as "gradient" and 0.
+Version 2 differs only in FTRL's entries: always
 (z, n), where version 3 keeps (z, n, sqrt(n)) when the kernel does (models of
 up to 2^19 weights); loading adds the square roots.
 Version 1 (before ``group_weights``) is version 2 with neither the member nor
@@ -101,14 +104,14 @@ from ._kernels import LOSSES, PENALTIES, SAVED, SAVED_INT64, SCHEDULES, UPDATES,
 from ._numpy import np
 from ._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, MULTI_CLASS, MULTINOMIAL_LOSSES,
                           REGRESSION_LOSSES, _number, _one_of, check_groups, check_memory, check_params,
-                          kernel_loss, kernel_penalty)
+                          check_single_rows, kernel_loss, kernel_penalty)
 from .libsvm import _atomic_write
 
 __all__ = ["save_model", "load_model", "read_model", "SavedModel", "FORMAT", "VERSION"]
 
 FORMAT = "fastprox-model"
-VERSION = 3
-_READS = (1, 2, 3)   # versions this fastprox reads (see the format's history above)
+VERSION = 4
+_READS = (1, 2, 3, 4)   # versions this fastprox reads (see the format's history above)
 
 _CLASS_NAMES = ("ProxClassifier", "ProxRegressor")
 
@@ -122,11 +125,12 @@ def _classes():
 # The header's entries and their JSON types (a number is an int or a float; bool is no int).
 _INT, _NUMBER, _BOOL, _NAME = (int,), (int, float), (bool,), (str,)
 _LEARNER = dict(n_features=_INT, n_outputs=_INT, update=_NAME, schedule=_NAME, penalty=_NAME, loss=_NAME,
-                alpha=_NUMBER, l1_ratio=_NUMBER, eta0=_NUMBER, delta=_NUMBER, rda_rho=_NUMBER,
+                step=_NAME, alpha=_NUMBER, l1_ratio=_NUMBER, eta0=_NUMBER, delta=_NUMBER, rda_rho=_NUMBER,
                 berhu_gamma=_NUMBER, epsilon=_NUMBER, fit_intercept=_BOOL, ovr=_BOOL, multinomial=_BOOL)
-_SCALARS = dict(t=_INT, n_ops=_INT, since_rebase=_INT, heap_size=_INT, P=_NUMBER, Q=_NUMBER)
+_SCALARS = dict(t=_INT, n_ops=_INT, since_rebase=_INT, heap_size=_INT, P=_NUMBER, Q=_NUMBER, N=_NUMBER)
 _FITTED = dict(n_features_in_=_INT, t_=_INT, n_iter_=_INT, progressive_loss_=_NUMBER, sparse_coef=_BOOL)
 _PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_ratio=_NUMBER, update=_NAME, schedule=_NAME,
+               step=_NAME,
                eta0=_NUMBER + _NAME, delta=_NUMBER + _NAME, rda_rho=_NUMBER, berhu_gamma=_NUMBER,
                batch_size=_INT, fit_intercept=_BOOL, max_iter=_INT, shuffle=_BOOL,
                random_state=(type(None), int), warm_start=_BOOL, epsilon=_NUMBER,
@@ -137,7 +141,9 @@ _PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_rati
 # a bounded number (a hostile stamp far behind t would otherwise hang the reader).
 _MAX_REPLAYS = 1 << 24
 # Parameters newer than some files of this version: absent, they take these values.
-_LATER_PARAMS = dict(grow_features=False, verbose=0, class_weight=None)
+_LATER_PARAMS = dict(grow_features=False, verbose=0, class_weight=None, step="gradient")
+# Entries of the learner and scalars sections that versions before 4 lack, and their values.
+_BEFORE_4 = {"learner": dict(step="gradient"), "scalars": dict(N=0.0)}
 _HEADER = ("format", "version", "class", "params", "learner", "scalars", "fitted")
 _KIND_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
                list: "a list", type(None): "null"}
@@ -514,8 +520,12 @@ def _check_header(header):
     if name not in _CLASS_NAMES:
         raise ValueError(f"unknown model class {_short(name)}; expected one of {sorted(_CLASS_NAMES)}")
     losses = CLASSIFICATION_LOSSES if name == "ProxClassifier" else REGRESSION_LOSSES
-    spec = _check_learner(_typed("learner", header["learner"], _LEARNER), losses)
-    scalars = _check_scalars(_typed("scalars", header["scalars"], _SCALARS), spec)
+    sections = {key: header[key] for key in ("learner", "scalars")}
+    if version < 4:
+        sections = {key: {**_BEFORE_4[key], **entries} if type(entries) is dict else entries
+                    for key, entries in sections.items()}
+    spec = _check_learner(_typed("learner", sections["learner"], _LEARNER), losses)
+    scalars = _check_scalars(_typed("scalars", sections["scalars"], _SCALARS), spec)
     fitted = _check_fitted(_typed("fitted", header["fitted"], _FITTED), spec, scalars)
     params = _check_params(header["params"], name, version, losses)
     _check_kind(name, params, spec)
@@ -571,6 +581,7 @@ def _check_learner(spec, losses):
         _number("n_features", spec["n_features"], 0, high=_LONG_MAX, integer=True)
         _number("n_outputs", spec["n_outputs"], 1, high=_INT_MAX, integer=True)
         check_params(SimpleNamespace(**spec, batch_size=1, max_iter=1), losses)
+        check_single_rows(spec["step"], spec["schedule"], spec["multinomial"])
         if spec["ovr"] and spec["multinomial"]:
             raise ValueError("ovr and multinomial are both true")
         if spec["multinomial"]:
@@ -587,6 +598,7 @@ def _check_scalars(scalars, spec):
         _number("heap_size", scalars["heap_size"], 0, high=spec["n_features"] * spec["n_outputs"], integer=True)
         _number("P", scalars["P"], 0.0, low_open=True, high=1.0)
         _number("Q", scalars["Q"], 0.0)
+        _number("N", scalars["N"], 0.0)
     return scalars
 
 
@@ -820,13 +832,16 @@ def _layout(spec, width):
     """(row fields, entry fields) of the kernel's state rows for these arguments,
     the table of `_kernels`: a row is its fields, then K entries of its entry
     fields. P and Q are stamps of the scalar-FOBOS cumulants, t0 AdaGrad's
-    last step, eta its step, root FTRL's sqrt(n)."""
+    last step, eta its step, root FTRL's sqrt(n); R0 the normalized schedule's stamp
+    of its cumulant (the scalar Q), m a feature's scale, c its step factor."""
     update, schedule, penalty, K = spec["update"], spec["schedule"], spec["penalty"], spec["n_outputs"]
     row = ()
     if penalty in GROUP_PENALTIES:
         entry = ("w",) if update == "fobos" else ("s", "G") if schedule == "adagrad" else ("s",)
     elif update == "fobos" and schedule == "adagrad":
         row, entry = ("t0",), ("w", "G", "eta")
+    elif update == "fobos" and schedule == "normalized":
+        row, entry = ("R0", "m"), ("w", "G", "c")
     elif update == "fobos" and penalty == "berhu":
         entry = ("w", "phase", "stamp")
     elif update == "fobos":     # the stamps of the cumulants the penalty moves (none without one)
@@ -856,6 +871,9 @@ def _check_layout(spec, scalars, state, arrays):
               "G": lambda v: v >= 0, "n": lambda v: v >= 0,
               "phase": lambda v: (v == _BERHU_L1) | (v == _BERHU_L2)}
     checks["eta"] = lambda v: v == _adagrad_steps(spec, fields["G"])   # (after G >= 0)
+    checks["R0"] = checks["Q"]
+    checks["m"] = lambda v: v >= 0
+    checks["c"] = lambda v: v == _normalized_factors(spec, fields["G"], fields["m"])  # (after G, m)
     checks["root"] = lambda v: v == np.sqrt(fields["n"])                # (after n >= 0)
     for name, holds in checks.items():
         if name in fields and not np.all(holds(fields[name])):
@@ -881,6 +899,15 @@ def _adagrad_steps(spec, G):
     kernel computes them (`adagrad_step`)."""
     H = spec["delta"] + np.sqrt(G)
     return np.divide(spec["eta0"], H, out=np.zeros_like(H), where=H > 0)
+
+
+def _normalized_factors(spec, G, m):
+    """The normalized schedule's step factors eta0 / (m sqrt(G)) where G > 0, else 0,
+    as the kernel computes them; infinite (never equal to a stored finite value)
+    where G > 0 with scale m = 0, which the kernel never writes."""
+    H = m[:, None] * np.sqrt(G)
+    with np.errstate(divide="ignore"):
+        return np.where(G > 0, spec["eta0"] / H, 0.0)
 
 
 def _check_heap(spec, scalars, rows, state, items, keys):

@@ -50,7 +50,7 @@ from .._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, auto_st
 from .._kernels import NonFiniteMargin
 from .._numpy import np
 from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
-                           SCHEDULES, UPDATES, ModelTooLarge, _size, available_memory, check_params,
+                           SCHEDULES, STEPS, UPDATES, ModelTooLarge, _size, available_memory, check_params,
                            kernel_arrays, kernel_loss)
 from ..libsvm import MAX_INDEX, iter_chunks, read_once, source_name
 from ..model_io import read_model, write_model
@@ -78,7 +78,7 @@ _INT_LIMITS = {"passes": sys.maxsize, "chunk_rows": sys.maxsize, "n_features": M
                "batch_size": 2**31 - 1, "rows": sys.maxsize, "hash_bits": 40}    # batch_size: the kernel's C int
 
 # Command-line option -> estimator parameter, for the options passed through.
-ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule",
+ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule", "step": "step",
                      "penalty": "penalty", "alpha": "alpha", "l1_ratio": "l1_ratio",
                      "eta0": "eta0", "delta": "delta", "rda_rho": "rda_rho",
                      "berhu_gamma": "berhu_gamma", "batch_size": "batch_size",
@@ -120,6 +120,8 @@ def add_arguments(parser):
                      help=f"loss (default: {d['loss']}; {REGRESSOR_DEFAULTS['loss']} with --regression)")
     est.add_argument("--update", choices=UPDATES, help=f"update rule (default: {d['update']})")
     est.add_argument("--schedule", choices=SCHEDULES, help=f"step schedule (default: {d['schedule']})")
+    est.add_argument("--step", choices=STEPS, help="fobos's forward step: the gradient step, or the "
+                     f"importance-invariant flow along the row (default: {d['step']})")
     est.add_argument("--penalty", choices=PENALTIES + GROUP_PENALTIES, help=f"penalty (default: {d['penalty']})")
     est.add_argument("--multi-class", choices=("ovr", "multinomial"),
                      help=f"three classes or more: one-vs-rest or one softmax/Crammer-Singer "

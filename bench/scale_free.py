@@ -1,0 +1,143 @@
+"""Step robustness and scale-freedom of one pass: the invariant step and the normalized schedule.
+
+Two tables (issue 21), both from one unshuffled pass over the once-shuffled
+training rows, scored on the test rows (accuracy is deterministic: the
+machine's load does not matter):
+
+- **Step robustness.** eta0 times 0.1, 0.3, 1, 3 and 10 of the default, with
+  the gradient step and with the invariant step (the defaults' schedule and
+  penalty), on the peer suite's sets and every binary set of ../shared/data.
+  The invariant step takes the loss's exact flow along the row, so a large
+  eta0 cannot overshoot; the gradient step can. Reported: each accuracy, and
+  the spread (best - worst) of the five, in points.
+- **Scale.** a9a and the rcv1 sample with a third of the feature columns (every
+  third id) multiplied by 1000 and another third by 0.001: the accuracy
+  before and after, with schedule="normalized" and with schedule="adagrad"
+  (both with the default step and eta0), and how far it moves.
+
+Writes bench/results/scale_free.md.
+
+    python -m bench.scale_free [--data ../shared/data] [--out bench/results/scale_free.md]
+"""
+import argparse
+import dataclasses
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+from fastprox import ProxClassifier
+from fastprox._core import CLASSIFIER_DEFAULTS
+from bench.defaults import HELD_OUT
+from bench.machine import describe_machine
+from bench.papers._common import md_table
+from bench.peers import data
+from bench.peers.run import SYNTHETIC, synthetic
+
+BENCH = Path(__file__).resolve().parent
+FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
+STEPS = ("gradient", "invariant")
+#: Robustness target: the worst of the five factors within this many points of the best.
+ROBUST_POINTS = 1.0
+#: Scale target: normalized steps move the accuracy by less than this many points.
+SCALE_POINTS = 0.2
+SCALE_SETS = ("a9a", "rcv1 sample")
+
+
+def default_eta0():
+    """The defaults' eta0 (a number: the defaults depend on no data)."""
+    eta0 = CLASSIFIER_DEFAULTS["eta0"]
+    if not isinstance(eta0, float):
+        raise SystemExit(f"the defaults' eta0 is {eta0!r}, not a number: this benchmark scales a number")
+    return eta0
+
+
+def accuracy(problem, **params):
+    """Test accuracy after one unshuffled pass with the defaults and `params`."""
+    clf = ProxClassifier(shuffle=False, **params).fit(problem.X_train, problem.y_train)
+    return clf.score(problem.X_test, problem.y_test)
+
+
+def robustness_rows(problems):
+    """Per set and step: the five accuracies and their spread in points."""
+    eta0 = default_eta0()
+    rows, spreads = [], {step: [] for step in STEPS}
+    for p in problems:
+        for step in STEPS:
+            accs = [accuracy(p, step=step, eta0=eta0 * f) for f in FACTORS]
+            spread = 100 * (max(accs) - min(accs))
+            spreads[step].append(spread)
+            mark = "" if spread <= ROBUST_POINTS else " **>1**"
+            rows.append([p.name, step] + [f"{a:.4f}" for a in accs] + [f"{spread:.2f}{mark}"])
+            print(rows[-1], flush=True)
+    return rows, spreads
+
+
+def rescaled(problem):
+    """The problem with columns j % 3 == 1 times 1000 and j % 3 == 2 times 0.001
+    (the same columns of its training and test rows)."""
+    def scale(X):
+        factors = np.ones(X.shape[1])
+        factors[1::3], factors[2::3] = 1000.0, 0.001
+        return sp.csr_matrix(X @ sp.diags(factors))
+    return dataclasses.replace(problem, name=problem.name + " rescaled",
+                               X_train=scale(problem.X_train), X_test=scale(problem.X_test))
+
+
+def scale_rows(problems):
+    """Per set and schedule: accuracy before and after rescaling, and the move in points."""
+    rows, moves = [], {}
+    for p in problems:
+        q = rescaled(p)
+        for schedule in ("normalized", "adagrad"):
+            before, after = accuracy(p, schedule=schedule), accuracy(q, schedule=schedule)
+            move = 100 * abs(after - before)
+            moves[(p.name, schedule)] = move
+            rows.append([p.name, schedule, f"{before:.4f}", f"{after:.4f}", f"{move:.2f}"])
+            print(rows[-1], flush=True)
+    return rows, moves
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--out", default=str(BENCH / "results" / "scale_free.md"))
+    args = parser.parse_args()
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    problems = ([synthetic(rows, s) for rows, s in SYNTHETIC] + data.real_sets(args.data)
+                + data.real_sets(args.data, sets=HELD_OUT))
+    robust, spreads = robustness_rows(problems)
+    scale_sets = [p for p in problems if p.name in SCALE_SETS]
+    scale, moves = scale_rows(scale_sets)
+    d = CLASSIFIER_DEFAULTS
+    held = {step: sum(s <= ROBUST_POINTS for s in spreads[step]) for step in STEPS}
+    text = "\n".join([
+        "# Step robustness and scale-freedom of one pass", "",
+        "`python -m bench.scale_free`", "", describe_machine(), "",
+        f"Defaults: update={d['update']}, schedule={d['schedule']}, step={d['step']}, "
+        f"eta0={d['eta0']}, penalty={d['penalty']}, alpha={d['alpha']:g}. One unshuffled pass over the "
+        "once-shuffled training rows, test accuracy.", "",
+        "## Step robustness", "",
+        f"eta0 times {', '.join(f'{f:g}' for f in FACTORS)}; the last column is the best minus the "
+        f"worst of the five, in points (**>1**: over the target of {ROBUST_POINTS:g} point).", "",
+        md_table(["set", "step"] + [f"eta0 x {f:g}" for f in FACTORS] + ["spread (points)"], robust), "",
+        f"Sets within {ROBUST_POINTS:g} point over the five steps: invariant {held['invariant']} of "
+        f"{len(problems)}, gradient {held['gradient']} of {len(problems)}. Largest spread: invariant "
+        f"{max(spreads['invariant']):.2f}, gradient {max(spreads['gradient']):.2f} points.", "",
+        "## Scale", "",
+        "Every third feature column (ids 1 mod 3) times 1000 and the next (2 mod 3) times 0.001, in "
+        "the training and the test rows; default step and eta0:", "",
+        md_table(["set", "schedule", "accuracy", "rescaled", "moved (points)"], scale), "",
+        "Normalized steps moved the accuracy by at most "
+        f"{max(m for (n, s), m in moves.items() if s == 'normalized'):.2f} points (target: under "
+        f"{SCALE_POINTS:g}); AdaGrad's by up to {max(m for (n, s), m in moves.items() if s == 'adagrad'):.2f}.",
+        "",
+    ])
+    Path(args.out).write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
