@@ -397,7 +397,7 @@ def test_huge_regression_targets_stop_with_the_row():
 def test_all_finite_finds_every_bad_value(dtype, n):
     """The one-pass check of the fit's input (eight partial sums, then a tail) sees a
     NaN or an infinity wherever it is, and passes the largest and smallest numbers."""
-    from fastprox._kernels import all_finite
+    from fastprox._arrays import all_finite
     info = np.finfo(dtype)
     ok = np.array([info.max, -info.max, info.tiny, info.smallest_subnormal, 0.0, -0.0, 1.0] * 3, dtype)[:n]
     assert all_finite(ok) and all_finite(ok[:0])
@@ -437,7 +437,7 @@ def test_two_labels_equals_its_definition(labels):
     """two_labels (fit's fast path) gives (lo, hi, -1 for lo and +1 for hi) exactly
     when the labels hold two distinct integers below 2^53 in magnitude, wherever a
     third value, a NaN or a fraction lies, and None otherwise."""
-    from fastprox._kernels import two_labels
+    from fastprox._arrays import two_labels
     y = np.array(labels, dtype=np.float64)
     got = two_labels(y)
     values = set(labels)

@@ -456,7 +456,7 @@ def test_encode_targets_equals_its_definition(labels, classes):
     """encode_targets gives +-1 (two classes) or the class index (three or more),
     and refuses the labels outside the classes, naming them."""
     from array import array
-    from fastprox._kernels import encode_targets
+    from fastprox._arrays import encode_targets
     unknown = sorted(set(labels) - set(classes))
     if unknown:
         with pytest.raises(ValueError, match=re.escape(f"y has labels {unknown!r}")):

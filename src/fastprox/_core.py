@@ -7,7 +7,8 @@ classes given as Python numbers are checked and encoded without it."""
 from array import array
 from math import isfinite, sqrt
 
-from ._kernels import Learner, encode_targets, sum_squares
+from ._arrays import encode_targets, sum_squares
+from ._kernels import Learner
 from ._numpy import np
 from ._validation import (MULTINOMIAL_LOSSES, as_float_array, check_groups, check_single_rows,
                           kernel_arrays, kernel_loss, kernel_penalty)

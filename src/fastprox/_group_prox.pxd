@@ -146,3 +146,73 @@ cdef inline double squared_group_tau(const double* norms, const double* weights,
         if active:
             tau = a * top / (1.0 + mass * a)
     return tau
+
+
+# Under RDA with AdaGrad's per-entry beta_i, the block problem
+#     min sum_i (S_i w_i + beta_i w_i^2 / 2) + c r(w),  c = T alpha,
+# is no longer a scaled prox, but it stays one-dimensional:
+# - l1_l2: w = 0 if ||S|| <= c, else w_i = -S_i nu / (beta_i nu + c) with nu = ||w||
+#   the root of sum_i S_i^2 / (beta_i nu + c)^2 = 1 (decreasing and convex in nu:
+#   Newton from nu = 0 climbs to it monotonically);
+# - sparse_group: the same on soft(S, c rho) with c (1 - rho);
+# - l1_linf: w = 0 if ||S||_1 <= c, else w_i = -sign(S_i) min(|S_i| / beta_i, u) with u
+#   the root of sum_i max(0, |S_i| - beta_i u) = c, piecewise linear: exact after sorting.
+
+cdef inline void adagrad_group_shrink(double* v, const double* beta, Py_ssize_t m, double c) noexcept nogil:
+    """v <- argmin sum_i (-v_i w_i + beta_i w_i^2 / 2) + c ||w||_2, in place (v = -S)."""
+    cdef Py_ssize_t i, it
+    cdef double nu = 0.0, step, psi, dpsi, den, s2 = 0.0
+    for i in range(m):
+        s2 += v[i] * v[i]
+    if c <= 0.0:
+        for i in range(m):
+            v[i] = v[i] / beta[i] if beta[i] > 0.0 else 0.0
+        return
+    if sqrt(s2) <= c:
+        for i in range(m):
+            v[i] = 0.0
+        return
+    for it in range(200):
+        psi, dpsi = -1.0, 0.0
+        for i in range(m):
+            den = beta[i] * nu + c
+            psi += v[i] * v[i] / (den * den)
+            dpsi -= 2.0 * v[i] * v[i] * beta[i] / (den * den * den)
+        if dpsi == 0.0:
+            break
+        step = -psi / dpsi
+        if not step > 0.0 or nu + step == nu:
+            break
+        nu += step
+    for i in range(m):
+        v[i] = v[i] * nu / (beta[i] * nu + c)
+
+
+cdef inline void adagrad_linf_shrink(double* v, const double* beta, Py_ssize_t m, double c, double* work) noexcept nogil:
+    """v <- argmin sum_i (-v_i w_i + beta_i w_i^2 / 2) + c ||w||_inf, in place (v = -S)."""
+    cdef Py_ssize_t i, r, n = 0
+    cdef double l1 = 0.0, sum_s = 0.0, sum_b = 0.0, u = 0.0
+    for i in range(m):
+        l1 += fabs(v[i])
+    if l1 <= c:
+        for i in range(m):
+            v[i] = 0.0
+        return
+    for i in range(m):
+        if beta[i] > 0.0 and v[i] != 0.0:
+            work[3 * n] = fabs(v[i]) / beta[i]
+            work[3 * n + 1] = fabs(v[i])
+            work[3 * n + 2] = beta[i]
+            n += 1
+    qsort(work, n, 3 * sizeof(double), _descending)    # by each triple's first value
+    for r in range(n):
+        sum_s += work[3 * r + 1]
+        sum_b += work[3 * r + 2]
+        u = (sum_s - c) / sum_b
+        if r + 1 == n or u >= work[3 * (r + 1)]:
+            break
+    for i in range(m):
+        if beta[i] > 0.0:
+            v[i] = copysign(min(fabs(v[i]) / beta[i], u), v[i])
+        else:
+            v[i] = 0.0

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data, _check_samp
 from ._concurrency import lock_of
 from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes,
                     encode_labels, margins, new_learner, probabilities, run_passes)
-from ._kernels import all_finite, two_labels
+from ._arrays import all_finite, two_labels
 from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
                           canonical, check_params, kernel_loss, _one_of)
 
@@ -321,7 +321,7 @@ def _bias(intercept):
 
 def _finite(a):
     """Whether the numbers of the 1-d array a are all finite (integers always are);
-    float32/float64 in one pass without a temporary (`_kernels.all_finite`)."""
+    float32/float64 in one pass without a temporary (`_arrays.all_finite`)."""
     if a.dtype.kind in "biu":
         return True
     if a.dtype in (np.float64, np.float32) and a.flags.c_contiguous:

@@ -99,8 +99,9 @@ from collections import namedtuple
 from contextlib import contextmanager
 from types import SimpleNamespace
 
+from ._arrays import all_finite
 from ._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, check_classes, python_floats
-from ._kernels import LOSSES, PENALTIES, SAVED, SAVED_INT64, SCHEDULES, UPDATES, Learner, all_finite
+from ._kernels import LOSSES, PENALTIES, SAVED, SAVED_INT64, SCHEDULES, UPDATES, Learner
 from ._numpy import np
 from ._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, MULTI_CLASS, MULTINOMIAL_LOSSES,
                           REGRESSION_LOSSES, _number, _one_of, check_groups, check_memory, check_params,
@@ -168,7 +169,7 @@ _LONG_MAX, _INT_MAX, _MAX_STEPS = 2**63 - 1, 2**31 - 1, 2**53
 # Kernel values per group and per output besides its state (stamps, norms, marks, intercepts,
 # margins, gradients, scratch, the members read), which its own memory check does not count.
 _VALUES_PER_GROUP = _VALUES_PER_OUTPUT = 16
-_BERHU_L1, _BERHU_L2 = 0.0, 1.0  # Berhu entries' phases (`_berhu.pxi`); FRESH never outlasts a step
+_BERHU_L1, _BERHU_L2 = 0.0, 1.0  # Berhu entries' phases (`_berhu.pxd`); FRESH never outlasts a step
 
 
 def save_model(est, path):

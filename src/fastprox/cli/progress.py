@@ -26,7 +26,7 @@ problem for Crammer-Singer).
 import math
 import sys
 
-from .._kernels import sum_squares
+from .._arrays import sum_squares
 from .._libsvm import count_labels
 from .losses import BINARY, best_binary_constant
 

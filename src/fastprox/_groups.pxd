@@ -1,5 +1,5 @@
 # Group penalties under FOBOS with a scalar schedule, and under RDA with the
-# invsqrt and adagrad schedules (included by _kernels.pyx).
+# invsqrt and adagrad schedules.
 #
 # A group is a block of W: one feature's row (the default, p = d) or the rows
 # of the features a user maps to the same id. Entries hold plain weights; each
@@ -27,6 +27,27 @@
 # Under RDA a block's weights are a closed form of its gradient sums S_G:
 # W_G = prox of (T alpha / beta_T) r at -S_G / beta_T. They are computed once per
 # step for each touched group into a cache, and on reading the model.
+
+
+from libc.math cimport sqrt
+from fastprox._types cimport FOBOS, RDA, ADAGRAD, L1_L2, L1_LINF, SPARSE_GROUP, SQUARED_GROUP
+from fastprox._prox cimport soft_threshold
+from fastprox._group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sparse_group,
+                                   squared_group_tau, adagrad_group_shrink, adagrad_linf_shrink)
+from fastprox._state cimport Ctx
+from fastprox._schedules cimport step_threshold
+
+cdef extern from "_out_of_line.h":
+    """
+    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_7_groups_block_catch_up(struct __pyx_t_8fastprox_6_state_Ctx *, PY_LONG_LONG, double *, Py_ssize_t))
+    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_7_groups_group_catch_up(struct __pyx_t_8fastprox_6_state_Ctx *, PY_LONG_LONG))
+    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_7_groups_groups_prox_step(struct __pyx_t_8fastprox_6_state_Ctx *))
+    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_7_groups_block_copy(struct __pyx_t_8fastprox_6_state_Ctx *, PY_LONG_LONG, double *, int))
+    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_7_groups_rda_block_weights(struct __pyx_t_8fastprox_6_state_Ctx *, PY_LONG_LONG, double *, Py_ssize_t))
+    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_7_groups_rda_group_weights(struct __pyx_t_8fastprox_6_state_Ctx *, PY_LONG_LONG))
+    """
+
+
 
 cdef inline long long group_of(Ctx* c, long long j) noexcept nogil:
     return c.group[j] if c.group != NULL else j
@@ -66,16 +87,7 @@ cdef inline void block_put(Ctx* c, long long g, const double* v) noexcept nogil:
             m += 1
 
 
-cdef inline double step_threshold(Ctx* c, long long tau) noexcept nogil:
-    """alpha * eta_tau of a scalar schedule (sparse_group's replay needs past steps)."""
-    if c.schedule == CONSTANT:
-        return c.alpha_pen * c.eta0
-    if c.schedule == INVSQRT:
-        return c.alpha_pen * c.eta0 / sqrt(<double>tau)
-    return c.alpha_pen * c.eta0 / <double>tau
-
-
-cdef void block_catch_up(Ctx* c, long long g, double* v, Py_ssize_t m) noexcept nogil:
+cdef inline void block_catch_up(Ctx* c, long long g, double* v, Py_ssize_t m) noexcept nogil:
     """Apply to block v the proxes of the steps since group g's stamp."""
     cdef long long tau
     cdef double a
@@ -95,7 +107,7 @@ cdef void block_catch_up(Ctx* c, long long g, double* v, Py_ssize_t m) noexcept 
         prox_l1_l2(v, m, a)
 
 
-cdef void group_catch_up(Ctx* c, long long g) noexcept nogil:
+cdef inline void group_catch_up(Ctx* c, long long g) noexcept nogil:
     """Bring group g to the current step, once per step; list it as touched."""
     cdef Py_ssize_t m
     cdef double* v
@@ -120,7 +132,7 @@ cdef inline double group_norm_now(Ctx* c, long long g) noexcept nogil:
     return n if n > 0.0 else 0.0
 
 
-cdef void groups_prox_step(Ctx* c) noexcept nogil:
+cdef inline void groups_prox_step(Ctx* c) noexcept nogil:
     """This step's prox on every touched group (after their gradient steps); for
     squared_group, the shared threshold from all group norms (a group's threshold
     is d_G times the step's)."""
@@ -164,7 +176,7 @@ cdef void groups_prox_step(Ctx* c) noexcept nogil:
     c.n_tg = 0
 
 
-cdef void groups_rebase(Ctx* c) noexcept nogil:
+cdef inline void groups_rebase(Ctx* c) noexcept nogil:
     """Catch every group up and restart the threshold sum at 0 (exact differences)."""
     cdef long long g
     cdef Py_ssize_t m
@@ -188,14 +200,14 @@ cdef inline long long block_feature(Ctx* c, long long g, Py_ssize_t i) noexcept 
     return g if c.group == NULL else c.gmem[c.gptr[g] + i // c.K]
 
 
-cdef void block_copy(Ctx* c, long long g, double* v, int field) noexcept nogil:
+cdef inline void block_copy(Ctx* c, long long g, double* v, int field) noexcept nogil:
     """Gather one field of group g's entries into v (the state is left as it is)."""
     cdef Py_ssize_t i
     for i in range(block_size(c, g)):
         v[i] = c.state[block_feature(c, g, i) * c.width + (i % c.K) * c.n_entry + field]
 
 
-cdef void rda_block_weights(Ctx* c, long long g, double* v, Py_ssize_t m) noexcept nogil:
+cdef inline void rda_block_weights(Ctx* c, long long g, double* v, Py_ssize_t m) noexcept nogil:
     """Gradient sums -> weights, in place: W = prox_{T alpha r / beta}(-S / beta)."""
     cdef Py_ssize_t i
     cdef double a
@@ -220,7 +232,7 @@ cdef void rda_block_weights(Ctx* c, long long g, double* v, Py_ssize_t m) noexce
         prox_l1_l2(v, m, a * group_weight(c, g))
 
 
-cdef void rda_group_weights(Ctx* c, long long g) noexcept nogil:
+cdef inline void rda_group_weights(Ctx* c, long long g) noexcept nogil:
     """Cache the current weights of group g's features, once per step."""
     cdef Py_ssize_t i, m = block_size(c, g)
     if c.gmark[g] == c.t + 1:
@@ -244,7 +256,7 @@ cdef inline double rda_grouped_weight(Ctx* c, double* row, int k) noexcept nogil
     return -row[k * c.n_entry] / beta if beta > 0.0 else 0.0
 
 
-cdef void groups_materialize(Ctx* c, double* out) noexcept nogil:
+cdef inline void groups_materialize(Ctx* c, double* out) noexcept nogil:
     """out (K, d) = the weights at the current step, leaving the state as it is."""
     cdef long long g, j, k
     cdef Py_ssize_t i, m
@@ -263,77 +275,7 @@ cdef void groups_materialize(Ctx* c, double* out) noexcept nogil:
             out[(i % c.K) * c.d + block_feature(c, g, i)] = c.block[i]
 
 
-# ------------------------------------------------------------------ rda + adagrad
-# With per-entry beta_i the block problem  min sum_i (S_i w_i + beta_i w_i^2 / 2) + c r(w),
-# c = T alpha, is no longer a scaled prox, but it stays one-dimensional:
-# - l1_l2: w = 0 if ||S|| <= c, else w_i = -S_i nu / (beta_i nu + c) with nu = ||w||
-#   the root of sum_i S_i^2 / (beta_i nu + c)^2 = 1 (decreasing and convex in nu:
-#   Newton from nu = 0 climbs to it monotonically);
-# - sparse_group: the same on soft(S, c rho) with c (1 - rho);
-# - l1_linf: w = 0 if ||S||_1 <= c, else w_i = -sign(S_i) min(|S_i| / beta_i, u) with u
-#   the root of sum_i max(0, |S_i| - beta_i u) = c, piecewise linear: exact after sorting.
-
-cdef void adagrad_group_shrink(double* v, const double* beta, Py_ssize_t m, double c) noexcept nogil:
-    """v <- argmin sum_i (-v_i w_i + beta_i w_i^2 / 2) + c ||w||_2, in place (v = -S)."""
-    cdef Py_ssize_t i, it
-    cdef double nu = 0.0, step, psi, dpsi, den, s2 = 0.0
-    for i in range(m):
-        s2 += v[i] * v[i]
-    if c <= 0.0:
-        for i in range(m):
-            v[i] = v[i] / beta[i] if beta[i] > 0.0 else 0.0
-        return
-    if sqrt(s2) <= c:
-        for i in range(m):
-            v[i] = 0.0
-        return
-    for it in range(200):
-        psi, dpsi = -1.0, 0.0
-        for i in range(m):
-            den = beta[i] * nu + c
-            psi += v[i] * v[i] / (den * den)
-            dpsi -= 2.0 * v[i] * v[i] * beta[i] / (den * den * den)
-        if dpsi == 0.0:
-            break
-        step = -psi / dpsi
-        if not step > 0.0 or nu + step == nu:
-            break
-        nu += step
-    for i in range(m):
-        v[i] = v[i] * nu / (beta[i] * nu + c)
-
-
-cdef void adagrad_linf_shrink(double* v, const double* beta, Py_ssize_t m, double c, double* work) noexcept nogil:
-    """v <- argmin sum_i (-v_i w_i + beta_i w_i^2 / 2) + c ||w||_inf, in place (v = -S)."""
-    cdef Py_ssize_t i, r, n = 0
-    cdef double l1 = 0.0, sum_s = 0.0, sum_b = 0.0, u = 0.0
-    for i in range(m):
-        l1 += fabs(v[i])
-    if l1 <= c:
-        for i in range(m):
-            v[i] = 0.0
-        return
-    for i in range(m):
-        if beta[i] > 0.0 and v[i] != 0.0:
-            work[3 * n] = fabs(v[i]) / beta[i]
-            work[3 * n + 1] = fabs(v[i])
-            work[3 * n + 2] = beta[i]
-            n += 1
-    qsort(work, n, 3 * sizeof(double), _descending)    # by each triple's first value
-    for r in range(n):
-        sum_s += work[3 * r + 1]
-        sum_b += work[3 * r + 2]
-        u = (sum_s - c) / sum_b
-        if r + 1 == n or u >= work[3 * (r + 1)]:
-            break
-    for i in range(m):
-        if beta[i] > 0.0:
-            v[i] = copysign(min(fabs(v[i]) / beta[i], u), v[i])
-        else:
-            v[i] = 0.0
-
-
-cdef void adagrad_block_weights(Ctx* c, double* v, const double* beta, Py_ssize_t m,
+cdef inline void adagrad_block_weights(Ctx* c, double* v, const double* beta, Py_ssize_t m,
                                 double weight) noexcept nogil:
     """Gradient sums -> weights, in place, under rda with per-entry beta (AdaGrad);
     `weight` is the group's d_G (on sparse_group's group part only)."""

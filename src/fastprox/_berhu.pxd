@@ -1,4 +1,4 @@
-# Lazy Berhu under FOBOS (included by _kernels.pyx).
+# Lazy Berhu under FOBOS: the schedule of the weights' l2 phases.
 #
 # The Berhu prox with threshold a is, by |v|: zero (|v| <= a), soft-threshold
 # (a < |v| <= a + gamma), or the l2 shrink v / (1 + a/gamma). Left alone, a
@@ -16,8 +16,18 @@
 #
 # Under adagrad the threshold of an untouched entry is constant, and the
 # number of l2 steps is a logarithm: `berhu_const_catch_up`.
+from libc.math cimport fabs, copysign, log, log1p, exp, ceil
+from fastprox._prox cimport soft_threshold
 
-cdef int BERHU_ENTRY = 3          # entry fields: w, phase, stamp
+cdef extern from "_out_of_line.h":
+    """
+    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_6_berhu_heap_remove(struct __pyx_t_8fastprox_6_berhu_Heap *, PY_LONG_LONG))
+    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_6_berhu_heap_sift_up(struct __pyx_t_8fastprox_6_berhu_Heap *, PY_LONG_LONG))
+    """
+
+
+cdef enum:
+    BERHU_ENTRY = 3               # entry fields: w, phase, stamp
 
 cdef enum:
     BERHU_L1 = 0                  # w at threshold sum Q_s: current = soft(w, Q - Q_s)
@@ -77,7 +87,7 @@ cdef inline void heap_schedule(Heap* h, double* e, long long idx, double w, doub
         e[2] = Q
 
 
-cdef void heap_advance(Heap* h, double* base, int n_entry, double P, double Q, double a) noexcept nogil:
+cdef inline void heap_advance(Heap* h, double* base, int n_entry, double P, double Q, double a) noexcept nogil:
     """Before this step's cumulants: move every entry that leaves the l2 branch now to l1."""
     cdef double L = P / (a + h.gamma)
     cdef double v
@@ -91,7 +101,7 @@ cdef void heap_advance(Heap* h, double* base, int n_entry, double P, double Q, d
         e[2] = Q + a
 
 
-cdef void heap_push(Heap* h, long long idx, double key) noexcept nogil:
+cdef inline void heap_push(Heap* h, long long idx, double key) noexcept nogil:
     cdef long long i = h.size
     h.size += 1
     h.items[i] = idx
@@ -100,7 +110,7 @@ cdef void heap_push(Heap* h, long long idx, double key) noexcept nogil:
     heap_sift_up(h, i)
 
 
-cdef void heap_remove(Heap* h, long long idx) noexcept nogil:
+cdef inline void heap_remove(Heap* h, long long idx) noexcept nogil:
     cdef long long i = h.pos[idx]
     cdef long long last = h.size - 1
     cdef long long moved
@@ -125,7 +135,7 @@ cdef inline void heap_swap(Heap* h, long long i, long long j) noexcept nogil:
     h.pos[h.items[j]] = j
 
 
-cdef void heap_sift_up(Heap* h, long long i) noexcept nogil:
+cdef inline void heap_sift_up(Heap* h, long long i) noexcept nogil:
     cdef long long parent
     while i > 0:
         parent = (i - 1) // 2
@@ -135,7 +145,7 @@ cdef void heap_sift_up(Heap* h, long long i) noexcept nogil:
         i = parent
 
 
-cdef void heap_sift_down(Heap* h, long long i) noexcept nogil:
+cdef inline void heap_sift_down(Heap* h, long long i) noexcept nogil:
     cdef long long c, best
     while True:
         best = i

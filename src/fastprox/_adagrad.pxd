@@ -1,0 +1,65 @@
+# AdaGrad's composite mirror descent under FOBOS: the per-coordinate step and the
+# closed-form catch-up of m proxes with a frozen step.
+from libc.math cimport sqrt, exp, log1p, expm1, fabs, copysign
+from fastprox._types cimport BERHU
+from fastprox._prox cimport soft_threshold
+from fastprox._state cimport Ctx, entry
+from fastprox._berhu cimport berhu_const_catch_up
+
+cdef extern from *:
+    """
+    /* Below this, log1p and expm1 are the first four terms of their series, to rounding:
+       the fifth is under 2^-56 / 5 of the sum (`small_log1p`, `small_expm1`). */
+    #define FASTPROX_SERIES_MAX (1.0 / 16384)
+    """
+    const double SERIES_MAX "FASTPROX_SERIES_MAX"
+
+
+cdef inline double adagrad_catch_up(Ctx* c, double* row, int k) noexcept nogil:
+    """m = T - t0 proxes with the entry's frozen step eta0/(delta + sqrt(G)), in closed form."""
+    cdef double* e = entry(c, row, k)
+    cdef double m = c.t - row[0]
+    cdef double a, L
+    if m <= 0 or e[0] == 0.0 or c.alpha_pen == 0.0:
+        return e[0]
+    a = c.alpha_pen * e[2]
+    if c.penalty == BERHU:
+        return berhu_const_catch_up(e[0], a, m, c.gamma)
+    if c.rho1 == 1.0:
+        return soft_threshold(e[0], m * a)
+    L = -m * small_log1p(a * (1.0 - c.rho1))
+    if c.rho1 == 0.0:
+        return e[0] * small_exp(L)
+    return copysign(max(0.0, small_exp(L) * fabs(e[0]) + c.rho1 / (1.0 - c.rho1) * small_expm1(L)), e[0])
+
+
+cdef inline double small_log1p(double x) noexcept nogil:
+    """log1p(x); where |x| <= SERIES_MAX its series' first four terms (the common
+    catch-up: alpha eta is small, and libm's call was a fifth of an l2 pass)."""
+    if fabs(x) <= SERIES_MAX:
+        return x * (1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x)))
+    return log1p(x)
+
+
+cdef inline double small_expm1(double x) noexcept nogil:
+    """expm1(x); where |x| <= SERIES_MAX its series' first four terms."""
+    if fabs(x) <= SERIES_MAX:
+        return x * (1.0 + x * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0))))
+    return expm1(x)
+
+
+cdef inline double small_exp(double x) noexcept nogil:
+    """exp(x); where |x| <= SERIES_MAX, 1 + `small_expm1`(x)."""
+    if fabs(x) <= SERIES_MAX:
+        return 1.0 + small_expm1(x)
+    return exp(x)
+
+
+cdef inline double adagrad_step(Ctx* c, double* e, double g) noexcept nogil:
+    """G += g^2 and the entry's new step eta0 / (delta + sqrt(G)), kept (e[2]) for its
+    catch-up; 0 while delta + sqrt(G) = 0 (never a gradient: the weight stays 0)."""
+    cdef double H
+    e[1] += g * g
+    H = c.delta + sqrt(e[1])
+    e[2] = c.eta0 / H if H > 0.0 else 0.0
+    return e[2]

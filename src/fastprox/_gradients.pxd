@@ -1,0 +1,106 @@
+# The step's score gradients q (binary losses per output, or a multinomial loss over
+# the K scores) and the guard that stops a step before an update could overflow.
+from libc.float cimport DBL_MAX
+from libc.math cimport exp, log, fabs
+from fastprox._types cimport value_t
+from fastprox._losses cimport dloss_and_value, dlog_loss_deferred, LOG
+from fastprox._state cimport Ctx
+from fastprox._intercept cimport intercept_feature
+
+cdef extern from *:
+    """
+    /* A step whose gradient |q x| reaches this stops before its update (`refused`): below
+       it, a square is at most 2^960, and 2^63 steps of them sum to less than DBL_MAX, so
+       no accumulator (AdaGrad's G, FTRL's n, RDA's sums) can overflow. */
+    #define FASTPROX_GRADIENT_MAX 0x1p480
+    """
+    const double GRADIENT_MAX "FASTPROX_GRADIENT_MAX"
+
+
+cdef inline double gradients(Ctx* c, double y, double weight) noexcept nogil:
+    """q_k = weight * loss'(p_k, y_k); returns the weighted loss. (A batch sums these
+    and divides by its size once, as the mean in the contract does.)"""
+    cdef int k
+    cdef double yk, total = 0.0
+    if c.multinomial:
+        for k in range(c.K):
+            c.nonfinite |= not fabs(c.p[k]) <= DBL_MAX
+        return multinomial_gradients(c, <int>y, weight)
+    for k in range(c.K):
+        yk = (1.0 if k == <int>y else -1.0) if c.ovr else y
+        c.q[k] = gradient(c, c.p[k], yk, weight, &total)
+    return total
+
+
+cdef inline double gradient(Ctx* c, double p, double y, double weight, double* total) noexcept nogil:
+    """weight * loss'(p, y) of one output; adds the weighted loss to total[0] (the log
+    loss's logarithm deferred to c.lsum)."""
+    cdef double value, q
+    c.nonfinite |= not fabs(p) <= DBL_MAX
+    if c.loss == LOG and weight == 1.0:
+        return dlog_loss_deferred(p, y, total, &c.lsum)
+    q = dloss_and_value(c.loss, p, y, c.epsilon, &value) * weight
+    total[0] += weight * value
+    return q
+
+
+cdef inline double multinomial_gradients(Ctx* c, int y, double weight) noexcept nogil:
+    """Score gradients q of the multinomial losses (the contract's multiclass table):
+    softmax(p) - e_y for log; Crammer-Singer's +1 / -1 on the most violating class and
+    y for hinge. Returns the weighted loss."""
+    cdef int k, top = 0
+    cdef double m, z = 0.0, s
+    if c.loss == LOG:
+        m = c.p[0]
+        for k in range(1, c.K):
+            m = max(m, c.p[k])
+        for k in range(c.K):
+            z += exp(c.p[k] - m)
+        for k in range(c.K):
+            c.q[k] = (exp(c.p[k] - m) / z - (1.0 if k == y else 0.0)) * weight
+        return weight * (log(z) + m - c.p[y])
+    for k in range(c.K):
+        c.q[k] = 0.0
+        if c.p[k] + (k != y) > c.p[top] + (top != y):
+            top = k
+    s = c.p[top] + 1.0 - c.p[y]
+    if top == y or s <= 0.0:
+        return 0.0
+    c.q[top] = weight
+    c.q[y] = -weight
+    return weight * s
+
+
+cdef inline bint refused(Ctx* c, double q, double x) noexcept nogil:
+    """Whether the step must stop before its update: a margin was not finite, or its
+    gradient q x reaches GRADIENT_MAX (q the row's largest |loss derivative|, x its
+    largest |value|, which the fast rows take in their margin loops: `abs_max2`)."""
+    if not fabs(q) * x < GRADIENT_MAX and not c.nonfinite:
+        c.nonfinite = c.steep = True
+    return c.nonfinite
+
+
+cdef inline double abs_max2(double m, const value_t* data, long long nz, bint two) noexcept nogil:
+    """max(m, |x_nz|, |x_(nz+1)|) for the loops that take non-zeros two at a time
+    (x_(nz+1) is x_nz again for an odd row's last one, `entries`)."""
+    cdef double a = fabs(<double>data[nz]), b = fabs(<double>data[nz + two])
+    a = a if a > b else b
+    return a if a > m else m
+
+
+cdef inline double row_abs_max(Ctx* c, const value_t* data, long long lo, long long hi) noexcept nogil:
+    """The largest |x| of a row's values, and 1 for the intercept's constant feature."""
+    cdef long long nz
+    cdef double m = intercept_feature(c)
+    for nz in range(lo, hi):
+        m = max(m, fabs(<double>data[nz]))
+    return m
+
+
+cdef inline double largest_q(Ctx* c) noexcept nogil:
+    """max_k |q_k|, the row's largest loss derivative (NaN if one is)."""
+    cdef int k
+    cdef double m = fabs(c.q[0])
+    for k in range(1, c.K):
+        m = m if fabs(c.q[k]) <= m else fabs(c.q[k])
+    return m

@@ -1,0 +1,342 @@
+# The hand-fused row kernels: one row of a rule with one output (or l1_l2 / l1_linf
+# over W's rows), the general path's arithmetic operation for operation with the
+# step's constants in locals (tests/test_fast_paths.py checks the bits).
+from fastprox._types cimport value_t, index_t, FOBOS, FTRL, ADAGRAD, L1, ELASTICNET, L1_LINF
+from fastprox._group_prox cimport prox_l1_l2, prox_l1_linf
+from fastprox._state cimport Ctx
+from fastprox._schedules cimport begin_step, next_eta
+from fastprox._adagrad cimport adagrad_catch_up
+from fastprox._fobos cimport advance_cumulants, end_step
+from fastprox._dual cimport set_weight_params, ftrl_z
+from fastprox._intercept cimport intercept_feature, intercept_value, apply_intercept
+from fastprox._gradients cimport gradient, gradients, refused, abs_max2, row_abs_max, largest_q
+from fastprox._csr cimport weight_at
+
+cdef extern from "_pairs.h" nogil:
+    ctypedef struct pair "fastprox_pair":
+        double a
+        double b
+    pair sqrt2 "fastprox_sqrt2"(double a, double b)
+    pair l1_catch_up2 "fastprox_l1_catch_up2"(double* e, double* f, double P, double Q)
+    void l1_step2 "fastprox_l1_step2"(double* e, double* f, double xe, double xf, double q,
+                                      double eta, double a, double Q)
+    pair scalar_catch_up2 "fastprox_scalar_catch_up2"(double* e, double* f, int n_row, int off_Q,
+                                                      double P, double Q)
+    void scalar_step2 "fastprox_scalar_step2"(double* e, double* f, int n_row, int off_Q, double xe,
+                                              double xf, double q, double eta, double a, double rho1,
+                                              double P, double Q)
+    pair adagrad_catch_up2 "fastprox_adagrad_catch_up2"(double* e, double* f, double t, double alpha)
+    void adagrad_step2 "fastprox_adagrad_step2"(double* e, double* f, double xe, double xf, double q,
+                                                double t, double alpha, double rho1, double delta,
+                                                double eta0)
+    pair rda_weights2 "fastprox_rda_weights2"(double sa, double sb, double thr, double inv)
+    pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
+                                                double inv_eta0, double wc, double rho, double wl2)
+
+
+cdef inline double separable_step(Ctx* c, const value_t* data, const index_t* indices,
+                                  const index_t* indptr, const double* y, const double* sw,
+                                  long long r) noexcept nogil:
+    """`step` for row r alone under a rule with one output and a separable penalty
+    (`Ctx.plain_fobos`, `plain_adagrad`, `plain_dual`): the most common steps, called
+    by `fit_csr`'s loop directly (3-5% of an ijcnn1 pass was `step`'s dispatch)."""
+    cdef double total
+    if c.update != FOBOS:
+        set_weight_params(c)
+    begin_step(c)
+    if c.plain_fobos:
+        total = plain_fobos_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
+    elif c.plain_adagrad:
+        total = plain_adagrad_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
+    else:
+        total = plain_dual_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
+    if c.nonfinite:
+        return total
+    apply_intercept(c, 0, c.qsum[0])
+    c.t += 1
+    end_step(c)
+    return total
+
+
+cdef inline bint entries(double* state, long long width, const index_t* indices, long long nz,
+                         long long hi, double** e, double** f) noexcept nogil:
+    """The state rows of non-zeros nz and nz + 1 of a row ending at hi, for the loops
+    that take them two at a time: f = e for an odd row's last one. Whether there are two."""
+    cdef bint two = nz + 1 < hi
+    e[0] = state + indices[nz] * width
+    f[0] = state + indices[nz + two] * width
+    return two
+
+
+cdef inline double dot2(double acc, pair w, const value_t* data, long long nz, bint two) noexcept nogil:
+    """acc + w.a x_nz, then + w.b x_(nz+1) if there are two: the margin's sum in row order."""
+    acc += w.a * data[nz]
+    if two:
+        acc += w.b * data[nz + 1]
+    return acc
+
+
+cdef inline double plain_fobos_step(Ctx* c, const value_t* data, const index_t* indices,
+                            long long lo, long long hi, double y, double sw) noexcept nogil:
+    """One row of the most common rule (one output, fobos with a scalar step and an
+    l1/l2/elasticnet penalty). The l1 layout (Q stamp, w) has loops of its own."""
+    if c.off_P < 0 and c.off_Q == 0 and c.n_row == 1:
+        return fobos_l1_row(c, data, indices, lo, hi, y, sw)
+    return fobos_row(c, data, indices, lo, hi, y, sw, c.n_row, c.off_Q)
+
+
+cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
+                         long long lo, long long hi, double y, double sw) noexcept nogil:
+    """`fobos_row` in the l1 layout (Q stamp, w), its non-zeros two at a time (e, f),
+    each instruction of the catch-up and of the step for both (`_pairs.h`); the same
+    operations in the same order, the same bits."""
+    cdef double* state = c.state
+    cdef long long width = c.width, nz
+    cdef double P = c.P, Q = c.Q, eta, acc = c.bstate[0], a, q, total
+    cdef double xm = intercept_feature(c)
+    cdef double* e
+    cdef double* f
+    cdef bint two
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        acc = dot2(acc, l1_catch_up2(e, f, P, Q), data, nz, two)
+        xm = abs_max2(xm, data, nz, two)
+    c.p[0] = acc
+    next_eta(c)
+    total = 0.0
+    q = c.q[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, xm):
+        return total
+    advance_cumulants(c)
+    Q, eta = c.Q, c.eta
+    a = c.alpha_pen * eta
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        l1_step2(e, f, data[nz], data[nz + two], q, eta, a, Q)
+    c.n_ops += 2 * (hi - lo)
+    c.qsum[0] = q
+    return total
+
+
+cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices,
+                             long long lo, long long hi, double y, double sw,
+                             int n_row, int off_Q) noexcept nogil:
+    """`plain_fobos_step` for the layouts with a P stamp or none (l2, elasticnet, no
+    penalty; `_pairs.h`'s scalar_catch_up2), as `fobos_l1_row`: the general path's
+    arithmetic, operation for operation, two non-zeros at a time."""
+    cdef double* state = c.state
+    cdef long long width = c.width, nz
+    cdef double P = c.P, Q = c.Q, rho1 = c.rho1, a, eta, q, total
+    cdef double acc = c.bstate[0], xm = intercept_feature(c)
+    cdef double* e
+    cdef double* f
+    cdef bint two
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        acc = dot2(acc, scalar_catch_up2(e, f, n_row, off_Q, P, Q), data, nz, two)
+        xm = abs_max2(xm, data, nz, two)
+    c.p[0] = acc
+    next_eta(c)
+    total = 0.0
+    q = c.q[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, xm):
+        return total
+    advance_cumulants(c)
+    P, Q, eta = c.P, c.Q, c.eta
+    a = c.alpha_pen * eta
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        scalar_step2(e, f, n_row, off_Q, data[nz], data[nz + two], q, eta, a, rho1, P, Q)
+    c.n_ops += 2 * (hi - lo)
+    c.qsum[0] = q
+    return total
+
+
+cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indices,
+                              long long lo, long long hi, double y, double sw) noexcept nogil:
+    """One row of AdaGrad's composite mirror descent with one output, as
+    `plain_fobos_step`: the general path's arithmetic with its constants in locals
+    (under l1, the defaults: `adagrad_l1_row`). Row layout: t0, w, G, eta."""
+    cdef double* state = c.state
+    cdef long long width = c.width, nz
+    cdef double t = <double>c.t, alpha = c.alpha_pen, rho1 = c.rho1
+    cdef double delta = c.delta, eta0 = c.eta0, q, total
+    cdef double acc = c.bstate[0], xm = intercept_feature(c)
+    cdef double* row
+    cdef double* e
+    cdef double* f
+    cdef bint two
+    if c.penalty == L1 or (c.penalty == ELASTICNET and rho1 == 1.0):
+        return adagrad_l1_row(c, data, indices, lo, hi, y, sw)
+    for nz in range(lo, hi):
+        row = state + indices[nz] * width
+        if row[0] < t:
+            row[1] = adagrad_catch_up(c, row, 0)
+            row[0] = t
+        acc += row[1] * data[nz]
+        xm = abs_max2(xm, data, nz, False)
+    c.p[0] = acc
+    total = 0.0
+    q = c.q[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, xm):
+        return total
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, rho1, delta, eta0)
+    c.n_ops += 2 * (hi - lo)
+    c.qsum[0] = q
+    return total
+
+
+cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* indices,
+                           long long lo, long long hi, double y, double sw) noexcept nogil:
+    """`plain_adagrad_step` under l1, its non-zeros two at a time (e, f), each
+    instruction of the catch-up and of the step for both (`_pairs.h`). The catch-up
+    has no branch: a current feature (t0 = t) has threshold 0, which keeps it."""
+    cdef double* state = c.state
+    cdef long long width = c.width, nz
+    cdef double t = <double>c.t, alpha = c.alpha_pen, delta = c.delta, eta0 = c.eta0
+    cdef double acc = c.bstate[0], q, total, xm = intercept_feature(c)
+    cdef double* e
+    cdef double* f
+    cdef bint two
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        acc = dot2(acc, adagrad_catch_up2(e, f, t, alpha), data, nz, two)
+        xm = abs_max2(xm, data, nz, two)
+    c.p[0] = acc
+    total = 0.0
+    q = c.q[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, xm):
+        return total
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, 1.0, delta, eta0)
+    c.n_ops += 2 * (hi - lo)
+    c.qsum[0] = q
+    return total
+
+
+cdef inline double plain_dual_step(Ctx* c, const value_t* data, const index_t* indices,
+                            long long lo, long long hi, double y, double sw) noexcept nogil:
+    """One row of rda or ftrl with one output and a separable penalty: `dual_row` for
+    the rule's layout, its flags constants, so the loops test none of them."""
+    if c.update == FTRL and c.ftrl_roots:
+        return dual_row(c, data, indices, lo, hi, y, sw, True, True, True)
+    if c.update == FTRL:
+        return dual_row(c, data, indices, lo, hi, y, sw, True, True, False)
+    if c.schedule == ADAGRAD:
+        return dual_row(c, data, indices, lo, hi, y, sw, False, True, False)
+    return dual_row(c, data, indices, lo, hi, y, sw, False, False, False)
+
+
+cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
+                            long long lo, long long hi, double y, double sw,
+                            bint ftrl, bint adagrad, bint roots) noexcept nogil:
+    """`plain_dual_step` for one layout, as `plain_fobos_step`: `weight`'s closed forms
+    and `apply`'s sums, operation for operation, with the step's constants in locals.
+    Entry layout: s (rda) or z (ftrl), then G or n (adagrad, ftrl), then sqrt(n)
+    (`ftrl_roots`). The margin takes its non-zeros two at a time (e, f), each
+    instruction of their weights' formula for both (`_pairs.h`), as ftrl's update."""
+    cdef double* state = c.state
+    cdef double* memo = c.wrow
+    cdef long long width = c.width, nz
+    cdef double wc = c.wc, wl2 = c.wl2, wthr = c.wthr, winv = c.winv, rho = c.rda_rho
+    cdef double delta = c.delta, inv_eta0 = c.inv_eta0, ge, gf, ne, q, total
+    cdef double acc = intercept_value(c, 0), xm = intercept_feature(c)
+    cdef double* e
+    cdef double* f
+    cdef pair root, w
+    cdef bint two
+    if not (ftrl or adagrad):
+        for nz in range(lo, hi, 2):
+            two = entries(state, width, indices, nz, hi, &e, &f)
+            acc = dot2(acc, rda_weights2(e[0], f[0], wthr, winv), data, nz, two)
+            xm = abs_max2(xm, data, nz, two)
+    else:
+        for nz in range(lo, hi, 2):
+            two = entries(state, width, indices, nz, hi, &e, &f)
+            root = pair(e[2], f[2]) if roots else sqrt2(e[1], f[1])
+            w = dual_weights2(e[0], f[0], root, delta, inv_eta0, wc, rho, wl2)
+            if ftrl:
+                memo[2 * (nz - lo)] = w.a
+                memo[2 * (nz - lo) + 1] = root.a
+                if two:
+                    memo[2 * (nz - lo) + 2] = w.b
+                    memo[2 * (nz - lo) + 3] = root.b
+            acc = dot2(acc, w, data, nz, two)
+            xm = abs_max2(xm, data, nz, two)
+    c.p[0] = acc
+    total = 0.0
+    q = c.q[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, xm):
+        return total
+    if ftrl:
+        for nz in range(lo, hi, 2):
+            two = entries(state, width, indices, nz, hi, &e, &f)
+            ge = q * data[nz]
+            e[1] += ge * ge
+            ne = e[1]
+            gf = q * data[nz + two]
+            if two:
+                f[1] += gf * gf
+            root = sqrt2(ne, f[1])
+            ftrl_z(e, ge, root.a, memo + 2 * (nz - lo), inv_eta0, roots)
+            if two:
+                ftrl_z(f, gf, root.b, memo + 2 * (nz - lo) + 2, inv_eta0, roots)
+    else:
+        for nz in range(lo, hi):
+            e = state + indices[nz] * width
+            ge = q * data[nz]
+            e[0] += ge
+            if adagrad:
+                e[1] += ge * ge
+    c.n_ops += 2 * (hi - lo)
+    c.qsum[0] = q
+    return total
+
+
+cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* indices,
+                            long long lo, long long hi, double y, double sw) noexcept nogil:
+    """One row under l1_l2 or l1_linf over W's rows with fobos and a scalar step (the
+    multiclass structured-sparsity case), as the general path computes it: each
+    feature's row caught up in one prox with the threshold summed since its stamp,
+    the K scores, the gradient step (its prox joins the next catch-up, see
+    `groups_prox_step`). A row's features are distinct groups, each caught up once,
+    so the per-step group marks of the general path are not needed."""
+    cdef double* state = c.state
+    cdef double* gstamp = c.gstamp
+    cdef double* p = c.p
+    cdef double* q = c.q
+    cdef long long width = c.width, nz, j
+    cdef int k, K = c.K
+    cdef double Q = c.Q, eta = c.eta, a, x, total
+    cdef bint linf = c.penalty == L1_LINF
+    cdef double* row
+    for k in range(K):
+        p[k] = c.bstate[2 * k]
+    for nz in range(lo, hi):
+        j = indices[nz]
+        row = state + j * width
+        a = Q - gstamp[j]
+        if a > 0.0:
+            if linf:
+                prox_l1_linf(row, K, a, c.work)
+            else:
+                prox_l1_l2(row, K, a)
+            gstamp[j] = Q
+        x = data[nz]
+        for k in range(K):
+            p[k] += row[k] * x
+    total = gradients(c, y, sw)
+    if refused(c, largest_q(c), row_abs_max(c, data, lo, hi)):
+        return total
+    for nz in range(lo, hi):
+        row = state + indices[nz] * width
+        x = data[nz]
+        for k in range(K):
+            row[k] -= eta * (q[k] * x)
+    c.n_ops += 3 * (hi - lo) * K
+    for k in range(K):
+        c.qsum[k] = q[k]
+    return total

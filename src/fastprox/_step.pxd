@@ -1,0 +1,198 @@
+# The general step: any rule, any number of outputs, batches; the fast row kernels
+# (`_rows`) serve the common single rows.
+from libc.math cimport sqrt
+from fastprox._types cimport value_t, index_t, FOBOS, RDA, FTRL, ADAGRAD, BERHU
+from fastprox._prox cimport soft_threshold
+from fastprox._state cimport Ctx, entry
+from fastprox._schedules cimport begin_step
+from fastprox._berhu cimport heap_current
+from fastprox._adagrad cimport adagrad_catch_up, adagrad_step
+from fastprox._fobos cimport (advance_cumulants, end_step, catch_up, scalar_catch_up, stamp,
+                              fobos_prox, apply_berhu)
+from fastprox._dual cimport set_weight_params, dual_weight, ftrl_weight, ftrl_update
+from fastprox._groups cimport (group_of, group_catch_up, groups_prox_step, rda_group_weights,
+                               rda_grouped_weight)
+from fastprox._intercept cimport intercept_value, apply_intercept
+from fastprox._gradients cimport gradients, refused, row_abs_max, largest_q
+from fastprox._rows cimport plain_rows_step
+from fastprox._csr cimport row_at, weight_at
+
+
+cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, const index_t* indptr,
+                  const double* y, const double* sw, const long long* rows, long long first,
+                  int n_rows) noexcept nogil:
+    """One step over the n_rows rows visited from position `first` on (`row_at`);
+    returns their weighted progressive loss (the log loss's logarithms deferred)."""
+    cdef int K = c.K
+    cdef int i, k
+    cdef long long r, j, nz, n_touched = 0
+    cdef double x, total = 0.0
+    cdef double* row
+    if c.update != FOBOS:
+        set_weight_params(c)
+    begin_step(c)
+    if n_rows == 1 and c.plain_rows:
+        r = row_at(rows, first)
+        total = plain_rows_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
+        if c.nonfinite:
+            return total
+    elif n_rows == 1:
+        r = row_at(rows, first)
+        margins(c, data, indices, indptr[r], indptr[r + 1])
+        total = gradients(c, y[r], weight_at(sw, r))
+        if refused(c, largest_q(c), row_abs_max(c, data, indptr[r], indptr[r + 1])):
+            abandon_step(c, 0)
+            return total
+        advance_cumulants(c)
+        for nz in range(indptr[r], indptr[r + 1]):
+            row = c.state + indices[nz] * c.width
+            x = data[nz]
+            for k in range(K):
+                if c.update == FTRL:
+                    ftrl_update(c, entry(c, row, k), c.q[k] * x, c.wrow + 2 * ((nz - indptr[r]) * K + k))
+                else:
+                    apply(c, row, k, c.q[k] * x)
+            stamp(c, row)
+        c.n_ops += (indptr[r + 1] - indptr[r]) * K
+        for k in range(K):
+            c.qsum[k] = c.q[k]
+    else:
+        for k in range(K):
+            c.qsum[k] = 0.0
+        for i in range(n_rows):
+            r = row_at(rows, first + i)
+            margins(c, data, indices, indptr[r], indptr[r + 1])
+            total += gradients(c, y[r], weight_at(sw, r))
+            if refused(c, largest_q(c), row_abs_max(c, data, indptr[r], indptr[r + 1])):
+                abandon_step(c, n_touched)
+                return total
+            for k in range(K):
+                c.qsum[k] += c.q[k]
+            for nz in range(indptr[r], indptr[r + 1]):
+                j = indices[nz]
+                if c.mark[j] != c.t + 1:
+                    c.mark[j] = c.t + 1
+                    c.touched[n_touched] = j
+                    n_touched += 1
+                x = data[nz]
+                for k in range(K):
+                    c.gacc[j * c.K + k] += c.q[k] * x
+        advance_cumulants(c)
+        for i in range(n_touched):
+            j = c.touched[i]
+            row = c.state + j * c.width
+            for k in range(K):
+                apply(c, row, k, c.gacc[j * c.K + k] / n_rows)
+                c.gacc[j * c.K + k] = 0.0
+            stamp(c, row)
+        c.n_ops += n_touched * K
+    if c.grouped and c.update == FOBOS:
+        groups_prox_step(c)
+    for k in range(K):
+        apply_intercept(c, k, c.qsum[k] if n_rows == 1 else c.qsum[k] / n_rows)
+    c.t += 1
+    end_step(c)
+    return total
+
+
+cdef inline void margins(Ctx* c, const value_t* data, const index_t* indices,
+                   long long lo, long long hi) noexcept nogil:
+    """p_k = <w_k, x> + b_k at the current step, catching up the row's features.
+    One output accumulates in a register: through c.p, every store into the
+    state would force a reload of the sum."""
+    cdef int k, K = c.K
+    cdef long long nz
+    cdef double x, acc = intercept_value(c, 0)
+    cdef double* row
+    for k in range(K):
+        c.p[k] = intercept_value(c, k)
+    for nz in range(lo, hi):
+        row = c.state + indices[nz] * c.width
+        if not c.grouped:
+            catch_up(c, row)
+        elif group_of(c, indices[nz]) >= 0:
+            if c.update == RDA:
+                rda_group_weights(c, group_of(c, indices[nz]))
+            else:
+                group_catch_up(c, group_of(c, indices[nz]))
+        x = data[nz]
+        if K == 1:
+            acc += step_weight(c, row, 0, (nz - lo) * K) * x
+        else:
+            for k in range(K):
+                c.p[k] += step_weight(c, row, k, (nz - lo) * K + k) * x
+    if K == 1:
+        c.p[0] = acc
+    c.n_ops += (hi - lo) * K
+
+
+cdef inline double step_weight(Ctx* c, double* row, int k, long long slot) noexcept nogil:
+    """w_{t,jk} for the margin; ftrl keeps (w, sqrt(n)) in its memo slot for the update."""
+    if c.update == FTRL:
+        return ftrl_weight(c, entry(c, row, k), c.wrow + 2 * slot)
+    return weight(c, row, k)
+
+
+cdef inline double weight(Ctx* c, double* row, int k) noexcept nogil:
+    """w_{t,jk} of a caught-up feature (stored for FOBOS, a closed form for rda, ftrl)."""
+    cdef double* e = entry(c, row, k)
+    if c.update == FOBOS:
+        return e[0]
+    if c.grouped:
+        return rda_grouped_weight(c, row, k)
+    if c.update == RDA and c.schedule != ADAGRAD:
+        return soft_threshold(-e[0], c.wthr) * c.winv
+    return dual_weight(c, e[0], (c.delta + sqrt(e[1])) * c.inv_eta0)
+
+
+cdef inline double current(Ctx* c, Py_ssize_t j, int k) noexcept nogil:
+    """w_{T+1,jk} without modifying the state."""
+    cdef double* row = c.state + j * c.width
+    if c.update != FOBOS:
+        return weight(c, row, k)
+    if c.schedule == ADAGRAD:
+        return adagrad_catch_up(c, row, k)
+    if c.penalty == BERHU:
+        return heap_current(&c.heap, entry(c, row, k), c.P, c.Q)
+    if c.n_row:
+        return scalar_catch_up(c, row, k)
+    return entry(c, row, k)[0]
+
+
+cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
+    """This step's update of entry (j, k) with gradient g."""
+    cdef double* e = entry(c, row, k)
+    cdef double H, eta, sq
+    if c.grouped and c.update == FOBOS:
+        e[0] -= c.eta * g
+    elif c.update == RDA:
+        e[0] += g
+        if c.schedule == ADAGRAD:
+            e[1] += g * g
+    elif c.update == FTRL:
+        ftrl_weight(c, e, c.wrow)
+        ftrl_update(c, e, g, c.wrow)
+    elif c.penalty == BERHU:
+        apply_berhu(c, row, k, g)
+    elif c.schedule == ADAGRAD:
+        eta = adagrad_step(c, e, g)
+        if eta > 0.0:
+            e[0] = fobos_prox(c, e[0] - eta * g, c.alpha_pen * eta)
+    else:
+        e[0] = fobos_prox(c, e[0] - c.eta * g, c.alpha_pen * c.eta)
+
+
+cdef inline void abandon_step(Ctx* c, long long n_touched) noexcept nogil:
+    """Undo a refused step's bookkeeping (its weights were only caught up): the
+    batch's gradient sums, and the marks of the groups it caught up, so that the next
+    step collects and lists them afresh."""
+    cdef long long i, j
+    cdef int k
+    for i in range(n_touched):
+        j = c.touched[i]
+        c.mark[j] = 0
+        for k in range(c.K):
+            c.gacc[j * c.K + k] = 0.0
+    for i in range(c.n_tg):
+        c.gmark[c.gtouched[i]] = 0
+    c.n_tg = 0
