@@ -101,8 +101,9 @@ def _flow_end(loss, z0, s, epsilon):
 def invariant_sigma(loss, p, y, q, h, epsilon):
     """sigma of the contract's invariant step (y = +-1 for classification), from its
     table at 60 digits: y (z0 - z) / q or (r0 - r) / q; h l'(p) where q = 0."""
-    if q == 0:
-        return float(h * dloss(loss, np.float64(p), np.float64(y), epsilon))
+    slope = float(dloss(loss, np.float64(p), np.float64(y), epsilon))
+    if q == 0 or slope == 0:    # no flow, or one at rest (huber with epsilon 0: its s1 is 0 / 0)
+        return h * slope
     with mpmath.workdps(60):
         p, y, q, h, eps = (mpmath.mpf(float(v)) for v in (p, y, q, h, epsilon))
         if loss in ("squared", "huber", "epsilon_insensitive"):
@@ -110,6 +111,16 @@ def invariant_sigma(loss, p, y, q, h, epsilon):
             return float((r0 - _flow_end(loss, r0, q * h, eps)) / q)
         z0 = y * p
         return float(y * (z0 - _flow_end(loss, z0, q * h, eps)) / q)
+
+
+#: Losses whose derivative jumps where the invariant step's flow stops (hinge at z = 1,
+#: epsilon_insensitive at |r| = epsilon): a step that starts there, as a row revisited
+#: after its own invariant step does, takes the loss's full gradient into AdaGrad's G on
+#: one side of the kink and none on the other, so its outcome turns on the last bit of
+#: the margin. The distance of a margin from the kink, for the tests to set such
+#: examples apart.
+KINKS = {"hinge": lambda p, y, eps: np.abs(y * p - 1),
+         "epsilon_insensitive": lambda p, y, eps: np.abs(np.abs(p - y) - eps)}
 
 
 class EagerReference:
@@ -131,6 +142,7 @@ class EagerReference:
         self.b = np.zeros(K)           # fobos: b; rda: s_b; ftrl: z_b
         self.Gb = np.zeros(K)
         self.M = np.zeros(d)           # normalized: each feature's largest |x| so far
+        self.kink_gap = np.inf         # invariant: the closest a step started to a kink (`KINKS`)
         self.N = 0.0                   # normalized: the sum of the rows' normalized squared norms
 
     # --- the penalty split used by rda and ftrl: l1 share rho1 of alpha
@@ -265,6 +277,8 @@ class EagerReference:
         q = (eta * x ** 2).sum(axis=1) + (eta_b if self.fit_intercept else 0.0)
         sigma = np.array([invariant_sigma(self.loss, p[k], Y[k], q[k], h, self.epsilon)
                           for k in range(self.K)])
+        if self.loss in KINKS:
+            self.kink_gap = min(self.kink_gap, float(np.min(KINKS[self.loss](p, Y, self.epsilon))))
         gb = sigma if self.fit_intercept else np.zeros(self.K)
         return sigma[:, None] * x[None, :], gb
 

@@ -53,20 +53,24 @@ def state(learner):
           derandomize=True)
 @given(rule=st.sampled_from(RULES), K=st.sampled_from([1, 3]), multinomial=st.booleans(),
        seed=st.integers(0, 2**32 - 1), chunk=st.integers(1, 40), batch=st.sampled_from([1, 3]),
-       pickled=st.booleans())
+       pickled=st.booleans(), invariant=st.booleans())
 def test_a_learner_grown_chunk_by_chunk_equals_one_built_wide(rule, K, multinomial, seed, chunk, batch,
-                                                              pickled):
-    """For every rule, one or K outputs (one-vs-rest or multinomial), batches, and a
-    pickle taken mid-stream: the grown learner's model is the wide one's, bit for bit."""
+                                                              pickled, invariant):
+    """For every rule, one or K outputs (one-vs-rest or multinomial), batches, the
+    invariant step, and a pickle taken mid-stream: the grown learner's model is the
+    wide one's, bit for bit."""
     update, schedule, penalty = rule
-    multinomial = multinomial and K > 1
+    multinomial = multinomial and K > 1 and schedule != "normalized"
+    step = "invariant" if invariant and update == "fobos" and not multinomial else "gradient"
+    if step == "invariant" or schedule == "normalized":
+        batch = 1       # (one row per step)
     rng = np.random.default_rng(seed)
     n, d = 120, 30
     X = widening_stream(rng, n, d)
     y = targets(rng, X, K, multinomial)
     args = (update, schedule, penalty, "log")
     kw = dict(alpha=1e-2, eta0=0.2, delta=1.0, berhu_gamma=0.3, ovr=K > 1 and not multinomial,
-              multinomial=multinomial)
+              multinomial=multinomial, step=step)
     wide, grown = Learner(d, K, *args, **kw), Learner(1, K, *args, **kw)
     for lo in range(0, n, chunk):
         part = X[lo:lo + chunk]

@@ -177,7 +177,7 @@ def set_width(h):
 
 
 BAD = {
-    "version": (dict(edit_header=set_version), "model format version 4, but this fastprox reads versions 1 to 3"),
+    "version": (dict(edit_header=set_version), f"model format version {VERSION + 1}, but this fastprox reads versions 1 to {VERSION}"),
     "class": (dict(edit_header=set_class), "unknown model class 'SGDClassifier'"),
     "kernel option": (dict(edit_header=set_update), "unknown kernel option 'adam'"),
     "width": (dict(edit_header=set_width), "n_features_in_=3001 but the model has 3000 features"),

@@ -1,18 +1,19 @@
 # FOBOS under a scalar schedule: the two global cumulants, their rebase, and the
 # catch-up of a feature's entries from its stamps; AdaGrad's and Berhu's catch-ups
 # are dispatched from here too.
-from fastprox._types cimport FOBOS, ADAGRAD, BERHU
+from fastprox._types cimport FOBOS, ADAGRAD, NORMALIZED, BERHU
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
 from fastprox._state cimport Ctx, entry, index
 from fastprox._berhu cimport heap_advance, heap_catch_up, heap_schedule
 from fastprox._adagrad cimport adagrad_catch_up, adagrad_step
 from fastprox._groups cimport groups_rebase
+from fastprox._normalized cimport normalized_catch_up, NORM_STAMP
 
 cdef extern from "_out_of_line.h":
     """
     FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_6_fobos_rebase(struct __pyx_t_8fastprox_6_state_Ctx *))
     FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_6_fobos_berhu_catch_up(struct __pyx_t_8fastprox_6_state_Ctx *, double *))
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_6_fobos_apply_berhu(struct __pyx_t_8fastprox_6_state_Ctx *, double *, int, double))
+    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_6_fobos_apply_berhu(struct __pyx_t_8fastprox_6_state_Ctx *, double *, int, double, double))
     """
 
 
@@ -27,6 +28,9 @@ cdef extern from *:
 cdef inline void stamp_origin(Ctx* c, double* row) noexcept nogil:
     """Stamp a feature's row as current at the cumulants' origin (P = 1, Q = 0); with
     its entries 0, the row of a feature never touched."""
+    if c.schedule == NORMALIZED:
+        row[NORM_STAMP] = 0.0
+        return
     if c.off_P >= 0:
         row[c.off_P] = 1.0
     if c.off_Q >= 0:
@@ -41,9 +45,13 @@ cdef inline void reset_stamps(Ctx* c) noexcept nogil:
 
 
 cdef inline void advance_cumulants(Ctx* c) noexcept nogil:
-    """Fold this step's prox into the scalar-FOBOS cumulants (P, Q)."""
+    """Fold this step's prox into the scalar-FOBOS cumulants (P, Q); under the
+    normalized schedule, r_t into its cumulant R (Q)."""
     cdef double a = c.alpha_pen * c.eta
     if c.update != FOBOS or c.schedule == ADAGRAD or c.grouped:
+        return
+    if c.schedule == NORMALIZED:
+        c.Q += c.eta
         return
     if c.penalty == BERHU:
         heap_advance(&c.heap, c.state, c.n_entry, c.P, c.Q, a)
@@ -90,6 +98,8 @@ cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
             for k in range(c.K):
                 entry(c, row, k)[0] = adagrad_catch_up(c, row, k)
             row[0] = c.t
+    elif c.schedule == NORMALIZED:
+        normalized_catch_up(c, row)
     elif c.berhu_heap:
         berhu_catch_up(c, row)
     elif c.n_row:
@@ -122,6 +132,9 @@ cdef inline void stamp(Ctx* c, double* row) noexcept nogil:
     if c.schedule == ADAGRAD:
         row[0] = c.t + 1
         return
+    if c.schedule == NORMALIZED:
+        row[NORM_STAMP] = c.Q
+        return
     if c.off_P >= 0:
         row[c.off_P] = c.P
     if c.off_Q >= 0:
@@ -135,8 +148,9 @@ cdef inline double fobos_prox(Ctx* c, double v, double a) noexcept nogil:
     return prox_elasticnet(v, a, c.rho1)
 
 
-cdef inline void apply_berhu(Ctx* c, double* row, int k, double g) noexcept nogil:
-    """FOBOS's Berhu update: the plain prox under adagrad, rescheduled in the heap otherwise."""
+cdef inline void apply_berhu(Ctx* c, double* row, int k, double g, double step_g) noexcept nogil:
+    """FOBOS's Berhu update: the plain prox under adagrad, rescheduled in the heap
+    otherwise (`step_g`: g, or the invariant step's sigma x; AdaGrad's G adds g^2)."""
     cdef double* e = entry(c, row, k)
     cdef double eta = c.eta
     if c.schedule == ADAGRAD:
@@ -145,6 +159,6 @@ cdef inline void apply_berhu(Ctx* c, double* row, int k, double g) noexcept nogi
             return
     if c.berhu_heap:
         heap_schedule(&c.heap, e, index(c, row, k),
-                      prox_berhu(e[0] - eta * g, c.alpha_pen * eta, c.gamma), c.P, c.Q)
+                      prox_berhu(e[0] - eta * step_g, c.alpha_pen * eta, c.gamma), c.P, c.Q)
     else:
-        e[0] = prox_berhu(e[0] - eta * g, c.alpha_pen * eta, c.gamma)
+        e[0] = prox_berhu(e[0] - eta * step_g, c.alpha_pen * eta, c.gamma)

@@ -1,7 +1,7 @@
 # The unpenalized intercept b_k of each rule: its value at the current step and its
 # update.
 from libc.math cimport sqrt
-from fastprox._types cimport FOBOS, RDA, FTRL, ADAGRAD
+from fastprox._types cimport FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED
 from fastprox._state cimport Ctx
 
 cdef extern from "_out_of_line.h":
@@ -37,20 +37,33 @@ cdef inline double dual_intercept(double a, double beta) noexcept nogil:
     return -a / beta if beta > 0.0 else 0.0
 
 
-cdef inline void apply_intercept(Ctx* c, int k, double g) noexcept nogil:
+cdef inline double intercept_step_size(Ctx* c, int k, double g) noexcept nogil:
+    """eta^b_t of FOBOS's intercept once this step's gradient g joins its G_b (not
+    stored: the invariant step's norm needs it before the update)."""
+    cdef double G = c.bstate[2 * k + 1] + g * g, H
+    if c.schedule == ADAGRAD:
+        H = c.delta + sqrt(G)
+        return c.eta0 / H if H > 0.0 else 0.0
+    if c.schedule == NORMALIZED:
+        return c.eta0 * c.eta / sqrt(G) if G > 0.0 else 0.0
+    return c.eta
+
+
+cdef inline void apply_intercept(Ctx* c, int k, double g, double step_g) noexcept nogil:
     """The unpenalized intercept's step with gradient g (sum of l' over the step),
-    after the step's margins (ftrl reads the b and sqrt(n_b) they kept)."""
-    cdef double H
+    after the step's margins (ftrl reads the b and sqrt(n_b) they kept). FOBOS moves
+    b by its step times `step_g`: g, or the invariant step's sigma (its G_b adds g^2)."""
+    cdef double eta
     if not c.fit_intercept:
         return
     if c.update == FOBOS:
-        if c.schedule == ADAGRAD:
+        if c.schedule == ADAGRAD or c.schedule == NORMALIZED:
+            eta = intercept_step_size(c, k, g)
             c.bstate[2 * k + 1] += g * g
-            H = c.delta + sqrt(c.bstate[2 * k + 1])
-            if H > 0.0:
-                c.bstate[2 * k] -= c.eta0 / H * g
+            if eta > 0.0:
+                c.bstate[2 * k] -= eta * step_g
         else:
-            c.bstate[2 * k] -= c.eta * g
+            c.bstate[2 * k] -= c.eta * step_g
     elif c.update == RDA:
         c.bstate[2 * k] += g
         c.bstate[2 * k + 1] += g * g

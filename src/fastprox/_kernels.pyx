@@ -52,12 +52,13 @@ from libc.string cimport memcmp, memcpy, memset
 from fastprox._losses cimport logsum_pop
 from fastprox._numpy import np
 from fastprox._rules import PENALTIES as PENALTY_TABLE, rule as find_rule
-from fastprox._validation import check_group_weights, check_memory
-from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD,
+from fastprox._validation import check_group_weights, check_memory, check_single_rows
+from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
 from fastprox._state cimport Ctx, ensure_scratch, free_scratch
 from fastprox._berhu cimport BERHU_ENTRY
+from fastprox._normalized cimport NORM_ROW, NORM_ENTRY
 from fastprox._fobos cimport stamp_origin
 from fastprox._dual cimport set_weight_params
 from fastprox._groups cimport block_size, block_get, block_put, block_catch_up, groups_materialize
@@ -75,7 +76,9 @@ cdef extern from "Python.h":
     int check_signals "PyErr_CheckSignals" ()
 
 UPDATES = {"fobos": FOBOS, "rda": RDA, "ftrl": FTRL}
-SCHEDULES = {"constant": CONSTANT, "invsqrt": INVSQRT, "inv": INV, "adagrad": ADAGRAD}
+SCHEDULES = {"constant": CONSTANT, "invsqrt": INVSQRT, "inv": INV, "adagrad": ADAGRAD,
+             "normalized": NORMALIZED}
+STEPS = ("gradient", "invariant")
 PENALTIES = {"none": NONE, "l1": L1, "l2": L2, "elasticnet": ELASTICNET, "berhu": BERHU,
              "l1_l2": L1_L2, "l1_linf": L1_LINF, "sparse_group": SPARSE_GROUP,
              "squared_group": SQUARED_GROUP}
@@ -158,7 +161,7 @@ cdef class Learner:
     cdef readonly long long n_features
     cdef readonly long long capacity      # features the arrays hold (>= n_features: `grow`)
     cdef readonly int n_outputs
-    cdef readonly object update, schedule, penalty, loss
+    cdef readonly object update, schedule, penalty, loss, step
     cdef readonly double alpha, l1_ratio, eta0, delta, rda_rho, berhu_gamma, epsilon
     cdef readonly bint fit_intercept, ovr, multinomial
     cdef readonly object groups, group_weights
@@ -172,12 +175,13 @@ cdef class Learner:
                  double alpha=0.0, double l1_ratio=0.15, double eta0=0.1, double delta=1e-8,
                  double rda_rho=0.0, double berhu_gamma=1.0, double epsilon=0.1,
                  bint fit_intercept=True, bint ovr=False, bint multinomial=False, groups=None,
-                 group_weights=None):
+                 group_weights=None, step="gradient"):
         if n_features < 0 or n_outputs < 1:
             raise ValueError(f"a model needs n_features >= 0 and n_outputs >= 1; got {n_features} "
                              f"and {n_outputs}.")
         self.n_features, self.n_outputs = n_features, n_outputs
         self.update, self.schedule, self.penalty, self.loss = update, schedule, penalty, loss
+        self.step = step
         self.alpha, self.l1_ratio, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
         self.rda_rho, self.berhu_gamma, self.epsilon = rda_rho, berhu_gamma, epsilon
         self.fit_intercept, self.ovr, self.multinomial = fit_intercept, ovr, multinomial
@@ -191,6 +195,12 @@ cdef class Learner:
         c.inv_eta0 = 1.0 / eta0 if eta0 > 0.0 else 0.0
         c.rda_rho = rda_rho if c.update == RDA else 0.0
         rule = find_rule(update, schedule, penalty)     # the table of rules: ValueError if none
+        if step not in STEPS:
+            raise ValueError(f"step={step!r} is not supported; use one of {STEPS}.")
+        check_single_rows(step, schedule, multinomial)
+        if step == "invariant" and c.update != FOBOS:
+            raise ValueError(f"step='invariant' is fobos's forward step; update={update!r} has none.")
+        c.invariant = step == "invariant"
         family = PENALTY_TABLE[penalty].family
         c.rho1 = l1_ratio if PENALTY_TABLE[penalty].l1_share == "l1_ratio" else PENALTY_TABLE[penalty].l1_share
         c.grouped = family == "group"
@@ -207,11 +217,15 @@ cdef class Learner:
         # (a fused type) kept its loop but made GCC stop inlining prox_l1_linf into it,
         # +11% instructions on the unweighted l1_linf pass (callgrind).
         c.plain_rows = groups is None and group_weights is None and rule.fast_rows == "rows"
+        if c.invariant:             # the fast rows take the gradient step only
+            c.plain_fobos = c.plain_adagrad = c.plain_rows = False
         c.off_P = c.off_Q = -1
         c.ftrl_roots = False
         c.n_row = 0
         if c.grouped:
             c.n_entry = 2 if c.schedule == ADAGRAD else 1
+        elif c.schedule == NORMALIZED:
+            c.n_row, c.n_entry = NORM_ROW, NORM_ENTRY
         elif c.update == FOBOS and c.schedule != ADAGRAD and c.penalty != BERHU:
             if c.alpha_pen > 0 and c.rho1 < 1:
                 c.off_P = c.n_row
@@ -232,7 +246,7 @@ cdef class Learner:
         c.width = c.n_row + n_outputs * c.n_entry
         c.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
         c.t = c.n_ops = c.since_rebase = 0
-        c.P, c.Q = 1.0, 0.0
+        c.P, c.Q, c.norm_sum = 1.0, 0.0, 0.0
         c.heap.gamma = berhu_gamma
         c.heap.size = 0
         c.n_groups = 0
@@ -343,12 +357,14 @@ cdef class Learner:
                       work=zeros(max(3 * block, (1 if self.group_weights is None else 3) * n_groups, 1)),
                       wcache=zeros(self.capacity * self.n_outputs if self.c.grouped else 0),
                       bmemo=zeros(self.n_outputs * 2))
-        arrays.update(p=zeros(self.n_outputs), q=zeros(self.n_outputs), qsum=zeros(self.n_outputs))
+        arrays.update(p=zeros(self.n_outputs), q=zeros(self.n_outputs), qsum=zeros(self.n_outputs),
+                      sigma=zeros(self.n_outputs))
         free_scratch(&self.c)
         self.arrays = arrays
         self.c.state = _ptr(arrays["state"])
         self.c.bstate = _ptr(arrays["bstate"])
         self.c.p, self.c.q, self.c.qsum = _ptr(arrays["p"]), _ptr(arrays["q"]), _ptr(arrays["qsum"])
+        self.c.sigma = _ptr(arrays["sigma"])
         self.c.heap.items, self.c.heap.pos = _iptr(arrays["heap_items"]), _iptr(arrays["heap_pos"])
         self.c.heap.keys = _ptr(arrays["heap_keys"])
         self.c.group = _iptr(arrays["group"]) if self.groups is not None else NULL
@@ -373,7 +389,7 @@ cdef class Learner:
         args = (self.n_features, self.n_outputs, self.update, self.schedule, self.penalty,
                 self.loss, self.alpha, self.l1_ratio, self.eta0, self.delta, self.rda_rho,
                 self.berhu_gamma, self.epsilon, self.fit_intercept, self.ovr, self.multinomial,
-                self.groups, self.group_weights)
+                self.groups, self.group_weights, self.step)
         return (Learner, args, self.__getstate__())
 
     def __getstate__(self):
@@ -401,7 +417,7 @@ cdef class Learner:
     def scalars(self):
         """The counters and cumulants a pickle or a model file keeps."""
         return {"t": self.c.t, "n_ops": self.c.n_ops, "since_rebase": self.c.since_rebase,
-                "P": self.c.P, "Q": self.c.Q, "heap_size": self.c.heap.size}
+                "P": self.c.P, "Q": self.c.Q, "N": self.c.norm_sum, "heap_size": self.c.heap.size}
 
     def changed_state(self):
         """The rows of the state (features) that differ, bit for bit, from the row of
@@ -441,6 +457,7 @@ cdef class Learner:
         self.c.t, self.c.n_ops, self.c.since_rebase = d["t"], d["n_ops"], d["since_rebase"]
         self.c.eta_next_t = 0
         self.c.P, self.c.Q, self.c.heap.size = d["P"], d["Q"], d["heap_size"]
+        self.c.norm_sum = d["N"]
 
     @property
     def t(self):
@@ -577,6 +594,9 @@ cdef class Learner:
         if self.training:
             raise RuntimeError("this learner is training in another thread; a learner (and its "
                                "estimator) takes one fit or partial_fit call at a time.")
+        if batch_size != 1 and (self.c.invariant or self.c.schedule == NORMALIZED):
+            raise ValueError(f"step={self.step!r} with schedule={self.schedule!r} takes one row "
+                             f"per step; got batch_size={batch_size}.")
         cdef bint all_rows = order is None      # rows 0..n-1 in order: nothing to check
         cdef bint unit = sample_weight is None
         if all_rows:

@@ -52,7 +52,7 @@ cdef inline double separable_step(Ctx* c, const value_t* data, const index_t* in
         total = plain_dual_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
     if c.nonfinite:
         return total
-    apply_intercept(c, 0, c.qsum[0])
+    apply_intercept(c, 0, c.qsum[0], c.qsum[0])
     c.t += 1
     end_step(c)
     return total

@@ -122,9 +122,12 @@ def rule(update, schedule, penalty):
     schedules = tuple(s for s in SCHEDULES if any(r.update == update and r.schedule == s for r in RULES))
     if schedule not in schedules:
         others = tuple(u for u in UPDATES if (u, schedule, penalty) in _BY_KEY)
+        hosts = tuple(u for u in UPDATES if any(r.update == u and r.schedule == schedule for r in RULES))
         raise ValueError(f"update={update!r} is not defined with schedule={schedule!r}; "
                          f"with {update!r} use schedule in {schedules}"
-                         + (f", or update in {others} with schedule={schedule!r}." if others else "."))
+                         + (f", or update in {others} with schedule={schedule!r}." if others else
+                            f"; schedule={schedule!r} is defined for update in {hosts} (the "
+                            "README's table of rules gives their penalties)."))
     penalties = tuple(r.penalty for r in RULES if r.update == update and r.schedule == schedule)
     pairs = [f"update={r.update!r} with schedule={r.schedule!r}" for r in RULES if r.penalty == penalty]
     raise ValueError(f"penalty={penalty!r} has no exact lazy form under update={update!r} with "

@@ -16,6 +16,7 @@ cdef struct Ctx:
     bint plain_dual               # one output, rda or ftrl, l1/l2/elasticnet/none
     bint plain_rows               # fobos, scalar step, l1_l2/l1_linf over W's rows, unweighted
     bint ftrl_roots               # ftrl entries hold sqrt(n) too (FTRL_ROOTS_ENTRIES)
+    bint invariant                # fobos's forward step is the importance-invariant flow
     double alpha_pen, rho1, eta0, delta, rda_rho, gamma, epsilon
     double inv_eta0               # dual weights multiply by it (beta = (delta + sqrt(G)) / eta0)
     long long d, width, rebase_period
@@ -24,7 +25,8 @@ cdef struct Ctx:
     long long t                   # steps completed
     long long n_ops               # entries visited (catch-up, margin, update, rebase)
     long long since_rebase
-    double P, Q                   # scalar-FOBOS cumulants
+    double P, Q                   # scalar-FOBOS cumulants; normalized: Q is sum_tau r_tau (P unused)
+    double norm_sum               # normalized: N_t, the rows' squared norms in their features' scales
     Heap heap                     # Berhu's l2-phase schedule
     double eta, wc, wl2, wbeta    # per-step constants: step, dual threshold, l2, beta_t
     double eta_next               # eta of step eta_next_t (0: none), computed a step ahead
@@ -36,6 +38,7 @@ cdef struct Ctx:
     double* p                     # (K,) margins
     double* q                     # (K,) loss derivatives
     double* qsum                  # (K,) intercept gradient of the step
+    double* sigma                 # (K,) invariant step: each output's step norm q, then its sigma
     # scratch the steps allocate when first needed (`ensure_scratch`), freed with the Learner
     double* gacc                  # (d, K) batch gradient accumulator
     long long* mark               # (d,) step at which a feature was last collected

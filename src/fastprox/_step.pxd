@@ -1,7 +1,7 @@
 # The general step: any rule, any number of outputs, batches; the fast row kernels
 # (`_rows`) serve the common single rows.
 from libc.math cimport sqrt
-from fastprox._types cimport value_t, index_t, FOBOS, RDA, FTRL, ADAGRAD, BERHU
+from fastprox._types cimport value_t, index_t, FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED, BERHU
 from fastprox._prox cimport soft_threshold
 from fastprox._state cimport Ctx, entry
 from fastprox._schedules cimport begin_step
@@ -12,7 +12,10 @@ from fastprox._fobos cimport (advance_cumulants, end_step, catch_up, scalar_catc
 from fastprox._dual cimport set_weight_params, dual_weight, ftrl_weight, ftrl_update
 from fastprox._groups cimport (group_of, group_catch_up, groups_prox_step, rda_group_weights,
                                rda_grouped_weight)
-from fastprox._intercept cimport intercept_value, apply_intercept
+from fastprox._intercept cimport intercept_value, apply_intercept, intercept_step_size
+from fastprox._normalized cimport (rescale, row_norm, set_normalized_eta, normalized_current,
+                                   normalized_apply, normalized_step_size, NORM_SCALE)
+from fastprox._invariant cimport invariant_sigma
 from fastprox._gradients cimport gradients, refused, row_abs_max, largest_q
 from fastprox._rows cimport plain_rows_step
 from fastprox._csr cimport row_at, weight_at
@@ -43,7 +46,13 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
         if refused(c, largest_q(c), row_abs_max(c, data, indptr[r], indptr[r + 1])):
             abandon_step(c, 0)
             return total
+        if c.schedule == NORMALIZED:
+            add_row_norm(c, data, indices, indptr[r], indptr[r + 1])
         advance_cumulants(c)
+        for k in range(K):
+            c.sigma[k] = c.q[k]
+        if c.invariant:
+            invariant_sigmas(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
         for nz in range(indptr[r], indptr[r + 1]):
             row = c.state + indices[nz] * c.width
             x = data[nz]
@@ -51,7 +60,7 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
                 if c.update == FTRL:
                     ftrl_update(c, entry(c, row, k), c.q[k] * x, c.wrow + 2 * ((nz - indptr[r]) * K + k))
                 else:
-                    apply(c, row, k, c.q[k] * x)
+                    apply(c, row, k, c.q[k] * x, c.sigma[k] * x)
             stamp(c, row)
         c.n_ops += (indptr[r + 1] - indptr[r]) * K
         for k in range(K):
@@ -82,14 +91,17 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
             j = c.touched[i]
             row = c.state + j * c.width
             for k in range(K):
-                apply(c, row, k, c.gacc[j * c.K + k] / n_rows)
+                apply(c, row, k, c.gacc[j * c.K + k] / n_rows, c.gacc[j * c.K + k] / n_rows)
                 c.gacc[j * c.K + k] = 0.0
             stamp(c, row)
         c.n_ops += n_touched * K
     if c.grouped and c.update == FOBOS:
         groups_prox_step(c)
     for k in range(K):
-        apply_intercept(c, k, c.qsum[k] if n_rows == 1 else c.qsum[k] / n_rows)
+        if n_rows == 1:
+            apply_intercept(c, k, c.qsum[k], c.sigma[k] if c.invariant else c.qsum[k])
+        else:
+            apply_intercept(c, k, c.qsum[k] / n_rows, c.qsum[k] / n_rows)
     c.t += 1
     end_step(c)
     return total
@@ -110,6 +122,8 @@ cdef inline void margins(Ctx* c, const value_t* data, const index_t* indices,
         row = c.state + indices[nz] * c.width
         if not c.grouped:
             catch_up(c, row)
+            if c.schedule == NORMALIZED:
+                rescale(c, row, data[nz])
         elif group_of(c, indices[nz]) >= 0:
             if c.update == RDA:
                 rda_group_weights(c, group_of(c, indices[nz]))
@@ -152,6 +166,8 @@ cdef inline double current(Ctx* c, Py_ssize_t j, int k) noexcept nogil:
         return weight(c, row, k)
     if c.schedule == ADAGRAD:
         return adagrad_catch_up(c, row, k)
+    if c.schedule == NORMALIZED:
+        return normalized_current(c, row, k)
     if c.penalty == BERHU:
         return heap_current(&c.heap, entry(c, row, k), c.P, c.Q)
     if c.n_row:
@@ -159,12 +175,14 @@ cdef inline double current(Ctx* c, Py_ssize_t j, int k) noexcept nogil:
     return entry(c, row, k)[0]
 
 
-cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
-    """This step's update of entry (j, k) with gradient g."""
+cdef inline void apply(Ctx* c, double* row, int k, double g, double step_g) noexcept nogil:
+    """This step's update of entry (j, k) with gradient g; FOBOS's forward step moves
+    by its step times `step_g` (g, or the invariant step's sigma x) while AdaGrad's
+    and the normalized schedule's G add g^2."""
     cdef double* e = entry(c, row, k)
     cdef double H, eta, sq
     if c.grouped and c.update == FOBOS:
-        e[0] -= c.eta * g
+        e[0] -= c.eta * step_g
     elif c.update == RDA:
         e[0] += g
         if c.schedule == ADAGRAD:
@@ -173,13 +191,60 @@ cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
         ftrl_weight(c, e, c.wrow)
         ftrl_update(c, e, g, c.wrow)
     elif c.penalty == BERHU:
-        apply_berhu(c, row, k, g)
+        apply_berhu(c, row, k, g, step_g)
     elif c.schedule == ADAGRAD:
         eta = adagrad_step(c, e, g)
         if eta > 0.0:
-            e[0] = fobos_prox(c, e[0] - eta * g, c.alpha_pen * eta)
+            e[0] = fobos_prox(c, e[0] - eta * step_g, c.alpha_pen * eta)
+    elif c.schedule == NORMALIZED:
+        normalized_apply(c, row, k, g, step_g)
     else:
-        e[0] = fobos_prox(c, e[0] - c.eta * g, c.alpha_pen * c.eta)
+        e[0] = fobos_prox(c, e[0] - c.eta * step_g, c.alpha_pen * c.eta)
+
+
+cdef inline double step_size(Ctx* c, double* row, int k, double g) noexcept nogil:
+    """eta_{t,jk}, FOBOS's step of entry (j, k) at this step once its gradient g joins
+    the accumulators (AdaGrad, normalized), without changing the state."""
+    cdef double H
+    if c.schedule == ADAGRAD:
+        H = c.delta + sqrt(entry(c, row, k)[1] + g * g)
+        return c.eta0 / H if H > 0.0 else 0.0
+    if c.schedule == NORMALIZED:
+        return normalized_step_size(c, row, k, g)
+    return c.eta
+
+
+cdef inline void add_row_norm(Ctx* c, const value_t* data, const index_t* indices,
+                              long long lo, long long hi) noexcept nogil:
+    """The normalized schedule's step 3: N_t = N_(t-1) + sum (x_j / m_j)^2 (+ 1, the
+    intercept's), then r_t = sqrt(t / N_t) into c.eta."""
+    cdef long long nz
+    cdef double n = c.norm_sum
+    for nz in range(lo, hi):
+        n += row_norm(data[nz], (c.state + indices[nz] * c.width)[NORM_SCALE])
+    c.norm_sum = n + (1.0 if c.fit_intercept else 0.0)
+    set_normalized_eta(c)
+
+
+cdef inline void invariant_sigmas(Ctx* c, const value_t* data, const index_t* indices,
+                                  long long lo, long long hi, double y, double h) noexcept nogil:
+    """The invariant step's sigma_k for every output, into c.sigma: from each output's
+    step norm q_k = sum_j eta_jk x_j^2 (+ eta^b_k), with the steps this update takes,
+    the flow's closed form (`_invariant`)."""
+    cdef int k
+    cdef long long nz
+    cdef double x, target
+    cdef double* row
+    for k in range(c.K):
+        c.sigma[k] = intercept_step_size(c, k, c.q[k]) if c.fit_intercept else 0.0
+    for nz in range(lo, hi):
+        row = c.state + indices[nz] * c.width
+        x = data[nz]
+        for k in range(c.K):
+            c.sigma[k] += step_size(c, row, k, c.q[k] * x) * x * x
+    for k in range(c.K):
+        target = (1.0 if k == <int>y else -1.0) if c.ovr else y
+        c.sigma[k] = invariant_sigma(c.loss, c.p[k], target, c.sigma[k], h, c.epsilon)
 
 
 cdef inline void abandon_step(Ctx* c, long long n_touched) noexcept nogil:

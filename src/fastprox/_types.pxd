@@ -21,6 +21,7 @@ cdef enum:
     INVSQRT = 1
     INV = 2
     ADAGRAD = 3
+    NORMALIZED = 4
 
 cdef enum:
     NONE = 0

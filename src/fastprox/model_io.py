@@ -724,7 +724,7 @@ def _learner(spec, groups, weights):
     model too large for the memory available is refused before it is allocated
     (ModelTooLarge, a ValueError) or, if its allocation fails, after."""
     try:
-        return Learner(*(spec[key] for key in _LEARNER_ARGS), groups=groups, group_weights=weights)
+        return Learner(**{key: spec[key] for key in _LEARNER_ARGS}, groups=groups, group_weights=weights)
     except MemoryError as e:
         if isinstance(e, ValueError):
             raise

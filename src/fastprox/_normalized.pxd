@@ -1,0 +1,100 @@
+# The normalized schedule (the contract's `schedule = "normalized"`: NAG, Ross,
+# Mineiro & Langford 2013, as Vowpal Wabbit runs it), under FOBOS with penalty none
+# or l1: AdaGrad's steps divided by each feature's scale m_j (its largest |x| so far)
+# and scaled by one global r_t = sqrt(t / N_t), N_t the sum of the rows' squared
+# norms in those scales.
+#
+# A feature's row holds (NORM_STAMP, NORM_SCALE) then, per output, (W, G, FACTOR):
+# the cumulant R = sum r_tau (Ctx.Q) when the feature was last brought up to date,
+# m_j, and per output the weight, AdaGrad's sum of squared gradients and the step
+# factor eta0 / (m_j sqrt(G)) (0 while G = 0), frozen while the feature is untouched.
+# Then eta_{tau,jk} = FACTOR * r_tau, and the l1 proxes of the untouched steps add up
+# to one soft-threshold by alpha FACTOR (R - NORM_STAMP) (FOBOS Proposition 11).
+from libc.math cimport sqrt, fabs
+from fastprox._prox cimport soft_threshold
+from fastprox._state cimport Ctx, entry
+
+cdef enum:
+    NORM_STAMP = 0      # row: R = sum_tau r_tau at the feature's last update
+    NORM_SCALE = 1      # row: m_j, the largest |x_j| so far (0: never a non-zero value)
+    NORM_ROW = 2        # row fields before the entries
+    NORM_W = 0          # entry: the weight
+    NORM_G = 1          # entry: sum of squared gradients
+    NORM_FACTOR = 2     # entry: eta0 / (m_j sqrt(G)), 0 while G = 0
+    NORM_ENTRY = 3      # entry fields
+
+
+cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
+    """The l1 proxes of the steps since the feature's stamp, as one soft-threshold by
+    alpha FACTOR (R - stamp) (no penalty: nothing moves), then the stamp is R."""
+    cdef int k
+    cdef double* e
+    cdef double spent = c.Q - row[NORM_STAMP]
+    if spent > 0.0 and c.alpha_pen > 0.0:
+        for k in range(c.K):
+            e = entry(c, row, k)
+            e[NORM_W] = soft_threshold(e[NORM_W], c.alpha_pen * e[NORM_FACTOR] * spent)
+    row[NORM_STAMP] = c.Q
+
+
+cdef inline double normalized_current(Ctx* c, double* row, int k) noexcept nogil:
+    """w_{T+1,jk} without modifying the state (`normalized_catch_up` of one entry)."""
+    cdef double* e = entry(c, row, k)
+    cdef double spent = c.Q - row[NORM_STAMP]
+    if spent > 0.0 and c.alpha_pen > 0.0:
+        return soft_threshold(e[NORM_W], c.alpha_pen * e[NORM_FACTOR] * spent)
+    return e[NORM_W]
+
+
+cdef inline void rescale(Ctx* c, double* row, double x) noexcept nogil:
+    """The contract's step 1 for a feature of value x in the row: where |x| exceeds
+    m_j, its weights shrink by m_j / |x| (a coordinate with m_j = 0 never had a
+    gradient and is 0) and m_j becomes |x|."""
+    cdef int k
+    cdef double a = fabs(x), m = row[NORM_SCALE], ratio
+    if a > m:
+        if m > 0.0:
+            ratio = m / a
+            for k in range(c.K):
+                entry(c, row, k)[NORM_W] *= ratio
+        row[NORM_SCALE] = a
+
+
+cdef inline double row_norm(double x, double m) noexcept nogil:
+    """(x / m)^2, the row's squared norm's share of a feature of scale m (after
+    `rescale`: m >= |x|; a stored zero adds nothing, whatever m)."""
+    if x == 0.0:
+        return 0.0
+    x = x / m
+    return x * x
+
+
+cdef inline void set_normalized_eta(Ctx* c) noexcept nogil:
+    """r_t = sqrt(t / N_t) for the step t = c.t + 1 (N_t already holds its row): the
+    global part of every step of this update, kept in c.eta (0 while N = 0: no
+    feature and no intercept has had a value yet, and every weight is 0)."""
+    c.eta = sqrt(<double>(c.t + 1) / c.norm_sum) if c.norm_sum > 0.0 else 0.0
+
+
+cdef inline double normalized_factor(Ctx* c, double G, double m) noexcept nogil:
+    """eta0 / (m sqrt(G)), 0 while G = 0 (the model file's reader recomputes it)."""
+    return c.eta0 / (m * sqrt(G)) if G > 0.0 else 0.0
+
+
+cdef inline double normalized_step_size(Ctx* c, double* row, int k, double g) noexcept nogil:
+    """eta_{t,jk} after this step's gradient g joins G (not stored: the invariant
+    step's norm needs it before the update)."""
+    return normalized_factor(c, entry(c, row, k)[NORM_G] + g * g, row[NORM_SCALE]) * c.eta
+
+
+cdef inline void normalized_apply(Ctx* c, double* row, int k, double g, double step_g) noexcept nogil:
+    """G += g^2, the entry's new factor, and FOBOS's step w - eta step_g with the l1
+    prox at threshold alpha eta, eta = FACTOR r_t (`step_g` is g, or the invariant
+    step's sigma x)."""
+    cdef double* e = entry(c, row, k)
+    cdef double eta
+    e[NORM_G] += g * g
+    e[NORM_FACTOR] = normalized_factor(c, e[NORM_G], row[NORM_SCALE])
+    eta = e[NORM_FACTOR] * c.eta
+    if eta > 0.0:
+        e[NORM_W] = soft_threshold(e[NORM_W] - eta * step_g, c.alpha_pen * eta)
