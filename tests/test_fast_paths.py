@@ -50,7 +50,7 @@ def state(learner):
 
 
 def test_every_fast_kernel_is_covered():
-    assert {fast for *_, fast in RULES} == {"fobos", "adagrad", "dual", "rows"}
+    assert {fast for *_, fast in RULES} == {"fobos", "adagrad", "normalized", "dual", "rows"}
 
 
 @pytest.mark.parametrize("rule", RULES, ids=["/".join(r[:3]) for r in RULES])
@@ -84,3 +84,22 @@ def test_ftrl_without_its_roots_memo_too(penalty, sets):
     for learner in learners:
         learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1)
     assert state(learners[0]) == state(learners[1])
+
+
+@pytest.mark.parametrize("penalty", ["none", "l1"])
+@pytest.mark.parametrize("step", ["gradient", "invariant"])
+@pytest.mark.parametrize("name", ["synthetic", "a9a", "ijcnn1"])
+def test_normalized_rows_with_either_step_and_weights(penalty, step, name, sets):
+    """The normalized schedule's fast rows (`plain_normalized_step`) with the gradient
+    and the invariant step, weighted rows, every loss: the general path's bits."""
+    X, y = sets[name]
+    sw = np.random.default_rng(2).uniform(0.2, 2.0, X.shape[0])
+    for loss in LOSSES:
+        learners = [Learner(X.shape[1], 1, "fobos", "normalized", penalty, loss, alpha=1e-3, eta0=0.5,
+                            step=step) for _ in range(2)]
+        learners[1]._use_general_step()
+        assert learners[0].fast_rows == "normalized" and learners[1].fast_rows is None
+        for learner in learners:
+            for order in (None, np.random.default_rng(1).permutation(X.shape[0]).astype(np.int64)):
+                learner.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
+        assert state(learners[0]) == state(learners[1]), (loss, name)

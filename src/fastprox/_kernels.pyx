@@ -213,6 +213,7 @@ cdef class Learner:
         c.plain_fobos = n_outputs == 1 and rule.fast_rows == "fobos"
         c.plain_adagrad = n_outputs == 1 and rule.fast_rows == "adagrad"
         c.plain_dual = n_outputs == 1 and rule.fast_rows == "dual"
+        c.plain_normalized = n_outputs == 1 and rule.fast_rows == "normalized"
         # Weighted rows take the general step: a weighted variant of the dedicated one
         # (a fused type) kept its loop but made GCC stop inlining prox_l1_linf into it,
         # +11% instructions on the unweighted l1_linf pass (callgrind).
@@ -468,10 +469,11 @@ cdef class Learner:
     def fast_rows(self):
         """Which hand-fused row kernel serves this rule's single rows (None: the
         general `step`): "fobos" (`plain_fobos_step`), "adagrad" (`plain_adagrad_step`),
-        "dual" (`plain_dual_step`) or "rows" (`plain_rows_step`)."""
+        "normalized" (`plain_normalized_step`), "dual" (`plain_dual_step`) or "rows"
+        (`plain_rows_step`)."""
         c = &self.c
         for name, on in (("fobos", c.plain_fobos), ("adagrad", c.plain_adagrad),
-                         ("dual", c.plain_dual), ("rows", c.plain_rows)):
+                         ("normalized", c.plain_normalized), ("dual", c.plain_dual), ("rows", c.plain_rows)):
             if on:
                 return name
         return None
@@ -504,6 +506,7 @@ cdef class Learner:
         """Route every row through the general `step` (private: the tests that prove
         each fast row kernel computes the general path's bits)."""
         self.c.plain_fobos = self.c.plain_adagrad = self.c.plain_dual = self.c.plain_rows = False
+        self.c.plain_normalized = False
 
     @property
     def n_ops(self):
@@ -648,7 +651,7 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     # their values and indices are requested too, a step before their state.
     cdef bint scattered = (data.shape[0] * (sizeof(value_t) + sizeof(index_t)) > PREFETCH_BYTES
                            and not all_rows and not consecutive(order))
-    cdef bint separable = c.plain_fobos or c.plain_adagrad or c.plain_dual
+    cdef bint separable = c.plain_fobos or c.plain_adagrad or c.plain_dual or c.plain_normalized
     cdef bint stopped, steep
     with nogil:
         while start < n:

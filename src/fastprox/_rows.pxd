@@ -11,6 +11,12 @@ from fastprox._dual cimport set_weight_params, ftrl_z
 from fastprox._intercept cimport intercept_feature, intercept_value, apply_intercept
 from fastprox._gradients cimport gradient, gradients, refused, abs_max2, row_abs_max, largest_q
 from fastprox._csr cimport weight_at
+from fastprox._normalized cimport (normalized_catch_up, rescale, row_norm, set_normalized_eta,
+                                   normalized_factor, NORM_STAMP, NORM_SCALE, NORM_ROW, NORM_W, NORM_G,
+                                   NORM_FACTOR)
+from fastprox._intercept cimport intercept_step_size
+from fastprox._invariant cimport invariant_sigma
+from fastprox._prox cimport soft_threshold
 
 cdef extern from "_pairs.h" nogil:
     ctypedef struct pair "fastprox_pair":
@@ -38,7 +44,7 @@ cdef inline double separable_step(Ctx* c, const value_t* data, const index_t* in
                                   const index_t* indptr, const double* y, const double* sw,
                                   long long r) noexcept nogil:
     """`step` for row r alone under a rule with one output and a separable penalty
-    (`Ctx.plain_fobos`, `plain_adagrad`, `plain_dual`): the most common steps, called
+    (`Ctx.plain_fobos`, `plain_adagrad`, `plain_normalized`, `plain_dual`): the most common steps, called
     by `fit_csr`'s loop directly (3-5% of an ijcnn1 pass was `step`'s dispatch)."""
     cdef double total
     if c.update != FOBOS:
@@ -48,11 +54,13 @@ cdef inline double separable_step(Ctx* c, const value_t* data, const index_t* in
         total = plain_fobos_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
     elif c.plain_adagrad:
         total = plain_adagrad_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
+    elif c.plain_normalized:
+        total = plain_normalized_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
     else:
         total = plain_dual_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
     if c.nonfinite:
         return total
-    apply_intercept(c, 0, c.qsum[0], c.qsum[0])
+    apply_intercept(c, 0, c.qsum[0], c.sigma[0] if c.invariant else c.qsum[0])
     c.t += 1
     end_step(c)
     return total
@@ -339,4 +347,62 @@ cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* i
     c.n_ops += 3 * (hi - lo) * K
     for k in range(K):
         c.qsum[k] = q[k]
+    return total
+
+
+cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const index_t* indices,
+                                         long long lo, long long hi, double y, double sw) noexcept nogil:
+    """One row under the normalized schedule with one output, gradient or invariant
+    step: the general `step`'s `margins` (`normalized_catch_up`, `rescale`),
+    `add_row_norm`, `invariant_sigmas` and `apply` (`normalized_apply`), the same
+    arithmetic fused into three passes over the row (two with the gradient step).
+    The invariant step's second pass stores G and the step factor as `apply` would,
+    since only the weights wait for sigma."""
+    cdef double* state = c.state
+    cdef long long width = c.width, nz
+    cdef double acc = c.bstate[0], xm = intercept_feature(c), norms = c.norm_sum
+    cdef double alpha = c.alpha_pen, q, g, r, eta, step_norm, sigma, total = 0.0
+    cdef double* row
+    cdef double* e
+    for nz in range(lo, hi):
+        row = state + indices[nz] * width
+        normalized_catch_up(c, row)
+        rescale(c, row, data[nz])
+        acc += row[NORM_ROW + NORM_W] * data[nz]
+        xm = abs_max2(xm, data, nz, False)
+    c.p[0] = acc
+    q = c.q[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, xm):
+        return total
+    for nz in range(lo, hi):
+        norms += row_norm(data[nz], (state + indices[nz] * width)[NORM_SCALE])
+    c.norm_sum = norms + intercept_feature(c)
+    set_normalized_eta(c)
+    r = c.eta
+    c.Q += r
+    sigma = q
+    if c.invariant:
+        step_norm = intercept_step_size(c, 0, q) if c.fit_intercept else 0.0
+        for nz in range(lo, hi):
+            row = state + indices[nz] * width
+            e = row + NORM_ROW
+            g = q * data[nz]
+            e[NORM_G] += g * g
+            e[NORM_FACTOR] = normalized_factor(c, e[NORM_G], row[NORM_SCALE])
+            step_norm += e[NORM_FACTOR] * r * data[nz] * data[nz]
+        sigma = invariant_sigma(c.loss, acc, y, step_norm, sw, c.epsilon)
+    for nz in range(lo, hi):
+        row = state + indices[nz] * width
+        e = row + NORM_ROW
+        if not c.invariant:
+            g = q * data[nz]
+            e[NORM_G] += g * g
+            e[NORM_FACTOR] = normalized_factor(c, e[NORM_G], row[NORM_SCALE])
+        eta = e[NORM_FACTOR] * r
+        if eta > 0.0:
+            e[NORM_W] = soft_threshold(e[NORM_W] - eta * (sigma * data[nz]), alpha * eta)
+        row[NORM_STAMP] = c.Q
+    c.n_ops += 2 * (hi - lo)
+    c.qsum[0] = q
+    c.sigma[0] = sigma
     return total

@@ -39,7 +39,7 @@ PENALTIES = {p.name: p for p in (
 Rule = namedtuple("Rule", "update schedule penalty layout catch_up fast_rows")
 Rule.__doc__ = """One supported combination: the state each feature keeps (`layout`),
 how an untouched feature is caught up (`catch_up`), and the hand-fused kernel that
-serves its single rows where one exists (`fast_rows`: "fobos", "adagrad", "dual",
+serves its single rows where one exists (`fast_rows`: "fobos", "adagrad", "normalized", "dual",
 "rows" (l1_l2 / l1_linf over W's rows, without user groups or weights), or None for
 the general step)."""
 
@@ -104,7 +104,7 @@ def _rule(update, schedule, penalty):
     layout = _LAYOUT.get((update, schedule, family)) or _LAYOUT[(update, kind, family)]
     fast = None
     if family == "separable":
-        fast = {"scalar": "fobos", "adagrad": "adagrad", "dual": "dual", "normalized": None}[kind]
+        fast = {"scalar": "fobos", "adagrad": "adagrad", "dual": "dual", "normalized": "normalized"}[kind]
     elif penalty in ("l1_l2", "l1_linf") and kind == "scalar":
         fast = "rows"
     return Rule(update, schedule, penalty, layout, _CATCH_UP[key], fast)

@@ -14,6 +14,7 @@ cdef struct Ctx:
     bint plain_fobos              # one output, fobos, scalar step, l1/l2/elasticnet/none
     bint plain_adagrad            # one output, fobos + adagrad, l1/l2/elasticnet/none
     bint plain_dual               # one output, rda or ftrl, l1/l2/elasticnet/none
+    bint plain_normalized         # one output, fobos + normalized, l1/none, either step
     bint plain_rows               # fobos, scalar step, l1_l2/l1_linf over W's rows, unweighted
     bint ftrl_roots               # ftrl entries hold sqrt(n) too (FTRL_ROOTS_ENTRIES)
     bint invariant                # fobos's forward step is the importance-invariant flow
