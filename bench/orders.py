@@ -4,11 +4,15 @@ The peer suite and ``bench/defaults.py`` score one pass over one order of the
 training rows; one order's accuracy moves with the order by about the gaps it
 is used to compare (on a9a, VW's defaults range 0.8478-0.8512 over orders).
 Here every learner makes one unshuffled pass over each of K seeded orders of
-the suite's training rows, the same orders for all, and the tables give the
-median and the range of the test accuracies, and in how many orders the
-defaults are not below VW. The defaults' eta0 times 0.85 and 0.7 shows whether
-a smaller step would meet every set. Accuracy is deterministic, so the
-machine's load does not matter. Writes bench/results/orders.md.
+the training rows of the peer suite's sets and of every other binary set of
+../shared/data (bench.defaults.HELD_OUT), the same orders for all, and the
+tables give the median and the range of the test accuracies, and in how many
+orders each learner is not below VW. The learners: VW's defaults; fastprox's
+defaults (AdaGrad with the "auto" steps the first rows set); issue 21's
+data-free candidate (the normalized schedule, the invariant step, eta0 = 0.5,
+the default l1 penalty); and the candidate without penalty, which is VW's update
+in the contract's terms. Accuracy is deterministic, so the machine's load does
+not matter. Writes bench/results/orders.md.
 
     python -m bench.orders [--orders 7] [--data ../shared/data] [--out bench/results/orders.md]
 """
@@ -20,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.defaults import accuracy, scaled_auto, vw_accuracy
+from fastprox import ProxClassifier
+from bench.defaults import HELD_OUT, vw_accuracy
 from bench.machine import describe_machine
 from bench.papers._common import md_table
 from bench.peers import data
@@ -28,8 +33,11 @@ from bench.peers.run import SYNTHETIC, synthetic
 
 BENCH = Path(__file__).resolve().parent
 
-#: The defaults' "auto" eta0 times these (delta as "auto" picks it).
-ETA0_FACTORS = (1.0, 0.85, 0.7)
+#: fastprox's learners: name -> parameters beside the defaults.
+CANDIDATE = dict(schedule="normalized", step="invariant", eta0=0.5)
+LEARNERS = {"fastprox defaults (adagrad, auto steps)": {},
+            "data-free candidate (normalized, invariant, eta0 0.5, l1 1e-6)": CANDIDATE,
+            "candidate without penalty (VW's update)": dict(CANDIDATE, penalty="none")}
 
 
 def orders(problem, k):
@@ -41,12 +49,13 @@ def orders(problem, k):
 
 
 def measure(problem, k):
-    """{learner: [test accuracy per order]} for VW's defaults and the defaults' eta0 factors."""
-    out = {"VW defaults": []} | {factor: [] for factor in ETA0_FACTORS}
+    """{learner: [test accuracy per order]} for VW's defaults and LEARNERS."""
+    out = {"VW defaults": []} | {name: [] for name in LEARNERS}
     for p in orders(problem, k):
         out["VW defaults"].append(vw_accuracy(p))
-        for factor in ETA0_FACTORS:
-            out[factor].append(accuracy(scaled_auto(p, factor, 1.0), p))
+        for name, params in LEARNERS.items():
+            clf = ProxClassifier(shuffle=False, **params).fit(p.X_train, p.y_train)
+            out[name].append(clf.score(p.X_test, p.y_test))
         p.close()
     return out
 
@@ -65,17 +74,19 @@ def main():
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--out", default=str(BENCH / "results" / "orders.md"))
     args = parser.parse_args()
-    problems = [synthetic(rows, s) for rows, s in SYNTHETIC] + data.real_sets(args.data)
+    problems = ([synthetic(rows, s) for rows, s in SYNTHETIC] + data.real_sets(args.data)
+                + data.real_sets(args.data, sets=HELD_OUT))
     results = []
     for problem in problems:
         results.append(measure(problem, args.orders))
         print(problem.name, {k: cell(v) for k, v in results[-1].items()}, flush=True)
-    names = ["VW defaults"] + [f"fastprox defaults{'' if f == 1.0 else f', eta0 x {f:g}'}" for f in ETA0_FACTORS]
-    rows = []
-    for name, key in zip(names, ["VW defaults", *ETA0_FACTORS]):
+    rows, means = [], {}
+    for key in ["VW defaults", *LEARNERS]:
+        means[key] = statistics.mean(statistics.median(r[key]) for r in results)
         medians_ok = [statistics.median(r[key]) >= statistics.median(r["VW defaults"]) for r in results]
         reference = None if key == "VW defaults" else "VW defaults"
-        rows.append([name, "" if reference is None else str(sum(medians_ok))]
+        rows.append([key, "" if reference is None else f"{sum(medians_ok)} of {len(results)}",
+                     f"{means[key]:.4f}"]
                     + [cell(r[key], r[reference] if reference else None) for r in results])
     text = "\n".join([
         "# One-pass accuracy over several training orders", "",
@@ -83,9 +94,9 @@ def main():
         f"Test accuracy after one unshuffled pass over each of {args.orders} seeded orders of the peer "
         "suite's training rows (the same orders for every learner): median [lowest-highest] over the "
         "orders and, for fastprox, in how many orders it is not below VW's defaults; the second column "
-        "counts the sets whose median is not below VW's. fastprox's defaults: FOBOS, AdaGrad steps "
-        "with the \"auto\" eta0 and delta, l1 alpha = 1e-6; the last rows scale eta0.", "",
-        md_table(["learner", "sets with median not below VW"] + [p.name for p in problems], rows), "",
+        "counts the sets whose median is not below VW's (learners: see the module's docstring).", "",
+        md_table(["learner", "sets with median not below VW", "mean of the medians"]
+                 + [p.name for p in problems], rows), "",
     ])
     Path(args.out).write_text(text)
     print(text)
