@@ -224,3 +224,145 @@ def test_pegasos_projection_keeps_the_norm_bound():
     assert plain.shape == projected.shape == marks.shape
     best = fobos_synthetic.optimum(X, y, "hinge", "l2", lam)
     assert projected[-1] >= best - 1e-9 and plain[-1] >= best - 1e-9
+
+
+# ---------------------------------------------------------------- the verdict rule (_common)
+def test_rule_orders_only_beyond_the_spread():
+    assert _common.lower(0.10, 0.13, 0.01, 0.02) and not _common.lower(0.10, 0.11, 0.01, 0.02)
+    assert not _common.lower(0.100, 0.101, floor=0.002) and _common.lower(0.1, 0.2, floor=0.002)
+    assert _common.tied(0.020, 0.022, 0.002, 0.002) and not _common.tied(0.1, 0.2, 0.01, 0.01)
+    assert _common.margin(0.01, 0.03, floor=0.02) == pytest.approx(0.03 * _common.SPREAD_FACTOR)
+
+
+def test_quick_reports_mark_verdicts_and_list_differences(tmp_path, monkeypatch):
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "x.md").write_text("# x\n\n- claim A: **holds**. why\n- claim B: **does not hold**. why\n")
+    monkeypatch.setattr(_common, "FULL_DIR", str(full))
+    args = type("Args", (), {"quick": True, "seed": 0})()
+    lines = [_common.verdict(True, "claim A", "ok."), _common.verdict(True, "claim B", "ok.")]
+    path = _common.write_report(str(tmp_path / "quick"), "x", "X", lines, 0.0, args)
+    text = Path(path).read_text()
+    assert "**holds (quick)**" in text and "**holds**." not in text
+    assert "1 verdict(s) differ" in text and "claim B: quick *holds*, full run *does not hold*" in text
+    assert _common.verdict_words(text) == {"claim A": "holds", "claim B": "holds"}
+
+
+def test_every_report_is_listed_in_the_readme():
+    readme = (Path(__file__).resolve().parents[1] / "bench" / "papers" / "README.md").read_text()
+    from bench.papers import available
+    for name in available():
+        assert f"({name}.md)" in readme, name
+
+
+# ---------------------------------------------------------------- mkl
+def test_mkl_prox_is_alg2_and_matches_a_brute_force_minimizer():
+    from scipy.optimize import minimize
+    from bench.papers import mkl
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(4), 3)
+    for t in (0.05, 0.5, 3.0):
+        V = rng.standard_normal((2, 12))
+        Z = mkl.prox("squared_group", V, groups, 4, t)
+        f = lambda z: 0.5 * np.sum((z - V.ravel()) ** 2) + t * mkl.regularizer(
+            "squared_group", z.reshape(V.shape), groups, 4)
+        assert f(Z.ravel()) <= minimize(f, V.ravel() * 0.5, method="Powell").fun + 1e-6
+    Z = mkl.prox("l1_l2", V, groups, 4, 0.5)
+    norms = mkl.group_norms(V, groups, 4)
+    np.testing.assert_allclose(mkl.group_norms(Z, groups, 4), np.maximum(norms - 0.5, 0), atol=1e-12)
+
+
+def test_mkl_batch_and_online_reach_the_same_objective():
+    from bench.papers import mkl
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((300, 20))
+    y = np.argmax(X[:, :3], axis=1)
+    Ftr, Fte, groups = mkl.kernel_features(X, X[:50], seed=0, n_random=10)
+    assert Ftr.shape == (300, 20 + 10 * 6) and groups.max() == len(mkl.KERNELS) - 1
+    np.testing.assert_allclose([np.mean((Ftr[:, groups == k] ** 2).sum(1)) for k in range(5)], 1.0)
+    W, b, trace = mkl.batch_solve("log", "squared_group", 1e-2, Ftr, y, groups, 7, 3, 300)
+    assert np.all(np.diff(trace[:, 1]) <= 1e-9) or trace[-1, 1] <= trace[0, 1]
+    online, clf = mkl.online("log", "MKL", 1e-2, 0.5, Ftr, y, Fte, y[:50], groups, 30, seed=0)
+    assert online[-1, 1] >= trace[-1, 1] - 1e-6 and online[-1, 1] < online[0, 1]
+    assert online[-1, 1] - trace[-1, 1] < 0.05 * trace[-1, 1] + 0.01
+    assert clf.beta_.shape == (7,) and abs(clf.beta_.sum() - 1) < 1e-9
+
+
+def test_mkl_dataset_and_report_on_a_small_run(tmp_path, monkeypatch):
+    from bench.papers import mkl
+    data = data_dir("satimage/satimage.scale", "satimage/satimage.scale.t")
+    monkeypatch.setattr(mkl, "PASSES", 3)
+    monkeypatch.setattr(mkl, "TUNE_PASSES", 1)
+    monkeypatch.setattr(mkl, "CHECKPOINTS", (1, 3))
+    monkeypatch.setattr(mkl, "ALPHAS", (1e-3,))
+    monkeypatch.setattr(mkl, "ETAS", (0.5,))
+    monkeypatch.setattr(mkl, "N_RANDOM", 8)
+    monkeypatch.setattr(mkl, "PATH_ALPHAS", (1e-3, 1.0))
+    monkeypatch.setattr(mkl, "batch_solve", lambda *a, **k: (
+        np.zeros((6, a[3].shape[1])), np.zeros(6), np.array([[0.01, 9.0], [0.02, 0.1]])))
+    res = {"satimage": mkl.run_dataset(data, "satimage", 120, 2, log=lambda *a, **k: None)}
+    lines = mkl.verdicts(res)
+    assert len(lines) == 8 and all("**" in line for line in lines)
+    assert "beta_ (MKL)" in mkl.weights_table(res) and "noise 2" in mkl.path_table(res) and "batch / online" in mkl.speed_table(res)
+    assert all((tmp_path / os.path.basename(p)).stat().st_size > 10_000 for p in mkl.plots(res, str(tmp_path)))
+
+
+# ---------------------------------------------------------------- adagrad_mnist, rda_params
+def test_adagrad_mnist_methods_are_fastprox_rules_and_pa_learns():
+    from fastprox._rules import RULES
+    from bench.papers import adagrad_mnist
+    allowed = {(r.update, r.schedule, r.penalty) for r in RULES}
+    for spec in adagrad_mnist.METHODS.values():
+        assert spec is None or ("rda", spec[0], spec[1]) in allowed
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 10))
+    y = np.argmax(X[:, :3], axis=1)
+    W, b, mistakes = adagrad_mnist.passive_aggressive(X, y, 1.0, 3)
+    assert np.mean((X @ W.T + b).argmax(1) != y) < 0.15 and mistakes[:50].sum() > mistakes[-50:].sum()
+
+
+def test_adagrad_mnist_experiment_and_verdicts(tmp_path, monkeypatch):
+    from bench.papers import adagrad_mnist
+    monkeypatch.setattr(adagrad_mnist, "TUNE_ROWS", 100)
+    monkeypatch.setattr(adagrad_mnist, "STEPS", (0.1, 1.0))
+    monkeypatch.setattr(adagrad_mnist, "PA_C", (1.0,))
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 40))
+    y = np.argmax(X[:, :4], axis=1)
+    params, lambdas, out = adagrad_mnist.experiment(X[:200], y[:200], X[200:], y[200:], 2, 0,
+                                                    log=lambda *a, **k: None)
+    assert lambdas["a"] < lambdas["b"]
+    assert set(out) == set(adagrad_mnist.METHODS) and all(len(v["err"]) == 2 for v in out.values())
+    assert out["RDA"]["mistakes"][0].shape == (200,)
+    lines = adagrad_mnist.verdicts(out)
+    assert len(lines) == 7 and all("**" in line for line in lines)
+    assert "paper error" in adagrad_mnist.table(out, params)
+    adagrad_mnist.plot_mistakes(out, tmp_path / "f5.png")
+    assert (tmp_path / "f5.png").stat().st_size > 10_000
+
+
+def test_rda_params_sweep_overfitting_and_verdicts(tmp_path, monkeypatch):
+    from bench.papers import rda_params
+    monkeypatch.setattr(rda_params, "GAMMAS", (1000.0, 5000.0))
+    monkeypatch.setattr(rda_params, "FIG8_LAMBDAS", (0.01, 1.0))
+    monkeypatch.setattr(rda_params, "SUBSETS", 2)
+    X, y = digits(160)
+    Xtr, ytr, Xte, yte = rda_mnist.pair_split(X, y, 0, 1, seed=0)
+    sweep = rda_params.gamma_sweep(Xtr, ytr, Xte, yte, 2, 1, 0, log=lambda *a, **k: None)
+    assert set(sweep[1.0]) == {"batch", 1000.0, 5000.0} and len(sweep[1.0][1000.0]["err"]) == 2
+    over, nnzs, size = rda_params.overfitting(Xtr, ytr, Xte, yte, 2, 1, 0, log=lambda *a, **k: None)
+    assert len(over[0.01]["batch"]) == 2 and len(over[0.01]["RDA w_T"]) == 4
+    lines = rda_params.verdicts(sweep, over)
+    assert len(lines) == 7 and all("**" in line for line in lines)
+    assert "Jaccard" in rda_params.sweep_table(sweep) and "batch" in rda_params.fig8_table(over, nnzs)
+    assert all(os.path.getsize(p) > 5_000 for p in rda_params.plots(sweep, over, str(tmp_path)))
+
+
+def test_rda_gamma_reaches_the_learner():
+    X, y = digits(100)
+    Xtr, ytr, _, _ = rda_mnist.pair_split(X, y, 0, 1, seed=0)
+    order = np.arange(Xtr.shape[0])
+    w1, _ = rda_mnist.final_model(rda_mnist.ERDA, 0.5, Xtr, ytr, order, gamma=1000.0)
+    w2, _ = rda_mnist.final_model(rda_mnist.ERDA, 0.5, Xtr, ytr, order)
+    assert rda_mnist.learner(rda_mnist.ERDA, 0.5, 10, 1000.0).get_params()["rda_rho"] == 0.025
+    assert not np.allclose(w1, w2)

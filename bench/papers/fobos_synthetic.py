@@ -61,7 +61,8 @@ from scipy.special import expit
 
 from fastprox import ProxClassifier
 
-from ._common import add_common_arguments, liblinear_fit, main, md_table, pyplot, verdict, write_report
+from ._common import (RULE, add_common_arguments, liblinear_fit, lower, main, md_table, pyplot, start,
+                      verdict, write_report)
 
 NAME = "fobos_synthetic"
 CLASSES = np.array([-1.0, 1.0])
@@ -242,7 +243,8 @@ def comparison(reps, seed, steps=PEG_STEPS):
                 curves[loss].setdefault(key, []).append(curve - min(best, low))
         print(f"  Pegasos comparison run {r + 1}/{reps}", flush=True)
     return {"marks": marks, "lambda": lam, "shortfall": shortfall,
-            "curves": {loss: {k: np.mean(v, axis=0) for k, v in c.items()} for loss, c in curves.items()}}
+            "curves": {loss: {k: np.mean(v, axis=0) for k, v in c.items()} for loss, c in curves.items()},
+            "spread": {loss: {k: np.std(v, axis=0) for k, v in c.items()} for loss, c in curves.items()}}
 
 
 # ---------------------------------------------------------------- plots and report
@@ -343,14 +345,20 @@ def verdicts(sens, comp):
                          f"Rule: final gaps within a factor 3 (FOBOS without projection / Pegasos with it: "
                          f"{h['FOBOS (fastprox)'][-1]:.2e} / {h['Pegasos + projection'][-1]:.2e}; Pegasos "
                          f"without projection {h['Pegasos'][-1]:.2e})."))
-    ahead = float(np.mean(l["FOBOS (fastprox)"] < l["Pegasos"]))
-    end = l["FOBOS (fastprox)"][-1] / l["Pegasos"][-1] - 1.0
-    lines.append(verdict(end <= 0.01 and ahead >= 0.5,
+    f_, p_ = l["FOBOS (fastprox)"], l["Pegasos"]
+    sf, sp = comp["spread"]["log"]["FOBOS (fastprox)"], comp["spread"]["log"]["Pegasos"]
+    ahead = float(np.mean([lower(f_[i], p_[i], sf[i], sp[i]) for i in range(len(f_))]))
+    behind = lower(p_[-1], f_[-1], sp[-1], sf[-1])
+    end = f_[-1] / p_[-1] - 1.0
+    lines.append(verdict(not behind and ahead >= 0.5,
                          "Fig. 4 right: without projection, on the logistic loss, FOBOS slightly outperforms "
                          "Pegasos",
-                         f"Rule: FOBOS' gap lower at most checkpoints and not above Pegasos' at the end: "
-                         f"lower at {100 * ahead:.0f}% of checkpoints; final {l['FOBOS (fastprox)'][-1]:.3e} vs "
-                         f"{l['Pegasos'][-1]:.3e} ({100 * end:+.2f}%). The lead is in the first steps: at t = 1, "
+                         "Rule: FOBOS' mean gap below Pegasos' beyond the margin (the larger std over the data "
+                         "sets) at half the checkpoints or more, and not above it beyond the margin at the end: "
+                         f"lower beyond the margin at {100 * ahead:.0f}% of checkpoints; final {f_[-1]:.3e} ± "
+                         f"{sf[-1]:.1e} vs {p_[-1]:.3e} ± {sp[-1]:.1e} ({100 * end:+.2f}%). Without the margin "
+                         f"FOBOS is lower at {100 * float(np.mean(f_ < p_)):.0f}% of checkpoints; the lead is in "
+                         "the first steps: at t = 1, "
                          "eta lambda = 1, FOBOS gives w_2 = -eta g / 2 (its shrinkage 1/(1 + eta lambda)), "
                          "Pegasos -eta g; the two updates coincide as t grows."))
     lines.append(verdict(None, "Sec. 7.1: constant steps eta_1/sqrt(T), other sizes n and d, the correlation study",
@@ -366,7 +374,7 @@ def add_arguments(parser):
 
 def run(args):
     """Both experiments; write fobos_synthetic.md and two PNGs."""
-    started = time.perf_counter()
+    started = start(args)
     sens_reps, comp_reps = (1, 3) if args.quick else (10, 20)
     print(f"{NAME}: Sec. 7.1, {sens_reps} data sets", flush=True)
     sens = sensitivity(sens_reps, args.seed)
@@ -387,7 +395,8 @@ def run(args):
             for f, *_ in PANELS[1:] for s in SCHEDULES) + ". All choices the paper leaves open are in the "
         "module docstring (`bench/papers/fobos_synthetic.py`). The OCR of Sec. "
         "7.1-7.2 is clean (the formulas for f and the step heuristics read correctly).", "",
-        "## Verdicts", "", *verdicts(sens, comp), "",
+        "## Verdicts", "", RULE, "", "Here: spreads over the data sets (Sec. 7.2: one data set a run); the other "
+        "verdicts are thresholds stated in each line.", "", *verdicts(sens, comp), "",
         "## Sec. 7.1: sensitivity to the initial step (Figures 1-3)", "",
         f"![sensitivity]({NAME}_sensitivity.png)", "",
         f"Objective minus optimum after {SENS_ROWS:,} example gradients, mean over {sens_reps} data sets, by initial "
