@@ -91,8 +91,9 @@ def main():
     text = "\n".join([
         "# One-pass accuracy over several training orders", "",
         f"`python -m bench.orders --orders {args.orders}`", "", describe_machine(), "",
-        f"Test accuracy after one unshuffled pass over each of {args.orders} seeded orders of the peer "
-        "suite's training rows (the same orders for every learner): median [lowest-highest] over the "
+        f"Test accuracy after one unshuffled pass over each of {args.orders} seeded orders of the training "
+        "rows of the peer suite's sets and the other binary sets of ../shared/data (the same orders for "
+        "every learner): median [lowest-highest] over the "
         "orders and, for fastprox, in how many orders it is not below VW's defaults; the second column "
         "counts the sets whose median is not below VW's (learners: see the module's docstring).", "",
         md_table(["learner", "sets with median not below VW", "mean of the medians"]
