@@ -18,19 +18,20 @@ cdef extern from *:
 cdef inline double adagrad_catch_up(Ctx* c, double* row, int k) noexcept nogil:
     """m = T - t0 proxes with the entry's frozen step eta0/(delta + sqrt(G)), in closed form."""
     cdef double* e = entry(c, row, k)
-    cdef double m = c.t - row[0]
+    cdef double m = c.cursor.t - row[0]
     cdef double a, L
-    if m <= 0 or e[0] == 0.0 or c.alpha_pen == 0.0:
+    if m <= 0 or e[0] == 0.0 or c.params.alpha_pen == 0.0:
         return e[0]
-    a = c.alpha_pen * e[2]
-    if c.penalty == BERHU:
-        return berhu_const_catch_up(e[0], a, m, c.gamma)
-    if c.rho1 == 1.0:
+    a = c.params.alpha_pen * e[2]
+    if c.params.penalty == BERHU:
+        return berhu_const_catch_up(e[0], a, m, c.params.berhu_gamma)
+    if c.params.l1_share == 1.0:
         return soft_threshold(e[0], m * a)
-    L = -m * small_log1p(a * (1.0 - c.rho1))
-    if c.rho1 == 0.0:
+    L = -m * small_log1p(a * (1.0 - c.params.l1_share))
+    if c.params.l1_share == 0.0:
         return e[0] * small_exp(L)
-    return copysign(max(0.0, small_exp(L) * fabs(e[0]) + c.rho1 / (1.0 - c.rho1) * small_expm1(L)), e[0])
+    return copysign(max(0.0, small_exp(L) * fabs(e[0])
+                             + c.params.l1_share / (1.0 - c.params.l1_share) * small_expm1(L)), e[0])
 
 
 cdef inline double small_log1p(double x) noexcept nogil:
@@ -60,6 +61,6 @@ cdef inline double adagrad_step(Ctx* c, double* e, double g) noexcept nogil:
     catch-up; 0 while delta + sqrt(G) = 0 (never a gradient: the weight stays 0)."""
     cdef double H
     e[1] += g * g
-    H = c.delta + sqrt(e[1])
-    e[2] = c.eta0 / H if H > 0.0 else 0.0
+    H = c.params.delta + sqrt(e[1])
+    e[2] = c.params.eta0 / H if H > 0.0 else 0.0
     return e[2]

@@ -113,10 +113,10 @@ cdef inline void prefetch_rows(Ctx* c, const index_t* indices, long long lo, lon
     cdef long long nz
     cdef double* row
     for nz in range(lo, hi):
-        row = c.state + indices[nz] * c.width
+        row = c.arrays.state + indices[nz] * c.layout.width
         FASTPROX_PREFETCH(row)
-        FASTPROX_PREFETCH(row + c.width - 1)
-    if c.grouped:
+        FASTPROX_PREFETCH(row + c.layout.width - 1)
+    if c.params.grouped:
         prefetch_groups(c, indices, lo, hi)
 
 
@@ -127,6 +127,6 @@ cdef inline void prefetch_groups(Ctx* c, const index_t* indices, long long lo, l
     for nz in range(lo, hi):
         g = group_of(c, indices[nz])
         if g >= 0:
-            if not c.plain_rows:
-                FASTPROX_PREFETCH(c.gmark + g)
-            FASTPROX_PREFETCH(c.gstamp + g)
+            if not c.params.plain_rows:
+                FASTPROX_PREFETCH(c.groups.mark + g)
+            FASTPROX_PREFETCH(c.groups.stamp + g)

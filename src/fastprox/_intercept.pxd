@@ -13,23 +13,23 @@ cdef extern from "_out_of_line.h":
 cdef inline double intercept_feature(Ctx* c) noexcept nogil:
     """The intercept's constant feature: 1, or 0 without an intercept (its gradient is
     then no step's: `refused` and the margin loops start their largest |x| there)."""
-    return 1.0 if c.fit_intercept else 0.0
+    return 1.0 if c.params.fit_intercept else 0.0
 
 
 cdef inline double intercept_value(Ctx* c, int k) noexcept nogil:
-    """b_k at the current step. ftrl keeps (b_k, sqrt(n_b)) in c.bmemo for the step's
-    update (`apply_intercept`), as its features keep theirs in c.wrow."""
-    cdef double a = c.bstate[2 * k], root
-    if c.update == FOBOS:
+    """b_k at the current step. ftrl keeps (b_k, sqrt(n_b)) in c.scratch.intercept_memo for the step's
+    update (`apply_intercept`), as its features keep theirs in c.scratch.ftrl_memo."""
+    cdef double a = c.arrays.intercepts[2 * k], root
+    if c.params.update == FOBOS:
         return a
-    if c.update == RDA and c.schedule != ADAGRAD:
-        return dual_intercept(a, sqrt(<double>c.t) / c.eta0)
-    root = sqrt(c.bstate[2 * k + 1])
-    if c.update == FTRL:
-        c.bmemo[2 * k + 1] = root
-        c.bmemo[2 * k] = dual_intercept(a, (c.delta + root) / c.eta0)
-        return c.bmemo[2 * k]
-    return dual_intercept(a, (c.delta + root) / c.eta0)
+    if c.params.update == RDA and c.params.schedule != ADAGRAD:
+        return dual_intercept(a, sqrt(<double>c.cursor.t) / c.params.eta0)
+    root = sqrt(c.arrays.intercepts[2 * k + 1])
+    if c.params.update == FTRL:
+        c.scratch.intercept_memo[2 * k + 1] = root
+        c.scratch.intercept_memo[2 * k] = dual_intercept(a, (c.params.delta + root) / c.params.eta0)
+        return c.scratch.intercept_memo[2 * k]
+    return dual_intercept(a, (c.params.delta + root) / c.params.eta0)
 
 
 cdef inline double dual_intercept(double a, double beta) noexcept nogil:
@@ -41,19 +41,21 @@ cdef inline void apply_intercept(Ctx* c, int k, double g) noexcept nogil:
     """The unpenalized intercept's step with gradient g (sum of l' over the step),
     after the step's margins (ftrl reads the b and sqrt(n_b) they kept)."""
     cdef double H
-    if not c.fit_intercept:
+    if not c.params.fit_intercept:
         return
-    if c.update == FOBOS:
-        if c.schedule == ADAGRAD:
-            c.bstate[2 * k + 1] += g * g
-            H = c.delta + sqrt(c.bstate[2 * k + 1])
+    if c.params.update == FOBOS:
+        if c.params.schedule == ADAGRAD:
+            c.arrays.intercepts[2 * k + 1] += g * g
+            H = c.params.delta + sqrt(c.arrays.intercepts[2 * k + 1])
             if H > 0.0:
-                c.bstate[2 * k] -= c.eta0 / H * g
+                c.arrays.intercepts[2 * k] -= c.params.eta0 / H * g
         else:
-            c.bstate[2 * k] -= c.eta * g
-    elif c.update == RDA:
-        c.bstate[2 * k] += g
-        c.bstate[2 * k + 1] += g * g
+            c.arrays.intercepts[2 * k] -= c.cursor.eta * g
+    elif c.params.update == RDA:
+        c.arrays.intercepts[2 * k] += g
+        c.arrays.intercepts[2 * k + 1] += g * g
     else:
-        c.bstate[2 * k + 1] += g * g
-        c.bstate[2 * k] += g - (sqrt(c.bstate[2 * k + 1]) - c.bmemo[2 * k + 1]) / c.eta0 * c.bmemo[2 * k]
+        c.arrays.intercepts[2 * k + 1] += g * g
+        c.arrays.intercepts[2 * k] += g - ((sqrt(c.arrays.intercepts[2 * k + 1])
+                                            - c.scratch.intercept_memo[2 * k + 1])
+                                           / c.params.eta0 * c.scratch.intercept_memo[2 * k])

@@ -56,7 +56,7 @@ from fastprox._validation import check_group_weights, check_memory
 from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
-from fastprox._state cimport Ctx, ensure_scratch, free_scratch
+from fastprox._state cimport Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch
 from fastprox._berhu cimport BERHU_ENTRY
 from fastprox._fobos cimport stamp_origin
 from fastprox._dual cimport set_weight_params
@@ -183,62 +183,65 @@ cdef class Learner:
         self.fit_intercept, self.ovr, self.multinomial = fit_intercept, ovr, multinomial
         self.groups = None if groups is None else np.asarray(groups, dtype=np.int64)
         c = &self.c
-        c.update, c.schedule = UPDATES[update], SCHEDULES[schedule]
-        c.penalty, c.loss = PENALTIES[penalty], LOSSES[loss]
-        c.K, c.d = n_outputs, n_features
-        c.ovr, c.fit_intercept, c.multinomial = ovr, fit_intercept, multinomial
-        c.eta0, c.delta, c.gamma, c.epsilon = eta0, delta, berhu_gamma, epsilon
-        c.inv_eta0 = 1.0 / eta0 if eta0 > 0.0 else 0.0
-        c.rda_rho = rda_rho if c.update == RDA else 0.0
+        c.params.update, c.params.schedule = UPDATES[update], SCHEDULES[schedule]
+        c.params.penalty, c.params.loss = PENALTIES[penalty], LOSSES[loss]
+        c.params.n_outputs, c.params.n_features = n_outputs, n_features
+        c.params.ovr, c.params.fit_intercept, c.params.multinomial = ovr, fit_intercept, multinomial
+        c.params.eta0, c.params.delta = eta0, delta
+        c.params.berhu_gamma, c.params.epsilon = berhu_gamma, epsilon
+        c.params.inv_eta0 = 1.0 / eta0 if eta0 > 0.0 else 0.0
+        c.params.rda_rho = rda_rho if c.params.update == RDA else 0.0
         rule = find_rule(update, schedule, penalty)     # the table of rules: ValueError if none
         family = PENALTY_TABLE[penalty].family
-        c.rho1 = l1_ratio if PENALTY_TABLE[penalty].l1_share == "l1_ratio" else PENALTY_TABLE[penalty].l1_share
-        c.grouped = family == "group"
-        if c.grouped and rda_rho != 0 and c.update == RDA:
+        l1_share = PENALTY_TABLE[penalty].l1_share
+        c.params.l1_share = l1_ratio if l1_share == "l1_ratio" else l1_share
+        c.params.grouped = family == "group"
+        if c.params.grouped and rda_rho != 0 and c.params.update == RDA:
             raise ValueError(f"penalty={penalty!r} has no closed form with rda_rho's extra l1 term; "
                              "use rda_rho=0 (penalty='sparse_group' adds l1 within groups), or "
                              "update='fobos'.")
-        c.alpha_pen = 0.0 if c.penalty == NONE else alpha
-        c.berhu_heap = family == "berhu" and c.schedule != ADAGRAD
-        c.plain_fobos = n_outputs == 1 and rule.fast_rows == "fobos"
-        c.plain_adagrad = n_outputs == 1 and rule.fast_rows == "adagrad"
-        c.plain_dual = n_outputs == 1 and rule.fast_rows == "dual"
+        c.params.alpha_pen = 0.0 if c.params.penalty == NONE else alpha
+        c.params.berhu_heap = family == "berhu" and c.params.schedule != ADAGRAD
+        c.params.plain_fobos = n_outputs == 1 and rule.fast_rows == "fobos"
+        c.params.plain_adagrad = n_outputs == 1 and rule.fast_rows == "adagrad"
+        c.params.plain_dual = n_outputs == 1 and rule.fast_rows == "dual"
         # Weighted rows take the general step: a weighted variant of the dedicated one
         # (a fused type) kept its loop but made GCC stop inlining prox_l1_linf into it,
         # +11% instructions on the unweighted l1_linf pass (callgrind).
-        c.plain_rows = groups is None and group_weights is None and rule.fast_rows == "rows"
-        c.off_P = c.off_Q = -1
-        c.ftrl_roots = False
-        c.n_row = 0
-        if c.grouped:
-            c.n_entry = 2 if c.schedule == ADAGRAD else 1
-        elif c.update == FOBOS and c.schedule != ADAGRAD and c.penalty != BERHU:
-            if c.alpha_pen > 0 and c.rho1 < 1:
-                c.off_P = c.n_row
-                c.n_row += 1
-            if c.alpha_pen > 0 and c.rho1 > 0:
-                c.off_Q = c.n_row
-                c.n_row += 1
-            c.n_entry = 1
-        elif c.update == FOBOS and c.schedule == ADAGRAD:
-            c.n_row, c.n_entry = 1, 3
-        elif c.update == FOBOS:
-            c.n_entry = BERHU_ENTRY
-        elif c.update == RDA:
-            c.n_entry = 2 if c.schedule == ADAGRAD else 1
+        c.params.plain_rows = groups is None and group_weights is None and rule.fast_rows == "rows"
+        c.layout.shrink_stamp_at = c.layout.threshold_stamp_at = -1
+        c.layout.ftrl_roots = False
+        c.layout.n_row_fields = 0
+        if c.params.grouped:
+            c.layout.n_entry_fields = 2 if c.params.schedule == ADAGRAD else 1
+        elif c.params.update == FOBOS and c.params.schedule != ADAGRAD and c.params.penalty != BERHU:
+            if c.params.alpha_pen > 0 and c.params.l1_share < 1:
+                c.layout.shrink_stamp_at = c.layout.n_row_fields
+                c.layout.n_row_fields += 1
+            if c.params.alpha_pen > 0 and c.params.l1_share > 0:
+                c.layout.threshold_stamp_at = c.layout.n_row_fields
+                c.layout.n_row_fields += 1
+            c.layout.n_entry_fields = 1
+        elif c.params.update == FOBOS and c.params.schedule == ADAGRAD:
+            c.layout.n_row_fields, c.layout.n_entry_fields = 1, 3
+        elif c.params.update == FOBOS:
+            c.layout.n_entry_fields = BERHU_ENTRY
+        elif c.params.update == RDA:
+            c.layout.n_entry_fields = 2 if c.params.schedule == ADAGRAD else 1
         else:
-            c.ftrl_roots = <long long>n_features * n_outputs <= FTRL_ROOTS_ENTRIES
-            c.n_entry = 3 if c.ftrl_roots else 2
-        c.width = c.n_row + n_outputs * c.n_entry
-        c.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
-        c.t = c.n_ops = c.since_rebase = 0
-        c.P, c.Q = 1.0, 0.0
+            c.layout.ftrl_roots = <long long>n_features * n_outputs <= FTRL_ROOTS_ENTRIES
+            c.layout.n_entry_fields = 3 if c.layout.ftrl_roots else 2
+        c.layout.width = c.layout.n_row_fields + n_outputs * c.layout.n_entry_fields
+        c.params.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
+        c.cursor.t = c.cursor.n_ops = c.cursor.since_rebase = 0
+        c.cursor.shrink_product, c.cursor.threshold_sum = 1.0, 0.0
         c.heap.gamma = berhu_gamma
         c.heap.size = 0
-        c.n_groups = 0
-        if c.grouped:
-            c.n_groups = n_features if groups is None else int(max(-1, self.groups.max(initial=-1)) + 1)
-        self.group_weights = check_group_weights(group_weights, penalty, c.n_groups)
+        c.groups.n_groups = 0
+        if c.params.grouped:
+            c.groups.n_groups = (n_features if groups is None
+                                 else int(max(-1, self.groups.max(initial=-1)) + 1))
+        self.group_weights = check_group_weights(group_weights, penalty, c.groups.n_groups)
         self.capacity = n_features
         self._attach(self._new_arrays(n_features))
 
@@ -248,16 +251,16 @@ cdef class Learner:
         refused before allocation if they would not fit in memory."""
         cdef Ctx* c = &self.c
         cdef long long j, K = self.n_outputs
-        cdef long long n_heap = capacity * K if c.berhu_heap else 0
-        cdef long long n_groups = capacity if c.grouped and self.groups is None else c.n_groups
+        cdef long long n_heap = capacity * K if c.params.berhu_heap else 0
+        cdef long long n_groups = capacity if c.params.grouped and self.groups is None else c.groups.n_groups
         # the state, Berhu's heap and the grouped weights' cache, in bytes, in Python's
         # integers (no overflow), before anything is allocated
-        check_memory(8 * (int(capacity) * (c.width + K * (3 * c.berhu_heap + c.grouped))
+        check_memory(8 * (int(capacity) * (c.layout.width + K * (3 * c.params.berhu_heap + c.params.grouped))
                           + 8 * K + 8 * int(n_groups)),     # per output: bstate, p, q, ...; per group
                      f"{capacity} features x {K} output(s)")
-        state, heap_pos = zeros(capacity * c.width), zeros(n_heap, INT64)
+        state, heap_pos = zeros(capacity * c.layout.width), zeros(n_heap, INT64)
         for j in range(capacity):
-            stamp_origin(c, state.data.as_doubles + j * c.width)
+            stamp_origin(c, state.data.as_doubles + j * c.layout.width)
         for j in range(n_heap):
             heap_pos.data.as_longlongs[j] = -1
         return {"state": state, "bstate": zeros(K * 2), "heap_items": zeros(n_heap, INT64),
@@ -291,11 +294,11 @@ cdef class Learner:
                 if name in SAVED:
                     memoryview(arrays[name]).cast("B")[:len(a) * a.itemsize] = memoryview(a).cast("B")
             self._attach(arrays)
-        self.n_features = c.d = n_features
-        if c.grouped:
-            c.n_groups = n_features
-        c.rebase_period = max(n_features * c.K, MIN_REBASE_PERIOD)
-        if c.ftrl_roots and n_features * c.K > FTRL_ROOTS_ENTRIES:
+        self.n_features = c.params.n_features = n_features
+        if c.params.grouped:
+            c.groups.n_groups = n_features
+        c.params.rebase_period = max(n_features * c.params.n_outputs, MIN_REBASE_PERIOD)
+        if c.layout.ftrl_roots and n_features * c.params.n_outputs > FTRL_ROOTS_ENTRIES:
             self._drop_ftrl_roots()
         free_scratch(c)             # batches' scratch is sized by n_features
         self._coef = None
@@ -305,9 +308,10 @@ cdef class Learner:
         FTRL_ROOTS_ENTRIES weights): (z, n, sqrt n) -> (z, n), the layout a learner of
         this width is built with, which pickles and model files rebuild."""
         cdef Ctx* c = &self.c
-        old = np.frombuffer(self.arrays["state"], dtype=np.float64).reshape(self.capacity, c.K, 3)
-        c.n_entry, c.ftrl_roots = 2, False
-        c.width = c.n_row + c.K * c.n_entry
+        old = np.frombuffer(self.arrays["state"], dtype=np.float64).reshape(self.capacity,
+                                                                             c.params.n_outputs, 3)
+        c.layout.n_entry_fields, c.layout.ftrl_roots = 2, False
+        c.layout.width = c.layout.n_row_fields + c.params.n_outputs * c.layout.n_entry_fields
         arrays = {name: self.arrays[name] for name in SAVED}
         arrays["state"] = np.ascontiguousarray(old[:, :, :2]).reshape(-1)
         self._attach(arrays)
@@ -317,9 +321,10 @@ cdef class Learner:
         pickle or a model file) and at fresh scratch space."""
         arrays = {name: a if isinstance(a, array.array) else
                   np.require(a, requirements=["C", "W"]).reshape(-1) for name, a in saved.items()}
-        n_groups = self.capacity if self.c.grouped and self.groups is None else self.c.n_groups
-        n_heap = self.capacity * self.n_outputs if self.c.berhu_heap else 0
-        sizes = {"state": self.capacity * self.c.width, "bstate": self.n_outputs * 2, "heap_items": n_heap,
+        n_groups = self.capacity if self.c.params.grouped and self.groups is None else self.c.groups.n_groups
+        n_heap = self.capacity * self.n_outputs if self.c.params.berhu_heap else 0
+        sizes = {"state": self.capacity * self.c.layout.width, "bstate": self.n_outputs * 2,
+                 "heap_items": n_heap,
                  "heap_keys": n_heap, "heap_pos": n_heap, "gstamp": n_groups, "gnorm": n_groups}
         for name, size in sizes.items():    # the loops trust these sizes
             if len(arrays[name]) != size:
@@ -328,41 +333,47 @@ cdef class Learner:
                                  f"versions, use fastprox.save_model and load_model.")
         block = self.n_outputs
         if self.groups is None:
-            gptr, gmem = zeros(n_groups + 1, INT64), zeros(0, INT64)
+            member_start, members = zeros(n_groups + 1, INT64), zeros(0, INT64)
         else:
             members = np.argsort(self.groups, kind="stable")
             members = members[self.groups[members] >= 0]
             sizes = np.bincount(self.groups[members], minlength=n_groups)
             block *= int(sizes.max(initial=1))
-            gptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-            gmem = members.astype(np.int64)
-        arrays.update(gptr=gptr, gmem=gmem, group=self.groups, gweight=self.group_weights,
-                      gnow=zeros(n_groups if self.c.penalty == SQUARED_GROUP else 0),
-                      gmark=zeros(n_groups, INT64), gtouched=zeros(n_groups, INT64),
-                      block=zeros(block), gbeta=zeros(block),
+            member_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+            members = members.astype(np.int64)
+        # the scratch and the group arrays, named as the context's fields (not saved)
+        arrays.update(member_start=member_start, members=members, feature_group=self.groups,
+                      group_weight=self.group_weights,
+                      group_norm_now=zeros(n_groups if self.c.params.penalty == SQUARED_GROUP else 0),
+                      group_mark=zeros(n_groups, INT64), group_touched=zeros(n_groups, INT64),
+                      block=zeros(block), block_beta=zeros(block),
                       work=zeros(max(3 * block, (1 if self.group_weights is None else 3) * n_groups, 1)),
-                      wcache=zeros(self.capacity * self.n_outputs if self.c.grouped else 0),
-                      bmemo=zeros(self.n_outputs * 2))
-        arrays.update(p=zeros(self.n_outputs), q=zeros(self.n_outputs), qsum=zeros(self.n_outputs))
+                      group_weights_now=zeros(self.capacity * self.n_outputs if self.c.params.grouped else 0),
+                      intercept_memo=zeros(self.n_outputs * 2), scores=zeros(self.n_outputs),
+                      score_grads=zeros(self.n_outputs), intercept_grad=zeros(self.n_outputs))
         free_scratch(&self.c)
         self.arrays = arrays
-        self.c.state = _ptr(arrays["state"])
-        self.c.bstate = _ptr(arrays["bstate"])
-        self.c.p, self.c.q, self.c.qsum = _ptr(arrays["p"]), _ptr(arrays["q"]), _ptr(arrays["qsum"])
+        cdef Arrays* out = &self.c.arrays
+        out.state, out.intercepts = _ptr(arrays["state"]), _ptr(arrays["bstate"])
+        out.scores, out.score_grads = _ptr(arrays["scores"]), _ptr(arrays["score_grads"])
+        out.intercept_grad = _ptr(arrays["intercept_grad"])
         self.c.heap.items, self.c.heap.pos = _iptr(arrays["heap_items"]), _iptr(arrays["heap_pos"])
         self.c.heap.keys = _ptr(arrays["heap_keys"])
-        self.c.group = _iptr(arrays["group"]) if self.groups is not None else NULL
-        self.c.gptr, self.c.gmem = _iptr(arrays["gptr"]), _iptr(arrays["gmem"])
-        self.c.gstamp, self.c.gnorm = _ptr(arrays["gstamp"]), _ptr(arrays["gnorm"])
-        self.c.gnow = _ptr(arrays["gnow"])
-        self.c.gweight = _ptr(arrays["gweight"]) if self.group_weights is not None else NULL
-        self.c.gmark, self.c.gtouched = _iptr(arrays["gmark"]), _iptr(arrays["gtouched"])
-        self.c.block, self.c.work = _ptr(arrays["block"]), _ptr(arrays["work"])
-        self.c.wcache = _ptr(arrays["wcache"])
-        self.c.gbeta = _ptr(arrays["gbeta"])
-        self.c.bmemo = _ptr(arrays["bmemo"])
-        self.c.n_tg = 0
-        self.c.lsum.m, self.c.lsum.e, self.c.lsum.n = 1.0, 0, 0
+        cdef Groups* groups = &self.c.groups
+        groups.feature_group = _iptr(arrays["feature_group"]) if self.groups is not None else NULL
+        groups.member_start, groups.members = _iptr(arrays["member_start"]), _iptr(arrays["members"])
+        groups.stamp, groups.norm = _ptr(arrays["gstamp"]), _ptr(arrays["gnorm"])
+        groups.norm_now = _ptr(arrays["group_norm_now"])
+        groups.weight = _ptr(arrays["group_weight"]) if self.group_weights is not None else NULL
+        groups.mark, groups.touched = _iptr(arrays["group_mark"]), _iptr(arrays["group_touched"])
+        groups.n_touched = 0
+        cdef Scratch* scratch = &self.c.scratch
+        scratch.block, scratch.work = _ptr(arrays["block"]), _ptr(arrays["work"])
+        scratch.group_weights_now = _ptr(arrays["group_weights_now"])
+        scratch.block_beta = _ptr(arrays["block_beta"])
+        scratch.intercept_memo = _ptr(arrays["intercept_memo"])
+        self.c.cursor.deferred_logs.m = 1.0
+        self.c.cursor.deferred_logs.e = self.c.cursor.deferred_logs.n = 0
         self._coef = None
 
     def __dealloc__(self):
@@ -386,9 +397,9 @@ cdef class Learner:
         without NumPy: name -> (flat buffer, shape). The buffers are int64 for
         SAVED_INT64, float64 for the others."""
         cdef long long d = self.n_features, K = self.n_outputs
-        sizes = {"state": (d, self.c.width), "bstate": (K, 2), "gstamp": (self.c.n_groups,),
-                 "gnorm": (self.c.n_groups,)}
-        heap = (d * K if self.c.berhu_heap else 0,)
+        sizes = {"state": (d, self.c.layout.width), "bstate": (K, 2), "gstamp": (self.c.groups.n_groups,),
+                 "gnorm": (self.c.groups.n_groups,)}
+        heap = (d * K if self.c.params.berhu_heap else 0,)
         out = {}
         for name in SAVED:
             shape = sizes.get(name, heap)
@@ -400,15 +411,16 @@ cdef class Learner:
 
     def scalars(self):
         """The counters and cumulants a pickle or a model file keeps."""
-        return {"t": self.c.t, "n_ops": self.c.n_ops, "since_rebase": self.c.since_rebase,
-                "P": self.c.P, "Q": self.c.Q, "heap_size": self.c.heap.size}
+        cdef Cursor* cursor = &self.c.cursor
+        return {"t": cursor.t, "n_ops": cursor.n_ops, "since_rebase": cursor.since_rebase,
+                "P": cursor.shrink_product, "Q": cursor.threshold_sum, "heap_size": self.c.heap.size}
 
     def changed_state(self):
         """The rows of the state (features) that differ, bit for bit, from the row of
         a feature never touched: their indices (int64, increasing) and their values
         (float64, row after row). A model file stores only these."""
         cdef const double[::1] a = self.arrays["state"]
-        cdef Py_ssize_t j, width = self.c.width, r = 0
+        cdef Py_ssize_t j, width = self.c.layout.width, r = 0
         cdef array.array rows = zeros(self.n_features, INT64), values, initial = zeros(width)
         stamp_origin(&self.c, initial.data.as_doubles)
         for j in range(self.n_features):
@@ -428,24 +440,25 @@ cdef class Learner:
         cdef Ctx c = self.c
         cdef Py_ssize_t j, count = 0
         cdef int k
-        if c.grouped:
+        if c.params.grouped:
             return int(np.count_nonzero(self.coef()))
         set_weight_params(&c)
-        for j in range(c.d):
-            for k in range(c.K):
+        for j in range(c.params.n_features):
+            for k in range(c.params.n_outputs):
                 count += current(&c, j, k) != 0.0
         return count
 
     def __setstate__(self, d):
         self._attach(d["arrays"])
-        self.c.t, self.c.n_ops, self.c.since_rebase = d["t"], d["n_ops"], d["since_rebase"]
-        self.c.eta_next_t = 0
-        self.c.P, self.c.Q, self.c.heap.size = d["P"], d["Q"], d["heap_size"]
+        cdef Cursor* cursor = &self.c.cursor
+        cursor.t, cursor.n_ops, cursor.since_rebase = d["t"], d["n_ops"], d["since_rebase"]
+        cursor.eta_next_t = 0
+        cursor.shrink_product, cursor.threshold_sum, self.c.heap.size = d["P"], d["Q"], d["heap_size"]
 
     @property
     def t(self):
         """Steps completed."""
-        return self.c.t
+        return self.c.cursor.t
 
     @property
     def fast_rows(self):
@@ -453,8 +466,8 @@ cdef class Learner:
         general `step`): "fobos" (`plain_fobos_step`), "adagrad" (`plain_adagrad_step`),
         "dual" (`plain_dual_step`) or "rows" (`plain_rows_step`)."""
         c = &self.c
-        for name, on in (("fobos", c.plain_fobos), ("adagrad", c.plain_adagrad),
-                         ("dual", c.plain_dual), ("rows", c.plain_rows)):
+        for name, on in (("fobos", c.params.plain_fobos), ("adagrad", c.params.plain_adagrad),
+                         ("dual", c.params.plain_dual), ("rows", c.params.plain_rows)):
             if on:
                 return name
         return None
@@ -470,33 +483,34 @@ cdef class Learner:
         cdef long long g
         cdef Py_ssize_t m
         cdef double* v
-        if self.c.penalty != SPARSE_GROUP or self.c.update != FOBOS:
+        if self.c.params.penalty != SPARSE_GROUP or self.c.params.update != FOBOS:
             return self
         copy = pycopy.copy(self)        # through __reduce__: arrays of its own
         c = &copy.c
         with nogil:
-            for g in range(c.n_groups):
+            for g in range(c.groups.n_groups):
                 m = block_size(c, g)
                 v = block_get(c, g)
                 block_catch_up(c, g, v, m)
                 block_put(c, g, v)
-                c.gstamp[g] = c.t
+                c.groups.stamp[g] = c.cursor.t
         return copy
 
     def _use_general_step(self):
         """Route every row through the general `step` (private: the tests that prove
         each fast row kernel computes the general path's bits)."""
-        self.c.plain_fobos = self.c.plain_adagrad = self.c.plain_dual = self.c.plain_rows = False
+        cdef Params* params = &self.c.params
+        params.plain_fobos = params.plain_adagrad = params.plain_dual = params.plain_rows = False
 
     @property
     def n_ops(self):
         """Entries visited so far (catch-up, margin, update, rebase): the cost counter."""
-        return self.c.n_ops
+        return self.c.cursor.n_ops
 
     @property
     def since_rebase(self):
         """Steps since the scalar-FOBOS cumulants were last rebased."""
-        return self.c.since_rebase
+        return self.c.cursor.since_rebase
 
     # ------------------------------------------------------------------ reading
     def coef(self):
@@ -506,25 +520,26 @@ cdef class Learner:
         cdef Py_ssize_t j
         cdef int k
         cdef Ctx c = self.c
-        cdef array.array block, work, gbeta
-        if self._coef_t == c.t and self._coef is not None:
+        cdef array.array block, work, block_beta
+        if self._coef_t == c.cursor.t and self._coef is not None:
             return self._coef
-        out = np.zeros((c.K, c.d))
-        if c.grouped:       # scratch of its own: a read never writes a training call's
-            block, gbeta = zeros(len(self.arrays["block"])), zeros(len(self.arrays["block"]))
+        out = np.zeros((c.params.n_outputs, c.params.n_features))
+        if c.params.grouped:       # scratch of its own: a read never writes a training call's
+            block, block_beta = zeros(len(self.arrays["block"])), zeros(len(self.arrays["block"]))
             work = zeros(len(self.arrays["work"]))
-            c.block, c.gbeta, c.work = block.data.as_doubles, gbeta.data.as_doubles, work.data.as_doubles
+            c.scratch.block, c.scratch.block_beta = block.data.as_doubles, block_beta.data.as_doubles
+            c.scratch.work = work.data.as_doubles
         with nogil:
             set_weight_params(&c)
-            if c.grouped:
+            if c.params.grouped:
                 groups_materialize(&c, &out[0, 0])
             else:
-                for j in range(c.d):
-                    for k in range(c.K):
+                for j in range(c.params.n_features):
+                    for k in range(c.params.n_outputs):
                         out[k, j] = current(&c, j, k)
         self._coef = np.asarray(out)
         self._coef.flags.writeable = False
-        self._coef_t = c.t
+        self._coef_t = c.cursor.t
         return self._coef
 
     def margins(self, data, indices, indptr):
@@ -619,16 +634,17 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     cdef const double* sw = NULL if unit else &sample_weight[0] if sample_weight.shape[0] else NULL
     ensure_scratch(state, _check_rows(data.shape[0], indices, indptr, y.shape[0],
                                       y.shape[0] if unit else sample_weight.shape[0],
-                                      order, all_rows, state.d, batch_size, state.update == FTRL),
+                                      order, all_rows, state.params.n_features, batch_size,
+                                      state.params.update == FTRL),
                    batch_size)
     c = state[0]
     # Prefetching pays once the state outgrows the caches; below, it only costs.
-    cdef bint prefetch = c.d * c.width * sizeof(double) > PREFETCH_BYTES
+    cdef bint prefetch = c.params.n_features * c.layout.width * sizeof(double) > PREFETCH_BYTES
     # Rows visited out of order (shuffled passes) defeat the hardware prefetcher:
     # their values and indices are requested too, a step before their state.
     cdef bint scattered = (data.shape[0] * (sizeof(value_t) + sizeof(index_t)) > PREFETCH_BYTES
                            and not all_rows and not consecutive(order))
-    cdef bint separable = c.plain_fobos or c.plain_adagrad or c.plain_dual
+    cdef bint separable = c.params.plain_fobos or c.params.plain_adagrad or c.params.plain_dual
     cdef bint stopped, steep
     with nogil:
         while start < n:
@@ -644,7 +660,7 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                 total += separable_step(&c, X, ind, &indptr[0], &y[0], sw, row_at(rows, start))
             else:
                 total += step(&c, X, ind, &indptr[0], &y[0], sw, rows, start, b)
-            if c.nonfinite:
+            if c.cursor.nonfinite:
                 break
             start += b
             if start >= signals_at:
@@ -657,9 +673,9 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                 c = state[0]
                 if interrupted:
                     break
-        total += logsum_pop(&c.lsum)
-    stopped, steep = c.nonfinite, c.steep
-    c.nonfinite = c.steep = False
+        total += logsum_pop(&c.cursor.deferred_logs)
+    stopped, steep = c.cursor.nonfinite, c.cursor.steep
+    c.cursor.nonfinite = c.cursor.steep = False
     state[0] = c
     if interrupted:             # the steps taken so far stay, as after a shorter call
         return -1

@@ -38,22 +38,22 @@ cdef inline double separable_step(Ctx* c, const value_t* data, const index_t* in
                                   const index_t* indptr, const double* y, const double* sw,
                                   long long r) noexcept nogil:
     """`step` for row r alone under a rule with one output and a separable penalty
-    (`Ctx.plain_fobos`, `plain_adagrad`, `plain_dual`): the most common steps, called
+    (`Params.plain_fobos`, `plain_adagrad`, `plain_dual`): the most common steps, called
     by `fit_csr`'s loop directly (3-5% of an ijcnn1 pass was `step`'s dispatch)."""
     cdef double total
-    if c.update != FOBOS:
+    if c.params.update != FOBOS:
         set_weight_params(c)
     begin_step(c)
-    if c.plain_fobos:
+    if c.params.plain_fobos:
         total = plain_fobos_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
-    elif c.plain_adagrad:
+    elif c.params.plain_adagrad:
         total = plain_adagrad_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
     else:
         total = plain_dual_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
-    if c.nonfinite:
+    if c.cursor.nonfinite:
         return total
-    apply_intercept(c, 0, c.qsum[0])
-    c.t += 1
+    apply_intercept(c, 0, c.arrays.intercept_grad[0])
+    c.cursor.t += 1
     end_step(c)
     return total
 
@@ -80,9 +80,9 @@ cdef inline double plain_fobos_step(Ctx* c, const value_t* data, const index_t* 
                             long long lo, long long hi, double y, double sw) noexcept nogil:
     """One row of the most common rule (one output, fobos with a scalar step and an
     l1/l2/elasticnet penalty). The l1 layout (Q stamp, w) has loops of its own."""
-    if c.off_P < 0 and c.off_Q == 0 and c.n_row == 1:
+    if c.layout.shrink_stamp_at < 0 and c.layout.threshold_stamp_at == 0 and c.layout.n_row_fields == 1:
         return fobos_l1_row(c, data, indices, lo, hi, y, sw)
-    return fobos_row(c, data, indices, lo, hi, y, sw, c.n_row, c.off_Q)
+    return fobos_row(c, data, indices, lo, hi, y, sw, c.layout.n_row_fields, c.layout.threshold_stamp_at)
 
 
 cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
@@ -90,9 +90,9 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     """`fobos_row` in the l1 layout (Q stamp, w), its non-zeros two at a time (e, f),
     each instruction of the catch-up and of the step for both (`_pairs.h`); the same
     operations in the same order, the same bits."""
-    cdef double* state = c.state
-    cdef long long width = c.width, nz
-    cdef double P = c.P, Q = c.Q, eta, acc = c.bstate[0], a, q, total
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double P = c.cursor.shrink_product, Q = c.cursor.threshold_sum, eta, acc = c.arrays.intercepts[0], a, q, total
     cdef double xm = intercept_feature(c)
     cdef double* e
     cdef double* f
@@ -101,20 +101,20 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
         two = entries(state, width, indices, nz, hi, &e, &f)
         acc = dot2(acc, l1_catch_up2(e, f, P, Q), data, nz, two)
         xm = abs_max2(xm, data, nz, two)
-    c.p[0] = acc
+    c.arrays.scores[0] = acc
     next_eta(c)
     total = 0.0
-    q = c.q[0] = gradient(c, acc, y, sw, &total)
+    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
     if refused(c, q, xm):
         return total
     advance_cumulants(c)
-    Q, eta = c.Q, c.eta
-    a = c.alpha_pen * eta
+    Q, eta = c.cursor.threshold_sum, c.cursor.eta
+    a = c.params.alpha_pen * eta
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         l1_step2(e, f, data[nz], data[nz + two], q, eta, a, Q)
-    c.n_ops += 2 * (hi - lo)
-    c.qsum[0] = q
+    c.cursor.n_ops += 2 * (hi - lo)
+    c.arrays.intercept_grad[0] = q
     return total
 
 
@@ -124,10 +124,10 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     """`plain_fobos_step` for the layouts with a P stamp or none (l2, elasticnet, no
     penalty; `_pairs.h`'s scalar_catch_up2), as `fobos_l1_row`: the general path's
     arithmetic, operation for operation, two non-zeros at a time."""
-    cdef double* state = c.state
-    cdef long long width = c.width, nz
-    cdef double P = c.P, Q = c.Q, rho1 = c.rho1, a, eta, q, total
-    cdef double acc = c.bstate[0], xm = intercept_feature(c)
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double P = c.cursor.shrink_product, Q = c.cursor.threshold_sum, rho1 = c.params.l1_share, a, eta, q, total
+    cdef double acc = c.arrays.intercepts[0], xm = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
@@ -135,20 +135,20 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
         two = entries(state, width, indices, nz, hi, &e, &f)
         acc = dot2(acc, scalar_catch_up2(e, f, n_row, off_Q, P, Q), data, nz, two)
         xm = abs_max2(xm, data, nz, two)
-    c.p[0] = acc
+    c.arrays.scores[0] = acc
     next_eta(c)
     total = 0.0
-    q = c.q[0] = gradient(c, acc, y, sw, &total)
+    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
     if refused(c, q, xm):
         return total
     advance_cumulants(c)
-    P, Q, eta = c.P, c.Q, c.eta
-    a = c.alpha_pen * eta
+    P, Q, eta = c.cursor.shrink_product, c.cursor.threshold_sum, c.cursor.eta
+    a = c.params.alpha_pen * eta
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         scalar_step2(e, f, n_row, off_Q, data[nz], data[nz + two], q, eta, a, rho1, P, Q)
-    c.n_ops += 2 * (hi - lo)
-    c.qsum[0] = q
+    c.cursor.n_ops += 2 * (hi - lo)
+    c.arrays.intercept_grad[0] = q
     return total
 
 
@@ -157,16 +157,16 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
     """One row of AdaGrad's composite mirror descent with one output, as
     `plain_fobos_step`: the general path's arithmetic with its constants in locals
     (under l1, the defaults: `adagrad_l1_row`). Row layout: t0, w, G, eta."""
-    cdef double* state = c.state
-    cdef long long width = c.width, nz
-    cdef double t = <double>c.t, alpha = c.alpha_pen, rho1 = c.rho1
-    cdef double delta = c.delta, eta0 = c.eta0, q, total
-    cdef double acc = c.bstate[0], xm = intercept_feature(c)
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, rho1 = c.params.l1_share
+    cdef double delta = c.params.delta, eta0 = c.params.eta0, q, total
+    cdef double acc = c.arrays.intercepts[0], xm = intercept_feature(c)
     cdef double* row
     cdef double* e
     cdef double* f
     cdef bint two
-    if c.penalty == L1 or (c.penalty == ELASTICNET and rho1 == 1.0):
+    if c.params.penalty == L1 or (c.params.penalty == ELASTICNET and rho1 == 1.0):
         return adagrad_l1_row(c, data, indices, lo, hi, y, sw)
     for nz in range(lo, hi):
         row = state + indices[nz] * width
@@ -175,16 +175,16 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
             row[0] = t
         acc += row[1] * data[nz]
         xm = abs_max2(xm, data, nz, False)
-    c.p[0] = acc
+    c.arrays.scores[0] = acc
     total = 0.0
-    q = c.q[0] = gradient(c, acc, y, sw, &total)
+    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
     if refused(c, q, xm):
         return total
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, rho1, delta, eta0)
-    c.n_ops += 2 * (hi - lo)
-    c.qsum[0] = q
+    c.cursor.n_ops += 2 * (hi - lo)
+    c.arrays.intercept_grad[0] = q
     return total
 
 
@@ -193,10 +193,10 @@ cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* in
     """`plain_adagrad_step` under l1, its non-zeros two at a time (e, f), each
     instruction of the catch-up and of the step for both (`_pairs.h`). The catch-up
     has no branch: a current feature (t0 = t) has threshold 0, which keeps it."""
-    cdef double* state = c.state
-    cdef long long width = c.width, nz
-    cdef double t = <double>c.t, alpha = c.alpha_pen, delta = c.delta, eta0 = c.eta0
-    cdef double acc = c.bstate[0], q, total, xm = intercept_feature(c)
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, delta = c.params.delta, eta0 = c.params.eta0
+    cdef double acc = c.arrays.intercepts[0], q, total, xm = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
@@ -204,16 +204,16 @@ cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* in
         two = entries(state, width, indices, nz, hi, &e, &f)
         acc = dot2(acc, adagrad_catch_up2(e, f, t, alpha), data, nz, two)
         xm = abs_max2(xm, data, nz, two)
-    c.p[0] = acc
+    c.arrays.scores[0] = acc
     total = 0.0
-    q = c.q[0] = gradient(c, acc, y, sw, &total)
+    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
     if refused(c, q, xm):
         return total
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, 1.0, delta, eta0)
-    c.n_ops += 2 * (hi - lo)
-    c.qsum[0] = q
+    c.cursor.n_ops += 2 * (hi - lo)
+    c.arrays.intercept_grad[0] = q
     return total
 
 
@@ -221,11 +221,11 @@ cdef inline double plain_dual_step(Ctx* c, const value_t* data, const index_t* i
                             long long lo, long long hi, double y, double sw) noexcept nogil:
     """One row of rda or ftrl with one output and a separable penalty: `dual_row` for
     the rule's layout, its flags constants, so the loops test none of them."""
-    if c.update == FTRL and c.ftrl_roots:
+    if c.params.update == FTRL and c.layout.ftrl_roots:
         return dual_row(c, data, indices, lo, hi, y, sw, True, True, True)
-    if c.update == FTRL:
+    if c.params.update == FTRL:
         return dual_row(c, data, indices, lo, hi, y, sw, True, True, False)
-    if c.schedule == ADAGRAD:
+    if c.params.schedule == ADAGRAD:
         return dual_row(c, data, indices, lo, hi, y, sw, False, True, False)
     return dual_row(c, data, indices, lo, hi, y, sw, False, False, False)
 
@@ -238,11 +238,11 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     Entry layout: s (rda) or z (ftrl), then G or n (adagrad, ftrl), then sqrt(n)
     (`ftrl_roots`). The margin takes its non-zeros two at a time (e, f), each
     instruction of their weights' formula for both (`_pairs.h`), as ftrl's update."""
-    cdef double* state = c.state
-    cdef double* memo = c.wrow
-    cdef long long width = c.width, nz
-    cdef double wc = c.wc, wl2 = c.wl2, wthr = c.wthr, winv = c.winv, rho = c.rda_rho
-    cdef double delta = c.delta, inv_eta0 = c.inv_eta0, ge, gf, ne, q, total
+    cdef double* state = c.arrays.state
+    cdef double* memo = c.scratch.ftrl_memo
+    cdef long long width = c.layout.width, nz
+    cdef double wc = c.dual.l1_threshold, wl2 = c.dual.l2_weight, wthr = c.dual.rda_threshold, winv = c.dual.rda_scale, rho = c.params.rda_rho
+    cdef double delta = c.params.delta, inv_eta0 = c.params.inv_eta0, ge, gf, ne, q, total
     cdef double acc = intercept_value(c, 0), xm = intercept_feature(c)
     cdef double* e
     cdef double* f
@@ -266,9 +266,9 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
                     memo[2 * (nz - lo) + 3] = root.b
             acc = dot2(acc, w, data, nz, two)
             xm = abs_max2(xm, data, nz, two)
-    c.p[0] = acc
+    c.arrays.scores[0] = acc
     total = 0.0
-    q = c.q[0] = gradient(c, acc, y, sw, &total)
+    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
     if refused(c, q, xm):
         return total
     if ftrl:
@@ -291,8 +291,8 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
             e[0] += ge
             if adagrad:
                 e[1] += ge * ge
-    c.n_ops += 2 * (hi - lo)
-    c.qsum[0] = q
+    c.cursor.n_ops += 2 * (hi - lo)
+    c.arrays.intercept_grad[0] = q
     return total
 
 
@@ -304,24 +304,24 @@ cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* i
     the K scores, the gradient step (its prox joins the next catch-up, see
     `groups_prox_step`). A row's features are distinct groups, each caught up once,
     so the per-step group marks of the general path are not needed."""
-    cdef double* state = c.state
-    cdef double* gstamp = c.gstamp
-    cdef double* p = c.p
-    cdef double* q = c.q
-    cdef long long width = c.width, nz, j
-    cdef int k, K = c.K
-    cdef double Q = c.Q, eta = c.eta, a, x, total
-    cdef bint linf = c.penalty == L1_LINF
+    cdef double* state = c.arrays.state
+    cdef double* gstamp = c.groups.stamp
+    cdef double* p = c.arrays.scores
+    cdef double* q = c.arrays.score_grads
+    cdef long long width = c.layout.width, nz, j
+    cdef int k, K = c.params.n_outputs
+    cdef double Q = c.cursor.threshold_sum, eta = c.cursor.eta, a, x, total
+    cdef bint linf = c.params.penalty == L1_LINF
     cdef double* row
     for k in range(K):
-        p[k] = c.bstate[2 * k]
+        p[k] = c.arrays.intercepts[2 * k]
     for nz in range(lo, hi):
         j = indices[nz]
         row = state + j * width
         a = Q - gstamp[j]
         if a > 0.0:
             if linf:
-                prox_l1_linf(row, K, a, c.work)
+                prox_l1_linf(row, K, a, c.scratch.work)
             else:
                 prox_l1_l2(row, K, a)
             gstamp[j] = Q
@@ -336,7 +336,7 @@ cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* i
         x = data[nz]
         for k in range(K):
             row[k] -= eta * (q[k] * x)
-    c.n_ops += 3 * (hi - lo) * K
+    c.cursor.n_ops += 3 * (hi - lo) * K
     for k in range(K):
-        c.qsum[k] = q[k]
+        c.arrays.intercept_grad[k] = q[k]
     return total

@@ -23,18 +23,18 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
                   int n_rows) noexcept nogil:
     """One step over the n_rows rows visited from position `first` on (`row_at`);
     returns their weighted progressive loss (the log loss's logarithms deferred)."""
-    cdef int K = c.K
+    cdef int K = c.params.n_outputs
     cdef int i, k
     cdef long long r, j, nz, n_touched = 0
     cdef double x, total = 0.0
     cdef double* row
-    if c.update != FOBOS:
+    if c.params.update != FOBOS:
         set_weight_params(c)
     begin_step(c)
-    if n_rows == 1 and c.plain_rows:
+    if n_rows == 1 and c.params.plain_rows:
         r = row_at(rows, first)
         total = plain_rows_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
-        if c.nonfinite:
+        if c.cursor.nonfinite:
             return total
     elif n_rows == 1:
         r = row_at(rows, first)
@@ -45,20 +45,21 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
             return total
         advance_cumulants(c)
         for nz in range(indptr[r], indptr[r + 1]):
-            row = c.state + indices[nz] * c.width
+            row = c.arrays.state + indices[nz] * c.layout.width
             x = data[nz]
             for k in range(K):
-                if c.update == FTRL:
-                    ftrl_update(c, entry(c, row, k), c.q[k] * x, c.wrow + 2 * ((nz - indptr[r]) * K + k))
+                if c.params.update == FTRL:
+                    ftrl_update(c, entry(c, row, k), c.arrays.score_grads[k] * x,
+                                c.scratch.ftrl_memo + 2 * ((nz - indptr[r]) * K + k))
                 else:
-                    apply(c, row, k, c.q[k] * x)
+                    apply(c, row, k, c.arrays.score_grads[k] * x)
             stamp(c, row)
-        c.n_ops += (indptr[r + 1] - indptr[r]) * K
+        c.cursor.n_ops += (indptr[r + 1] - indptr[r]) * K
         for k in range(K):
-            c.qsum[k] = c.q[k]
+            c.arrays.intercept_grad[k] = c.arrays.score_grads[k]
     else:
         for k in range(K):
-            c.qsum[k] = 0.0
+            c.arrays.intercept_grad[k] = 0.0
         for i in range(n_rows):
             r = row_at(rows, first + i)
             margins(c, data, indices, indptr[r], indptr[r + 1])
@@ -67,30 +68,31 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
                 abandon_step(c, n_touched)
                 return total
             for k in range(K):
-                c.qsum[k] += c.q[k]
+                c.arrays.intercept_grad[k] += c.arrays.score_grads[k]
             for nz in range(indptr[r], indptr[r + 1]):
                 j = indices[nz]
-                if c.mark[j] != c.t + 1:
-                    c.mark[j] = c.t + 1
-                    c.touched[n_touched] = j
+                if c.scratch.feature_mark[j] != c.cursor.t + 1:
+                    c.scratch.feature_mark[j] = c.cursor.t + 1
+                    c.scratch.touched_features[n_touched] = j
                     n_touched += 1
                 x = data[nz]
                 for k in range(K):
-                    c.gacc[j * c.K + k] += c.q[k] * x
+                    c.scratch.batch_grads[j * c.params.n_outputs + k] += c.arrays.score_grads[k] * x
         advance_cumulants(c)
         for i in range(n_touched):
-            j = c.touched[i]
-            row = c.state + j * c.width
+            j = c.scratch.touched_features[i]
+            row = c.arrays.state + j * c.layout.width
             for k in range(K):
-                apply(c, row, k, c.gacc[j * c.K + k] / n_rows)
-                c.gacc[j * c.K + k] = 0.0
+                apply(c, row, k, c.scratch.batch_grads[j * c.params.n_outputs + k] / n_rows)
+                c.scratch.batch_grads[j * c.params.n_outputs + k] = 0.0
             stamp(c, row)
-        c.n_ops += n_touched * K
-    if c.grouped and c.update == FOBOS:
+        c.cursor.n_ops += n_touched * K
+    if c.params.grouped and c.params.update == FOBOS:
         groups_prox_step(c)
     for k in range(K):
-        apply_intercept(c, k, c.qsum[k] if n_rows == 1 else c.qsum[k] / n_rows)
-    c.t += 1
+        apply_intercept(c, k, c.arrays.intercept_grad[k] if n_rows == 1
+                        else c.arrays.intercept_grad[k] / n_rows)
+    c.cursor.t += 1
     end_step(c)
     return total
 
@@ -98,20 +100,20 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
 cdef inline void margins(Ctx* c, const value_t* data, const index_t* indices,
                    long long lo, long long hi) noexcept nogil:
     """p_k = <w_k, x> + b_k at the current step, catching up the row's features.
-    One output accumulates in a register: through c.p, every store into the
+    One output accumulates in a register: through c.arrays.scores, every store into the
     state would force a reload of the sum."""
-    cdef int k, K = c.K
+    cdef int k, K = c.params.n_outputs
     cdef long long nz
     cdef double x, acc = intercept_value(c, 0)
     cdef double* row
     for k in range(K):
-        c.p[k] = intercept_value(c, k)
+        c.arrays.scores[k] = intercept_value(c, k)
     for nz in range(lo, hi):
-        row = c.state + indices[nz] * c.width
-        if not c.grouped:
+        row = c.arrays.state + indices[nz] * c.layout.width
+        if not c.params.grouped:
             catch_up(c, row)
         elif group_of(c, indices[nz]) >= 0:
-            if c.update == RDA:
+            if c.params.update == RDA:
                 rda_group_weights(c, group_of(c, indices[nz]))
             else:
                 group_catch_up(c, group_of(c, indices[nz]))
@@ -120,41 +122,41 @@ cdef inline void margins(Ctx* c, const value_t* data, const index_t* indices,
             acc += step_weight(c, row, 0, (nz - lo) * K) * x
         else:
             for k in range(K):
-                c.p[k] += step_weight(c, row, k, (nz - lo) * K + k) * x
+                c.arrays.scores[k] += step_weight(c, row, k, (nz - lo) * K + k) * x
     if K == 1:
-        c.p[0] = acc
-    c.n_ops += (hi - lo) * K
+        c.arrays.scores[0] = acc
+    c.cursor.n_ops += (hi - lo) * K
 
 
 cdef inline double step_weight(Ctx* c, double* row, int k, long long slot) noexcept nogil:
     """w_{t,jk} for the margin; ftrl keeps (w, sqrt(n)) in its memo slot for the update."""
-    if c.update == FTRL:
-        return ftrl_weight(c, entry(c, row, k), c.wrow + 2 * slot)
+    if c.params.update == FTRL:
+        return ftrl_weight(c, entry(c, row, k), c.scratch.ftrl_memo + 2 * slot)
     return weight(c, row, k)
 
 
 cdef inline double weight(Ctx* c, double* row, int k) noexcept nogil:
     """w_{t,jk} of a caught-up feature (stored for FOBOS, a closed form for rda, ftrl)."""
     cdef double* e = entry(c, row, k)
-    if c.update == FOBOS:
+    if c.params.update == FOBOS:
         return e[0]
-    if c.grouped:
+    if c.params.grouped:
         return rda_grouped_weight(c, row, k)
-    if c.update == RDA and c.schedule != ADAGRAD:
-        return soft_threshold(-e[0], c.wthr) * c.winv
-    return dual_weight(c, e[0], (c.delta + sqrt(e[1])) * c.inv_eta0)
+    if c.params.update == RDA and c.params.schedule != ADAGRAD:
+        return soft_threshold(-e[0], c.dual.rda_threshold) * c.dual.rda_scale
+    return dual_weight(c, e[0], (c.params.delta + sqrt(e[1])) * c.params.inv_eta0)
 
 
 cdef inline double current(Ctx* c, Py_ssize_t j, int k) noexcept nogil:
     """w_{T+1,jk} without modifying the state."""
-    cdef double* row = c.state + j * c.width
-    if c.update != FOBOS:
+    cdef double* row = c.arrays.state + j * c.layout.width
+    if c.params.update != FOBOS:
         return weight(c, row, k)
-    if c.schedule == ADAGRAD:
+    if c.params.schedule == ADAGRAD:
         return adagrad_catch_up(c, row, k)
-    if c.penalty == BERHU:
-        return heap_current(&c.heap, entry(c, row, k), c.P, c.Q)
-    if c.n_row:
+    if c.params.penalty == BERHU:
+        return heap_current(&c.heap, entry(c, row, k), c.cursor.shrink_product, c.cursor.threshold_sum)
+    if c.layout.n_row_fields:
         return scalar_catch_up(c, row, k)
     return entry(c, row, k)[0]
 
@@ -163,23 +165,23 @@ cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
     """This step's update of entry (j, k) with gradient g."""
     cdef double* e = entry(c, row, k)
     cdef double H, eta, sq
-    if c.grouped and c.update == FOBOS:
-        e[0] -= c.eta * g
-    elif c.update == RDA:
+    if c.params.grouped and c.params.update == FOBOS:
+        e[0] -= c.cursor.eta * g
+    elif c.params.update == RDA:
         e[0] += g
-        if c.schedule == ADAGRAD:
+        if c.params.schedule == ADAGRAD:
             e[1] += g * g
-    elif c.update == FTRL:
-        ftrl_weight(c, e, c.wrow)
-        ftrl_update(c, e, g, c.wrow)
-    elif c.penalty == BERHU:
+    elif c.params.update == FTRL:
+        ftrl_weight(c, e, c.scratch.ftrl_memo)
+        ftrl_update(c, e, g, c.scratch.ftrl_memo)
+    elif c.params.penalty == BERHU:
         apply_berhu(c, row, k, g)
-    elif c.schedule == ADAGRAD:
+    elif c.params.schedule == ADAGRAD:
         eta = adagrad_step(c, e, g)
         if eta > 0.0:
-            e[0] = fobos_prox(c, e[0] - eta * g, c.alpha_pen * eta)
+            e[0] = fobos_prox(c, e[0] - eta * g, c.params.alpha_pen * eta)
     else:
-        e[0] = fobos_prox(c, e[0] - c.eta * g, c.alpha_pen * c.eta)
+        e[0] = fobos_prox(c, e[0] - c.cursor.eta * g, c.params.alpha_pen * c.cursor.eta)
 
 
 cdef inline void abandon_step(Ctx* c, long long n_touched) noexcept nogil:
@@ -189,10 +191,10 @@ cdef inline void abandon_step(Ctx* c, long long n_touched) noexcept nogil:
     cdef long long i, j
     cdef int k
     for i in range(n_touched):
-        j = c.touched[i]
-        c.mark[j] = 0
-        for k in range(c.K):
-            c.gacc[j * c.K + k] = 0.0
-    for i in range(c.n_tg):
-        c.gmark[c.gtouched[i]] = 0
-    c.n_tg = 0
+        j = c.scratch.touched_features[i]
+        c.scratch.feature_mark[j] = 0
+        for k in range(c.params.n_outputs):
+            c.scratch.batch_grads[j * c.params.n_outputs + k] = 0.0
+    for i in range(c.groups.n_touched):
+        c.groups.mark[c.groups.touched[i]] = 0
+    c.groups.n_touched = 0
