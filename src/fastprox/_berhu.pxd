@@ -27,7 +27,11 @@ cdef extern from "_out_of_line.h":
 
 
 cdef enum:
-    BERHU_ENTRY = 3               # entry fields: w, phase, stamp
+    # the entry of fobos + berhu under a scalar step (named offsets, as `_state`'s)
+    BERHU_W = 0                   # the weight, current at the stamp
+    BERHU_PHASE = 1               # BERHU_L1, BERHU_L2 or BERHU_FRESH
+    BERHU_STAMP = 2               # Q_s (l1 phase) or P_s (l2 phase)
+    BERHU_ENTRY = 3
 
 cdef enum:
     BERHU_L1 = 0                  # w at threshold sum Q_s: current = soft(w, Q - Q_s)
@@ -58,33 +62,33 @@ cdef inline double berhu_const_catch_up(double w, double a, double m, double gam
 
 cdef inline double heap_current(Heap* h, double* e, double P, double Q) noexcept nogil:
     """The entry's value at the current step, without changing it."""
-    cdef int phase = <int>e[1]
+    cdef int phase = <int>e[BERHU_PHASE]
     if phase == BERHU_L2:
-        return e[0] * (P / e[2])
+        return e[BERHU_W] * (P / e[BERHU_STAMP])
     if phase == BERHU_L1:
-        return soft_threshold(e[0], Q - e[2])
-    return e[0]
+        return soft_threshold(e[BERHU_W], Q - e[BERHU_STAMP])
+    return e[BERHU_W]
 
 
 cdef inline void heap_catch_up(Heap* h, double* e, long long idx, double P, double Q) noexcept nogil:
     """Make the entry current and take it out of the schedule until its update."""
     cdef double w = heap_current(h, e, P, Q)
-    if <int>e[1] == BERHU_L2:
+    if <int>e[BERHU_PHASE] == BERHU_L2:
         heap_remove(h, idx)
-    e[0] = w
-    e[1] = BERHU_FRESH
+    e[BERHU_W] = w
+    e[BERHU_PHASE] = BERHU_FRESH
 
 
 cdef inline void heap_schedule(Heap* h, double* e, long long idx, double w, double P, double Q) noexcept nogil:
     """Store w as current at cumulants (P, Q) and put it in the phase it will start with."""
-    e[0] = w
+    e[BERHU_W] = w
     if fabs(w) > h.gamma:
-        e[1] = BERHU_L2
-        e[2] = P
+        e[BERHU_PHASE] = BERHU_L2
+        e[BERHU_STAMP] = P
         heap_push(h, idx, P / fabs(w))
     else:
-        e[1] = BERHU_L1
-        e[2] = Q
+        e[BERHU_PHASE] = BERHU_L1
+        e[BERHU_STAMP] = Q
 
 
 cdef inline void heap_advance(Heap* h, double* base, int n_entry, double P, double Q, double a) noexcept nogil:
@@ -95,10 +99,10 @@ cdef inline void heap_advance(Heap* h, double* base, int n_entry, double P, doub
     while h.size > 0 and h.keys[0] >= L:
         e = base + h.items[0] * n_entry
         heap_remove(h, h.items[0])
-        v = fabs(e[0]) * (P / e[2])
-        e[0] = copysign(v - a, e[0]) if v > a else 0.0
-        e[1] = BERHU_L1
-        e[2] = Q + a
+        v = fabs(e[BERHU_W]) * (P / e[BERHU_STAMP])
+        e[BERHU_W] = copysign(v - a, e[BERHU_W]) if v > a else 0.0
+        e[BERHU_PHASE] = BERHU_L1
+        e[BERHU_STAMP] = Q + a
 
 
 cdef inline void heap_push(Heap* h, long long idx, double key) noexcept nogil:

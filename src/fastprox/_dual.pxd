@@ -3,7 +3,7 @@
 from libc.math cimport sqrt
 from fastprox._types cimport ADAGRAD
 from fastprox._prox cimport soft_threshold
-from fastprox._state cimport Ctx
+from fastprox._state cimport Ctx, FTRL_Z, FTRL_N, FTRL_ROOT, MEMO_W, MEMO_ROOT
 
 cdef extern from "_out_of_line.h":
     """
@@ -35,15 +35,15 @@ cdef inline double dual_weight(Ctx* c, double s, double beta) noexcept nogil:
 
 cdef inline double ftrl_weight(Ctx* c, double* e, double* memo) noexcept nogil:
     """An entry's FTRL weight from (z, n); memo keeps (w, sqrt(n)) for its update."""
-    memo[1] = e[2] if c.layout.ftrl_roots else sqrt(e[1])
-    memo[0] = dual_weight(c, e[0], (c.params.delta + memo[1]) * c.params.inv_eta0)
-    return memo[0]
+    memo[MEMO_ROOT] = e[FTRL_ROOT] if c.layout.ftrl_roots else sqrt(e[FTRL_N])
+    memo[MEMO_W] = dual_weight(c, e[FTRL_Z], (c.params.delta + memo[MEMO_ROOT]) * c.params.inv_eta0)
+    return memo[MEMO_W]
 
 
 cdef inline void ftrl_update(Ctx* c, double* e, double g, const double* memo) noexcept nogil:
     """FTRL-Proximal's z += g - sigma w, n += g^2, with (w, sqrt(n)) from `ftrl_weight`."""
-    e[1] += g * g
-    ftrl_z(e, g, sqrt(e[1]), memo, c.params.inv_eta0, c.layout.ftrl_roots)
+    e[FTRL_N] += g * g
+    ftrl_z(e, g, sqrt(e[FTRL_N]), memo, c.params.inv_eta0, c.layout.ftrl_roots)
 
 
 cdef inline void ftrl_z(double* e, double g, double root, const double* memo, double inv_eta0,
@@ -51,6 +51,6 @@ cdef inline void ftrl_z(double* e, double g, double root, const double* memo, do
     """z += g - sigma w, sigma = (root - sqrt(n_old)) / eta0, with n grown to root^2 and
     (w, sqrt(n_old)) in memo; the entry keeps the root where `roots`. (`dual_row` passes
     its locals, `ftrl_update` the context's.)"""
-    e[0] += g - (root - memo[1]) * inv_eta0 * memo[0]
+    e[FTRL_Z] += g - (root - memo[MEMO_ROOT]) * inv_eta0 * memo[MEMO_W]
     if roots:
-        e[2] = root
+        e[FTRL_ROOT] = root

@@ -3,8 +3,8 @@
 # are dispatched from here too.
 from fastprox._types cimport FOBOS, ADAGRAD, BERHU
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
-from fastprox._state cimport Ctx, entry, index
-from fastprox._berhu cimport heap_advance, heap_catch_up, heap_schedule
+from fastprox._state cimport Ctx, entry, index, ROW_LAST_STEP, FOBOS_W, ADAGRAD_W
+from fastprox._berhu cimport heap_advance, heap_catch_up, heap_schedule, BERHU_W
 from fastprox._adagrad cimport adagrad_catch_up, adagrad_step
 from fastprox._groups cimport groups_rebase
 
@@ -79,7 +79,7 @@ cdef inline void rebase(Ctx* c) noexcept nogil:
     if c.params.berhu_heap:
         for j in range(c.params.n_features * c.params.n_outputs):
             heap_schedule(&c.heap, c.arrays.state + j * c.layout.n_entry_fields, j,
-                          c.arrays.state[j * c.layout.n_entry_fields], 1.0, 0.0)
+                          c.arrays.state[j * c.layout.n_entry_fields + BERHU_W], 1.0, 0.0)
 
 
 cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
@@ -88,15 +88,15 @@ cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
     if c.params.update != FOBOS:
         return
     if c.params.schedule == ADAGRAD:
-        if row[0] < c.cursor.t:
+        if row[ROW_LAST_STEP] < c.cursor.t:
             for k in range(c.params.n_outputs):
-                entry(c, row, k)[0] = adagrad_catch_up(c, row, k)
-            row[0] = c.cursor.t
+                entry(c, row, k)[ADAGRAD_W] = adagrad_catch_up(c, row, k)
+            row[ROW_LAST_STEP] = c.cursor.t
     elif c.params.berhu_heap:
         berhu_catch_up(c, row)
     elif c.layout.n_row_fields:
         for k in range(c.params.n_outputs):
-            entry(c, row, k)[0] = scalar_catch_up(c, row, k)
+            entry(c, row, k)[FOBOS_W] = scalar_catch_up(c, row, k)
         stamp(c, row)
 
 
@@ -109,7 +109,7 @@ cdef inline void berhu_catch_up(Ctx* c, double* row) noexcept nogil:
 
 cdef inline double scalar_catch_up(Ctx* c, double* row, int k) noexcept nogil:
     """soft(w P/P_s, P (Q - Q_s)): the steps since the stamp, in one prox."""
-    cdef double w = entry(c, row, k)[0]
+    cdef double w = entry(c, row, k)[FOBOS_W]
     cdef double ratio = 1.0, thr = 0.0
     if c.layout.shrink_stamp_at >= 0:
         ratio = c.cursor.shrink_product / row[c.layout.shrink_stamp_at]
@@ -123,7 +123,7 @@ cdef inline void stamp(Ctx* c, double* row) noexcept nogil:
     if c.params.update != FOBOS:
         return
     if c.params.schedule == ADAGRAD:
-        row[0] = c.cursor.t + 1
+        row[ROW_LAST_STEP] = c.cursor.t + 1
         return
     if c.layout.shrink_stamp_at >= 0:
         row[c.layout.shrink_stamp_at] = c.cursor.shrink_product
@@ -148,7 +148,7 @@ cdef inline void apply_berhu(Ctx* c, double* row, int k, double g) noexcept nogi
             return
     if c.params.berhu_heap:
         heap_schedule(&c.heap, e, index(c, row, k),
-                      prox_berhu(e[0] - eta * g, c.params.alpha_pen * eta, c.params.berhu_gamma),
+                      prox_berhu(e[FOBOS_W] - eta * g, c.params.alpha_pen * eta, c.params.berhu_gamma),
                       c.cursor.shrink_product, c.cursor.threshold_sum)
     else:
-        e[0] = prox_berhu(e[0] - eta * g, c.params.alpha_pen * eta, c.params.berhu_gamma)
+        e[FOBOS_W] = prox_berhu(e[FOBOS_W] - eta * g, c.params.alpha_pen * eta, c.params.berhu_gamma)

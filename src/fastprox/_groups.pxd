@@ -34,7 +34,7 @@ from fastprox._types cimport FOBOS, RDA, ADAGRAD, L1_L2, L1_LINF, SPARSE_GROUP, 
 from fastprox._prox cimport soft_threshold
 from fastprox._group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sparse_group,
                                    squared_group_tau, adagrad_group_shrink, adagrad_linf_shrink)
-from fastprox._state cimport Ctx
+from fastprox._state cimport Ctx, FOBOS_W, RDA_S, RDA_G
 from fastprox._schedules cimport step_threshold
 
 cdef extern from "_out_of_line.h":
@@ -215,7 +215,7 @@ cdef inline void rda_block_weights(Ctx* c, long long g, double* v, Py_ssize_t m)
     cdef Py_ssize_t i
     cdef double a
     if c.params.schedule == ADAGRAD:
-        block_copy(c, g, c.scratch.block_beta, 1)
+        block_copy(c, g, c.scratch.block_beta, RDA_G)
         for i in range(m):
             c.scratch.block_beta[i] = (c.params.delta + sqrt(c.scratch.block_beta[i])) / c.params.eta0
         adagrad_block_weights(c, v, c.scratch.block_beta, m, group_weight(c, g))
@@ -241,7 +241,7 @@ cdef inline void rda_group_weights(Ctx* c, long long g) noexcept nogil:
     if c.groups.mark[g] == c.cursor.t + 1:
         return
     c.groups.mark[g] = c.cursor.t + 1
-    block_copy(c, g, c.scratch.block, 0)
+    block_copy(c, g, c.scratch.block, RDA_S)
     rda_block_weights(c, g, c.scratch.block, m)
     for i in range(m):
         c.scratch.group_weights_now[block_feature(c, g, i) * c.params.n_outputs
@@ -256,8 +256,8 @@ cdef inline double rda_grouped_weight(Ctx* c, double* row, int k) noexcept nogil
     if group_of(c, j) >= 0:
         return c.scratch.group_weights_now[j * c.params.n_outputs + k]
     if c.params.schedule == ADAGRAD:
-        beta = (c.params.delta + sqrt(row[k * c.layout.n_entry_fields + 1])) / c.params.eta0
-    return -row[k * c.layout.n_entry_fields] / beta if beta > 0.0 else 0.0
+        beta = (c.params.delta + sqrt(row[k * c.layout.n_entry_fields + RDA_G])) / c.params.eta0
+    return -row[k * c.layout.n_entry_fields + RDA_S] / beta if beta > 0.0 else 0.0
 
 
 cdef inline void groups_materialize(Ctx* c, double* out) noexcept nogil:
@@ -267,10 +267,10 @@ cdef inline void groups_materialize(Ctx* c, double* out) noexcept nogil:
     for j in range(c.params.n_features):
         for k in range(c.params.n_outputs):
             out[k * c.params.n_features + j] = rda_grouped_weight(c, c.arrays.state + j * c.layout.width, k) \
-                if c.params.update == RDA else c.arrays.state[j * c.layout.width + k]
+                if c.params.update == RDA else c.arrays.state[j * c.layout.width + k + FOBOS_W]
     for g in range(c.groups.n_groups):
         m = block_size(c, g)
-        block_copy(c, g, c.scratch.block, 0)
+        block_copy(c, g, c.scratch.block, RDA_S)    # (FOBOS_W under fobos: both 0)
         if c.params.update == RDA:
             rda_block_weights(c, g, c.scratch.block, m)
         else:

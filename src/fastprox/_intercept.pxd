@@ -2,7 +2,8 @@
 # update.
 from libc.math cimport sqrt
 from fastprox._types cimport FOBOS, RDA, FTRL, ADAGRAD
-from fastprox._state cimport Ctx
+from fastprox._state cimport (Ctx, INTERCEPT_SUM, INTERCEPT_SQUARES, INTERCEPT_FIELDS, MEMO_W,
+                              MEMO_ROOT, MEMO_FIELDS)
 
 cdef extern from "_out_of_line.h":
     """
@@ -17,18 +18,20 @@ cdef inline double intercept_feature(Ctx* c) noexcept nogil:
 
 
 cdef inline double intercept_value(Ctx* c, int k) noexcept nogil:
-    """b_k at the current step. ftrl keeps (b_k, sqrt(n_b)) in c.scratch.intercept_memo for the step's
-    update (`apply_intercept`), as its features keep theirs in c.scratch.ftrl_memo."""
-    cdef double a = c.arrays.intercepts[2 * k], root
+    """b_k at the current step. ftrl keeps (b_k, sqrt(n_b)) in c.scratch.intercept_memo for
+    the step's update (`apply_intercept`), as its features keep theirs in c.scratch.ftrl_memo."""
+    cdef double* b = c.arrays.intercepts + INTERCEPT_FIELDS * k
+    cdef double* memo = c.scratch.intercept_memo + MEMO_FIELDS * k
+    cdef double a = b[INTERCEPT_SUM], root
     if c.params.update == FOBOS:
         return a
     if c.params.update == RDA and c.params.schedule != ADAGRAD:
         return dual_intercept(a, sqrt(<double>c.cursor.t) / c.params.eta0)
-    root = sqrt(c.arrays.intercepts[2 * k + 1])
+    root = sqrt(b[INTERCEPT_SQUARES])
     if c.params.update == FTRL:
-        c.scratch.intercept_memo[2 * k + 1] = root
-        c.scratch.intercept_memo[2 * k] = dual_intercept(a, (c.params.delta + root) / c.params.eta0)
-        return c.scratch.intercept_memo[2 * k]
+        memo[MEMO_ROOT] = root
+        memo[MEMO_W] = dual_intercept(a, (c.params.delta + root) / c.params.eta0)
+        return memo[MEMO_W]
     return dual_intercept(a, (c.params.delta + root) / c.params.eta0)
 
 
@@ -40,22 +43,22 @@ cdef inline double dual_intercept(double a, double beta) noexcept nogil:
 cdef inline void apply_intercept(Ctx* c, int k, double g) noexcept nogil:
     """The unpenalized intercept's step with gradient g (sum of l' over the step),
     after the step's margins (ftrl reads the b and sqrt(n_b) they kept)."""
+    cdef double* b = c.arrays.intercepts + INTERCEPT_FIELDS * k
+    cdef double* memo = c.scratch.intercept_memo + MEMO_FIELDS * k
     cdef double H
     if not c.params.fit_intercept:
         return
     if c.params.update == FOBOS:
         if c.params.schedule == ADAGRAD:
-            c.arrays.intercepts[2 * k + 1] += g * g
-            H = c.params.delta + sqrt(c.arrays.intercepts[2 * k + 1])
+            b[INTERCEPT_SQUARES] += g * g
+            H = c.params.delta + sqrt(b[INTERCEPT_SQUARES])
             if H > 0.0:
-                c.arrays.intercepts[2 * k] -= c.params.eta0 / H * g
+                b[INTERCEPT_SUM] -= c.params.eta0 / H * g
         else:
-            c.arrays.intercepts[2 * k] -= c.cursor.eta * g
+            b[INTERCEPT_SUM] -= c.cursor.eta * g
     elif c.params.update == RDA:
-        c.arrays.intercepts[2 * k] += g
-        c.arrays.intercepts[2 * k + 1] += g * g
+        b[INTERCEPT_SUM] += g
+        b[INTERCEPT_SQUARES] += g * g
     else:
-        c.arrays.intercepts[2 * k + 1] += g * g
-        c.arrays.intercepts[2 * k] += g - ((sqrt(c.arrays.intercepts[2 * k + 1])
-                                            - c.scratch.intercept_memo[2 * k + 1])
-                                           / c.params.eta0 * c.scratch.intercept_memo[2 * k])
+        b[INTERCEPT_SQUARES] += g * g
+        b[INTERCEPT_SUM] += g - (sqrt(b[INTERCEPT_SQUARES]) - memo[MEMO_ROOT]) / c.params.eta0 * memo[MEMO_W]

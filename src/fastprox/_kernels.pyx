@@ -10,21 +10,28 @@ definition of ``docs/contract.md`` in which every coordinate is updated
 at every step.
 
 State layout: a (d, width) C-contiguous array. Row j holds the per-feature
-fields (stamps), then the K entries of feature j, each ``n_entry`` doubles.
-One CSR non-zero thus touches one contiguous stretch of memory.
+fields (stamps), then the K entries of feature j, each ``n_entry_fields`` doubles.
+One CSR non-zero thus touches one contiguous stretch of memory. The fields are
+read at the named offsets of ``_state.pxd`` (``_berhu.pxd`` for Berhu's heap):
 
-============  =========  ====================  ===================================
-update        schedule   row fields            entry fields
-============  =========  ====================  ===================================
-fobos         scalar     P stamp, Q stamp      w
-fobos         adagrad    t0 (last step)        w, G, eta (the step G gives)
-fobos/berhu   scalar     -                     w, phase, stamp (see `_berhu.pxd`)
-rda           invsqrt    -                     s (gradient sum)
-rda           adagrad    -                     s, G
-ftrl          adagrad    -                     z, n (, sqrt(n): `ftrl_roots`)
-fobos/groups  scalar     -                     w (group stamps: `_groups.pxd`)
-rda/groups    both       -                     s (, G)
-============  =========  ====================  ===================================
+============  =========  ==========================  =====================================
+update        schedule   row fields                  entry fields
+============  =========  ==========================  =====================================
+fobos         scalar     P stamp, Q stamp            FOBOS_W
+                         (``Layout.shrink_stamp_at``,
+                         ``threshold_stamp_at``)
+fobos         adagrad    ROW_LAST_STEP (t0)          ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA
+fobos/berhu   scalar     -                           BERHU_W, BERHU_PHASE, BERHU_STAMP
+rda           invsqrt    -                           RDA_S
+rda           adagrad    -                           RDA_S, RDA_G
+ftrl          adagrad    -                           FTRL_Z, FTRL_N (, FTRL_ROOT:
+                                                     ``Layout.ftrl_roots``)
+fobos/groups  scalar     -                           FOBOS_W (group stamps: ``_groups.pxd``)
+rda/groups    both       -                           RDA_S (, RDA_G)
+============  =========  ==========================  =====================================
+
+The intercepts keep INTERCEPT_SUM (b, s_b or z_b) and INTERCEPT_SQUARES (G_b or
+n_b) per output; ftrl's memos (w, sqrt(n)) are MEMO_W, MEMO_ROOT.
 
 The score gradient q (one entry per output) comes from a binary loss per
 output (one model, or K one-vs-rest models) or from a multinomial loss over
@@ -56,6 +63,8 @@ from fastprox._validation import check_group_weights, check_memory
 from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
+from fastprox._state cimport (ADAGRAD_ROW_FIELDS, ADAGRAD_ENTRY, FOBOS_ENTRY, RDA_S, RDA_G, FTRL_N,
+                              FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS)
 from fastprox._state cimport Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch
 from fastprox._berhu cimport BERHU_ENTRY
 from fastprox._fobos cimport stamp_origin
@@ -213,7 +222,7 @@ cdef class Learner:
         c.layout.ftrl_roots = False
         c.layout.n_row_fields = 0
         if c.params.grouped:
-            c.layout.n_entry_fields = 2 if c.params.schedule == ADAGRAD else 1
+            c.layout.n_entry_fields = RDA_G + 1 if c.params.schedule == ADAGRAD else RDA_S + 1
         elif c.params.update == FOBOS and c.params.schedule != ADAGRAD and c.params.penalty != BERHU:
             if c.params.alpha_pen > 0 and c.params.l1_share < 1:
                 c.layout.shrink_stamp_at = c.layout.n_row_fields
@@ -221,16 +230,16 @@ cdef class Learner:
             if c.params.alpha_pen > 0 and c.params.l1_share > 0:
                 c.layout.threshold_stamp_at = c.layout.n_row_fields
                 c.layout.n_row_fields += 1
-            c.layout.n_entry_fields = 1
+            c.layout.n_entry_fields = FOBOS_ENTRY
         elif c.params.update == FOBOS and c.params.schedule == ADAGRAD:
-            c.layout.n_row_fields, c.layout.n_entry_fields = 1, 3
+            c.layout.n_row_fields, c.layout.n_entry_fields = ADAGRAD_ROW_FIELDS, ADAGRAD_ENTRY
         elif c.params.update == FOBOS:
             c.layout.n_entry_fields = BERHU_ENTRY
         elif c.params.update == RDA:
-            c.layout.n_entry_fields = 2 if c.params.schedule == ADAGRAD else 1
+            c.layout.n_entry_fields = RDA_G + 1 if c.params.schedule == ADAGRAD else RDA_S + 1
         else:
             c.layout.ftrl_roots = <long long>n_features * n_outputs <= FTRL_ROOTS_ENTRIES
-            c.layout.n_entry_fields = 3 if c.layout.ftrl_roots else 2
+            c.layout.n_entry_fields = FTRL_ROOT + 1 if c.layout.ftrl_roots else FTRL_N + 1
         c.layout.width = c.layout.n_row_fields + n_outputs * c.layout.n_entry_fields
         c.params.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
         c.cursor.t = c.cursor.n_ops = c.cursor.since_rebase = 0
@@ -263,7 +272,7 @@ cdef class Learner:
             stamp_origin(c, state.data.as_doubles + j * c.layout.width)
         for j in range(n_heap):
             heap_pos.data.as_longlongs[j] = -1
-        return {"state": state, "bstate": zeros(K * 2), "heap_items": zeros(n_heap, INT64),
+        return {"state": state, "bstate": zeros(K * INTERCEPT_FIELDS), "heap_items": zeros(n_heap, INT64),
                 "heap_keys": zeros(n_heap), "heap_pos": heap_pos, "gstamp": zeros(n_groups),
                 "gnorm": zeros(n_groups)}
 
@@ -308,12 +317,12 @@ cdef class Learner:
         FTRL_ROOTS_ENTRIES weights): (z, n, sqrt n) -> (z, n), the layout a learner of
         this width is built with, which pickles and model files rebuild."""
         cdef Ctx* c = &self.c
-        old = np.frombuffer(self.arrays["state"], dtype=np.float64).reshape(self.capacity,
-                                                                             c.params.n_outputs, 3)
-        c.layout.n_entry_fields, c.layout.ftrl_roots = 2, False
+        old = np.frombuffer(self.arrays["state"], dtype=np.float64)
+        old = old.reshape(self.capacity, c.params.n_outputs, FTRL_ROOT + 1)
+        c.layout.n_entry_fields, c.layout.ftrl_roots = FTRL_N + 1, False
         c.layout.width = c.layout.n_row_fields + c.params.n_outputs * c.layout.n_entry_fields
         arrays = {name: self.arrays[name] for name in SAVED}
-        arrays["state"] = np.ascontiguousarray(old[:, :, :2]).reshape(-1)
+        arrays["state"] = np.ascontiguousarray(old[:, :, :FTRL_ROOT]).reshape(-1)
         self._attach(arrays)
 
     cdef _attach(self, dict saved):
@@ -323,7 +332,7 @@ cdef class Learner:
                   np.require(a, requirements=["C", "W"]).reshape(-1) for name, a in saved.items()}
         n_groups = self.capacity if self.c.params.grouped and self.groups is None else self.c.groups.n_groups
         n_heap = self.capacity * self.n_outputs if self.c.params.berhu_heap else 0
-        sizes = {"state": self.capacity * self.c.layout.width, "bstate": self.n_outputs * 2,
+        sizes = {"state": self.capacity * self.c.layout.width, "bstate": self.n_outputs * INTERCEPT_FIELDS,
                  "heap_items": n_heap,
                  "heap_keys": n_heap, "heap_pos": n_heap, "gstamp": n_groups, "gnorm": n_groups}
         for name, size in sizes.items():    # the loops trust these sizes
@@ -349,7 +358,7 @@ cdef class Learner:
                       block=zeros(block), block_beta=zeros(block),
                       work=zeros(max(3 * block, (1 if self.group_weights is None else 3) * n_groups, 1)),
                       group_weights_now=zeros(self.capacity * self.n_outputs if self.c.params.grouped else 0),
-                      intercept_memo=zeros(self.n_outputs * 2), scores=zeros(self.n_outputs),
+                      intercept_memo=zeros(self.n_outputs * MEMO_FIELDS), scores=zeros(self.n_outputs),
                       score_grads=zeros(self.n_outputs), intercept_grad=zeros(self.n_outputs))
         free_scratch(&self.c)
         self.arrays = arrays
@@ -397,7 +406,7 @@ cdef class Learner:
         without NumPy: name -> (flat buffer, shape). The buffers are int64 for
         SAVED_INT64, float64 for the others."""
         cdef long long d = self.n_features, K = self.n_outputs
-        sizes = {"state": (d, self.c.layout.width), "bstate": (K, 2), "gstamp": (self.c.groups.n_groups,),
+        sizes = {"state": (d, self.c.layout.width), "bstate": (K, INTERCEPT_FIELDS), "gstamp": (self.c.groups.n_groups,),
                  "gnorm": (self.c.groups.n_groups,)}
         heap = (d * K if self.c.params.berhu_heap else 0,)
         out = {}

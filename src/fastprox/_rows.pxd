@@ -3,7 +3,9 @@
 # step's constants in locals (tests/test_fast_paths.py checks the bits).
 from fastprox._types cimport value_t, index_t, FOBOS, FTRL, ADAGRAD, L1, ELASTICNET, L1_LINF
 from fastprox._group_prox cimport prox_l1_l2, prox_l1_linf
-from fastprox._state cimport Ctx
+from fastprox._state cimport (Ctx, ROW_LAST_STEP, ADAGRAD_ROW_FIELDS, ADAGRAD_W, DUAL_SUM, DUAL_SQUARES,
+                              FTRL_N, FTRL_ROOT, INTERCEPT_FIELDS, INTERCEPT_SUM, MEMO_FIELDS, MEMO_W,
+                              MEMO_ROOT)
 from fastprox._schedules cimport begin_step, next_eta
 from fastprox._adagrad cimport adagrad_catch_up
 from fastprox._fobos cimport advance_cumulants, end_step
@@ -92,7 +94,7 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     operations in the same order, the same bits."""
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
-    cdef double P = c.cursor.shrink_product, Q = c.cursor.threshold_sum, eta, acc = c.arrays.intercepts[0], a, q, total
+    cdef double P = c.cursor.shrink_product, Q = c.cursor.threshold_sum, eta, acc = c.arrays.intercepts[INTERCEPT_SUM], a, q, total
     cdef double xm = intercept_feature(c)
     cdef double* e
     cdef double* f
@@ -127,7 +129,7 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
     cdef double P = c.cursor.shrink_product, Q = c.cursor.threshold_sum, rho1 = c.params.l1_share, a, eta, q, total
-    cdef double acc = c.arrays.intercepts[0], xm = intercept_feature(c)
+    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], xm = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
@@ -161,7 +163,7 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
     cdef long long width = c.layout.width, nz
     cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, rho1 = c.params.l1_share
     cdef double delta = c.params.delta, eta0 = c.params.eta0, q, total
-    cdef double acc = c.arrays.intercepts[0], xm = intercept_feature(c)
+    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], xm = intercept_feature(c)
     cdef double* row
     cdef double* e
     cdef double* f
@@ -170,10 +172,10 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
         return adagrad_l1_row(c, data, indices, lo, hi, y, sw)
     for nz in range(lo, hi):
         row = state + indices[nz] * width
-        if row[0] < t:
-            row[1] = adagrad_catch_up(c, row, 0)
-            row[0] = t
-        acc += row[1] * data[nz]
+        if row[ROW_LAST_STEP] < t:
+            row[ADAGRAD_ROW_FIELDS + ADAGRAD_W] = adagrad_catch_up(c, row, 0)
+            row[ROW_LAST_STEP] = t
+        acc += row[ADAGRAD_ROW_FIELDS + ADAGRAD_W] * data[nz]
         xm = abs_max2(xm, data, nz, False)
     c.arrays.scores[0] = acc
     total = 0.0
@@ -196,7 +198,7 @@ cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* in
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
     cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, delta = c.params.delta, eta0 = c.params.eta0
-    cdef double acc = c.arrays.intercepts[0], q, total, xm = intercept_feature(c)
+    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], q, total, xm = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
@@ -251,19 +253,19 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     if not (ftrl or adagrad):
         for nz in range(lo, hi, 2):
             two = entries(state, width, indices, nz, hi, &e, &f)
-            acc = dot2(acc, rda_weights2(e[0], f[0], wthr, winv), data, nz, two)
+            acc = dot2(acc, rda_weights2(e[DUAL_SUM], f[DUAL_SUM], wthr, winv), data, nz, two)
             xm = abs_max2(xm, data, nz, two)
     else:
         for nz in range(lo, hi, 2):
             two = entries(state, width, indices, nz, hi, &e, &f)
-            root = pair(e[2], f[2]) if roots else sqrt2(e[1], f[1])
-            w = dual_weights2(e[0], f[0], root, delta, inv_eta0, wc, rho, wl2)
+            root = pair(e[FTRL_ROOT], f[FTRL_ROOT]) if roots else sqrt2(e[DUAL_SQUARES], f[DUAL_SQUARES])
+            w = dual_weights2(e[DUAL_SUM], f[DUAL_SUM], root, delta, inv_eta0, wc, rho, wl2)
             if ftrl:
-                memo[2 * (nz - lo)] = w.a
-                memo[2 * (nz - lo) + 1] = root.a
+                memo[MEMO_FIELDS * (nz - lo) + MEMO_W] = w.a
+                memo[MEMO_FIELDS * (nz - lo) + MEMO_ROOT] = root.a
                 if two:
-                    memo[2 * (nz - lo) + 2] = w.b
-                    memo[2 * (nz - lo) + 3] = root.b
+                    memo[MEMO_FIELDS * (nz - lo + 1) + MEMO_W] = w.b
+                    memo[MEMO_FIELDS * (nz - lo + 1) + MEMO_ROOT] = root.b
             acc = dot2(acc, w, data, nz, two)
             xm = abs_max2(xm, data, nz, two)
     c.arrays.scores[0] = acc
@@ -275,22 +277,22 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
         for nz in range(lo, hi, 2):
             two = entries(state, width, indices, nz, hi, &e, &f)
             ge = q * data[nz]
-            e[1] += ge * ge
-            ne = e[1]
+            e[FTRL_N] += ge * ge
+            ne = e[FTRL_N]
             gf = q * data[nz + two]
             if two:
-                f[1] += gf * gf
-            root = sqrt2(ne, f[1])
-            ftrl_z(e, ge, root.a, memo + 2 * (nz - lo), inv_eta0, roots)
+                f[FTRL_N] += gf * gf
+            root = sqrt2(ne, f[FTRL_N])
+            ftrl_z(e, ge, root.a, memo + MEMO_FIELDS * (nz - lo), inv_eta0, roots)
             if two:
-                ftrl_z(f, gf, root.b, memo + 2 * (nz - lo) + 2, inv_eta0, roots)
+                ftrl_z(f, gf, root.b, memo + MEMO_FIELDS * (nz - lo + 1), inv_eta0, roots)
     else:
         for nz in range(lo, hi):
             e = state + indices[nz] * width
             ge = q * data[nz]
-            e[0] += ge
+            e[DUAL_SUM] += ge
             if adagrad:
-                e[1] += ge * ge
+                e[DUAL_SQUARES] += ge * ge
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     return total
@@ -314,7 +316,7 @@ cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* i
     cdef bint linf = c.params.penalty == L1_LINF
     cdef double* row
     for k in range(K):
-        p[k] = c.arrays.intercepts[2 * k]
+        p[k] = c.arrays.intercepts[INTERCEPT_FIELDS * k + INTERCEPT_SUM]
     for nz in range(lo, hi):
         j = indices[nz]
         row = state + j * width

@@ -5,6 +5,48 @@ from fastprox._types cimport FTRL
 from fastprox._losses cimport LogSum
 from fastprox._berhu cimport Heap
 
+
+# Named offsets of the state's fields (as Vowpal Wabbit's W_ZT, W_G2). Row j of the
+# state holds n_row_fields per-feature fields, then K entries of n_entry_fields each;
+# `entry` points at entry k of a row, the offsets below index into it.
+cdef enum:
+    ROW_LAST_STEP = 0             # fobos + adagrad: t0, the step the row's entries are current at
+    ADAGRAD_ROW_FIELDS = 1
+
+cdef enum:
+    FOBOS_W = 0                   # fobos, scalar step, and fobos groups: the weight w (every fobos
+                                  # layout keeps it first: ADAGRAD_W, BERHU_W)
+    FOBOS_ENTRY = 1               # (the P and Q stamps are row fields: `Layout.shrink_stamp_at`)
+
+cdef enum:
+    ADAGRAD_W = 0                 # fobos + adagrad: the weight w
+    ADAGRAD_G = 1                 # G: the sum of squared gradients
+    ADAGRAD_ETA = 2               # the step eta0 / (delta + sqrt(G)) G gives, frozen for the catch-up
+    ADAGRAD_ENTRY = 3
+
+cdef enum:
+    # the dual rules (rda, ftrl, rda groups) share their first two fields
+    DUAL_SUM = 0                  # s (rda: sum of gradients) or z (ftrl)
+    DUAL_SQUARES = 1              # G (rda + adagrad) or n (ftrl): the sum of squared gradients
+    RDA_S = DUAL_SUM
+    RDA_G = DUAL_SQUARES
+    FTRL_Z = DUAL_SUM
+    FTRL_N = DUAL_SQUARES
+    FTRL_ROOT = 2                 # sqrt(n), kept where `Layout.ftrl_roots`
+
+cdef enum:
+    # the intercepts (Arrays.intercepts): two fields per output
+    INTERCEPT_SUM = 0             # b (fobos), s_b (rda) or z_b (ftrl)
+    INTERCEPT_SQUARES = 1         # G_b (adagrad, rda) or n_b (ftrl)
+    INTERCEPT_FIELDS = 2
+
+cdef enum:
+    # ftrl's memos (Scratch.ftrl_memo per entry of a row, Scratch.intercept_memo per
+    # output): the weight and sqrt(n) the margin read, for the update
+    MEMO_W = 0
+    MEMO_ROOT = 1
+    MEMO_FIELDS = 2
+
 cdef struct Params:
     # What the Learner was built with: read-only during a step (`grow` changes
     # n_features and rebase_period between calls).
@@ -134,7 +176,7 @@ cdef inline int ensure_scratch(Ctx* c, long long longest, int batch_size) except
     """Allocate the scratch the coming steps write, once needed: ftrl's (w, sqrt(n))
     memo for rows of up to `longest` non-zeros, and for batches the gradient
     accumulator and feature marks (calloc: pages a pass never touches stay unmapped)."""
-    cdef long long need = 2 * c.params.n_outputs * max(longest, 1) if c.params.update == FTRL else 0
+    cdef long long need = MEMO_FIELDS * c.params.n_outputs * max(longest, 1) if c.params.update == FTRL else 0
     cdef double* grown
     if need > c.scratch.ftrl_memo_size:
         grown = <double*>realloc(c.scratch.ftrl_memo, need * sizeof(double))

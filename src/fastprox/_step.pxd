@@ -3,7 +3,8 @@
 from libc.math cimport sqrt
 from fastprox._types cimport value_t, index_t, FOBOS, RDA, FTRL, ADAGRAD, BERHU
 from fastprox._prox cimport soft_threshold
-from fastprox._state cimport Ctx, entry
+from fastprox._state cimport (Ctx, entry, FOBOS_W, ADAGRAD_W, RDA_S, RDA_G, DUAL_SUM, DUAL_SQUARES,
+                              MEMO_FIELDS)
 from fastprox._schedules cimport begin_step
 from fastprox._berhu cimport heap_current
 from fastprox._adagrad cimport adagrad_catch_up, adagrad_step
@@ -50,7 +51,7 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
             for k in range(K):
                 if c.params.update == FTRL:
                     ftrl_update(c, entry(c, row, k), c.arrays.score_grads[k] * x,
-                                c.scratch.ftrl_memo + 2 * ((nz - indptr[r]) * K + k))
+                                c.scratch.ftrl_memo + MEMO_FIELDS * ((nz - indptr[r]) * K + k))
                 else:
                     apply(c, row, k, c.arrays.score_grads[k] * x)
             stamp(c, row)
@@ -131,7 +132,7 @@ cdef inline void margins(Ctx* c, const value_t* data, const index_t* indices,
 cdef inline double step_weight(Ctx* c, double* row, int k, long long slot) noexcept nogil:
     """w_{t,jk} for the margin; ftrl keeps (w, sqrt(n)) in its memo slot for the update."""
     if c.params.update == FTRL:
-        return ftrl_weight(c, entry(c, row, k), c.scratch.ftrl_memo + 2 * slot)
+        return ftrl_weight(c, entry(c, row, k), c.scratch.ftrl_memo + MEMO_FIELDS * slot)
     return weight(c, row, k)
 
 
@@ -139,12 +140,12 @@ cdef inline double weight(Ctx* c, double* row, int k) noexcept nogil:
     """w_{t,jk} of a caught-up feature (stored for FOBOS, a closed form for rda, ftrl)."""
     cdef double* e = entry(c, row, k)
     if c.params.update == FOBOS:
-        return e[0]
+        return e[FOBOS_W]
     if c.params.grouped:
         return rda_grouped_weight(c, row, k)
     if c.params.update == RDA and c.params.schedule != ADAGRAD:
-        return soft_threshold(-e[0], c.dual.rda_threshold) * c.dual.rda_scale
-    return dual_weight(c, e[0], (c.params.delta + sqrt(e[1])) * c.params.inv_eta0)
+        return soft_threshold(-e[RDA_S], c.dual.rda_threshold) * c.dual.rda_scale
+    return dual_weight(c, e[DUAL_SUM], (c.params.delta + sqrt(e[DUAL_SQUARES])) * c.params.inv_eta0)
 
 
 cdef inline double current(Ctx* c, Py_ssize_t j, int k) noexcept nogil:
@@ -158,7 +159,7 @@ cdef inline double current(Ctx* c, Py_ssize_t j, int k) noexcept nogil:
         return heap_current(&c.heap, entry(c, row, k), c.cursor.shrink_product, c.cursor.threshold_sum)
     if c.layout.n_row_fields:
         return scalar_catch_up(c, row, k)
-    return entry(c, row, k)[0]
+    return entry(c, row, k)[FOBOS_W]
 
 
 cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
@@ -166,11 +167,11 @@ cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
     cdef double* e = entry(c, row, k)
     cdef double H, eta, sq
     if c.params.grouped and c.params.update == FOBOS:
-        e[0] -= c.cursor.eta * g
+        e[FOBOS_W] -= c.cursor.eta * g
     elif c.params.update == RDA:
-        e[0] += g
+        e[RDA_S] += g
         if c.params.schedule == ADAGRAD:
-            e[1] += g * g
+            e[RDA_G] += g * g
     elif c.params.update == FTRL:
         ftrl_weight(c, e, c.scratch.ftrl_memo)
         ftrl_update(c, e, g, c.scratch.ftrl_memo)
@@ -179,9 +180,9 @@ cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
     elif c.params.schedule == ADAGRAD:
         eta = adagrad_step(c, e, g)
         if eta > 0.0:
-            e[0] = fobos_prox(c, e[0] - eta * g, c.params.alpha_pen * eta)
+            e[ADAGRAD_W] = fobos_prox(c, e[ADAGRAD_W] - eta * g, c.params.alpha_pen * eta)
     else:
-        e[0] = fobos_prox(c, e[0] - c.cursor.eta * g, c.params.alpha_pen * c.cursor.eta)
+        e[FOBOS_W] = fobos_prox(c, e[FOBOS_W] - c.cursor.eta * g, c.params.alpha_pen * c.cursor.eta)
 
 
 cdef inline void abandon_step(Ctx* c, long long n_touched) noexcept nogil:
