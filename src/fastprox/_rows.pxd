@@ -19,21 +19,25 @@ cdef extern from "_pairs.h" nogil:
         double a
         double b
     pair sqrt2 "fastprox_sqrt2"(double a, double b)
-    pair l1_catch_up2 "fastprox_l1_catch_up2"(double* e, double* f, double P, double Q)
+    pair l1_catch_up2 "fastprox_l1_catch_up2"(double* e, double* f, double shrink_product,
+                                              double threshold_sum)
     void l1_step2 "fastprox_l1_step2"(double* e, double* f, double xe, double xf, double q,
-                                      double eta, double a, double Q)
-    pair scalar_catch_up2 "fastprox_scalar_catch_up2"(double* e, double* f, int n_row, int off_Q,
-                                                      double P, double Q)
-    void scalar_step2 "fastprox_scalar_step2"(double* e, double* f, int n_row, int off_Q, double xe,
-                                              double xf, double q, double eta, double a, double rho1,
-                                              double P, double Q)
+                                      double eta, double a, double threshold_sum)
+    pair scalar_catch_up2 "fastprox_scalar_catch_up2"(double* e, double* f, int n_row_fields,
+                                                      int threshold_stamp_at, double shrink_product,
+                                                      double threshold_sum)
+    void scalar_step2 "fastprox_scalar_step2"(double* e, double* f, int n_row_fields,
+                                              int threshold_stamp_at, double xe,
+                                              double xf, double q, double eta, double a, double l1_share,
+                                              double shrink_product, double threshold_sum)
     pair adagrad_catch_up2 "fastprox_adagrad_catch_up2"(double* e, double* f, double t, double alpha)
     void adagrad_step2 "fastprox_adagrad_step2"(double* e, double* f, double xe, double xf, double q,
-                                                double t, double alpha, double rho1, double delta,
+                                                double t, double alpha, double l1_share, double delta,
                                                 double eta0)
-    pair rda_weights2 "fastprox_rda_weights2"(double sa, double sb, double thr, double inv)
+    pair rda_weights2 "fastprox_rda_weights2"(double sa, double sb, double threshold, double scale)
     pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
-                                                double inv_eta0, double wc, double rho, double wl2)
+                                                double inv_eta0, double l1_threshold, double rda_rho,
+                                                double l2_weight)
 
 
 cdef inline double separable_step(Ctx* c, const value_t* data, const index_t* indices,
@@ -94,27 +98,28 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     operations in the same order, the same bits."""
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
-    cdef double P = c.cursor.shrink_product, Q = c.cursor.threshold_sum, eta, acc = c.arrays.intercepts[INTERCEPT_SUM], a, q, total
-    cdef double xm = intercept_feature(c)
+    cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
+    cdef double eta, acc = c.arrays.intercepts[INTERCEPT_SUM], a, q, total
+    cdef double x_max = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
-        acc = dot2(acc, l1_catch_up2(e, f, P, Q), data, nz, two)
-        xm = abs_max2(xm, data, nz, two)
+        acc = dot2(acc, l1_catch_up2(e, f, shrink_product, threshold_sum), data, nz, two)
+        x_max = abs_max2(x_max, data, nz, two)
     c.arrays.scores[0] = acc
     next_eta(c)
     total = 0.0
     q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, xm):
+    if refused(c, q, x_max):
         return total
     advance_cumulants(c)
-    Q, eta = c.cursor.threshold_sum, c.cursor.eta
+    threshold_sum, eta = c.cursor.threshold_sum, c.cursor.eta
     a = c.params.alpha_pen * eta
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
-        l1_step2(e, f, data[nz], data[nz + two], q, eta, a, Q)
+        l1_step2(e, f, data[nz], data[nz + two], q, eta, a, threshold_sum)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     return total
@@ -122,33 +127,36 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
 
 cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices,
                              long long lo, long long hi, double y, double sw,
-                             int n_row, int off_Q) noexcept nogil:
+                             int n_row_fields, int threshold_stamp_at) noexcept nogil:
     """`plain_fobos_step` for the layouts with a P stamp or none (l2, elasticnet, no
     penalty; `_pairs.h`'s scalar_catch_up2), as `fobos_l1_row`: the general path's
     arithmetic, operation for operation, two non-zeros at a time."""
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
-    cdef double P = c.cursor.shrink_product, Q = c.cursor.threshold_sum, rho1 = c.params.l1_share, a, eta, q, total
-    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], xm = intercept_feature(c)
+    cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
+    cdef double l1_share = c.params.l1_share, a, eta, q, total
+    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
-        acc = dot2(acc, scalar_catch_up2(e, f, n_row, off_Q, P, Q), data, nz, two)
-        xm = abs_max2(xm, data, nz, two)
+        acc = dot2(acc, scalar_catch_up2(e, f, n_row_fields, threshold_stamp_at, shrink_product,
+                                         threshold_sum), data, nz, two)
+        x_max = abs_max2(x_max, data, nz, two)
     c.arrays.scores[0] = acc
     next_eta(c)
     total = 0.0
     q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, xm):
+    if refused(c, q, x_max):
         return total
     advance_cumulants(c)
-    P, Q, eta = c.cursor.shrink_product, c.cursor.threshold_sum, c.cursor.eta
+    shrink_product, threshold_sum, eta = c.cursor.shrink_product, c.cursor.threshold_sum, c.cursor.eta
     a = c.params.alpha_pen * eta
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
-        scalar_step2(e, f, n_row, off_Q, data[nz], data[nz + two], q, eta, a, rho1, P, Q)
+        scalar_step2(e, f, n_row_fields, threshold_stamp_at, data[nz], data[nz + two], q, eta, a,
+                     l1_share, shrink_product, threshold_sum)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     return total
@@ -161,14 +169,14 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
     (under l1, the defaults: `adagrad_l1_row`). Row layout: t0, w, G, eta."""
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
-    cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, rho1 = c.params.l1_share
+    cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, l1_share = c.params.l1_share
     cdef double delta = c.params.delta, eta0 = c.params.eta0, q, total
-    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], xm = intercept_feature(c)
+    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c)
     cdef double* row
     cdef double* e
     cdef double* f
     cdef bint two
-    if c.params.penalty == L1 or (c.params.penalty == ELASTICNET and rho1 == 1.0):
+    if c.params.penalty == L1 or (c.params.penalty == ELASTICNET and l1_share == 1.0):
         return adagrad_l1_row(c, data, indices, lo, hi, y, sw)
     for nz in range(lo, hi):
         row = state + indices[nz] * width
@@ -176,15 +184,15 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
             row[ADAGRAD_ROW_FIELDS + ADAGRAD_W] = adagrad_catch_up(c, row, 0)
             row[ROW_LAST_STEP] = t
         acc += row[ADAGRAD_ROW_FIELDS + ADAGRAD_W] * data[nz]
-        xm = abs_max2(xm, data, nz, False)
+        x_max = abs_max2(x_max, data, nz, False)
     c.arrays.scores[0] = acc
     total = 0.0
     q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, xm):
+    if refused(c, q, x_max):
         return total
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
-        adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, rho1, delta, eta0)
+        adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, l1_share, delta, eta0)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     return total
@@ -197,19 +205,20 @@ cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* in
     has no branch: a current feature (t0 = t) has threshold 0, which keeps it."""
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
-    cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, delta = c.params.delta, eta0 = c.params.eta0
-    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], q, total, xm = intercept_feature(c)
+    cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen
+    cdef double delta = c.params.delta, eta0 = c.params.eta0
+    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], q, total, x_max = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         acc = dot2(acc, adagrad_catch_up2(e, f, t, alpha), data, nz, two)
-        xm = abs_max2(xm, data, nz, two)
+        x_max = abs_max2(x_max, data, nz, two)
     c.arrays.scores[0] = acc
     total = 0.0
     q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, xm):
+    if refused(c, q, x_max):
         return total
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
@@ -243,9 +252,11 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     cdef double* state = c.arrays.state
     cdef double* memo = c.scratch.ftrl_memo
     cdef long long width = c.layout.width, nz
-    cdef double wc = c.dual.l1_threshold, wl2 = c.dual.l2_weight, wthr = c.dual.rda_threshold, winv = c.dual.rda_scale, rho = c.params.rda_rho
+    cdef double l1_threshold = c.dual.l1_threshold, l2_weight = c.dual.l2_weight
+    cdef double rda_threshold = c.dual.rda_threshold, rda_scale = c.dual.rda_scale
+    cdef double rda_rho = c.params.rda_rho
     cdef double delta = c.params.delta, inv_eta0 = c.params.inv_eta0, ge, gf, ne, q, total
-    cdef double acc = intercept_value(c, 0), xm = intercept_feature(c)
+    cdef double acc = intercept_value(c, 0), x_max = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef pair root, w
@@ -253,13 +264,14 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     if not (ftrl or adagrad):
         for nz in range(lo, hi, 2):
             two = entries(state, width, indices, nz, hi, &e, &f)
-            acc = dot2(acc, rda_weights2(e[DUAL_SUM], f[DUAL_SUM], wthr, winv), data, nz, two)
-            xm = abs_max2(xm, data, nz, two)
+            acc = dot2(acc, rda_weights2(e[DUAL_SUM], f[DUAL_SUM], rda_threshold, rda_scale), data, nz, two)
+            x_max = abs_max2(x_max, data, nz, two)
     else:
         for nz in range(lo, hi, 2):
             two = entries(state, width, indices, nz, hi, &e, &f)
             root = pair(e[FTRL_ROOT], f[FTRL_ROOT]) if roots else sqrt2(e[DUAL_SQUARES], f[DUAL_SQUARES])
-            w = dual_weights2(e[DUAL_SUM], f[DUAL_SUM], root, delta, inv_eta0, wc, rho, wl2)
+            w = dual_weights2(e[DUAL_SUM], f[DUAL_SUM], root, delta, inv_eta0, l1_threshold, rda_rho,
+                              l2_weight)
             if ftrl:
                 memo[MEMO_FIELDS * (nz - lo) + MEMO_W] = w.a
                 memo[MEMO_FIELDS * (nz - lo) + MEMO_ROOT] = root.a
@@ -267,11 +279,11 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
                     memo[MEMO_FIELDS * (nz - lo + 1) + MEMO_W] = w.b
                     memo[MEMO_FIELDS * (nz - lo + 1) + MEMO_ROOT] = root.b
             acc = dot2(acc, w, data, nz, two)
-            xm = abs_max2(xm, data, nz, two)
+            x_max = abs_max2(x_max, data, nz, two)
     c.arrays.scores[0] = acc
     total = 0.0
     q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, xm):
+    if refused(c, q, x_max):
         return total
     if ftrl:
         for nz in range(lo, hi, 2):
@@ -307,12 +319,12 @@ cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* i
     `groups_prox_step`). A row's features are distinct groups, each caught up once,
     so the per-step group marks of the general path are not needed."""
     cdef double* state = c.arrays.state
-    cdef double* gstamp = c.groups.stamp
+    cdef double* group_stamp = c.groups.stamp
     cdef double* p = c.arrays.scores
     cdef double* q = c.arrays.score_grads
     cdef long long width = c.layout.width, nz, j
     cdef int k, K = c.params.n_outputs
-    cdef double Q = c.cursor.threshold_sum, eta = c.cursor.eta, a, x, total
+    cdef double threshold_sum = c.cursor.threshold_sum, eta = c.cursor.eta, a, x, total
     cdef bint linf = c.params.penalty == L1_LINF
     cdef double* row
     for k in range(K):
@@ -320,13 +332,13 @@ cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* i
     for nz in range(lo, hi):
         j = indices[nz]
         row = state + j * width
-        a = Q - gstamp[j]
+        a = threshold_sum - group_stamp[j]
         if a > 0.0:
             if linf:
                 prox_l1_linf(row, K, a, c.scratch.work)
             else:
                 prox_l1_l2(row, K, a)
-            gstamp[j] = Q
+            group_stamp[j] = threshold_sum
         x = data[nz]
         for k in range(K):
             p[k] += row[k] * x

@@ -79,7 +79,7 @@ cdef struct Layout:
     int n_row_fields
     int n_entry_fields
     long long width               # doubles per row: n_row_fields + K n_entry_fields
-    int shrink_stamp_at           # where a row keeps its P stamp (FOBOS_SHRINK_STAMP), -1: none
+    int shrink_stamp_at           # where a row keeps its P stamp, -1: none
     int threshold_stamp_at        # where a row keeps its Q stamp, -1: none
     bint ftrl_roots               # ftrl entries hold sqrt(n) too (FTRL_ROOTS_ENTRIES)
 

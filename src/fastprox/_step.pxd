@@ -165,7 +165,7 @@ cdef inline double current(Ctx* c, Py_ssize_t j, int k) noexcept nogil:
 cdef inline void apply(Ctx* c, double* row, int k, double g) noexcept nogil:
     """This step's update of entry (j, k) with gradient g."""
     cdef double* e = entry(c, row, k)
-    cdef double H, eta, sq
+    cdef double eta
     if c.params.grouped and c.params.update == FOBOS:
         e[FOBOS_W] -= c.cursor.eta * g
     elif c.params.update == RDA:
