@@ -45,7 +45,10 @@ cdef inline double separable_step(Ctx* c, const value_t* data, const index_t* in
                                   long long r) noexcept nogil:
     """`step` for row r alone under a rule with one output and a separable penalty
     (`Params.plain_fobos`, `plain_adagrad`, `plain_dual`): the most common steps, called
-    by `fit_csr`'s loop directly (3-5% of an ijcnn1 pass was `step`'s dispatch)."""
+    by `fit_csr`'s loop directly (3-5% of an ijcnn1 pass was `step`'s dispatch).
+
+    Mirrors `_step.step` with n_rows = 1 (its begin, intercept and end), the row
+    itself computed by the kernel below."""
     cdef double total
     if c.params.update != FOBOS:
         set_weight_params(c)
@@ -85,7 +88,11 @@ cdef inline double dot2(double acc, pair w, const value_t* data, long long nz, b
 cdef inline double plain_fobos_step(Ctx* c, const value_t* data, const index_t* indices,
                             long long lo, long long hi, double y, double sw) noexcept nogil:
     """One row of the most common rule (one output, fobos with a scalar step and an
-    l1/l2/elasticnet penalty). The l1 layout (Q stamp, w) has loops of its own."""
+    l1/l2/elasticnet penalty). The l1 layout (Q stamp, w) has loops of its own.
+
+    Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
+    -> `scalar_catch_up`, then `weight`), `_gradients.gradient`, `refused`,
+    `_fobos.advance_cumulants`, `_step.apply` -> `_fobos.fobos_prox`, `_fobos.stamp`."""
     if c.layout.shrink_stamp_at < 0 and c.layout.threshold_stamp_at == 0 and c.layout.n_row_fields == 1:
         return fobos_l1_row(c, data, indices, lo, hi, y, sw)
     return fobos_row(c, data, indices, lo, hi, y, sw, c.layout.n_row_fields, c.layout.threshold_stamp_at)
@@ -95,7 +102,9 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
                          long long lo, long long hi, double y, double sw) noexcept nogil:
     """`fobos_row` in the l1 layout (Q stamp, w), its non-zeros two at a time (e, f),
     each instruction of the catch-up and of the step for both (`_pairs.h`); the same
-    operations in the same order, the same bits."""
+    operations in the same order, the same bits.
+
+    Mirrors as `plain_fobos_step` says, with l1's P = 1 (no P stamp, no ratio)."""
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
     cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
@@ -130,7 +139,9 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
                              int n_row_fields, int threshold_stamp_at) noexcept nogil:
     """`plain_fobos_step` for the layouts with a P stamp or none (l2, elasticnet, no
     penalty; `_pairs.h`'s scalar_catch_up2), as `fobos_l1_row`: the general path's
-    arithmetic, operation for operation, two non-zeros at a time."""
+    arithmetic, operation for operation, two non-zeros at a time.
+
+    Mirrors as `plain_fobos_step` says."""
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
     cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
@@ -166,7 +177,11 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
                               long long lo, long long hi, double y, double sw) noexcept nogil:
     """One row of AdaGrad's composite mirror descent with one output, as
     `plain_fobos_step`: the general path's arithmetic with its constants in locals
-    (under l1, the defaults: `adagrad_l1_row`). Row layout: t0, w, G, eta."""
+    (under l1, the defaults: `adagrad_l1_row`). Row layout: t0, w, G, eta.
+
+    Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
+    -> `_adagrad.adagrad_catch_up`), `_gradients.gradient`, `refused`, `_step.apply`
+    -> `_adagrad.adagrad_step` then `_fobos.fobos_prox`, `_fobos.stamp` (ROW_LAST_STEP)."""
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
     cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, l1_share = c.params.l1_share
@@ -202,7 +217,10 @@ cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* in
                            long long lo, long long hi, double y, double sw) noexcept nogil:
     """`plain_adagrad_step` under l1, its non-zeros two at a time (e, f), each
     instruction of the catch-up and of the step for both (`_pairs.h`). The catch-up
-    has no branch: a current feature (t0 = t) has threshold 0, which keeps it."""
+    has no branch: a current feature (t0 = t) has threshold 0, which keeps it.
+
+    Mirrors as `plain_adagrad_step` says, with `adagrad_catch_up`'s l1 case
+    (`soft_threshold(w, m a)`)."""
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
     cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen
@@ -231,7 +249,9 @@ cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* in
 cdef inline double plain_dual_step(Ctx* c, const value_t* data, const index_t* indices,
                             long long lo, long long hi, double y, double sw) noexcept nogil:
     """One row of rda or ftrl with one output and a separable penalty: `dual_row` for
-    the rule's layout, its flags constants, so the loops test none of them."""
+    the rule's layout, its flags constants, so the loops test none of them.
+
+    Mirrors `_step.step`'s single-row branch under rda or ftrl (see `dual_row`)."""
     if c.params.update == FTRL and c.layout.ftrl_roots:
         return dual_row(c, data, indices, lo, hi, y, sw, True, True, True)
     if c.params.update == FTRL:
@@ -248,7 +268,12 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     and `apply`'s sums, operation for operation, with the step's constants in locals.
     Entry layout: s (rda) or z (ftrl), then G or n (adagrad, ftrl), then sqrt(n)
     (`ftrl_roots`). The margin takes its non-zeros two at a time (e, f), each
-    instruction of their weights' formula for both (`_pairs.h`), as ftrl's update."""
+    instruction of their weights' formula for both (`_pairs.h`), as ftrl's update.
+
+    Mirrors `_step.margins` -> `_step.step_weight` -> `weight` (rda: `soft_threshold`
+    with `DualConstants.rda_threshold`, `rda_scale`; adagrad: `_dual.dual_weight`;
+    ftrl: `_dual.ftrl_weight`), `_gradients.gradient`, `refused`, then `_step.apply`'s
+    rda sums or `_dual.ftrl_update` (-> `ftrl_z`)."""
     cdef double* state = c.arrays.state
     cdef double* memo = c.scratch.ftrl_memo
     cdef long long width = c.layout.width, nz
@@ -317,7 +342,11 @@ cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* i
     feature's row caught up in one prox with the threshold summed since its stamp,
     the K scores, the gradient step (its prox joins the next catch-up, see
     `groups_prox_step`). A row's features are distinct groups, each caught up once,
-    so the per-step group marks of the general path are not needed."""
+    so the per-step group marks of the general path are not needed.
+
+    Mirrors `_step.margins` -> `_groups.group_catch_up` -> `block_catch_up` (l1_l2,
+    l1_linf), `_gradients.gradients`, `refused` and `_step.apply`'s grouped fobos step:
+    `step` calls it in place of those and runs `groups_prox_step` after it as after them."""
     cdef double* state = c.arrays.state
     cdef double* group_stamp = c.groups.stamp
     cdef double* p = c.arrays.scores
