@@ -1,6 +1,14 @@
 # FOBOS under a scalar schedule: the two global cumulants, their rebase, and the
 # catch-up of a feature's entries from its stamps; AdaGrad's and Berhu's catch-ups
 # are dispatched from here too.
+#
+# Scalar FOBOS keeps two global cumulants over steps tau: the shrink product
+# P = prod 1/(1 + a_tau (1 - rho)) (`Cursor.shrink_product`) and the threshold sum
+# Q = sum a_tau rho / P_{tau-1} (`Cursor.threshold_sum`) with a_tau = alpha eta_tau.
+# A feature stamped (P_s, Q_s) catches up as w <- soft(w P/P_s, P (Q - Q_s)).
+# Both cumulants are rebased (every feature caught up, P = 1, Q = 0) when P
+# nears underflow and at least every rebase_period >= d steps, which keeps
+# their differences exact at amortised O(1) cost per step.
 from fastprox._types cimport FOBOS, ADAGRAD, BERHU
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
 from fastprox._state cimport Ctx, entry, index, ROW_LAST_STEP, FOBOS_W, ADAGRAD_W

@@ -195,6 +195,20 @@ cdef inline void groups_rebase(Ctx* c) noexcept nogil:
     c.cursor.threshold_sum = 0.0
 
 
+cdef inline void groups_replay(Ctx* c) noexcept nogil:
+    """sparse_group under fobos: replay every group's skipped proxes and stamp it
+    current (`Learner.caught_up`)."""
+    cdef long long g
+    cdef Py_ssize_t m
+    cdef double* v
+    for g in range(c.groups.n_groups):
+        m = block_size(c, g)
+        v = block_get(c, g)
+        block_catch_up(c, g, v, m)
+        block_put(c, g, v)
+        c.groups.stamp[g] = c.cursor.t
+
+
 cdef inline long long block_feature(Ctx* c, long long g, Py_ssize_t i) noexcept nogil:
     """The feature of entry i of group g's gathered block."""
     if c.groups.feature_group == NULL:

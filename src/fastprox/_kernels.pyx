@@ -37,13 +37,9 @@ The score gradient q (one entry per output) comes from a binary loss per
 output (one model, or K one-vs-rest models) or from a multinomial loss over
 the K scores (softmax, Crammer-Singer); the update rules do not change.
 
-Scalar FOBOS keeps two global cumulants over steps tau: the shrink product
-``P = prod 1/(1 + a_tau (1 - rho1))`` and the threshold sum
-``Q = sum a_tau rho1 / P_{tau-1}`` with ``a_tau = alpha eta_tau``. A feature
-stamped (P_s, Q_s) catches up as ``w <- soft(w P/P_s, P (Q - Q_s))``.
-Both cumulants are rebased (every feature caught up, P = 1, Q = 0) when P
-nears underflow and at least every ``rebase_period >= d`` steps, which keeps
-their differences exact at amortised O(1) cost per step.
+Scalar FOBOS catches a feature up from two global cumulants (``_fobos.pxd``),
+AdaGrad in closed form (``_adagrad.pxd``), the dual rules need no catch-up
+(``_dual.pxd``), the group penalties keep stamps per group (``_groups.pxd``).
 
 The state and the scratch space are the standard library's ``array.array``
 buffers, so that training (the command line's ``train``) needs no NumPy;
@@ -53,28 +49,26 @@ from cpython cimport array
 import array as pyarray
 import copy as pycopy
 
-from libc.math cimport fabs
-from libc.float cimport DBL_MAX
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memcmp, memcpy
 from fastprox._losses cimport logsum_pop
 from fastprox._numpy import np
 from fastprox._rules import PENALTIES as PENALTY_TABLE, rule as find_rule
-from fastprox._validation import check_group_weights, check_memory
+from fastprox._validation import check_group_weights, check_memory, NonFiniteMargin  # (re-exported)
 from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
-from fastprox._state cimport (ADAGRAD_ROW_FIELDS, ADAGRAD_ENTRY, FOBOS_ENTRY, RDA_S, RDA_G, FTRL_N,
-                              FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS)
-from fastprox._state cimport Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch
-from fastprox._berhu cimport BERHU_ENTRY
+from fastprox._state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS
+from fastprox._buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
+from fastprox._state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
+                              set_layout, FTRL_ROOTS_ENTRIES)
 from fastprox._fobos cimport stamp_origin
 from fastprox._dual cimport set_weight_params
-from fastprox._groups cimport block_size, block_get, block_put, block_catch_up, groups_materialize
+from fastprox._groups cimport groups_replay, groups_materialize
 from fastprox._intercept cimport intercept_value
 from fastprox._step cimport step, current
 from fastprox._rows cimport separable_step
 from fastprox._csr cimport (row_at, csr_kind, _check_rows, consecutive, prefetch_lines,
-                            prefetch_rows)
+                            prefetch_rows, refuse_step, margins_csr)
 
 cimport cython
 from cython cimport longlong
@@ -93,13 +87,6 @@ LOSSES = {"log": 0, "hinge": 1, "squared_hinge": 2, "modified_huber": 3,
 
 cdef long long MIN_REBASE_PERIOD = 1 << 16
 cdef long long PREFETCH_BYTES = 1 << 20
-# FTRL entries keep sqrt(n) beside n, a square root less per non-zero, up to this
-# many entries (d K): beyond, the state outgrows the caches, and the wider entries
-# cost more in cache misses than the square root they save (measured: 10% faster
-# at d = 2^16, even at 2^19, 5-10% slower at 2^20-2^22).
-cdef long long FTRL_ROOTS_ENTRIES = 1 << 19
-# Arrays from this size on are asked for huge pages (NumPy's threshold).
-cdef size_t HUGE_BYTES = 1 << 22
 # How many steps ahead a row's state is requested: two beat one on the 10-class
 # l1_l2 pass (best of 7: 0.19-0.22 s against 0.23-0.32 s, three alternations).
 cdef int PREFETCH_STEPS = 2
@@ -108,50 +95,16 @@ cdef int PREFETCH_STEPS = 2
 # kernel keeps one call per pass, and so one check of X, however long the pass.
 cdef Py_ssize_t SIGNAL_ROWS = 1 << 16
 
-cdef array.array DOUBLES = pyarray.array("d"), INT64 = pyarray.array("q")
 # The arrays a pickle or a model file keeps (the rest is scratch space), their types
 # and, for the two-dimensional ones, their shapes (`saved_arrays`).
 SAVED = ("state", "bstate", "heap_items", "heap_keys", "heap_pos", "gstamp", "gnorm")
 SAVED_INT64 = ("heap_items", "heap_pos")
 
 
-cdef array.array zeros(Py_ssize_t n, array.array kind=DOUBLES):
-    """n zeros of kind's type; from HUGE_BYTES on, on transparent huge pages where
-    the system offers them (as NumPy's large arrays are): a 16 MB state then faults in
-    8 pages instead of 4096, which took 10-25 ms a fit on this machine."""
-    cdef array.array a = array.clone(kind, n, zero=False)
-    cdef size_t size = <size_t>n * kind.ob_descr.itemsize
-    if size >= HUGE_BYTES:
-        FASTPROX_HUGEPAGES(a.data.as_voidptr, size)
-    if size:                    # (an empty array may have no buffer at all)
-        memset(a.data.as_voidptr, 0, size)
-    return a
-
-
 # What fit_rows passes for an order or weights not given: the kernel then visits
 # rows 0..n-1 and weighs them 1 without arrays saying so (filling two arrays of a
 # 50,000-row fit cost more than a tenth of a millisecond).
-cdef array.array NO_WEIGHTS = array.clone(DOUBLES, 0, zero=False)
-cdef array.array NO_ORDER = array.clone(INT64, 0, zero=False)
-
-cdef extern from *:
-    """
-    #if defined(__linux__)
-    #include <sys/mman.h>
-    #endif
-    /* Advise transparent huge pages for the whole pages of [p, p + n), before the
-       first touch; a no-op where the system has no such advice. */
-    static void FASTPROX_HUGEPAGES(void *p, size_t n)
-    {
-    #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, hi = (uintptr_t)p + n;
-        if (hi > lo)
-            madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    #endif
-    }
-    """
-    void FASTPROX_HUGEPAGES(void* p, size_t n) noexcept nogil
-
+cdef array.array NO_WEIGHTS = pyarray.array("d"), NO_ORDER = pyarray.array("q")
 
 
 @cython.final
@@ -218,29 +171,7 @@ cdef class Learner:
         # (a fused type) kept its loop but made GCC stop inlining prox_l1_linf into it,
         # +11% instructions on the unweighted l1_linf pass (callgrind).
         c.params.plain_rows = groups is None and group_weights is None and rule.fast_rows == "rows"
-        c.layout.shrink_stamp_at = c.layout.threshold_stamp_at = -1
-        c.layout.ftrl_roots = False
-        c.layout.n_row_fields = 0
-        if c.params.grouped:
-            c.layout.n_entry_fields = RDA_G + 1 if c.params.schedule == ADAGRAD else RDA_S + 1
-        elif c.params.update == FOBOS and c.params.schedule != ADAGRAD and c.params.penalty != BERHU:
-            if c.params.alpha_pen > 0 and c.params.l1_share < 1:
-                c.layout.shrink_stamp_at = c.layout.n_row_fields
-                c.layout.n_row_fields += 1
-            if c.params.alpha_pen > 0 and c.params.l1_share > 0:
-                c.layout.threshold_stamp_at = c.layout.n_row_fields
-                c.layout.n_row_fields += 1
-            c.layout.n_entry_fields = FOBOS_ENTRY
-        elif c.params.update == FOBOS and c.params.schedule == ADAGRAD:
-            c.layout.n_row_fields, c.layout.n_entry_fields = ADAGRAD_ROW_FIELDS, ADAGRAD_ENTRY
-        elif c.params.update == FOBOS:
-            c.layout.n_entry_fields = BERHU_ENTRY
-        elif c.params.update == RDA:
-            c.layout.n_entry_fields = RDA_G + 1 if c.params.schedule == ADAGRAD else RDA_S + 1
-        else:
-            c.layout.ftrl_roots = <long long>n_features * n_outputs <= FTRL_ROOTS_ENTRIES
-            c.layout.n_entry_fields = FTRL_ROOT + 1 if c.layout.ftrl_roots else FTRL_N + 1
-        c.layout.width = c.layout.n_row_fields + n_outputs * c.layout.n_entry_fields
+        set_layout(c)
         c.params.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
         c.cursor.t = c.cursor.n_ops = c.cursor.since_rebase = 0
         c.cursor.shrink_product, c.cursor.threshold_sum = 1.0, 0.0
@@ -261,18 +192,20 @@ cdef class Learner:
         cdef Ctx* c = &self.c
         cdef long long j, K = self.n_outputs
         cdef long long n_heap = capacity * K if c.params.berhu_heap else 0
-        cdef long long n_groups = capacity if c.params.grouped and self.groups is None else c.groups.n_groups
+        cdef long long n_groups = (capacity if c.params.grouped and self.groups is None
+                                   else c.groups.n_groups)
         # the state, Berhu's heap and the grouped weights' cache, in bytes, in Python's
         # integers (no overflow), before anything is allocated
-        check_memory(8 * (int(capacity) * (c.layout.width + K * (3 * c.params.berhu_heap + c.params.grouped))
+        check_memory(8 * (int(capacity) * (c.layout.width
+                                           + K * (3 * c.params.berhu_heap + c.params.grouped))
                           + 8 * K + 8 * int(n_groups)),     # per output: bstate, p, q, ...; per group
                      f"{capacity} features x {K} output(s)")
-        state, heap_pos = zeros(capacity * c.layout.width), zeros(n_heap, INT64)
+        state, heap_pos = zeros(capacity * c.layout.width), zeros_int64(n_heap)
         for j in range(capacity):
             stamp_origin(c, state.data.as_doubles + j * c.layout.width)
         for j in range(n_heap):
             heap_pos.data.as_longlongs[j] = -1
-        return {"state": state, "bstate": zeros(K * INTERCEPT_FIELDS), "heap_items": zeros(n_heap, INT64),
+        return {"state": state, "bstate": zeros(K * INTERCEPT_FIELDS), "heap_items": zeros_int64(n_heap),
                 "heap_keys": zeros(n_heap), "heap_pos": heap_pos, "gstamp": zeros(n_groups),
                 "gnorm": zeros(n_groups)}
 
@@ -319,8 +252,7 @@ cdef class Learner:
         cdef Ctx* c = &self.c
         old = np.frombuffer(self.arrays["state"], dtype=np.float64)
         old = old.reshape(self.capacity, c.params.n_outputs, FTRL_ROOT + 1)
-        c.layout.n_entry_fields, c.layout.ftrl_roots = FTRL_N + 1, False
-        c.layout.width = c.layout.n_row_fields + c.params.n_outputs * c.layout.n_entry_fields
+        set_layout(c)               # (this width's: no roots)
         arrays = {name: self.arrays[name] for name in SAVED}
         arrays["state"] = np.ascontiguousarray(old[:, :, :FTRL_ROOT]).reshape(-1)
         self._attach(arrays)
@@ -330,7 +262,8 @@ cdef class Learner:
         pickle or a model file) and at fresh scratch space."""
         arrays = {name: a if isinstance(a, array.array) else
                   np.require(a, requirements=["C", "W"]).reshape(-1) for name, a in saved.items()}
-        n_groups = self.capacity if self.c.params.grouped and self.groups is None else self.c.groups.n_groups
+        n_groups = (self.capacity if self.c.params.grouped and self.groups is None
+                    else self.c.groups.n_groups)
         n_heap = self.capacity * self.n_outputs if self.c.params.berhu_heap else 0
         sizes = {"state": self.capacity * self.c.layout.width, "bstate": self.n_outputs * INTERCEPT_FIELDS,
                  "heap_items": n_heap,
@@ -342,7 +275,7 @@ cdef class Learner:
                                  f"versions, use fastprox.save_model and load_model.")
         block = self.n_outputs
         if self.groups is None:
-            member_start, members = zeros(n_groups + 1, INT64), zeros(0, INT64)
+            member_start, members = zeros_int64(n_groups + 1), zeros_int64(0)
         else:
             members = np.argsort(self.groups, kind="stable")
             members = members[self.groups[members] >= 0]
@@ -354,33 +287,35 @@ cdef class Learner:
         arrays.update(member_start=member_start, members=members, feature_group=self.groups,
                       group_weight=self.group_weights,
                       group_norm_now=zeros(n_groups if self.c.params.penalty == SQUARED_GROUP else 0),
-                      group_mark=zeros(n_groups, INT64), group_touched=zeros(n_groups, INT64),
+                      group_mark=zeros_int64(n_groups), group_touched=zeros_int64(n_groups),
                       block=zeros(block), block_beta=zeros(block),
                       work=zeros(max(3 * block, (1 if self.group_weights is None else 3) * n_groups, 1)),
-                      group_weights_now=zeros(self.capacity * self.n_outputs if self.c.params.grouped else 0),
+                      group_weights_now=zeros(self.capacity * self.n_outputs
+                                              if self.c.params.grouped else 0),
                       intercept_memo=zeros(self.n_outputs * MEMO_FIELDS), scores=zeros(self.n_outputs),
                       score_grads=zeros(self.n_outputs), intercept_grad=zeros(self.n_outputs))
         free_scratch(&self.c)
         self.arrays = arrays
         cdef Arrays* out = &self.c.arrays
-        out.state, out.intercepts = _ptr(arrays["state"]), _ptr(arrays["bstate"])
-        out.scores, out.score_grads = _ptr(arrays["scores"]), _ptr(arrays["score_grads"])
-        out.intercept_grad = _ptr(arrays["intercept_grad"])
-        self.c.heap.items, self.c.heap.pos = _iptr(arrays["heap_items"]), _iptr(arrays["heap_pos"])
-        self.c.heap.keys = _ptr(arrays["heap_keys"])
+        out.state, out.intercepts = double_ptr(arrays["state"]), double_ptr(arrays["bstate"])
+        out.scores, out.score_grads = double_ptr(arrays["scores"]), double_ptr(arrays["score_grads"])
+        out.intercept_grad = double_ptr(arrays["intercept_grad"])
+        self.c.heap.items, self.c.heap.pos = int64_ptr(arrays["heap_items"]), int64_ptr(arrays["heap_pos"])
+        self.c.heap.keys = double_ptr(arrays["heap_keys"])
         cdef Groups* groups = &self.c.groups
-        groups.feature_group = _iptr(arrays["feature_group"]) if self.groups is not None else NULL
-        groups.member_start, groups.members = _iptr(arrays["member_start"]), _iptr(arrays["members"])
-        groups.stamp, groups.norm = _ptr(arrays["gstamp"]), _ptr(arrays["gnorm"])
-        groups.norm_now = _ptr(arrays["group_norm_now"])
-        groups.weight = _ptr(arrays["group_weight"]) if self.group_weights is not None else NULL
-        groups.mark, groups.touched = _iptr(arrays["group_mark"]), _iptr(arrays["group_touched"])
+        groups.feature_group = int64_ptr(arrays["feature_group"]) if self.groups is not None else NULL
+        groups.member_start = int64_ptr(arrays["member_start"])
+        groups.members = int64_ptr(arrays["members"])
+        groups.stamp, groups.norm = double_ptr(arrays["gstamp"]), double_ptr(arrays["gnorm"])
+        groups.norm_now = double_ptr(arrays["group_norm_now"])
+        groups.weight = double_ptr(arrays["group_weight"]) if self.group_weights is not None else NULL
+        groups.mark, groups.touched = int64_ptr(arrays["group_mark"]), int64_ptr(arrays["group_touched"])
         groups.n_touched = 0
         cdef Scratch* scratch = &self.c.scratch
-        scratch.block, scratch.work = _ptr(arrays["block"]), _ptr(arrays["work"])
-        scratch.group_weights_now = _ptr(arrays["group_weights_now"])
-        scratch.block_beta = _ptr(arrays["block_beta"])
-        scratch.intercept_memo = _ptr(arrays["intercept_memo"])
+        scratch.block, scratch.work = double_ptr(arrays["block"]), double_ptr(arrays["work"])
+        scratch.group_weights_now = double_ptr(arrays["group_weights_now"])
+        scratch.block_beta = double_ptr(arrays["block_beta"])
+        scratch.intercept_memo = double_ptr(arrays["intercept_memo"])
         self.c.cursor.deferred_logs.m = 1.0
         self.c.cursor.deferred_logs.e = self.c.cursor.deferred_logs.n = 0
         self._coef = None
@@ -406,7 +341,8 @@ cdef class Learner:
         without NumPy: name -> (flat buffer, shape). The buffers are int64 for
         SAVED_INT64, float64 for the others."""
         cdef long long d = self.n_features, K = self.n_outputs
-        sizes = {"state": (d, self.c.layout.width), "bstate": (K, INTERCEPT_FIELDS), "gstamp": (self.c.groups.n_groups,),
+        sizes = {"state": (d, self.c.layout.width), "bstate": (K, INTERCEPT_FIELDS),
+                 "gstamp": (self.c.groups.n_groups,),
                  "gnorm": (self.c.groups.n_groups,)}
         heap = (d * K if self.c.params.berhu_heap else 0,)
         out = {}
@@ -430,7 +366,7 @@ cdef class Learner:
         (float64, row after row). A model file stores only these."""
         cdef const double[::1] a = self.arrays["state"]
         cdef Py_ssize_t j, width = self.c.layout.width, r = 0
-        cdef array.array rows = zeros(self.n_features, INT64), values, initial = zeros(width)
+        cdef array.array rows = zeros_int64(self.n_features), values, initial = zeros(width)
         stamp_origin(&self.c, initial.data.as_doubles)
         for j in range(self.n_features):
             if width and memcmp(&a[j * width], initial.data.as_doubles, width * sizeof(double)) != 0:
@@ -488,21 +424,11 @@ cdef class Learner:
         for whoever reads it next (`model_io` writes this; a file's replays are
         bounded when it is read)."""
         cdef Learner copy
-        cdef Ctx* c
-        cdef long long g
-        cdef Py_ssize_t m
-        cdef double* v
         if self.c.params.penalty != SPARSE_GROUP or self.c.params.update != FOBOS:
             return self
         copy = pycopy.copy(self)        # through __reduce__: arrays of its own
-        c = &copy.c
         with nogil:
-            for g in range(c.groups.n_groups):
-                m = block_size(c, g)
-                v = block_get(c, g)
-                block_catch_up(c, g, v, m)
-                block_put(c, g, v)
-                c.groups.stamp[g] = c.cursor.t
+            groups_replay(&copy.c)
         return copy
 
     def _use_general_step(self):
@@ -691,66 +617,3 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     if stopped:
         refuse_step(data, indptr, rows, start, start + b, steep)
     return total
-
-
-cdef int refuse_step(const value_t[::1] data, const index_t[::1] indptr, const long long* rows,
-                     Py_ssize_t lo, Py_ssize_t hi, bint steep) except -1:
-    """Raise the error of a step (rows[lo:hi]) that stopped before its update (`refused`):
-    a NaN or an infinity among its rows' values (a first fit leaves them to this
-    check, `linear_model`), or else values too large for the steps: a margin that
-    overflowed, or (steep) a gradient that could overflow the state."""
-    cdef long long r
-    cdef Py_ssize_t i, nz
-    for i in range(lo, hi):
-        r = row_at(rows, i)
-        for nz in range(indptr[r], indptr[r + 1]):
-            if not fabs(data[nz]) <= DBL_MAX:
-                raise NonFiniteMargin(r, f"Input X contains NaN or infinity ({data[nz]}); "
-                                      "remove or replace those values.")
-    cause = ("its gradient (the loss's derivative times the row's values) reached 2^480, past "
-             "which the steps' sums of squares could overflow" if steep else "the margin overflowed")
-    raise NonFiniteMargin(row_at(rows, lo), f"{cause}: the values (or targets, or sample weights) "
-                          "are finite but too large for the steps; scale them (or lower eta0) and "
-                          "train again. The model is the one before this row.")
-
-
-class NonFiniteMargin(ValueError):
-    """A step's margin was NaN or infinite: `row` is its row of X, `detail` the cause
-    and the fix (the command line names the row in its file)."""
-
-    def __init__(self, row, detail):
-        super().__init__(f"row {row}: {detail}")
-        self.row, self.detail = row, detail
-
-
-
-cdef margins_csr(const double[:, ::1] W, const value_t[::1] data, const index_t[::1] indices,
-                 const index_t[::1] indptr, double[:, ::1] out):
-    """out[i, k] = sum of W[k, j] x_ij over row i's stored entries with j < W's width."""
-    cdef Py_ssize_t i, n = out.shape[0], K = W.shape[0], d = W.shape[1], nnz = indices.shape[0]
-    cdef index_t nz, j
-    cdef int k
-    cdef bint valid = indptr.shape[0] == n + 1 and data.shape[0] == nnz and (n == 0 or indptr[0] == 0)
-    for i in range(n):
-        valid = valid and indptr[i] <= indptr[i + 1] <= nnz
-    if not valid:
-        raise ValueError("inconsistent CSR arrays: data, indices and indptr do not match.")
-    with nogil:
-        for i in range(n):
-            for k in range(K):
-                out[i, k] = 0.0
-            for nz in range(indptr[i], indptr[i + 1]):
-                j = indices[nz]
-                if 0 <= j < d:
-                    for k in range(K):
-                        out[i, k] += W[k, j] * data[nz]
-
-
-cdef inline double* _ptr(a):
-    cdef double[::1] flat = a
-    return &flat[0] if flat.shape[0] else NULL
-
-
-cdef inline long long* _iptr(a):
-    cdef long long[::1] flat = a
-    return &flat[0] if flat.shape[0] else NULL

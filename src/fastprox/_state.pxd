@@ -1,9 +1,9 @@
 # The state of K linear models as one step sees it (`Ctx`), its layout, and the
 # scratch space the steps allocate when first needed.
 from libc.stdlib cimport calloc, realloc, free
-from fastprox._types cimport FTRL
+from fastprox._types cimport FOBOS, RDA, FTRL, ADAGRAD, BERHU
 from fastprox._losses cimport LogSum
-from fastprox._berhu cimport Heap
+from fastprox._berhu cimport Heap, BERHU_ENTRY
 
 
 # Named offsets of the state's fields (as Vowpal Wabbit's W_ZT, W_G2). Row j of the
@@ -163,6 +163,42 @@ cdef struct Ctx:
     Heap heap                     # Berhu's l2-phase schedule
 
 
+cdef enum:
+    # FTRL entries keep sqrt(n) beside n, a square root less per non-zero, up to this
+    # many entries (d K): beyond, the state outgrows the caches, and the wider entries
+    # cost more in cache misses than the square root they save (measured: 10% faster
+    # at d = 2^16, even at 2^19, 5-10% slower at 2^20-2^22).
+    FTRL_ROOTS_ENTRIES = 1 << 19
+
+
+cdef inline void set_layout(Ctx* c) noexcept:
+    """The layout of the state's rows for the rule in c.params (the table of `_kernels`'
+    docstring): the row fields, the entry fields and the row width."""
+    c.layout.shrink_stamp_at = c.layout.threshold_stamp_at = -1
+    c.layout.ftrl_roots = False
+    c.layout.n_row_fields = 0
+    if c.params.grouped:
+        c.layout.n_entry_fields = RDA_G + 1 if c.params.schedule == ADAGRAD else RDA_S + 1
+    elif c.params.update == FOBOS and c.params.schedule != ADAGRAD and c.params.penalty != BERHU:
+        if c.params.alpha_pen > 0 and c.params.l1_share < 1:
+            c.layout.shrink_stamp_at = c.layout.n_row_fields
+            c.layout.n_row_fields += 1
+        if c.params.alpha_pen > 0 and c.params.l1_share > 0:
+            c.layout.threshold_stamp_at = c.layout.n_row_fields
+            c.layout.n_row_fields += 1
+        c.layout.n_entry_fields = FOBOS_ENTRY
+    elif c.params.update == FOBOS and c.params.schedule == ADAGRAD:
+        c.layout.n_row_fields, c.layout.n_entry_fields = ADAGRAD_ROW_FIELDS, ADAGRAD_ENTRY
+    elif c.params.update == FOBOS:
+        c.layout.n_entry_fields = BERHU_ENTRY
+    elif c.params.update == RDA:
+        c.layout.n_entry_fields = RDA_G + 1 if c.params.schedule == ADAGRAD else RDA_S + 1
+    else:
+        c.layout.ftrl_roots = c.params.n_features * c.params.n_outputs <= FTRL_ROOTS_ENTRIES
+        c.layout.n_entry_fields = FTRL_ROOT + 1 if c.layout.ftrl_roots else FTRL_N + 1
+    c.layout.width = c.layout.n_row_fields + c.params.n_outputs * c.layout.n_entry_fields
+
+
 cdef inline double* entry(Ctx* c, double* row, int k) noexcept nogil:
     return row + c.layout.n_row_fields + k * c.layout.n_entry_fields
 
@@ -176,7 +212,8 @@ cdef inline int ensure_scratch(Ctx* c, long long longest, int batch_size) except
     """Allocate the scratch the coming steps write, once needed: ftrl's (w, sqrt(n))
     memo for rows of up to `longest` non-zeros, and for batches the gradient
     accumulator and feature marks (calloc: pages a pass never touches stay unmapped)."""
-    cdef long long need = MEMO_FIELDS * c.params.n_outputs * max(longest, 1) if c.params.update == FTRL else 0
+    cdef long long need = (MEMO_FIELDS * c.params.n_outputs * max(longest, 1)
+                           if c.params.update == FTRL else 0)
     cdef double* grown
     if need > c.scratch.ftrl_memo_size:
         grown = <double*>realloc(c.scratch.ftrl_memo, need * sizeof(double))
