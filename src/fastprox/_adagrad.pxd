@@ -3,7 +3,7 @@
 from libc.math cimport sqrt, exp, log1p, expm1, fabs, copysign
 from fastprox._types cimport BERHU
 from fastprox._prox cimport soft_threshold
-from fastprox._state cimport Ctx, entry
+from fastprox._state cimport Ctx, entry, ROW_LAST_STEP, ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA
 from fastprox._berhu cimport berhu_const_catch_up
 
 cdef extern from *:
@@ -18,19 +18,20 @@ cdef extern from *:
 cdef inline double adagrad_catch_up(Ctx* c, double* row, int k) noexcept nogil:
     """m = T - t0 proxes with the entry's frozen step eta0/(delta + sqrt(G)), in closed form."""
     cdef double* e = entry(c, row, k)
-    cdef double m = c.t - row[0]
+    cdef double m = c.cursor.t - row[ROW_LAST_STEP]
     cdef double a, L
-    if m <= 0 or e[0] == 0.0 or c.alpha_pen == 0.0:
-        return e[0]
-    a = c.alpha_pen * e[2]
-    if c.penalty == BERHU:
-        return berhu_const_catch_up(e[0], a, m, c.gamma)
-    if c.rho1 == 1.0:
-        return soft_threshold(e[0], m * a)
-    L = -m * small_log1p(a * (1.0 - c.rho1))
-    if c.rho1 == 0.0:
-        return e[0] * small_exp(L)
-    return copysign(max(0.0, small_exp(L) * fabs(e[0]) + c.rho1 / (1.0 - c.rho1) * small_expm1(L)), e[0])
+    if m <= 0 or e[ADAGRAD_W] == 0.0 or c.params.alpha_pen == 0.0:
+        return e[ADAGRAD_W]
+    a = c.params.alpha_pen * e[ADAGRAD_ETA]
+    if c.params.penalty == BERHU:
+        return berhu_const_catch_up(e[ADAGRAD_W], a, m, c.params.berhu_gamma)
+    if c.params.l1_share == 1.0:
+        return soft_threshold(e[ADAGRAD_W], m * a)
+    L = -m * small_log1p(a * (1.0 - c.params.l1_share))
+    if c.params.l1_share == 0.0:
+        return e[ADAGRAD_W] * small_exp(L)
+    return copysign(max(0.0, small_exp(L) * fabs(e[ADAGRAD_W])
+                             + c.params.l1_share / (1.0 - c.params.l1_share) * small_expm1(L)), e[ADAGRAD_W])
 
 
 cdef inline double small_log1p(double x) noexcept nogil:
@@ -56,10 +57,10 @@ cdef inline double small_exp(double x) noexcept nogil:
 
 
 cdef inline double adagrad_step(Ctx* c, double* e, double g) noexcept nogil:
-    """G += g^2 and the entry's new step eta0 / (delta + sqrt(G)), kept (e[2]) for its
+    """G += g^2 and the entry's new step eta0 / (delta + sqrt(G)), kept (ADAGRAD_ETA) for its
     catch-up; 0 while delta + sqrt(G) = 0 (never a gradient: the weight stays 0)."""
     cdef double H
-    e[1] += g * g
-    H = c.delta + sqrt(e[1])
-    e[2] = c.eta0 / H if H > 0.0 else 0.0
-    return e[2]
+    e[ADAGRAD_G] += g * g
+    H = c.params.delta + sqrt(e[ADAGRAD_G])
+    e[ADAGRAD_ETA] = c.params.eta0 / H if H > 0.0 else 0.0
+    return e[ADAGRAD_ETA]

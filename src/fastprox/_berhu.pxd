@@ -27,7 +27,11 @@ cdef extern from "_out_of_line.h":
 
 
 cdef enum:
-    BERHU_ENTRY = 3               # entry fields: w, phase, stamp
+    # the entry of fobos + berhu under a scalar step (named offsets, as `_state`'s)
+    BERHU_W = 0                   # the weight, current at the stamp
+    BERHU_PHASE = 1               # BERHU_L1, BERHU_L2 or BERHU_FRESH
+    BERHU_STAMP = 2               # Q_s (l1 phase) or P_s (l2 phase)
+    BERHU_ENTRY = 3
 
 cdef enum:
     BERHU_L1 = 0                  # w at threshold sum Q_s: current = soft(w, Q - Q_s)
@@ -56,49 +60,54 @@ cdef inline double berhu_const_catch_up(double w, double a, double m, double gam
     return copysign(max(0.0, v - (m - n2) * a), w)
 
 
-cdef inline double heap_current(Heap* h, double* e, double P, double Q) noexcept nogil:
+cdef inline double heap_current(Heap* h, double* e, double shrink_product,
+                                double threshold_sum) noexcept nogil:
     """The entry's value at the current step, without changing it."""
-    cdef int phase = <int>e[1]
+    cdef int phase = <int>e[BERHU_PHASE]
     if phase == BERHU_L2:
-        return e[0] * (P / e[2])
+        return e[BERHU_W] * (shrink_product / e[BERHU_STAMP])
     if phase == BERHU_L1:
-        return soft_threshold(e[0], Q - e[2])
-    return e[0]
+        return soft_threshold(e[BERHU_W], threshold_sum - e[BERHU_STAMP])
+    return e[BERHU_W]
 
 
-cdef inline void heap_catch_up(Heap* h, double* e, long long idx, double P, double Q) noexcept nogil:
+cdef inline void heap_catch_up(Heap* h, double* e, long long idx, double shrink_product,
+                               double threshold_sum) noexcept nogil:
     """Make the entry current and take it out of the schedule until its update."""
-    cdef double w = heap_current(h, e, P, Q)
-    if <int>e[1] == BERHU_L2:
+    cdef double w = heap_current(h, e, shrink_product, threshold_sum)
+    if <int>e[BERHU_PHASE] == BERHU_L2:
         heap_remove(h, idx)
-    e[0] = w
-    e[1] = BERHU_FRESH
+    e[BERHU_W] = w
+    e[BERHU_PHASE] = BERHU_FRESH
 
 
-cdef inline void heap_schedule(Heap* h, double* e, long long idx, double w, double P, double Q) noexcept nogil:
-    """Store w as current at cumulants (P, Q) and put it in the phase it will start with."""
-    e[0] = w
+cdef inline void heap_schedule(Heap* h, double* e, long long idx, double w, double shrink_product,
+                               double threshold_sum) noexcept nogil:
+    """Store w as current at the cumulants (shrink_product P, threshold_sum Q) and put it
+    in the phase it will start with."""
+    e[BERHU_W] = w
     if fabs(w) > h.gamma:
-        e[1] = BERHU_L2
-        e[2] = P
-        heap_push(h, idx, P / fabs(w))
+        e[BERHU_PHASE] = BERHU_L2
+        e[BERHU_STAMP] = shrink_product
+        heap_push(h, idx, shrink_product / fabs(w))
     else:
-        e[1] = BERHU_L1
-        e[2] = Q
+        e[BERHU_PHASE] = BERHU_L1
+        e[BERHU_STAMP] = threshold_sum
 
 
-cdef inline void heap_advance(Heap* h, double* base, int n_entry, double P, double Q, double a) noexcept nogil:
+cdef inline void heap_advance(Heap* h, double* base, int n_entry_fields, double shrink_product,
+                              double threshold_sum, double a) noexcept nogil:
     """Before this step's cumulants: move every entry that leaves the l2 branch now to l1."""
-    cdef double L = P / (a + h.gamma)
+    cdef double L = shrink_product / (a + h.gamma)
     cdef double v
     cdef double* e
     while h.size > 0 and h.keys[0] >= L:
-        e = base + h.items[0] * n_entry
+        e = base + h.items[0] * n_entry_fields
         heap_remove(h, h.items[0])
-        v = fabs(e[0]) * (P / e[2])
-        e[0] = copysign(v - a, e[0]) if v > a else 0.0
-        e[1] = BERHU_L1
-        e[2] = Q + a
+        v = fabs(e[BERHU_W]) * (shrink_product / e[BERHU_STAMP])
+        e[BERHU_W] = copysign(v - a, e[BERHU_W]) if v > a else 0.0
+        e[BERHU_PHASE] = BERHU_L1
+        e[BERHU_STAMP] = threshold_sum + a
 
 
 cdef inline void heap_push(Heap* h, long long idx, double key) noexcept nogil:

@@ -1,6 +1,8 @@
 # The rows a pass visits: their order and weights, the checks that let the steps
 # trust the CSR arrays' bounds, and the prefetching of the next steps' state.
-from fastprox._types cimport index_t
+from libc.math cimport fabs
+from libc.float cimport DBL_MAX
+from fastprox._types cimport value_t, index_t
 from fastprox._state cimport Ctx
 from fastprox._groups cimport group_of
 
@@ -113,10 +115,10 @@ cdef inline void prefetch_rows(Ctx* c, const index_t* indices, long long lo, lon
     cdef long long nz
     cdef double* row
     for nz in range(lo, hi):
-        row = c.state + indices[nz] * c.width
+        row = c.arrays.state + indices[nz] * c.layout.width
         FASTPROX_PREFETCH(row)
-        FASTPROX_PREFETCH(row + c.width - 1)
-    if c.grouped:
+        FASTPROX_PREFETCH(row + c.layout.width - 1)
+    if c.params.grouped:
         prefetch_groups(c, indices, lo, hi)
 
 
@@ -127,6 +129,52 @@ cdef inline void prefetch_groups(Ctx* c, const index_t* indices, long long lo, l
     for nz in range(lo, hi):
         g = group_of(c, indices[nz])
         if g >= 0:
-            if not c.plain_rows:
-                FASTPROX_PREFETCH(c.gmark + g)
-            FASTPROX_PREFETCH(c.gstamp + g)
+            if not c.params.plain_rows:
+                FASTPROX_PREFETCH(c.groups.mark + g)
+            FASTPROX_PREFETCH(c.groups.stamp + g)
+
+
+cdef inline int refuse_step(const value_t[::1] data, const index_t[::1] indptr,
+                            const long long* rows, Py_ssize_t lo, Py_ssize_t hi, bint steep) except -1:
+    """Raise the error of a step (rows[lo:hi]) that stopped before its update (`refused`):
+    a NaN or an infinity among its rows' values (a first fit leaves them to this
+    check, `linear_model`), or else values too large for the steps: a margin that
+    overflowed, or (steep) a gradient that could overflow the state."""
+    from fastprox._validation import NonFiniteMargin     # (a .pxd imports nothing)
+    cdef long long r
+    cdef Py_ssize_t i, nz
+    for i in range(lo, hi):
+        r = row_at(rows, i)
+        for nz in range(indptr[r], indptr[r + 1]):
+            if not fabs(data[nz]) <= DBL_MAX:
+                raise NonFiniteMargin(r, f"Input X contains NaN or infinity ({data[nz]}); "
+                                      "remove or replace those values.")
+    cause = ("its gradient (the loss's derivative times the row's values) reached 2^480, past "
+             "which the steps' sums of squares could overflow" if steep else "the margin overflowed")
+    raise NonFiniteMargin(row_at(rows, lo), f"{cause}: the values (or targets, or sample weights) "
+                          "are finite but too large for the steps; scale them (or lower eta0) and "
+                          "train again. The model is the one before this row.")
+
+
+cdef inline int margins_csr(const double[:, ::1] W, const value_t[::1] data,
+                            const index_t[::1] indices, const index_t[::1] indptr,
+                            double[:, ::1] out) except -1:
+    """out[i, k] = sum of W[k, j] x_ij over row i's stored entries with j < W's width."""
+    cdef Py_ssize_t i, n = out.shape[0], K = W.shape[0], d = W.shape[1], nnz = indices.shape[0]
+    cdef index_t nz, j
+    cdef int k
+    cdef bint valid = indptr.shape[0] == n + 1 and data.shape[0] == nnz and (n == 0 or indptr[0] == 0)
+    for i in range(n):
+        valid = valid and indptr[i] <= indptr[i + 1] <= nnz
+    if not valid:
+        raise ValueError("inconsistent CSR arrays: data, indices and indptr do not match.")
+    with nogil:
+        for i in range(n):
+            for k in range(K):
+                out[i, k] = 0.0
+            for nz in range(indptr[i], indptr[i + 1]):
+                j = indices[nz]
+                if 0 <= j < d:
+                    for k in range(K):
+                        out[i, k] += W[k, j] * data[nz]
+    return 0

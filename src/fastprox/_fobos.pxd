@@ -1,13 +1,21 @@
 # FOBOS under a scalar schedule: the two global cumulants, their rebase, and the
 # catch-up of a feature's entries from its stamps; AdaGrad's and Berhu's catch-ups
 # are dispatched from here too.
+#
+# Scalar FOBOS keeps two global cumulants over steps tau: the shrink product
+# P = prod 1/(1 + a_tau (1 - rho)) (`Cursor.shrink_product`) and the threshold sum
+# Q = sum a_tau rho / P_{tau-1} (`Cursor.threshold_sum`) with a_tau = alpha eta_tau.
+# A feature stamped (P_s, Q_s) catches up as w <- soft(w P/P_s, P (Q - Q_s)).
+# Both cumulants are rebased (every feature caught up, P = 1, Q = 0) when P
+# nears underflow and at least every rebase_period >= d steps, which keeps
+# their differences exact at amortised O(1) cost per step.
 from fastprox._types cimport FOBOS, ADAGRAD, NORMALIZED, BERHU
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
-from fastprox._state cimport Ctx, entry, index
-from fastprox._berhu cimport heap_advance, heap_catch_up, heap_schedule
+from fastprox._state cimport Ctx, entry, index, ROW_LAST_STEP, FOBOS_W, ADAGRAD_W, NORM_STAMP
+from fastprox._berhu cimport heap_advance, heap_catch_up, heap_schedule, BERHU_W
 from fastprox._adagrad cimport adagrad_catch_up, adagrad_step
 from fastprox._groups cimport groups_rebase
-from fastprox._normalized cimport normalized_catch_up, NORM_STAMP
+from fastprox._normalized cimport normalized_catch_up
 
 cdef extern from "_out_of_line.h":
     """
@@ -28,137 +36,141 @@ cdef extern from *:
 cdef inline void stamp_origin(Ctx* c, double* row) noexcept nogil:
     """Stamp a feature's row as current at the cumulants' origin (P = 1, Q = 0); with
     its entries 0, the row of a feature never touched."""
-    if c.schedule == NORMALIZED:
+    if c.params.schedule == NORMALIZED:
         row[NORM_STAMP] = 0.0
         return
-    if c.off_P >= 0:
-        row[c.off_P] = 1.0
-    if c.off_Q >= 0:
-        row[c.off_Q] = 0.0
+    if c.layout.shrink_stamp_at >= 0:
+        row[c.layout.shrink_stamp_at] = 1.0
+    if c.layout.threshold_stamp_at >= 0:
+        row[c.layout.threshold_stamp_at] = 0.0
 
 
 cdef inline void reset_stamps(Ctx* c) noexcept nogil:
     """Stamp every feature as current at the cumulants' origin."""
     cdef Py_ssize_t j
-    for j in range(c.d):
-        stamp_origin(c, c.state + j * c.width)
+    for j in range(c.params.n_features):
+        stamp_origin(c, c.arrays.state + j * c.layout.width)
 
 
 cdef inline void advance_cumulants(Ctx* c) noexcept nogil:
     """Fold this step's prox into the scalar-FOBOS cumulants (P, Q); under the
     normalized schedule, r_t into its cumulant R (Q)."""
-    cdef double a = c.alpha_pen * c.eta
-    if c.update != FOBOS or c.schedule == ADAGRAD or c.grouped:
+    cdef double a = c.params.alpha_pen * c.cursor.eta
+    if c.params.update != FOBOS or c.params.schedule == ADAGRAD or c.params.grouped:
         return
-    if c.schedule == NORMALIZED:
-        c.Q += c.eta
+    if c.params.schedule == NORMALIZED:
+        c.cursor.threshold_sum += c.cursor.eta
         return
-    if c.penalty == BERHU:
-        heap_advance(&c.heap, c.state, c.n_entry, c.P, c.Q, a)
-        c.Q += a
-        c.P /= 1.0 + a / c.gamma
+    if c.params.penalty == BERHU:
+        heap_advance(&c.heap, c.arrays.state, c.layout.n_entry_fields, c.cursor.shrink_product,
+                     c.cursor.threshold_sum, a)
+        c.cursor.threshold_sum += a
+        c.cursor.shrink_product /= 1.0 + a / c.params.berhu_gamma
         return
-    c.Q += a * c.rho1 / c.P
-    if c.rho1 != 1.0:           # (l1: P / 1 is P, and a division a row is 1% of ijcnn1's)
-        c.P /= 1.0 + a * (1.0 - c.rho1)
+    c.cursor.threshold_sum += a * c.params.l1_share / c.cursor.shrink_product
+    if c.params.l1_share != 1.0:           # (l1: P / 1 is P, and a division a row is 1% of ijcnn1's)
+        c.cursor.shrink_product /= 1.0 + a * (1.0 - c.params.l1_share)
 
 
 cdef inline void end_step(Ctx* c) noexcept nogil:
-    if c.update != FOBOS or c.schedule == ADAGRAD:
+    if c.params.update != FOBOS or c.params.schedule == ADAGRAD:
         return
-    c.since_rebase += 1
-    if c.P < P_FLOOR or c.since_rebase >= c.rebase_period:
+    c.cursor.since_rebase += 1
+    if c.cursor.shrink_product < P_FLOOR or c.cursor.since_rebase >= c.params.rebase_period:
         rebase(c)
 
 
 cdef inline void rebase(Ctx* c) noexcept nogil:
     """Catch every feature up, then restart the cumulants at P = 1, Q = 0."""
     cdef Py_ssize_t j
-    c.since_rebase = 0
-    if c.grouped:
+    c.cursor.since_rebase = 0
+    if c.params.grouped:
         groups_rebase(c)
         return
-    for j in range(c.d):
-        catch_up(c, c.state + j * c.width)
-    c.n_ops += c.d * c.K
-    c.P, c.Q = 1.0, 0.0
+    for j in range(c.params.n_features):
+        catch_up(c, c.arrays.state + j * c.layout.width)
+    c.cursor.n_ops += c.params.n_features * c.params.n_outputs
+    c.cursor.shrink_product, c.cursor.threshold_sum = 1.0, 0.0
     reset_stamps(c)
-    if c.berhu_heap:
-        for j in range(c.d * c.K):
-            heap_schedule(&c.heap, c.state + j * c.n_entry, j, c.state[j * c.n_entry], 1.0, 0.0)
+    if c.params.berhu_heap:
+        for j in range(c.params.n_features * c.params.n_outputs):
+            heap_schedule(&c.heap, c.arrays.state + j * c.layout.n_entry_fields, j,
+                          c.arrays.state[j * c.layout.n_entry_fields + BERHU_W], 1.0, 0.0)
 
 
 cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
     """Bring the stored entries of a FOBOS feature to the current step, in place."""
     cdef int k
-    if c.update != FOBOS:
+    if c.params.update != FOBOS:
         return
-    if c.schedule == ADAGRAD:
-        if row[0] < c.t:
-            for k in range(c.K):
-                entry(c, row, k)[0] = adagrad_catch_up(c, row, k)
-            row[0] = c.t
-    elif c.schedule == NORMALIZED:
+    if c.params.schedule == ADAGRAD:
+        if row[ROW_LAST_STEP] < c.cursor.t:
+            for k in range(c.params.n_outputs):
+                entry(c, row, k)[ADAGRAD_W] = adagrad_catch_up(c, row, k)
+            row[ROW_LAST_STEP] = c.cursor.t
+    elif c.params.schedule == NORMALIZED:
         normalized_catch_up(c, row)
-    elif c.berhu_heap:
+    elif c.params.berhu_heap:
         berhu_catch_up(c, row)
-    elif c.n_row:
-        for k in range(c.K):
-            entry(c, row, k)[0] = scalar_catch_up(c, row, k)
+    elif c.layout.n_row_fields:
+        for k in range(c.params.n_outputs):
+            entry(c, row, k)[FOBOS_W] = scalar_catch_up(c, row, k)
         stamp(c, row)
 
 
 cdef inline void berhu_catch_up(Ctx* c, double* row) noexcept nogil:
     cdef int k
-    for k in range(c.K):
-        heap_catch_up(&c.heap, entry(c, row, k), index(c, row, k), c.P, c.Q)
+    for k in range(c.params.n_outputs):
+        heap_catch_up(&c.heap, entry(c, row, k), index(c, row, k), c.cursor.shrink_product,
+                      c.cursor.threshold_sum)
 
 
 cdef inline double scalar_catch_up(Ctx* c, double* row, int k) noexcept nogil:
     """soft(w P/P_s, P (Q - Q_s)): the steps since the stamp, in one prox."""
-    cdef double w = entry(c, row, k)[0]
+    cdef double w = entry(c, row, k)[FOBOS_W]
     cdef double ratio = 1.0, thr = 0.0
-    if c.off_P >= 0:
-        ratio = c.P / row[c.off_P]
-    if c.off_Q >= 0:
-        thr = c.P * (c.Q - row[c.off_Q])
+    if c.layout.shrink_stamp_at >= 0:
+        ratio = c.cursor.shrink_product / row[c.layout.shrink_stamp_at]
+    if c.layout.threshold_stamp_at >= 0:
+        thr = c.cursor.shrink_product * (c.cursor.threshold_sum - row[c.layout.threshold_stamp_at])
     return soft_threshold(w * ratio, thr)
 
 
 cdef inline void stamp(Ctx* c, double* row) noexcept nogil:
     """Mark a FOBOS feature as current after the step's update."""
-    if c.update != FOBOS:
+    if c.params.update != FOBOS:
         return
-    if c.schedule == ADAGRAD:
-        row[0] = c.t + 1
+    if c.params.schedule == ADAGRAD:
+        row[ROW_LAST_STEP] = c.cursor.t + 1
         return
-    if c.schedule == NORMALIZED:
-        row[NORM_STAMP] = c.Q
+    if c.params.schedule == NORMALIZED:
+        row[NORM_STAMP] = c.cursor.threshold_sum
         return
-    if c.off_P >= 0:
-        row[c.off_P] = c.P
-    if c.off_Q >= 0:
-        row[c.off_Q] = c.Q
+    if c.layout.shrink_stamp_at >= 0:
+        row[c.layout.shrink_stamp_at] = c.cursor.shrink_product
+    if c.layout.threshold_stamp_at >= 0:
+        row[c.layout.threshold_stamp_at] = c.cursor.threshold_sum
 
 
 cdef inline double fobos_prox(Ctx* c, double v, double a) noexcept nogil:
     """The elastic-net family's prox with threshold a (l1 without the trivial division)."""
-    if c.rho1 == 1.0:
+    if c.params.l1_share == 1.0:
         return soft_threshold(v, a)
-    return prox_elasticnet(v, a, c.rho1)
+    return prox_elasticnet(v, a, c.params.l1_share)
 
 
 cdef inline void apply_berhu(Ctx* c, double* row, int k, double g, double step_g) noexcept nogil:
     """FOBOS's Berhu update: the plain prox under adagrad, rescheduled in the heap
     otherwise (`step_g`: g, or the invariant step's sigma x; AdaGrad's G adds g^2)."""
     cdef double* e = entry(c, row, k)
-    cdef double eta = c.eta
-    if c.schedule == ADAGRAD:
+    cdef double eta = c.cursor.eta
+    if c.params.schedule == ADAGRAD:
         eta = adagrad_step(c, e, g)
         if eta == 0.0:
             return
-    if c.berhu_heap:
+    if c.params.berhu_heap:
         heap_schedule(&c.heap, e, index(c, row, k),
-                      prox_berhu(e[0] - eta * step_g, c.alpha_pen * eta, c.gamma), c.P, c.Q)
+                      prox_berhu(e[FOBOS_W] - eta * step_g, c.params.alpha_pen * eta, c.params.berhu_gamma),
+                      c.cursor.shrink_product, c.cursor.threshold_sum)
     else:
-        e[0] = prox_berhu(e[0] - eta * step_g, c.alpha_pen * eta, c.gamma)
+        e[FOBOS_W] = prox_berhu(e[FOBOS_W] - eta * step_g, c.params.alpha_pen * eta, c.params.berhu_gamma)

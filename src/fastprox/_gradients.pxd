@@ -22,24 +22,24 @@ cdef inline double gradients(Ctx* c, double y, double weight) noexcept nogil:
     and divides by its size once, as the mean in the contract does.)"""
     cdef int k
     cdef double yk, total = 0.0
-    if c.multinomial:
-        for k in range(c.K):
-            c.nonfinite |= not fabs(c.p[k]) <= DBL_MAX
+    if c.params.multinomial:
+        for k in range(c.params.n_outputs):
+            c.cursor.nonfinite |= not fabs(c.arrays.scores[k]) <= DBL_MAX
         return multinomial_gradients(c, <int>y, weight)
-    for k in range(c.K):
-        yk = (1.0 if k == <int>y else -1.0) if c.ovr else y
-        c.q[k] = gradient(c, c.p[k], yk, weight, &total)
+    for k in range(c.params.n_outputs):
+        yk = (1.0 if k == <int>y else -1.0) if c.params.ovr else y
+        c.arrays.score_grads[k] = gradient(c, c.arrays.scores[k], yk, weight, &total)
     return total
 
 
 cdef inline double gradient(Ctx* c, double p, double y, double weight, double* total) noexcept nogil:
     """weight * loss'(p, y) of one output; adds the weighted loss to total[0] (the log
-    loss's logarithm deferred to c.lsum)."""
+    loss's logarithm deferred to c.cursor.deferred_logs)."""
     cdef double value, q
-    c.nonfinite |= not fabs(p) <= DBL_MAX
-    if c.loss == LOG and weight == 1.0:
-        return dlog_loss_deferred(p, y, total, &c.lsum)
-    q = dloss_and_value(c.loss, p, y, c.epsilon, &value) * weight
+    c.cursor.nonfinite |= not fabs(p) <= DBL_MAX
+    if c.params.loss == LOG and weight == 1.0:
+        return dlog_loss_deferred(p, y, total, &c.cursor.deferred_logs)
+    q = dloss_and_value(c.params.loss, p, y, c.params.epsilon, &value) * weight
     total[0] += weight * value
     return q
 
@@ -50,24 +50,24 @@ cdef inline double multinomial_gradients(Ctx* c, int y, double weight) noexcept 
     y for hinge. Returns the weighted loss."""
     cdef int k, top = 0
     cdef double m, z = 0.0, s
-    if c.loss == LOG:
-        m = c.p[0]
-        for k in range(1, c.K):
-            m = max(m, c.p[k])
-        for k in range(c.K):
-            z += exp(c.p[k] - m)
-        for k in range(c.K):
-            c.q[k] = (exp(c.p[k] - m) / z - (1.0 if k == y else 0.0)) * weight
-        return weight * (log(z) + m - c.p[y])
-    for k in range(c.K):
-        c.q[k] = 0.0
-        if c.p[k] + (k != y) > c.p[top] + (top != y):
+    if c.params.loss == LOG:
+        m = c.arrays.scores[0]
+        for k in range(1, c.params.n_outputs):
+            m = max(m, c.arrays.scores[k])
+        for k in range(c.params.n_outputs):
+            z += exp(c.arrays.scores[k] - m)
+        for k in range(c.params.n_outputs):
+            c.arrays.score_grads[k] = (exp(c.arrays.scores[k] - m) / z - (1.0 if k == y else 0.0)) * weight
+        return weight * (log(z) + m - c.arrays.scores[y])
+    for k in range(c.params.n_outputs):
+        c.arrays.score_grads[k] = 0.0
+        if c.arrays.scores[k] + (k != y) > c.arrays.scores[top] + (top != y):
             top = k
-    s = c.p[top] + 1.0 - c.p[y]
+    s = c.arrays.scores[top] + 1.0 - c.arrays.scores[y]
     if top == y or s <= 0.0:
         return 0.0
-    c.q[top] = weight
-    c.q[y] = -weight
+    c.arrays.score_grads[top] = weight
+    c.arrays.score_grads[y] = -weight
     return weight * s
 
 
@@ -75,9 +75,9 @@ cdef inline bint refused(Ctx* c, double q, double x) noexcept nogil:
     """Whether the step must stop before its update: a margin was not finite, or its
     gradient q x reaches GRADIENT_MAX (q the row's largest |loss derivative|, x its
     largest |value|, which the fast rows take in their margin loops: `abs_max2`)."""
-    if not fabs(q) * x < GRADIENT_MAX and not c.nonfinite:
-        c.nonfinite = c.steep = True
-    return c.nonfinite
+    if not fabs(q) * x < GRADIENT_MAX and not c.cursor.nonfinite:
+        c.cursor.nonfinite = c.cursor.steep = True
+    return c.cursor.nonfinite
 
 
 cdef inline double abs_max2(double m, const value_t* data, long long nz, bint two) noexcept nogil:
@@ -100,7 +100,7 @@ cdef inline double row_abs_max(Ctx* c, const value_t* data, long long lo, long l
 cdef inline double largest_q(Ctx* c) noexcept nogil:
     """max_k |q_k|, the row's largest loss derivative (NaN if one is)."""
     cdef int k
-    cdef double m = fabs(c.q[0])
-    for k in range(1, c.K):
-        m = m if fabs(c.q[k]) <= m else fabs(c.q[k])
+    cdef double m = fabs(c.arrays.score_grads[0])
+    for k in range(1, c.params.n_outputs):
+        m = m if fabs(c.arrays.score_grads[k]) <= m else fabs(c.arrays.score_grads[k])
     return m

@@ -34,7 +34,7 @@ from fastprox._types cimport FOBOS, RDA, ADAGRAD, L1_L2, L1_LINF, SPARSE_GROUP, 
 from fastprox._prox cimport soft_threshold
 from fastprox._group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sparse_group,
                                    squared_group_tau, adagrad_group_shrink, adagrad_linf_shrink)
-from fastprox._state cimport Ctx
+from fastprox._state cimport Ctx, FOBOS_W, RDA_S, RDA_G
 from fastprox._schedules cimport step_threshold
 
 cdef extern from "_out_of_line.h":
@@ -50,40 +50,40 @@ cdef extern from "_out_of_line.h":
 
 
 cdef inline long long group_of(Ctx* c, long long j) noexcept nogil:
-    return c.group[j] if c.group != NULL else j
+    return c.groups.feature_group[j] if c.groups.feature_group != NULL else j
 
 
 cdef inline double group_weight(Ctx* c, long long g) noexcept nogil:
     """d_G, the factor of group g's threshold (1 without group_weights)."""
-    return c.gweight[g] if c.gweight != NULL else 1.0
+    return c.groups.weight[g] if c.groups.weight != NULL else 1.0
 
 
 cdef inline Py_ssize_t block_size(Ctx* c, long long g) noexcept nogil:
-    if c.group == NULL:
-        return c.K
-    return (c.gptr[g + 1] - c.gptr[g]) * c.K
+    if c.groups.feature_group == NULL:
+        return c.params.n_outputs
+    return (c.groups.member_start[g + 1] - c.groups.member_start[g]) * c.params.n_outputs
 
 
 cdef inline double* block_get(Ctx* c, long long g) noexcept nogil:
     """The group's weights as a contiguous buffer: in place for row groups,
     gathered into scratch for user groups (write back with `block_put`)."""
     cdef long long i, k, m = 0
-    if c.group == NULL:
-        return c.state + g * c.width
-    for i in range(c.gptr[g], c.gptr[g + 1]):
-        for k in range(c.K):
-            c.block[m] = c.state[c.gmem[i] * c.width + k]
+    if c.groups.feature_group == NULL:
+        return c.arrays.state + g * c.layout.width
+    for i in range(c.groups.member_start[g], c.groups.member_start[g + 1]):
+        for k in range(c.params.n_outputs):
+            c.scratch.block[m] = c.arrays.state[c.groups.members[i] * c.layout.width + k]
             m += 1
-    return c.block
+    return c.scratch.block
 
 
 cdef inline void block_put(Ctx* c, long long g, const double* v) noexcept nogil:
     cdef long long i, k, m = 0
-    if c.group == NULL:
+    if c.groups.feature_group == NULL:
         return
-    for i in range(c.gptr[g], c.gptr[g + 1]):
-        for k in range(c.K):
-            c.state[c.gmem[i] * c.width + k] = v[m]
+    for i in range(c.groups.member_start[g], c.groups.member_start[g + 1]):
+        for k in range(c.params.n_outputs):
+            c.arrays.state[c.groups.members[i] * c.layout.width + k] = v[m]
             m += 1
 
 
@@ -91,18 +91,18 @@ cdef inline void block_catch_up(Ctx* c, long long g, double* v, Py_ssize_t m) no
     """Apply to block v the proxes of the steps since group g's stamp."""
     cdef long long tau
     cdef double a
-    if c.penalty == SPARSE_GROUP:
-        for tau in range(<long long>c.gstamp[g] + 1, c.t + 1):
+    if c.params.penalty == SPARSE_GROUP:
+        for tau in range(<long long>c.groups.stamp[g] + 1, c.cursor.t + 1):
             if block_norm(v, m) == 0.0:
                 return
-            prox_sparse_group(v, m, step_threshold(c, tau), c.rho1, group_weight(c, g))
-        c.n_ops += (c.t - <long long>c.gstamp[g]) * m
+            prox_sparse_group(v, m, step_threshold(c, tau), c.params.l1_share, group_weight(c, g))
+        c.cursor.n_ops += (c.cursor.t - <long long>c.groups.stamp[g]) * m
         return
-    a = group_weight(c, g) * (c.Q - c.gstamp[g])
+    a = group_weight(c, g) * (c.cursor.threshold_sum - c.groups.stamp[g])
     if a <= 0.0:
         return
-    if c.penalty == L1_LINF:
-        prox_l1_linf(v, m, a, c.work)
+    if c.params.penalty == L1_LINF:
+        prox_l1_linf(v, m, a, c.scratch.work)
     else:
         prox_l1_l2(v, m, a)
 
@@ -111,24 +111,24 @@ cdef inline void group_catch_up(Ctx* c, long long g) noexcept nogil:
     """Bring group g to the current step, once per step; list it as touched."""
     cdef Py_ssize_t m
     cdef double* v
-    if c.gmark[g] == c.t + 1:
+    if c.groups.mark[g] == c.cursor.t + 1:
         return
-    c.gmark[g] = c.t + 1
-    c.gtouched[c.n_tg] = g
-    c.n_tg += 1
+    c.groups.mark[g] = c.cursor.t + 1
+    c.groups.touched[c.groups.n_touched] = g
+    c.groups.n_touched += 1
     m = block_size(c, g)
     v = block_get(c, g)
     block_catch_up(c, g, v, m)
     block_put(c, g, v)
-    c.gstamp[g] = c.t if c.penalty == SPARSE_GROUP else c.Q
-    if c.penalty == SQUARED_GROUP:
-        c.gnorm[g] = block_norm(v, m)
-    c.n_ops += m
+    c.groups.stamp[g] = c.cursor.t if c.params.penalty == SPARSE_GROUP else c.cursor.threshold_sum
+    if c.params.penalty == SQUARED_GROUP:
+        c.groups.norm[g] = block_norm(v, m)
+    c.cursor.n_ops += m
 
 
 cdef inline double group_norm_now(Ctx* c, long long g) noexcept nogil:
     """||W_G|| at the current step of an untouched squared_group block."""
-    cdef double n = c.gnorm[g] - group_weight(c, g) * (c.Q - c.gstamp[g])
+    cdef double n = c.groups.norm[g] - group_weight(c, g) * (c.cursor.threshold_sum - c.groups.stamp[g])
     return n if n > 0.0 else 0.0
 
 
@@ -136,44 +136,44 @@ cdef inline void groups_prox_step(Ctx* c) noexcept nogil:
     """This step's prox on every touched group (after their gradient steps); for
     squared_group, the shared threshold from all group norms (a group's threshold
     is d_G times the step's)."""
-    cdef double a = c.alpha_pen * c.eta
+    cdef double a = c.params.alpha_pen * c.cursor.eta
     cdef double tau
     cdef long long i, g
     cdef Py_ssize_t m
     cdef double* v
-    if c.penalty == L1_L2 or c.penalty == L1_LINF:
+    if c.params.penalty == L1_L2 or c.params.penalty == L1_LINF:
         # Left to the next catch-up: stamped at the step before, a touched group's
         # block takes this step's threshold in the same single prox as the next ones
         # (Proposition 11), so each step proxes a group at most once.
-        c.Q += a
-        c.n_tg = 0
+        c.cursor.threshold_sum += a
+        c.groups.n_touched = 0
         return
-    if c.penalty == SQUARED_GROUP:
-        for i in range(c.n_tg):
-            g = c.gtouched[i]
-            c.gnorm[g] = block_norm(block_get(c, g), block_size(c, g))
-            c.gstamp[g] = c.Q
-        for g in range(c.n_groups):
-            c.gnow[g] = group_norm_now(c, g)
-        c.n_ops += c.n_groups
-        a = squared_group_tau(c.gnow, c.gweight, c.n_groups, a, c.work)
-    for i in range(c.n_tg):
-        g = c.gtouched[i]
+    if c.params.penalty == SQUARED_GROUP:
+        for i in range(c.groups.n_touched):
+            g = c.groups.touched[i]
+            c.groups.norm[g] = block_norm(block_get(c, g), block_size(c, g))
+            c.groups.stamp[g] = c.cursor.threshold_sum
+        for g in range(c.groups.n_groups):
+            c.groups.norm_now[g] = group_norm_now(c, g)
+        c.cursor.n_ops += c.groups.n_groups
+        a = squared_group_tau(c.groups.norm_now, c.groups.weight, c.groups.n_groups, a, c.scratch.work)
+    for i in range(c.groups.n_touched):
+        g = c.groups.touched[i]
         m = block_size(c, g)
         v = block_get(c, g)
-        if c.penalty == L1_LINF:
-            prox_l1_linf(v, m, a * group_weight(c, g), c.work)
-        elif c.penalty == SPARSE_GROUP:
-            prox_sparse_group(v, m, a, c.rho1, group_weight(c, g))
+        if c.params.penalty == L1_LINF:
+            prox_l1_linf(v, m, a * group_weight(c, g), c.scratch.work)
+        elif c.params.penalty == SPARSE_GROUP:
+            prox_sparse_group(v, m, a, c.params.l1_share, group_weight(c, g))
         else:
             prox_l1_l2(v, m, a * group_weight(c, g))
         block_put(c, g, v)
-        if c.penalty == SQUARED_GROUP:
-            c.gnorm[g] = block_norm(v, m)
-        c.gstamp[g] = c.t + 1 if c.penalty == SPARSE_GROUP else c.Q + a
-        c.n_ops += m
-    c.Q += a
-    c.n_tg = 0
+        if c.params.penalty == SQUARED_GROUP:
+            c.groups.norm[g] = block_norm(v, m)
+        c.groups.stamp[g] = c.cursor.t + 1 if c.params.penalty == SPARSE_GROUP else c.cursor.threshold_sum + a
+        c.cursor.n_ops += m
+    c.cursor.threshold_sum += a
+    c.groups.n_touched = 0
 
 
 cdef inline void groups_rebase(Ctx* c) noexcept nogil:
@@ -181,53 +181,70 @@ cdef inline void groups_rebase(Ctx* c) noexcept nogil:
     cdef long long g
     cdef Py_ssize_t m
     cdef double* v
-    if c.penalty == SPARSE_GROUP:
+    if c.params.penalty == SPARSE_GROUP:
         return
-    for g in range(c.n_groups):
+    for g in range(c.groups.n_groups):
         m = block_size(c, g)
         v = block_get(c, g)
         block_catch_up(c, g, v, m)
         block_put(c, g, v)
-        if c.penalty == SQUARED_GROUP:
-            c.gnorm[g] = block_norm(v, m)
-        c.gstamp[g] = 0.0
-        c.n_ops += m
-    c.Q = 0.0
+        if c.params.penalty == SQUARED_GROUP:
+            c.groups.norm[g] = block_norm(v, m)
+        c.groups.stamp[g] = 0.0
+        c.cursor.n_ops += m
+    c.cursor.threshold_sum = 0.0
+
+
+cdef inline void groups_replay(Ctx* c) noexcept nogil:
+    """sparse_group under fobos: replay every group's skipped proxes and stamp it
+    current (`Learner.caught_up`)."""
+    cdef long long g
+    cdef Py_ssize_t m
+    cdef double* v
+    for g in range(c.groups.n_groups):
+        m = block_size(c, g)
+        v = block_get(c, g)
+        block_catch_up(c, g, v, m)
+        block_put(c, g, v)
+        c.groups.stamp[g] = c.cursor.t
 
 
 cdef inline long long block_feature(Ctx* c, long long g, Py_ssize_t i) noexcept nogil:
     """The feature of entry i of group g's gathered block."""
-    return g if c.group == NULL else c.gmem[c.gptr[g] + i // c.K]
+    if c.groups.feature_group == NULL:
+        return g
+    return c.groups.members[c.groups.member_start[g] + i // c.params.n_outputs]
 
 
 cdef inline void block_copy(Ctx* c, long long g, double* v, int field) noexcept nogil:
     """Gather one field of group g's entries into v (the state is left as it is)."""
     cdef Py_ssize_t i
     for i in range(block_size(c, g)):
-        v[i] = c.state[block_feature(c, g, i) * c.width + (i % c.K) * c.n_entry + field]
+        v[i] = c.arrays.state[block_feature(c, g, i) * c.layout.width
+                              + (i % c.params.n_outputs) * c.layout.n_entry_fields + field]
 
 
 cdef inline void rda_block_weights(Ctx* c, long long g, double* v, Py_ssize_t m) noexcept nogil:
     """Gradient sums -> weights, in place: W = prox_{T alpha r / beta}(-S / beta)."""
     cdef Py_ssize_t i
     cdef double a
-    if c.schedule == ADAGRAD:
-        block_copy(c, g, c.gbeta, 1)
+    if c.params.schedule == ADAGRAD:
+        block_copy(c, g, c.scratch.block_beta, RDA_G)
         for i in range(m):
-            c.gbeta[i] = (c.delta + sqrt(c.gbeta[i])) / c.eta0
-        adagrad_block_weights(c, v, c.gbeta, m, group_weight(c, g))
+            c.scratch.block_beta[i] = (c.params.delta + sqrt(c.scratch.block_beta[i])) / c.params.eta0
+        adagrad_block_weights(c, v, c.scratch.block_beta, m, group_weight(c, g))
         return
-    if c.wbeta <= 0.0:
+    if c.dual.beta <= 0.0:
         for i in range(m):
             v[i] = 0.0
         return
     for i in range(m):
-        v[i] = -v[i] / c.wbeta
-    a = c.t * c.alpha_pen / c.wbeta
-    if c.penalty == L1_LINF:
-        prox_l1_linf(v, m, a * group_weight(c, g), c.work)
-    elif c.penalty == SPARSE_GROUP:
-        prox_sparse_group(v, m, a, c.rho1, group_weight(c, g))
+        v[i] = -v[i] / c.dual.beta
+    a = c.cursor.t * c.params.alpha_pen / c.dual.beta
+    if c.params.penalty == L1_LINF:
+        prox_l1_linf(v, m, a * group_weight(c, g), c.scratch.work)
+    elif c.params.penalty == SPARSE_GROUP:
+        prox_sparse_group(v, m, a, c.params.l1_share, group_weight(c, g))
     else:
         prox_l1_l2(v, m, a * group_weight(c, g))
 
@@ -235,44 +252,45 @@ cdef inline void rda_block_weights(Ctx* c, long long g, double* v, Py_ssize_t m)
 cdef inline void rda_group_weights(Ctx* c, long long g) noexcept nogil:
     """Cache the current weights of group g's features, once per step."""
     cdef Py_ssize_t i, m = block_size(c, g)
-    if c.gmark[g] == c.t + 1:
+    if c.groups.mark[g] == c.cursor.t + 1:
         return
-    c.gmark[g] = c.t + 1
-    block_copy(c, g, c.block, 0)
-    rda_block_weights(c, g, c.block, m)
+    c.groups.mark[g] = c.cursor.t + 1
+    block_copy(c, g, c.scratch.block, RDA_S)
+    rda_block_weights(c, g, c.scratch.block, m)
     for i in range(m):
-        c.wcache[block_feature(c, g, i) * c.K + i % c.K] = c.block[i]
-    c.n_ops += m
+        c.scratch.group_weights_now[block_feature(c, g, i) * c.params.n_outputs
+                                    + i % c.params.n_outputs] = c.scratch.block[i]
+    c.cursor.n_ops += m
 
 
 cdef inline double rda_grouped_weight(Ctx* c, double* row, int k) noexcept nogil:
     """w_{t,jk} under rda with a group penalty (unpenalized features: -s / beta)."""
-    cdef long long j = (row - c.state) // c.width
-    cdef double beta = c.wbeta
+    cdef long long j = (row - c.arrays.state) // c.layout.width
+    cdef double beta = c.dual.beta
     if group_of(c, j) >= 0:
-        return c.wcache[j * c.K + k]
-    if c.schedule == ADAGRAD:
-        beta = (c.delta + sqrt(row[k * c.n_entry + 1])) / c.eta0
-    return -row[k * c.n_entry] / beta if beta > 0.0 else 0.0
+        return c.scratch.group_weights_now[j * c.params.n_outputs + k]
+    if c.params.schedule == ADAGRAD:
+        beta = (c.params.delta + sqrt(row[k * c.layout.n_entry_fields + RDA_G])) / c.params.eta0
+    return -row[k * c.layout.n_entry_fields + RDA_S] / beta if beta > 0.0 else 0.0
 
 
 cdef inline void groups_materialize(Ctx* c, double* out) noexcept nogil:
     """out (K, d) = the weights at the current step, leaving the state as it is."""
     cdef long long g, j, k
     cdef Py_ssize_t i, m
-    for j in range(c.d):
-        for k in range(c.K):
-            out[k * c.d + j] = rda_grouped_weight(c, c.state + j * c.width, k) \
-                if c.update == RDA else c.state[j * c.width + k]
-    for g in range(c.n_groups):
+    for j in range(c.params.n_features):
+        for k in range(c.params.n_outputs):
+            out[k * c.params.n_features + j] = rda_grouped_weight(c, c.arrays.state + j * c.layout.width, k) \
+                if c.params.update == RDA else c.arrays.state[j * c.layout.width + k + FOBOS_W]
+    for g in range(c.groups.n_groups):
         m = block_size(c, g)
-        block_copy(c, g, c.block, 0)
-        if c.update == RDA:
-            rda_block_weights(c, g, c.block, m)
+        block_copy(c, g, c.scratch.block, RDA_S)    # (FOBOS_W under fobos: both 0)
+        if c.params.update == RDA:
+            rda_block_weights(c, g, c.scratch.block, m)
         else:
-            block_catch_up(c, g, c.block, m)
+            block_catch_up(c, g, c.scratch.block, m)
         for i in range(m):
-            out[(i % c.K) * c.d + block_feature(c, g, i)] = c.block[i]
+            out[(i % c.params.n_outputs) * c.params.n_features + block_feature(c, g, i)] = c.scratch.block[i]
 
 
 cdef inline void adagrad_block_weights(Ctx* c, double* v, const double* beta, Py_ssize_t m,
@@ -280,14 +298,14 @@ cdef inline void adagrad_block_weights(Ctx* c, double* v, const double* beta, Py
     """Gradient sums -> weights, in place, under rda with per-entry beta (AdaGrad);
     `weight` is the group's d_G (on sparse_group's group part only)."""
     cdef Py_ssize_t i
-    cdef double a = c.t * c.alpha_pen
+    cdef double a = c.cursor.t * c.params.alpha_pen
     for i in range(m):
         v[i] = -v[i]
-    if c.penalty == L1_LINF:
-        adagrad_linf_shrink(v, beta, m, a * weight, c.work)
+    if c.params.penalty == L1_LINF:
+        adagrad_linf_shrink(v, beta, m, a * weight, c.scratch.work)
         return
-    if c.penalty == SPARSE_GROUP:
+    if c.params.penalty == SPARSE_GROUP:
         for i in range(m):
-            v[i] = soft_threshold(v[i], a * c.rho1)
-        a *= 1.0 - c.rho1
+            v[i] = soft_threshold(v[i], a * c.params.l1_share)
+        a *= 1.0 - c.params.l1_share
     adagrad_group_shrink(v, beta, m, a * weight)

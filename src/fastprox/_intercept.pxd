@@ -2,7 +2,8 @@
 # update.
 from libc.math cimport sqrt
 from fastprox._types cimport FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED
-from fastprox._state cimport Ctx
+from fastprox._state cimport (Ctx, INTERCEPT_SUM, INTERCEPT_SQUARES, INTERCEPT_FIELDS, MEMO_W,
+                              MEMO_ROOT, MEMO_FIELDS)
 
 cdef extern from "_out_of_line.h":
     """
@@ -13,23 +14,25 @@ cdef extern from "_out_of_line.h":
 cdef inline double intercept_feature(Ctx* c) noexcept nogil:
     """The intercept's constant feature: 1, or 0 without an intercept (its gradient is
     then no step's: `refused` and the margin loops start their largest |x| there)."""
-    return 1.0 if c.fit_intercept else 0.0
+    return 1.0 if c.params.fit_intercept else 0.0
 
 
 cdef inline double intercept_value(Ctx* c, int k) noexcept nogil:
-    """b_k at the current step. ftrl keeps (b_k, sqrt(n_b)) in c.bmemo for the step's
-    update (`apply_intercept`), as its features keep theirs in c.wrow."""
-    cdef double a = c.bstate[2 * k], root
-    if c.update == FOBOS:
+    """b_k at the current step. ftrl keeps (b_k, sqrt(n_b)) in c.scratch.intercept_memo for
+    the step's update (`apply_intercept`), as its features keep theirs in c.scratch.ftrl_memo."""
+    cdef double* b = c.arrays.intercepts + INTERCEPT_FIELDS * k
+    cdef double* memo = c.scratch.intercept_memo + MEMO_FIELDS * k
+    cdef double a = b[INTERCEPT_SUM], root
+    if c.params.update == FOBOS:
         return a
-    if c.update == RDA and c.schedule != ADAGRAD:
-        return dual_intercept(a, sqrt(<double>c.t) / c.eta0)
-    root = sqrt(c.bstate[2 * k + 1])
-    if c.update == FTRL:
-        c.bmemo[2 * k + 1] = root
-        c.bmemo[2 * k] = dual_intercept(a, (c.delta + root) / c.eta0)
-        return c.bmemo[2 * k]
-    return dual_intercept(a, (c.delta + root) / c.eta0)
+    if c.params.update == RDA and c.params.schedule != ADAGRAD:
+        return dual_intercept(a, sqrt(<double>c.cursor.t) / c.params.eta0)
+    root = sqrt(b[INTERCEPT_SQUARES])
+    if c.params.update == FTRL:
+        memo[MEMO_ROOT] = root
+        memo[MEMO_W] = dual_intercept(a, (c.params.delta + root) / c.params.eta0)
+        return memo[MEMO_W]
+    return dual_intercept(a, (c.params.delta + root) / c.params.eta0)
 
 
 cdef inline double dual_intercept(double a, double beta) noexcept nogil:
@@ -40,33 +43,35 @@ cdef inline double dual_intercept(double a, double beta) noexcept nogil:
 cdef inline double intercept_step_size(Ctx* c, int k, double g) noexcept nogil:
     """eta^b_t of FOBOS's intercept once this step's gradient g joins its G_b (not
     stored: the invariant step's norm needs it before the update)."""
-    cdef double G = c.bstate[2 * k + 1] + g * g, H
-    if c.schedule == ADAGRAD:
-        H = c.delta + sqrt(G)
-        return c.eta0 / H if H > 0.0 else 0.0
-    if c.schedule == NORMALIZED:
-        return c.eta0 * c.eta / sqrt(G) if G > 0.0 else 0.0
-    return c.eta
+    cdef double G = c.arrays.intercepts[INTERCEPT_FIELDS * k + INTERCEPT_SQUARES] + g * g, H
+    if c.params.schedule == ADAGRAD:
+        H = c.params.delta + sqrt(G)
+        return c.params.eta0 / H if H > 0.0 else 0.0
+    if c.params.schedule == NORMALIZED:
+        return c.params.eta0 * c.cursor.eta / sqrt(G) if G > 0.0 else 0.0
+    return c.cursor.eta
 
 
 cdef inline void apply_intercept(Ctx* c, int k, double g, double step_g) noexcept nogil:
     """The unpenalized intercept's step with gradient g (sum of l' over the step),
     after the step's margins (ftrl reads the b and sqrt(n_b) they kept). FOBOS moves
     b by its step times `step_g`: g, or the invariant step's sigma (its G_b adds g^2)."""
+    cdef double* b = c.arrays.intercepts + INTERCEPT_FIELDS * k
+    cdef double* memo = c.scratch.intercept_memo + MEMO_FIELDS * k
     cdef double eta
-    if not c.fit_intercept:
+    if not c.params.fit_intercept:
         return
-    if c.update == FOBOS:
-        if c.schedule == ADAGRAD or c.schedule == NORMALIZED:
+    if c.params.update == FOBOS:
+        if c.params.schedule == ADAGRAD or c.params.schedule == NORMALIZED:
             eta = intercept_step_size(c, k, g)
-            c.bstate[2 * k + 1] += g * g
+            b[INTERCEPT_SQUARES] += g * g
             if eta > 0.0:
-                c.bstate[2 * k] -= eta * step_g
+                b[INTERCEPT_SUM] -= eta * step_g
         else:
-            c.bstate[2 * k] -= c.eta * step_g
-    elif c.update == RDA:
-        c.bstate[2 * k] += g
-        c.bstate[2 * k + 1] += g * g
+            b[INTERCEPT_SUM] -= c.cursor.eta * step_g
+    elif c.params.update == RDA:
+        b[INTERCEPT_SUM] += g
+        b[INTERCEPT_SQUARES] += g * g
     else:
-        c.bstate[2 * k + 1] += g * g
-        c.bstate[2 * k] += g - (sqrt(c.bstate[2 * k + 1]) - c.bmemo[2 * k + 1]) / c.eta0 * c.bmemo[2 * k]
+        b[INTERCEPT_SQUARES] += g * g
+        b[INTERCEPT_SUM] += g - (sqrt(b[INTERCEPT_SQUARES]) - memo[MEMO_ROOT]) / c.params.eta0 * memo[MEMO_W]

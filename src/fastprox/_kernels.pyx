@@ -10,33 +10,38 @@ definition of ``docs/contract.md`` in which every coordinate is updated
 at every step.
 
 State layout: a (d, width) C-contiguous array. Row j holds the per-feature
-fields (stamps), then the K entries of feature j, each ``n_entry`` doubles.
-One CSR non-zero thus touches one contiguous stretch of memory.
+fields (stamps), then the K entries of feature j, each ``n_entry_fields`` doubles.
+One CSR non-zero thus touches one contiguous stretch of memory. The fields are
+read at the named offsets of ``_state.pxd`` (``_berhu.pxd`` for Berhu's heap):
 
-============  =========  ====================  ===================================
-update        schedule   row fields            entry fields
-============  =========  ====================  ===================================
-fobos         scalar     P stamp, Q stamp      w
-fobos         adagrad    t0 (last step)        w, G, eta (the step G gives)
-fobos/berhu   scalar     -                     w, phase, stamp (see `_berhu.pxd`)
-rda           invsqrt    -                     s (gradient sum)
-rda           adagrad    -                     s, G
-ftrl          adagrad    -                     z, n (, sqrt(n): `ftrl_roots`)
-fobos/groups  scalar     -                     w (group stamps: `_groups.pxd`)
-rda/groups    both       -                     s (, G)
-============  =========  ====================  ===================================
+============  =========  ==========================  =====================================
+update        schedule   row fields                  entry fields
+============  =========  ==========================  =====================================
+fobos         scalar     P stamp, Q stamp            FOBOS_W
+                         (``Layout.shrink_stamp_at``,
+                         ``threshold_stamp_at``)
+fobos         adagrad    ROW_LAST_STEP (t0)          ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA
+fobos         normalized NORM_STAMP, NORM_SCALE      NORM_W, NORM_G, NORM_FACTOR
+                         (``_normalized.pxd``)
+fobos/berhu   scalar     -                           BERHU_W, BERHU_PHASE, BERHU_STAMP
+rda           invsqrt    -                           RDA_S
+rda           adagrad    -                           RDA_S, RDA_G
+ftrl          adagrad    -                           FTRL_Z, FTRL_N (, FTRL_ROOT:
+                                                     ``Layout.ftrl_roots``)
+fobos/groups  scalar     -                           FOBOS_W (group stamps: ``_groups.pxd``)
+rda/groups    both       -                           RDA_S (, RDA_G)
+============  =========  ==========================  =====================================
+
+The intercepts keep INTERCEPT_SUM (b, s_b or z_b) and INTERCEPT_SQUARES (G_b or
+n_b) per output; ftrl's memos (w, sqrt(n)) are MEMO_W, MEMO_ROOT.
 
 The score gradient q (one entry per output) comes from a binary loss per
 output (one model, or K one-vs-rest models) or from a multinomial loss over
 the K scores (softmax, Crammer-Singer); the update rules do not change.
 
-Scalar FOBOS keeps two global cumulants over steps tau: the shrink product
-``P = prod 1/(1 + a_tau (1 - rho1))`` and the threshold sum
-``Q = sum a_tau rho1 / P_{tau-1}`` with ``a_tau = alpha eta_tau``. A feature
-stamped (P_s, Q_s) catches up as ``w <- soft(w P/P_s, P (Q - Q_s))``.
-Both cumulants are rebased (every feature caught up, P = 1, Q = 0) when P
-nears underflow and at least every ``rebase_period >= d`` steps, which keeps
-their differences exact at amortised O(1) cost per step.
+Scalar FOBOS catches a feature up from two global cumulants (``_fobos.pxd``),
+AdaGrad in closed form (``_adagrad.pxd``), the dual rules need no catch-up
+(``_dual.pxd``), the group penalties keep stamps per group (``_groups.pxd``).
 
 The state and the scratch space are the standard library's ``array.array``
 buffers, so that training (the command line's ``train``) needs no NumPy;
@@ -46,27 +51,27 @@ from cpython cimport array
 import array as pyarray
 import copy as pycopy
 
-from libc.math cimport fabs
-from libc.float cimport DBL_MAX
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memcmp, memcpy
 from fastprox._losses cimport logsum_pop
 from fastprox._numpy import np
 from fastprox._rules import PENALTIES as PENALTY_TABLE, rule as find_rule
-from fastprox._validation import check_group_weights, check_memory, check_single_rows
+from fastprox._validation import (check_group_weights, check_memory, check_single_rows,
+                                  NonFiniteMargin)  # (re-exported)
 from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
-from fastprox._state cimport Ctx, ensure_scratch, free_scratch
-from fastprox._berhu cimport BERHU_ENTRY
-from fastprox._normalized cimport NORM_ROW, NORM_ENTRY
+from fastprox._state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS
+from fastprox._buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
+from fastprox._state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
+                              set_layout, FTRL_ROOTS_ENTRIES)
 from fastprox._fobos cimport stamp_origin
 from fastprox._dual cimport set_weight_params
-from fastprox._groups cimport block_size, block_get, block_put, block_catch_up, groups_materialize
+from fastprox._groups cimport groups_replay, groups_materialize
 from fastprox._intercept cimport intercept_value
 from fastprox._step cimport step, current
 from fastprox._rows cimport separable_step
 from fastprox._csr cimport (row_at, csr_kind, _check_rows, consecutive, prefetch_lines,
-                            prefetch_rows)
+                            prefetch_rows, refuse_step, margins_csr)
 
 cimport cython
 from cython cimport longlong
@@ -87,13 +92,6 @@ LOSSES = {"log": 0, "hinge": 1, "squared_hinge": 2, "modified_huber": 3,
 
 cdef long long MIN_REBASE_PERIOD = 1 << 16
 cdef long long PREFETCH_BYTES = 1 << 20
-# FTRL entries keep sqrt(n) beside n, a square root less per non-zero, up to this
-# many entries (d K): beyond, the state outgrows the caches, and the wider entries
-# cost more in cache misses than the square root they save (measured: 10% faster
-# at d = 2^16, even at 2^19, 5-10% slower at 2^20-2^22).
-cdef long long FTRL_ROOTS_ENTRIES = 1 << 19
-# Arrays from this size on are asked for huge pages (NumPy's threshold).
-cdef size_t HUGE_BYTES = 1 << 22
 # How many steps ahead a row's state is requested: two beat one on the 10-class
 # l1_l2 pass (best of 7: 0.19-0.22 s against 0.23-0.32 s, three alternations).
 cdef int PREFETCH_STEPS = 2
@@ -102,50 +100,16 @@ cdef int PREFETCH_STEPS = 2
 # kernel keeps one call per pass, and so one check of X, however long the pass.
 cdef Py_ssize_t SIGNAL_ROWS = 1 << 16
 
-cdef array.array DOUBLES = pyarray.array("d"), INT64 = pyarray.array("q")
 # The arrays a pickle or a model file keeps (the rest is scratch space), their types
 # and, for the two-dimensional ones, their shapes (`saved_arrays`).
 SAVED = ("state", "bstate", "heap_items", "heap_keys", "heap_pos", "gstamp", "gnorm")
 SAVED_INT64 = ("heap_items", "heap_pos")
 
 
-cdef array.array zeros(Py_ssize_t n, array.array kind=DOUBLES):
-    """n zeros of kind's type; from HUGE_BYTES on, on transparent huge pages where
-    the system offers them (as NumPy's large arrays are): a 16 MB state then faults in
-    8 pages instead of 4096, which took 10-25 ms a fit on this machine."""
-    cdef array.array a = array.clone(kind, n, zero=False)
-    cdef size_t size = <size_t>n * kind.ob_descr.itemsize
-    if size >= HUGE_BYTES:
-        FASTPROX_HUGEPAGES(a.data.as_voidptr, size)
-    if size:                    # (an empty array may have no buffer at all)
-        memset(a.data.as_voidptr, 0, size)
-    return a
-
-
 # What fit_rows passes for an order or weights not given: the kernel then visits
 # rows 0..n-1 and weighs them 1 without arrays saying so (filling two arrays of a
 # 50,000-row fit cost more than a tenth of a millisecond).
-cdef array.array NO_WEIGHTS = array.clone(DOUBLES, 0, zero=False)
-cdef array.array NO_ORDER = array.clone(INT64, 0, zero=False)
-
-cdef extern from *:
-    """
-    #if defined(__linux__)
-    #include <sys/mman.h>
-    #endif
-    /* Advise transparent huge pages for the whole pages of [p, p + n), before the
-       first touch; a no-op where the system has no such advice. */
-    static void FASTPROX_HUGEPAGES(void *p, size_t n)
-    {
-    #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, hi = (uintptr_t)p + n;
-        if (hi > lo)
-            madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    #endif
-    }
-    """
-    void FASTPROX_HUGEPAGES(void* p, size_t n) noexcept nogil
-
+cdef array.array NO_WEIGHTS = pyarray.array("d"), NO_ORDER = pyarray.array("q")
 
 
 @cython.final
@@ -187,73 +151,52 @@ cdef class Learner:
         self.fit_intercept, self.ovr, self.multinomial = fit_intercept, ovr, multinomial
         self.groups = None if groups is None else np.asarray(groups, dtype=np.int64)
         c = &self.c
-        c.update, c.schedule = UPDATES[update], SCHEDULES[schedule]
-        c.penalty, c.loss = PENALTIES[penalty], LOSSES[loss]
-        c.K, c.d = n_outputs, n_features
-        c.ovr, c.fit_intercept, c.multinomial = ovr, fit_intercept, multinomial
-        c.eta0, c.delta, c.gamma, c.epsilon = eta0, delta, berhu_gamma, epsilon
-        c.inv_eta0 = 1.0 / eta0 if eta0 > 0.0 else 0.0
-        c.rda_rho = rda_rho if c.update == RDA else 0.0
+        c.params.update, c.params.schedule = UPDATES[update], SCHEDULES[schedule]
+        c.params.penalty, c.params.loss = PENALTIES[penalty], LOSSES[loss]
+        c.params.n_outputs, c.params.n_features = n_outputs, n_features
+        c.params.ovr, c.params.fit_intercept, c.params.multinomial = ovr, fit_intercept, multinomial
+        c.params.eta0, c.params.delta = eta0, delta
+        c.params.berhu_gamma, c.params.epsilon = berhu_gamma, epsilon
+        c.params.inv_eta0 = 1.0 / eta0 if eta0 > 0.0 else 0.0
+        c.params.rda_rho = rda_rho if c.params.update == RDA else 0.0
         rule = find_rule(update, schedule, penalty)     # the table of rules: ValueError if none
         if step not in STEPS:
             raise ValueError(f"step={step!r} is not supported; use one of {STEPS}.")
         check_single_rows(step, schedule, multinomial)
-        if step == "invariant" and c.update != FOBOS:
+        if step == "invariant" and c.params.update != FOBOS:
             raise ValueError(f"step='invariant' is fobos's forward step; update={update!r} has none.")
-        c.invariant = step == "invariant"
+        c.params.invariant = step == "invariant"
         family = PENALTY_TABLE[penalty].family
-        c.rho1 = l1_ratio if PENALTY_TABLE[penalty].l1_share == "l1_ratio" else PENALTY_TABLE[penalty].l1_share
-        c.grouped = family == "group"
-        if c.grouped and rda_rho != 0 and c.update == RDA:
+        l1_share = PENALTY_TABLE[penalty].l1_share
+        c.params.l1_share = l1_ratio if l1_share == "l1_ratio" else l1_share
+        c.params.grouped = family == "group"
+        if c.params.grouped and rda_rho != 0 and c.params.update == RDA:
             raise ValueError(f"penalty={penalty!r} has no closed form with rda_rho's extra l1 term; "
                              "use rda_rho=0 (penalty='sparse_group' adds l1 within groups), or "
                              "update='fobos'.")
-        c.alpha_pen = 0.0 if c.penalty == NONE else alpha
-        c.berhu_heap = family == "berhu" and c.schedule != ADAGRAD
-        c.plain_fobos = n_outputs == 1 and rule.fast_rows == "fobos"
-        c.plain_adagrad = n_outputs == 1 and rule.fast_rows == "adagrad"
-        c.plain_dual = n_outputs == 1 and rule.fast_rows == "dual"
-        c.plain_normalized = n_outputs == 1 and rule.fast_rows == "normalized"
+        c.params.alpha_pen = 0.0 if c.params.penalty == NONE else alpha
+        c.params.berhu_heap = family == "berhu" and c.params.schedule != ADAGRAD
+        c.params.plain_fobos = n_outputs == 1 and rule.fast_rows == "fobos"
+        c.params.plain_adagrad = n_outputs == 1 and rule.fast_rows == "adagrad"
+        c.params.plain_dual = n_outputs == 1 and rule.fast_rows == "dual"
+        c.params.plain_normalized = n_outputs == 1 and rule.fast_rows == "normalized"
         # Weighted rows take the general step: a weighted variant of the dedicated one
         # (a fused type) kept its loop but made GCC stop inlining prox_l1_linf into it,
         # +11% instructions on the unweighted l1_linf pass (callgrind).
-        c.plain_rows = groups is None and group_weights is None and rule.fast_rows == "rows"
-        if c.invariant:             # the fast rows take the gradient step only
-            c.plain_fobos = c.plain_adagrad = c.plain_rows = False
-        c.off_P = c.off_Q = -1
-        c.ftrl_roots = False
-        c.n_row = 0
-        if c.grouped:
-            c.n_entry = 2 if c.schedule == ADAGRAD else 1
-        elif c.schedule == NORMALIZED:
-            c.n_row, c.n_entry = NORM_ROW, NORM_ENTRY
-        elif c.update == FOBOS and c.schedule != ADAGRAD and c.penalty != BERHU:
-            if c.alpha_pen > 0 and c.rho1 < 1:
-                c.off_P = c.n_row
-                c.n_row += 1
-            if c.alpha_pen > 0 and c.rho1 > 0:
-                c.off_Q = c.n_row
-                c.n_row += 1
-            c.n_entry = 1
-        elif c.update == FOBOS and c.schedule == ADAGRAD:
-            c.n_row, c.n_entry = 1, 3
-        elif c.update == FOBOS:
-            c.n_entry = BERHU_ENTRY
-        elif c.update == RDA:
-            c.n_entry = 2 if c.schedule == ADAGRAD else 1
-        else:
-            c.ftrl_roots = <long long>n_features * n_outputs <= FTRL_ROOTS_ENTRIES
-            c.n_entry = 3 if c.ftrl_roots else 2
-        c.width = c.n_row + n_outputs * c.n_entry
-        c.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
-        c.t = c.n_ops = c.since_rebase = 0
-        c.P, c.Q, c.norm_sum = 1.0, 0.0, 0.0
+        c.params.plain_rows = groups is None and group_weights is None and rule.fast_rows == "rows"
+        if c.params.invariant:      # the fast rows take the gradient step only (but normalized's)
+            c.params.plain_fobos = c.params.plain_adagrad = c.params.plain_rows = False
+        set_layout(c)
+        c.params.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
+        c.cursor.t = c.cursor.n_ops = c.cursor.since_rebase = 0
+        c.cursor.shrink_product, c.cursor.threshold_sum, c.cursor.norm_sum = 1.0, 0.0, 0.0
         c.heap.gamma = berhu_gamma
         c.heap.size = 0
-        c.n_groups = 0
-        if c.grouped:
-            c.n_groups = n_features if groups is None else int(max(-1, self.groups.max(initial=-1)) + 1)
-        self.group_weights = check_group_weights(group_weights, penalty, c.n_groups)
+        c.groups.n_groups = 0
+        if c.params.grouped:
+            c.groups.n_groups = (n_features if groups is None
+                                 else int(max(-1, self.groups.max(initial=-1)) + 1))
+        self.group_weights = check_group_weights(group_weights, penalty, c.groups.n_groups)
         self.capacity = n_features
         self._attach(self._new_arrays(n_features))
 
@@ -263,19 +206,21 @@ cdef class Learner:
         refused before allocation if they would not fit in memory."""
         cdef Ctx* c = &self.c
         cdef long long j, K = self.n_outputs
-        cdef long long n_heap = capacity * K if c.berhu_heap else 0
-        cdef long long n_groups = capacity if c.grouped and self.groups is None else c.n_groups
+        cdef long long n_heap = capacity * K if c.params.berhu_heap else 0
+        cdef long long n_groups = (capacity if c.params.grouped and self.groups is None
+                                   else c.groups.n_groups)
         # the state, Berhu's heap and the grouped weights' cache, in bytes, in Python's
         # integers (no overflow), before anything is allocated
-        check_memory(8 * (int(capacity) * (c.width + K * (3 * c.berhu_heap + c.grouped))
+        check_memory(8 * (int(capacity) * (c.layout.width
+                                           + K * (3 * c.params.berhu_heap + c.params.grouped))
                           + 8 * K + 8 * int(n_groups)),     # per output: bstate, p, q, ...; per group
                      f"{capacity} features x {K} output(s)")
-        state, heap_pos = zeros(capacity * c.width), zeros(n_heap, INT64)
+        state, heap_pos = zeros(capacity * c.layout.width), zeros_int64(n_heap)
         for j in range(capacity):
-            stamp_origin(c, state.data.as_doubles + j * c.width)
+            stamp_origin(c, state.data.as_doubles + j * c.layout.width)
         for j in range(n_heap):
             heap_pos.data.as_longlongs[j] = -1
-        return {"state": state, "bstate": zeros(K * 2), "heap_items": zeros(n_heap, INT64),
+        return {"state": state, "bstate": zeros(K * INTERCEPT_FIELDS), "heap_items": zeros_int64(n_heap),
                 "heap_keys": zeros(n_heap), "heap_pos": heap_pos, "gstamp": zeros(n_groups),
                 "gnorm": zeros(n_groups)}
 
@@ -306,11 +251,11 @@ cdef class Learner:
                 if name in SAVED:
                     memoryview(arrays[name]).cast("B")[:len(a) * a.itemsize] = memoryview(a).cast("B")
             self._attach(arrays)
-        self.n_features = c.d = n_features
-        if c.grouped:
-            c.n_groups = n_features
-        c.rebase_period = max(n_features * c.K, MIN_REBASE_PERIOD)
-        if c.ftrl_roots and n_features * c.K > FTRL_ROOTS_ENTRIES:
+        self.n_features = c.params.n_features = n_features
+        if c.params.grouped:
+            c.groups.n_groups = n_features
+        c.params.rebase_period = max(n_features * c.params.n_outputs, MIN_REBASE_PERIOD)
+        if c.layout.ftrl_roots and n_features * c.params.n_outputs > FTRL_ROOTS_ENTRIES:
             self._drop_ftrl_roots()
         free_scratch(c)             # batches' scratch is sized by n_features
         self._coef = None
@@ -320,11 +265,11 @@ cdef class Learner:
         FTRL_ROOTS_ENTRIES weights): (z, n, sqrt n) -> (z, n), the layout a learner of
         this width is built with, which pickles and model files rebuild."""
         cdef Ctx* c = &self.c
-        old = np.frombuffer(self.arrays["state"], dtype=np.float64).reshape(self.capacity, c.K, 3)
-        c.n_entry, c.ftrl_roots = 2, False
-        c.width = c.n_row + c.K * c.n_entry
+        old = np.frombuffer(self.arrays["state"], dtype=np.float64)
+        old = old.reshape(self.capacity, c.params.n_outputs, FTRL_ROOT + 1)
+        set_layout(c)               # (this width's: no roots)
         arrays = {name: self.arrays[name] for name in SAVED}
-        arrays["state"] = np.ascontiguousarray(old[:, :, :2]).reshape(-1)
+        arrays["state"] = np.ascontiguousarray(old[:, :, :FTRL_ROOT]).reshape(-1)
         self._attach(arrays)
 
     cdef _attach(self, dict saved):
@@ -332,9 +277,11 @@ cdef class Learner:
         pickle or a model file) and at fresh scratch space."""
         arrays = {name: a if isinstance(a, array.array) else
                   np.require(a, requirements=["C", "W"]).reshape(-1) for name, a in saved.items()}
-        n_groups = self.capacity if self.c.grouped and self.groups is None else self.c.n_groups
-        n_heap = self.capacity * self.n_outputs if self.c.berhu_heap else 0
-        sizes = {"state": self.capacity * self.c.width, "bstate": self.n_outputs * 2, "heap_items": n_heap,
+        n_groups = (self.capacity if self.c.params.grouped and self.groups is None
+                    else self.c.groups.n_groups)
+        n_heap = self.capacity * self.n_outputs if self.c.params.berhu_heap else 0
+        sizes = {"state": self.capacity * self.c.layout.width, "bstate": self.n_outputs * INTERCEPT_FIELDS,
+                 "heap_items": n_heap,
                  "heap_keys": n_heap, "heap_pos": n_heap, "gstamp": n_groups, "gnorm": n_groups}
         for name, size in sizes.items():    # the loops trust these sizes
             if len(arrays[name]) != size:
@@ -343,43 +290,51 @@ cdef class Learner:
                                  f"versions, use fastprox.save_model and load_model.")
         block = self.n_outputs
         if self.groups is None:
-            gptr, gmem = zeros(n_groups + 1, INT64), zeros(0, INT64)
+            member_start, members = zeros_int64(n_groups + 1), zeros_int64(0)
         else:
             members = np.argsort(self.groups, kind="stable")
             members = members[self.groups[members] >= 0]
             sizes = np.bincount(self.groups[members], minlength=n_groups)
             block *= int(sizes.max(initial=1))
-            gptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-            gmem = members.astype(np.int64)
-        arrays.update(gptr=gptr, gmem=gmem, group=self.groups, gweight=self.group_weights,
-                      gnow=zeros(n_groups if self.c.penalty == SQUARED_GROUP else 0),
-                      gmark=zeros(n_groups, INT64), gtouched=zeros(n_groups, INT64),
-                      block=zeros(block), gbeta=zeros(block),
+            member_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+            members = members.astype(np.int64)
+        # the scratch and the group arrays, named as the context's fields (not saved)
+        arrays.update(member_start=member_start, members=members, feature_group=self.groups,
+                      group_weight=self.group_weights,
+                      group_norm_now=zeros(n_groups if self.c.params.penalty == SQUARED_GROUP else 0),
+                      group_mark=zeros_int64(n_groups), group_touched=zeros_int64(n_groups),
+                      block=zeros(block), block_beta=zeros(block),
                       work=zeros(max(3 * block, (1 if self.group_weights is None else 3) * n_groups, 1)),
-                      wcache=zeros(self.capacity * self.n_outputs if self.c.grouped else 0),
-                      bmemo=zeros(self.n_outputs * 2))
-        arrays.update(p=zeros(self.n_outputs), q=zeros(self.n_outputs), qsum=zeros(self.n_outputs),
+                      group_weights_now=zeros(self.capacity * self.n_outputs
+                                              if self.c.params.grouped else 0),
+                      intercept_memo=zeros(self.n_outputs * MEMO_FIELDS), scores=zeros(self.n_outputs),
+                      score_grads=zeros(self.n_outputs), intercept_grad=zeros(self.n_outputs),
                       sigma=zeros(self.n_outputs))
         free_scratch(&self.c)
         self.arrays = arrays
-        self.c.state = _ptr(arrays["state"])
-        self.c.bstate = _ptr(arrays["bstate"])
-        self.c.p, self.c.q, self.c.qsum = _ptr(arrays["p"]), _ptr(arrays["q"]), _ptr(arrays["qsum"])
-        self.c.sigma = _ptr(arrays["sigma"])
-        self.c.heap.items, self.c.heap.pos = _iptr(arrays["heap_items"]), _iptr(arrays["heap_pos"])
-        self.c.heap.keys = _ptr(arrays["heap_keys"])
-        self.c.group = _iptr(arrays["group"]) if self.groups is not None else NULL
-        self.c.gptr, self.c.gmem = _iptr(arrays["gptr"]), _iptr(arrays["gmem"])
-        self.c.gstamp, self.c.gnorm = _ptr(arrays["gstamp"]), _ptr(arrays["gnorm"])
-        self.c.gnow = _ptr(arrays["gnow"])
-        self.c.gweight = _ptr(arrays["gweight"]) if self.group_weights is not None else NULL
-        self.c.gmark, self.c.gtouched = _iptr(arrays["gmark"]), _iptr(arrays["gtouched"])
-        self.c.block, self.c.work = _ptr(arrays["block"]), _ptr(arrays["work"])
-        self.c.wcache = _ptr(arrays["wcache"])
-        self.c.gbeta = _ptr(arrays["gbeta"])
-        self.c.bmemo = _ptr(arrays["bmemo"])
-        self.c.n_tg = 0
-        self.c.lsum.m, self.c.lsum.e, self.c.lsum.n = 1.0, 0, 0
+        cdef Arrays* out = &self.c.arrays
+        out.state, out.intercepts = double_ptr(arrays["state"]), double_ptr(arrays["bstate"])
+        out.scores, out.score_grads = double_ptr(arrays["scores"]), double_ptr(arrays["score_grads"])
+        out.intercept_grad = double_ptr(arrays["intercept_grad"])
+        out.sigma = double_ptr(arrays["sigma"])
+        self.c.heap.items, self.c.heap.pos = int64_ptr(arrays["heap_items"]), int64_ptr(arrays["heap_pos"])
+        self.c.heap.keys = double_ptr(arrays["heap_keys"])
+        cdef Groups* groups = &self.c.groups
+        groups.feature_group = int64_ptr(arrays["feature_group"]) if self.groups is not None else NULL
+        groups.member_start = int64_ptr(arrays["member_start"])
+        groups.members = int64_ptr(arrays["members"])
+        groups.stamp, groups.norm = double_ptr(arrays["gstamp"]), double_ptr(arrays["gnorm"])
+        groups.norm_now = double_ptr(arrays["group_norm_now"])
+        groups.weight = double_ptr(arrays["group_weight"]) if self.group_weights is not None else NULL
+        groups.mark, groups.touched = int64_ptr(arrays["group_mark"]), int64_ptr(arrays["group_touched"])
+        groups.n_touched = 0
+        cdef Scratch* scratch = &self.c.scratch
+        scratch.block, scratch.work = double_ptr(arrays["block"]), double_ptr(arrays["work"])
+        scratch.group_weights_now = double_ptr(arrays["group_weights_now"])
+        scratch.block_beta = double_ptr(arrays["block_beta"])
+        scratch.intercept_memo = double_ptr(arrays["intercept_memo"])
+        self.c.cursor.deferred_logs.m = 1.0
+        self.c.cursor.deferred_logs.e = self.c.cursor.deferred_logs.n = 0
         self._coef = None
 
     def __dealloc__(self):
@@ -403,9 +358,10 @@ cdef class Learner:
         without NumPy: name -> (flat buffer, shape). The buffers are int64 for
         SAVED_INT64, float64 for the others."""
         cdef long long d = self.n_features, K = self.n_outputs
-        sizes = {"state": (d, self.c.width), "bstate": (K, 2), "gstamp": (self.c.n_groups,),
-                 "gnorm": (self.c.n_groups,)}
-        heap = (d * K if self.c.berhu_heap else 0,)
+        sizes = {"state": (d, self.c.layout.width), "bstate": (K, INTERCEPT_FIELDS),
+                 "gstamp": (self.c.groups.n_groups,),
+                 "gnorm": (self.c.groups.n_groups,)}
+        heap = (d * K if self.c.params.berhu_heap else 0,)
         out = {}
         for name in SAVED:
             shape = sizes.get(name, heap)
@@ -417,16 +373,18 @@ cdef class Learner:
 
     def scalars(self):
         """The counters and cumulants a pickle or a model file keeps."""
-        return {"t": self.c.t, "n_ops": self.c.n_ops, "since_rebase": self.c.since_rebase,
-                "P": self.c.P, "Q": self.c.Q, "N": self.c.norm_sum, "heap_size": self.c.heap.size}
+        cdef Cursor* cursor = &self.c.cursor
+        return {"t": cursor.t, "n_ops": cursor.n_ops, "since_rebase": cursor.since_rebase,
+                "P": cursor.shrink_product, "Q": cursor.threshold_sum, "N": cursor.norm_sum,
+                "heap_size": self.c.heap.size}
 
     def changed_state(self):
         """The rows of the state (features) that differ, bit for bit, from the row of
         a feature never touched: their indices (int64, increasing) and their values
         (float64, row after row). A model file stores only these."""
         cdef const double[::1] a = self.arrays["state"]
-        cdef Py_ssize_t j, width = self.c.width, r = 0
-        cdef array.array rows = zeros(self.n_features, INT64), values, initial = zeros(width)
+        cdef Py_ssize_t j, width = self.c.layout.width, r = 0
+        cdef array.array rows = zeros_int64(self.n_features), values, initial = zeros(width)
         stamp_origin(&self.c, initial.data.as_doubles)
         for j in range(self.n_features):
             if width and memcmp(&a[j * width], initial.data.as_doubles, width * sizeof(double)) != 0:
@@ -445,25 +403,26 @@ cdef class Learner:
         cdef Ctx c = self.c
         cdef Py_ssize_t j, count = 0
         cdef int k
-        if c.grouped:
+        if c.params.grouped:
             return int(np.count_nonzero(self.coef()))
         set_weight_params(&c)
-        for j in range(c.d):
-            for k in range(c.K):
+        for j in range(c.params.n_features):
+            for k in range(c.params.n_outputs):
                 count += current(&c, j, k) != 0.0
         return count
 
     def __setstate__(self, d):
         self._attach(d["arrays"])
-        self.c.t, self.c.n_ops, self.c.since_rebase = d["t"], d["n_ops"], d["since_rebase"]
-        self.c.eta_next_t = 0
-        self.c.P, self.c.Q, self.c.heap.size = d["P"], d["Q"], d["heap_size"]
-        self.c.norm_sum = d["N"]
+        cdef Cursor* cursor = &self.c.cursor
+        cursor.t, cursor.n_ops, cursor.since_rebase = d["t"], d["n_ops"], d["since_rebase"]
+        cursor.eta_next_t = 0
+        cursor.shrink_product, cursor.threshold_sum, self.c.heap.size = d["P"], d["Q"], d["heap_size"]
+        cursor.norm_sum = d["N"]
 
     @property
     def t(self):
         """Steps completed."""
-        return self.c.t
+        return self.c.cursor.t
 
     @property
     def fast_rows(self):
@@ -472,8 +431,9 @@ cdef class Learner:
         "normalized" (`plain_normalized_step`), "dual" (`plain_dual_step`) or "rows"
         (`plain_rows_step`)."""
         c = &self.c
-        for name, on in (("fobos", c.plain_fobos), ("adagrad", c.plain_adagrad),
-                         ("normalized", c.plain_normalized), ("dual", c.plain_dual), ("rows", c.plain_rows)):
+        for name, on in (("fobos", c.params.plain_fobos), ("adagrad", c.params.plain_adagrad),
+                         ("normalized", c.params.plain_normalized), ("dual", c.params.plain_dual),
+                         ("rows", c.params.plain_rows)):
             if on:
                 return name
         return None
@@ -485,38 +445,29 @@ cdef class Learner:
         for whoever reads it next (`model_io` writes this; a file's replays are
         bounded when it is read)."""
         cdef Learner copy
-        cdef Ctx* c
-        cdef long long g
-        cdef Py_ssize_t m
-        cdef double* v
-        if self.c.penalty != SPARSE_GROUP or self.c.update != FOBOS:
+        if self.c.params.penalty != SPARSE_GROUP or self.c.params.update != FOBOS:
             return self
         copy = pycopy.copy(self)        # through __reduce__: arrays of its own
-        c = &copy.c
         with nogil:
-            for g in range(c.n_groups):
-                m = block_size(c, g)
-                v = block_get(c, g)
-                block_catch_up(c, g, v, m)
-                block_put(c, g, v)
-                c.gstamp[g] = c.t
+            groups_replay(&copy.c)
         return copy
 
     def _use_general_step(self):
         """Route every row through the general `step` (private: the tests that prove
         each fast row kernel computes the general path's bits)."""
-        self.c.plain_fobos = self.c.plain_adagrad = self.c.plain_dual = self.c.plain_rows = False
-        self.c.plain_normalized = False
+        cdef Params* params = &self.c.params
+        params.plain_fobos = params.plain_adagrad = params.plain_dual = params.plain_rows = False
+        params.plain_normalized = False
 
     @property
     def n_ops(self):
         """Entries visited so far (catch-up, margin, update, rebase): the cost counter."""
-        return self.c.n_ops
+        return self.c.cursor.n_ops
 
     @property
     def since_rebase(self):
         """Steps since the scalar-FOBOS cumulants were last rebased."""
-        return self.c.since_rebase
+        return self.c.cursor.since_rebase
 
     # ------------------------------------------------------------------ reading
     def coef(self):
@@ -526,25 +477,26 @@ cdef class Learner:
         cdef Py_ssize_t j
         cdef int k
         cdef Ctx c = self.c
-        cdef array.array block, work, gbeta
-        if self._coef_t == c.t and self._coef is not None:
+        cdef array.array block, work, block_beta
+        if self._coef_t == c.cursor.t and self._coef is not None:
             return self._coef
-        out = np.zeros((c.K, c.d))
-        if c.grouped:       # scratch of its own: a read never writes a training call's
-            block, gbeta = zeros(len(self.arrays["block"])), zeros(len(self.arrays["block"]))
+        out = np.zeros((c.params.n_outputs, c.params.n_features))
+        if c.params.grouped:       # scratch of its own: a read never writes a training call's
+            block, block_beta = zeros(len(self.arrays["block"])), zeros(len(self.arrays["block"]))
             work = zeros(len(self.arrays["work"]))
-            c.block, c.gbeta, c.work = block.data.as_doubles, gbeta.data.as_doubles, work.data.as_doubles
+            c.scratch.block, c.scratch.block_beta = block.data.as_doubles, block_beta.data.as_doubles
+            c.scratch.work = work.data.as_doubles
         with nogil:
             set_weight_params(&c)
-            if c.grouped:
+            if c.params.grouped:
                 groups_materialize(&c, &out[0, 0])
             else:
-                for j in range(c.d):
-                    for k in range(c.K):
+                for j in range(c.params.n_features):
+                    for k in range(c.params.n_outputs):
                         out[k, j] = current(&c, j, k)
         self._coef = np.asarray(out)
         self._coef.flags.writeable = False
-        self._coef_t = c.t
+        self._coef_t = c.cursor.t
         return self._coef
 
     def margins(self, data, indices, indptr):
@@ -597,7 +549,7 @@ cdef class Learner:
         if self.training:
             raise RuntimeError("this learner is training in another thread; a learner (and its "
                                "estimator) takes one fit or partial_fit call at a time.")
-        if batch_size != 1 and (self.c.invariant or self.c.schedule == NORMALIZED):
+        if batch_size != 1 and (self.c.params.invariant or self.c.params.schedule == NORMALIZED):
             raise ValueError(f"step={self.step!r} with schedule={self.schedule!r} takes one row "
                              f"per step; got batch_size={batch_size}.")
         cdef bint all_rows = order is None      # rows 0..n-1 in order: nothing to check
@@ -642,16 +594,18 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     cdef const double* sw = NULL if unit else &sample_weight[0] if sample_weight.shape[0] else NULL
     ensure_scratch(state, _check_rows(data.shape[0], indices, indptr, y.shape[0],
                                       y.shape[0] if unit else sample_weight.shape[0],
-                                      order, all_rows, state.d, batch_size, state.update == FTRL),
+                                      order, all_rows, state.params.n_features, batch_size,
+                                      state.params.update == FTRL),
                    batch_size)
     c = state[0]
     # Prefetching pays once the state outgrows the caches; below, it only costs.
-    cdef bint prefetch = c.d * c.width * sizeof(double) > PREFETCH_BYTES
+    cdef bint prefetch = c.params.n_features * c.layout.width * sizeof(double) > PREFETCH_BYTES
     # Rows visited out of order (shuffled passes) defeat the hardware prefetcher:
     # their values and indices are requested too, a step before their state.
     cdef bint scattered = (data.shape[0] * (sizeof(value_t) + sizeof(index_t)) > PREFETCH_BYTES
                            and not all_rows and not consecutive(order))
-    cdef bint separable = c.plain_fobos or c.plain_adagrad or c.plain_dual or c.plain_normalized
+    cdef bint separable = (c.params.plain_fobos or c.params.plain_adagrad or c.params.plain_dual
+                           or c.params.plain_normalized)
     cdef bint stopped, steep
     with nogil:
         while start < n:
@@ -667,7 +621,7 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                 total += separable_step(&c, X, ind, &indptr[0], &y[0], sw, row_at(rows, start))
             else:
                 total += step(&c, X, ind, &indptr[0], &y[0], sw, rows, start, b)
-            if c.nonfinite:
+            if c.cursor.nonfinite:
                 break
             start += b
             if start >= signals_at:
@@ -680,75 +634,12 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                 c = state[0]
                 if interrupted:
                     break
-        total += logsum_pop(&c.lsum)
-    stopped, steep = c.nonfinite, c.steep
-    c.nonfinite = c.steep = False
+        total += logsum_pop(&c.cursor.deferred_logs)
+    stopped, steep = c.cursor.nonfinite, c.cursor.steep
+    c.cursor.nonfinite = c.cursor.steep = False
     state[0] = c
     if interrupted:             # the steps taken so far stay, as after a shorter call
         return -1
     if stopped:
         refuse_step(data, indptr, rows, start, start + b, steep)
     return total
-
-
-cdef int refuse_step(const value_t[::1] data, const index_t[::1] indptr, const long long* rows,
-                     Py_ssize_t lo, Py_ssize_t hi, bint steep) except -1:
-    """Raise the error of a step (rows[lo:hi]) that stopped before its update (`refused`):
-    a NaN or an infinity among its rows' values (a first fit leaves them to this
-    check, `linear_model`), or else values too large for the steps: a margin that
-    overflowed, or (steep) a gradient that could overflow the state."""
-    cdef long long r
-    cdef Py_ssize_t i, nz
-    for i in range(lo, hi):
-        r = row_at(rows, i)
-        for nz in range(indptr[r], indptr[r + 1]):
-            if not fabs(data[nz]) <= DBL_MAX:
-                raise NonFiniteMargin(r, f"Input X contains NaN or infinity ({data[nz]}); "
-                                      "remove or replace those values.")
-    cause = ("its gradient (the loss's derivative times the row's values) reached 2^480, past "
-             "which the steps' sums of squares could overflow" if steep else "the margin overflowed")
-    raise NonFiniteMargin(row_at(rows, lo), f"{cause}: the values (or targets, or sample weights) "
-                          "are finite but too large for the steps; scale them (or lower eta0) and "
-                          "train again. The model is the one before this row.")
-
-
-class NonFiniteMargin(ValueError):
-    """A step's margin was NaN or infinite: `row` is its row of X, `detail` the cause
-    and the fix (the command line names the row in its file)."""
-
-    def __init__(self, row, detail):
-        super().__init__(f"row {row}: {detail}")
-        self.row, self.detail = row, detail
-
-
-
-cdef margins_csr(const double[:, ::1] W, const value_t[::1] data, const index_t[::1] indices,
-                 const index_t[::1] indptr, double[:, ::1] out):
-    """out[i, k] = sum of W[k, j] x_ij over row i's stored entries with j < W's width."""
-    cdef Py_ssize_t i, n = out.shape[0], K = W.shape[0], d = W.shape[1], nnz = indices.shape[0]
-    cdef index_t nz, j
-    cdef int k
-    cdef bint valid = indptr.shape[0] == n + 1 and data.shape[0] == nnz and (n == 0 or indptr[0] == 0)
-    for i in range(n):
-        valid = valid and indptr[i] <= indptr[i + 1] <= nnz
-    if not valid:
-        raise ValueError("inconsistent CSR arrays: data, indices and indptr do not match.")
-    with nogil:
-        for i in range(n):
-            for k in range(K):
-                out[i, k] = 0.0
-            for nz in range(indptr[i], indptr[i + 1]):
-                j = indices[nz]
-                if 0 <= j < d:
-                    for k in range(K):
-                        out[i, k] += W[k, j] * data[nz]
-
-
-cdef inline double* _ptr(a):
-    cdef double[::1] flat = a
-    return &flat[0] if flat.shape[0] else NULL
-
-
-cdef inline long long* _iptr(a):
-    cdef long long[::1] flat = a
-    return &flat[0] if flat.shape[0] else NULL

@@ -4,24 +4,16 @@
 # and scaled by one global r_t = sqrt(t / N_t), N_t the sum of the rows' squared
 # norms in those scales.
 #
-# A feature's row holds (NORM_STAMP, NORM_SCALE) then, per output, (W, G, FACTOR):
-# the cumulant R = sum r_tau (Ctx.Q) when the feature was last brought up to date,
-# m_j, and per output the weight, AdaGrad's sum of squared gradients and the step
-# factor eta0 / (m_j sqrt(G)) (0 while G = 0), frozen while the feature is untouched.
+# A feature's row holds (NORM_STAMP, NORM_SCALE) then, per output, (NORM_W, NORM_G,
+# NORM_FACTOR) (`_state`'s offsets): the cumulant R = sum r_tau (Cursor.threshold_sum)
+# when the feature was last brought up to date, m_j, and per output the weight,
+# AdaGrad's sum of squared gradients and the step factor eta0 / (m_j sqrt(G)) (0
+# while G = 0), frozen while the feature is untouched.
 # Then eta_{tau,jk} = FACTOR * r_tau, and the l1 proxes of the untouched steps add up
 # to one soft-threshold by alpha FACTOR (R - NORM_STAMP) (FOBOS Proposition 11).
 from libc.math cimport sqrt, fabs
 from fastprox._prox cimport soft_threshold
-from fastprox._state cimport Ctx, entry
-
-cdef enum:
-    NORM_STAMP = 0      # row: R = sum_tau r_tau at the feature's last update
-    NORM_SCALE = 1      # row: m_j, the largest |x_j| so far (0: never a non-zero value)
-    NORM_ROW = 2        # row fields before the entries
-    NORM_W = 0          # entry: the weight
-    NORM_G = 1          # entry: sum of squared gradients
-    NORM_FACTOR = 2     # entry: eta0 / (m_j sqrt(G)), 0 while G = 0
-    NORM_ENTRY = 3      # entry fields
+from fastprox._state cimport Ctx, entry, NORM_STAMP, NORM_SCALE, NORM_W, NORM_G, NORM_FACTOR
 
 
 cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
@@ -29,20 +21,20 @@ cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
     alpha FACTOR (R - stamp) (no penalty: nothing moves), then the stamp is R."""
     cdef int k
     cdef double* e
-    cdef double spent = c.Q - row[NORM_STAMP]
-    if spent > 0.0 and c.alpha_pen > 0.0:
-        for k in range(c.K):
+    cdef double spent = c.cursor.threshold_sum - row[NORM_STAMP]
+    if spent > 0.0 and c.params.alpha_pen > 0.0:
+        for k in range(c.params.n_outputs):
             e = entry(c, row, k)
-            e[NORM_W] = soft_threshold(e[NORM_W], c.alpha_pen * e[NORM_FACTOR] * spent)
-    row[NORM_STAMP] = c.Q
+            e[NORM_W] = soft_threshold(e[NORM_W], c.params.alpha_pen * e[NORM_FACTOR] * spent)
+    row[NORM_STAMP] = c.cursor.threshold_sum
 
 
 cdef inline double normalized_current(Ctx* c, double* row, int k) noexcept nogil:
     """w_{T+1,jk} without modifying the state (`normalized_catch_up` of one entry)."""
     cdef double* e = entry(c, row, k)
-    cdef double spent = c.Q - row[NORM_STAMP]
-    if spent > 0.0 and c.alpha_pen > 0.0:
-        return soft_threshold(e[NORM_W], c.alpha_pen * e[NORM_FACTOR] * spent)
+    cdef double spent = c.cursor.threshold_sum - row[NORM_STAMP]
+    if spent > 0.0 and c.params.alpha_pen > 0.0:
+        return soft_threshold(e[NORM_W], c.params.alpha_pen * e[NORM_FACTOR] * spent)
     return e[NORM_W]
 
 
@@ -55,7 +47,7 @@ cdef inline void rescale(Ctx* c, double* row, double x) noexcept nogil:
     if a > m:
         if m > 0.0:
             ratio = m / a
-            for k in range(c.K):
+            for k in range(c.params.n_outputs):
                 entry(c, row, k)[NORM_W] *= ratio
         row[NORM_SCALE] = a
 
@@ -70,21 +62,21 @@ cdef inline double row_norm(double x, double m) noexcept nogil:
 
 
 cdef inline void set_normalized_eta(Ctx* c) noexcept nogil:
-    """r_t = sqrt(t / N_t) for the step t = c.t + 1 (N_t already holds its row): the
-    global part of every step of this update, kept in c.eta (0 while N = 0: no
+    """r_t = sqrt(t / N_t) for the step t = c.cursor.t + 1 (N_t already holds its row): the
+    global part of every step of this update, kept in c.cursor.eta (0 while N = 0: no
     feature and no intercept has had a value yet, and every weight is 0)."""
-    c.eta = sqrt(<double>(c.t + 1) / c.norm_sum) if c.norm_sum > 0.0 else 0.0
+    c.cursor.eta = sqrt(<double>(c.cursor.t + 1) / c.cursor.norm_sum) if c.cursor.norm_sum > 0.0 else 0.0
 
 
 cdef inline double normalized_factor(Ctx* c, double G, double m) noexcept nogil:
     """eta0 / (m sqrt(G)), 0 while G = 0 (the model file's reader recomputes it)."""
-    return c.eta0 / (m * sqrt(G)) if G > 0.0 else 0.0
+    return c.params.eta0 / (m * sqrt(G)) if G > 0.0 else 0.0
 
 
 cdef inline double normalized_step_size(Ctx* c, double* row, int k, double g) noexcept nogil:
     """eta_{t,jk} after this step's gradient g joins G (not stored: the invariant
     step's norm needs it before the update)."""
-    return normalized_factor(c, entry(c, row, k)[NORM_G] + g * g, row[NORM_SCALE]) * c.eta
+    return normalized_factor(c, entry(c, row, k)[NORM_G] + g * g, row[NORM_SCALE]) * c.cursor.eta
 
 
 cdef inline void normalized_apply(Ctx* c, double* row, int k, double g, double step_g) noexcept nogil:
@@ -95,6 +87,6 @@ cdef inline void normalized_apply(Ctx* c, double* row, int k, double g, double s
     cdef double eta
     e[NORM_G] += g * g
     e[NORM_FACTOR] = normalized_factor(c, e[NORM_G], row[NORM_SCALE])
-    eta = e[NORM_FACTOR] * c.eta
+    eta = e[NORM_FACTOR] * c.cursor.eta
     if eta > 0.0:
-        e[NORM_W] = soft_threshold(e[NORM_W] - eta * step_g, c.alpha_pen * eta)
+        e[NORM_W] = soft_threshold(e[NORM_W] - eta * step_g, c.params.alpha_pen * eta)

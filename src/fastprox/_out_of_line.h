@@ -7,7 +7,21 @@
    they stay calls, as GCC left them when they were plain `cdef` functions of one
    .pyx. Each .pxd declares its own (`FASTPROX_OUT_OF_LINE`) with Cython's C name
    and signature: a signature that changes fails the build (conflicting types), a
-   function that disappears warns (declared static but never defined). */
+   function that disappears warns (declared static but never defined).
+
+   Why this file, and not plain (non-inline) `cdef` functions in _kernels.pyx or in
+   a .pxi it includes (evaluated for issue 20 after the context's split into
+   structs): their callers are `cdef inline` functions of the .pxd files (end_step
+   calls rebase, margins intercept_value, apply apply_berhu, ...), and a .pxd names
+   only what it cimports. A .pxd can declare a non-inline `cdef` function only as
+   the C API of the module that implements it, a call through a pointer imported at
+   run time (a `fastprox._fobos` extension module), or as an extern by its C name,
+   which is what this file does. Measured again without these declarations (the
+   macro empty, same commit, interleaved runs, K = 10, the general step): fobos under
+   a scalar step with none/l1/l2/elasticnet and rda/invsqrt 17-33% slower, rda/adagrad
+   20-23%, fobos/adagrad 5-14%, the rest within 10%. The -Wattributes warning is
+   silenced from here to the end of the translation unit because it fires at Cython's
+   later `static CYTHON_INLINE` definitions, not at these declarations. */
 #ifndef FASTPROX_OUT_OF_LINE_H
 #define FASTPROX_OUT_OF_LINE_H
 #if defined(__GNUC__)

@@ -3,7 +3,9 @@
 # step's constants in locals (tests/test_fast_paths.py checks the bits).
 from fastprox._types cimport value_t, index_t, FOBOS, FTRL, ADAGRAD, L1, ELASTICNET, L1_LINF
 from fastprox._group_prox cimport prox_l1_l2, prox_l1_linf
-from fastprox._state cimport Ctx
+from fastprox._state cimport (Ctx, ROW_LAST_STEP, ADAGRAD_ROW_FIELDS, ADAGRAD_W, DUAL_SUM, DUAL_SQUARES,
+                              FTRL_N, FTRL_ROOT, INTERCEPT_FIELDS, INTERCEPT_SUM, MEMO_FIELDS, MEMO_W,
+                              MEMO_ROOT)
 from fastprox._schedules cimport begin_step, next_eta
 from fastprox._adagrad cimport adagrad_catch_up
 from fastprox._fobos cimport advance_cumulants, end_step
@@ -11,9 +13,9 @@ from fastprox._dual cimport set_weight_params, ftrl_z
 from fastprox._intercept cimport intercept_feature, intercept_value, apply_intercept
 from fastprox._gradients cimport gradient, gradients, refused, abs_max2, row_abs_max, largest_q
 from fastprox._csr cimport weight_at
+from fastprox._state cimport (NORM_STAMP, NORM_SCALE, NORM_ROW_FIELDS, NORM_W, NORM_G, NORM_FACTOR)
 from fastprox._normalized cimport (normalized_catch_up, rescale, row_norm, set_normalized_eta,
-                                   normalized_factor, NORM_STAMP, NORM_SCALE, NORM_ROW, NORM_W, NORM_G,
-                                   NORM_FACTOR)
+                                   normalized_factor)
 from fastprox._intercept cimport intercept_step_size
 from fastprox._invariant cimport invariant_sigma
 from fastprox._prox cimport soft_threshold
@@ -23,45 +25,53 @@ cdef extern from "_pairs.h" nogil:
         double a
         double b
     pair sqrt2 "fastprox_sqrt2"(double a, double b)
-    pair l1_catch_up2 "fastprox_l1_catch_up2"(double* e, double* f, double P, double Q)
+    pair l1_catch_up2 "fastprox_l1_catch_up2"(double* e, double* f, double shrink_product,
+                                              double threshold_sum)
     void l1_step2 "fastprox_l1_step2"(double* e, double* f, double xe, double xf, double q,
-                                      double eta, double a, double Q)
-    pair scalar_catch_up2 "fastprox_scalar_catch_up2"(double* e, double* f, int n_row, int off_Q,
-                                                      double P, double Q)
-    void scalar_step2 "fastprox_scalar_step2"(double* e, double* f, int n_row, int off_Q, double xe,
-                                              double xf, double q, double eta, double a, double rho1,
-                                              double P, double Q)
+                                      double eta, double a, double threshold_sum)
+    pair scalar_catch_up2 "fastprox_scalar_catch_up2"(double* e, double* f, int n_row_fields,
+                                                      int threshold_stamp_at, double shrink_product,
+                                                      double threshold_sum)
+    void scalar_step2 "fastprox_scalar_step2"(double* e, double* f, int n_row_fields,
+                                              int threshold_stamp_at, double xe,
+                                              double xf, double q, double eta, double a, double l1_share,
+                                              double shrink_product, double threshold_sum)
     pair adagrad_catch_up2 "fastprox_adagrad_catch_up2"(double* e, double* f, double t, double alpha)
     void adagrad_step2 "fastprox_adagrad_step2"(double* e, double* f, double xe, double xf, double q,
-                                                double t, double alpha, double rho1, double delta,
+                                                double t, double alpha, double l1_share, double delta,
                                                 double eta0)
-    pair rda_weights2 "fastprox_rda_weights2"(double sa, double sb, double thr, double inv)
+    pair rda_weights2 "fastprox_rda_weights2"(double sa, double sb, double threshold, double scale)
     pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
-                                                double inv_eta0, double wc, double rho, double wl2)
+                                                double inv_eta0, double l1_threshold, double rda_rho,
+                                                double l2_weight)
 
 
 cdef inline double separable_step(Ctx* c, const value_t* data, const index_t* indices,
                                   const index_t* indptr, const double* y, const double* sw,
                                   long long r) noexcept nogil:
     """`step` for row r alone under a rule with one output and a separable penalty
-    (`Ctx.plain_fobos`, `plain_adagrad`, `plain_normalized`, `plain_dual`): the most common steps, called
-    by `fit_csr`'s loop directly (3-5% of an ijcnn1 pass was `step`'s dispatch)."""
+    (`Params.plain_fobos`, `plain_adagrad`, `plain_normalized`, `plain_dual`): the most common steps, called
+    by `fit_csr`'s loop directly (3-5% of an ijcnn1 pass was `step`'s dispatch).
+
+    Mirrors `_step.step` with n_rows = 1 (its begin, intercept and end), the row
+    itself computed by the kernel below."""
     cdef double total
-    if c.update != FOBOS:
+    if c.params.update != FOBOS:
         set_weight_params(c)
     begin_step(c)
-    if c.plain_fobos:
+    if c.params.plain_fobos:
         total = plain_fobos_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
-    elif c.plain_adagrad:
+    elif c.params.plain_adagrad:
         total = plain_adagrad_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
-    elif c.plain_normalized:
+    elif c.params.plain_normalized:
         total = plain_normalized_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
     else:
         total = plain_dual_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
-    if c.nonfinite:
+    if c.cursor.nonfinite:
         return total
-    apply_intercept(c, 0, c.qsum[0], c.sigma[0] if c.invariant else c.qsum[0])
-    c.t += 1
+    apply_intercept(c, 0, c.arrays.intercept_grad[0],
+                    c.arrays.sigma[0] if c.params.invariant else c.arrays.intercept_grad[0])
+    c.cursor.t += 1
     end_step(c)
     return total
 
@@ -87,76 +97,88 @@ cdef inline double dot2(double acc, pair w, const value_t* data, long long nz, b
 cdef inline double plain_fobos_step(Ctx* c, const value_t* data, const index_t* indices,
                             long long lo, long long hi, double y, double sw) noexcept nogil:
     """One row of the most common rule (one output, fobos with a scalar step and an
-    l1/l2/elasticnet penalty). The l1 layout (Q stamp, w) has loops of its own."""
-    if c.off_P < 0 and c.off_Q == 0 and c.n_row == 1:
+    l1/l2/elasticnet penalty). The l1 layout (Q stamp, w) has loops of its own.
+
+    Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
+    -> `scalar_catch_up`, then `weight`), `_gradients.gradient`, `refused`,
+    `_fobos.advance_cumulants`, `_step.apply` -> `_fobos.fobos_prox`, `_fobos.stamp`."""
+    if c.layout.shrink_stamp_at < 0 and c.layout.threshold_stamp_at == 0 and c.layout.n_row_fields == 1:
         return fobos_l1_row(c, data, indices, lo, hi, y, sw)
-    return fobos_row(c, data, indices, lo, hi, y, sw, c.n_row, c.off_Q)
+    return fobos_row(c, data, indices, lo, hi, y, sw, c.layout.n_row_fields, c.layout.threshold_stamp_at)
 
 
 cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
                          long long lo, long long hi, double y, double sw) noexcept nogil:
     """`fobos_row` in the l1 layout (Q stamp, w), its non-zeros two at a time (e, f),
     each instruction of the catch-up and of the step for both (`_pairs.h`); the same
-    operations in the same order, the same bits."""
-    cdef double* state = c.state
-    cdef long long width = c.width, nz
-    cdef double P = c.P, Q = c.Q, eta, acc = c.bstate[0], a, q, total
-    cdef double xm = intercept_feature(c)
+    operations in the same order, the same bits.
+
+    Mirrors as `plain_fobos_step` says, with l1's P = 1 (no P stamp, no ratio)."""
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
+    cdef double eta, acc = c.arrays.intercepts[INTERCEPT_SUM], a, q, total
+    cdef double x_max = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
-        acc = dot2(acc, l1_catch_up2(e, f, P, Q), data, nz, two)
-        xm = abs_max2(xm, data, nz, two)
-    c.p[0] = acc
+        acc = dot2(acc, l1_catch_up2(e, f, shrink_product, threshold_sum), data, nz, two)
+        x_max = abs_max2(x_max, data, nz, two)
+    c.arrays.scores[0] = acc
     next_eta(c)
     total = 0.0
-    q = c.q[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, xm):
+    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, x_max):
         return total
     advance_cumulants(c)
-    Q, eta = c.Q, c.eta
-    a = c.alpha_pen * eta
+    threshold_sum, eta = c.cursor.threshold_sum, c.cursor.eta
+    a = c.params.alpha_pen * eta
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
-        l1_step2(e, f, data[nz], data[nz + two], q, eta, a, Q)
-    c.n_ops += 2 * (hi - lo)
-    c.qsum[0] = q
+        l1_step2(e, f, data[nz], data[nz + two], q, eta, a, threshold_sum)
+    c.cursor.n_ops += 2 * (hi - lo)
+    c.arrays.intercept_grad[0] = q
     return total
 
 
 cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices,
                              long long lo, long long hi, double y, double sw,
-                             int n_row, int off_Q) noexcept nogil:
+                             int n_row_fields, int threshold_stamp_at) noexcept nogil:
     """`plain_fobos_step` for the layouts with a P stamp or none (l2, elasticnet, no
     penalty; `_pairs.h`'s scalar_catch_up2), as `fobos_l1_row`: the general path's
-    arithmetic, operation for operation, two non-zeros at a time."""
-    cdef double* state = c.state
-    cdef long long width = c.width, nz
-    cdef double P = c.P, Q = c.Q, rho1 = c.rho1, a, eta, q, total
-    cdef double acc = c.bstate[0], xm = intercept_feature(c)
+    arithmetic, operation for operation, two non-zeros at a time.
+
+    Mirrors as `plain_fobos_step` says."""
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
+    cdef double l1_share = c.params.l1_share, a, eta, q, total
+    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
-        acc = dot2(acc, scalar_catch_up2(e, f, n_row, off_Q, P, Q), data, nz, two)
-        xm = abs_max2(xm, data, nz, two)
-    c.p[0] = acc
+        acc = dot2(acc, scalar_catch_up2(e, f, n_row_fields, threshold_stamp_at, shrink_product,
+                                         threshold_sum), data, nz, two)
+        x_max = abs_max2(x_max, data, nz, two)
+    c.arrays.scores[0] = acc
     next_eta(c)
     total = 0.0
-    q = c.q[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, xm):
+    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, x_max):
         return total
     advance_cumulants(c)
-    P, Q, eta = c.P, c.Q, c.eta
-    a = c.alpha_pen * eta
+    shrink_product, threshold_sum, eta = c.cursor.shrink_product, c.cursor.threshold_sum, c.cursor.eta
+    a = c.params.alpha_pen * eta
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
-        scalar_step2(e, f, n_row, off_Q, data[nz], data[nz + two], q, eta, a, rho1, P, Q)
-    c.n_ops += 2 * (hi - lo)
-    c.qsum[0] = q
+        scalar_step2(e, f, n_row_fields, threshold_stamp_at, data[nz], data[nz + two], q, eta, a,
+                     l1_share, shrink_product, threshold_sum)
+    c.cursor.n_ops += 2 * (hi - lo)
+    c.arrays.intercept_grad[0] = q
     return total
 
 
@@ -164,35 +186,39 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
                               long long lo, long long hi, double y, double sw) noexcept nogil:
     """One row of AdaGrad's composite mirror descent with one output, as
     `plain_fobos_step`: the general path's arithmetic with its constants in locals
-    (under l1, the defaults: `adagrad_l1_row`). Row layout: t0, w, G, eta."""
-    cdef double* state = c.state
-    cdef long long width = c.width, nz
-    cdef double t = <double>c.t, alpha = c.alpha_pen, rho1 = c.rho1
-    cdef double delta = c.delta, eta0 = c.eta0, q, total
-    cdef double acc = c.bstate[0], xm = intercept_feature(c)
+    (under l1, the defaults: `adagrad_l1_row`). Row layout: t0, w, G, eta.
+
+    Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
+    -> `_adagrad.adagrad_catch_up`), `_gradients.gradient`, `refused`, `_step.apply`
+    -> `_adagrad.adagrad_step` then `_fobos.fobos_prox`, `_fobos.stamp` (ROW_LAST_STEP)."""
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, l1_share = c.params.l1_share
+    cdef double delta = c.params.delta, eta0 = c.params.eta0, q, total
+    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c)
     cdef double* row
     cdef double* e
     cdef double* f
     cdef bint two
-    if c.penalty == L1 or (c.penalty == ELASTICNET and rho1 == 1.0):
+    if c.params.penalty == L1 or (c.params.penalty == ELASTICNET and l1_share == 1.0):
         return adagrad_l1_row(c, data, indices, lo, hi, y, sw)
     for nz in range(lo, hi):
         row = state + indices[nz] * width
-        if row[0] < t:
-            row[1] = adagrad_catch_up(c, row, 0)
-            row[0] = t
-        acc += row[1] * data[nz]
-        xm = abs_max2(xm, data, nz, False)
-    c.p[0] = acc
+        if row[ROW_LAST_STEP] < t:
+            row[ADAGRAD_ROW_FIELDS + ADAGRAD_W] = adagrad_catch_up(c, row, 0)
+            row[ROW_LAST_STEP] = t
+        acc += row[ADAGRAD_ROW_FIELDS + ADAGRAD_W] * data[nz]
+        x_max = abs_max2(x_max, data, nz, False)
+    c.arrays.scores[0] = acc
     total = 0.0
-    q = c.q[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, xm):
+    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, x_max):
         return total
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
-        adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, rho1, delta, eta0)
-    c.n_ops += 2 * (hi - lo)
-    c.qsum[0] = q
+        adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, l1_share, delta, eta0)
+    c.cursor.n_ops += 2 * (hi - lo)
+    c.arrays.intercept_grad[0] = q
     return total
 
 
@@ -200,40 +226,46 @@ cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* in
                            long long lo, long long hi, double y, double sw) noexcept nogil:
     """`plain_adagrad_step` under l1, its non-zeros two at a time (e, f), each
     instruction of the catch-up and of the step for both (`_pairs.h`). The catch-up
-    has no branch: a current feature (t0 = t) has threshold 0, which keeps it."""
-    cdef double* state = c.state
-    cdef long long width = c.width, nz
-    cdef double t = <double>c.t, alpha = c.alpha_pen, delta = c.delta, eta0 = c.eta0
-    cdef double acc = c.bstate[0], q, total, xm = intercept_feature(c)
+    has no branch: a current feature (t0 = t) has threshold 0, which keeps it.
+
+    Mirrors as `plain_adagrad_step` says, with `adagrad_catch_up`'s l1 case
+    (`soft_threshold(w, m a)`)."""
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen
+    cdef double delta = c.params.delta, eta0 = c.params.eta0
+    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], q, total, x_max = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         acc = dot2(acc, adagrad_catch_up2(e, f, t, alpha), data, nz, two)
-        xm = abs_max2(xm, data, nz, two)
-    c.p[0] = acc
+        x_max = abs_max2(x_max, data, nz, two)
+    c.arrays.scores[0] = acc
     total = 0.0
-    q = c.q[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, xm):
+    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, x_max):
         return total
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, 1.0, delta, eta0)
-    c.n_ops += 2 * (hi - lo)
-    c.qsum[0] = q
+    c.cursor.n_ops += 2 * (hi - lo)
+    c.arrays.intercept_grad[0] = q
     return total
 
 
 cdef inline double plain_dual_step(Ctx* c, const value_t* data, const index_t* indices,
                             long long lo, long long hi, double y, double sw) noexcept nogil:
     """One row of rda or ftrl with one output and a separable penalty: `dual_row` for
-    the rule's layout, its flags constants, so the loops test none of them."""
-    if c.update == FTRL and c.ftrl_roots:
+    the rule's layout, its flags constants, so the loops test none of them.
+
+    Mirrors `_step.step`'s single-row branch under rda or ftrl (see `dual_row`)."""
+    if c.params.update == FTRL and c.layout.ftrl_roots:
         return dual_row(c, data, indices, lo, hi, y, sw, True, True, True)
-    if c.update == FTRL:
+    if c.params.update == FTRL:
         return dual_row(c, data, indices, lo, hi, y, sw, True, True, False)
-    if c.schedule == ADAGRAD:
+    if c.params.schedule == ADAGRAD:
         return dual_row(c, data, indices, lo, hi, y, sw, False, True, False)
     return dual_row(c, data, indices, lo, hi, y, sw, False, False, False)
 
@@ -245,13 +277,20 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     and `apply`'s sums, operation for operation, with the step's constants in locals.
     Entry layout: s (rda) or z (ftrl), then G or n (adagrad, ftrl), then sqrt(n)
     (`ftrl_roots`). The margin takes its non-zeros two at a time (e, f), each
-    instruction of their weights' formula for both (`_pairs.h`), as ftrl's update."""
-    cdef double* state = c.state
-    cdef double* memo = c.wrow
-    cdef long long width = c.width, nz
-    cdef double wc = c.wc, wl2 = c.wl2, wthr = c.wthr, winv = c.winv, rho = c.rda_rho
-    cdef double delta = c.delta, inv_eta0 = c.inv_eta0, ge, gf, ne, q, total
-    cdef double acc = intercept_value(c, 0), xm = intercept_feature(c)
+    instruction of their weights' formula for both (`_pairs.h`), as ftrl's update.
+
+    Mirrors `_step.margins` -> `_step.step_weight` -> `weight` (rda: `soft_threshold`
+    with `DualConstants.rda_threshold`, `rda_scale`; adagrad: `_dual.dual_weight`;
+    ftrl: `_dual.ftrl_weight`), `_gradients.gradient`, `refused`, then `_step.apply`'s
+    rda sums or `_dual.ftrl_update` (-> `ftrl_z`)."""
+    cdef double* state = c.arrays.state
+    cdef double* memo = c.scratch.ftrl_memo
+    cdef long long width = c.layout.width, nz
+    cdef double l1_threshold = c.dual.l1_threshold, l2_weight = c.dual.l2_weight
+    cdef double rda_threshold = c.dual.rda_threshold, rda_scale = c.dual.rda_scale
+    cdef double rda_rho = c.params.rda_rho
+    cdef double delta = c.params.delta, inv_eta0 = c.params.inv_eta0, ge, gf, ne, q, total
+    cdef double acc = intercept_value(c, 0), x_max = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef pair root, w
@@ -259,48 +298,49 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     if not (ftrl or adagrad):
         for nz in range(lo, hi, 2):
             two = entries(state, width, indices, nz, hi, &e, &f)
-            acc = dot2(acc, rda_weights2(e[0], f[0], wthr, winv), data, nz, two)
-            xm = abs_max2(xm, data, nz, two)
+            acc = dot2(acc, rda_weights2(e[DUAL_SUM], f[DUAL_SUM], rda_threshold, rda_scale), data, nz, two)
+            x_max = abs_max2(x_max, data, nz, two)
     else:
         for nz in range(lo, hi, 2):
             two = entries(state, width, indices, nz, hi, &e, &f)
-            root = pair(e[2], f[2]) if roots else sqrt2(e[1], f[1])
-            w = dual_weights2(e[0], f[0], root, delta, inv_eta0, wc, rho, wl2)
+            root = pair(e[FTRL_ROOT], f[FTRL_ROOT]) if roots else sqrt2(e[DUAL_SQUARES], f[DUAL_SQUARES])
+            w = dual_weights2(e[DUAL_SUM], f[DUAL_SUM], root, delta, inv_eta0, l1_threshold, rda_rho,
+                              l2_weight)
             if ftrl:
-                memo[2 * (nz - lo)] = w.a
-                memo[2 * (nz - lo) + 1] = root.a
+                memo[MEMO_FIELDS * (nz - lo) + MEMO_W] = w.a
+                memo[MEMO_FIELDS * (nz - lo) + MEMO_ROOT] = root.a
                 if two:
-                    memo[2 * (nz - lo) + 2] = w.b
-                    memo[2 * (nz - lo) + 3] = root.b
+                    memo[MEMO_FIELDS * (nz - lo + 1) + MEMO_W] = w.b
+                    memo[MEMO_FIELDS * (nz - lo + 1) + MEMO_ROOT] = root.b
             acc = dot2(acc, w, data, nz, two)
-            xm = abs_max2(xm, data, nz, two)
-    c.p[0] = acc
+            x_max = abs_max2(x_max, data, nz, two)
+    c.arrays.scores[0] = acc
     total = 0.0
-    q = c.q[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, xm):
+    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, x_max):
         return total
     if ftrl:
         for nz in range(lo, hi, 2):
             two = entries(state, width, indices, nz, hi, &e, &f)
             ge = q * data[nz]
-            e[1] += ge * ge
-            ne = e[1]
+            e[FTRL_N] += ge * ge
+            ne = e[FTRL_N]
             gf = q * data[nz + two]
             if two:
-                f[1] += gf * gf
-            root = sqrt2(ne, f[1])
-            ftrl_z(e, ge, root.a, memo + 2 * (nz - lo), inv_eta0, roots)
+                f[FTRL_N] += gf * gf
+            root = sqrt2(ne, f[FTRL_N])
+            ftrl_z(e, ge, root.a, memo + MEMO_FIELDS * (nz - lo), inv_eta0, roots)
             if two:
-                ftrl_z(f, gf, root.b, memo + 2 * (nz - lo) + 2, inv_eta0, roots)
+                ftrl_z(f, gf, root.b, memo + MEMO_FIELDS * (nz - lo + 1), inv_eta0, roots)
     else:
         for nz in range(lo, hi):
             e = state + indices[nz] * width
             ge = q * data[nz]
-            e[0] += ge
+            e[DUAL_SUM] += ge
             if adagrad:
-                e[1] += ge * ge
-    c.n_ops += 2 * (hi - lo)
-    c.qsum[0] = q
+                e[DUAL_SQUARES] += ge * ge
+    c.cursor.n_ops += 2 * (hi - lo)
+    c.arrays.intercept_grad[0] = q
     return total
 
 
@@ -311,28 +351,32 @@ cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* i
     feature's row caught up in one prox with the threshold summed since its stamp,
     the K scores, the gradient step (its prox joins the next catch-up, see
     `groups_prox_step`). A row's features are distinct groups, each caught up once,
-    so the per-step group marks of the general path are not needed."""
-    cdef double* state = c.state
-    cdef double* gstamp = c.gstamp
-    cdef double* p = c.p
-    cdef double* q = c.q
-    cdef long long width = c.width, nz, j
-    cdef int k, K = c.K
-    cdef double Q = c.Q, eta = c.eta, a, x, total
-    cdef bint linf = c.penalty == L1_LINF
+    so the per-step group marks of the general path are not needed.
+
+    Mirrors `_step.margins` -> `_groups.group_catch_up` -> `block_catch_up` (l1_l2,
+    l1_linf), `_gradients.gradients`, `refused` and `_step.apply`'s grouped fobos step:
+    `step` calls it in place of those and runs `groups_prox_step` after it as after them."""
+    cdef double* state = c.arrays.state
+    cdef double* group_stamp = c.groups.stamp
+    cdef double* p = c.arrays.scores
+    cdef double* q = c.arrays.score_grads
+    cdef long long width = c.layout.width, nz, j
+    cdef int k, K = c.params.n_outputs
+    cdef double threshold_sum = c.cursor.threshold_sum, eta = c.cursor.eta, a, x, total
+    cdef bint linf = c.params.penalty == L1_LINF
     cdef double* row
     for k in range(K):
-        p[k] = c.bstate[2 * k]
+        p[k] = c.arrays.intercepts[INTERCEPT_FIELDS * k + INTERCEPT_SUM]
     for nz in range(lo, hi):
         j = indices[nz]
         row = state + j * width
-        a = Q - gstamp[j]
+        a = threshold_sum - group_stamp[j]
         if a > 0.0:
             if linf:
-                prox_l1_linf(row, K, a, c.work)
+                prox_l1_linf(row, K, a, c.scratch.work)
             else:
                 prox_l1_l2(row, K, a)
-            gstamp[j] = Q
+            group_stamp[j] = threshold_sum
         x = data[nz]
         for k in range(K):
             p[k] += row[k] * x
@@ -344,9 +388,9 @@ cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* i
         x = data[nz]
         for k in range(K):
             row[k] -= eta * (q[k] * x)
-    c.n_ops += 3 * (hi - lo) * K
+    c.cursor.n_ops += 3 * (hi - lo) * K
     for k in range(K):
-        c.qsum[k] = q[k]
+        c.arrays.intercept_grad[k] = q[k]
     return total
 
 
@@ -358,51 +402,51 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
     arithmetic fused into three passes over the row (two with the gradient step).
     The invariant step's second pass stores G and the step factor as `apply` would,
     since only the weights wait for sigma."""
-    cdef double* state = c.state
-    cdef long long width = c.width, nz
-    cdef double acc = c.bstate[0], xm = intercept_feature(c), norms = c.norm_sum
-    cdef double alpha = c.alpha_pen, q, g, r, eta, step_norm, sigma, total = 0.0
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c), norms = c.cursor.norm_sum
+    cdef double alpha = c.params.alpha_pen, q, g, r, eta, step_norm, sigma, total = 0.0
     cdef double* row
     cdef double* e
     for nz in range(lo, hi):
         row = state + indices[nz] * width
         normalized_catch_up(c, row)
         rescale(c, row, data[nz])
-        acc += row[NORM_ROW + NORM_W] * data[nz]
-        xm = abs_max2(xm, data, nz, False)
-    c.p[0] = acc
-    q = c.q[0] = gradient(c, acc, y, sw, &total)
-    if refused(c, q, xm):
+        acc += row[NORM_ROW_FIELDS + NORM_W] * data[nz]
+        x_max = abs_max2(x_max, data, nz, False)
+    c.arrays.scores[0] = acc
+    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
+    if refused(c, q, x_max):
         return total
     for nz in range(lo, hi):
         norms += row_norm(data[nz], (state + indices[nz] * width)[NORM_SCALE])
-    c.norm_sum = norms + intercept_feature(c)
+    c.cursor.norm_sum = norms + intercept_feature(c)
     set_normalized_eta(c)
-    r = c.eta
-    c.Q += r
+    r = c.cursor.eta
+    c.cursor.threshold_sum += r
     sigma = q
-    if c.invariant:
-        step_norm = intercept_step_size(c, 0, q) if c.fit_intercept else 0.0
+    if c.params.invariant:
+        step_norm = intercept_step_size(c, 0, q) if c.params.fit_intercept else 0.0
         for nz in range(lo, hi):
             row = state + indices[nz] * width
-            e = row + NORM_ROW
+            e = row + NORM_ROW_FIELDS
             g = q * data[nz]
             e[NORM_G] += g * g
             e[NORM_FACTOR] = normalized_factor(c, e[NORM_G], row[NORM_SCALE])
             step_norm += e[NORM_FACTOR] * r * data[nz] * data[nz]
-        sigma = invariant_sigma(c.loss, acc, y, step_norm, sw, c.epsilon)
+        sigma = invariant_sigma(c.params.loss, acc, y, step_norm, sw, c.params.epsilon)
     for nz in range(lo, hi):
         row = state + indices[nz] * width
-        e = row + NORM_ROW
-        if not c.invariant:
+        e = row + NORM_ROW_FIELDS
+        if not c.params.invariant:
             g = q * data[nz]
             e[NORM_G] += g * g
             e[NORM_FACTOR] = normalized_factor(c, e[NORM_G], row[NORM_SCALE])
         eta = e[NORM_FACTOR] * r
         if eta > 0.0:
             e[NORM_W] = soft_threshold(e[NORM_W] - eta * (sigma * data[nz]), alpha * eta)
-        row[NORM_STAMP] = c.Q
-    c.n_ops += 2 * (hi - lo)
-    c.qsum[0] = q
-    c.sigma[0] = sigma
+        row[NORM_STAMP] = c.cursor.threshold_sum
+    c.cursor.n_ops += 2 * (hi - lo)
+    c.arrays.intercept_grad[0] = q
+    c.arrays.sigma[0] = sigma
     return total

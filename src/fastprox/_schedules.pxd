@@ -1,42 +1,45 @@
-# The scalar schedules' steps eta_t (constant, invsqrt, inv; AdaGrad's steps are
-# per coordinate, `_adagrad`).
+# The scalar schedules' steps eta_t (constant, invsqrt, inv), their formula written
+# once (`schedule_divisor`); AdaGrad's steps are per coordinate (`_adagrad`).
 from libc.math cimport sqrt
-from fastprox._types cimport CONSTANT, INVSQRT, INV, ADAGRAD
+from fastprox._types cimport INVSQRT, INV
 from fastprox._state cimport Ctx
 
 
+cdef inline double schedule_divisor(Ctx* c, long long t) noexcept nogil:
+    """The scalar schedules' one formula, eta_t = eta0 / divisor: 1 (constant; adagrad's
+    base step), sqrt(t) (invsqrt), t (inv). A schedule's thresholds alpha eta_t divide
+    alpha eta0 by it too (`step_threshold`), as they always have (same bits)."""
+    if c.params.schedule == INVSQRT:
+        return sqrt(<double>t)
+    if c.params.schedule == INV:
+        return <double>t
+    return 1.0
+
+
+cdef inline double scalar_eta(Ctx* c, long long t) noexcept nogil:
+    """eta_t of a scalar schedule (eta0 / 1 is eta0: constant and adagrad take eta0)."""
+    return c.params.eta0 / schedule_divisor(c, t)
+
+
 cdef inline void begin_step(Ctx* c) noexcept nogil:
-    """eta_t of the scalar schedules for step t = c.t + 1 (AdaGrad's steps are per
-    coordinate: nothing to compute), or the one `next_eta` computed."""
-    cdef double t = <double>(c.t + 1)
-    if c.eta_next_t == c.t + 1:
-        c.eta = c.eta_next
-    elif c.schedule == CONSTANT or c.schedule == ADAGRAD:
-        c.eta = c.eta0
-    elif c.schedule == INVSQRT:
-        c.eta = c.eta0 / sqrt(t)
+    """eta_t of the scalar schedules for step t = c.cursor.t + 1 (AdaGrad's steps are per
+    coordinate: its eta is eta0), or the one `next_eta` computed."""
+    if c.cursor.eta_next_t == c.cursor.t + 1:
+        c.cursor.eta = c.cursor.eta_next
     else:
-        c.eta = c.eta0 / t
+        c.cursor.eta = scalar_eta(c, c.cursor.t + 1)
 
 
 cdef inline void next_eta(Ctx* c) noexcept nogil:
     """eta of the next step under invsqrt or inv, computed while this step waits on
     its loss's exp: its square root and division would otherwise start the next
     step and, as the oldest instructions in flight, hold up the row behind them."""
-    cdef double t = <double>(c.t + 2)
-    if c.schedule == INVSQRT:
-        c.eta_next = c.eta0 / sqrt(t)
-    elif c.schedule == INV:
-        c.eta_next = c.eta0 / t
-    else:
-        return
-    c.eta_next_t = c.t + 2
+    if c.params.schedule == INVSQRT or c.params.schedule == INV:
+        c.cursor.eta_next = scalar_eta(c, c.cursor.t + 2)
+        c.cursor.eta_next_t = c.cursor.t + 2
 
 
 cdef inline double step_threshold(Ctx* c, long long tau) noexcept nogil:
-    """alpha * eta_tau of a scalar schedule (sparse_group's replay needs past steps)."""
-    if c.schedule == CONSTANT:
-        return c.alpha_pen * c.eta0
-    if c.schedule == INVSQRT:
-        return c.alpha_pen * c.eta0 / sqrt(<double>tau)
-    return c.alpha_pen * c.eta0 / <double>tau
+    """alpha * eta_tau of a scalar schedule (sparse_group's replay needs past steps),
+    computed as (alpha eta0) / divisor."""
+    return c.params.alpha_pen * c.params.eta0 / schedule_divisor(c, tau)

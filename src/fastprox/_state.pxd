@@ -1,97 +1,249 @@
 # The state of K linear models as one step sees it (`Ctx`), its layout, and the
 # scratch space the steps allocate when first needed.
 from libc.stdlib cimport calloc, realloc, free
-from fastprox._types cimport FTRL
+from fastprox._types cimport FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED, BERHU
 from fastprox._losses cimport LogSum
-from fastprox._berhu cimport Heap
+from fastprox._berhu cimport Heap, BERHU_ENTRY
+
+
+# Named offsets of the state's fields (as Vowpal Wabbit's W_ZT, W_G2). Row j of the
+# state holds n_row_fields per-feature fields, then K entries of n_entry_fields each;
+# `entry` points at entry k of a row, the offsets below index into it.
+cdef enum:
+    ROW_LAST_STEP = 0             # fobos + adagrad: t0, the step the row's entries are current at
+    ADAGRAD_ROW_FIELDS = 1
+
+cdef enum:
+    FOBOS_W = 0                   # fobos, scalar step, and fobos groups: the weight w (every fobos
+                                  # layout keeps it first: ADAGRAD_W, BERHU_W)
+    FOBOS_ENTRY = 1               # (the P and Q stamps are row fields: `Layout.shrink_stamp_at`)
+
+cdef enum:
+    ADAGRAD_W = 0                 # fobos + adagrad: the weight w
+    ADAGRAD_G = 1                 # G: the sum of squared gradients
+    ADAGRAD_ETA = 2               # the step eta0 / (delta + sqrt(G)) G gives, frozen for the catch-up
+    ADAGRAD_ENTRY = 3
+
+cdef enum:
+    # fobos + normalized (`_normalized`): per feature the cumulant stamp and the scale,
+    # per entry the weight, the sum of squared gradients and the frozen step factor
+    NORM_STAMP = 0                # row: R = sum_tau r_tau at the feature's last update
+    NORM_SCALE = 1                # row: m_j, the largest |x_j| so far (0: never a non-zero value)
+    NORM_ROW_FIELDS = 2
+    NORM_W = 0                    # entry: the weight w
+    NORM_G = 1                    # entry: G, the sum of squared gradients
+    NORM_FACTOR = 2               # entry: eta0 / (m_j sqrt(G)), 0 while G = 0
+    NORM_ENTRY = 3
+
+cdef enum:
+    # the dual rules (rda, ftrl, rda groups) share their first two fields
+    DUAL_SUM = 0                  # s (rda: sum of gradients) or z (ftrl)
+    DUAL_SQUARES = 1              # G (rda + adagrad) or n (ftrl): the sum of squared gradients
+    RDA_S = DUAL_SUM
+    RDA_G = DUAL_SQUARES
+    FTRL_Z = DUAL_SUM
+    FTRL_N = DUAL_SQUARES
+    FTRL_ROOT = 2                 # sqrt(n), kept where `Layout.ftrl_roots`
+
+cdef enum:
+    # the intercepts (Arrays.intercepts): two fields per output
+    INTERCEPT_SUM = 0             # b (fobos), s_b (rda) or z_b (ftrl)
+    INTERCEPT_SQUARES = 1         # G_b (adagrad, rda) or n_b (ftrl)
+    INTERCEPT_FIELDS = 2
+
+cdef enum:
+    # ftrl's memos (Scratch.ftrl_memo per entry of a row, Scratch.intercept_memo per
+    # output): the weight and sqrt(n) the margin read, for the update
+    MEMO_W = 0
+    MEMO_ROOT = 1
+    MEMO_FIELDS = 2
+
+cdef struct Params:
+    # What the Learner was built with: read-only during a step (`grow` changes
+    # n_features and rebase_period between calls).
+    int update, schedule, penalty, loss   # the rule's codes (`_types`)
+    int n_outputs                 # K: outputs (one model each, or one multinomial model)
+    long long n_features          # d: features
+    bint ovr                      # K binary one-vs-rest models over class indices 0..K-1
+    bint fit_intercept
+    bint multinomial              # softmax (log) or Crammer-Singer (hinge) over K scores
+    bint grouped                  # a group penalty (l1_l2, l1_linf, sparse_group, squared_group)
+    bint berhu_heap               # fobos + berhu under a scalar step: the l2 phases' heap (`_berhu`)
+    bint plain_fobos              # one output, fobos, scalar step, l1/l2/elasticnet/none
+    bint plain_adagrad            # one output, fobos + adagrad, l1/l2/elasticnet/none
+    bint plain_dual               # one output, rda or ftrl, l1/l2/elasticnet/none
+    bint plain_rows               # fobos, scalar step, l1_l2/l1_linf over W's rows, unweighted
+    bint plain_normalized         # one output, fobos + normalized, l1/none, either step
+    bint invariant                # fobos's forward step is the importance-invariant flow
+    double alpha_pen              # alpha: the penalty's weight (0 under penalty none)
+    double l1_share               # rho: the l1 part of the penalty, r(w) = rho |w| + (1 - rho) w^2/2
+    double eta0                   # eta_0: the schedules' base step
+    double delta                  # delta: AdaGrad's (and FTRL's) denominator offset
+    double rda_rho                # rho of RDA's extra l1 term beta_t rho |w|
+    double berhu_gamma            # gamma: Berhu's switch between l1 and l2
+    double epsilon                # epsilon: the epsilon-insensitive and Huber losses' width
+    double inv_eta0               # 1 / eta0 (dual weights multiply by it: beta = (delta + sqrt(G)) / eta0)
+    long long rebase_period       # steps between two rebases of the scalar-FOBOS cumulants, at most
+
+
+cdef struct Layout:
+    # The state's rows: row j holds n_row_fields per-feature fields (stamps), then
+    # the K entries of feature j, n_entry_fields doubles each (the enums below).
+    int n_row_fields
+    int n_entry_fields
+    long long width               # doubles per row: n_row_fields + K n_entry_fields
+    int shrink_stamp_at           # where a row keeps its P stamp, -1: none
+    int threshold_stamp_at        # where a row keeps its Q stamp, -1: none
+    bint ftrl_roots               # ftrl entries hold sqrt(n) too (FTRL_ROOTS_ENTRIES)
+
+
+cdef struct Cursor:
+    # The step count and what changes with it.
+    long long t                   # t: steps completed
+    long long n_ops               # entries visited (catch-up, margin, update, rebase)
+    long long since_rebase        # steps since the cumulants' last rebase
+    double shrink_product         # P: prod of 1/(1 + eta alpha (1 - rho)) since the rebase
+    double threshold_sum          # Q: sum of eta alpha rho / P since the rebase (groups: of eta alpha;
+                                  # normalized: R, the sum of r_tau)
+    double norm_sum               # normalized: N_t, the rows' squared norms in their features' scales
+    double eta                    # eta_t: this step's step size (scalar schedules; normalized: r_t)
+    double eta_next               # eta of step eta_next_t (0: none), computed a step ahead
+    long long eta_next_t
+    LogSum deferred_logs          # progressive log losses' log1p parts, summed once per call
+    bint nonfinite                # a step of this call stopped before its update (fit_csr raises):
+    bint steep                    # its margin was NaN or infinite, or (steep) its gradient too large
+
+
+cdef struct DualConstants:
+    # The dual rules' (rda, ftrl) weight formulas at T = t gradients summed
+    # (`set_weight_params`): w = -soft(s, l1_threshold + beta rda_rho) / (beta + l2_weight).
+    double l1_threshold           # T alpha rho
+    double l2_weight              # T alpha (1 - rho)
+    double beta                   # beta_T = sqrt(T) / eta0 (scalar schedules)
+    double rda_threshold          # rda/invsqrt: l1_threshold + beta rda_rho, every weight's threshold
+    double rda_scale              # rda/invsqrt: 1 / (beta + l2_weight), every weight's factor
+
+
+cdef struct Arrays:
+    # Pointers into the Learner's buffers (`Learner._attach`).
+    double* state                 # (d, width) row-major ("state")
+    double* intercepts            # (K, 2): b | s_b | z_b, then G_b | n_b ("bstate")
+    double* scores                # (K,) p: the step's margins <w_k, x> + b_k
+    double* score_grads           # (K,) q: the loss's derivatives in the scores
+    double* intercept_grad        # (K,) the step's gradient of the intercepts (q, or its batch sum)
+    double* sigma                 # (K,) invariant step: each output's step norm q, then its sigma
+
+
+cdef struct Scratch:
+    # Scratch the steps allocate when first needed (`ensure_scratch`, freed with the
+    # Learner) or the Learner allocates with its arrays.
+    double* batch_grads           # (d, K) batch gradient accumulator
+    long long* feature_mark       # (d,) step at which a feature was last collected
+    long long* touched_features   # (d,) features of the current batch
+    double* ftrl_memo             # (longest row, K, 2) ftrl: (w, sqrt(n)) of the row being processed,
+    long long ftrl_memo_size      # its doubles
+    double* intercept_memo        # (K, 2) ftrl: (b, sqrt(n_b)) as the step's margins read them
+    double* block                 # one gathered block
+    double* work                  # sorting (l1_linf, squared_group tau)
+    double* block_beta            # one block's per-entry beta (rda + adagrad)
+    double* group_weights_now     # (d, K) rda: weights of the current step's touched groups
+
+
+cdef struct Groups:
+    # The group penalties' blocks and stamps (`_groups`).
+    long long n_groups            # p, the number of groups
+    long long* feature_group      # (d,) group id per feature (-1: unpenalized); NULL: rows
+    long long* member_start       # (p + 1,) user group g's members are members[member_start[g]:
+                                  # member_start[g + 1]]
+    long long* members
+    double* stamp                 # (p,) threshold sum (or step, sparse_group) at the last update ("gstamp")
+    double* norm                  # (p,) squared_group: ||W_G|| at the stamp ("gnorm")
+    double* norm_now              # (p,) squared_group scratch: every ||W_G|| at this step
+    double* weight                # (p,) d_G, the groups' penalty weights; NULL: all 1
+    long long* mark               # (p,) step at which a group was last caught up
+    long long* touched            # (p,) groups caught up in the current step
+    long long n_touched
+
 
 cdef struct Ctx:
     # What one step reads and writes, as plain C values and pointers into the
     # Learner's arrays: copied to a local for a run of steps, so that stores
     # into the state cannot alias the parameters (no reloads in the loops).
-    int update, schedule, penalty, loss, K, n_row, n_entry, off_P, off_Q
-    bint ovr, fit_intercept, berhu_heap
-    bint plain_fobos              # one output, fobos, scalar step, l1/l2/elasticnet/none
-    bint plain_adagrad            # one output, fobos + adagrad, l1/l2/elasticnet/none
-    bint plain_dual               # one output, rda or ftrl, l1/l2/elasticnet/none
-    bint plain_normalized         # one output, fobos + normalized, l1/none, either step
-    bint plain_rows               # fobos, scalar step, l1_l2/l1_linf over W's rows, unweighted
-    bint ftrl_roots               # ftrl entries hold sqrt(n) too (FTRL_ROOTS_ENTRIES)
-    bint invariant                # fobos's forward step is the importance-invariant flow
-    double alpha_pen, rho1, eta0, delta, rda_rho, gamma, epsilon
-    double inv_eta0               # dual weights multiply by it (beta = (delta + sqrt(G)) / eta0)
-    long long d, width, rebase_period
-    double* state                 # (d, width) row-major
-    double* bstate                # (K, 2): b | s_b | z_b, then G_b | n_b
-    long long t                   # steps completed
-    long long n_ops               # entries visited (catch-up, margin, update, rebase)
-    long long since_rebase
-    double P, Q                   # scalar-FOBOS cumulants; normalized: Q is sum_tau r_tau (P unused)
-    double norm_sum               # normalized: N_t, the rows' squared norms in their features' scales
+    Params params
+    Layout layout
+    Cursor cursor
+    DualConstants dual
+    Arrays arrays
+    Scratch scratch
+    Groups groups
     Heap heap                     # Berhu's l2-phase schedule
-    double eta, wc, wl2, wbeta    # per-step constants: step, dual threshold, l2, beta_t
-    double eta_next               # eta of step eta_next_t (0: none), computed a step ahead
-    long long eta_next_t
-    double wthr, winv             # rda/invsqrt: the threshold and 1/denominator of every weight
-    LogSum lsum                   # progressive log losses' log1p parts, summed once per call
-    bint nonfinite                # a step of this call stopped before its update (fit_csr raises):
-    bint steep                    # its margin was NaN or infinite, or (steep) its gradient too large
-    double* p                     # (K,) margins
-    double* q                     # (K,) loss derivatives
-    double* qsum                  # (K,) intercept gradient of the step
-    double* sigma                 # (K,) invariant step: each output's step norm q, then its sigma
-    # scratch the steps allocate when first needed (`ensure_scratch`), freed with the Learner
-    double* gacc                  # (d, K) batch gradient accumulator
-    long long* mark               # (d,) step at which a feature was last collected
-    long long* touched            # (d,) features of the current batch
-    # multiclass and groups
-    bint multinomial              # softmax (log) or Crammer-Singer (hinge) over K scores
-    bint grouped                  # a group penalty (l1_l2, l1_linf, sparse_group, squared_group)
-    long long n_groups            # p, the number of groups
-    long long* group              # (d,) group id per feature (-1: unpenalized); NULL: rows
-    long long* gptr               # (p + 1,) user groups' members are gmem[gptr[g]:gptr[g + 1]]
-    long long* gmem
-    double* gstamp                # (p,) threshold sum (or step, sparse_group) at the last update
-    double* gnorm                 # (p,) squared_group: ||W_G|| at the stamp
-    double* gnow                  # (p,) squared_group scratch: every ||W_G|| at this step
-    double* gweight               # (p,) d_G, the groups' penalty weights; NULL: all 1
-    long long* gmark              # (p,) step at which a group was last caught up
-    long long* gtouched           # (p,) groups caught up in the current step
-    long long n_tg
-    double* block                 # scratch: one gathered block
-    double* work                  # scratch: sorting (l1_linf, squared_group tau)
-    double* wcache                # (d, K) rda: weights of the current step's touched groups
-    double* gbeta                 # scratch: one block's per-entry beta (rda + adagrad)
-    double* wrow                  # (longest row, K, 2) ftrl: (w, sqrt(n)) of the row being processed,
-    long long wrow_size           # its doubles (`ensure_scratch`, as gacc)
-    double* bmemo                 # (K, 2) ftrl: (b, sqrt(n_b)) as the step's margins read them
+
+
+cdef enum:
+    # FTRL entries keep sqrt(n) beside n, a square root less per non-zero, up to this
+    # many entries (d K): beyond, the state outgrows the caches, and the wider entries
+    # cost more in cache misses than the square root they save (measured: 10% faster
+    # at d = 2^16, even at 2^19, 5-10% slower at 2^20-2^22).
+    FTRL_ROOTS_ENTRIES = 1 << 19
+
+
+cdef inline void set_layout(Ctx* c) noexcept:
+    """The layout of the state's rows for the rule in c.params (the table of `_kernels`'
+    docstring): the row fields, the entry fields and the row width."""
+    c.layout.shrink_stamp_at = c.layout.threshold_stamp_at = -1
+    c.layout.ftrl_roots = False
+    c.layout.n_row_fields = 0
+    if c.params.grouped:
+        c.layout.n_entry_fields = RDA_G + 1 if c.params.schedule == ADAGRAD else RDA_S + 1
+    elif c.params.schedule == NORMALIZED:
+        c.layout.n_row_fields, c.layout.n_entry_fields = NORM_ROW_FIELDS, NORM_ENTRY
+    elif c.params.update == FOBOS and c.params.schedule != ADAGRAD and c.params.penalty != BERHU:
+        if c.params.alpha_pen > 0 and c.params.l1_share < 1:
+            c.layout.shrink_stamp_at = c.layout.n_row_fields
+            c.layout.n_row_fields += 1
+        if c.params.alpha_pen > 0 and c.params.l1_share > 0:
+            c.layout.threshold_stamp_at = c.layout.n_row_fields
+            c.layout.n_row_fields += 1
+        c.layout.n_entry_fields = FOBOS_ENTRY
+    elif c.params.update == FOBOS and c.params.schedule == ADAGRAD:
+        c.layout.n_row_fields, c.layout.n_entry_fields = ADAGRAD_ROW_FIELDS, ADAGRAD_ENTRY
+    elif c.params.update == FOBOS:
+        c.layout.n_entry_fields = BERHU_ENTRY
+    elif c.params.update == RDA:
+        c.layout.n_entry_fields = RDA_G + 1 if c.params.schedule == ADAGRAD else RDA_S + 1
+    else:
+        c.layout.ftrl_roots = c.params.n_features * c.params.n_outputs <= FTRL_ROOTS_ENTRIES
+        c.layout.n_entry_fields = FTRL_ROOT + 1 if c.layout.ftrl_roots else FTRL_N + 1
+    c.layout.width = c.layout.n_row_fields + c.params.n_outputs * c.layout.n_entry_fields
 
 
 cdef inline double* entry(Ctx* c, double* row, int k) noexcept nogil:
-    return row + c.n_row + k * c.n_entry
+    return row + c.layout.n_row_fields + k * c.layout.n_entry_fields
 
 
 cdef inline long long index(Ctx* c, double* row, int k) noexcept nogil:
     """Flat index j * K + k of entry k of a row (for layouts without row fields)."""
-    return (row - c.state) // c.n_entry + k
+    return (row - c.arrays.state) // c.layout.n_entry_fields + k
 
 
 cdef inline int ensure_scratch(Ctx* c, long long longest, int batch_size) except -1:
     """Allocate the scratch the coming steps write, once needed: ftrl's (w, sqrt(n))
     memo for rows of up to `longest` non-zeros, and for batches the gradient
     accumulator and feature marks (calloc: pages a pass never touches stay unmapped)."""
-    cdef long long need = 2 * c.K * max(longest, 1) if c.update == FTRL else 0
+    cdef long long need = (MEMO_FIELDS * c.params.n_outputs * max(longest, 1)
+                           if c.params.update == FTRL else 0)
     cdef double* grown
-    if need > c.wrow_size:
-        grown = <double*>realloc(c.wrow, need * sizeof(double))
+    if need > c.scratch.ftrl_memo_size:
+        grown = <double*>realloc(c.scratch.ftrl_memo, need * sizeof(double))
         if grown == NULL:
             raise MemoryError()
-        c.wrow, c.wrow_size = grown, need
-    if batch_size > 1 and c.mark == NULL:
-        c.gacc = <double*>calloc(c.d * c.K, sizeof(double))
-        c.mark = <long long*>calloc(c.d, sizeof(long long))
-        c.touched = <long long*>calloc(c.d, sizeof(long long))
-        if c.gacc == NULL or c.mark == NULL or c.touched == NULL:
+        c.scratch.ftrl_memo, c.scratch.ftrl_memo_size = grown, need
+    if batch_size > 1 and c.scratch.feature_mark == NULL:
+        c.scratch.batch_grads = <double*>calloc(c.params.n_features * c.params.n_outputs, sizeof(double))
+        c.scratch.feature_mark = <long long*>calloc(c.params.n_features, sizeof(long long))
+        c.scratch.touched_features = <long long*>calloc(c.params.n_features, sizeof(long long))
+        if (c.scratch.batch_grads == NULL or c.scratch.feature_mark == NULL
+                or c.scratch.touched_features == NULL):
             free_scratch(c)
             raise MemoryError()
     return 0
@@ -99,8 +251,9 @@ cdef inline int ensure_scratch(Ctx* c, long long longest, int batch_size) except
 
 cdef inline void free_scratch(Ctx* c) noexcept:
     """Release what `ensure_scratch` allocated; the next steps allocate it again."""
-    free(c.wrow)
-    free(c.gacc)
-    free(c.mark)
-    free(c.touched)
-    c.wrow, c.gacc, c.mark, c.touched, c.wrow_size = NULL, NULL, NULL, NULL, 0
+    free(c.scratch.ftrl_memo)
+    free(c.scratch.batch_grads)
+    free(c.scratch.feature_mark)
+    free(c.scratch.touched_features)
+    c.scratch.ftrl_memo, c.scratch.ftrl_memo_size = NULL, 0
+    c.scratch.batch_grads, c.scratch.feature_mark, c.scratch.touched_features = NULL, NULL, NULL

@@ -3,7 +3,8 @@
 from libc.math cimport sqrt
 from fastprox._types cimport value_t, index_t, FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED, BERHU
 from fastprox._prox cimport soft_threshold
-from fastprox._state cimport Ctx, entry
+from fastprox._state cimport (Ctx, entry, FOBOS_W, ADAGRAD_W, ADAGRAD_G, RDA_S, RDA_G, DUAL_SUM, DUAL_SQUARES,
+                              MEMO_FIELDS, NORM_SCALE)
 from fastprox._schedules cimport begin_step
 from fastprox._berhu cimport heap_current
 from fastprox._adagrad cimport adagrad_catch_up, adagrad_step
@@ -14,7 +15,7 @@ from fastprox._groups cimport (group_of, group_catch_up, groups_prox_step, rda_g
                                rda_grouped_weight)
 from fastprox._intercept cimport intercept_value, apply_intercept, intercept_step_size
 from fastprox._normalized cimport (rescale, row_norm, set_normalized_eta, normalized_current,
-                                   normalized_apply, normalized_step_size, NORM_SCALE)
+                                   normalized_apply, normalized_step_size)
 from fastprox._invariant cimport invariant_sigma
 from fastprox._gradients cimport gradients, refused, row_abs_max, largest_q
 from fastprox._rows cimport plain_rows_step
@@ -26,18 +27,18 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
                   int n_rows) noexcept nogil:
     """One step over the n_rows rows visited from position `first` on (`row_at`);
     returns their weighted progressive loss (the log loss's logarithms deferred)."""
-    cdef int K = c.K
+    cdef int K = c.params.n_outputs
     cdef int i, k
     cdef long long r, j, nz, n_touched = 0
     cdef double x, total = 0.0
     cdef double* row
-    if c.update != FOBOS:
+    if c.params.update != FOBOS:
         set_weight_params(c)
     begin_step(c)
-    if n_rows == 1 and c.plain_rows:
+    if n_rows == 1 and c.params.plain_rows:
         r = row_at(rows, first)
         total = plain_rows_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
-        if c.nonfinite:
+        if c.cursor.nonfinite:
             return total
     elif n_rows == 1:
         r = row_at(rows, first)
@@ -46,28 +47,29 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
         if refused(c, largest_q(c), row_abs_max(c, data, indptr[r], indptr[r + 1])):
             abandon_step(c, 0)
             return total
-        if c.schedule == NORMALIZED:
+        if c.params.schedule == NORMALIZED:
             add_row_norm(c, data, indices, indptr[r], indptr[r + 1])
         advance_cumulants(c)
         for k in range(K):
-            c.sigma[k] = c.q[k]
-        if c.invariant:
+            c.arrays.sigma[k] = c.arrays.score_grads[k]
+        if c.params.invariant:
             invariant_sigmas(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
         for nz in range(indptr[r], indptr[r + 1]):
-            row = c.state + indices[nz] * c.width
+            row = c.arrays.state + indices[nz] * c.layout.width
             x = data[nz]
             for k in range(K):
-                if c.update == FTRL:
-                    ftrl_update(c, entry(c, row, k), c.q[k] * x, c.wrow + 2 * ((nz - indptr[r]) * K + k))
+                if c.params.update == FTRL:
+                    ftrl_update(c, entry(c, row, k), c.arrays.score_grads[k] * x,
+                                c.scratch.ftrl_memo + MEMO_FIELDS * ((nz - indptr[r]) * K + k))
                 else:
-                    apply(c, row, k, c.q[k] * x, c.sigma[k] * x)
+                    apply(c, row, k, c.arrays.score_grads[k] * x, c.arrays.sigma[k] * x)
             stamp(c, row)
-        c.n_ops += (indptr[r + 1] - indptr[r]) * K
+        c.cursor.n_ops += (indptr[r + 1] - indptr[r]) * K
         for k in range(K):
-            c.qsum[k] = c.q[k]
+            c.arrays.intercept_grad[k] = c.arrays.score_grads[k]
     else:
         for k in range(K):
-            c.qsum[k] = 0.0
+            c.arrays.intercept_grad[k] = 0.0
         for i in range(n_rows):
             r = row_at(rows, first + i)
             margins(c, data, indices, indptr[r], indptr[r + 1])
@@ -76,33 +78,35 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
                 abandon_step(c, n_touched)
                 return total
             for k in range(K):
-                c.qsum[k] += c.q[k]
+                c.arrays.intercept_grad[k] += c.arrays.score_grads[k]
             for nz in range(indptr[r], indptr[r + 1]):
                 j = indices[nz]
-                if c.mark[j] != c.t + 1:
-                    c.mark[j] = c.t + 1
-                    c.touched[n_touched] = j
+                if c.scratch.feature_mark[j] != c.cursor.t + 1:
+                    c.scratch.feature_mark[j] = c.cursor.t + 1
+                    c.scratch.touched_features[n_touched] = j
                     n_touched += 1
                 x = data[nz]
                 for k in range(K):
-                    c.gacc[j * c.K + k] += c.q[k] * x
+                    c.scratch.batch_grads[j * c.params.n_outputs + k] += c.arrays.score_grads[k] * x
         advance_cumulants(c)
         for i in range(n_touched):
-            j = c.touched[i]
-            row = c.state + j * c.width
+            j = c.scratch.touched_features[i]
+            row = c.arrays.state + j * c.layout.width
             for k in range(K):
-                apply(c, row, k, c.gacc[j * c.K + k] / n_rows, c.gacc[j * c.K + k] / n_rows)
-                c.gacc[j * c.K + k] = 0.0
+                apply(c, row, k, c.scratch.batch_grads[j * c.params.n_outputs + k] / n_rows,
+                      c.scratch.batch_grads[j * c.params.n_outputs + k] / n_rows)
+                c.scratch.batch_grads[j * c.params.n_outputs + k] = 0.0
             stamp(c, row)
-        c.n_ops += n_touched * K
-    if c.grouped and c.update == FOBOS:
+        c.cursor.n_ops += n_touched * K
+    if c.params.grouped and c.params.update == FOBOS:
         groups_prox_step(c)
     for k in range(K):
         if n_rows == 1:
-            apply_intercept(c, k, c.qsum[k], c.sigma[k] if c.invariant else c.qsum[k])
+            apply_intercept(c, k, c.arrays.intercept_grad[k],
+                            c.arrays.sigma[k] if c.params.invariant else c.arrays.intercept_grad[k])
         else:
-            apply_intercept(c, k, c.qsum[k] / n_rows, c.qsum[k] / n_rows)
-    c.t += 1
+            apply_intercept(c, k, c.arrays.intercept_grad[k] / n_rows, c.arrays.intercept_grad[k] / n_rows)
+    c.cursor.t += 1
     end_step(c)
     return total
 
@@ -110,22 +114,22 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
 cdef inline void margins(Ctx* c, const value_t* data, const index_t* indices,
                    long long lo, long long hi) noexcept nogil:
     """p_k = <w_k, x> + b_k at the current step, catching up the row's features.
-    One output accumulates in a register: through c.p, every store into the
+    One output accumulates in a register: through c.arrays.scores, every store into the
     state would force a reload of the sum."""
-    cdef int k, K = c.K
+    cdef int k, K = c.params.n_outputs
     cdef long long nz
     cdef double x, acc = intercept_value(c, 0)
     cdef double* row
     for k in range(K):
-        c.p[k] = intercept_value(c, k)
+        c.arrays.scores[k] = intercept_value(c, k)
     for nz in range(lo, hi):
-        row = c.state + indices[nz] * c.width
-        if not c.grouped:
+        row = c.arrays.state + indices[nz] * c.layout.width
+        if not c.params.grouped:
             catch_up(c, row)
-            if c.schedule == NORMALIZED:
+            if c.params.schedule == NORMALIZED:
                 rescale(c, row, data[nz])
         elif group_of(c, indices[nz]) >= 0:
-            if c.update == RDA:
+            if c.params.update == RDA:
                 rda_group_weights(c, group_of(c, indices[nz]))
             else:
                 group_catch_up(c, group_of(c, indices[nz]))
@@ -134,45 +138,45 @@ cdef inline void margins(Ctx* c, const value_t* data, const index_t* indices,
             acc += step_weight(c, row, 0, (nz - lo) * K) * x
         else:
             for k in range(K):
-                c.p[k] += step_weight(c, row, k, (nz - lo) * K + k) * x
+                c.arrays.scores[k] += step_weight(c, row, k, (nz - lo) * K + k) * x
     if K == 1:
-        c.p[0] = acc
-    c.n_ops += (hi - lo) * K
+        c.arrays.scores[0] = acc
+    c.cursor.n_ops += (hi - lo) * K
 
 
 cdef inline double step_weight(Ctx* c, double* row, int k, long long slot) noexcept nogil:
     """w_{t,jk} for the margin; ftrl keeps (w, sqrt(n)) in its memo slot for the update."""
-    if c.update == FTRL:
-        return ftrl_weight(c, entry(c, row, k), c.wrow + 2 * slot)
+    if c.params.update == FTRL:
+        return ftrl_weight(c, entry(c, row, k), c.scratch.ftrl_memo + MEMO_FIELDS * slot)
     return weight(c, row, k)
 
 
 cdef inline double weight(Ctx* c, double* row, int k) noexcept nogil:
     """w_{t,jk} of a caught-up feature (stored for FOBOS, a closed form for rda, ftrl)."""
     cdef double* e = entry(c, row, k)
-    if c.update == FOBOS:
-        return e[0]
-    if c.grouped:
+    if c.params.update == FOBOS:
+        return e[FOBOS_W]
+    if c.params.grouped:
         return rda_grouped_weight(c, row, k)
-    if c.update == RDA and c.schedule != ADAGRAD:
-        return soft_threshold(-e[0], c.wthr) * c.winv
-    return dual_weight(c, e[0], (c.delta + sqrt(e[1])) * c.inv_eta0)
+    if c.params.update == RDA and c.params.schedule != ADAGRAD:
+        return soft_threshold(-e[RDA_S], c.dual.rda_threshold) * c.dual.rda_scale
+    return dual_weight(c, e[DUAL_SUM], (c.params.delta + sqrt(e[DUAL_SQUARES])) * c.params.inv_eta0)
 
 
 cdef inline double current(Ctx* c, Py_ssize_t j, int k) noexcept nogil:
     """w_{T+1,jk} without modifying the state."""
-    cdef double* row = c.state + j * c.width
-    if c.update != FOBOS:
+    cdef double* row = c.arrays.state + j * c.layout.width
+    if c.params.update != FOBOS:
         return weight(c, row, k)
-    if c.schedule == ADAGRAD:
+    if c.params.schedule == ADAGRAD:
         return adagrad_catch_up(c, row, k)
-    if c.schedule == NORMALIZED:
+    if c.params.schedule == NORMALIZED:
         return normalized_current(c, row, k)
-    if c.penalty == BERHU:
-        return heap_current(&c.heap, entry(c, row, k), c.P, c.Q)
-    if c.n_row:
+    if c.params.penalty == BERHU:
+        return heap_current(&c.heap, entry(c, row, k), c.cursor.shrink_product, c.cursor.threshold_sum)
+    if c.layout.n_row_fields:
         return scalar_catch_up(c, row, k)
-    return entry(c, row, k)[0]
+    return entry(c, row, k)[FOBOS_W]
 
 
 cdef inline void apply(Ctx* c, double* row, int k, double g, double step_g) noexcept nogil:
@@ -180,71 +184,73 @@ cdef inline void apply(Ctx* c, double* row, int k, double g, double step_g) noex
     by its step times `step_g` (g, or the invariant step's sigma x) while AdaGrad's
     and the normalized schedule's G add g^2."""
     cdef double* e = entry(c, row, k)
-    cdef double H, eta, sq
-    if c.grouped and c.update == FOBOS:
-        e[0] -= c.eta * step_g
-    elif c.update == RDA:
-        e[0] += g
-        if c.schedule == ADAGRAD:
-            e[1] += g * g
-    elif c.update == FTRL:
-        ftrl_weight(c, e, c.wrow)
-        ftrl_update(c, e, g, c.wrow)
-    elif c.penalty == BERHU:
+    cdef double eta
+    if c.params.grouped and c.params.update == FOBOS:
+        e[FOBOS_W] -= c.cursor.eta * step_g
+    elif c.params.update == RDA:
+        e[RDA_S] += g
+        if c.params.schedule == ADAGRAD:
+            e[RDA_G] += g * g
+    elif c.params.update == FTRL:
+        ftrl_weight(c, e, c.scratch.ftrl_memo)
+        ftrl_update(c, e, g, c.scratch.ftrl_memo)
+    elif c.params.penalty == BERHU:
         apply_berhu(c, row, k, g, step_g)
-    elif c.schedule == ADAGRAD:
+    elif c.params.schedule == ADAGRAD:
         eta = adagrad_step(c, e, g)
         if eta > 0.0:
-            e[0] = fobos_prox(c, e[0] - eta * step_g, c.alpha_pen * eta)
-    elif c.schedule == NORMALIZED:
+            e[ADAGRAD_W] = fobos_prox(c, e[ADAGRAD_W] - eta * step_g, c.params.alpha_pen * eta)
+    elif c.params.schedule == NORMALIZED:
         normalized_apply(c, row, k, g, step_g)
     else:
-        e[0] = fobos_prox(c, e[0] - c.eta * step_g, c.alpha_pen * c.eta)
+        e[FOBOS_W] = fobos_prox(c, e[FOBOS_W] - c.cursor.eta * step_g, c.params.alpha_pen * c.cursor.eta)
 
 
 cdef inline double step_size(Ctx* c, double* row, int k, double g) noexcept nogil:
     """eta_{t,jk}, FOBOS's step of entry (j, k) at this step once its gradient g joins
     the accumulators (AdaGrad, normalized), without changing the state."""
     cdef double H
-    if c.schedule == ADAGRAD:
-        H = c.delta + sqrt(entry(c, row, k)[1] + g * g)
-        return c.eta0 / H if H > 0.0 else 0.0
-    if c.schedule == NORMALIZED:
+    if c.params.schedule == ADAGRAD:
+        H = c.params.delta + sqrt(entry(c, row, k)[ADAGRAD_G] + g * g)
+        return c.params.eta0 / H if H > 0.0 else 0.0
+    if c.params.schedule == NORMALIZED:
         return normalized_step_size(c, row, k, g)
-    return c.eta
+    return c.cursor.eta
 
 
 cdef inline void add_row_norm(Ctx* c, const value_t* data, const index_t* indices,
                               long long lo, long long hi) noexcept nogil:
     """The normalized schedule's step 3: N_t = N_(t-1) + sum (x_j / m_j)^2 (+ 1, the
-    intercept's), then r_t = sqrt(t / N_t) into c.eta."""
+    intercept's), then r_t = sqrt(t / N_t) into c.cursor.eta."""
     cdef long long nz
-    cdef double n = c.norm_sum
+    cdef double n = c.cursor.norm_sum
     for nz in range(lo, hi):
-        n += row_norm(data[nz], (c.state + indices[nz] * c.width)[NORM_SCALE])
-    c.norm_sum = n + (1.0 if c.fit_intercept else 0.0)
+        n += row_norm(data[nz], (c.arrays.state + indices[nz] * c.layout.width)[NORM_SCALE])
+    c.cursor.norm_sum = n + (1.0 if c.params.fit_intercept else 0.0)
     set_normalized_eta(c)
 
 
 cdef inline void invariant_sigmas(Ctx* c, const value_t* data, const index_t* indices,
                                   long long lo, long long hi, double y, double h) noexcept nogil:
-    """The invariant step's sigma_k for every output, into c.sigma: from each output's
-    step norm q_k = sum_j eta_jk x_j^2 (+ eta^b_k), with the steps this update takes,
-    the flow's closed form (`_invariant`)."""
+    """The invariant step's sigma_k for every output, into c.arrays.sigma: from each
+    output's step norm q_k = sum_j eta_jk x_j^2 (+ eta^b_k), with the steps this update
+    takes, the flow's closed form (`_invariant`)."""
     cdef int k
     cdef long long nz
     cdef double x, target
     cdef double* row
-    for k in range(c.K):
-        c.sigma[k] = intercept_step_size(c, k, c.q[k]) if c.fit_intercept else 0.0
+    for k in range(c.params.n_outputs):
+        c.arrays.sigma[k] = (intercept_step_size(c, k, c.arrays.score_grads[k])
+                             if c.params.fit_intercept else 0.0)
     for nz in range(lo, hi):
-        row = c.state + indices[nz] * c.width
+        row = c.arrays.state + indices[nz] * c.layout.width
         x = data[nz]
-        for k in range(c.K):
-            c.sigma[k] += step_size(c, row, k, c.q[k] * x) * x * x
-    for k in range(c.K):
-        target = (1.0 if k == <int>y else -1.0) if c.ovr else y
-        c.sigma[k] = invariant_sigma(c.loss, c.p[k], target, c.sigma[k], h, c.epsilon)
+        for k in range(c.params.n_outputs):
+            c.arrays.sigma[k] += step_size(c, row, k, c.arrays.score_grads[k] * x) * x * x
+    for k in range(c.params.n_outputs):
+        target = (1.0 if k == <int>y else -1.0) if c.params.ovr else y
+        c.arrays.sigma[k] = invariant_sigma(c.params.loss, c.arrays.scores[k], target, c.arrays.sigma[k],
+                                            h, c.params.epsilon)
 
 
 cdef inline void abandon_step(Ctx* c, long long n_touched) noexcept nogil:
@@ -254,10 +260,10 @@ cdef inline void abandon_step(Ctx* c, long long n_touched) noexcept nogil:
     cdef long long i, j
     cdef int k
     for i in range(n_touched):
-        j = c.touched[i]
-        c.mark[j] = 0
-        for k in range(c.K):
-            c.gacc[j * c.K + k] = 0.0
-    for i in range(c.n_tg):
-        c.gmark[c.gtouched[i]] = 0
-    c.n_tg = 0
+        j = c.scratch.touched_features[i]
+        c.scratch.feature_mark[j] = 0
+        for k in range(c.params.n_outputs):
+            c.scratch.batch_grads[j * c.params.n_outputs + k] = 0.0
+    for i in range(c.groups.n_touched):
+        c.groups.mark[c.groups.touched[i]] = 0
+    c.groups.n_touched = 0

@@ -252,3 +252,12 @@ def check_memory(n_bytes, what):
         raise ModelTooLarge(
             f"the model's state for {what} needs {_size(n_bytes)}, but only {_size(free)} of memory "
             "is available; use fewer features (hash them into fewer buckets, or drop rare ones).")
+
+
+class NonFiniteMargin(ValueError):
+    """A step's margin was NaN or infinite: `row` is its row of X, `detail` the cause
+    and the fix (the command line names the row in its file)."""
+
+    def __init__(self, row, detail):
+        super().__init__(f"row {row}: {detail}")
+        self.row, self.detail = row, detail
