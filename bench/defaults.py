@@ -26,7 +26,7 @@ from bench.peers import data
 from bench.papers._common import md_table
 from bench.peers.metrics import evaluate
 from bench.peers.vw import VW
-from bench.peers.run import synthetic
+from bench.peers.run import SYNTHETIC, synthetic
 
 BENCH = Path(__file__).resolve().parent
 
@@ -59,6 +59,13 @@ MULTICLASS = {
 LENGTH_ALPHAS = (1e-5, 3e-5, 1e-4)
 ALPHA_SETTINGS = [dict(update=u, alpha=a, eta0=e, delta=1e-8) for u in ("fobos", "rda", "ftrl")
                   for a in (1e-5, 3e-5, 1e-4) for e in (0.2, 0.5)]
+
+
+def binary_sets(data_dir):
+    """The peer suite's problems (its Zipf sets, then its real sets) and every other
+    binary set of `data_dir` (HELD_OUT), as issue 21's benchmarks compare them."""
+    return ([synthetic(rows, s) for rows, s in SYNTHETIC] + data.real_sets(data_dir)
+            + data.real_sets(data_dir, sets=HELD_OUT))
 
 
 def vw_accuracy(problem, options=()):

@@ -25,11 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from fastprox import ProxClassifier
-from bench.defaults import HELD_OUT, vw_accuracy
+from bench.defaults import binary_sets, vw_accuracy
 from bench.machine import describe_machine
 from bench.papers._common import md_table
-from bench.peers import data
-from bench.peers.run import SYNTHETIC, synthetic
 
 BENCH = Path(__file__).resolve().parent
 
@@ -74,8 +72,7 @@ def main():
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--out", default=str(BENCH / "results" / "orders.md"))
     args = parser.parse_args()
-    problems = ([synthetic(rows, s) for rows, s in SYNTHETIC] + data.real_sets(args.data)
-                + data.real_sets(args.data, sets=HELD_OUT))
+    problems = binary_sets(args.data)
     results = []
     for problem in problems:
         results.append(measure(problem, args.orders))

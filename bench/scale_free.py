@@ -30,11 +30,9 @@ from sklearn.exceptions import ConvergenceWarning
 
 from fastprox import ProxClassifier
 from fastprox._core import CLASSIFIER_DEFAULTS
-from bench.defaults import HELD_OUT
+from bench.defaults import binary_sets
 from bench.machine import describe_machine
 from bench.papers._common import md_table
-from bench.peers import data
-from bench.peers.run import SYNTHETIC, synthetic
 
 BENCH = Path(__file__).resolve().parent
 FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
@@ -104,8 +102,7 @@ def main():
     parser.add_argument("--out", default=str(BENCH / "results" / "scale_free.md"))
     args = parser.parse_args()
     warnings.simplefilter("ignore", ConvergenceWarning)
-    problems = ([synthetic(rows, s) for rows, s in SYNTHETIC] + data.real_sets(args.data)
-                + data.real_sets(args.data, sets=HELD_OUT))
+    problems = binary_sets(args.data)
     robust, spreads = robustness_rows(problems)
     scale_sets = [p for p in problems if p.name in SCALE_SETS]
     scale, moves = scale_rows(scale_sets)

@@ -12,7 +12,7 @@ from hypothesis import assume, given, settings, HealthCheck, strategies as st
 from fastprox._kernels import Learner
 from fastprox._rules import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
 from reference import KINKS, EagerReference, assert_contract_close
-from test_exactness import check_equal, make, problems
+from test_exactness import check_equal, make, problems, stream
 
 #: (update, schedule, penalty, step) of every coordinate-wise fobos rule with the
 #: invariant step, and the normalized schedule's rules with the gradient step.
@@ -58,10 +58,7 @@ def test_feature_seen_once_read_much_later(case):
     """A feature touched at step 1 and never again is caught up exactly 3000 steps later."""
     rng = np.random.default_rng(2)
     n, d = 3000, 30
-    X = sp.random(n, d, density=3.0 / d, format="csr", random_state=rng).tolil()
-    X[:, 0] = 0
-    X[0, 0] = 2.0
-    X = X.tocsr()
+    X = stream(n, d, rng)
     y = rng.choice([-1.0, 1.0], n)
     lazy, eager, _, _ = run_both(case, X, y, np.ones(n), 1, "log", dict(alpha=1e-4, eta0=0.2,
                                  berhu_gamma=0.05), np.arange(n, dtype=np.int64))

@@ -59,8 +59,13 @@ cdef inline double small_exp(double x) noexcept nogil:
 cdef inline double adagrad_step(Ctx* c, double* e, double g) noexcept nogil:
     """G += g^2 and the entry's new step eta0 / (delta + sqrt(G)), kept (ADAGRAD_ETA) for its
     catch-up; 0 while delta + sqrt(G) = 0 (never a gradient: the weight stays 0)."""
-    cdef double H
     e[ADAGRAD_G] += g * g
-    H = c.params.delta + sqrt(e[ADAGRAD_G])
-    e[ADAGRAD_ETA] = c.params.eta0 / H if H > 0.0 else 0.0
+    e[ADAGRAD_ETA] = adagrad_eta(c, e[ADAGRAD_G])
     return e[ADAGRAD_ETA]
+
+
+cdef inline double adagrad_eta(Ctx* c, double G) noexcept nogil:
+    """AdaGrad's step eta0 / (delta + sqrt(G)) for a sum of squares G; 0 while delta +
+    sqrt(G) = 0 (never a gradient)."""
+    cdef double H = c.params.delta + sqrt(G)
+    return c.params.eta0 / H if H > 0.0 else 0.0

@@ -10,8 +10,8 @@ from math import isfinite, sqrt
 from ._arrays import encode_targets, sum_squares
 from ._kernels import Learner
 from ._numpy import np
-from ._validation import (MULTINOMIAL_LOSSES, as_float_array, check_groups, check_single_rows,
-                          kernel_arrays, kernel_loss, kernel_penalty)
+from ._validation import (MULTINOMIAL_LOSSES, as_float_array, check_groups, kernel_arrays, kernel_loss,
+                          kernel_penalty)
 
 # Rows whose scale sets eta0="auto" and delta="auto": enough for a mean, few
 # enough to cost little of a short pass (10,000 rows of 13 values: 17 us).
@@ -95,7 +95,6 @@ def new_learner(params, n_features, n_outputs, ovr, multinomial, head):
     names and values, scikit-learn's spellings included), to be trained first on
     `head`, a list of CSR pieces (whose first AUTO_ROWS rows set "auto" steps)."""
     step = params.get("step", "gradient")       # (model files before it)
-    check_single_rows(step, params["schedule"], multinomial)
     eta0, delta = step_sizes(params, head)
     return Learner(n_features, n_outputs, params["update"], params["schedule"],
                    kernel_penalty(params["penalty"]), kernel_loss(params["loss"]),

@@ -87,6 +87,17 @@ cdef inline void block_put(Ctx* c, long long g, const double* v) noexcept nogil:
             m += 1
 
 
+cdef inline void group_prox(Ctx* c, long long g, double* v, Py_ssize_t m, double a) noexcept nogil:
+    """The group penalty's prox of group g's block v (m entries) at threshold a, the
+    group's weight d_G applied (squared_group takes l1_l2's with its shared tau)."""
+    if c.params.penalty == L1_LINF:
+        prox_l1_linf(v, m, a * group_weight(c, g), c.scratch.work)
+    elif c.params.penalty == SPARSE_GROUP:
+        prox_sparse_group(v, m, a, c.params.l1_share, group_weight(c, g))
+    else:
+        prox_l1_l2(v, m, a * group_weight(c, g))
+
+
 cdef inline void block_catch_up(Ctx* c, long long g, double* v, Py_ssize_t m) noexcept nogil:
     """Apply to block v the proxes of the steps since group g's stamp."""
     cdef long long tau
@@ -161,12 +172,7 @@ cdef inline void groups_prox_step(Ctx* c) noexcept nogil:
         g = c.groups.touched[i]
         m = block_size(c, g)
         v = block_get(c, g)
-        if c.params.penalty == L1_LINF:
-            prox_l1_linf(v, m, a * group_weight(c, g), c.scratch.work)
-        elif c.params.penalty == SPARSE_GROUP:
-            prox_sparse_group(v, m, a, c.params.l1_share, group_weight(c, g))
-        else:
-            prox_l1_l2(v, m, a * group_weight(c, g))
+        group_prox(c, g, v, m, a)
         block_put(c, g, v)
         if c.params.penalty == SQUARED_GROUP:
             c.groups.norm[g] = block_norm(v, m)
@@ -227,7 +233,6 @@ cdef inline void block_copy(Ctx* c, long long g, double* v, int field) noexcept 
 cdef inline void rda_block_weights(Ctx* c, long long g, double* v, Py_ssize_t m) noexcept nogil:
     """Gradient sums -> weights, in place: W = prox_{T alpha r / beta}(-S / beta)."""
     cdef Py_ssize_t i
-    cdef double a
     if c.params.schedule == ADAGRAD:
         block_copy(c, g, c.scratch.block_beta, RDA_G)
         for i in range(m):
@@ -240,13 +245,7 @@ cdef inline void rda_block_weights(Ctx* c, long long g, double* v, Py_ssize_t m)
         return
     for i in range(m):
         v[i] = -v[i] / c.dual.beta
-    a = c.cursor.t * c.params.alpha_pen / c.dual.beta
-    if c.params.penalty == L1_LINF:
-        prox_l1_linf(v, m, a * group_weight(c, g), c.scratch.work)
-    elif c.params.penalty == SPARSE_GROUP:
-        prox_sparse_group(v, m, a, c.params.l1_share, group_weight(c, g))
-    else:
-        prox_l1_l2(v, m, a * group_weight(c, g))
+    group_prox(c, g, v, m, c.cursor.t * c.params.alpha_pen / c.dual.beta)
 
 
 cdef inline void rda_group_weights(Ctx* c, long long g) noexcept nogil:

@@ -2,6 +2,7 @@
 # update.
 from libc.math cimport sqrt
 from fastprox._types cimport FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED
+from fastprox._adagrad cimport adagrad_eta
 from fastprox._state cimport (Ctx, INTERCEPT_SUM, INTERCEPT_SQUARES, INTERCEPT_FIELDS, MEMO_W,
                               MEMO_ROOT, MEMO_FIELDS)
 
@@ -43,10 +44,9 @@ cdef inline double dual_intercept(double a, double beta) noexcept nogil:
 cdef inline double intercept_step_size(Ctx* c, int k, double g) noexcept nogil:
     """eta^b_t of FOBOS's intercept once this step's gradient g joins its G_b (not
     stored: the invariant step's norm needs it before the update)."""
-    cdef double G = c.arrays.intercepts[INTERCEPT_FIELDS * k + INTERCEPT_SQUARES] + g * g, H
+    cdef double G = c.arrays.intercepts[INTERCEPT_FIELDS * k + INTERCEPT_SQUARES] + g * g
     if c.params.schedule == ADAGRAD:
-        H = c.params.delta + sqrt(G)
-        return c.params.eta0 / H if H > 0.0 else 0.0
+        return adagrad_eta(c, G)
     if c.params.schedule == NORMALIZED:
         return c.params.eta0 * c.cursor.eta / sqrt(G) if G > 0.0 else 0.0
     return c.cursor.eta

@@ -55,7 +55,7 @@ from libc.string cimport memcmp, memcpy
 from fastprox._losses cimport logsum_pop
 from fastprox._numpy import np
 from fastprox._rules import PENALTIES as PENALTY_TABLE, rule as find_rule
-from fastprox._validation import (check_group_weights, check_memory, check_single_rows,
+from fastprox._validation import (check_group_weights, check_memory, check_single_rows, check_step,
                                   NonFiniteMargin)  # (re-exported)
 from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
@@ -83,7 +83,6 @@ cdef extern from "Python.h":
 UPDATES = {"fobos": FOBOS, "rda": RDA, "ftrl": FTRL}
 SCHEDULES = {"constant": CONSTANT, "invsqrt": INVSQRT, "inv": INV, "adagrad": ADAGRAD,
              "normalized": NORMALIZED}
-STEPS = ("gradient", "invariant")
 PENALTIES = {"none": NONE, "l1": L1, "l2": L2, "elasticnet": ELASTICNET, "berhu": BERHU,
              "l1_l2": L1_L2, "l1_linf": L1_LINF, "sparse_group": SPARSE_GROUP,
              "squared_group": SQUARED_GROUP}
@@ -160,11 +159,8 @@ cdef class Learner:
         c.params.inv_eta0 = 1.0 / eta0 if eta0 > 0.0 else 0.0
         c.params.rda_rho = rda_rho if c.params.update == RDA else 0.0
         rule = find_rule(update, schedule, penalty)     # the table of rules: ValueError if none
-        if step not in STEPS:
-            raise ValueError(f"step={step!r} is not supported; use one of {STEPS}.")
+        check_step(step, update, schedule, 1)
         check_single_rows(step, schedule, multinomial)
-        if step == "invariant" and c.params.update != FOBOS:
-            raise ValueError(f"step='invariant' is fobos's forward step; update={update!r} has none.")
         c.params.invariant = step == "invariant"
         family = PENALTY_TABLE[penalty].family
         l1_share = PENALTY_TABLE[penalty].l1_share
@@ -549,9 +545,7 @@ cdef class Learner:
         if self.training:
             raise RuntimeError("this learner is training in another thread; a learner (and its "
                                "estimator) takes one fit or partial_fit call at a time.")
-        if batch_size != 1 and (self.c.params.invariant or self.c.params.schedule == NORMALIZED):
-            raise ValueError(f"step={self.step!r} with schedule={self.schedule!r} takes one row "
-                             f"per step; got batch_size={batch_size}.")
+        check_step(self.step, self.update, self.schedule, batch_size)
         cdef bint all_rows = order is None      # rows 0..n-1 in order: nothing to check
         cdef bint unit = sample_weight is None
         if all_rows:

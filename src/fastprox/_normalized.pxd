@@ -79,14 +79,19 @@ cdef inline double normalized_step_size(Ctx* c, double* row, int k, double g) no
     return normalized_factor(c, entry(c, row, k)[NORM_G] + g * g, row[NORM_SCALE]) * c.cursor.eta
 
 
+cdef inline double normalized_accumulate(Ctx* c, double* row, double* e, double g) noexcept nogil:
+    """G += g^2 for entry e of a row, and its new step factor, kept (NORM_FACTOR) for
+    its catch-up and returned (as `adagrad_step` under AdaGrad)."""
+    e[NORM_G] += g * g
+    e[NORM_FACTOR] = normalized_factor(c, e[NORM_G], row[NORM_SCALE])
+    return e[NORM_FACTOR]
+
+
 cdef inline void normalized_apply(Ctx* c, double* row, int k, double g, double step_g) noexcept nogil:
     """G += g^2, the entry's new factor, and FOBOS's step w - eta step_g with the l1
     prox at threshold alpha eta, eta = FACTOR r_t (`step_g` is g, or the invariant
     step's sigma x)."""
     cdef double* e = entry(c, row, k)
-    cdef double eta
-    e[NORM_G] += g * g
-    e[NORM_FACTOR] = normalized_factor(c, e[NORM_G], row[NORM_SCALE])
-    eta = e[NORM_FACTOR] * c.cursor.eta
+    cdef double eta = normalized_accumulate(c, row, e, g) * c.cursor.eta
     if eta > 0.0:
         e[NORM_W] = soft_threshold(e[NORM_W] - eta * step_g, c.params.alpha_pen * eta)

@@ -13,9 +13,9 @@ from fastprox._dual cimport set_weight_params, ftrl_z
 from fastprox._intercept cimport intercept_feature, intercept_value, apply_intercept
 from fastprox._gradients cimport gradient, gradients, refused, abs_max2, row_abs_max, largest_q
 from fastprox._csr cimport weight_at
-from fastprox._state cimport (NORM_STAMP, NORM_SCALE, NORM_ROW_FIELDS, NORM_W, NORM_G, NORM_FACTOR)
+from fastprox._state cimport NORM_STAMP, NORM_SCALE, NORM_ROW_FIELDS, NORM_W, NORM_FACTOR
 from fastprox._normalized cimport (normalized_catch_up, rescale, row_norm, set_normalized_eta,
-                                   normalized_factor)
+                                   normalized_accumulate)
 from fastprox._intercept cimport intercept_step_size
 from fastprox._invariant cimport invariant_sigma
 from fastprox._prox cimport soft_threshold
@@ -405,7 +405,7 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
     cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c), norms = c.cursor.norm_sum
-    cdef double alpha = c.params.alpha_pen, q, g, r, eta, step_norm, sigma, total = 0.0
+    cdef double alpha = c.params.alpha_pen, q, r, eta, step_norm, sigma, total = 0.0
     cdef double* row
     cdef double* e
     for nz in range(lo, hi):
@@ -430,18 +430,13 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
         for nz in range(lo, hi):
             row = state + indices[nz] * width
             e = row + NORM_ROW_FIELDS
-            g = q * data[nz]
-            e[NORM_G] += g * g
-            e[NORM_FACTOR] = normalized_factor(c, e[NORM_G], row[NORM_SCALE])
-            step_norm += e[NORM_FACTOR] * r * data[nz] * data[nz]
+            step_norm += normalized_accumulate(c, row, e, q * data[nz]) * r * data[nz] * data[nz]
         sigma = invariant_sigma(c.params.loss, acc, y, step_norm, sw, c.params.epsilon)
     for nz in range(lo, hi):
         row = state + indices[nz] * width
         e = row + NORM_ROW_FIELDS
         if not c.params.invariant:
-            g = q * data[nz]
-            e[NORM_G] += g * g
-            e[NORM_FACTOR] = normalized_factor(c, e[NORM_G], row[NORM_SCALE])
+            normalized_accumulate(c, row, e, q * data[nz])
         eta = e[NORM_FACTOR] * r
         if eta > 0.0:
             e[NORM_W] = soft_threshold(e[NORM_W] - eta * (sigma * data[nz]), alpha * eta)

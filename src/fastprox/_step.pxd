@@ -7,7 +7,7 @@ from fastprox._state cimport (Ctx, entry, FOBOS_W, ADAGRAD_W, ADAGRAD_G, RDA_S, 
                               MEMO_FIELDS, NORM_SCALE)
 from fastprox._schedules cimport begin_step
 from fastprox._berhu cimport heap_current
-from fastprox._adagrad cimport adagrad_catch_up, adagrad_step
+from fastprox._adagrad cimport adagrad_catch_up, adagrad_step, adagrad_eta
 from fastprox._fobos cimport (advance_cumulants, end_step, catch_up, scalar_catch_up, stamp,
                               fobos_prox, apply_berhu)
 from fastprox._dual cimport set_weight_params, dual_weight, ftrl_weight, ftrl_update
@@ -209,10 +209,8 @@ cdef inline void apply(Ctx* c, double* row, int k, double g, double step_g) noex
 cdef inline double step_size(Ctx* c, double* row, int k, double g) noexcept nogil:
     """eta_{t,jk}, FOBOS's step of entry (j, k) at this step once its gradient g joins
     the accumulators (AdaGrad, normalized), without changing the state."""
-    cdef double H
     if c.params.schedule == ADAGRAD:
-        H = c.params.delta + sqrt(entry(c, row, k)[ADAGRAD_G] + g * g)
-        return c.params.eta0 / H if H > 0.0 else 0.0
+        return adagrad_eta(c, entry(c, row, k)[ADAGRAD_G] + g * g)
     if c.params.schedule == NORMALIZED:
         return normalized_step_size(c, row, k, g)
     return c.cursor.eta

@@ -85,7 +85,7 @@ def check_params(est, losses):
     _number("epsilon", est.epsilon, 0.0)
     _number("batch_size", est.batch_size, 1, high=2**31 - 1, integer=True)    # the kernel's C int
     _number("max_iter", est.max_iter, 1, integer=True)
-    _check_step(getattr(est, "step", "gradient"), est.update, est.schedule, est.batch_size)
+    check_step(getattr(est, "step", "gradient"), est.update, est.schedule, est.batch_size)
     grow = getattr(est, "grow_features", False)     # absent from model files before it
     if type(grow).__name__ not in ("bool", "bool_"):    # NumPy's too, without importing it
         raise ValueError(f"grow_features={grow!r} must be True or False.")
@@ -93,7 +93,7 @@ def check_params(est, losses):
     _check_class_weight(getattr(est, "class_weight", None))
 
 
-def _check_step(step, update, schedule, batch_size):
+def check_step(step, update, schedule, batch_size):
     """step: "gradient" or "invariant" (fobos only); both the invariant step and the
     normalized schedule take one row per step (their per-row quantities, the flow's
     step norm and N_t's row norm, have no mini-batch form in the contract)."""
