@@ -44,7 +44,7 @@ def configurations(n_features, n_classes):
     rng = np.random.default_rng(0)
     groups = rng.integers(-1, 12, n_features)
     for update, schedule, penalty in rules():
-        base = dict(update=update, schedule=schedule, penalty=penalty, alpha=1e-4, eta0=0.02 if schedule != "adagrad" else 0.3,
+        base = dict(update=update, schedule=schedule, step="gradient", penalty=penalty, alpha=1e-4, eta0=0.02 if schedule != "adagrad" else 0.3,
                     delta=1.0, random_state=0, max_iter=2)
         yield f"{update}/{schedule}/{penalty}", base
         if penalty in GROUP_PENALTIES:

@@ -8,10 +8,11 @@ the training rows of the peer suite's sets and of every other binary set of
 ../shared/data (bench.defaults.HELD_OUT), the same orders for all, and the
 tables give the median and the range of the test accuracies, and in how many
 orders each learner is not below VW. The learners: VW's defaults; fastprox's
-defaults (AdaGrad with the "auto" steps the first rows set); issue 21's
-data-free candidate (the normalized schedule, the invariant step, eta0 = 0.5,
-the default l1 penalty); and the candidate without penalty, which is VW's update
-in the contract's terms. Accuracy is deterministic, so the machine's load does
+defaults (the normalized schedule, the invariant step, eta0 = 0.5, l1 with
+alpha 1e-6: nothing read from the data); the defaults without penalty, which
+are VW's update in the contract's terms; the defaults with eta0 = 1; and the
+defaults before issue 21 (AdaGrad with the "auto" steps the first rows set).
+Accuracy is deterministic, so the machine's load does
 not matter. Writes bench/results/orders.md.
 
     python -m bench.orders [--orders 7] [--data ../shared/data] [--out bench/results/orders.md]
@@ -32,10 +33,10 @@ from bench.papers._common import md_table
 BENCH = Path(__file__).resolve().parent
 
 #: fastprox's learners: name -> parameters beside the defaults.
-CANDIDATE = dict(schedule="normalized", step="invariant", eta0=0.5)
-LEARNERS = {"fastprox defaults (adagrad, auto steps)": {},
-            "data-free candidate (normalized, invariant, eta0 0.5, l1 1e-6)": CANDIDATE,
-            "candidate without penalty (VW's update)": dict(CANDIDATE, penalty="none")}
+LEARNERS = {"fastprox defaults (normalized, invariant, eta0 0.5, l1 1e-6)": {},
+            "defaults without penalty (VW's update)": dict(penalty="none"),
+            "defaults with eta0 1": dict(eta0=1.0),
+            "AdaGrad, auto steps (the defaults before issue 21)": dict(schedule="adagrad", step="gradient")}
 
 
 def orders(problem, k):

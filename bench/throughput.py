@@ -65,7 +65,7 @@ def learners():
     rules = [("fobos", "invsqrt"), ("fobos", "adagrad"), ("rda", "invsqrt"),
              ("rda", "adagrad"), ("ftrl", "adagrad")]
     out = [(f"fastprox {u}+{s}+l1", lambda u=u, s=s: ProxClassifier(
-        update=u, schedule=s, penalty="l1", alpha=1e-6, eta0=0.5, shuffle=False)) for u, s in rules]
+        update=u, schedule=s, step="gradient", penalty="l1", alpha=1e-6, eta0=0.5, shuffle=False)) for u, s in rules]
     for penalty in ("l1", "l2"):
         out.append((f"sklearn SGD {penalty}", lambda p=penalty: SGDClassifier(
             loss="log_loss", penalty=p, learning_rate="invscaling", eta0=0.5, max_iter=1,

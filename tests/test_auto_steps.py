@@ -46,10 +46,10 @@ def test_auto_is_the_first_rows_scale_and_the_model_for_those_numbers(fit_interc
 def test_numbers_given_are_kept_and_each_auto_is_separate():
     X, y = stream()
     eta0, delta = expected_steps(X)
-    assert ProxClassifier(eta0=0.3, delta=0.2).fit(X, y).eta0_ == 0.3
-    one = ProxClassifier(eta0=0.3).fit(X, y)
+    assert ProxClassifier(schedule="adagrad", eta0=0.3, delta=0.2).fit(X, y).eta0_ == 0.3
+    one = ProxClassifier(schedule="adagrad", eta0=0.3).fit(X, y)
     assert (one.eta0_, one.delta_) == (0.3, pytest.approx(delta, rel=1e-12))
-    other = ProxRegressor(delta=0.2).fit(X, y.astype(float))
+    other = ProxRegressor(schedule="adagrad", delta=0.2).fit(X, y.astype(float))
     assert (other.eta0_, other.delta_) == (pytest.approx(eta0, rel=1e-12), 0.2)
 
 
@@ -60,9 +60,10 @@ def test_only_the_first_rows_count_and_later_calls_keep_the_steps():
     X = sp.random(n, 50, density=0.05, format="csr", random_state=rng, data_rvs=lambda k: rng.uniform(0, 2, k))
     y = rng.choice([-1, 1], n)
     loud = sp.vstack([X[:AUTO_ROWS], X[AUTO_ROWS:] * 100.0], format="csr")
-    whole, head = ProxClassifier().fit(loud, y), ProxClassifier().fit(X[:AUTO_ROWS], y[:AUTO_ROWS])
+    whole = ProxClassifier(schedule="adagrad").fit(loud, y)
+    head = ProxClassifier(schedule="adagrad").fit(X[:AUTO_ROWS], y[:AUTO_ROWS])
     assert (whole.eta0_, whole.delta_) == (head.eta0_, head.delta_) == pytest.approx(expected_steps(X))
-    inc = ProxClassifier().partial_fit(X[:100], y[:100], classes=[-1, 1])
+    inc = ProxClassifier(schedule="adagrad").partial_fit(X[:100], y[:100], classes=[-1, 1])
     steps = (inc.eta0_, inc.delta_)
     assert steps == pytest.approx(expected_steps(X[:100]), rel=1e-12)
     inc.partial_fit(X[100:200] * 50.0, y[100:200])
@@ -74,17 +75,18 @@ def test_float32_and_int64_input_choose_the_same_steps():
     wide = sp.csr_matrix((X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)), shape=X.shape)
     single = X.astype(np.float32)
     exact = sp.csr_matrix(single, dtype=np.float64)     # the float32 values, held in float64
-    steps = [(m.eta0_, m.delta_) for m in (ProxClassifier().fit(Z, y) for Z in (single, exact, wide, X))]
+    fitted = (ProxClassifier(schedule="adagrad").fit(Z, y) for Z in (single, exact, wide, X))
+    steps = [(m.eta0_, m.delta_) for m in fitted]
     assert steps[0] == steps[1]
     assert steps[2] == steps[3]
 
 
 def test_rows_without_values_give_unit_scale():
     X = sp.csr_matrix((4, 5))
-    clf = ProxClassifier(fit_intercept=False).fit(X, [0, 1, 0, 1])
+    clf = ProxClassifier(schedule="adagrad", fit_intercept=False).fit(X, [0, 1, 0, 1])
     assert (clf.eta0_, clf.delta_) == (1.0, 1.0)
     zeros = sp.csr_matrix((np.zeros(3), [0, 1, 2], [0, 1, 2, 3]), shape=(3, 4))
-    clf = ProxClassifier().fit(zeros, [0, 1, 0])
+    clf = ProxClassifier(schedule="adagrad").fit(zeros, [0, 1, 0])
     assert (clf.eta0_, clf.delta_) == (1.0, 1.0) and np.isfinite(clf.coef_).all()
 
 

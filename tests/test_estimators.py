@@ -203,7 +203,7 @@ def test_auto_steps_refuse_a_non_finite_first_row():
         bad_X = X.copy()
         bad_X.data[0] = bad
         with pytest.raises(ValueError, match="NaN or infinity in its first rows"):
-            ProxClassifier().fit(bad_X, y)
+            ProxClassifier(schedule="adagrad").fit(bad_X, y)
 
 
 def test_partial_fit_refuses_a_non_finite_value_before_any_step():
@@ -545,7 +545,9 @@ def test_memory_does_not_grow_with_rows_seen():
     for _ in range(20):
         clf.partial_fit(X, y)
     assert clf.t_ == 21 * 400
-    assert state_bytes() == size == (X.shape[1] * 4 + 2) * 8    # t0, w, G, eta; 2 intercept fields
+    # the default normalized schedule: stamp and scale per feature, then w, G and the step
+    # factor per entry; 2 intercept fields
+    assert state_bytes() == size == (X.shape[1] * 5 + 2) * 8
 
 
 def test_warm_start_continues_the_step_count():

@@ -661,17 +661,20 @@ def set_member(name, index, value):
     return edit
 
 
+ADAGRAD = dict(schedule="adagrad")
 STATES = {
     "NaN in the state": (dict(update="ftrl"), Y, nudge(0, 0, np.nan), "state holds NaN or infinity"),
     "infinite intercept": (dict(update="ftrl"), Y, set_member("bstate", (0, 0), np.inf),
                            "bstate holds NaN or infinity"),
     "negative n": (dict(update="ftrl"), Y, nudge(0, 1, -1e6), "state holds n fields"),
     "a root not sqrt(n)": (dict(update="ftrl"), Y, nudge(0, 2, 1e-3), "state holds root fields"),
-    "negative intercept G": (dict(), Y, set_member("bstate", (0, 1), -1.0), "bstate hold values"),
-    "an AdaGrad step not eta0 / (delta + sqrt(G))": (dict(), Y, nudge(0, 3, 1e-3), "state holds eta fields"),
-    "a stamp after t": (dict(), Y, nudge(0, 0, 1e9), "state holds t0 fields"),
-    "a fractional stamp": (dict(), Y, nudge(0, 0, 0.5), "state holds t0 fields"),
-    "negative G": (dict(), Y, nudge(0, 2, -1e9), "state holds G fields"),
+    "negative intercept G": (ADAGRAD, Y, set_member("bstate", (0, 1), -1.0), "bstate hold values"),
+    "an AdaGrad step not eta0 / (delta + sqrt(G))": (ADAGRAD, Y, nudge(0, 3, 1e-3), "state holds eta fields"),
+    "a stamp after t": (ADAGRAD, Y, nudge(0, 0, 1e9), "state holds t0 fields"),
+    "a fractional stamp": (ADAGRAD, Y, nudge(0, 0, 0.5), "state holds t0 fields"),
+    "negative G": (ADAGRAD, Y, nudge(0, 2, -1e9), "state holds G fields"),
+    "a normalized step factor not eta0 / (m sqrt(G))": (dict(), Y, nudge(0, 4, 1e-3), "state holds c fields"),
+    "a negative scale m": (dict(), Y, nudge(0, 1, -1e3), "state holds m fields"),
     "a P stamp above 1": (dict(penalty="l2", schedule="invsqrt", alpha=1e-3), Y, nudge(0, 0, 1.0),
                           "state holds P fields"),
     "a Q stamp beyond Q": (dict(schedule="invsqrt", alpha=1e-3), Y, nudge(0, 0, 1e3), "state holds Q fields"),

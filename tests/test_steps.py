@@ -171,24 +171,3 @@ def test_invariant_steps_land_on_the_kink(loss):
     assert eager.kink_gap < 1e-12
 
 
-@pytest.mark.parametrize("chunks", [[1, 2, 997], [1] * 50 + [950], [333, 667], [1000]],
-                         ids=["1-2-rest", "ones-then-rest", "333-667", "whole"])
-def test_data_free_steps_partial_fit_equals_fit(chunks):
-    """With steps that need no statistic of the first rows (the normalized schedule,
-    the invariant step and a number for eta0), partial_fit over any chunking, a
-    first chunk of one row included, equals one pass of fit without shuffling, bit
-    for bit."""
-    from fastprox import ProxClassifier
-    rng = np.random.default_rng(11)
-    X = sp.random(1000, 60, density=0.1, format="csr", random_state=rng,
-                  data_rvs=lambda k: rng.lognormal(0, 2, k))
-    y = np.where(X @ rng.normal(size=60) > 0, 1, -1)
-    params = dict(schedule="normalized", step="invariant", eta0=0.5)
-    whole = ProxClassifier(shuffle=False, **params).fit(X, y)
-    streamed = ProxClassifier(**params)
-    start = 0
-    for size in chunks:
-        streamed.partial_fit(X[start:start + size], y[start:start + size], classes=[-1, 1])
-        start += size
-    assert np.array_equal(streamed.coef_, whole.coef_)
-    assert np.array_equal(streamed.intercept_, whole.intercept_)

@@ -152,7 +152,7 @@ def train(method, X, y, param, lam=0.0):
         return BASELINES[method](X, y, param)
     update, schedule = FASTPROX[method.removeprefix("l1 ")]
     clf = ProxClassifier(loss="hinge", penalty="l1" if lam > 0 else "none", alpha=lam, update=update,
-                         schedule=schedule, eta0=param, delta=1e-8,    # the paper's AdaGrad, not "auto"
+                         schedule=schedule, step="gradient", eta0=param, delta=1e-8,    # the paper's AdaGrad
                          shuffle=False).fit(X, y)
     return clf.coef_.ravel(), float(clf.intercept_[0]), clf.progressive_loss_
 

@@ -144,7 +144,7 @@ def fobos_curve(X, y, rows, batch, loss, penalty, lam, schedule, eta0, marks):
     """Objective of fastprox FOBOS after each step count in `marks`; `rows` lists the rows of
     all steps in order, `batch` rows per step."""
     clf = ProxClassifier(loss=loss, penalty=penalty, alpha=lam, update="fobos", schedule=schedule,
-                         eta0=eta0, batch_size=batch, fit_intercept=False, shuffle=False)
+                         step="gradient", eta0=eta0, batch_size=batch, fit_intercept=False, shuffle=False)
     values, done = [], 0
     for mark in marks:
         chunk = rows[done * batch:mark * batch]

@@ -105,7 +105,7 @@ def learner(method, lam, T, gamma=GAMMA):
     the enhanced one with gamma*rho = GAMMA_RHO)."""
     common = dict(loss="log", penalty="l1", alpha=lam, fit_intercept=True, shuffle=False)
     if method == TG1:
-        return ProxClassifier(update="fobos", schedule="constant", eta0=sgd_step(T), **common)
+        return ProxClassifier(update="fobos", schedule="constant", step="gradient", eta0=sgd_step(T), **common)
     rho = GAMMA_RHO / gamma if method == ERDA else 0.0
     return ProxClassifier(update="rda", schedule="invsqrt", eta0=1.0 / gamma, rda_rho=rho, **common)
 

@@ -10,15 +10,16 @@ RULES = (("fobos", "constant"), ("fobos", "invsqrt"), ("fobos", "adagrad"),
 
 
 class FastproxRule(EstimatorPeer):
-    """`ProxClassifier(update, schedule, penalty="l1", alpha)` with its default
-    eta0, unshuffled (the suite shuffles the rows once for every learner)."""
+    """`ProxClassifier(update, schedule, penalty="l1", alpha)` with the gradient
+    step and its default eta0, unshuffled (the suite shuffles the rows once for every learner)."""
 
     library = "fastprox"
     incremental = True
 
     def __init__(self, update, schedule, alpha):
         self.name = f"fastprox {update}+{schedule}"
-        self.params = dict(update=update, schedule=schedule, penalty="l1", alpha=alpha, shuffle=False)
+        self.params = dict(update=update, schedule=schedule, step="gradient", penalty="l1", alpha=alpha,
+                           shuffle=False)
 
     def fit(self, X, y, passes=1):
         self.model = ProxClassifier(max_iter=passes, **self.params).fit(X, y)
@@ -33,8 +34,9 @@ class FastproxRule(EstimatorPeer):
 
 
 class FastproxDefaults(FastproxRule):
-    """`ProxClassifier()`: the defaults (FOBOS, AdaGrad steps, l1 with alpha
-    1e-6, one shuffled pass), seeded; the accuracy target is about these."""
+    """`ProxClassifier()`: the defaults (FOBOS with normalized invariant steps,
+    eta0 0.5, l1 with alpha 1e-6, one shuffled pass), seeded; the accuracy target
+    is about these."""
 
     def __init__(self):
         self.name = "fastprox defaults"

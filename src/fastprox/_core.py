@@ -11,14 +11,14 @@ from ._arrays import encode_targets, sum_squares
 from ._kernels import Learner
 from ._numpy import np
 from ._validation import (MULTINOMIAL_LOSSES, as_float_array, check_groups, kernel_arrays, kernel_loss,
-                          kernel_penalty)
+                          kernel_penalty, schedule_and_step)
 
 # Rows whose scale sets eta0="auto" and delta="auto": enough for a mean, few
 # enough to cost little of a short pass (10,000 rows of 13 values: 17 us).
 AUTO_ROWS = 10_000
 
-DEFAULTS = dict(penalty="l1", alpha=1e-6, l1_ratio=0.15, update="fobos", schedule="adagrad",
-                step="gradient", eta0="auto", delta="auto", rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
+DEFAULTS = dict(penalty="l1", alpha=1e-6, l1_ratio=0.15, update="fobos", schedule=None,
+                step=None, eta0="auto", delta="auto", rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
                 fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
                 warm_start=False, epsilon=0.1, groups=None, group_weights=None, grow_features=False,
                 verbose=0)
@@ -94,9 +94,9 @@ def new_learner(params, n_features, n_outputs, ovr, multinomial, head):
     """The kernel for checked parameters `params` (a mapping with the estimator's
     names and values, scikit-learn's spellings included), to be trained first on
     `head`, a list of CSR pieces (whose first AUTO_ROWS rows set "auto" steps)."""
-    step = params.get("step", "gradient")       # (model files before it)
-    eta0, delta = step_sizes(params, head)
-    return Learner(n_features, n_outputs, params["update"], params["schedule"],
+    schedule, step = schedule_and_step(params, multinomial)
+    eta0, delta = step_sizes(params, schedule, head)
+    return Learner(n_features, n_outputs, params["update"], schedule,
                    kernel_penalty(params["penalty"]), kernel_loss(params["loss"]),
                    alpha=params["alpha"], l1_ratio=params["l1_ratio"],
                    eta0=eta0, delta=delta, rda_rho=params["rda_rho"],
@@ -106,12 +106,13 @@ def new_learner(params, n_features, n_outputs, ovr, multinomial, head):
                    group_weights=params["group_weights"], step=step)
 
 
-def auto_steps(params):
-    """Whether eta0 or delta is "auto", set by the first rows' scale."""
-    return "auto" in (params["eta0"], params["delta"])
+def auto_steps(params, schedule):
+    """Whether eta0 or delta is "auto" under AdaGrad (`schedule`), set by the
+    first rows' scale; no other schedule's steps read the data."""
+    return schedule == "adagrad" and "auto" in (params["eta0"], params["delta"])
 
 
-def step_sizes(params, head):
+def step_sizes(params, schedule, head):
     """The kernel's (eta0, delta): the numbers given, or for "auto" the scale of the
     first AUTO_ROWS rows of the CSR pieces `head` (those a first training call
     sees first, before any shuffle). Under AdaGrad, eta0 = 1 / sqrt(mean
@@ -123,9 +124,9 @@ def step_sizes(params, head):
     without stored values give unit scale. The other schedules' steps shrink
     with t: their "auto" eta0 is 0.5, and delta is unused (1e-8)."""
     eta0, delta = params["eta0"], params["delta"]
-    if params["schedule"] != "adagrad":
+    if schedule != "adagrad":
         return 0.5 if eta0 == "auto" else eta0, 1e-8 if delta == "auto" else delta
-    if not auto_steps(params):
+    if not auto_steps(params, schedule):
         return eta0, delta
     values, rows = head_values(head)
     squares = sum_squares(values)

@@ -399,7 +399,8 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
     """One row under the normalized schedule with one output, gradient or invariant
     step: the general `step`'s `margins` (`normalized_catch_up`, `rescale`),
     `add_row_norm`, `invariant_sigmas` and `apply` (`normalized_apply`), the same
-    arithmetic fused into three passes over the row (two with the gradient step).
+    arithmetic fused into three passes over the row (two with the gradient step);
+    N_t's sum is taken in the first pass and kept only if the row is not refused.
     The invariant step's second pass stores G and the step factor as `apply` would,
     since only the weights wait for sigma."""
     cdef double* state = c.arrays.state
@@ -413,13 +414,12 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
         normalized_catch_up(c, row)
         rescale(c, row, data[nz])
         acc += row[NORM_ROW_FIELDS + NORM_W] * data[nz]
+        norms += row_norm(data[nz], row[NORM_SCALE])      # the row's indices are unique
         x_max = abs_max2(x_max, data, nz, False)
     c.arrays.scores[0] = acc
     q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
-    for nz in range(lo, hi):
-        norms += row_norm(data[nz], (state + indices[nz] * width)[NORM_SCALE])
     c.cursor.norm_sum = norms + intercept_feature(c)
     set_normalized_eta(c)
     r = c.cursor.eta

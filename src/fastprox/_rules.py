@@ -135,6 +135,21 @@ def rule(update, schedule, penalty):
                      f"{', '.join(pairs)}; or use penalty in {penalties}.")
 
 
+def defaults_for(update, penalty, batch_size, multinomial):
+    """(schedule, step) for schedule=None and step=None: the data-free defaults.
+
+    The normalized schedule with the invariant step (Vowpal Wabbit's update) where
+    the rule takes them: fobos, penalty "none" or "l1", one row per step, a single
+    output or one-vs-rest; elsewhere AdaGrad and, under fobos with one row per step
+    and no multinomial loss, still the invariant step. Neither choice reads the
+    data, so a partial_fit stream trains what one fit pass over its rows trains.
+    """
+    single_rows = batch_size == 1 and not multinomial
+    normalized = update == "fobos" and penalty in ("none", "l1") and single_rows
+    step = "invariant" if update == "fobos" and single_rows else "gradient"
+    return ("normalized" if normalized else "adagrad"), step
+
+
 def penalties_of(family):
     """The names of the penalties of one family, in the table's order."""
     return tuple(p.name for p in PENALTIES.values() if p.family == family)

@@ -9,7 +9,7 @@ import math
 import numbers
 
 from ._numpy import np
-from ._rules import SCHEDULES, STEPS, UPDATES, penalties_of, rule
+from ._rules import SCHEDULES, STEPS, UPDATES, defaults_for, penalties_of, rule
 
 PENALTIES = penalties_of("separable") + penalties_of("berhu")
 GROUP_PENALTIES = penalties_of("group")
@@ -66,10 +66,12 @@ def check_params(est, losses):
     if kernel_loss(est.loss) not in losses:
         _one_of("loss", est.loss, losses + tuple(a for a, name in LOSS_ALIASES.items() if name in losses))
     _one_of("update", est.update, UPDATES)
-    _one_of("schedule", est.schedule, SCHEDULES)
+    _one_of("schedule", est.schedule, SCHEDULES + (None,))
     _one_of("penalty", est.penalty, PENALTIES + GROUP_PENALTIES + (None,))
     penalty = kernel_penalty(est.penalty)
-    rule(est.update, est.schedule, penalty)
+    _number("batch_size", est.batch_size, 1, high=2**31 - 1, integer=True)    # the kernel's C int
+    schedule, step = schedule_and_step(vars(est), getattr(est, "multi_class", "ovr") == "multinomial")
+    rule(est.update, schedule, penalty)
     if penalty in GROUP_PENALTIES and est.update == "rda" and est.rda_rho != 0:
         raise ValueError("rda_rho adds an l1 term that has no closed form with a group penalty; "
                          "use rda_rho=0 (or penalty='sparse_group' for l1 within groups).")
@@ -83,9 +85,8 @@ def check_params(est, losses):
     _number("rda_rho", est.rda_rho, 0.0)
     _number("berhu_gamma", est.berhu_gamma, 0.0, low_open=True)
     _number("epsilon", est.epsilon, 0.0)
-    _number("batch_size", est.batch_size, 1, high=2**31 - 1, integer=True)    # the kernel's C int
     _number("max_iter", est.max_iter, 1, integer=True)
-    check_step(getattr(est, "step", "gradient"), est.update, est.schedule, est.batch_size)
+    check_step(step, est.update, schedule, est.batch_size)
     grow = getattr(est, "grow_features", False)     # absent from model files before it
     if type(grow).__name__ not in ("bool", "bool_"):    # NumPy's too, without importing it
         raise ValueError(f"grow_features={grow!r} must be True or False.")
@@ -93,11 +94,24 @@ def check_params(est, losses):
     _check_class_weight(getattr(est, "class_weight", None))
 
 
+def schedule_and_step(params, multinomial):
+    """The (schedule, step) a model trains with: the parameters given, None
+    resolved to the rule's data-free default (`_rules.defaults_for`); a missing
+    step (model files before it) is "gradient"."""
+    schedule, step = params["schedule"], params.get("step", "gradient")
+    if schedule is None or step is None:
+        chosen = defaults_for(params["update"], kernel_penalty(params["penalty"]),
+                              params["batch_size"], multinomial)
+        schedule = chosen[0] if schedule is None else schedule
+        step = chosen[1] if step is None else step
+    return schedule, step
+
+
 def check_step(step, update, schedule, batch_size):
     """step: "gradient" or "invariant" (fobos only); both the invariant step and the
     normalized schedule take one row per step (their per-row quantities, the flow's
     step norm and N_t's row norm, have no mini-batch form in the contract)."""
-    _one_of("step", step, STEPS)
+    _one_of("step", step, STEPS + (None,))
     if step == "invariant" and update != "fobos":
         raise ValueError(f"step='invariant' is fobos's forward step; update={update!r} has none "
                          "(its weights are closed forms of gradient sums): use update='fobos' or "

@@ -105,7 +105,8 @@ from ._kernels import LOSSES, PENALTIES, SAVED, SAVED_INT64, SCHEDULES, UPDATES,
 from ._numpy import np
 from ._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, MULTI_CLASS, MULTINOMIAL_LOSSES,
                           REGRESSION_LOSSES, _number, _one_of, check_groups, check_memory, check_params,
-                          check_single_rows, kernel_loss, kernel_penalty)
+                          check_single_rows, kernel_loss, kernel_penalty,
+                          schedule_and_step)
 from .libsvm import _atomic_write
 
 __all__ = ["save_model", "load_model", "read_model", "SavedModel", "FORMAT", "VERSION"]
@@ -130,8 +131,8 @@ _LEARNER = dict(n_features=_INT, n_outputs=_INT, update=_NAME, schedule=_NAME, p
                 berhu_gamma=_NUMBER, epsilon=_NUMBER, fit_intercept=_BOOL, ovr=_BOOL, multinomial=_BOOL)
 _SCALARS = dict(t=_INT, n_ops=_INT, since_rebase=_INT, heap_size=_INT, P=_NUMBER, Q=_NUMBER, N=_NUMBER)
 _FITTED = dict(n_features_in_=_INT, t_=_INT, n_iter_=_INT, progressive_loss_=_NUMBER, sparse_coef=_BOOL)
-_PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_ratio=_NUMBER, update=_NAME, schedule=_NAME,
-               step=_NAME,
+_PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_ratio=_NUMBER, update=_NAME, schedule=_NAME + (type(None),),
+               step=_NAME + (type(None),),
                eta0=_NUMBER + _NAME, delta=_NUMBER + _NAME, rda_rho=_NUMBER, berhu_gamma=_NUMBER,
                batch_size=_INT, fit_intercept=_BOOL, max_iter=_INT, shuffle=_BOOL,
                random_state=(type(None), int), warm_start=_BOOL, epsilon=_NUMBER,
@@ -649,10 +650,7 @@ def _check_kind(name, params, spec):
     regressor and for two classes; K one-vs-rest or multinomial ones for K > 2
     classes, as multi_class says)."""
     names = dict(params, loss=kernel_loss(params["loss"]), penalty=kernel_penalty(params["penalty"]))
-    for key in ("update", "schedule", "penalty", "loss", "fit_intercept"):
-        if names[key] != spec[key]:
-            raise ValueError(f"params.{key}={params[key]!r} but the kernel was fitted with "
-                             f"{key}={spec[key]!r} (set_params after the fit); set it back, or fit again")
+    _same_kind(params, names, spec, ("update", "penalty", "loss", "fit_intercept"))
     K, ovr, multinomial = spec["n_outputs"], spec["ovr"], spec["multinomial"]
     if name == "ProxRegressor" or K == 1:
         if K != 1 or ovr or multinomial:
@@ -664,6 +662,16 @@ def _check_kind(name, params, spec):
     elif multinomial != (params["multi_class"] == "multinomial"):
         raise ValueError(f"params.multi_class={params['multi_class']!r} but the kernel was fitted "
                          f"with multinomial={multinomial} (set_params after the fit); set it back, or fit again")
+    names["schedule"], names["step"] = schedule_and_step(params, multinomial)    # None: the rule's
+    _same_kind(params, names, spec, ("schedule", "step"))
+
+
+def _same_kind(params, names, spec, keys):
+    """The kernel's names for `keys` are the parameters' (`names`: theirs in the kernel's words)."""
+    for key in keys:
+        if names[key] != spec[key]:
+            raise ValueError(f"params.{key}={params[key]!r} but the kernel was fitted with "
+                             f"{key}={spec[key]!r} (set_params after the fit); set it back, or fit again")
 
 
 def _check_same_groups(params, groups, group_weights):

@@ -51,6 +51,7 @@ from .._kernels import NonFiniteMargin
 from .._numpy import np
 from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
                            SCHEDULES, STEPS, UPDATES, ModelTooLarge, _size, available_memory, check_params,
+                           schedule_and_step,
                            kernel_arrays, kernel_loss)
 from ..libsvm import MAX_INDEX, iter_chunks, read_once, source_name
 from ..model_io import read_model, write_model
@@ -119,9 +120,11 @@ def add_arguments(parser):
     est.add_argument("--loss", choices=CLASSIFICATION_LOSSES + REGRESSION_LOSSES,
                      help=f"loss (default: {d['loss']}; {REGRESSOR_DEFAULTS['loss']} with --regression)")
     est.add_argument("--update", choices=UPDATES, help=f"update rule (default: {d['update']})")
-    est.add_argument("--schedule", choices=SCHEDULES, help=f"step schedule (default: {d['schedule']})")
+    est.add_argument("--schedule", choices=SCHEDULES, help="step schedule (default: normalized where "
+                     "the rule takes it: fobos, penalty none or l1, batch size 1, no multinomial; else adagrad)")
     est.add_argument("--step", choices=STEPS, help="fobos's forward step: the gradient step, or the "
-                     f"importance-invariant flow along the row (default: {d['step']})")
+                     "importance-invariant flow along the row (default: invariant with fobos, batch "
+                     "size 1 and no multinomial; else gradient)")
     est.add_argument("--penalty", choices=PENALTIES + GROUP_PENALTIES, help=f"penalty (default: {d['penalty']})")
     est.add_argument("--multi-class", choices=("ovr", "multinomial"),
                      help=f"three classes or more: one-vs-rest or one softmax/Crammer-Singer "
@@ -134,7 +137,8 @@ def add_arguments(parser):
         est.add_argument(f"--{name}", type=float, help=f"{meaning} (default: {d[name.replace('-', '_')]})")
     for name, meaning in (("eta0", "base step"), ("delta", "AdaGrad's offset")):
         est.add_argument(f"--{name}", type=_number_or_auto, metavar="{auto,NUMBER}",
-                         help=f"{meaning} (default: auto: set by the first 10,000 rows' scale)")
+                         help=f"{meaning} (default: auto: 0.5 and unused; under adagrad set by "
+                              "the first 10,000 rows' scale)")
     est.add_argument("--batch-size", type=int, help=f"rows per step (default: {d['batch_size']})")
     est.add_argument("--no-intercept", action="store_true", help="fit no intercept (default: off)")
     est.add_argument("--groups", metavar="FILE",
@@ -230,6 +234,12 @@ class StreamModel:
         self.learner = None
         #: What sets the model's width, for messages about its size (set by run).
         self.width_origin = None
+
+    def auto_steps(self):
+        """Whether the steps wait for the first AUTO_ROWS rows ("auto" under AdaGrad;
+        a multinomial model's, which only its classes decide, is assumed)."""
+        multinomial = self.params.get("multi_class") == "multinomial"
+        return auto_steps(self.params, schedule_and_step(self.params, multinomial)[0])
 
     def start(self, n_features, n_outputs, head):
         """The kernel for ``n_features`` columns, its "auto" steps set by the CSR
@@ -358,7 +368,7 @@ class Trainer:
         self.held_rows += X.shape[0]
         self.held_bytes += sum(memoryview(a).nbytes for a in kernel_arrays(X))
         known = self.classes is None or self.classes.settled or self.held_bytes >= LABEL_BUFFER_BYTES
-        if known and (self.held_rows >= AUTO_ROWS or not auto_steps(self.est.params)):
+        if known and (self.held_rows >= AUTO_ROWS or not self.est.auto_steps()):
             self._start()
 
     def _start(self):
@@ -492,9 +502,11 @@ def _number_or_auto(text):
 
 def _describe(est):
     """The estimator's call with its main parameters, "auto" steps with the values chosen."""
-    params = ("loss", "update", "schedule", "penalty", "alpha", "eta0", "delta", "batch_size")
-    chosen = {"eta0": est.learner.eta0, "delta": est.learner.delta}
-    shown = [f"{p}={est.params[p]!r}" + (f" ({chosen[p]:.4g})" if est.params[p] == "auto" else "")
+    params = ("loss", "update", "schedule", "step", "penalty", "alpha", "eta0", "delta", "batch_size")
+    learner = est.learner
+    chosen = {"eta0": f"{learner.eta0:.4g}", "delta": f"{learner.delta:.4g}",
+              "schedule": learner.schedule, "step": learner.step}
+    shown = [f"{p}={est.params[p]!r}" + (f" ({chosen[p]})" if est.params[p] in ("auto", None) else "")
              for p in params]
     name = "ProxRegressor" if est.regression else "ProxClassifier"
     return f"{name}(" + ", ".join(shown) + ")"

@@ -1,0 +1,96 @@
+"""The defaults read no data (issue 21): `schedule=None` and `step=None` resolve to
+the rule's data-free choice (`_rules.defaults_for`), so that a partial_fit stream in
+any chunking, a first chunk of one row included, trains the model of one fit pass
+over the same rows in the same order, bit for bit, and the model does not depend
+on the scale of the first rows."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+from fastprox import ProxClassifier, ProxRegressor
+from fastprox._rules import defaults_for
+
+N_ROWS = 400
+
+
+def rows(seed=11, n=N_ROWS, d=60):
+    """Rows of raw, uneven scales (log-normal values), a binary, a 3-class and a real target."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.1, format="csr", random_state=rng, data_rvs=lambda k: rng.lognormal(0, 2, k))
+    score = X @ rng.normal(size=d)
+    return X, np.where(score > 0, 1, -1), np.digitize(score, np.quantile(score, [1 / 3, 2 / 3])), score
+
+
+X, BINARY, THREE, REAL = rows()
+WEIGHTS = np.random.default_rng(3).uniform(0.2, 3.0, N_ROWS)
+KINDS = {"binary": (ProxClassifier, BINARY, [-1, 1]), "ovr": (ProxClassifier, THREE, [0, 1, 2]),
+         "regression": (ProxRegressor, REAL, None)}
+
+
+def chunked(cls, y, classes, sizes, sample_weight=None):
+    """partial_fit over consecutive chunks of the given sizes (the rest in one last chunk)."""
+    est, start = cls(), 0
+    for size in list(sizes) + [N_ROWS]:
+        stop = min(start + size, N_ROWS)
+        if stop > start:
+            extra = {} if classes is None else {"classes": classes}
+            weights = None if sample_weight is None else sample_weight[start:stop]
+            est.partial_fit(X[start:stop], y[start:stop], sample_weight=weights, **extra)
+        start = stop
+    return est
+
+
+def same_bits(a, b):
+    assert a.coef_.tobytes() == b.coef_.tobytes()
+    assert np.asarray(a.intercept_).tobytes() == np.asarray(b.intercept_).tobytes()
+    assert a.t_ == b.t_
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=15, deadline=None)
+@given(sizes=st.lists(st.integers(1, 150), min_size=1, max_size=8), weighted=st.booleans())
+def test_partial_fit_in_any_chunking_equals_one_fit_pass(kind, sizes, weighted):
+    cls, y, classes = KINDS[kind]
+    weights = WEIGHTS if weighted else None
+    whole = cls(shuffle=False).fit(X, y, sample_weight=weights)
+    same_bits(chunked(cls, y, classes, [1] + sizes, weights), whole)      # a first chunk of one row
+    same_bits(chunked(cls, y, classes, sizes, weights), whole)
+
+
+def test_the_defaults_are_the_normalized_invariant_rule_and_read_no_data():
+    """The first rows' scale chooses nothing: eta0_ is 0.5 whatever it is, and scaling
+    every feature by k divides the weights by k (no intercept, no penalty: the
+    normalized schedule is scale-free, and the invariant step's flow is too)."""
+    params = ProxClassifier().get_params()
+    assert (params["schedule"], params["step"], params["eta0"]) == (None, None, "auto")
+    plain = ProxClassifier(shuffle=False, penalty=None, fit_intercept=False).fit(X, BINARY)
+    loud = ProxClassifier(shuffle=False, penalty=None, fit_intercept=False).fit(X * 1000.0, BINARY)
+    assert (plain.schedule_, plain.step_, plain.eta0_) == ("normalized", "invariant", 0.5) == (
+        loud.schedule_, loud.step_, loud.eta0_)
+    np.testing.assert_allclose(loud.coef_ * 1000.0, plain.coef_, rtol=1e-9, atol=1e-15)
+
+
+@pytest.mark.parametrize("params, schedule, step", [
+    (dict(), "normalized", "invariant"),
+    (dict(penalty="none"), "normalized", "invariant"),
+    (dict(penalty="l2"), "adagrad", "invariant"),
+    (dict(penalty="elasticnet"), "adagrad", "invariant"),
+    (dict(update="rda"), "adagrad", "gradient"),
+    (dict(update="ftrl"), "adagrad", "gradient"),
+    (dict(batch_size=5), "adagrad", "gradient"),
+    (dict(schedule="invsqrt"), "invsqrt", "invariant"),
+    (dict(step="gradient"), "normalized", "gradient"),
+])
+def test_none_resolves_by_the_rule(params, schedule, step):
+    """A choice the data-free rule does not take falls back to AdaGrad and the gradient
+    step, so that changing the penalty or the update never needs a schedule too."""
+    clf = ProxClassifier(**params).fit(X, BINARY)
+    assert (clf.schedule_, clf.step_) == (schedule, step)
+    assert clf.get_params()["schedule"] == params.get("schedule")
+
+
+def test_multinomial_takes_adagrad_and_the_gradient_step():
+    clf = ProxClassifier(multi_class="multinomial").fit(X, THREE)
+    assert (clf.schedule_, clf.step_) == ("adagrad", "gradient")
+    assert defaults_for("fobos", "l1", 1, True) == ("adagrad", "gradient")
