@@ -222,11 +222,23 @@ class StreamModel:
             self.params["groups"] = read_vector(args.groups, "--groups", int)
         if args.group_weights:
             self.params["group_weights"] = read_vector(args.group_weights, "--group-weights", float)
-        losses = REGRESSION_LOSSES if args.regression else CLASSIFICATION_LOSSES
+        self._setup(args.classes, args.quiet)
+
+    @classmethod
+    def from_params(cls, params, regression, classes=None):
+        """The model of an estimator's ``get_params()`` (fastprox.dask trains it
+        as this command does), checked; ``classes`` as --classes gives them."""
+        model = cls.__new__(cls)
+        model.regression, model.params = regression, dict(params)
+        model._setup(classes, True)
+        return model
+
+    def _setup(self, classes, quiet):
+        losses = REGRESSION_LOSSES if self.regression else CLASSIFICATION_LOSSES
         check_params(SimpleNamespace(**self.params), losses)
         self.loss = self.params["loss"]
-        self.classes = args.classes
-        self.quiet = args.quiet
+        self.classes = classes
+        self.quiet = quiet
         self.learner = None
         #: What sets the model's width, for messages about its size (set by run).
         self.width_origin = None
@@ -337,10 +349,23 @@ class Trainer:
     def one_pass(self, items):
         """Train on one pass of ``items`` ((rows, labels, origin) triples); the pass's
         (mean progressive loss, rows)."""
+        self.begin_pass()
+        self.feed(items)
+        return self.end_pass()
+
+    def begin_pass(self):
         self.pass_rows, self.pass_loss = 0, 0.0
+
+    def feed(self, items):
+        """Train on ``items`` of the pass (a pass may be fed in parts: fastprox.dask's
+        sequential mode feeds each share's on the worker that holds it)."""
         for item in items:
             if item[0].shape[0]:
                 self._add(*item)
+
+    def end_pass(self):
+        """Start a model on the rows still held, if any; the pass's (mean progressive
+        loss, rows)."""
         if self.est.learner is None and self.held:
             self._start()
         if not self.pass_rows:
