@@ -41,17 +41,18 @@ def mix_kind(update, schedule, penalty, step="gradient"):
     if update in ("rda", "ftrl"):
         return "dual"
     if schedule == "normalized":
-        raise ValueError("schedule='normalized' cannot be trained in parallel: each worker rescales "
-                         "its weights by the largest value it met, so the workers' weights are in "
-                         "different units and their accumulators do not add up; use "
-                         "schedule='adagrad', or sequential=True.")
-    if schedule == "adagrad":
+        why = ("schedule='normalized' cannot be trained in parallel: each worker rescales its weights "
+               "by the largest value it met, so the workers' weights are in different units and their "
+               "accumulators do not add up")
+    elif schedule == "adagrad":
         return "adagrad"
-    if PENALTIES[penalty].family == "berhu":
-        raise ValueError("penalty='berhu' under a scalar schedule cannot be trained in parallel: its "
-                         "lazy state (the heap of weights in the l2 branch) has no mixed form here; "
-                         "use schedule='adagrad', or sequential=True.")
-    return "average"
+    elif PENALTIES[penalty].family == "berhu":
+        why = ("penalty='berhu' under a scalar schedule cannot be trained in parallel: its lazy state "
+               "(the heap of weights in the l2 branch) has no mixed form here")
+    else:
+        return "average"
+    raise ValueError(f"{why}; use schedule='adagrad', or the sequential mode (fit(..., sequential=True), "
+                     f"fastprox train --sequential).")
 
 
 class Contribution:
