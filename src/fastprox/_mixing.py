@@ -62,13 +62,14 @@ class Contribution:
     (the intercepts), d the worker's width; adding pads the narrower with the
     never-touched state (zeros)."""
 
-    def __init__(self, rows, steps, loss, n_ops, arrays):
+    def __init__(self, rows, steps, loss, n_ops, arrays, parts=None):
         self.rows, self.steps, self.loss, self.n_ops, self.arrays = rows, steps, loss, n_ops, arrays
+        self.parts = int(rows > 0) if parts is None else parts      # workers summed that trained
 
     def __add__(self, other):
         arrays = {name: _padded_sum(a, other.arrays[name]) for name, a in self.arrays.items()}
         return Contribution(self.rows + other.rows, self.steps + other.steps, self.loss + other.loss,
-                            self.n_ops + other.n_ops, arrays)
+                            self.n_ops + other.n_ops, arrays, self.parts + other.parts)
 
     @property
     def nbytes(self):
@@ -136,12 +137,15 @@ def contribution(start, learner, rows, loss, kind):
 def mixed(start, summed, kind):
     """The next global model, a new Learner: ``start`` (the model every worker
     began from) moved by ``summed``, the sum of the workers' contributions."""
+    if not summed.rows:             # nobody trained: the model as it was
+        return _copy(start)
     a = summed.arrays
     d = max(start.n_features, max(v.shape[-1] for v in a.values() if v.ndim == 2))
     base = _copy(start)
     base.grow(d)                    # features a worker met first: never touched before
     args, arrays, scalars, f, entry = _fields(base)
-    scalars = dict(scalars, t=start.t + summed.steps, n_ops=start.n_ops + summed.n_ops)
+    steps = summed.steps if kind != "average" else round(summed.steps / summed.parts)
+    scalars = dict(scalars, t=start.t + steps, n_ops=start.n_ops + summed.n_ops)
 
     def wide(name):
         v = a[name]

@@ -8,6 +8,7 @@ import time
 
 from distributed import KilledWorker, wait
 
+from .._core import AUTO_ROWS
 from .._mixing import mix_kind
 from . import _tasks
 from ._shares import deal
@@ -65,7 +66,7 @@ def _sequential(client, est, shares, data, passes, say, futures):
 def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futures):
     kind = mix_kind(est.params["update"], est.params["schedule"], est.params["penalty"])
     groups = deal(shares, n_groups)
-    model = _submit(client, _tasks.start, est, shares[0], data=[data[0]] if data else [])
+    model = _submit(client, _tasks.start, est, shares, data=_head(shares, data))
     futures.append(model)
     losses, rounds = [], []
     for p in range(passes):
@@ -104,6 +105,18 @@ def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futur
             raise ValueError(f"{', '.join(s.name for s in shares)}: no rows to train on")
         losses.append((pass_loss / pass_rows, pass_rows))
     return Result(model.result(), losses, None, rounds)
+
+
+def _head(shares, data):
+    """The first blocks of a Dask collection that hold AUTO_ROWS rows (all of them if
+    their sizes are unknown, up to 16), which `_tasks.start` reads; none for files."""
+    if not data:
+        return []
+    rows, k = 0, 0
+    while k < min(len(shares), 16) and rows < AUTO_ROWS:
+        rows += shares[k].size or 0
+        k += 1
+    return data[:k]
 
 
 def _submit(client, func, *args, data=()):

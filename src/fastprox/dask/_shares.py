@@ -84,22 +84,28 @@ def _csr(X):
     return X
 
 
-def rows_from(items, skip, limit):
-    """The triples of ``items`` for the rows [skip, skip + limit) of the share
-    (``limit`` None: to its end), chunks cut where the range cuts them. A share
-    resumed at row ``skip`` is read again up to there (parsed, not trained on)."""
-    seen = 0
-    for X, y, row in items:
-        n = X.shape[0]
-        a, b = max(skip - seen, 0), n if limit is None else min(n, skip + limit - seen)
-        seen += n
-        if a >= b:
+class Window:
+    """The triples of ``items`` for the rows [skip, skip + limit) of a share
+    (``limit`` None: to its end), chunks cut where the range cuts them; after the
+    iteration, ``more`` says whether the share has rows beyond it (found by parsing
+    at most one chunk more). A share resumed at row ``skip`` is read again up to
+    there (parsed, not trained on)."""
+
+    def __init__(self, items, skip, limit):
+        self.items, self.skip, self.limit, self.more = items, skip, limit, False
+
+    def __iter__(self):
+        seen, skip, limit = 0, self.skip, self.limit
+        items = iter(self.items)
+        for X, y, row in items:
+            n = X.shape[0]
+            a, b = max(skip - seen, 0), n if limit is None else min(n, skip + limit - seen)
+            seen += n
+            if a < b:
+                yield (X, y, row) if (a, b) == (0, n) else (_rows(X, a, b), y[a:b], row + a)
             if limit is not None and seen >= skip + limit:
+                self.more = b < n or next(items, None) is not None
                 return
-            continue
-        yield (X, y, row) if (a, b) == (0, n) else (_rows(X, a, b), y[a:b], row + a)
-        if limit is not None and seen >= skip + limit:
-            return
 
 
 def _rows(X, a, b):

@@ -15,7 +15,7 @@ from .._validation import kernel_arrays
 from ..cli.labels import LABEL_BUFFER_BYTES
 from ..cli.progress import NoBar, Table
 from ..cli.train import Trainer, _predicts
-from ._shares import rows_from
+from ._shares import Window
 
 
 class Lines:
@@ -32,27 +32,33 @@ def _trainer(est, share, lines):
     return Trainer(est, share, Table(Lines() if lines else None, _predicts(est)), NoBar())
 
 
-def start(est, share, data=None):
-    """The global model at step 0, from the first rows of the first share as one
-    machine starts it: "auto" steps from its first AUTO_ROWS rows, the classes
-    (unless given) recognized from its labels (cli.labels: two, the larger
-    positive; a lone label by the conventions), the width of those rows."""
+def start(est, shares, *data):
+    """The global model at step 0, from the first rows of the shares (in order) as
+    one machine starts it: "auto" steps from the first AUTO_ROWS rows, the classes
+    (unless given) recognized from their labels (cli.labels: two, the larger
+    positive; a lone label by the conventions), the width of those rows.
+    ``data``: the first shares' blocks (Dask collections), as many as given."""
     est = copy.copy(est)
-    trainer = _trainer(est, share, False)
+    trainer = _trainer(est, shares[0], False)
     held, rows, nbytes = [], 0, 0
-    for X, y, row in share.chunks(data):
-        if trainer.classes is not None:
-            trainer.classes.meet(y, share.locator(row))
-        held.append(X)
-        rows += X.shape[0]
-        nbytes += sum(memoryview(a).nbytes for a in kernel_arrays(X))
-        settled = trainer.classes is None or trainer.classes.settled
-        if (rows >= AUTO_ROWS and settled) or nbytes >= LABEL_BUFFER_BYTES:
-            break
+    for k, share in enumerate(shares[:len(data)] if data else shares):
+        for X, y, row in share.chunks(data[k] if data else None):
+            if trainer.classes is not None:
+                trainer.classes.meet(y, share.locator(row))
+            held.append(X)
+            rows += X.shape[0]
+            nbytes += sum(memoryview(a).nbytes for a in kernel_arrays(X))
+            settled = trainer.classes is None or trainer.classes.settled
+            if (rows >= AUTO_ROWS and settled) or nbytes >= LABEL_BUFFER_BYTES:
+                break
+        else:
+            continue
+        break
+    name = ", ".join(s.name for s in shares[:3]) + (", ..." if len(shares) > 3 else "")
     if not rows:
-        raise ValueError(f"{share.name}: no rows to start the model from (the first share is empty)")
+        raise ValueError(f"{name}: no rows to train on")
     if trainer.classes is not None and not trainer.classes.settled:
-        trainer.classes.fall_back(share.name, rows)
+        trainer.classes.fall_back(name, rows)
     outputs = 1 if trainer.classes is None else trainer.classes.n_outputs
     est.start(max(X.shape[1] for X in held), outputs, held)
     if trainer.classes is not None:
@@ -72,13 +78,13 @@ def train_group(est, group, shares, cursor, limit, kind, *data):
     while i < len(shares) and (limit is None or trainer.pass_rows < limit):
         trainer.source = shares[i]
         before = trainer.pass_rows
-        left = None if limit is None else limit - before
-        trainer.feed(rows_from(shares[i].chunks(data[i] if data else None), skip, left))
-        done = trainer.pass_rows - before
-        if left is None or done < left:     # the share ended
+        window = Window(shares[i].chunks(data[i] if data else None), skip,
+                        None if limit is None else limit - before)
+        trainer.feed(window)
+        if window.more:
+            skip += trainer.pass_rows - before
+        else:                               # the share ended
             i, skip = i + 1, 0
-        else:
-            skip += done
     result = contribution(est.learner, local.learner, trainer.pass_rows, trainer.pass_loss, kind)
     result.cursors = {group: (i, skip)}
     result.seconds = 0.0
