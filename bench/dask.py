@@ -262,7 +262,6 @@ def write(path, files, total, test, rows, mixes, load_before, load_after):
 def plan(rows, mixes, total):
     """The scaling section: bytes per mix, measured mix times, predicted speedups."""
     one = next(r for r in rows if r["name"] == "cluster, 1 worker" and r["passes"] == 1)
-    two = next(r for r in rows if r["name"] == "cluster, 2 workers" and r["passes"] == 1)
     per_worker = total / sum(rd["train_seconds"] for rd in one["rounds"])     # bytes/s of one worker
     single = next(r for r in rows if r["name"].startswith("one machine") and r["passes"] == 1)
     single_rate = total / single["seconds"]

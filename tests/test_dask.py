@@ -23,7 +23,6 @@ from fastprox.cli import main
 from fastprox.cli.train import Trainer
 from fastprox.dask import ClusterError, fit
 
-DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 #: Test accuracy of the parallel mode (2 workers) after 3 passes against one
 #: machine's 3 passes over the same rows, on the small sets below (10,000 rows a
 #: pass): at most this many points lower. Rules with AdaGrad's steps (fobos +
@@ -350,13 +349,8 @@ def test_train_scheduler(client, files, tmp_path, capsys):
 # --- shared data ---------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def a9a_parts(tmp_path_factory):
-    train, test = DATA_DIR / "a9a" / "a9a", DATA_DIR / "a9a" / "a9a.t"
-    if not (train.is_file() and test.is_file()):
-        message = f"a9a not found under {DATA_DIR}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+def a9a_parts(tmp_path_factory, shared_data):
+    train, test = shared_data("a9a/a9a", "a9a/a9a.t")
     X, y = load_libsvm(train, n_features=123)
     d = tmp_path_factory.mktemp("a9a")
     paths = []
