@@ -157,27 +157,34 @@ def mix_times(client, exponents, repeats=3):
 
 
 def _fake_model(d):
-    """A StreamModel of the default classifier at d features, trained on a few rows."""
-    import scipy.sparse as sp
+    """A StreamModel of the default classifier at d features, its steps set by a few rows."""
     from fastprox.cli.train import StreamModel
     from fastprox._core import CLASSIFIER_DEFAULTS
     est = StreamModel.from_params(dict(CLASSIFIER_DEFAULTS), False, [-1.0, 1.0])
-    X = sp.random(1000, d, density=min(1.0, 50 / d), format="csr", random_state=0)
-    est.start(d, 1, [X])
+    est.start(d, 1, [_rows(d, 0)])
     return est
+
+
+def _rows(d, seed, n=1000, per_row=50):
+    """n random CSR rows of about per_row features of d (scipy's sp.random draws from
+    all n x d cells: too slow for d = 2^24)."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    cols = np.sort(rng.integers(0, d, size=(n, per_row)), axis=1)
+    X = sp.csr_matrix((rng.random(n * per_row), cols.ravel(), np.arange(0, n * per_row + 1, per_row)),
+                      shape=(n, d))
+    X.sum_duplicates()
+    return X
 
 
 def _fake_contribution(est, seed):
     """A worker's contribution after some rows (1000 rows of 50 features)."""
     import copy
-    import scipy.sparse as sp
     from fastprox._core import run_passes
     from fastprox._mixing import contribution
     learner = copy.copy(est.learner)
-    d = learner.n_features
-    X = sp.random(1000, d, density=min(1.0, 50 / d), format="csr", random_state=seed + 1)
     y = np.where(np.arange(1000) % 2, 1.0, -1.0)
-    loss = run_passes(learner, X, y, None, 1)
+    loss = run_passes(learner, _rows(learner.n_features, seed + 1), y, None, 1)
     result = contribution(est.learner, learner, 1000, loss, "adagrad")
     result.cursors, result.seconds = {}, 0.0
     return result
