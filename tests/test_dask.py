@@ -234,6 +234,8 @@ def test_dask_bag_of_blocks(client):
     assert est.t_ == 12_000 and est.score(X, y) > 0.8
     seq = fit(ProxClassifier(), bag, client=client, sequential=True)
     assert _same_bits(seq, ProxClassifier().partial_fit(X, y, classes=[-1, 1]))
+    with pytest.raises(ValueError, match="sync_rows is for files"):
+        fit(ProxClassifier(), bag, client=client, sync_rows=100)
 
 
 # --- faults -----------------------------------------------------------------------------

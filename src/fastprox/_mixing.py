@@ -18,7 +18,10 @@ order and grouping (a tree reduction adds them pairwise), of O(model size):
   start's (distributed dual averaging, Duchi et al. 2012): no weight is
   averaged, a weight stays a closed form of its sums and the global step count.
 
-The step count of the mix is the start's plus every worker's steps. Nothing
+The step count of the mix is the start's plus every worker's steps, but for
+the rows-weighted averages, where it is the start's plus the workers' mean
+steps (W models averaged move as one model whose steps take W rows' mean
+gradient: the contract's mini-batch count, docs/contract.md §7). Nothing
 here runs a kernel: the states are read and written through the arrays a
 pickle keeps (`Learner.__reduce__`), laid out as `model_io` reads them, and
 every weight is read caught up (`Learner.coef`), so the mixed state owes no

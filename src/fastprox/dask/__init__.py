@@ -44,8 +44,9 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         (a tree reduction) into the next model: docs/dask.md. True: the model
         visits the shares one after another, on the workers that hold them, and
         is the single-machine model over the same rows, bit for bit.
-    sync_rows : mix every this many rows per group (default: once per pass). A
-        file resumed in the middle is read again up to where it stopped.
+    sync_rows : mix every this many rows per group (default: once per pass);
+        files only. A file resumed in the middle is read again up to where it
+        stopped.
     classes : every label (default: two, recognized from the first share's rows
         as ``fastprox train`` does; several classes need them).
     n_features, chunk_rows, hash_bits, zero_based : as ``fastprox train``'s
@@ -78,6 +79,9 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     client = client if client is not None else _default_client()
     shares, blocks = _shares(client, data, y, dict(chunk_rows=chunk_rows, n_features=n_features,
                                                    hash_bits=hash_bits, zero_based=zero_based))
+    if blocks is not None and sync_rows is not None:
+        raise ValueError("sync_rows is for files: a Dask collection's groups mix once per pass (cut "
+                         "it into more blocks and give n_workers for smaller groups)")
     passes = params["max_iter"] if passes is None else passes
     if not (isinstance(passes, int) and passes >= 1):
         raise ValueError(f"passes must be a positive integer, not {passes!r}")

@@ -74,8 +74,7 @@ def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futur
         pass_rows, pass_loss, r = 0, 0.0, 0
         while cursors:
             began = time.perf_counter()
-            parts = [_submit(client, _tasks.train_group, model, g, [shares[i] for i in groups[g]], cursor,
-                             sync_rows, kind, data=[data[i] for i in groups[g]] if data else [])
+            parts = [_group(client, model, g, groups[g], shares, data, cursor, sync_rows, kind)
                      for g, cursor in cursors.items()]
             futures.extend(parts)
             wait(parts)
@@ -105,6 +104,19 @@ def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futur
             raise ValueError(f"{', '.join(s.name for s in shares)}: no rows to train on")
         losses.append((pass_loss / pass_rows, pass_rows))
     return Result(model.result(), losses, None, rounds)
+
+
+def _group(client, model, g, members, shares, data, cursor, sync_rows, kind):
+    """The future of group g's contribution to a round: one task streaming its files
+    from ``cursor`` (``sync_rows`` rows, or to their end); for a Dask collection, a
+    chain of tasks, a block each, then its contribution (a pass per round)."""
+    if not data:
+        return client.submit(_tasks.train_group, model, g, [shares[i] for i in members], cursor, sync_rows,
+                             kind, pure=False)
+    trainer = None
+    for i in members:
+        trainer = _submit(client, _tasks.train_block, model, trainer, shares[i], data=[data[i]])
+    return client.submit(_tasks.contribute, model, trainer, g, (len(members), 0), kind, pure=False)
 
 
 def _head(shares, data):

@@ -70,10 +70,7 @@ def train_group(est, group, shares, cursor, limit, kind, *data):
     """A worker's part of a round: from the global model ``est``, train on the
     group's ``shares`` from ``cursor`` (share index, row) for ``limit`` rows (None:
     to the end); its `Contribution` to the mix, with the new cursor."""
-    local = copy.copy(est)
-    local.learner = copy.copy(est.learner)
-    trainer = _trainer(local, None, False)
-    trainer.begin_pass()
+    trainer = _round_trainer(est)
     i, skip = cursor
     while i < len(shares) and (limit is None or trainer.pass_rows < limit):
         trainer.source = shares[i]
@@ -85,8 +82,33 @@ def train_group(est, group, shares, cursor, limit, kind, *data):
             skip += trainer.pass_rows - before
         else:                               # the share ended
             i, skip = i + 1, 0
-    result = contribution(est.learner, local.learner, trainer.pass_rows, trainer.pass_loss, kind)
-    result.cursors = {group: (i, skip)}
+    return contribute(est, trainer, group, (i, skip), kind)
+
+
+def _round_trainer(est):
+    """A trainer of a copy of the global model ``est``, for a round's rows."""
+    local = copy.copy(est)
+    local.learner = copy.copy(est.learner)
+    trainer = _trainer(local, None, False)
+    trainer.begin_pass()
+    return trainer
+
+
+def train_block(est, trainer, share, data):
+    """A group's part of a round over a Dask collection, one block per task (a worker
+    holds the block it trains on): ``trainer`` (None for the group's first block: a
+    copy of the global model ``est``) trains on the block; returned for the next."""
+    trainer = trainer if trainer is not None else _round_trainer(est)
+    trainer.source = share
+    trainer.feed(share.chunks(data))
+    return trainer
+
+
+def contribute(est, trainer, group, cursor, kind):
+    """The group's `Contribution` to the mix: what ``trainer``'s model, trained from
+    the global model ``est`` this round, adds; with the group's new cursor."""
+    result = contribution(est.learner, trainer.est.learner, trainer.pass_rows, trainer.pass_loss, kind)
+    result.cursors = {group: cursor}
     result.seconds = 0.0
     return result
 
