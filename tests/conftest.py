@@ -3,6 +3,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 # The benchmarks and paper reproductions (bench/, not part of the installed
 # package) are imported from the repository's root, as `python -m bench.NAME` does.
 ROOT = str(Path(__file__).resolve().parents[1])
@@ -21,3 +23,23 @@ if os.environ.get("CI") == "true":
 
     settings.register_profile("ci", derandomize=True)
     settings.load_profile("ci")
+
+
+#: The shared data sets (LIBSVM files), next to the repository.
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    """``files(*relative)``: the paths of those files of the shared data directory; a
+    test that needs a missing one fails under CI=true, and is skipped elsewhere."""
+    def files(*relative):
+        paths = [SHARED_DATA / r for r in relative]
+        missing = [str(p) for p in paths if not p.is_file()]
+        if missing:
+            message = f"shared data missing: {', '.join(missing)}"
+            if os.environ.get("CI") == "true":
+                pytest.fail(message)
+            pytest.skip(message)
+        return paths
+    return files

@@ -2,9 +2,7 @@
 predict/info agree with the library, and user mistakes give one line on
 stderr and a non-zero exit status."""
 import itertools
-import os
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +12,6 @@ from fastprox.cli import main
 from fastprox.cli.synthetic import text_like
 from fastprox.model_io import load_model, save_model
 
-DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def run(capsys, *argv):
@@ -43,14 +40,8 @@ def files(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def a9a():
-    train, test = DATA_DIR / "a9a" / "a9a", DATA_DIR / "a9a" / "a9a.t"
-    if not (train.is_file() and test.is_file()):
-        message = f"a9a not found under {DATA_DIR}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return train, test
+def a9a(shared_data):
+    return shared_data("a9a/a9a", "a9a/a9a.t")
 
 
 # --- train --------------------------------------------------------------------

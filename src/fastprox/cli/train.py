@@ -76,7 +76,8 @@ DEFAULT_DATA_BYTES = (24, 1536)
 #: Largest values of the integer options: the C sizes the reader and the kernel
 #: take (beyond them, an OverflowError), the width the reader's largest index.
 _INT_LIMITS = {"passes": sys.maxsize, "chunk_rows": sys.maxsize, "n_features": MAX_INDEX,
-               "batch_size": 2**31 - 1, "rows": sys.maxsize, "hash_bits": 40}    # batch_size: the kernel's C int
+               "batch_size": 2**31 - 1, "rows": sys.maxsize, "hash_bits": 40, "sync_rows": sys.maxsize,
+               "workers": sys.maxsize}    # batch_size: the kernel's C int
 
 # Command-line option -> estimator parameter, for the options passed through.
 ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule", "step": "step",
@@ -147,6 +148,19 @@ def add_arguments(parser):
                           "feature a group)")
     est.add_argument("--group-weights", metavar="FILE",
                      help="group penalties: a text file of one weight d_G >= 0 per group (default: 1)")
+    cluster = parser.add_argument_group("on a Dask cluster (pip install fastprox[dask]; docs/dask.md)")
+    cluster.add_argument("--scheduler", metavar="ADDRESS",
+                         help="train on the Dask cluster whose scheduler is at ADDRESS "
+                              "(tcp://host:8786): its workers read the files (default: this machine)")
+    cluster.add_argument("--sequential", action="store_true",
+                         help="with --scheduler: the model visits the files in turn, the same model as "
+                              "one machine's, bit for bit (default: off: the files are dealt to the "
+                              "workers, which train in parallel, their models mixed each pass)")
+    cluster.add_argument("--sync-rows", type=int, metavar="N",
+                         help="with --scheduler: mix the workers' models every N rows per worker "
+                              "(default: once per pass)")
+    cluster.add_argument("--workers", type=int, metavar="N",
+                         help="with --scheduler: deal the files to N groups (default: the cluster's workers)")
 
 
 def run(args):
@@ -154,13 +168,17 @@ def run(args):
     started = time.perf_counter()
     _check_options(args)            # first: its errors name the flags
     est = StreamModel(args)
-    source = FileSource(args, est) if args.data else DefaultSource(args)
-    est.width_origin = source.width_origin
-    with progress_bar(source.rows * args.passes if source.rows else None, args.quiet) as bar:
-        trainer = Trainer(est, source, Table(None if args.quiet else bar.write_line, _predicts(est)), bar)
-        losses = [trainer.one_pass(source.chunks()) for _ in range(args.passes)]
+    if args.scheduler:
+        from ..dask._cli import train_on_cluster     # imports Dask
+        source, trainer, losses = train_on_cluster(args, est)
+    else:
+        source = FileSource(args, est) if args.data else DefaultSource(args)
+        est.width_origin = source.width_origin
+        with progress_bar(source.rows * args.passes if source.rows else None, args.quiet) as bar:
+            trainer = Trainer(est, source, Table(None if args.quiet else bar.write_line, _predicts(est)), bar)
+            losses = [trainer.one_pass(source.chunks()) for _ in range(args.passes)]
     trained = time.perf_counter()
-    if not args.quiet:
+    if not args.quiet and trainer is not None:      # (a parallel run's table is a line per round)
         summary(trainer.table, trainer.stats, kernel_loss(est.loss), est.classes,
                 est.learner.multinomial, trainer.features)
     test = source.test_chunks()
@@ -226,11 +244,23 @@ class StreamModel:
             self.params["groups"] = read_vector(args.groups, "--groups", int)
         if args.group_weights:
             self.params["group_weights"] = read_vector(args.group_weights, "--group-weights", float)
-        losses = REGRESSION_LOSSES if args.regression else CLASSIFICATION_LOSSES
+        self._setup(args.classes, args.quiet)
+
+    @classmethod
+    def from_params(cls, params, regression, classes=None):
+        """The model of an estimator's ``get_params()`` (fastprox.dask trains it
+        as this command does), checked; ``classes`` as --classes gives them."""
+        model = cls.__new__(cls)
+        model.regression, model.params = regression, dict(params)
+        model._setup(classes, True)
+        return model
+
+    def _setup(self, classes, quiet):
+        losses = REGRESSION_LOSSES if self.regression else CLASSIFICATION_LOSSES
         check_params(SimpleNamespace(**self.params), losses)
         self.loss = self.params["loss"]
-        self.classes = args.classes
-        self.quiet = args.quiet
+        self.classes = classes
+        self.quiet = quiet
         self.learner = None
         #: What sets the model's width, for messages about its size (set by run).
         self.width_origin = None
@@ -347,10 +377,23 @@ class Trainer:
     def one_pass(self, items):
         """Train on one pass of ``items`` ((rows, labels, origin) triples); the pass's
         (mean progressive loss, rows)."""
+        self.begin_pass()
+        self.feed(items)
+        return self.end_pass()
+
+    def begin_pass(self):
         self.pass_rows, self.pass_loss = 0, 0.0
+
+    def feed(self, items):
+        """Train on ``items`` of the pass (a pass may be fed in parts: fastprox.dask's
+        sequential mode feeds each share's on the worker that holds it)."""
         for item in items:
             if item[0].shape[0]:
                 self._add(*item)
+
+    def end_pass(self):
+        """Start a model on the rows still held, if any; the pass's (mean progressive
+        loss, rows)."""
         if self.est.learner is None and self.held:
             self._start()
         if not self.pass_rows:
@@ -471,7 +514,10 @@ def _check_options(args):
         value, option = getattr(args, name), "--" + name.replace("_", "-")
         if value is not None and value > high:
             raise ValueError(f"{option} must be at most {high}, not {value}")
-    for name in ("passes", "chunk_rows", "n_features", "hash_bits"):
+    for name in ("sequential", "sync_rows", "workers"):
+        if getattr(args, name) not in (None, False) and not args.scheduler:
+            raise ValueError(f"--{name.replace('_', '-')} is for training on a cluster: give --scheduler too")
+    for name in ("passes", "chunk_rows", "n_features", "hash_bits", "sync_rows", "workers"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")

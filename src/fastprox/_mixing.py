@@ -1,0 +1,205 @@
+"""Mixing learner states: several learners that started from one model and
+trained on different rows, combined into the next global model (the parallel
+mode of `fastprox.dask`; docs/dask.md says what is mixed for each rule and why
+it is sound).
+
+A worker's result is a `Contribution`: sums over workers that add up in any
+order and grouping (a tree reduction adds them pairwise), of O(model size):
+
+- fobos, scalar schedule, entry-wise or group penalties: the worker's caught-up
+  weights W_{T+1} times its rows, and its rows. The mix is their average
+  weighted by rows (iterative parameter mixing, McDonald et al. 2010).
+- fobos + adagrad: the weights times the worker's own increments of the
+  AdaGrad accumulators G (Vowpal Wabbit's AllReduce weighting, Agarwal et al.
+  2014), those increments, and the rows-weighted sums for the coordinates no
+  worker moved; G becomes the start's G plus every increment (the sum of
+  squared gradients over all rows, as on one machine).
+- rda, ftrl: the increments of the dual sums (s and G; z and n), added to the
+  start's (distributed dual averaging, Duchi et al. 2012): no weight is
+  averaged, a weight stays a closed form of its sums and the global step count.
+
+The step count of the mix is the start's plus every worker's steps, but for
+the rows-weighted averages, where it is the start's plus the workers' mean
+steps (W models averaged move as one model whose steps take W rows' mean
+gradient: the contract's mini-batch count, docs/contract.md §7). Nothing
+here runs a kernel: the states are read and written through the arrays a
+pickle keeps (`Learner.__reduce__`), laid out as `model_io` reads them, and
+every weight is read caught up (`Learner.coef`), so the mixed state owes no
+lazy catch-up. Pure NumPy, no Dask.
+"""
+from ._kernels import Learner
+from ._numpy import np
+from ._rules import PENALTIES
+from .model_io import _adagrad_steps, _layout
+
+#: What a rule mixes: "average" (weights by rows), "adagrad" (weights by G's
+#: increments), "dual" (sums of increments).
+MIXES = ("average", "adagrad", "dual")
+
+
+def mix_kind(update, schedule, penalty, step="gradient"):
+    """How learners of this rule are mixed (MIXES); ValueError for the rules the
+    parallel mode refuses, saying why and what to use instead."""
+    penalty = "none" if penalty is None else penalty
+    if update in ("rda", "ftrl"):
+        return "dual"
+    if schedule == "normalized":
+        why = ("schedule='normalized' cannot be trained in parallel: each worker rescales its weights "
+               "by the largest value it met, so the workers' weights are in different units and their "
+               "accumulators do not add up")
+    elif schedule == "adagrad":
+        return "adagrad"
+    elif PENALTIES[penalty].family == "berhu":
+        why = ("penalty='berhu' under a scalar schedule cannot be trained in parallel: its lazy state "
+               "(the heap of weights in the l2 branch) has no mixed form here")
+    else:
+        return "average"
+    raise ValueError(f"{why}; use schedule='adagrad', or the sequential mode (fit(..., sequential=True), "
+                     f"fastprox train --sequential).")
+
+
+class Contribution:
+    """A worker's share of the next global model, as sums that add up across
+    workers (`__add__`): ``rows`` and ``steps`` taken, the summed progressive
+    ``loss``, the kernel's ``n_ops``, and named arrays of shape (K, d) or (K,)
+    (the intercepts), d the worker's width; adding pads the narrower with the
+    never-touched state (zeros)."""
+
+    def __init__(self, rows, steps, loss, n_ops, arrays, parts=None):
+        self.rows, self.steps, self.loss, self.n_ops, self.arrays = rows, steps, loss, n_ops, arrays
+        self.parts = int(rows > 0) if parts is None else parts      # workers summed that trained
+
+    def __add__(self, other):
+        arrays = {name: _padded_sum(a, other.arrays[name]) for name, a in self.arrays.items()}
+        return Contribution(self.rows + other.rows, self.steps + other.steps, self.loss + other.loss,
+                            self.n_ops + other.n_ops, arrays, self.parts + other.parts)
+
+    @property
+    def nbytes(self):
+        return sum(a.nbytes for a in self.arrays.values())
+
+
+def _padded_sum(a, b):
+    if a.shape != b.shape:
+        width = max(a.shape[-1], b.shape[-1])
+        a, b = (np.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, width - x.shape[-1])]) for x in (a, b))
+    return a + b
+
+
+def total(contributions):
+    """The sum of a non-empty list of contributions."""
+    result = contributions[0]
+    for c in contributions[1:]:
+        result = result + c
+    return result
+
+
+def _fields(learner):
+    """A learner's pickled arrays and scalars, and its fields by name as views into
+    the state: entry fields (K, d), row fields (d,), the intercepts' ``bsum`` and
+    ``bsquares`` (K,): (arrays, scalars, fields, entry names)."""
+    _, args, state = learner.__reduce__()
+    arrays = state["arrays"]
+    scalars = {k: v for k, v in state.items() if k != "arrays"}
+    spec = dict(update=learner.update, schedule=learner.schedule, penalty=learner.penalty,
+                n_outputs=learner.n_outputs, l1_ratio=learner.l1_ratio)
+    st, K = arrays["state"], learner.n_outputs
+    row, entry = _layout(spec, st.shape[1])
+    entries = st[:, len(row):].reshape(st.shape[0], K, len(entry))     # a view: the last axis split
+    fields = {name: entries[:, :, i].T for i, name in enumerate(entry)}
+    fields.update((name, st[:, i]) for i, name in enumerate(row))
+    bstate = arrays["bstate"].reshape(K, -1)
+    fields.update(bsum=bstate[:, 0], bsquares=bstate[:, 1])
+    return args, arrays, scalars, fields, entry
+
+
+def contribution(start, learner, rows, loss, kind):
+    """What ``learner``, trained from ``start`` (the global model it was given) on
+    ``rows`` rows with summed progressive ``loss``, contributes to the mix of this
+    `kind` (`mix_kind`)."""
+    before = _fields(start)[3]
+    now, entry = _fields(learner)[3:]
+
+    def increment(name):            # now minus the start's (zeros beyond the start's width)
+        out = np.array(now[name], dtype=np.float64)
+        out[..., :before[name].shape[-1]] -= before[name]
+        return out
+
+    W, b = learner.coef(), learner.intercept()
+    if kind == "average":
+        arrays = {"w": rows * W, "b": rows * b}
+    elif kind == "adagrad":
+        G, Gb = increment("G"), increment("bsquares")
+        arrays = {"w": rows * W, "b": rows * b, "gw": G * W, "g": G, "gb": Gb * b, "bsquares": Gb}
+    else:
+        arrays = {name: increment(name) for name in entry + ("bsum", "bsquares") if name != "root"}
+    return Contribution(rows, learner.t - start.t, loss, learner.n_ops - start.n_ops,
+                        {k: np.ascontiguousarray(v, dtype=np.float64) for k, v in arrays.items()})
+
+
+def mixed(start, summed, kind):
+    """The next global model, a new Learner: ``start`` (the model every worker
+    began from) moved by ``summed``, the sum of the workers' contributions."""
+    if not summed.rows:             # nobody trained: the model as it was
+        return _copy(start)
+    a = summed.arrays
+    d = max(start.n_features, max(v.shape[-1] for v in a.values() if v.ndim == 2))
+    base = _copy(start)
+    base.grow(d)                    # features a worker met first: never touched before
+    args, arrays, scalars, f, entry = _fields(base)
+    steps = summed.steps if kind != "average" else round(summed.steps / summed.parts)
+    scalars = dict(scalars, t=start.t + steps, n_ops=start.n_ops + summed.n_ops)
+
+    def wide(name):
+        v = a[name]
+        return v if v.shape[-1] == d else np.pad(v, [(0, 0), (0, d - v.shape[-1])])
+
+    if kind == "dual":
+        for name in entry + ("bsum", "bsquares"):
+            if name != "root":
+                f[name] += wide(name) if a[name].ndim == 2 else a[name]
+        if "root" in f:
+            f["root"][...] = np.sqrt(f["n"])
+    else:
+        rows = max(summed.rows, 1)
+        W, b = wide("w") / rows, a["b"] / rows
+        if kind == "adagrad":
+            G, Gb = wide("g"), a["bsquares"]
+            W = np.where(G > 0, wide("gw") / np.where(G > 0, G, 1.0), W)
+            b = np.where(Gb > 0, a["gb"] / np.where(Gb > 0, Gb, 1.0), b)
+            f["G"] += G
+            f["eta"][...] = _adagrad_steps(dict(eta0=base.eta0, delta=base.delta), f["G"])
+            f["t0"][...] = scalars["t"]
+            f["bsquares"] += Gb
+        f["w"][...] = W
+        f["bsum"][...] = b
+        if "P" in f:                # every weight current: stamps at the cumulants' origin
+            f["P"][...] = 1.0
+        if "Q" in f:
+            f["Q"][...] = 0.0
+        scalars.update(P=1.0, Q=0.0, since_rebase=0)
+        if PENALTIES[base.penalty].family == "group":
+            _stamp_groups(base, arrays, W, scalars["t"])
+    learner = Learner(*args)
+    learner.__setstate__({"arrays": arrays, **scalars})
+    return learner
+
+
+def _copy(learner):
+    """An independent copy of a learner (its arrays its own)."""
+    make, args, state = learner.__reduce__()
+    copy = make(*args)
+    copy.__setstate__(state)
+    return copy
+
+
+def _stamp_groups(learner, arrays, W, t):
+    """Group stamps of a model whose every block is current at step t with threshold
+    sum 0 (the catch-up owes nothing), and the group norms squared_group reads."""
+    arrays["gstamp"][...] = t if learner.penalty == "sparse_group" else 0.0
+    norms2 = np.sum(W * W, axis=0)
+    if learner.groups is not None:
+        ids = learner.groups
+        keep = ids >= 0
+        norms2 = np.bincount(ids[keep], weights=norms2[keep], minlength=len(arrays["gnorm"]))
+    arrays["gnorm"][...] = np.sqrt(norms2)

@@ -1,0 +1,147 @@
+"""Train one fastprox model on a Dask cluster, from data where it lies.
+
+``pip install "fastprox[dask]"``; ``import fastprox`` does not import Dask,
+this module does. docs/dask.md describes the modes, what is mixed for each
+update rule and why it is sound, and what is refused.
+
+    from fastprox import ProxClassifier
+    from fastprox.dask import fit
+    clf = fit(ProxClassifier(update="ftrl"), "logs/day-*.svm.gz", passes=3, client=client)
+
+`fit` returns an ordinary fitted ProxClassifier or ProxRegressor (pickle,
+``save_model``, ``predict``; dask_ml's ``ParallelPostFit`` predicts with it
+over a Dask collection, and ``Incremental`` trains it block after block).
+"""
+import sys
+
+from ..cli.stream import CHUNK_ROWS
+from ..cli.train import StreamModel
+from .._mixing import mix_kind
+from ._run import ClusterError, run
+from ._shares import BlockShare, file_shares
+
+__all__ = ["fit", "ClusterError"]
+
+
+def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, sync_rows=None,
+        classes=None, n_features=None, chunk_rows=CHUNK_ROWS, hash_bits=None, zero_based="auto",
+        n_workers=None, progress=False):
+    """Train ``estimator``'s model on a Dask cluster; a fitted copy of it.
+
+    data : a path, a glob pattern or a list of them (LIBSVM files, plain or
+        compressed: each read by the worker its task runs on, chunk by chunk,
+        never through the client); a dask.array of rows (sparse or dense chunks,
+        one chunk across the columns) with ``y`` a dask.array of labels chunked
+        as its rows; or a dask.bag whose items are ``(X, y)`` blocks. The shares
+        are the files, the array's row blocks, or the bag's partitions.
+    client : a ``distributed.Client`` (default: the current one).
+    passes : passes over the data (default: the estimator's max_iter). Rows are
+        visited in the shares' order, never shuffled (as ``fastprox train``).
+    sequential : False (default): the parallel mode. The shares are dealt to
+        ``n_workers`` groups (default: the cluster's workers); each pass, or each
+        ``sync_rows`` rows per group, every group trains its own copy of the
+        current model on its next rows, and the copies are mixed on the cluster
+        (a tree reduction) into the next model: docs/dask.md. True: the model
+        visits the shares one after another, on the workers that hold them, and
+        is the single-machine model over the same rows, bit for bit.
+    sync_rows : mix every this many rows per group (default: once per pass);
+        files only. A file resumed in the middle is read again up to where it
+        stopped.
+    classes : every label (default: two, recognized from the first share's rows
+        as ``fastprox train`` does; several classes need them).
+    n_features, chunk_rows, hash_bits, zero_based : as ``fastprox train``'s
+        --n-features (default: the model grows with the features met),
+        --chunk-rows, --hash-bits and --zero-based, for files.
+    progress : True to print progress on standard error (the sequential mode's
+        progressive validation table, as ``fastprox train``'s; a line per round
+        in parallel mode), or a function taking each line.
+
+    Bad input raises the reader's or the kernel's ValueError naming the file
+    and line (or block and row); a task lost with its worker is run again by
+    Dask on another worker, and past Dask's allowed failures the call raises
+    ClusterError: no model is ever returned without a share.
+    """
+    from ..linear_model import ProxClassifier, ProxRegressor
+    from ..model_io import SavedModel, _estimator
+    if not isinstance(estimator, (ProxClassifier, ProxRegressor)):
+        raise ValueError(f"fastprox.dask.fit trains a ProxClassifier or ProxRegressor, not "
+                         f"{type(estimator).__name__}")
+    params = estimator.get_params()
+    if params.get("class_weight") is not None:
+        raise ValueError("class_weight is not supported on a cluster: weigh the rows' classes in the "
+                         "data, or train on one machine")
+    regression = isinstance(estimator, ProxRegressor)
+    est = StreamModel.from_params(params, regression, None if classes is None else
+                                  sorted({float(c) for c in classes}))
+    est.width_origin = "the largest feature index in the data"
+    if not sequential:
+        mix_kind(params["update"], params["schedule"], params["penalty"])
+    client = client if client is not None else _default_client()
+    shares, blocks = _shares(client, data, y, dict(chunk_rows=chunk_rows, n_features=n_features,
+                                                   hash_bits=hash_bits, zero_based=zero_based))
+    if blocks is not None and sync_rows is not None:
+        raise ValueError("sync_rows is for files: a Dask collection's groups mix once per pass (cut "
+                         "it into more blocks and give n_workers for smaller groups)")
+    passes = params["max_iter"] if passes is None else passes
+    if not (isinstance(passes, int) and passes >= 1):
+        raise ValueError(f"passes must be a positive integer, not {passes!r}")
+    if sync_rows is not None and not (isinstance(sync_rows, int) and sync_rows >= 1):
+        raise ValueError(f"sync_rows must be None or a positive integer, not {sync_rows!r}")
+    n_workers = n_workers or max(1, len(client.scheduler_info()["workers"]))
+    result = run(client, est, shares, blocks, passes, sequential, sync_rows, n_workers, _say(progress))
+    model = result.est
+    learner = model.learner
+    rows = sum(n for _, n in result.losses)
+    fitted = {"n_features_in_": learner.n_features, "t_": learner.t, "n_iter_": passes,
+              "progressive_loss_": sum(loss * n for loss, n in result.losses) / max(rows, 1),
+              "sparse_coef": False}
+    out_classes = None
+    if not regression:
+        import numpy as np
+        out_classes = np.asarray(sorted(classes) if classes is not None else model.classes)
+    fitted_est = _estimator(SavedModel(type(estimator).__name__, params, learner, fitted, out_classes,
+                                       None), None)
+    fitted_est.cluster_rounds_ = result.rounds
+    return fitted_est
+
+
+def _default_client():
+    from distributed import get_client
+    try:
+        return get_client()
+    except ValueError:
+        raise ValueError("no Dask client: pass client=, or create a distributed.Client first") from None
+
+
+def _shares(client, data, y, reading):
+    """(shares, their data as Delayed blocks, or None) for files, a dask.array or a dask.bag."""
+    import dask.array as da
+    import dask.bag as db
+    if isinstance(data, da.Array):
+        if y is None:
+            raise ValueError("a dask.array X needs y, a dask.array of labels chunked as X's rows")
+        if data.ndim != 2 or len(data.chunks[1]) != 1:
+            data = data.rechunk({1: -1})
+        y = da.asarray(y).rechunk({0: data.chunks[0]})
+        blocks = [_pair(X, yb) for X, yb in zip(data.to_delayed()[:, 0], y.to_delayed())]
+        return [BlockShare(data.name, i, n) for i, n in enumerate(data.chunks[0])], blocks
+    if isinstance(data, db.Bag):
+        parts = data.to_delayed()
+        return [BlockShare(data.name, i) for i in range(len(parts))], parts
+    if y is not None:
+        raise ValueError("y is read from the files' labels: pass y only with a dask.array X")
+    return file_shares(data, **reading), None
+
+
+def _pair(X, y):
+    from dask import delayed
+    return delayed(tuple)([X, y])
+
+
+def _say(progress):
+    """progress -> a function taking a line (or doing nothing)."""
+    if callable(progress):
+        return progress
+    if progress:
+        return lambda line: print(line, file=sys.stderr, flush=True)
+    return lambda line: None

@@ -1,0 +1,51 @@
+"""``fastprox train --scheduler ADDRESS``: the command's training on a Dask cluster;
+the rest of the command (test metrics, the saved model, the report) is the
+same as on one machine."""
+from ..cli.progress import NoBar
+from ..cli.stream import check_readable, labelled_chunks
+from ..cli.train import _fixed_width
+from ..libsvm import read_once, source_name
+from ._run import run
+from ._shares import file_shares
+
+
+class ClusterSource:
+    """What the command reads besides the training files: their name, the test file
+    (read here, on the client, as `fastprox predict` reads)."""
+
+    def __init__(self, args):
+        self.name = ", ".join(map(source_name, args.data))
+        self.test_path, self.test_name = args.test, args.test and source_name(args.test)
+        self.chunk_rows, self.bits = args.chunk_rows, args.hash_bits
+        self.zero_based = True if args.zero_based else "auto"
+
+    def test_chunks(self):
+        if self.test_path is None:
+            return None
+        return labelled_chunks(self.test_path, self.chunk_rows, self.bits, self.zero_based)
+
+
+def train_on_cluster(args, est):
+    """Train ``est`` (the command's StreamModel) on the cluster at ``args.scheduler``:
+    (source, the sequential mode's trainer or None, each pass's (mean loss, rows))."""
+    if not args.data:
+        raise ValueError("--scheduler trains on files that the workers read: give DATA")
+    once = [source_name(p) for p in args.data if read_once(p)]
+    if once:
+        raise ValueError(f"--scheduler: {', '.join(once)} can be read only here (standard input, a pipe), "
+                         f"not by the cluster's workers: give files")
+    if args.test:
+        check_readable([args.test])
+    source = ClusterSource(args)
+    n_features, est.width_origin = _fixed_width(args, est.params, source.name)
+    shares = file_shares(args.data, chunk_rows=args.chunk_rows, n_features=n_features,
+                         hash_bits=args.hash_bits, zero_based=True if args.zero_based else "auto")
+    say = (lambda line: None) if args.quiet else NoBar().write_line
+    from distributed import Client
+    with Client(args.scheduler, timeout="20s") as client:
+        workers = args.workers or max(1, len(client.scheduler_info()["workers"]))
+        result = run(client, est, shares, None, args.passes, args.sequential, args.sync_rows, workers, say)
+    est.learner, est.classes = result.est.learner, result.est.classes
+    if result.trainer is not None:
+        result.trainer.table.write = say
+    return source, result.trainer, result.losses

@@ -1,0 +1,151 @@
+"""The client's side of a cluster run: the tasks of each round submitted, their
+contributions added by a tree reduction on the cluster, the mixed model kept
+there for the next round; or, in sequential mode, one task per share in turn,
+the model moving from worker to worker. The client downloads the model once, at
+the end, and prints progress as rounds (or shares) finish.
+"""
+import time
+
+from distributed import KilledWorker, wait
+
+from .._core import AUTO_ROWS
+from .._mixing import mix_kind
+from . import _tasks
+from ._shares import deal
+
+
+class ClusterError(ConnectionError):
+    """The cluster could not finish a run (a share's task failed on every worker
+    Dask tried): no model is returned."""
+
+
+class Result:
+    """A finished run: the model (a StreamModel: kernel, parameters, classes), each
+    pass's (mean progressive loss, rows), the sequential mode's trainer (its
+    progress table and label statistics; None in parallel mode) and the rounds'
+    records (rows, seconds, mixing time and bytes)."""
+
+    def __init__(self, est, losses, trainer=None, rounds=()):
+        self.est, self.losses, self.trainer, self.rounds = est, losses, trainer, list(rounds)
+
+
+def run(client, est, shares, data, passes, sequential, sync_rows, n_groups, say):
+    """Train ``est`` (a StreamModel not started) on ``shares`` (their data futures
+    ``data``, or None for files) on ``client``; ``say(line)`` reports progress."""
+    futures = []
+    try:
+        if sequential:
+            return _sequential(client, est, shares, data, passes, say, futures)
+        return _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futures)
+    except KilledWorker as e:
+        raise ClusterError(f"a task of the run was lost with the workers that ran it ({e}); no model "
+                           f"was returned: check the workers' memory and logs") from None
+    finally:
+        client.cancel(futures)
+
+
+def _sequential(client, est, shares, data, passes, say, futures):
+    trainer = None
+    reports = []
+    for p in range(passes):
+        for k, share in enumerate(shares):
+            trainer = _submit(client, _tasks.train_in_turn, trainer, est, share, k == 0,
+                              k == len(shares) - 1, data=[data[k]] if data else [])
+            futures.append(trainer)
+            reports.append(client.submit(_tasks.progress, trainer, 0, pure=False))
+    seen = 0
+    for report in reports:          # as each share finishes (the chain is in order)
+        lines, _ = report.result()
+        for line in lines[seen:]:
+            say(line)
+        seen = max(seen, len(lines))
+    trainer = trainer.result()
+    return Result(trainer.est, trainer.losses, trainer)
+
+
+def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futures):
+    kind = mix_kind(est.params["update"], est.params["schedule"], est.params["penalty"])
+    groups = deal(shares, n_groups)
+    model = _submit(client, _tasks.start, est, shares, data=_head(shares, data))
+    futures.append(model)
+    losses, rounds = [], []
+    for p in range(passes):
+        cursors = {g: (0, 0) for g in range(len(groups))}
+        pass_rows, pass_loss, r = 0, 0.0, 0
+        while cursors:
+            began = time.perf_counter()
+            parts = [_group(client, model, g, groups[g], shares, data, cursor, sync_rows, kind)
+                     for g, cursor in cursors.items()]
+            futures.extend(parts)
+            wait(parts)
+            trained = time.perf_counter()
+            summed = _tree(client, parts, futures)
+            model = client.submit(_tasks.mix, model, summed, kind, pure=False)
+            info = client.submit(_tasks.summary, summed, pure=False)
+            futures += [model, info]
+            info = info.result()
+            wait(model)
+            if model.status == "error":
+                model.result()      # raises the mixing task's error
+            mixed = time.perf_counter()
+            r += 1
+            pass_rows += info["rows"]
+            pass_loss += info["loss"]
+            cursors = {g: c for g, c in info["cursors"].items() if c[0] < len(groups[g])}
+            record = dict(pass_=p + 1, round=r, workers=len(parts), rows=info["rows"],
+                          train_seconds=trained - began, mix_seconds=mixed - trained,
+                          mix_bytes=info["nbytes"] * len(parts))
+            rounds.append(record)
+            say(f"pass {p + 1}/{passes}, round {r}: {len(parts)} worker(s), {info['rows']:,} rows "
+                f"({pass_rows:,} this pass), progressive loss {info['loss'] / max(info['rows'], 1):.6f}, "
+                f"train {record['train_seconds']:.2f} s, mix {record['mix_seconds']:.3f} s")
+            futures[:] = [model]
+        if not pass_rows:
+            raise ValueError(f"{', '.join(s.name for s in shares)}: no rows to train on")
+        losses.append((pass_loss / pass_rows, pass_rows))
+    return Result(model.result(), losses, None, rounds)
+
+
+def _group(client, model, g, members, shares, data, cursor, sync_rows, kind):
+    """The future of group g's contribution to a round: one task streaming its files
+    from ``cursor`` (``sync_rows`` rows, or to their end); for a Dask collection, a
+    chain of tasks, a block each, then its contribution (a pass per round)."""
+    if not data:
+        return client.submit(_tasks.train_group, model, g, [shares[i] for i in members], cursor, sync_rows,
+                             kind, pure=False)
+    trainer = None
+    for i in members:
+        trainer = _submit(client, _tasks.train_block, model, trainer, shares[i], data=[data[i]])
+    return client.submit(_tasks.contribute, model, trainer, g, (len(members), 0), kind, pure=False)
+
+
+def _head(shares, data):
+    """The first blocks of a Dask collection that hold AUTO_ROWS rows (all of them if
+    their sizes are unknown, up to 16), which `_tasks.start` reads; none for files."""
+    if not data:
+        return []
+    rows, k = 0, 0
+    while k < min(len(shares), 16) and rows < AUTO_ROWS:
+        rows += shares[k].size or 0
+        k += 1
+    return data[:k]
+
+
+def _submit(client, func, *args, data=()):
+    """A future of ``func(*args, *data)`` on the cluster; ``data``, blocks of a Dask
+    collection (Delayed), are computed as the task's inputs, on demand, and
+    released after it: a worker holds the blocks its running tasks read."""
+    if not data:
+        return client.submit(func, *args, pure=False)
+    from dask import delayed
+    return client.compute(delayed(func, pure=False)(*args, *data))
+
+
+def _tree(client, parts, futures, fan_in=2):
+    """The sum of the contributions ``parts`` by a tree of additions on the cluster
+    (depth ceil(log_fan_in(len(parts))))."""
+    while len(parts) > 1:
+        parts = [client.submit(_tasks.add, *parts[i:i + fan_in], pure=False) if len(parts[i:i + fan_in]) > 1
+                 else parts[i] for i in range(0, len(parts), fan_in)]
+        futures.extend(parts)
+    return parts[0]

@@ -1,0 +1,146 @@
+"""The data of a cluster run as shares: what one task reads, on the worker that
+runs it, a chunk at a time (memory: the model and a chunk or two).
+
+A `FileShare` is a LIBSVM file (plain or compressed), read by the worker with
+fastprox's streaming reader (`iter_chunks`), never through the client. A
+`BlockShare` is one block of a Dask collection (a row block of a dask.array,
+sparse or dense, with its labels, or a partition of a bag of ``(X, y)``
+blocks): its data arrive with the task, as Dask moves them. Both yield the
+triples `fastprox.cli.train.Trainer` trains on, ``(rows, labels, origin)``, and
+name a row's place for errors (``locator``): a file's line, a block's row.
+"""
+import glob
+import os
+
+from .._numpy import np
+from ..cli.stream import CHUNK_ROWS, hashed, locate, pumped, read_ahead
+from ..libsvm import Chunk, iter_chunks, source_name
+
+
+class FileShare:
+    """A LIBSVM file, read where the task runs."""
+
+    def __init__(self, path, chunk_rows=CHUNK_ROWS, n_features=None, hash_bits=None, zero_based="auto"):
+        self.path, self.chunk_rows, self.n_features = os.fspath(path), chunk_rows, n_features
+        self.hash_bits, self.zero_based = hash_bits, zero_based
+        self.name = source_name(self.path)
+
+    @property
+    def size(self):
+        """Bytes on disk (compressed files count as stored): the share's weight when
+        shares are dealt to workers."""
+        try:
+            return os.path.getsize(self.path)
+        except OSError:
+            return 0
+
+    def chunks(self, data=None):
+        """(chunk, labels, first row) of the file, read ahead by a thread as `fastprox
+        train` reads (the parser and the kernel overlap)."""
+        return read_ahead(self._read())
+
+    def _read(self):
+        row = 0
+        with pumped(self.path) as source:
+            for chunk in iter_chunks(source, chunk_rows=self.chunk_rows, n_features=self.n_features,
+                                     zero_based=self.zero_based):
+                yield hashed(chunk, self.hash_bits), chunk.y, row
+                row += chunk.shape[0]
+
+    def locator(self, row):
+        """``where(i)``: "FILE:LINE" of the chunk's row i (the chunk starting at data row ``row``)."""
+        return lambda i: locate(self.path, row + i + 1)
+
+
+class BlockShare:
+    """Block ``index`` of a Dask collection named ``name``: a (X, y) pair (X a
+    scipy matrix or a dense array) or a list of such pairs (a bag's partition)."""
+
+    def __init__(self, name, index, size=0):
+        self.name, self.index, self.size = f"{name} block {index}", index, size
+
+    def chunks(self, data):
+        row = 0
+        for X, y in ([data] if isinstance(data, tuple) else data):
+            X, y = _csr(X), np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+            if X.shape[0] != len(y):
+                raise ValueError(f"{self.name}: X has {X.shape[0]} rows but y has {len(y)} labels")
+            yield X, y, row
+            row += X.shape[0]
+
+    def locator(self, row):
+        return lambda i: f"{self.name}: row {row + i + 1}"
+
+
+def _csr(X):
+    """A block's rows as a canonical float CSR matrix (scipy imported only here)."""
+    import scipy.sparse as sp
+    X = sp.csr_matrix(X) if not (sp.issparse(X) and X.format == "csr") else X
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+class Window:
+    """The triples of ``items`` for the rows [skip, skip + limit) of a share
+    (``limit`` None: to its end), chunks cut where the range cuts them; after the
+    iteration, ``more`` says whether the share has rows beyond it (found by parsing
+    at most one chunk more). A share resumed at row ``skip`` is read again up to
+    there (parsed, not trained on)."""
+
+    def __init__(self, items, skip, limit):
+        self.items, self.skip, self.limit, self.more = items, skip, limit, False
+
+    def __iter__(self):
+        seen, skip, limit = 0, self.skip, self.limit
+        items = iter(self.items)
+        for X, y, row in items:
+            n = X.shape[0]
+            a, b = max(skip - seen, 0), n if limit is None else min(n, skip + limit - seen)
+            seen += n
+            if a < b:
+                yield (X, y, row) if (a, b) == (0, n) else (_rows(X, a, b), y[a:b], row + a)
+            if limit is not None and seen >= skip + limit:
+                self.more = b < n or next(items, None) is not None
+                return
+
+
+def _rows(X, a, b):
+    """Rows [a, b) of a CSR matrix or a reader's Chunk."""
+    if not isinstance(X, Chunk):
+        return X[a:b]
+    indptr = np.asarray(X.indptr)
+    lo, hi = indptr[a], indptr[b]
+    return Chunk(np.asarray(X.data)[lo:hi], np.asarray(X.indices)[lo:hi], indptr[a:b + 1] - lo,
+                 np.asarray(X.y)[a:b], np.asarray(X.qids)[a:b], X.shape[1])
+
+
+def file_shares(paths, **reading):
+    """FileShares of a path, a glob pattern or a list of them, in order (a pattern's
+    matches sorted, found on the client: a pattern that matches nothing raises
+    FileNotFoundError now). Paths are not opened here: the workers read them, and
+    a file a worker cannot open fails its task with the usual OSError."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    found = []
+    for path in map(os.fspath, paths):
+        matches = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
+        if not matches:
+            raise FileNotFoundError(2, "no file matches this pattern", path)
+        found += matches
+    return [FileShare(path, **reading) for path in found]
+
+
+def deal(shares, n_groups):
+    """The shares dealt to ``n_groups`` groups of about equal size (largest first,
+    each to the lightest group), each group keeping the shares' order."""
+    n_groups = max(1, min(n_groups, len(shares)))
+    loads, groups = [0] * n_groups, [[] for _ in range(n_groups)]
+    for i in sorted(range(len(shares)), key=lambda i: -max(shares[i].size, 1)):
+        g = loads.index(min(loads))
+        groups[g].append(i)
+        loads[g] += max(shares[i].size, 1)
+    return [sorted(g) for g in groups]

@@ -1,0 +1,162 @@
+"""What runs on the workers: module-level functions of picklable arguments, each
+a pure function of its inputs (Dask may run a task again, on another worker,
+when the worker that held it or its result dies; it then computes the same).
+
+The model travels as a `fastprox.cli.train.StreamModel` (the parameters, the
+classes, the kernel), trained by `fastprox train`'s own `Trainer`: the same
+label checks, growth, chunking and error messages naming a file's line.
+"""
+import copy
+import time
+
+from .._core import AUTO_ROWS
+from .._mixing import contribution, mixed
+from .._validation import kernel_arrays
+from ..cli.labels import LABEL_BUFFER_BYTES
+from ..cli.progress import NoBar, Table
+from ..cli.train import Trainer, _predicts
+from ._shares import Window
+
+
+class Lines:
+    """A progress table's ``write``: the lines kept, for the client to print."""
+
+    def __init__(self):
+        self.lines = []
+
+    def __call__(self, text):
+        self.lines.append(text)
+
+
+def _trainer(est, share, lines):
+    return Trainer(est, share, Table(Lines() if lines else None, _predicts(est)), NoBar())
+
+
+def start(est, shares, *data):
+    """The global model at step 0, from the first rows of the shares (in order) as
+    one machine starts it: "auto" steps from the first AUTO_ROWS rows, the classes
+    (unless given) recognized from their labels (cli.labels: two, the larger
+    positive; a lone label by the conventions), the width of those rows.
+    ``data``: the first shares' blocks (Dask collections), as many as given."""
+    est = copy.copy(est)
+    trainer = _trainer(est, shares[0], False)
+    held, rows, nbytes = [], 0, 0
+    for k, share in enumerate(shares[:len(data)] if data else shares):
+        for X, y, row in share.chunks(data[k] if data else None):
+            if trainer.classes is not None:
+                trainer.classes.meet(y, share.locator(row))
+            held.append(X)
+            rows += X.shape[0]
+            nbytes += sum(memoryview(a).nbytes for a in kernel_arrays(X))
+            settled = trainer.classes is None or trainer.classes.settled
+            if (rows >= AUTO_ROWS and settled) or nbytes >= LABEL_BUFFER_BYTES:
+                break
+        else:
+            continue
+        break
+    name = ", ".join(s.name for s in shares[:3]) + (", ..." if len(shares) > 3 else "")
+    if not rows:
+        raise ValueError(f"{name}: no rows to train on")
+    if trainer.classes is not None and not trainer.classes.settled:
+        trainer.classes.fall_back(name, rows)
+    outputs = 1 if trainer.classes is None else trainer.classes.n_outputs
+    est.start(max(X.shape[1] for X in held), outputs, held)
+    if trainer.classes is not None:
+        est.classes = trainer.classes.final()
+    return est
+
+
+def train_group(est, group, shares, cursor, limit, kind, *data):
+    """A worker's part of a round: from the global model ``est``, train on the
+    group's ``shares`` from ``cursor`` (share index, row) for ``limit`` rows (None:
+    to the end); its `Contribution` to the mix, with the new cursor."""
+    trainer = _round_trainer(est)
+    i, skip = cursor
+    while i < len(shares) and (limit is None or trainer.pass_rows < limit):
+        trainer.source = shares[i]
+        before = trainer.pass_rows
+        window = Window(shares[i].chunks(data[i] if data else None), skip,
+                        None if limit is None else limit - before)
+        trainer.feed(window)
+        if window.more:
+            skip += trainer.pass_rows - before
+        else:                               # the share ended
+            i, skip = i + 1, 0
+    return contribute(est, trainer, group, (i, skip), kind)
+
+
+def _round_trainer(est):
+    """A trainer of a copy of the global model ``est``, for a round's rows."""
+    local = copy.copy(est)
+    local.learner = copy.copy(est.learner)
+    trainer = _trainer(local, None, False)
+    trainer.begin_pass()
+    return trainer
+
+
+def train_block(est, trainer, share, data):
+    """A group's part of a round over a Dask collection, one block per task (a worker
+    holds the block it trains on): ``trainer`` (None for the group's first block: a
+    copy of the global model ``est``) trains on the block; returned for the next."""
+    trainer = trainer if trainer is not None else _round_trainer(est)
+    trainer.source = share
+    trainer.feed(share.chunks(data))
+    return trainer
+
+
+def contribute(est, trainer, group, cursor, kind):
+    """The group's `Contribution` to the mix: what ``trainer``'s model, trained from
+    the global model ``est`` this round, adds; with the group's new cursor."""
+    result = contribution(est.learner, trainer.est.learner, trainer.pass_rows, trainer.pass_loss, kind)
+    result.cursors = {group: cursor}
+    result.seconds = 0.0
+    return result
+
+
+def add(*contributions):
+    """The sum of contributions (a node of the tree reduction), their cursors joined."""
+    started = time.perf_counter()
+    result = contributions[0]
+    for c in contributions[1:]:
+        cursors = {**result.cursors, **c.cursors}
+        seconds = max(result.seconds, c.seconds)
+        result = result + c
+        result.cursors, result.seconds = cursors, seconds
+    result.seconds += time.perf_counter() - started
+    return result
+
+
+def mix(est, summed, kind):
+    """The next global model: ``est`` with the mixed kernel."""
+    out = copy.copy(est)
+    out.learner = mixed(est.learner, summed, kind)
+    return out
+
+
+def summary(summed):
+    """What the client prints and schedules by: rows, steps, summed loss, cursors,
+    the bytes of one contribution, the slowest path's adding time."""
+    return dict(rows=summed.rows, steps=summed.steps, loss=summed.loss, cursors=summed.cursors,
+                nbytes=summed.nbytes, seconds=summed.seconds)
+
+
+def train_in_turn(trainer, est, share, first, last, data=None):
+    """Sequential mode: the trainer (None: a new one, for ``est``) takes the share's
+    rows where they are, as `fastprox train` takes a file's: the same model, bit
+    for bit, as one machine reading the shares in this order. ``first`` and
+    ``last`` mark the pass's first and last shares."""
+    if trainer is None:
+        trainer = _trainer(copy.copy(est), share, True)
+        trainer.losses = []
+    trainer.source = share
+    if first:
+        trainer.begin_pass()
+    trainer.feed(share.chunks(data))
+    if last:
+        trainer.losses.append(trainer.end_pass())
+    return trainer
+
+
+def progress(trainer, seen):
+    """The progress table's lines after the first ``seen``, and the rows so far."""
+    return trainer.table.write.lines[seen:], trainer.table.rows

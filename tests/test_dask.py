@@ -1,0 +1,369 @@
+"""fastprox.dask on a real cluster: a distributed.LocalCluster of two worker
+processes (one thread each), made once for the module; small data, each test
+a few seconds at most."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import cloudpickle
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dask.array as da
+import dask.bag as db
+from distributed import Client, LocalCluster
+
+from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm, load_model
+from fastprox._core import run_passes
+from fastprox._mixing import _copy, contribution, mix_kind, mixed, total
+from fastprox._rules import RULES
+from fastprox.cli import main
+from fastprox.cli.train import Trainer
+from fastprox.dask import ClusterError, fit
+
+#: Test accuracy of the parallel mode (2 workers) after 3 passes against one
+#: machine's 3 passes over the same rows, on the small sets below (10,000 rows a
+#: pass): at most this many points lower. Rules with AdaGrad's steps (fobos +
+#: adagrad, rda + adagrad, ftrl) reach one machine's accuracy in a few passes;
+#: under a scalar schedule (invsqrt) a mix of W models moves about as far as one
+#: model on 1/W of the rows, so their passes count less (docs/dask.md).
+PARALLEL_MARGIN = {"adagrad": 1.5, "invsqrt": 8.0}
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])    # client.run's functions, by value
+
+
+@pytest.fixture(scope="module")
+def client():
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, \
+            Client(cluster) as c:
+        yield c
+
+
+def _problem(n=12_000, d=300, seed=0, classes=2):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.03, format="csr", random_state=rng)
+    scores = X @ rng.normal(size=(d, classes))
+    y = np.where(scores[:, 0] > 0, 1, -1) if classes == 2 else np.argmax(scores, axis=1) + 1
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Four training files (the last gzip-compressed) and a test file."""
+    d = tmp_path_factory.mktemp("dask")
+    X, y = _problem()
+    paths = []
+    for i in range(4):
+        path = d / (f"part{i}.svm" + (".gz" if i == 3 else ""))
+        dump_libsvm(X[i * 2500:(i + 1) * 2500], y[i * 2500:(i + 1) * 2500], path)
+        paths.append(str(path))
+    dump_libsvm(X[10_000:], y[10_000:], d / "test.svm")
+    return paths, str(d / "test.svm")
+
+
+@pytest.fixture(scope="module")
+def multiclass_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("dask3")
+    X, y = _problem(seed=1, classes=3)
+    paths = []
+    for i in range(2):
+        paths.append(str(d / f"m{i}.svm"))
+        dump_libsvm(X[i * 5000:(i + 1) * 5000], y[i * 5000:(i + 1) * 5000], paths[-1])
+    dump_libsvm(X[10_000:], y[10_000:], d / "test.svm")
+    return paths, str(d / "test.svm")
+
+
+def _single(tmp_path, paths, *options):
+    """One machine's `fastprox train` on the files: the model it saves."""
+    model = tmp_path / "single.npz"
+    assert main(["train", *paths, "--model", str(model), "--quiet", *options]) == 0
+    return load_model(model)
+
+
+def _same_bits(a, b):
+    return a.coef_.tobytes() == b.coef_.tobytes() and a.intercept_.tobytes() == b.intercept_.tobytes()
+
+
+def _score(est, test):
+    X, y = load_libsvm(test, n_features=est.n_features_in_)
+    return est.score(X, y)
+
+
+# --- import ------------------------------------------------------------------------
+
+def test_import_fastprox_imports_no_dask():
+    code = ("import sys, fastprox; fastprox.ProxClassifier; import fastprox.cli.train, fastprox.model_io; "
+            "assert not {'dask', 'distributed'} & set(sys.modules), sorted(sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- sequential mode: the single-machine model, bit for bit ---------------------------
+
+@pytest.mark.parametrize("options", [
+    {}, {"update": "rda"}, {"update": "ftrl", "alpha": 1e-4},
+    {"schedule": "invsqrt", "penalty": "elasticnet"}, {"schedule": "normalized"},
+], ids=lambda o: "-".join(map(str, o.values())) or "defaults")
+def test_sequential_is_the_single_machine_model(client, files, tmp_path, options):
+    paths, _ = files
+    est = fit(ProxClassifier(**options), paths, client=client, sequential=True, passes=2)
+    cli = [x for k, v in options.items() for x in (f"--{k.replace('_', '-')}", str(v))]
+    single = _single(tmp_path, paths, "--passes", "2", *cli)
+    assert _same_bits(est, single)
+    assert est.t_ == single.t_ == 20_000
+
+
+def test_sequential_multiclass_and_regression(client, multiclass_files, files, tmp_path):
+    paths, _ = multiclass_files
+    est = fit(ProxClassifier(multi_class="multinomial", penalty="l1_l2", schedule="invsqrt"), paths,
+              client=client, sequential=True, classes=[1, 2, 3])
+    assert _same_bits(est, _single(tmp_path, paths, "--classes", "1,2,3", "--multi-class", "multinomial",
+                                   "--penalty", "l1_l2", "--schedule", "invsqrt"))
+    assert list(est.classes_) == [1, 2, 3]
+    reg = fit(ProxRegressor(), files[0], client=client, sequential=True)
+    assert _same_bits(reg, _single(tmp_path, files[0], "--regression"))
+
+
+# --- parallel mode ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("options", [
+    {}, {"schedule": "invsqrt"}, {"update": "rda"}, {"update": "rda", "schedule": "invsqrt"},
+    {"update": "ftrl"}, {"schedule": "invsqrt", "penalty": "l1_l2", "alpha": 1e-5},
+], ids=lambda o: "-".join(map(str, o.values())) or "defaults")
+def test_parallel_accuracy_within_the_margin(client, files, tmp_path, options):
+    paths, test = files
+    est = fit(ProxClassifier(**options), paths, client=client, passes=3)
+    cli = [x for k, v in options.items() for x in (f"--{k.replace('_', '-')}", str(v))]
+    single = _single(tmp_path, paths, "--passes", "3", *cli)
+    assert sum(r["rows"] for r in est.cluster_rounds_) == single.t_ == 30_000   # no share missing
+    margin = PARALLEL_MARGIN[options.get("schedule", "adagrad")]
+    assert 100 * (_score(est, test) - _score(single, test)) >= -margin
+    assert [r["workers"] for r in est.cluster_rounds_] == [2, 2, 2]
+
+
+def test_parallel_multiclass(client, multiclass_files, tmp_path):
+    paths, test = multiclass_files
+    for options in ([], ["--multi-class", "multinomial"]):
+        est = fit(ProxClassifier(multi_class=options[1] if options else "ovr"), paths, client=client,
+                  passes=3, classes=[1, 2, 3])
+        single = _single(tmp_path, paths, "--passes", "3", "--classes", "1,2,3", *options)
+        assert 100 * (_score(est, test) - _score(single, test)) >= -PARALLEL_MARGIN["adagrad"]
+
+
+def test_parallel_sync_rows(client, files):
+    paths, test = files
+    est = fit(ProxClassifier(), paths, client=client, passes=1, sync_rows=1000)
+    rounds = est.cluster_rounds_
+    assert len(rounds) == 5 and sum(r["rows"] for r in rounds) == 10_000 and est.t_ == 10_000
+    assert _score(est, test) > 0.8
+
+
+def test_parallel_refuses_what_it_cannot_mix(client, files):
+    for params in ({"schedule": "normalized"}, {"schedule": "invsqrt", "penalty": "berhu"}):
+        with pytest.raises(ValueError, match="cannot be trained in parallel.*sequential mode"):
+            fit(ProxClassifier(**params), files[0], client=client)
+
+
+def test_one_worker_is_the_single_machine_model_to_rounding(client, files, tmp_path):
+    """A mix of one worker is that worker's model: with n_workers=1 the parallel mode
+    is one machine's training, the state rebuilt each pass."""
+    paths, _ = files
+    est = fit(ProxClassifier(update="ftrl"), paths, client=client, passes=2, n_workers=1)
+    single = _single(tmp_path, paths, "--passes", "2", "--update", "ftrl")
+    np.testing.assert_allclose(est.coef_, single.coef_, rtol=1e-9, atol=1e-12)
+
+
+# --- mixing, without a cluster ----------------------------------------------------------
+
+def _learners(rule, classes=2, seed=0):
+    X, y = _problem(2000, 60, seed, classes)
+    est = ProxClassifier(update=rule.update, schedule=rule.schedule, penalty=rule.penalty, alpha=1e-3)
+    est.partial_fit(X[:1000], y[:1000], classes=np.unique(y))
+    return est, X[1000:], y[1000:]
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.schedule != "normalized" and not (
+    r.penalty == "berhu" and r.schedule != "adagrad")], ids=lambda r: f"{r.update}-{r.schedule}-{r.penalty}")
+def test_mixing_two_workers(rule):
+    """Two copies of one model trained on two halves: the mix is the rows-weighted mean
+    of their weights (scalar fobos), or sums the dual states' increments (rda, ftrl),
+    and continues training as a learner of that state would."""
+    est, X, y = _learners(rule)
+    kind = mix_kind(rule.update, rule.schedule, rule.penalty)
+    start = est._learner
+    target = est._encode(y, None, False)[0]
+    workers = []
+    for part in (slice(0, 300), slice(300, 1000)):
+        learner = _copy(start)
+        run_passes(learner, X[part], target[part], None, 1)
+        workers.append(learner)
+    contributions = [contribution(start, w, 300 if i == 0 else 700, 0.0, kind) for i, w in enumerate(workers)]
+    m = mixed(start, total(contributions), kind)
+    assert m.t == start.t + (500 if kind == "average" else 1000)     # the mean steps, or all of them
+    if kind == "average":
+        expected = (300 * workers[0].coef() + 700 * workers[1].coef()) / 1000
+        np.testing.assert_allclose(m.coef(), expected, rtol=1e-12, atol=1e-15)
+    if kind == "dual":
+        state, s0 = (a.__getstate__()["arrays"]["state"] for a in (m, start))
+        parts = [w.__getstate__()["arrays"]["state"] for w in workers]
+        np.testing.assert_allclose(state[:, 0], parts[0][:, 0] + parts[1][:, 0] - s0[:, 0], atol=1e-12)
+    run_passes(m, X[:100], target[:100], None, 1)        # a state the kernel trains on
+    assert np.all(np.isfinite(m.coef()))
+
+
+# --- inputs: Dask collections -----------------------------------------------------------
+
+def test_dask_array_sequential_equals_partial_fit(client):
+    X, y = _problem(6000, 100, 3)
+    dense = X.toarray()
+    dX, dy = da.from_array(dense, chunks=(1500, 100)), da.from_array(y, chunks=1500)
+    est = fit(ProxClassifier(), dX, dy, client=client, sequential=True, classes=[-1, 1])
+    one = ProxClassifier().partial_fit(X, y, classes=[-1, 1])
+    assert _same_bits(est, one)
+    sparse = da.from_array(X, chunks=(1500, 100), asarray=False)
+    par = fit(ProxClassifier(), sparse, dy, client=client, passes=2)
+    assert par.t_ == 12_000 and par.score(X, y) > 0.8
+
+
+def test_dask_bag_of_blocks(client):
+    X, y = _problem(6000, 100, 4)
+    blocks = [(X[i:i + 1000], y[i:i + 1000]) for i in range(0, 6000, 1000)]
+    bag = db.from_sequence(blocks, npartitions=3)
+    est = fit(ProxClassifier(), bag, client=client, passes=2)
+    assert est.t_ == 12_000 and est.score(X, y) > 0.8
+    seq = fit(ProxClassifier(), bag, client=client, sequential=True)
+    assert _same_bits(seq, ProxClassifier().partial_fit(X, y, classes=[-1, 1]))
+    with pytest.raises(ValueError, match="sync_rows is for files"):
+        fit(ProxClassifier(), bag, client=client, sync_rows=100)
+
+
+# --- faults -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sequential", [False, True])
+def test_a_corrupt_share_names_file_and_line(client, files, tmp_path, sequential):
+    paths, _ = files
+    lines = Path(paths[1]).read_text().splitlines()
+    lines[1499] = "1 3:abc"
+    bad = tmp_path / "bad.svm"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"bad\.svm:1500: .*'abc'"):
+        fit(ProxClassifier(), [paths[0], str(bad), paths[2]], client=client, sequential=sequential)
+    truncated = tmp_path / "cut.svm.gz"
+    truncated.write_bytes(Path(paths[3]).read_bytes()[:5000])
+    with pytest.raises(ValueError, match=r"cut\.svm\.gz:\d+: corrupt or truncated"):
+        fit(ProxClassifier(), [paths[0], str(truncated)], client=client, sequential=sequential)
+    with pytest.raises(FileNotFoundError):
+        fit(ProxClassifier(), [paths[0], str(tmp_path / "missing.svm")], client=client)
+
+
+def _die_once(marker):
+    """In a worker: make the next share's training kill this worker's process, once
+    across the cluster (the marker file says it happened)."""
+    from fastprox.cli import train
+
+    feed = train.Trainer.feed
+
+    def dying(self, items):
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL)
+        except FileExistsError:
+            return feed(self, items)
+        os.close(fd)
+        os._exit(1)
+    train.Trainer.feed = dying
+
+
+@pytest.mark.parametrize("sequential", [False, True])
+def test_a_killed_worker_is_replaced_and_no_share_is_missing(client, files, tmp_path, sequential):
+    paths, _ = files
+    clean = fit(ProxClassifier(), paths, client=client, sequential=sequential, passes=2)
+    marker = str(tmp_path / "killed")
+    client.run(_die_once, marker)
+    try:
+        est = fit(ProxClassifier(), paths, client=client, sequential=sequential, passes=2)
+    finally:
+        client.run(_restore)
+    assert os.path.exists(marker)               # a worker did die
+    assert est.t_ == clean.t_ == 20_000         # its share was trained on again, elsewhere
+    assert _same_bits(est, clean)
+    client.wait_for_workers(2, timeout=60)
+
+
+def _restore(feed=Trainer.feed):
+    from fastprox.cli import train
+    train.Trainer.feed = feed
+
+
+def test_cluster_error_is_a_connection_error():
+    assert issubclass(ClusterError, ConnectionError)
+
+
+# --- dask-ml's wrappers --------------------------------------------------------------------
+
+def test_parallel_post_fit_predicts_over_a_dask_array(client, files):
+    from dask_ml.wrappers import ParallelPostFit
+    paths, test = files
+    est = fit(ProxClassifier(), paths, client=client, n_features=300)
+    X, y = load_libsvm(test, n_features=300)
+    dX = da.from_array(X.toarray(), chunks=(500, 300))
+    wrapped = ParallelPostFit(estimator=est)
+    np.testing.assert_array_equal(wrapped.predict(dX).compute(), est.predict(X))
+    np.testing.assert_allclose(wrapped.predict_proba(dX).compute(), est.predict_proba(X))
+
+
+def test_incremental_trains_block_after_block(client):
+    from dask_ml.wrappers import Incremental
+    X, y = _problem(4000, 50, 5)
+    dense = X.toarray()
+    dX, dy = da.from_array(dense, chunks=(1000, 50)), da.from_array(y, chunks=1000)
+    inc = Incremental(ProxClassifier(eta0=0.5, delta=1.0), shuffle_blocks=False).fit(dX, dy, classes=[-1, 1])
+    one = ProxClassifier(eta0=0.5, delta=1.0)
+    for i in range(0, 4000, 1000):
+        one.partial_fit(dense[i:i + 1000], y[i:i + 1000], classes=[-1, 1])
+    assert _same_bits(inc.estimator_, one)
+
+
+# --- the command line --------------------------------------------------------------------
+
+def test_train_scheduler(client, files, tmp_path, capsys):
+    paths, test = files
+    address = client.scheduler.address
+    model = tmp_path / "m.npz"
+    assert main(["train", *paths, "--scheduler", address, "--sequential", "--model", str(model)]) == 0
+    out, err = capsys.readouterr()
+    assert "counter" in err and "finished run" in err and "model saved" in out
+    assert _same_bits(load_model(model), _single(tmp_path, paths))
+    assert main(["train", *paths, "--scheduler", address, "--passes", "2", "--test", test]) == 0
+    out, err = capsys.readouterr()
+    assert "pass 2/2, round 1: 2 worker(s), 10,000 rows" in err and "test accuracy" in out
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:1\n-1 2:x\n")
+    assert main(["train", str(bad), "--scheduler", address]) == 1
+    out, err = capsys.readouterr()
+    assert err.startswith(f"fastprox: error: {bad}:2: ") and "Traceback" not in err
+    assert main(["train", *paths, "--scheduler", address, "--schedule", "normalized"]) == 1
+    assert "cannot be trained in parallel" in capsys.readouterr().err
+    assert main(["train", *paths, "--sequential"]) == 1
+    assert "give --scheduler too" in capsys.readouterr().err
+
+
+# --- shared data ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def a9a_parts(tmp_path_factory, shared_data):
+    train, test = shared_data("a9a/a9a", "a9a/a9a.t")
+    X, y = load_libsvm(train, n_features=123)
+    d = tmp_path_factory.mktemp("a9a")
+    paths = []
+    for i, start in enumerate(range(0, X.shape[0], 8200)):
+        paths.append(str(d / f"a9a-{i}.svm.gz"))
+        dump_libsvm(X[start:start + 8200], y[start:start + 8200], paths[-1])
+    return paths, str(test)
+
+
+def test_a9a_parallel_within_the_margin(client, a9a_parts, tmp_path):
+    paths, test = a9a_parts
+    est = fit(ProxClassifier(), paths, client=client, passes=3, n_features=123)
+    single = _single(tmp_path, paths, "--passes", "3", "--n-features", "123")
+    assert abs(_score(est, test) - _score(single, test)) <= 0.005      # half a point
