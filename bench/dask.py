@@ -14,8 +14,9 @@ starts, as a user's cluster is): one machine's ``fastprox train FILES --model
 M`` (its parser thread overlapping its kernel, as always), and
 ``fastprox.dask.fit`` in parallel mode on a ``LocalCluster`` of 2 workers and
 of 1 worker (processes, one thread each; each worker also runs its reader
-thread), one pass and three passes, the default estimator (FOBOS + AdaGrad,
-l1). Test accuracy of every saved model. The machine's load (``uptime``) is
+thread), one pass and three passes, FOBOS + AdaGrad with the gradient step and
+l1 (RULE: the defaults before issue 21; the normalized schedule has no parallel
+mix). Test accuracy of every saved model. The machine's load (``uptime``) is
 recorded before and after.
 
 Then the plan beyond this machine: the bytes one mix moves (a contribution is
@@ -94,10 +95,16 @@ from fastprox.dask import fit
 address, passes, model, files = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 client = Client(address)
 start = time.perf_counter()
-est = fit(ProxClassifier(), files, client=client, passes=passes)
+est = fit(ProxClassifier(schedule="adagrad", step="gradient"), files, client=client, passes=passes)
 save_model(est, model)
 print(json.dumps({"seconds": time.perf_counter() - start, "rounds": est.cluster_rounds_}))
 """
+
+
+#: The rule every run trains: FOBOS + AdaGrad, the gradient step (as the estimator's
+#: and the command line's options).
+RULE = dict(schedule="adagrad", step="gradient")
+RULE_OPTIONS = ("--schedule", "adagrad", "--step", "gradient")
 
 
 def single(files, passes, model):
@@ -106,7 +113,7 @@ def single(files, passes, model):
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())",
-                    "train", *map(str, files), "--passes", str(passes),
+                    "train", *map(str, files), "--passes", str(passes), *RULE_OPTIONS,
                     "--model", str(model), "--quiet"], check=True)
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -137,12 +144,12 @@ def by_workers(client, files, test, groups=(1, 2, 4, 8)):
     from fastprox import ProxClassifier, load_libsvm
     from fastprox.dask import fit
     X, y = load_libsvm(test, n_features=D)
-    out = [("sequential (one machine's model)", fit(ProxClassifier(), files, client=client, n_features=D,
+    out = [("sequential (one machine's model)", fit(ProxClassifier(**RULE), files, client=client, n_features=D,
                                                     sequential=True).score(X, y))]
     for g in groups:
-        est = fit(ProxClassifier(), files, client=client, n_features=D, n_workers=g)
+        est = fit(ProxClassifier(**RULE), files, client=client, n_features=D, n_workers=g)
         out.append((f"{g} group(s), a mix per pass", est.score(X, y)))
-    est = fit(ProxClassifier(), files, client=client, n_features=D, sync_rows=125_000)
+    est = fit(ProxClassifier(**RULE), files, client=client, n_features=D, sync_rows=125_000)
     out.append(("2 groups, a mix per file (sync_rows=125,000)", est.score(X, y)))
     return out
 
@@ -284,7 +291,7 @@ def write(path, files, total, test, rows, mixes, groups, load_before, load_after
              "sparse random linear rule with 10% flipped; `python -m bench.dask` describes them); a test "
              f"file of {test.stat().st_size / 1e6:.0f} MB, 100,000 rows. All in the page cache (read from "
              "memory, not disk).",
-             "- Model: `ProxClassifier()` (FOBOS + AdaGrad, l1 1e-6, log loss). One machine: `fastprox "
+             "- Model: `ProxClassifier(schedule='adagrad', step='gradient')` (FOBOS + AdaGrad, l1 1e-6, log loss). One machine: `fastprox "
              "train FILES --model M` (a process, start-up included). Cluster: `fastprox.dask.fit` then "
              "`save_model`, from a client process (its start-up and the cluster's excluded, as for a user's "
              "running cluster), parallel mode, a mix per pass; LocalCluster of worker processes with one "

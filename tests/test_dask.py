@@ -15,7 +15,7 @@ import dask.array as da
 import dask.bag as db
 from distributed import Client, LocalCluster
 
-from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm, load_model
+from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm, load_model, save_model
 from fastprox._core import run_passes
 from fastprox._mixing import _copy, contribution, mix_kind, mixed, total
 from fastprox._rules import RULES
@@ -163,6 +163,17 @@ def test_parallel_refuses_what_it_cannot_mix(client, files):
     for params in ({"schedule": "normalized"}, {"schedule": "invsqrt", "penalty": "berhu"}):
         with pytest.raises(ValueError, match="cannot be trained in parallel.*sequential mode"):
             fit(ProxClassifier(**params), files[0], client=client)
+
+
+def test_parallel_defaults_train_adagrad_and_say_so(client, files, tmp_path):
+    """schedule=None, the estimators' data-free default (normalized where the rule takes
+    it), has no sound mix: the parallel mode trains with "adagrad", and the fitted model's
+    params say so, so that it saves and loads as what it is; the sequential mode keeps it."""
+    est = fit(ProxClassifier(), files[0], client=client)
+    assert est.get_params()["schedule"] == est.schedule_ == "adagrad"
+    save_model(est, tmp_path / "m.npz")
+    assert load_model(tmp_path / "m.npz").schedule_ == "adagrad"
+    assert fit(ProxClassifier(), files[0], client=client, sequential=True).schedule_ == "normalized"
 
 
 def test_one_worker_is_the_single_machine_model_to_rounding(client, files, tmp_path):

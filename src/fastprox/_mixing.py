@@ -37,10 +37,20 @@ from .model_io import _adagrad_steps, _layout
 MIXES = ("average", "adagrad", "dual")
 
 
+def parallel_params(params):
+    """The parameters the parallel mode trains with: schedule=None (the data-free
+    default, the normalized schedule where the rule takes it) becomes "adagrad",
+    whose mix is sound (`mix_kind`); a schedule given is kept, and checked there."""
+    return dict(params, schedule="adagrad") if params["schedule"] is None else params
+
+
 def mix_kind(update, schedule, penalty, step="gradient"):
     """How learners of this rule are mixed (MIXES); ValueError for the rules the
     parallel mode refuses, saying why and what to use instead."""
     penalty = "none" if penalty is None else penalty
+    if schedule is None:
+        raise ValueError("schedule=None reached the parallel mix unresolved: pass the parameters "
+                         "through parallel_params first")
     if update in ("rda", "ftrl"):
         return "dual"
     if schedule == "normalized":

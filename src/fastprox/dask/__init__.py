@@ -16,7 +16,7 @@ import sys
 
 from ..cli.stream import CHUNK_ROWS
 from ..cli.train import StreamModel
-from .._mixing import mix_kind
+from .._mixing import mix_kind, parallel_params
 from ._run import ClusterError, run
 from ._shares import BlockShare, file_shares
 
@@ -41,7 +41,9 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         ``n_workers`` groups (default: the cluster's workers); each pass, or each
         ``sync_rows`` rows per group, every group trains its own copy of the
         current model on its next rows, and the copies are mixed on the cluster
-        (a tree reduction) into the next model: docs/dask.md. True: the model
+        (a tree reduction) into the next model: docs/dask.md. The normalized
+        schedule has no sound mix: schedule=None (the estimator's default) trains
+        with "adagrad" here, and the fitted copy's params say so. True: the model
         visits the shares one after another, on the workers that hold them, and
         is the single-machine model over the same rows, bit for bit.
     sync_rows : mix every this many rows per group (default: once per pass);
@@ -66,7 +68,7 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     if not isinstance(estimator, (ProxClassifier, ProxRegressor)):
         raise ValueError(f"fastprox.dask.fit trains a ProxClassifier or ProxRegressor, not "
                          f"{type(estimator).__name__}")
-    params = estimator.get_params()
+    params = estimator.get_params() if sequential else parallel_params(estimator.get_params())
     if params.get("class_weight") is not None:
         raise ValueError("class_weight is not supported on a cluster: weigh the rows' classes in the "
                          "data, or train on one machine")

@@ -5,6 +5,7 @@ from ..cli.progress import NoBar
 from ..cli.stream import check_readable, labelled_chunks
 from ..cli.train import _fixed_width
 from ..libsvm import read_once, source_name
+from .._mixing import parallel_params
 from ._run import run
 from ._shares import file_shares
 
@@ -40,6 +41,8 @@ def train_on_cluster(args, est):
     n_features, est.width_origin = _fixed_width(args, est.params, source.name)
     shares = file_shares(args.data, chunk_rows=args.chunk_rows, n_features=n_features,
                          hash_bits=args.hash_bits, zero_based=True if args.zero_based else "auto")
+    if not args.sequential:
+        est.params = parallel_params(est.params)
     say = (lambda line: None) if args.quiet else NoBar().write_line
     from distributed import Client
     with Client(args.scheduler, timeout="20s") as client:
