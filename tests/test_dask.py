@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import dask
 import dask.array as da
 import dask.bag as db
 from distributed import Client, LocalCluster
@@ -306,7 +307,21 @@ def _restore(feed=Trainer.feed):
     train.Trainer.feed = feed
 
 
-def test_cluster_error_is_a_connection_error():
+def _die_always():
+    from fastprox.cli import train
+    train.Trainer.feed = lambda self, items: os._exit(1)
+
+
+def test_a_share_that_kills_every_worker_is_a_clear_error(files, tmp_path):
+    """Past Dask's allowed failures (0 here: one death) the call raises ClusterError, a
+    ConnectionError that the command line prints as one line; no model."""
+    paths, _ = files
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, \
+            Client(cluster) as c:
+        c.run(_die_always)
+        with pytest.raises(ClusterError, match="no model was returned"):
+            fit(ProxClassifier(), paths, client=c, sequential=True)
     assert issubclass(ClusterError, ConnectionError)
 
 
