@@ -20,10 +20,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import SGDClassifier
 
 from fastprox import ProxClassifier
+from bench.defaults import suite_sets
 from bench.machine import describe_machine
 from bench.papers._common import md_table
-from bench.peers import data
-from bench.peers.run import SYNTHETIC, synthetic
 
 BENCH = Path(__file__).resolve().parent
 
@@ -58,7 +57,7 @@ def main():
     parser.add_argument("--out", default=str(BENCH / "results" / "default_speed.md"))
     args = parser.parse_args()
     warnings.simplefilter("ignore", ConvergenceWarning)
-    problems = [synthetic(rows, s) for rows, s in SYNTHETIC] + data.real_sets(args.data)
+    problems = suite_sets(args.data)
     names = list(LEARNERS)
     rows = []
     for p in problems:

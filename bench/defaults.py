@@ -61,11 +61,15 @@ ALPHA_SETTINGS = [dict(update=u, alpha=a, eta0=e, delta=1e-8) for u in ("fobos",
                   for a in (1e-5, 3e-5, 1e-4) for e in (0.2, 0.5)]
 
 
+def suite_sets(data_dir):
+    """The peer suite's problems: its Zipf sets, then its real sets found in `data_dir`."""
+    return [synthetic(rows, s) for rows, s in SYNTHETIC] + data.real_sets(data_dir)
+
+
 def binary_sets(data_dir):
-    """The peer suite's problems (its Zipf sets, then its real sets) and every other
-    binary set of `data_dir` (HELD_OUT), as issue 21's benchmarks compare them."""
-    return ([synthetic(rows, s) for rows, s in SYNTHETIC] + data.real_sets(data_dir)
-            + data.real_sets(data_dir, sets=HELD_OUT))
+    """The peer suite's problems and every other binary set of `data_dir` (HELD_OUT),
+    as issue 21's benchmarks compare them."""
+    return suite_sets(data_dir) + data.real_sets(data_dir, sets=HELD_OUT)
 
 
 def vw_accuracy(problem, options=()):

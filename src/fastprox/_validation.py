@@ -67,6 +67,7 @@ def check_params(est, losses):
         _one_of("loss", est.loss, losses + tuple(a for a, name in LOSS_ALIASES.items() if name in losses))
     _one_of("update", est.update, UPDATES)
     _one_of("schedule", est.schedule, SCHEDULES + (None,))
+    _one_of("step", getattr(est, "step", "gradient"), STEPS + (None,))
     _one_of("penalty", est.penalty, PENALTIES + GROUP_PENALTIES + (None,))
     penalty = kernel_penalty(est.penalty)
     _number("batch_size", est.batch_size, 1, high=2**31 - 1, integer=True)    # the kernel's C int
@@ -111,7 +112,7 @@ def check_step(step, update, schedule, batch_size):
     """step: "gradient" or "invariant" (fobos only); both the invariant step and the
     normalized schedule take one row per step (their per-row quantities, the flow's
     step norm and N_t's row norm, have no mini-batch form in the contract)."""
-    _one_of("step", step, STEPS + (None,))
+    _one_of("step", step, STEPS)
     if step == "invariant" and update != "fobos":
         raise ValueError(f"step='invariant' is fobos's forward step; update={update!r} has none "
                          "(its weights are closed forms of gradient sums): use update='fobos' or "

@@ -131,8 +131,8 @@ _LEARNER = dict(n_features=_INT, n_outputs=_INT, update=_NAME, schedule=_NAME, p
                 berhu_gamma=_NUMBER, epsilon=_NUMBER, fit_intercept=_BOOL, ovr=_BOOL, multinomial=_BOOL)
 _SCALARS = dict(t=_INT, n_ops=_INT, since_rebase=_INT, heap_size=_INT, P=_NUMBER, Q=_NUMBER, N=_NUMBER)
 _FITTED = dict(n_features_in_=_INT, t_=_INT, n_iter_=_INT, progressive_loss_=_NUMBER, sparse_coef=_BOOL)
-_PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_ratio=_NUMBER, update=_NAME, schedule=_NAME + (type(None),),
-               step=_NAME + (type(None),),
+_PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_ratio=_NUMBER, update=_NAME,
+               schedule=_NAME + (type(None),), step=_NAME + (type(None),),
                eta0=_NUMBER + _NAME, delta=_NUMBER + _NAME, rda_rho=_NUMBER, berhu_gamma=_NUMBER,
                batch_size=_INT, fit_intercept=_BOOL, max_iter=_INT, shuffle=_BOOL,
                random_state=(type(None), int), warm_start=_BOOL, epsilon=_NUMBER,
