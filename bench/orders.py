@@ -12,10 +12,15 @@ defaults (the normalized schedule, the invariant step, eta0 = 0.5, l1 with
 alpha 1e-6: nothing read from the data); the defaults without penalty, which
 are VW's update in the contract's terms; the defaults with eta0 = 1; and the
 defaults before issue 21 (AdaGrad with the "auto" steps the first rows set).
-Accuracy is deterministic, so the machine's load does
+With ``--multiclass``, the multiclass sets of ../shared/data (bench.defaults.MULTICLASS)
+instead, their classes kept: VW's one-against-all reduction (``--oaa K``, logistic
+loss as the binary runs, and its default squared loss) against fastprox's defaults
+(one-vs-rest) and its multinomial model (which falls back to AdaGrad); written to
+bench/results/orders_multiclass.md. Accuracy is deterministic, so the machine's load does
 not matter. Writes bench/results/orders.md.
 
     python -m bench.orders [--orders 7] [--data ../shared/data] [--out bench/results/orders.md]
+    python -m bench.orders --multiclass [--orders 7]
 """
 import argparse
 import dataclasses
@@ -26,7 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from fastprox import ProxClassifier
-from bench.defaults import binary_sets, vw_accuracy
+from bench.defaults import MULTICLASS, binary_sets, vw_accuracy
+from bench.peers.data import real_sets
+from bench.peers.vw import oaa_accuracy
 from bench.machine import describe_machine
 from bench.papers._common import md_table
 
@@ -37,6 +44,11 @@ LEARNERS = {"fastprox defaults (normalized, invariant, eta0 0.5, l1 1e-6)": {},
             "defaults without penalty (VW's update)": dict(penalty="none"),
             "defaults with eta0 1": dict(eta0=1.0),
             "AdaGrad, auto steps (the defaults before issue 21)": dict(schedule="adagrad", step="gradient")}
+#: The same for the multiclass sets, and VW's reductions: name -> options.
+MULTICLASS_LEARNERS = {"fastprox defaults (one-vs-rest)": {},
+                       "fastprox multinomial (AdaGrad, auto steps)": dict(multi_class="multinomial")}
+VW_MULTICLASS = {"VW --oaa K --loss_function logistic": ("--loss_function", "logistic"),
+                 "VW --oaa K (squared loss, VW's default)": ()}
 
 
 def orders(problem, k):
@@ -47,12 +59,16 @@ def orders(problem, k):
                                   workdir=tempfile.mkdtemp(prefix="fastprox-orders-"))
 
 
-def measure(problem, k):
-    """{learner: [test accuracy per order]} for VW's defaults and LEARNERS."""
-    out = {"VW defaults": []} | {name: [] for name in LEARNERS}
+def measure(problem, k, multiclass=False):
+    """{learner: [test accuracy per order]} for VW's defaults and LEARNERS (`multiclass`:
+    VW_MULTICLASS and MULTICLASS_LEARNERS)."""
+    vw = VW_MULTICLASS if multiclass else {"VW defaults": None}
+    learners = MULTICLASS_LEARNERS if multiclass else LEARNERS
+    out = {name: [] for name in [*vw, *learners]}
     for p in orders(problem, k):
-        out["VW defaults"].append(vw_accuracy(p))
-        for name, params in LEARNERS.items():
+        for name, options in vw.items():
+            out[name].append(vw_accuracy(p) if options is None else oaa_accuracy(p, options))
+        for name, params in learners.items():
             clf = ProxClassifier(shuffle=False, **params).fit(p.X_train, p.y_train)
             out[name].append(clf.score(p.X_test, p.y_test))
         p.close()
@@ -71,33 +87,41 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orders", type=int, default=7)
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--out", default=str(BENCH / "results" / "orders.md"))
+    parser.add_argument("--out", help="default: bench/results/orders.md, or orders_multiclass.md")
+    parser.add_argument("--multiclass", action="store_true", help="the multiclass sets against VW's --oaa")
     args = parser.parse_args()
-    problems = binary_sets(args.data)
+    if args.multiclass:
+        problems = real_sets(args.data, sets=MULTICLASS, binary=False)
+        vw, learners, out = list(VW_MULTICLASS), MULTICLASS_LEARNERS, "orders_multiclass.md"
+    else:
+        problems = binary_sets(args.data)
+        vw, learners, out = ["VW defaults"], LEARNERS, "orders.md"
     results = []
     for problem in problems:
-        results.append(measure(problem, args.orders))
+        results.append(measure(problem, args.orders, args.multiclass))
         print(problem.name, {k: cell(v) for k, v in results[-1].items()}, flush=True)
-    rows, means = [], {}
-    for key in ["VW defaults", *LEARNERS]:
+    rows, means, first = [], {}, vw[0]
+    for key in [*vw, *learners]:
         means[key] = statistics.mean(statistics.median(r[key]) for r in results)
-        medians_ok = [statistics.median(r[key]) >= statistics.median(r["VW defaults"]) for r in results]
-        reference = None if key == "VW defaults" else "VW defaults"
+        medians_ok = [statistics.median(r[key]) >= statistics.median(r[first]) for r in results]
+        reference = None if key == first else first
         rows.append([key, "" if reference is None else f"{sum(medians_ok)} of {len(results)}",
                      f"{means[key]:.4f}"]
                     + [cell(r[key], r[reference] if reference else None) for r in results])
+    sets = ("the multiclass sets of ../shared/data, classes kept" if args.multiclass else
+            "the peer suite's sets and the other binary sets of ../shared/data")
     text = "\n".join([
         "# One-pass accuracy over several training orders", "",
-        f"`python -m bench.orders --orders {args.orders}`", "", describe_machine(), "",
+        f"`python -m bench.orders --orders {args.orders}{' --multiclass' if args.multiclass else ''}`", "",
+        describe_machine(), "",
         f"Test accuracy after one unshuffled pass over each of {args.orders} seeded orders of the training "
-        "rows of the peer suite's sets and the other binary sets of ../shared/data (the same orders for "
-        "every learner): median [lowest-highest] over the "
-        "orders and, for fastprox, in how many orders it is not below VW's defaults; the second column "
-        "counts the sets whose median is not below VW's (learners: see the module's docstring).", "",
+        f"rows of {sets} (the same orders for every learner): median [lowest-highest] over the "
+        f"orders and, for the others, in how many orders it is not below `{first}`; the second column "
+        "counts the sets whose median is not below its median (learners: see the module's docstring).", "",
         md_table(["learner", "sets with median not below VW", "mean of the medians"]
                  + [p.name for p in problems], rows), "",
     ])
-    Path(args.out).write_text(text)
+    Path(args.out or BENCH / "results" / out).write_text(text)
     print(text)
 
 

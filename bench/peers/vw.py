@@ -95,3 +95,28 @@ class VW(Peer):
 def make(alpha):
     l1 = ["--l1", repr(alpha)]
     return [VW("VW defaults", []), VW("VW --l1", l1), VW("VW --sgd --l1", ["--sgd", *l1])]
+
+
+def oaa_accuracy(problem, options=("--loss_function", "logistic")):
+    """Test accuracy of VW's one-against-all reduction (`--oaa K`, VW's defaults
+    otherwise; logistic loss unless `options` say else) after one pass over the
+    problem's training rows in their order: its labels, any K values, are mapped to
+    1..K (VW's multiclass labels) and its predictions back."""
+    classes = np.unique(problem.y_train)
+    bits = max(18, math.ceil(math.log2(problem.n_features * len(classes) + 1)))
+    paths = {name: os.path.join(problem.workdir, f"oaa_{name}") for name in ("train", "test", "model", "pred")}
+    for name, X, y in (("train", problem.X_train, problem.y_train), ("test", problem.X_test, problem.y_test)):
+        with open(paths[name], "w") as out:
+            for i in range(X.shape[0]):
+                row = X.getrow(i)
+                label = np.searchsorted(classes, y[i]) + 1 if y[i] in classes else 1
+                out.write(f"{label} |{NAMESPACE} "
+                          + " ".join(f"{j}:{float(v)!r}" for j, v in zip(row.indices, row.data)) + "\n")
+    common = ["--quiet", "-b", str(bits)]
+    vowpalwabbit.Workspace(arg_list=["--oaa", str(len(classes)), *options, *common, "-d", paths["train"],
+                                     "-f", paths["model"]]).finish()
+    vowpalwabbit.Workspace(arg_list=[*common, "-t", "-i", paths["model"], "-d", paths["test"],
+                                     "-p", paths["pred"]]).finish()
+    with open(paths["pred"]) as f:
+        predicted = classes[np.array([int(float(line.split()[0])) for line in f]) - 1]
+    return float(np.mean(predicted == problem.y_test))
