@@ -1,6 +1,7 @@
 """fastprox.dask on a real cluster: a distributed.LocalCluster of two worker
 processes (one thread each), made once for the module; small data, each test
 a few seconds at most."""
+import importlib
 import os
 import subprocess
 import sys
@@ -15,6 +16,8 @@ import dask
 import dask.array as da
 import dask.bag as db
 from distributed import Client, LocalCluster
+from distributed.diagnostics.plugin import SchedulerPlugin
+from distributed.utils import key_split
 
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm, load_model, save_model
 from fastprox._core import run_passes
@@ -23,6 +26,7 @@ from fastprox._rules import RULES
 from fastprox.cli import main
 from fastprox.cli.train import Trainer
 from fastprox.dask import ClusterError, fit
+from fastprox.dask._open import OpenReaders
 
 #: Test accuracy of the parallel mode (2 workers) after 3 passes against one
 #: machine's 3 passes over the same rows, on the small sets below (10,000 rows a
@@ -126,6 +130,44 @@ def test_sequential_multiclass_and_regression(client, multiclass_files, files, t
     assert _same_bits(reg, _single(tmp_path, files[0], "--regression"))
 
 
+class _HeldModels(SchedulerPlugin):
+    """Counts, on the scheduler, the results of sequential-mode tasks (a trainer each:
+    model-sized) held in cluster memory at once; ``most`` is the largest count seen."""
+
+    name = "held-models"
+
+    def __init__(self):
+        self.held, self.most, self.tasks = set(), 0, 0
+
+    def transition(self, key, start, finish, *args, **kwargs):
+        if key_split(key) != "train_in_turn":
+            return
+        if finish == "memory":
+            self.held.add(key)
+            self.tasks += 1
+        elif start == "memory":
+            self.held.discard(key)
+        self.most = max(self.most, len(self.held))
+
+
+def _held_models(dask_scheduler):
+    plugin = dask_scheduler.plugins.pop(_HeldModels.name)
+    return plugin.tasks, plugin.most
+
+
+def test_sequential_holds_one_model_at_a_time(client, files):
+    """The client keeps only the last trainer's future: each share's model is released
+    once the next share's task has read it, so the cluster holds O(1) models (at most
+    two: the one just made and the one it came from), whatever the number of shares."""
+    paths, _ = files
+    client.register_plugin(_HeldModels())
+    try:
+        fit(ProxClassifier(), paths, client=client, sequential=True, passes=3)
+    finally:
+        tasks, most = client.run_on_scheduler(_held_models)
+    assert tasks == 12 and most <= 2
+
+
 # --- parallel mode ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("options", [
@@ -158,6 +200,48 @@ def test_parallel_sync_rows(client, files):
     rounds = est.cluster_rounds_
     assert len(rounds) == 5 and sum(r["rows"] for r in rounds) == 10_000 and est.t_ == 10_000
     assert _score(est, test) > 0.8
+
+
+def _count_opens():
+    _shares = importlib.import_module("fastprox.dask._shares")     # (fastprox.dask._shares is a function)
+    chunks = _shares.FileShare.chunks
+    _shares.opened = []
+
+    def counted(self, data=None):
+        _shares.opened.append(self.name)
+        return chunks(self, data)
+    counted.uncounted = chunks
+    _shares.FileShare.chunks = counted
+
+
+def _opens():
+    _shares = importlib.import_module("fastprox.dask._shares")
+    _shares.FileShare.chunks = _shares.FileShare.chunks.uncounted
+    return _shares.opened
+
+
+def _never_resume(on=True, take=OpenReaders.take):
+    from fastprox.dask import _open
+    _open.OPEN.take = (lambda *key: None) if on else take.__get__(_open.OPEN)
+
+
+def test_sync_rows_rounds_resume_inside_open_files(client, files):
+    """A group's next round runs where its last one did and goes on reading the file it
+    stopped inside: each file is opened once a pass (files of 2,500 rows, rounds of
+    1,000), and once by the start's reading of the first rows. Opening it again and skipping the rows read gives the same bits."""
+    paths, _ = files
+    client.run(_count_opens)
+    try:
+        est = fit(ProxClassifier(), paths, client=client, passes=2, sync_rows=1000)
+    finally:
+        opened = sum(client.run(_opens).values(), [])
+    assert sorted(opened) == sorted(3 * paths)        # the start task's reading, then a pass each
+    client.run(_never_resume)
+    try:
+        reopened = fit(ProxClassifier(), paths, client=client, passes=2, sync_rows=1000)
+    finally:
+        client.run(_never_resume, False)
+    assert _same_bits(est, reopened) and est.t_ == 20_000
 
 
 def test_parallel_refuses_what_it_cannot_mix(client, files):

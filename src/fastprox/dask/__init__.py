@@ -47,8 +47,8 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         visits the shares one after another, on the workers that hold them, and
         is the single-machine model over the same rows, bit for bit.
     sync_rows : mix every this many rows per group (default: once per pass);
-        files only. A file resumed in the middle is read again up to where it
-        stopped.
+        files only. A group's next round resumes the file it stopped inside
+        from its reader, left open on the worker that ran the round.
     classes : every label (default: two, recognized from the first share's rows
         as ``fastprox train`` does; several classes need them).
     n_features, chunk_rows, hash_bits, zero_based : as ``fastprox train``'s
