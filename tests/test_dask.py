@@ -176,13 +176,27 @@ def test_sequential_holds_one_model_at_a_time(client, files):
 ], ids=lambda o: "-".join(map(str, o.values())) or "defaults")
 def test_parallel_accuracy_within_the_margin(client, files, tmp_path, options):
     paths, test = files
-    est = fit(ProxClassifier(**options), paths, client=client, passes=3)
+    est = fit(ProxClassifier(**options), paths, client=client, passes=3, n_workers=2)
     cli = [x for k, v in options.items() for x in (f"--{k.replace('_', '-')}", str(v))]
     single = _single(tmp_path, paths, "--passes", "3", *cli)
     assert sum(r["rows"] for r in est.cluster_rounds_) == single.t_ == 30_000   # no share missing
     margin = PARALLEL_MARGIN[options.get("schedule", "adagrad")]
     assert 100 * (_score(est, test) - _score(single, test)) >= -margin
     assert [r["workers"] for r in est.cluster_rounds_] == [2, 2, 2]
+
+
+def test_parallel_model_depends_on_the_groups_not_on_the_cluster(client, files):
+    """The parallel model is a function of the data, the parameters and n_workers (the
+    groups): the same bits when one worker process runs both groups' tasks (sharing
+    the global model's object in memory) as when two do, and whatever the load. The
+    default n_workers is the number of workers connected at the call: the tests that
+    count groups give it."""
+    paths, _ = files
+    est = fit(ProxClassifier(), paths, client=client, passes=2, n_workers=2)
+    with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, \
+            Client(cluster) as one:
+        alone = fit(ProxClassifier(), paths, client=one, passes=2, n_workers=2)
+    assert _same_bits(est, alone) and [r["workers"] for r in alone.cluster_rounds_] == [2, 2]
 
 
 def test_parallel_multiclass(client, multiclass_files, tmp_path):
@@ -474,6 +488,6 @@ def a9a_parts(tmp_path_factory, shared_data):
 
 def test_a9a_parallel_within_the_margin(client, a9a_parts, tmp_path):
     paths, test = a9a_parts
-    est = fit(ProxClassifier(), paths, client=client, passes=3, n_features=123)
+    est = fit(ProxClassifier(), paths, client=client, passes=3, n_features=123, n_workers=2)
     single = _single(tmp_path, paths, "--passes", "3", "--n-features", "123")
     assert abs(_score(est, test) - _score(single, test)) <= 0.005      # half a point

@@ -41,7 +41,9 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         ``n_workers`` groups (default: the cluster's workers); each pass, or each
         ``sync_rows`` rows per group, every group trains its own copy of the
         current model on its next rows, and the copies are mixed on the cluster
-        (a tree reduction) into the next model: docs/dask.md. The normalized
+        (a tree reduction) into the next model: docs/dask.md. The model depends
+        on the number of groups: give ``n_workers`` for the same model whatever
+        the workers connected at the call. The normalized
         schedule has no sound mix: schedule=None (the estimator's default) trains
         with "adagrad" here, and the fitted copy's params say so. True: the model
         visits the shares one after another, on the workers that hold them, and
