@@ -21,7 +21,7 @@ from distributed.utils import key_split
 
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm, load_model, save_model
 from fastprox._core import run_passes
-from fastprox._mixing import _copy, contribution, mix_kind, mixed, total
+from fastprox._mixing import _copy, _fields, contribution, mix_kind, mixed, total
 from fastprox._rules import RULES
 from fastprox.cli import main
 from fastprox.cli.train import Trainer
@@ -158,7 +158,8 @@ def _held_models(dask_scheduler):
 def test_sequential_holds_one_model_at_a_time(client, files):
     """The client keeps only the last trainer's future: each share's model is released
     once the next share's task has read it, so the cluster holds O(1) models (at most
-    two: the one just made and the one it came from), whatever the number of shares."""
+    two: the one just made and the one it came from), whatever the number of shares
+    (without progress reports, which hold a model until they have read it)."""
     paths, _ = files
     client.register_plugin(_HeldModels())
     try:
@@ -242,7 +243,8 @@ def _never_resume(on=True, take=OpenReaders.take):
 def test_sync_rows_rounds_resume_inside_open_files(client, files):
     """A group's next round runs where its last one did and goes on reading the file it
     stopped inside: each file is opened once a pass (files of 2,500 rows, rounds of
-    1,000), and once by the start's reading of the first rows. Opening it again and skipping the rows read gives the same bits."""
+    1,000), and once by the start's reading of the first rows. Opening it again and
+    skipping the rows read gives the same bits."""
     paths, _ = files
     client.run(_count_opens)
     try:
@@ -320,6 +322,63 @@ def test_mixing_two_workers(rule):
         np.testing.assert_allclose(state[:, 0], parts[0][:, 0] + parts[1][:, 0] - s0[:, 0], atol=1e-12)
     run_passes(m, X[:100], target[:100], None, 1)        # a state the kernel trains on
     assert np.all(np.isfinite(m.coef()))
+
+
+def _adagrad_start(seed=0):
+    """A FOBOS + AdaGrad + l1 model after 1,000 rows, its kernel targets, and 1,000 more rows."""
+    X, y = _problem(2000, 60, seed)
+    est = ProxClassifier(schedule="adagrad", step="gradient", penalty="l1", alpha=1e-5)
+    est.partial_fit(X[:1000], y[:1000], classes=[-1, 1])
+    return est._learner, X[1000:], est._encode(y[1000:], None, False)[0]
+
+
+def _trained(start, X, target):
+    learner = _copy(start)
+    run_passes(learner, X, target, None, 1)
+    return learner
+
+
+def _mix(start, workers, kind="adagrad"):
+    return mixed(start, total([contribution(start, w, 1, 0.0, kind) for w in workers]), kind)
+
+
+def test_adagrad_mix_of_disjoint_features_is_one_machine_in_turn():
+    """Workers whose rows share no feature: on the features only worker A met, the mix
+    is one machine's model over A's rows then B's (B's rows only shrink them, by l1,
+    at the steps of A's accumulator: B's catch-up rescaled to them), to rounding; but
+    for the features new in the round, which B, holding no weight there, did not
+    shrink, and those B's shrinking stopped at zero."""
+    start, X, target = _adagrad_start()
+    a_rows, b_rows = X[:500].tocsc(), X[500:].tocsc()
+    a_rows[:, 30:], b_rows[:, :30] = 0, 0
+    a_rows, b_rows = a_rows.tocsr(), b_rows.tocsr()
+    a_rows.eliminate_zeros()
+    b_rows.eliminate_zeros()
+    A, B = _trained(start, a_rows, target[:500]), _trained(start, b_rows, target[500:])
+    in_turn = _copy(A)
+    run_passes(in_turn, b_rows, target[500:], None, 1)
+    m = _mix(start, [A, B])
+    old = (np.array(_fields(start)[3]["G"]) > 0) & (B.coef() != 0)     # met before, not shrunk to 0 by B
+    old[:, 30:] = False
+    assert old.sum() >= 20
+    np.testing.assert_allclose(m.coef()[old], in_turn.coef()[old], rtol=1e-9, atol=1e-15)
+    assert m.t == in_turn.t
+
+
+def test_adagrad_mix_moves_at_most_sqrt2_workers():
+    """Workers that met a coordinate have their moves rescaled to the summed accumulator's
+    steps and capped: two workers trained on the same rows move the mix by
+    min(2 (delta + sqrt(G_i)) / (delta + sqrt(G)), sqrt(2)) times one worker's move; one
+    worker's mix is that worker's model."""
+    start, X, target = _adagrad_start(1)
+    A = _trained(start, X, target)
+    np.testing.assert_allclose(_mix(start, [A]).coef(), A.coef(), rtol=1e-12, atol=1e-15)
+    W0, W = start.coef(), A.coef()
+    G0, G = (np.array(_fields(x)[3]["G"]) for x in (start, A))
+    kappa = np.minimum(2 * (start.delta + np.sqrt(G)) / (start.delta + np.sqrt(2 * G - G0)), 2 ** 0.5)
+    expected = W0 + np.where(G > G0, kappa, 2.0) * (W - W0)        # unmet: both workers' l1 shrink
+    expected = np.where((np.sign(expected) == -np.sign(W0)) & (np.sign(W) != -np.sign(W0)), 0.0, expected)
+    np.testing.assert_allclose(_mix(start, [A, A]).coef(), expected, rtol=1e-9, atol=1e-15)
 
 
 # --- inputs: Dask collections -----------------------------------------------------------

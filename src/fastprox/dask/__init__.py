@@ -17,7 +17,7 @@ import sys
 from ..cli.stream import CHUNK_ROWS
 from ..cli.train import StreamModel
 from .._mixing import mix_kind, parallel_params
-from ._run import ClusterError, run
+from ._run import ClusterError, quiet, run
 from ._shares import BlockShare, file_shares
 
 __all__ = ["fit", "ClusterError"]
@@ -143,9 +143,9 @@ def _pair(X, y):
 
 
 def _say(progress):
-    """progress -> a function taking a line (or doing nothing)."""
+    """progress -> a function taking a line (or `quiet`)."""
     if callable(progress):
         return progress
     if progress:
         return lambda line: print(line, file=sys.stderr, flush=True)
-    return lambda line: None
+    return quiet

@@ -45,18 +45,25 @@ def run(client, est, shares, data, passes, sequential, sync_rows, n_groups, say)
         client.cancel(futures)
 
 
+def quiet(line):
+    """``say`` for a run whose progress is not wanted (the sequential mode then asks
+    for no progress reports)."""
+
+
 def _sequential(client, est, shares, data, passes, say, futures):
     """The chain of tasks, a share each, handing the trainer on. The client keeps the
     future of the last trainer only (and the small progress reports): a trainer is
-    released as soon as the next share's task and its report have read it, so the
-    cluster holds O(1) models, not one per share."""
+    released as soon as the next share's task has read it, and its report if
+    progress is wanted (a task reading it, run first: ``priority``), so the cluster
+    holds O(1) models, not one per share."""
     trainer = None
     reports = []
     for p in range(passes):
         for k, share in enumerate(shares):
             trainer = _submit(client, _tasks.train_in_turn, trainer, est, share, k == 0,
                               k == len(shares) - 1, data=[data[k]] if data else [])
-            reports.append(client.submit(_tasks.progress, trainer, 0, pure=False))
+            if say is not quiet:
+                reports.append(client.submit(_tasks.progress, trainer, 0, priority=1, pure=False))
     futures += reports + [trainer]
     seen = 0
     for report in reports:          # as each share finishes (the chain is in order)
