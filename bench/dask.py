@@ -161,9 +161,9 @@ def accuracy(model, test):
 
 def mix_times(client, exponents, repeats=3):
     """Seconds of one mix of the default model (fobos + adagrad, K = 1) at d = 2^e on
-    the cluster: every worker's contribution (made on its worker), their tree
-    addition, the mix and the mixed model's download; and the bytes of one
-    contribution. Median of ``repeats``."""
+    the cluster: every worker's contribution (made on its worker; not timed), their
+    tree addition and the mix (the mixed model stays on the cluster, as between
+    rounds); and the bytes of one contribution. Median of ``repeats``."""
     from distributed import wait
     from fastprox.dask import _tasks
     from fastprox.dask._run import _tree
@@ -183,6 +183,8 @@ def mix_times(client, exponents, repeats=3):
             mixed = client.submit(_tasks.mix, model, summed, "adagrad", pure=False)
             wait(mixed)
             times.append(time.perf_counter() - began)
+            if mixed.status == "error":
+                mixed.result()              # raises the mix's error: no time of a failed mix
             nbytes = client.submit(lambda s: s.nbytes, parts[0], pure=False).result()
         out.append((e, sorted(times)[len(times) // 2], nbytes))
         del model
@@ -190,10 +192,11 @@ def mix_times(client, exponents, repeats=3):
 
 
 def _fake_model(d):
-    """A StreamModel of the default classifier at d features, its steps set by a few rows."""
+    """A StreamModel of the benchmark's classifier (RULE) at d features, its steps set
+    by a few rows."""
     from fastprox.cli.train import StreamModel
     from fastprox._core import CLASSIFIER_DEFAULTS
-    est = StreamModel.from_params(dict(CLASSIFIER_DEFAULTS), False, [-1.0, 1.0])
+    est = StreamModel.from_params(dict(CLASSIFIER_DEFAULTS, **RULE), False, [-1.0, 1.0])
     est.start(d, 1, [_rows(d, 0)])
     return est
 
