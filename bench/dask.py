@@ -282,8 +282,8 @@ def write(path, files, total, test, rows, mixes, groups, load_before, load_after
     vendor, model, cores = cpu()
     base = {r["passes"]: r for r in rows if r["name"].startswith("one machine")}
     lines = ["# Training on a Dask cluster: `fastprox.dask` against one machine", "",
-             describe_machine(), f"- CPU: {vendor} ({model}), {cores} cores, shared with another "
-             "engineer's jobs (kept quiet while this ran). The 2-worker cluster has a core per worker, "
+             describe_machine(), f"- CPU: {vendor} ({model}), {cores} cores, shared with other "
+             "engineers' jobs (their load: the load lines below). The 2-worker cluster has a core per worker, "
              "each worker's reader thread sharing it with its kernel; the one-machine run uses both "
              "cores too (its parser thread overlaps its kernel: `fastprox train`'s read-ahead).",
              f"- Load before: `{load_before}`", f"- Load after: `{load_after}`",
@@ -323,7 +323,9 @@ def write(path, files, total, test, rows, mixes, groups, load_before, load_after
               f"the 2 cores busy (parsing in one thread, learning in another), so on these 2 cores no "
               f"split of the same work can run more than {bound:.2f}x faster; the cluster also does more "
               "work (each worker parses and learns, then the contributions are made and mixed). The target "
-              "needs cores the one machine does not have: the 2-worker figures are a floor for 2 machines.",
+              "needs cores the one machine does not have: the 2-worker figures are a floor for 2 machines. "
+              "(Cores busy count this run's CPU time: on cores that other jobs load (the load lines "
+              "above), every process gets less of them, and the times and the bound say less.)",
               "", "Accuracy by the number of groups: the mix (docs/dask.md §4) adds the workers' moves "
               "rescaled to the summed accumulators' steps, capped at sqrt(2) workers' moves where several "
               "met a coordinate; each worker's gradients are still taken at a model that has not seen the "
@@ -362,6 +364,7 @@ def plan(rows, mixes, total):
                      f"{128 * (nbytes + 32 * (1 << e)) / 1e9:.1f} | 7 |")
     mix_by_e = {e: s for e, s, _ in mixes}
     top = max(mix_by_e)
+    top_bytes = next(b for e, _, b in mixes if e == top)
     lines += ["", "The measured mix is the tree's addition, the mix and its hand-over on this machine's 2 "
               "workers (one level); the time of a mix grows as d (the arrays' size) and, on a network, "
               "as the tree's depth times one contribution's transfer.", "",
@@ -370,7 +373,8 @@ def plan(rows, mixes, total):
               "training and mixing (the start task, scheduling, the model's download and writing). Each "
               "worker is taken to be such a machine reading its own disks, the data spread evenly, a mix "
               "taking the measured time x the tree's depth (this ignores the network: at 1 GB/s a 2^24 "
-              "contribution, 0.4 GB, adds 0.4 s per level). One machine: 1 TB / the same rate.", "",
+              f"contribution, {top_bytes / 1e9:.1f} GB, adds {top_bytes / 1e9:.1f} s per level). One machine: "
+              "1 TB / the same rate.", "",
               "| workers | d | train (s) | mix (s) | predicted speedup vs one machine |", "|---|---|---|---|---|"]
     t_single = 1e12 / rate + overhead
     for w in (8, 32, 128):
