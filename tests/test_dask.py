@@ -1,6 +1,7 @@
 """fastprox.dask on a real cluster: a distributed.LocalCluster of two worker
 processes (one thread each), made once for the module; small data, each test
 a few seconds at most."""
+import importlib
 import os
 import subprocess
 import sys
@@ -15,14 +16,17 @@ import dask
 import dask.array as da
 import dask.bag as db
 from distributed import Client, LocalCluster
+from distributed.diagnostics.plugin import SchedulerPlugin
+from distributed.utils import key_split
 
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm, load_model, save_model
 from fastprox._core import run_passes
-from fastprox._mixing import _copy, contribution, mix_kind, mixed, total
+from fastprox._mixing import _copy, _fields, contribution, mix_kind, mixed, total
 from fastprox._rules import RULES
 from fastprox.cli import main
 from fastprox.cli.train import Trainer
 from fastprox.dask import ClusterError, fit
+from fastprox.dask._open import OpenReaders
 
 #: Test accuracy of the parallel mode (2 workers) after 3 passes against one
 #: machine's 3 passes over the same rows, on the small sets below (10,000 rows a
@@ -126,6 +130,45 @@ def test_sequential_multiclass_and_regression(client, multiclass_files, files, t
     assert _same_bits(reg, _single(tmp_path, files[0], "--regression"))
 
 
+class _HeldModels(SchedulerPlugin):
+    """Counts, on the scheduler, the results of sequential-mode tasks (a trainer each:
+    model-sized) held in cluster memory at once; ``most`` is the largest count seen."""
+
+    name = "held-models"
+
+    def __init__(self):
+        self.held, self.most, self.tasks = set(), 0, 0
+
+    def transition(self, key, start, finish, *args, **kwargs):
+        if key_split(key) != "train_in_turn":
+            return
+        if finish == "memory":
+            self.held.add(key)
+            self.tasks += 1
+        elif start == "memory":
+            self.held.discard(key)
+        self.most = max(self.most, len(self.held))
+
+
+def _held_models(dask_scheduler):
+    plugin = dask_scheduler.plugins.pop(_HeldModels.name)
+    return plugin.tasks, plugin.most
+
+
+def test_sequential_holds_one_model_at_a_time(client, files):
+    """The client keeps only the last trainer's future: each share's model is released
+    once the next share's task has read it, so the cluster holds O(1) models (at most
+    two: the one just made and the one it came from), whatever the number of shares
+    (without progress reports, which hold a model until they have read it)."""
+    paths, _ = files
+    client.register_plugin(_HeldModels())
+    try:
+        fit(ProxClassifier(), paths, client=client, sequential=True, passes=3)
+    finally:
+        tasks, most = client.run_on_scheduler(_held_models)
+    assert tasks == 12 and most <= 2
+
+
 # --- parallel mode ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("options", [
@@ -134,13 +177,27 @@ def test_sequential_multiclass_and_regression(client, multiclass_files, files, t
 ], ids=lambda o: "-".join(map(str, o.values())) or "defaults")
 def test_parallel_accuracy_within_the_margin(client, files, tmp_path, options):
     paths, test = files
-    est = fit(ProxClassifier(**options), paths, client=client, passes=3)
+    est = fit(ProxClassifier(**options), paths, client=client, passes=3, n_workers=2)
     cli = [x for k, v in options.items() for x in (f"--{k.replace('_', '-')}", str(v))]
     single = _single(tmp_path, paths, "--passes", "3", *cli)
     assert sum(r["rows"] for r in est.cluster_rounds_) == single.t_ == 30_000   # no share missing
     margin = PARALLEL_MARGIN[options.get("schedule", "adagrad")]
     assert 100 * (_score(est, test) - _score(single, test)) >= -margin
     assert [r["workers"] for r in est.cluster_rounds_] == [2, 2, 2]
+
+
+def test_parallel_model_depends_on_the_groups_not_on_the_cluster(client, files):
+    """The parallel model is a function of the data, the parameters and n_workers (the
+    groups): the same bits when one worker process runs both groups' tasks (sharing
+    the global model's object in memory) as when two do, and whatever the load. The
+    default n_workers is the number of workers connected at the call: the tests that
+    count groups give it."""
+    paths, _ = files
+    est = fit(ProxClassifier(), paths, client=client, passes=2, n_workers=2)
+    with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, \
+            Client(cluster) as one:
+        alone = fit(ProxClassifier(), paths, client=one, passes=2, n_workers=2)
+    assert _same_bits(est, alone) and [r["workers"] for r in alone.cluster_rounds_] == [2, 2]
 
 
 def test_parallel_multiclass(client, multiclass_files, tmp_path):
@@ -158,6 +215,49 @@ def test_parallel_sync_rows(client, files):
     rounds = est.cluster_rounds_
     assert len(rounds) == 5 and sum(r["rows"] for r in rounds) == 10_000 and est.t_ == 10_000
     assert _score(est, test) > 0.8
+
+
+def _count_opens():
+    _shares = importlib.import_module("fastprox.dask._shares")     # (fastprox.dask._shares is a function)
+    chunks = _shares.FileShare.chunks
+    _shares.opened = []
+
+    def counted(self, data=None):
+        _shares.opened.append(self.name)
+        return chunks(self, data)
+    counted.uncounted = chunks
+    _shares.FileShare.chunks = counted
+
+
+def _opens():
+    _shares = importlib.import_module("fastprox.dask._shares")
+    _shares.FileShare.chunks = _shares.FileShare.chunks.uncounted
+    return _shares.opened
+
+
+def _never_resume(on=True, take=OpenReaders.take):
+    from fastprox.dask import _open
+    _open.OPEN.take = (lambda *key: None) if on else take.__get__(_open.OPEN)
+
+
+def test_sync_rows_rounds_resume_inside_open_files(client, files):
+    """A group's next round runs where its last one did and goes on reading the file it
+    stopped inside: each file is opened once a pass (files of 2,500 rows, rounds of
+    1,000), and once by the start's reading of the first rows. Opening it again and
+    skipping the rows read gives the same bits."""
+    paths, _ = files
+    client.run(_count_opens)
+    try:
+        est = fit(ProxClassifier(), paths, client=client, passes=2, sync_rows=1000)
+    finally:
+        opened = sum(client.run(_opens).values(), [])
+    assert sorted(opened) == sorted(3 * paths)        # the start task's reading, then a pass each
+    client.run(_never_resume)
+    try:
+        reopened = fit(ProxClassifier(), paths, client=client, passes=2, sync_rows=1000)
+    finally:
+        client.run(_never_resume, False)
+    assert _same_bits(est, reopened) and est.t_ == 20_000
 
 
 def test_parallel_refuses_what_it_cannot_mix(client, files):
@@ -222,6 +322,63 @@ def test_mixing_two_workers(rule):
         np.testing.assert_allclose(state[:, 0], parts[0][:, 0] + parts[1][:, 0] - s0[:, 0], atol=1e-12)
     run_passes(m, X[:100], target[:100], None, 1)        # a state the kernel trains on
     assert np.all(np.isfinite(m.coef()))
+
+
+def _adagrad_start(seed=0):
+    """A FOBOS + AdaGrad + l1 model after 1,000 rows, its kernel targets, and 1,000 more rows."""
+    X, y = _problem(2000, 60, seed)
+    est = ProxClassifier(schedule="adagrad", step="gradient", penalty="l1", alpha=1e-5)
+    est.partial_fit(X[:1000], y[:1000], classes=[-1, 1])
+    return est._learner, X[1000:], est._encode(y[1000:], None, False)[0]
+
+
+def _trained(start, X, target):
+    learner = _copy(start)
+    run_passes(learner, X, target, None, 1)
+    return learner
+
+
+def _mix(start, workers, kind="adagrad"):
+    return mixed(start, total([contribution(start, w, 1, 0.0, kind) for w in workers]), kind)
+
+
+def test_adagrad_mix_of_disjoint_features_is_one_machine_in_turn():
+    """Workers whose rows share no feature: on the features only worker A met, the mix
+    is one machine's model over A's rows then B's (B's rows only shrink them, by l1,
+    at the steps of A's accumulator: B's catch-up rescaled to them), to rounding; but
+    for the features new in the round, which B, holding no weight there, did not
+    shrink, and those B's shrinking stopped at zero."""
+    start, X, target = _adagrad_start()
+    a_rows, b_rows = X[:500].tocsc(), X[500:].tocsc()
+    a_rows[:, 30:], b_rows[:, :30] = 0, 0
+    a_rows, b_rows = a_rows.tocsr(), b_rows.tocsr()
+    a_rows.eliminate_zeros()
+    b_rows.eliminate_zeros()
+    A, B = _trained(start, a_rows, target[:500]), _trained(start, b_rows, target[500:])
+    in_turn = _copy(A)
+    run_passes(in_turn, b_rows, target[500:], None, 1)
+    m = _mix(start, [A, B])
+    old = (np.array(_fields(start)[3]["G"]) > 0) & (B.coef() != 0)     # met before, not shrunk to 0 by B
+    old[:, 30:] = False
+    assert old.sum() >= 20
+    np.testing.assert_allclose(m.coef()[old], in_turn.coef()[old], rtol=1e-9, atol=1e-15)
+    assert m.t == in_turn.t
+
+
+def test_adagrad_mix_moves_at_most_sqrt2_workers():
+    """Workers that met a coordinate have their moves rescaled to the summed accumulator's
+    steps and capped: two workers trained on the same rows move the mix by
+    min(2 (delta + sqrt(G_i)) / (delta + sqrt(G)), sqrt(2)) times one worker's move; one
+    worker's mix is that worker's model."""
+    start, X, target = _adagrad_start(1)
+    A = _trained(start, X, target)
+    np.testing.assert_allclose(_mix(start, [A]).coef(), A.coef(), rtol=1e-12, atol=1e-15)
+    W0, W = start.coef(), A.coef()
+    G0, G = (np.array(_fields(x)[3]["G"]) for x in (start, A))
+    kappa = np.minimum(2 * (start.delta + np.sqrt(G)) / (start.delta + np.sqrt(2 * G - G0)), 2 ** 0.5)
+    expected = W0 + np.where(G > G0, kappa, 2.0) * (W - W0)        # unmet: both workers' l1 shrink
+    expected = np.where((np.sign(expected) == -np.sign(W0)) & (np.sign(W) != -np.sign(W0)), 0.0, expected)
+    np.testing.assert_allclose(_mix(start, [A, A]).coef(), expected, rtol=1e-9, atol=1e-15)
 
 
 # --- inputs: Dask collections -----------------------------------------------------------
@@ -390,6 +547,6 @@ def a9a_parts(tmp_path_factory, shared_data):
 
 def test_a9a_parallel_within_the_margin(client, a9a_parts, tmp_path):
     paths, test = a9a_parts
-    est = fit(ProxClassifier(), paths, client=client, passes=3, n_features=123)
+    est = fit(ProxClassifier(), paths, client=client, passes=3, n_features=123, n_workers=2)
     single = _single(tmp_path, paths, "--passes", "3", "--n-features", "123")
     assert abs(_score(est, test) - _score(single, test)) <= 0.005      # half a point

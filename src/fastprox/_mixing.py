@@ -9,11 +9,13 @@ order and grouping (a tree reduction adds them pairwise), of O(model size):
 - fobos, scalar schedule, entry-wise or group penalties: the worker's caught-up
   weights W_{T+1} times its rows, and its rows. The mix is their average
   weighted by rows (iterative parameter mixing, McDonald et al. 2010).
-- fobos + adagrad: the weights times the worker's own increments of the
-  AdaGrad accumulators G (Vowpal Wabbit's AllReduce weighting, Agarwal et al.
-  2014), those increments, and the rows-weighted sums for the coordinates no
-  worker moved; G becomes the start's G plus every increment (the sum of
-  squared gradients over all rows, as on one machine).
+- fobos + adagrad: each worker's moves rescaled from its own AdaGrad steps to
+  the steps of the summed accumulators (delayed-gradient AdaGrad: where one
+  worker met a coordinate, its move; where several did, their rescaled moves
+  added, capped at MOST_MOVES of one worker's), then the shrinking of the
+  workers whose rows did not meet the coordinate; G becomes the start's G plus
+  every increment (the sum of squared gradients over all rows, as on one
+  machine).
 - rda, ftrl: the increments of the dual sums (s and G; z and n), added to the
   start's (distributed dual averaging, Duchi et al. 2012): no weight is
   averaged, a weight stays a closed form of its sums and the global step count.
@@ -32,8 +34,8 @@ from ._numpy import np
 from ._rules import PENALTIES
 from .model_io import _adagrad_steps, _layout
 
-#: What a rule mixes: "average" (weights by rows), "adagrad" (weights by G's
-#: increments), "dual" (sums of increments).
+#: What a rule mixes: "average" (weights by rows), "adagrad" (moves rescaled to
+#: the summed accumulators' steps), "dual" (sums of increments).
 MIXES = ("average", "adagrad", "dual")
 
 
@@ -92,7 +94,7 @@ class Contribution:
 def _padded_sum(a, b):
     if a.shape != b.shape:
         width = max(a.shape[-1], b.shape[-1])
-        a, b = (np.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, width - x.shape[-1])]) for x in (a, b))
+        a, b = _widened(a, width), _widened(b, width)
     return a + b
 
 
@@ -139,8 +141,11 @@ def contribution(start, learner, rows, loss, kind):
     if kind == "average":
         arrays = {"w": rows * W, "b": rows * b}
     elif kind == "adagrad":
-        G, Gb = increment("G"), increment("bsquares")
-        arrays = {"w": rows * W, "b": rows * b, "gw": G * W, "g": G, "gb": Gb * b, "bsquares": Gb}
+        width = W.shape[-1]
+        arrays = {**_adagrad_moves("", start.coef(), W, _widened(before["G"], width), increment("G"),
+                                   start.delta),
+                  **_adagrad_moves("b", start.intercept(), b, before["bsquares"], increment("bsquares"),
+                                   start.delta)}
     else:
         arrays = {name: increment(name) for name in entry + ("bsum", "bsquares") if name != "root"}
     return Contribution(rows, learner.t - start.t, loss, learner.n_ops - start.n_ops,
@@ -161,8 +166,7 @@ def mixed(start, summed, kind):
     scalars = dict(scalars, t=start.t + steps, n_ops=start.n_ops + summed.n_ops)
 
     def wide(name):
-        v = a[name]
-        return v if v.shape[-1] == d else np.pad(v, [(0, 0), (0, d - v.shape[-1])])
+        return _widened(a[name], d)
 
     if kind == "dual":
         for name in entry + ("bsum", "bsquares"):
@@ -171,16 +175,15 @@ def mixed(start, summed, kind):
         if "root" in f:
             f["root"][...] = np.sqrt(f["n"])
     else:
-        rows = max(summed.rows, 1)
-        W, b = wide("w") / rows, a["b"] / rows
         if kind == "adagrad":
-            G, Gb = wide("g"), a["bsquares"]
-            W = np.where(G > 0, wide("gw") / np.where(G > 0, G, 1.0), W)
-            b = np.where(Gb > 0, a["gb"] / np.where(Gb > 0, Gb, 1.0), b)
-            f["G"] += G
+            wide_a = {name: wide(name) if v.ndim == 2 else v for name, v in a.items()}
+            W, f["G"][...] = _adagrad_moved(base.coef(), f["G"], wide_a, "", base.delta)
+            b, f["bsquares"][...] = _adagrad_moved(base.intercept(), f["bsquares"], wide_a, "b", base.delta)
             f["eta"][...] = _adagrad_steps(dict(eta0=base.eta0, delta=base.delta), f["G"])
             f["t0"][...] = scalars["t"]
-            f["bsquares"] += Gb
+        else:
+            rows = max(summed.rows, 1)
+            W, b = wide("w") / rows, a["b"] / rows
         f["w"][...] = W
         f["bsum"][...] = b
         if "P" in f:                # every weight current: stamps at the cumulants' origin
@@ -193,6 +196,54 @@ def mixed(start, summed, kind):
     learner = Learner(*args)
     learner.__setstate__({"arrays": arrays, **scalars})
     return learner
+
+
+#: The most the rescaled moves of the workers that met a coordinate may add up to,
+#: in units of one worker's move (docs/dask.md: a round in which each worker
+#: reaches the coordinate's optimum then overshoots it by at most sqrt(2) - 1).
+MOST_MOVES = 2 ** 0.5
+
+
+def _adagrad_moves(prefix, W0, W, G0, G, delta):
+    """FOBOS + AdaGrad: what a worker whose weights (or intercepts) went from W0 to W,
+    its accumulators from G0 to G0 + G, adds to the mix (`_adagrad_moved`), with H its
+    step's denominator delta + sqrt(G0 + G): where it met the coordinate (G > 0), its
+    move times H, H itself, and 1 if its weight crossed zero; elsewhere (its rows only
+    shrank the weight, by the penalty) the shrinking's size times H; its G increments."""
+    W0 = _widened(W0, W.shape[-1])
+    H = delta + np.sqrt(G0 + G)
+    met = G > 0
+    return {prefix + "move": np.where(met, (W - W0) * H, 0.0), prefix + "reach": np.where(met, H, 0.0),
+            prefix + "crossed": (met & (W0 != 0) & (np.sign(W) == -np.sign(W0))).astype(np.float64),
+            prefix + "shrink": np.where(met, 0.0, np.abs(W - W0) * H), prefix + "g": G}
+
+
+def _adagrad_moved(W0, G0, a, prefix, delta):
+    """FOBOS + AdaGrad's mixed weights (or intercepts) and accumulators from the start's
+    W0 and G0 and the workers' summed `_adagrad_moves` ``a``, each worker's steps
+    eta0 / (delta + sqrt(G_i)) rescaled to those of the summed accumulator G (factor
+    (delta + sqrt(G_i)) / (delta + sqrt(G))): the moves of the workers that met a
+    coordinate added, scaled down to add up to at most MOST_MOVES of theirs (a
+    weight they carry across zero where none of theirs crossed is 0), then shrunk
+    towards zero by the others' shrinking, as their rows would after."""
+    G = G0 + a[prefix + "g"]
+    H = delta + np.sqrt(G)
+    met = _over(a[prefix + "reach"], H)             # the met workers' factors' sum (kappa)
+    scale = np.where(met > MOST_MOVES, _over(np.full_like(met, MOST_MOVES), met), 1.0)
+    W = W0 + _over(a[prefix + "move"], H) * scale
+    W = np.where((np.sign(W) == -np.sign(W0)) & (W0 != 0) & (a[prefix + "crossed"] == 0), 0.0, W)
+    return np.sign(W) * np.maximum(np.abs(W) - _over(a[prefix + "shrink"], H), 0.0), G
+
+
+def _over(x, h):
+    """x / h, 0 where h is 0 (there x is 0: no step was taken)."""
+    return np.divide(x, h, out=np.zeros_like(x), where=h > 0)
+
+
+def _widened(a, width):
+    """An array of features on its last axis, padded with the never-touched state
+    (zeros) to ``width`` features."""
+    return a if a.shape[-1] == width else np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, width - a.shape[-1])])
 
 
 def _copy(learner):

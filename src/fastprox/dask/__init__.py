@@ -17,7 +17,7 @@ import sys
 from ..cli.stream import CHUNK_ROWS
 from ..cli.train import StreamModel
 from .._mixing import mix_kind, parallel_params
-from ._run import ClusterError, run
+from ._run import ClusterError, quiet, run
 from ._shares import BlockShare, file_shares
 
 __all__ = ["fit", "ClusterError"]
@@ -41,14 +41,16 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         ``n_workers`` groups (default: the cluster's workers); each pass, or each
         ``sync_rows`` rows per group, every group trains its own copy of the
         current model on its next rows, and the copies are mixed on the cluster
-        (a tree reduction) into the next model: docs/dask.md. The normalized
+        (a tree reduction) into the next model: docs/dask.md. The model depends
+        on the number of groups: give ``n_workers`` for the same model whatever
+        the workers connected at the call. The normalized
         schedule has no sound mix: schedule=None (the estimator's default) trains
         with "adagrad" here, and the fitted copy's params say so. True: the model
         visits the shares one after another, on the workers that hold them, and
         is the single-machine model over the same rows, bit for bit.
     sync_rows : mix every this many rows per group (default: once per pass);
-        files only. A file resumed in the middle is read again up to where it
-        stopped.
+        files only. A group's next round resumes the file it stopped inside
+        from its reader, left open on the worker that ran the round.
     classes : every label (default: two, recognized from the first share's rows
         as ``fastprox train`` does; several classes need them).
     n_features, chunk_rows, hash_bits, zero_based : as ``fastprox train``'s
@@ -141,9 +143,9 @@ def _pair(X, y):
 
 
 def _say(progress):
-    """progress -> a function taking a line (or doing nothing)."""
+    """progress -> a function taking a line (or `quiet`)."""
     if callable(progress):
         return progress
     if progress:
         return lambda line: print(line, file=sys.stderr, flush=True)
-    return lambda line: None
+    return quiet

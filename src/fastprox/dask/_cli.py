@@ -6,7 +6,7 @@ from ..cli.stream import check_readable, labelled_chunks
 from ..cli.train import _fixed_width
 from ..libsvm import read_once, source_name
 from .._mixing import parallel_params
-from ._run import run
+from ._run import quiet, run
 from ._shares import file_shares
 
 
@@ -43,7 +43,7 @@ def train_on_cluster(args, est):
                          hash_bits=args.hash_bits, zero_based=True if args.zero_based else "auto")
     if not args.sequential:
         est.params = parallel_params(est.params)
-    say = (lambda line: None) if args.quiet else NoBar().write_line
+    say = quiet if args.quiet else NoBar().write_line
     from distributed import Client
     with Client(args.scheduler, timeout="20s") as client:
         workers = args.workers or max(1, len(client.scheduler_info()["workers"]))

@@ -5,12 +5,13 @@ the model moving from worker to worker. The client downloads the model once, at
 the end, and prints progress as rounds (or shares) finish.
 """
 import time
+import uuid
 
 from distributed import KilledWorker, wait
 
 from .._core import AUTO_ROWS
 from .._mixing import mix_kind
-from . import _tasks
+from . import _open, _tasks
 from ._shares import deal
 
 
@@ -44,15 +45,26 @@ def run(client, est, shares, data, passes, sequential, sync_rows, n_groups, say)
         client.cancel(futures)
 
 
+def quiet(line):
+    """``say`` for a run whose progress is not wanted (the sequential mode then asks
+    for no progress reports)."""
+
+
 def _sequential(client, est, shares, data, passes, say, futures):
+    """The chain of tasks, a share each, handing the trainer on. The client keeps the
+    future of the last trainer only (and the small progress reports): a trainer is
+    released as soon as the next share's task has read it, and its report if
+    progress is wanted (a task reading it, run first: ``priority``), so the cluster
+    holds O(1) models, not one per share."""
     trainer = None
     reports = []
     for p in range(passes):
         for k, share in enumerate(shares):
             trainer = _submit(client, _tasks.train_in_turn, trainer, est, share, k == 0,
                               k == len(shares) - 1, data=[data[k]] if data else [])
-            futures.append(trainer)
-            reports.append(client.submit(_tasks.progress, trainer, 0, pure=False))
+            if say is not quiet:
+                reports.append(client.submit(_tasks.progress, trainer, 0, priority=1, pure=False))
+    futures += reports + [trainer]
     seen = 0
     for report in reports:          # as each share finishes (the chain is in order)
         lines, _ = report.result()
@@ -68,17 +80,30 @@ def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futur
     groups = deal(shares, n_groups)
     model = _submit(client, _tasks.start, est, shares, data=_head(shares, data))
     futures.append(model)
+    resume = _Resume(client) if sync_rows is not None and not data else None
+    try:
+        return _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, futures, resume)
+    finally:
+        if resume is not None:
+            resume.close()
+
+
+def _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, futures, resume):
+    """The parallel mode's passes from the start ``model``: rounds of the groups'
+    tasks, their contributions tree-added and mixed into the next model."""
     losses, rounds = [], []
     for p in range(passes):
         cursors = {g: (0, 0) for g in range(len(groups))}
         pass_rows, pass_loss, r = 0, 0.0, 0
         while cursors:
             began = time.perf_counter()
-            parts = [_group(client, model, g, groups[g], shares, data, cursor, sync_rows, kind)
+            parts = [_group(client, model, g, groups[g], shares, data, cursor, sync_rows, kind, resume)
                      for g, cursor in cursors.items()]
             futures.extend(parts)
             wait(parts)
             trained = time.perf_counter()
+            if resume is not None:
+                resume.ran(dict(zip(cursors, parts)))
             summed = _tree(client, parts, futures)
             model = client.submit(_tasks.mix, model, summed, kind, pure=False)
             info = client.submit(_tasks.summary, summed, pure=False)
@@ -106,17 +131,41 @@ def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futur
     return Result(model.result(), losses, None, rounds)
 
 
-def _group(client, model, g, members, shares, data, cursor, sync_rows, kind):
+def _group(client, model, g, members, shares, data, cursor, sync_rows, kind, resume):
     """The future of group g's contribution to a round: one task streaming its files
-    from ``cursor`` (``sync_rows`` rows, or to their end); for a Dask collection, a
-    chain of tasks, a block each, then its contribution (a pass per round)."""
+    from ``cursor`` (``sync_rows`` rows, or to their end; with ``resume``, on the
+    worker whose open reader it can resume); for a Dask collection, a chain of
+    tasks, a block each, then its contribution (a pass per round)."""
     if not data:
         return client.submit(_tasks.train_group, model, g, [shares[i] for i in members], cursor, sync_rows,
-                             kind, pure=False)
+                             kind, resume and resume.run, pure=False, **(resume.where(g) if resume else {}))
     trainer = None
     for i in members:
         trainer = _submit(client, _tasks.train_block, model, trainer, shares[i], data=[data[i]])
     return client.submit(_tasks.contribute, model, trainer, g, (len(members), 0), kind, pure=False)
+
+
+class _Resume:
+    """The files' readers left open between ``sync_rows`` rounds (`_open`): the run's
+    id naming them on the workers, and the worker each group's last round ran on,
+    where its next round is asked to run (a preference: Dask may run it elsewhere,
+    which then opens the file again)."""
+
+    def __init__(self, client):
+        self.client, self.run, self.workers = client, uuid.uuid4().hex, {}
+
+    def ran(self, parts):
+        """Note where each group's round ``parts[g]`` ran."""
+        held = self.client.who_has(list(parts.values()))
+        self.workers = {g: list(held.get(f.key, ())) for g, f in parts.items()}
+
+    def where(self, g):
+        workers = self.workers.get(g)
+        return dict(workers=workers, allow_other_workers=True) if workers else {}
+
+    def close(self):
+        """Close the run's readers on every worker."""
+        self.client.run(_open.close_run, self.run, on_error="ignore")
 
 
 def _head(shares, data):

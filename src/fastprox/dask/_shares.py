@@ -88,11 +88,14 @@ class Window:
     """The triples of ``items`` for the rows [skip, skip + limit) of a share
     (``limit`` None: to its end), chunks cut where the range cuts them; after the
     iteration, ``more`` says whether the share has rows beyond it (found by parsing
-    at most one chunk more). A share resumed at row ``skip`` is read again up to
-    there (parsed, not trained on)."""
+    at most one chunk more), and ``rest`` is then an iterator of the share's
+    triples from there on (the cut chunk's tail, the chunk parsed to look, the
+    reader's next ones): a later round resumes the open reader with it
+    (`OpenReaders`). A share reopened at row ``skip`` is read again up to there
+    (parsed, not trained on)."""
 
     def __init__(self, items, skip, limit):
-        self.items, self.skip, self.limit, self.more = items, skip, limit, False
+        self.items, self.skip, self.limit, self.more, self.rest = items, skip, limit, False, None
 
     def __iter__(self):
         seen, skip, limit = 0, self.skip, self.limit
@@ -104,8 +107,21 @@ class Window:
             if a < b:
                 yield (X, y, row) if (a, b) == (0, n) else (_rows(X, a, b), y[a:b], row + a)
             if limit is not None and seen >= skip + limit:
-                self.more = b < n or next(items, None) is not None
+                ahead = [(_rows(X, b, n), y[b:], row + b)] if b < n else []
+                ahead += [item for item in [next(items, None)] if item is not None]
+                self.more = bool(ahead)
+                self.rest = _continued(ahead, items) if ahead else None
                 return
+
+
+def _continued(ahead, items):
+    """The triples ``ahead``, then the rest of ``items``; closing it closes ``items``
+    (a reader and its thread)."""
+    try:
+        yield from ahead
+        yield from items
+    finally:
+        getattr(items, "close", lambda: None)()
 
 
 def _rows(X, a, b):

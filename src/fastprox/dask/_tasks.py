@@ -15,6 +15,7 @@ from .._validation import kernel_arrays
 from ..cli.labels import LABEL_BUFFER_BYTES
 from ..cli.progress import NoBar, Table
 from ..cli.train import Trainer, _predicts
+from ._open import OPEN
 from ._shares import Window
 
 
@@ -66,20 +67,25 @@ def start(est, shares, *data):
     return est
 
 
-def train_group(est, group, shares, cursor, limit, kind, *data):
+def train_group(est, group, shares, cursor, limit, kind, run=None):
     """A worker's part of a round: from the global model ``est``, train on the
     group's ``shares`` from ``cursor`` (share index, row) for ``limit`` rows (None:
-    to the end); its `Contribution` to the mix, with the new cursor."""
+    to the end); its `Contribution` to the mix, with the new cursor. With a ``run``
+    id, a file the round stops inside is left open on this worker for the group's
+    next round, which resumes it if it runs here (`_open`)."""
     trainer = _round_trainer(est)
     i, skip = cursor
     while i < len(shares) and (limit is None or trainer.pass_rows < limit):
         trainer.source = shares[i]
         before = trainer.pass_rows
-        window = Window(shares[i].chunks(data[i] if data else None), skip,
-                        None if limit is None else limit - before)
+        left = limit if limit is None else limit - before
+        resumed = None if run is None else OPEN.take(run, group, i, skip)
+        window = Window(resumed, 0, left) if resumed is not None else Window(shares[i].chunks(), skip, left)
         trainer.feed(window)
         if window.more:
             skip += trainer.pass_rows - before
+            if run is not None:
+                OPEN.keep(run, group, i, skip, window.rest)
         else:                               # the share ended
             i, skip = i + 1, 0
     return contribute(est, trainer, group, (i, skip), kind)
