@@ -93,7 +93,9 @@ cdef inline double _log_series(double t, double a) noexcept nogil:
     polynomial in a without constant term (a = 0: d = t; a = 1: d = log1p(t), b_n =
     (-1)^(n+1) / n, the largest |b_n| over a in [0, 1]). The inverse's radius is at
     least 1, and the terms left out add at most t^8 / (9 (1 - t)) to d / t: below 2^-56
-    up to t = LOG_SERIES_EXACT, 2.3e-6 at t = LOG_SERIES_END."""
+    up to t = LOG_SERIES_EXACT, 2.3e-6 at t = LOG_SERIES_END. The b_n wait only for a
+    (known before the row's step norm), the sum in t is taken in pairs of terms
+    (Estrin's scheme): t is the last input of sigma, and the row's update waits for it."""
     cdef double b2 = a * (-1.0 / 2.0)
     cdef double b3 = a * (-1.0 / 6.0 + a * (1.0 / 2.0))
     cdef double b4 = a * (-1.0 / 24.0 + a * (5.0 / 12.0 + a * (-5.0 / 8.0)))
@@ -104,26 +106,23 @@ cdef inline double _log_series(double t, double a) noexcept nogil:
         15.0 / 8.0 + a * (-55.0 / 16.0 + a * (33.0 / 16.0))))))
     cdef double b8 = a * (-1.0 / 40320.0 + a * (41.0 / 6720.0 + a * (-65.0 / 384.0 + a * (
         407.0 / 288.0 + a * (-605.0 / 128.0 + a * (429.0 / 64.0 + a * (-429.0 / 128.0)))))))
-    return 1.0 + t * (b2 + t * (b3 + t * (b4 + t * (b5 + t * (b6 + t * (b7 + t * b8))))))
+    cdef double t2 = t * t
+    return 1.0 + t * ((b2 + b3 * t) + t2 * ((b4 + b5 * t) + t2 * ((b6 + b7 * t) + t2 * b8)))
 
 
 cdef inline double _expm1_less_identity(double d) noexcept nogil:
     """e^d - 1 - d for 0 <= d <= LOG_SERIES_END, by its Taylor series through d^13 (the
-    next term is below 2^-56 of the sum there): to a rounding of itself, where
-    expm1(d) - d would carry expm1's rounding, half an ulp of d."""
-    cdef double p = 1.0 / 6227020800.0
-    p = p * d + 1.0 / 479001600.0
-    p = p * d + 1.0 / 39916800.0
-    p = p * d + 1.0 / 3628800.0
-    p = p * d + 1.0 / 362880.0
-    p = p * d + 1.0 / 40320.0
-    p = p * d + 1.0 / 5040.0
-    p = p * d + 1.0 / 720.0
-    p = p * d + 1.0 / 120.0
-    p = p * d + 1.0 / 24.0
-    p = p * d + 1.0 / 6.0
-    p = p * d + 1.0 / 2.0
-    return p * d * d
+    next term is below 2^-56 of the sum there): to a few roundings of itself, where
+    expm1(d) - d would carry expm1's rounding, half an ulp of d. Estrin's scheme: four
+    levels of products where Horner's would chain twelve (d is on sigma's critical
+    path)."""
+    cdef double d2 = d * d
+    cdef double d4 = d2 * d2
+    cdef double low = ((1.0 / 2.0 + (1.0 / 6.0) * d) + d2 * (1.0 / 24.0 + (1.0 / 120.0) * d)
+                       + d4 * ((1.0 / 720.0 + (1.0 / 5040.0) * d) + d2 * (1.0 / 40320.0 + (1.0 / 362880.0) * d)))
+    cdef double high = ((1.0 / 3628800.0 + (1.0 / 39916800.0) * d)
+                        + d2 * (1.0 / 479001600.0 + (1.0 / 6227020800.0) * d))
+    return d2 * (low + (d4 * d4) * high)
 
 
 cdef inline double _log_fraction_short(double t, double a) noexcept nogil:
@@ -135,7 +134,8 @@ cdef inline double _log_fraction_short(double t, double a) noexcept nogil:
     phi' = 1 + a (e^d - 1): below 1e-22). phi(d) = (d - t) + a (e^d - 1 - d) carries
     only the rounding of a (e^d - 1 - d), far below an ulp of d (d - t is exact: d >=
     t / 2). The correction goes to rho with the rounding of d = rho t (fma), so that
-    rho is rounded once: within an ulp of the root (0.7 ulps over a dense grid)."""
+    rho is rounded once: within an ulp of the root (0.7 ulps over a dense grid); 1 / t
+    is taken while the series is summed, off the critical path."""
     cdef double rho = _log_series(t, a)
     cdef double d, rounding, excess, phi, e_d_less_1, slope, curvature, correction
     if t <= LOG_SERIES_EXACT:
@@ -149,7 +149,7 @@ cdef inline double _log_fraction_short(double t, double a) noexcept nogil:
     curvature = a + a * e_d_less_1
     correction = (phi * (6.0 * slope * slope - 3.0 * phi * curvature)
                   / (6.0 * slope * slope * slope - 6.0 * phi * slope * curvature + phi * phi * curvature))
-    return rho - (rounding + correction) / t
+    return rho - (rounding + correction) * (1.0 / t)   # a tiny term: its rounding is not rho's
 
 
 cdef inline double _log_fraction(double z0, double s, double e, double pi) noexcept nogil:
