@@ -19,6 +19,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from scipy.integrate import solve_ivp
 from scipy.special import expit
 
@@ -320,3 +321,45 @@ def test_wrapper_refuses_what_the_kernel_function_does_not_define(kwargs):
     args = dict(loss="log", p=0.5, y=1.0, q=1.0, h=1.0) | kwargs
     with pytest.raises(ValueError):
         invariant_sigma(**args)
+
+
+# ----------------------------------------------------------------------------- the log loss's short flows
+
+# `_invariant._log_fraction_short`'s branches, in t = q h |l'(p)|: the series alone up to
+# 0.01, the series and one Householder step up to 0.25, Newton's iteration above.
+LOG_SERIES_EXACT, LOG_SERIES_END = 0.01, 0.25
+
+
+def log_sigma_ulps(z0, t, y=1.0):
+    """sigma's distance to the table, in ulps, for the log loss's row of margin z0 whose
+    flow has t = q h pi (q = t / pi, h = 1)."""
+    pi = float(expit(-z0))
+    q = t / pi
+    return ulps(invariant_sigma("log", y * z0, y, q, 1.0), table_sigma("log", y * z0, y, q, 1.0))
+
+
+@settings(max_examples=400, deadline=None)
+@given(z0=st.floats(-40.0, 40.0), t=st.one_of(st.floats(1e-12, LOG_SERIES_END),
+                                              st.floats(0.5 * LOG_SERIES_EXACT, 2.0 * LOG_SERIES_EXACT),
+                                              st.floats(0.5 * LOG_SERIES_END, 2.0 * LOG_SERIES_END)),
+       y=st.sampled_from((-1.0, 1.0)))
+def test_log_sigma_of_short_flows_is_the_table_to_four_ulps(z0, t, y):
+    assert log_sigma_ulps(z0, t, y) <= 4.0
+
+
+@pytest.mark.parametrize("boundary", (LOG_SERIES_EXACT, LOG_SERIES_END))
+def test_log_sigma_is_the_table_on_both_sides_of_each_branch_boundary(boundary):
+    ts = [boundary * (1.0 + k * 2.0 ** -50) for k in range(-8, 9)]
+    worst = max((log_sigma_ulps(z0, t), z0, t) for z0 in (-30.0, -3.0, -0.5, 0.0, 0.5, 3.0, 30.0) for t in ts)
+    assert worst[0] <= 4.0, worst
+
+
+def test_log_sigma_is_monotone_across_the_branch_boundaries():
+    """Across a boundary, in h, sigma grows and sigma / h shrinks as on either side (to
+    rounding): no jump between the two approximations."""
+    for boundary, z0 in itertools.product((LOG_SERIES_EXACT, LOG_SERIES_END), (-3.0, 0.0, 0.5, 30.0)):
+        q = 1.0 / float(expit(-z0))
+        hs = np.array([boundary * (1.0 + k * 2.0 ** -46) for k in range(-8, 9)])
+        sigmas = np.abs([invariant_sigma("log", z0, 1.0, q, h) for h in hs])
+        assert np.all(np.diff(sigmas) >= -4e-16 * sigmas[1:])
+        assert np.all(np.diff(sigmas / hs) <= 4e-16 * sigmas[1:] / hs[1:])

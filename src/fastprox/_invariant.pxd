@@ -11,7 +11,7 @@
 # (z0 - z) / q loses every digit when q h is small), and q = 0 gives the
 # gradient step h * l'(p) exactly. s = q * h throughout: the step norm of the row
 # times its weight, the flow's time in units of the margin.
-from libc.math cimport exp, log, log1p, expm1, fabs, fmin, fmax, INFINITY, NAN, M_LN2
+from libc.math cimport exp, log, log1p, expm1, fma, fabs, fmin, fmax, INFINITY, NAN, M_LN2
 
 from fastprox._losses cimport (dloss, LOG, HINGE, SQUARED_HINGE, MODIFIED_HUBER, SQUARED, HUBER,
                                EPSILON_INSENSITIVE)
@@ -80,14 +80,87 @@ cdef inline double _flow_fraction(double s, double s1, double k) noexcept nogil:
     return (s1 + (s - s1) * _decay_fraction(k * (s - s1))) / s
 
 
-cdef inline double _log_fraction(double z0, double s) noexcept nogil:
-    """rho for the log loss from margin z0 = y p. Along the flow dz/dh = q / (1 + e^z),
+# The log loss's rho for a short flow, t = s pi <= LOG_SERIES_END, from its series:
+# exact to rounding up to LOG_SERIES_EXACT, one Householder correction above
+# (`_log_fraction_short`); longer flows take `_log_fraction`'s iteration.
+DEF LOG_SERIES_EXACT = 0.01
+DEF LOG_SERIES_END = 0.25
+
+
+cdef inline double _log_series(double t, double a) noexcept nogil:
+    """d / t from the series inversion of phi(d) = d + a (e^d - 1 - d) - t (the log
+    loss's phi below, a = 1 - pi) through t^8: d = t + sum_n b_n(a) t^n, each b_n a
+    polynomial in a without constant term (a = 0: d = t; a = 1: d = log1p(t), b_n =
+    (-1)^(n+1) / n, the largest |b_n| over a in [0, 1]). The inverse's radius is at
+    least 1, and the terms left out add at most t^8 / (9 (1 - t)) to d / t: below 2^-56
+    up to t = LOG_SERIES_EXACT, 2.3e-6 at t = LOG_SERIES_END. The b_n wait only for a
+    (known before the row's step norm), the sum in t is taken in pairs of terms
+    (Estrin's scheme): t is the last input of sigma, and the row's update waits for it."""
+    cdef double b2 = a * (-1.0 / 2.0)
+    cdef double b3 = a * (-1.0 / 6.0 + a * (1.0 / 2.0))
+    cdef double b4 = a * (-1.0 / 24.0 + a * (5.0 / 12.0 + a * (-5.0 / 8.0)))
+    cdef double b5 = a * (-1.0 / 120.0 + a * (5.0 / 24.0 + a * (-7.0 / 8.0 + a * (7.0 / 8.0))))
+    cdef double b6 = a * (-1.0 / 720.0 + a * (7.0 / 90.0 + a * (-49.0 / 72.0 + a * (
+        7.0 / 4.0 + a * (-21.0 / 16.0)))))
+    cdef double b7 = a * (-1.0 / 5040.0 + a * (17.0 / 720.0 + a * (-137.0 / 360.0 + a * (
+        15.0 / 8.0 + a * (-55.0 / 16.0 + a * (33.0 / 16.0))))))
+    cdef double b8 = a * (-1.0 / 40320.0 + a * (41.0 / 6720.0 + a * (-65.0 / 384.0 + a * (
+        407.0 / 288.0 + a * (-605.0 / 128.0 + a * (429.0 / 64.0 + a * (-429.0 / 128.0)))))))
+    cdef double t2 = t * t
+    return 1.0 + t * ((b2 + b3 * t) + t2 * ((b4 + b5 * t) + t2 * ((b6 + b7 * t) + t2 * b8)))
+
+
+cdef inline double _expm1_less_identity(double d) noexcept nogil:
+    """e^d - 1 - d for 0 <= d <= LOG_SERIES_END, by its Taylor series through d^13 (the
+    next term is below 2^-56 of the sum there): to a few roundings of itself, where
+    expm1(d) - d would carry expm1's rounding, half an ulp of d. Estrin's scheme: four
+    levels of products where Horner's would chain twelve (d is on sigma's critical
+    path)."""
+    cdef double d2 = d * d
+    cdef double d4 = d2 * d2
+    cdef double low = ((1.0 / 2.0 + (1.0 / 6.0) * d) + d2 * (1.0 / 24.0 + (1.0 / 120.0) * d)
+                       + d4 * ((1.0 / 720.0 + (1.0 / 5040.0) * d) + d2 * (1.0 / 40320.0 + (1.0 / 362880.0) * d)))
+    cdef double high = ((1.0 / 3628800.0 + (1.0 / 39916800.0) * d)
+                        + d2 * (1.0 / 479001600.0 + (1.0 / 6227020800.0) * d))
+    return d2 * (low + (d4 * d4) * high)
+
+
+cdef inline double _log_fraction_short(double t, double a) noexcept nogil:
+    """rho = d / t for the log loss where 0 < t <= LOG_SERIES_END (a = 1 - pi):
+    `_log_series`, exact to rounding up to LOG_SERIES_EXACT; above, its d (relative
+    error under 2.3e-6) takes one Householder step of order 3,
+        d -= phi (6 phi'^2 - 3 phi phi'') / (6 phi'^3 - 6 phi phi' phi'' + phi^2 phi'''),
+    whose error is of the fourth order in the start's (phi'' = phi''' = a e^d, at most
+    phi' = 1 + a (e^d - 1): below 1e-22). phi(d) = (d - t) + a (e^d - 1 - d) carries
+    only the rounding of a (e^d - 1 - d), far below an ulp of d (d - t is exact: d >=
+    t / 2). The correction goes to rho with the rounding of d = rho t (fma), so that
+    rho is rounded once: within an ulp of the root (0.7 ulps over a dense grid); 1 / t
+    is taken while the series is summed, off the critical path."""
+    cdef double rho = _log_series(t, a)
+    cdef double d, rounding, excess, phi, e_d_less_1, slope, curvature, correction
+    if t <= LOG_SERIES_EXACT:
+        return rho
+    d = rho * t
+    rounding = fma(rho, t, -d)                      # rho t - d, exactly
+    excess = _expm1_less_identity(d)
+    phi = (d - t) + a * excess
+    e_d_less_1 = d + excess
+    slope = 1.0 + a * e_d_less_1
+    curvature = a + a * e_d_less_1
+    correction = (phi * (6.0 * slope * slope - 3.0 * phi * curvature)
+                  / (6.0 * slope * slope * slope - 6.0 * phi * slope * curvature + phi * phi * curvature))
+    return rho - (rounding + correction) * (1.0 / t)   # a tiny term: its rounding is not rho's
+
+
+cdef inline double _log_fraction(double z0, double s, double e, double pi) noexcept nogil:
+    """rho for the log loss from margin z0 = y p, e = e^-|z0|, pi = |l'(p)|. Along the flow dz/dh = q / (1 + e^z),
     so z + e^z = C = z0 + e^z0 + s and e^z = W(e^C): the table's z = C - W(e^C), that
     is log W(e^C). sigma needs d = z - z0, which cancels there (in C - W for large C,
     in z - z0 where d << |z0|); so d is taken as the root of the same equation less
     z0 + e^z0 and divided by 1 + e^z0,
         phi(d) = pi d + (1 - pi) expm1(d) - t = 0,  pi = |l'(p)| = 1 / (1 + e^z0),
-    t = s pi the gradient step's change (rho = d / t), by Newton's iteration. phi is
+    t = s pi the gradient step's change (rho = d / t). Up to t = LOG_SERIES_END,
+    `_log_fraction_short` (no exp, no log); beyond, by Newton's iteration. phi is
     convex and increasing: past the first step the iterates fall onto d, each error
     under half the square of the last correction, so a rise is rounding. The start is
     t where t <= 1 (an upper bound of d), else the closed form log W(e^C) - z0, which
@@ -96,14 +169,14 @@ cdef inline double _log_fraction(double z0, double s) noexcept nogil:
     z0 << 0), and t again where it cancels to nothing (z0 << 0, phi all but linear).
     (1 - pi) expm1(d) is evaluated as e^m (1 - e^-d), and phi divided by e^m where
     m > 0: nothing overflows."""
-    cdef double e = exp(-fabs(z0))
-    cdef double pi = e / (1.0 + e) if z0 > 0.0 else 1.0 / (1.0 + e)
-    cdef double log1m_pi = fmin(z0, 0.0) - log1p(e)
     cdef double t = s * pi
-    cdef double a, C, d, m, scale, E, step
+    cdef double log1m_pi, a, C, d, m, scale, E, step
     cdef int i
     if not t > 0.0:
         return 1.0
+    if t <= LOG_SERIES_END:                 # 1 - pi = 1 / (1 + e^-z0), without cancellation
+        return _log_fraction_short(t, (1.0 if z0 > 0.0 else e) / (1.0 + e))
+    log1m_pi = fmin(z0, 0.0) - log1p(e)
     d = t
     if t > 1.0:                             # then e^z0 < s: a is finite
         a = exp(z0)
@@ -135,16 +208,21 @@ cdef inline double invariant_sigma(int loss, double p, double y, double q, doubl
     classification losses), step norm q >= 0 and importance weight h >= 0 (q h finite):
     v = w - sigma * (eta ⊙ x), b -= sigma * eta_b. The contract's table, as h l'(p) rho;
     0 where l'(p) = 0 (at or past the loss's minimizer: the flow does not move)."""
-    cdef double g = dloss(loss, p, y, epsilon)
     cdef double s = q * h
     cdef double z0 = y * p
     cdef double r = fabs(p - y)
-    cdef double rho
+    cdef double e, pi, g, rho
+    if loss == LOG:                             # dloss's l'(p) = -y pi, its e shared with rho
+        e = exp(-fabs(z0))
+        pi = e / (1.0 + e) if z0 > 0.0 else 1.0 / (1.0 + e)
+        g = -y * pi
+        if g == 0.0:
+            return 0.0
+        return h * g * _log_fraction(z0, s, e, pi)
+    g = dloss(loss, p, y, epsilon)
     if g == 0.0:
         return 0.0
-    if loss == LOG:
-        rho = _log_fraction(z0, s)
-    elif loss == HINGE:
+    if loss == HINGE:
         rho = _flow_fraction(s, 1.0 - z0, INFINITY)
     elif loss == SQUARED_HINGE:
         rho = _flow_fraction(s, 0.0, 2.0)

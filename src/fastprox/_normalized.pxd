@@ -54,9 +54,12 @@ cdef inline void rescale(Ctx* c, double* row, double x) noexcept nogil:
 
 cdef inline double row_norm(double x, double m) noexcept nogil:
     """(x / m)^2, the row's squared norm's share of a feature of scale m (after
-    `rescale`: m >= |x|; a stored zero adds nothing, whatever m)."""
+    `rescale`: m >= |x|; a stored zero adds nothing, whatever m). 1 where |x| = m
+    without the division (x / m = +-1 exactly): every non-zero of a binary feature."""
     if x == 0.0:
         return 0.0
+    if fabs(x) == m:
+        return 1.0
     x = x / m
     return x * x
 

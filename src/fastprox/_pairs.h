@@ -1,5 +1,6 @@
 /* Two entries' arithmetic in one SSE2 instruction each: FOBOS's catch-up and step
-   under a scalar step (every layout) and under AdaGrad with l1, the dual weights
+   under a scalar step (every layout) and under AdaGrad with l1, the normalized schedule's
+   step factors, the dual weights
    (rda, ftrl) and square roots. A row's non-zeros, taken two at a time, need about half the instructions,
    which bound the short rows of dense sets (ijcnn1); AdaGrad's square root and
    division cost the divider as much for two lanes as for one. Each lane performs
@@ -133,6 +134,24 @@ static inline void fastprox_adagrad_step2(double *e, double *f, double xe, doubl
     f[1] = ws.b;
     e[0] = f[0] = t + 1.0;
 }
+/* The normalized schedule's entries e, f in the layout (w, G, factor), with gradients
+   (ge, gf) and feature scales (me, mf): G += g^2 and the step factor
+   eta0 / (m sqrt(G)), 0 where G is not positive (`_normalized.normalized_accumulate`);
+   returns the two factors. */
+static inline fastprox_pair fastprox_normalized_factors2(double *e, double *f, double ge, double gf,
+                                                         double me, double mf, double eta0)
+{
+    __m128d g = _mm_set_pd(gf, ge);
+    __m128d G = _mm_add_pd(_mm_set_pd(f[1], e[1]), _mm_mul_pd(g, g));
+    __m128d factor = _mm_and_pd(_mm_cmpgt_pd(G, _mm_setzero_pd()),
+                                _mm_div_pd(_mm_set1_pd(eta0), _mm_mul_pd(_mm_set_pd(mf, me), _mm_sqrt_pd(G))));
+    fastprox_pair Gs = fastprox_pair_of(G), factors = fastprox_pair_of(factor);
+    e[1] = Gs.a;
+    f[1] = Gs.b;
+    e[2] = factors.a;
+    f[2] = factors.b;
+    return factors;
+}
 /* RDA's weights under a scalar step, soft(-s, thr) * inv, of sums (sa, sb). */
 static inline fastprox_pair fastprox_rda_weights2(double sa, double sb, double thr, double inv)
 {
@@ -242,6 +261,17 @@ static inline void fastprox_adagrad_step2(double *e, double *f, double xe, doubl
     e[1] = a[2];
     f[1] = b[2];
     e[0] = f[0] = t + 1.0;
+}
+static inline fastprox_pair fastprox_normalized_factors2(double *e, double *f, double ge, double gf,
+                                                         double me, double mf, double eta0)
+{
+    double Ge = e[1] + ge * ge, Gf = f[1] + gf * gf;
+    fastprox_pair factors = {Ge > 0.0 ? eta0 / (me * sqrt(Ge)) : 0.0, Gf > 0.0 ? eta0 / (mf * sqrt(Gf)) : 0.0};
+    e[1] = Ge;
+    f[1] = Gf;
+    e[2] = factors.a;
+    f[2] = factors.b;
+    return factors;
 }
 static inline fastprox_pair fastprox_rda_weights2(double sa, double sb, double thr, double inv)
 {

@@ -64,6 +64,12 @@ int main(void)
         }
         for (int k = 0; k < 4; k++)
             printf(" %llx %llx %llx", bits(ea[k]), bits(fa[k]), bits(ga[k]));
+        double ne[3] = {x[0], fabs(x[1]), x[2]}, nf[3] = {x[3], x[4], x[5]}, ng[3] = {x[6], fabs(x[7]), x[8]};
+        fastprox_pair nr = fastprox_normalized_factors2(ne, nf, x[6], x[7], fabs(x[8]), x[2], fabs(x[5]));
+        fastprox_pair nrg = fastprox_normalized_factors2(ng, ng, x[1], x[1], fabs(x[0]), fabs(x[0]), x[4]);  /* one entry */
+        printf(" %llx %llx %llx %llx", bits(nr.a), bits(nr.b), bits(nrg.a), bits(nrg.b));
+        for (int k = 0; k < 3; k++)
+            printf(" %llx %llx %llx", bits(ne[k]), bits(nf[k]), bits(ng[k]));
         printf("\n");
     }
     return 0;
