@@ -13,7 +13,7 @@
 # times its weight, the flow's time in units of the margin.
 from libc.math cimport exp, log, log1p, expm1, fma, fabs, fmin, fmax, INFINITY, NAN, M_LN2
 
-from fastprox._losses cimport (dloss, LOG, HINGE, SQUARED_HINGE, MODIFIED_HUBER, SQUARED, HUBER,
+from fastprox._losses cimport (dloss, log_pi, LOG, HINGE, SQUARED_HINGE, MODIFIED_HUBER, SQUARED, HUBER,
                                EPSILON_INSENSITIVE)
 
 
@@ -214,7 +214,7 @@ cdef inline double invariant_sigma(int loss, double p, double y, double q, doubl
     cdef double e, pi, g, rho
     if loss == LOG:                             # dloss's l'(p) = -y pi, its e shared with rho
         e = exp(-fabs(z0))
-        pi = e / (1.0 + e) if z0 > 0.0 else 1.0 / (1.0 + e)
+        pi = log_pi(z0, e)
         g = -y * pi
         if g == 0.0:
             return 0.0

@@ -12,16 +12,18 @@ cdef enum:
     EPSILON_INSENSITIVE = 6
 
 
+cdef inline double log_pi(double z, double e) noexcept nogil:
+    """|l'(p)| of the log loss at the margin z = y p, 1 / (1 + e^z), from e = e^-|z|
+    (never overflows): the log loss's derivative is -y log_pi(z, e)."""
+    return e / (1.0 + e) if z > 0.0 else 1.0 / (1.0 + e)
+
+
 cdef inline double dloss(int loss, double p, double y, double epsilon) noexcept nogil:
     """d loss(p, y) / d p, computed without overflow."""
     cdef double z = y * p
     cdef double r = p - y
-    cdef double e
     if loss == LOG:
-        if z > 0.0:
-            e = exp(-z)
-            return -y * e / (1.0 + e)
-        return -y / (1.0 + exp(z))
+        return -y * log_pi(z, exp(-fabs(z)))
     if loss == HINGE:
         return -y if z < 1.0 else 0.0
     if loss == SQUARED_HINGE:
@@ -80,11 +82,8 @@ cdef inline double dloss_and_value(int loss, double p, double y, double epsilon,
         return dloss(loss, p, y, epsilon)
     z = y * p
     e = exp(-fabs(z))
-    if z > 0.0:
-        value[0] = log1p(e)
-        return -y * e / (1.0 + e)
-    value[0] = -z + log1p(e)
-    return -y / (1.0 + e)
+    value[0] = log1p(e) if z > 0.0 else -z + log1p(e)
+    return -y * log_pi(z, e)
 
 
 cdef struct LogSum:

@@ -15,10 +15,9 @@ from fastprox._intercept cimport intercept_feature, intercept_value, apply_inter
 from fastprox._gradients cimport gradient, gradients, refused, abs_max2, row_abs_max, largest_q
 from fastprox._csr cimport weight_at
 from fastprox._state cimport NORM_STAMP, NORM_SCALE, NORM_ROW_FIELDS, NORM_W, NORM_G, NORM_FACTOR
-from fastprox._normalized cimport row_norm, set_normalized_eta
+from fastprox._normalized cimport row_norm, set_normalized_eta, catch_up_weight, fobos_weight_step
 from fastprox._intercept cimport intercept_step_size
 from fastprox._invariant cimport invariant_sigma
-from fastprox._prox cimport soft_threshold
 
 cdef extern from "_pairs.h" nogil:
     ctypedef struct pair "fastprox_pair":
@@ -427,7 +426,7 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
         x = data[nz]
         spent = threshold_sum - row[NORM_STAMP]             # normalized_catch_up
         if spent > 0.0 and alpha > 0.0:
-            e[NORM_W] = soft_threshold(e[NORM_W], alpha * e[NORM_FACTOR] * spent)
+            catch_up_weight(e, alpha, spent)
         row[NORM_STAMP] = threshold_sum
         a = fabs(x)                                         # rescale
         m = row[NORM_SCALE]
@@ -474,9 +473,7 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
 cdef inline void normalized_weight_step(double* row, double x, double sigma, double r, double alpha,
                                         double threshold_sum) noexcept nogil:
     """`normalized_apply`'s FOBOS step of a feature's one entry, its factor already
-    updated: w - eta sigma x with the l1 prox at alpha eta, eta = FACTOR r_t; stamped R."""
+    updated (`_normalized.fobos_weight_step` at eta = FACTOR r_t); stamped R."""
     cdef double* e = row + NORM_ROW_FIELDS
-    cdef double eta = e[NORM_FACTOR] * r
-    if eta > 0.0:
-        e[NORM_W] = soft_threshold(e[NORM_W] - eta * (sigma * x), alpha * eta)
+    fobos_weight_step(e, e[NORM_FACTOR] * r, sigma * x, alpha)
     row[NORM_STAMP] = threshold_sum
