@@ -7,7 +7,8 @@ kernel keeps every bit (a refactoring) or to see which models it moves.
 
 Every supported (update, schedule, penalty) of `fastprox._validation`, each
 classification and regression loss, one-vs-rest and multinomial models, user
-groups and group weights, mini-batches, sample weights and two shuffled passes,
+groups and group weights, mini-batches, the invariant step (fobos), sample
+weights and two shuffled passes,
 on a slice of a9a (binary), satimage (multiclass) and a synthetic regression.
 A line per configuration: its name and the SHA-256 of coef_ and intercept_.
 """
@@ -47,6 +48,8 @@ def configurations(n_features, n_classes):
         base = dict(update=update, schedule=schedule, step="gradient", penalty=penalty, alpha=1e-4, eta0=0.02 if schedule != "adagrad" else 0.3,
                     delta=1.0, random_state=0, max_iter=2)
         yield f"{update}/{schedule}/{penalty}", base
+        if update == "fobos":
+            yield f"{update}/{schedule}/{penalty}/invariant", dict(base, step="invariant")
         if penalty in GROUP_PENALTIES:
             yield f"{update}/{schedule}/{penalty}/groups", dict(
                 base, groups=groups, group_weights=np.linspace(0.5, 2, groups.max() + 1))

@@ -45,6 +45,12 @@ cdef inline void stamp_origin(Ctx* c, double* row) noexcept nogil:
         row[c.layout.threshold_stamp_at] = 0.0
 
 
+cdef inline bint zero_origin(Ctx* c) noexcept nogil:
+    """Whether `stamp_origin` writes only zeros (every layout but the P stamp's), so
+    that a row of zeros is already stamped at the origin."""
+    return c.params.schedule == NORMALIZED or c.layout.shrink_stamp_at < 0
+
+
 cdef inline void reset_stamps(Ctx* c) noexcept nogil:
     """Stamp every feature as current at the cumulants' origin."""
     cdef Py_ssize_t j

@@ -83,8 +83,13 @@ cdef inline double _flow_fraction(double s, double s1, double k) noexcept nogil:
 # The log loss's rho for a short flow, t = s pi <= LOG_SERIES_END, from its series:
 # exact to rounding up to LOG_SERIES_EXACT, one Householder correction above
 # (`_log_fraction_short`); longer flows take `_log_fraction`'s iteration.
-DEF LOG_SERIES_EXACT = 0.01
-DEF LOG_SERIES_END = 0.25
+cdef extern from *:
+    """
+    #define FASTPROX_LOG_SERIES_EXACT 0.01
+    #define FASTPROX_LOG_SERIES_END 0.25
+    """
+    const double LOG_SERIES_EXACT "FASTPROX_LOG_SERIES_EXACT"
+    const double LOG_SERIES_END "FASTPROX_LOG_SERIES_END"
 
 
 cdef inline double _log_series(double t, double a) noexcept nogil:
@@ -202,6 +207,17 @@ cdef inline double _log_fraction(double z0, double s, double e, double pi) noexc
     return d / t
 
 
+cdef inline double log_invariant_sigma(double z0, double y, double s, double h, double e) noexcept nogil:
+    """`invariant_sigma` of the log loss at margin z0 = y p with s = q h, from e = e^-|z0|
+    (the row's gradient has taken it: `Cursor.exp_margin`): dloss's l'(p) = -y pi, its
+    e shared with rho."""
+    cdef double pi = log_pi(z0, e)
+    cdef double g = -y * pi
+    if g == 0.0:
+        return 0.0
+    return h * g * _log_fraction(z0, s, e, pi)
+
+
 cdef inline double invariant_sigma(int loss, double p, double y, double q, double h,
                                    double epsilon) noexcept nogil:
     """sigma of the importance-invariant step for a row of margin p, label y (+-1 for the
@@ -211,14 +227,9 @@ cdef inline double invariant_sigma(int loss, double p, double y, double q, doubl
     cdef double s = q * h
     cdef double z0 = y * p
     cdef double r = fabs(p - y)
-    cdef double e, pi, g, rho
-    if loss == LOG:                             # dloss's l'(p) = -y pi, its e shared with rho
-        e = exp(-fabs(z0))
-        pi = log_pi(z0, e)
-        g = -y * pi
-        if g == 0.0:
-            return 0.0
-        return h * g * _log_fraction(z0, s, e, pi)
+    cdef double g, rho
+    if loss == LOG:
+        return log_invariant_sigma(z0, y, s, h, exp(-fabs(z0)))
     g = dloss(loss, p, y, epsilon)
     if g == 0.0:
         return 0.0

@@ -64,7 +64,7 @@ from fastprox._state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS
 from fastprox._buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
 from fastprox._state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
                               set_layout, FTRL_ROOTS_ENTRIES)
-from fastprox._fobos cimport stamp_origin
+from fastprox._fobos cimport stamp_origin, zero_origin
 from fastprox._dual cimport set_weight_params
 from fastprox._groups cimport groups_replay, groups_materialize
 from fastprox._intercept cimport intercept_value
@@ -212,8 +212,9 @@ cdef class Learner:
                           + 8 * K + 8 * int(n_groups)),     # per output: bstate, p, q, ...; per group
                      f"{capacity} features x {K} output(s)")
         state, heap_pos = zeros(capacity * c.layout.width), zeros_int64(n_heap)
-        for j in range(capacity):
-            stamp_origin(c, state.data.as_doubles + j * c.layout.width)
+        if not zero_origin(c):      # (a second pass over a state of zeros costs as much as the first)
+            for j in range(capacity):
+                stamp_origin(c, state.data.as_doubles + j * c.layout.width)
         for j in range(n_heap):
             heap_pos.data.as_longlongs[j] = -1
         return {"state": state, "bstate": zeros(K * INTERCEPT_FIELDS), "heap_items": zeros_int64(n_heap),

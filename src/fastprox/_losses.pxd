@@ -112,11 +112,14 @@ cdef inline double logsum_pop(LogSum* s) noexcept nogil:
     return v
 
 
-cdef inline double dlog_loss_deferred(double p, double y, double* linear, LogSum* s) noexcept nogil:
+cdef inline double dlog_loss_deferred(double p, double y, double* linear, LogSum* s,
+                                      double* exp_margin) noexcept nogil:
     """The log loss's derivative, as dloss; its value max(-z, 0) + log1p(exp(-|z|))
-    goes half to linear[0] and half to s (log1p, the row's costliest call, deferred)."""
+    goes half to linear[0] and half to s (log1p, the row's costliest call, deferred).
+    e^-|z| is left in exp_margin[0] (the invariant step of the row takes it again)."""
     cdef double z = y * p
     cdef double e = exp(-fabs(z))
+    exp_margin[0] = e
     if e > 1e-6:
         logsum_add(s, 1.0 + e)
     else:                       # 1 + e would round e away: log1p's series, to rounding

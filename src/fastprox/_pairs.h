@@ -1,6 +1,6 @@
 /* Two entries' arithmetic in one SSE2 instruction each: FOBOS's catch-up and step
-   under a scalar step (every layout) and under AdaGrad with l1, the normalized schedule's
-   step factors, the dual weights
+   under a scalar step (every layout), under AdaGrad with l1 and under the normalized
+   schedule (its catch-up and rescale, step factors and step), the dual weights
    (rda, ftrl) and square roots. A row's non-zeros, taken two at a time, need about half the instructions,
    which bound the short rows of dense sets (ijcnn1); AdaGrad's square root and
    division cost the divider as much for two lanes as for one. Each lane performs
@@ -19,6 +19,13 @@ static inline fastprox_pair fastprox_pair_of(__m128d v)
     p.a = _mm_cvtsd_f64(v);
     p.b = _mm_cvtsd_f64(_mm_unpackhi_pd(v, v));
     return p;
+}
+/* e[k], f[k] = the lanes of v (the same value twice where f = e, an odd row's last). */
+static inline void fastprox_put2(double *e, double *f, int k, __m128d v)
+{
+    fastprox_pair p = fastprox_pair_of(v);
+    e[k] = p.a;
+    f[k] = p.b;
 }
 /* (sqrt(a), sqrt(b)) */
 static inline fastprox_pair fastprox_sqrt2(double a, double b)
@@ -124,14 +131,9 @@ static inline void fastprox_adagrad_step2(double *e, double *f, double xe, doubl
     __m128d on = _mm_cmpgt_pd(eta, _mm_setzero_pd()), w = _mm_set_pd(f[1], e[1]);
     __m128d step = fastprox_prox2(_mm_sub_pd(w, _mm_mul_pd(eta, g)),
                                   _mm_mul_pd(_mm_set1_pd(alpha), eta), rho1);
-    fastprox_pair Gs = fastprox_pair_of(G), etas = fastprox_pair_of(eta);
-    fastprox_pair ws = fastprox_pair_of(_mm_or_pd(_mm_and_pd(on, step), _mm_andnot_pd(on, w)));
-    e[2] = Gs.a;
-    f[2] = Gs.b;
-    e[3] = etas.a;
-    f[3] = etas.b;
-    e[1] = ws.a;
-    f[1] = ws.b;
+    fastprox_put2(e, f, 2, G);
+    fastprox_put2(e, f, 3, eta);
+    fastprox_put2(e, f, 1, _mm_or_pd(_mm_and_pd(on, step), _mm_andnot_pd(on, w)));
     e[0] = f[0] = t + 1.0;
 }
 /* The normalized schedule's entries e, f in the layout (w, G, factor), with gradients
@@ -145,12 +147,55 @@ static inline fastprox_pair fastprox_normalized_factors2(double *e, double *f, d
     __m128d G = _mm_add_pd(_mm_set_pd(f[1], e[1]), _mm_mul_pd(g, g));
     __m128d factor = _mm_and_pd(_mm_cmpgt_pd(G, _mm_setzero_pd()),
                                 _mm_div_pd(_mm_set1_pd(eta0), _mm_mul_pd(_mm_set_pd(mf, me), _mm_sqrt_pd(G))));
-    fastprox_pair Gs = fastprox_pair_of(G), factors = fastprox_pair_of(factor);
-    e[1] = Gs.a;
-    f[1] = Gs.b;
-    e[2] = factors.a;
-    f[2] = factors.b;
-    return factors;
+    fastprox_put2(e, f, 1, G);
+    fastprox_put2(e, f, 2, factor);
+    return fastprox_pair_of(factor);
+}
+/* mask ? a : b, lane by lane. */
+static inline __m128d fastprox_blend2(__m128d mask, __m128d a, __m128d b)
+{
+    return _mm_or_pd(_mm_and_pd(mask, a), _mm_andnot_pd(mask, b));
+}
+/* The normalized schedule's feature rows e, f in the layout (R stamp, m, w, G, factor)
+   with values (xe, xf), before the margin: the catch-up w <- soft(w, alpha factor
+   (R - stamp)) where R > stamp and alpha > 0, the stamps set to R; then the rescale:
+   where |x| > m, w *= m / |x| if m > 0 and m = |x| (`_normalized.normalized_catch_up`,
+   `rescale`). Returns the two weights; norms gets the rows' shares of N_t,
+   (x / m)^2 with 1 where |x| = m and 0 where x = 0 (`_normalized.row_norm`). */
+static inline fastprox_pair fastprox_normalized_catch_up2(double *e, double *f, double xe, double xf,
+                                                          double R, double alpha, double *norms)
+{
+    const __m128d zero = _mm_setzero_pd(), sign = _mm_set1_pd(-0.0);
+    __m128d spent = _mm_sub_pd(_mm_set1_pd(R), _mm_set_pd(f[0], e[0]));
+    __m128d on = _mm_and_pd(_mm_cmpgt_pd(spent, zero), _mm_cmpgt_pd(_mm_set1_pd(alpha), zero));
+    __m128d w = _mm_set_pd(f[2], e[2]);
+    __m128d thr = _mm_mul_pd(_mm_mul_pd(_mm_set1_pd(alpha), _mm_set_pd(f[4], e[4])), spent);
+    __m128d x = _mm_set_pd(xf, xe), a = _mm_andnot_pd(sign, x), m = _mm_set_pd(f[1], e[1]);
+    __m128d shrink = _mm_and_pd(_mm_cmpgt_pd(a, m), _mm_cmpgt_pd(m, zero)), v;
+    w = fastprox_blend2(on, fastprox_soft2(w, thr), w);
+    if (_mm_movemask_pd(shrink))            /* a larger value: rare once a feature is seen */
+        w = fastprox_blend2(shrink, _mm_mul_pd(w, _mm_div_pd(m, a)), w);
+    m = _mm_max_pd(a, m);                   /* a > m ? a : m */
+    v = _mm_div_pd(x, m);
+    v = _mm_and_pd(_mm_cmpneq_pd(x, zero),
+                   fastprox_blend2(_mm_cmpeq_pd(a, m), _mm_set1_pd(1.0), _mm_mul_pd(v, v)));
+    e[0] = f[0] = R;
+    fastprox_put2(e, f, 1, m);
+    fastprox_put2(e, f, 2, w);
+    _mm_storeu_pd(norms, v);
+    return fastprox_pair_of(w);
+}
+/* Their FOBOS step with values (xe, xf), their factors already updated: eta =
+   factor r, and where eta > 0 w <- soft(w - eta (sigma x), alpha eta); both stamped R
+   (`_normalized.fobos_weight_step`). */
+static inline void fastprox_normalized_step2(double *e, double *f, double xe, double xf, double sigma,
+                                             double r, double alpha, double R)
+{
+    __m128d eta = _mm_mul_pd(_mm_set_pd(f[4], e[4]), _mm_set1_pd(r)), w = _mm_set_pd(f[2], e[2]);
+    __m128d g = _mm_mul_pd(_mm_set1_pd(sigma), _mm_set_pd(xf, xe));
+    __m128d step = fastprox_soft2(_mm_sub_pd(w, _mm_mul_pd(eta, g)), _mm_mul_pd(_mm_set1_pd(alpha), eta));
+    fastprox_put2(e, f, 2, fastprox_blend2(_mm_cmpgt_pd(eta, _mm_setzero_pd()), step, w));
+    e[0] = f[0] = R;
 }
 /* RDA's weights under a scalar step, soft(-s, thr) * inv, of sums (sa, sb). */
 static inline fastprox_pair fastprox_rda_weights2(double sa, double sb, double thr, double inv)
@@ -177,6 +222,7 @@ static inline fastprox_pair fastprox_dual_weights2(double sa, double sb, fastpro
 }
 #else
 #include <math.h>
+#include <string.h>
 static inline fastprox_pair fastprox_sqrt2(double a, double b)
 {
     fastprox_pair p = {sqrt(a), sqrt(b)};
@@ -272,6 +318,46 @@ static inline fastprox_pair fastprox_normalized_factors2(double *e, double *f, d
     e[2] = factors.a;
     f[2] = factors.b;
     return factors;
+}
+static inline double fastprox_normalized_catch_up1(double *e, double x, double R, double alpha,
+                                                   double *norm)
+{
+    double spent = R - e[0], a = fabs(x), m = e[1], w = e[2];
+    if (spent > 0.0 && alpha > 0.0)
+        w = fastprox_soft(w, alpha * e[4] * spent);
+    if (a > m) {
+        if (m > 0.0)
+            w *= m / a;
+        m = a;
+    }
+    *norm = x == 0.0 ? 0.0 : a == m ? 1.0 : (x / m) * (x / m);
+    e[0] = R;
+    e[1] = m;
+    e[2] = w;
+    return w;
+}
+static inline fastprox_pair fastprox_normalized_catch_up2(double *e, double *f, double xe, double xf,
+                                                          double R, double alpha, double *norms)
+{
+    double ce[5], cf[5];
+    fastprox_pair w;
+    memcpy(ce, e, sizeof ce);
+    memcpy(cf, f, sizeof cf);
+    w.a = fastprox_normalized_catch_up1(ce, xe, R, alpha, norms);
+    w.b = fastprox_normalized_catch_up1(cf, xf, R, alpha, norms + 1);
+    memcpy(e, ce, sizeof ce);
+    memcpy(f, cf, sizeof cf);
+    return w;
+}
+static inline void fastprox_normalized_step2(double *e, double *f, double xe, double xf, double sigma,
+                                             double r, double alpha, double R)
+{
+    double eta_e = e[4] * r, eta_f = f[4] * r;
+    double we = eta_e > 0.0 ? fastprox_soft(e[2] - eta_e * (sigma * xe), alpha * eta_e) : e[2];
+    double wf = eta_f > 0.0 ? fastprox_soft(f[2] - eta_f * (sigma * xf), alpha * eta_f) : f[2];
+    e[2] = we;
+    f[2] = wf;
+    e[0] = f[0] = R;
 }
 static inline fastprox_pair fastprox_rda_weights2(double sa, double sb, double thr, double inv)
 {

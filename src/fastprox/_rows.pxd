@@ -3,6 +3,7 @@
 # step's constants in locals (tests/test_fast_paths.py checks the bits).
 from libc.math cimport fabs
 from fastprox._types cimport value_t, index_t, FOBOS, FTRL, ADAGRAD, L1, ELASTICNET, L1_LINF
+from fastprox._losses cimport LOG
 from fastprox._group_prox cimport prox_l1_l2, prox_l1_linf
 from fastprox._state cimport (Ctx, ROW_LAST_STEP, ADAGRAD_ROW_FIELDS, ADAGRAD_W, DUAL_SUM, DUAL_SQUARES,
                               FTRL_N, FTRL_ROOT, INTERCEPT_FIELDS, INTERCEPT_SUM, MEMO_FIELDS, MEMO_W,
@@ -14,10 +15,10 @@ from fastprox._dual cimport set_weight_params, ftrl_z
 from fastprox._intercept cimport intercept_feature, intercept_value, apply_intercept
 from fastprox._gradients cimport gradient, gradients, refused, abs_max2, row_abs_max, largest_q
 from fastprox._csr cimport weight_at
-from fastprox._state cimport NORM_STAMP, NORM_SCALE, NORM_ROW_FIELDS, NORM_W, NORM_G, NORM_FACTOR
-from fastprox._normalized cimport row_norm, set_normalized_eta, catch_up_weight, fobos_weight_step
+from fastprox._state cimport NORM_SCALE, NORM_ROW_FIELDS
+from fastprox._normalized cimport set_normalized_eta
 from fastprox._intercept cimport intercept_step_size
-from fastprox._invariant cimport invariant_sigma
+from fastprox._invariant cimport invariant_sigma, log_invariant_sigma
 
 cdef extern from "_pairs.h" nogil:
     ctypedef struct pair "fastprox_pair":
@@ -41,6 +42,12 @@ cdef extern from "_pairs.h" nogil:
                                                 double eta0)
     pair normalized_factors2 "fastprox_normalized_factors2"(double* e, double* f, double ge, double gf,
                                                             double me, double mf, double eta0)
+    pair normalized_catch_up2 "fastprox_normalized_catch_up2"(double* e, double* f, double xe, double xf,
+                                                              double threshold_sum, double alpha,
+                                                              double* norms)
+    void normalized_step2 "fastprox_normalized_step2"(double* e, double* f, double xe, double xf,
+                                                      double sigma, double r, double alpha,
+                                                      double threshold_sum)
     pair rda_weights2 "fastprox_rda_weights2"(double sa, double sb, double threshold, double scale)
     pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
                                                 double inv_eta0, double l1_threshold, double rda_rho,
@@ -400,13 +407,13 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
     """One row under the normalized schedule with one output, gradient or invariant
     step: the general `step`'s `margins` (`normalized_catch_up`, `rescale`),
     `add_row_norm`, `invariant_sigmas` and `apply` (`normalized_apply`), the same
-    arithmetic fused into three passes over the row (two with the gradient step);
-    N_t's sum is taken in the first pass and kept only if the row is not refused.
-    The invariant step's second pass stores G and the step factor as `apply` would,
+    arithmetic fused into three passes over the row (two with the gradient step),
+    each taking the non-zeros two at a time (`_pairs.h`, as AdaGrad's rows); N_t's
+    sum is taken in the first pass and kept only if the row is not refused. The
+    invariant step's second pass stores G and the step factor as `apply` would,
     since only the weights wait for sigma. One output: each feature's entry is the
     row's first (`entry(c, row, 0)`), and the step's constants are locals (through c,
-    every store into the state would force their reload). The step factors (a square
-    root and a division each) are taken two at a time (`_pairs.h`), as AdaGrad's.
+    every store into the state would force their reload).
 
     Mirrors `_normalized`: `normalized_catch_up`, `rescale`, `row_norm`,
     `normalized_accumulate` (`normalized_factor`), `normalized_apply`."""
@@ -414,29 +421,20 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
     cdef long long width = c.layout.width, nz
     cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c), norms = c.cursor.norm_sum
     cdef double alpha = c.params.alpha_pen, eta0 = c.params.eta0, threshold_sum = c.cursor.threshold_sum
-    cdef double x, a, m, spent, q, r, step_norm, sigma, total = 0.0
+    cdef double q, r, step_norm, sigma, total = 0.0
+    cdef double shares[2]
     cdef bint invariant = c.params.invariant, two
     cdef double* row
     cdef double* row_f
-    cdef double* e
-    cdef pair factors
-    for nz in range(lo, hi):
-        row = state + indices[nz] * width
-        e = row + NORM_ROW_FIELDS
-        x = data[nz]
-        spent = threshold_sum - row[NORM_STAMP]             # normalized_catch_up
-        if spent > 0.0 and alpha > 0.0:
-            catch_up_weight(e, alpha, spent)
-        row[NORM_STAMP] = threshold_sum
-        a = fabs(x)                                         # rescale
-        m = row[NORM_SCALE]
-        if a > m:
-            if m > 0.0:
-                e[NORM_W] *= m / a
-            row[NORM_SCALE] = m = a
-        acc += e[NORM_W] * x
-        norms += row_norm(x, m)                             # the row's indices are unique
-        x_max = a if a > x_max else x_max
+    cdef pair w, factors
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &row, &row_f)
+        w = normalized_catch_up2(row, row_f, data[nz], data[nz + two], threshold_sum, alpha, shares)
+        acc = dot2(acc, w, data, nz, two)
+        norms += shares[0]                  # (the row's indices are unique)
+        if two:
+            norms += shares[1]
+        x_max = abs_max2(x_max, data, nz, two)
     c.arrays.scores[0] = acc
     q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
     if refused(c, q, x_max):
@@ -455,25 +453,17 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
             step_norm += factors.a * r * data[nz] * data[nz]
             if two:
                 step_norm += factors.b * r * data[nz + 1] * data[nz + 1]
-        sigma = invariant_sigma(c.params.loss, acc, y, step_norm, sw, c.params.epsilon)
+        if c.params.loss == LOG and sw == 1.0:      # e^-|y p| as `gradient` took it
+            sigma = log_invariant_sigma(y * acc, y, step_norm, 1.0, c.cursor.exp_margin)
+        else:
+            sigma = invariant_sigma(c.params.loss, acc, y, step_norm, sw, c.params.epsilon)
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &row, &row_f)
         if not invariant:
             normalized_factors2(row + NORM_ROW_FIELDS, row_f + NORM_ROW_FIELDS, q * data[nz],
                                 q * data[nz + two], row[NORM_SCALE], row_f[NORM_SCALE], eta0)
-        normalized_weight_step(row, data[nz], sigma, r, alpha, threshold_sum)
-        if two:
-            normalized_weight_step(row_f, data[nz + 1], sigma, r, alpha, threshold_sum)
+        normalized_step2(row, row_f, data[nz], data[nz + two], sigma, r, alpha, threshold_sum)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     c.arrays.sigma[0] = sigma
     return total
-
-
-cdef inline void normalized_weight_step(double* row, double x, double sigma, double r, double alpha,
-                                        double threshold_sum) noexcept nogil:
-    """`normalized_apply`'s FOBOS step of a feature's one entry, its factor already
-    updated (`_normalized.fobos_weight_step` at eta = FACTOR r_t); stamped R."""
-    cdef double* e = row + NORM_ROW_FIELDS
-    fobos_weight_step(e, e[NORM_FACTOR] * r, sigma * x, alpha)
-    row[NORM_STAMP] = threshold_sum

@@ -110,6 +110,7 @@ cdef struct Cursor:
     double eta_next               # eta of step eta_next_t (0: none), computed a step ahead
     long long eta_next_t
     LogSum deferred_logs          # progressive log losses' log1p parts, summed once per call
+    double exp_margin             # e^-|y p| of the last log-loss gradient at weight 1 (`gradient`)
     bint nonfinite                # a step of this call stopped before its update (fit_csr raises):
     bint steep                    # its margin was NaN or infinite, or (steep) its gradient too large
 

@@ -70,6 +70,19 @@ int main(void)
         printf(" %llx %llx %llx %llx", bits(nr.a), bits(nr.b), bits(nrg.a), bits(nrg.b));
         for (int k = 0; k < 3; k++)
             printf(" %llx %llx %llx", bits(ne[k]), bits(nf[k]), bits(ng[k]));
+        /* the normalized rows (R stamp, m, w, G, factor): catch-up and rescale, then the step */
+        double re[5] = {fabs(x[0]), i % 4 == 0 ? 0.0 : fabs(x[1]), x[2], fabs(x[3]), fabs(x[4])};
+        double rf[5] = {x[5], fabs(x[6]), x[7], fabs(x[8]), i % 5 == 0 ? INFINITY : fabs(x[0])};
+        double rg[5] = {fabs(x[8]), fabs(x[1]), x[4], fabs(x[5]), fabs(x[2])}, norms[2], norm1[2];
+        double R = fabs(x[3]) + (i % 7 == 0 ? 0.0 : fabs(x[5])), alpha = i % 6 == 0 ? 0.0 : fabs(x[7]);
+        fastprox_pair nc = fastprox_normalized_catch_up2(re, rf, x[6], i % 9 == 0 ? 0.0 : x[1], R, alpha, norms);
+        fastprox_pair nc1 = fastprox_normalized_catch_up2(rg, rg, x[0], x[0], R, alpha, norm1);   /* one entry */
+        printf(" %llx %llx %llx %llx %llx %llx %llx %llx", bits(nc.a), bits(nc.b), bits(nc1.a), bits(nc1.b),
+               bits(norms[0]), bits(norms[1]), bits(norm1[0]), bits(norm1[1]));
+        fastprox_normalized_step2(re, rf, x[2], x[3], x[4], fabs(x[5]), alpha, R + 1.0);
+        fastprox_normalized_step2(rg, rg, x[2], x[2], x[4], x[8], alpha, R);   /* one entry */
+        for (int k = 0; k < 5; k++)
+            printf(" %llx %llx %llx", bits(re[k]), bits(rf[k]), bits(rg[k]));
         printf("\n");
     }
     return 0;
