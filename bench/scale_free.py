@@ -8,8 +8,11 @@ machine's load does not matter):
   the gradient step and with the invariant step (the defaults' schedule and
   penalty), on the peer suite's sets and every binary set of ../shared/data.
   The invariant step takes the loss's exact flow along the row, so a large
-  eta0 cannot overshoot; the gradient step can. Reported: each accuracy, and
-  the spread (best - worst) of the five, in points.
+  eta0 cannot overshoot; the gradient step can. Vowpal Wabbit's defaults
+  (normalized, adaptive and invariant updates: the same rule without the
+  penalty) run with their learning rate ``-l`` times the same factors, to show
+  what the update itself allows. Reported: each accuracy, and the spread
+  (best - worst) of the five, in points.
 - **Scale.** a9a and the rcv1 sample with a third of the feature columns (every
   third id) multiplied by 1000 and another third by 0.001: the accuracy
   before and after, with schedule="normalized" and with schedule="adagrad"
@@ -21,6 +24,7 @@ Writes bench/results/scale_free.md.
 """
 import argparse
 import dataclasses
+import statistics
 import warnings
 from pathlib import Path
 
@@ -30,13 +34,15 @@ from sklearn.exceptions import ConvergenceWarning
 
 from fastprox import ProxClassifier
 from fastprox._core import CLASSIFIER_DEFAULTS
-from bench.defaults import binary_sets
+from bench.defaults import binary_sets, vw_accuracy
 from bench.machine import describe_machine
 from bench.papers._common import md_table
 
 BENCH = Path(__file__).resolve().parent
 FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
 STEPS = ("gradient", "invariant")
+#: The peer's row in the robustness table, and its default learning rate (-l).
+VW_ROW, VW_RATE = "VW defaults, -l", 0.5
 #: Robustness target: the worst of the five factors within this many points of the best.
 ROBUST_POINTS = 1.0
 #: Scale target: normalized steps move the accuracy by less than this many points.
@@ -58,10 +64,13 @@ def accuracy(problem, **params):
 def robustness_rows(problems):
     """Per set and step: the five accuracies and their spread in points."""
     eta0 = CANDIDATE["eta0"]
-    rows, spreads = [], {step: [] for step in STEPS}
+    rows, spreads = [], {step: [] for step in STEPS + (VW_ROW,)}
     for p in problems:
-        for step in STEPS:
-            accs = [accuracy(p, step=step, eta0=eta0 * f) for f in FACTORS]
+        for step in STEPS + (VW_ROW,):
+            if step == VW_ROW:
+                accs = [vw_accuracy(p, ["-l", repr(VW_RATE * f)]) for f in FACTORS]
+            else:
+                accs = [accuracy(p, step=step, eta0=eta0 * f) for f in FACTORS]
             spread = 100 * (max(accs) - min(accs))
             spreads[step].append(spread)
             mark = "" if spread <= ROBUST_POINTS else " **>1**"
@@ -107,7 +116,7 @@ def main():
     scale_sets = [p for p in problems if p.name in SCALE_SETS]
     scale, moves = scale_rows(scale_sets)
     d = {**CLASSIFIER_DEFAULTS, **CANDIDATE}
-    held = {step: sum(s <= ROBUST_POINTS for s in spreads[step]) for step in STEPS}
+    held = {step: sum(s <= ROBUST_POINTS for s in spread) for step, spread in spreads.items()}
     text = "\n".join([
         "# Step robustness and scale-freedom of one pass", "",
         "`python -m bench.scale_free`", "", describe_machine(), "",
@@ -116,12 +125,16 @@ def main():
         "defaults; the scale table compares schedule='adagrad' with the same step and eta0). One "
         "unshuffled pass over the once-shuffled training rows, test accuracy.", "",
         "## Step robustness", "",
-        f"eta0 times {', '.join(f'{f:g}' for f in FACTORS)}; the last column is the best minus the "
+        f"eta0 times {', '.join(f'{f:g}' for f in FACTORS)} (VW: its learning rate {VW_RATE:g} times "
+        "the same factors); the last column is the best minus the "
         f"worst of the five, in points (**>1**: over the target of {ROBUST_POINTS:g} point).", "",
         md_table(["set", "step"] + [f"eta0 x {f:g}" for f in FACTORS] + ["spread (points)"], robust), "",
         f"Sets within {ROBUST_POINTS:g} point over the five steps: invariant {held['invariant']} of "
-        f"{len(problems)}, gradient {held['gradient']} of {len(problems)}. Largest spread: invariant "
-        f"{max(spreads['invariant']):.2f}, gradient {max(spreads['gradient']):.2f} points.", "",
+        f"{len(problems)}, gradient {held['gradient']} of {len(problems)}, VW {held[VW_ROW]} of "
+        f"{len(problems)}. Largest spread: invariant {max(spreads['invariant']):.2f}, gradient "
+        f"{max(spreads['gradient']):.2f}, VW {max(spreads[VW_ROW]):.2f} points; median spread: "
+        f"invariant {statistics.median(spreads['invariant']):.2f}, gradient "
+        f"{statistics.median(spreads['gradient']):.2f}, VW {statistics.median(spreads[VW_ROW]):.2f}.", "",
         "## Scale", "",
         "Every third feature column (ids 1 mod 3) times 1000 and the next (2 mod 3) times 0.001, in "
         "the training and the test rows; default step and eta0:", "",
