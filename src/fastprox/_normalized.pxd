@@ -20,17 +20,13 @@ cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
     """The l1 proxes of the steps since the feature's stamp, as one soft-threshold by
     alpha FACTOR (R - stamp) (no penalty: nothing moves), then the stamp is R."""
     cdef int k
+    cdef double* e
     cdef double spent = c.cursor.threshold_sum - row[NORM_STAMP]
     if spent > 0.0 and c.params.alpha_pen > 0.0:
         for k in range(c.params.n_outputs):
-            catch_up_weight(entry(c, row, k), c.params.alpha_pen, spent)
+            e = entry(c, row, k)
+            e[NORM_W] = soft_threshold(e[NORM_W], c.params.alpha_pen * e[NORM_FACTOR] * spent)
     row[NORM_STAMP] = c.cursor.threshold_sum
-
-
-cdef inline void catch_up_weight(double* e, double alpha, double spent) noexcept nogil:
-    """One entry's share of `normalized_catch_up`: its weight soft-thresholded by
-    alpha FACTOR spent (spent = R - the feature's stamp > 0)."""
-    e[NORM_W] = soft_threshold(e[NORM_W], alpha * e[NORM_FACTOR] * spent)
 
 
 cdef inline double normalized_current(Ctx* c, double* row, int k) noexcept nogil:
@@ -99,11 +95,6 @@ cdef inline void normalized_apply(Ctx* c, double* row, int k, double g, double s
     prox at threshold alpha eta, eta = FACTOR r_t (`step_g` is g, or the invariant
     step's sigma x)."""
     cdef double* e = entry(c, row, k)
-    fobos_weight_step(e, normalized_accumulate(c, row, e, g) * c.cursor.eta, step_g, c.params.alpha_pen)
-
-
-cdef inline void fobos_weight_step(double* e, double eta, double step_g, double alpha) noexcept nogil:
-    """`normalized_apply`'s step of one entry at its step eta = FACTOR r_t: w - eta step_g,
-    then the l1 prox at alpha eta (nothing where eta = 0: G = 0, no step yet)."""
+    cdef double eta = normalized_accumulate(c, row, e, g) * c.cursor.eta
     if eta > 0.0:
-        e[NORM_W] = soft_threshold(e[NORM_W] - eta * step_g, alpha * eta)
+        e[NORM_W] = soft_threshold(e[NORM_W] - eta * step_g, c.params.alpha_pen * eta)

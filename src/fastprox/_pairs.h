@@ -39,6 +39,11 @@ static inline __m128d fastprox_soft2(__m128d v, __m128d thr)
     __m128d m = _mm_sub_pd(_mm_andnot_pd(sign, v), thr);
     return _mm_or_pd(_mm_andnot_pd(sign, _mm_max_pd(_mm_setzero_pd(), m)), _mm_and_pd(sign, v));
 }
+/* mask ? a : b, lane by lane. */
+static inline __m128d fastprox_blend2(__m128d mask, __m128d a, __m128d b)
+{
+    return _mm_or_pd(_mm_and_pd(mask, a), _mm_andnot_pd(mask, b));
+}
 /* The elastic-net family's prox of both lanes with thresholds a: soft(v, a rho1) /
    (1 + a (1 - rho1)), soft(v, a) for rho1 = 1, as `prox_elasticnet` and `soft_threshold`. */
 static inline __m128d fastprox_prox2(__m128d v, __m128d a, double rho1)
@@ -133,7 +138,7 @@ static inline void fastprox_adagrad_step2(double *e, double *f, double xe, doubl
                                   _mm_mul_pd(_mm_set1_pd(alpha), eta), rho1);
     fastprox_put2(e, f, 2, G);
     fastprox_put2(e, f, 3, eta);
-    fastprox_put2(e, f, 1, _mm_or_pd(_mm_and_pd(on, step), _mm_andnot_pd(on, w)));
+    fastprox_put2(e, f, 1, fastprox_blend2(on, step, w));
     e[0] = f[0] = t + 1.0;
 }
 /* The normalized schedule's entries e, f in the layout (w, G, factor), with gradients
@@ -150,11 +155,6 @@ static inline fastprox_pair fastprox_normalized_factors2(double *e, double *f, d
     fastprox_put2(e, f, 1, G);
     fastprox_put2(e, f, 2, factor);
     return fastprox_pair_of(factor);
-}
-/* mask ? a : b, lane by lane. */
-static inline __m128d fastprox_blend2(__m128d mask, __m128d a, __m128d b)
-{
-    return _mm_or_pd(_mm_and_pd(mask, a), _mm_andnot_pd(mask, b));
 }
 /* The normalized schedule's feature rows e, f in the layout (R stamp, m, w, G, factor)
    with values (xe, xf), before the margin: the catch-up w <- soft(w, alpha factor
@@ -187,7 +187,7 @@ static inline fastprox_pair fastprox_normalized_catch_up2(double *e, double *f, 
 }
 /* Their FOBOS step with values (xe, xf), their factors already updated: eta =
    factor r, and where eta > 0 w <- soft(w - eta (sigma x), alpha eta); both stamped R
-   (`_normalized.fobos_weight_step`). */
+   (`_normalized.normalized_apply`). */
 static inline void fastprox_normalized_step2(double *e, double *f, double xe, double xf, double sigma,
                                              double r, double alpha, double R)
 {

@@ -1,7 +1,6 @@
 # The hand-fused row kernels: one row of a rule with one output (or l1_l2 / l1_linf
 # over W's rows), the general path's arithmetic operation for operation with the
 # step's constants in locals (tests/test_fast_paths.py checks the bits).
-from libc.math cimport fabs
 from fastprox._types cimport value_t, index_t, FOBOS, FTRL, ADAGRAD, L1, ELASTICNET, L1_LINF
 from fastprox._losses cimport LOG
 from fastprox._group_prox cimport prox_l1_l2, prox_l1_linf
