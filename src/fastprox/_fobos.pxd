@@ -150,7 +150,8 @@ cdef inline void stamp(Ctx* c, double* row) noexcept nogil:
         row[ROW_LAST_STEP] = c.cursor.t + 1
         return
     if c.params.schedule == NORMALIZED:
-        row[NORM_STAMP] = c.cursor.threshold_sum
+        if c.params.alpha_pen > 0.0:       # (without a penalty the stamp is never read)
+            row[NORM_STAMP] = c.cursor.threshold_sum
         return
     if c.layout.shrink_stamp_at >= 0:
         row[c.layout.shrink_stamp_at] = c.cursor.shrink_product

@@ -18,11 +18,14 @@ from fastprox._state cimport Ctx, entry, NORM_STAMP, NORM_SCALE, NORM_W, NORM_G,
 
 cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
     """The l1 proxes of the steps since the feature's stamp, as one soft-threshold by
-    alpha FACTOR (R - stamp) (no penalty: nothing moves), then the stamp is R."""
+    alpha FACTOR (R - stamp), then the stamp is R. Without a penalty (alpha = 0)
+    nothing moves and the stamp is neither read nor kept (it stays 0)."""
     cdef int k
     cdef double* e
     cdef double spent = c.cursor.threshold_sum - row[NORM_STAMP]
-    if spent > 0.0 and c.params.alpha_pen > 0.0:
+    if c.params.alpha_pen == 0.0:
+        return
+    if spent > 0.0:
         for k in range(c.params.n_outputs):
             e = entry(c, row, k)
             e[NORM_W] = soft_threshold(e[NORM_W], c.params.alpha_pen * e[NORM_FACTOR] * spent)

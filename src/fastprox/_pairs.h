@@ -156,33 +156,57 @@ static inline fastprox_pair fastprox_normalized_factors2(double *e, double *f, d
     fastprox_put2(e, f, 2, factor);
     return fastprox_pair_of(factor);
 }
-/* The normalized schedule's feature rows e, f in the layout (R stamp, m, w, G, factor)
-   with values (xe, xf), before the margin: the catch-up w <- soft(w, alpha factor
-   (R - stamp)) where R > stamp and alpha > 0, the stamps set to R; then the rescale:
-   where |x| > m, w *= m / |x| if m > 0 and m = |x| (`_normalized.normalized_catch_up`,
-   `rescale`). Returns the two weights; norms gets the rows' shares of N_t,
+/* The normalized schedule's rescale of feature rows e, f in the layout (R stamp, m,
+   w, G, factor) with values x = (xe, xf) and weights w: where |x| > m, w *= m / |x| if
+   m > 0 and m = |x|, stored (`_normalized.rescale`); *moved says whether a weight
+   changed. Returns the weights (not stored); norms gets the rows' shares of N_t,
    (x / m)^2 with 1 where |x| = m and 0 where x = 0 (`_normalized.row_norm`). */
+static inline __m128d fastprox_rescale2(double *e, double *f, __m128d x, __m128d w, double *norms,
+                                        int *moved)
+{
+    const __m128d zero = _mm_setzero_pd(), sign = _mm_set1_pd(-0.0);
+    __m128d a = _mm_andnot_pd(sign, x), m = _mm_set_pd(f[1], e[1]), v;
+    __m128d shrink = _mm_and_pd(_mm_cmpgt_pd(a, m), _mm_cmpgt_pd(m, zero));
+    *moved = _mm_movemask_pd(shrink);
+    if (*moved)                             /* a larger value: rare once a feature is seen */
+        w = fastprox_blend2(shrink, _mm_mul_pd(w, _mm_div_pd(m, a)), w);
+    if (_mm_movemask_pd(_mm_cmpgt_pd(a, m))) {
+        m = _mm_max_pd(a, m);               /* a > m ? a : m */
+        fastprox_put2(e, f, 1, m);
+    }
+    v = _mm_div_pd(x, m);
+    v = _mm_and_pd(_mm_cmpneq_pd(x, zero),
+                   fastprox_blend2(_mm_cmpeq_pd(a, m), _mm_set1_pd(1.0), _mm_mul_pd(v, v)));
+    _mm_storeu_pd(norms, v);
+    return w;
+}
+/* Their catch-up before the margin, under l1: w <- soft(w, alpha factor (R - stamp))
+   where R > stamp and alpha > 0, the stamps set to R (`_normalized.normalized_catch_up`),
+   then `fastprox_rescale2`. Returns the two weights. */
 static inline fastprox_pair fastprox_normalized_catch_up2(double *e, double *f, double xe, double xf,
                                                           double R, double alpha, double *norms)
 {
-    const __m128d zero = _mm_setzero_pd(), sign = _mm_set1_pd(-0.0);
+    const __m128d zero = _mm_setzero_pd();
     __m128d spent = _mm_sub_pd(_mm_set1_pd(R), _mm_set_pd(f[0], e[0]));
     __m128d on = _mm_and_pd(_mm_cmpgt_pd(spent, zero), _mm_cmpgt_pd(_mm_set1_pd(alpha), zero));
     __m128d w = _mm_set_pd(f[2], e[2]);
     __m128d thr = _mm_mul_pd(_mm_mul_pd(_mm_set1_pd(alpha), _mm_set_pd(f[4], e[4])), spent);
-    __m128d x = _mm_set_pd(xf, xe), a = _mm_andnot_pd(sign, x), m = _mm_set_pd(f[1], e[1]);
-    __m128d shrink = _mm_and_pd(_mm_cmpgt_pd(a, m), _mm_cmpgt_pd(m, zero)), v;
-    w = fastprox_blend2(on, fastprox_soft2(w, thr), w);
-    if (_mm_movemask_pd(shrink))            /* a larger value: rare once a feature is seen */
-        w = fastprox_blend2(shrink, _mm_mul_pd(w, _mm_div_pd(m, a)), w);
-    m = _mm_max_pd(a, m);                   /* a > m ? a : m */
-    v = _mm_div_pd(x, m);
-    v = _mm_and_pd(_mm_cmpneq_pd(x, zero),
-                   fastprox_blend2(_mm_cmpeq_pd(a, m), _mm_set1_pd(1.0), _mm_mul_pd(v, v)));
+    int moved;
+    w = fastprox_rescale2(e, f, _mm_set_pd(xf, xe), fastprox_blend2(on, fastprox_soft2(w, thr), w),
+                          norms, &moved);
     e[0] = f[0] = R;
-    fastprox_put2(e, f, 1, m);
     fastprox_put2(e, f, 2, w);
-    _mm_storeu_pd(norms, v);
+    return fastprox_pair_of(w);
+}
+/* The same without a penalty (alpha = 0): no weight moves but by a rescale, and no
+   stamp is kept (`_normalized.normalized_catch_up`), so the rows are mostly only read. */
+static inline fastprox_pair fastprox_normalized_rescale2(double *e, double *f, double xe, double xf,
+                                                         double *norms)
+{
+    int moved;
+    __m128d w = fastprox_rescale2(e, f, _mm_set_pd(xf, xe), _mm_set_pd(f[2], e[2]), norms, &moved);
+    if (moved)
+        fastprox_put2(e, f, 2, w);
     return fastprox_pair_of(w);
 }
 /* Their FOBOS step with values (xe, xf), their factors already updated: eta =
@@ -196,6 +220,16 @@ static inline void fastprox_normalized_step2(double *e, double *f, double xe, do
     __m128d step = fastprox_soft2(_mm_sub_pd(w, _mm_mul_pd(eta, g)), _mm_mul_pd(_mm_set1_pd(alpha), eta));
     fastprox_put2(e, f, 2, fastprox_blend2(_mm_cmpgt_pd(eta, _mm_setzero_pd()), step, w));
     e[0] = f[0] = R;
+}
+/* The step without a penalty: eta = factor r, and where eta > 0 w <- w - eta (sigma x);
+   no stamp (`_normalized.normalized_apply` with alpha = 0, whose soft-threshold by 0
+   changes no bit). */
+static inline void fastprox_normalized_plain_step2(double *e, double *f, double xe, double xf,
+                                                   double sigma, double r)
+{
+    __m128d eta = _mm_mul_pd(_mm_set_pd(f[4], e[4]), _mm_set1_pd(r)), w = _mm_set_pd(f[2], e[2]);
+    __m128d step = _mm_sub_pd(w, _mm_mul_pd(eta, _mm_mul_pd(_mm_set1_pd(sigma), _mm_set_pd(xf, xe))));
+    fastprox_put2(e, f, 2, fastprox_blend2(_mm_cmpgt_pd(eta, _mm_setzero_pd()), step, w));
 }
 /* RDA's weights under a scalar step, soft(-s, thr) * inv, of sums (sa, sb). */
 static inline fastprox_pair fastprox_rda_weights2(double sa, double sb, double thr, double inv)
@@ -319,22 +353,25 @@ static inline fastprox_pair fastprox_normalized_factors2(double *e, double *f, d
     f[2] = factors.b;
     return factors;
 }
-static inline double fastprox_normalized_catch_up1(double *e, double x, double R, double alpha,
-                                                   double *norm)
+static inline double fastprox_rescale1(double *e, double x, double w, double *norm)
 {
-    double spent = R - e[0], a = fabs(x), m = e[1], w = e[2];
-    if (spent > 0.0 && alpha > 0.0)
-        w = fastprox_soft(w, alpha * e[4] * spent);
+    double a = fabs(x), m = e[1];
     if (a > m) {
         if (m > 0.0)
             w *= m / a;
-        m = a;
+        m = e[1] = a;
     }
     *norm = x == 0.0 ? 0.0 : a == m ? 1.0 : (x / m) * (x / m);
-    e[0] = R;
-    e[1] = m;
-    e[2] = w;
     return w;
+}
+static inline double fastprox_normalized_catch_up1(double *e, double x, double R, double alpha,
+                                                   double *norm)
+{
+    double spent = R - e[0], w = e[2];
+    if (spent > 0.0 && alpha > 0.0)
+        w = fastprox_soft(w, alpha * e[4] * spent);
+    e[0] = R;
+    return e[2] = fastprox_rescale1(e, x, w, norm);
 }
 static inline fastprox_pair fastprox_normalized_catch_up2(double *e, double *f, double xe, double xf,
                                                           double R, double alpha, double *norms)
@@ -349,6 +386,19 @@ static inline fastprox_pair fastprox_normalized_catch_up2(double *e, double *f, 
     memcpy(f, cf, sizeof cf);
     return w;
 }
+static inline fastprox_pair fastprox_normalized_rescale2(double *e, double *f, double xe, double xf,
+                                                         double *norms)
+{
+    double ce[5], cf[5];
+    fastprox_pair w;
+    memcpy(ce, e, sizeof ce);
+    memcpy(cf, f, sizeof cf);
+    w.a = ce[2] = fastprox_rescale1(ce, xe, ce[2], norms);
+    w.b = cf[2] = fastprox_rescale1(cf, xf, cf[2], norms + 1);
+    memcpy(e, ce, sizeof ce);
+    memcpy(f, cf, sizeof cf);
+    return w;
+}
 static inline void fastprox_normalized_step2(double *e, double *f, double xe, double xf, double sigma,
                                              double r, double alpha, double R)
 {
@@ -358,6 +408,15 @@ static inline void fastprox_normalized_step2(double *e, double *f, double xe, do
     e[2] = we;
     f[2] = wf;
     e[0] = f[0] = R;
+}
+static inline void fastprox_normalized_plain_step2(double *e, double *f, double xe, double xf,
+                                                   double sigma, double r)
+{
+    double eta_e = e[4] * r, eta_f = f[4] * r;
+    double we = eta_e > 0.0 ? e[2] - eta_e * (sigma * xe) : e[2];
+    double wf = eta_f > 0.0 ? f[2] - eta_f * (sigma * xf) : f[2];
+    e[2] = we;
+    f[2] = wf;
 }
 static inline fastprox_pair fastprox_rda_weights2(double sa, double sb, double thr, double inv)
 {

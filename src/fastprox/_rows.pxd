@@ -44,9 +44,13 @@ cdef extern from "_pairs.h" nogil:
     pair normalized_catch_up2 "fastprox_normalized_catch_up2"(double* e, double* f, double xe, double xf,
                                                               double threshold_sum, double alpha,
                                                               double* norms)
+    pair normalized_rescale2 "fastprox_normalized_rescale2"(double* e, double* f, double xe, double xf,
+                                                            double* norms)
     void normalized_step2 "fastprox_normalized_step2"(double* e, double* f, double xe, double xf,
                                                       double sigma, double r, double alpha,
                                                       double threshold_sum)
+    void normalized_plain_step2 "fastprox_normalized_plain_step2"(double* e, double* f, double xe,
+                                                                  double xf, double sigma, double r)
     pair rda_weights2 "fastprox_rda_weights2"(double sa, double sb, double threshold, double scale)
     pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
                                                 double inv_eta0, double l1_threshold, double rda_rho,
@@ -422,13 +426,16 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
     cdef double alpha = c.params.alpha_pen, eta0 = c.params.eta0, threshold_sum = c.cursor.threshold_sum
     cdef double q, r, step_norm, sigma, total = 0.0
     cdef double shares[2]
-    cdef bint invariant = c.params.invariant, two
+    cdef bint invariant = c.params.invariant, penalized = alpha > 0.0, two
     cdef double* row
     cdef double* row_f
     cdef pair w, factors
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &row, &row_f)
-        w = normalized_catch_up2(row, row_f, data[nz], data[nz + two], threshold_sum, alpha, shares)
+        if penalized:
+            w = normalized_catch_up2(row, row_f, data[nz], data[nz + two], threshold_sum, alpha, shares)
+        else:
+            w = normalized_rescale2(row, row_f, data[nz], data[nz + two], shares)
         acc = dot2(acc, w, data, nz, two)
         norms += shares[0]                  # (the row's indices are unique)
         if two:
@@ -461,7 +468,10 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
         if not invariant:
             normalized_factors2(row + NORM_ROW_FIELDS, row_f + NORM_ROW_FIELDS, q * data[nz],
                                 q * data[nz + two], row[NORM_SCALE], row_f[NORM_SCALE], eta0)
-        normalized_step2(row, row_f, data[nz], data[nz + two], sigma, r, alpha, threshold_sum)
+        if penalized:
+            normalized_step2(row, row_f, data[nz], data[nz + two], sigma, r, alpha, threshold_sum)
+        else:
+            normalized_plain_step2(row, row_f, data[nz], data[nz + two], sigma, r)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     c.arrays.sigma[0] = sigma
