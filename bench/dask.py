@@ -95,16 +95,16 @@ from fastprox.dask import fit
 address, passes, model, files = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 client = Client(address)
 start = time.perf_counter()
-est = fit(ProxClassifier(schedule="adagrad", step="gradient"), files, client=client, passes=passes)
+est = fit(ProxClassifier(schedule="adagrad", step="gradient", alpha=1e-6), files, client=client, passes=passes)
 save_model(est, model)
 print(json.dumps({"seconds": time.perf_counter() - start, "rounds": est.cluster_rounds_}))
 """
 
 
-#: The rule every run trains: FOBOS + AdaGrad, the gradient step (as the estimator's
-#: and the command line's options).
-RULE = dict(schedule="adagrad", step="gradient")
-RULE_OPTIONS = ("--schedule", "adagrad", "--step", "gradient")
+#: The rule every run trains: FOBOS + AdaGrad, the gradient step, l1 with alpha 1e-6
+#: (as the estimator's and the command line's options).
+RULE = dict(schedule="adagrad", step="gradient", alpha=1e-6)
+RULE_OPTIONS = ("--schedule", "adagrad", "--step", "gradient", "--alpha", "1e-6")
 
 
 def single(files, passes, model):
@@ -292,7 +292,7 @@ def write(path, files, total, test, rows, mixes, groups, load_before, load_after
              "sparse random linear rule with 10% flipped; `python -m bench.dask` describes them); a test "
              f"file of {test.stat().st_size / 1e6:.0f} MB, 100,000 rows. All in the page cache (read from "
              "memory, not disk).",
-             "- Model: `ProxClassifier(schedule='adagrad', step='gradient')` (FOBOS + AdaGrad, l1 1e-6, log loss). One machine: `fastprox "
+             "- Model: `ProxClassifier(schedule='adagrad', step='gradient', alpha=1e-6)` (FOBOS + AdaGrad, l1, log loss). One machine: `fastprox "
              "train FILES --model M` (a process, start-up included). Cluster: `fastprox.dask.fit` then "
              "`save_model`, from a client process (its start-up and the cluster's excluded, as for a user's "
              "running cluster), parallel mode, a mix per pass; LocalCluster of worker processes with one "

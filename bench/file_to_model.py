@@ -331,8 +331,8 @@ def report(rows, runs, start, load, target):
         f"- Median of {runs} interleaved rounds; wall seconds of the whole command (start-up "
         "included). Start-up alone: " + ", ".join(f"`{name}` {s:.3f} s" for name, s in start.items()) + ".",
         "- fastprox: `fastprox train FILE --model OUT`, nothing else given (no width, no classes: "
-        "one read, the model grows, the labels recognized as they come), defaults (FOBOS, AdaGrad "
-        "steps with the \"auto\" eta0 and delta, l1 alpha=1e-6), its progress table on stderr. VW 9 "
+        "one read, the model grows, the labels recognized as they come), the defaults of "
+        f"fastprox {fastprox.__version__} (`ProxClassifier`'s docstring), its progress table on stderr. VW 9 "
         "defaults (adaptive, normalized, invariant updates, 2^18 hashed weights: files of more ids "
         "share weights), `--loss_function logistic -f OUT`. From a pipe: `zcat f.svm.gz | fastprox "
         "train - --model OUT` and `zcat f.vw.gz | vw -d /dev/stdin ...` (gzip level 1).",

@@ -8,10 +8,11 @@ the training rows of the peer suite's sets and of every other binary set of
 ../shared/data (bench.defaults.HELD_OUT), the same orders for all, and the
 tables give the median and the range of the test accuracies, and in how many
 orders each learner is not below VW. The learners: VW's defaults; fastprox's
-defaults (the normalized schedule, the invariant step, eta0 = 0.5, l1 with
-alpha 1e-6: nothing read from the data); the defaults without penalty, which
-are VW's update in the contract's terms; the defaults with eta0 = 1; and the
-defaults before issue 21 (AdaGrad with the "auto" steps the first rows set).
+defaults (the normalized schedule, the invariant step, eta0 = 0.5, no
+penalty: nothing read from the data, and VW's update in the contract's terms);
+the defaults with l1 at alpha 1e-6 (the default alpha until issue 21's
+scale table); the defaults with eta0 = 1; and the defaults before issue 21
+(AdaGrad with the "auto" steps the first rows set, l1 at alpha 1e-6).
 With ``--multiclass``, the multiclass sets of ../shared/data (bench.defaults.MULTICLASS)
 instead, their classes kept: VW's one-against-all reduction (``--oaa K``, logistic
 loss as the binary runs, and its default squared loss) against fastprox's defaults
@@ -31,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from fastprox import ProxClassifier
-from bench.defaults import MULTICLASS, binary_sets, vw_accuracy
+from bench.defaults import FORMER_DEFAULTS, MULTICLASS, binary_sets, vw_accuracy
 from bench.peers.data import real_sets
 from bench.peers.vw import oaa_accuracy
 from bench.machine import describe_machine
@@ -40,10 +41,10 @@ from bench.papers._common import md_table
 BENCH = Path(__file__).resolve().parent
 
 #: fastprox's learners: name -> parameters beside the defaults.
-LEARNERS = {"fastprox defaults (normalized, invariant, eta0 0.5, l1 1e-6)": {},
-            "defaults without penalty (VW's update)": dict(penalty="none"),
+LEARNERS = {"fastprox defaults (normalized, invariant, eta0 0.5, no penalty: VW's update)": {},
+            "defaults with l1, alpha 1e-6": dict(alpha=1e-6),
             "defaults with eta0 1": dict(eta0=1.0),
-            "AdaGrad, auto steps (the defaults before issue 21)": dict(schedule="adagrad", step="gradient")}
+            "AdaGrad, auto steps, l1 1e-6 (the defaults before issue 21)": FORMER_DEFAULTS}
 #: The same for the multiclass sets, and VW's reductions: name -> options.
 MULTICLASS_LEARNERS = {"fastprox defaults (one-vs-rest)": {},
                        "fastprox multinomial (AdaGrad, auto steps)": dict(multi_class="multinomial")}

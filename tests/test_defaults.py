@@ -71,6 +71,23 @@ def test_the_defaults_are_the_normalized_invariant_rule_and_read_no_data():
     np.testing.assert_allclose(loud.coef_ * 1000.0, plain.coef_, rtol=1e-9, atol=1e-15)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_defaults_are_scale_free_bit_for_bit(kind):
+    """ProxClassifier() and ProxRegressor() as given, intercept and all (alpha = 0: no
+    l1 threshold, which would not scale): columns scaled by powers of two (exact
+    products) have their weights divided by the same powers, and every prediction
+    is the same, bit for bit; with l1 (alpha > 0) they are not."""
+    cls, y, _ = KINDS[kind]
+    k = 2.0 ** np.random.default_rng(5).integers(-20, 21, X.shape[1])
+    Xk = sp.csr_matrix(X @ sp.diags(k))
+    plain, scaled = cls(random_state=0).fit(X, y), cls(random_state=0).fit(Xk, y)
+    assert (plain.coef_ / k).tobytes() == scaled.coef_.tobytes()
+    scores = [getattr(est, "decision_function", est.predict) for est in (plain, scaled)]
+    assert scores[0](X).tobytes() == scores[1](Xk).tobytes()
+    penalized = [cls(random_state=0, alpha=1e-3).fit(A, y) for A in (X, Xk)]
+    assert not np.allclose(penalized[0].coef_ / k, penalized[1].coef_)
+
+
 @pytest.mark.parametrize("params, schedule, step", [
     (dict(), "normalized", "invariant"),
     (dict(penalty="none"), "normalized", "invariant"),

@@ -35,8 +35,8 @@ class FastproxRule(EstimatorPeer):
 
 class FastproxDefaults(FastproxRule):
     """`ProxClassifier()`: the defaults (FOBOS with normalized invariant steps,
-    eta0 0.5, l1 with alpha 1e-6, one shuffled pass), seeded; the accuracy target
-    is about these."""
+    eta0 0.5, no penalty, one shuffled pass), seeded; the accuracy target is
+    about these."""
 
     def __init__(self):
         self.name = "fastprox defaults"

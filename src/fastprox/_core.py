@@ -17,7 +17,7 @@ from ._validation import (MULTINOMIAL_LOSSES, as_float_array, check_groups, kern
 # enough to cost little of a short pass (10,000 rows of 13 values: 17 us).
 AUTO_ROWS = 10_000
 
-DEFAULTS = dict(penalty="l1", alpha=1e-6, l1_ratio=0.15, update="fobos", schedule=None,
+DEFAULTS = dict(penalty="l1", alpha=0.0, l1_ratio=0.15, update="fobos", schedule=None,
                 step=None, eta0="auto", delta="auto", rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
                 fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
                 warm_start=False, epsilon=0.1, groups=None, group_weights=None, grow_features=False,

@@ -355,9 +355,11 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 "squared_group"} or None, default="l1"
         None (scikit-learn's spelling) is "none". Parameters keep the value
         given (get_params, clone, saved models); the kernel gets its own names.
-    alpha : float, default=1e-6
+    alpha : float, default=0.0
         Penalty weight per example: the objective is mean loss + alpha * r(w),
-        whatever the update rule.
+        whatever the update rule. 0 leaves the penalty off (so the defaults are
+        scale-free, below); a positive alpha turns `penalty` on (l1: a sparse
+        model).
     l1_ratio : float in [0, 1], default=0.15
         Share of l1 in the elastic net.
     update : {"fobos", "rda", "ftrl"}, default="fobos"
@@ -454,32 +456,34 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         "Total training time: (seconds since the call began)".
 
     The defaults need no tuning and read nothing from the data: fobos with the
-    normalized schedule, the invariant step, eta0 = 0.5 and a light l1 penalty
-    (alpha = 1e-6), one shuffled pass. Per-coordinate steps adapt to each
-    feature's frequency (what makes plain SGD's one-pass accuracy poor on
-    Zipfian text), normalization to each feature's scale (scaling a column by k
-    divides its weight by k), and the invariant step keeps a large base step
-    from overshooting a row (at 10 x eta0 it is ahead of the gradient step on
-    13 of 18 sets; bench/results/scale_free.md, where no step, VW's included,
-    keeps one pass within a point over eta0 x 0.1 to x 10). Nothing depends on
-    the first batch, so a partial_fit stream in
-    any chunking, one row at a time included, trains what one fit pass over the
-    same rows (shuffle=False) trains, bit for bit. They were chosen by one
-    unshuffled pass over 7 row orders of 18 binary sets (bench/results/orders.md;
-    median test accuracy over the orders, mean over the sets, and the sets whose
-    median is not below Vowpal Wabbit's defaults):
+    normalized schedule, the invariant step, eta0 = 0.5 and no penalty (alpha =
+    0), one shuffled pass. Per-coordinate steps adapt to each feature's
+    frequency (what makes plain SGD's one-pass accuracy poor on Zipfian text),
+    normalization to each feature's scale: scaling a column by k divides its
+    weight by k and leaves every prediction as it was (an l1 threshold is not
+    scale-free: it falls as 1/k^2 while the weight falls as 1/k, which is why
+    alpha defaults to 0; bench/results/scale_free.md). The invariant step keeps a
+    large base step from overshooting a row (at 10 x eta0 it is ahead of the
+    gradient step on 13 of 18 sets; bench/results/scale_free.md, where no step,
+    VW's included, keeps one pass within a point over eta0 x 0.1 to x 10).
+    Nothing depends on the first batch, so a partial_fit stream in any chunking,
+    one row at a time included, trains what one fit pass over the same rows
+    (shuffle=False) trains, bit for bit. They were chosen by one unshuffled pass
+    over 7 row orders of 18 binary sets (bench/results/orders.md; median test
+    accuracy over the orders, mean over the sets, and the sets whose median is
+    not below Vowpal Wabbit's defaults):
 
     ==========================================================  =======  ======
     learner                                                     mean     sets
     ==========================================================  =======  ======
     Vowpal Wabbit's defaults                                    0.8671
-    these defaults                                              0.8670   14/18
-    these defaults without penalty (VW's update)                0.8670   16/18
-    these defaults with eta0 = 1                                0.8678   11/18
+    these defaults (VW's update, computed exactly)              0.8670   16/18
+    these defaults with l1, alpha = 1e-6                        0.8670   14/18
+    these defaults with eta0 = 1                                0.8675    9/18
     AdaGrad with "auto" steps (the defaults before; reads data) 0.8692   13/18
     ==========================================================  =======  ======
 
-    The former defaults are ``schedule="adagrad", step="gradient"``. The values
+    The former defaults are ``schedule="adagrad", step="gradient", alpha=1e-6``. The values
     used are schedule_, step_, eta0_ and delta_; the model is the contract's for
     them.
 
