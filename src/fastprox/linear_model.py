@@ -464,8 +464,9 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     scale-free: it falls as 1/k^2 while the weight falls as 1/k, which is why
     alpha defaults to 0; bench/results/scale_free.md). The invariant step keeps a
     large base step from overshooting a row (at 10 x eta0 it is ahead of the
-    gradient step on 13 of 18 sets; bench/results/scale_free.md, where no step,
-    VW's included, keeps one pass within a point over eta0 x 0.1 to x 10).
+    gradient step on 10 of 18 sets; bench/results/scale_free.md, where no step,
+    VW's included, keeps one pass within a point over eta0 x 0.1 to x 10 on 17
+    of the 18 sets).
     Nothing depends on the first batch, so a partial_fit stream in any chunking,
     one row at a time included, trains what one fit pass over the same rows
     (shuffle=False) trains, bit for bit. They were chosen by one unshuffled pass
