@@ -9,8 +9,9 @@ machine's load does not matter):
   penalty), on the peer suite's sets and every binary set of ../shared/data.
   The invariant step takes the loss's exact flow along the row, so a large
   eta0 cannot overshoot; the gradient step can. Vowpal Wabbit's defaults
-  (normalized, adaptive and invariant updates: the same rule) run with their learning rate ``-l`` times the same factors, to show
-  what the update itself allows. Reported: each accuracy, and the spread
+  (normalized, adaptive and invariant updates: the same rule) run with their
+  learning rate ``-l`` times the same factors, to show what the update itself
+  allows. Reported: each accuracy, and the spread
   (best - worst) of the five, in points.
 - **Scale.** a9a and the rcv1 sample with a third of the feature columns (every
   third id) multiplied by 1000 and another third by 0.001: the accuracy

@@ -22,9 +22,10 @@ cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
     nothing moves and the stamp is neither read nor kept (it stays 0)."""
     cdef int k
     cdef double* e
-    cdef double spent = c.cursor.threshold_sum - row[NORM_STAMP]
+    cdef double spent
     if c.params.alpha_pen == 0.0:
         return
+    spent = c.cursor.threshold_sum - row[NORM_STAMP]
     if spent > 0.0:
         for k in range(c.params.n_outputs):
             e = entry(c, row, k)

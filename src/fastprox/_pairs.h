@@ -166,11 +166,11 @@ static inline __m128d fastprox_rescale2(double *e, double *f, __m128d x, __m128d
 {
     const __m128d zero = _mm_setzero_pd(), sign = _mm_set1_pd(-0.0);
     __m128d a = _mm_andnot_pd(sign, x), m = _mm_set_pd(f[1], e[1]), v;
-    __m128d shrink = _mm_and_pd(_mm_cmpgt_pd(a, m), _mm_cmpgt_pd(m, zero));
+    __m128d grow = _mm_cmpgt_pd(a, m), shrink = _mm_and_pd(grow, _mm_cmpgt_pd(m, zero));
     *moved = _mm_movemask_pd(shrink);
     if (*moved)                             /* a larger value: rare once a feature is seen */
         w = fastprox_blend2(shrink, _mm_mul_pd(w, _mm_div_pd(m, a)), w);
-    if (_mm_movemask_pd(_mm_cmpgt_pd(a, m))) {
+    if (_mm_movemask_pd(grow)) {
         m = _mm_max_pd(a, m);               /* a > m ? a : m */
         fastprox_put2(e, f, 1, m);
     }
