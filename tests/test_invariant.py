@@ -323,11 +323,13 @@ def test_wrapper_refuses_what_the_kernel_function_does_not_define(kwargs):
         invariant_sigma(**args)
 
 
-# ----------------------------------------------------------------------------- the log loss's short flows
+# ----------------------------------------------------------------------------- the log loss's branches
 
-# `_invariant._log_fraction_short`'s branches, in t = q h |l'(p)|: the series alone up to
-# 0.01, the series and one Householder step up to 0.25, Newton's iteration above.
-LOG_SERIES_EXACT, LOG_SERIES_END = 0.01, 0.25
+# `_invariant._log_fraction`'s branches, in t = q h |l'(p)|: the series alone up to
+# 0.01, the series and one Householder step up to 0.25, Halley's iteration from a start
+# that needs no exp up to 512, Newton's iteration from the closed form above.
+LOG_SERIES_EXACT, LOG_SERIES_END, LOG_HALLEY_END = 0.01, 0.25, 512.0
+BOUNDARIES = (LOG_SERIES_EXACT, LOG_SERIES_END, LOG_HALLEY_END)
 
 
 def log_sigma_ulps(z0, t, y=1.0):
@@ -347,7 +349,18 @@ def test_log_sigma_of_short_flows_is_the_table_to_four_ulps(z0, t, y):
     assert log_sigma_ulps(z0, t, y) <= 4.0
 
 
-@pytest.mark.parametrize("boundary", (LOG_SERIES_EXACT, LOG_SERIES_END))
+@settings(max_examples=400, deadline=None)
+@given(z0=st.one_of(st.floats(-40.0, 40.0), st.floats(-700.0, 700.0)),
+       t=st.one_of(st.floats(LOG_SERIES_END, 4.0), st.floats(LOG_SERIES_END, LOG_HALLEY_END),
+                   st.floats(0.5 * LOG_HALLEY_END, 2.0 * LOG_HALLEY_END)),
+       y=st.sampled_from((-1.0, 1.0)))
+def test_log_sigma_of_long_flows_is_the_table_to_four_ulps(z0, t, y):
+    """Halley's branch (the rows of text sets: t from 0.8 to 2.4 on the peer suite's
+    Zipf sets, z0 from -1.5 to 2.2) and both sides of its end."""
+    assert log_sigma_ulps(z0, t, y) <= 4.0
+
+
+@pytest.mark.parametrize("boundary", BOUNDARIES)
 def test_log_sigma_is_the_table_on_both_sides_of_each_branch_boundary(boundary):
     ts = [boundary * (1.0 + k * 2.0 ** -50) for k in range(-8, 9)]
     worst = max((log_sigma_ulps(z0, t), z0, t) for z0 in (-30.0, -3.0, -0.5, 0.0, 0.5, 3.0, 30.0) for t in ts)
@@ -357,7 +370,7 @@ def test_log_sigma_is_the_table_on_both_sides_of_each_branch_boundary(boundary):
 def test_log_sigma_is_monotone_across_the_branch_boundaries():
     """Across a boundary, in h, sigma grows and sigma / h shrinks as on either side (to
     rounding): no jump between the two approximations."""
-    for boundary, z0 in itertools.product((LOG_SERIES_EXACT, LOG_SERIES_END), (-3.0, 0.0, 0.5, 30.0)):
+    for boundary, z0 in itertools.product(BOUNDARIES, (-3.0, 0.0, 0.5, 30.0)):
         q = 1.0 / float(expit(-z0))
         hs = np.array([boundary * (1.0 + k * 2.0 ** -46) for k in range(-8, 9)])
         sigmas = np.abs([invariant_sigma("log", z0, 1.0, q, h) for h in hs])
