@@ -280,6 +280,38 @@ def test_earlier_versions_load(saved, version):
     same_state(before.partial_fit(X[:100], Y[:100]), after.partial_fit(X[:100], Y[:100]))
 
 
+def as_version_4_normalized(path, eta0=0.5):
+    """The state a version 4 file holds for the normalized model without a penalty at
+    ``path``: rows (R0, m), then per output (w, G, c), R0 = 0 and c = eta0 / (m sqrt(G))
+    (0 while G = 0), as version 4's kernel wrote them."""
+    state = members_of(path)["state"]
+    m, entries = state[:, :1], state[:, 1:].reshape(len(state), -1, 2)
+    G = entries[:, :, 1]
+    with np.errstate(divide="ignore"):
+        c = np.where(G > 0, eta0 / (m * np.sqrt(G)), 0.0)
+    entries = np.concatenate([entries, c[:, :, None]], axis=2).reshape(len(state), -1)
+    return np.concatenate([np.zeros_like(m), m, entries], axis=1)
+
+
+@pytest.mark.parametrize("labels", [Y, LABELS], ids=["binary", "one-vs-rest"])
+def test_version_4_normalized_models_without_a_penalty_load(tmp_path, labels):
+    """Version 4 kept a cumulant stamp and the step factors in the rows of the
+    defaults' models (no penalty), which version 5 drops: such a file loads as the
+    model it holds, which trains on exactly as the model saved; a factor that is not
+    the one G and m give is refused, as version 4's reader refused it."""
+    path = tmp_path / "m"
+    before = ProxClassifier().fit(X, labels)
+    save_model(before, path)
+    assert members_of(path)["state"].shape[1] == 1 + 2 * len(before._learner.__getstate__()["arrays"]["bstate"])
+    state = as_version_4_normalized(path)
+    v4 = edited(path, tmp_path / "v4", lambda h: h.update(version=4), state=state)
+    after = load_model(v4)
+    same_state(before, after)
+    same_state(before.partial_fit(X[:100], labels[:100]), after.partial_fit(X[:100], labels[:100]))
+    state[0, 4] += 1e-3
+    refused(edited(path, tmp_path / "bad", lambda h: h.update(version=4), state=state), "state holds c fields")
+
+
 def test_bad_group_weights_member_names_the_file(tmp_path):
     path = tmp_path / "m"
     labels = np.arange(X.shape[0]) % 3
@@ -673,8 +705,11 @@ STATES = {
     "a stamp after t": (ADAGRAD, Y, nudge(0, 0, 1e9), "state holds t0 fields"),
     "a fractional stamp": (ADAGRAD, Y, nudge(0, 0, 0.5), "state holds t0 fields"),
     "negative G": (ADAGRAD, Y, nudge(0, 2, -1e9), "state holds G fields"),
-    "a normalized step factor not eta0 / (m sqrt(G))": (dict(), Y, nudge(0, 4, 1e-3), "state holds c fields"),
-    "a negative scale m": (dict(), Y, nudge(0, 1, -1e3), "state holds m fields"),
+    "a normalized step factor not eta0 / (m sqrt(G))": (dict(alpha=1e-3), Y, nudge(0, 4, 1e-3),
+                                                         "state holds c fields"),
+    "a negative scale m under l1": (dict(alpha=1e-3), Y, nudge(0, 1, -1e3), "state holds m fields"),
+    "a negative scale m": (dict(), Y, nudge(0, 0, -1e3), "state holds m fields"),
+    "a negative normalized G": (dict(), Y, nudge(0, 2, -1e3), "state holds G fields"),
     "a P stamp above 1": (dict(penalty="l2", schedule="invsqrt", alpha=1e-3), Y, nudge(0, 0, 1.0),
                           "state holds P fields"),
     "a Q stamp beyond Q": (dict(schedule="invsqrt", alpha=1e-3), Y, nudge(0, 0, 1e3), "state holds Q fields"),

@@ -37,7 +37,8 @@ cdef inline void stamp_origin(Ctx* c, double* row) noexcept nogil:
     """Stamp a feature's row as current at the cumulants' origin (P = 1, Q = 0); with
     its entries 0, the row of a feature never touched."""
     if c.params.schedule == NORMALIZED:
-        row[NORM_STAMP] = 0.0
+        if c.params.alpha_pen > 0.0:       # (without a penalty the row has no stamp)
+            row[NORM_STAMP] = 0.0
         return
     if c.layout.shrink_stamp_at >= 0:
         row[c.layout.shrink_stamp_at] = 1.0
@@ -150,7 +151,7 @@ cdef inline void stamp(Ctx* c, double* row) noexcept nogil:
         row[ROW_LAST_STEP] = c.cursor.t + 1
         return
     if c.params.schedule == NORMALIZED:
-        if c.params.alpha_pen > 0.0:       # (without a penalty the stamp is never read)
+        if c.params.alpha_pen > 0.0:       # (without a penalty the row has no stamp)
             row[NORM_STAMP] = c.cursor.threshold_sum
         return
     if c.layout.shrink_stamp_at >= 0:

@@ -22,7 +22,9 @@ fobos         scalar     P stamp, Q stamp            FOBOS_W
                          ``threshold_stamp_at``)
 fobos         adagrad    ROW_LAST_STEP (t0)          ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA
 fobos         normalized NORM_STAMP, NORM_SCALE      NORM_W, NORM_G, NORM_FACTOR
-                         (``_normalized.pxd``)
+              (l1)       (``_normalized.pxd``)
+fobos         normalized NORM_SCALE (first)          NORM_W, NORM_G
+              (no l1)
 fobos/berhu   scalar     -                           BERHU_W, BERHU_PHASE, BERHU_STAMP
 rda           invsqrt    -                           RDA_S
 rda           adagrad    -                           RDA_S, RDA_G
@@ -63,6 +65,7 @@ from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVS
 from fastprox._state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS
 from fastprox._buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
 from fastprox._state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
+                              wants_factor_memo,
                               set_layout, FTRL_ROOTS_ENTRIES)
 from fastprox._fobos cimport stamp_origin, zero_origin
 from fastprox._dual cimport set_weight_params
@@ -590,7 +593,7 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     ensure_scratch(state, _check_rows(data.shape[0], indices, indptr, y.shape[0],
                                       y.shape[0] if unit else sample_weight.shape[0],
                                       order, all_rows, state.params.n_features, batch_size,
-                                      state.params.update == FTRL),
+                                      state.params.update == FTRL or wants_factor_memo(state)),
                    batch_size)
     c = state[0]
     # Prefetching pays once the state outgrows the caches; below, it only costs.

@@ -4,16 +4,19 @@
 # and scaled by one global r_t = sqrt(t / N_t), N_t the sum of the rows' squared
 # norms in those scales.
 #
-# A feature's row holds (NORM_STAMP, NORM_SCALE) then, per output, (NORM_W, NORM_G,
-# NORM_FACTOR) (`_state`'s offsets): the cumulant R = sum r_tau (Cursor.threshold_sum)
-# when the feature was last brought up to date, m_j, and per output the weight,
-# AdaGrad's sum of squared gradients and the step factor eta0 / (m_j sqrt(G)) (0
-# while G = 0), frozen while the feature is untouched.
+# Under l1 a feature's row holds (NORM_STAMP, NORM_SCALE) then, per output, (NORM_W,
+# NORM_G, NORM_FACTOR) (`_state`'s offsets): the cumulant R = sum r_tau
+# (Cursor.threshold_sum) when the feature was last brought up to date, m_j, and per
+# output the weight, AdaGrad's sum of squared gradients and the step factor eta0 /
+# (m_j sqrt(G)) (0 while G = 0), frozen while the feature is untouched.
 # Then eta_{tau,jk} = FACTOR * r_tau, and the l1 proxes of the untouched steps add up
 # to one soft-threshold by alpha FACTOR (R - NORM_STAMP) (FOBOS Proposition 11).
+# Without a penalty an untouched weight never moves: a row is m_j then per output
+# (NORM_W, NORM_G), 24 bytes a feature where l1's are 40 (the defaults' models), and
+# a step's factors are computed from G and m where they are needed.
 from libc.math cimport sqrt, fabs
 from fastprox._prox cimport soft_threshold
-from fastprox._state cimport Ctx, entry, NORM_STAMP, NORM_SCALE, NORM_W, NORM_G, NORM_FACTOR
+from fastprox._state cimport Ctx, entry, NORM_STAMP, NORM_W, NORM_G, NORM_FACTOR
 
 
 cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
@@ -36,10 +39,18 @@ cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
 cdef inline double normalized_current(Ctx* c, double* row, int k) noexcept nogil:
     """w_{T+1,jk} without modifying the state (`normalized_catch_up` of one entry)."""
     cdef double* e = entry(c, row, k)
-    cdef double spent = c.cursor.threshold_sum - row[NORM_STAMP]
-    if spent > 0.0 and c.params.alpha_pen > 0.0:
+    cdef double spent
+    if c.params.alpha_pen == 0.0:
+        return e[NORM_W]
+    spent = c.cursor.threshold_sum - row[NORM_STAMP]
+    if spent > 0.0:
         return soft_threshold(e[NORM_W], c.params.alpha_pen * e[NORM_FACTOR] * spent)
     return e[NORM_W]
+
+
+cdef inline double* scale_of(Ctx* c, double* row) noexcept nogil:
+    """m_j's field: its row's last (NORM_SCALE under l1, the only one without a penalty)."""
+    return row + c.layout.n_row_fields - 1
 
 
 cdef inline void rescale(Ctx* c, double* row, double x) noexcept nogil:
@@ -47,13 +58,14 @@ cdef inline void rescale(Ctx* c, double* row, double x) noexcept nogil:
     m_j, its weights shrink by m_j / |x| (a coordinate with m_j = 0 never had a
     gradient and is 0) and m_j becomes |x|."""
     cdef int k
-    cdef double a = fabs(x), m = row[NORM_SCALE], ratio
-    if a > m:
-        if m > 0.0:
-            ratio = m / a
+    cdef double* m = scale_of(c, row)
+    cdef double a = fabs(x), ratio
+    if a > m[0]:
+        if m[0] > 0.0:
+            ratio = m[0] / a
             for k in range(c.params.n_outputs):
                 entry(c, row, k)[NORM_W] *= ratio
-        row[NORM_SCALE] = a
+        m[0] = a
 
 
 cdef inline double row_norm(double x, double m) noexcept nogil:
@@ -83,15 +95,18 @@ cdef inline double normalized_factor(Ctx* c, double G, double m) noexcept nogil:
 cdef inline double normalized_step_size(Ctx* c, double* row, int k, double g) noexcept nogil:
     """eta_{t,jk} after this step's gradient g joins G (not stored: the invariant
     step's norm needs it before the update)."""
-    return normalized_factor(c, entry(c, row, k)[NORM_G] + g * g, row[NORM_SCALE]) * c.cursor.eta
+    return normalized_factor(c, entry(c, row, k)[NORM_G] + g * g, scale_of(c, row)[0]) * c.cursor.eta
 
 
 cdef inline double normalized_accumulate(Ctx* c, double* row, double* e, double g) noexcept nogil:
-    """G += g^2 for entry e of a row, and its new step factor, kept (NORM_FACTOR) for
-    its catch-up and returned (as `adagrad_step` under AdaGrad)."""
+    """G += g^2 for entry e of a row, and its new step factor, returned (as
+    `adagrad_step` under AdaGrad) and under l1 kept (NORM_FACTOR) for its catch-up."""
+    cdef double factor
     e[NORM_G] += g * g
-    e[NORM_FACTOR] = normalized_factor(c, e[NORM_G], row[NORM_SCALE])
-    return e[NORM_FACTOR]
+    factor = normalized_factor(c, e[NORM_G], scale_of(c, row)[0])
+    if c.params.alpha_pen > 0.0:
+        e[NORM_FACTOR] = factor
+    return factor
 
 
 cdef inline void normalized_apply(Ctx* c, double* row, int k, double g, double step_g) noexcept nogil:

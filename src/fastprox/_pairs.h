@@ -141,38 +141,54 @@ static inline void fastprox_adagrad_step2(double *e, double *f, double xe, doubl
     fastprox_put2(e, f, 1, fastprox_blend2(on, step, w));
     e[0] = f[0] = t + 1.0;
 }
+/* The normalized schedule's step factors eta0 / (m sqrt(G)) of scales (me, mf) and
+   sums of squared gradients G, 0 where G is not positive (`_normalized.normalized_factor`). */
+static inline __m128d fastprox_factors2(__m128d G, double me, double mf, double eta0)
+{
+    return _mm_and_pd(_mm_cmpgt_pd(G, _mm_setzero_pd()),
+                      _mm_div_pd(_mm_set1_pd(eta0), _mm_mul_pd(_mm_set_pd(mf, me), _mm_sqrt_pd(G))));
+}
 /* The normalized schedule's entries e, f in the layout (w, G, factor), with gradients
-   (ge, gf) and feature scales (me, mf): G += g^2 and the step factor
-   eta0 / (m sqrt(G)), 0 where G is not positive (`_normalized.normalized_accumulate`);
-   returns the two factors. */
+   (ge, gf) and feature scales (me, mf): G += g^2 and the step factor (`fastprox_factors2`),
+   both stored (`_normalized.normalized_accumulate`); returns the two factors. */
 static inline fastprox_pair fastprox_normalized_factors2(double *e, double *f, double ge, double gf,
                                                          double me, double mf, double eta0)
 {
     __m128d g = _mm_set_pd(gf, ge);
     __m128d G = _mm_add_pd(_mm_set_pd(f[1], e[1]), _mm_mul_pd(g, g));
-    __m128d factor = _mm_and_pd(_mm_cmpgt_pd(G, _mm_setzero_pd()),
-                                _mm_div_pd(_mm_set1_pd(eta0), _mm_mul_pd(_mm_set_pd(mf, me), _mm_sqrt_pd(G))));
+    __m128d factor = fastprox_factors2(G, me, mf, eta0);
     fastprox_put2(e, f, 1, G);
     fastprox_put2(e, f, 2, factor);
     return fastprox_pair_of(factor);
 }
-/* The normalized schedule's rescale of feature rows e, f in the layout (R stamp, m,
-   w, G, factor) with values x = (xe, xf) and weights w: where |x| > m, w *= m / |x| if
-   m > 0 and m = |x|, stored (`_normalized.rescale`); *moved says whether a weight
-   changed. Returns the weights (not stored); norms gets the rows' shares of N_t,
-   (x / m)^2 with 1 where |x| = m and 0 where x = 0 (`_normalized.row_norm`). */
+/* The same for rows without a penalty, (m, w, G): G += g^2 stored, the factors only
+   returned (no catch-up reads them). */
+static inline fastprox_pair fastprox_normalized_plain_factors2(double *e, double *f, double ge, double gf,
+                                                               double eta0)
+{
+    __m128d g = _mm_set_pd(gf, ge);
+    __m128d G = _mm_add_pd(_mm_set_pd(f[2], e[2]), _mm_mul_pd(g, g));
+    fastprox_put2(e, f, 2, G);
+    return fastprox_pair_of(fastprox_factors2(G, e[0], f[0], eta0));
+}
+/* The normalized schedule's rescale of features whose scales m are e[0], f[0] (a
+   row's field after its stamp under l1, its first without a penalty), with values x =
+   (xe, xf) and weights w: where |x| > m, w *= m / |x| if m > 0 and m = |x|, stored
+   (`_normalized.rescale`); *moved says whether a weight changed. Returns the weights
+   (not stored); norms gets the rows' shares of N_t, (x / m)^2 with 1 where |x| = m and
+   0 where x = 0 (`_normalized.row_norm`). */
 static inline __m128d fastprox_rescale2(double *e, double *f, __m128d x, __m128d w, double *norms,
                                         int *moved)
 {
     const __m128d zero = _mm_setzero_pd(), sign = _mm_set1_pd(-0.0);
-    __m128d a = _mm_andnot_pd(sign, x), m = _mm_set_pd(f[1], e[1]), v;
+    __m128d a = _mm_andnot_pd(sign, x), m = _mm_set_pd(f[0], e[0]), v;
     __m128d grow = _mm_cmpgt_pd(a, m), shrink = _mm_and_pd(grow, _mm_cmpgt_pd(m, zero));
     *moved = _mm_movemask_pd(shrink);
     if (*moved)                             /* a larger value: rare once a feature is seen */
         w = fastprox_blend2(shrink, _mm_mul_pd(w, _mm_div_pd(m, a)), w);
     if (_mm_movemask_pd(grow)) {
         m = _mm_max_pd(a, m);               /* a > m ? a : m */
-        fastprox_put2(e, f, 1, m);
+        fastprox_put2(e, f, 0, m);
     }
     v = _mm_div_pd(x, m);
     v = _mm_and_pd(_mm_cmpneq_pd(x, zero),
@@ -192,21 +208,21 @@ static inline fastprox_pair fastprox_normalized_catch_up2(double *e, double *f, 
     __m128d w = _mm_set_pd(f[2], e[2]);
     __m128d thr = _mm_mul_pd(_mm_mul_pd(_mm_set1_pd(alpha), _mm_set_pd(f[4], e[4])), spent);
     int moved;
-    w = fastprox_rescale2(e, f, _mm_set_pd(xf, xe), fastprox_blend2(on, fastprox_soft2(w, thr), w),
+    w = fastprox_rescale2(e + 1, f + 1, _mm_set_pd(xf, xe), fastprox_blend2(on, fastprox_soft2(w, thr), w),
                           norms, &moved);
     e[0] = f[0] = R;
     fastprox_put2(e, f, 2, w);
     return fastprox_pair_of(w);
 }
-/* The same without a penalty (alpha = 0): no weight moves but by a rescale, and no
-   stamp is kept (`_normalized.normalized_catch_up`), so the rows are mostly only read. */
+/* The same for rows without a penalty, (m, w, G): no weight moves but by a rescale
+   (`_normalized.normalized_catch_up`), so the rows are mostly only read. */
 static inline fastprox_pair fastprox_normalized_rescale2(double *e, double *f, double xe, double xf,
                                                          double *norms)
 {
     int moved;
-    __m128d w = fastprox_rescale2(e, f, _mm_set_pd(xf, xe), _mm_set_pd(f[2], e[2]), norms, &moved);
+    __m128d w = fastprox_rescale2(e, f, _mm_set_pd(xf, xe), _mm_set_pd(f[1], e[1]), norms, &moved);
     if (moved)
-        fastprox_put2(e, f, 2, w);
+        fastprox_put2(e, f, 1, w);
     return fastprox_pair_of(w);
 }
 /* Their FOBOS step with values (xe, xf), their factors already updated: eta =
@@ -221,15 +237,15 @@ static inline void fastprox_normalized_step2(double *e, double *f, double xe, do
     fastprox_put2(e, f, 2, fastprox_blend2(_mm_cmpgt_pd(eta, _mm_setzero_pd()), step, w));
     e[0] = f[0] = R;
 }
-/* The step without a penalty: eta = factor r, and where eta > 0 w <- w - eta (sigma x);
-   no stamp (`_normalized.normalized_apply` with alpha = 0, whose soft-threshold by 0
-   changes no bit). */
+/* The step of rows without a penalty, (m, w, G), of step factors (`fastprox_normalized_plain_factors2`):
+   eta = factor r, and where eta > 0 w <- w - eta (sigma x) (`_normalized.normalized_apply`
+   with alpha = 0, whose soft-threshold by 0 changes no bit). */
 static inline void fastprox_normalized_plain_step2(double *e, double *f, double xe, double xf,
-                                                   double sigma, double r)
+                                                   fastprox_pair factors, double sigma, double r)
 {
-    __m128d eta = _mm_mul_pd(_mm_set_pd(f[4], e[4]), _mm_set1_pd(r)), w = _mm_set_pd(f[2], e[2]);
+    __m128d eta = _mm_mul_pd(_mm_set_pd(factors.b, factors.a), _mm_set1_pd(r)), w = _mm_set_pd(f[1], e[1]);
     __m128d step = _mm_sub_pd(w, _mm_mul_pd(eta, _mm_mul_pd(_mm_set1_pd(sigma), _mm_set_pd(xf, xe))));
-    fastprox_put2(e, f, 2, fastprox_blend2(_mm_cmpgt_pd(eta, _mm_setzero_pd()), step, w));
+    fastprox_put2(e, f, 1, fastprox_blend2(_mm_cmpgt_pd(eta, _mm_setzero_pd()), step, w));
 }
 /* RDA's weights under a scalar step, soft(-s, thr) * inv, of sums (sa, sb). */
 static inline fastprox_pair fastprox_rda_weights2(double sa, double sb, double thr, double inv)
@@ -342,24 +358,37 @@ static inline void fastprox_adagrad_step2(double *e, double *f, double xe, doubl
     f[1] = b[2];
     e[0] = f[0] = t + 1.0;
 }
+static inline double fastprox_factor1(double G, double m, double eta0)
+{
+    return G > 0.0 ? eta0 / (m * sqrt(G)) : 0.0;
+}
 static inline fastprox_pair fastprox_normalized_factors2(double *e, double *f, double ge, double gf,
                                                          double me, double mf, double eta0)
 {
     double Ge = e[1] + ge * ge, Gf = f[1] + gf * gf;
-    fastprox_pair factors = {Ge > 0.0 ? eta0 / (me * sqrt(Ge)) : 0.0, Gf > 0.0 ? eta0 / (mf * sqrt(Gf)) : 0.0};
+    fastprox_pair factors = {fastprox_factor1(Ge, me, eta0), fastprox_factor1(Gf, mf, eta0)};
     e[1] = Ge;
     f[1] = Gf;
     e[2] = factors.a;
     f[2] = factors.b;
     return factors;
 }
+static inline fastprox_pair fastprox_normalized_plain_factors2(double *e, double *f, double ge, double gf,
+                                                               double eta0)
+{
+    double Ge = e[2] + ge * ge, Gf = f[2] + gf * gf;
+    fastprox_pair factors = {fastprox_factor1(Ge, e[0], eta0), fastprox_factor1(Gf, f[0], eta0)};
+    e[2] = Ge;
+    f[2] = Gf;
+    return factors;
+}
 static inline double fastprox_rescale1(double *e, double x, double w, double *norm)
 {
-    double a = fabs(x), m = e[1];
+    double a = fabs(x), m = e[0];
     if (a > m) {
         if (m > 0.0)
             w *= m / a;
-        m = e[1] = a;
+        m = e[0] = a;
     }
     *norm = x == 0.0 ? 0.0 : a == m ? 1.0 : (x / m) * (x / m);
     return w;
@@ -371,7 +400,7 @@ static inline double fastprox_normalized_catch_up1(double *e, double x, double R
     if (spent > 0.0 && alpha > 0.0)
         w = fastprox_soft(w, alpha * e[4] * spent);
     e[0] = R;
-    return e[2] = fastprox_rescale1(e, x, w, norm);
+    return e[2] = fastprox_rescale1(e + 1, x, w, norm);
 }
 static inline fastprox_pair fastprox_normalized_catch_up2(double *e, double *f, double xe, double xf,
                                                           double R, double alpha, double *norms)
@@ -389,12 +418,12 @@ static inline fastprox_pair fastprox_normalized_catch_up2(double *e, double *f, 
 static inline fastprox_pair fastprox_normalized_rescale2(double *e, double *f, double xe, double xf,
                                                          double *norms)
 {
-    double ce[5], cf[5];
+    double ce[3], cf[3];
     fastprox_pair w;
     memcpy(ce, e, sizeof ce);
     memcpy(cf, f, sizeof cf);
-    w.a = ce[2] = fastprox_rescale1(ce, xe, ce[2], norms);
-    w.b = cf[2] = fastprox_rescale1(cf, xf, cf[2], norms + 1);
+    w.a = ce[1] = fastprox_rescale1(ce, xe, ce[1], norms);
+    w.b = cf[1] = fastprox_rescale1(cf, xf, cf[1], norms + 1);
     memcpy(e, ce, sizeof ce);
     memcpy(f, cf, sizeof cf);
     return w;
@@ -410,13 +439,13 @@ static inline void fastprox_normalized_step2(double *e, double *f, double xe, do
     e[0] = f[0] = R;
 }
 static inline void fastprox_normalized_plain_step2(double *e, double *f, double xe, double xf,
-                                                   double sigma, double r)
+                                                   fastprox_pair factors, double sigma, double r)
 {
-    double eta_e = e[4] * r, eta_f = f[4] * r;
-    double we = eta_e > 0.0 ? e[2] - eta_e * (sigma * xe) : e[2];
-    double wf = eta_f > 0.0 ? f[2] - eta_f * (sigma * xf) : f[2];
-    e[2] = we;
-    f[2] = wf;
+    double eta_e = factors.a * r, eta_f = factors.b * r;
+    double we = eta_e > 0.0 ? e[1] - eta_e * (sigma * xe) : e[1];
+    double wf = eta_f > 0.0 ? f[1] - eta_f * (sigma * xf) : f[1];
+    e[1] = we;
+    f[1] = wf;
 }
 static inline fastprox_pair fastprox_rda_weights2(double sa, double sb, double thr, double inv)
 {

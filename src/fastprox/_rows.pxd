@@ -41,6 +41,8 @@ cdef extern from "_pairs.h" nogil:
                                                 double eta0)
     pair normalized_factors2 "fastprox_normalized_factors2"(double* e, double* f, double ge, double gf,
                                                             double me, double mf, double eta0)
+    pair normalized_plain_factors2 "fastprox_normalized_plain_factors2"(double* e, double* f, double ge,
+                                                                        double gf, double eta0)
     pair normalized_catch_up2 "fastprox_normalized_catch_up2"(double* e, double* f, double xe, double xf,
                                                               double threshold_sum, double alpha,
                                                               double* norms)
@@ -50,7 +52,8 @@ cdef extern from "_pairs.h" nogil:
                                                       double sigma, double r, double alpha,
                                                       double threshold_sum)
     void normalized_plain_step2 "fastprox_normalized_plain_step2"(double* e, double* f, double xe,
-                                                                  double xf, double sigma, double r)
+                                                                  double xf, pair factors, double sigma,
+                                                                  double r)
     pair rda_weights2 "fastprox_rda_weights2"(double sa, double sb, double threshold, double scale)
     pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
                                                 double inv_eta0, double l1_threshold, double rda_rho,
@@ -405,28 +408,51 @@ cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* i
     return total
 
 
+cdef inline pair accumulate2(double* row, double* row_f, double ge, double gf, double eta0,
+                             bint penalized) noexcept nogil:
+    """G += g^2 and the step factors of two normalized rows, in the l1 layout (R stamp,
+    m, w, G, factor; the factors stored) or, without a penalty, (m, w, G)."""
+    if penalized:
+        return normalized_factors2(row + NORM_ROW_FIELDS, row_f + NORM_ROW_FIELDS, ge, gf,
+                                   row[NORM_SCALE], row_f[NORM_SCALE], eta0)
+    return normalized_plain_factors2(row, row_f, ge, gf, eta0)
+
+
 cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const index_t* indices,
                                          long long lo, long long hi, double y, double sw) noexcept nogil:
+    """`normalized_row` in the layout of the rule's penalty, a constant in each call:
+    GCC compiles one copy of the row per layout, with no test of it in the loops."""
+    if c.params.alpha_pen > 0.0:
+        return normalized_row(c, data, indices, lo, hi, y, sw, True)
+    return normalized_row(c, data, indices, lo, hi, y, sw, False)
+
+
+cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* indices,
+                                  long long lo, long long hi, double y, double sw,
+                                  bint penalized) noexcept nogil:
     """One row under the normalized schedule with one output, gradient or invariant
     step: the general `step`'s `margins` (`normalized_catch_up`, `rescale`),
     `add_row_norm`, `invariant_sigmas` and `apply` (`normalized_apply`), the same
     arithmetic fused into three passes over the row (two with the gradient step),
     each taking the non-zeros two at a time (`_pairs.h`, as AdaGrad's rows); N_t's
     sum is taken in the first pass and kept only if the row is not refused. The
-    invariant step's second pass stores G and the step factor as `apply` would,
-    since only the weights wait for sigma. One output: each feature's entry is the
-    row's first (`entry(c, row, 0)`), and the step's constants are locals (through c,
-    every store into the state would force their reload).
+    invariant step's second pass stores G (and under l1 the step factor) as `apply`
+    would, since only the weights wait for sigma; without a penalty the rows keep no
+    factor, and the pass leaves them in c.scratch.factor_memo for the third. One
+    output: each feature's entry is the row's first (`entry(c, row, 0)`), and the
+    step's constants are locals (through c, every store into the state would force
+    their reload).
 
     Mirrors `_normalized`: `normalized_catch_up`, `rescale`, `row_norm`,
     `normalized_accumulate` (`normalized_factor`), `normalized_apply`."""
     cdef double* state = c.arrays.state
+    cdef double* memo = c.scratch.factor_memo
     cdef long long width = c.layout.width, nz
     cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c), norms = c.cursor.norm_sum
     cdef double alpha = c.params.alpha_pen, eta0 = c.params.eta0, threshold_sum = c.cursor.threshold_sum
     cdef double q, r, step_norm, sigma, total = 0.0
     cdef double shares[2]
-    cdef bint invariant = c.params.invariant, penalized = alpha > 0.0, two
+    cdef bint invariant = c.params.invariant, two
     cdef double* row
     cdef double* row_f
     cdef pair w, factors
@@ -454,8 +480,9 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
         step_norm = intercept_step_size(c, 0, q) if c.params.fit_intercept else 0.0
         for nz in range(lo, hi, 2):
             two = entries(state, width, indices, nz, hi, &row, &row_f)
-            factors = normalized_factors2(row + NORM_ROW_FIELDS, row_f + NORM_ROW_FIELDS, q * data[nz],
-                                          q * data[nz + two], row[NORM_SCALE], row_f[NORM_SCALE], eta0)
+            factors = accumulate2(row, row_f, q * data[nz], q * data[nz + two], eta0, penalized)
+            if not penalized:
+                memo[nz - lo], memo[nz - lo + 1] = factors.a, factors.b
             step_norm += factors.a * r * data[nz] * data[nz]
             if two:
                 step_norm += factors.b * r * data[nz + 1] * data[nz + 1]
@@ -466,12 +493,13 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &row, &row_f)
         if not invariant:
-            normalized_factors2(row + NORM_ROW_FIELDS, row_f + NORM_ROW_FIELDS, q * data[nz],
-                                q * data[nz + two], row[NORM_SCALE], row_f[NORM_SCALE], eta0)
+            factors = accumulate2(row, row_f, q * data[nz], q * data[nz + two], eta0, penalized)
+        elif not penalized:
+            factors.a, factors.b = memo[nz - lo], memo[nz - lo + 1]
         if penalized:
             normalized_step2(row, row_f, data[nz], data[nz + two], sigma, r, alpha, threshold_sum)
         else:
-            normalized_plain_step2(row, row_f, data[nz], data[nz + two], sigma, r)
+            normalized_plain_step2(row, row_f, data[nz], data[nz + two], factors, sigma, r)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     c.arrays.sigma[0] = sigma

@@ -65,8 +65,8 @@ _LAYOUT = {
     ("fobos", "scalar", "berhu"): "per entry: w, phase, stamp; Berhu's heap",
     ("fobos", "adagrad", "separable"): "per feature: last step; per entry: w, G, eta",
     ("fobos", "adagrad", "berhu"): "per feature: last step; per entry: w, G, eta",
-    ("fobos", "normalized", "separable"): "per feature: cumulant stamp, scale m; per entry: w, G, "
-                                          "step factor eta0 / (m sqrt(G))",
+    ("fobos", "normalized", "separable"): "per feature: cumulant stamp (l1 only), scale m; per entry: "
+                                          "w, G, step factor eta0 / (m sqrt(G)) (l1 only)",
     ("rda", "invsqrt", "separable"): "per entry: s (gradient sum)",
     ("rda", "adagrad", "separable"): "per entry: s, G",
     ("ftrl", "adagrad", "separable"): "per entry: z, n (and sqrt(n) up to 2^19 weights)",

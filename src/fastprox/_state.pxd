@@ -25,15 +25,19 @@ cdef enum:
     ADAGRAD_ENTRY = 3
 
 cdef enum:
-    # fobos + normalized (`_normalized`): per feature the cumulant stamp and the scale,
-    # per entry the weight, the sum of squared gradients and the frozen step factor
-    NORM_STAMP = 0                # row: R = sum_tau r_tau at the feature's last update
-    NORM_SCALE = 1                # row: m_j, the largest |x_j| so far (0: never a non-zero value)
+    # fobos + normalized (`_normalized`) under l1: per feature the cumulant stamp and
+    # the scale, per entry the weight, the sum of squared gradients and the frozen step
+    # factor; without a penalty (alpha = 0) nothing catches up, and a row is the scale,
+    # then per entry the weight and G (the scale is a row's last field in both)
+    NORM_STAMP = 0                # row: R = sum_tau r_tau at the feature's last update (l1)
+    NORM_SCALE = 1                # row: m_j, the largest |x_j| so far (0: never a non-zero value) (l1)
     NORM_ROW_FIELDS = 2
+    NORM_PLAIN_ROW_FIELDS = 1     # without a penalty: m_j alone
     NORM_W = 0                    # entry: the weight w
     NORM_G = 1                    # entry: G, the sum of squared gradients
-    NORM_FACTOR = 2               # entry: eta0 / (m_j sqrt(G)), 0 while G = 0
+    NORM_FACTOR = 2               # entry: eta0 / (m_j sqrt(G)), 0 while G = 0 (l1)
     NORM_ENTRY = 3
+    NORM_PLAIN_ENTRY = 2          # without a penalty: w, G
 
 cdef enum:
     # the dual rules (rda, ftrl, rda groups) share their first two fields
@@ -144,6 +148,10 @@ cdef struct Scratch:
     double* ftrl_memo             # (longest row, K, 2) ftrl: (w, sqrt(n)) of the row being processed,
     long long ftrl_memo_size      # its doubles
     double* intercept_memo        # (K, 2) ftrl: (b, sqrt(n_b)) as the step's margins read them
+    double* factor_memo           # (longest row + 1) the normalized fast rows without a penalty,
+                                  # invariant step: each non-zero's step factor, from the row's
+                                  # second pass to its third (the rows keep none)
+    long long factor_memo_size
     double* block                 # one gathered block
     double* work                  # sorting (l1_linf, squared_group tau)
     double* block_beta            # one block's per-entry beta (rda + adagrad)
@@ -196,8 +204,10 @@ cdef inline void set_layout(Ctx* c) noexcept:
     c.layout.n_row_fields = 0
     if c.params.grouped:
         c.layout.n_entry_fields = RDA_G + 1 if c.params.schedule == ADAGRAD else RDA_S + 1
-    elif c.params.schedule == NORMALIZED:
+    elif c.params.schedule == NORMALIZED and c.params.alpha_pen > 0:
         c.layout.n_row_fields, c.layout.n_entry_fields = NORM_ROW_FIELDS, NORM_ENTRY
+    elif c.params.schedule == NORMALIZED:
+        c.layout.n_row_fields, c.layout.n_entry_fields = NORM_PLAIN_ROW_FIELDS, NORM_PLAIN_ENTRY
     elif c.params.update == FOBOS and c.params.schedule != ADAGRAD and c.params.penalty != BERHU:
         if c.params.alpha_pen > 0 and c.params.l1_share < 1:
             c.layout.shrink_stamp_at = c.layout.n_row_fields
@@ -227,18 +237,31 @@ cdef inline long long index(Ctx* c, double* row, int k) noexcept nogil:
     return (row - c.arrays.state) // c.layout.n_entry_fields + k
 
 
+cdef inline bint wants_factor_memo(Ctx* c) noexcept nogil:
+    """Whether the steps keep the row's step factors in c.scratch.factor_memo (the
+    normalized fast rows' invariant step without a penalty): sized by the longest row."""
+    return c.params.plain_normalized and c.params.invariant and c.params.alpha_pen == 0
+
+
 cdef inline int ensure_scratch(Ctx* c, long long longest, int batch_size) except -1:
     """Allocate the scratch the coming steps write, once needed: ftrl's (w, sqrt(n))
-    memo for rows of up to `longest` non-zeros, and for batches the gradient
-    accumulator and feature marks (calloc: pages a pass never touches stay unmapped)."""
+    memo and the normalized fast rows' factor memo for rows of up to `longest`
+    non-zeros, and for batches the gradient accumulator and feature marks (calloc:
+    pages a pass never touches stay unmapped)."""
     cdef long long need = (MEMO_FIELDS * c.params.n_outputs * max(longest, 1)
                            if c.params.update == FTRL else 0)
+    cdef long long factors = longest + 1 if wants_factor_memo(c) else 0
     cdef double* grown
     if need > c.scratch.ftrl_memo_size:
         grown = <double*>realloc(c.scratch.ftrl_memo, need * sizeof(double))
         if grown == NULL:
             raise MemoryError()
         c.scratch.ftrl_memo, c.scratch.ftrl_memo_size = grown, need
+    if factors > c.scratch.factor_memo_size:
+        grown = <double*>realloc(c.scratch.factor_memo, factors * sizeof(double))
+        if grown == NULL:
+            raise MemoryError()
+        c.scratch.factor_memo, c.scratch.factor_memo_size = grown, factors
     if batch_size > 1 and c.scratch.feature_mark == NULL:
         c.scratch.batch_grads = <double*>calloc(c.params.n_features * c.params.n_outputs, sizeof(double))
         c.scratch.feature_mark = <long long*>calloc(c.params.n_features, sizeof(long long))
@@ -253,8 +276,10 @@ cdef inline int ensure_scratch(Ctx* c, long long longest, int batch_size) except
 cdef inline void free_scratch(Ctx* c) noexcept:
     """Release what `ensure_scratch` allocated; the next steps allocate it again."""
     free(c.scratch.ftrl_memo)
+    free(c.scratch.factor_memo)
     free(c.scratch.batch_grads)
     free(c.scratch.feature_mark)
     free(c.scratch.touched_features)
     c.scratch.ftrl_memo, c.scratch.ftrl_memo_size = NULL, 0
+    c.scratch.factor_memo, c.scratch.factor_memo_size = NULL, 0
     c.scratch.batch_grads, c.scratch.feature_mark, c.scratch.touched_features = NULL, NULL, NULL

@@ -4,7 +4,7 @@ from libc.math cimport sqrt
 from fastprox._types cimport value_t, index_t, FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED, BERHU
 from fastprox._prox cimport soft_threshold
 from fastprox._state cimport (Ctx, entry, FOBOS_W, ADAGRAD_W, ADAGRAD_G, RDA_S, RDA_G, DUAL_SUM, DUAL_SQUARES,
-                              MEMO_FIELDS, NORM_SCALE)
+                              MEMO_FIELDS)
 from fastprox._schedules cimport begin_step
 from fastprox._berhu cimport heap_current
 from fastprox._adagrad cimport adagrad_catch_up, adagrad_step, adagrad_eta
@@ -14,7 +14,7 @@ from fastprox._dual cimport set_weight_params, dual_weight, ftrl_weight, ftrl_up
 from fastprox._groups cimport (group_of, group_catch_up, groups_prox_step, rda_group_weights,
                                rda_grouped_weight)
 from fastprox._intercept cimport intercept_value, apply_intercept, intercept_step_size
-from fastprox._normalized cimport (rescale, row_norm, set_normalized_eta, normalized_current,
+from fastprox._normalized cimport (rescale, row_norm, scale_of, set_normalized_eta, normalized_current,
                                    normalized_apply, normalized_step_size)
 from fastprox._invariant cimport invariant_sigma
 from fastprox._gradients cimport gradients, refused, row_abs_max, largest_q
@@ -223,7 +223,7 @@ cdef inline void add_row_norm(Ctx* c, const value_t* data, const index_t* indice
     cdef long long nz
     cdef double n = c.cursor.norm_sum
     for nz in range(lo, hi):
-        n += row_norm(data[nz], (c.arrays.state + indices[nz] * c.layout.width)[NORM_SCALE])
+        n += row_norm(data[nz], scale_of(c, c.arrays.state + indices[nz] * c.layout.width)[0])
     c.cursor.norm_sum = n + (1.0 if c.params.fit_intercept else 0.0)
     set_normalized_eta(c)
 

@@ -7,7 +7,7 @@ included. This format stores only the features the model has touched, names
 its version, and is read without pickle: loading an untrusted file runs no
 code.
 
-Format, version 3
+Format, version 5
 -----------------
 A NumPy ``.npz`` archive (a zip of ``.npy`` arrays, deflated but for
 ``state`` and ``rows``, whose float64 values and sorted indices deflate by under a
@@ -19,7 +19,7 @@ so that readers never see half a file. The file name is used as given (no
 ``header``
     0-d unicode array holding a JSON object:
 
-    - ``format``: ``"fastprox-model"``; ``version``: ``3``;
+    - ``format``: ``"fastprox-model"``; ``version``: ``5``;
     - ``class``: ``"ProxClassifier"`` or ``"ProxRegressor"``;
     - ``params``: ``get_params()`` (``random_state`` must be None or an int;
       arrays such as ``groups`` become lists, a ``class_weight`` dict a list of
@@ -78,7 +78,11 @@ memory available is refused before it is allocated. Writing refuses what
 loading would (a parameter changed after the fit, a model whose steps
 overflowed), so that every file written loads.
 
-Earlier versions load too. Version 3 differs from version 4 only in having no
+Earlier versions load too. Version 4 differs from version 5 only in the rows of
+normalized models without a penalty (penalty "none" or alpha 0): (R0, m) then per
+output (w, G, c), where version 5 keeps m then (w, G), the fields those models
+read; loading checks the dropped fields as version 4's reader did, then drops them.
+Version 3 differs from version 4 only in having no
 ``step`` parameter and learner entry and no ``N`` scalar (the invariant step and the
 normalized schedule came with version 4): they load as "gradient" and 0.
 Version 2 differs only in FTRL's entries: always
@@ -112,8 +116,8 @@ from .libsvm import _atomic_write
 __all__ = ["save_model", "load_model", "read_model", "SavedModel", "FORMAT", "VERSION"]
 
 FORMAT = "fastprox-model"
-VERSION = 4
-_READS = (1, 2, 3, 4)   # versions this fastprox reads (see the format's history above)
+VERSION = 5
+_READS = (1, 2, 3, 4, 5)   # versions this fastprox reads (see the format's history above)
 
 _CLASS_NAMES = ("ProxClassifier", "ProxRegressor")
 
@@ -749,19 +753,24 @@ def _read_state(members, header, arrays):
     stored = width
     if header.version < 3 and spec["update"] == "ftrl" and width == 3 * K:
         stored = 2 * K              # version 2's FTRL entries: (z, n)
+    elif header.version < 5 and spec["schedule"] == "normalized" and width == 1 + 2 * K:
+        stored = 2 + 3 * K          # version 4's rows without a penalty: (R0, m), then (w, G, c)
     rows = members.array("rows", _at_most("rows", d, np.int64))
     state = members.array("state", _exactly("state", (len(rows), stored), np.float64))
     if not (np.all((0 <= rows) & (rows < d)) and np.all(rows[1:] > rows[:-1])):   # (np.diff overflows)
         raise ValueError(f"rows must be increasing feature indices in [0, {d})")
-    if stored != width:
-        z_n = state.reshape(len(state), K, 2)
-        state = np.concatenate([z_n, np.sqrt(np.maximum(z_n[:, :, 1:], 0))], axis=2).reshape(len(state), width)
     for name, a in arrays.items():
         if name not in _SPECIAL:
             a[...] = members.array(name, _exactly(name, a.shape, a.dtype))
             _check_finite(name, a)
     _check_finite("state", state)
     _check_layout(spec, scalars, state, arrays)
+    if stored == 2 + 3 * K and width == 1 + 2 * K:
+        entries = state[:, 2:].reshape(len(state), K, 3)[:, :, :2].reshape(len(state), 2 * K)
+        state = np.concatenate([state[:, 1:2], entries], axis=1)
+    elif stored != width:
+        z_n = state.reshape(len(state), K, 2)
+        state = np.concatenate([z_n, np.sqrt(np.maximum(z_n[:, :, 1:], 0))], axis=2).reshape(len(state), width)
     size = scalars["heap_size"]
     if size > len(arrays["heap_items"]):
         raise ValueError(f"heap_size={size} but this model has no Berhu heap of that size")
@@ -849,8 +858,10 @@ def _layout(spec, width):
         entry = ("w",) if update == "fobos" else ("s", "G") if schedule == "adagrad" else ("s",)
     elif update == "fobos" and schedule == "adagrad":
         row, entry = ("t0",), ("w", "G", "eta")
+    elif update == "fobos" and schedule == "normalized" and width == 2 + 3 * K:
+        row, entry = ("R0", "m"), ("w", "G", "c")     # l1 (and version 4 without a penalty)
     elif update == "fobos" and schedule == "normalized":
-        row, entry = ("R0", "m"), ("w", "G", "c")
+        row, entry = ("m",), ("w", "G")
     elif update == "fobos" and penalty == "berhu":
         entry = ("w", "phase", "stamp")
     elif update == "fobos":     # the stamps of the cumulants the penalty moves (none without one)

@@ -83,17 +83,21 @@ int main(void)
         fastprox_normalized_step2(rg, rg, x[2], x[2], x[4], x[8], alpha, R);   /* one entry */
         for (int k = 0; k < 5; k++)
             printf(" %llx %llx %llx", bits(re[k]), bits(rf[k]), bits(rg[k]));
-        /* without a penalty: the rescale alone, then the plain step (no stamps) */
-        double pe[5] = {0.0, i % 4 == 0 ? 0.0 : fabs(x[1]), x[2], fabs(x[3]), fabs(x[4])};
-        double pf[5] = {0.0, fabs(x[6]), x[7], fabs(x[8]), i % 5 == 0 ? INFINITY : fabs(x[0])};
-        double pg[5] = {0.0, fabs(x[1]), x[4], fabs(x[5]), fabs(x[2])};
+        /* without a penalty, rows (m, w, G): the rescale alone, then G and the factors
+           (not stored), then the plain step of those factors */
+        double pe[3] = {i % 4 == 0 ? 0.0 : fabs(x[1]), x[2], fabs(x[3])};
+        double pf[3] = {fabs(x[6]), x[7], i % 5 == 0 ? INFINITY : fabs(x[8])};
+        double pg[3] = {fabs(x[1]), x[4], fabs(x[5])};
         fastprox_pair pr = fastprox_normalized_rescale2(pe, pf, x[6], i % 9 == 0 ? 0.0 : x[1], norms);
         fastprox_pair pr1 = fastprox_normalized_rescale2(pg, pg, x[0], x[0], norm1);   /* one entry */
         printf(" %llx %llx %llx %llx %llx %llx %llx %llx", bits(pr.a), bits(pr.b), bits(pr1.a), bits(pr1.b),
                bits(norms[0]), bits(norms[1]), bits(norm1[0]), bits(norm1[1]));
-        fastprox_normalized_plain_step2(pe, pf, x[2], x[3], x[4], fabs(x[5]));
-        fastprox_normalized_plain_step2(pg, pg, x[2], x[2], x[4], x[8]);   /* one entry */
-        for (int k = 0; k < 5; k++)
+        fastprox_pair pc = fastprox_normalized_plain_factors2(pe, pf, x[6], x[7], fabs(x[5]));
+        fastprox_pair pc1 = fastprox_normalized_plain_factors2(pg, pg, x[1], x[1], x[4]);   /* one entry */
+        printf(" %llx %llx %llx %llx", bits(pc.a), bits(pc.b), bits(pc1.a), bits(pc1.b));
+        fastprox_normalized_plain_step2(pe, pf, x[2], x[3], pc, x[4], fabs(x[5]));
+        fastprox_normalized_plain_step2(pg, pg, x[2], x[2], pc1, x[4], x[8]);   /* one entry */
+        for (int k = 0; k < 3; k++)
             printf(" %llx %llx %llx", bits(pe[k]), bits(pf[k]), bits(pg[k]));
         printf("\n");
     }
