@@ -52,8 +52,8 @@ def refused_here(n_bytes):
 
 @pytest.mark.parametrize("power", [31, 40])
 def test_a_huge_index_names_the_model_size_and_its_origin(tmp_path, power):
-    """The default model keeps 40 bytes per feature: 80 GiB at 2^31, 40 TiB at 2^40."""
-    refused_here(40 << power)
+    """The default model keeps 24 bytes per feature: 48 GiB at 2^31, 24 TiB at 2^40."""
+    refused_here(24 << power)
     path = libsvm_file(tmp_path, 2**power)
     line = one_error_line(fastprox_cli("train", path))
     assert f"the model's state for {2**power} features x 1 output(s) needs" in line
@@ -63,12 +63,12 @@ def test_a_huge_index_names_the_model_size_and_its_origin(tmp_path, power):
 
 @pytest.mark.parametrize("n_features, given_classes, expected", [
     (2**30, False, "The width comes from --n-features."),
-    (2**62, True, "needs 163840.0 PiB"),
+    (2**62, True, "needs 98304.0 PiB"),
     (2**63 - 1, True, "--n-features must be at most 9223372036854775806, not 9223372036854775807"),
     (2**70, False, f"--n-features must be at most 9223372036854775806, not {2**70}"),
 ])
 def test_a_huge_n_features_is_one_line(tmp_path, n_features, given_classes, expected):
-    refused_here(40 * n_features)
+    refused_here(24 * n_features)
     classes = ["--classes", "-1", "1"] if given_classes else []
     line = one_error_line(fastprox_cli("train", libsvm_file(tmp_path, 5), "--n-features",
                                        n_features, *classes))
@@ -93,11 +93,11 @@ def test_default_data_too_large_to_generate_is_one_line(argv, size):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is Linux's")
 def test_memory_running_out_is_one_line(tmp_path):
-    """A 2 GiB model (2^26 features) in a 1 GiB address space: the memory the
+    """A 1.5 GiB model (2^26 features) in a 1 GiB address space: the memory the
     kernel's check sees is not there, the allocation fails (a bare MemoryError)."""
     line = one_error_line(fastprox_cli("train", libsvm_file(tmp_path, 2**26), memory_limit=GIB))
     assert f"for {2**26} features" in line and "fewer features" in line
-    assert "out of memory allocating the model's state" in line or "needs 2.0 GiB" in line
+    assert "out of memory allocating the model's state" in line or "needs 1.5 GiB" in line
 
 
 @pytest.mark.parametrize("error, expected", [
@@ -122,11 +122,11 @@ def test_a_large_model_that_fits_trains_with_a_note(tmp_path, monkeypatch, capsy
     path = libsvm_file(tmp_path, 1000)
     assert main(["train", str(path), "--quiet"]) == 0
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(train, "NOTE_BYTES", 1000 * 40 - 1)   # the default model's 40 bytes per feature
+    monkeypatch.setattr(train, "NOTE_BYTES", 1000 * 24 - 1)   # the default model's 24 bytes per feature
     assert main(["train", str(path)]) == 0
     out, err = capsys.readouterr()
     assert err.splitlines()[0] == (
-        f"fastprox: note: the model's state for 1000 features takes 39.1 KiB of memory "
+        f"fastprox: note: the model's state for 1000 features takes 23.5 KiB of memory "
         f"(the width comes from the largest feature index in {path}); hash the features into "
         f"fewer buckets (--hash-bits) to shrink it")
     assert "1000 features" in out

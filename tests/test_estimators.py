@@ -545,9 +545,9 @@ def test_memory_does_not_grow_with_rows_seen():
     for _ in range(20):
         clf.partial_fit(X, y)
     assert clf.t_ == 21 * 400
-    # the default normalized schedule: stamp and scale per feature, then w, G and the step
-    # factor per entry; 2 intercept fields
-    assert state_bytes() == size == (X.shape[1] * 5 + 2) * 8
+    # the default normalized schedule without a penalty: the scale per feature, then w and
+    # G per entry; 2 intercept fields
+    assert state_bytes() == size == (X.shape[1] * 3 + 2) * 8
 
 
 def test_warm_start_continues_the_step_count():
