@@ -32,8 +32,14 @@ cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
     if spent > 0.0:
         for k in range(c.params.n_outputs):
             e = entry(c, row, k)
-            e[NORM_W] = soft_threshold(e[NORM_W], c.params.alpha_pen * e[NORM_FACTOR] * spent)
+            e[NORM_W] = caught_up(c, e, spent)
     row[NORM_STAMP] = c.cursor.threshold_sum
+
+
+cdef inline double caught_up(Ctx* c, double* e, double spent) noexcept nogil:
+    """Entry e's weight after the l1 proxes of the steps since its feature's stamp,
+    spent = R - stamp > 0 of the cumulant: one soft-threshold by alpha FACTOR spent."""
+    return soft_threshold(e[NORM_W], c.params.alpha_pen * e[NORM_FACTOR] * spent)
 
 
 cdef inline double normalized_current(Ctx* c, double* row, int k) noexcept nogil:
@@ -44,7 +50,7 @@ cdef inline double normalized_current(Ctx* c, double* row, int k) noexcept nogil
         return e[NORM_W]
     spent = c.cursor.threshold_sum - row[NORM_STAMP]
     if spent > 0.0:
-        return soft_threshold(e[NORM_W], c.params.alpha_pen * e[NORM_FACTOR] * spent)
+        return caught_up(c, e, spent)
     return e[NORM_W]
 
 

@@ -243,6 +243,17 @@ cdef inline bint wants_factor_memo(Ctx* c) noexcept nogil:
     return c.params.plain_normalized and c.params.invariant and c.params.alpha_pen == 0
 
 
+cdef inline int grow_memo(double** memo, long long* size, long long need) except -1:
+    """Make a row memo of `size` doubles hold at least `need` (never shrinks it)."""
+    cdef double* grown
+    if need > size[0]:
+        grown = <double*>realloc(memo[0], need * sizeof(double))
+        if grown == NULL:
+            raise MemoryError()
+        memo[0], size[0] = grown, need
+    return 0
+
+
 cdef inline int ensure_scratch(Ctx* c, long long longest, int batch_size) except -1:
     """Allocate the scratch the coming steps write, once needed: ftrl's (w, sqrt(n))
     memo and the normalized fast rows' factor memo for rows of up to `longest`
@@ -251,17 +262,8 @@ cdef inline int ensure_scratch(Ctx* c, long long longest, int batch_size) except
     cdef long long need = (MEMO_FIELDS * c.params.n_outputs * max(longest, 1)
                            if c.params.update == FTRL else 0)
     cdef long long factors = longest + 1 if wants_factor_memo(c) else 0
-    cdef double* grown
-    if need > c.scratch.ftrl_memo_size:
-        grown = <double*>realloc(c.scratch.ftrl_memo, need * sizeof(double))
-        if grown == NULL:
-            raise MemoryError()
-        c.scratch.ftrl_memo, c.scratch.ftrl_memo_size = grown, need
-    if factors > c.scratch.factor_memo_size:
-        grown = <double*>realloc(c.scratch.factor_memo, factors * sizeof(double))
-        if grown == NULL:
-            raise MemoryError()
-        c.scratch.factor_memo, c.scratch.factor_memo_size = grown, factors
+    grow_memo(&c.scratch.ftrl_memo, &c.scratch.ftrl_memo_size, need)
+    grow_memo(&c.scratch.factor_memo, &c.scratch.factor_memo_size, factors)
     if batch_size > 1 and c.scratch.feature_mark == NULL:
         c.scratch.batch_grads = <double*>calloc(c.params.n_features * c.params.n_outputs, sizeof(double))
         c.scratch.feature_mark = <long long*>calloc(c.params.n_features, sizeof(long long))

@@ -750,11 +750,11 @@ def _read_state(members, header, arrays):
     spec, scalars = header.learner, header.scalars
     d, K = spec["n_features"], spec["n_outputs"]
     width = arrays["state"].shape[1]
-    stored = width
+    stored, upgrade = width, None
     if header.version < 3 and spec["update"] == "ftrl" and width == 3 * K:
-        stored = 2 * K              # version 2's FTRL entries: (z, n)
+        stored, upgrade = 2 * K, _add_ftrl_roots
     elif header.version < 5 and spec["schedule"] == "normalized" and width == 1 + 2 * K:
-        stored = 2 + 3 * K          # version 4's rows without a penalty: (R0, m), then (w, G, c)
+        stored, upgrade = 2 + 3 * K, _drop_normalized_stamps
     rows = members.array("rows", _at_most("rows", d, np.int64))
     state = members.array("state", _exactly("state", (len(rows), stored), np.float64))
     if not (np.all((0 <= rows) & (rows < d)) and np.all(rows[1:] > rows[:-1])):   # (np.diff overflows)
@@ -765,12 +765,8 @@ def _read_state(members, header, arrays):
             _check_finite(name, a)
     _check_finite("state", state)
     _check_layout(spec, scalars, state, arrays)
-    if stored == 2 + 3 * K and width == 1 + 2 * K:
-        entries = state[:, 2:].reshape(len(state), K, 3)[:, :, :2].reshape(len(state), 2 * K)
-        state = np.concatenate([state[:, 1:2], entries], axis=1)
-    elif stored != width:
-        z_n = state.reshape(len(state), K, 2)
-        state = np.concatenate([z_n, np.sqrt(np.maximum(z_n[:, :, 1:], 0))], axis=2).reshape(len(state), width)
+    if upgrade is not None:
+        state = upgrade(state, K)
     size = scalars["heap_size"]
     if size > len(arrays["heap_items"]):
         raise ValueError(f"heap_size={size} but this model has no Berhu heap of that size")
@@ -782,6 +778,19 @@ def _read_state(members, header, arrays):
     arrays["heap_items"][:size] = items
     arrays["heap_keys"][:size] = keys
     arrays["heap_pos"][items] = np.arange(size)
+
+
+def _add_ftrl_roots(state, K):
+    """Version 2's FTRL rows, (z, n) per output, as the kernel keeps them: (z, n, sqrt(n))."""
+    z_n = state.reshape(len(state), K, 2)
+    return np.concatenate([z_n, np.sqrt(np.maximum(z_n[:, :, 1:], 0))], axis=2).reshape(len(state), 3 * K)
+
+
+def _drop_normalized_stamps(state, K):
+    """Version 4's rows of a normalized model without a penalty, (R0, m) then (w, G, c)
+    per output, as the kernel keeps them: m, then (w, G)."""
+    entries = state[:, 2:].reshape(len(state), K, 3)[:, :, :2].reshape(len(state), 2 * K)
+    return np.concatenate([state[:, 1:2], entries], axis=1)
 
 
 def _exactly(name, shape, dtype):
