@@ -82,16 +82,20 @@ cdef inline double _flow_fraction(double s, double s1, double k) noexcept nogil:
 
 # The log loss's rho for a short flow, t = s pi <= LOG_SERIES_END, from its series:
 # exact to rounding up to LOG_SERIES_EXACT, one Householder correction above
-# (`_log_fraction_short`); longer flows take `_log_fraction`'s iteration.
+# (`_log_fraction_short`); longer flows up to LOG_HOUSEHOLDER_END take Householder's
+# iteration (`_log_fraction_long`, from its lower start up to LOG_LOWER_START_END),
+# longer ones `_log_fraction`'s.
 cdef extern from *:
     """
     #define FASTPROX_LOG_SERIES_EXACT 0.01
     #define FASTPROX_LOG_SERIES_END 0.25
-    #define FASTPROX_LOG_HALLEY_END 512.0
+    #define FASTPROX_LOG_LOWER_START_END 3.0
+    #define FASTPROX_LOG_HOUSEHOLDER_END 512.0
     """
     const double LOG_SERIES_EXACT "FASTPROX_LOG_SERIES_EXACT"
     const double LOG_SERIES_END "FASTPROX_LOG_SERIES_END"
-    const double LOG_HALLEY_END "FASTPROX_LOG_HALLEY_END"
+    const double LOG_LOWER_START_END "FASTPROX_LOG_LOWER_START_END"
+    const double LOG_HOUSEHOLDER_END "FASTPROX_LOG_HOUSEHOLDER_END"
 
 
 cdef inline double _log_series(double t, double a) noexcept nogil:
@@ -132,13 +136,22 @@ cdef inline double _expm1_less_identity(double d) noexcept nogil:
     return d2 * (low + (d4 * d4) * high)
 
 
+cdef inline double _householder3(double phi, double slope, double curvature) noexcept nogil:
+    """Householder's correction of order 3 to a root of the log loss's phi, from phi,
+    phi' = slope and phi'' = phi''' = curvature (= a e^d): the d to subtract,
+        phi (6 phi'^2 - 3 phi phi'') / (6 phi'^3 - 6 phi phi' phi'' + phi^2 phi''').
+    Its error is C e^4 for an error e of d, |C| <= 0.0098 however phi's parts weigh
+    (C depends on u = a e^d / phi' in [0, 1] alone; 0.00978 at u = 0.738, an mpmath
+    scan of u by steps of 0.001 and e up to 3e-4)."""
+    return (phi * (6.0 * slope * slope - 3.0 * phi * curvature)
+            / (6.0 * slope * slope * slope - 6.0 * phi * slope * curvature + phi * phi * curvature))
+
+
 cdef inline double _log_fraction_short(double t, double a) noexcept nogil:
     """rho = d / t for the log loss where 0 < t <= LOG_SERIES_END (a = 1 - pi):
     `_log_series`, exact to rounding up to LOG_SERIES_EXACT; above, its d (relative
-    error under 2.3e-6) takes one Householder step of order 3,
-        d -= phi (6 phi'^2 - 3 phi phi'') / (6 phi'^3 - 6 phi phi' phi'' + phi^2 phi'''),
-    whose error is of the fourth order in the start's (phi'' = phi''' = a e^d, at most
-    phi' = 1 + a (e^d - 1): below 1e-22). phi(d) = (d - t) + a (e^d - 1 - d) carries
+    error under 2.3e-6) takes one Householder step of order 3 (`_householder3`), whose
+    error is of the fourth order in the start's: below 1e-22. phi(d) = (d - t) + a (e^d - 1 - d) carries
     only the rounding of a (e^d - 1 - d), far below an ulp of d (d - t is exact: d >=
     t / 2). The correction goes to rho with the rounding of d = rho t (fma), so that
     rho is rounded once: within an ulp of the root (0.7 ulps over a dense grid); 1 / t
@@ -154,28 +167,35 @@ cdef inline double _log_fraction_short(double t, double a) noexcept nogil:
     e_d_less_1 = d + excess
     slope = 1.0 + a * e_d_less_1
     curvature = a + a * e_d_less_1
-    correction = (phi * (6.0 * slope * slope - 3.0 * phi * curvature)
-                  / (6.0 * slope * slope * slope - 6.0 * phi * slope * curvature + phi * phi * curvature))
+    correction = _householder3(phi, slope, curvature)
     return rho - (rounding + correction) * (1.0 / t)   # a tiny term: its rounding is not rho's
 
 
-cdef inline double _log_fraction_halley(double t, double a, double pi) noexcept nogil:
-    """rho = d / t for the log loss where LOG_SERIES_END < t <= LOG_HALLEY_END (a = 1 -
-    pi > 0): Halley's iteration on `_log_fraction`'s phi(d) = pi d + a expm1(d) - t,
-    one expm1 per iteration (phi'' = phi''' = a e^d <= phi'). The root lies in
-    [log1p(t), min(t, log1p(t / a))] (each term of phi increases). The start is
-    log1p(t / a), the root where pi = 0, moved by one Halley step that needs no exp,
-    since e^d = 1 + t / a there: phi = pi d, phi' = 1 + t, phi'' = a + t (a start
-    outside (0, t) is t). Halley's error constant is |u / 6 - u^2 / 4| <= 1/12 (u = a
-    e^d / phi' in (0, 1]), so a correction under 1e-6 min(d, 1) leaves the next error
-    under 1e-19 d, and the iteration stops there (two iterations on the rows of the
-    peer suite's Zipf sets, three at most over z0 in [-40, 40]). phi is summed with two
-    fmas, pi d + (a expm1(d) - t), each rounded once; that rounding, a few ulps of t,
-    moves d by as many ulps of t / phi' <= d. Nothing overflows: d <= t <= 512."""
-    cdef double d = log1p(t / a)
-    cdef double phi = pi * d, slope, curvature, em1, step
+cdef inline double _log_fraction_long(double t, double a, double pi) noexcept nogil:
+    """rho = d / t for the log loss where LOG_SERIES_END < t <= LOG_HOUSEHOLDER_END (a =
+    1 - pi > 0): Householder's iteration of order 3 (`_householder3`) on
+    `_log_fraction`'s phi(d) = pi d + a expm1(d) - t, one expm1 per iteration (phi'' =
+    phi''' = a e^d <= phi'). The root lies in [log1p(t), min(t, log1p(t / a))] (each term
+    of phi increases), and both ends are roots of a part of phi whose e^d needs no exp:
+    log1p(t), that of expm1(d) = t (there phi = pi (d - t), phi' = 1 + a t, phi'' = a (1
+    + t)), and log1p(t / a), that of a expm1(d) = t (phi = pi d, phi' = 1 + t, phi'' = a
+    + t). The start is one Householder step from the first up to t = LOG_LOWER_START_END
+    (within 1e-4 min(d, 1) of the root wherever t <= 2: the rows of text sets), from the
+    second above, closer there unless a < 0.1; a start outside (0, t) is t. A
+    correction under 2e-4 min(d, 1) leaves the next error under 0.0098 (2e-4)^4 min(d,
+    1)^4 < 1.6e-17 d, and the iteration stops there: one expm1 on nine in ten points of a
+    grid of (t, a) over t <= 8 and on nearly all the peer suite's Zipf rows, three at
+    most anywhere (a from 1e-12 to 1 - 1e-12). phi is summed with two fmas, pi d + (a
+    expm1(d) - t), each rounded once; that rounding, a few ulps of t, moves d by as many
+    ulps of t / phi' <= d. Nothing overflows: d <= t <= 512."""
+    cdef double d, em1, phi, slope, curvature, step
     cdef int i
-    d -= 2.0 * phi * (1.0 + t) / (2.0 * (1.0 + t) * (1.0 + t) - phi * (a + t))
+    if t <= LOG_LOWER_START_END:
+        d = log1p(t)
+        d -= _householder3(pi * (d - t), 1.0 + a * t, a * (1.0 + t))
+    else:
+        d = log1p(t / a)
+        d -= _householder3(pi * d, 1.0 + t, a + t)
     if not 0.0 < d < t:
         d = t
     for i in range(16):
@@ -183,9 +203,9 @@ cdef inline double _log_fraction_halley(double t, double a, double pi) noexcept 
         curvature = fma(a, em1, a)              # a e^d
         phi = fma(pi, d, fma(a, em1, -t))
         slope = pi + curvature
-        step = 2.0 * phi * slope / (2.0 * slope * slope - phi * curvature)
+        step = _householder3(phi, slope, curvature)
         d -= step
-        if fabs(step) <= 1e-6 * fmin(d, 1.0):
+        if fabs(step) <= 2e-4 * fmin(d, 1.0):
             break
     return d / t
 
@@ -198,8 +218,8 @@ cdef inline double _log_fraction(double z0, double s, double e, double pi) noexc
     z0 + e^z0 and divided by 1 + e^z0,
         phi(d) = pi d + (1 - pi) expm1(d) - t = 0,  pi = |l'(p)| = 1 / (1 + e^z0),
     t = s pi the gradient step's change (rho = d / t). Up to t = LOG_SERIES_END,
-    `_log_fraction_short` (no exp, no log); up to LOG_HALLEY_END, `_log_fraction_halley`
-    (one expm1 per iteration, two iterations on most rows); beyond, by Newton's
+    `_log_fraction_short` (no exp, no log); up to LOG_HOUSEHOLDER_END, `_log_fraction_long`
+    (one expm1 per iteration, one iteration on most rows); beyond, by Newton's
     iteration from the closed form. phi is convex and increasing: past the first step
     the iterates fall onto d, each error under half the square of the last correction,
     so a rise is rounding. The start is the closed form log W(e^C) - z0, which is d to
@@ -216,10 +236,10 @@ cdef inline double _log_fraction(double z0, double s, double e, double pi) noexc
     a = (1.0 if z0 > 0.0 else e) / (1.0 + e)  # 1 - pi = 1 / (1 + e^-z0), without cancellation
     if t <= LOG_SERIES_END:
         return _log_fraction_short(t, a)
-    if t <= LOG_HALLEY_END:
+    if t <= LOG_HOUSEHOLDER_END:
         if a == 0.0:                        # pi = 1: phi(d) = d - t
             return 1.0
-        return _log_fraction_halley(t, a, pi)
+        return _log_fraction_long(t, a, pi)
     log1m_pi = fmin(z0, 0.0) - log1p(e)
     ez0 = exp(z0)                           # finite: t > 1, so e^z0 < s
     C = z0 + ez0 + s
