@@ -11,7 +11,7 @@
 # their differences exact at amortised O(1) cost per step.
 from fastprox._types cimport FOBOS, ADAGRAD, NORMALIZED, BERHU
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
-from fastprox._state cimport Ctx, entry, index, ROW_LAST_STEP, FOBOS_W, ADAGRAD_W, NORM_STAMP
+from fastprox._state cimport Ctx, entry, index, normalized_l1_rows, ROW_LAST_STEP, FOBOS_W, ADAGRAD_W, NORM_STAMP
 from fastprox._berhu cimport heap_advance, heap_catch_up, heap_schedule, BERHU_W
 from fastprox._adagrad cimport adagrad_catch_up, adagrad_step
 from fastprox._groups cimport groups_rebase
@@ -37,7 +37,7 @@ cdef inline void stamp_origin(Ctx* c, double* row) noexcept nogil:
     """Stamp a feature's row as current at the cumulants' origin (P = 1, Q = 0); with
     its entries 0, the row of a feature never touched."""
     if c.params.schedule == NORMALIZED:
-        if c.params.alpha_pen > 0.0:       # (without a penalty the row has no stamp)
+        if normalized_l1_rows(c):
             row[NORM_STAMP] = 0.0
         return
     if c.layout.shrink_stamp_at >= 0:
@@ -151,7 +151,7 @@ cdef inline void stamp(Ctx* c, double* row) noexcept nogil:
         row[ROW_LAST_STEP] = c.cursor.t + 1
         return
     if c.params.schedule == NORMALIZED:
-        if c.params.alpha_pen > 0.0:       # (without a penalty the row has no stamp)
+        if normalized_l1_rows(c):
             row[NORM_STAMP] = c.cursor.threshold_sum
         return
     if c.layout.shrink_stamp_at >= 0:

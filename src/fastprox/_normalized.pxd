@@ -16,17 +16,17 @@
 # a step's factors are computed from G and m where they are needed.
 from libc.math cimport sqrt, fabs
 from fastprox._prox cimport soft_threshold
-from fastprox._state cimport Ctx, entry, NORM_STAMP, NORM_W, NORM_G, NORM_FACTOR
+from fastprox._state cimport Ctx, entry, normalized_l1_rows, NORM_STAMP, NORM_W, NORM_G, NORM_FACTOR
 
 
 cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
     """The l1 proxes of the steps since the feature's stamp, as one soft-threshold by
-    alpha FACTOR (R - stamp), then the stamp is R. Without a penalty (alpha = 0)
-    nothing moves and the stamp is neither read nor kept (it stays 0)."""
+    alpha FACTOR (R - stamp), then the stamp is R. Without a penalty nothing moves, and
+    the rows have no stamp (`normalized_l1_rows`)."""
     cdef int k
     cdef double* e
     cdef double spent
-    if c.params.alpha_pen == 0.0:
+    if not normalized_l1_rows(c):
         return
     spent = c.cursor.threshold_sum - row[NORM_STAMP]
     if spent > 0.0:
@@ -46,7 +46,7 @@ cdef inline double normalized_current(Ctx* c, double* row, int k) noexcept nogil
     """w_{T+1,jk} without modifying the state (`normalized_catch_up` of one entry)."""
     cdef double* e = entry(c, row, k)
     cdef double spent
-    if c.params.alpha_pen == 0.0:
+    if not normalized_l1_rows(c):
         return e[NORM_W]
     spent = c.cursor.threshold_sum - row[NORM_STAMP]
     if spent > 0.0:
@@ -110,7 +110,7 @@ cdef inline double normalized_accumulate(Ctx* c, double* row, double* e, double 
     cdef double factor
     e[NORM_G] += g * g
     factor = normalized_factor(c, e[NORM_G], scale_of(c, row)[0])
-    if c.params.alpha_pen > 0.0:
+    if normalized_l1_rows(c):
         e[NORM_FACTOR] = factor
     return factor
 

@@ -14,7 +14,7 @@ from fastprox._dual cimport set_weight_params, ftrl_z
 from fastprox._intercept cimport intercept_feature, intercept_value, apply_intercept
 from fastprox._gradients cimport gradient, gradients, refused, abs_max2, row_abs_max, largest_q
 from fastprox._csr cimport weight_at
-from fastprox._state cimport NORM_SCALE, NORM_ROW_FIELDS
+from fastprox._state cimport normalized_l1_rows, NORM_SCALE, NORM_ROW_FIELDS
 from fastprox._normalized cimport set_normalized_eta
 from fastprox._intercept cimport intercept_step_size
 from fastprox._invariant cimport invariant_sigma, log_invariant_sigma
@@ -422,7 +422,7 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
                                          long long lo, long long hi, double y, double sw) noexcept nogil:
     """`normalized_row` in the layout of the rule's penalty, a constant in each call:
     GCC compiles one copy of the row per layout, with no test of it in the loops."""
-    if c.params.alpha_pen > 0.0:
+    if normalized_l1_rows(c):
         return normalized_row(c, data, indices, lo, hi, y, sw, True)
     return normalized_row(c, data, indices, lo, hi, y, sw, False)
 

@@ -196,6 +196,13 @@ cdef enum:
     FTRL_ROOTS_ENTRIES = 1 << 19
 
 
+cdef inline bint normalized_l1_rows(Ctx* c) noexcept nogil:
+    """Whether the normalized schedule's rows take the l1 layout (stamp R0 and scale m,
+    then w, G and the step factor per output): only a penalty's catch-up reads the
+    stamps and the factors, so without one the rows are (m; w, G)."""
+    return c.params.alpha_pen > 0.0
+
+
 cdef inline void set_layout(Ctx* c) noexcept:
     """The layout of the state's rows for the rule in c.params (the table of `_kernels`'
     docstring): the row fields, the entry fields and the row width."""
@@ -204,7 +211,7 @@ cdef inline void set_layout(Ctx* c) noexcept:
     c.layout.n_row_fields = 0
     if c.params.grouped:
         c.layout.n_entry_fields = RDA_G + 1 if c.params.schedule == ADAGRAD else RDA_S + 1
-    elif c.params.schedule == NORMALIZED and c.params.alpha_pen > 0:
+    elif c.params.schedule == NORMALIZED and normalized_l1_rows(c):
         c.layout.n_row_fields, c.layout.n_entry_fields = NORM_ROW_FIELDS, NORM_ENTRY
     elif c.params.schedule == NORMALIZED:
         c.layout.n_row_fields, c.layout.n_entry_fields = NORM_PLAIN_ROW_FIELDS, NORM_PLAIN_ENTRY
@@ -240,7 +247,7 @@ cdef inline long long index(Ctx* c, double* row, int k) noexcept nogil:
 cdef inline bint wants_factor_memo(Ctx* c) noexcept nogil:
     """Whether the steps keep the row's step factors in c.scratch.factor_memo (the
     normalized fast rows' invariant step without a penalty): sized by the longest row."""
-    return c.params.plain_normalized and c.params.invariant and c.params.alpha_pen == 0
+    return c.params.plain_normalized and c.params.invariant and not normalized_l1_rows(c)
 
 
 cdef inline int grow_memo(double** memo, long long* size, long long need) except -1:
