@@ -270,8 +270,9 @@ REMEDIES = {
              "2^21-wide model grown by a few ids reallocates for 2^22), and new memory costs a page "
              "fault per 4 kB here; a capacity rounded up to a power of two when the model is made, "
              "or huge pages (madvise), would remove most of it",
-    "write": "Writing the model file: every feature met keeps its whole state (32 bytes) in the "
-             "file, zipped and fsynced with its directory; VW writes 2^18 weights without fsync. "
+    "write": "Writing the model file: every feature met keeps its whole state (24 bytes under the "
+             "defaults) in the file, zipped and fsynced with its directory; VW writes 2^18 weights "
+             "without fsync. "
              "A write without fsync, or float32 state, would close most of it",
 }
 

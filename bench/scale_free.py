@@ -13,6 +13,10 @@ machine's load does not matter):
   learning rate ``-l`` times the same factors, to show what the update itself
   allows. Reported: each accuracy, and the spread
   (best - worst) of the five, in points.
+- **Every 100x window.** The invariant step over eta0 times 0.01 to 100: for
+  each set the least spread over the grid's 100x windows (five consecutive
+  factors), and for each window the sets it holds within the target: whether
+  another default eta0 than VW's would meet the robustness target.
 - **Scale.** a9a and the rcv1 sample with a third of the feature columns (every
   third id) multiplied by 1000 and another third by 0.001: the accuracy
   before and after, with schedule="normalized" (the defaults, then with l1 at
@@ -42,6 +46,8 @@ from bench.papers._common import md_table
 
 BENCH = Path(__file__).resolve().parent
 FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
+#: The window table's grid: each run of five consecutive factors spans 100x, as FACTORS.
+WIDE_FACTORS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 STEPS = ("gradient", "invariant")
 #: The peer's row in the robustness table, and its default learning rate (-l).
 VW_ROW, VW_RATE = "VW defaults, -l", 0.5
@@ -94,6 +100,24 @@ def robustness_rows(problems):
     return rows, spreads
 
 
+def window_rows(problems):
+    """Per set, the invariant step's accuracy over WIDE_FACTORS and its least spread
+    over the 100x windows; and per window (by its first factor) the sets whose spread
+    in it is within the target."""
+    rows, held = [], {f: 0 for f in WIDE_FACTORS[:-4]}
+    for p in problems:
+        accs = [accuracy(p, eta0=CANDIDATE["eta0"] * f) for f in WIDE_FACTORS]
+        windows = {f: 100 * (max(accs[i:i + 5]) - min(accs[i:i + 5])) for i, f in enumerate(held)}
+        for first, spread in windows.items():
+            held[first] += spread <= ROBUST_POINTS
+        first = min(windows, key=windows.get)
+        mark = "" if windows[first] <= ROBUST_POINTS else " **>1**"
+        rows.append([p.name] + [f"{a:.4f}" for a in accs]
+                    + [f"{windows[first]:.2f} (x {first:g} to x {100 * first:g}){mark}"])
+        print(rows[-1], flush=True)
+    return rows, held
+
+
 def rescaled(problem):
     """The problem with columns j % 3 == 1 times 1000 and j % 3 == 2 times 0.001
     (the same columns of its training and test rows)."""
@@ -129,6 +153,7 @@ def main():
     warnings.simplefilter("ignore", ConvergenceWarning)
     problems = binary_sets(args.data)
     robust, spreads = robustness_rows(problems)
+    window, window_held = window_rows(problems)
     scale_sets = [p for p in problems if p.name in SCALE_SETS]
     scale, moves = scale_rows(scale_sets)
     d = {**CLASSIFIER_DEFAULTS, **CANDIDATE}
@@ -151,6 +176,16 @@ def main():
         f"{max(spreads['gradient']):.2f}, VW {max(spreads[VW_ROW]):.2f} points; median spread: "
         f"invariant {statistics.median(spreads['invariant']):.2f}, gradient "
         f"{statistics.median(spreads['gradient']):.2f}, VW {statistics.median(spreads[VW_ROW]):.2f}.", "",
+        "## Every 100x window", "",
+        f"The invariant step (the defaults) at eta0 times {', '.join(f'{f:g}' for f in WIDE_FACTORS)}; "
+        "the last column is the least spread over the five windows of five consecutive factors "
+        "(each 100x wide), and the window that has it.", "",
+        md_table(["set"] + [f"x {f:g}" for f in WIDE_FACTORS] + ["least spread (points), window"], window), "",
+        f"Sets within {ROBUST_POINTS:g} point in some window: "
+        f"{sum('>1' not in row[-1] for row in window)} of {len(problems)}. Per window, the sets within "
+        f"{ROBUST_POINTS:g} point: "
+        + ", ".join(f"x {f:g} to x {100 * f:g}: {n}" for f, n in window_held.items())
+        + ". A data-free default needs one window for every set.", "",
         "## Scale", "",
         "Every third feature column (ids 1 mod 3) times 1000 and the next (2 mod 3) times 0.001, in "
         "the training and the test rows; default step and eta0:", "",
