@@ -11,7 +11,8 @@
 # their differences exact at amortised O(1) cost per step.
 from fastprox._types cimport FOBOS, ADAGRAD, NORMALIZED, BERHU
 from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
-from fastprox._state cimport Ctx, entry, index, normalized_l1_rows, ROW_LAST_STEP, FOBOS_W, ADAGRAD_W, NORM_STAMP
+from fastprox._state cimport (Ctx, entry, index, normalized_l1_rows, ROW_LAST_STEP, FOBOS_W, ADAGRAD_W,
+                              NORM_STAMP)
 from fastprox._berhu cimport heap_advance, heap_catch_up, heap_schedule, BERHU_W
 from fastprox._adagrad cimport adagrad_catch_up, adagrad_step
 from fastprox._groups cimport groups_rebase

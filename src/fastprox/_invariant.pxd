@@ -151,9 +151,9 @@ cdef inline double _log_fraction_short(double t, double a) noexcept nogil:
     """rho = d / t for the log loss where 0 < t <= LOG_SERIES_END (a = 1 - pi):
     `_log_series`, exact to rounding up to LOG_SERIES_EXACT; above, its d (relative
     error under 2.3e-6) takes one Householder step of order 3 (`_householder3`), whose
-    error is of the fourth order in the start's: below 1e-22. phi(d) = (d - t) + a (e^d - 1 - d) carries
-    only the rounding of a (e^d - 1 - d), far below an ulp of d (d - t is exact: d >=
-    t / 2). The correction goes to rho with the rounding of d = rho t (fma), so that
+    error is of the fourth order in the start's: below 1e-22. phi(d) = (d - t) + a (e^d
+    - 1 - d) carries only the rounding of a (e^d - 1 - d), far below an ulp of d (d - t
+    is exact: d >= t / 2). The correction goes to rho with the rounding of d = rho t (fma), so that
     rho is rounded once: within an ulp of the root (0.7 ulps over a dense grid); 1 / t
     is taken while the series is summed, off the critical path."""
     cdef double rho = _log_series(t, a)
