@@ -559,6 +559,69 @@ def test_warm_start_continues_the_step_count():
     assert np.array_equal(clf.coef_, cold.coef_)
 
 
+
+# set_params after training, of a parameter the kernel is built with: refused by
+# partial_fit and a warm start (before, the steps went on with the old value).
+KERNEL_CHANGES = {
+    "loss": dict(loss="hinge"), "alpha": dict(alpha=1e-3), "eta0": dict(eta0=0.3),
+    "update": dict(update="rda"), "schedule": dict(schedule="invsqrt"), "step": dict(step="gradient"),
+    "penalty": dict(penalty="l2", alpha=1e-3), "fit_intercept": dict(fit_intercept=False),
+    "epsilon": dict(epsilon=0.2), "l1_ratio": dict(l1_ratio=0.5), "rda_rho": dict(rda_rho=0.1),
+    "berhu_gamma": dict(berhu_gamma=2.0),
+}
+
+
+@pytest.mark.parametrize("change", KERNEL_CHANGES.values(), ids=KERNEL_CHANGES.keys())
+def test_continuing_refuses_a_changed_kernel_parameter(change):
+    """partial_fit and a warm-start fit refuse a kernel parameter changed since
+    training, name it, and change nothing; set back, the stream goes on as if
+    nothing happened (bit for bit). The first key of `change` is the one named."""
+    X, y = text_like()
+    whole = ProxClassifier(shuffle=False).partial_fit(X[:200], y[:200], classes=[0, 1])
+    whole.partial_fit(X[200:], y[200:])
+    for warm in (False, True):
+        clf = ProxClassifier(shuffle=False, warm_start=warm).partial_fit(X[:200], y[:200], classes=[0, 1])
+        coef, before = clf.coef_.copy(), clf.get_params()
+        clf.set_params(**change)
+        key = next(iter(change))
+        with pytest.raises(ValueError, match=rf"^cannot continue training the model: params\.{key}="
+                                             rf".* but the kernel was fitted with {key}="):
+            clf.partial_fit(X[200:], y[200:]) if not warm else clf.fit(X[200:], y[200:])
+        assert clf.t_ == 200 and np.array_equal(clf.coef_, coef)
+        clf.set_params(**before)
+        clf.partial_fit(X[200:], y[200:]) if not warm else clf.fit(X[200:], y[200:])
+        assert np.array_equal(clf.coef_, whole.coef_)
+
+
+def test_continuing_accepts_what_the_kernel_does_not_hold():
+    """Parameters each call reads (passes, shuffling, batches, class weights,
+    verbosity), an equal value spelled otherwise (a number for a data-free "auto", an
+    alias of the loss) and an "auto" AdaGrad resolved from the data are no change."""
+    X, y = text_like()
+    clf = ProxClassifier(shuffle=False).partial_fit(X[:100], y[:100], classes=[0, 1])
+    clf.set_params(max_iter=3, shuffle=True, class_weight={0: 2.0}, verbose=0,
+                   random_state=1, eta0=0.5, delta=1e-8, loss="log_loss", grow_features=True)
+    clf.partial_fit(X[100:200], y[100:200])
+    with pytest.raises(ValueError, match=r"params.schedule=None \('adagrad' with the other parameters\) but "
+                                         "the kernel was fitted with schedule='normalized'"):
+        clf.set_params(batch_size=2).partial_fit(X[100:200], y[100:200])   # the defaults for batches
+    ada = ProxClassifier(schedule="adagrad", alpha=1e-6).partial_fit(X[:100], y[:100], classes=[0, 1])
+    ada.set_params(eta0="auto", delta=ada.delta_).partial_fit(X[100:200], y[100:200])
+    with pytest.raises(ValueError, match="params.eta0=0.5 but the kernel was fitted with eta0="):
+        ada.set_params(eta0=0.5).partial_fit(X[100:200], y[100:200])
+    assert ada.t_ == 200
+
+
+def test_continuing_refuses_changed_groups():
+    X, y = text_like()
+    groups = np.arange(300) % 7
+    clf = ProxClassifier(penalty="l1_l2", schedule="invsqrt", groups=groups).fit(X, y)
+    clf.set_params(groups=groups.tolist()).partial_fit(X, y)         # the same ids
+    with pytest.raises(ValueError, match="params.groups differs from the kernel's groups"):
+        clf.set_params(groups=np.arange(300) % 5).partial_fit(X, y)
+    with pytest.raises(ValueError, match="params.group_weights differs"):
+        clf.set_params(groups=groups, group_weights=np.ones(7)).partial_fit(X, y)
+
 GROUP_WEIGHT_RULES = {
     "fobos-rows-l1_l2": dict(schedule="invsqrt", penalty="l1_l2"),
     "fobos-users-squared_group": dict(schedule="constant", penalty="squared_group", eta0=0.1,

@@ -666,8 +666,11 @@ def test_multiclass_kind_matches_the_params(tmp_path):
     path, copy = tmp_path / "m", tmp_path / "copy"
     save_model(ProxClassifier(multi_class="multinomial").fit(X, LABELS), path)
     refused(edited(path, copy, lambda h: h["params"].update(multi_class="ovr")),
-            "params.multi_class='ovr' but the kernel was fitted with multinomial=True")
+            "params.multi_class='ovr' but the kernel was fitted with multi_class='multinomial'")
     refused(edited(path, copy, lambda h: h["learner"].update(multinomial=False)), "either one-vs-rest or multinomial")
+    for key, value in (("alpha", 0.5), ("eta0", 2.0), ("l1_ratio", 0.5), ("delta", 3.0)):
+        refused(edited(path, copy, lambda h: h["params"].update({key: value})),
+                f"params.{key}={value} but the kernel was fitted with {key}=")
     refused(edited(path, copy, classes=np.array([0, 0, 1])), "are not sorted and distinct")
     save_model(ProxClassifier(penalty="l1_l2", schedule="invsqrt", groups=np.arange(3000) % 50).fit(X, LABELS), path)
     refused(edited(path, copy, lambda h: h["params"].update(groups=(np.arange(3000) % 49).tolist())),
@@ -742,6 +745,8 @@ def test_saving_refuses_what_loading_would(tmp_path):
     est = ProxClassifier().fit(X, Y)
     for change, message in [(dict(penalty="l2"), "params.penalty='l2' but the kernel was fitted with penalty='l1'"),
                             (dict(alpha=-1.0), "params: alpha=-1.0 must be >= 0.0"),
+                            (dict(alpha=1e-3), "params.alpha=0.001 but the kernel was fitted with alpha=0.0"),
+                            (dict(eta0="auto", schedule="adagrad"), "params.schedule='adagrad' but the kernel"),
                             (dict(multi_class="softmax"), "multi_class='softmax' is not supported")]:
         before = est.get_params()
         with pytest.raises(ValueError, match="^the model cannot be saved: ") as info:

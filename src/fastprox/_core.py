@@ -106,6 +106,54 @@ def new_learner(params, n_features, n_outputs, ovr, multinomial, head):
                    group_weights=params["group_weights"], step=step)
 
 
+
+def check_same_kernel(params, kernel):
+    """Refuse parameters that no longer describe the trained kernel `kernel` (a Learner,
+    or a model file's learner entry as attributes): those `new_learner` builds it from
+    are fixed for its life, so a set_params after training would be ignored by the
+    steps that continue it (partial_fit, a warm start) and misdescribe a saved model.
+    eta0 and delta count where their value reads no data ("auto" under AdaGrad is the
+    first rows' scale); multi_class where there are more than two classes."""
+    names = dict(params, loss=kernel_loss(params["loss"]), penalty=kernel_penalty(params["penalty"]))
+    names["schedule"], names["step"] = schedule_and_step(params, kernel.multinomial)
+    keys = ["update", "penalty", "loss", "fit_intercept", "schedule", "step",
+            "alpha", "l1_ratio", "rda_rho", "berhu_gamma", "epsilon"]
+    fitted = {key: getattr(kernel, key) for key in keys + ["eta0", "delta"]}
+    if auto_steps(params, names["schedule"]):
+        keys += [key for key in ("eta0", "delta") if params[key] != "auto"]
+    else:
+        names["eta0"], names["delta"] = step_sizes(params, names["schedule"], [])
+        keys += ["eta0", "delta"]
+    if kernel.n_outputs > 1 and "multi_class" in params:
+        keys.append("multi_class")
+        fitted["multi_class"] = "multinomial" if kernel.multinomial else "ovr"
+    for key in keys:
+        if names[key] != fitted[key]:
+            given = f"{params[key]!r}" + (f" ({names[key]!r} with the other parameters)"
+                                         if params[key] is None or params[key] == "auto" else "")
+            raise ValueError(f"params.{key}={given} but the kernel was fitted with "
+                             f"{key}={fitted[key]!r} (set_params after the fit); set it back, or fit again")
+
+
+def check_same_groups(params, groups, group_weights):
+    """The kernel's groups and group weights (None or arrays) are the parameters' (None,
+    lists as a model file holds them, or arrays): refused as `check_same_kernel`
+    refuses, and so are values of another kind (a float among a file's group ids)."""
+    for key, kept, kinds in (("groups", groups, (int,)), ("group_weights", group_weights, (int, float))):
+        listed = params.get(key)
+        if listed is None or kept is None:
+            same = listed is None and kept is None
+        else:
+            listed = listed.tolist() if isinstance(listed, np.ndarray) else listed
+            same = len(listed) == len(kept) and all(type(v) in kinds for v in listed)
+            try:
+                same = same and np.array_equal(np.array(listed, dtype=kept.dtype), kept)
+            except OverflowError:
+                same = False
+        if not same:
+            raise ValueError(f"params.{key} differs from the kernel's {key} (set_params after the "
+                             "fit); set it back, or fit again")
+
 def auto_steps(params, schedule):
     """Whether eta0 or delta is "auto" under AdaGrad (`schedule`), set by the
     first rows' scale; no other schedule's steps read the data."""

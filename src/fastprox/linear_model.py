@@ -14,8 +14,8 @@ from sklearn.utils import check_array, check_X_y
 from sklearn.utils.validation import check_is_fitted, validate_data, _check_sample_weight
 
 from ._concurrency import lock_of
-from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes,
-                    encode_labels, margins, new_learner, probabilities, run_passes)
+from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes, check_same_groups,
+                    check_same_kernel, encode_labels, margins, new_learner, probabilities, run_passes)
 from ._arrays import all_finite, two_labels
 from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
                           canonical, check_params, kernel_loss, _one_of)
@@ -226,6 +226,8 @@ class _BaseProx(BaseEstimator):
         with lock_of(self).training():
             check_params(self, self._losses)
             first = not (incremental or self.warm_start) or not hasattr(self, "_learner")
+            if not first:
+                self._check_same_kernel()
             before = None
             if first or not incremental:
                 before = dict(vars(self))
@@ -241,6 +243,17 @@ class _BaseProx(BaseEstimator):
             finally:
                 if hasattr(self, "_learner"):
                     self.t_ = self._learner.t
+
+    def _check_same_kernel(self):
+        """partial_fit and a warm start continue the kernel they have: a parameter it was
+        built with and set_params changed since raises instead of going unheeded."""
+        params = self.get_params()
+        try:
+            check_same_kernel(params, self._learner)
+            check_same_groups(params, self._learner.groups, self._learner.group_weights)
+        except ValueError as e:
+            fresh = " with warm_start=False" if self.warm_start else ""
+            raise ValueError(f"cannot continue training the model: {e}{fresh}") from None
 
     def _train(self, X, y, sample_weight, classes, incremental, first):
         """Check and encode the input, make the learner if first, run the passes."""
@@ -409,7 +422,10 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         Shuffle the rows before each pass of `fit` (never in `partial_fit`).
     random_state : int, RandomState or None
     warm_start : bool, default=False
-        `fit` continues from the current model and step count.
+        `fit` continues from the current model and step count, which keeps the
+        parameters it was built with (a kernel parameter set since raises ValueError;
+        those each call reads, max_iter, shuffle, batch_size under a named schedule,
+        class_weight, may change).
     epsilon : float, default=0.1
         Unused by classification losses; kept for a shared signature.
     multi_class : {"ovr", "multinomial"}, default="ovr"
@@ -555,7 +571,9 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         """One pass over (X, y) continuing the stream: several calls equal one
         fit pass (shuffle=False) over the concatenated rows, bit for bit under the
         defaults; under AdaGrad given the same eta0_ and delta_ ("auto" takes them
-        from the first call's rows). `classes` is
+        from the first call's rows). The parameters the model was built with (loss,
+        penalty, alpha, steps, ...) stay its own: one changed by set_params since
+        raises ValueError, as in a warm-start fit. `classes` is
         required on the first call. class_weight="balanced" is refused, as by
         scikit-learn's SGDClassifier: one batch's class frequencies are not the
         stream's."""
@@ -639,7 +657,9 @@ class ProxRegressor(RegressorMixin, _BaseProx):
         """One pass over (X, y) continuing the stream: several calls equal one
         fit pass (shuffle=False) over the concatenated rows, bit for bit under the
         defaults; under AdaGrad given the same eta0_ and delta_ ("auto" takes them
-        from the first call's rows)."""
+        from the first call's rows). The parameters the model was built with (loss,
+        penalty, alpha, steps, ...) stay its own: one changed by set_params since
+        raises ValueError, as in a warm-start fit."""
         return self._fit(X, y, sample_weight, incremental=True)
 
     def predict(self, X):

@@ -104,13 +104,13 @@ from contextlib import contextmanager
 from types import SimpleNamespace
 
 from ._arrays import all_finite
-from ._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, check_classes, python_floats
+from ._core import (CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, check_classes, check_same_groups,
+                    check_same_kernel, python_floats)
 from ._kernels import LOSSES, PENALTIES, SAVED, SAVED_INT64, SCHEDULES, UPDATES, Learner
 from ._numpy import np
 from ._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, MULTI_CLASS, MULTINOMIAL_LOSSES,
                           REGRESSION_LOSSES, _number, _one_of, check_groups, check_memory, check_params,
-                          check_single_rows, kernel_loss, kernel_penalty,
-                          schedule_and_step)
+                          check_single_rows)
 from .libsvm import _atomic_write
 
 __all__ = ["save_model", "load_model", "read_model", "SavedModel", "FORMAT", "VERSION"]
@@ -256,7 +256,7 @@ def _check_written(header, learner, float_buffers):
     it, the kernel's groups against the parameters', and NaN or infinity in the
     state (a step overflowed: the model is lost, and a file never holds one)."""
     header = _check_header(header)
-    _check_same_groups(header.params, learner.groups, learner.group_weights)
+    check_same_groups(header.params, learner.groups, learner.group_weights)
     if not all(all_finite(a) for a in float_buffers):
         raise ValueError("its state holds NaN or infinity (a step overflowed); train it again "
                          "with a smaller eta0 or scaled features")
@@ -649,12 +649,9 @@ def _class_weight(value):
 
 
 def _check_kind(name, params, spec):
-    """The model's kind is the parameters': the kernel's update, schedule, penalty,
-    loss and intercept are theirs, its outputs those of its class (one for a
-    regressor and for two classes; K one-vs-rest or multinomial ones for K > 2
-    classes, as multi_class says)."""
-    names = dict(params, loss=kernel_loss(params["loss"]), penalty=kernel_penalty(params["penalty"]))
-    _same_kind(params, names, spec, ("update", "penalty", "loss", "fit_intercept"))
+    """The model's kind is the parameters': the kernel's arguments are theirs
+    (`check_same_kernel`), its outputs those of its class (one for a regressor and
+    for two classes; K one-vs-rest or multinomial ones for K > 2 classes)."""
     K, ovr, multinomial = spec["n_outputs"], spec["ovr"], spec["multinomial"]
     if name == "ProxRegressor" or K == 1:
         if K != 1 or ovr or multinomial:
@@ -663,36 +660,7 @@ def _check_kind(name, params, spec):
     elif K == 2 or ovr == multinomial:
         raise ValueError(f"learner: {K} outputs with ovr={ovr} and multinomial={multinomial}; a "
                          "classifier of K > 2 classes has K outputs, either one-vs-rest or multinomial")
-    elif multinomial != (params["multi_class"] == "multinomial"):
-        raise ValueError(f"params.multi_class={params['multi_class']!r} but the kernel was fitted "
-                         f"with multinomial={multinomial} (set_params after the fit); set it back, or fit again")
-    names["schedule"], names["step"] = schedule_and_step(params, multinomial)    # None: the rule's
-    _same_kind(params, names, spec, ("schedule", "step"))
-
-
-def _same_kind(params, names, spec, keys):
-    """The kernel's names for `keys` are the parameters' (`names`: theirs in the kernel's words)."""
-    for key in keys:
-        if names[key] != spec[key]:
-            raise ValueError(f"params.{key}={params[key]!r} but the kernel was fitted with "
-                             f"{key}={spec[key]!r} (set_params after the fit); set it back, or fit again")
-
-
-def _check_same_groups(params, groups, group_weights):
-    """The kernel's groups and group weights (None or arrays) are the parameters' (lists)."""
-    for key, kept, kinds in (("groups", groups, _INT), ("group_weights", group_weights, _NUMBER)):
-        listed = params.get(key)
-        if listed is None or kept is None:
-            same = listed is None and kept is None
-        else:
-            same = len(listed) == len(kept) and all(type(v) in kinds for v in listed)
-            try:
-                same = same and np.array_equal(np.array(listed, dtype=kept.dtype), kept)
-            except OverflowError:
-                same = False
-        if not same:
-            raise ValueError(f"params.{key} differs from the kernel's {key} (set_params after the "
-                             "fit); set it back, or fit again")
+    check_same_kernel(params, SimpleNamespace(**spec))
 
 
 # --- the kernel and its state ------------------------------------------------------------
@@ -714,7 +682,7 @@ def _decode(members):
     if "group_weights" in members:
         weights = members.array("group_weights", _at_most("group_weights", n_groups, np.float64))
     learner = _learner(spec, groups, weights)    # (which checks the group weights)
-    _check_same_groups(header.params, groups, learner.group_weights)
+    check_same_groups(header.params, groups, learner.group_weights)
     arrays = {name: np.frombuffer(a, dtype=np.int64 if name in SAVED_INT64 else np.float64).reshape(shape)
               for name, (a, shape) in learner.saved_arrays().items()}   # the kernel's, written in place
     _read_state(members, header, arrays)
