@@ -72,6 +72,21 @@ def test_fast_rows_compute_the_general_paths_bits(rule, name, sets):
         assert state(learners[0]) == state(learners[1]), (loss, name)
 
 
+@pytest.mark.parametrize("rule", [r for r in RULES if r[2] in ("l1", "l2", "elasticnet")],
+                         ids=["/".join(r[:3]) for r in RULES if r[2] in ("l1", "l2", "elasticnet")])
+def test_fast_rows_at_alpha_zero_compute_the_general_paths_bits(rule, sets):
+    """alpha = 0 leaves every prox the identity, and the kernel takes the l1 forms
+    (`Learner`: l1_share = 1, AdaGrad's `adagrad_l1_row`): the general path's bits."""
+    update, schedule, penalty, fast = rule
+    X, y = sets["ijcnn1"]
+    for loss in ("log", "hinge"):
+        learners = [Learner(X.shape[1], 1, update, schedule, penalty, loss, alpha=0.0, l1_ratio=0.5,
+                            eta0=0.05 if schedule != "adagrad" else 0.3, delta=1.0) for _ in range(2)]
+        learners[1]._use_general_step()
+        for learner in learners:
+            learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1)
+        assert state(learners[0]) == state(learners[1]), loss
+
 @pytest.mark.parametrize("penalty", ["none", "l1", "l2", "elasticnet"])
 def test_ftrl_without_its_roots_memo_too(penalty, sets):
     """FTRL models of over 2^19 weights keep (z, n) without sqrt(n): that layout's

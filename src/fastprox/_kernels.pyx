@@ -174,6 +174,8 @@ cdef class Learner:
                              "use rda_rho=0 (penalty='sparse_group' adds l1 within groups), or "
                              "update='fobos'.")
         c.params.alpha_pen = 0.0 if c.params.penalty == NONE else alpha
+        if family == "separable" and c.params.alpha_pen == 0.0:
+            c.params.l1_share = 1.0     # no penalty: every prox is soft(v, 0), v itself, without l2's division
         c.params.berhu_heap = family == "berhu" and c.params.schedule != ADAGRAD
         c.params.plain_fobos = n_outputs == 1 and rule.fast_rows == "fobos"
         c.params.plain_adagrad = n_outputs == 1 and rule.fast_rows == "adagrad"

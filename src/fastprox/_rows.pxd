@@ -1,7 +1,7 @@
 # The hand-fused row kernels: one row of a rule with one output (or l1_l2 / l1_linf
 # over W's rows), the general path's arithmetic operation for operation with the
 # step's constants in locals (tests/test_fast_paths.py checks the bits).
-from fastprox._types cimport value_t, index_t, FOBOS, FTRL, ADAGRAD, L1, ELASTICNET, L1_LINF
+from fastprox._types cimport value_t, index_t, FOBOS, FTRL, ADAGRAD, L1_LINF
 from fastprox._losses cimport LOG
 from fastprox._group_prox cimport prox_l1_l2, prox_l1_linf
 from fastprox._state cimport (Ctx, ROW_LAST_STEP, ADAGRAD_ROW_FIELDS, ADAGRAD_W, DUAL_SUM, DUAL_SQUARES,
@@ -200,7 +200,7 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
                               long long lo, long long hi, double y, double sw) noexcept nogil:
     """One row of AdaGrad's composite mirror descent with one output, as
     `plain_fobos_step`: the general path's arithmetic with its constants in locals
-    (under l1, the defaults: `adagrad_l1_row`). Row layout: t0, w, G, eta.
+    (under l1 or without a penalty: `adagrad_l1_row`). Row layout: t0, w, G, eta.
 
     Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
     -> `_adagrad.adagrad_catch_up`), `_gradients.gradient`, `refused`, `_step.apply`
@@ -214,7 +214,7 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
     cdef double* e
     cdef double* f
     cdef bint two
-    if c.params.penalty == L1 or (c.params.penalty == ELASTICNET and l1_share == 1.0):
+    if l1_share == 1.0:             # l1, or no penalty (`Learner`: then l1_share is 1)
         return adagrad_l1_row(c, data, indices, lo, hi, y, sw)
     for nz in range(lo, hi):
         row = state + indices[nz] * width
@@ -240,7 +240,9 @@ cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* in
                            long long lo, long long hi, double y, double sw) noexcept nogil:
     """`plain_adagrad_step` under l1, its non-zeros two at a time (e, f), each
     instruction of the catch-up and of the step for both (`_pairs.h`). The catch-up
-    has no branch: a current feature (t0 = t) has threshold 0, which keeps it.
+    has no branch: a current feature (t0 = t) has threshold 0, which keeps it. Without
+    a penalty (alpha 0) every threshold is 0: the general path's bits, without its
+    per-feature branch and l2's division by 1.
 
     Mirrors as `plain_adagrad_step` says, with `adagrad_catch_up`'s l1 case
     (`soft_threshold(w, m a)`)."""
