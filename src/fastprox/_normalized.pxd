@@ -98,18 +98,21 @@ cdef inline double normalized_factor(Ctx* c, double G, double m) noexcept nogil:
     return c.params.eta0 / (m * sqrt(G)) if G > 0.0 else 0.0
 
 
-cdef inline double normalized_step_size(Ctx* c, double* row, int k, double g) noexcept nogil:
-    """eta_{t,jk} after this step's gradient g joins G (not stored: the invariant
-    step's norm needs it before the update)."""
-    return normalized_factor(c, entry(c, row, k)[NORM_G] + g * g, scale_of(c, row)[0]) * c.cursor.eta
+cdef inline double normalized_new_factor(Ctx* c, double* row, int k, double g) noexcept nogil:
+    """Entry (j, k)'s step factor once this step's gradient g joins G, G not changed (the
+    invariant step's norm needs it before the update): `normalized_accumulate`'s."""
+    return normalized_factor(c, entry(c, row, k)[NORM_G] + g * g, scale_of(c, row)[0])
 
 
 cdef inline double normalized_accumulate(Ctx* c, double* row, double* e, double g) noexcept nogil:
     """G += g^2 for entry e of a row, and its new step factor, returned (as
     `adagrad_step` under AdaGrad) and under l1 kept (NORM_FACTOR) for its catch-up."""
-    cdef double factor
     e[NORM_G] += g * g
-    factor = normalized_factor(c, e[NORM_G], scale_of(c, row)[0])
+    return normalized_keep(c, e, normalized_factor(c, e[NORM_G], scale_of(c, row)[0]))
+
+
+cdef inline double normalized_keep(Ctx* c, double* e, double factor) noexcept nogil:
+    """factor, kept in entry e under l1 (NORM_FACTOR: its catch-up reads it)."""
     if normalized_l1_rows(c):
         e[NORM_FACTOR] = factor
     return factor
@@ -120,6 +123,21 @@ cdef inline void normalized_apply(Ctx* c, double* row, int k, double g, double s
     prox at threshold alpha eta, eta = FACTOR r_t (`step_g` is g, or the invariant
     step's sigma x)."""
     cdef double* e = entry(c, row, k)
-    cdef double eta = normalized_accumulate(c, row, e, g) * c.cursor.eta
+    normalized_fobos_step(c, e, normalized_accumulate(c, row, e, g), step_g)
+
+
+cdef inline void normalized_apply_factor(Ctx* c, double* row, int k, double g, double step_g,
+                                         double factor) noexcept nogil:
+    """`normalized_apply` given the entry's new factor, as the invariant step's norm
+    took it (`normalized_new_factor`, the same operations): G += g^2 and the step."""
+    cdef double* e = entry(c, row, k)
+    e[NORM_G] += g * g
+    normalized_fobos_step(c, e, normalized_keep(c, e, factor), step_g)
+
+
+cdef inline void normalized_fobos_step(Ctx* c, double* e, double factor, double step_g) noexcept nogil:
+    """Entry e's FOBOS step of eta = factor r_t where eta > 0: w - eta step_g, then the
+    l1 prox at threshold alpha eta."""
+    cdef double eta = factor * c.cursor.eta
     if eta > 0.0:
         e[NORM_W] = soft_threshold(e[NORM_W] - eta * step_g, c.params.alpha_pen * eta)

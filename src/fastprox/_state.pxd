@@ -148,9 +148,9 @@ cdef struct Scratch:
     double* ftrl_memo             # (longest row, K, 2) ftrl: (w, sqrt(n)) of the row being processed,
     long long ftrl_memo_size      # its doubles
     double* intercept_memo        # (K, 2) ftrl: (b, sqrt(n_b)) as the step's margins read them
-    double* factor_memo           # (longest row + 1) the normalized fast rows without a penalty,
-                                  # invariant step: each non-zero's step factor, from the row's
-                                  # second pass to its third (the rows keep none)
+    double* factor_memo           # (longest row + 1, K) the normalized schedule's invariant step:
+                                  # each entry's new step factor, from the step norm's pass to
+                                  # the update's (`wants_factor_memo`)
     long long factor_memo_size
     double* block                 # one gathered block
     double* work                  # sorting (l1_linf, squared_group tau)
@@ -246,8 +246,10 @@ cdef inline long long index(Ctx* c, double* row, int k) noexcept nogil:
 
 cdef inline bint wants_factor_memo(Ctx* c) noexcept nogil:
     """Whether the steps keep the row's step factors in c.scratch.factor_memo (the
-    normalized fast rows' invariant step without a penalty): sized by the longest row."""
-    return c.params.plain_normalized and c.params.invariant and not normalized_l1_rows(c)
+    normalized schedule's invariant step, but in the single-output fast rows under l1,
+    which keep them in the state): sized by the longest row, times K."""
+    return (c.params.schedule == NORMALIZED and c.params.invariant
+            and not (c.params.plain_normalized and normalized_l1_rows(c)))
 
 
 cdef inline int grow_memo(double** memo, long long* size, long long need) except -1:
@@ -268,7 +270,7 @@ cdef inline int ensure_scratch(Ctx* c, long long longest, int batch_size) except
     pages a pass never touches stay unmapped)."""
     cdef long long need = (MEMO_FIELDS * c.params.n_outputs * max(longest, 1)
                            if c.params.update == FTRL else 0)
-    cdef long long factors = longest + 1 if wants_factor_memo(c) else 0
+    cdef long long factors = (longest + 1) * c.params.n_outputs if wants_factor_memo(c) else 0
     grow_memo(&c.scratch.ftrl_memo, &c.scratch.ftrl_memo_size, need)
     grow_memo(&c.scratch.factor_memo, &c.scratch.factor_memo_size, factors)
     if batch_size > 1 and c.scratch.feature_mark == NULL:

@@ -15,7 +15,7 @@ from fastprox._groups cimport (group_of, group_catch_up, groups_prox_step, rda_g
                                rda_grouped_weight)
 from fastprox._intercept cimport intercept_value, apply_intercept, intercept_step_size
 from fastprox._normalized cimport (rescale, row_norm, scale_of, set_normalized_eta, normalized_current,
-                                   normalized_apply, normalized_step_size)
+                                   normalized_apply, normalized_apply_factor, normalized_new_factor)
 from fastprox._invariant cimport invariant_sigma
 from fastprox._gradients cimport gradients, refused, row_abs_max, largest_q
 from fastprox._rows cimport plain_rows_step
@@ -61,6 +61,9 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
                 if c.params.update == FTRL:
                     ftrl_update(c, entry(c, row, k), c.arrays.score_grads[k] * x,
                                 c.scratch.ftrl_memo + MEMO_FIELDS * ((nz - indptr[r]) * K + k))
+                elif c.params.invariant and c.params.schedule == NORMALIZED:
+                    normalized_apply_factor(c, row, k, c.arrays.score_grads[k] * x, c.arrays.sigma[k] * x,
+                                            c.scratch.factor_memo[(nz - indptr[r]) * K + k])
                 else:
                     apply(c, row, k, c.arrays.score_grads[k] * x, c.arrays.sigma[k] * x)
             stamp(c, row)
@@ -208,11 +211,10 @@ cdef inline void apply(Ctx* c, double* row, int k, double g, double step_g) noex
 
 cdef inline double step_size(Ctx* c, double* row, int k, double g) noexcept nogil:
     """eta_{t,jk}, FOBOS's step of entry (j, k) at this step once its gradient g joins
-    the accumulators (AdaGrad, normalized), without changing the state."""
+    AdaGrad's accumulator, without changing the state (the normalized schedule's:
+    `invariant_sigmas`)."""
     if c.params.schedule == ADAGRAD:
         return adagrad_eta(c, entry(c, row, k)[ADAGRAD_G] + g * g)
-    if c.params.schedule == NORMALIZED:
-        return normalized_step_size(c, row, k, g)
     return c.cursor.eta
 
 
@@ -232,20 +234,27 @@ cdef inline void invariant_sigmas(Ctx* c, const value_t* data, const index_t* in
                                   long long lo, long long hi, double y, double h) noexcept nogil:
     """The invariant step's sigma_k for every output, into c.arrays.sigma: from each
     output's step norm q_k = sum_j eta_jk x_j^2 (+ eta^b_k), with the steps this update
-    takes, the flow's closed form (`_invariant`)."""
-    cdef int k
+    takes, the flow's closed form (`_invariant`). The normalized schedule's new step
+    factors are kept in c.scratch.factor_memo, entry by entry, for `step`'s update
+    (their square root and division once)."""
+    cdef int k, K = c.params.n_outputs
     cdef long long nz
-    cdef double x, target
+    cdef double x, target, factor
     cdef double* row
-    for k in range(c.params.n_outputs):
+    for k in range(K):
         c.arrays.sigma[k] = (intercept_step_size(c, k, c.arrays.score_grads[k])
                              if c.params.fit_intercept else 0.0)
     for nz in range(lo, hi):
         row = c.arrays.state + indices[nz] * c.layout.width
         x = data[nz]
-        for k in range(c.params.n_outputs):
-            c.arrays.sigma[k] += step_size(c, row, k, c.arrays.score_grads[k] * x) * x * x
-    for k in range(c.params.n_outputs):
+        for k in range(K):
+            if c.params.schedule == NORMALIZED:
+                factor = c.scratch.factor_memo[(nz - lo) * K + k] = normalized_new_factor(
+                    c, row, k, c.arrays.score_grads[k] * x)
+                c.arrays.sigma[k] += factor * c.cursor.eta * x * x
+            else:
+                c.arrays.sigma[k] += step_size(c, row, k, c.arrays.score_grads[k] * x) * x * x
+    for k in range(K):
         target = (1.0 if k == <int>y else -1.0) if c.params.ovr else y
         c.arrays.sigma[k] = invariant_sigma(c.params.loss, c.arrays.scores[k], target, c.arrays.sigma[k],
                                             h, c.params.epsilon)
