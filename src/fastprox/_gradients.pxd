@@ -19,7 +19,9 @@ cdef extern from *:
 
 cdef inline double gradients(Ctx* c, double y, double weight) noexcept nogil:
     """q_k = weight * loss'(p_k, y_k); returns the weighted loss. (A batch sums these
-    and divides by its size once, as the mean in the contract does.)"""
+    and divides by its size once, as the mean in the contract does.) Each output's
+    e^-|y p| (the log loss at weight 1: `gradient`) goes to c.arrays.exp_margins, for
+    the invariant step's sigma."""
     cdef int k
     cdef double yk, total = 0.0
     if c.params.multinomial:
@@ -29,6 +31,7 @@ cdef inline double gradients(Ctx* c, double y, double weight) noexcept nogil:
     for k in range(c.params.n_outputs):
         yk = (1.0 if k == <int>y else -1.0) if c.params.ovr else y
         c.arrays.score_grads[k] = gradient(c, c.arrays.scores[k], yk, weight, &total)
+        c.arrays.exp_margins[k] = c.cursor.exp_margin
     return total
 
 

@@ -311,14 +311,14 @@ cdef class Learner:
                                               if self.c.params.grouped else 0),
                       intercept_memo=zeros(self.n_outputs * MEMO_FIELDS), scores=zeros(self.n_outputs),
                       score_grads=zeros(self.n_outputs), intercept_grad=zeros(self.n_outputs),
-                      sigma=zeros(self.n_outputs))
+                      sigma=zeros(self.n_outputs), exp_margins=zeros(self.n_outputs))
         free_scratch(&self.c)
         self.arrays = arrays
         cdef Arrays* out = &self.c.arrays
         out.state, out.intercepts = double_ptr(arrays["state"]), double_ptr(arrays["bstate"])
         out.scores, out.score_grads = double_ptr(arrays["scores"]), double_ptr(arrays["score_grads"])
         out.intercept_grad = double_ptr(arrays["intercept_grad"])
-        out.sigma = double_ptr(arrays["sigma"])
+        out.sigma, out.exp_margins = double_ptr(arrays["sigma"]), double_ptr(arrays["exp_margins"])
         self.c.heap.items, self.c.heap.pos = int64_ptr(arrays["heap_items"]), int64_ptr(arrays["heap_pos"])
         self.c.heap.keys = double_ptr(arrays["heap_keys"])
         cdef Groups* groups = &self.c.groups

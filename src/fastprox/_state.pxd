@@ -137,6 +137,7 @@ cdef struct Arrays:
     double* score_grads           # (K,) q: the loss's derivatives in the scores
     double* intercept_grad        # (K,) the step's gradient of the intercepts (q, or its batch sum)
     double* sigma                 # (K,) invariant step: each output's step norm q, then its sigma
+    double* exp_margins           # (K,) log loss at weight 1: each output's e^-|y p| (`gradients`)
 
 
 cdef struct Scratch:

@@ -16,7 +16,8 @@ from fastprox._groups cimport (group_of, group_catch_up, groups_prox_step, rda_g
 from fastprox._intercept cimport intercept_value, apply_intercept, intercept_step_size
 from fastprox._normalized cimport (rescale, row_norm, scale_of, set_normalized_eta, normalized_current,
                                    normalized_apply, normalized_apply_factor, normalized_new_factor)
-from fastprox._invariant cimport invariant_sigma
+from fastprox._invariant cimport invariant_sigma, log_invariant_sigma
+from fastprox._losses cimport LOG
 from fastprox._gradients cimport gradients, refused, row_abs_max, largest_q
 from fastprox._rows cimport plain_rows_step
 from fastprox._csr cimport row_at, weight_at
@@ -256,8 +257,12 @@ cdef inline void invariant_sigmas(Ctx* c, const value_t* data, const index_t* in
                 c.arrays.sigma[k] += step_size(c, row, k, c.arrays.score_grads[k] * x) * x * x
     for k in range(K):
         target = (1.0 if k == <int>y else -1.0) if c.params.ovr else y
-        c.arrays.sigma[k] = invariant_sigma(c.params.loss, c.arrays.scores[k], target, c.arrays.sigma[k],
-                                            h, c.params.epsilon)
+        if c.params.loss == LOG and h == 1.0:   # e^-|y p| as `gradients` took it
+            c.arrays.sigma[k] = log_invariant_sigma(target * c.arrays.scores[k], target, c.arrays.sigma[k],
+                                                    1.0, c.arrays.exp_margins[k])
+        else:
+            c.arrays.sigma[k] = invariant_sigma(c.params.loss, c.arrays.scores[k], target, c.arrays.sigma[k],
+                                                h, c.params.epsilon)
 
 
 cdef inline void abandon_step(Ctx* c, long long n_touched) noexcept nogil:
