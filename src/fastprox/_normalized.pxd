@@ -18,6 +18,13 @@ from libc.math cimport sqrt, fabs
 from fastprox._prox cimport soft_threshold
 from fastprox._state cimport Ctx, entry, normalized_l1_rows, NORM_STAMP, NORM_W, NORM_G, NORM_FACTOR
 
+cdef extern from "_pairs.h" nogil:
+    ctypedef struct factor_pair "fastprox_pair":
+        double a
+        double b
+    factor_pair new_factors2 "fastprox_new_factors2"(double Ge, double Gf, double ge, double gf, double m,
+                                                     double eta0)
+
 
 cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
     """The l1 proxes of the steps since the feature's stamp, as one soft-threshold by
@@ -102,6 +109,25 @@ cdef inline double normalized_new_factor(Ctx* c, double* row, int k, double g) n
     """Entry (j, k)'s step factor once this step's gradient g joins G, G not changed (the
     invariant step's norm needs it before the update): `normalized_accumulate`'s."""
     return normalized_factor(c, entry(c, row, k)[NORM_G] + g * g, scale_of(c, row)[0])
+
+
+cdef inline void normalized_norm_terms(Ctx* c, double* row, double x, double* factors) noexcept nogil:
+    """The invariant step's norm terms of a feature (its row, its value x) for every
+    output k: the entry's new step factor (`normalized_new_factor`) into factors[k],
+    and eta x^2 = factor r_t x^2 added to c.arrays.sigma[k]. The factors two outputs at
+    a time (`_pairs.h`: a square root and a division for both lanes), lane by lane the
+    same operations: the same bits."""
+    cdef int k, K = c.params.n_outputs
+    cdef double m = scale_of(c, row)[0]
+    cdef factor_pair f
+    for k in range(0, K - 1, 2):
+        f = new_factors2(entry(c, row, k)[NORM_G], entry(c, row, k + 1)[NORM_G],
+                         c.arrays.score_grads[k] * x, c.arrays.score_grads[k + 1] * x, m, c.params.eta0)
+        factors[k], factors[k + 1] = f.a, f.b
+    if K % 2:
+        factors[K - 1] = normalized_new_factor(c, row, K - 1, c.arrays.score_grads[K - 1] * x)
+    for k in range(K):
+        c.arrays.sigma[k] += factors[k] * c.cursor.eta * x * x
 
 
 cdef inline double normalized_accumulate(Ctx* c, double* row, double* e, double g) noexcept nogil:

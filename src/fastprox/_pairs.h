@@ -171,6 +171,15 @@ static inline fastprox_pair fastprox_normalized_plain_factors2(double *e, double
     fastprox_put2(e, f, 2, G);
     return fastprox_pair_of(fastprox_factors2(G, e[0], f[0], eta0));
 }
+/* Two outputs' new step factors of one feature of scale m, with sums of squared
+   gradients (Ge, Gf) and this step's gradients (ge, gf): the factors of G + g^2, G not
+   stored (`_normalized.normalized_new_factor`, one-vs-rest's invariant step norm). */
+static inline fastprox_pair fastprox_new_factors2(double Ge, double Gf, double ge, double gf, double m,
+                                                  double eta0)
+{
+    __m128d g = _mm_set_pd(gf, ge);
+    return fastprox_pair_of(fastprox_factors2(_mm_add_pd(_mm_set_pd(Gf, Ge), _mm_mul_pd(g, g)), m, m, eta0));
+}
 /* The normalized schedule's rescale of features whose scales m are e[0], f[0] (a
    row's field after its stamp under l1, its first without a penalty), with values x =
    (xe, xf) and weights w: where |x| > m, w *= m / |x| if m > 0 and m = |x|, stored
@@ -380,6 +389,12 @@ static inline fastprox_pair fastprox_normalized_plain_factors2(double *e, double
     fastprox_pair factors = {fastprox_factor1(Ge, e[0], eta0), fastprox_factor1(Gf, f[0], eta0)};
     e[2] = Ge;
     f[2] = Gf;
+    return factors;
+}
+static inline fastprox_pair fastprox_new_factors2(double Ge, double Gf, double ge, double gf, double m,
+                                                  double eta0)
+{
+    fastprox_pair factors = {fastprox_factor1(Ge + ge * ge, m, eta0), fastprox_factor1(Gf + gf * gf, m, eta0)};
     return factors;
 }
 static inline double fastprox_rescale1(double *e, double x, double w, double *norm)

@@ -15,7 +15,7 @@ from fastprox._groups cimport (group_of, group_catch_up, groups_prox_step, rda_g
                                rda_grouped_weight)
 from fastprox._intercept cimport intercept_value, apply_intercept, intercept_step_size
 from fastprox._normalized cimport (rescale, row_norm, scale_of, set_normalized_eta, normalized_current,
-                                   normalized_apply, normalized_apply_factor, normalized_new_factor)
+                                   normalized_apply, normalized_apply_factor, normalized_norm_terms)
 from fastprox._invariant cimport invariant_sigma, log_invariant_sigma
 from fastprox._losses cimport LOG
 from fastprox._gradients cimport gradients, refused, row_abs_max, largest_q
@@ -240,7 +240,7 @@ cdef inline void invariant_sigmas(Ctx* c, const value_t* data, const index_t* in
     (their square root and division once)."""
     cdef int k, K = c.params.n_outputs
     cdef long long nz
-    cdef double x, target, factor
+    cdef double x, target
     cdef double* row
     for k in range(K):
         c.arrays.sigma[k] = (intercept_step_size(c, k, c.arrays.score_grads[k])
@@ -248,12 +248,10 @@ cdef inline void invariant_sigmas(Ctx* c, const value_t* data, const index_t* in
     for nz in range(lo, hi):
         row = c.arrays.state + indices[nz] * c.layout.width
         x = data[nz]
-        for k in range(K):
-            if c.params.schedule == NORMALIZED:
-                factor = c.scratch.factor_memo[(nz - lo) * K + k] = normalized_new_factor(
-                    c, row, k, c.arrays.score_grads[k] * x)
-                c.arrays.sigma[k] += factor * c.cursor.eta * x * x
-            else:
+        if c.params.schedule == NORMALIZED:
+            normalized_norm_terms(c, row, x, c.scratch.factor_memo + (nz - lo) * K)
+        else:
+            for k in range(K):
                 c.arrays.sigma[k] += step_size(c, row, k, c.arrays.score_grads[k] * x) * x * x
     for k in range(K):
         target = (1.0 if k == <int>y else -1.0) if c.params.ovr else y

@@ -99,6 +99,10 @@ int main(void)
         fastprox_normalized_plain_step2(pg, pg, x[2], x[2], pc1, x[4], x[8]);   /* one entry */
         for (int k = 0; k < 3; k++)
             printf(" %llx %llx %llx", bits(pe[k]), bits(pf[k]), bits(pg[k]));
+        /* one-vs-rest's new factors of two outputs of a feature (G not stored) */
+        fastprox_pair nf2 = fastprox_new_factors2(i % 6 == 0 ? 0.0 : fabs(x[3]), fabs(x[8]), x[6], x[7],
+                                                  fabs(x[5]), x[2]);
+        printf(" %llx %llx", bits(nf2.a), bits(nf2.b));
         printf("\n");
     }
     return 0;
