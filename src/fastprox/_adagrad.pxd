@@ -5,6 +5,7 @@ from fastprox._types cimport BERHU
 from fastprox._prox cimport soft_threshold
 from fastprox._state cimport Ctx, entry, ROW_LAST_STEP, ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA
 from fastprox._berhu cimport berhu_const_catch_up
+from fastprox._pairs cimport adagrad_outputs2
 
 cdef extern from *:
     """
@@ -69,3 +70,16 @@ cdef inline double adagrad_eta(Ctx* c, double G) noexcept nogil:
     sqrt(G) = 0 (never a gradient)."""
     cdef double H = c.params.delta + sqrt(G)
     return c.params.eta0 / H if H > 0.0 else 0.0
+
+
+cdef inline void adagrad_apply_outputs(Ctx* c, double* row, double x) noexcept nogil:
+    """This step's update of the entries of outputs 0 .. K - 1 - K % 2 of a feature of
+    value x (one-vs-rest, multinomial; a separable penalty; `_step.step` updates an odd
+    K's last): `adagrad_step` then `fobos_prox` at w - eta sigma_k x (sigma_k = q_k for
+    the gradient step), two outputs at a time (`_pairs.h`: AdaGrad's square root and
+    division once for both lanes), lane by lane the scalar operations: the same bits."""
+    cdef int k
+    for k in range(0, c.params.n_outputs - 1, 2):
+        adagrad_outputs2(entry(c, row, k), entry(c, row, k + 1), c.arrays.score_grads[k] * x,
+                         c.arrays.score_grads[k + 1] * x, c.arrays.sigma[k] * x, c.arrays.sigma[k + 1] * x,
+                         c.params.alpha_pen, c.params.l1_share, c.params.delta, c.params.eta0)

@@ -17,13 +17,7 @@
 from libc.math cimport sqrt, fabs
 from fastprox._prox cimport soft_threshold
 from fastprox._state cimport Ctx, entry, normalized_l1_rows, NORM_STAMP, NORM_W, NORM_G, NORM_FACTOR
-
-cdef extern from "_pairs.h" nogil:
-    ctypedef struct factor_pair "fastprox_pair":
-        double a
-        double b
-    factor_pair new_factors2 "fastprox_new_factors2"(double Ge, double Gf, double ge, double gf, double m,
-                                                     double eta0)
+from fastprox._pairs cimport pair, new_factors2
 
 
 cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
@@ -119,7 +113,7 @@ cdef inline void normalized_norm_terms(Ctx* c, double* row, double x, double* fa
     same operations: the same bits."""
     cdef int k, K = c.params.n_outputs
     cdef double m = scale_of(c, row)[0]
-    cdef factor_pair f
+    cdef pair f
     for k in range(0, K - 1, 2):
         f = new_factors2(entry(c, row, k)[NORM_G], entry(c, row, k + 1)[NORM_G],
                          c.arrays.score_grads[k] * x, c.arrays.score_grads[k + 1] * x, m, c.params.eta0)

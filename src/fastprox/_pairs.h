@@ -122,23 +122,39 @@ static inline fastprox_pair fastprox_adagrad_catch_up2(double *e, double *f, dou
     e[0] = f[0] = t;
     return w;
 }
-/* Their step with values (xe, xf): G += g^2 (g = q x), eta = eta0 / (delta + sqrt(G))
-   (0 where delta + sqrt(G) is not positive), and where eta > 0
-   w <- prox(w - eta g) with threshold alpha eta (`fastprox_prox2`); both stamped t + 1. */
+/* AdaGrad entries (w, G, eta) at e, f with gradients g and forward steps s (g, or the
+   invariant step's sigma x) as lanes: G += g^2, eta = eta0 / (delta + sqrt(G)) (0 where
+   delta + sqrt(G) is not positive), both stored, and where eta > 0 w <- prox(w - eta s)
+   with threshold alpha eta (`fastprox_prox2`; `_adagrad.adagrad_step`, `_fobos.fobos_prox`). */
+static inline void fastprox_adagrad_entries2(double *e, double *f, __m128d g, __m128d s, double alpha,
+                                             double rho1, double delta, double eta0)
+{
+    __m128d G = _mm_add_pd(_mm_set_pd(f[1], e[1]), _mm_mul_pd(g, g));
+    __m128d H = _mm_add_pd(_mm_set1_pd(delta), _mm_sqrt_pd(G));
+    __m128d eta = _mm_and_pd(_mm_cmpgt_pd(H, _mm_setzero_pd()), _mm_div_pd(_mm_set1_pd(eta0), H));
+    __m128d on = _mm_cmpgt_pd(eta, _mm_setzero_pd()), w = _mm_set_pd(f[0], e[0]);
+    __m128d step = fastprox_prox2(_mm_sub_pd(w, _mm_mul_pd(eta, s)),
+                                  _mm_mul_pd(_mm_set1_pd(alpha), eta), rho1);
+    fastprox_put2(e, f, 1, G);
+    fastprox_put2(e, f, 2, eta);
+    fastprox_put2(e, f, 0, fastprox_blend2(on, step, w));
+}
+/* Two outputs' entries of one feature (one-vs-rest, multinomial), their gradients (ge, gf)
+   and forward steps (se, sf) given: `fastprox_adagrad_entries2`. */
+static inline void fastprox_adagrad_outputs2(double *e, double *f, double ge, double gf, double se,
+                                             double sf, double alpha, double rho1, double delta,
+                                             double eta0)
+{
+    fastprox_adagrad_entries2(e, f, _mm_set_pd(gf, ge), _mm_set_pd(sf, se), alpha, rho1, delta, eta0);
+}
+/* The rows' step with values (xe, xf): `fastprox_adagrad_entries2` of their entries with
+   g = s = q x; both stamped t + 1. */
 static inline void fastprox_adagrad_step2(double *e, double *f, double xe, double xf, double q,
                                           double t, double alpha, double rho1, double delta,
                                           double eta0)
 {
     __m128d g = _mm_mul_pd(_mm_set1_pd(q), _mm_set_pd(xf, xe));
-    __m128d G = _mm_add_pd(_mm_set_pd(f[2], e[2]), _mm_mul_pd(g, g));
-    __m128d H = _mm_add_pd(_mm_set1_pd(delta), _mm_sqrt_pd(G));
-    __m128d eta = _mm_and_pd(_mm_cmpgt_pd(H, _mm_setzero_pd()), _mm_div_pd(_mm_set1_pd(eta0), H));
-    __m128d on = _mm_cmpgt_pd(eta, _mm_setzero_pd()), w = _mm_set_pd(f[1], e[1]);
-    __m128d step = fastprox_prox2(_mm_sub_pd(w, _mm_mul_pd(eta, g)),
-                                  _mm_mul_pd(_mm_set1_pd(alpha), eta), rho1);
-    fastprox_put2(e, f, 2, G);
-    fastprox_put2(e, f, 3, eta);
-    fastprox_put2(e, f, 1, fastprox_blend2(on, step, w));
+    fastprox_adagrad_entries2(e + 1, f + 1, g, g, alpha, rho1, delta, eta0);
     e[0] = f[0] = t + 1.0;
 }
 /* The normalized schedule's step factors eta0 / (m sqrt(G)) of scales (me, mf) and
@@ -344,27 +360,29 @@ static inline fastprox_pair fastprox_adagrad_catch_up2(double *e, double *f, dou
     e[0] = f[0] = t;
     return w;
 }
-static inline void fastprox_adagrad_step1(double *e, double x, double q, double alpha, double rho1,
-                                          double delta, double eta0, double *out)
+static inline void fastprox_adagrad_entry1(double *e, double g, double s, double alpha, double rho1,
+                                           double delta, double eta0, double *out)
 {
-    double g = q * x, G = e[2] + g * g, H = delta + sqrt(G), eta = H > 0.0 ? eta0 / H : 0.0;
-    out[0] = G;
-    out[1] = eta;
-    out[2] = eta > 0.0 ? fastprox_scalar_prox(e[1] - eta * g, alpha * eta, rho1) : e[1];
+    double G = e[1] + g * g, H = delta + sqrt(G), eta = H > 0.0 ? eta0 / H : 0.0;
+    out[0] = eta > 0.0 ? fastprox_scalar_prox(e[0] - eta * s, alpha * eta, rho1) : e[0];
+    out[1] = G;
+    out[2] = eta;
+}
+static inline void fastprox_adagrad_outputs2(double *e, double *f, double ge, double gf, double se,
+                                             double sf, double alpha, double rho1, double delta,
+                                             double eta0)
+{
+    double a[3], b[3];
+    fastprox_adagrad_entry1(e, ge, se, alpha, rho1, delta, eta0, a);
+    fastprox_adagrad_entry1(f, gf, sf, alpha, rho1, delta, eta0, b);
+    memcpy(e, a, sizeof a);
+    memcpy(f, b, sizeof b);
 }
 static inline void fastprox_adagrad_step2(double *e, double *f, double xe, double xf, double q,
                                           double t, double alpha, double rho1, double delta,
                                           double eta0)
 {
-    double a[3], b[3];
-    fastprox_adagrad_step1(e, xe, q, alpha, rho1, delta, eta0, a);
-    fastprox_adagrad_step1(f, xf, q, alpha, rho1, delta, eta0, b);
-    e[2] = a[0];
-    f[2] = b[0];
-    e[3] = a[1];
-    f[3] = b[1];
-    e[1] = a[2];
-    f[1] = b[2];
+    fastprox_adagrad_outputs2(e + 1, f + 1, q * xe, q * xf, q * xe, q * xf, alpha, rho1, delta, eta0);
     e[0] = f[0] = t + 1.0;
 }
 static inline double fastprox_factor1(double G, double m, double eta0)

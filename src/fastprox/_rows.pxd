@@ -18,46 +18,10 @@ from fastprox._state cimport normalized_l1_rows, NORM_SCALE, NORM_ROW_FIELDS
 from fastprox._normalized cimport set_normalized_eta
 from fastprox._intercept cimport intercept_step_size
 from fastprox._invariant cimport invariant_sigma, log_invariant_sigma
-
-cdef extern from "_pairs.h" nogil:
-    ctypedef struct pair "fastprox_pair":
-        double a
-        double b
-    pair sqrt2 "fastprox_sqrt2"(double a, double b)
-    pair l1_catch_up2 "fastprox_l1_catch_up2"(double* e, double* f, double shrink_product,
-                                              double threshold_sum)
-    void l1_step2 "fastprox_l1_step2"(double* e, double* f, double xe, double xf, double q,
-                                      double eta, double a, double threshold_sum)
-    pair scalar_catch_up2 "fastprox_scalar_catch_up2"(double* e, double* f, int n_row_fields,
-                                                      int threshold_stamp_at, double shrink_product,
-                                                      double threshold_sum)
-    void scalar_step2 "fastprox_scalar_step2"(double* e, double* f, int n_row_fields,
-                                              int threshold_stamp_at, double xe,
-                                              double xf, double q, double eta, double a, double l1_share,
-                                              double shrink_product, double threshold_sum)
-    pair adagrad_catch_up2 "fastprox_adagrad_catch_up2"(double* e, double* f, double t, double alpha)
-    void adagrad_step2 "fastprox_adagrad_step2"(double* e, double* f, double xe, double xf, double q,
-                                                double t, double alpha, double l1_share, double delta,
-                                                double eta0)
-    pair normalized_factors2 "fastprox_normalized_factors2"(double* e, double* f, double ge, double gf,
-                                                            double me, double mf, double eta0)
-    pair normalized_plain_factors2 "fastprox_normalized_plain_factors2"(double* e, double* f, double ge,
-                                                                        double gf, double eta0)
-    pair normalized_catch_up2 "fastprox_normalized_catch_up2"(double* e, double* f, double xe, double xf,
-                                                              double threshold_sum, double alpha,
-                                                              double* norms)
-    pair normalized_rescale2 "fastprox_normalized_rescale2"(double* e, double* f, double xe, double xf,
-                                                            double* norms)
-    void normalized_step2 "fastprox_normalized_step2"(double* e, double* f, double xe, double xf,
-                                                      double sigma, double r, double alpha,
-                                                      double threshold_sum)
-    void normalized_plain_step2 "fastprox_normalized_plain_step2"(double* e, double* f, double xe,
-                                                                  double xf, pair factors, double sigma,
-                                                                  double r)
-    pair rda_weights2 "fastprox_rda_weights2"(double sa, double sb, double threshold, double scale)
-    pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
-                                                double inv_eta0, double l1_threshold, double rda_rho,
-                                                double l2_weight)
+from fastprox._pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_catch_up2, scalar_step2,
+                               adagrad_catch_up2, adagrad_step2, normalized_factors2,
+                               normalized_plain_factors2, normalized_catch_up2, normalized_rescale2,
+                               normalized_step2, normalized_plain_step2, rda_weights2, dual_weights2)
 
 
 cdef inline double separable_step(Ctx* c, const value_t* data, const index_t* indices,

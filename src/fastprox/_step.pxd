@@ -7,7 +7,7 @@ from fastprox._state cimport (Ctx, entry, FOBOS_W, ADAGRAD_W, ADAGRAD_G, RDA_S, 
                               MEMO_FIELDS)
 from fastprox._schedules cimport begin_step
 from fastprox._berhu cimport heap_current
-from fastprox._adagrad cimport adagrad_catch_up, adagrad_step, adagrad_eta
+from fastprox._adagrad cimport adagrad_catch_up, adagrad_step, adagrad_eta, adagrad_apply_outputs
 from fastprox._fobos cimport (advance_cumulants, end_step, catch_up, scalar_catch_up, stamp,
                               fobos_prox, apply_berhu)
 from fastprox._dual cimport set_weight_params, dual_weight, ftrl_weight, ftrl_update
@@ -31,6 +31,7 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
     cdef int K = c.params.n_outputs
     cdef int i, k
     cdef long long r, j, nz, n_touched = 0
+    cdef bint paired
     cdef double x, total = 0.0
     cdef double* row
     if c.params.update != FOBOS:
@@ -55,10 +56,13 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
             c.arrays.sigma[k] = c.arrays.score_grads[k]
         if c.params.invariant:
             invariant_sigmas(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
+        paired = adagrad_pairs(c)
         for nz in range(indptr[r], indptr[r + 1]):
             row = c.arrays.state + indices[nz] * c.layout.width
             x = data[nz]
-            for k in range(K):
+            if paired:
+                adagrad_apply_outputs(c, row, x)
+            for k in range(K - K % 2 if paired else 0, K):
                 if c.params.update == FTRL:
                     ftrl_update(c, entry(c, row, k), c.arrays.score_grads[k] * x,
                                 c.scratch.ftrl_memo + MEMO_FIELDS * ((nz - indptr[r]) * K + k))
@@ -208,6 +212,14 @@ cdef inline void apply(Ctx* c, double* row, int k, double g, double step_g) noex
         normalized_apply(c, row, k, g, step_g)
     else:
         e[FOBOS_W] = fobos_prox(c, e[FOBOS_W] - c.cursor.eta * step_g, c.params.alpha_pen * c.cursor.eta)
+
+
+cdef inline bint adagrad_pairs(Ctx* c) noexcept nogil:
+    """Whether a single row's update takes its outputs two at a time
+    (`adagrad_apply_outputs`): fobos with AdaGrad and a separable penalty (`apply`'s
+    AdaGrad branch), more than one output."""
+    return (c.params.n_outputs > 1 and c.params.update == FOBOS and c.params.schedule == ADAGRAD
+            and not c.params.grouped and c.params.penalty != BERHU)
 
 
 cdef inline double step_size(Ctx* c, double* row, int k, double g) noexcept nogil:

@@ -103,6 +103,12 @@ int main(void)
         fastprox_pair nf2 = fastprox_new_factors2(i % 6 == 0 ? 0.0 : fabs(x[3]), fabs(x[8]), x[6], x[7],
                                                   fabs(x[5]), x[2]);
         printf(" %llx %llx", bits(nf2.a), bits(nf2.b));
+        /* two outputs' AdaGrad entries (w, G, eta), their gradients and forward steps given */
+        double oa[3] = {x[0], i % 7 == 0 ? 0.0 : fabs(x[1]), x[2]}, ob[3] = {x[3], fabs(x[4]), x[5]};
+        fastprox_adagrad_outputs2(oa, ob, x[6], i % 8 == 0 ? 0.0 : x[7], x[8], x[6], fabs(x[1]),
+                                  i % 3 == 0 ? 1.0 : fabs(x[2]) / (1.0 + fabs(x[2])), fabs(x[4]), fabs(x[0]));
+        for (int k = 0; k < 3; k++)
+            printf(" %llx %llx", bits(oa[k]), bits(ob[k]));
         printf("\n");
     }
     return 0;
