@@ -17,7 +17,7 @@
 from libc.math cimport sqrt, fabs
 from fastprox._prox cimport soft_threshold
 from fastprox._state cimport Ctx, entry, normalized_l1_rows, NORM_STAMP, NORM_W, NORM_G, NORM_FACTOR
-from fastprox._pairs cimport pair, new_factors2
+from fastprox._pairs cimport pair, new_factors2, normalized_outputs2
 
 
 cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
@@ -144,6 +144,19 @@ cdef inline void normalized_apply(Ctx* c, double* row, int k, double g, double s
     step's sigma x)."""
     cdef double* e = entry(c, row, k)
     normalized_fobos_step(c, e, normalized_accumulate(c, row, e, g), step_g)
+
+
+cdef inline void normalized_apply_outputs(Ctx* c, double* row, double x) noexcept nogil:
+    """`normalized_apply` of the entries of outputs 0 .. K - 1 - K % 2 of a feature of
+    value x (one-vs-rest's gradient step; `_step.step` updates an odd K's last), two
+    outputs at a time (`_pairs.h`: the square root and division once for both lanes),
+    lane by lane the scalar operations: the same bits."""
+    cdef int k
+    cdef double m = scale_of(c, row)[0]
+    for k in range(0, c.params.n_outputs - 1, 2):
+        normalized_outputs2(entry(c, row, k), entry(c, row, k + 1), c.arrays.score_grads[k] * x,
+                            c.arrays.score_grads[k + 1] * x, c.arrays.sigma[k] * x, c.arrays.sigma[k + 1] * x,
+                            m, c.params.eta0, c.cursor.eta, c.params.alpha_pen, normalized_l1_rows(c))
 
 
 cdef inline void normalized_apply_factor(Ctx* c, double* row, int k, double g, double step_g,

@@ -45,3 +45,6 @@ cdef extern from "_pairs.h" nogil:
     void adagrad_outputs2 "fastprox_adagrad_outputs2"(double* e, double* f, double ge, double gf, double se,
                                                       double sf, double alpha, double rho1, double delta,
                                                       double eta0)
+    void normalized_outputs2 "fastprox_normalized_outputs2"(double* e, double* f, double ge, double gf,
+                                                            double se, double sf, double m, double eta0,
+                                                            double r, double alpha, bint keep)

@@ -15,7 +15,8 @@ from fastprox._groups cimport (group_of, group_catch_up, groups_prox_step, rda_g
                                rda_grouped_weight)
 from fastprox._intercept cimport intercept_value, apply_intercept, intercept_step_size
 from fastprox._normalized cimport (rescale, row_norm, scale_of, set_normalized_eta, normalized_current,
-                                   normalized_apply, normalized_apply_factor, normalized_norm_terms)
+                                   normalized_apply, normalized_apply_factor, normalized_norm_terms,
+                                   normalized_apply_outputs)
 from fastprox._invariant cimport invariant_sigma, log_invariant_sigma
 from fastprox._losses cimport LOG
 from fastprox._gradients cimport gradients, refused, row_abs_max, largest_q
@@ -56,12 +57,14 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
             c.arrays.sigma[k] = c.arrays.score_grads[k]
         if c.params.invariant:
             invariant_sigmas(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
-        paired = adagrad_pairs(c)
+        paired = paired_outputs(c)
         for nz in range(indptr[r], indptr[r + 1]):
             row = c.arrays.state + indices[nz] * c.layout.width
             x = data[nz]
-            if paired:
+            if paired and c.params.schedule == ADAGRAD:
                 adagrad_apply_outputs(c, row, x)
+            elif paired:
+                normalized_apply_outputs(c, row, x)
             for k in range(K - K % 2 if paired else 0, K):
                 if c.params.update == FTRL:
                     ftrl_update(c, entry(c, row, k), c.arrays.score_grads[k] * x,
@@ -214,12 +217,14 @@ cdef inline void apply(Ctx* c, double* row, int k, double g, double step_g) noex
         e[FOBOS_W] = fobos_prox(c, e[FOBOS_W] - c.cursor.eta * step_g, c.params.alpha_pen * c.cursor.eta)
 
 
-cdef inline bint adagrad_pairs(Ctx* c) noexcept nogil:
-    """Whether a single row's update takes its outputs two at a time
-    (`adagrad_apply_outputs`): fobos with AdaGrad and a separable penalty (`apply`'s
-    AdaGrad branch), more than one output."""
-    return (c.params.n_outputs > 1 and c.params.update == FOBOS and c.params.schedule == ADAGRAD
-            and not c.params.grouped and c.params.penalty != BERHU)
+cdef inline bint paired_outputs(Ctx* c) noexcept nogil:
+    """Whether a single row's update takes its outputs two at a time, more than one of
+    them: fobos with AdaGrad and a separable penalty (`apply`'s AdaGrad branch:
+    `adagrad_apply_outputs`), or with the normalized schedule's gradient step
+    (`normalized_apply_outputs`; its invariant step has the factors already)."""
+    if c.params.n_outputs == 1 or c.params.update != FOBOS or c.params.grouped or c.params.penalty == BERHU:
+        return False
+    return c.params.schedule == ADAGRAD or (c.params.schedule == NORMALIZED and not c.params.invariant)
 
 
 cdef inline double step_size(Ctx* c, double* row, int k, double g) noexcept nogil:

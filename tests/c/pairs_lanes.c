@@ -109,6 +109,14 @@ int main(void)
                                   i % 3 == 0 ? 1.0 : fabs(x[2]) / (1.0 + fabs(x[2])), fabs(x[4]), fabs(x[0]));
         for (int k = 0; k < 3; k++)
             printf(" %llx %llx", bits(oa[k]), bits(ob[k]));
+        /* two outputs' normalized entries (w, G, factor), with and without the factor kept */
+        for (int keep = 0; keep < 2; keep++) {
+            double na[3] = {x[1], i % 5 == 0 ? 0.0 : fabs(x[2]), x[3]}, nb[3] = {x[4], fabs(x[5]), x[6]};
+            fastprox_normalized_outputs2(na, nb, x[7], i % 4 == 0 ? 0.0 : x[8], x[0], x[7], fabs(x[3]),
+                                         fabs(x[6]), fabs(x[2]), i % 2 ? 0.0 : fabs(x[5]), keep);
+            for (int k = 0; k < 3; k++)
+                printf(" %llx %llx", bits(na[k]), bits(nb[k]));
+        }
         printf("\n");
     }
     return 0;
