@@ -17,7 +17,7 @@
 from libc.math cimport sqrt, fabs
 from fastprox._prox cimport soft_threshold
 from fastprox._state cimport Ctx, entry, normalized_l1_rows, NORM_STAMP, NORM_W, NORM_G, NORM_FACTOR
-from fastprox._pairs cimport pair, new_factors2, normalized_outputs2
+from fastprox._pairs cimport pair, new_factors2, normalized_outputs2, normalized_known2
 
 
 cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
@@ -157,6 +157,18 @@ cdef inline void normalized_apply_outputs(Ctx* c, double* row, double x) noexcep
         normalized_outputs2(entry(c, row, k), entry(c, row, k + 1), c.arrays.score_grads[k] * x,
                             c.arrays.score_grads[k + 1] * x, c.arrays.sigma[k] * x, c.arrays.sigma[k + 1] * x,
                             m, c.params.eta0, c.cursor.eta, c.params.alpha_pen, normalized_l1_rows(c))
+
+
+cdef inline void normalized_apply_known_outputs(Ctx* c, double* row, double x, double* factors) noexcept nogil:
+    """`normalized_apply_factor` of the entries of outputs 0 .. K - 1 - K % 2 of a
+    feature of value x, their new factors in factors[k] (the invariant step's, as
+    `normalized_norm_terms` kept them), two outputs at a time (`_pairs.h`), lane by lane
+    the scalar operations: the same bits."""
+    cdef int k
+    for k in range(0, c.params.n_outputs - 1, 2):
+        normalized_known2(entry(c, row, k), entry(c, row, k + 1), c.arrays.score_grads[k] * x,
+                          c.arrays.score_grads[k + 1] * x, c.arrays.sigma[k] * x, c.arrays.sigma[k + 1] * x,
+                          factors[k], factors[k + 1], c.cursor.eta, c.params.alpha_pen, normalized_l1_rows(c))
 
 
 cdef inline void normalized_apply_factor(Ctx* c, double* row, int k, double g, double step_g,

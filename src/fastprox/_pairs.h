@@ -196,25 +196,37 @@ static inline fastprox_pair fastprox_new_factors2(double Ge, double Gf, double g
     __m128d g = _mm_set_pd(gf, ge);
     return fastprox_pair_of(fastprox_factors2(_mm_add_pd(_mm_set_pd(Gf, Ge), _mm_mul_pd(g, g)), m, m, eta0));
 }
-/* Two outputs' normalized entries (w, G, and under l1 the factor) of one feature of scale
-   m, with gradients (ge, gf) and forward steps (se, sf): G += g^2 and the step factors
-   (`fastprox_factors2`), stored (the factors where keep), eta = factor r, and where eta > 0
-   w <- soft(w - eta s, alpha eta) (`_normalized.normalized_apply`, one-vs-rest's
-   gradient step). */
+/* Two outputs' normalized entries (w, G, and under l1 the factor) with gradients g,
+   forward steps s (g, or the invariant step's sigma x) and new step factors as lanes:
+   G += g^2 stored (the factors too where keep), eta = factor r, and where eta > 0
+   w <- soft(w - eta s, alpha eta) (`_normalized.normalized_apply_factor`). */
+static inline void fastprox_normalized_update2(double *e, double *f, __m128d g, __m128d s, __m128d factor,
+                                               double r, double alpha, int keep)
+{
+    __m128d G = _mm_add_pd(_mm_set_pd(f[1], e[1]), _mm_mul_pd(g, g));
+    __m128d eta = _mm_mul_pd(factor, _mm_set1_pd(r)), w = _mm_set_pd(f[0], e[0]);
+    __m128d step = fastprox_soft2(_mm_sub_pd(w, _mm_mul_pd(eta, s)), _mm_mul_pd(_mm_set1_pd(alpha), eta));
+    fastprox_put2(e, f, 1, G);
+    if (keep)
+        fastprox_put2(e, f, 2, factor);
+    fastprox_put2(e, f, 0, fastprox_blend2(_mm_cmpgt_pd(eta, _mm_setzero_pd()), step, w));
+}
+/* The same with the factors given as (fe, ff): the invariant step's, its norm took them. */
+static inline void fastprox_normalized_known2(double *e, double *f, double ge, double gf, double se, double sf,
+                                              double fe, double ff, double r, double alpha, int keep)
+{
+    fastprox_normalized_update2(e, f, _mm_set_pd(gf, ge), _mm_set_pd(sf, se), _mm_set_pd(ff, fe), r, alpha,
+                                keep);
+}
+/* The same of one feature of scale m, the factors of G + g^2 computed (`fastprox_factors2`;
+   `_normalized.normalized_apply`, one-vs-rest's gradient step). */
 static inline void fastprox_normalized_outputs2(double *e, double *f, double ge, double gf, double se,
                                                 double sf, double m, double eta0, double r, double alpha,
                                                 int keep)
 {
     __m128d g = _mm_set_pd(gf, ge);
-    __m128d G = _mm_add_pd(_mm_set_pd(f[1], e[1]), _mm_mul_pd(g, g));
-    __m128d factor = fastprox_factors2(G, m, m, eta0);
-    __m128d eta = _mm_mul_pd(factor, _mm_set1_pd(r)), w = _mm_set_pd(f[0], e[0]);
-    __m128d step = fastprox_soft2(_mm_sub_pd(w, _mm_mul_pd(eta, _mm_set_pd(sf, se))),
-                                  _mm_mul_pd(_mm_set1_pd(alpha), eta));
-    fastprox_put2(e, f, 1, G);
-    if (keep)
-        fastprox_put2(e, f, 2, factor);
-    fastprox_put2(e, f, 0, fastprox_blend2(_mm_cmpgt_pd(eta, _mm_setzero_pd()), step, w));
+    __m128d factor = fastprox_factors2(_mm_add_pd(_mm_set_pd(f[1], e[1]), _mm_mul_pd(g, g)), m, m, eta0);
+    fastprox_normalized_update2(e, f, g, _mm_set_pd(sf, se), factor, r, alpha, keep);
 }
 /* The normalized schedule's rescale of features whose scales m are e[0], f[0] (a
    row's field after its stamp under l1, its first without a penalty), with values x =
@@ -435,12 +447,10 @@ static inline fastprox_pair fastprox_new_factors2(double Ge, double Gf, double g
     fastprox_pair factors = {fastprox_factor1(Ge + ge * ge, m, eta0), fastprox_factor1(Gf + gf * gf, m, eta0)};
     return factors;
 }
-static inline void fastprox_normalized_outputs2(double *e, double *f, double ge, double gf, double se,
-                                                double sf, double m, double eta0, double r, double alpha,
-                                                int keep)
+static inline void fastprox_normalized_known2(double *e, double *f, double ge, double gf, double se, double sf,
+                                              double fe, double ff, double r, double alpha, int keep)
 {
     double Ge = e[1] + ge * ge, Gf = f[1] + gf * gf;
-    double fe = fastprox_factor1(Ge, m, eta0), ff = fastprox_factor1(Gf, m, eta0);
     double eta_e = fe * r, eta_f = ff * r;
     double we = eta_e > 0.0 ? fastprox_soft(e[0] - eta_e * se, alpha * eta_e) : e[0];
     double wf = eta_f > 0.0 ? fastprox_soft(f[0] - eta_f * sf, alpha * eta_f) : f[0];
@@ -452,6 +462,13 @@ static inline void fastprox_normalized_outputs2(double *e, double *f, double ge,
     }
     e[0] = we;
     f[0] = wf;
+}
+static inline void fastprox_normalized_outputs2(double *e, double *f, double ge, double gf, double se,
+                                                double sf, double m, double eta0, double r, double alpha,
+                                                int keep)
+{
+    fastprox_normalized_known2(e, f, ge, gf, se, sf, fastprox_factor1(e[1] + ge * ge, m, eta0),
+                               fastprox_factor1(f[1] + gf * gf, m, eta0), r, alpha, keep);
 }
 static inline double fastprox_rescale1(double *e, double x, double w, double *norm)
 {

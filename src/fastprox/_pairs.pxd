@@ -48,3 +48,6 @@ cdef extern from "_pairs.h" nogil:
     void normalized_outputs2 "fastprox_normalized_outputs2"(double* e, double* f, double ge, double gf,
                                                             double se, double sf, double m, double eta0,
                                                             double r, double alpha, bint keep)
+    void normalized_known2 "fastprox_normalized_known2"(double* e, double* f, double ge, double gf, double se,
+                                                        double sf, double fe, double ff, double r,
+                                                        double alpha, bint keep)

@@ -16,7 +16,7 @@ from fastprox._groups cimport (group_of, group_catch_up, groups_prox_step, rda_g
 from fastprox._intercept cimport intercept_value, apply_intercept, intercept_step_size
 from fastprox._normalized cimport (rescale, row_norm, scale_of, set_normalized_eta, normalized_current,
                                    normalized_apply, normalized_apply_factor, normalized_norm_terms,
-                                   normalized_apply_outputs)
+                                   normalized_apply_outputs, normalized_apply_known_outputs)
 from fastprox._invariant cimport invariant_sigma, log_invariant_sigma
 from fastprox._losses cimport LOG
 from fastprox._gradients cimport gradients, refused, row_abs_max, largest_q
@@ -63,6 +63,8 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
             x = data[nz]
             if paired and c.params.schedule == ADAGRAD:
                 adagrad_apply_outputs(c, row, x)
+            elif paired and c.params.invariant:
+                normalized_apply_known_outputs(c, row, x, c.scratch.factor_memo + (nz - indptr[r]) * K)
             elif paired:
                 normalized_apply_outputs(c, row, x)
             for k in range(K - K % 2 if paired else 0, K):
@@ -220,11 +222,11 @@ cdef inline void apply(Ctx* c, double* row, int k, double g, double step_g) noex
 cdef inline bint paired_outputs(Ctx* c) noexcept nogil:
     """Whether a single row's update takes its outputs two at a time, more than one of
     them: fobos with AdaGrad and a separable penalty (`apply`'s AdaGrad branch:
-    `adagrad_apply_outputs`), or with the normalized schedule's gradient step
-    (`normalized_apply_outputs`; its invariant step has the factors already)."""
+    `adagrad_apply_outputs`), or with the normalized schedule (`normalized_apply_outputs`;
+    the invariant step's factors already taken: `normalized_apply_known_outputs`)."""
     if c.params.n_outputs == 1 or c.params.update != FOBOS or c.params.grouped or c.params.penalty == BERHU:
         return False
-    return c.params.schedule == ADAGRAD or (c.params.schedule == NORMALIZED and not c.params.invariant)
+    return c.params.schedule == ADAGRAD or c.params.schedule == NORMALIZED
 
 
 cdef inline double step_size(Ctx* c, double* row, int k, double g) noexcept nogil:

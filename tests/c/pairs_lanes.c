@@ -116,6 +116,11 @@ int main(void)
                                          fabs(x[6]), fabs(x[2]), i % 2 ? 0.0 : fabs(x[5]), keep);
             for (int k = 0; k < 3; k++)
                 printf(" %llx %llx", bits(na[k]), bits(nb[k]));
+            /* the same entries given the factors (the invariant step's) */
+            fastprox_normalized_known2(na, nb, x[8], x[0], x[7], x[1], i % 3 == 0 ? 0.0 : fabs(x[4]),
+                                       fabs(x[2]), fabs(x[6]), fabs(x[0]), keep);
+            for (int k = 0; k < 3; k++)
+                printf(" %llx %llx", bits(na[k]), bits(nb[k]));
         }
         printf("\n");
     }
