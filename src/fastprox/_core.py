@@ -106,7 +106,6 @@ def new_learner(params, n_features, n_outputs, ovr, multinomial, head):
                    group_weights=params["group_weights"], step=step)
 
 
-
 def check_same_kernel(params, kernel):
     """Refuse parameters that no longer describe the trained kernel `kernel` (a Learner,
     or a model file's learner entry as attributes): those `new_learner` builds it from
@@ -153,6 +152,7 @@ def check_same_groups(params, groups, group_weights):
         if not same:
             raise ValueError(f"params.{key} differs from the kernel's {key} (set_params after the "
                              "fit); set it back, or fit again")
+
 
 def auto_steps(params, schedule):
     """Whether eta0 or delta is "auto" under AdaGrad (`schedule`), set by the

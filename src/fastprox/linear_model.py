@@ -246,8 +246,10 @@ class _BaseProx(BaseEstimator):
 
     def _check_same_kernel(self):
         """partial_fit and a warm start continue the kernel they have: a parameter it was
-        built with and set_params changed since raises instead of going unheeded."""
-        params = self.get_params()
+        built with and set_params changed since raises instead of going unheeded. The
+        parameters are read as `new_learner` reads them (vars: get_params costs a
+        partial_fit call more than its check)."""
+        params = vars(self)
         try:
             check_same_kernel(params, self._learner)
             check_same_groups(params, self._learner.groups, self._learner.group_weights)
