@@ -196,6 +196,14 @@ static inline fastprox_pair fastprox_new_factors2(double Ge, double Gf, double g
     __m128d g = _mm_set_pd(gf, ge);
     return fastprox_pair_of(fastprox_factors2(_mm_add_pd(_mm_set_pd(Gf, Ge), _mm_mul_pd(g, g)), m, m, eta0));
 }
+/* The normalized schedule's step of weights w with steps eta and forward steps s (g, or
+   the invariant step's sigma x): soft(w - eta s, alpha eta) where eta > 0, else w
+   (`_normalized.normalized_fobos_step`). */
+static inline __m128d fastprox_normalized_w2(__m128d w, __m128d eta, __m128d s, double alpha)
+{
+    __m128d step = fastprox_soft2(_mm_sub_pd(w, _mm_mul_pd(eta, s)), _mm_mul_pd(_mm_set1_pd(alpha), eta));
+    return fastprox_blend2(_mm_cmpgt_pd(eta, _mm_setzero_pd()), step, w);
+}
 /* Two outputs' normalized entries (w, G, and under l1 the factor) with gradients g,
    forward steps s (g, or the invariant step's sigma x) and new step factors as lanes:
    G += g^2 stored (the factors too where keep), eta = factor r, and where eta > 0
@@ -204,12 +212,11 @@ static inline void fastprox_normalized_update2(double *e, double *f, __m128d g, 
                                                double r, double alpha, int keep)
 {
     __m128d G = _mm_add_pd(_mm_set_pd(f[1], e[1]), _mm_mul_pd(g, g));
-    __m128d eta = _mm_mul_pd(factor, _mm_set1_pd(r)), w = _mm_set_pd(f[0], e[0]);
-    __m128d step = fastprox_soft2(_mm_sub_pd(w, _mm_mul_pd(eta, s)), _mm_mul_pd(_mm_set1_pd(alpha), eta));
+    __m128d w = fastprox_normalized_w2(_mm_set_pd(f[0], e[0]), _mm_mul_pd(factor, _mm_set1_pd(r)), s, alpha);
     fastprox_put2(e, f, 1, G);
     if (keep)
         fastprox_put2(e, f, 2, factor);
-    fastprox_put2(e, f, 0, fastprox_blend2(_mm_cmpgt_pd(eta, _mm_setzero_pd()), step, w));
+    fastprox_put2(e, f, 0, w);
 }
 /* The same with the factors given as (fe, ff): the invariant step's, its norm took them. */
 static inline void fastprox_normalized_known2(double *e, double *f, double ge, double gf, double se, double sf,
@@ -288,10 +295,9 @@ static inline fastprox_pair fastprox_normalized_rescale2(double *e, double *f, d
 static inline void fastprox_normalized_step2(double *e, double *f, double xe, double xf, double sigma,
                                              double r, double alpha, double R)
 {
-    __m128d eta = _mm_mul_pd(_mm_set_pd(f[4], e[4]), _mm_set1_pd(r)), w = _mm_set_pd(f[2], e[2]);
+    __m128d eta = _mm_mul_pd(_mm_set_pd(f[4], e[4]), _mm_set1_pd(r));
     __m128d g = _mm_mul_pd(_mm_set1_pd(sigma), _mm_set_pd(xf, xe));
-    __m128d step = fastprox_soft2(_mm_sub_pd(w, _mm_mul_pd(eta, g)), _mm_mul_pd(_mm_set1_pd(alpha), eta));
-    fastprox_put2(e, f, 2, fastprox_blend2(_mm_cmpgt_pd(eta, _mm_setzero_pd()), step, w));
+    fastprox_put2(e, f, 2, fastprox_normalized_w2(_mm_set_pd(f[2], e[2]), eta, g, alpha));
     e[0] = f[0] = R;
 }
 /* The step of rows without a penalty, (m, w, G), of step factors (`fastprox_normalized_plain_factors2`):
@@ -447,13 +453,16 @@ static inline fastprox_pair fastprox_new_factors2(double Ge, double Gf, double g
     fastprox_pair factors = {fastprox_factor1(Ge + ge * ge, m, eta0), fastprox_factor1(Gf + gf * gf, m, eta0)};
     return factors;
 }
+static inline double fastprox_normalized_w1(double w, double eta, double s, double alpha)
+{
+    return eta > 0.0 ? fastprox_soft(w - eta * s, alpha * eta) : w;
+}
 static inline void fastprox_normalized_known2(double *e, double *f, double ge, double gf, double se, double sf,
                                               double fe, double ff, double r, double alpha, int keep)
 {
     double Ge = e[1] + ge * ge, Gf = f[1] + gf * gf;
-    double eta_e = fe * r, eta_f = ff * r;
-    double we = eta_e > 0.0 ? fastprox_soft(e[0] - eta_e * se, alpha * eta_e) : e[0];
-    double wf = eta_f > 0.0 ? fastprox_soft(f[0] - eta_f * sf, alpha * eta_f) : f[0];
+    double we = fastprox_normalized_w1(e[0], fe * r, se, alpha);
+    double wf = fastprox_normalized_w1(f[0], ff * r, sf, alpha);
     e[1] = Ge;
     f[1] = Gf;
     if (keep) {
@@ -519,9 +528,8 @@ static inline fastprox_pair fastprox_normalized_rescale2(double *e, double *f, d
 static inline void fastprox_normalized_step2(double *e, double *f, double xe, double xf, double sigma,
                                              double r, double alpha, double R)
 {
-    double eta_e = e[4] * r, eta_f = f[4] * r;
-    double we = eta_e > 0.0 ? fastprox_soft(e[2] - eta_e * (sigma * xe), alpha * eta_e) : e[2];
-    double wf = eta_f > 0.0 ? fastprox_soft(f[2] - eta_f * (sigma * xf), alpha * eta_f) : f[2];
+    double we = fastprox_normalized_w1(e[2], e[4] * r, sigma * xe, alpha);
+    double wf = fastprox_normalized_w1(f[2], f[4] * r, sigma * xf, alpha);
     e[2] = we;
     f[2] = wf;
     e[0] = f[0] = R;
