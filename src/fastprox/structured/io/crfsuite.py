@@ -92,11 +92,11 @@ def _sequences(source):
         if ":" not in text and "\\" not in text and not fields[0].startswith("@"):
             block.item(fields[0], fields[1:], None)     # the common line: names only
             continue
-        label, weight = _field(fields[0], name, number)
+        label, value = _split(fields[0])
         if label.startswith("@"):
-            block.declare(label, weight, name, number)
+            block.declare(label, value, name, number)
             continue
-        if weight is not None:
+        if value is not None:
             raise located(name, number, f"label {fields[0]!r} holds ':'; escape a colon in a label "
                                         f"as \\: (CRFsuite would read the label {label!r})")
         attributes, weights = [], []
@@ -113,18 +113,26 @@ def _sequences(source):
 
 
 def _field(field, name, number):
-    """``(text, weight)`` of one field: its unescaped text before an unescaped
-    ``:`` and the float after it (None when there is no ``:``)."""
+    """``(name, weight)`` of an attribute: its unescaped name and the float after
+    an unescaped ``:`` (None when there is none)."""
+    text, value = _split(field)
+    return text, None if value is None else _weight(value, text, name, number)
+
+
+def _split(field):
+    """(text, what follows its first unescaped ``:`` or None), ``\\:`` and
+    ``\\\\`` in the text read as ``:`` and ``\\``."""
     if "\\" in field:
-        text, value = _unescape(field)
-    else:
-        text, colon, value = field.partition(":")
-        value = value if colon else None
-    if value is None:
-        return text, None
+        return _unescape(field)
+    text, colon, value = field.partition(":")
+    return text, value if colon else None
+
+
+def _weight(value, text, name, number):
+    """The finite float ``value`` (the weight of ``text``)."""
     if ":" in value:
-        raise located(name, number, f"field {field!r} has a second ':'; escape a colon in a name "
-                                    f"as \\: (NAME:WEIGHT)")
+        raise located(name, number, f"field {text + ':' + value!r} has a second ':'; escape a "
+                                    f"colon in a name as \\: (NAME:WEIGHT)")
     try:
         weight = float(value)
     except ValueError:
@@ -133,7 +141,7 @@ def _field(field, name, number):
         raise located(name, number, f"weight {value!r} of {text!r} is not a finite number; write "
                                     f"NAME:WEIGHT with a number, or NAME for weight 1 (escape a "
                                     f"colon in a name as \\:)")
-    return text, weight
+    return weight
 
 
 def _unescape(field):
@@ -176,9 +184,10 @@ class _Block:
         if what != "@weight":
             raise located(name, number, f"unknown declaration {what!r}; the only one is "
                                         f"@weight:W, the sequence's weight")
-        if value is None or value < 0:
+        weight = None if value is None else _weight(value, what, name, number)
+        if weight is None or weight < 0:
             raise located(name, number, "@weight needs a weight of 0 or more: @weight:W")
-        self.weight = value
+        self.weight = weight
 
     def sequence(self, name):
         if not self.labels:
