@@ -90,7 +90,12 @@ class AttributeFeatures(BaseEstimator):
 
     def _sized(self, n_features):
         self.n_features_ = n_features
-        self.groups_ = np.zeros(n_features, np.int64)
+
+    @property
+    def groups_(self):
+        """Zeros (int64, length ``n_features_``): all columns form one group."""
+        check_is_fitted(self, "n_features_")
+        return np.zeros(self.n_features_, np.int64)
 
     def _rows(self, sequences, grow):
         parts, n, batch, size = [], 0, [], 0

@@ -33,7 +33,7 @@ from ..._hashing import hash_indices
 from .crfpp import parse_crfpp
 from .defaults import as_templates
 from .expressions import parse_expressions
-from .items import Items
+from .items import Items, item_count
 from .keys import KeyTable
 from .rows import FLOAT_TYPES, assemble, by_template
 from .stable_hash import combine, seed
@@ -230,7 +230,7 @@ class TemplateFeatures(BaseEstimator):
         batch, size = [], 0
         for sequence in sequences:
             batch.append(sequence)
-            size += len(sequence)
+            size += item_count(sequence)
             if size >= self.batch_items:
                 yield batch
                 batch, size = [], 0
@@ -322,7 +322,13 @@ class TemplateFeatures(BaseEstimator):
     def _blocks(self, sizes):
         self.offsets_ = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.n_features_ = int(self.offsets_[-1])
-        self.groups_ = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+
+    @property
+    def groups_(self):
+        """The template of each column (int64, length ``n_features_``), made when
+        read: a wide hashed matrix need not hold it."""
+        check_is_fitted(self, "n_features_")
+        return np.repeat(np.arange(len(self.offsets_) - 1, dtype=np.int64), np.diff(self.offsets_))
 
     # --- plain-data state ----------------------------------------------------------
 

@@ -8,11 +8,20 @@ else the placeholder ``_B-k`` / ``_B+k`` for the distance ``k`` beyond its
 first or last item (:meth:`Items.shifted`): shifted index arrays with the
 sequence boundaries padded, no loop over items.
 """
+from collections.abc import Mapping
 from itertools import chain
 
 import numpy as np
 
-__all__ = ["Items"]
+__all__ = ["Items", "item_count"]
+
+
+def item_count(sequence):
+    """The number of items of a sequence: its length, or for a mapping column
+    name -> strings the length of its columns."""
+    if isinstance(sequence, Mapping):
+        return len(next(iter(sequence.values()), ()))
+    return len(sequence)
 
 
 class Items:
@@ -41,9 +50,12 @@ class Items:
     def of(cls, sequences, columns):
         """The items of ``sequences`` (each a mapping column name -> strings,
         such as a `fastprox.structured.io.Sequence`), ``columns`` factorized."""
-        items = cls(np.fromiter((len(s) for s in sequences), np.int64, len(sequences)))
+        items = cls(np.fromiter(map(item_count, sequences), np.int64, len(sequences)))
         for column in columns:
             tokens = list(chain.from_iterable(s[column] for s in sequences))
+            if len(tokens) != items.n:
+                raise ValueError(f"the sequences' column {column!r} has {len(tokens)} values for "
+                                 f"{items.n} items; every column needs one value per item")
             strings = dict.fromkeys(tokens)     # the distinct strings, in order of appearance
             for code, string in enumerate(strings):
                 strings[string] = code

@@ -43,6 +43,8 @@ def assemble(parts, n_items, n_features, dtype, sorted_rows):
     indptr = np.zeros(n_items + 1, itype)
     np.cumsum(counts, out=indptr[1:])
     X = sp.csr_matrix((data, indices.astype(itype, copy=False), indptr), shape=(n_items, n_features))
+    if X.indices.dtype != itype:    # scipy narrows the indices of a matrix without rows
+        X.indices, X.indptr = X.indices.astype(itype), X.indptr.astype(itype)
     if sorted_rows:
         X.has_sorted_indices = True
     else:
