@@ -349,6 +349,19 @@ def test_state_as_plain_data_and_pickle(kwargs):
         TemplateFeatures.from_dict({k: v for k, v in state.items() if k != "views"})
     with pytest.raises(ValueError, match="not a fastprox.TemplateFeatures"):
         TemplateFeatures.from_dict(dict(state, version=99))
+    if "bits" not in kwargs:        # tables that pack and fit could not have made
+        for table, match in [(dict(keys=[3, 2]), "keys are not strictly increasing"),
+                             (dict(keys=[10**12]), "keys are not strictly increasing"),
+                             (dict(radices=[1] * len(state["tables"][0]["radices"])), "radices"),
+                             (dict(fold_at=[0], fold_keys=[[0]]), "folds do not match")]:
+            broken = dict(state, tables=[dict(state["tables"][0], **table)] + state["tables"][1:])
+            with pytest.raises(ValueError, match=match):
+                TemplateFeatures.from_dict(broken)
+        with pytest.raises(ValueError, match="tables for"):
+            TemplateFeatures.from_dict(dict(state, tables=state["tables"][1:]))
+        views = [dict(state["views"][0], vocabulary=state["views"][0]["vocabulary"][2:])] + state["views"][1:]
+        with pytest.raises(ValueError, match="lacks placeholders|radices"):
+            TemplateFeatures.from_dict(dict(state, views=views))
 
 
 @pytest.mark.parametrize("kwargs,match", [(dict(bits=0), "bits must be None"), (dict(bits=63), "bits must be"),

@@ -16,7 +16,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ..._hashing import hash_indices
-from .rows import FLOAT_TYPES, assemble
+from .params import check_shared
+from .rows import assemble
 from .stable_hash import string_hashes
 
 __all__ = ["AttributeFeatures"]
@@ -74,12 +75,7 @@ class AttributeFeatures(BaseEstimator):
         return np.array(list(self.vocabulary_), dtype=object)
 
     def _fit(self, sequences, transform):
-        if self.dtype not in FLOAT_TYPES:
-            raise ValueError(f"dtype must be np.float64 or np.float32, not {self.dtype!r}")
-        if self.bits is not None and not (isinstance(self.bits, (int, np.integer)) and 1 <= self.bits <= 62):
-            raise ValueError(f"bits must be None (a vocabulary) or an integer in 1..62, not {self.bits!r}")
-        if not (isinstance(self.batch_items, (int, np.integer)) and self.batch_items >= 1):
-            raise ValueError(f"batch_items must be a positive integer, not {self.batch_items!r}")
+        check_shared(self.dtype, self.bits, self.batch_items)
         self.vocabulary_ = {}
         if self.bits is not None:
             self._sized(1 << self.bits)

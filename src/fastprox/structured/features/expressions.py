@@ -41,6 +41,7 @@ def parse_expressions(expressions, source="<expressions>"):
     Returns
     -------
     Templates
+        One template per expression, in order.
 
     Raises
     ------

@@ -35,7 +35,8 @@ from .defaults import as_templates
 from .expressions import parse_expressions
 from .items import Items, item_count
 from .keys import KeyTable
-from .rows import FLOAT_TYPES, assemble, by_template
+from .params import check_shared
+from .rows import assemble, by_template
 from .stable_hash import combine, seed
 from .templates import Templates, placeholder
 from .views import View
@@ -138,17 +139,12 @@ class TemplateFeatures(BaseEstimator):
     # --- setting up from the first sequence -------------------------------------
 
     def _check_params(self):
-        if self.dtype not in FLOAT_TYPES:
-            raise ValueError(f"dtype must be np.float64 or np.float32, not {self.dtype!r}")
-        if self.bits is not None and not (isinstance(self.bits, (int, np.integer)) and 1 <= self.bits <= 62):
-            raise ValueError(f"bits must be None (a vocabulary) or an integer in 1..62, not {self.bits!r}")
+        check_shared(self.dtype, self.bits, self.batch_items)
         if not (isinstance(self.min_count, (int, np.integer)) and self.min_count >= 1):
             raise ValueError(f"min_count must be a positive integer, not {self.min_count!r}")
         if self.bits is not None and self.min_count != 1:
             raise ValueError("min_count counts features in a vocabulary; with bits (hashing) "
                              "nothing is counted: pass min_count=1 or bits=None")
-        if not (isinstance(self.batch_items, (int, np.integer)) and self.batch_items >= 1):
-            raise ValueError(f"batch_items must be a positive integer, not {self.batch_items!r}")
 
     def _setup(self, first):
         """Resolve the templates against the first sequence's columns; make the
@@ -332,6 +328,20 @@ class TemplateFeatures(BaseEstimator):
 
     # --- plain-data state ----------------------------------------------------------
 
+    def _check_tables(self, stored_views):
+        """ValueError unless the vocabularies and tables read back fit the
+        templates: one table per template, radices equal to the vocabularies'
+        sizes (placeholders included, no repeated value), keys as `KeyTable.check`."""
+        for view, stored in zip(self.views_, stored_views):
+            if len(view.index) != len(stored["vocabulary"]):
+                raise ValueError(f"the vocabulary of {view!r} repeats values or lacks placeholders")
+        if len(self.tables_) != len(self._atoms):
+            raise ValueError(f"{len(self.tables_)} tables for {len(self._atoms)} templates")
+        for template, atoms, table in zip(self.templates_, self._atoms, self.tables_):
+            if table.radices != [len(self.views_[v].index) for v, _ in atoms]:
+                raise ValueError(f"the radices of {template.text!r} do not match its vocabularies")
+            table.check()
+
     def to_dict(self):
         """The fitted state as plain data: str, int, bool, None, lists, dicts and
         NumPy arrays (int64), no pickle; :meth:`from_dict` rebuilds it."""
@@ -340,7 +350,8 @@ class TemplateFeatures(BaseEstimator):
                  "params": {"templates_kind": self.templates_.kind,
                             "templates": list(self.templates_.lines),
                             "templates_source": self.templates_.source,
-                            "columns": None if self.columns is None else list(self.columns),
+                            "columns": (None if self.columns is None else [self.columns]
+                                        if isinstance(self.columns, str) else list(self.columns)),
                             "bits": None if self.bits is None else int(self.bits),
                             "min_count": int(self.min_count),
                             "dtype": np.dtype(self.dtype).name,
@@ -383,6 +394,7 @@ class TemplateFeatures(BaseEstimator):
             if self.bits is None:
                 self.tables_ = [KeyTable(t["radices"], dict(zip(t["fold_at"], t["fold_keys"])),
                                          t["keys"]) for t in state["tables"]]
+                self._check_tables(state["views"])
                 self._vocabulary_blocks()
             else:
                 self._hashing_blocks()

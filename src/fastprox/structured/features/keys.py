@@ -88,6 +88,23 @@ class KeyTable:
         at, found = _find(self.keys, key)
         return np.where(valid & found, at, -1)
 
+    def check(self):
+        """ValueError unless the folds and keys are what :meth:`pack` and
+        :meth:`fit` can make from these radices: folds exactly where the
+        packing would pass KEY_LIMIT, every array strictly increasing and
+        within its bound (a table read from a file is checked so)."""
+        bound = 1
+        for a, radix in enumerate(self.radices):
+            if radix < 1:
+                raise ValueError(f"radix {radix} of atom {a} is not positive")
+            if (bound * radix > KEY_LIMIT) != (a in self.folds):
+                raise ValueError(f"the folds do not match the radices at atom {a}")
+            if a in self.folds:
+                _check_sorted(self.folds[a], bound, f"the partial keys before atom {a}")
+                bound = len(self.folds[a])
+            bound *= radix
+        _check_sorted(self.keys, bound, "the keys")
+
     def unpack(self, columns):
         """The atoms' codes of the features at ``columns`` (for their names):
         one int64 array per atom."""
@@ -99,6 +116,11 @@ class KeyTable:
             if a in self.folds:
                 key = self.folds[a][key]
         return codes[::-1]
+
+
+def _check_sorted(keys, bound, what):
+    if keys.ndim != 1 or (len(keys) and (keys[0] < 0 or keys[-1] >= bound or (np.diff(keys) <= 0).any())):
+        raise ValueError(f"{what} are not strictly increasing integers in 0..{bound - 1}")
 
 
 def _find(sorted_keys, key):

@@ -7,11 +7,9 @@ float32 as asked.
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["by_template", "assemble", "FLOAT_TYPES"]
+__all__ = ["by_template", "assemble"]
 
 _INT32_MAX = np.iinfo(np.int32).max
-#: The value types an extractor may produce.
-FLOAT_TYPES = (np.float64, np.float32)
 
 
 def by_template(columns):
