@@ -106,7 +106,8 @@ def _macros(text, source, number):
         row, col = int(match.group(1)), int(match.group(2))
         if abs(row) > MAX_ROW:
             raise located(source, number, f"row {row} of %x[{row},{col}] is beyond CRF++'s "
-                                          f"-{MAX_ROW}..{MAX_ROW}")
+                                          f"-{MAX_ROW}..{MAX_ROW}; write a row within them (items "
+                                          f"further away are outside CRF++'s context)")
         pieces.append(text[start:at])
         atoms.append(Atom(col, row))
         start = match.end()

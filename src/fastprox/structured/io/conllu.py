@@ -86,10 +86,11 @@ def _sentences(source, layout, want_heads):
                                         f"(spaces may occur inside FORM and LEMMA) and write _ for "
                                         f"an empty one")
         word_id = fields[0]
-        if _is_range(word_id, "-") or _is_range(word_id, "."):
+        is_word = word_id.isascii() and word_id.isdigit()
+        if not is_word and (_is_range(word_id, "-") or _is_range(word_id, ".")):
             block.extra.append((len(block.rows), text))
             continue
-        if not (word_id.isascii() and word_id.isdigit()) or int(word_id) != len(block.rows) + 1:
+        if not is_word or int(word_id) != len(block.rows) + 1:
             raise located(name, number, f"word ID {word_id!r} where {len(block.rows) + 1} was expected: "
                                         f"the words of a sentence are numbered 1, 2, 3, ... in order "
                                         f"(multiword tokens like 3-4, empty nodes like 5.1), and a "
@@ -137,7 +138,7 @@ class _Block:
                 raise located(name, line, f"HEAD {head!r} of word {m} is not an integer; {_ROOT_OR_WORD}")
             if not 0 <= int(head) <= n:
                 raise located(name, line, f"HEAD {int(head)} of word {m} is outside 0..{n} (the "
-                                          f"sentence has {n} words); {_ROOT_OR_WORD}")
+                                          f"sentence has {n} word{'s' * (n != 1)}); {_ROOT_OR_WORD}")
             heads[m - 1] = int(head)
         cycle = find_cycle(heads)
         if cycle is not None:
