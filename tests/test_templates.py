@@ -304,6 +304,10 @@ def test_min_count_and_unseen_features():
     assert X.getnnz(axis=1).tolist() == [1, 0, 0, 0, 0, 0, 1, 0, 0]
     Xt = fx.transform([{"w": ["He", "unseen"]}])
     assert Xt.toarray().tolist() == [[1.0], [0.0]]
+    with pytest.raises(ValueError, match="a sequence has no column 'w'"):
+        fx.transform([{"word": ["He"]}])
+    with pytest.raises(ValueError, match="column 'pos' has 1 values for 2 items"):
+        TemplateFeatures(["w[0]", "pos[0]"]).fit([{"w": ["a", "b"], "pos": ["A"]}])
 
 
 def test_float32_int64_and_empty_inputs():

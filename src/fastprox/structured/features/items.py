@@ -52,7 +52,11 @@ class Items:
         such as a `fastprox.structured.io.Sequence`), ``columns`` factorized."""
         items = cls(np.fromiter(map(item_count, sequences), np.int64, len(sequences)))
         for column in columns:
-            tokens = list(chain.from_iterable(s[column] for s in sequences))
+            try:
+                tokens = list(chain.from_iterable(s[column] for s in sequences))
+            except KeyError:
+                raise ValueError(f"a sequence has no column {column!r}, which the templates read; "
+                                 f"give every sequence the columns it was fitted on") from None
             if len(tokens) != items.n:
                 raise ValueError(f"the sequences' column {column!r} has {len(tokens)} values for "
                                  f"{items.n} items; every column needs one value per item")
