@@ -485,6 +485,14 @@ def source_name(source):
     return os.fspath(source)
 
 
+def open_source(source):
+    """``source`` (a path, ``-`` or a binary file object) opened as this module's
+    readers open it (`_open`): one binary stream, decompressed if gzip, bzip2 or xz.
+    A context manager, for the readers of other text formats in the package
+    (fastprox.structured.io)."""
+    return _open(source)
+
+
 @contextlib.contextmanager
 def _open(source):
     """``source`` (a path, ``-`` or a binary file object) as one binary stream,
@@ -583,6 +591,13 @@ def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=
                                   y[start:stop], qids[start:stop], int(not zero_based)))
 
     _atomic_write(os.fspath(path), write)
+
+
+def atomic_write(path, write, compress=True):
+    """`_atomic_write` for the writers of other formats in the package
+    (fastprox.structured.io): ``write(file)`` into a temporary file renamed over
+    ``path``, compressed as its suffix says when ``compress``."""
+    _atomic_write(path, write, compress)
 
 
 def _atomic_write(path, write, compress=True):
