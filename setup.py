@@ -1,4 +1,5 @@
-"""Build the Cython kernels: every ``src/fastprox/*.pyx`` becomes an extension.
+"""Build the Cython kernels: every ``src/fastprox/**/*.pyx`` becomes an extension
+(``src/fastprox/a/b.pyx`` the module ``fastprox.a.b``).
 
 Optimised with ``-O3`` (and ``-fno-math-errno``: sqrt compiles to one
 instruction, no errno branch; libm linked by name, so that exp and log bind to
@@ -22,14 +23,14 @@ if os.environ.get("FASTPROX_NATIVE") == "1":
 
 extensions = [
     Extension(
-        "fastprox." + os.path.splitext(os.path.basename(path))[0],
+        os.path.splitext(os.path.relpath(path, "src"))[0].replace(os.sep, "."),
         [path],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=flags,
         libraries=["m"],
     )
-    for path in sorted(glob(os.path.join("src", "fastprox", "*.pyx")))
+    for path in sorted(glob(os.path.join("src", "fastprox", "**", "*.pyx"), recursive=True))
 ]
 
 setup(

@@ -1,0 +1,1 @@
+"""Helpers the tests share that are not tests themselves: brute-force references."""
