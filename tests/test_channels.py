@@ -20,6 +20,7 @@ import sys
 import termios
 import threading
 import time
+import zlib
 
 import numpy as np
 import pytest
@@ -239,10 +240,17 @@ def test_first_read_shorter_than_the_magic_bytes(first, compression, stored):
         writer.join()
 
 
-def test_truncated_gzip_stream_names_the_source(cut):
+def test_truncated_gzip_stream_names_the_source_and_line(cut):
+    """A gzip stream cut short is reported at the line it breaks off in (the whole
+    lines before it parsed), whatever the channel."""
+    data = (cut / "truncated").read_bytes()
+    whole = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data).count(b"\n")
+    assert whole > 1000
     with fed("/dev/fd", cut / "truncated", None) as (path, _):
-        with pytest.raises(ValueError, match=f"^{path}:1: corrupt or truncated compressed data"):
+        with pytest.raises(ValueError, match=f"^{path}:{whole + 1}: corrupt or truncated compressed data"):
             load_libsvm(path)
+    with pytest.raises(ValueError, match=f":{whole + 1}: corrupt or truncated compressed data"):
+        list(iter_libsvm(cut / "truncated", chunk_rows=100))
 
 
 # --- the command line ----------------------------------------------------------------
@@ -326,8 +334,9 @@ def test_empty_and_truncated_standard_input(models, cut):
         assert fastprox("predict", models["a9a/a9a"], path, stdin=stdin) == (0, "", "")
     with fed("-", cut / "truncated", None) as (path, stdin):
         status, out, err = fastprox("predict", models["a9a/a9a"], path, stdin=stdin)
+    whole = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress((cut / "truncated").read_bytes()).count(b"\n")
     assert status == 1
-    assert err.startswith("fastprox: error: <stdin>:1: corrupt or truncated compressed data")
+    assert err.startswith(f"fastprox: error: <stdin>:{whole + 1}: corrupt or truncated compressed data")
 
 
 def test_train_refuses_to_read_a_stream_twice(capsys):
@@ -341,6 +350,31 @@ def test_train_refuses_to_read_a_stream_twice(capsys):
     assert status == 1 and "<stdin> is given twice" in err
     status, _, err = run(capsys, "info", "-", "-")
     assert status == 1 and "<stdin> is given twice" in err
+
+
+@pytest.mark.parametrize("command", ["info", "train", "predict"])
+@pytest.mark.parametrize("channel", ["/dev/zero", "-"])
+def test_an_endless_input_ends_every_command_at_its_first_line(command, channel, models):
+    """/dev/zero as a path or as standard input: each command stops at once with the
+    source and line (the former reader held the endless line, without end)."""
+    argv = {"info": ["info"], "train": ["train"], "predict": ["predict", models["a9a/a9a"]]}[command]
+    with open("/dev/zero", "rb") as zero:
+        status, out, err = fastprox(*argv, channel, stdin=zero if channel == "-" else None)
+    shown = "<stdin>" if channel == "-" else channel
+    assert (status, out) == (1, "")
+    assert err.startswith(f"fastprox: error: {shown}:1: NUL byte: this looks like binary data")
+
+
+def test_a_line_beyond_max_line_bytes_names_the_option(tmp_path, capsys):
+    path = tmp_path / "long.svm"
+    path.write_bytes(b"1 1:1\n-1 " + b" ".join(b"%d:1" % i for i in range(1, 1000)) + b"\n")
+    for argv in (["info", path], ["train", path, "--quiet"]):
+        status, _, err = run(capsys, *argv, "--max-line-bytes", 100)
+        assert status == 1 and err == (f"fastprox: error: {path}:2: line longer than --max-line-bytes 100 "
+                                       "bytes; LIBSVM text holds one example per line, so this is not "
+                                       "LIBSVM text (no newline: binary data, an endless stream), or give "
+                                       "a larger --max-line-bytes\n")
+    assert run(capsys, "info", path, "--max-line-bytes", 10_000)[0] == 0
 
 
 # --- a closed output -----------------------------------------------------------------

@@ -22,7 +22,11 @@ too large for int64, 0 in a one-based file or beyond ``n_features``;
 duplicate or decreasing indices within a row (indices must be strictly
 increasing, as scikit-learn requires: nothing is sorted for you); NaN and
 infinite labels or values unless ``allow_nonfinite=True``; multi-label rows
-(comma-separated labels); NUL bytes (binary data); corrupt compressed data.
+(comma-separated labels); NUL bytes (binary data), found as they are read,
+in a line not yet ended too; a line longer than ``max_line_bytes``, found
+once that much of it is read (memory and time stay bounded whatever the
+input: /dev/zero, an endless stream, a binary file); corrupt compressed data,
+at the line it breaks off in.
 A missing or unreadable file raises the usual ``OSError``. Messages name standard
 input ``<stdin>``.
 
@@ -49,8 +53,13 @@ from ._numpy import np
 __all__ = ["load_libsvm", "iter_libsvm", "dump_libsvm"]
 
 #: Bytes read from the file at a time; a line longer than this is still read
-#: whole (the read size grows to fit it).
+#: whole (the buffer grows to fit it, up to MAX_LINE_BYTES).
 BLOCK_BYTES = 1 << 22
+#: The longest line read (bytes, its newline excluded): one example per line,
+#: so a longer one is not LIBSVM text (an endless line: /dev/zero, a binary
+#: file without newlines) or an example too large to hold; the reader stops
+#: with the line and this bound once a line exceeds it, having held no more.
+MAX_LINE_BYTES = 1 << 28
 
 _INT32_MAX = 2**31 - 1
 #: Rows load_libsvm parses at a time before joining them: the parser's arrays
@@ -61,6 +70,7 @@ _LOAD_CHUNK_ROWS = 10_000
 SPLIT_BYTES = 64 << 20
 _WRITE_ROWS = 1 << 16
 _COMPRESSED = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
+_DECOMPRESSORS = (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)
 _MAGIC_BYTES = max(len(magic) for magic, _ in _COMPRESSED)
 #: The source that means standard input.
 STDIN = "-"
@@ -68,7 +78,8 @@ _WRITERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
 def load_libsvm(path, n_features=None, dtype="float64", zero_based="auto",
-                query_id=False, allow_nonfinite=False, *, block_bytes=BLOCK_BYTES):
+                query_id=False, allow_nonfinite=False, *, block_bytes=BLOCK_BYTES,
+                max_line_bytes=MAX_LINE_BYTES):
     """Read a whole LIBSVM file into ``(X, y)``, or ``(X, y, qid)`` with query_id.
 
     ``path``: a path, ``-`` for standard input, or a binary file object (read
@@ -89,8 +100,14 @@ def load_libsvm(path, n_features=None, dtype="float64", zero_based="auto",
 
     ``allow_nonfinite``: accept ``nan``, ``inf`` and ``infinity`` labels and
     values, which are refused by default since they are almost always a bug.
+
+    ``max_line_bytes``: the longest line read (MAX_LINE_BYTES, 256 MiB, by
+    default); a longer line raises ValueError naming it once that many bytes
+    of it have been read, so that an endless line (``/dev/zero``) or a binary
+    file stops in bounded memory and time.
     """
-    args = (path, _LOAD_CHUNK_ROWS, n_features, dtype, zero_based, query_id, allow_nonfinite, block_bytes)
+    args = (path, _LOAD_CHUNK_ROWS, n_features, dtype, zero_based, query_id, allow_nonfinite, block_bytes,
+            max_line_bytes)
     joined = _load_halves(args)
     if joined is None:
         reader = _Reader(*args, whole=True)
@@ -101,8 +118,10 @@ def load_libsvm(path, n_features=None, dtype="float64", zero_based="auto",
 def split_point(path):
     """Where a plain regular file of over SPLIT_BYTES splits into two halves of
     whole lines (the byte after the first newline past its middle); None for
-    smaller or compressed files and for sources read once (`read_once`), which
-    are read in one pass."""
+    smaller or compressed files, for sources read once (`read_once`), which
+    are read in one pass, and where no newline follows the middle within
+    MAX_LINE_BYTES (the pass then stops at that line). The newline is looked
+    for a piece at a time: a long line is never held."""
     if read_once(path):
         return None
     size = os.path.getsize(path)
@@ -111,12 +130,19 @@ def split_point(path):
     with open(path, "rb") as f:
         if _decompressor(_read_head(f, _MAGIC_BYTES)) is not None:
             return None
-        f.seek(size // 2)
-        f.readline()
-        return f.tell() if f.tell() < size else None
+        at = f.seek(size // 2)
+        while at - size // 2 <= MAX_LINE_BYTES:
+            piece = f.read(_PIECE)
+            newline = piece.find(b"\n")
+            if newline >= 0:
+                return at + newline + 1 if at + newline + 1 < size else None
+            if not piece:
+                return None
+            at += len(piece)
+        return None
 
 
-def half_readers(path, chunk_rows):
+def half_readers(path, chunk_rows, max_line_bytes=MAX_LINE_BYTES):
     """Two readers of a file that splits (`split_point`) for a pass that only sums
     it up (the command line's scan): the first half as iter_chunks reads a file
     (zero_based="auto"), the second with its indices as written (zero_based=True),
@@ -124,8 +150,10 @@ def half_readers(path, chunk_rows):
     middle = split_point(path)
     if middle is None:
         return None
-    return (_Reader(path, chunk_rows, None, "float64", "auto", False, False, BLOCK_BYTES, span=(0, middle)),
-            _Reader(path, chunk_rows, None, "float64", True, False, False, BLOCK_BYTES, span=(middle, None)))
+    return (_Reader(path, chunk_rows, None, "float64", "auto", False, False, BLOCK_BYTES, max_line_bytes,
+                    span=(0, middle)),
+            _Reader(path, chunk_rows, None, "float64", True, False, False, BLOCK_BYTES, max_line_bytes,
+                    span=(middle, None)))
 
 
 def read_halves(readers, consume):
@@ -169,11 +197,11 @@ def _load_halves(args):
 
 def iter_libsvm(path, chunk_rows=10_000, n_features=None, dtype="float64",
                 zero_based="auto", query_id=False, allow_nonfinite=False, *,
-                block_bytes=BLOCK_BYTES):
+                block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES):
     """Yield ``(X, y)`` (or ``(X, y, qid)``) chunks of ``chunk_rows`` rows.
 
     The file is read ``block_bytes`` at a time, so memory stays bounded by
-    the block and chunk sizes however large the file.  The last chunk may be
+    the block, chunk and line sizes (``max_line_bytes``) however large the file.  The last chunk may be
     shorter; an empty file yields one chunk with no rows.  Arguments are as
     for :func:`load_libsvm`, with two differences a stream imposes:
 
@@ -188,12 +216,12 @@ def iter_libsvm(path, chunk_rows=10_000, n_features=None, dtype="float64",
     """
     return (chunk.returned(query_id) for chunk in
             iter_chunks(path, chunk_rows, n_features, dtype, zero_based, query_id,
-                        allow_nonfinite, block_bytes=block_bytes))
+                        allow_nonfinite, block_bytes=block_bytes, max_line_bytes=max_line_bytes))
 
 
 def iter_chunks(path, chunk_rows=10_000, n_features=None, dtype="float64",
                 zero_based="auto", query_id=False, allow_nonfinite=False, *,
-                block_bytes=BLOCK_BYTES):
+                block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES):
     """:func:`iter_libsvm`'s chunks as :class:`Chunk` objects, before any scipy
     matrix is made: for callers that hand the arrays to the kernel (the command
     line), which then never import scipy. Arguments and checks as for
@@ -202,7 +230,7 @@ def iter_chunks(path, chunk_rows=10_000, n_features=None, dtype="float64",
     if not _positive_int(chunk_rows):
         raise ValueError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")
     return iter(_Reader(path, int(chunk_rows), n_features, dtype, zero_based,
-                        query_id, allow_nonfinite, block_bytes))
+                        query_id, allow_nonfinite, block_bytes, max_line_bytes))
 
 
 def _positive_int(value, high=sys.maxsize):
@@ -262,7 +290,7 @@ class _Reader:
     """
 
     def __init__(self, path, chunk_rows, n_features, dtype, zero_based, query_id,
-                 allow_nonfinite, block_bytes, whole=False, span=None):
+                 allow_nonfinite, block_bytes, max_line_bytes=MAX_LINE_BYTES, whole=False, span=None):
         # float64, the parser's type, is recognized without NumPy; others convert
         self.dtype = None if str(getattr(dtype, "__name__", dtype)) == "float64" else np.dtype(dtype)
         if self.dtype is not None and self.dtype.kind != "f":
@@ -273,6 +301,8 @@ class _Reader:
             raise ValueError(f"zero_based must be True, False or 'auto', not {zero_based!r}")
         if not _positive_int(block_bytes):
             raise ValueError(f"block_bytes must be a positive integer, not {block_bytes!r}")
+        if not _positive_int(max_line_bytes):
+            raise ValueError(f"max_line_bytes must be a positive integer, not {max_line_bytes!r}")
         if isinstance(path, io.TextIOBase):
             raise TypeError(f"{source_name(path)}: open the file in binary mode ('rb'), not text mode")
         self.name = source_name(path)
@@ -281,7 +311,8 @@ class _Reader:
         self.n_features = None if n_features is None else int(n_features)
         self.query_id = bool(query_id)
         self.block_bytes = int(block_bytes)
-        self.parser = Parser(self.query_id, bool(allow_nonfinite))
+        self.max_line = int(max_line_bytes)
+        self.parser = Parser(self.query_id, bool(allow_nonfinite), self.max_line)
         self.offset = None if zero_based == "auto" else int(not zero_based)
         self.decided_at_line = None
         self.whole = whole
@@ -289,6 +320,7 @@ class _Reader:
         self.width = 1
         self.buf = bytearray(1)  # the text read is buf[:size], then a NUL
         self.size = 0
+        self.failure = None     # a decompression error that follows the bytes read
 
     def __iter__(self):
         parser, pos, eof, emitted = self.parser, 0, False, False
@@ -305,8 +337,7 @@ class _Reader:
                     continue
                 if eof:
                     break
-                eof = not self._read_more(f, pos)
-                pos = 0
+                pos, eof = self._read_line(f, pos)
         if parser.rows or not emitted:
             yield self._take()
 
@@ -319,35 +350,88 @@ class _Reader:
         f.seek(self.span[0])
         return f
 
-    def _read_more(self, f, pos):
-        """Keep the unparsed text ``buf[pos:size]`` (a partial line) at the front of
-        the buffer and read the next block behind it, into the buffer itself (no
-        new bytes object, no copy of the block); the buffer grows only for a
-        line longer than it. Returns the number of bytes read (0 at the end)."""
+    def _read_line(self, f, pos):
+        """Read behind the text ``buf[pos:size]``, an unfinished line (the parser
+        took every whole line before it), until a newline arrives or the stream
+        ends; returns (where that text now starts, whether the stream ended).
+
+        Linear in the bytes read, whatever the channel and the line's length:
+        each read goes into the buffer behind the text, without copying it; new
+        bytes are searched once, for a newline (then the parser takes over) and,
+        while there is none, for a NUL (binary data) and against the line's
+        bound, so that an endless line stops with its line number once the bound
+        is passed, having held no more than the bound and a block. The text moves
+        to the buffer's front only when the buffer is full (once per line at
+        most), and the buffer grows only for a line that does not fit."""
+        self._check_unfinished(pos, pos)
+        while True:
+            pos = self._make_room(pos)
+            start = self.size
+            read = self._read(f, memoryview(self.buf)[start:start + self.block_bytes])
+            self.size = start + read
+            self.buf[self.size] = 0
+            if not read:
+                return pos, True
+            if self.buf.find(b"\n", start, self.size) >= 0:
+                return pos, False
+            self._check_unfinished(pos, start)
+
+    def _check_unfinished(self, pos, start):
+        """Refuse the unfinished line ``buf[pos:size]``, whose bytes from ``start`` on
+        were not searched yet, if it holds a NUL or outgrew the bound."""
+        where = self._where(self.parser.line + 1)
+        if self.buf.find(b"\0", start, self.size) >= 0:
+            raise ValueError(where + _MESSAGES[Error.ERR_NUL])
+        if self.size - pos > self.max_line:
+            raise ValueError(where + _long_line(self.max_line))
+
+    def _make_room(self, pos):
+        """Room for a block behind the text: the unfinished line moved to the front
+        if the buffer is full, the buffer grown if it is still full. Returns where
+        the line starts."""
+        if len(self.buf) - self.size > self.block_bytes:
+            return pos
         tail = self.size - pos
-        want = max(self.block_bytes, tail)
-        if len(self.buf) < tail + want + 1:  # one allocation, no temporary block
-            grown = bytearray(tail + want + 1)
-            grown[:tail] = self.buf[pos:self.size]
-            self.buf = grown
-        else:
-            self.buf[:tail] = self.buf[pos:self.size]
-        read = self._read(f, memoryview(self.buf)[tail:tail + want])
-        self.size = tail + read
-        self.buf[self.size] = 0
-        return read
+        if pos:
+            with memoryview(self.buf) as view:
+                view[:tail] = view[pos:self.size]
+            self.size, pos = tail, 0
+            self.buf[tail] = 0
+        need = self.size + self.block_bytes + 1
+        if need > len(self.buf):    # doubling, to the line's bound and a block at most
+            _grow(self.buf, max(need, min(2 * len(self.buf), self.max_line + self.block_bytes + 1)))
+        return pos
 
     def _read(self, f, into):
-        """``f.readinto(into)`` (up to the span's end); decompression errors become ValueError."""
+        """Read what the stream has into ``into`` (up to the span's end) and return
+        how many bytes: ``readinto1`` where there is one, so that a pipe's rows reach
+        the caller as they arrive, not once the block is full; a decompressor's small
+        pieces are gathered up to the block. Decompression errors become ValueError
+        naming the line they break off in: those after bytes were gathered are
+        raised by the next read, once the parser has taken the whole lines before."""
         if self.span is not None and self.span[1] is not None:
             into = into[:max(0, self.span[1] - f.tell())]
+        if self.failure is not None:
+            raise self._corrupt(self.failure)
+        read = 0
         try:
-            return f.readinto(into)
+            read = getattr(f, "readinto1", f.readinto)(into)
+            while read and read < len(into) and isinstance(f, _DECOMPRESSORS):
+                more = f.readinto1(into[read:])
+                if not more:
+                    break
+                read += more
         except (EOFError, zlib.error, lzma.LZMAError, OSError) as e:
             if isinstance(e, OSError) and e.errno is not None:
                 raise
-            raise ValueError(f"{self.name}:{self.parser.line + 1}: corrupt or truncated "
-                             f"compressed data ({e}); check or re-download the file") from e
+            if not read:
+                raise self._corrupt(e) from e
+            self.failure = e.with_traceback(None)    # (its frames would hold the buffer)
+        return read
+
+    def _corrupt(self, error):
+        return ValueError(f"{self.name}:{self.parser.line + 1}: corrupt or truncated "
+                          f"compressed data ({error}); check or re-download the file")
 
     def _bounds(self):
         """Smallest and largest index allowed as written in the file."""
@@ -418,6 +502,8 @@ class _Reader:
         code = Error(p.error)
         if code == Error.ERR_NO_MEMORY:
             return MemoryError(f"{self.name}:{p.error_line}: out of memory while reading")
+        if code == Error.ERR_LONG_LINE:
+            return ValueError(self._where(p.error_line) + _long_line(self.max_line))
         token = self.buf[p.error_start:p.error_end]
         shown = "'%s'" % token[:60].decode("ascii", "backslashreplace")
         if code == Error.ERR_INDEX_RANGE:
@@ -434,6 +520,23 @@ class _Reader:
         else:
             what = _MESSAGES[code].format(shown)
         return ValueError(self._where(p.error_line) + what)
+
+
+_PIECE = 1 << 16
+_ZEROS = memoryview(bytes(_PIECE))
+
+
+def _grow(buf, size):
+    """Lengthen the bytearray ``buf`` to ``size`` bytes in place (its new bytes 0),
+    a piece of _ZEROS at a time: no temporary object of the added size."""
+    while len(buf) < size:
+        buf += _ZEROS[:size - len(buf)]
+
+
+def _long_line(bound):
+    return (f"line longer than max_line_bytes={bound} bytes; LIBSVM text holds one example per "
+            f"line, so this is not LIBSVM text (no newline: binary data, an endless stream), or "
+            f"pass a larger max_line_bytes")
 
 
 def _range_message(shown, n_features, hi):

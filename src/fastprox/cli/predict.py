@@ -18,7 +18,7 @@ import sys
 
 from ..libsvm import _atomic_write, source_name
 from .info import format_label
-from .stream import CHUNK_ROWS, add_reader_options, check_readable, labelled_chunks
+from .stream import CHUNK_ROWS, add_reader_options, check_readable, labelled_chunks, reading
 from .train import StreamModel, metric_lines
 
 
@@ -48,7 +48,7 @@ def run(args):
                          f"{args.model} has {est.n_features}: give the --hash-bits it was trained with")
     from .metrics import Metrics
     metrics = Metrics(est)
-    chunks = labelled_chunks(args.data, args.chunk_rows, args.hash_bits, True if args.zero_based else "auto")
+    chunks = labelled_chunks(args.data, bits=args.hash_bits, **reading(args))
     lines = _lines(est, chunks, metrics, args.proba)
     if args.out is None:
         for text in lines:

@@ -58,7 +58,7 @@ from ..model_io import read_model, write_model
 from .labels import LABEL_BUFFER_BYTES, Classes
 from .progress import LabelStats, Table, progress_bar, summary
 from .stream import (CHUNK_ROWS, add_reader_options, check_readable, hashed, labelled_chunks, locate,
-                     pumped, read_ahead)
+                     pumped, read_ahead, reading)
 
 DEFAULT_ROWS = 100_000
 DEFAULT_FEATURES = 1 << 18
@@ -77,7 +77,7 @@ DEFAULT_DATA_BYTES = (24, 1536)
 #: take (beyond them, an OverflowError), the width the reader's largest index.
 _INT_LIMITS = {"passes": sys.maxsize, "chunk_rows": sys.maxsize, "n_features": MAX_INDEX,
                "batch_size": 2**31 - 1, "rows": sys.maxsize, "hash_bits": 40, "sync_rows": sys.maxsize,
-               "workers": sys.maxsize}    # batch_size: the kernel's C int
+               "workers": sys.maxsize, "max_line_bytes": sys.maxsize}    # batch_size: the kernel's C int
 
 # Command-line option -> estimator parameter, for the options passed through.
 ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule", "step": "step",
@@ -517,7 +517,7 @@ def _check_options(args):
     for name in ("sequential", "sync_rows", "workers"):
         if getattr(args, name) not in (None, False) and not args.scheduler:
             raise ValueError(f"--{name.replace('_', '-')} is for training on a cluster: give --scheduler too")
-    for name in ("passes", "chunk_rows", "n_features", "hash_bits", "sync_rows", "workers"):
+    for name in ("passes", "chunk_rows", "n_features", "hash_bits", "sync_rows", "workers", "max_line_bytes"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
@@ -592,8 +592,7 @@ class FileSource:
             raise ValueError(f"{once} can be read only once (standard input, a pipe), but "
                              f"--passes {args.passes} reads it {args.passes} times: save it to a "
                              f"file, or train with --passes 1")
-        self.paths, self.chunk_rows, self.bits = args.data, args.chunk_rows, args.hash_bits
-        self.zero_based = True if args.zero_based else "auto"
+        self.paths, self.bits, self.reading = args.data, args.hash_bits, reading(args)
         self.test_path = args.test
         self.test_name = args.test and source_name(args.test)
         self.name = ", ".join(map(source_name, args.data))
@@ -624,8 +623,7 @@ class FileSource:
         for path in self.paths:
             row = 0
             with pumped(path) as source:
-                for chunk in iter_chunks(source, chunk_rows=self.chunk_rows, n_features=self.n_features,
-                                         zero_based=self.zero_based):
+                for chunk in iter_chunks(source, n_features=self.n_features, **self.reading):
                     yield hashed(chunk, self.bits), chunk.y, (path, row)
                     row += chunk.shape[0]
 
@@ -638,7 +636,7 @@ class FileSource:
     def test_chunks(self):
         if self.test_path is None:
             return None
-        return labelled_chunks(self.test_path, self.chunk_rows, self.bits, self.zero_based)
+        return labelled_chunks(self.test_path, bits=self.bits, **self.reading)
 
 
 def _fixed_width(args, params, name):
@@ -672,11 +670,10 @@ class DefaultSource:
         _check_default_size(args.rows, n_features)
         seed = args.seed or 0
         self.X, self.y, self.X_test, self.y_test = text_like(args.rows, n_features, seed)
-        self.chunk_rows, self.rows = args.chunk_rows, self.X.shape[0]
+        self.chunk_rows, self.rows, self.reading = args.chunk_rows, self.X.shape[0], reading(args)
         self.test_path = args.test
         self.test_name = source_name(args.test) if args.test else "the held-out part"
         self.name = f"embedded default (text-like, seed {seed})"
-        self.zero_based = True if args.zero_based else "auto"
 
     def chunks(self):
         for start in range(0, self.X.shape[0], self.chunk_rows):
@@ -689,7 +686,7 @@ class DefaultSource:
 
     def test_chunks(self):
         if self.test_path is not None:
-            return labelled_chunks(self.test_path, self.chunk_rows, None, self.zero_based)
+            return labelled_chunks(self.test_path, **self.reading)
         return iter([(self.X_test, self.y_test)])
 
 

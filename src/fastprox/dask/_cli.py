@@ -2,7 +2,7 @@
 the rest of the command (test metrics, the saved model, the report) is the
 same as on one machine."""
 from ..cli.progress import NoBar
-from ..cli.stream import check_readable, labelled_chunks
+from ..cli.stream import check_readable, labelled_chunks, reading
 from ..cli.train import _fixed_width
 from ..libsvm import read_once, source_name
 from .._mixing import parallel_params
@@ -17,13 +17,12 @@ class ClusterSource:
     def __init__(self, args):
         self.name = ", ".join(map(source_name, args.data))
         self.test_path, self.test_name = args.test, args.test and source_name(args.test)
-        self.chunk_rows, self.bits = args.chunk_rows, args.hash_bits
-        self.zero_based = True if args.zero_based else "auto"
+        self.bits, self.reading = args.hash_bits, reading(args)
 
     def test_chunks(self):
         if self.test_path is None:
             return None
-        return labelled_chunks(self.test_path, self.chunk_rows, self.bits, self.zero_based)
+        return labelled_chunks(self.test_path, bits=self.bits, **self.reading)
 
 
 def train_on_cluster(args, est):
@@ -39,8 +38,7 @@ def train_on_cluster(args, est):
         check_readable([args.test])
     source = ClusterSource(args)
     n_features, est.width_origin = _fixed_width(args, est.params, source.name)
-    shares = file_shares(args.data, chunk_rows=args.chunk_rows, n_features=n_features,
-                         hash_bits=args.hash_bits, zero_based=True if args.zero_based else "auto")
+    shares = file_shares(args.data, n_features=n_features, hash_bits=args.hash_bits, **reading(args))
     if not args.sequential:
         est.params = parallel_params(est.params)
     say = quiet if args.quiet else NoBar().write_line

@@ -14,15 +14,16 @@ import os
 
 from .._numpy import np
 from ..cli.stream import CHUNK_ROWS, hashed, locate, pumped, read_ahead
-from ..libsvm import Chunk, iter_chunks, source_name
+from ..libsvm import MAX_LINE_BYTES, Chunk, iter_chunks, source_name
 
 
 class FileShare:
     """A LIBSVM file, read where the task runs."""
 
-    def __init__(self, path, chunk_rows=CHUNK_ROWS, n_features=None, hash_bits=None, zero_based="auto"):
-        self.path, self.chunk_rows, self.n_features = os.fspath(path), chunk_rows, n_features
-        self.hash_bits, self.zero_based = hash_bits, zero_based
+    def __init__(self, path, chunk_rows=CHUNK_ROWS, n_features=None, hash_bits=None, zero_based="auto",
+                 max_line_bytes=MAX_LINE_BYTES):
+        self.path, self.n_features, self.hash_bits = os.fspath(path), n_features, hash_bits
+        self.reading = dict(chunk_rows=chunk_rows, zero_based=zero_based, max_line_bytes=max_line_bytes)
         self.name = source_name(self.path)
 
     @property
@@ -42,8 +43,7 @@ class FileShare:
     def _read(self):
         row = 0
         with pumped(self.path) as source:
-            for chunk in iter_chunks(source, chunk_rows=self.chunk_rows, n_features=self.n_features,
-                                     zero_based=self.zero_based):
+            for chunk in iter_chunks(source, n_features=self.n_features, **self.reading):
                 yield hashed(chunk, self.hash_bits), chunk.y, row
                 row += chunk.shape[0]
 
