@@ -285,6 +285,30 @@ def test_overflow_names_the_file_and_its_row_and_writes_no_model(tmp_path, capsy
     assert not model.exists()
 
 
+def test_a_margin_that_overflows_names_the_file_and_line_in_predict_and_test(tmp_path, capsys):
+    """predict and train --test refuse a row whose margin overflows (finite values,
+    inf - inf), naming its line across chunks, where they printed class 0 and NaN
+    probabilities; a huge finite loss prints with an exponent, not 300 digits."""
+    train = tmp_path / "train.svm"
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 0.01, (2000, 2))
+    dump_libsvm(X, np.where(X[:, 0] > X[:, 1], 1, -1), train)
+    model = tmp_path / "m.npz"
+    assert run(capsys, "train", train, "--model", model, "--quiet")[0] == 0
+    data = tmp_path / "test.svm"
+    data.write_text("1 1:0.01\n-1 2:0.01\n1 1:0.01\n-1 1:1e308 2:1e308\n")
+    for argv in (["predict", model, data, "--proba"], ["train", train, "--test", data]):
+        status, out, err = run(capsys, *argv, "--chunk-rows", 2)
+        assert status == 1
+        assert err.splitlines()[-1] == (f"fastprox: error: {data}:4: the margin overflowed: the values are "
+                                        "finite but too large for the model's weights; scale them as the "
+                                        "training data were scaled.")
+    data.write_text("-1 1:1e305\n-1 2:0.01\n")
+    status, out, err = run(capsys, "predict", model, data)
+    assert status == 0 and out == "1\n-1\n"
+    assert re.match(r"loss: \d\.\d{6}e\+30\d \(log loss, 2 rows", err), err
+
+
 def test_auto_steps_are_reported_and_match_the_estimator(files, capsys):
     """The report shows each "auto" step with the number chosen, over the first rows
     whatever --chunk-rows; a number given is shown as given."""

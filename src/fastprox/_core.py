@@ -234,8 +234,10 @@ def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None
 def margins(learner, X):
     """<w_k, x> + b_k: (n,) for one output, (n, K) for K. X is a scipy CSR matrix or a
     LIBSVM reader's chunk (no scipy needed); columns beyond the model's width,
-    features it never saw, weigh 0."""
-    scores = learner.margins(*kernel_arrays(X))
+    features it never saw, weigh 0. Its CSR arrays are checked as training checks
+    them, and a margin that is not finite raises `NonFiniteMargin` naming its row
+    (`Learner.margins`)."""
+    scores = learner.margins(*kernel_arrays(X), X.shape[1])
     return scores.ravel() if scores.shape[1] == 1 else scores
 
 

@@ -65,8 +65,8 @@ def _lines(est, chunks, metrics, proba):
     fmt = repr if est.regression else format_label
     if proba:
         yield "labels " + " ".join(map(format_label, est.classes)) + "\n"
-    for X, y in chunks:
-        scores = est.scores(X)
+    for X, y, where in chunks:
+        scores = est.scores(X, where)
         predicted = metrics.add(X.shape[1], y, scores).tolist()
         if proba:
             rows = est.proba_of(scores).tolist()

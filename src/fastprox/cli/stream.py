@@ -66,15 +66,22 @@ def check_readable(paths):
 
 
 def labelled_chunks(path, chunk_rows, bits=None, zero_based="auto", max_line_bytes=MAX_LINE_BYTES):
-    """``(chunk, y)`` of ``path``, its ids hashed into 2^bits buckets if ``bits``
-    (`hashed`), y the chunk's labels as a NumPy array: what evaluating and
-    predicting read (the model's margins need no scipy matrix; columns beyond its
-    width weigh 0)."""
+    """``(chunk, y, where)`` of ``path``, its ids hashed into 2^bits buckets if
+    ``bits`` (`hashed`), y the chunk's labels as a NumPy array, ``where(i)`` the
+    place of its row i (`locate`): what evaluating and predicting read (the model's
+    margins need no scipy matrix; columns beyond its width weigh 0)."""
     import numpy as np
+    row = 0
     with pumped(path) as source:
         for chunk in iter_chunks(source, chunk_rows=chunk_rows, zero_based=zero_based,
                                  max_line_bytes=max_line_bytes):
-            yield hashed(chunk, bits), np.asarray(chunk.y)
+            yield hashed(chunk, bits), np.asarray(chunk.y), row_locator(path, row)
+            row += chunk.shape[0]
+
+
+def row_locator(path, row):
+    """``where(i)``: the place of data row ``row + i + 1`` of ``path`` (`locate`)."""
+    return lambda i: locate(path, row + i + 1)
 
 
 def hashed(chunk, bits):

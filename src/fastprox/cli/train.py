@@ -56,9 +56,9 @@ from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, RE
 from ..libsvm import MAX_INDEX, iter_chunks, read_once, source_name
 from ..model_io import read_model, write_model
 from .labels import LABEL_BUFFER_BYTES, Classes
-from .progress import LabelStats, Table, progress_bar, summary
-from .stream import (CHUNK_ROWS, add_reader_options, check_readable, hashed, labelled_chunks, locate,
-                     pumped, read_ahead, reading)
+from .progress import LabelStats, Table, decimal, progress_bar, summary
+from .stream import (CHUNK_ROWS, add_reader_options, check_readable, hashed, labelled_chunks, pumped,
+                     read_ahead, reading, row_locator)
 
 DEFAULT_ROWS = 100_000
 DEFAULT_FEATURES = 1 << 18
@@ -192,9 +192,9 @@ def run(args):
     report = [f"data: {source.name} ({rows} rows x {est.learner.n_features} features, "
               f"{args.passes} pass{'es' if args.passes > 1 else ''})",
               f"model: {_describe(est)}",
-              f"progressive loss: {losses[0][0]:.6f} ({est.loss} loss, first pass)"]
+              f"progressive loss: {decimal(losses[0][0])} ({est.loss} loss, first pass)"]
     if args.passes > 1:
-        report.append(f"last pass mean loss: {losses[-1][0]:.6f} (pass {args.passes})")
+        report.append(f"last pass mean loss: {decimal(losses[-1][0])} (pass {args.passes})")
     report += test_lines
     report += [f"non-zero weights: {est.learner.count_nonzero()} of "
                f"{est.learner.n_features * est.learner.n_outputs}",
@@ -304,8 +304,13 @@ class StreamModel:
     def n_features(self):
         return self.learner.n_features
 
-    def scores(self, X):
-        return margins(self.learner, X)
+    def scores(self, X, where):
+        """The margins of the rows X; a margin that is not finite raises ValueError
+        naming its place, ``where(i)`` for row i."""
+        try:
+            return margins(self.learner, X)
+        except NonFiniteMargin as e:
+            raise ValueError(f"{where(e.row)}: {e.detail}") from None
 
     def labels_of(self, scores):
         """The predictions for the margins ``scores``: values, or classes."""
@@ -432,7 +437,7 @@ class Trainer:
         if X.shape[1] > self.est.learner.n_features:
             self.est.widen(X.shape[1])
         self.stats.add(y, 1 if self.classes is None else self.classes.n_outputs + 1)
-        rows = _Rows(*kernel_arrays(X), target, where)
+        rows = _Rows(*kernel_arrays(X), X.shape[1], target, where)
         n, start, batch = X.shape[0], 0, self.est.params["batch_size"]
         while start < n:
             due = start + self.table.next - self.table.rows - 1    # the row of the next line
@@ -471,18 +476,23 @@ class Trainer:
         pass over the weights: Learner.margins), the class for several classes."""
         a, b = rows.indptr[i], rows.indptr[i + 1]
         one = array(memoryview(rows.indptr).format, [0, b - a])
-        scores = self.est.learner.margins(memoryview(rows.data)[a:b], memoryview(rows.indices)[a:b], one)[0]
+        try:
+            scores = self.est.learner.margins(memoryview(rows.data)[a:b], memoryview(rows.indices)[a:b], one,
+                                              rows.width)[0]
+        except NonFiniteMargin as e:
+            raise ValueError(f"{rows.where(i)}: {e.detail}") from None
         if len(scores) == 1:
             return scores[0]
         return self.est.classes[max(range(len(scores)), key=scores.__getitem__)]
 
 
 class _Rows:
-    """A chunk's CSR buffers and kernel targets, and ``where(i)`` naming row i's line."""
+    """A chunk's CSR buffers and width, its kernel targets, and ``where(i)`` naming
+    row i's line."""
 
-    def __init__(self, data, indices, indptr, target, where):
+    def __init__(self, data, indices, indptr, width, target, where):
         self.data, self.indices, self.indptr, self.target, self.where = data, indices, indptr, target, where
-        self.n = len(indptr) - 1
+        self.n, self.width = len(indptr) - 1, width
 
 
 def read_vector(path, option, kind):
@@ -563,8 +573,8 @@ def _evaluate(est, chunks, name):
     fastprox.cli.metrics); labels the training data did not have are refused."""
     from .metrics import Metrics
     metrics = Metrics(est)
-    for X, y in chunks:
-        metrics.add(X.shape[1], y, est.scores(X))
+    for X, y, where in chunks:
+        metrics.add(X.shape[1], y, est.scores(X, where))
     if metrics.unknown:
         raise ValueError(f"--test {name} has labels {sorted(metrics.unknown)} the training data did "
                          f"not; the classes are {list(est.classes)}")
@@ -575,7 +585,7 @@ def _evaluate(est, chunks, name):
 
 def metric_lines(metrics, name):
     """"NAME: VALUE (NOTE)" lines of the metrics, the first naming the rows scored."""
-    lines = [f"{what}: {note.strip()}" if value is None else f"{what}: {value:.6f}{note}"
+    lines = [f"{what}: {note.strip()}" if value is None else f"{what}: {decimal(value)}{note}"
              for what, value, note in metrics.values()]
     lines[0] += f", {metrics.rows} rows of {name})"
     return lines
@@ -630,8 +640,7 @@ class FileSource:
     @staticmethod
     def locator(origin):
         """``where(i)``: the place of the chunk's row i, "FILE:LINE" (fastprox.cli.stream.locate)."""
-        path, row = origin
-        return lambda i: locate(path, row + i + 1)
+        return row_locator(*origin)
 
     def test_chunks(self):
         if self.test_path is None:
@@ -687,7 +696,7 @@ class DefaultSource:
     def test_chunks(self):
         if self.test_path is not None:
             return labelled_chunks(self.test_path, **self.reading)
-        return iter([(self.X_test, self.y_test)])
+        return iter([(self.X_test, self.y_test, lambda i: f"{self.test_name}: row {i + 1}")])
 
 
 def _check_default_size(rows, n_features):

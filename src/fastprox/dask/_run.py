@@ -11,6 +11,7 @@ from distributed import KilledWorker, wait
 
 from .._core import AUTO_ROWS
 from .._mixing import mix_kind
+from ..cli.progress import decimal
 from . import _open, _tasks
 from ._shares import deal
 
@@ -122,7 +123,7 @@ def _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, f
                           mix_bytes=info["nbytes"] * len(parts))
             rounds.append(record)
             say(f"pass {p + 1}/{passes}, round {r}: {len(parts)} worker(s), {info['rows']:,} rows "
-                f"({pass_rows:,} this pass), progressive loss {info['loss'] / max(info['rows'], 1):.6f}, "
+                f"({pass_rows:,} this pass), progressive loss {decimal(info['loss'] / max(info['rows'], 1))}, "
                 f"train {record['train_seconds']:.2f} s, mix {record['mix_seconds']:.3f} s")
             futures[:] = [model]
         if not pass_rows:

@@ -13,7 +13,7 @@ import glob
 import os
 
 from .._numpy import np
-from ..cli.stream import CHUNK_ROWS, hashed, locate, pumped, read_ahead
+from ..cli.stream import CHUNK_ROWS, hashed, pumped, read_ahead, row_locator
 from ..libsvm import MAX_LINE_BYTES, Chunk, iter_chunks, source_name
 
 
@@ -49,7 +49,7 @@ class FileShare:
 
     def locator(self, row):
         """``where(i)``: "FILE:LINE" of the chunk's row i (the chunk starting at data row ``row``)."""
-        return lambda i: locate(self.path, row + i + 1)
+        return row_locator(self.path, row)
 
 
 class BlockShare:
