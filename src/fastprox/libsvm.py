@@ -36,7 +36,6 @@ indices, shape and labels), read several times faster and, with
 """
 import bz2
 import contextlib
-import errno
 import gzip
 import io
 import lzma
@@ -49,6 +48,7 @@ import zlib
 
 from ._libsvm import MAX_INDEX, Error, Parser, format_rows
 from ._numpy import np
+from ._writes import atomic_write
 
 __all__ = ["load_libsvm", "iter_libsvm", "dump_libsvm"]
 
@@ -74,7 +74,6 @@ _DECOMPRESSORS = (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)
 _MAGIC_BYTES = max(len(magic) for magic, _ in _COMPRESSED)
 #: The source that means standard input.
 STDIN = "-"
-_WRITERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
 def load_libsvm(path, n_features=None, dtype="float64", zero_based="auto",
@@ -653,7 +652,9 @@ def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=
     included, so :func:`load_libsvm` gives back exactly the same matrix.
     Numbers use Python's shortest round-trip repr, so values read back bit
     for bit.  The file is written to a temporary file in the same directory
-    and renamed over ``path``: readers never see half a file.  A path ending
+    and renamed over ``path``: readers never see half a file (a symbolic
+    link's target is replaced, the link kept; a device or a FIFO is written
+    directly: fastprox._writes).  A path ending
     in ``.gz``, ``.bz2`` or ``.xz`` is compressed accordingly.  Non-finite
     labels or values are refused unless ``allow_nonfinite`` (the reader
     refuses them by default too).
@@ -685,134 +686,4 @@ def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=
             out.write(format_rows(data[a:b], indices[a:b], indptr[start:stop + 1] - a,
                                   y[start:stop], qids[start:stop], int(not zero_based)))
 
-    _atomic_write(os.fspath(path), write)
-
-
-def _atomic_write(path, write, compress=True):
-    """Call ``write(file)`` on a temporary file next to ``path``, then rename it;
-    with ``compress``, through the compressor the name's suffix asks for.
-
-    Readers see the old file or the new one, never part of one, even if the
-    process dies: the data is fsynced before the rename, the directory after
-    it (so that the rename survives a crash). The temporary file is locked
-    (``flock``) from its creation until it is renamed, and each write first
-    removes the temporary files that interrupted writes to the same ``path``
-    left behind (`_remove_leftovers`): a ``kill -9`` costs disk space only until
-    the next write. On an exception the temporary file is removed.
-    """
-    directory, name = os.path.split(os.path.abspath(path))
-    _remove_leftovers(directory, name)
-    fd, tmp = _locked_temp(directory, name)
-    try:
-        with os.fdopen(fd, "wb") as raw:    # closing it releases the lock: after the rename
-            compressor = _WRITERS.get(os.path.splitext(path)[1]) if compress else None
-            if compressor is None:
-                write(raw)
-            else:
-                with compressor(raw, mode="wb") as out:
-                    write(out)
-            raw.flush()
-            os.fsync(raw.fileno())
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, path)
-        _fsync_directory(directory)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def _flock():
-    """The fcntl module, or None where there is none (Windows): temporary files
-    are then neither locked nor, since a write in progress cannot be told from
-    an interrupted one, ever removed by a later write."""
-    try:
-        import fcntl
-    except ImportError:
-        return None
-    return fcntl
-
-
-def _locked_temp(directory, name):
-    """``(fd, path)`` of a new temporary file for the target ``name`` in
-    ``directory`` (mkstemp: ``.NAME.XXXXXXXX.tmp``, mode 0600), locked
-    exclusively. Another process's `_remove_leftovers` may remove it between
-    its creation and the lock; then it is made again."""
-    import tempfile     # here: reading and training need none of it (start-up)
-    fcntl = _flock()
-    while True:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
-        if fcntl is None:
-            return fd, tmp
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        if os.fstat(fd).st_nlink:
-            return fd, tmp
-        os.close(fd)
-
-
-def _remove_leftovers(directory, name):
-    """Remove the temporary files that interrupted writes to the target ``name``
-    left in ``directory`` (``kill -9``, a crash: up to a whole file each).
-
-    Only regular files named as `_locked_temp` names this target's, ``.NAME.``,
-    eight of mkstemp's characters (``[a-z0-9_]``), ``.tmp``: other files, those
-    of other targets included, are never touched. A file is removed only if
-    its lock is free: a write in progress, in this process or another, holds
-    the lock on its temporary file until it has renamed it (flock locks are
-    released when their holder dies, so a killed writer's file is free).
-    """
-    import re
-    fcntl = _flock()
-    if fcntl is None:
-        return
-    pattern = re.compile(re.escape(f".{name}.") + r"[a-z0-9_]{8}\.tmp")
-    try:
-        with os.scandir(directory) as entries:
-            leftovers = [e.path for e in entries
-                         if pattern.fullmatch(e.name) and e.is_file(follow_symlinks=False)]
-    except OSError:     # an unreadable directory: the write itself may still succeed
-        return
-    for leftover in leftovers:
-        _remove_if_unlocked(fcntl, leftover)
-
-
-def _remove_if_unlocked(fcntl, path):
-    """Remove ``path`` if its flock can be taken at once and it is still the file
-    locked (not renamed by its writer in the meantime, for instance)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:     # gone already, or not ours to open
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        if os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False)):
-            os.unlink(path)
-    except OSError:     # being written (BlockingIOError), or renamed or removed meanwhile
-        pass
-    finally:
-        os.close(fd)
-
-
-def _fsync_directory(directory):
-    """fsync ``directory``, making a rename in it durable; nothing where a
-    directory cannot be opened or fsynced (Windows; some file systems)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError as e:
-        if e.errno not in (errno.EINVAL, errno.EBADF, errno.ENOTSUP, errno.EACCES, errno.EPERM):
-            raise
-    finally:
-        os.close(fd)
-
-
-def _umask():
-    """The process umask (read by setting and restoring it)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    atomic_write(path, write)

@@ -13,7 +13,8 @@ A NumPy ``.npz`` archive (a zip of ``.npy`` arrays, deflated but for
 ``state`` and ``rows``, whose float64 values and sorted indices deflate by under a
 fifth and about two thirds at fifteen and twenty times the cost of storing them; no
 object arrays), written to a temporary file next to the target and renamed over it,
-so that readers never see half a file. The file name is used as given (no
+so that readers never see half a file (fastprox._writes: a symbolic link's target is
+replaced, the link kept; a device or a FIFO is written directly). The file name is used as given (no
 ``.npz`` is appended). Members:
 
 ``header``
@@ -111,7 +112,7 @@ from ._numpy import np
 from ._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, MULTI_CLASS, MULTINOMIAL_LOSSES,
                           REGRESSION_LOSSES, _number, _one_of, check_groups, check_memory, check_params,
                           check_single_rows)
-from .libsvm import _atomic_write
+from ._writes import atomic_write
 
 __all__ = ["save_model", "load_model", "read_model", "SavedModel", "FORMAT", "VERSION"]
 
@@ -248,7 +249,7 @@ def write_model(path, name, params, learner, fitted, classes=None, feature_names
         members["classes"] = _npy_array(_plain_array("classes_", classes))
     if feature_names is not None:
         members["feature_names"] = _npy_array(_plain_array("feature_names_in_", feature_names))
-    _atomic_write(os.fspath(path), lambda f: _write_npz(f, members), compress=False)
+    atomic_write(path, lambda f: _write_npz(f, members), compress=False)
 
 
 def _check_written(header, learner, float_buffers):

@@ -5,7 +5,9 @@ value (regressors, shortest exact float). With ``--proba`` the output is
 LIBSVM's ``svm-predict -b 1`` format: a first line ``labels C1 C2 ...`` (the
 model's classes), then per row the predicted label and the probability of
 each class in that order. ``--out`` is written to a temporary file and
-renamed when complete.
+renamed when complete (a symbolic link's target is replaced, a device or a
+FIFO written directly: fastprox._writes); an ``--out`` that is the model or the
+data, or that cannot be written, is refused before any prediction.
 
 The file's labels score the model, on standard error: its mean loss (the
 loss it was trained with), accuracy or RMSE, log-loss (models with
@@ -16,7 +18,8 @@ A model trained with --hash-bits B needs the same --hash-bits B here.
 """
 import sys
 
-from ..libsvm import _atomic_write, source_name
+from .._writes import atomic_write, check_output
+from ..libsvm import STDIN, source_name
 from .info import format_label
 from .stream import CHUNK_ROWS, add_reader_options, check_readable, labelled_chunks, reading
 from .train import StreamModel, metric_lines
@@ -36,6 +39,8 @@ def add_arguments(parser):
 
 def run(args):
     check_readable([args.data])
+    if args.out is not None:
+        check_output(args.out, "--out", [args.model] + [args.data] * (args.data != STDIN))
     if args.chunk_rows < 1:
         raise ValueError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
     est = StreamModel.from_file(args.model)
@@ -54,7 +59,7 @@ def run(args):
         for text in lines:
             sys.stdout.write(text)
     else:
-        _atomic_write(args.out, lambda f: f.writelines(text.encode() for text in lines))
+        atomic_write(args.out, lambda f: f.writelines(text.encode() for text in lines))
     if not args.quiet:
         _report(est, metrics, source_name(args.data))
     return 0

@@ -37,7 +37,6 @@ works with no files: a seeded, generated text-like set of --rows rows and
 the test set (fastprox.cli.synthetic).
 """
 import argparse
-import os
 import re
 import sys
 import time
@@ -53,7 +52,8 @@ from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, RE
                            SCHEDULES, STEPS, UPDATES, ModelTooLarge, _size, available_memory, check_params,
                            schedule_and_step,
                            kernel_arrays, kernel_loss)
-from ..libsvm import MAX_INDEX, iter_chunks, read_once, source_name
+from .._writes import check_output
+from ..libsvm import MAX_INDEX, STDIN, iter_chunks, read_once, source_name
 from ..model_io import read_model, write_model
 from .labels import LABEL_BUFFER_BYTES, Classes
 from .progress import LabelStats, Table, decimal, progress_bar, summary
@@ -541,9 +541,9 @@ def _check_options(args):
     if args.hash_bits is not None and (args.n_features is not None or args.groups):
         raise ValueError("--hash-bits sets the width (2^B features): drop --n-features and --groups")
     if args.model:
-        directory = os.path.dirname(os.path.abspath(args.model))
-        if not os.path.isdir(directory):
-            raise ValueError(f"--model {args.model}: directory {directory} does not exist; create it first")
+        check_output(args.model, "--model", [path for path in args.data + [args.test, args.groups,
+                                                                          args.group_weights]
+                                             if path not in (None, STDIN)])
 
 
 def _number_or_auto(text):
