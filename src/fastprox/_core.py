@@ -21,7 +21,7 @@ DEFAULTS = dict(penalty="l1", alpha=0.0, l1_ratio=0.15, update="fobos", schedule
                 step=None, eta0="auto", delta="auto", rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
                 fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
                 warm_start=False, epsilon=0.1, groups=None, group_weights=None, grow_features=False,
-                verbose=0)
+                hash_bits=None, verbose=0)
 CLASSIFIER_DEFAULTS = dict(loss="log", **DEFAULTS, multi_class="ovr", class_weight=None)
 REGRESSOR_DEFAULTS = dict(loss="squared", **DEFAULTS)
 
@@ -152,6 +152,15 @@ def check_same_groups(params, groups, group_weights):
         if not same:
             raise ValueError(f"params.{key} differs from the kernel's {key} (set_params after the "
                              "fit); set it back, or fit again")
+
+
+def check_same_hashing(params, hash_bits):
+    """Refuse parameters whose hash_bits is not the hashing the model was trained
+    with (`hash_bits`, None for none): as `check_same_kernel` refuses a kernel
+    parameter, since the model's columns are the buckets of that hashing."""
+    if params.get("hash_bits") != hash_bits:
+        raise ValueError(f"params.hash_bits={params.get('hash_bits')!r} but the model was fitted with "
+                         f"hash_bits_={hash_bits!r} (set_params after the fit); set it back, or fit again")
 
 
 def auto_steps(params, schedule):

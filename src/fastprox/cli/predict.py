@@ -14,7 +14,10 @@ loss it was trained with), accuracy or RMSE, log-loss (models with
 probabilities) and AUC. One-line warnings name features beyond the model's
 width (their weights are zero) and labels the model does not know (those
 rows are left out of the metrics; a file of placeholder labels gives none).
-A model trained with --hash-bits B needs the same --hash-bits B here.
+A model trained with --hash-bits B hashes the file's ids as it was trained (its
+file records the hashing); --hash-bits, if given, must be that B. (Model files
+written before fastprox recorded the hashing need the --hash-bits they were
+trained with.)
 """
 import sys
 
@@ -32,7 +35,7 @@ def add_arguments(parser):
     parser.add_argument("--proba", action="store_true", help="also write class probabilities (default: off)")
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows predicted at a time")
     add_reader_options(parser, "hash feature ids into 2^B buckets, as the model was trained "
-                               "(default: no hashing)")
+                               "(default: the model's own hashing, which its file records)")
     parser.add_argument("--quiet", action="store_true",
                         help="no metrics or warnings on standard error (default: off)")
 
@@ -48,12 +51,10 @@ def run(args):
         name = "ProxRegressor" if est.regression else "ProxClassifier"
         raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
                          f"{args.model} holds a {name}(loss={est.loss!r})")
-    if args.hash_bits is not None and est.n_features != 1 << args.hash_bits:
-        raise ValueError(f"--hash-bits {args.hash_bits} gives {1 << args.hash_bits} features, but "
-                         f"{args.model} has {est.n_features}: give the --hash-bits it was trained with")
+    bits = _hashing(est, args.hash_bits, args.model)
     from .metrics import Metrics
     metrics = Metrics(est)
-    chunks = labelled_chunks(args.data, bits=args.hash_bits, **reading(args))
+    chunks = labelled_chunks(args.data, bits=bits, **reading(args))
     lines = _lines(est, chunks, metrics, args.proba)
     if args.out is None:
         for text in lines:
@@ -63,6 +64,22 @@ def run(args):
     if not args.quiet:
         _report(est, metrics, source_name(args.data))
     return 0
+
+
+def _hashing(est, bits, model):
+    """The hash bits the data's ids take: the model's (its file records them), which
+    --hash-bits (``bits``) must agree with; a model file that records none takes
+    --hash-bits if its width is 2^bits (files written before the hashing was
+    recorded)."""
+    if est.hash_bits is not None:
+        if bits is not None and bits != est.hash_bits:
+            raise ValueError(f"--hash-bits {bits}, but {model} was trained with --hash-bits {est.hash_bits} "
+                             f"(which predict applies): drop --hash-bits, or give {est.hash_bits}")
+        return est.hash_bits
+    if bits is not None and est.n_features != 1 << bits:
+        raise ValueError(f"--hash-bits {bits} gives {1 << bits} features, but {model} has "
+                         f"{est.n_features} and was trained without hashing: drop --hash-bits")
+    return bits
 
 
 def _lines(est, chunks, metrics, proba):

@@ -13,7 +13,8 @@ inferred. Ids without a useful bound (already-hashed 64-bit ids) are mapped
 into 2^B buckets by --hash-bits B (fastprox._hashing: Fibonacci hashing of
 the id; ids of a row that share a bucket are summed, rows share a bucket's
 weight, as Vowpal Wabbit's -b); the model then has 2^B features, and
-'fastprox predict' needs the same --hash-bits. --passes repeats the stream
+the model file records the hashing, which 'fastprox predict' (and the
+estimators of load_model) apply. --passes repeats the stream
 (rows are not shuffled); data read once is trained in one pass. Memory holds
 the model and a few chunks.
 
@@ -84,7 +85,8 @@ ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule",
                      "penalty": "penalty", "alpha": "alpha", "l1_ratio": "l1_ratio",
                      "eta0": "eta0", "delta": "delta", "rda_rho": "rda_rho",
                      "berhu_gamma": "berhu_gamma", "batch_size": "batch_size",
-                     "epsilon": "epsilon", "seed": "random_state", "multi_class": "multi_class"}
+                     "epsilon": "epsilon", "seed": "random_state", "multi_class": "multi_class",
+                     "hash_bits": "hash_bits"}
 
 
 def add_arguments(parser):
@@ -298,6 +300,7 @@ class StreamModel:
         model.regression = saved.name == "ProxRegressor"
         model.params, model.loss = saved.params, saved.params["loss"]
         model.learner, model.classes = saved.learner, saved.classes
+        model.hash_bits = saved.fitted["hash_bits_"]
         return model
 
     @property
@@ -329,7 +332,8 @@ class StreamModel:
     def save(self, path, passes, progressive_loss):
         """Write the model file that the estimator's partial_fit would have written."""
         fitted = {"n_features_in_": self.learner.n_features, "t_": self.learner.t, "n_iter_": passes,
-                  "progressive_loss_": float(progressive_loss), "sparse_coef": False}
+                  "progressive_loss_": float(progressive_loss), "sparse_coef": False,
+                  "hash_bits_": self.params["hash_bits"]}
         write_model(path, "ProxRegressor" if self.regression else "ProxClassifier", self.params,
                     self.learner, fitted, self.classes)
 

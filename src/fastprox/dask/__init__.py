@@ -53,9 +53,13 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         from its reader, left open on the worker that ran the round.
     classes : every label (default: two, recognized from the first share's rows
         as ``fastprox train`` does; several classes need them).
-    n_features, chunk_rows, hash_bits, zero_based : as ``fastprox train``'s
+    n_features, chunk_rows, zero_based : as ``fastprox train``'s
         --n-features (default: the model grows with the features met),
-        --chunk-rows, --hash-bits and --zero-based, for files.
+        --chunk-rows and --zero-based, for files.
+    hash_bits : hash the ids into 2^hash_bits columns, files and collections
+        alike (default: the estimator's hash_bits; given both, they must agree);
+        the fitted copy remembers it (hash_bits_), as a model trained on one
+        machine does.
     progress : True to print progress on standard error (the sequential mode's
         progressive validation table, as ``fastprox train``'s; a line per round
         in parallel mode), or a function taking each line.
@@ -71,6 +75,9 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         raise ValueError(f"fastprox.dask.fit trains a ProxClassifier or ProxRegressor, not "
                          f"{type(estimator).__name__}")
     params = estimator.get_params() if sequential else parallel_params(estimator.get_params())
+    if hash_bits is not None and params["hash_bits"] not in (None, hash_bits):
+        raise ValueError(f"hash_bits={hash_bits} but the estimator's hash_bits={params['hash_bits']}: give one")
+    params = dict(params, hash_bits=params["hash_bits"] if hash_bits is None else hash_bits)
     if params.get("class_weight") is not None:
         raise ValueError("class_weight is not supported on a cluster: weigh the rows' classes in the "
                          "data, or train on one machine")
@@ -82,7 +89,7 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         mix_kind(params["update"], params["schedule"], params["penalty"])
     client = client if client is not None else _default_client()
     shares, blocks = _shares(client, data, y, dict(chunk_rows=chunk_rows, n_features=n_features,
-                                                   hash_bits=hash_bits, zero_based=zero_based))
+                                                   hash_bits=params["hash_bits"], zero_based=zero_based))
     if blocks is not None and sync_rows is not None:
         raise ValueError("sync_rows is for files: a Dask collection's groups mix once per pass (cut "
                          "it into more blocks and give n_workers for smaller groups)")
@@ -98,7 +105,7 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     rows = sum(n for _, n in result.losses)
     fitted = {"n_features_in_": learner.n_features, "t_": learner.t, "n_iter_": passes,
               "progressive_loss_": sum(loss * n for loss, n in result.losses) / max(rows, 1),
-              "sparse_coef": False}
+              "sparse_coef": False, "hash_bits_": params["hash_bits"]}
     out_classes = None
     if not regression:
         import numpy as np
@@ -128,10 +135,10 @@ def _shares(client, data, y, reading):
             data = data.rechunk({1: -1})
         y = da.asarray(y).rechunk({0: data.chunks[0]})
         blocks = [_pair(X, yb) for X, yb in zip(data.to_delayed()[:, 0], y.to_delayed())]
-        return [BlockShare(data.name, i, n) for i, n in enumerate(data.chunks[0])], blocks
+        return [BlockShare(data.name, i, n, reading["hash_bits"]) for i, n in enumerate(data.chunks[0])], blocks
     if isinstance(data, db.Bag):
         parts = data.to_delayed()
-        return [BlockShare(data.name, i) for i in range(len(parts))], parts
+        return [BlockShare(data.name, i, hash_bits=reading["hash_bits"]) for i in range(len(parts))], parts
     if y is not None:
         raise ValueError("y is read from the files' labels: pass y only with a dask.array X")
     return file_shares(data, **reading), None

@@ -14,6 +14,7 @@ import os
 
 from .._numpy import np
 from ..cli.stream import CHUNK_ROWS, hashed, pumped, read_ahead, row_locator
+from ..hashing import hash_features
 from ..libsvm import MAX_LINE_BYTES, Chunk, iter_chunks, source_name
 
 
@@ -54,10 +55,12 @@ class FileShare:
 
 class BlockShare:
     """Block ``index`` of a Dask collection named ``name``: a (X, y) pair (X a
-    scipy matrix or a dense array) or a list of such pairs (a bag's partition)."""
+    scipy matrix or a dense array) or a list of such pairs (a bag's partition),
+    its ids hashed into 2^hash_bits columns if ``hash_bits``."""
 
-    def __init__(self, name, index, size=0):
+    def __init__(self, name, index, size=0, hash_bits=None):
         self.name, self.index, self.size = f"{name} block {index}", index, size
+        self.hash_bits = hash_bits
 
     def chunks(self, data):
         row = 0
@@ -65,6 +68,8 @@ class BlockShare:
             X, y = _csr(X), np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
             if X.shape[0] != len(y):
                 raise ValueError(f"{self.name}: X has {X.shape[0]} rows but y has {len(y)} labels")
+            if self.hash_bits is not None:
+                X = hash_features(X, self.hash_bits)
             yield X, y, row
             row += X.shape[0]
 
