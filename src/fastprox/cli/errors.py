@@ -33,7 +33,7 @@ _PHRASES = (
 #: Parameters as the library names them -> options (train's estimator options and more).
 _OPTIONS = {"n_features": "--n-features", "random_state": "--seed", "groups": "--groups",
             "group_weights": "--group-weights", "classes": "--classes", "zero_based": "--zero-based",
-            "max_line_bytes": "--max-line-bytes"}
+            "max_line_bytes": "--max-line-bytes", "sync_rows": "--sync-rows"}
 
 _CSV = re.compile(r"multi-label row \(label '([^']*)'\) is not supported; give one label per line")
 _VW = re.compile(r"(feature|label|index|value) '[^']*\|[^']*'")

@@ -7,6 +7,7 @@ evaluating and predicting, which multiply a matrix by the weights, make
 NumPy arrays.
 """
 import contextlib
+import errno
 import io
 import os
 import queue
@@ -54,8 +55,7 @@ def check_readable(paths):
     check them: opening and closing a FIFO would end its writer's output."""
     seen = set()
     for path in paths:
-        if path != STDIN and os.path.isdir(path):
-            raise IsADirectoryError(21, "is a directory, not a LIBSVM file", path)
+        refuse_directory(path)
         if not read_once(path):
             with open(path, "rb"):
                 pass
@@ -63,6 +63,13 @@ def check_readable(paths):
             raise ValueError(f"{source_name(path)} is given twice, but it can be read only "
                              f"once (standard input, a pipe)")
         seen.add(path)
+
+
+def refuse_directory(path):
+    """IsADirectoryError naming ``path`` if it is a directory (a pattern's match, a
+    path given by mistake): the reader would fail with a bare "Is a directory"."""
+    if path != STDIN and os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a LIBSVM file: give the files in it", path)
 
 
 def labelled_chunks(path, chunk_rows, bits=None, zero_based="auto", max_line_bytes=MAX_LINE_BYTES):

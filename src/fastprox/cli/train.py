@@ -163,6 +163,9 @@ def add_arguments(parser):
                               "(default: once per pass)")
     cluster.add_argument("--workers", type=int, metavar="N",
                          help="with --scheduler: deal the files to N groups (default: the cluster's workers)")
+    cluster.add_argument("--timeout", type=float, metavar="S",
+                         help="with --scheduler: end with an error once the cluster has had no workers for "
+                              "S seconds (default: 60)")
 
 
 def run(args):
@@ -528,13 +531,15 @@ def _check_options(args):
         value, option = getattr(args, name), "--" + name.replace("_", "-")
         if value is not None and value > high:
             raise ValueError(f"{option} must be at most {high}, not {value}")
-    for name in ("sequential", "sync_rows", "workers"):
+    for name in ("sequential", "sync_rows", "workers", "timeout"):
         if getattr(args, name) not in (None, False) and not args.scheduler:
             raise ValueError(f"--{name.replace('_', '-')} is for training on a cluster: give --scheduler too")
     for name in ("passes", "chunk_rows", "n_features", "hash_bits", "sync_rows", "workers", "max_line_bytes"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
+    if args.timeout is not None and not args.timeout > 0:
+        raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout}")
     if args.classes is not None:
         args.classes = sorted({label for labels in args.classes for label in labels})
         if args.regression:

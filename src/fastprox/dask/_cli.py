@@ -6,7 +6,7 @@ from ..cli.stream import check_readable, labelled_chunks, reading
 from ..cli.train import _fixed_width
 from ..libsvm import read_once, source_name
 from .._mixing import parallel_params
-from ._run import quiet, run
+from ._run import TIMEOUT, check_sync_rows, quiet, run
 from ._shares import file_shares
 
 
@@ -34,6 +34,7 @@ def train_on_cluster(args, est):
     if once:
         raise ValueError(f"--scheduler: {', '.join(once)} can be read only here (standard input, a pipe), "
                          f"not by the cluster's workers: give files")
+    check_sync_rows(args.sync_rows)
     if args.test:
         check_readable([args.test])
     source = ClusterSource(args)
@@ -45,7 +46,8 @@ def train_on_cluster(args, est):
     from distributed import Client
     with Client(args.scheduler, timeout="20s") as client:
         workers = args.workers or max(1, len(client.scheduler_info()["workers"]))
-        result = run(client, est, shares, None, args.passes, args.sequential, args.sync_rows, workers, say)
+        result = run(client, est, shares, None, args.passes, args.sequential, args.sync_rows, workers, say,
+                     args.timeout or TIMEOUT)
     est.learner, est.classes = result.est.learner, result.est.classes
     if result.trainer is not None:
         result.trainer.table.write = say

@@ -13,7 +13,7 @@ import glob
 import os
 
 from .._numpy import np
-from ..cli.stream import CHUNK_ROWS, hashed, pumped, read_ahead, row_locator
+from ..cli.stream import CHUNK_ROWS, hashed, pumped, read_ahead, refuse_directory, row_locator
 from ..hashing import hash_features
 from ..libsvm import MAX_LINE_BYTES, Chunk, iter_chunks, source_name
 
@@ -42,6 +42,7 @@ class FileShare:
         return read_ahead(self._read())
 
     def _read(self):
+        refuse_directory(self.path)     # (on the worker: the client may not see its files)
         row = 0
         with pumped(self.path) as source:
             for chunk in iter_chunks(source, n_features=self.n_features, **self.reading):
@@ -142,8 +143,9 @@ def _rows(X, a, b):
 def file_shares(paths, **reading):
     """FileShares of a path, a glob pattern or a list of them, in order (a pattern's
     matches sorted, found on the client: a pattern that matches nothing raises
-    FileNotFoundError now). Paths are not opened here: the workers read them, and
-    a file a worker cannot open fails its task with the usual OSError."""
+    FileNotFoundError now, a directory IsADirectoryError). Paths are not opened here:
+    the workers read them, and a file a worker cannot open fails its task with the
+    usual OSError."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     found = []
@@ -152,6 +154,8 @@ def file_shares(paths, **reading):
         if not matches:
             raise FileNotFoundError(2, "no file matches this pattern", path)
         found += matches
+    for path in found:
+        refuse_directory(path)
     return [FileShare(path, **reading) for path in found]
 
 
