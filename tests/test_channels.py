@@ -13,6 +13,7 @@ import io
 import itertools
 import lzma
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -375,6 +376,47 @@ def test_a_line_beyond_max_line_bytes_names_the_option(tmp_path, capsys):
                                        "LIBSVM text (no newline: binary data, an endless stream), or give "
                                        "a larger --max-line-bytes\n")
     assert run(capsys, "info", path, "--max-line-bytes", 10_000)[0] == 0
+
+
+def _table(err):
+    """The progress table's lines of train's standard error, up to its summary."""
+    return err.split("\nfinished run")[0].splitlines()
+
+
+@pytest.mark.parametrize("options", [[], ["--zero-based", "--hash-bits", "12"], ["--chunk-rows", "100000"]])
+def test_first_table_lines_come_with_their_rows_whatever_the_chunk(options, tmp_path):
+    """Rows written to train's standard input a few at a time: the table's lines for
+    examples 1, 2, 4, 8 and 16 are printed once those rows are in, while the first
+    chunk (10,000 rows) is far from complete (they waited for it: 10 s at 1,000 rows
+    a second); and every line is the one a run from the file prints, bit for bit
+    (the preview reads the indices as written, a9a being one-based)."""
+    lines = (data_dir("a9a/a9a") / "a9a/a9a").read_bytes().splitlines(keepends=True)[:3000]
+    if "--zero-based" in options:
+        lines = [re.sub(rb"(\d+):", lambda m: b"%d:" % (int(m.group(1)) - 1), line) for line in lines]
+    path = tmp_path / "data.svm"
+    path.write_bytes(b"".join(lines))
+    expected = _table(fastprox("train", path, *options)[2])
+    command, env = cli_command("train", "-", *options)
+    process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    guard = threading.Timer(120, process.kill)          # a hang fails the test, not a timing
+    guard.start()
+    try:
+        process.stdin.write(b"".join(lines[:16]))
+        process.stdin.flush()
+        shown = []
+        while not (shown and shown[-1].split()[2:3] == ["16"]):
+            line = process.stderr.readline().decode()
+            assert line, "standard error ended before the line of example 16"
+            shown.append(line.rstrip("\n"))
+        process.stdin.write(b"".join(lines[16:]))
+        process.stdin.close()
+        rest = process.stderr.read().decode()
+        assert process.wait() == 0
+    finally:
+        guard.cancel()
+    assert shown == expected[:len(shown)] and len(shown) == 3 + 5
+    assert shown + _table(rest) == expected
 
 
 # --- a closed output -----------------------------------------------------------------

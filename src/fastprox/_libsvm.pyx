@@ -599,6 +599,27 @@ cdef class Parser:
         return data, indices, indptr, labels, qids
 
 
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def peek(self, Py_ssize_t start):
+        """Copies of the rows ``start`` to ``rows`` collected so far, as ``(data,
+        indices, indptr, labels)`` (indices as stored and indptr, both int64), the
+        parser left as it is: rows of a chunk not yet complete."""
+        if not 0 <= start <= self.rows:
+            raise ValueError(f"peek: start={start} must lie in [0, {self.rows}]")
+        cdef Py_ssize_t i, rows = self.rows - start, lo = self.indptr[start], nnz = self.nnz - self.indptr[start]
+        cdef array.array data = array.clone(DOUBLES, nnz, zero=False)
+        cdef array.array indices = array.clone(INT64, nnz, zero=False)
+        cdef array.array indptr = array.clone(INT64, rows + 1, zero=False)
+        cdef array.array labels = array.clone(DOUBLES, rows, zero=False)
+        memcpy(data.data.as_doubles, self.data + lo, nnz * sizeof(double))
+        memcpy(indices.data.as_longlongs, self.indices + lo, nnz * sizeof(int64_t))
+        memcpy(labels.data.as_doubles, self.labels + start, rows * sizeof(double))
+        for i in range(rows + 1):
+            indptr.data.as_longlongs[i] = self.indptr[start + i] - lo
+        return data, indices, indptr, labels
+
+
 cdef class _Text:
     """A growable byte buffer for the writer."""
     cdef char *buf

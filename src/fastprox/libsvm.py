@@ -45,6 +45,7 @@ import stat
 import sys
 import threading
 import zlib
+from array import array
 
 from ._libsvm import MAX_INDEX, Error, Parser, format_rows
 from ._numpy import np
@@ -220,16 +221,26 @@ def iter_libsvm(path, chunk_rows=10_000, n_features=None, dtype="float64",
 
 def iter_chunks(path, chunk_rows=10_000, n_features=None, dtype="float64",
                 zero_based="auto", query_id=False, allow_nonfinite=False, *,
-                block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES):
+                block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES, preview=None):
     """:func:`iter_libsvm`'s chunks as :class:`Chunk` objects, before any scipy
     matrix is made: for callers that hand the arrays to the kernel (the command
     line), which then never import scipy. Arguments and checks as for
     :func:`iter_libsvm`; the arguments are checked now, not at the first chunk.
+
+    ``preview``, if given, sees the first chunk's rows as they arrive, before the
+    chunk is complete (zero_based="auto" decides from the whole chunk): each time
+    the reader is about to read more of the source, ``preview(rows)`` gets a Chunk
+    of the float64 rows parsed since its last call, their indices as written less
+    the offset if known (as written while "auto" is undecided; a width given is
+    one more then); it returns whether it wants more. The command line's progress table shows its first lines from
+    them (fastprox.cli.preview).
     """
     if not _positive_int(chunk_rows):
         raise ValueError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")
-    return iter(_Reader(path, int(chunk_rows), n_features, dtype, zero_based,
-                        query_id, allow_nonfinite, block_bytes, max_line_bytes))
+    reader = _Reader(path, int(chunk_rows), n_features, dtype, zero_based, query_id, allow_nonfinite,
+                     block_bytes, max_line_bytes)
+    reader.preview = preview
+    return iter(reader)
 
 
 def _positive_int(value, high=sys.maxsize):
@@ -320,6 +331,7 @@ class _Reader:
         self.buf = bytearray(1)  # the text read is buf[:size], then a NUL
         self.size = 0
         self.failure = None     # a decompression error that follows the bytes read
+        self.preview, self.previewed = None, 0      # see iter_chunks; the rows it has seen
 
     def __iter__(self):
         parser, pos, eof, emitted = self.parser, 0, False, False
@@ -336,6 +348,8 @@ class _Reader:
                     continue
                 if eof:
                     break
+                if self.preview is not None and parser.rows > self.previewed:
+                    self._preview()
                 pos, eof = self._read_line(f, pos)
         if parser.rows or not emitted:
             yield self._take()
@@ -439,8 +453,21 @@ class _Reader:
             return 0, hi
         return self.offset, hi - 1 + self.offset if self.n_features is not None else hi
 
+    def _preview(self):
+        """Hand the rows parsed since the last preview to ``preview`` (iter_chunks)."""
+        data, indices, indptr, labels = self.parser.peek(self.previewed)
+        self.previewed = self.parser.rows
+        if self.n_features is not None:     # the width given (less one index while "auto" waits)
+            width = self.n_features + (self.offset is None)
+        else:
+            width = max(1, self.parser.max_index - (self.offset or 0) + 1)
+        if not self.preview(Chunk(data, indices, indptr, labels, array("q", bytes(8 * len(labels))), width)):
+            self.preview = None
+
     def _take(self):
-        """Close the current chunk: settle "auto", check the width, make the Chunk."""
+        """Close the current chunk: settle "auto", check the width, make the Chunk
+        (the first one ends the preview)."""
+        self.preview, self.previewed = None, 0
         parser, shift = self.parser, 0
         if self.offset is None and parser.max_index >= 0 and not self.whole:
             self.offset = shift = self._settle()

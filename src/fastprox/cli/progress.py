@@ -47,6 +47,12 @@ class Table:
         self.next = 1 if write else math.inf    # the example count of the next line
         self.last_rows, self.last_total = 0, 0.0
 
+    def go_on_from(self, shown):
+        """Take the lines the table ``shown`` wrote as this one's (the same rows'
+        lines: fastprox.cli.preview): the next line is its next."""
+        if shown.last_rows:
+            self.next, self.last_rows, self.last_total = shown.next, shown.last_rows, shown.last_total
+
     def add(self, rows, loss):
         """Count ``rows`` examples whose summed loss is ``loss`` (no line)."""
         self.rows += rows

@@ -21,7 +21,8 @@ the model and a few chunks.
 On standard error it prints Vowpal Wabbit's progressive validation table:
 lines at examples 1, 2, 4, 8, ... with the mean loss so far and since the
 line before, each row's loss taken before the model learns from it (see
-fastprox.cli.progress), and at the end the best constant predictor and its
+fastprox.cli.progress; the first lines as soon as their rows are read, not
+once the first chunk is: fastprox.cli.preview), and at the end the best constant predictor and its
 loss, which one pass knows only then. A progress bar shows on a terminal;
 --quiet prints nothing. Standard output then gets the report: the data, the
 model, the progressive loss of the first pass, the test metrics (--test:
@@ -57,6 +58,7 @@ from .._writes import check_output
 from ..libsvm import MAX_INDEX, STDIN, iter_chunks, read_once, source_name
 from ..model_io import read_model, write_model
 from .labels import LABEL_BUFFER_BYTES, Classes
+from . import preview
 from .progress import LabelStats, Table, decimal, progress_bar, summary
 from .stream import (CHUNK_ROWS, add_reader_options, check_readable, hashed, labelled_chunks, pumped,
                      read_ahead, reading, row_locator)
@@ -181,6 +183,7 @@ def run(args):
         est.width_origin = source.width_origin
         with progress_bar(source.rows * args.passes if source.rows else None, args.quiet) as bar:
             trainer = Trainer(est, source, Table(None if args.quiet else bar.write_line, _predicts(est)), bar)
+            source.show_first_lines(est, trainer.table, args.quiet)
             losses = [trainer.one_pass(source.chunks()) for _ in range(args.passes)]
     trained = time.perf_counter()
     if not args.quiet and trainer is not None:      # (a parallel run's table is a line per round)
@@ -618,13 +621,28 @@ class FileSource:
         self.rows = None
         self.n_features, self.width_origin = _fixed_width(args, est.params, self.name)
         self.width_file = args.groups or args.group_weights
+        self.preview = None
+
+    def show_first_lines(self, est, table, quiet):
+        """Show the table's first lines as the first chunk's rows arrive (a Preview),
+        where they can be known before the chunk is complete (fastprox.cli.preview)."""
+        if not quiet and preview.wanted(self.reading, self.bits, est.params):
+            self.preview = preview.Preview(est, self, table, lambda chunk: hashed(chunk, self.bits))
 
     def chunks(self):
-        return read_ahead(self._read())
+        """The pass's (chunk, labels, origin) triples, read ahead; the first pass's
+        first chunk is previewed (`show_first_lines`), and handed over before the
+        run trains on it."""
+        shown, self.preview = self.preview, None
+        for item in read_ahead(self._read(shown)):
+            if shown is not None:
+                shown.hand_over()
+                shown = None
+            yield item
 
-    def _read(self):
+    def _read(self, shown):
         try:
-            yield from self._chunks()
+            yield from self._chunks(shown)
         except ValueError as e:
             raise self._beyond_groups(e) from None
 
@@ -638,13 +656,14 @@ class FileSource:
         return ValueError(f"{found.group(1)} the {found.group(2)} features of {option} {self.width_file} "
                           f"(one entry per feature): give an entry for every feature")
 
-    def _chunks(self):
+    def _chunks(self, shown):
         for path in self.paths:
             row = 0
             with pumped(path) as source:
-                for chunk in iter_chunks(source, n_features=self.n_features, **self.reading):
+                for chunk in iter_chunks(source, n_features=self.n_features, preview=shown, **self.reading):
                     yield hashed(chunk, self.bits), chunk.y, (path, row)
                     row += chunk.shape[0]
+            shown = None
 
     @staticmethod
     def locator(origin):
@@ -692,6 +711,9 @@ class DefaultSource:
         self.test_path = args.test
         self.test_name = source_name(args.test) if args.test else "the held-out part"
         self.name = f"embedded default (text-like, seed {seed})"
+
+    def show_first_lines(self, est, table, quiet):
+        """(The data are in memory: its chunks come at once.)"""
 
     def chunks(self):
         for start in range(0, self.X.shape[0], self.chunk_rows):
