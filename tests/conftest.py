@@ -25,16 +25,18 @@ if os.environ.get("CI") == "true":
     settings.load_profile("ci")
 
 
-#: The shared data sets (LIBSVM files), next to the repository.
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+#: The shared material next to the repository: LIBSVM sets in data/, sequences
+#: and trees in structured/ (see structured/SOURCES.md).
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SHARED_DATA = SHARED / "data"
+SHARED_STRUCTURED = SHARED / "structured"
 
 
-@pytest.fixture(scope="session")
-def shared_data():
-    """``files(*relative)``: the paths of those files of the shared data directory; a
-    test that needs a missing one fails under CI=true, and is skipped elsewhere."""
+def _files_in(root):
+    """``files(*relative)``: the paths of those files below ``root``; a test that
+    needs a missing one fails under CI=true, and is skipped elsewhere."""
     def files(*relative):
-        paths = [SHARED_DATA / r for r in relative]
+        paths = [root / r for r in relative]
         missing = [str(p) for p in paths if not p.is_file()]
         if missing:
             message = f"shared data missing: {', '.join(missing)}"
@@ -43,3 +45,16 @@ def shared_data():
             pytest.skip(message)
         return paths
     return files
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    """``files(*relative)``: files of the shared LIBSVM data directory (`_files_in`)."""
+    return _files_in(SHARED_DATA)
+
+
+@pytest.fixture(scope="session")
+def shared_structured():
+    """``files(*relative)``: files of the shared structured data directory
+    (CoNLL-2000, UD English EWT, OCR letters; `_files_in`)."""
+    return _files_in(SHARED_STRUCTURED)

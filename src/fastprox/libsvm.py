@@ -614,6 +614,14 @@ def source_name(source):
     return os.fspath(source)
 
 
+def open_source(source):
+    """``source`` (a path, ``-`` or a binary file object) opened as this module's
+    readers open it (`_open`): one binary stream, decompressed if gzip, bzip2 or xz.
+    A context manager, for the readers of other text formats in the package
+    (fastprox.structured.io)."""
+    return _open(source)
+
+
 @contextlib.contextmanager
 def _open(source):
     """``source`` (a path, ``-`` or a binary file object) as one binary stream,

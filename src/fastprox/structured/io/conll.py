@@ -1,0 +1,102 @@
+"""Read CoNLL column files: one item per line, a blank line between sequences.
+
+The format of CoNLL-2000 chunking (``word POS chunk``), CoNLL-2003 named
+entities and the files CRF++ and Bottou's crfsgd read: columns separated by
+spaces or tabs (any run of whitespace), the same number on every item line;
+a line of whitespace only ends a sequence. ``-DOCSTART-`` lines (CoNLL-2003's
+document breaks) are skipped by default; they end the sequence in progress
+and are kept, with the blank lines after them, in the next sequence's
+``comments`` so that the writer gives them back.
+
+The caller names the columns (``columns=("w", "pos", "y")``) and which one
+is the label (``label="y"``); unlabelled data (a test file without its last
+column) is read with the label left out of ``columns`` and ``label=None``.
+"""
+from .lines import located, numbered_lines, source_name
+from .sequence import Layout, Sequence
+
+__all__ = ["read_conll", "DOCSTART"]
+
+#: The first field of CoNLL-2003's document-break lines.
+DOCSTART = "-DOCSTART-"
+
+
+def read_conll(source, columns, label=None, *, docstart=True):
+    """Iterate over the sequences of a CoNLL column file, one at a time.
+
+    Parameters
+    ----------
+    source : str, path, file object or "-"
+        The file (plain, gzip, bzip2 or xz), ``-`` for standard input, or a
+        binary file object.
+    columns : sequence of str
+        The columns' names, in the file's order, e.g. ``("w", "pos", "y")``.
+    label : str or None, default=None
+        The label column's name (one of ``columns``), or None for unlabelled
+        data.
+    docstart : bool, default=True
+        Skip ``-DOCSTART-`` lines (keeping them for the writer); False reads
+        them as items.
+
+    Returns
+    -------
+    iterator of Sequence
+        Read lazily: memory holds one sequence at a time.
+
+    Raises
+    ------
+    ValueError
+        At iteration, ``NAME:LINE: ...`` for an item line with another number
+        of columns than ``columns`` (naming a missing label column as such),
+        text that is not UTF-8, or binary data; at the call, for bad
+        arguments.
+    """
+    names = tuple(columns) if not isinstance(columns, str) else (columns,)
+    if not names or not all(isinstance(n, str) and n and not n.isspace() for n in names):
+        raise ValueError(f"columns must name each column with a non-empty string, not {columns!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"columns must not repeat a name: {columns!r}")
+    if label is not None and label not in names:
+        raise ValueError(f"label={label!r} is not one of the columns {names}; name the label "
+                         f"column, or pass label=None for unlabelled data")
+    return _sequences(source, Layout(names, label, " "), bool(docstart))
+
+
+def _sequences(source, layout, docstart):
+    name = source_name(source)
+    width = len(layout.names)
+    rows, first, kept = [], 0, []
+    for number, text in numbered_lines(source):
+        fields = text.split()
+        if not fields:
+            if rows:
+                yield Sequence(layout, tuple(zip(*rows)), name, first, kept)
+                rows, kept = [], []
+            elif kept:
+                kept.append(text)       # a blank line after -DOCSTART-, written back
+            continue
+        if docstart and fields[0] == DOCSTART:
+            if rows:
+                yield Sequence(layout, tuple(zip(*rows)), name, first, kept)
+                rows, kept = [], []
+            kept.append(text)
+            continue
+        if len(fields) != width:
+            raise located(name, number, _width_problem(layout, len(fields)))
+        if not rows:
+            first = number
+        rows.append(fields)
+    if rows:
+        yield Sequence(layout, tuple(zip(*rows)), name, first, kept)
+
+
+def _width_problem(layout, found):
+    """What is wrong with an item line of ``found`` columns, and the fix."""
+    names = layout.names
+    expected = f"{found} column{'s' * (found != 1)}, expected {len(names)} ({' '.join(names)})"
+    if found == len(names) - 1 and layout.label == names[-1]:
+        return (f"{expected}: the label column {layout.label!r} is missing. Every item of "
+                f"labelled data needs its label; to read unlabelled data, leave the label "
+                f"out of columns and pass label=None")
+    return (f"{expected}. Every item line needs the same columns, separated by spaces or "
+            f"tabs (a token cannot contain a space); a blank line ends a sequence")

@@ -1,0 +1,158 @@
+"""Read CoNLL-U files (Universal Dependencies): words with ten fields, for
+tagging and dependency parsing.
+
+Format (universaldependencies.org/format.html): one word per line with ten
+tab-separated fields ``ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC``
+(:data:`FIELDS`, the column names here; ``_`` for an empty field), ``#``
+comment lines before a sentence's words, a blank line after each sentence.
+Multiword-token lines (``ID`` like ``3-4``) and empty nodes (``5.1``) are not
+words of the tree: they are skipped, and kept in the sequence's ``extra`` for
+the writer, as comments are in ``comments``.
+
+For tagging, ``label`` names the field to predict (``"UPOS"``, say); every
+word must have one (not ``_``). For parsing, ``heads=True`` reads HEAD as an
+integer and checks that the sentence is a tree (`fastprox.structured.trees`).
+"""
+import numpy as np
+
+from ..trees import find_cycle
+from .lines import located, numbered_lines, source_name
+from .sequence import Layout, Sequence
+
+__all__ = ["read_conllu", "FIELDS"]
+
+#: CoNLL-U's ten fields, in order: the column names of its sequences.
+FIELDS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
+_HEAD = FIELDS.index("HEAD")
+_ROOT_OR_WORD = "HEAD is 0 for the root or the ID of a word of the same sentence"
+
+
+def read_conllu(source, label=None, *, heads=False):
+    """Iterate over the sentences of a CoNLL-U file, one at a time.
+
+    Parameters
+    ----------
+    source : str, path, file object or "-"
+        The file (plain, gzip, bzip2 or xz), ``-`` for standard input, or a
+        binary file object.
+    label : str or None, default=None
+        The field that tagging predicts (one of :data:`FIELDS`, e.g. "UPOS"),
+        which every word must fill; None for none.
+    heads : bool, default=False
+        Read each word's HEAD as an integer into the sequence's ``heads``
+        (int32, 0 the root) and check that the sentence is a tree.
+
+    Returns
+    -------
+    iterator of Sequence
+        Read lazily: memory holds one sentence at a time.
+
+    Raises
+    ------
+    ValueError
+        At iteration, ``NAME:LINE: ...``: a line without ten tab-separated
+        fields; word IDs out of order; a comment among a sentence's words; a
+        sentence without words; a missing label (``_``); with ``heads``, a
+        HEAD that is not an integer or outside ``0..n`` (the word's line), or
+        heads that form a cycle (the sentence's first line).
+    """
+    if label is not None and label not in FIELDS:
+        raise ValueError(f"label={label!r} is not a CoNLL-U field; choose one of {', '.join(FIELDS)}")
+    return _sentences(source, Layout(FIELDS, label, "\t"), bool(heads))
+
+
+def _sentences(source, layout, want_heads):
+    name = source_name(source)
+    label_at = None if layout.label is None else layout.index[layout.label]
+    block = _Block()
+    for number, text in numbered_lines(source):
+        if not text.strip():
+            if block.first:
+                yield block.sentence(layout, name, want_heads)
+                block = _Block()
+            continue
+        block.first = block.first or number
+        if text.startswith("#"):
+            if block.rows or block.extra:
+                raise located(name, number, "comment line among a sentence's words; comments go "
+                                            "before the first word (is a blank line missing "
+                                            "after the previous sentence?)")
+            block.comments.append(text)
+            continue
+        fields = text.split("\t")
+        if len(fields) != 10:
+            raise located(name, number, f"{len(fields)} tab-separated field{'s' * (len(fields) != 1)}, "
+                                        f"expected 10 ({' '.join(FIELDS)}); separate fields by tabs "
+                                        f"(spaces may occur inside FORM and LEMMA) and write _ for "
+                                        f"an empty one")
+        word_id = fields[0]
+        is_word = word_id.isascii() and word_id.isdigit()
+        if not is_word and (_is_range(word_id, "-") or _is_range(word_id, ".")):
+            block.extra.append((len(block.rows), text))
+            continue
+        if not is_word or int(word_id) != len(block.rows) + 1:
+            raise located(name, number, f"word ID {word_id!r} where {len(block.rows) + 1} was expected: "
+                                        f"the words of a sentence are numbered 1, 2, 3, ... in order "
+                                        f"(multiword tokens like 3-4, empty nodes like 5.1), and a "
+                                        f"blank line ends each sentence")
+        if label_at is not None and fields[label_at] == "_":
+            raise located(name, number, f"word {word_id} has no {layout.label} ('_'); every word of "
+                                        f"labelled data needs its label: fill it in, or pass "
+                                        f"label=None to read unlabelled data")
+        block.rows.append(fields)
+        block.lines.append(number)
+    if block.first:
+        yield block.sentence(layout, name, want_heads)
+
+
+def _is_range(word_id, mark):
+    """Whether ``word_id`` is two integers joined by ``mark`` ("3-4", "5.1")."""
+    a, found, b = word_id.partition(mark)
+    return bool(found) and a.isascii() and a.isdigit() and b.isascii() and b.isdigit()
+
+
+class _Block:
+    """The lines of the sentence being read."""
+    __slots__ = ("first", "comments", "extra", "rows", "lines")
+
+    def __init__(self):
+        self.first, self.comments, self.extra, self.rows, self.lines = 0, [], [], [], []
+
+    def sentence(self, layout, name, want_heads):
+        if not self.rows:
+            raise located(name, self.first, "sentence without words (only comments, multiword "
+                                             "tokens or empty nodes before the blank line); every "
+                                             "sentence needs at least one word line")
+        heads = self.heads(name) if want_heads else None
+        return Sequence(layout, tuple(zip(*self.rows)), name, self.first, self.comments,
+                        self.extra, heads)
+
+    def heads(self, name):
+        """The words' HEAD as int32, checked: integers in 0..n, a tree."""
+        n = len(self.rows)
+        heads = np.empty(n, dtype=np.int32)
+        for m, (fields, line) in enumerate(zip(self.rows, self.lines), 1):
+            head = fields[_HEAD]
+            digits = head[1:] if head.startswith("-") else head
+            if not (digits.isascii() and digits.isdigit()):
+                raise located(name, line, f"HEAD {head!r} of word {m} is not an integer; {_ROOT_OR_WORD}")
+            if not 0 <= int(head) <= n:
+                raise located(name, line, f"HEAD {int(head)} of word {m} is outside 0..{n} (the "
+                                          f"sentence has {n} word{'s' * (n != 1)}); {_ROOT_OR_WORD}")
+            heads[m - 1] = int(head)
+        cycle = find_cycle(heads)
+        if cycle is not None:
+            arcs = " -> ".join(map(str, cycle + cycle[:1]))
+            raise located(name, self.first, f"the gold heads of the sentence starting here"
+                                            f"{self.sent_id()} form a cycle: {arcs} (each word is "
+                                            f"followed by its head); every word's chain of heads "
+                                            f"must reach the root 0")
+        return heads
+
+    def sent_id(self):
+        """`` (sent_id = ...)`` from the comments, or nothing."""
+        for comment in self.comments:
+            key, _, value = comment[1:].partition("=")
+            if key.strip() == "sent_id":
+                return f" (sent_id = {value.strip()})"
+        return ""

@@ -1,0 +1,45 @@
+"""Numbered text lines of a source, for the line-oriented readers.
+
+A source is what :mod:`fastprox.libsvm` reads: a path, ``-`` for standard
+input or a binary file object; gzip, bzip2 and xz are recognised by their
+first bytes (`fastprox.libsvm.open_source`). Lines are UTF-8; their ending
+(``\\n`` or ``\\r\\n``) is removed. Every reader's error is a ``ValueError``
+whose message starts ``NAME:LINE:`` (1-based) and says how to fix the file
+or the call (`located`).
+"""
+import io
+
+from ...libsvm import open_source, source_name
+
+__all__ = ["numbered_lines", "located", "source_name"]
+
+
+def located(name, line, message):
+    """The ValueError for ``message`` at ``line`` of the source ``name``."""
+    return ValueError(f"{name}:{line}: {message}")
+
+
+def numbered_lines(source):
+    """Yield ``(number, text)`` for each line of ``source``, from 1, read a block
+    at a time (memory bounded by the longest line).
+
+    Raises ValueError (named line) for bytes that are not UTF-8 and for NUL
+    bytes, which mean binary data rather than text.
+    """
+    name = source_name(source)
+    with open_source(source) as stream:
+        if isinstance(stream, io.RawIOBase):    # a plain file: read it in blocks
+            stream = io.BufferedReader(stream, 1 << 20)
+        for number, raw in enumerate(stream, 1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise located(name, number, f"byte {raw[e.start]:#04x} (column {e.start + 1}) is not "
+                                            f"UTF-8; convert the file to UTF-8 (for instance "
+                                            f"iconv -f latin1 -t utf-8)") from None
+            if "\x00" in text:
+                raise located(name, number, "NUL byte: this looks like binary data, not text "
+                                            "(gzip, bzip2 and xz files are recognised by their content)")
+            if text.endswith("\n"):
+                text = text[:-2] if text.endswith("\r\n") else text[:-1]
+            yield number, text
