@@ -1,16 +1,19 @@
-"""Atomic writes (fastprox.libsvm._atomic_write, behind dump_libsvm, save_model and
+"""Atomic writes (fastprox._writes.atomic_write, behind dump_libsvm, save_model and
 ``fastprox train --model``): the target is the old file or the new one, never a
 torn one, even under ``kill -9``; a write removes the temporary files that
 interrupted writes to the same target left, and no other file; the directory
 is fsynced after the rename."""
+import errno
 import gzip
 import os
 import random
 import signal
+import socket
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import numpy as np
@@ -18,7 +21,8 @@ import pytest
 import scipy.sparse as sp
 
 from cli_process import cli_command
-from fastprox import dump_libsvm, libsvm
+from fastprox import dump_libsvm
+from fastprox._writes import atomic_write, check_output
 from fastprox.model_io import read_model
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock and SIGKILL are POSIX")
@@ -32,7 +36,7 @@ def temporaries(directory, target=TARGET):
 
 
 def write_bytes(path, content):
-    libsvm._atomic_write(os.fspath(path), lambda f: f.write(content))
+    atomic_write(os.fspath(path), lambda f: f.write(content))
 
 
 # --- leftovers ------------------------------------------------------------------
@@ -73,7 +77,7 @@ def test_a_locked_temporary_file_is_left_alone(tmp_path):
 
 CONCURRENT_WRITER = """
 import sys
-from fastprox.libsvm import _atomic_write
+from fastprox._writes import atomic_write
 
 def write(f):
     f.write(b"child's first half, ")
@@ -82,7 +86,7 @@ def write(f):
     sys.stdin.readline()
     f.write(b"child's second half")
 
-_atomic_write(sys.argv[1], write)
+atomic_write(sys.argv[1], write)
 """
 
 
@@ -166,8 +170,130 @@ def test_an_exception_keeps_the_old_file_and_removes_the_temporary_one(tmp_path)
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        libsvm._atomic_write(os.fspath(target), fail)
+        atomic_write(os.fspath(target), fail)
     assert target.read_bytes() == b"old" and os.listdir(tmp_path) == [TARGET]
+
+
+# --- what the path leads to ---------------------------------------------------------
+
+def test_a_symbolic_link_keeps_itself_and_its_target_is_replaced(tmp_path):
+    """A link (relative, to another directory) stays a link; its target takes the
+    write, atomically in the target's directory; a dangling link's target is made."""
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / TARGET).write_bytes(b"old")
+    link = tmp_path / "current.npz"
+    link.symlink_to(os.path.join("models", TARGET))
+    write_bytes(link, b"new")
+    assert link.is_symlink() and os.readlink(link) == os.path.join("models", TARGET)
+    assert (tmp_path / "models" / TARGET).read_bytes() == b"new"
+    assert sorted(os.listdir(tmp_path / "models")) == [TARGET]
+    dangling = tmp_path / "next.npz"
+    dangling.symlink_to(tmp_path / "models" / "next-target.npz")
+    write_bytes(dangling, b"made")
+    assert dangling.is_symlink() and (tmp_path / "models" / "next-target.npz").read_bytes() == b"made"
+
+
+def test_a_device_or_a_fifo_is_written_directly(tmp_path):
+    """A null device stays the device (renaming over it would replace it: as root,
+    the system's /dev/null; as root the test writes to a node of its own, made
+    here, so that a regression cannot replace the system's); a FIFO stays a FIFO
+    and its reader gets the bytes, compressed as the name asks."""
+    null = "/dev/null"
+    if os.geteuid() == 0:
+        null = tmp_path / "null"
+        os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    write_bytes(null, b"gone")
+    assert stat.S_ISCHR(os.stat(null).st_mode)
+    if null != "/dev/null":
+        os.unlink(null)
+    fifo = tmp_path / "pipe.gz"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    atomic_write(fifo, lambda f: f.write(b"through the pipe"))
+    reader.join(timeout=60)
+    assert gzip.decompress(got[0]) == b"through the pipe"
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and os.listdir(tmp_path) == ["pipe.gz"]
+
+
+def test_a_directory_or_a_socket_is_refused(tmp_path):
+    with pytest.raises(IsADirectoryError) as info:
+        write_bytes(tmp_path, b"x")
+    assert info.value.filename == os.fspath(tmp_path)
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(os.fspath(tmp_path / "socket"))
+        with pytest.raises(ValueError, match="socket or another special file, which cannot be written"):
+            write_bytes(tmp_path / "socket", b"x")
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("where, error", [("mkstemp", errno.EROFS), ("write", errno.ENOSPC),
+                                          ("replace", errno.EACCES)])
+def test_errors_name_the_path_given_not_the_temporary_file(tmp_path, monkeypatch, where, error):
+    """A read-only directory, a full disk, a refused rename: the OSError names the
+    path given (the user's), and no temporary file is left."""
+    def fail(*args, **kwargs):
+        raise OSError(error, os.strerror(error), args[0] if args and isinstance(args[0], str) else None)
+
+    target = tmp_path / TARGET
+    if where == "write":
+        with pytest.raises(OSError) as info:
+            atomic_write(target, lambda f: fail())
+    else:
+        monkeypatch.setattr(tempfile if where == "mkstemp" else os, where, fail)
+        with pytest.raises(OSError) as info:
+            write_bytes(target, b"x")
+    assert (info.value.errno, info.value.filename) == (error, os.fspath(target))
+    assert os.listdir(tmp_path) == []
+
+
+def test_check_output_refuses_what_would_fail_or_destroy_an_input(tmp_path, monkeypatch):
+    data = tmp_path / "data.svm"
+    data.write_bytes(b"1 1:1\n")
+    os.link(data, tmp_path / "hard.svm")
+    (tmp_path / "soft.svm").symlink_to(data)
+    for output in (data, tmp_path / "hard.svm", tmp_path / "soft.svm"):
+        with pytest.raises(ValueError, match=f"^--model {output} is the input {data}: writing it would "
+                                             "destroy the data; give another path$"):
+            check_output(output, "--model", [data])
+    with pytest.raises(ValueError, match="is a directory; give a file path"):
+        check_output(tmp_path, "--out")
+    with pytest.raises(ValueError, match=f"directory {tmp_path / 'no'} does not exist; create it first"):
+        check_output(tmp_path / "no" / "m.npz", "--model")
+    check_output("/dev/null", "--out", [data])
+    check_output(tmp_path / "new.npz", "--model", [data, "-"])
+    monkeypatch.setattr(os, "access", lambda path, mode: False)
+    with pytest.raises(ValueError, match=f"directory {tmp_path} is not writable"):
+        check_output(tmp_path / "new.npz", "--model", [data])
+
+
+def test_commands_refuse_outputs_before_any_work(tmp_path, monkeypatch, capsys):
+    """An output that is an input, or in a directory that cannot be written, stops
+    train and predict at once: one line, no table, no model, the data intact."""
+    from fastprox.cli import main
+    data = tmp_path / "data.svm"
+    dump_libsvm(sp.random(200, 20, density=0.3, format="csr", random_state=0), np.arange(200) % 2, data)
+    before = data.read_bytes()
+    assert main(["train", str(data), "--model", str(tmp_path / "m.npz"), "--quiet"]) == 0
+    capsys.readouterr()
+    for argv, message in (
+            (["train", data, "--model", data], f"--model {data} is the input {data}"),
+            (["train", data, "--test", tmp_path / "m.npz", "--model", tmp_path / "m.npz"], "is the input"),
+            (["predict", tmp_path / "m.npz", data, "--out", data], f"--out {data} is the input {data}"),
+            (["predict", tmp_path / "m.npz", data, "--out", tmp_path / "m.npz"], "is the input")):
+        assert main(list(map(str, argv))) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1 and message in err, err
+    monkeypatch.setattr(os, "access", lambda path, mode: False)
+    assert main(["train", str(data), "--model", str(tmp_path / "new.npz")]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err == (f"fastprox: error: --model {tmp_path / 'new.npz'}: directory {tmp_path} is "
+                                 "not writable (the file is written there, then renamed); give a path in a "
+                                 "writable directory\n")
+    assert data.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["data.svm", "m.npz"]
 
 
 # --- kill -9 ------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import io
 import itertools
 import lzma
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -20,6 +21,7 @@ import sys
 import termios
 import threading
 import time
+import zlib
 
 import numpy as np
 import pytest
@@ -239,10 +241,17 @@ def test_first_read_shorter_than_the_magic_bytes(first, compression, stored):
         writer.join()
 
 
-def test_truncated_gzip_stream_names_the_source(cut):
+def test_truncated_gzip_stream_names_the_source_and_line(cut):
+    """A gzip stream cut short is reported at the line it breaks off in (the whole
+    lines before it parsed), whatever the channel."""
+    data = (cut / "truncated").read_bytes()
+    whole = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data).count(b"\n")
+    assert whole > 1000
     with fed("/dev/fd", cut / "truncated", None) as (path, _):
-        with pytest.raises(ValueError, match=f"^{path}:1: corrupt or truncated compressed data"):
+        with pytest.raises(ValueError, match=f"^{path}:{whole + 1}: corrupt or truncated compressed data"):
             load_libsvm(path)
+    with pytest.raises(ValueError, match=f":{whole + 1}: corrupt or truncated compressed data"):
+        list(iter_libsvm(cut / "truncated", chunk_rows=100))
 
 
 # --- the command line ----------------------------------------------------------------
@@ -326,8 +335,9 @@ def test_empty_and_truncated_standard_input(models, cut):
         assert fastprox("predict", models["a9a/a9a"], path, stdin=stdin) == (0, "", "")
     with fed("-", cut / "truncated", None) as (path, stdin):
         status, out, err = fastprox("predict", models["a9a/a9a"], path, stdin=stdin)
+    whole = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress((cut / "truncated").read_bytes()).count(b"\n")
     assert status == 1
-    assert err.startswith("fastprox: error: <stdin>:1: corrupt or truncated compressed data")
+    assert err.startswith(f"fastprox: error: <stdin>:{whole + 1}: corrupt or truncated compressed data")
 
 
 def test_train_refuses_to_read_a_stream_twice(capsys):
@@ -341,6 +351,72 @@ def test_train_refuses_to_read_a_stream_twice(capsys):
     assert status == 1 and "<stdin> is given twice" in err
     status, _, err = run(capsys, "info", "-", "-")
     assert status == 1 and "<stdin> is given twice" in err
+
+
+@pytest.mark.parametrize("command", ["info", "train", "predict"])
+@pytest.mark.parametrize("channel", ["/dev/zero", "-"])
+def test_an_endless_input_ends_every_command_at_its_first_line(command, channel, models):
+    """/dev/zero as a path or as standard input: each command stops at once with the
+    source and line (the former reader held the endless line, without end)."""
+    argv = {"info": ["info"], "train": ["train"], "predict": ["predict", models["a9a/a9a"]]}[command]
+    with open("/dev/zero", "rb") as zero:
+        status, out, err = fastprox(*argv, channel, stdin=zero if channel == "-" else None)
+    shown = "<stdin>" if channel == "-" else channel
+    assert (status, out) == (1, "")
+    assert err.startswith(f"fastprox: error: {shown}:1: NUL byte: this looks like binary data")
+
+
+def test_a_line_beyond_max_line_bytes_names_the_option(tmp_path, capsys):
+    path = tmp_path / "long.svm"
+    path.write_bytes(b"1 1:1\n-1 " + b" ".join(b"%d:1" % i for i in range(1, 1000)) + b"\n")
+    for argv in (["info", path], ["train", path, "--quiet"]):
+        status, _, err = run(capsys, *argv, "--max-line-bytes", 100)
+        assert status == 1 and err == (f"fastprox: error: {path}:2: line longer than --max-line-bytes 100 "
+                                       "bytes; LIBSVM text holds one example per line, so this is not "
+                                       "LIBSVM text (no newline: binary data, an endless stream), or give "
+                                       "a larger --max-line-bytes\n")
+    assert run(capsys, "info", path, "--max-line-bytes", 10_000)[0] == 0
+
+
+def _table(err):
+    """The progress table's lines of train's standard error, up to its summary."""
+    return err.split("\nfinished run")[0].splitlines()
+
+
+@pytest.mark.parametrize("options", [[], ["--zero-based", "--hash-bits", "12"], ["--chunk-rows", "100000"]])
+def test_first_table_lines_come_with_their_rows_whatever_the_chunk(options, tmp_path):
+    """Rows written to train's standard input a few at a time: the table's lines for
+    examples 1, 2, 4, 8 and 16 are printed once those rows are in, while the first
+    chunk (10,000 rows) is far from complete (they waited for it: 10 s at 1,000 rows
+    a second); and every line is the one a run from the file prints, bit for bit
+    (the preview reads the indices as written, a9a being one-based)."""
+    lines = (data_dir("a9a/a9a") / "a9a/a9a").read_bytes().splitlines(keepends=True)[:3000]
+    if "--zero-based" in options:
+        lines = [re.sub(rb"(\d+):", lambda m: b"%d:" % (int(m.group(1)) - 1), line) for line in lines]
+    path = tmp_path / "data.svm"
+    path.write_bytes(b"".join(lines))
+    expected = _table(fastprox("train", path, *options)[2])
+    command, env = cli_command("train", "-", *options)
+    process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    guard = threading.Timer(120, process.kill)          # a hang fails the test, not a timing
+    guard.start()
+    try:
+        process.stdin.write(b"".join(lines[:16]))
+        process.stdin.flush()
+        shown = []
+        while not (shown and shown[-1].split()[2:3] == ["16"]):
+            line = process.stderr.readline().decode()
+            assert line, "standard error ended before the line of example 16"
+            shown.append(line.rstrip("\n"))
+        process.stdin.write(b"".join(lines[16:]))
+        process.stdin.close()
+        rest = process.stderr.read().decode()
+        assert process.wait() == 0
+    finally:
+        guard.cancel()
+    assert shown == expected[:len(shown)] and len(shown) == 3 + 5
+    assert shown + _table(rest) == expected
 
 
 # --- a closed output -----------------------------------------------------------------

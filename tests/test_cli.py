@@ -143,6 +143,33 @@ def test_a9a(a9a, capsys):
     assert value(out, "test accuracy") > 0.84 and value(out, "test AUC") > 0.89
 
 
+def test_a_hashed_model_predicts_what_it_was_trained_on(a9a, tmp_path, capsys):
+    """train --hash-bits records the hashing in the model file: predict applies it
+    without --hash-bits (the issue's case: a9a.t accuracy 0.850 fell to 0.764 without
+    a word), refuses another --hash-bits, and the estimator of load_model hashes the
+    raw rows as the command did; a model without hashing refuses --hash-bits."""
+    train, test = a9a
+    model = tmp_path / "hashed.npz"
+    status, out, _ = run(capsys, "train", train, "--hash-bits", 10, "--test", test, "--model", model)
+    trained = value(out, "test accuracy")
+    assert status == 0 and trained > 0.84
+    for given in ([], ["--hash-bits", 10]):
+        status, out, err = run(capsys, "predict", model, test, *given)
+        assert status == 0 and value(err, "accuracy") == trained
+    predicted = out
+    status, out, err = run(capsys, "predict", model, test, "--hash-bits", 11)
+    assert status == 1 and err == (f"fastprox: error: --hash-bits 11, but {model} was trained with "
+                                   "--hash-bits 10 (which predict applies): drop --hash-bits, or give 10\n")
+    est = load_model(model)
+    X, y = load_libsvm(test)
+    assert est.hash_bits_ == 10 and round(est.score(X, y), 6) == trained
+    np.testing.assert_array_equal(np.array(predicted.split(), dtype=float), est.predict(X))
+    plain = tmp_path / "plain.npz"
+    assert run(capsys, "train", train, "--model", plain, "--quiet")[0] == 0
+    status, _, err = run(capsys, "predict", plain, test, "--hash-bits", 10)
+    assert status == 1 and "was trained without hashing: drop --hash-bits" in err
+
+
 # --- predict and info -----------------------------------------------------------
 
 def test_predict_round_trip(files, tmp_path, capsys):
@@ -283,6 +310,30 @@ def test_overflow_names_the_file_and_its_row_and_writes_no_model(tmp_path, capsy
     assert status == 1 and err.endswith("\n") and err.count("fastprox: error:") == 1
     assert err.splitlines()[-1].startswith(f"fastprox: error: {path}:3: its gradient")
     assert not model.exists()
+
+
+def test_a_margin_that_overflows_names_the_file_and_line_in_predict_and_test(tmp_path, capsys):
+    """predict and train --test refuse a row whose margin overflows (finite values,
+    inf - inf), naming its line across chunks, where they printed class 0 and NaN
+    probabilities; a huge finite loss prints with an exponent, not 300 digits."""
+    train = tmp_path / "train.svm"
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 0.01, (2000, 2))
+    dump_libsvm(X, np.where(X[:, 0] > X[:, 1], 1, -1), train)
+    model = tmp_path / "m.npz"
+    assert run(capsys, "train", train, "--model", model, "--quiet")[0] == 0
+    data = tmp_path / "test.svm"
+    data.write_text("1 1:0.01\n-1 2:0.01\n1 1:0.01\n-1 1:1e308 2:1e308\n")
+    for argv in (["predict", model, data, "--proba"], ["train", train, "--test", data]):
+        status, out, err = run(capsys, *argv, "--chunk-rows", 2)
+        assert status == 1
+        assert err.splitlines()[-1] == (f"fastprox: error: {data}:4: the margin overflowed: the values are "
+                                        "finite but too large for the model's weights; scale them as the "
+                                        "training data were scaled.")
+    data.write_text("-1 1:1e305\n-1 2:0.01\n")
+    status, out, err = run(capsys, "predict", model, data)
+    assert status == 0 and out == "1\n-1\n"
+    assert re.match(r"loss: \d\.\d{6}e\+30\d \(log loss, 2 rows", err), err
 
 
 def test_auto_steps_are_reported_and_match_the_estimator(files, capsys):

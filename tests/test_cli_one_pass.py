@@ -166,7 +166,7 @@ def test_hash_bits_equal_hashing_then_training(data, tmp_path, capsys):
     status, out, _ = run(capsys, "predict", model, d / "test.svm", "--hash-bits", 6, "--quiet")
     np.testing.assert_array_equal(np.array(out.split(), dtype=float), est.predict(hash_features(X_test, 6)))
     status, _, err = run(capsys, "predict", model, d / "test.svm", "--hash-bits", 7)
-    assert status == 1 and "give the --hash-bits it was trained with" in err
+    assert status == 1 and "was trained with --hash-bits 6 (which predict applies)" in err
 
 
 def test_huge_ids_hash(tmp_path, capsys):

@@ -5,6 +5,7 @@ import importlib
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import cloudpickle
@@ -395,6 +396,25 @@ def test_dask_array_sequential_equals_partial_fit(client):
     assert par.t_ == 12_000 and par.score(X, y) > 0.8
 
 
+def test_hashing_is_remembered_by_the_fitted_copy(client, files, tmp_path):
+    """hash_bits from the estimator (or fit's argument) hashes files and arrays alike;
+    the fitted copy is the single machine's hashing model, which predicts raw ids."""
+    paths, test = files
+    single = _single(tmp_path, paths, "--hash-bits", "8")
+    for est in (fit(ProxClassifier(hash_bits=8), paths, client=client, sequential=True),
+                fit(ProxClassifier(), paths, client=client, sequential=True, hash_bits=8)):
+        assert est.hash_bits_ == single.hash_bits_ == 8 and _same_bits(est, single)
+        X, y = load_libsvm(test)
+        assert est.score(X, y) == single.score(X, y)
+    X, y = _problem(6000, 100, 3)
+    blocks = da.from_array(X, chunks=(1500, 100), asarray=False)
+    est = fit(ProxClassifier(hash_bits=6), blocks, da.from_array(y, chunks=1500), client=client,
+              sequential=True, classes=[-1, 1])
+    assert _same_bits(est, ProxClassifier(hash_bits=6).partial_fit(X, y, classes=[-1, 1]))
+    with pytest.raises(ValueError, match="hash_bits=7 but the estimator's hash_bits=6"):
+        fit(ProxClassifier(hash_bits=6), paths, client=client, hash_bits=7)
+
+
 def test_dask_bag_of_blocks(client):
     X, y = _problem(6000, 100, 4)
     blocks = [(X[i:i + 1000], y[i:i + 1000]) for i in range(0, 6000, 1000)]
@@ -404,7 +424,7 @@ def test_dask_bag_of_blocks(client):
     seq = fit(ProxClassifier(), bag, client=client, sequential=True)
     assert _same_bits(seq, ProxClassifier().partial_fit(X, y, classes=[-1, 1]))
     with pytest.raises(ValueError, match="sync_rows is for files"):
-        fit(ProxClassifier(), bag, client=client, sync_rows=100)
+        fit(ProxClassifier(), bag, client=client, sync_rows=1000)
 
 
 # --- faults -----------------------------------------------------------------------------
@@ -480,6 +500,49 @@ def test_a_share_that_kills_every_worker_is_a_clear_error(files, tmp_path):
         with pytest.raises(ClusterError, match="no model was returned"):
             fit(ProxClassifier(), paths, client=c, sequential=True)
     assert issubclass(ClusterError, ConnectionError)
+
+
+@pytest.mark.parametrize("sequential", [False, True])
+def test_a_cluster_without_workers_ends_with_the_timeout(files, sequential):
+    """A cluster that has lost all its workers: Dask's tasks would wait for ever (its
+    no-workers timeout is off by default); fit ends with ClusterError once it has had
+    no worker for ``timeout`` seconds, and the command line likewise."""
+    paths, _ = files
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, Client(cluster) as c:
+        cluster.scale(0)
+        while c.scheduler_info(n_workers=1)["n_workers"]:
+            time.sleep(0.05)
+        with pytest.raises(ClusterError, match=r"no workers for 1\.5 s \(timeout\).*no model was returned"):
+            fit(ProxClassifier(), paths, client=c, sequential=sequential, n_workers=2, timeout=1.5)
+        if not sequential:
+            status = main(["train", *paths, "--scheduler", cluster.scheduler_address, "--timeout", "1",
+                           "--quiet"])
+            assert status == 1
+    with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
+        fit(ProxClassifier(), paths, client=None, timeout=0)
+
+
+def test_a_directory_among_the_files_is_named(client, files, tmp_path):
+    paths, _ = files
+    (tmp_path / "part-dir.svm").mkdir()
+    for given in ([paths[0], str(tmp_path / "part-dir.svm")], str(tmp_path / "part-*.svm")):
+        with pytest.raises(IsADirectoryError, match="is a directory, not a LIBSVM file") as info:
+            fit(ProxClassifier(), given, client=client)
+        assert info.value.filename == str(tmp_path / "part-dir.svm")
+
+
+def test_sync_rows_below_the_floor_is_refused_with_the_reason(client, files, capsys):
+    """sync_rows=3 made 2,667 rounds of 16,000 rows (97 s), each a trip through the
+    scheduler longer than its rows: refused at once, saying why."""
+    paths, _ = files
+    with pytest.raises(ValueError, match=r"^sync_rows=3 would mix the models every 3 rows per group: .* "
+                                         r"give at least 1000$"):
+        fit(ProxClassifier(), paths, client=client, sync_rows=3)
+    status = main(["train", *paths, "--scheduler", client.scheduler.address, "--sync-rows", "3"])
+    err = capsys.readouterr().err
+    assert status == 1 and err.startswith("fastprox: error: --sync-rows 3 would mix the models every 3 rows")
+    assert main(["train", *paths, "--timeout", "5"]) == 1
+    assert "--timeout is for training on a cluster: give --scheduler too" in capsys.readouterr().err
 
 
 # --- dask-ml's wrappers --------------------------------------------------------------------

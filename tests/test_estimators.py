@@ -232,6 +232,47 @@ def test_overflowing_margins_are_refused(first):
         clf.partial_fit(X * 1e200, y * 1e200) if not first else clf.fit(X * 1e200, y * 1e200)
 
 
+PREDICTIONS = ("predict", "decision_function", "predict_proba", "predict_log_proba")
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_predictions_refuse_margins_that_overflow(classes):
+    """Finite rows whose margin overflows (inf - inf) raise the row's ValueError in
+    every prediction, where they gave class 0 and NaN probabilities; the rows
+    before and after predict as they do alone."""
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.uniform(0, 0.01, (2000, 2)))
+    y = np.argmax(np.c_[X.toarray(), np.full(2000, 0.005)][:, :classes], axis=1)
+    clf = ProxClassifier(random_state=0).fit(X, y)
+    assert np.abs(clf.coef_).max() > 1         # weights that 1e308 overflows
+    rows = sp.csr_matrix(np.array([[0.01, 0.0], [1e308, 1e308], [0.0, 0.01]]))
+    for name in PREDICTIONS:
+        with pytest.raises(ValueError, match=r"^row 1: the margin overflowed: the values are finite but "
+                                             r"too large for the model's weights; scale them"):
+            getattr(clf, name)(rows)
+        both = getattr(clf, name)(rows[[0, 2]])
+        assert np.all(np.isfinite(both) | (name == "predict_log_proba"))
+        assert np.array_equal(both[:1], getattr(clf, name)(rows[[0]]))
+    regressor = ProxRegressor(random_state=0).fit(X, X @ np.array([500.0, -500.0]))
+    with pytest.raises(ValueError, match="^row 1: the margin overflowed"):
+        regressor.predict(rows)
+
+
+@pytest.mark.parametrize("index", [-1, 2, 7])
+def test_predictions_refuse_a_malformed_csr_matrix_as_partial_fit_does(index):
+    """A column index below 0 or at or beyond X's width is refused by every
+    prediction, as partial_fit refuses it (the entry used to be skipped)."""
+    X, y = text_like()
+    X, y = X[:, :2].tocsr(), np.arange(X.shape[0]) % 2
+    clf = ProxClassifier().fit(X, y)
+    bad = sp.csr_matrix((np.array([1.0, 2.0]), np.array([0, index]), np.array([0, 2])), shape=(1, 2))
+    for call in [getattr(clf, name) for name in PREDICTIONS] + [lambda X: clf.partial_fit(X, [1])]:
+        with pytest.raises(ValueError, match=r"a column index lies outside \[0, 2\): the matrix is malformed"):
+            call(bad)
+    wide = ProxClassifier(grow_features=True).fit(X, y)     # columns beyond the model's weigh 0
+    assert np.array_equal(wide.decision_function(sp.hstack([X, X]).tocsr()), wide.decision_function(X))
+
+
 def test_kernel_names_the_row_of_x_not_its_position_in_the_order():
     """Learner.fit_rows visiting rows in a given order reports the bad row's number in X."""
     from fastprox._kernels import Learner

@@ -1,6 +1,7 @@
 """Tests for fastprox.libsvm: equality with scikit-learn, format, errors, fuzzing."""
 import bz2
 import gzip
+import io
 import lzma
 import os
 import re
@@ -179,6 +180,95 @@ def test_long_line_longer_than_block(tmp_path):
     assert X.shape == (3, 2999) and X.nnz == 3 * 2999
 
 
+class Trickle(io.RawIOBase):
+    """``data`` handed out ``piece`` bytes per read, as a slow pipe gives it, then
+    ``tail`` (a byte string repeated without end, when given)."""
+
+    def __init__(self, data, piece, tail=None):
+        super().__init__()
+        self.data, self.piece, self.tail, self.at = data, piece, tail, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, into):
+        if self.at < len(self.data):
+            n = min(self.piece, len(into), len(self.data) - self.at)
+            into[:n] = self.data[self.at:self.at + n]
+            self.at += n
+            return n
+        if self.tail is None:
+            return 0
+        n = min(self.piece, len(into))
+        into[:n] = (self.tail * (n // len(self.tail) + 1))[:n]
+        return n
+
+
+class CountingParser(libsvm.Parser):
+    """The parser, counting the bytes each feed is handed (those it may scan)."""
+    handed = 0
+
+    def feed(self, buf, pos, size, *args):
+        CountingParser.handed += size - pos
+        return super().feed(buf, pos, size, *args)
+
+
+@pytest.mark.parametrize("piece", [1 << 10, 1 << 16])
+def test_a_long_line_costs_linear_work_from_any_channel(monkeypatch, piece):
+    """A 4 MB line that arrives a piece at a time (a pipe) is handed to the parser
+    about once, not once per piece (the former reader re-scanned, and re-copied,
+    the unfinished line at every read: quadratic, 105 s for 100 MB)."""
+    line = b"1 " + b" ".join(b"%d:1" % i for i in range(1, 500_000)) + b"\n"
+    data = line + b"-1 1:2\n"
+    monkeypatch.setattr(libsvm, "Parser", CountingParser)
+    CountingParser.handed = 0
+    X, y = load_libsvm(Trickle(data, piece))
+    assert X.shape == (2, 499_999) and y.tolist() == [1, -1]
+    assert CountingParser.handed <= 2 * len(data)
+
+
+@pytest.mark.parametrize("tail, what", [(b"\0", "NUL byte"), (b"1:1 ", "line longer than max_line_bytes=1048576")])
+def test_an_endless_line_stops_in_bounded_memory(tail, what):
+    """An endless line (/dev/zero's NULs, or text that never ends its line) stops
+    with its line number, having held about the bound (1 MB here) and a block:
+    the former reader held all of it, without end."""
+    import tracemalloc
+    stream = Trickle(b"1 1:1\n-1 2:1\n", 1 << 16, tail=tail)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=f"^<stream>:3: {what}"):
+            list(iter_libsvm(stream, max_line_bytes=1 << 20, block_bytes=1 << 16))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < (1 << 20) * 1.25 + (1 << 18), peak
+
+
+def test_dev_zero_stops_at_its_first_read():
+    with pytest.raises(ValueError, match="^/dev/zero:1: NUL byte"):
+        load_libsvm("/dev/zero")
+
+
+def test_a_line_longer_than_the_bound_is_refused_even_whole(tmp_path):
+    """The bound applies to every line, whole ones in a block included."""
+    path = write(tmp_path, b"1 1:1\n-1 " + b" ".join(b"%d:1" % i for i in range(1, 100)) + b"\n")
+    with pytest.raises(ValueError, match=r":2: line longer than max_line_bytes=100 bytes"):
+        load_libsvm(path, max_line_bytes=100)
+    assert load_libsvm(path, max_line_bytes=1000)[0].shape == (2, 99)
+    with pytest.raises(ValueError, match="max_line_bytes must be a positive integer"):
+        load_libsvm(path, max_line_bytes=0)
+
+
+def test_split_point_holds_no_long_line(tmp_path, monkeypatch):
+    """The search for the newline after a large file's middle reads it a piece at
+    a time, and gives up past the line bound (the one pass then stops there)."""
+    monkeypatch.setattr(libsvm, "SPLIT_BYTES", 1000)
+    path = write(tmp_path, b"1 " + b"1:1 " * 100_000 + b"\n-1 2:1\n")
+    assert libsvm.split_point(path) == path.stat().st_size - len(b"-1 2:1\n")
+    monkeypatch.setattr(libsvm, "MAX_LINE_BYTES", 1000)
+    assert libsvm.split_point(path) is None
+
+
 @pytest.mark.parametrize("opener", [gzip.open, bz2.open, lzma.open])
 def test_compressed_files_recognised_by_content(tmp_path, opener):
     path = tmp_path / "compressed.txt"
@@ -268,7 +358,7 @@ def test_parser_feed_needs_a_nul_after_the_text():
     """The parser's scans stop at the byte after the text: feed refuses a buffer
     without a NUL there."""
     from fastprox._libsvm import Parser
-    parser = Parser(False, False)
+    parser = Parser(False, False, 100)
     for buf in (bytearray(b"1 1:1"), bytearray(b"1 1:12")):
         with pytest.raises(ValueError, match="buf\\[size\\] == 0"):
             parser.feed(buf, 0, 5, True, 10, 0, 100, 0)

@@ -270,7 +270,7 @@ def test_earlier_versions_load(saved, version):
     before = load_model(path)
 
     def as_version(h):
-        h["version"] = version
+        before_6(h, version)
         if version == 1:
             del h["params"]["group_weights"]
 
@@ -278,6 +278,43 @@ def test_earlier_versions_load(saved, version):
     same_state(before, after)
     assert after.group_weights is before.group_weights is None
     same_state(before.partial_fit(X[:100], Y[:100]), after.partial_fit(X[:100], Y[:100]))
+
+
+def before_6(h, version):
+    """The header ``h`` as format ``version`` (< 6) had it: no hash_bits parameter,
+    no hash_bits_ fitted entry."""
+    h["version"] = version
+    del h["params"]["hash_bits"], h["fitted"]["hash_bits_"]
+
+
+def test_version_5_files_load_as_models_without_hashing(saved):
+    path, rewrite = saved
+    before = load_model(path)
+    after = load_model(rewrite(edit_header=lambda h: before_6(h, 5)))
+    same_state(before, after)
+    assert after.hash_bits is after.hash_bits_ is None
+
+
+def test_a_hashing_model_remembers_its_hashing(tmp_path):
+    """A model trained with hash_bits hashes the raw ids it predicts on, loaded from
+    its file too, where a file that did not record it predicted unhashed ids without a
+    word; what a file may say about its hashing is checked."""
+    est = ProxClassifier(hash_bits=8).partial_fit(X[:HALF], Y[:HALF], classes=[-1.0, 1.0])
+    assert est.coef_.shape == (1, 256) and est.hash_bits_ == 8 and est.n_features_in_ == 256
+    path = tmp_path / "hashed.npz"
+    save_model(est, path)
+    loaded = load_model(path)
+    assert loaded.hash_bits == loaded.hash_bits_ == 8
+    np.testing.assert_array_equal(loaded.decision_function(X_TEST), est.decision_function(X_TEST))
+    same_state(loaded.partial_fit(X[HALF:], Y[HALF:]), est.partial_fit(X[HALF:], Y[HALF:]))
+    refused(edited(path, tmp_path / "a", lambda h: h["fitted"].update(hash_bits_=9)),
+            "hash_bits_=9 but the model has 256 features, not 2^9")
+    refused(edited(path, tmp_path / "b", lambda h: h["params"].update(hash_bits=None)),
+            "params.hash_bits=None but the model was fitted with hash_bits_=8")
+    refused(edited(path, tmp_path / "c", lambda h: h["fitted"].update(hash_bits_=99)), "hash_bits=99")
+    est.set_params(hash_bits=9)
+    with pytest.raises(ValueError, match="cannot be saved: params.hash_bits=9 but the model was fitted"):
+        save_model(est, tmp_path / "d.npz")
 
 
 def as_version_4_normalized(path, eta0=0.5):
@@ -304,7 +341,7 @@ def test_version_4_normalized_models_without_a_penalty_load(tmp_path, labels):
     save_model(before, path)
     assert members_of(path)["state"].shape[1] == 1 + 2 * len(before._learner.__getstate__()["arrays"]["bstate"])
     state = as_version_4_normalized(path)
-    v4 = edited(path, tmp_path / "v4", lambda h: h.update(version=4), state=state)
+    v4 = edited(path, tmp_path / "v4", lambda h: before_6(h, 4), state=state)
     after = load_model(v4)
     same_state(before, after)
     same_state(before.partial_fit(X[:100], labels[:100]), after.partial_fit(X[:100], labels[:100]))

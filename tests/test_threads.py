@@ -3,7 +3,9 @@ threads never crashes, never corrupts its model and never drops rows. Training
 calls take turns; reads (predict, coef_, pickling, save_model) see the model of a
 sequential run stopped at some completed step: a call boundary, or a pause at a
 multiple of 65,536 rows into a call."""
+import copy
 import io
+import itertools
 import pickle
 import threading
 
@@ -255,3 +257,81 @@ def test_pickles_during_a_multi_pass_warm_fit_are_completed_steps(references):
         snap = pickle.loads(blob)
         assert snap.t_ == snap._learner.t
         assert ((snap.t_ - base) % X.shape[0]) % SIGNAL_ROWS == 0      # a pause or a pass's end
+
+
+SMALL = 50          # rows per call of the tight training loop: far from any pause
+READERS = {
+    "predict": lambda est, X, path: est.predict(X),
+    "decision_function": lambda est, X, path: est.decision_function(X),
+    "predict_proba": lambda est, X, path: est.predict_proba(X),
+    "coef_": lambda est, X, path: est.coef_,
+    "intercept_": lambda est, X, path: est.intercept_,
+    "n_nonzero_rows_": lambda est, X, path: est.n_nonzero_rows_,
+    "pickle": lambda est, X, path: pickle.dumps(est),
+    "deepcopy": lambda est, X, path: copy.deepcopy(est),
+    "save_model": lambda est, X, path: save_model(est, path),
+}
+
+
+def test_reads_wait_for_one_call_however_training_calls_follow_each_other(tmp_path):
+    """A thread calls partial_fit on small chunks (no pause inside a call) in a
+    tight loop while a reader of every kind reads over and over: each read waits
+    for the call in progress at most (counted in steps, from the read's arrival
+    to its start), and each training call for at most one read per reader (those
+    that arrived before it), so that both make progress however the calls follow
+    each other."""
+    from fastprox._concurrency import lock_of
+    X, y = stream("fobos-l1", n=200 * SMALL)
+    chunks = [(X[i:i + SMALL], y[i:i + SMALL]) for i in range(0, X.shape[0], SMALL)]
+    est = ProxClassifier(loss="log", eta0=0.1)
+    est.partial_fit(*chunks[0], classes=np.unique(y))
+    lock, local = lock_of(est), threading.local()
+    admitted = []                       # a mark per read started (append is atomic)
+    read_waits = {name: [] for name in READERS}
+    call_waits = []
+    ticket, begin_reading, begin_training = lock._ticket, lock._begin_reading, lock._begin_training
+
+    def arrive():                       # inside the lock: the arrival's step count and reads
+        local.steps, local.reads = est._learner.t, len(admitted)
+        return ticket()
+
+    def read():
+        begin_reading()
+        read_waits[local.name].append(est._learner.t - local.steps)
+        admitted.append(None)
+
+    def train():
+        begin_training()
+        call_waits.append(len(admitted) - local.reads)
+
+    lock._ticket, lock._begin_reading, lock._begin_training = arrive, read, train
+    reading = threading.Barrier(len(READERS) + 1)
+    stop = threading.Event()
+
+    def reader(name):
+        local.name = name
+        reading.wait()
+        for _ in range(20):
+            READERS[name](est, X[:20], tmp_path / f"{name}.npz")
+
+    def trainer():
+        reading.wait()
+        for k in range(20_000):         # bounded: starved readers fail the test, not hang it
+            if stop.is_set():
+                return
+            est.partial_fit(*chunks[k % len(chunks)])
+
+    threads = [threading.Thread(target=reader, args=(name,)) for name in READERS]
+    training = threading.Thread(target=trainer)
+    for thread in threads + [training]:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)            # a guard against a hang, not a timing
+    stop.set()
+    training.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads + [training])
+    worst = max(max(waits) for waits in read_waits.values())
+    print(f"worst read wait: {worst} steps (a call is {SMALL}); worst call wait: {max(call_waits)} reads")
+    assert all(len(waits) == 20 for waits in read_waits.values())
+    assert worst <= SMALL
+    assert len(call_waits) > 1 and max(call_waits) <= len(READERS)

@@ -1,5 +1,6 @@
 """What an estimator shared between threads relies on: one training call at a
-time, and reads that see the model between two steps, never during one.
+time, and reads that see the model between two steps, never during one, served
+in their turn.
 
 The kernel trains without the GIL, so without a lock a `predict` running
 beside `partial_fit` reads weights half-way through a step, and two training
@@ -13,9 +14,18 @@ calls step the same state at once. `ModelLock` gives the estimators:
   of the pauses a training call makes at step boundaries.
 - ``pause()``: called by the training call at step boundaries (the kernel
   calls it where it already looks at signals, every 65,536 rows, and between
-  passes). If reads are waiting, it lets them run on the model as it is after
-  the last completed step, then resumes; if none wait it costs one attribute
-  read. Long training calls therefore never starve readers.
+  passes). If reads are waiting, it lets those that arrived before it run on
+  the model as it is after the last completed step, then resumes; if none
+  wait it costs one attribute read.
+
+Fair: every read and every training call takes an arrival ticket, and each
+is served in the order of the tickets, but that the reads waiting when a call
+pauses run at the pause. A training call does not start before the reads that
+arrived earlier are served (back-to-back `partial_fit` calls cannot starve a
+reader: a read waits for the call in progress, to its end or its next pause),
+and a read does not start before the training calls that arrived earlier,
+unless one of them holds the model and is paused (a stream of reads cannot
+starve training: a call waits for the reads that arrived before it).
 
 Re-entrant per thread: a read inside a read (``save_model`` reads
 ``coef_``) or inside the thread's own training call runs at once instead of
@@ -24,6 +34,7 @@ RuntimeError. Each read is of one step: to read several attributes of the
 same step, read a copy (``copy.deepcopy(est)`` or a pickle is one read).
 """
 import threading
+from collections import deque
 
 _GUARD = threading.Lock()       # makes each object's lock once, whichever thread asks first
 
@@ -39,15 +50,18 @@ def lock_of(owner):
 
 
 class ModelLock:
-    """Serialized training calls, reads between steps (the module's contract)."""
+    """Serialized training calls, reads between steps, both in their arrival order
+    (the module's contract)."""
 
     def __init__(self):
         self._cond = threading.Condition(threading.Lock())
+        self._next = 0              # the next arrival ticket
         self._trainer = None        # ident of the thread whose training call holds the model
         self._stepping = False      # the trainer is taking steps (reads must wait)
-        self._queued = 0            # training calls waiting for the model
+        self._queued = deque()      # tickets of the training calls waiting for the model, in order
+        self._waiting = set()       # tickets of the reads waiting
+        self._served = 0            # a paused call serves the reads whose tickets are below this
         self._readers = 0           # reads running
-        self._waiting = 0           # reads waiting for the steps to pause
         self._local = threading.local()     # this thread's depth of reads
 
     def __reduce__(self):
@@ -62,12 +76,24 @@ class ModelLock:
         """Context manager around one read of the model."""
         return _Held(self, False)
 
+    def _ticket(self):
+        """The next arrival ticket (the caller holds the condition's lock)."""
+        ticket = self._next
+        self._next += 1
+        return ticket
+
+    def _earlier_read(self, ticket):
+        """Whether a read that arrived before ``ticket`` still waits."""
+        return bool(self._waiting) and min(self._waiting) < ticket
+
     def _begin_training(self):
         with self._cond:
-            self._queued += 1
-            while self._trainer is not None or self._readers:
+            ticket = self._ticket()
+            self._queued.append(ticket)
+            while (self._trainer is not None or self._readers or self._queued[0] != ticket
+                   or self._earlier_read(ticket)):
                 self._cond.wait()
-            self._queued -= 1
+            self._queued.popleft()
             self._trainer = threading.get_ident()
             self._stepping = True
 
@@ -77,16 +103,24 @@ class ModelLock:
             self._stepping = False
             self._cond.notify_all()
 
+    def _may_read(self, ticket):
+        """Whether the read of ``ticket`` may start: no step runs, and either a call
+        holds the model, paused for the reads that arrived before the pause, or no
+        training call that arrived earlier waits."""
+        if self._stepping:
+            return False
+        if self._trainer is not None:
+            return ticket < self._served
+        return not self._queued or self._queued[0] > ticket
+
     def _begin_reading(self):
         with self._cond:
-            self._waiting += 1
-            # a queued training call goes first unless a call already holds the model
-            # (then the read is served at its next pause)
-            while self._stepping or (self._queued and self._trainer is None):
+            ticket = self._ticket()
+            self._waiting.add(ticket)
+            while not self._may_read(ticket):
                 self._cond.wait()
-            self._waiting -= 1
+            self._waiting.discard(ticket)
             self._readers += 1
-            self._cond.notify_all()
 
     def _end_reading(self):
         with self._cond:
@@ -95,17 +129,17 @@ class ModelLock:
 
     def pause(self):
         """Let the reads that wait now run on the model as it is, then return. Only
-        the training call's own thread calls it, between two steps."""
+        the training call's own thread calls it, between two steps; reads that
+        arrive meanwhile wait for the next pause or the call's end."""
         if not self._waiting:
             return
         with self._cond:
+            self._served = self._next
             self._stepping = False
             self._cond.notify_all()
-            while self._waiting:
+            while self._earlier_read(self._served) or self._readers:
                 self._cond.wait()
-            self._stepping = True       # later reads wait for the next pause
-            while self._readers:
-                self._cond.wait()
+            self._stepping = True
 
 
 class _Held:

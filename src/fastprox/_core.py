@@ -21,7 +21,7 @@ DEFAULTS = dict(penalty="l1", alpha=0.0, l1_ratio=0.15, update="fobos", schedule
                 step=None, eta0="auto", delta="auto", rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
                 fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
                 warm_start=False, epsilon=0.1, groups=None, group_weights=None, grow_features=False,
-                verbose=0)
+                hash_bits=None, verbose=0)
 CLASSIFIER_DEFAULTS = dict(loss="log", **DEFAULTS, multi_class="ovr", class_weight=None)
 REGRESSOR_DEFAULTS = dict(loss="squared", **DEFAULTS)
 
@@ -154,6 +154,15 @@ def check_same_groups(params, groups, group_weights):
                              "fit); set it back, or fit again")
 
 
+def check_same_hashing(params, hash_bits):
+    """Refuse parameters whose hash_bits is not the hashing the model was trained
+    with (`hash_bits`, None for none): as `check_same_kernel` refuses a kernel
+    parameter, since the model's columns are the buckets of that hashing."""
+    if params.get("hash_bits") != hash_bits:
+        raise ValueError(f"params.hash_bits={params.get('hash_bits')!r} but the model was fitted with "
+                         f"hash_bits_={hash_bits!r} (set_params after the fit); set it back, or fit again")
+
+
 def auto_steps(params, schedule):
     """Whether eta0 or delta is "auto" under AdaGrad (`schedule`), set by the
     first rows' scale; no other schedule's steps read the data."""
@@ -234,8 +243,10 @@ def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None
 def margins(learner, X):
     """<w_k, x> + b_k: (n,) for one output, (n, K) for K. X is a scipy CSR matrix or a
     LIBSVM reader's chunk (no scipy needed); columns beyond the model's width,
-    features it never saw, weigh 0."""
-    scores = learner.margins(*kernel_arrays(X))
+    features it never saw, weigh 0. Its CSR arrays are checked as training checks
+    them, and a margin that is not finite raises `NonFiniteMargin` naming its row
+    (`Learner.margins`)."""
+    scores = learner.margins(*kernel_arrays(X), X.shape[1])
     return scores.ravel() if scores.shape[1] == 1 else scores
 
 

@@ -158,8 +158,10 @@ cdef inline int refuse_step(const value_t[::1] data, const index_t[::1] indptr,
 
 cdef inline int margins_csr(const double[:, ::1] W, const value_t[::1] data,
                             const index_t[::1] indices, const index_t[::1] indptr,
-                            double[:, ::1] out) except -1:
-    """out[i, k] = sum of W[k, j] x_ij over row i's stored entries with j < W's width."""
+                            long long width, double[:, ::1] out) except -1:
+    """out[i, k] = sum of W[k, j] x_ij over row i's stored entries with j < W's width,
+    for rows of a matrix of `width` columns: an index outside [0, width) is refused
+    as `_check_rows` refuses it (a malformed matrix), not skipped."""
     cdef Py_ssize_t i, n = out.shape[0], K = W.shape[0], d = W.shape[1], nnz = indices.shape[0]
     cdef index_t nz, j
     cdef int k
@@ -168,13 +170,25 @@ cdef inline int margins_csr(const double[:, ::1] W, const value_t[::1] data,
         valid = valid and indptr[i] <= indptr[i + 1] <= nnz
     if not valid:
         raise ValueError("inconsistent CSR arrays: data, indices and indptr do not match.")
+    if outside(&indices[0] if nnz else NULL, nnz, width):
+        raise ValueError(f"a column index lies outside [0, {width}): the matrix is malformed.")
     with nogil:
         for i in range(n):
             for k in range(K):
                 out[i, k] = 0.0
             for nz in range(indptr[i], indptr[i + 1]):
                 j = indices[nz]
-                if 0 <= j < d:
+                if j < d:
                     for k in range(K):
                         out[i, k] += W[k, j] * data[nz]
     return 0
+
+
+cdef inline Py_ssize_t first_nonfinite(const double[:, ::1] out) noexcept nogil:
+    """The first row of `out` holding NaN or an infinity; -1 if none does."""
+    cdef Py_ssize_t i, k
+    for i in range(out.shape[0]):
+        for k in range(out.shape[1]):
+            if not fabs(out[i, k]) <= DBL_MAX:
+                return i
+    return -1

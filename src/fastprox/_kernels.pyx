@@ -74,7 +74,7 @@ from fastprox._intercept cimport intercept_value
 from fastprox._step cimport step, current
 from fastprox._rows cimport separable_step
 from fastprox._csr cimport (row_at, csr_kind, _check_rows, consecutive, prefetch_lines,
-                            prefetch_rows, refuse_step, margins_csr)
+                            prefetch_rows, refuse_step, margins_csr, first_nonfinite)
 
 cimport cython
 from cython cimport longlong
@@ -501,22 +501,35 @@ cdef class Learner:
         self._coef_t = c.cursor.t
         return self._coef
 
-    def margins(self, data, indices, indptr):
-        """<w_k, x_i> + b_k of the eager model w_{T+1} for CSR rows given as
-        `fit_rows` takes them (NumPy or ``array.array`` buffers): a (n, K) array.
-        Columns at or beyond n_features, which the model never saw, have weight 0."""
+    def margins(self, data, indices, indptr, long long width):
+        """<w_k, x_i> + b_k of the eager model w_{T+1} for the CSR rows of a matrix of
+        `width` columns given as `fit_rows` takes them (NumPy or ``array.array``
+        buffers): a (n, K) array. Columns at or beyond n_features, which the model
+        never saw, have weight 0; an index outside [0, width) raises ValueError, as
+        in `fit_rows`. A margin that is not finite (NaN or infinity in the row, or
+        finite values so large that it overflows) raises `NonFiniteMargin` naming
+        its row: never a NaN prediction."""
+        from fastprox._validation import NonFiniteMargin
         W = self.coef()
         out = np.empty((max(len(indptr) - 1, 0), self.n_outputs))
         kind = csr_kind(data, indices)
         if kind == 0:
-            margins_csr[double, int](W, data, indices, indptr, out)
+            margins_csr[double, int](W, data, indices, indptr, width, out)
         elif kind == 1:
-            margins_csr[double, longlong](W, data, indices, indptr, out)
+            margins_csr[double, longlong](W, data, indices, indptr, width, out)
         elif kind == 2:
-            margins_csr[float, int](W, data, indices, indptr, out)
+            margins_csr[float, int](W, data, indices, indptr, width, out)
         else:
-            margins_csr[float, longlong](W, data, indices, indptr, out)
-        return out + self.intercept()
+            margins_csr[float, longlong](W, data, indices, indptr, width, out)
+        out += self.intercept()
+        cdef Py_ssize_t row = first_nonfinite(out)
+        if row >= 0:
+            values = np.asarray(data)[indptr[row]:indptr[row + 1]]
+            raise NonFiniteMargin(row, "Input X contains NaN or infinity; remove or replace those values."
+                                  if not np.all(np.isfinite(values)) else
+                                  "the margin overflowed: the values are finite but too large for the "
+                                  "model's weights; scale them as the training data were scaled.")
+        return out
 
     def intercept(self):
         """The intercept b_{T+1} per output, a (K,) array."""

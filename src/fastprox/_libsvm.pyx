@@ -73,6 +73,7 @@ cpdef enum Error:
     ERR_QID
     ERR_MISSING_QID
     ERR_NO_MEMORY
+    ERR_LONG_LINE
 
 cdef enum:
     MAX_FAST_DIGITS = 19  # significant digits that fit a uint64 mantissa
@@ -356,7 +357,9 @@ cdef class Parser:
     over as NumPy arrays and starts a new chunk.  Counters (``line``, the
     smallest and largest index seen, the line of the largest) run over the
     whole stream.  After an error (``feed`` returns -1) ``error``,
-    ``error_line``, ``error_start`` and ``error_end`` describe it.
+    ``error_line``, ``error_start`` and ``error_end`` describe it. A line of
+    more than ``max_line`` bytes (its newline excluded) is an error
+    (ERR_LONG_LINE) before any of it is parsed.
     """
     cdef double *data
     cdef int64_t *indices
@@ -368,12 +371,13 @@ cdef class Parser:
     cdef readonly int64_t line, min_index, max_index, max_index_line
     cdef readonly int error
     cdef readonly int64_t error_line
-    cdef readonly Py_ssize_t error_start, error_end
+    cdef readonly Py_ssize_t error_start, error_end, max_line
     cdef bint want_qid, allow_nonfinite
 
-    def __cinit__(self, bint want_qid, bint allow_nonfinite):
+    def __cinit__(self, bint want_qid, bint allow_nonfinite, Py_ssize_t max_line):
         self.want_qid = want_qid
         self.allow_nonfinite = allow_nonfinite
+        self.max_line = max_line
         self.min_index = INT64_MAX
         self.max_index = -1
         if not self.reserve_rows(1024) or not self.reserve_nnz(16384):
@@ -548,6 +552,9 @@ cdef class Parser:
                         break
                     nl = end
                 self.line += 1
+                if nl - p > self.max_line:
+                    code = self.fail(ERR_LONG_LINE, base, p, p)
+                    break
                 code = self.parse_line(base, p, nl, end, lo, hi, offset)
                 if code != OK:
                     break
@@ -590,6 +597,27 @@ cdef class Parser:
         self.rows = 0
         self.nnz = 0
         return data, indices, indptr, labels, qids
+
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def peek(self, Py_ssize_t start):
+        """Copies of the rows ``start`` to ``rows`` collected so far, as ``(data,
+        indices, indptr, labels)`` (indices as stored and indptr, both int64), the
+        parser left as it is: rows of a chunk not yet complete."""
+        if not 0 <= start <= self.rows:
+            raise ValueError(f"peek: start={start} must lie in [0, {self.rows}]")
+        cdef Py_ssize_t i, rows = self.rows - start, lo = self.indptr[start], nnz = self.nnz - self.indptr[start]
+        cdef array.array data = array.clone(DOUBLES, nnz, zero=False)
+        cdef array.array indices = array.clone(INT64, nnz, zero=False)
+        cdef array.array indptr = array.clone(INT64, rows + 1, zero=False)
+        cdef array.array labels = array.clone(DOUBLES, rows, zero=False)
+        memcpy(data.data.as_doubles, self.data + lo, nnz * sizeof(double))
+        memcpy(indices.data.as_longlongs, self.indices + lo, nnz * sizeof(int64_t))
+        memcpy(labels.data.as_doubles, self.labels + start, rows * sizeof(double))
+        for i in range(rows + 1):
+            indptr.data.as_longlongs[i] = self.indptr[start + i] - lo
+        return data, indices, indptr, labels
 
 
 cdef class _Text:

@@ -88,11 +88,22 @@ def check_params(est, losses):
     _number("epsilon", est.epsilon, 0.0)
     _number("max_iter", est.max_iter, 1, integer=True)
     check_step(step, est.update, schedule, est.batch_size)
+    check_hash_bits(getattr(est, "hash_bits", None))     # absent from model files before it
     grow = getattr(est, "grow_features", False)     # absent from model files before it
     if type(grow).__name__ not in ("bool", "bool_"):    # NumPy's too, without importing it
         raise ValueError(f"grow_features={grow!r} must be True or False.")
     _check_verbose(getattr(est, "verbose", 0))
     _check_class_weight(getattr(est, "class_weight", None))
+
+
+#: The most hash bits: the hash's 64 bits less a sign bit and one for the width, 2^bits.
+MAX_HASH_BITS = 62
+
+
+def check_hash_bits(bits):
+    """hash_bits: None (the ids are the columns) or an integer in [1, MAX_HASH_BITS]."""
+    if bits is not None:
+        _number("hash_bits", bits, 1, high=MAX_HASH_BITS, integer=True)
 
 
 def schedule_and_step(params, multinomial):

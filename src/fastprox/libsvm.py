@@ -22,7 +22,11 @@ too large for int64, 0 in a one-based file or beyond ``n_features``;
 duplicate or decreasing indices within a row (indices must be strictly
 increasing, as scikit-learn requires: nothing is sorted for you); NaN and
 infinite labels or values unless ``allow_nonfinite=True``; multi-label rows
-(comma-separated labels); NUL bytes (binary data); corrupt compressed data.
+(comma-separated labels); NUL bytes (binary data), found as they are read,
+in a line not yet ended too; a line longer than ``max_line_bytes``, found
+once that much of it is read (memory and time stay bounded whatever the
+input: /dev/zero, an endless stream, a binary file); corrupt compressed data,
+at the line it breaks off in.
 A missing or unreadable file raises the usual ``OSError``. Messages name standard
 input ``<stdin>``.
 
@@ -32,7 +36,6 @@ indices, shape and labels), read several times faster and, with
 """
 import bz2
 import contextlib
-import errno
 import gzip
 import io
 import lzma
@@ -42,15 +45,22 @@ import stat
 import sys
 import threading
 import zlib
+from array import array
 
 from ._libsvm import MAX_INDEX, Error, Parser, format_rows
 from ._numpy import np
+from ._writes import atomic_write
 
 __all__ = ["load_libsvm", "iter_libsvm", "dump_libsvm"]
 
 #: Bytes read from the file at a time; a line longer than this is still read
-#: whole (the read size grows to fit it).
+#: whole (the buffer grows to fit it, up to MAX_LINE_BYTES).
 BLOCK_BYTES = 1 << 22
+#: The longest line read (bytes, its newline excluded): one example per line,
+#: so a longer one is not LIBSVM text (an endless line: /dev/zero, a binary
+#: file without newlines) or an example too large to hold; the reader stops
+#: with the line and this bound once a line exceeds it, having held no more.
+MAX_LINE_BYTES = 1 << 28
 
 _INT32_MAX = 2**31 - 1
 #: Rows load_libsvm parses at a time before joining them: the parser's arrays
@@ -61,14 +71,15 @@ _LOAD_CHUNK_ROWS = 10_000
 SPLIT_BYTES = 64 << 20
 _WRITE_ROWS = 1 << 16
 _COMPRESSED = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
+_DECOMPRESSORS = (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)
 _MAGIC_BYTES = max(len(magic) for magic, _ in _COMPRESSED)
 #: The source that means standard input.
 STDIN = "-"
-_WRITERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
 def load_libsvm(path, n_features=None, dtype="float64", zero_based="auto",
-                query_id=False, allow_nonfinite=False, *, block_bytes=BLOCK_BYTES):
+                query_id=False, allow_nonfinite=False, *, block_bytes=BLOCK_BYTES,
+                max_line_bytes=MAX_LINE_BYTES):
     """Read a whole LIBSVM file into ``(X, y)``, or ``(X, y, qid)`` with query_id.
 
     ``path``: a path, ``-`` for standard input, or a binary file object (read
@@ -89,8 +100,14 @@ def load_libsvm(path, n_features=None, dtype="float64", zero_based="auto",
 
     ``allow_nonfinite``: accept ``nan``, ``inf`` and ``infinity`` labels and
     values, which are refused by default since they are almost always a bug.
+
+    ``max_line_bytes``: the longest line read (MAX_LINE_BYTES, 256 MiB, by
+    default); a longer line raises ValueError naming it once that many bytes
+    of it have been read, so that an endless line (``/dev/zero``) or a binary
+    file stops in bounded memory and time.
     """
-    args = (path, _LOAD_CHUNK_ROWS, n_features, dtype, zero_based, query_id, allow_nonfinite, block_bytes)
+    args = (path, _LOAD_CHUNK_ROWS, n_features, dtype, zero_based, query_id, allow_nonfinite, block_bytes,
+            max_line_bytes)
     joined = _load_halves(args)
     if joined is None:
         reader = _Reader(*args, whole=True)
@@ -101,8 +118,10 @@ def load_libsvm(path, n_features=None, dtype="float64", zero_based="auto",
 def split_point(path):
     """Where a plain regular file of over SPLIT_BYTES splits into two halves of
     whole lines (the byte after the first newline past its middle); None for
-    smaller or compressed files and for sources read once (`read_once`), which
-    are read in one pass."""
+    smaller or compressed files, for sources read once (`read_once`), which
+    are read in one pass, and where no newline follows the middle within
+    MAX_LINE_BYTES (the pass then stops at that line). The newline is looked
+    for a piece at a time: a long line is never held."""
     if read_once(path):
         return None
     size = os.path.getsize(path)
@@ -111,12 +130,19 @@ def split_point(path):
     with open(path, "rb") as f:
         if _decompressor(_read_head(f, _MAGIC_BYTES)) is not None:
             return None
-        f.seek(size // 2)
-        f.readline()
-        return f.tell() if f.tell() < size else None
+        at = f.seek(size // 2)
+        while at - size // 2 <= MAX_LINE_BYTES:
+            piece = f.read(_PIECE)
+            newline = piece.find(b"\n")
+            if newline >= 0:
+                return at + newline + 1 if at + newline + 1 < size else None
+            if not piece:
+                return None
+            at += len(piece)
+        return None
 
 
-def half_readers(path, chunk_rows):
+def half_readers(path, chunk_rows, max_line_bytes=MAX_LINE_BYTES):
     """Two readers of a file that splits (`split_point`) for a pass that only sums
     it up (the command line's scan): the first half as iter_chunks reads a file
     (zero_based="auto"), the second with its indices as written (zero_based=True),
@@ -124,8 +150,10 @@ def half_readers(path, chunk_rows):
     middle = split_point(path)
     if middle is None:
         return None
-    return (_Reader(path, chunk_rows, None, "float64", "auto", False, False, BLOCK_BYTES, span=(0, middle)),
-            _Reader(path, chunk_rows, None, "float64", True, False, False, BLOCK_BYTES, span=(middle, None)))
+    return (_Reader(path, chunk_rows, None, "float64", "auto", False, False, BLOCK_BYTES, max_line_bytes,
+                    span=(0, middle)),
+            _Reader(path, chunk_rows, None, "float64", True, False, False, BLOCK_BYTES, max_line_bytes,
+                    span=(middle, None)))
 
 
 def read_halves(readers, consume):
@@ -169,11 +197,11 @@ def _load_halves(args):
 
 def iter_libsvm(path, chunk_rows=10_000, n_features=None, dtype="float64",
                 zero_based="auto", query_id=False, allow_nonfinite=False, *,
-                block_bytes=BLOCK_BYTES):
+                block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES):
     """Yield ``(X, y)`` (or ``(X, y, qid)``) chunks of ``chunk_rows`` rows.
 
     The file is read ``block_bytes`` at a time, so memory stays bounded by
-    the block and chunk sizes however large the file.  The last chunk may be
+    the block, chunk and line sizes (``max_line_bytes``) however large the file.  The last chunk may be
     shorter; an empty file yields one chunk with no rows.  Arguments are as
     for :func:`load_libsvm`, with two differences a stream imposes:
 
@@ -188,21 +216,31 @@ def iter_libsvm(path, chunk_rows=10_000, n_features=None, dtype="float64",
     """
     return (chunk.returned(query_id) for chunk in
             iter_chunks(path, chunk_rows, n_features, dtype, zero_based, query_id,
-                        allow_nonfinite, block_bytes=block_bytes))
+                        allow_nonfinite, block_bytes=block_bytes, max_line_bytes=max_line_bytes))
 
 
 def iter_chunks(path, chunk_rows=10_000, n_features=None, dtype="float64",
                 zero_based="auto", query_id=False, allow_nonfinite=False, *,
-                block_bytes=BLOCK_BYTES):
+                block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES, preview=None):
     """:func:`iter_libsvm`'s chunks as :class:`Chunk` objects, before any scipy
     matrix is made: for callers that hand the arrays to the kernel (the command
     line), which then never import scipy. Arguments and checks as for
     :func:`iter_libsvm`; the arguments are checked now, not at the first chunk.
+
+    ``preview``, if given, sees the first chunk's rows as they arrive, before the
+    chunk is complete (zero_based="auto" decides from the whole chunk): each time
+    the reader is about to read more of the source, ``preview(rows)`` gets a Chunk
+    of the float64 rows parsed since its last call, their indices as written less
+    the offset if known (as written while "auto" is undecided; a width given is
+    one more then); it returns whether it wants more. The command line's progress table shows its first lines from
+    them (fastprox.cli.preview).
     """
     if not _positive_int(chunk_rows):
         raise ValueError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")
-    return iter(_Reader(path, int(chunk_rows), n_features, dtype, zero_based,
-                        query_id, allow_nonfinite, block_bytes))
+    reader = _Reader(path, int(chunk_rows), n_features, dtype, zero_based, query_id, allow_nonfinite,
+                     block_bytes, max_line_bytes)
+    reader.preview = preview
+    return iter(reader)
 
 
 def _positive_int(value, high=sys.maxsize):
@@ -262,7 +300,7 @@ class _Reader:
     """
 
     def __init__(self, path, chunk_rows, n_features, dtype, zero_based, query_id,
-                 allow_nonfinite, block_bytes, whole=False, span=None):
+                 allow_nonfinite, block_bytes, max_line_bytes=MAX_LINE_BYTES, whole=False, span=None):
         # float64, the parser's type, is recognized without NumPy; others convert
         self.dtype = None if str(getattr(dtype, "__name__", dtype)) == "float64" else np.dtype(dtype)
         if self.dtype is not None and self.dtype.kind != "f":
@@ -273,6 +311,8 @@ class _Reader:
             raise ValueError(f"zero_based must be True, False or 'auto', not {zero_based!r}")
         if not _positive_int(block_bytes):
             raise ValueError(f"block_bytes must be a positive integer, not {block_bytes!r}")
+        if not _positive_int(max_line_bytes):
+            raise ValueError(f"max_line_bytes must be a positive integer, not {max_line_bytes!r}")
         if isinstance(path, io.TextIOBase):
             raise TypeError(f"{source_name(path)}: open the file in binary mode ('rb'), not text mode")
         self.name = source_name(path)
@@ -281,7 +321,8 @@ class _Reader:
         self.n_features = None if n_features is None else int(n_features)
         self.query_id = bool(query_id)
         self.block_bytes = int(block_bytes)
-        self.parser = Parser(self.query_id, bool(allow_nonfinite))
+        self.max_line = int(max_line_bytes)
+        self.parser = Parser(self.query_id, bool(allow_nonfinite), self.max_line)
         self.offset = None if zero_based == "auto" else int(not zero_based)
         self.decided_at_line = None
         self.whole = whole
@@ -289,6 +330,8 @@ class _Reader:
         self.width = 1
         self.buf = bytearray(1)  # the text read is buf[:size], then a NUL
         self.size = 0
+        self.failure = None     # a decompression error that follows the bytes read
+        self.preview, self.previewed = None, 0      # see iter_chunks; the rows it has seen
 
     def __iter__(self):
         parser, pos, eof, emitted = self.parser, 0, False, False
@@ -305,8 +348,9 @@ class _Reader:
                     continue
                 if eof:
                     break
-                eof = not self._read_more(f, pos)
-                pos = 0
+                if self.preview is not None and parser.rows > self.previewed:
+                    self._preview()
+                pos, eof = self._read_line(f, pos)
         if parser.rows or not emitted:
             yield self._take()
 
@@ -319,35 +363,88 @@ class _Reader:
         f.seek(self.span[0])
         return f
 
-    def _read_more(self, f, pos):
-        """Keep the unparsed text ``buf[pos:size]`` (a partial line) at the front of
-        the buffer and read the next block behind it, into the buffer itself (no
-        new bytes object, no copy of the block); the buffer grows only for a
-        line longer than it. Returns the number of bytes read (0 at the end)."""
+    def _read_line(self, f, pos):
+        """Read behind the text ``buf[pos:size]``, an unfinished line (the parser
+        took every whole line before it), until a newline arrives or the stream
+        ends; returns (where that text now starts, whether the stream ended).
+
+        Linear in the bytes read, whatever the channel and the line's length:
+        each read goes into the buffer behind the text, without copying it; new
+        bytes are searched once, for a newline (then the parser takes over) and,
+        while there is none, for a NUL (binary data) and against the line's
+        bound, so that an endless line stops with its line number once the bound
+        is passed, having held no more than the bound and a block. The text moves
+        to the buffer's front only when the buffer is full (once per line at
+        most), and the buffer grows only for a line that does not fit."""
+        self._check_unfinished(pos, pos)
+        while True:
+            pos = self._make_room(pos)
+            start = self.size
+            read = self._read(f, memoryview(self.buf)[start:start + self.block_bytes])
+            self.size = start + read
+            self.buf[self.size] = 0
+            if not read:
+                return pos, True
+            if self.buf.find(b"\n", start, self.size) >= 0:
+                return pos, False
+            self._check_unfinished(pos, start)
+
+    def _check_unfinished(self, pos, start):
+        """Refuse the unfinished line ``buf[pos:size]``, whose bytes from ``start`` on
+        were not searched yet, if it holds a NUL or outgrew the bound."""
+        where = self._where(self.parser.line + 1)
+        if self.buf.find(b"\0", start, self.size) >= 0:
+            raise ValueError(where + _MESSAGES[Error.ERR_NUL])
+        if self.size - pos > self.max_line:
+            raise ValueError(where + _long_line(self.max_line))
+
+    def _make_room(self, pos):
+        """Room for a block behind the text: the unfinished line moved to the front
+        if the buffer is full, the buffer grown if it is still full. Returns where
+        the line starts."""
+        if len(self.buf) - self.size > self.block_bytes:
+            return pos
         tail = self.size - pos
-        want = max(self.block_bytes, tail)
-        if len(self.buf) < tail + want + 1:  # one allocation, no temporary block
-            grown = bytearray(tail + want + 1)
-            grown[:tail] = self.buf[pos:self.size]
-            self.buf = grown
-        else:
-            self.buf[:tail] = self.buf[pos:self.size]
-        read = self._read(f, memoryview(self.buf)[tail:tail + want])
-        self.size = tail + read
-        self.buf[self.size] = 0
-        return read
+        if pos:
+            with memoryview(self.buf) as view:
+                view[:tail] = view[pos:self.size]
+            self.size, pos = tail, 0
+            self.buf[tail] = 0
+        need = self.size + self.block_bytes + 1
+        if need > len(self.buf):    # doubling, to the line's bound and a block at most
+            _grow(self.buf, max(need, min(2 * len(self.buf), self.max_line + self.block_bytes + 1)))
+        return pos
 
     def _read(self, f, into):
-        """``f.readinto(into)`` (up to the span's end); decompression errors become ValueError."""
+        """Read what the stream has into ``into`` (up to the span's end) and return
+        how many bytes: ``readinto1`` where there is one, so that a pipe's rows reach
+        the caller as they arrive, not once the block is full; a decompressor's small
+        pieces are gathered up to the block. Decompression errors become ValueError
+        naming the line they break off in: those after bytes were gathered are
+        raised by the next read, once the parser has taken the whole lines before."""
         if self.span is not None and self.span[1] is not None:
             into = into[:max(0, self.span[1] - f.tell())]
+        if self.failure is not None:
+            raise self._corrupt(self.failure)
+        read = 0
         try:
-            return f.readinto(into)
+            read = getattr(f, "readinto1", f.readinto)(into)
+            while read and read < len(into) and isinstance(f, _DECOMPRESSORS):
+                more = f.readinto1(into[read:])
+                if not more:
+                    break
+                read += more
         except (EOFError, zlib.error, lzma.LZMAError, OSError) as e:
             if isinstance(e, OSError) and e.errno is not None:
                 raise
-            raise ValueError(f"{self.name}:{self.parser.line + 1}: corrupt or truncated "
-                             f"compressed data ({e}); check or re-download the file") from e
+            if not read:
+                raise self._corrupt(e) from e
+            self.failure = e.with_traceback(None)    # (its frames would hold the buffer)
+        return read
+
+    def _corrupt(self, error):
+        return ValueError(f"{self.name}:{self.parser.line + 1}: corrupt or truncated "
+                          f"compressed data ({error}); check or re-download the file")
 
     def _bounds(self):
         """Smallest and largest index allowed as written in the file."""
@@ -356,8 +453,21 @@ class _Reader:
             return 0, hi
         return self.offset, hi - 1 + self.offset if self.n_features is not None else hi
 
+    def _preview(self):
+        """Hand the rows parsed since the last preview to ``preview`` (iter_chunks)."""
+        data, indices, indptr, labels = self.parser.peek(self.previewed)
+        self.previewed = self.parser.rows
+        if self.n_features is not None:     # the width given (less one index while "auto" waits)
+            width = self.n_features + (self.offset is None)
+        else:
+            width = max(1, self.parser.max_index - (self.offset or 0) + 1)
+        if not self.preview(Chunk(data, indices, indptr, labels, array("q", bytes(8 * len(labels))), width)):
+            self.preview = None
+
     def _take(self):
-        """Close the current chunk: settle "auto", check the width, make the Chunk."""
+        """Close the current chunk: settle "auto", check the width, make the Chunk
+        (the first one ends the preview)."""
+        self.preview, self.previewed = None, 0
         parser, shift = self.parser, 0
         if self.offset is None and parser.max_index >= 0 and not self.whole:
             self.offset = shift = self._settle()
@@ -418,6 +528,8 @@ class _Reader:
         code = Error(p.error)
         if code == Error.ERR_NO_MEMORY:
             return MemoryError(f"{self.name}:{p.error_line}: out of memory while reading")
+        if code == Error.ERR_LONG_LINE:
+            return ValueError(self._where(p.error_line) + _long_line(self.max_line))
         token = self.buf[p.error_start:p.error_end]
         shown = "'%s'" % token[:60].decode("ascii", "backslashreplace")
         if code == Error.ERR_INDEX_RANGE:
@@ -434,6 +546,23 @@ class _Reader:
         else:
             what = _MESSAGES[code].format(shown)
         return ValueError(self._where(p.error_line) + what)
+
+
+_PIECE = 1 << 16
+_ZEROS = memoryview(bytes(_PIECE))
+
+
+def _grow(buf, size):
+    """Lengthen the bytearray ``buf`` to ``size`` bytes in place (its new bytes 0),
+    a piece of _ZEROS at a time: no temporary object of the added size."""
+    while len(buf) < size:
+        buf += _ZEROS[:size - len(buf)]
+
+
+def _long_line(bound):
+    return (f"line longer than max_line_bytes={bound} bytes; LIBSVM text holds one example per "
+            f"line, so this is not LIBSVM text (no newline: binary data, an endless stream), or "
+            f"pass a larger max_line_bytes")
 
 
 def _range_message(shown, n_features, hi):
@@ -558,7 +687,9 @@ def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=
     included, so :func:`load_libsvm` gives back exactly the same matrix.
     Numbers use Python's shortest round-trip repr, so values read back bit
     for bit.  The file is written to a temporary file in the same directory
-    and renamed over ``path``: readers never see half a file.  A path ending
+    and renamed over ``path``: readers never see half a file (a symbolic
+    link's target is replaced, the link kept; a device or a FIFO is written
+    directly: fastprox._writes).  A path ending
     in ``.gz``, ``.bz2`` or ``.xz`` is compressed accordingly.  Non-finite
     labels or values are refused unless ``allow_nonfinite`` (the reader
     refuses them by default too).
@@ -590,141 +721,4 @@ def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=
             out.write(format_rows(data[a:b], indices[a:b], indptr[start:stop + 1] - a,
                                   y[start:stop], qids[start:stop], int(not zero_based)))
 
-    _atomic_write(os.fspath(path), write)
-
-
-def atomic_write(path, write, compress=True):
-    """`_atomic_write` for the writers of other formats in the package
-    (fastprox.structured.io): ``write(file)`` into a temporary file renamed over
-    ``path``, compressed as its suffix says when ``compress``."""
-    _atomic_write(path, write, compress)
-
-
-def _atomic_write(path, write, compress=True):
-    """Call ``write(file)`` on a temporary file next to ``path``, then rename it;
-    with ``compress``, through the compressor the name's suffix asks for.
-
-    Readers see the old file or the new one, never part of one, even if the
-    process dies: the data is fsynced before the rename, the directory after
-    it (so that the rename survives a crash). The temporary file is locked
-    (``flock``) from its creation until it is renamed, and each write first
-    removes the temporary files that interrupted writes to the same ``path``
-    left behind (`_remove_leftovers`): a ``kill -9`` costs disk space only until
-    the next write. On an exception the temporary file is removed.
-    """
-    directory, name = os.path.split(os.path.abspath(path))
-    _remove_leftovers(directory, name)
-    fd, tmp = _locked_temp(directory, name)
-    try:
-        with os.fdopen(fd, "wb") as raw:    # closing it releases the lock: after the rename
-            compressor = _WRITERS.get(os.path.splitext(path)[1]) if compress else None
-            if compressor is None:
-                write(raw)
-            else:
-                with compressor(raw, mode="wb") as out:
-                    write(out)
-            raw.flush()
-            os.fsync(raw.fileno())
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, path)
-        _fsync_directory(directory)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def _flock():
-    """The fcntl module, or None where there is none (Windows): temporary files
-    are then neither locked nor, since a write in progress cannot be told from
-    an interrupted one, ever removed by a later write."""
-    try:
-        import fcntl
-    except ImportError:
-        return None
-    return fcntl
-
-
-def _locked_temp(directory, name):
-    """``(fd, path)`` of a new temporary file for the target ``name`` in
-    ``directory`` (mkstemp: ``.NAME.XXXXXXXX.tmp``, mode 0600), locked
-    exclusively. Another process's `_remove_leftovers` may remove it between
-    its creation and the lock; then it is made again."""
-    import tempfile     # here: reading and training need none of it (start-up)
-    fcntl = _flock()
-    while True:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
-        if fcntl is None:
-            return fd, tmp
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        if os.fstat(fd).st_nlink:
-            return fd, tmp
-        os.close(fd)
-
-
-def _remove_leftovers(directory, name):
-    """Remove the temporary files that interrupted writes to the target ``name``
-    left in ``directory`` (``kill -9``, a crash: up to a whole file each).
-
-    Only regular files named as `_locked_temp` names this target's, ``.NAME.``,
-    eight of mkstemp's characters (``[a-z0-9_]``), ``.tmp``: other files, those
-    of other targets included, are never touched. A file is removed only if
-    its lock is free: a write in progress, in this process or another, holds
-    the lock on its temporary file until it has renamed it (flock locks are
-    released when their holder dies, so a killed writer's file is free).
-    """
-    import re
-    fcntl = _flock()
-    if fcntl is None:
-        return
-    pattern = re.compile(re.escape(f".{name}.") + r"[a-z0-9_]{8}\.tmp")
-    try:
-        with os.scandir(directory) as entries:
-            leftovers = [e.path for e in entries
-                         if pattern.fullmatch(e.name) and e.is_file(follow_symlinks=False)]
-    except OSError:     # an unreadable directory: the write itself may still succeed
-        return
-    for leftover in leftovers:
-        _remove_if_unlocked(fcntl, leftover)
-
-
-def _remove_if_unlocked(fcntl, path):
-    """Remove ``path`` if its flock can be taken at once and it is still the file
-    locked (not renamed by its writer in the meantime, for instance)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:     # gone already, or not ours to open
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        if os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False)):
-            os.unlink(path)
-    except OSError:     # being written (BlockingIOError), or renamed or removed meanwhile
-        pass
-    finally:
-        os.close(fd)
-
-
-def _fsync_directory(directory):
-    """fsync ``directory``, making a rename in it durable; nothing where a
-    directory cannot be opened or fsynced (Windows; some file systems)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError as e:
-        if e.errno not in (errno.EINVAL, errno.EBADF, errno.ENOTSUP, errno.EACCES, errno.EPERM):
-            raise
-    finally:
-        os.close(fd)
-
-
-def _umask():
-    """The process umask (read by setting and restoring it)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    atomic_write(path, write)

@@ -15,7 +15,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data, _check_samp
 
 from ._concurrency import lock_of
 from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes, check_same_groups,
-                    check_same_kernel, encode_labels, margins, new_learner, probabilities, run_passes)
+                    check_same_hashing, check_same_kernel, encode_labels, margins, new_learner, probabilities,
+                    run_passes)
 from ._arrays import all_finite, two_labels
 from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
                           canonical, check_params, kernel_loss, _one_of)
@@ -34,7 +35,7 @@ class _BaseProx(BaseEstimator):
 
     def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, step, eta0, delta, rda_rho,
                  berhu_gamma, batch_size, fit_intercept, max_iter, shuffle, random_state,
-                 warm_start, epsilon, groups, group_weights, grow_features, verbose):
+                 warm_start, epsilon, groups, group_weights, grow_features, hash_bits, verbose):
         self.loss = loss
         self.penalty = penalty
         self.alpha = alpha
@@ -56,6 +57,7 @@ class _BaseProx(BaseEstimator):
         self.groups = groups
         self.group_weights = group_weights
         self.grow_features = grow_features
+        self.hash_bits = hash_bits
         self.verbose = verbose
 
     # ------------------------------------------------------------------ model
@@ -161,7 +163,7 @@ class _BaseProx(BaseEstimator):
         with lock_of(self).reading():       # the width and the model of one step
             if not self._plain_csr(X, None, reset=False):
                 X = self._validate(X)
-            return margins(self._learner, X if sp.issparse(X) else sp.csr_matrix(X))
+            return margins(self._learner, self._hashed(X if sp.issparse(X) else sp.csr_matrix(X)))
 
     # ------------------------------------------------------------------ training
     def _check_input(self, X, y, reset):
@@ -172,17 +174,33 @@ class _BaseProx(BaseEstimator):
 
     def _validate(self, X, y="no_validation", reset=False):
         """validate_data's checks and conversions (of X alone when y is its default);
-        with grow_features, those of X and y without the check that X is as wide as
-        the model (`_grow`)."""
+        with grow_features or a hashing model, those of X and y without the check
+        that X is as wide as the model (`_grow`, `_hashed`)."""
         kwargs = dict(accept_sparse="csr", dtype=[np.float64, np.float32], accept_large_sparse=True)
         no_y = isinstance(y, str) and y == "no_validation"
         if not no_y:
             kwargs["y_numeric"] = self._losses is REGRESSION_LOSSES
-        if not self.grow_features:
+        if not self._any_width():
             return validate_data(self, X, y, reset=reset, **kwargs)
         if no_y:
             return check_array(X, **kwargs)
         return check_X_y(X, y, **kwargs)        # n_features_in_ is the grown model's (`_grow`)
+
+    def _any_width(self):
+        """Whether X may have any width: grow_features, or a model that hashes its
+        input's ids (hash_bits_)."""
+        return self.grow_features or getattr(self, "hash_bits_", None) is not None
+
+    def _hashed(self, X):
+        """The CSR matrix X as the model reads it: its ids hashed into 2^hash_bits_
+        columns (`hash_features`) by a model that hashes, else X itself. The model
+        remembers its hashing, so that prediction hashes as training did (a model
+        file keeps it too)."""
+        bits = getattr(self, "hash_bits_", None)
+        if bits is None:
+            return X
+        from .hashing import hash_features
+        return hash_features(X, bits)
 
     def _grow(self, X):
         """With grow_features, widen the model to X's width (features met for the first
@@ -212,7 +230,7 @@ class _BaseProx(BaseEstimator):
             return False
         if reset:
             self.n_features_in_ = X.shape[1]
-        elif X.shape[1] != getattr(self, "n_features_in_", X.shape[1]) and not self.grow_features:
+        elif X.shape[1] != getattr(self, "n_features_in_", X.shape[1]) and not self._any_width():
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} "
                              f"is expecting {self.n_features_in_} features as input.")
         return True
@@ -234,6 +252,8 @@ class _BaseProx(BaseEstimator):
                 if not first:
                     before["_learner"] = copy.copy(self._learner)
             try:
+                if first:
+                    self.hash_bits_ = self.hash_bits
                 return self._train(X, y, sample_weight, classes, incremental, first)
             except BaseException:
                 if before is not None:
@@ -253,6 +273,7 @@ class _BaseProx(BaseEstimator):
         try:
             check_same_kernel(params, self._learner)
             check_same_groups(params, self._learner.groups, self._learner.group_weights)
+            check_same_hashing(params, getattr(self, "hash_bits_", None))
         except ValueError as e:
             fresh = " with warm_start=False" if self.warm_start else ""
             raise ValueError(f"cannot continue training the model: {e}{fresh}") from None
@@ -260,7 +281,7 @@ class _BaseProx(BaseEstimator):
     def _train(self, X, y, sample_weight, classes, incremental, first):
         """Check and encode the input, make the learner if first, run the passes."""
         X, y = self._check_input(X, y, reset=first)
-        X = canonical(X)            # once: the "auto" steps and the passes read it
+        X = canonical(self._hashed(X))      # once: the "auto" steps and the passes read it
         target, n_outputs, ovr, multinomial = self._encode(y, classes, first)
         if first:
             self._learner = new_learner(vars(self), X.shape[1], n_outputs, ovr, multinomial, [X])
@@ -456,6 +477,13 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         prediction gives columns beyond the model's width weight 0. Off by default:
         scikit-learn's check that X keeps its width then catches mistakes. Not with
         user groups or group_weights (one per feature).
+    hash_bits : None or int in [1, 62], default=None
+        Hash X's column ids into 2^hash_bits buckets (`fastprox.hash_features`,
+        Vowpal Wabbit's ``-b``; ``fastprox train --hash-bits``) in every call, for
+        ids without a useful bound (already-hashed 64-bit ids): X may have any
+        width, and the model has 2^hash_bits features. The model remembers its
+        hashing (hash_bits_, kept in model files), so that prediction hashes as
+        training did: pass the raw ids, not ids already hashed.
     class_weight : None, "balanced" or dict {class: weight}, default=None
         Multiplies each row's sample_weight by its class's weight, as in
         scikit-learn (for imbalanced data: clicks, spam); a weighted row is still
@@ -514,7 +542,8 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     ----------
     coef_, intercept_, classes_, n_features_in_, t_ (steps so far), schedule_
     and step_ (None resolved), eta0_ and delta_ (the steps' numbers, "auto"
-    resolved), n_iter_ (passes of the last
+    resolved), hash_bits_ (the hashing the model applies to X, None for none),
+    n_iter_ (passes of the last
     training call: max_iter after fit, 1 after partial_fit, as SGDClassifier's),
     progressive_loss_ (mean loss of each row before its update, over the last
     fit or partial_fit call), n_nonzero_rows_, group_norms_, beta_
@@ -531,13 +560,14 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
                  random_state=C["random_state"], warm_start=C["warm_start"],
                  epsilon=C["epsilon"], multi_class=C["multi_class"], groups=C["groups"],
                  group_weights=C["group_weights"], grow_features=C["grow_features"],
-                 class_weight=C["class_weight"], verbose=C["verbose"]):
+                 hash_bits=C["hash_bits"], class_weight=C["class_weight"], verbose=C["verbose"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, step=step, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
-                         group_weights=group_weights, grow_features=grow_features, verbose=verbose)
+                         group_weights=group_weights, grow_features=grow_features, hash_bits=hash_bits,
+                         verbose=verbose)
         self.multi_class = multi_class
         self.class_weight = class_weight
 
@@ -644,13 +674,14 @@ class ProxRegressor(RegressorMixin, _BaseProx):
                  fit_intercept=R["fit_intercept"], max_iter=R["max_iter"], shuffle=R["shuffle"],
                  random_state=R["random_state"], warm_start=R["warm_start"],
                  epsilon=R["epsilon"], groups=R["groups"], group_weights=R["group_weights"],
-                 grow_features=R["grow_features"], verbose=R["verbose"]):
+                 grow_features=R["grow_features"], hash_bits=R["hash_bits"], verbose=R["verbose"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, step=step, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
-                         group_weights=group_weights, grow_features=grow_features, verbose=verbose)
+                         group_weights=group_weights, grow_features=grow_features, hash_bits=hash_bits,
+                         verbose=verbose)
 
     def _encode(self, y, classes, first):
         return as_float_array("y", y, len(y)), 1, False, False

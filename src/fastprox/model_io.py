@@ -7,19 +7,20 @@ included. This format stores only the features the model has touched, names
 its version, and is read without pickle: loading an untrusted file runs no
 code.
 
-Format, version 5
+Format, version 6
 -----------------
 A NumPy ``.npz`` archive (a zip of ``.npy`` arrays, deflated but for
 ``state`` and ``rows``, whose float64 values and sorted indices deflate by under a
 fifth and about two thirds at fifteen and twenty times the cost of storing them; no
 object arrays), written to a temporary file next to the target and renamed over it,
-so that readers never see half a file. The file name is used as given (no
+so that readers never see half a file (fastprox._writes: a symbolic link's target is
+replaced, the link kept; a device or a FIFO is written directly). The file name is used as given (no
 ``.npz`` is appended). Members:
 
 ``header``
     0-d unicode array holding a JSON object:
 
-    - ``format``: ``"fastprox-model"``; ``version``: ``5``;
+    - ``format``: ``"fastprox-model"``; ``version``: ``6``;
     - ``class``: ``"ProxClassifier"`` or ``"ProxRegressor"``;
     - ``params``: ``get_params()`` (``random_state`` must be None or an int;
       arrays such as ``groups`` become lists, a ``class_weight`` dict a list of
@@ -38,8 +39,12 @@ so that readers never see half a file. The file name is used as given (no
       ``heap_size`` and the scalar-FOBOS cumulants ``P``, ``Q`` (JSON floats
       are written as Python's shortest round-trip repr: exact);
     - ``fitted``: ``n_features_in_``, ``t_`` (the kernel's ``t``),
-      ``n_iter_``, ``progressive_loss_`` and ``sparse_coef`` (whether
-      ``sparsify()`` was called).
+      ``n_iter_``, ``progressive_loss_``, ``sparse_coef`` (whether
+      ``sparsify()`` was called) and ``hash_bits_``: the model's input
+      transform, the hashing of X's ids into 2^hash_bits_ columns (null: none),
+      which prediction applies (`fastprox predict` and the estimator's
+      predict): it equals ``params.hash_bits``, and the model then has
+      2^hash_bits_ features.
 
 ``rows`` (int64, r) and ``state`` (float64, r x width)
     The rows of the kernel's (n_features, width) state array that differ,
@@ -78,7 +83,11 @@ memory available is refused before it is allocated. Writing refuses what
 loading would (a parameter changed after the fit, a model whose steps
 overflowed), so that every file written loads.
 
-Earlier versions load too. Version 4 differs from version 5 only in the rows of
+Earlier versions load too. Version 5 differs from version 6 only in having no
+``hash_bits`` parameter and no ``hash_bits_`` fitted entry: such files load as
+models without hashing (a version 5 file of a model trained on hashed ids does not
+say so; `fastprox predict --hash-bits` then hashes for it, as it had to).
+Version 4 differs from version 5 only in the rows of
 normalized models without a penalty (penalty "none" or alpha 0): (R0, m) then per
 output (w, G, c), where version 5 keeps m then (w, G), the fields those models
 read; loading checks the dropped fields as version 4's reader did, then drops them.
@@ -105,19 +114,19 @@ from types import SimpleNamespace
 
 from ._arrays import all_finite
 from ._core import (CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, check_classes, check_same_groups,
-                    check_same_kernel, python_floats)
+                    check_same_hashing, check_same_kernel, python_floats)
 from ._kernels import LOSSES, PENALTIES, SAVED, SAVED_INT64, SCHEDULES, UPDATES, Learner
 from ._numpy import np
 from ._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, MULTI_CLASS, MULTINOMIAL_LOSSES,
-                          REGRESSION_LOSSES, _number, _one_of, check_groups, check_memory, check_params,
-                          check_single_rows)
-from .libsvm import _atomic_write
+                          REGRESSION_LOSSES, _number, _one_of, check_groups, check_hash_bits, check_memory,
+                          check_params, check_single_rows)
+from ._writes import atomic_write
 
 __all__ = ["save_model", "load_model", "read_model", "SavedModel", "FORMAT", "VERSION"]
 
 FORMAT = "fastprox-model"
-VERSION = 5
-_READS = (1, 2, 3, 4, 5)   # versions this fastprox reads (see the format's history above)
+VERSION = 6
+_READS = (1, 2, 3, 4, 5, 6)   # versions this fastprox reads (see the format's history above)
 
 _CLASS_NAMES = ("ProxClassifier", "ProxRegressor")
 
@@ -134,22 +143,26 @@ _LEARNER = dict(n_features=_INT, n_outputs=_INT, update=_NAME, schedule=_NAME, p
                 step=_NAME, alpha=_NUMBER, l1_ratio=_NUMBER, eta0=_NUMBER, delta=_NUMBER, rda_rho=_NUMBER,
                 berhu_gamma=_NUMBER, epsilon=_NUMBER, fit_intercept=_BOOL, ovr=_BOOL, multinomial=_BOOL)
 _SCALARS = dict(t=_INT, n_ops=_INT, since_rebase=_INT, heap_size=_INT, P=_NUMBER, Q=_NUMBER, N=_NUMBER)
-_FITTED = dict(n_features_in_=_INT, t_=_INT, n_iter_=_INT, progressive_loss_=_NUMBER, sparse_coef=_BOOL)
+_FITTED = dict(n_features_in_=_INT, t_=_INT, n_iter_=_INT, progressive_loss_=_NUMBER, sparse_coef=_BOOL,
+               hash_bits_=(type(None), int))
 _PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_ratio=_NUMBER, update=_NAME,
                schedule=_NAME + (type(None),), step=_NAME + (type(None),),
                eta0=_NUMBER + _NAME, delta=_NUMBER + _NAME, rda_rho=_NUMBER, berhu_gamma=_NUMBER,
                batch_size=_INT, fit_intercept=_BOOL, max_iter=_INT, shuffle=_BOOL,
                random_state=(type(None), int), warm_start=_BOOL, epsilon=_NUMBER,
                groups=(type(None), list), group_weights=(type(None), list), multi_class=_NAME,
-               grow_features=_BOOL, verbose=_INT + _BOOL, class_weight=(type(None), str, list))
+               grow_features=_BOOL, verbose=_INT + _BOOL, class_weight=(type(None), str, list),
+               hash_bits=(type(None), int))
 # sparse_group's skipped proxes do not compose: reading a group replays one per step
 # since its stamp. Files written now have none pending; earlier ones may have some,
 # a bounded number (a hostile stamp far behind t would otherwise hang the reader).
 _MAX_REPLAYS = 1 << 24
 # Parameters newer than some files of this version: absent, they take these values.
-_LATER_PARAMS = dict(grow_features=False, verbose=0, class_weight=None, step="gradient")
+_LATER_PARAMS = dict(grow_features=False, verbose=0, class_weight=None, step="gradient", hash_bits=None)
 # Entries of the learner and scalars sections that versions before 4 lack, and their values.
 _BEFORE_4 = {"learner": dict(step="gradient"), "scalars": dict(N=0.0)}
+# Entries of the fitted section that versions before 6 lack, and their values.
+_BEFORE_6 = dict(hash_bits_=None)
 _HEADER = ("format", "version", "class", "params", "learner", "scalars", "fitted")
 _KIND_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
                list: "a list", type(None): "null"}
@@ -197,7 +210,8 @@ def save_model(est, path):
     with lock_of(est).reading():        # the model of one step, whatever trains meanwhile
         fitted = {"n_features_in_": int(est.n_features_in_), "t_": est._learner.t,
                   "n_iter_": int(est.n_iter_), "progressive_loss_": float(est.progressive_loss_),
-                  "sparse_coef": bool(getattr(est, "_sparse_coef", False))}
+                  "sparse_coef": bool(getattr(est, "_sparse_coef", False)),
+                  "hash_bits_": getattr(est, "hash_bits_", None)}
         write_model(path, name, est.get_params(), est._learner, fitted, getattr(est, "classes_", None),
                     getattr(est, "feature_names_in_", None))
 
@@ -248,7 +262,7 @@ def write_model(path, name, params, learner, fitted, classes=None, feature_names
         members["classes"] = _npy_array(_plain_array("classes_", classes))
     if feature_names is not None:
         members["feature_names"] = _npy_array(_plain_array("feature_names_in_", feature_names))
-    _atomic_write(os.fspath(path), lambda f: _write_npz(f, members), compress=False)
+    atomic_write(path, lambda f: _write_npz(f, members), compress=False)
 
 
 def _check_written(header, learner, float_buffers):
@@ -343,7 +357,7 @@ def _estimator(model, expected):
     est = cls(**{**model.params, "class_weight": _class_weight(model.params["class_weight"])}
               if "class_weight" in model.params else model.params)
     est._learner = model.learner
-    for key in ("n_features_in_", "t_", "n_iter_", "progressive_loss_"):
+    for key in ("n_features_in_", "t_", "n_iter_", "progressive_loss_", "hash_bits_"):
         setattr(est, key, model.fitted[key])
     est._sparse_coef = model.fitted["sparse_coef"]
     if model.classes is not None:
@@ -356,7 +370,8 @@ def _estimator(model, expected):
 class SavedModel(namedtuple("SavedModel", "name params learner fitted classes feature_names")):
     """A model file's contents, checked, without the estimator: the class name,
     its parameters, the kernel, the fitted attributes (``n_features_in_``,
-    ``t_``, ``n_iter_``, ``progressive_loss_``, ``sparse_coef``), the classes
+    ``t_``, ``n_iter_``, ``progressive_loss_``, ``sparse_coef``, ``hash_bits_``:
+    the hashing prediction applies to the input's ids, None for none), the classes
     (None for a regressor) and the feature names (None if not saved).
     (A namedtuple, not typing's NamedTuple: typing's import would lengthen
     the command line's start-up.)"""
@@ -532,9 +547,13 @@ def _check_header(header):
                     for key, entries in sections.items()}
     spec = _check_learner(_typed("learner", sections["learner"], _LEARNER), losses)
     scalars = _check_scalars(_typed("scalars", sections["scalars"], _SCALARS), spec)
-    fitted = _check_fitted(_typed("fitted", header["fitted"], _FITTED), spec, scalars)
+    fitted = header["fitted"]
+    if version < 6 and type(fitted) is dict:
+        fitted = {**_BEFORE_6, **fitted}
+    fitted = _check_fitted(_typed("fitted", fitted, _FITTED), spec, scalars)
     params = _check_params(header["params"], name, version, losses)
     _check_kind(name, params, spec)
+    check_same_hashing(params, fitted["hash_bits_"])
     return _Header(version, name, params, spec, scalars, fitted)
 
 
@@ -617,6 +636,10 @@ def _check_fitted(fitted, spec, scalars):
         raise ValueError(f"t_={fitted['t_']} but the kernel has taken {scalars['t']} steps")
     with _in("fitted"):
         _number("n_iter_", fitted["n_iter_"], 0, integer=True)
+        check_hash_bits(fitted["hash_bits_"])
+    bits = fitted["hash_bits_"]
+    if bits is not None and spec["n_features"] != 1 << bits:
+        raise ValueError(f"hash_bits_={bits} but the model has {spec['n_features']} features, not 2^{bits}")
     return fitted
 
 

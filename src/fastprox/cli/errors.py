@@ -20,6 +20,7 @@ _PHRASES = (
      "give --zero-based if the file's indices start at 0"),
     ("zero_based='auto' took the file as one-based", "the file was taken as one-based"),
     ("pass zero_based=True to read it as zero-based", "give --zero-based to read it as zero-based"),
+    ("or pass a larger max_line_bytes", "or give a larger --max-line-bytes"),
     ("hash them into fewer buckets,", "hash them into fewer buckets with --hash-bits,"),
     ("or lower eta0)", "or lower --eta0)"),
     ("drop groups or", "drop --groups or"),
@@ -31,7 +32,8 @@ _PHRASES = (
 
 #: Parameters as the library names them -> options (train's estimator options and more).
 _OPTIONS = {"n_features": "--n-features", "random_state": "--seed", "groups": "--groups",
-            "group_weights": "--group-weights", "classes": "--classes", "zero_based": "--zero-based"}
+            "group_weights": "--group-weights", "classes": "--classes", "zero_based": "--zero-based",
+            "max_line_bytes": "--max-line-bytes", "sync_rows": "--sync-rows"}
 
 _CSV = re.compile(r"multi-label row \(label '([^']*)'\) is not supported; give one label per line")
 _VW = re.compile(r"(feature|label|index|value) '[^']*\|[^']*'")

@@ -7,7 +7,7 @@ of the matrix it returns (largest index + 1 for zero-based files, the largest
 index for one-based ones). Labels are counted up to 1000 distinct values.
 """
 from ..libsvm import source_name
-from .stream import CHUNK_ROWS, MAX_LABELS, add_reader_options, check_readable, scan
+from .stream import CHUNK_ROWS, MAX_LABELS, add_reader_options, check_readable, reading, scan
 
 
 def add_arguments(parser):
@@ -22,7 +22,7 @@ def run(args):
     if args.chunk_rows < 1:
         raise ValueError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
     for path in args.data:
-        print(describe(path, scan([path], args.chunk_rows, True if args.zero_based else "auto")))
+        print(describe(path, scan([path], **reading(args))))
     return 0
 
 

@@ -5,7 +5,8 @@ constant predictor.
 Each is written with arithmetic and ``abs`` only, plus the ``exp`` and
 ``log1p`` of a module given as ``m``: so one definition serves Python floats
 (``m = math``: train, which imports no NumPy) and NumPy arrays (``m = numpy``:
-predict). ``relu(x) = max(x, 0)`` is ``(x + |x|) / 2`` for the same reason.
+predict). ``relu(x) = max(x, 0)`` is ``x / 2 + |x| / 2`` for the same reason
+(halved first: ``x + |x|`` overflows from 2^1023 on).
 """
 import math
 
@@ -15,7 +16,7 @@ BINARY = ("log", "hinge", "squared_hinge", "modified_huber")
 
 def relu(x):
     """max(x, 0), elementwise for arrays."""
-    return (x + abs(x)) / 2
+    return x / 2 + abs(x) / 2
 
 
 def binary_loss(loss, z, m=math):

@@ -25,7 +25,12 @@ class Metrics:
 
     def add(self, width, y, scores):
         """Score a chunk of ``width`` columns, labels y (a float64 array) and margins
-        ``scores``; its predictions."""
+        ``scores`` (finite); its predictions. A loss too large for a float (a margin
+        near 1e308, a residual's square) counts as infinite, without a warning."""
+        with np.errstate(over="ignore"):
+            return self._add(width, y, scores)
+
+    def _add(self, width, y, scores):
         self.width = max(self.width, width)
         predicted = self.est.labels_of(scores)
         if not len(y):

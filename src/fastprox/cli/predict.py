@@ -5,20 +5,26 @@ value (regressors, shortest exact float). With ``--proba`` the output is
 LIBSVM's ``svm-predict -b 1`` format: a first line ``labels C1 C2 ...`` (the
 model's classes), then per row the predicted label and the probability of
 each class in that order. ``--out`` is written to a temporary file and
-renamed when complete.
+renamed when complete (a symbolic link's target is replaced, a device or a
+FIFO written directly: fastprox._writes); an ``--out`` that is the model or the
+data, or that cannot be written, is refused before any prediction.
 
 The file's labels score the model, on standard error: its mean loss (the
 loss it was trained with), accuracy or RMSE, log-loss (models with
 probabilities) and AUC. One-line warnings name features beyond the model's
 width (their weights are zero) and labels the model does not know (those
 rows are left out of the metrics; a file of placeholder labels gives none).
-A model trained with --hash-bits B needs the same --hash-bits B here.
+A model trained with --hash-bits B hashes the file's ids as it was trained (its
+file records the hashing); --hash-bits, if given, must be that B. (Model files
+written before fastprox recorded the hashing need the --hash-bits they were
+trained with.)
 """
 import sys
 
-from ..libsvm import _atomic_write, source_name
+from .._writes import atomic_write, check_output
+from ..libsvm import STDIN, source_name
 from .info import format_label
-from .stream import CHUNK_ROWS, add_reader_options, check_readable, labelled_chunks
+from .stream import CHUNK_ROWS, add_reader_options, check_readable, labelled_chunks, reading
 from .train import StreamModel, metric_lines
 
 
@@ -29,13 +35,15 @@ def add_arguments(parser):
     parser.add_argument("--proba", action="store_true", help="also write class probabilities (default: off)")
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows predicted at a time")
     add_reader_options(parser, "hash feature ids into 2^B buckets, as the model was trained "
-                               "(default: no hashing)")
+                               "(default: the model's own hashing, which its file records)")
     parser.add_argument("--quiet", action="store_true",
                         help="no metrics or warnings on standard error (default: off)")
 
 
 def run(args):
     check_readable([args.data])
+    if args.out is not None:
+        check_output(args.out, "--out", [args.model] + [args.data] * (args.data != STDIN))
     if args.chunk_rows < 1:
         raise ValueError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
     est = StreamModel.from_file(args.model)
@@ -43,21 +51,35 @@ def run(args):
         name = "ProxRegressor" if est.regression else "ProxClassifier"
         raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
                          f"{args.model} holds a {name}(loss={est.loss!r})")
-    if args.hash_bits is not None and est.n_features != 1 << args.hash_bits:
-        raise ValueError(f"--hash-bits {args.hash_bits} gives {1 << args.hash_bits} features, but "
-                         f"{args.model} has {est.n_features}: give the --hash-bits it was trained with")
+    bits = _hashing(est, args.hash_bits, args.model)
     from .metrics import Metrics
     metrics = Metrics(est)
-    chunks = labelled_chunks(args.data, args.chunk_rows, args.hash_bits, True if args.zero_based else "auto")
+    chunks = labelled_chunks(args.data, bits=bits, **reading(args))
     lines = _lines(est, chunks, metrics, args.proba)
     if args.out is None:
         for text in lines:
             sys.stdout.write(text)
     else:
-        _atomic_write(args.out, lambda f: f.writelines(text.encode() for text in lines))
+        atomic_write(args.out, lambda f: f.writelines(text.encode() for text in lines))
     if not args.quiet:
         _report(est, metrics, source_name(args.data))
     return 0
+
+
+def _hashing(est, bits, model):
+    """The hash bits the data's ids take: the model's (its file records them), which
+    --hash-bits (``bits``) must agree with; a model file that records none takes
+    --hash-bits if its width is 2^bits (files written before the hashing was
+    recorded)."""
+    if est.hash_bits is not None:
+        if bits is not None and bits != est.hash_bits:
+            raise ValueError(f"--hash-bits {bits}, but {model} was trained with --hash-bits {est.hash_bits} "
+                             f"(which predict applies): drop --hash-bits, or give {est.hash_bits}")
+        return est.hash_bits
+    if bits is not None and est.n_features != 1 << bits:
+        raise ValueError(f"--hash-bits {bits} gives {1 << bits} features, but {model} has "
+                         f"{est.n_features} and was trained without hashing: drop --hash-bits")
+    return bits
 
 
 def _lines(est, chunks, metrics, proba):
@@ -65,8 +87,8 @@ def _lines(est, chunks, metrics, proba):
     fmt = repr if est.regression else format_label
     if proba:
         yield "labels " + " ".join(map(format_label, est.classes)) + "\n"
-    for X, y in chunks:
-        scores = est.scores(X)
+    for X, y, where in chunks:
+        scores = est.scores(X, where)
         predicted = metrics.add(X.shape[1], y, scores).tolist()
         if proba:
             rows = est.proba_of(scores).tolist()

@@ -47,6 +47,12 @@ class Table:
         self.next = 1 if write else math.inf    # the example count of the next line
         self.last_rows, self.last_total = 0, 0.0
 
+    def go_on_from(self, shown):
+        """Take the lines the table ``shown`` wrote as this one's (the same rows'
+        lines: fastprox.cli.preview): the next line is its next."""
+        if shown.last_rows:
+            self.next, self.last_rows, self.last_total = shown.next, shown.last_rows, shown.last_total
+
     def add(self, rows, loss):
         """Count ``rows`` examples whose summed loss is ``loss`` (no line)."""
         self.rows += rows
@@ -59,11 +65,18 @@ class Table:
             for words in _HEADER:
                 self.write(" ".join(w.ljust(n) for w, n in zip(words, _WIDTHS)).rstrip())
         since = (self.total - self.last_total) / (self.rows - self.last_rows)
-        fields = (f"{self.total / self.rows:.6f}", f"{since:.6f}", str(self.rows),
+        fields = (decimal(self.total / self.rows), decimal(since), str(self.rows),
                   _number(label), _number(prediction), str(features))
         self.write(" ".join(f.ljust(n) for f, n in zip(fields, _WIDTHS)).rstrip())
         self.last_rows, self.last_total = self.rows, self.total
         self.next = 2 * self.rows
+
+
+def decimal(x):
+    """A loss or metric as the commands print it: six decimals, or six significant
+    digits with an exponent from 1e15 on (finite values too large for their
+    steps' scale, 1e308, would otherwise print as 300 digits)."""
+    return f"{x:.6f}" if abs(x) < 1e15 else f"{x:.6e}"
 
 
 def _number(x):
@@ -105,19 +118,19 @@ class LabelStats:
         if self.regression:
             if loss != "squared":
                 return f"n/a ({loss} loss: a quantile of the labels, not kept in one pass)", "n/a"
-            return f"{self.mean:.6g}", f"{self.m2 / self.n / 2:.6f}"
+            return f"{self.mean:.6g}", decimal(self.m2 / self.n / 2)
         n = sum(self.counts.values())
         counts = [self.counts.get(c, 0) for c in classes]
         if len(classes) == 2:
             c, value = best_binary_constant(loss, counts[1], counts[0])
-            return f"{c:.6g} (margin)", f"{value:.6f}"
+            return f"{c:.6g} (margin)", decimal(value)
         if multinomial and loss == "log":
             entropy = -sum(k / n * math.log(k / n) for k in counts if k)
-            return "log(class frequencies) (one score per class)", f"{entropy:.6f}"
+            return "log(class frequencies) (one score per class)", decimal(entropy)
         if multinomial or loss not in BINARY:
             return "n/a (Crammer-Singer: a K-dimensional problem)", "n/a"
         total = sum(best_binary_constant(loss, k, n - k)[1] for k in counts)
-        return "one margin per class (one-vs-rest)", f"{total:.6f}"
+        return "one margin per class (one-vs-rest)", decimal(total)
 
 
 def summary(table, stats, loss, classes, multinomial, features):
@@ -125,7 +138,7 @@ def summary(table, stats, loss, classes, multinomial, features):
     (known only now: see the module's docstring), stored values in all."""
     constant, constant_loss = stats.best_constant(loss, classes, multinomial)
     table.write(f"\nfinished run\nnumber of examples = {table.rows}\n"
-                f"average loss = {table.total / max(table.rows, 1):.6f}\n"
+                f"average loss = {decimal(table.total / max(table.rows, 1))}\n"
                 f"best constant = {constant}\nbest constant's loss = {constant_loss}\n"
                 f"total feature number = {features}")
 

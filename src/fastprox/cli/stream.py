@@ -7,14 +7,15 @@ evaluating and predicting, which multiply a matrix by the weights, make
 NumPy arrays.
 """
 import contextlib
+import errno
 import io
 import os
 import queue
 import threading
 from .._hashing import hash_indices
 from .._libsvm import count_labels
-from ..libsvm import (STDIN, Chunk, _open, half_readers, iter_chunks, read_halves, read_once,
-                      source_name)
+from ..libsvm import (MAX_LINE_BYTES, STDIN, Chunk, _open, half_readers, iter_chunks, read_halves,
+                      read_once, source_name)
 
 #: Default rows per chunk of the commands (--chunk-rows): small enough that a
 #: chunk's arrays stay in cache and, in `train`, that parsing the next chunk
@@ -28,12 +29,22 @@ MAX_LABELS = 1000
 
 def add_reader_options(parser, hashing=None):
     """The reading options the commands share: --hash-bits (``hashing``: what it
-    does in this command; None: no such option) and --zero-based."""
+    does in this command; None: no such option), --zero-based and --max-line-bytes."""
     if hashing:
         parser.add_argument("--hash-bits", type=int, metavar="B", help=hashing)
     parser.add_argument("--zero-based", action="store_true",
                         help="the indices start at 0 (default: off, decided by the first rows: "
                              "zero-based if they hold an index 0)")
+    parser.add_argument("--max-line-bytes", type=int, default=MAX_LINE_BYTES, metavar="N",
+                        help="the longest line read: a longer one (binary data, an endless stream "
+                             "such as /dev/zero) stops the command once N bytes of it are read")
+
+
+def reading(args):
+    """The reader's keyword arguments (iter_chunks) that the commands' options give:
+    --chunk-rows, --zero-based, --max-line-bytes (each checked by the reader)."""
+    return dict(chunk_rows=args.chunk_rows, zero_based=True if args.zero_based else "auto",
+                max_line_bytes=args.max_line_bytes)
 
 
 def check_readable(paths):
@@ -44,8 +55,7 @@ def check_readable(paths):
     check them: opening and closing a FIFO would end its writer's output."""
     seen = set()
     for path in paths:
-        if path != STDIN and os.path.isdir(path):
-            raise IsADirectoryError(21, "is a directory, not a LIBSVM file", path)
+        refuse_directory(path)
         if not read_once(path):
             with open(path, "rb"):
                 pass
@@ -55,15 +65,30 @@ def check_readable(paths):
         seen.add(path)
 
 
-def labelled_chunks(path, chunk_rows, bits=None, zero_based="auto"):
-    """``(chunk, y)`` of ``path``, its ids hashed into 2^bits buckets if ``bits``
-    (`hashed`), y the chunk's labels as a NumPy array: what evaluating and
-    predicting read (the model's margins need no scipy matrix; columns beyond its
-    width weigh 0)."""
+def refuse_directory(path):
+    """IsADirectoryError naming ``path`` if it is a directory (a pattern's match, a
+    path given by mistake): the reader would fail with a bare "Is a directory"."""
+    if path != STDIN and os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a LIBSVM file: give the files in it", path)
+
+
+def labelled_chunks(path, chunk_rows, bits=None, zero_based="auto", max_line_bytes=MAX_LINE_BYTES):
+    """``(chunk, y, where)`` of ``path``, its ids hashed into 2^bits buckets if
+    ``bits`` (`hashed`), y the chunk's labels as a NumPy array, ``where(i)`` the
+    place of its row i (`locate`): what evaluating and predicting read (the model's
+    margins need no scipy matrix; columns beyond its width weigh 0)."""
     import numpy as np
+    row = 0
     with pumped(path) as source:
-        for chunk in iter_chunks(source, chunk_rows=chunk_rows, zero_based=zero_based):
-            yield hashed(chunk, bits), np.asarray(chunk.y)
+        for chunk in iter_chunks(source, chunk_rows=chunk_rows, zero_based=zero_based,
+                                 max_line_bytes=max_line_bytes):
+            yield hashed(chunk, bits), np.asarray(chunk.y), row_locator(path, row)
+            row += chunk.shape[0]
+
+
+def row_locator(path, row):
+    """``where(i)``: the place of data row ``row + i + 1`` of ``path`` (`locate`)."""
+    return lambda i: locate(path, row + i + 1)
 
 
 def hashed(chunk, bits):
@@ -119,29 +144,30 @@ class Summary:
             self.labels = None
 
 
-def scan(paths, chunk_rows, zero_based="auto"):
+def scan(paths, chunk_rows, zero_based="auto", max_line_bytes=MAX_LINE_BYTES):
     """One streaming pass over ``paths``: rows, width (as load_libsvm gives it),
     non-zeros and label counts, all files together."""
     summary = Summary()
     for path in paths:
-        halves = None if zero_based is True else _scan_halves(path, chunk_rows)
+        halves = None if zero_based is True else _scan_halves(path, chunk_rows, max_line_bytes)
         if halves is not None:
             summary.merge(*halves)
             continue
         with pumped(path) as source:
-            for chunk in iter_chunks(source, chunk_rows=chunk_rows, zero_based=zero_based):
+            for chunk in iter_chunks(source, chunk_rows=chunk_rows, zero_based=zero_based,
+                                     max_line_bytes=max_line_bytes):
                 summary.add(chunk)
     return summary
 
 
-def _scan_halves(path, chunk_rows):
+def _scan_halves(path, chunk_rows, max_line_bytes=MAX_LINE_BYTES):
     """(summary, width) of a file that splits (fastprox.libsvm.split_point; on two
     cores its scan takes about half as long), its two halves read at once, as one
     pass would find them; None for other files, and whenever one pass could find
     otherwise or fail (no feature in the first half, an index 0 in the second
     half of a one-based file, a malformed line): the caller then reads the file
     in one pass, which raises the error at its line."""
-    readers = half_readers(path, chunk_rows)
+    readers = half_readers(path, chunk_rows, max_line_bytes)
     if readers is None:
         return None
     first, second = readers
@@ -163,43 +189,60 @@ def pumped(path):
     if not read_once(path):
         yield path
         return
-    fd = 0 if path == STDIN else os.open(path, os.O_RDONLY)
-    pump = Pump(fd, source_name(path))
+    pump = Pump(0, source_name(path)) if path == STDIN else Pump(os.open(path, os.O_RDONLY),
+                                                                  source_name(path), owned=True)
     try:
         yield pump
     finally:
         pump.close()
-        if fd:
-            os.close(fd)
 
 
 class Pump(io.RawIOBase):
     """A pipe read by a thread of its own into a queue of up to PUMP_BYTES: the reader
     reads a block and parses it before it reads again, and a pipe holds 64 kB, so its
-    writer would wait for every parse; drained as it fills, it does not."""
+    writer would wait for every parse; drained as it fills, it does not. Closing it
+    stops the thread at its next piece (a reader that stopped early, at an error,
+    leaves no thread filling the queue: /dev/zero never ends); the thread closes
+    the descriptor if ``owned``, once it no longer reads it."""
 
     #: Bytes read from the pipe at a time, and pieces queued at most.
     PIECE, PIECES = 1 << 20, 16
 
-    def __init__(self, fd, name):
+    def __init__(self, fd, name, owned=False):
         super().__init__()
-        self.name, self.fd = name, fd
+        self.name, self.fd, self.owned = name, fd, owned
         self.pieces = queue.Queue(self.PIECES)
         self.piece, self.at = b"", 0
+        self.stopped = False
         self.thread = threading.Thread(target=self._pump, daemon=True)
         self.thread.start()
 
     def _pump(self):
-        """Read the pipe to its end into the queue; an OSError is handed on, in order."""
+        """Read the pipe to its end (or until closed) into the queue; an OSError is
+        handed on, in order."""
+        try:
+            while not self.stopped:
+                try:
+                    piece = os.read(self.fd, self.PIECE)
+                except OSError as e:
+                    self.pieces.put(_Failure(e))
+                    return
+                self.pieces.put(piece)
+                if not piece:
+                    return
+        finally:
+            if self.owned:
+                os.close(self.fd)
+
+    def close(self):
+        """Stop the thread: a piece it waits to queue is let in, then it ends."""
+        self.stopped = True
         while True:
             try:
-                piece = os.read(self.fd, self.PIECE)
-            except OSError as e:
-                self.pieces.put(_Failure(e))
-                return
-            self.pieces.put(piece)
-            if not piece:
-                return
+                self.pieces.get_nowait()
+            except queue.Empty:
+                break
+        super().close()
 
     def readable(self):
         return True

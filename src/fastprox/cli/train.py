@@ -13,14 +13,16 @@ inferred. Ids without a useful bound (already-hashed 64-bit ids) are mapped
 into 2^B buckets by --hash-bits B (fastprox._hashing: Fibonacci hashing of
 the id; ids of a row that share a bucket are summed, rows share a bucket's
 weight, as Vowpal Wabbit's -b); the model then has 2^B features, and
-'fastprox predict' needs the same --hash-bits. --passes repeats the stream
+the model file records the hashing, which 'fastprox predict' (and the
+estimators of load_model) apply. --passes repeats the stream
 (rows are not shuffled); data read once is trained in one pass. Memory holds
 the model and a few chunks.
 
 On standard error it prints Vowpal Wabbit's progressive validation table:
 lines at examples 1, 2, 4, 8, ... with the mean loss so far and since the
 line before, each row's loss taken before the model learns from it (see
-fastprox.cli.progress), and at the end the best constant predictor and its
+fastprox.cli.progress; the first lines as soon as their rows are read, not
+once the first chunk is: fastprox.cli.preview), and at the end the best constant predictor and its
 loss, which one pass knows only then. A progress bar shows on a terminal;
 --quiet prints nothing. Standard output then gets the report: the data, the
 model, the progressive loss of the first pass, the test metrics (--test:
@@ -37,7 +39,6 @@ works with no files: a seeded, generated text-like set of --rows rows and
 the test set (fastprox.cli.synthetic).
 """
 import argparse
-import os
 import re
 import sys
 import time
@@ -53,12 +54,14 @@ from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, RE
                            SCHEDULES, STEPS, UPDATES, ModelTooLarge, _size, available_memory, check_params,
                            schedule_and_step,
                            kernel_arrays, kernel_loss)
-from ..libsvm import MAX_INDEX, iter_chunks, read_once, source_name
+from .._writes import check_output
+from ..libsvm import MAX_INDEX, STDIN, iter_chunks, read_once, source_name
 from ..model_io import read_model, write_model
 from .labels import LABEL_BUFFER_BYTES, Classes
-from .progress import LabelStats, Table, progress_bar, summary
-from .stream import (CHUNK_ROWS, add_reader_options, check_readable, hashed, labelled_chunks, locate,
-                     pumped, read_ahead)
+from . import preview
+from .progress import LabelStats, Table, decimal, progress_bar, summary
+from .stream import (CHUNK_ROWS, add_reader_options, check_readable, hashed, labelled_chunks, pumped,
+                     read_ahead, reading, row_locator)
 
 DEFAULT_ROWS = 100_000
 DEFAULT_FEATURES = 1 << 18
@@ -77,14 +80,15 @@ DEFAULT_DATA_BYTES = (24, 1536)
 #: take (beyond them, an OverflowError), the width the reader's largest index.
 _INT_LIMITS = {"passes": sys.maxsize, "chunk_rows": sys.maxsize, "n_features": MAX_INDEX,
                "batch_size": 2**31 - 1, "rows": sys.maxsize, "hash_bits": 40, "sync_rows": sys.maxsize,
-               "workers": sys.maxsize}    # batch_size: the kernel's C int
+               "workers": sys.maxsize, "max_line_bytes": sys.maxsize}    # batch_size: the kernel's C int
 
 # Command-line option -> estimator parameter, for the options passed through.
 ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule", "step": "step",
                      "penalty": "penalty", "alpha": "alpha", "l1_ratio": "l1_ratio",
                      "eta0": "eta0", "delta": "delta", "rda_rho": "rda_rho",
                      "berhu_gamma": "berhu_gamma", "batch_size": "batch_size",
-                     "epsilon": "epsilon", "seed": "random_state", "multi_class": "multi_class"}
+                     "epsilon": "epsilon", "seed": "random_state", "multi_class": "multi_class",
+                     "hash_bits": "hash_bits"}
 
 
 def add_arguments(parser):
@@ -161,6 +165,9 @@ def add_arguments(parser):
                               "(default: once per pass)")
     cluster.add_argument("--workers", type=int, metavar="N",
                          help="with --scheduler: deal the files to N groups (default: the cluster's workers)")
+    cluster.add_argument("--timeout", type=float, metavar="S",
+                         help="with --scheduler: end with an error once the cluster has had no workers for "
+                              "S seconds (default: 60)")
 
 
 def run(args):
@@ -176,6 +183,7 @@ def run(args):
         est.width_origin = source.width_origin
         with progress_bar(source.rows * args.passes if source.rows else None, args.quiet) as bar:
             trainer = Trainer(est, source, Table(None if args.quiet else bar.write_line, _predicts(est)), bar)
+            source.show_first_lines(est, trainer.table, args.quiet)
             losses = [trainer.one_pass(source.chunks()) for _ in range(args.passes)]
     trained = time.perf_counter()
     if not args.quiet and trainer is not None:      # (a parallel run's table is a line per round)
@@ -192,9 +200,9 @@ def run(args):
     report = [f"data: {source.name} ({rows} rows x {est.learner.n_features} features, "
               f"{args.passes} pass{'es' if args.passes > 1 else ''})",
               f"model: {_describe(est)}",
-              f"progressive loss: {losses[0][0]:.6f} ({est.loss} loss, first pass)"]
+              f"progressive loss: {decimal(losses[0][0])} ({est.loss} loss, first pass)"]
     if args.passes > 1:
-        report.append(f"last pass mean loss: {losses[-1][0]:.6f} (pass {args.passes})")
+        report.append(f"last pass mean loss: {decimal(losses[-1][0])} (pass {args.passes})")
     report += test_lines
     report += [f"non-zero weights: {est.learner.count_nonzero()} of "
                f"{est.learner.n_features * est.learner.n_outputs}",
@@ -298,14 +306,20 @@ class StreamModel:
         model.regression = saved.name == "ProxRegressor"
         model.params, model.loss = saved.params, saved.params["loss"]
         model.learner, model.classes = saved.learner, saved.classes
+        model.hash_bits = saved.fitted["hash_bits_"]
         return model
 
     @property
     def n_features(self):
         return self.learner.n_features
 
-    def scores(self, X):
-        return margins(self.learner, X)
+    def scores(self, X, where):
+        """The margins of the rows X; a margin that is not finite raises ValueError
+        naming its place, ``where(i)`` for row i."""
+        try:
+            return margins(self.learner, X)
+        except NonFiniteMargin as e:
+            raise ValueError(f"{where(e.row)}: {e.detail}") from None
 
     def labels_of(self, scores):
         """The predictions for the margins ``scores``: values, or classes."""
@@ -324,7 +338,8 @@ class StreamModel:
     def save(self, path, passes, progressive_loss):
         """Write the model file that the estimator's partial_fit would have written."""
         fitted = {"n_features_in_": self.learner.n_features, "t_": self.learner.t, "n_iter_": passes,
-                  "progressive_loss_": float(progressive_loss), "sparse_coef": False}
+                  "progressive_loss_": float(progressive_loss), "sparse_coef": False,
+                  "hash_bits_": self.params["hash_bits"]}
         write_model(path, "ProxRegressor" if self.regression else "ProxClassifier", self.params,
                     self.learner, fitted, self.classes)
 
@@ -432,7 +447,7 @@ class Trainer:
         if X.shape[1] > self.est.learner.n_features:
             self.est.widen(X.shape[1])
         self.stats.add(y, 1 if self.classes is None else self.classes.n_outputs + 1)
-        rows = _Rows(*kernel_arrays(X), target, where)
+        rows = _Rows(*kernel_arrays(X), X.shape[1], target, where)
         n, start, batch = X.shape[0], 0, self.est.params["batch_size"]
         while start < n:
             due = start + self.table.next - self.table.rows - 1    # the row of the next line
@@ -471,18 +486,23 @@ class Trainer:
         pass over the weights: Learner.margins), the class for several classes."""
         a, b = rows.indptr[i], rows.indptr[i + 1]
         one = array(memoryview(rows.indptr).format, [0, b - a])
-        scores = self.est.learner.margins(memoryview(rows.data)[a:b], memoryview(rows.indices)[a:b], one)[0]
+        try:
+            scores = self.est.learner.margins(memoryview(rows.data)[a:b], memoryview(rows.indices)[a:b], one,
+                                              rows.width)[0]
+        except NonFiniteMargin as e:
+            raise ValueError(f"{rows.where(i)}: {e.detail}") from None
         if len(scores) == 1:
             return scores[0]
         return self.est.classes[max(range(len(scores)), key=scores.__getitem__)]
 
 
 class _Rows:
-    """A chunk's CSR buffers and kernel targets, and ``where(i)`` naming row i's line."""
+    """A chunk's CSR buffers and width, its kernel targets, and ``where(i)`` naming
+    row i's line."""
 
-    def __init__(self, data, indices, indptr, target, where):
+    def __init__(self, data, indices, indptr, width, target, where):
         self.data, self.indices, self.indptr, self.target, self.where = data, indices, indptr, target, where
-        self.n = len(indptr) - 1
+        self.n, self.width = len(indptr) - 1, width
 
 
 def read_vector(path, option, kind):
@@ -514,13 +534,15 @@ def _check_options(args):
         value, option = getattr(args, name), "--" + name.replace("_", "-")
         if value is not None and value > high:
             raise ValueError(f"{option} must be at most {high}, not {value}")
-    for name in ("sequential", "sync_rows", "workers"):
+    for name in ("sequential", "sync_rows", "workers", "timeout"):
         if getattr(args, name) not in (None, False) and not args.scheduler:
             raise ValueError(f"--{name.replace('_', '-')} is for training on a cluster: give --scheduler too")
-    for name in ("passes", "chunk_rows", "n_features", "hash_bits", "sync_rows", "workers"):
+    for name in ("passes", "chunk_rows", "n_features", "hash_bits", "sync_rows", "workers", "max_line_bytes"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
+    if args.timeout is not None and not args.timeout > 0:
+        raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout}")
     if args.classes is not None:
         args.classes = sorted({label for labels in args.classes for label in labels})
         if args.regression:
@@ -531,9 +553,9 @@ def _check_options(args):
     if args.hash_bits is not None and (args.n_features is not None or args.groups):
         raise ValueError("--hash-bits sets the width (2^B features): drop --n-features and --groups")
     if args.model:
-        directory = os.path.dirname(os.path.abspath(args.model))
-        if not os.path.isdir(directory):
-            raise ValueError(f"--model {args.model}: directory {directory} does not exist; create it first")
+        check_output(args.model, "--model", [path for path in args.data + [args.test, args.groups,
+                                                                          args.group_weights]
+                                             if path not in (None, STDIN)])
 
 
 def _number_or_auto(text):
@@ -563,8 +585,8 @@ def _evaluate(est, chunks, name):
     fastprox.cli.metrics); labels the training data did not have are refused."""
     from .metrics import Metrics
     metrics = Metrics(est)
-    for X, y in chunks:
-        metrics.add(X.shape[1], y, est.scores(X))
+    for X, y, where in chunks:
+        metrics.add(X.shape[1], y, est.scores(X, where))
     if metrics.unknown:
         raise ValueError(f"--test {name} has labels {sorted(metrics.unknown)} the training data did "
                          f"not; the classes are {list(est.classes)}")
@@ -575,7 +597,7 @@ def _evaluate(est, chunks, name):
 
 def metric_lines(metrics, name):
     """"NAME: VALUE (NOTE)" lines of the metrics, the first naming the rows scored."""
-    lines = [f"{what}: {note.strip()}" if value is None else f"{what}: {value:.6f}{note}"
+    lines = [f"{what}: {note.strip()}" if value is None else f"{what}: {decimal(value)}{note}"
              for what, value, note in metrics.values()]
     lines[0] += f", {metrics.rows} rows of {name})"
     return lines
@@ -592,21 +614,35 @@ class FileSource:
             raise ValueError(f"{once} can be read only once (standard input, a pipe), but "
                              f"--passes {args.passes} reads it {args.passes} times: save it to a "
                              f"file, or train with --passes 1")
-        self.paths, self.chunk_rows, self.bits = args.data, args.chunk_rows, args.hash_bits
-        self.zero_based = True if args.zero_based else "auto"
+        self.paths, self.bits, self.reading = args.data, args.hash_bits, reading(args)
         self.test_path = args.test
         self.test_name = args.test and source_name(args.test)
         self.name = ", ".join(map(source_name, args.data))
         self.rows = None
         self.n_features, self.width_origin = _fixed_width(args, est.params, self.name)
         self.width_file = args.groups or args.group_weights
+        self.preview = None
+
+    def show_first_lines(self, est, table, quiet):
+        """Show the table's first lines as the first chunk's rows arrive (a Preview),
+        where they can be known before the chunk is complete (fastprox.cli.preview)."""
+        if not quiet and preview.wanted(self.reading, self.bits, est.params):
+            self.preview = preview.Preview(est, self, table, lambda chunk: hashed(chunk, self.bits))
 
     def chunks(self):
-        return read_ahead(self._read())
+        """The pass's (chunk, labels, origin) triples, read ahead; the first pass's
+        first chunk is previewed (`show_first_lines`), and handed over before the
+        run trains on it."""
+        shown, self.preview = self.preview, None
+        for item in read_ahead(self._read(shown)):
+            if shown is not None:
+                shown.hand_over()
+                shown = None
+            yield item
 
-    def _read(self):
+    def _read(self, shown):
         try:
-            yield from self._chunks()
+            yield from self._chunks(shown)
         except ValueError as e:
             raise self._beyond_groups(e) from None
 
@@ -620,25 +656,24 @@ class FileSource:
         return ValueError(f"{found.group(1)} the {found.group(2)} features of {option} {self.width_file} "
                           f"(one entry per feature): give an entry for every feature")
 
-    def _chunks(self):
+    def _chunks(self, shown):
         for path in self.paths:
             row = 0
             with pumped(path) as source:
-                for chunk in iter_chunks(source, chunk_rows=self.chunk_rows, n_features=self.n_features,
-                                         zero_based=self.zero_based):
+                for chunk in iter_chunks(source, n_features=self.n_features, preview=shown, **self.reading):
                     yield hashed(chunk, self.bits), chunk.y, (path, row)
                     row += chunk.shape[0]
+            shown = None
 
     @staticmethod
     def locator(origin):
         """``where(i)``: the place of the chunk's row i, "FILE:LINE" (fastprox.cli.stream.locate)."""
-        path, row = origin
-        return lambda i: locate(path, row + i + 1)
+        return row_locator(*origin)
 
     def test_chunks(self):
         if self.test_path is None:
             return None
-        return labelled_chunks(self.test_path, self.chunk_rows, self.bits, self.zero_based)
+        return labelled_chunks(self.test_path, bits=self.bits, **self.reading)
 
 
 def _fixed_width(args, params, name):
@@ -672,11 +707,13 @@ class DefaultSource:
         _check_default_size(args.rows, n_features)
         seed = args.seed or 0
         self.X, self.y, self.X_test, self.y_test = text_like(args.rows, n_features, seed)
-        self.chunk_rows, self.rows = args.chunk_rows, self.X.shape[0]
+        self.chunk_rows, self.rows, self.reading = args.chunk_rows, self.X.shape[0], reading(args)
         self.test_path = args.test
         self.test_name = source_name(args.test) if args.test else "the held-out part"
         self.name = f"embedded default (text-like, seed {seed})"
-        self.zero_based = True if args.zero_based else "auto"
+
+    def show_first_lines(self, est, table, quiet):
+        """(The data are in memory: its chunks come at once.)"""
 
     def chunks(self):
         for start in range(0, self.X.shape[0], self.chunk_rows):
@@ -689,8 +726,8 @@ class DefaultSource:
 
     def test_chunks(self):
         if self.test_path is not None:
-            return labelled_chunks(self.test_path, self.chunk_rows, None, self.zero_based)
-        return iter([(self.X_test, self.y_test)])
+            return labelled_chunks(self.test_path, **self.reading)
+        return iter([(self.X_test, self.y_test, lambda i: f"{self.test_name}: row {i + 1}")])
 
 
 def _check_default_size(rows, n_features):

@@ -17,15 +17,15 @@ import sys
 from ..cli.stream import CHUNK_ROWS
 from ..cli.train import StreamModel
 from .._mixing import mix_kind, parallel_params
-from ._run import ClusterError, quiet, run
+from ._run import MIN_SYNC_ROWS, TIMEOUT, ClusterError, check_sync_rows, quiet, run
 from ._shares import BlockShare, file_shares
 
-__all__ = ["fit", "ClusterError"]
+__all__ = ["fit", "ClusterError", "MIN_SYNC_ROWS"]
 
 
 def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, sync_rows=None,
         classes=None, n_features=None, chunk_rows=CHUNK_ROWS, hash_bits=None, zero_based="auto",
-        n_workers=None, progress=False):
+        n_workers=None, progress=False, timeout=TIMEOUT):
     """Train ``estimator``'s model on a Dask cluster; a fitted copy of it.
 
     data : a path, a glob pattern or a list of them (LIBSVM files, plain or
@@ -49,28 +49,45 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         visits the shares one after another, on the workers that hold them, and
         is the single-machine model over the same rows, bit for bit.
     sync_rows : mix every this many rows per group (default: once per pass);
-        files only. A group's next round resumes the file it stopped inside
-        from its reader, left open on the worker that ran the round.
+        files only; at least MIN_SYNC_ROWS (1,000): a round costs a few trips
+        through the scheduler, tens of milliseconds, which fewer rows would
+        spend on mixing rather than training (sync_rows=3 made 2,667 rounds of
+        16,000 rows, 97 s). A group's next round resumes the file it stopped
+        inside from its reader, left open on the worker that ran the round.
     classes : every label (default: two, recognized from the first share's rows
         as ``fastprox train`` does; several classes need them).
-    n_features, chunk_rows, hash_bits, zero_based : as ``fastprox train``'s
+    n_features, chunk_rows, zero_based : as ``fastprox train``'s
         --n-features (default: the model grows with the features met),
-        --chunk-rows, --hash-bits and --zero-based, for files.
+        --chunk-rows and --zero-based, for files.
+    hash_bits : hash the ids into 2^hash_bits columns, files and collections
+        alike (default: the estimator's hash_bits; given both, they must agree);
+        the fitted copy remembers it (hash_bits_), as a model trained on one
+        machine does.
     progress : True to print progress on standard error (the sequential mode's
         progressive validation table, as ``fastprox train``'s; a line per round
         in parallel mode), or a function taking each line.
+    timeout : seconds (default 60) after which a cluster that has had no worker
+        ends the call with ClusterError (Dask's tasks would wait for workers for
+        ever: its no-workers timeout is off by default).
 
     Bad input raises the reader's or the kernel's ValueError naming the file
-    and line (or block and row); a task lost with its worker is run again by
-    Dask on another worker, and past Dask's allowed failures the call raises
-    ClusterError: no model is ever returned without a share.
+    and line (or block and row), and a directory among the files is named;
+    a task lost with its worker is run again by Dask on another worker, and
+    past Dask's allowed failures (or ``timeout`` without workers) the call
+    raises ClusterError: no model is ever returned without a share.
     """
     from ..linear_model import ProxClassifier, ProxRegressor
     from ..model_io import SavedModel, _estimator
     if not isinstance(estimator, (ProxClassifier, ProxRegressor)):
         raise ValueError(f"fastprox.dask.fit trains a ProxClassifier or ProxRegressor, not "
                          f"{type(estimator).__name__}")
+    check_sync_rows(sync_rows)
+    if not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
     params = estimator.get_params() if sequential else parallel_params(estimator.get_params())
+    if hash_bits is not None and params["hash_bits"] not in (None, hash_bits):
+        raise ValueError(f"hash_bits={hash_bits} but the estimator's hash_bits={params['hash_bits']}: give one")
+    params = dict(params, hash_bits=params["hash_bits"] if hash_bits is None else hash_bits)
     if params.get("class_weight") is not None:
         raise ValueError("class_weight is not supported on a cluster: weigh the rows' classes in the "
                          "data, or train on one machine")
@@ -82,23 +99,21 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         mix_kind(params["update"], params["schedule"], params["penalty"])
     client = client if client is not None else _default_client()
     shares, blocks = _shares(client, data, y, dict(chunk_rows=chunk_rows, n_features=n_features,
-                                                   hash_bits=hash_bits, zero_based=zero_based))
+                                                   hash_bits=params["hash_bits"], zero_based=zero_based))
     if blocks is not None and sync_rows is not None:
         raise ValueError("sync_rows is for files: a Dask collection's groups mix once per pass (cut "
                          "it into more blocks and give n_workers for smaller groups)")
     passes = params["max_iter"] if passes is None else passes
     if not (isinstance(passes, int) and passes >= 1):
         raise ValueError(f"passes must be a positive integer, not {passes!r}")
-    if sync_rows is not None and not (isinstance(sync_rows, int) and sync_rows >= 1):
-        raise ValueError(f"sync_rows must be None or a positive integer, not {sync_rows!r}")
     n_workers = n_workers or max(1, len(client.scheduler_info()["workers"]))
-    result = run(client, est, shares, blocks, passes, sequential, sync_rows, n_workers, _say(progress))
+    result = run(client, est, shares, blocks, passes, sequential, sync_rows, n_workers, _say(progress), timeout)
     model = result.est
     learner = model.learner
     rows = sum(n for _, n in result.losses)
     fitted = {"n_features_in_": learner.n_features, "t_": learner.t, "n_iter_": passes,
               "progressive_loss_": sum(loss * n for loss, n in result.losses) / max(rows, 1),
-              "sparse_coef": False}
+              "sparse_coef": False, "hash_bits_": params["hash_bits"]}
     out_classes = None
     if not regression:
         import numpy as np
@@ -128,10 +143,10 @@ def _shares(client, data, y, reading):
             data = data.rechunk({1: -1})
         y = da.asarray(y).rechunk({0: data.chunks[0]})
         blocks = [_pair(X, yb) for X, yb in zip(data.to_delayed()[:, 0], y.to_delayed())]
-        return [BlockShare(data.name, i, n) for i, n in enumerate(data.chunks[0])], blocks
+        return [BlockShare(data.name, i, n, reading["hash_bits"]) for i, n in enumerate(data.chunks[0])], blocks
     if isinstance(data, db.Bag):
         parts = data.to_delayed()
-        return [BlockShare(data.name, i) for i in range(len(parts))], parts
+        return [BlockShare(data.name, i, hash_bits=reading["hash_bits"]) for i in range(len(parts))], parts
     if y is not None:
         raise ValueError("y is read from the files' labels: pass y only with a dask.array X")
     return file_shares(data, **reading), None

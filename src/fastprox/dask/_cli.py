@@ -2,11 +2,11 @@
 the rest of the command (test metrics, the saved model, the report) is the
 same as on one machine."""
 from ..cli.progress import NoBar
-from ..cli.stream import check_readable, labelled_chunks
+from ..cli.stream import check_readable, labelled_chunks, reading
 from ..cli.train import _fixed_width
 from ..libsvm import read_once, source_name
 from .._mixing import parallel_params
-from ._run import quiet, run
+from ._run import TIMEOUT, check_sync_rows, quiet, run
 from ._shares import file_shares
 
 
@@ -17,13 +17,12 @@ class ClusterSource:
     def __init__(self, args):
         self.name = ", ".join(map(source_name, args.data))
         self.test_path, self.test_name = args.test, args.test and source_name(args.test)
-        self.chunk_rows, self.bits = args.chunk_rows, args.hash_bits
-        self.zero_based = True if args.zero_based else "auto"
+        self.bits, self.reading = args.hash_bits, reading(args)
 
     def test_chunks(self):
         if self.test_path is None:
             return None
-        return labelled_chunks(self.test_path, self.chunk_rows, self.bits, self.zero_based)
+        return labelled_chunks(self.test_path, bits=self.bits, **self.reading)
 
 
 def train_on_cluster(args, est):
@@ -35,19 +34,20 @@ def train_on_cluster(args, est):
     if once:
         raise ValueError(f"--scheduler: {', '.join(once)} can be read only here (standard input, a pipe), "
                          f"not by the cluster's workers: give files")
+    check_sync_rows(args.sync_rows)
     if args.test:
         check_readable([args.test])
     source = ClusterSource(args)
     n_features, est.width_origin = _fixed_width(args, est.params, source.name)
-    shares = file_shares(args.data, chunk_rows=args.chunk_rows, n_features=n_features,
-                         hash_bits=args.hash_bits, zero_based=True if args.zero_based else "auto")
+    shares = file_shares(args.data, n_features=n_features, hash_bits=args.hash_bits, **reading(args))
     if not args.sequential:
         est.params = parallel_params(est.params)
     say = quiet if args.quiet else NoBar().write_line
     from distributed import Client
     with Client(args.scheduler, timeout="20s") as client:
         workers = args.workers or max(1, len(client.scheduler_info()["workers"]))
-        result = run(client, est, shares, None, args.passes, args.sequential, args.sync_rows, workers, say)
+        result = run(client, est, shares, None, args.passes, args.sequential, args.sync_rows, workers, say,
+                     args.timeout or TIMEOUT)
     est.learner, est.classes = result.est.learner, result.est.classes
     if result.trainer is not None:
         result.trainer.table.write = say

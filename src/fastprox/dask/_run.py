@@ -11,13 +11,67 @@ from distributed import KilledWorker, wait
 
 from .._core import AUTO_ROWS
 from .._mixing import mix_kind
+from ..cli.progress import decimal
 from . import _open, _tasks
 from ._shares import deal
 
 
 class ClusterError(ConnectionError):
     """The cluster could not finish a run (a share's task failed on every worker
-    Dask tried): no model is returned."""
+    Dask tried, or the cluster had no worker for the run's timeout): no model is
+    returned."""
+
+
+#: Seconds a run waits for a cluster without workers (fit's and train's timeout).
+TIMEOUT = 60.0
+#: The fewest rows per group between two mixes (sync_rows): a round costs a few trips
+#: through the scheduler, tens of milliseconds, more than fewer rows take to train.
+MIN_SYNC_ROWS = 1000
+
+
+def check_sync_rows(sync_rows, name="sync_rows"):
+    """Refuse a sync_rows (``name``: its option) that is not None or an integer of
+    at least MIN_SYNC_ROWS, saying why."""
+    if sync_rows is None:
+        return
+    if not isinstance(sync_rows, int) or isinstance(sync_rows, bool) or sync_rows < 1:
+        raise ValueError(f"{name} must be None or a positive integer, not {sync_rows!r}")
+    if sync_rows < MIN_SYNC_ROWS:
+        raise ValueError(f"{name}={sync_rows} would mix the models every {sync_rows} rows per group: each "
+                         f"mix is a round of trips through the scheduler (tens of milliseconds), which "
+                         f"would take longer than the rows; give at least {MIN_SYNC_ROWS}")
+#: Seconds between two looks at the cluster's workers while a run waits.
+_POLL = 1.0
+
+
+class _Watch:
+    """``done(futures)``: wait for the futures, but end the run with ClusterError
+    once the cluster has had no worker for ``timeout`` seconds (Dask's own
+    no-workers timeout is off by default: its tasks would wait for ever)."""
+
+    def __init__(self, client, timeout):
+        self.client, self.timeout = client, timeout
+
+    def done(self, futures):
+        without = None      # since when the cluster has had no worker
+        while True:
+            try:
+                wait(futures, timeout=min(_POLL, self.timeout))
+                return futures
+            except TimeoutError:
+                pass
+            if self.client.scheduler_info(n_workers=1)["n_workers"]:
+                without = None
+                continue
+            now = time.monotonic()
+            without = now if without is None else without
+            if now - without >= self.timeout:
+                raise ClusterError(f"the cluster has had no workers for {self.timeout:g} s (timeout), so "
+                                   f"the run cannot go on; no model was returned: start workers, or give a "
+                                   f"longer timeout")
+
+    def result(self, future):
+        return self.done([future])[0].result()
 
 
 class Result:
@@ -30,14 +84,16 @@ class Result:
         self.est, self.losses, self.trainer, self.rounds = est, losses, trainer, list(rounds)
 
 
-def run(client, est, shares, data, passes, sequential, sync_rows, n_groups, say):
+def run(client, est, shares, data, passes, sequential, sync_rows, n_groups, say, timeout=TIMEOUT):
     """Train ``est`` (a StreamModel not started) on ``shares`` (their data futures
-    ``data``, or None for files) on ``client``; ``say(line)`` reports progress."""
+    ``data``, or None for files) on ``client``; ``say(line)`` reports progress. A
+    cluster without workers for ``timeout`` seconds ends the run (ClusterError)."""
     futures = []
+    watch = _Watch(client, timeout)
     try:
         if sequential:
-            return _sequential(client, est, shares, data, passes, say, futures)
-        return _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futures)
+            return _sequential(client, est, shares, data, passes, say, futures, watch)
+        return _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futures, watch)
     except KilledWorker as e:
         raise ClusterError(f"a task of the run was lost with the workers that ran it ({e}); no model "
                            f"was returned: check the workers' memory and logs") from None
@@ -50,7 +106,7 @@ def quiet(line):
     for no progress reports)."""
 
 
-def _sequential(client, est, shares, data, passes, say, futures):
+def _sequential(client, est, shares, data, passes, say, futures, watch):
     """The chain of tasks, a share each, handing the trainer on. The client keeps the
     future of the last trainer only (and the small progress reports): a trainer is
     released as soon as the next share's task has read it, and its report if
@@ -67,28 +123,28 @@ def _sequential(client, est, shares, data, passes, say, futures):
     futures += reports + [trainer]
     seen = 0
     for report in reports:          # as each share finishes (the chain is in order)
-        lines, _ = report.result()
+        lines, _ = watch.result(report)
         for line in lines[seen:]:
             say(line)
         seen = max(seen, len(lines))
-    trainer = trainer.result()
+    trainer = watch.result(trainer)
     return Result(trainer.est, trainer.losses, trainer)
 
 
-def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futures):
+def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futures, watch):
     kind = mix_kind(est.params["update"], est.params["schedule"], est.params["penalty"])
     groups = deal(shares, n_groups)
     model = _submit(client, _tasks.start, est, shares, data=_head(shares, data))
     futures.append(model)
     resume = _Resume(client) if sync_rows is not None and not data else None
     try:
-        return _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, futures, resume)
+        return _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch)
     finally:
         if resume is not None:
             resume.close()
 
 
-def _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, futures, resume):
+def _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch):
     """The parallel mode's passes from the start ``model``: rounds of the groups'
     tasks, their contributions tree-added and mixed into the next model."""
     losses, rounds = [], []
@@ -100,7 +156,7 @@ def _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, f
             parts = [_group(client, model, g, groups[g], shares, data, cursor, sync_rows, kind, resume)
                      for g, cursor in cursors.items()]
             futures.extend(parts)
-            wait(parts)
+            watch.done(parts)
             trained = time.perf_counter()
             if resume is not None:
                 resume.ran(dict(zip(cursors, parts)))
@@ -108,8 +164,8 @@ def _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, f
             model = client.submit(_tasks.mix, model, summed, kind, pure=False)
             info = client.submit(_tasks.summary, summed, pure=False)
             futures += [model, info]
-            info = info.result()
-            wait(model)
+            info = watch.result(info)
+            watch.done([model])
             if model.status == "error":
                 model.result()      # raises the mixing task's error
             mixed = time.perf_counter()
@@ -122,13 +178,13 @@ def _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, f
                           mix_bytes=info["nbytes"] * len(parts))
             rounds.append(record)
             say(f"pass {p + 1}/{passes}, round {r}: {len(parts)} worker(s), {info['rows']:,} rows "
-                f"({pass_rows:,} this pass), progressive loss {info['loss'] / max(info['rows'], 1):.6f}, "
+                f"({pass_rows:,} this pass), progressive loss {decimal(info['loss'] / max(info['rows'], 1))}, "
                 f"train {record['train_seconds']:.2f} s, mix {record['mix_seconds']:.3f} s")
             futures[:] = [model]
         if not pass_rows:
             raise ValueError(f"{', '.join(s.name for s in shares)}: no rows to train on")
         losses.append((pass_loss / pass_rows, pass_rows))
-    return Result(model.result(), losses, None, rounds)
+    return Result(watch.result(model), losses, None, rounds)
 
 
 def _group(client, model, g, members, shares, data, cursor, sync_rows, kind, resume):

@@ -13,16 +13,18 @@ import glob
 import os
 
 from .._numpy import np
-from ..cli.stream import CHUNK_ROWS, hashed, locate, pumped, read_ahead
-from ..libsvm import Chunk, iter_chunks, source_name
+from ..cli.stream import CHUNK_ROWS, hashed, pumped, read_ahead, refuse_directory, row_locator
+from ..hashing import hash_features
+from ..libsvm import MAX_LINE_BYTES, Chunk, iter_chunks, source_name
 
 
 class FileShare:
     """A LIBSVM file, read where the task runs."""
 
-    def __init__(self, path, chunk_rows=CHUNK_ROWS, n_features=None, hash_bits=None, zero_based="auto"):
-        self.path, self.chunk_rows, self.n_features = os.fspath(path), chunk_rows, n_features
-        self.hash_bits, self.zero_based = hash_bits, zero_based
+    def __init__(self, path, chunk_rows=CHUNK_ROWS, n_features=None, hash_bits=None, zero_based="auto",
+                 max_line_bytes=MAX_LINE_BYTES):
+        self.path, self.n_features, self.hash_bits = os.fspath(path), n_features, hash_bits
+        self.reading = dict(chunk_rows=chunk_rows, zero_based=zero_based, max_line_bytes=max_line_bytes)
         self.name = source_name(self.path)
 
     @property
@@ -40,24 +42,26 @@ class FileShare:
         return read_ahead(self._read())
 
     def _read(self):
+        refuse_directory(self.path)     # (on the worker: the client may not see its files)
         row = 0
         with pumped(self.path) as source:
-            for chunk in iter_chunks(source, chunk_rows=self.chunk_rows, n_features=self.n_features,
-                                     zero_based=self.zero_based):
+            for chunk in iter_chunks(source, n_features=self.n_features, **self.reading):
                 yield hashed(chunk, self.hash_bits), chunk.y, row
                 row += chunk.shape[0]
 
     def locator(self, row):
         """``where(i)``: "FILE:LINE" of the chunk's row i (the chunk starting at data row ``row``)."""
-        return lambda i: locate(self.path, row + i + 1)
+        return row_locator(self.path, row)
 
 
 class BlockShare:
     """Block ``index`` of a Dask collection named ``name``: a (X, y) pair (X a
-    scipy matrix or a dense array) or a list of such pairs (a bag's partition)."""
+    scipy matrix or a dense array) or a list of such pairs (a bag's partition),
+    its ids hashed into 2^hash_bits columns if ``hash_bits``."""
 
-    def __init__(self, name, index, size=0):
+    def __init__(self, name, index, size=0, hash_bits=None):
         self.name, self.index, self.size = f"{name} block {index}", index, size
+        self.hash_bits = hash_bits
 
     def chunks(self, data):
         row = 0
@@ -65,6 +69,8 @@ class BlockShare:
             X, y = _csr(X), np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
             if X.shape[0] != len(y):
                 raise ValueError(f"{self.name}: X has {X.shape[0]} rows but y has {len(y)} labels")
+            if self.hash_bits is not None:
+                X = hash_features(X, self.hash_bits)
             yield X, y, row
             row += X.shape[0]
 
@@ -137,8 +143,9 @@ def _rows(X, a, b):
 def file_shares(paths, **reading):
     """FileShares of a path, a glob pattern or a list of them, in order (a pattern's
     matches sorted, found on the client: a pattern that matches nothing raises
-    FileNotFoundError now). Paths are not opened here: the workers read them, and
-    a file a worker cannot open fails its task with the usual OSError."""
+    FileNotFoundError now, a directory IsADirectoryError). Paths are not opened here:
+    the workers read them, and a file a worker cannot open fails its task with the
+    usual OSError."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     found = []
@@ -147,6 +154,8 @@ def file_shares(paths, **reading):
         if not matches:
             raise FileNotFoundError(2, "no file matches this pattern", path)
         found += matches
+    for path in found:
+        refuse_directory(path)
     return [FileShare(path, **reading) for path in found]
 
 

@@ -14,7 +14,8 @@ import sys
 
 import numpy as np
 
-from ...libsvm import STDIN, atomic_write
+from ..._writes import atomic_write
+from ...libsvm import STDIN
 
 __all__ = ["write_sequences"]
 
