@@ -447,7 +447,8 @@ def test_margins_equal_the_dense_product(problem, extra, value_code, wide):
     wider = sp.random(X.shape[0], X.shape[1] + extra, density=0.3, format="csr", random_state=rng,
                       dtype=np.float32 if value_code == "f" else np.float64)
     itype = np.int64 if wide else np.int32
-    got = lazy.margins(wider.data, wider.indices.astype(itype), wider.indptr.astype(itype))
+    got = lazy.margins(wider.data, wider.indices.astype(itype), wider.indptr.astype(itype),
+                       wider.shape[1])
     expected = wider[:, :X.shape[1]].toarray().astype(np.float64) @ lazy.coef().T + lazy.intercept()
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 

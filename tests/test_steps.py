@@ -114,8 +114,8 @@ def test_normalized_is_scale_free():
         lazy.fit_rows(A.data, A.indices, A.indptr, y, np.ones(n), order, 1)
         models.append(lazy)
     np.testing.assert_allclose(models[1].coef() * k, models[0].coef(), rtol=1e-9, atol=0)
-    np.testing.assert_allclose(models[1].margins(Xk.data, Xk.indices, Xk.indptr),
-                               models[0].margins(X.data, X.indices, X.indptr), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(models[1].margins(Xk.data, Xk.indices, Xk.indptr, d),
+                               models[0].margins(X.data, X.indices, X.indptr, d), rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("loss", ["log", "hinge", "squared"])
