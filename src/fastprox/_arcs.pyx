@@ -1,0 +1,149 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True
+"""The arc feature kernel from Python: a compiled plan (`fastprox.structured.arcs.plan`)
+and one sentence's rows in reused buffers (`fastprox._kernel.structured.arcs`).
+
+`ArcKernel.fill` makes the rows of a sentence's token codes without the GIL;
+`rows` copies them out, `scores` scores them. The buffers grow to the longest
+sentence met and are reused, so a pass over a corpus holds one sentence's arcs.
+"""
+import numpy as np
+
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.string cimport memcpy
+
+from fastprox._kernel.structured.arcs cimport (ARC_BOTH, ARC_MOD, ARC_MAX_ATOMS, ARC_N_BINS, arc_rows,
+                                               arc_rows_free, arc_scores)
+
+_INT32 = ("shape", "n_head", "head_kind", "head_offset", "n_mod", "mod_kind", "mod_offset",
+          "op_value", "conj_base")
+
+
+cdef const int32_t* _int32s(arrays, name, Py_ssize_t size) except? NULL:
+    cdef const int32_t[::1] view = arrays[name]
+    if view.shape[0] != size:
+        raise ValueError(f"plan {name}: {view.shape[0]} entries, expected {size}")
+    return &view[0] if size else NULL
+
+
+cdef class ArcKernel:
+    """The features of every arc of a sentence, by a compiled plan.
+
+    Parameters
+    ----------
+    plan : dict
+        `fastprox.structured.arcs.plan.compile_plan`'s output; its arrays are
+        kept and checked (sizes, atom kinds and offsets, columns within int32).
+    """
+
+    def __cinit__(self, dict plan):
+        cdef Py_ssize_t B = len(plan["shape"]), n_ops = len(plan["op_value"]), b, a
+        cdef ArcPlan* p = &self.plan
+        cdef const uint64_t[::1] seeds, dd
+        cdef const int64_t[::1] op_offset
+        arrays = {name: np.ascontiguousarray(plan[name], np.int32) for name in _INT32}
+        arrays["seed"] = np.ascontiguousarray(plan["seed"], np.uint64)
+        arrays["dd"] = np.ascontiguousarray(plan["dd"], np.uint64)
+        arrays["op_offset"] = np.ascontiguousarray(plan["op_offset"], np.int64)
+        self._arrays = arrays
+        p.n_kinds, p.n_bases, p.n_ops = plan["n_kinds"], B, n_ops
+        p.shape = _int32s(arrays, "shape", B)
+        p.n_head = _int32s(arrays, "n_head", B)
+        p.n_mod = _int32s(arrays, "n_mod", B)
+        p.head_kind = _int32s(arrays, "head_kind", B * ARC_MAX_ATOMS)
+        p.head_offset = _int32s(arrays, "head_offset", B * ARC_MAX_ATOMS)
+        p.mod_kind = _int32s(arrays, "mod_kind", B * ARC_MAX_ATOMS)
+        p.mod_offset = _int32s(arrays, "mod_offset", B * ARC_MAX_ATOMS)
+        p.op_value = _int32s(arrays, "op_value", n_ops)
+        p.n_conj = len(arrays["conj_base"])
+        p.conj_base = _int32s(arrays, "conj_base", p.n_conj)
+        seeds, dd, op_offset = arrays["seed"], arrays["dd"], arrays["op_offset"]
+        if seeds.shape[0] != B or dd.shape[0] != 2 * ARC_N_BINS or op_offset.shape[0] != n_ops:
+            raise ValueError("plan: seed, dd or op_offset of the wrong size")
+        p.seed = &seeds[0] if B else NULL
+        p.dd = &dd[0]
+        p.op_offset = &op_offset[0] if n_ops else NULL
+        p.between_base, p.between_kind = plan["between_base"], plan["between_kind"]
+        p.between_plain, p.between_conj = plan["between_plain"], plan["between_conj"]
+        p.shift = plan["shift"]
+        if not 33 <= p.shift <= 63:
+            raise ValueError(f"plan: shift {p.shift} outside 33..63 (1 to 31 bits a block)")
+        for b in range(B):
+            if not (ARC_BOTH <= p.shape[b] <= ARC_MOD and 0 <= p.n_head[b] <= ARC_MAX_ATOMS
+                    and 0 <= p.n_mod[b] <= ARC_MAX_ATOMS):
+                raise ValueError(f"plan: base {b}'s shape or atom counts are out of range")
+            for a in range(b * ARC_MAX_ATOMS, (b + 1) * ARC_MAX_ATOMS):
+                if not (0 <= p.head_kind[a] < p.n_kinds and 0 <= p.mod_kind[a] < p.n_kinds
+                        and -1 <= p.head_offset[a] <= 1 and -1 <= p.mod_offset[a] <= 1):
+                    raise ValueError(f"plan: an atom of base {b} reads outside the tokens")
+        for a in range(n_ops):
+            if not 0 <= p.op_value[a] < 2 * B:
+                raise ValueError(f"plan: op {a} reads no base")
+        for a in range(p.n_conj):
+            if not 0 <= p.conj_base[a] < B:
+                raise ValueError(f"plan: conj_base {a} names no base")
+        between = p.between_plain >= 0 or p.between_conj >= 0
+        if between and not (0 <= p.between_base < B and 0 <= p.between_kind < p.n_kinds):
+            raise ValueError("plan: the in-between base or attribute is out of range")
+        starts = list(arrays["op_offset"]) + [o for o in (p.between_plain, p.between_conj) if o >= 0]
+        if min(starts, default=0) < 0 or (p.between_plain < -1 or p.between_conj < -1):
+            raise ValueError("plan: a negative block offset")
+        self.n_columns = max(starts, default=-1) + (1 << (64 - p.shift))
+        if self.n_columns > (1 << 31):
+            raise ValueError("plan: columns beyond int32")
+
+    def __dealloc__(self):
+        arc_rows_free(&self.sentence)
+
+    def fill(self, tokens):
+        """Make the rows of the sentence whose token codes are ``tokens`` (uint64,
+        ``n + 3`` rows of ``n_kinds``, n >= 1 words) in the kernel's buffers;
+        returns their number of stored features."""
+        cdef const uint64_t[:, ::1] t = tokens
+        cdef Py_ssize_t n = t.shape[0] - 3
+        cdef int status
+        if n < 1 or t.shape[1] != self.plan.n_kinds:
+            raise ValueError(f"tokens of shape ({t.shape[0]}, {t.shape[1]}): a sentence of n >= 1 "
+                             f"words has n + 3 rows of {self.plan.n_kinds} codes")
+        with nogil:
+            status = arc_rows(&self.plan, &t[0, 0], n, &self.sentence)
+        if status:
+            raise MemoryError(f"no memory for the arcs of a sentence of {n} words")
+        return self.sentence.nnz
+
+    def rows(self):
+        """``(indices, indptr)`` of the last sentence filled, copied: int32 columns
+        and int64 row starts, ``(n + 1) * n`` rows (h = 0..n, m = 1..n)."""
+        cdef Py_ssize_t r = self.sentence.n_rows, nnz = self.sentence.nnz
+        indptr = np.zeros(r + 1, np.int64)
+        indices = np.empty(nnz, np.int32)
+        cdef int64_t[::1] p = indptr
+        cdef int32_t[::1] i = indices
+        if r:
+            memcpy(&p[0], self.sentence.indptr, (r + 1) * sizeof(int64_t))
+        if nnz:
+            memcpy(&i[0], self.sentence.indices, nnz * sizeof(int32_t))
+        return indices, indptr
+
+    def scores(self, w):
+        """The arc scores of the last sentence filled under the weights ``w``
+        (float64, at least ``n_columns``): an ``(n + 1) x (n + 1)`` array,
+        ``S[h, m] = <w, phi_hm>``, 0 on the diagonal and in column 0."""
+        cdef const double[::1] weights = w
+        cdef Py_ssize_t N = self.sentence.n + 1
+        if weights.shape[0] < self.n_columns:
+            raise ValueError(f"weights of length {weights.shape[0]}; the features have "
+                             f"{self.n_columns} columns")
+        if not self.sentence.n:
+            raise ValueError("no sentence filled yet; call fill first")
+        S = np.empty((N, N), np.float64)
+        cdef double[:, ::1] s = S
+        with nogil:
+            arc_scores(&self.sentence, &weights[0], &s[0, 0])
+        return S
+
+    @property
+    def capacity(self):
+        """The buffers' sizes in entries: ``{"indices": ..., "indptr": ...,
+        "work": ...}`` (they grow to the longest sentence met, by half again)."""
+        return {"indices": self.sentence.indices_size, "indptr": self.sentence.indptr_size,
+                "work": self.sentence.work_size}
