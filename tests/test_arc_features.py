@@ -410,11 +410,15 @@ def test_bad_sentences_and_tokens():
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("op_value", [999], "op 0 reads no base"),
+    ("plain_at", [5], "do not fill the 1 places of a row once each"),
+    ("conj_at", [0], "do not fill the 1 places of a row once each"),
     ("head_kind", None, "reads outside the tokens"),
+    ("n_head", [7], "too many atoms"),
+    ("n_both", 1, "do not add up to its 1 bases"),
     ("shift", 10, "shift 10 outside 33..63"),
-    ("op_offset", [-5], "negative block offset"),
-    ("seed", [], "of the wrong size"),
+    ("plain_offset", [-5], "negative block offset"),
+    ("seed", [1, 2], "plan n_head: 1 entries, expected 2"),
+    ("dd", [1, 2], "plan dd: 2 entries, expected 14"),
 ])
 def test_kernel_checks_its_plan(field, value, message):
     plan = compile_plan(select(["hw"]), 8)

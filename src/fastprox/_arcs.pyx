@@ -11,18 +11,18 @@ import numpy as np
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.string cimport memcpy
 
-from fastprox._kernel.structured.arcs cimport (ARC_BOTH, ARC_MOD, ARC_MAX_ATOMS, ARC_N_BINS, arc_rows,
-                                               arc_rows_free, arc_scores)
+from fastprox._kernel.structured.arcs cimport ARC_MAX_ATOMS, ARC_N_BINS, arc_rows, arc_rows_free, arc_scores
 
-_INT32 = ("shape", "n_head", "head_kind", "head_offset", "n_mod", "mod_kind", "mod_offset",
-          "op_value", "conj_base")
+_INT32 = ("n_head", "head_kind", "head_offset", "n_mod", "mod_kind", "mod_offset", "plain_at", "conj_at")
+_INT64 = ("plain_offset", "conj_offset")
 
 
-cdef const int32_t* _int32s(arrays, name, Py_ssize_t size) except? NULL:
-    cdef const int32_t[::1] view = arrays[name]
-    if view.shape[0] != size:
-        raise ValueError(f"plan {name}: {view.shape[0]} entries, expected {size}")
-    return &view[0] if size else NULL
+cdef const void* _first(arrays, name, Py_ssize_t size) except? NULL:
+    """The address of plan array `name`'s first entry, after checking its size."""
+    a = arrays[name]
+    if a.shape[0] != size:
+        raise ValueError(f"plan {name}: {a.shape[0]} entries, expected {size}")
+    return <const void*><size_t>a.ctypes.data if size else NULL
 
 
 cdef class ArcKernel:
@@ -32,62 +32,59 @@ cdef class ArcKernel:
     ----------
     plan : dict
         `fastprox.structured.arcs.plan.compile_plan`'s output; its arrays are
-        kept and checked (sizes, atom kinds and offsets, columns within int32).
+        kept and checked (sizes, runs of bases, atoms within the tokens, every
+        position of a row written once, columns within int32).
     """
 
     def __cinit__(self, dict plan):
-        cdef Py_ssize_t B = len(plan["shape"]), n_ops = len(plan["op_value"]), b, a
+        cdef Py_ssize_t B = len(plan["seed"]), b, a
         cdef ArcPlan* p = &self.plan
-        cdef const uint64_t[::1] seeds, dd
-        cdef const int64_t[::1] op_offset
         arrays = {name: np.ascontiguousarray(plan[name], np.int32) for name in _INT32}
+        arrays.update({name: np.ascontiguousarray(plan[name], np.int64) for name in _INT64})
         arrays["seed"] = np.ascontiguousarray(plan["seed"], np.uint64)
         arrays["dd"] = np.ascontiguousarray(plan["dd"], np.uint64)
-        arrays["op_offset"] = np.ascontiguousarray(plan["op_offset"], np.int64)
         self._arrays = arrays
-        p.n_kinds, p.n_bases, p.n_ops = plan["n_kinds"], B, n_ops
-        p.shape = _int32s(arrays, "shape", B)
-        p.n_head = _int32s(arrays, "n_head", B)
-        p.n_mod = _int32s(arrays, "n_mod", B)
-        p.head_kind = _int32s(arrays, "head_kind", B * ARC_MAX_ATOMS)
-        p.head_offset = _int32s(arrays, "head_offset", B * ARC_MAX_ATOMS)
-        p.mod_kind = _int32s(arrays, "mod_kind", B * ARC_MAX_ATOMS)
-        p.mod_offset = _int32s(arrays, "mod_offset", B * ARC_MAX_ATOMS)
-        p.op_value = _int32s(arrays, "op_value", n_ops)
-        p.n_conj = len(arrays["conj_base"])
-        p.conj_base = _int32s(arrays, "conj_base", p.n_conj)
-        seeds, dd, op_offset = arrays["seed"], arrays["dd"], arrays["op_offset"]
-        if seeds.shape[0] != B or dd.shape[0] != 2 * ARC_N_BINS or op_offset.shape[0] != n_ops:
-            raise ValueError("plan: seed, dd or op_offset of the wrong size")
-        p.seed = &seeds[0] if B else NULL
-        p.dd = &dd[0]
-        p.op_offset = &op_offset[0] if n_ops else NULL
-        p.between_base, p.between_kind = plan["between_base"], plan["between_kind"]
-        p.between_plain, p.between_conj = plan["between_plain"], plan["between_conj"]
+        p.n_kinds, p.n_bases, p.n_single = plan["n_kinds"], B, plan["n_single"]
+        p.n_both, p.n_head_only, p.n_mod_only = plan["n_both"], plan["n_head_only"], plan["n_mod_only"]
+        p.between_kind, p.between_plain, p.between_conj = (plan["between_kind"], plan["between_plain"],
+                                                           plan["between_conj"])
         p.shift = plan["shift"]
+        p.seed = <const uint64_t*>_first(arrays, "seed", B)
+        p.dd = <const uint64_t*>_first(arrays, "dd", 2 * ARC_N_BINS)
+        p.n_head = <const int32_t*>_first(arrays, "n_head", B)
+        p.n_mod = <const int32_t*>_first(arrays, "n_mod", B)
+        p.head_kind = <const int32_t*>_first(arrays, "head_kind", B * ARC_MAX_ATOMS)
+        p.head_offset = <const int32_t*>_first(arrays, "head_offset", B * ARC_MAX_ATOMS)
+        p.mod_kind = <const int32_t*>_first(arrays, "mod_kind", B * ARC_MAX_ATOMS)
+        p.mod_offset = <const int32_t*>_first(arrays, "mod_offset", B * ARC_MAX_ATOMS)
+        p.plain_at = <const int32_t*>_first(arrays, "plain_at", B)
+        p.conj_at = <const int32_t*>_first(arrays, "conj_at", B)
+        p.plain_offset = <const int64_t*>_first(arrays, "plain_offset", B)
+        p.conj_offset = <const int64_t*>_first(arrays, "conj_offset", B)
         if not 33 <= p.shift <= 63:
             raise ValueError(f"plan: shift {p.shift} outside 33..63 (1 to 31 bits a block)")
+        between = p.between_plain >= 0 or p.between_conj >= 0
+        if (min(p.n_both, p.n_head_only, p.n_mod_only) < 0
+                or p.n_both + p.n_head_only + p.n_mod_only + between != B):
+            raise ValueError(f"plan: the runs of bases do not add up to its {B} bases")
+        if between and not 0 <= p.between_kind < p.n_kinds:
+            raise ValueError("plan: the in-between attribute is out of range")
         for b in range(B):
-            if not (ARC_BOTH <= p.shape[b] <= ARC_MOD and 0 <= p.n_head[b] <= ARC_MAX_ATOMS
-                    and 0 <= p.n_mod[b] <= ARC_MAX_ATOMS):
-                raise ValueError(f"plan: base {b}'s shape or atom counts are out of range")
+            if not (0 <= p.n_head[b] <= ARC_MAX_ATOMS and 0 <= p.n_mod[b] <= ARC_MAX_ATOMS):
+                raise ValueError(f"plan: base {b} has too many atoms")
             for a in range(b * ARC_MAX_ATOMS, (b + 1) * ARC_MAX_ATOMS):
                 if not (0 <= p.head_kind[a] < p.n_kinds and 0 <= p.mod_kind[a] < p.n_kinds
                         and -1 <= p.head_offset[a] <= 1 and -1 <= p.mod_offset[a] <= 1):
                     raise ValueError(f"plan: an atom of base {b} reads outside the tokens")
-        for a in range(n_ops):
-            if not 0 <= p.op_value[a] < 2 * B:
-                raise ValueError(f"plan: op {a} reads no base")
-        for a in range(p.n_conj):
-            if not 0 <= p.conj_base[a] < B:
-                raise ValueError(f"plan: conj_base {a} names no base")
-        between = p.between_plain >= 0 or p.between_conj >= 0
-        if between and not (0 <= p.between_base < B and 0 <= p.between_kind < p.n_kinds):
-            raise ValueError("plan: the in-between base or attribute is out of range")
-        starts = list(arrays["op_offset"]) + [o for o in (p.between_plain, p.between_conj) if o >= 0]
-        if min(starts, default=0) < 0 or (p.between_plain < -1 or p.between_conj < -1):
+        at = np.concatenate([arrays["plain_at"], arrays["conj_at"]])
+        if sorted(at[at >= 0].tolist()) != list(range(p.n_single)) or (at < -1).any():
+            raise ValueError(f"plan: the features do not fill the {p.n_single} places of a row once each")
+        starts = np.concatenate([arrays["plain_offset"][arrays["plain_at"] >= 0],
+                                 arrays["conj_offset"][arrays["conj_at"] >= 0],
+                                 [o for o in (p.between_plain, p.between_conj) if o >= 0]])
+        if (starts < 0).any() or p.between_plain < -1 or p.between_conj < -1:
             raise ValueError("plan: a negative block offset")
-        self.n_columns = max(starts, default=-1) + (1 << (64 - p.shift))
+        self.n_columns = int(starts.max(initial=-1)) + (1 << (64 - p.shift))
         if self.n_columns > (1 << 31):
             raise ValueError("plan: columns beyond int32")
 

@@ -5,8 +5,8 @@
 # A sentence of n words has (n + 1) * n rows, h = 0..n, m = 1..n, the arc h -> m
 # in row h * n + m - 1; the rows with h = m are empty. Its tokens are (n + 3) rows
 # of plan.n_kinds stable hashes, positions -1..n+1 (`fastprox.structured.arcs.tokens`).
-# Each template owns a block of columns starting at its op_offset, and a feature's
-# column is that offset plus the top bits of its 64-bit hash x,
+# Each template owns a block of columns, and a feature's column is the block's
+# first column plus the top bits of its 64-bit hash x,
 #     offset + ((x * 0x9E3779B97F4A7C15 mod 2^64) >> shift),
 # fastprox.hashing's multiplicative bucket. The hash x of a template whose base
 # has seed s (the stable hash of the base's name), on the arc h -> m:
@@ -29,19 +29,20 @@ from libc.stdlib cimport free, realloc
 from libc.string cimport memset
 
 cdef enum:
-    # How a base's hash is reached: both sides, all on the head's, all on the modifier's.
-    ARC_BOTH = 0
-    ARC_HEAD = 1
-    ARC_MOD = 2
     # At most this many atoms on a side of a template.
     ARC_MAX_ATOMS = 4
     # The distance bins (1, 2, 3, 4, 5, 6-10, 11+), for each direction.
     ARC_N_BINS = 7
 
 cdef struct ArcPlan:
+    # The bases (the templates before `dd`) come in four runs: n_both reading both
+    # sides, n_head_only reading the head's side only, n_mod_only the modifier's
+    # only, then the in-between templates' base if some template reads it.
     Py_ssize_t n_kinds          # the attributes of a position (tokens' columns)
-    Py_ssize_t n_bases          # the bases: the templates before `dd`
-    const int32_t* shape        # per base: ARC_BOTH, ARC_HEAD or ARC_MOD
+    Py_ssize_t n_bases
+    Py_ssize_t n_both
+    Py_ssize_t n_head_only
+    Py_ssize_t n_mod_only
     const int32_t* n_head       # per base: its head-side atoms,
     const int32_t* head_kind    # ARC_MAX_ATOMS per base: each one's attribute
     const int32_t* head_offset  # and its position from the head (-1, 0, +1)
@@ -50,12 +51,11 @@ cdef struct ArcPlan:
     const int32_t* mod_offset
     const uint64_t* seed        # per base
     const uint64_t* dd          # 2 * ARC_N_BINS: d of R (h < m) by bin, then of L
-    Py_ssize_t n_ops            # the templates of one feature per arc, in block order:
-    const int32_t* op_value     # the arc's value each reads (b: base b, n_bases + b: b with dd)
-    const int64_t* op_offset    # and its block's first column
-    Py_ssize_t n_conj           # the bases some template conjoins with dd
-    const int32_t* conj_base
-    Py_ssize_t between_base     # the in-between templates' base, or -1
+    Py_ssize_t n_single         # the features every arc has (templates without bp):
+    const int32_t* plain_at     # per base: where in a row its template's feature goes
+    const int64_t* plain_offset # (-1: not selected) and its block's first column,
+    const int32_t* conj_at      # the same for the base conjoined with dd
+    const int64_t* conj_offset
     Py_ssize_t between_kind     # the attribute `bp` reads
     int64_t between_plain       # the first column of the in-between template, or -1
     int64_t between_conj        # and of its conjunction with dd, or -1
@@ -78,11 +78,10 @@ cdef inline int32_t _bucket(int64_t offset, uint64_t x, int shift) noexcept nogi
 
 
 cdef inline Py_ssize_t arc_work(const ArcPlan* plan, Py_ssize_t n) noexcept nogil:
-    """The uint64 scratch of a sentence of n words: the tables H and M (n_bases x
-    (n + 1) each), the arc's values (2 n_bases), and for the in-between POS the
-    distinct values met (n), each word's first word of the same POS (n + 1) and the
-    sweep that last met each (n + 1)."""
-    return 2 * plan.n_bases * (n + 1) + 2 * plan.n_bases + 3 * n + 2
+    """The uint64 scratch of a sentence of n words: the tables H and M ((n + 1) x
+    n_bases each), and for the in-between POS the distinct values met (n), each
+    word's first word of the same POS (n + 1) and the sweep that last met each (n + 1)."""
+    return 2 * plan.n_bases * (n + 1) + 3 * n + 2
 
 
 cdef inline uint64_t _side(const uint64_t* tokens, Py_ssize_t n_kinds, Py_ssize_t i, uint64_t s,
@@ -96,22 +95,23 @@ cdef inline uint64_t _side(const uint64_t* tokens, Py_ssize_t n_kinds, Py_ssize_
 
 cdef inline void _tables(const ArcPlan* plan, const uint64_t* tokens, Py_ssize_t n,
                          uint64_t* H, uint64_t* M) noexcept nogil:
-    """H[b * (n + 1) + i] and M[b * (n + 1) + i] of every base b and position i in 0..n."""
-    cdef Py_ssize_t b, i, N = n + 1, at
+    """H[i * n_bases + b] and M[i * n_bases + b] of every position i in 0..n and base b."""
+    cdef Py_ssize_t B = plan.n_bases, b, i, at
+    cdef Py_ssize_t head_only = plan.n_both, mod_only = plan.n_both + plan.n_head_only
     cdef uint64_t s, head, mod
-    for b in range(plan.n_bases):
-        s = plan.seed[b]
-        for i in range(N):
+    for i in range(n + 1):
+        for b in range(B):
+            s = plan.seed[b]
             at = b * ARC_MAX_ATOMS
             head = arc_combine(s, _side(tokens, plan.n_kinds, i, s, plan.n_head[b],
                                         plan.head_kind + at, plan.head_offset + at))
             mod = _side(tokens, plan.n_kinds, i, s, plan.n_mod[b], plan.mod_kind + at, plan.mod_offset + at)
-            if plan.shape[b] == ARC_HEAD:
+            if head_only <= b < mod_only:
                 head = arc_combine(head, s)         # M = F(s, ()) = s
-            elif plan.shape[b] == ARC_MOD:
+            elif mod_only <= b < mod_only + plan.n_mod_only:
                 mod = arc_combine(arc_combine(s, s), mod)
-            H[b * N + i] = head
-            M[b * N + i] = mod
+            H[i * B + b] = head
+            M[i * B + b] = mod
 
 
 cdef inline void _first_of_tag(const ArcPlan* plan, const uint64_t* tokens, Py_ssize_t n,
@@ -147,14 +147,14 @@ cdef inline Py_ssize_t arc_count(const ArcPlan* plan, const uint64_t* tokens, Py
     of n >= 1 words with these tokens; returns its number of stored features."""
     cdef Py_ssize_t N = n + 1, B = plan.n_bases, h, m, k, row
     cdef Py_ssize_t per_value = (plan.between_plain >= 0) + (plan.between_conj >= 0)
-    cdef uint64_t* first = work + 2 * B * N + 2 * B + n
+    cdef uint64_t* first = work + 2 * B * N + n
     cdef uint64_t* seen = first + N
     cdef uint64_t sweep = 0
     _tables(plan, tokens, n, work, work + B * N)
     indptr[0] = 0
     for row in range(N * n):
         h, m = row // n, row % n + 1
-        indptr[row + 1] = 0 if h == m else plan.n_ops
+        indptr[row + 1] = 0 if h == m else plan.n_single
     if per_value:
         _first_of_tag(plan, tokens, n, first)
         memset(seen, 0, N * sizeof(uint64_t))
@@ -189,41 +189,56 @@ cdef inline void _sort(int32_t* a, Py_ssize_t k) noexcept nogil:
         a[j + 1] = x
 
 
-cdef inline void _arc(const ArcPlan* plan, Py_ssize_t n, Py_ssize_t h, Py_ssize_t m,
-                      const uint64_t* H, const uint64_t* M, uint64_t* value,
-                      const uint64_t* met, Py_ssize_t k, int32_t* out) noexcept nogil:
+cdef inline void _emit(Py_ssize_t b, uint64_t x, uint64_t d, const int32_t* plain_at,
+                       const int64_t* plain_offset, const int32_t* conj_at, const int64_t* conj_offset,
+                       int shift, int32_t* out) noexcept nogil:
+    """Base b's features on an arc where its hash is x: its template's, its
+    conjunction with dd's (the plan's fields passed as locals, which the stores to
+    out cannot change)."""
+    if plain_at[b] >= 0:
+        out[plain_at[b]] = _bucket(plain_offset[b], x, shift)
+    if conj_at[b] >= 0:
+        out[conj_at[b]] = _bucket(conj_offset[b], arc_combine(x, d), shift)
+
+
+cdef inline void _arc(const ArcPlan* plan, Py_ssize_t h, Py_ssize_t m, const uint64_t* H,
+                      const uint64_t* M, const uint64_t* met, Py_ssize_t k, int32_t* out) noexcept nogil:
     """The features of the arc h -> m, whose in-between words have the k distinct
     values met[0..k), into out (its row)."""
-    cdef Py_ssize_t N = n + 1, B = plan.n_bases, b, j, dist = h - m if h > m else m - h
+    cdef Py_ssize_t B = plan.n_bases, b, j, dist = h - m if h > m else m - h
+    cdef Py_ssize_t head_only = plan.n_both, mod_only = head_only + plan.n_head_only
+    cdef Py_ssize_t end = mod_only + plan.n_mod_only
     cdef Py_ssize_t bin = dist - 1 if dist <= 5 else (5 if dist <= 10 else 6)
-    cdef uint64_t d = plan.dd[(h > m) * ARC_N_BINS + bin], y
+    cdef uint64_t d = plan.dd[(h > m) * ARC_N_BINS + bin], x, y
+    cdef const uint64_t* Hh = H + h * B
+    cdef const uint64_t* Mm = M + m * B
+    cdef const int32_t* plain_at = plan.plain_at
+    cdef const int32_t* conj_at = plan.conj_at
+    cdef const int64_t* plain_offset = plan.plain_offset
+    cdef const int64_t* conj_offset = plan.conj_offset
     cdef int shift = plan.shift
+    cdef int64_t between_plain = plan.between_plain, between_conj = plan.between_conj
     cdef int32_t* more
-    for b in range(B):
-        if plan.shape[b] == ARC_BOTH:
-            value[b] = arc_combine(H[b * N + h], M[b * N + m])
-        elif plan.shape[b] == ARC_HEAD:
-            value[b] = H[b * N + h]
-        else:
-            value[b] = M[b * N + m]
-    for j in range(plan.n_conj):
-        b = plan.conj_base[j]
-        value[B + b] = arc_combine(value[b], d)
-    for j in range(plan.n_ops):
-        out[j] = _bucket(plan.op_offset[j], value[plan.op_value[j]], shift)
+    for b in range(head_only):
+        _emit(b, arc_combine(Hh[b], Mm[b]), d, plain_at, plain_offset, conj_at, conj_offset, shift, out)
+    for b in range(head_only, mod_only):
+        _emit(b, Hh[b], d, plain_at, plain_offset, conj_at, conj_offset, shift, out)
+    for b in range(mod_only, end):
+        _emit(b, Mm[b], d, plain_at, plain_offset, conj_at, conj_offset, shift, out)
     if k == 0:
         return
-    out += plan.n_ops
-    more = out + k if plan.between_plain >= 0 else out
+    out += plan.n_single
+    more = out + k if between_plain >= 0 else out
+    x = arc_combine(Hh[B - 1], Mm[B - 1])           # the in-between base is the last
     for j in range(k):
-        y = arc_combine(value[plan.between_base], met[j])
-        if plan.between_plain >= 0:
-            out[j] = _bucket(plan.between_plain, y, shift)
-        if plan.between_conj >= 0:
-            more[j] = _bucket(plan.between_conj, arc_combine(y, d), shift)
-    if plan.between_plain >= 0:
+        y = arc_combine(x, met[j])
+        if between_plain >= 0:
+            out[j] = _bucket(between_plain, y, shift)
+        if between_conj >= 0:
+            more[j] = _bucket(between_conj, arc_combine(y, d), shift)
+    if between_plain >= 0:
         _sort(out, k)
-    if plan.between_conj >= 0:
+    if between_conj >= 0:
         _sort(more, k)
 
 
@@ -235,8 +250,7 @@ cdef inline void arc_fill(const ArcPlan* plan, const uint64_t* tokens, Py_ssize_
     cdef bint between = plan.between_plain >= 0 or plan.between_conj >= 0
     cdef uint64_t* H = work
     cdef uint64_t* M = work + B * N
-    cdef uint64_t* value = M + B * N
-    cdef uint64_t* met = value + 2 * B
+    cdef uint64_t* met = M + B * N
     cdef uint64_t* first = met + n
     cdef uint64_t* seen = first + N
     cdef uint64_t sweep = 0
@@ -248,13 +262,13 @@ cdef inline void arc_fill(const ArcPlan* plan, const uint64_t* tokens, Py_ssize_
         for m in range(h + 1, n + 1):
             if between and m - 1 > h:
                 k = _meet(plan, tokens, m - 1, first, seen, sweep, met, k)
-            _arc(plan, n, h, m, H, M, value, met, k, indices + indptr[h * n + m - 1])
+            _arc(plan, h, m, H, M, met, k, indices + indptr[h * n + m - 1])
         sweep += 1
         k = 0
         for m in range(h - 1, 0, -1):
             if between and m + 1 < h:
                 k = _meet(plan, tokens, m + 1, first, seen, sweep, met, k)
-            _arc(plan, n, h, m, H, M, value, met, k, indices + indptr[h * n + m - 1])
+            _arc(plan, h, m, H, M, met, k, indices + indptr[h * n + m - 1])
 
 
 cdef struct ArcRows:

@@ -26,14 +26,12 @@ from ..features.params import block_bits
 from ..features.stable_hash import seed, string_hashes
 from .templates import DIRECTION_DISTANCES, KINDS, parse
 
-__all__ = ["compile_plan", "MAX_BITS", "MAX_ATOMS", "BOTH", "HEAD", "MODIFIER"]
+__all__ = ["compile_plan", "MAX_BITS", "MAX_ATOMS"]
 
 #: The widest hashing: columns are int32.
 MAX_BITS = 31
 #: At most this many atoms on a side of a template (the kernel's ARC_MAX_ATOMS).
 MAX_ATOMS = 4
-#: How a base's hash is reached (the kernel's ARC_BOTH, ARC_HEAD, ARC_MOD).
-BOTH, HEAD, MODIFIER = 0, 1, 2
 
 
 def compile_plan(templates, bits):
@@ -45,33 +43,41 @@ def compile_plan(templates, bits):
         raise ValueError(f"bits must be an integer in 1..{MAX_BITS} (columns are int32), not {bits!r}")
     width = block_bits(int(bits), len(templates))
     offsets = np.arange(len(templates) + 1, dtype=np.int64) << width
-    bases = list(dict.fromkeys(t.base for t in templates))
-    index = {name: b for b, name in enumerate(bases)}
+    single = [(t, offset) for t, offset in zip(templates, offsets) if not t.between]
+    between = {t.conjoined: offset for t, offset in zip(templates, offsets) if t.between}
+    if single and between and max(o for _, o in single) > min(between.values()):
+        raise ValueError("the in-between templates' blocks must come after the others'")
+    # The bases in the kernel's runs: both sides, the head's only, the modifier's
+    # only, then the in-between base.
+    parsed = {t.base: parse(t.base) for t, _ in single}
+    runs = [[name for name, b in parsed.items() if b.head and b.modifier],
+            [name for name, b in parsed.items() if not b.modifier],
+            [name for name, b in parsed.items() if not b.head],
+            list(dict.fromkeys(t.base for t in templates if t.between))]
+    bases = [name for run in runs for name in run]
     B = len(bases)
-    shape, n_head, n_mod = (np.zeros(B, np.int32) for _ in range(3))
+    n_head, n_mod = np.zeros(B, np.int32), np.zeros(B, np.int32)
     head_kind, head_offset, mod_kind, mod_offset = (np.zeros(B * MAX_ATOMS, np.int32) for _ in range(4))
     for b, name in enumerate(bases):
         base = parse(name)
-        shape[b] = BOTH if base.head and base.modifier else HEAD if base.head else MODIFIER
         for count, kinds, shifts, atoms in ((n_head, head_kind, head_offset, base.head),
                                             (n_mod, mod_kind, mod_offset, base.modifier)):
             count[b] = len(atoms)
             for a, atom in enumerate(atoms):
                 kinds[b * MAX_ATOMS + a], shifts[b * MAX_ATOMS + a] = atom.kind, atom.offset
-    single = [(t, offset) for t, offset in zip(templates, offsets) if not t.between]
-    between = {t.conjoined: offset for t, offset in zip(templates, offsets) if t.between}
-    between_base = [index[t.base] for t in templates if t.between]
-    if single and between and max(o for _, o in single) > min(between.values()):
-        raise ValueError("the in-between templates' blocks must come after the others'")
+    at = {False: np.full(B, -1, np.int32), True: np.full(B, -1, np.int32)}
+    first = {False: np.zeros(B, np.int64), True: np.zeros(B, np.int64)}
+    for j, (t, offset) in enumerate(single):
+        b = bases.index(t.base)
+        at[t.conjoined][b], first[t.conjoined][b] = j, offset
     return {
-        "n_kinds": len(KINDS), "shape": shape, "n_head": n_head, "head_kind": head_kind,
-        "head_offset": head_offset, "n_mod": n_mod, "mod_kind": mod_kind, "mod_offset": mod_offset,
+        "n_kinds": len(KINDS), "n_both": len(runs[0]), "n_head_only": len(runs[1]),
+        "n_mod_only": len(runs[2]), "n_head": n_head, "head_kind": head_kind, "head_offset": head_offset,
+        "n_mod": n_mod, "mod_kind": mod_kind, "mod_offset": mod_offset,
         "seed": np.array([seed(name) for name in bases], np.uint64),
         "dd": string_hashes(DIRECTION_DISTANCES),
-        "op_value": np.array([index[t.base] + B * t.conjoined for t, _ in single], np.int32),
-        "op_offset": np.array([offset for _, offset in single], np.int64),
-        "conj_base": np.array(sorted({index[t.base] for t, _ in single if t.conjoined}), np.int32),
-        "between_base": between_base[0] if between_base else -1,
+        "n_single": len(single), "plain_at": at[False], "plain_offset": first[False],
+        "conj_at": at[True], "conj_offset": first[True],
         "between_kind": KINDS.index("p"),
         "between_plain": int(between.get(False, -1)), "between_conj": int(between.get(True, -1)),
         "shift": 64 - width,
