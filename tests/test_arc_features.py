@@ -10,6 +10,7 @@ import os
 import pickle
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 
 import numpy as np
@@ -353,6 +354,22 @@ def test_a_pass_over_a_file_holds_one_sentence(dev):
     assert capacity["indptr"] <= 1.5 * ((n + 1) * n + 1)
 
 
+def test_threads_sharing_an_extractor(dev_sentences):
+    fx = ArcFeatures(bits=18)
+    w = np.random.default_rng(2).standard_normal(fx.n_features)
+    sentences = dev_sentences * 3
+    expected = [(fx.rows(s), fx.scores(s, w)) for s in sentences]
+
+    def work(order):
+        return [(i, fx.rows(sentences[i]), fx.scores(sentences[i], w)) for i in order]
+    with ThreadPoolExecutor(4) as pool:
+        done = pool.map(work, [range(len(sentences)), reversed(range(len(sentences)))] * 2)
+    for results in done:
+        for i, (indices, indptr), S in results:
+            assert np.array_equal(indices, expected[i][0][0]) and np.array_equal(indptr, expected[i][0][1])
+            assert np.array_equal(S, expected[i][1])
+
+
 def test_rows_are_made_lazily():
     seen = []
 
@@ -403,8 +420,6 @@ def test_bad_sentences_and_tokens():
         fx.kernel.fill(np.zeros((5, 3), np.uint64))
     with pytest.raises(ValueError, match="weights of length 3"):
         fx.scores(sentence_of(["a"], ["X"]), np.zeros(3))
-    with pytest.raises(ValueError, match="call fill first"):
-        ArcFeatures(["hw"], bits=8).kernel.scores(np.zeros(256))
     with pytest.raises(ValueError, match="not a fastprox.ArcFeatures version 1 state"):
         ArcFeatures.from_dict({"format": "x"})
 

@@ -2,9 +2,13 @@
 """The arc feature kernel from Python: a compiled plan (`fastprox.structured.arcs.plan`)
 and one sentence's rows in reused buffers (`fastprox._kernel.structured.arcs`).
 
-`ArcKernel.fill` makes the rows of a sentence's token codes without the GIL;
-`rows` copies them out, `scores` scores them. The buffers grow to the longest
-sentence met and are reused, so a pass over a corpus holds one sentence's arcs.
+`ArcKernel.fill` makes the rows of a sentence's token codes in the buffers,
+`rows` makes and copies them out, `scores` makes and scores them. The buffers
+grow to the longest sentence met and are reused, so a pass over a corpus holds
+one sentence's arcs. Each call keeps the GIL, so that threads sharing a kernel
+take turns (never one's buffers regrown under another's reading); threads that
+should work at once each use their own kernel, or the C functions with their
+own `ArcRows`.
 """
 import numpy as np
 
@@ -97,45 +101,42 @@ cdef class ArcKernel:
         returns their number of stored features."""
         cdef const uint64_t[:, ::1] t = tokens
         cdef Py_ssize_t n = t.shape[0] - 3
-        cdef int status
         if n < 1 or t.shape[1] != self.plan.n_kinds:
             raise ValueError(f"tokens of shape ({t.shape[0]}, {t.shape[1]}): a sentence of n >= 1 "
                              f"words has n + 3 rows of {self.plan.n_kinds} codes")
-        with nogil:
-            status = arc_rows(&self.plan, &t[0, 0], n, &self.sentence)
-        if status:
+        if arc_rows(&self.plan, &t[0, 0], n, &self.sentence):
             raise MemoryError(f"no memory for the arcs of a sentence of {n} words")
         return self.sentence.nnz
 
-    def rows(self):
-        """``(indices, indptr)`` of the last sentence filled, copied: int32 columns
-        and int64 row starts, ``(n + 1) * n`` rows (h = 0..n, m = 1..n)."""
+    def rows(self, tokens):
+        """``(indices, indptr)`` of the sentence whose token codes are ``tokens``,
+        copied out of the buffers: int32 columns and int64 row starts, ``(n + 1) * n``
+        rows (h = 0..n, m = 1..n)."""
+        self.fill(tokens)
         cdef Py_ssize_t r = self.sentence.n_rows, nnz = self.sentence.nnz
-        indptr = np.zeros(r + 1, np.int64)
+        indptr = np.empty(r + 1, np.int64)
         indices = np.empty(nnz, np.int32)
         cdef int64_t[::1] p = indptr
         cdef int32_t[::1] i = indices
-        if r:
-            memcpy(&p[0], self.sentence.indptr, (r + 1) * sizeof(int64_t))
+        memcpy(&p[0], self.sentence.indptr, (r + 1) * sizeof(int64_t))
         if nnz:
             memcpy(&i[0], self.sentence.indices, nnz * sizeof(int32_t))
         return indices, indptr
 
-    def scores(self, w):
-        """The arc scores of the last sentence filled under the weights ``w``
-        (float64, at least ``n_columns``): an ``(n + 1) x (n + 1)`` array,
-        ``S[h, m] = <w, phi_hm>``, 0 on the diagonal and in column 0."""
+    def scores(self, tokens, w):
+        """The arc scores of the sentence whose token codes are ``tokens`` under the
+        weights ``w`` (float64, at least ``n_columns``): an ``(n + 1) x (n + 1)``
+        array, ``S[h, m] = <w, phi_hm>`` summed in the row's order, 0 on the
+        diagonal and in column 0."""
         cdef const double[::1] weights = w
-        cdef Py_ssize_t N = self.sentence.n + 1
         if weights.shape[0] < self.n_columns:
             raise ValueError(f"weights of length {weights.shape[0]}; the features have "
                              f"{self.n_columns} columns")
-        if not self.sentence.n:
-            raise ValueError("no sentence filled yet; call fill first")
+        self.fill(tokens)
+        cdef Py_ssize_t N = self.sentence.n + 1
         S = np.empty((N, N), np.float64)
         cdef double[:, ::1] s = S
-        with nogil:
-            arc_scores(&self.sentence, &weights[0], &s[0, 0])
+        arc_scores(&self.sentence, &weights[0], &s[0, 0])
         return S
 
     @property

@@ -79,12 +79,13 @@ class ArcFeatures:
         (`TokenEncoder.corpus`)."""
         return self.encoder.corpus(sentences)
 
+    def _codes(self, sentence):
+        return sentence if isinstance(sentence, np.ndarray) else self.tokens(sentence)
+
     def rows(self, sentence):
         """``(indices, indptr)`` of the sentence's arcs (a sentence, or its token
         codes as `tokens` gives them): int32 columns, int64 row starts."""
-        codes = sentence if isinstance(sentence, np.ndarray) else self.tokens(sentence)
-        self.kernel.fill(codes)
-        return self.kernel.rows()
+        return self.kernel.rows(self._codes(sentence))
 
     def transform(self, sentence):
         """The sentence's arcs as a CSR matrix of ``(n + 1) * n`` rows and
@@ -98,9 +99,7 @@ class ArcFeatures:
         """The arc scores of the sentence under the weights ``w`` (float64,
         ``n_features`` long): ``S[h, m] = <w, phi_hm>`` in an ``(n + 1) x (n + 1)``
         array, 0 on the diagonal and in column 0 (the decoders' input)."""
-        codes = sentence if isinstance(sentence, np.ndarray) else self.tokens(sentence)
-        self.kernel.fill(codes)
-        return self.kernel.scores(np.ascontiguousarray(w, np.float64))
+        return self.kernel.scores(self._codes(sentence), np.ascontiguousarray(w, np.float64))
 
     def iter_rows(self, sentences):
         """``(sentence, indices, indptr)`` for each of ``sentences``, lazily: one
