@@ -15,6 +15,8 @@ from itertools import islice
 
 import numpy as np
 import pytest
+
+import fastprox
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -380,6 +382,57 @@ def test_rows_are_made_lazily():
     rows = ArcFeatures().iter_rows(sentences())
     next(rows)
     assert seen == [0]
+
+
+C_CALLER = """
+# cython: language_level=3
+import numpy as np
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.string cimport memset
+from fastprox._arcs cimport ArcKernel
+from fastprox._kernel.structured.arcs cimport ArcRows, arc_rows, arc_rows_free
+
+def corpus_rows(ArcKernel kernel, const uint64_t[:, ::1] tokens, const int64_t[::1] starts):
+    cdef ArcRows rows
+    cdef Py_ssize_t s, n
+    cdef int status
+    memset(&rows, 0, sizeof(ArcRows))
+    out = []
+    try:
+        for s in range(starts.shape[0] - 1):
+            n = starts[s + 1] - starts[s] - 3
+            with nogil:
+                status = arc_rows(&kernel.plan, &tokens[starts[s], 0], n, &rows)
+            if status:
+                raise MemoryError
+            out.append((np.asarray(<int32_t[:rows.nnz]>rows.indices).copy(),
+                        np.asarray(<int64_t[:rows.n_rows + 1]>rows.indptr).copy()))
+    finally:
+        arc_rows_free(&rows)
+    return out
+"""
+
+
+def test_the_c_api_from_another_compiled_module(tmp_path, dev_sentences):
+    """A module that cimports the kernel, as the parser's loop will, makes the same
+    rows without the GIL in buffers of its own."""
+    (tmp_path / "arcs_caller.pyx").write_text(C_CALLER)
+    src = os.path.dirname(os.path.dirname(os.path.abspath(fastprox.__file__)))
+    build = ("import numpy as np; from setuptools import setup, Extension; from Cython.Build import cythonize; "
+             f"setup(ext_modules=cythonize([Extension('arcs_caller', ['arcs_caller.pyx'], "
+             f"include_dirs=[{src!r}, np.get_include()])], include_path=[{src!r}], quiet=True), "
+             "script_args=['build_ext', '--inplace', '-q'])")
+    subprocess.run([sys.executable, "-c", build], cwd=tmp_path, check=True, capture_output=True)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import arcs_caller
+    finally:
+        sys.path.remove(str(tmp_path))
+    fx = ArcFeatures(bits=20)
+    tokens, starts = fx.corpus(dev_sentences)
+    for (indices, indptr), sentence in zip(arcs_caller.corpus_rows(fx.kernel, tokens, starts), dev_sentences):
+        expected = fx.rows(sentence)
+        assert np.array_equal(indices, expected[0]) and np.array_equal(indptr, expected[1])
 
 
 # --- errors ------------------------------------------------------------------------

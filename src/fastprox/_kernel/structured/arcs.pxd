@@ -28,6 +28,9 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memset
 
+cdef extern from "Python.h":
+    const Py_ssize_t PY_SSIZE_T_MAX
+
 cdef enum:
     # At most this many atoms on a side of a template.
     ARC_MAX_ATOMS = 4
@@ -53,7 +56,7 @@ cdef struct ArcPlan:
     const uint64_t* dd          # 2 * ARC_N_BINS: d of R (h < m) by bin, then of L
     Py_ssize_t n_single         # the features every arc has (templates without bp):
     const int32_t* plain_at     # per base: where in a row its template's feature goes
-    const int64_t* plain_offset # (-1: not selected) and its block's first column,
+    const int64_t* plain_offset # (-1: not selected), and that block's first column;
     const int32_t* conj_at      # the same for the base conjoined with dd
     const int64_t* conj_offset
     Py_ssize_t between_kind     # the attribute `bp` reads
@@ -283,11 +286,14 @@ cdef struct ArcRows:
 
 
 cdef inline int _grow(void** buffer, Py_ssize_t* size, Py_ssize_t need, size_t item) noexcept nogil:
+    """Make buffer hold need items of item bytes (by half again at least); -1 if it cannot."""
     cdef Py_ssize_t new_size
     cdef void* grown
     if need <= size[0]:
         return 0
     new_size = need if need > size[0] + size[0] // 2 else size[0] + size[0] // 2
+    if <size_t>new_size > PY_SSIZE_T_MAX // item:
+        return -1
     grown = realloc(buffer[0], <size_t>new_size * item)
     if grown == NULL:
         return -1
