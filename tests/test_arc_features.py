@@ -15,13 +15,13 @@ from itertools import islice
 
 import numpy as np
 import pytest
-
-import fastprox
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import fastprox
 from fastprox._arcs import ArcKernel
 from fastprox.structured.arcs import BASES, TEMPLATES, ArcFeatures, TokenEncoder, select
+from fastprox.structured.arcs import tokens as tokens_module
 from fastprox.structured.arcs.plan import compile_plan
 from fastprox.structured.arcs.templates import direction_distance, parse
 from fastprox.structured.features.stable_hash import combine, seed, string_hashes
@@ -129,10 +129,11 @@ def dev(shared_structured):
 
 @pytest.fixture(scope="module")
 def dev_sentences(dev):
-    """Some dev sentences: the first ten, the longest of the first 300 and a one-word one."""
+    """Some dev sentences: the first ten, the longest of the first 300 up to 50 words
+    (arcs of every distance bin, many POS between) and a one-word one."""
     first = list(islice(read_conllu(dev, heads=True), 300))
     one = [s for s in first if len(s) == 1][:1]
-    return first[:10] + [max(first, key=len)] + one
+    return first[:10] + [max((s for s in first if len(s) <= 50), key=len)] + one
 
 
 def test_reference_hash_is_stable_hash():
@@ -214,16 +215,15 @@ def test_one_word_sentence():
 
 
 def test_root_arcs_read_the_root_codes():
-    fx = ArcFeatures(["hw", "hp.hp+1.mp-1.mp", "hp-1.hp.mp.mp+1"], bits=12)
-    sentence = sentence_of(["a", "b", "c"], ["X", "Y", "Z"])
-    rows = kernel_rows(fx, sentence)
-    assert len({tuple(rows[m - 1][:1]) for m in (1, 2, 3)}) == 1      # hw of the root, whatever m
-    root = sentence_of(["_ROOT", "b", "c"], ["_ROOT", "Y", "Z"], ["_ROOT", "b", "c"])
-    # A word whose attributes are the root's placeholder reads as the root does.
-    assert kernel_rows(fx, root)[3 + 1][0] == rows[1][0]      # h = 1 of `root` is h = 0 of `sentence`
-    codes = TokenEncoder().sentence(sentence)
+    codes = TokenEncoder().sentence(sentence_of(["a", "b", "c"], ["X", "Y", "Z"]))
     assert (codes[0] == string_hashes(["_B-1"])).all() and (codes[1] == string_hashes(["_ROOT"])).all()
-    assert (codes[-1] == string_hashes(["_B+1"])).all()
+    assert (codes[-1] == string_hashes(["_B+1"])).all() and codes.shape == (6, 4)
+    rows = kernel_rows(ArcFeatures(["hw"], bits=12), sentence_of(["a", "b", "c"], ["X", "Y", "Z"]))
+    heads = [{row[0] for row in rows[h * 3:(h + 1) * 3] if row} for h in range(4)]
+    assert all(len(h) == 1 for h in heads) and len(set.union(*heads)) == 4   # the root's own hw
+    # A word whose attributes are the root's placeholder reads as the root does.
+    rows_root = kernel_rows(ArcFeatures(["hw"], bits=12), sentence_of(["_ROOT", "b"], ["_ROOT", "Y"]))
+    assert rows_root[1 * 2 + 2 - 1] == rows[0]
 
 
 def test_in_between_pos_is_each_distinct_pos_between():
@@ -340,6 +340,14 @@ def test_tokens_and_corpus_agree(dev_sentences):
         assert kernel_rows(fx, codes) == kernel_rows(fx, sentence)
 
 
+def test_the_encoders_memory_is_bounded(dev_sentences, monkeypatch):
+    monkeypatch.setattr(tokens_module, "CACHE_STRINGS", 40)
+    encoder, fresh = TokenEncoder(), TokenEncoder
+    for sentence in dev_sentences * 2:
+        assert np.array_equal(encoder.sentence(sentence), fresh().sentence(sentence))
+        assert len(encoder._hashes) <= max(40, 4 * len(sentence) + 3)
+
+
 # --- one sentence at a time ------------------------------------------------------
 
 def test_a_pass_over_a_file_holds_one_sentence(dev):
@@ -420,7 +428,8 @@ def test_the_c_api_from_another_compiled_module(tmp_path, dev_sentences):
     src = os.path.dirname(os.path.dirname(os.path.abspath(fastprox.__file__)))
     build = ("import numpy as np; from setuptools import setup, Extension; from Cython.Build import cythonize; "
              f"setup(ext_modules=cythonize([Extension('arcs_caller', ['arcs_caller.pyx'], "
-             f"include_dirs=[{src!r}, np.get_include()])], include_path=[{src!r}], quiet=True), "
+             f"include_dirs=[{src!r}, np.get_include()], extra_compile_args=['-O0'])], "
+             f"include_path=[{src!r}], quiet=True), "
              "script_args=['build_ext', '--inplace', '-q'])")
     subprocess.run([sys.executable, "-c", build], cwd=tmp_path, check=True, capture_output=True)
     sys.path.insert(0, str(tmp_path))

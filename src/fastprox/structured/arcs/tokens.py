@@ -10,7 +10,9 @@ the columns are :data:`~fastprox.structured.arcs.templates.KINDS`: the word
 POS (UPOS or XPOS). Each value is the string's stable hash
 (`fastprox.structured.features.stable_hash.string_hashes`), the same on every
 run and machine, so no vocabulary is needed and a corpus can be encoded in
-pieces. Each distinct string is hashed once (the encoder remembers them).
+pieces. The encoder remembers the hashes of the strings it met, up to
+:data:`CACHE_STRINGS` of them (then it starts afresh), so that memory stays
+bounded over endless text.
 
 A corpus is the sentences' arrays stacked, with ``starts`` (int64, one more
 than the sentences): sentence s is rows ``starts[s]`` to ``starts[s + 1]``.
@@ -23,12 +25,14 @@ import numpy as np
 from ..features.stable_hash import string_hashes
 from .templates import END, KINDS, ROOT, START
 
-__all__ = ["TokenEncoder", "POS_FIELDS", "PREFIX"]
+__all__ = ["TokenEncoder", "POS_FIELDS", "PREFIX", "CACHE_STRINGS"]
 
 #: The CoNLL-U fields the POS atoms may read.
 POS_FIELDS = ("UPOS", "XPOS")
 #: The length of the word prefixes (``f`` atoms), McDonald et al.'s 5.
 PREFIX = 5
+#: The most strings whose hashes an encoder keeps.
+CACHE_STRINGS = 1 << 20
 
 
 class TokenEncoder:
@@ -87,6 +91,9 @@ class TokenEncoder:
         flat = list(chain.from_iterable(rows))
         known = self._hashes
         new = list(dict.fromkeys(s for s in flat if s not in known))
+        if len(known) + len(new) > CACHE_STRINGS:
+            known.clear()
+            new = list(dict.fromkeys(flat))
         if new:
             known.update(zip(new, string_hashes(new).tolist()))
         codes = np.fromiter(map(known.__getitem__, flat), np.uint64, len(flat))
