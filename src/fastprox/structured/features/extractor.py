@@ -35,7 +35,7 @@ from .defaults import as_templates
 from .expressions import parse_expressions
 from .items import Items, item_count
 from .keys import KeyTable
-from .params import check_shared
+from .params import block_bits, check_shared
 from .rows import assemble, by_template
 from .stable_hash import combine, seed
 from .templates import Templates, placeholder
@@ -308,11 +308,7 @@ class TemplateFeatures(BaseEstimator):
         self._blocks(sizes)
 
     def _hashing_blocks(self):
-        spare = int(np.ceil(np.log2(len(self._atoms)))) if len(self._atoms) > 1 else 0
-        if self.bits - spare < 1:
-            raise ValueError(f"bits={self.bits} leaves no bucket per template for "
-                             f"{len(self._atoms)} templates; use bits >= {spare + 1}")
-        self._block_bits = self.bits - spare
+        self._block_bits = block_bits(self.bits, len(self._atoms))
         self._blocks(np.full(len(self._atoms), 1 << self._block_bits, np.int64))
 
     def _blocks(self, sizes):

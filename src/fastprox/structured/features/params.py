@@ -1,8 +1,9 @@
 """Checks of the parameters both extractors take (the values' type, hashing
-bits, batch size), with the fix in each message."""
+bits, batch size), with the fix in each message, and the hashing blocks'
+size that the sequence and the arc extractors share."""
 import numpy as np
 
-__all__ = ["check_shared", "FLOAT_TYPES"]
+__all__ = ["check_shared", "block_bits", "FLOAT_TYPES"]
 
 #: The value types an extractor may produce.
 FLOAT_TYPES = (np.float64, np.float32)
@@ -21,3 +22,14 @@ def check_shared(dtype, bits, batch_items):
         raise ValueError(f"bits must be None (a vocabulary) or an integer in 1..62, not {bits!r}")
     if not _positive_int(batch_items):
         raise ValueError(f"batch_items must be a positive integer, not {batch_items!r}")
+
+
+def block_bits(bits, n_templates):
+    """The bits of each template's block of columns when ``n_templates``
+    templates hash into at most ``2**bits`` columns: ``bits - ceil(log2
+    n_templates)``; ValueError when that leaves none."""
+    spare = (n_templates - 1).bit_length()
+    if bits - spare < 1:
+        raise ValueError(f"bits={bits} leaves no bucket per template for {n_templates} templates; "
+                         f"use bits >= {spare + 1}")
+    return bits - spare
