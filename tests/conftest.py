@@ -3,10 +3,8 @@ import os
 import sys
 from pathlib import Path
 
-import pytest
-
-# The benchmarks and paper reproductions (bench/, not part of the installed
-# package) are imported from the repository's root, as `python -m bench.NAME` does.
+# The tests' helpers (tests/support/) are imported from the repository's root as
+# the package `tests.support`.
 ROOT = str(Path(__file__).resolve().parents[1])
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
@@ -25,36 +23,5 @@ if os.environ.get("CI") == "true":
     settings.load_profile("ci")
 
 
-#: The shared material next to the repository: LIBSVM sets in data/, sequences
-#: and trees in structured/ (see structured/SOURCES.md).
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-SHARED_DATA = SHARED / "data"
-SHARED_STRUCTURED = SHARED / "structured"
-
-
-def _files_in(root):
-    """``files(*relative)``: the paths of those files below ``root``; a test that
-    needs a missing one fails under CI=true, and is skipped elsewhere."""
-    def files(*relative):
-        paths = [root / r for r in relative]
-        missing = [str(p) for p in paths if not p.is_file()]
-        if missing:
-            message = f"shared data missing: {', '.join(missing)}"
-            if os.environ.get("CI") == "true":
-                pytest.fail(message)
-            pytest.skip(message)
-        return paths
-    return files
-
-
-@pytest.fixture(scope="session")
-def shared_data():
-    """``files(*relative)``: files of the shared LIBSVM data directory (`_files_in`)."""
-    return _files_in(SHARED_DATA)
-
-
-@pytest.fixture(scope="session")
-def shared_structured():
-    """``files(*relative)``: files of the shared structured data directory
-    (CoNLL-2000, UD English EWT, OCR letters; `_files_in`)."""
-    return _files_in(SHARED_STRUCTURED)
+# The shared data's fixtures (tests/support/shared.py: its one route).
+from tests.support.shared import shared_data, shared_structured  # noqa: E402,F401

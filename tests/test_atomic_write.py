@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cli_process import cli_command
+from tests.support.cli_process import cli_command
 from fastprox import dump_libsvm
 from fastprox._writes import atomic_write, check_output
 from fastprox.model_io import read_model
@@ -363,6 +363,7 @@ def outcome(out, previous, alpha):
     return "new"
 
 
+@pytest.mark.slow
 def test_kill_9_never_leaves_a_torn_model(wide_data, tmp_path):
     """KILLS runs of `fastprox train --model OUT`, each SIGKILLed at a seeded
     moment: half while the model is being written (after its temporary file

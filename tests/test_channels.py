@@ -26,13 +26,12 @@ import zlib
 import numpy as np
 import pytest
 
-from cli_process import cli_command
+from tests.support.cli_process import cli_command
 from fastprox import load_model
 from fastprox.cli import main
 from fastprox.libsvm import iter_libsvm, load_libsvm
 from test_cli import run
 from test_libsvm import assert_same, stack
-from test_papers import data_dir
 
 #: The shared data directory's data files (SOURCES.md), each fed through every channel.
 FILES = ("a1a/a1a", "a1a/a1a.t", "a8a/a8a", "a9a/a9a", "a9a/a9a.t", "dna/dna.scale",
@@ -54,13 +53,13 @@ _names = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory):
+def stored(tmp_path_factory, shared_data):
     """``stored(name, compression)``: the path of a shared data file as given, or of
     its compressed copy (made once, in a temporary directory)."""
     directory = tmp_path_factory.mktemp("compressed")
 
     def path(name, compression="plain"):
-        source = data_dir(name) / name
+        (source,) = shared_data(name)
         if compression == "plain":
             return source
         copy = directory / f"{name.replace('/', '_')}.{compression}"
@@ -83,9 +82,9 @@ def cut(tmp_path_factory, stored):
 
 
 @functools.lru_cache(maxsize=1)
-def from_file(name):
+def from_file(path):
     """load_libsvm of the shared data file itself: what every channel must give."""
-    return load_libsvm(data_dir(name) / name)
+    return load_libsvm(path)
 
 
 @contextlib.contextmanager
@@ -150,9 +149,9 @@ def fastprox(*argv, stdin=None):
 
 # --- every data file, through every channel ----------------------------------------
 
-def test_every_data_file_is_fed():
+def test_every_data_file_is_fed(shared_data):
     """FILES lists the shared data directory's data files, all of them."""
-    directory = data_dir(*FILES)
+    directory = shared_data(*FILES)[0].parents[1]
     present = sorted(str(p.relative_to(directory)) for p in directory.rglob("*")
                      if p.is_file() and p.name != "SOURCES.md")
     assert present == sorted(FILES)
@@ -166,7 +165,7 @@ def test_channel_reads_what_the_file_holds(name, kind, compression, stored, tmp_
     """load_libsvm, and iter_libsvm's chunks stacked (small blocks and chunks, so
     that lines and chunks straddle many reads), give the file's matrix and labels
     bit for bit."""
-    expected = from_file(name)
+    expected = from_file(stored(name))
     source = stored(name, compression)
     with fed(kind, source, tmp_path) as (path, _):
         assert_equal_data(load_libsvm(path), expected)
@@ -180,19 +179,19 @@ def test_standard_input_as_dash(compression, stored, monkeypatch):
     for read in (load_libsvm, lambda path: stack(list(iter_libsvm(path, chunk_rows=500)))):
         with fed("-", stored("dna/dna.scale.t", compression), None) as (path, stdin):
             monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(stdin))
-            assert_equal_data(read(path), from_file("dna/dna.scale.t"))
+            assert_equal_data(read(path), from_file(stored("dna/dna.scale.t")))
 
 
 @pytest.mark.parametrize("compression", ["bz2", "xz"])
 def test_bz2_and_xz_streams_through_a_pipe(compression, stored):
     with fed("/dev/fd", stored("a9a/a9a.t", compression), None) as (path, _):
-        assert_equal_data(load_libsvm(path), from_file("a9a/a9a.t"))
+        assert_equal_data(load_libsvm(path), from_file(stored("a9a/a9a.t")))
 
 
 @pytest.mark.parametrize("compression", ["plain", "gz"])
 def test_open_file_objects(compression, stored):
     """A binary file object is read from where it stands, and left open."""
-    expected = from_file("a1a/a1a")
+    expected = from_file(stored("a1a/a1a"))
     with open(stored("a1a/a1a", compression), "rb") as f:
         assert_equal_data(load_libsvm(f), expected)
         assert not f.closed
@@ -235,7 +234,7 @@ def test_first_read_shorter_than_the_magic_bytes(first, compression, stored):
     writer = threading.Thread(target=write)
     writer.start()
     try:
-        assert_equal_data(load_libsvm(f"/dev/fd/{r}"), from_file("a1a/a1a"))
+        assert_equal_data(load_libsvm(f"/dev/fd/{r}"), from_file(stored("a1a/a1a")))
     finally:
         os.close(r)
         writer.join()
@@ -257,27 +256,27 @@ def test_truncated_gzip_stream_names_the_source_and_line(cut):
 # --- the command line ----------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory):
+def models(tmp_path_factory, stored):
     """Each CLI_SETS training file's model, trained by ``fastprox train FILE`` with
     its width and classes given (nothing to infer): name -> path."""
     directory = tmp_path_factory.mktemp("models")
     trained = {}
     for name, _ in CLI_SETS:
         trained[name] = directory / f"{name.replace('/', '_')}.npz"
-        argv = ["train", data_dir(name) / name, "--model", trained[name], *width_and_classes(name)]
+        argv = ["train", stored(name), "--model", trained[name], *width_and_classes(stored(name))]
         assert main(list(map(str, argv + ["--quiet"]))) == 0
     return trained
 
 
-def width_and_classes(name):
+def width_and_classes(path):
     """The options that give train the width and classes of the file."""
-    X, y = from_file(name)
+    X, y = from_file(path)
     return ["--n-features", X.shape[1], "--classes", *(repr(float(label)) for label in np.unique(y))]
 
 
-def needed_classes(name):
+def needed_classes(path):
     """--classes for a multiclass file (a binary one's are recognized as they come)."""
-    labels = np.unique(from_file(name)[1])
+    labels = np.unique(from_file(path)[1])
     return [] if len(labels) == 2 else ["--classes", ",".join(map(repr, labels.tolist()))]
 
 
@@ -293,7 +292,7 @@ def test_train_from_standard_input_equals_train_from_the_file(train, test, model
         model = tmp_path / f"{compression}.npz"
         with fed(kind, stored(train, compression), tmp_path) as (path, stdin), \
                 fifo_from(stored(test), tmp_path) as fifo:
-            status, out, err = fastprox("train", path, *needed_classes(train), "--model", model,
+            status, out, err = fastprox("train", path, *needed_classes(stored(train)), "--model", model,
                                         "--test", fifo, stdin=stdin)
         assert status == 0 and err.splitlines()[-1].startswith("total feature number = "), err
         assert f"rows of {fifo})" in out
@@ -384,13 +383,13 @@ def _table(err):
 
 
 @pytest.mark.parametrize("options", [[], ["--zero-based", "--hash-bits", "12"], ["--chunk-rows", "100000"]])
-def test_first_table_lines_come_with_their_rows_whatever_the_chunk(options, tmp_path):
+def test_first_table_lines_come_with_their_rows_whatever_the_chunk(options, stored, tmp_path):
     """Rows written to train's standard input a few at a time: the table's lines for
     examples 1, 2, 4, 8 and 16 are printed once those rows are in, while the first
     chunk (10,000 rows) is far from complete (they waited for it: 10 s at 1,000 rows
     a second); and every line is the one a run from the file prints, bit for bit
     (the preview reads the indices as written, a9a being one-based)."""
-    lines = (data_dir("a9a/a9a") / "a9a/a9a").read_bytes().splitlines(keepends=True)[:3000]
+    lines = stored("a9a/a9a").read_bytes().splitlines(keepends=True)[:3000]
     if "--zero-based" in options:
         lines = [re.sub(rb"(\d+):", lambda m: b"%d:" % (int(m.group(1)) - 1), line) for line in lines]
     path = tmp_path / "data.svm"

@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from cli_process import cli_command
+from tests.support.cli_process import cli_command
 from fastprox import ProxClassifier, dump_libsvm, hash_features, load_libsvm, libsvm
 from fastprox.cli import main, train
 from fastprox.cli.losses import best_binary_constant, binary_loss

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from cli_process import cli_command
+from tests.support.cli_process import cli_command
 from fastprox._validation import available_memory
 from fastprox.cli import main, train
 

@@ -1,4 +1,4 @@
-"""The lazy kernels equal the eager contract (tests/reference.py) for every
+"""The lazy kernels equal the eager contract (tests/support/reference.py) for every
 supported combination of update rule, schedule, penalty and loss."""
 import pickle
 import re
@@ -10,7 +10,7 @@ from hypothesis import given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
 from fastprox._rules import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
-from reference import EagerReference, assert_contract_close
+from tests.support.reference import EagerReference, assert_contract_close
 
 # every supported rule whose penalty acts coordinate-wise (the table of rules');
 # the group penalties are test_exactness_groups'
@@ -142,6 +142,7 @@ LONG_RULES = [("fobos", "invsqrt", "l1"), ("fobos", "constant", "elasticnet"),
 
 
 @pytest.mark.parametrize("rule", LONG_RULES, ids=lambda r: "-".join(r))
+@pytest.mark.slow
 def test_long_stream_no_drift(rule):
     """10^5 steps (past the cumulants' rebase period): no drift from the contract."""
     rng = np.random.default_rng(3)

@@ -1,4 +1,4 @@
-"""The lazy kernels equal the eager multiclass contract (tests/reference_multiclass.py)
+"""The lazy kernels equal the eager multiclass contract (tests/support/reference_multiclass.py)
 for every supported combination of group penalty, update rule, schedule and loss
 (multinomial softmax, Crammer-Singer, one-vs-rest, single output), over feature
 rows and over random user groups with unpenalized features, without and with
@@ -13,8 +13,8 @@ from hypothesis import given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
 from fastprox._rules import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES, SCHEDULES, UPDATES
-from reference import assert_contract_close
-from reference_multiclass import (GROUP_PENALTIES, MULTINOMIAL_LOSSES, MulticlassReference,
+from tests.support.reference import assert_contract_close
+from tests.support.reference_multiclass import (GROUP_PENALTIES, MULTINOMIAL_LOSSES, MulticlassReference,
                                   random_group_weights)
 
 # from the table of rules: the group penalties' rules (rda's under adagrad are

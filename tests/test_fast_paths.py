@@ -2,8 +2,6 @@
 through the general `step` (`Learner._use_general_step`) and one on its fast rows
 end with the same state, bit for bit, on several data sets (issue: the fast rows
 said "operation for operation, the same bits" and nothing checked it)."""
-import os
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -11,7 +9,6 @@ import scipy.sparse as sp
 from fastprox import load_libsvm
 from fastprox._kernels import Learner
 from fastprox._rules import RULES as ALL_RULES
-from test_papers import data_dir
 
 LOSSES = ("log", "hinge", "squared_hinge", "modified_huber", "squared", "huber", "epsilon_insensitive")
 
@@ -27,21 +24,21 @@ def fast_rules():
 RULES = list(fast_rules())
 
 
-def data_sets():
+def data_sets(shared_data):
     rng = np.random.default_rng(0)
     X = sp.random(3000, 400, density=0.02, format="csr", random_state=rng,
                   data_rvs=lambda k: rng.uniform(-2, 2, k))
     y = np.where(X @ rng.normal(size=400) > 0, 1.0, -1.0)
     sets = {"synthetic": (X, y)}
     for name, path in (("a9a", "a9a/a9a"), ("ijcnn1", "ijcnn1/ijcnn1.trn")):
-        Xr, yr = load_libsvm(os.path.join(data_dir(), path))
+        Xr, yr = load_libsvm(*shared_data(path))
         sets[name] = (Xr[:4000], np.where(yr[:4000] > 0, 1.0, -1.0))
     return sets
 
 
 @pytest.fixture(scope="module")
-def sets():
-    return data_sets()
+def sets(shared_data):
+    return data_sets(shared_data)
 
 
 def state(learner):

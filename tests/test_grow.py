@@ -2,7 +2,6 @@
 grow_features): a feature met for the first time at step t joins in the state the
 contract gives a coordinate never touched since step 1, so a learner widened as it
 goes equals, bit for bit, one built with the final width from the start."""
-import os
 import pickle
 
 import numpy as np
@@ -10,10 +9,9 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from fastprox import ProxClassifier, ProxRegressor, iter_libsvm, load_model, save_model
+from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, iter_libsvm, load_model, save_model
 from fastprox._kernels import Learner
 from fastprox._rules import RULES as ALL_RULES
-from test_papers import data_dir
 
 
 
@@ -110,9 +108,17 @@ def test_ftrl_drops_its_roots_when_it_outgrows_them():
     assert state(grown) == state(wide)
 
 
-def rcv1_chunks(rows):
-    path = os.path.join(data_dir(), "rcv1_vw_small", "rcv1_small.train.svm")
-    return list(iter_libsvm(path, chunk_rows=rows))
+def growing_chunks(directory, rows=100, n=1000):
+    """iter_libsvm's chunks of ``rows`` rows of a LIBSVM file whose rows reach ever
+    higher feature ids, as a text stream meets new words: each chunk's width is the
+    largest id met so far, unknown before it is read."""
+    rng = np.random.default_rng(5)
+    ids = [np.unique(rng.integers(0, 50 + 5 * i, size=12)) for i in range(n)]
+    X = sp.csr_matrix((rng.uniform(0.5, 2, sum(map(len, ids))), np.concatenate(ids),
+                       np.r_[0, np.cumsum([len(r) for r in ids])]), shape=(n, 50 + 5 * n))
+    y = np.where(X @ rng.normal(size=X.shape[1]) > 0, 1, -1)
+    dump_libsvm(X, y, directory / "stream.svm")
+    return list(iter_libsvm(directory / "stream.svm", chunk_rows=rows))
 
 
 @pytest.mark.parametrize("est", [ProxClassifier(grow_features=True),
@@ -125,7 +131,7 @@ def test_iter_libsvm_chunks_into_partial_fit_without_the_width(est, tmp_path):
     at the second chunk: 'X has 47009 features, but ProxClassifier is expecting
     46891'), equal to the stream trained with the width known, bit for bit; the grown
     model saves, loads and predicts rows of any width."""
-    chunks = rcv1_chunks(100)
+    chunks = growing_chunks(tmp_path)
     d = max(X.shape[1] for X, _ in chunks)
     assert len({X.shape[1] for X, _ in chunks}) > 1
     known = ProxClassifier if isinstance(est, ProxClassifier) else ProxRegressor
@@ -144,9 +150,9 @@ def test_iter_libsvm_chunks_into_partial_fit_without_the_width(est, tmp_path):
         sp.csr_matrix((narrow.data, narrow.indices, narrow.indptr), shape=(narrow.shape[0], d))))
 
 
-def test_without_grow_features_the_width_is_checked():
+def test_without_grow_features_the_width_is_checked(tmp_path):
     """The default keeps scikit-learn's check: a chunk of another width is refused."""
-    (X1, y1), (X2, y2) = rcv1_chunks(100)[:2]
+    (X1, y1), (X2, y2) = growing_chunks(tmp_path)[:2]
     est = ProxClassifier().partial_fit(X1, y1, classes=[-1, 1])
     if X2.shape[1] == X1.shape[1]:
         X2 = sp.csr_matrix((X2.data, X2.indices, X2.indptr), shape=(X2.shape[0], X1.shape[1] + 1))

@@ -20,9 +20,10 @@ from sklearn.datasets import load_svmlight_file
 
 from fastprox import libsvm
 from fastprox.libsvm import dump_libsvm, iter_libsvm, load_libsvm
+from tests.support.shared import SHARED_DATA, missing
 
-DATA_DIR = Path(os.environ.get("FASTPROX_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-DATA_FILES = sorted(p for p in DATA_DIR.rglob("*") if p.is_file() and p.suffix != ".md")
+#: Every file of the shared data directory (tests/support/shared.py), each compared below.
+DATA_FILES = sorted(p for p in SHARED_DATA.rglob("*") if p.is_file() and p.suffix != ".md")
 
 
 def write(tmp_path, content, name="data.svm"):
@@ -54,13 +55,10 @@ def stack(chunks):
 def test_data_directory_present():
     if DATA_FILES:
         return
-    message = f"no data files under {DATA_DIR} (set FASTPROX_DATA)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(message)
-    pytest.skip(message)
+    missing(f"no data files under {SHARED_DATA} (set FASTPROX_DATA)")
 
 
-@pytest.mark.parametrize("path", DATA_FILES, ids=lambda p: str(p.relative_to(DATA_DIR)))
+@pytest.mark.parametrize("path", DATA_FILES, ids=lambda p: str(p.relative_to(SHARED_DATA)))
 def test_equals_scikit_learn(path):
     X_ref, y_ref = load_svmlight_file(str(path))
     X, y = load_libsvm(path)
@@ -74,11 +72,10 @@ def test_equals_scikit_learn(path):
 
 
 @pytest.mark.parametrize("name", ["w8a/w8a", "dna/dna.scale"])
-def test_data_file_streams_like_whole_load(name):
-    if not (DATA_DIR / name).exists():
-        pytest.skip(f"{name} not in {DATA_DIR}")
-    X, y = load_libsvm(DATA_DIR / name)
-    X_it, y_it = stack(list(iter_libsvm(DATA_DIR / name, chunk_rows=997, block_bytes=65536)))
+def test_data_file_streams_like_whole_load(name, shared_data):
+    (path,) = shared_data(name)
+    X, y = load_libsvm(path)
+    X_it, y_it = stack(list(iter_libsvm(path, chunk_rows=997, block_bytes=65536)))
     assert_same(X_it, X)
     np.testing.assert_array_equal(y_it, y)
 

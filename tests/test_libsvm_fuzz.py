@@ -359,8 +359,11 @@ EDGE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("index", range(len(EDGE_CASES)))
+@pytest.mark.parametrize("index", [pytest.param(i, marks=pytest.mark.slow) if len(text) > 10_000 else i
+                                   for i, text in enumerate(EDGE_CASES)])
 def test_edge_cases(tmp_path, index):
+    """Each edge case read in every way (the two rows of thousands of features, a
+    byte at a time: seconds each, run with the slow tests)."""
     text = EDGE_CASES[index]
     path = tmp_path / "edge.svm"
     path.write_bytes(text)
@@ -378,6 +381,7 @@ def test_edge_cases(tmp_path, index):
 CASES = 4000
 
 
+@pytest.mark.slow
 def test_fuzz_against_the_reference(tmp_path):
     """CASES seeded random files, each read as plain text (and 15% as gzip too)."""
     started, verdicts = time.perf_counter(), {"valid": 0, "invalid": 0}

@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 from test_model_io import deflated_zeros, raw_zip
@@ -37,6 +38,7 @@ CASES, SEED = 1500, 20240611
 MARKER = "pickle-ran"         # the file a pickle in a tampered member would create
 
 
+@pytest.mark.slow
 def test_tampered_model_files_are_refused_or_sound(tmp_path):
     """The cases in a child process; its summary line: outcome counts."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")

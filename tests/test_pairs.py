@@ -6,6 +6,8 @@ import subprocess
 import sysconfig
 from pathlib import Path
 
+import pytest
+
 HEADERS = Path(__file__).resolve().parents[1] / "src" / "fastprox"
 PROGRAM = Path(__file__).resolve().parent / "c" / "pairs_lanes.c"
 
@@ -18,6 +20,7 @@ def lanes(tmp_path, *flags):
     return subprocess.run([str(exe)], capture_output=True, check=True).stdout
 
 
+@pytest.mark.slow
 def test_portable_pairs_give_the_sse2_bits(tmp_path):
     sse2, portable = lanes(tmp_path).splitlines(), lanes(tmp_path, "-DPORTABLE").splitlines()
     assert len(sse2) == len(portable) == 200_000

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy.optimize import brentq
 
 from fastprox._kernels import Learner
-from reference import assert_contract_close
-from reference_multiclass import random_group_weights
+from tests.support.reference import assert_contract_close
+from tests.support.reference_multiclass import random_group_weights
 
 
 def block_solve(S, beta, c, penalty, rho, weight):

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
 
 
@@ -22,3 +23,11 @@ def test_the_readme_shows_the_table_of_rules():
     """The README's table of supported combinations is the table of rules' (`_rules`)."""
     from fastprox._rules import markdown_table
     assert markdown_table() in README.read_text()
+
+
+def test_ci_runs_the_readmes_test_command():
+    """.ci/run runs exactly the README's test command (its second command line):
+    the library's tests, the slow ones and the benchmarks' smoke tests."""
+    command = re.search(r"```bash\n.*\n(.*?)\s+#", README.read_text()).group(1)
+    assert "pytest -m slow" in command and "pytest bench/tests" in command
+    assert (ROOT / ".ci" / "run").read_text().rstrip().splitlines()[-1] == command

@@ -1,5 +1,5 @@
 """The normalized schedule and the invariant step (issue 21) equal the eager contract
-(tests/reference.py): every loss, one output and one-vs-rest, sample weights,
+(tests/support/reference.py): every loss, one output and one-vs-rest, sample weights,
 float32 and int64 input, a pickle mid-stream, rare features read thousands of
 steps later, long streams, and features whose scale grows mid-stream."""
 import pickle
@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
 from fastprox._rules import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
-from reference import KINKS, EagerReference, assert_contract_close
+from tests.support.reference import KINKS, EagerReference, assert_contract_close
 from test_exactness import check_equal, make, problems, stream
 
 #: (update, schedule, penalty, step) of every coordinate-wise fobos rule with the
@@ -69,6 +69,7 @@ def test_feature_seen_once_read_much_later(case):
 @pytest.mark.parametrize("case", [("fobos", "normalized", "l1", "invariant"), ("fobos", "normalized", "l1", "gradient"),
                                   ("fobos", "adagrad", "l1", "invariant"), ("fobos", "invsqrt", "l1", "invariant")],
                          ids=lambda c: "-".join(c))
+@pytest.mark.slow
 def test_long_stream_no_drift(case):
     """10^5 steps (past the cumulants' rebase period): no drift from the contract."""
     rng = np.random.default_rng(3)

@@ -9,21 +9,18 @@ import pytest
 import scipy.sparse as sp
 
 from bench.papers import _common, adagrad_text, fobos_synthetic, rda_mnist
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
-
-def data_dir(*needed):
-    """The shared data dir; a test needing a missing file fails under CI=true, is skipped elsewhere."""
-    if not all((DATA / f).is_file() for f in needed):
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"shared data missing at {DATA} (CI=true)")
-        pytest.skip(f"shared data missing at {DATA}")
-    return DATA
+from tests.support.shared import SHARED_DATA
 
 
-def test_common_data_dir_is_the_repositorys_sibling():
-    assert _common.DATA_DIR == DATA
+def data_dir(shared_data, *needed):
+    """The shared data directory, once the files ``needed`` are found there (the
+    fixture ``shared_data`` fails or skips the test otherwise)."""
+    shared_data(*needed)
+    return SHARED_DATA
+
+
+def test_common_data_dir_is_the_tests_one():
+    assert _common.DATA_DIR == SHARED_DATA
 
 
 def test_load_missing_file_names_the_sources():
@@ -122,8 +119,8 @@ def test_batch_lambda_max_zeroes_the_batch_optimum():
     assert _common.nnz(rda_mnist.batch_optimum(0.5 * top, Xtr, ytr)[0]) > 0
 
 
-def test_rda_mnist_on_the_real_digits():
-    X, y = _common.load(data_dir("mnist_t10k/mnist_t10k"), "mnist_t10k/mnist_t10k", n_features=784)
+def test_rda_mnist_on_the_real_digits(shared_data):
+    X, y = _common.load(data_dir(shared_data, "mnist_t10k/mnist_t10k"), "mnist_t10k/mnist_t10k", n_features=784)
     assert X.shape == (10_000, 784) and X.max() == 255.0
     Xtr, ytr, Xte, yte = rda_mnist.pair_split(X, y, 6, 7, seed=0)
     assert Xtr.shape[0] + Xte.shape[0] == 958 + 1028
@@ -166,10 +163,10 @@ def test_table1_census_and_sweep_shapes(tmp_path, monkeypatch):
     assert (tmp_path / "f7.png").stat().st_size > 10_000
 
 
-def test_table4_on_a9a_head(monkeypatch):
+def test_table4_on_a9a_head(monkeypatch, shared_data):
     monkeypatch.setattr(adagrad_text, "CENSUS_TUNE_ROWS", 500)
     monkeypatch.setattr(adagrad_text, "PROPORTIONS", (0.01, 0.02))
-    census = adagrad_text.table4(data_dir("a9a/a9a", "a9a/a9a.t"), shuffles=1, seed=0)
+    census = adagrad_text.table4(data_dir(shared_data, "a9a/a9a", "a9a/a9a.t"), shuffles=1, seed=0)
     assert census["n_features"] == 123
     assert set(census["results"]) == set(adagrad_text.TABLE4_METHODS)
     assert all(len(v[0.01]) == 1 for v in census["results"].values())
@@ -249,7 +246,7 @@ def test_quick_reports_mark_verdicts_and_list_differences(tmp_path, monkeypatch)
 
 
 def test_every_report_is_listed_in_the_readme():
-    readme = (Path(__file__).resolve().parents[1] / "bench" / "papers" / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "papers" / "README.md").read_text()
     from bench.papers import available
     for name in available():
         assert f"({name}.md)" in readme, name
@@ -288,9 +285,9 @@ def test_mkl_batch_and_online_reach_the_same_objective():
     assert clf.beta_.shape == (7,) and abs(clf.beta_.sum() - 1) < 1e-9
 
 
-def test_mkl_dataset_and_report_on_a_small_run(tmp_path, monkeypatch):
+def test_mkl_dataset_and_report_on_a_small_run(tmp_path, monkeypatch, shared_data):
     from bench.papers import mkl
-    data = data_dir("satimage/satimage.scale", "satimage/satimage.scale.t")
+    data = data_dir(shared_data, "satimage/satimage.scale", "satimage/satimage.scale.t")
     monkeypatch.setattr(mkl, "PASSES", 3)
     monkeypatch.setattr(mkl, "TUNE_PASSES", 1)
     monkeypatch.setattr(mkl, "CHECKPOINTS", (1, 3))

@@ -26,7 +26,7 @@ tests/test_rda_adagrad_groups.py.
 import numpy as np
 from scipy.special import logsumexp, softmax
 
-from reference import EagerReference, dloss, loss_value, prox, soft
+from .reference import EagerReference, dloss, loss_value, prox, soft
 
 GROUP_PENALTIES = ("l1_l2", "l1_linf", "sparse_group", "squared_group")
 MULTINOMIAL_LOSSES = ("log", "hinge")
