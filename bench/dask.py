@@ -194,9 +194,9 @@ def mix_times(client, exponents, repeats=3):
 def _fake_model(d):
     """A StreamModel of the benchmark's classifier (RULE) at d features, its steps set
     by a few rows."""
-    from fastprox.cli.train import StreamModel
+    from fastprox.stream.model import StreamModel
     from fastprox._core import CLASSIFIER_DEFAULTS
-    est = StreamModel.from_params(dict(CLASSIFIER_DEFAULTS, **RULE), False, [-1.0, 1.0])
+    est = StreamModel(dict(CLASSIFIER_DEFAULTS, **RULE), False, [-1.0, 1.0])
     est.start(d, 1, [_rows(d, 0)])
     return est
 

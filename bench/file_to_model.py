@@ -191,7 +191,9 @@ def phases(path, model):
     pass (the reader in its thread, the kernel in this one), the kernel's steps in it,
     making and growing the model, writing the model file; then the reader alone (one
     thread, the rows dropped)."""
-    from fastprox.cli import main, train
+    from fastprox.cli import main
+    from fastprox.stream.model import StreamModel
+    from fastprox.stream.trainer import Trainer
     from fastprox.libsvm import iter_chunks
     spent = {}
 
@@ -207,9 +209,9 @@ def phases(path, model):
         return timed_call
 
     with contextlib.ExitStack() as patches:
-        for owner, name, key in ((train.Trainer, "one_pass", "pass"), (train.Trainer, "_steps", "kernel"),
-                                 (train.StreamModel, "start", "model"), (train.StreamModel, "widen", "model"),
-                                 (train.StreamModel, "save", "write")):
+        for owner, name, key in ((Trainer, "one_pass", "pass"), (Trainer, "_steps", "kernel"),
+                                 (StreamModel, "start", "model"), (StreamModel, "widen", "model"),
+                                 (StreamModel, "save", "write")):
             patches.enter_context(_patched(owner, name, timer(owner, name, key)))
         assert main(["train", path, "--model", model, "--quiet"]) == 0
     start = time.perf_counter()

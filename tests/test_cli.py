@@ -9,7 +9,7 @@ import pytest
 
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm
 from fastprox.cli import main
-from fastprox.cli.synthetic import text_like
+from fastprox.stream.synthetic import text_like
 from fastprox.model_io import load_model, save_model
 
 
@@ -411,7 +411,7 @@ def test_testing_and_predicting_import_neither_scipy_nor_scikit_learn(files, tmp
 
 
 def test_read_ahead_keeps_order_and_raises_in_order():
-    from fastprox.cli.stream import read_ahead
+    from fastprox.stream.files import read_ahead
 
     def items():
         yield from range(5)
@@ -433,7 +433,7 @@ def test_scan_in_halves_equals_one_pass(tmp_path, monkeypatch, case):
     pass's, and whatever one pass would refuse is refused with the same message
     (the halves defer to one pass)."""
     from fastprox import libsvm
-    from fastprox.cli import stream
+    from fastprox.cli import info
     rng = np.random.default_rng(2)
     lines = [f"{rng.choice([-1, 1])} " + " ".join(f"{j}:{rng.normal():.3f}" for j in
                                                    np.sort(rng.choice(np.arange(1, 60), 5, replace=False)))
@@ -456,13 +456,13 @@ def test_scan_in_halves_equals_one_pass(tmp_path, monkeypatch, case):
     def summary(split_bytes):
         monkeypatch.setattr(libsvm, "SPLIT_BYTES", split_bytes)
         try:
-            s = stream.scan([path, path], 50)
+            s = info.scan([path, path], 50)
         except ValueError as e:
             return str(e)
         return s.rows, s.nnz, s.n_features, s.labels
 
     monkeypatch.setattr(libsvm, "SPLIT_BYTES", 0)
-    halves = stream._scan_halves(path, 50)
+    halves = info._scan_halves(path, 50)
     assert (halves is None) == (case in ("zero in the second half", "no feature in the first half",
                                          "bad line in the second half", "gzip"))
     assert summary(0) == summary(1 << 40)

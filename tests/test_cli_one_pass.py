@@ -12,8 +12,9 @@ import pytest
 from tests.support.cli_process import cli_command
 from fastprox import ProxClassifier, dump_libsvm, hash_features, load_libsvm, libsvm
 from fastprox.cli import main, train
-from fastprox.cli.losses import best_binary_constant, binary_loss
-from fastprox.cli.synthetic import text_like
+from fastprox.stream import trainer
+from fastprox.stream.losses import best_binary_constant, binary_loss
+from fastprox.stream.synthetic import text_like
 from fastprox.model_io import load_model
 from test_cli import run
 
@@ -101,7 +102,7 @@ def test_a_buffer_of_one_label_falls_back_to_the_conventions(data, tmp_path, mon
     """The buffer fills with one label only: -1 and 0 are taken as negative, +1 as
     positive; the other label, met later on its side, completes the classes."""
     d, X, y = data
-    monkeypatch.setattr(train, "LABEL_BUFFER_BYTES", 20_000)     # a few chunks of 100 rows
+    monkeypatch.setattr(trainer, "LABEL_BUFFER_BYTES", 20_000)     # a few chunks of 100 rows
     path, labels_ = long_first_run(tmp_path, X, y, first, second)
     model = tmp_path / "m.npz"
     assert main(["train", str(path), "--model", str(model), "--quiet", "--chunk-rows", "100",
@@ -119,7 +120,7 @@ def test_a_buffer_of_one_label_falls_back_to_the_conventions(data, tmp_path, mon
 def test_a_buffer_of_one_label_without_convention_names_classes(data, tmp_path, monkeypatch, capsys,
                                                                 first, second, message):
     d, X, y = data
-    monkeypatch.setattr(train, "LABEL_BUFFER_BYTES", 20_000)
+    monkeypatch.setattr(trainer, "LABEL_BUFFER_BYTES", 20_000)
     path, _ = long_first_run(tmp_path, X, y, first, second)
     status, out, err = run(capsys, "train", path, "--quiet", "--chunk-rows", "100", "--eta0", "0.5",
                            "--delta", "1")
@@ -403,12 +404,12 @@ def test_no_traceback_in_a_fresh_interpreter(tmp_path):
 
 
 def test_pump_passes_a_pipe_through_whole(tmp_path):
-    """A pipe read through fastprox.cli.stream.Pump (a thread drains it as its writer
+    """A pipe read through fastprox.stream.files.Pump (a thread drains it as its writer
     writes) gives its bytes in order, whatever the sizes written and read (the
     commands read through it: tests/test_channels.py)."""
     import os
     import threading
-    from fastprox.cli.stream import Pump
+    from fastprox.stream.files import Pump
     rng = np.random.default_rng(0)
     payload = rng.integers(0, 256, 3_000_000, dtype=np.uint8).tobytes()
     r, w = os.pipe()

@@ -12,6 +12,7 @@ import pytest
 from tests.support.cli_process import cli_command
 from fastprox._validation import available_memory
 from fastprox.cli import main, train
+from fastprox.stream import model
 
 GIB = 1 << 30
 
@@ -123,7 +124,7 @@ def test_a_large_model_that_fits_trains_with_a_note(tmp_path, monkeypatch, capsy
     path = libsvm_file(tmp_path, 1000)
     assert main(["train", str(path), "--quiet"]) == 0
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(train, "NOTE_BYTES", 1000 * 24 - 1)   # the default model's 24 bytes per feature
+    monkeypatch.setattr(model, "NOTE_BYTES", 1000 * 24 - 1)   # the default model's 24 bytes per feature
     assert main(["train", str(path)]) == 0
     out, err = capsys.readouterr()
     notes = [line for line in err.splitlines() if line.startswith("fastprox: note:")]

@@ -25,7 +25,7 @@ from fastprox._core import run_passes
 from fastprox._mixing import _copy, _fields, contribution, mix_kind, mixed, total
 from fastprox._rules import RULES
 from fastprox.cli import main
-from fastprox.cli.train import Trainer
+from fastprox.stream.trainer import Trainer
 from fastprox.dask import ClusterError, fit
 from fastprox.dask._open import OpenReaders
 
@@ -100,7 +100,7 @@ def _score(est, test):
 # --- import ------------------------------------------------------------------------
 
 def test_import_fastprox_imports_no_dask():
-    code = ("import sys, fastprox; fastprox.ProxClassifier; import fastprox.cli.train, fastprox.model_io; "
+    code = ("import sys, fastprox; fastprox.ProxClassifier; import fastprox.cli.train, fastprox.stream.trainer, fastprox.model_io; "
             "assert not {'dask', 'distributed'} & set(sys.modules), sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -449,9 +449,9 @@ def test_a_corrupt_share_names_file_and_line(client, files, tmp_path, sequential
 def _die_once(marker):
     """In a worker: make the next share's training kill this worker's process, once
     across the cluster (the marker file says it happened)."""
-    from fastprox.cli import train
+    from fastprox.stream import trainer
 
-    feed = train.Trainer.feed
+    feed = trainer.Trainer.feed
 
     def dying(self, items):
         try:
@@ -460,7 +460,7 @@ def _die_once(marker):
             return feed(self, items)
         os.close(fd)
         os._exit(1)
-    train.Trainer.feed = dying
+    trainer.Trainer.feed = dying
 
 
 @pytest.mark.parametrize("sequential", [False, True])
@@ -480,13 +480,13 @@ def test_a_killed_worker_is_replaced_and_no_share_is_missing(client, files, tmp_
 
 
 def _restore(feed=Trainer.feed):
-    from fastprox.cli import train
-    train.Trainer.feed = feed
+    from fastprox.stream import trainer
+    trainer.Trainer.feed = feed
 
 
 def _die_always():
-    from fastprox.cli import train
-    train.Trainer.feed = lambda self, items: os._exit(1)
+    from fastprox.stream import trainer
+    trainer.Trainer.feed = lambda self, items: os._exit(1)
 
 
 def test_a_share_that_kills_every_worker_is_a_clear_error(files, tmp_path):

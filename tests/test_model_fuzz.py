@@ -63,7 +63,7 @@ def base_models(directory):
     """name -> path of real saved models of every layout the fuzz covers."""
     from fastprox import ProxClassifier, ProxRegressor, dump_libsvm
     from fastprox.cli import main
-    from fastprox.cli.synthetic import text_like
+    from fastprox.stream.synthetic import text_like
     from fastprox.model_io import save_model
     X, Y, _, _ = text_like(400, 200, seed=7)
     labels = np.arange(X.shape[0]) % 3

@@ -15,7 +15,7 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm
-from fastprox.cli.synthetic import text_like
+from fastprox.stream.synthetic import text_like
 from fastprox.model_io import VERSION, load_model, save_model
 
 X, Y, X_TEST, _ = text_like(1200, 3000, seed=1)

@@ -126,8 +126,8 @@ def _widen(X, width):
 def text_like(n_rows, n_features, seed=0):
     """The shipped synthetic set of `fastprox train` (tf-normalized Zipf(1.1)
     bags of words, logistic labels): what an install can run without data."""
-    from fastprox.cli.synthetic import ZIPF_EXPONENT, text_like as generate
+    from fastprox.stream.synthetic import ZIPF_EXPONENT, text_like as generate
     X, y, X_test, y_test = generate(n_rows, n_features, seed, test_share=TEST_SHARE)
-    return from_arrays(f"text-like n={n_rows:,}", f"`fastprox.cli.synthetic.text_like`: {n_rows:,} rows, "
+    return from_arrays(f"text-like n={n_rows:,}", f"`fastprox.stream.synthetic.text_like`: {n_rows:,} rows, "
                        f"d = {n_features:,}, Zipf({ZIPF_EXPONENT}) words, tf rows",
                        X, y, X_test, y_test, seed)

@@ -250,6 +250,28 @@ def margins(learner, X):
     return scores.ravel() if scores.shape[1] == 1 else scores
 
 
+def predictions(scores, classes):
+    """What a model predicts from its margins ``scores`` ((n,) for one output, (n, K)
+    for K): the values themselves for a regressor (``classes`` None); else, of the
+    sorted ``classes``, the positive one where the margin is positive (two classes)
+    or the one with the largest score. The estimators' predict and the stream
+    model's (`fastprox.stream.model`) both give this."""
+    if classes is None:
+        return scores
+    classes = np.asarray(classes)
+    return classes[(scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)]
+
+
+#: The losses whose classifiers give class probabilities (`probabilities`).
+PROBA_LOSSES = ("log", "modified_huber")
+
+
+def has_proba(loss):
+    """Whether a classifier of this loss (scikit-learn's spellings too) gives class
+    probabilities."""
+    return kernel_loss(loss) in PROBA_LOSSES
+
+
 def probabilities(scores, loss, multinomial):
     """Class probabilities from margins: softmax for a multinomial model; else the
     logistic (loss="log") or (clip(margin, -1, 1) + 1) / 2 ("modified_huber", as

@@ -22,12 +22,12 @@ MULTINOMIAL_LOSSES = ("log", "hinge")
 LOSS_ALIASES = {"log_loss": "log", "squared_error": "squared"}
 
 
-def _one_of(name, value, allowed):
+def check_one_of(name, value, allowed):
     if value not in allowed:
         raise ValueError(f"{name}={value!r} is not supported; use one of {', '.join(map(repr, allowed))}.")
 
 
-def _number(name, value, low, low_open=False, high=None, integer=False, auto=False):
+def check_number(name, value, low, low_open=False, high=None, integer=False, auto=False):
     """Refuse what is not a finite number in range (or, where `auto`, the string "auto")."""
     if auto and isinstance(value, str) and value == "auto":
         return
@@ -64,13 +64,13 @@ def check_params(est, losses):
     combination. `losses` are the kernel's names; their scikit-learn spellings
     (LOSS_ALIASES) and penalty=None are accepted too."""
     if kernel_loss(est.loss) not in losses:
-        _one_of("loss", est.loss, losses + tuple(a for a, name in LOSS_ALIASES.items() if name in losses))
-    _one_of("update", est.update, UPDATES)
-    _one_of("schedule", est.schedule, SCHEDULES + (None,))
-    _one_of("step", getattr(est, "step", "gradient"), STEPS + (None,))
-    _one_of("penalty", est.penalty, PENALTIES + GROUP_PENALTIES + (None,))
+        check_one_of("loss", est.loss, losses + tuple(a for a, name in LOSS_ALIASES.items() if name in losses))
+    check_one_of("update", est.update, UPDATES)
+    check_one_of("schedule", est.schedule, SCHEDULES + (None,))
+    check_one_of("step", getattr(est, "step", "gradient"), STEPS + (None,))
+    check_one_of("penalty", est.penalty, PENALTIES + GROUP_PENALTIES + (None,))
     penalty = kernel_penalty(est.penalty)
-    _number("batch_size", est.batch_size, 1, high=2**31 - 1, integer=True)    # the kernel's C int
+    check_number("batch_size", est.batch_size, 1, high=2**31 - 1, integer=True)    # the kernel's C int
     schedule, step = schedule_and_step(vars(est), getattr(est, "multi_class", "ovr") == "multinomial")
     rule(est.update, schedule, penalty)
     if penalty in GROUP_PENALTIES and est.update == "rda" and est.rda_rho != 0:
@@ -79,14 +79,14 @@ def check_params(est, losses):
     for name in ("groups", "group_weights"):
         if getattr(est, name, None) is not None:
             _check_grouped(name, penalty)
-    _number("alpha", est.alpha, 0.0)
-    _number("l1_ratio", est.l1_ratio, 0.0, high=1.0)
-    _number("eta0", est.eta0, 0.0, low_open=True, auto=True)
-    _number("delta", est.delta, 0.0, auto=True)
-    _number("rda_rho", est.rda_rho, 0.0)
-    _number("berhu_gamma", est.berhu_gamma, 0.0, low_open=True)
-    _number("epsilon", est.epsilon, 0.0)
-    _number("max_iter", est.max_iter, 1, integer=True)
+    check_number("alpha", est.alpha, 0.0)
+    check_number("l1_ratio", est.l1_ratio, 0.0, high=1.0)
+    check_number("eta0", est.eta0, 0.0, low_open=True, auto=True)
+    check_number("delta", est.delta, 0.0, auto=True)
+    check_number("rda_rho", est.rda_rho, 0.0)
+    check_number("berhu_gamma", est.berhu_gamma, 0.0, low_open=True)
+    check_number("epsilon", est.epsilon, 0.0)
+    check_number("max_iter", est.max_iter, 1, integer=True)
     check_step(step, est.update, schedule, est.batch_size)
     check_hash_bits(getattr(est, "hash_bits", None))     # absent from model files before it
     grow = getattr(est, "grow_features", False)     # absent from model files before it
@@ -103,7 +103,7 @@ MAX_HASH_BITS = 62
 def check_hash_bits(bits):
     """hash_bits: None (the ids are the columns) or an integer in [1, MAX_HASH_BITS]."""
     if bits is not None:
-        _number("hash_bits", bits, 1, high=MAX_HASH_BITS, integer=True)
+        check_number("hash_bits", bits, 1, high=MAX_HASH_BITS, integer=True)
 
 
 def schedule_and_step(params, multinomial):
@@ -123,7 +123,7 @@ def check_step(step, update, schedule, batch_size):
     """step: "gradient" or "invariant" (fobos only); both the invariant step and the
     normalized schedule take one row per step (their per-row quantities, the flow's
     step norm and N_t's row norm, have no mini-batch form in the contract)."""
-    _one_of("step", step, STEPS)
+    check_one_of("step", step, STEPS)
     if step == "invariant" and update != "fobos":
         raise ValueError(f"step='invariant' is fobos's forward step; update={update!r} has none "
                          "(its weights are closed forms of gradient sums): use update='fobos' or "
@@ -147,7 +147,7 @@ def check_single_rows(step, schedule, multinomial):
 def _check_verbose(value):
     """verbose: an integer >= 0, or a bool (as scikit-learn's estimators take it)."""
     if not (isinstance(value, int) and value >= 0):     # bools are ints
-        _number("verbose", value, 0, integer=True)
+        check_number("verbose", value, 0, integer=True)
 
 
 def _check_class_weight(value):
@@ -159,7 +159,7 @@ def _check_class_weight(value):
         raise ValueError(f"class_weight={value!r} is not supported; use None, 'balanced' or a dict "
                          "{class: weight}.")
     for label, weight in value.items():
-        _number(f"class_weight[{label!r}]", weight, 0.0)
+        check_number(f"class_weight[{label!r}]", weight, 0.0)
 
 
 def check_groups(groups, n_features):
@@ -262,7 +262,7 @@ def available_memory():
         return None
 
 
-def _size(n):
+def readable_size(n):
     """n bytes as a short human-readable size."""
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
@@ -276,8 +276,8 @@ def check_memory(n_bytes, what):
     free = available_memory()
     if free is not None and n_bytes > free:
         raise ModelTooLarge(
-            f"the model's state for {what} needs {_size(n_bytes)}, but only {_size(free)} of memory "
-            "is available; use fewer features (hash them into fewer buckets, or drop rare ones).")
+            f"the model's state for {what} needs {readable_size(n_bytes)}, but only {readable_size(free)} of "
+            "memory is available; use fewer features (hash them into fewer buckets, or drop rare ones).")
 
 
 class NonFiniteMargin(ValueError):

@@ -7,7 +7,7 @@ of margin p, label y, step norm q and importance weight h moves the weights by
 ``-sigma * (eta * x)`` and the intercept by ``-sigma * eta_b``.
 """
 from fastprox._kernels import LOSSES
-from fastprox._validation import CLASSIFICATION_LOSSES, _number, _one_of
+from fastprox._validation import CLASSIFICATION_LOSSES, check_number, check_one_of
 
 from fastprox._invariant cimport (lambert_w as _lambert_w, lambert_w_exp as _lambert_w_exp,
                                   invariant_sigma as _invariant_sigma)
@@ -27,11 +27,11 @@ def invariant_sigma(loss, p, y, q, h, epsilon=0.1):
     """sigma of the importance-invariant step: the solution at h of
     d sigma/dh = l'(p - sigma q, y), sigma(0) = 0. y is -1 or +1 for the
     classification losses; q >= 0, h >= 0 and epsilon >= 0 are finite, and so is q h."""
-    _one_of("loss", loss, tuple(LOSSES))
+    check_one_of("loss", loss, tuple(LOSSES))
     for name, value in (("p", p), ("y", y)):
-        _number(name, value, -float("inf"))
+        check_number(name, value, -float("inf"))
     for name, value in (("q", q), ("h", h), ("epsilon", epsilon), ("q * h", q * h)):
-        _number(name, value, 0.0)
+        check_number(name, value, 0.0)
     if loss in CLASSIFICATION_LOSSES and y not in (-1, 1):
         raise ValueError(f"y={y!r} must be -1 or +1 for loss={loss!r}.")
     return _invariant_sigma(LOSSES[loss], p, y, q, h, epsilon)

@@ -233,7 +233,7 @@ def iter_chunks(path, chunk_rows=10_000, n_features=None, dtype="float64",
     of the float64 rows parsed since its last call, their indices as written less
     the offset if known (as written while "auto" is undecided; a width given is
     one more then); it returns whether it wants more. The command line's progress table shows its first lines from
-    them (fastprox.cli.preview).
+    them (fastprox.stream.preview).
     """
     if not _positive_int(chunk_rows):
         raise ValueError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")

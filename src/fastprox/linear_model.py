@@ -15,11 +15,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data, _check_samp
 
 from ._concurrency import lock_of
 from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes, check_same_groups,
-                    check_same_hashing, check_same_kernel, encode_labels, margins, new_learner, probabilities,
-                    run_passes)
+                    check_same_hashing, check_same_kernel, encode_labels, has_proba, margins, new_learner,
+                    predictions, probabilities, run_passes)
 from ._arrays import all_finite, two_labels
 from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
-                          canonical, check_params, kernel_loss, _one_of)
+                          canonical, check_one_of, check_params)
 
 
 class _BaseProx(BaseEstimator):
@@ -573,7 +573,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 
     def _encode(self, y, classes, first):
         """Targets for the kernel: +-1 for two classes (the larger is +1), class indices for K >= 3."""
-        _one_of("multi_class", self.multi_class, MULTI_CLASS)
+        check_one_of("multi_class", self.multi_class, MULTI_CLASS)
         if first and classes is None and y.dtype == np.float64 and y.flags.c_contiguous:
             two = two_labels(y)         # the common case in one pass: two integer labels
             if two is not None:
@@ -627,13 +627,10 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 
     def predict(self, X):
         """The class with the largest margin (the sign of the margin for two classes)."""
-        scores = self._margins(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        return predictions(self._margins(X), self.classes_)
 
     def _has_proba(self):
-        return kernel_loss(self.loss) in ("log", "modified_huber")
+        return has_proba(self.loss)
 
     @available_if(_has_proba)
     def predict_proba(self, X):

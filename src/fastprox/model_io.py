@@ -118,7 +118,7 @@ from ._core import (CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, check_classes, chec
 from ._kernels import LOSSES, PENALTIES, SAVED, SAVED_INT64, SCHEDULES, UPDATES, Learner
 from ._numpy import np
 from ._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, MULTI_CLASS, MULTINOMIAL_LOSSES,
-                          REGRESSION_LOSSES, _number, _one_of, check_groups, check_hash_bits, check_memory,
+                          REGRESSION_LOSSES, check_number, check_one_of, check_groups, check_hash_bits, check_memory,
                           check_params, check_single_rows)
 from ._writes import atomic_write
 
@@ -603,27 +603,27 @@ def _check_learner(spec, losses):
         if spec[key] not in options:
             raise ValueError(f"unknown kernel option {_short(spec[key])} in the header's learner entry")
     with _in("learner"):
-        _number("n_features", spec["n_features"], 0, high=_LONG_MAX, integer=True)
-        _number("n_outputs", spec["n_outputs"], 1, high=_INT_MAX, integer=True)
+        check_number("n_features", spec["n_features"], 0, high=_LONG_MAX, integer=True)
+        check_number("n_outputs", spec["n_outputs"], 1, high=_INT_MAX, integer=True)
         check_params(SimpleNamespace(**spec, batch_size=1, max_iter=1), losses)
         check_single_rows(spec["step"], spec["schedule"], spec["multinomial"])
         if spec["ovr"] and spec["multinomial"]:
             raise ValueError("ovr and multinomial are both true")
         if spec["multinomial"]:
-            _one_of("loss", spec["loss"], MULTINOMIAL_LOSSES)
+            check_one_of("loss", spec["loss"], MULTINOMIAL_LOSSES)
     return spec
 
 
 def _check_scalars(scalars, spec):
     """The kernel's counters and cumulants in their ranges."""
     with _in("scalars"):
-        _number("t", scalars["t"], 0, high=_MAX_STEPS, integer=True)
+        check_number("t", scalars["t"], 0, high=_MAX_STEPS, integer=True)
         for key in ("n_ops", "since_rebase"):
-            _number(key, scalars[key], 0, high=_LONG_MAX, integer=True)
-        _number("heap_size", scalars["heap_size"], 0, high=spec["n_features"] * spec["n_outputs"], integer=True)
-        _number("P", scalars["P"], 0.0, low_open=True, high=1.0)
-        _number("Q", scalars["Q"], 0.0)
-        _number("N", scalars["N"], 0.0)
+            check_number(key, scalars[key], 0, high=_LONG_MAX, integer=True)
+        check_number("heap_size", scalars["heap_size"], 0, high=spec["n_features"] * spec["n_outputs"], integer=True)
+        check_number("P", scalars["P"], 0.0, low_open=True, high=1.0)
+        check_number("Q", scalars["Q"], 0.0)
+        check_number("N", scalars["N"], 0.0)
     return scalars
 
 
@@ -635,7 +635,7 @@ def _check_fitted(fitted, spec, scalars):
     if fitted["t_"] != scalars["t"]:
         raise ValueError(f"t_={fitted['t_']} but the kernel has taken {scalars['t']} steps")
     with _in("fitted"):
-        _number("n_iter_", fitted["n_iter_"], 0, integer=True)
+        check_number("n_iter_", fitted["n_iter_"], 0, integer=True)
         check_hash_bits(fitted["hash_bits_"])
     bits = fitted["hash_bits_"]
     if bits is not None and spec["n_features"] != 1 << bits:
@@ -654,9 +654,9 @@ def _check_params(params, name, version, losses):
     with _in("params"):
         check_params(SimpleNamespace(**{**params, "class_weight": _class_weight(params.get("class_weight"))}),
                      losses)
-        _number("batch_size", params["batch_size"], 1, high=_INT_MAX, integer=True)
+        check_number("batch_size", params["batch_size"], 1, high=_INT_MAX, integer=True)
         if "multi_class" in params:
-            _one_of("multi_class", params["multi_class"], MULTI_CLASS)
+            check_one_of("multi_class", params["multi_class"], MULTI_CLASS)
     return params
 
 

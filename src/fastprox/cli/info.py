@@ -6,8 +6,15 @@ The numbers are those of load_libsvm on the file: ``features`` is the width
 of the matrix it returns (largest index + 1 for zero-based files, the largest
 index for one-based ones). Labels are counted up to 1000 distinct values.
 """
-from ..libsvm import source_name
-from .stream import CHUNK_ROWS, MAX_LABELS, add_reader_options, check_readable, reading, scan
+from .._libsvm import count_labels
+from ..libsvm import MAX_LINE_BYTES, half_readers, iter_chunks, read_halves, source_name
+from ..stream.files import CHUNK_ROWS, check_readable, pumped
+from ..stream.labels import format_label
+from .options import add_reader_options, reading
+
+#: Distinct labels counted by `scan`; beyond this the file is taken as
+#: regression targets and only the number of rows is kept.
+MAX_LABELS = 1000
 
 
 def add_arguments(parser):
@@ -37,9 +44,65 @@ def describe(path, s):
             f"  non-zeros  {s.nnz} ({per_row:.2f} per row)\n  labels     {labels}")
 
 
-def format_label(value):
-    """A label as written in LIBSVM files: integers without '.0' (strings as they are)."""
-    if isinstance(value, str):
-        return value
-    value = float(value)
-    return str(int(value)) if value.is_integer() else repr(value)
+class Summary:
+    """What one streaming pass over LIBSVM files finds: rows, width, non-zeros and
+    label -> rows (None past MAX_LABELS)."""
+
+    def __init__(self):
+        self.rows = self.n_features = self.nnz = 0
+        self.labels = {}
+
+    def add(self, chunk):
+        self.rows += chunk.shape[0]
+        self.n_features = max(self.n_features, chunk.shape[1])
+        self.nnz += chunk.nnz
+        if self.labels is not None and not count_labels(chunk.y, self.labels, MAX_LABELS):
+            self.labels = None
+
+    def merge(self, other, n_features):
+        """Add another summary's counts, with the width of the two together."""
+        self.rows += other.rows
+        self.nnz += other.nnz
+        self.n_features = max(self.n_features, n_features)
+        if self.labels is not None and other.labels is not None:
+            for label, rows in other.labels.items():
+                self.labels[label] = self.labels.get(label, 0) + rows
+        if other.labels is None or self.labels is not None and len(self.labels) > MAX_LABELS:
+            self.labels = None
+
+
+def scan(paths, chunk_rows, zero_based="auto", max_line_bytes=MAX_LINE_BYTES):
+    """One streaming pass over ``paths``: rows, width (as load_libsvm gives it),
+    non-zeros and label counts, all files together."""
+    summary = Summary()
+    for path in paths:
+        halves = None if zero_based is True else _scan_halves(path, chunk_rows, max_line_bytes)
+        if halves is not None:
+            summary.merge(*halves)
+            continue
+        with pumped(path) as source:
+            for chunk in iter_chunks(source, chunk_rows=chunk_rows, zero_based=zero_based,
+                                     max_line_bytes=max_line_bytes):
+                summary.add(chunk)
+    return summary
+
+
+def _scan_halves(path, chunk_rows, max_line_bytes=MAX_LINE_BYTES):
+    """(summary, width) of a file that splits (fastprox.libsvm.split_point; on two
+    cores its scan takes about half as long), its two halves read at once, as one
+    pass would find them; None for other files, and whenever one pass could find
+    otherwise or fail (no feature in the first half, an index 0 in the second
+    half of a one-based file, a malformed line): the caller then reads the file
+    in one pass, which raises the error at its line."""
+    readers = half_readers(path, chunk_rows, max_line_bytes)
+    if readers is None:
+        return None
+    first, second = readers
+    summaries = [Summary(), Summary()]
+    if not read_halves([first, second], lambda i, chunk: summaries[i].add(chunk)):
+        return None
+    offset = first.offset
+    if offset is None or (offset == 1 and second.parser.min_index == 0):
+        return None
+    summaries[0].merge(summaries[1], second.parser.max_index - offset + 1)
+    return summaries[0], summaries[0].n_features

@@ -1,10 +1,11 @@
 """Metrics of a model on labelled rows, for `train --test` and `predict`, in
 NumPy: scikit-learn's metrics module would add a second of import time to
-every run, more than training a small file."""
-import numpy as np
-
+every run, more than training a small file. (NumPy itself is imported on first
+use, `fastprox._numpy`: the commands import this module whether they evaluate or not.)"""
+from .._numpy import np
 from .._validation import kernel_loss
-from .losses import binary_loss, regression_loss
+from ..stream.losses import binary_loss, regression_loss
+from ..stream.progress import decimal
 
 
 class Metrics:
@@ -63,7 +64,7 @@ class Metrics:
         self.squares += float(np.sum((scores - y) ** 2))
 
     def _losses(self, scores, index):
-        """Each row's loss at its margins (the kernel's losses, fastprox.cli.losses)."""
+        """Each row's loss at its margins (the kernel's losses, fastprox.stream.losses)."""
         if scores.ndim == 1:
             return binary_loss(self.loss, np.where(index == 1, scores, -scores), np)
         rows = np.arange(len(index))
@@ -121,3 +122,11 @@ def log_loss(true_index, proba):
     at 1e-15, as scikit-learn does)."""
     picked = proba[np.arange(len(true_index)), true_index]
     return float(-np.mean(np.log(np.clip(picked, 1e-15, 1.0))))
+
+
+def metric_lines(metrics, name):
+    """"NAME: VALUE (NOTE)" lines of the metrics, the first naming the rows scored."""
+    lines = [f"{what}: {note.strip()}" if value is None else f"{what}: {decimal(value)}{note}"
+             for what, value, note in metrics.values()]
+    lines[0] += f", {metrics.rows} rows of {name})"
+    return lines

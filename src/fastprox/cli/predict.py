@@ -23,9 +23,11 @@ import sys
 
 from .._writes import atomic_write, check_output
 from ..libsvm import STDIN, source_name
-from .info import format_label
-from .stream import CHUNK_ROWS, add_reader_options, check_readable, labelled_chunks, reading
-from .train import StreamModel, metric_lines
+from ..stream.files import CHUNK_ROWS, check_readable, labelled_chunks
+from ..stream.labels import format_label
+from ..stream.model import StreamModel
+from .metrics import Metrics, metric_lines
+from .options import add_reader_options, reading
 
 
 def add_arguments(parser):
@@ -52,7 +54,6 @@ def run(args):
         raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
                          f"{args.model} holds a {name}(loss={est.loss!r})")
     bits = _hashing(est, args.hash_bits, args.model)
-    from .metrics import Metrics
     metrics = Metrics(est)
     chunks = labelled_chunks(args.data, bits=bits, **reading(args))
     lines = _lines(est, chunks, metrics, args.proba)

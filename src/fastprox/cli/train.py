@@ -5,7 +5,7 @@ and never loaded whole: the model starts with the width of the first rows
 and grows with the features it meets (new ones join at weight 0, as if
 there from the start: the model equals one built with the final width), and
 a classifier recognizes its two classes as the labels come (the larger label
-is the positive class; see fastprox.cli.labels: until the second label
+is the positive class; see fastprox.stream.labels: until the second label
 appears the rows are held, up to 64 MB; a multiclass stream needs
 --classes). So standard input and pipes ('-', /dev/stdin, <(zcat f.gz)) train
 as files do. --n-features and --classes are hints: given, nothing is
@@ -21,8 +21,8 @@ the model and a few chunks.
 On standard error it prints Vowpal Wabbit's progressive validation table:
 lines at examples 1, 2, 4, 8, ... with the mean loss so far and since the
 line before, each row's loss taken before the model learns from it (see
-fastprox.cli.progress; the first lines as soon as their rows are read, not
-once the first chunk is: fastprox.cli.preview), and at the end the best constant predictor and its
+fastprox.stream.progress; the first lines as soon as their rows are read, not
+once the first chunk is: fastprox.stream.preview), and at the end the best constant predictor and its
 loss, which one pass knows only then. A progress bar shows on a terminal;
 --quiet prints nothing. Standard output then gets the report: the data, the
 model, the progressive loss of the first pass, the test metrics (--test:
@@ -36,45 +36,29 @@ index, --n-features, --hash-bits); one of over 1 GiB trains, with a note.
 Without DATA it trains on the embedded default, so that 'fastprox train'
 works with no files: a seeded, generated text-like set of --rows rows and
 --n-features features (default 2^18), Zipf word frequencies, 20% held out as
-the test set (fastprox.cli.synthetic).
+the test set (fastprox.stream.synthetic).
 """
 import argparse
 import re
 import sys
 import time
-from array import array
-from math import exp, expm1
-from types import SimpleNamespace
 
-from .._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, auto_steps, margins,
-                     new_learner, probabilities)
-from .._kernels import NonFiniteMargin
+from .._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
 from .._numpy import np
 from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
-                           SCHEDULES, STEPS, UPDATES, ModelTooLarge, _size, available_memory, check_params,
-                           schedule_and_step,
-                           kernel_arrays, kernel_loss)
+                           SCHEDULES, STEPS, UPDATES, kernel_loss)
 from .._writes import check_output
-from ..libsvm import MAX_INDEX, STDIN, iter_chunks, read_once, source_name
-from ..model_io import read_model, write_model
-from .labels import LABEL_BUFFER_BYTES, Classes
-from . import preview
-from .progress import LabelStats, Table, decimal, progress_bar, summary
-from .stream import (CHUNK_ROWS, add_reader_options, check_readable, hashed, labelled_chunks, pumped,
-                     read_ahead, reading, row_locator)
+from ..libsvm import MAX_INDEX, STDIN, source_name
+from ..stream.files import CHUNK_ROWS
+from ..stream.model import StreamModel
+from ..stream.progress import Table, decimal, progress_bar, summary
+from ..stream.sources import DefaultSource, FileSource
+from ..stream.trainer import Trainer, predicts
+from .metrics import Metrics, metric_lines
+from .options import add_reader_options, reading
 
+#: Rows of the embedded default data (--rows).
 DEFAULT_ROWS = 100_000
-DEFAULT_FEATURES = 1 << 18
-
-#: A model state larger than this (bytes) is announced on stderr with its size and
-#: what set its width: one stray large index in a file otherwise takes gigabytes
-#: without a word.
-NOTE_BYTES = 1 << 30
-
-#: Bytes generating the embedded default data holds at its peak, per feature and
-#: per row (measured with tracemalloc: 17 and 1,370; rounded up): a width or a
-#: number of rows that cannot be generated is refused before NumPy tries.
-DEFAULT_DATA_BYTES = (24, 1536)
 
 #: Largest values of the integer options: the C sizes the reader and the kernel
 #: take (beyond them, an OverflowError), the width the reader's largest index.
@@ -174,15 +158,15 @@ def run(args):
     """Train, evaluate, save; the report is printed once everything succeeded."""
     started = time.perf_counter()
     _check_options(args)            # first: its errors name the flags
-    est = StreamModel(args)
+    est = model_of(args)
     if args.scheduler:
-        from ..dask._cli import train_on_cluster     # imports Dask
-        source, trainer, losses = train_on_cluster(args, est)
+        from .cluster import train_on_cluster     # imports Dask
+        source, trainer, losses = train_on_cluster(args, est, *_fixed_width(args, est.params))
     else:
-        source = FileSource(args, est) if args.data else DefaultSource(args)
+        source = _source(args, est)
         est.width_origin = source.width_origin
         with progress_bar(source.rows * args.passes if source.rows else None, args.quiet) as bar:
-            trainer = Trainer(est, source, Table(None if args.quiet else bar.write_line, _predicts(est)), bar)
+            trainer = Trainer(est, source, Table(None if args.quiet else bar.write_line, predicts(est)), bar)
             source.show_first_lines(est, trainer.table, args.quiet)
             losses = [trainer.one_pass(source.chunks()) for _ in range(args.passes)]
     trained = time.perf_counter()
@@ -215,294 +199,29 @@ def run(args):
     return 0
 
 
-def _predicts(est):
-    """What the table's "current predict" column holds (fastprox.cli.progress)."""
-    if est.regression:
-        return "the predicted value"
-    if est.classes is not None and len(est.classes) > 2:
-        return "the predicted class"
-    if _probability_from_loss(est):
-        return "P(label = the larger class), from the example's loss"
-    return "the margin, positive for the larger class"
+def model_of(args):
+    """The StreamModel the options describe (their estimator parameters, the
+    --groups and --group-weights files read), checked before any data is read."""
+    defaults = REGRESSOR_DEFAULTS if args.regression else CLASSIFIER_DEFAULTS
+    params = {**defaults, **{param: getattr(args, option) for option, param in ESTIMATOR_OPTIONS.items()
+                             if getattr(args, option, None) is not None}}
+    if args.regression:
+        params.pop("multi_class", None)
+    params["fit_intercept"] = not args.no_intercept
+    if args.groups:
+        params["groups"] = read_vector(args.groups, "--groups", int)
+    if args.group_weights:
+        params["group_weights"] = read_vector(args.group_weights, "--group-weights", float)
+    return StreamModel(params, args.regression, args.classes, args.quiet)
 
 
-def _probability_from_loss(est):
-    """Whether the table's prediction is the probability exp(-loss) of the example's
-    label (binary log loss, a step per example), which costs nothing: else it is a
-    margin, which reads every weight (Learner.margins)."""
-    binary = est.classes is None or len(est.classes) == 2
-    return not est.regression and binary and kernel_loss(est.loss) == "log" and est.params["batch_size"] == 1
-
-
-class StreamModel:
-    """The estimator the options describe, trained on the shared core (no
-    scikit-learn import: start-up stays short), or read from a model file to
-    predict. Its parameters are checked now, before any reading."""
-
-    def __init__(self, args):
-        self.regression = args.regression
-        defaults = REGRESSOR_DEFAULTS if args.regression else CLASSIFIER_DEFAULTS
-        self.params = {**defaults, **{param: getattr(args, option)
-                                      for option, param in ESTIMATOR_OPTIONS.items()
-                                      if getattr(args, option, None) is not None}}
-        if args.regression:
-            self.params.pop("multi_class", None)
-        self.params["fit_intercept"] = not args.no_intercept
-        if args.groups:
-            self.params["groups"] = read_vector(args.groups, "--groups", int)
-        if args.group_weights:
-            self.params["group_weights"] = read_vector(args.group_weights, "--group-weights", float)
-        self._setup(args.classes, args.quiet)
-
-    @classmethod
-    def from_params(cls, params, regression, classes=None):
-        """The model of an estimator's ``get_params()`` (fastprox.dask trains it
-        as this command does), checked; ``classes`` as --classes gives them."""
-        model = cls.__new__(cls)
-        model.regression, model.params = regression, dict(params)
-        model._setup(classes, True)
-        return model
-
-    def _setup(self, classes, quiet):
-        losses = REGRESSION_LOSSES if self.regression else CLASSIFICATION_LOSSES
-        check_params(SimpleNamespace(**self.params), losses)
-        self.loss = self.params["loss"]
-        self.classes = classes
-        self.quiet = quiet
-        self.learner = None
-        #: What sets the model's width, for messages about its size (set by run).
-        self.width_origin = None
-
-    def auto_steps(self):
-        """Whether the steps wait for the first AUTO_ROWS rows ("auto" under AdaGrad;
-        a multinomial model's, which only its classes decide, is assumed)."""
-        multinomial = self.params.get("multi_class") == "multinomial"
-        return auto_steps(self.params, schedule_and_step(self.params, multinomial)[0])
-
-    def start(self, n_features, n_outputs, head):
-        """The kernel for ``n_features`` columns, its "auto" steps set by the CSR
-        pieces ``head`` (the first AUTO_ROWS rows). A state too large for memory,
-        and (past NOTE_BYTES) a large one, is reported in one line with its size
-        and what set the width, for the user to see the fix."""
-        multinomial = n_outputs > 1 and self.params["multi_class"] == "multinomial"
-        with self._sizing(n_features):
-            self.learner = new_learner(self.params, n_features, n_outputs,
-                                       n_outputs > 1 and not multinomial, multinomial, head)
-
-    def widen(self, n_features):
-        """Grow the model to ``n_features`` columns (Learner.grow), reported as `start`."""
-        with self._sizing(n_features):
-            self.learner.grow(n_features)
-
-    def _sizing(self, n_features):
-        return _Sizing(self, n_features)
-
-    @classmethod
-    def from_file(cls, path):
-        """The model in a file written by save_model or 'train --model', ready to
-        predict, read without scikit-learn (fastprox.model_io.read_model)."""
-        saved = read_model(path)
-        model = cls.__new__(cls)
-        model.regression = saved.name == "ProxRegressor"
-        model.params, model.loss = saved.params, saved.params["loss"]
-        model.learner, model.classes = saved.learner, saved.classes
-        model.hash_bits = saved.fitted["hash_bits_"]
-        return model
-
-    @property
-    def n_features(self):
-        return self.learner.n_features
-
-    def scores(self, X, where):
-        """The margins of the rows X; a margin that is not finite raises ValueError
-        naming its place, ``where(i)`` for row i."""
-        try:
-            return margins(self.learner, X)
-        except NonFiniteMargin as e:
-            raise ValueError(f"{where(e.row)}: {e.detail}") from None
-
-    def labels_of(self, scores):
-        """The predictions for the margins ``scores``: values, or classes."""
-        if self.regression:
-            return scores
-        classes = np.asarray(self.classes)
-        return classes[(scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)]
-
-    def has_proba(self):
-        return not self.regression and kernel_loss(self.loss) in ("log", "modified_huber")
-
-    def proba_of(self, scores):
-        """The class probabilities for the margins ``scores``."""
-        return probabilities(scores, self.learner.loss, self.learner.multinomial)
-
-    def save(self, path, passes, progressive_loss):
-        """Write the model file that the estimator's partial_fit would have written."""
-        fitted = {"n_features_in_": self.learner.n_features, "t_": self.learner.t, "n_iter_": passes,
-                  "progressive_loss_": float(progressive_loss), "sparse_coef": False,
-                  "hash_bits_": self.params["hash_bits"]}
-        write_model(path, "ProxRegressor" if self.regression else "ProxClassifier", self.params,
-                    self.learner, fitted, self.classes)
-
-
-class _Sizing:
-    """Around making or growing the kernel: a state too large for memory becomes one
-    line naming its size and what set the width; past NOTE_BYTES, a note."""
-
-    def __init__(self, model, n_features):
-        self.model, self.n_features = model, n_features
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, error, tb):
-        why = f"the width comes from {self.model.width_origin}"
-        if isinstance(error, ModelTooLarge):
-            raise ModelTooLarge(f"{error} The width comes from {self.model.width_origin}.") from None
-        if isinstance(error, MemoryError):  # the memory reported available was not (a limit, a race)
-            raise MemoryError(f"out of memory allocating the model's state for {self.n_features} "
-                              f"features ({why}); use fewer features (--hash-bits, or drop rare "
-                              f"ones)") from None
-        if kind is None:
-            learner = self.model.learner
-            size = sum(len(a) * a.itemsize for a, _ in learner.saved_arrays().values())
-            if size > NOTE_BYTES and not self.model.quiet:
-                print(f"fastprox: note: the model's state for {learner.n_features} features takes "
-                      f"{_size(size)} of memory ({why}); hash the features into fewer buckets "
-                      f"(--hash-bits) to shrink it", file=sys.stderr)
-        return False
-
-
-class Trainer:
-    """The stream through the kernel, a chunk at a time: its labels recognized or
-    encoded (fastprox.cli.labels), the rows before the model can start held
-    (those that "auto" steps read, and those whose classes are not yet known),
-    the model widened to each chunk, the kernel's calls split where the table
-    has a line (fastprox.cli.progress)."""
-
-    def __init__(self, est, source, table, bar):
-        self.est, self.source, self.table, self.bar = est, source, table, bar
-        self.classes = None if est.regression else Classes(
-            est.classes, est.params["multi_class"], est.loss)
-        self.stats = LabelStats(est.regression)
-        self.held, self.held_rows, self.held_bytes = [], 0, 0
-        self.features = 0           # stored values trained on
-        self.from_loss = _probability_from_loss(est)
-        self.pass_rows = self.pass_loss = 0
-
-    def one_pass(self, items):
-        """Train on one pass of ``items`` ((rows, labels, origin) triples); the pass's
-        (mean progressive loss, rows)."""
-        self.begin_pass()
-        self.feed(items)
-        return self.end_pass()
-
-    def begin_pass(self):
-        self.pass_rows, self.pass_loss = 0, 0.0
-
-    def feed(self, items):
-        """Train on ``items`` of the pass (a pass may be fed in parts: fastprox.dask's
-        sequential mode feeds each share's on the worker that holds it)."""
-        for item in items:
-            if item[0].shape[0]:
-                self._add(*item)
-
-    def end_pass(self):
-        """Start a model on the rows still held, if any; the pass's (mean progressive
-        loss, rows)."""
-        if self.est.learner is None and self.held:
-            self._start()
-        if not self.pass_rows:
-            raise ValueError(f"{self.source.name}: no rows to train on")
-        if self.classes is not None:
-            self.est.classes = self.classes.final()
-        return self.pass_loss / self.pass_rows, self.pass_rows
-
-    def _add(self, X, y, origin):
-        if self.classes is not None:
-            self.classes.meet(y, self.source.locator(origin))
-        if self.est.learner is not None:
-            return self._fit(X, y, origin)
-        self.held.append((X, y, origin))
-        self.held_rows += X.shape[0]
-        self.held_bytes += sum(memoryview(a).nbytes for a in kernel_arrays(X))
-        known = self.classes is None or self.classes.settled or self.held_bytes >= LABEL_BUFFER_BYTES
-        if known and (self.held_rows >= AUTO_ROWS or not self.est.auto_steps()):
-            self._start()
-
-    def _start(self):
-        """Make the model from the rows held, then train on them."""
-        if self.classes is not None and not self.classes.settled:
-            self.classes.fall_back(self.source.name, self.held_rows)
-        n_features = max(X.shape[1] for X, _, _ in self.held)
-        outputs = 1 if self.classes is None else self.classes.n_outputs
-        self.est.start(n_features, outputs, [X for X, _, _ in self.held])
-        held, self.held = self.held, []
-        for item in held:
-            self._fit(*item)
-
-    def _fit(self, X, y, origin):
-        """Train on one chunk, the kernel's calls split at the table's lines."""
-        where = self.source.locator(origin)
-        target = y if self.classes is None else self.classes.targets(y, where)
-        if X.shape[1] > self.est.learner.n_features:
-            self.est.widen(X.shape[1])
-        self.stats.add(y, 1 if self.classes is None else self.classes.n_outputs + 1)
-        rows = _Rows(*kernel_arrays(X), X.shape[1], target, where)
-        n, start, batch = X.shape[0], 0, self.est.params["batch_size"]
-        while start < n:
-            due = start + self.table.next - self.table.rows - 1    # the row of the next line
-            if due >= n:
-                self._steps(rows, start, n)
-                break
-            step = start + (due - start) // batch * batch          # the step holding it
-            end = min(step + batch, n)
-            self._steps(rows, start, step)
-            prediction = None if self.from_loss else self._prediction(rows, end - 1)
-            loss = self._steps(rows, step, end)
-            if prediction is None:
-                prediction = exp(-loss) if target[end - 1] > 0 else -expm1(-loss)
-            self.table.line(y[end - 1], prediction, rows.indptr[end] - rows.indptr[end - 1])
-            start = end
-        self.features += rows.indptr[n] - rows.indptr[0]
-        self.pass_rows += n
-        self.bar.update(n)
-
-    def _steps(self, rows, start, stop):
-        """The kernel's steps over rows [start, stop) of a chunk; their summed loss."""
-        if start == stop:
-            return 0.0
-        order = None if stop - start == rows.n else array("q", range(start, stop))
-        try:
-            loss = self.est.learner.fit_rows(rows.data, rows.indices, rows.indptr, rows.target,
-                                             None, order, self.est.params["batch_size"])
-        except NonFiniteMargin as e:
-            raise ValueError(f"{rows.where(e.row)}: {e.detail}") from None
-        self.table.add(stop - start, loss)
-        self.pass_loss += loss
-        return loss
-
-    def _prediction(self, rows, i):
-        """The model's prediction for row i of a chunk, before its step: the margin (a
-        pass over the weights: Learner.margins), the class for several classes."""
-        a, b = rows.indptr[i], rows.indptr[i + 1]
-        one = array(memoryview(rows.indptr).format, [0, b - a])
-        try:
-            scores = self.est.learner.margins(memoryview(rows.data)[a:b], memoryview(rows.indices)[a:b], one,
-                                              rows.width)[0]
-        except NonFiniteMargin as e:
-            raise ValueError(f"{rows.where(i)}: {e.detail}") from None
-        if len(scores) == 1:
-            return scores[0]
-        return self.est.classes[max(range(len(scores)), key=scores.__getitem__)]
-
-
-class _Rows:
-    """A chunk's CSR buffers and width, its kernel targets, and ``where(i)`` naming
-    row i's line."""
-
-    def __init__(self, data, indices, indptr, width, target, where):
-        self.data, self.indices, self.indptr, self.target, self.where = data, indices, indptr, target, where
-        self.n, self.width = len(indptr) - 1, width
+def _source(args, est):
+    """The training data the options name: the files, or the embedded default."""
+    if not args.data:
+        return DefaultSource(args.rows, reading(args), args.n_features, args.seed, args.test)
+    n_features, origin = _fixed_width(args, est.params)
+    return FileSource(args.data, reading(args), args.passes, args.hash_bits, args.test, n_features, origin,
+                      args.groups or args.group_weights)
 
 
 def read_vector(path, option, kind):
@@ -583,7 +302,6 @@ def _describe(est):
 def _evaluate(est, chunks, name):
     """The test-metric lines for the model on ``chunks`` (one streaming pass,
     fastprox.cli.metrics); labels the training data did not have are refused."""
-    from .metrics import Metrics
     metrics = Metrics(est)
     for X, y, where in chunks:
         metrics.add(X.shape[1], y, est.scores(X, where))
@@ -595,90 +313,9 @@ def _evaluate(est, chunks, name):
     return [f"test {line}" for line in metric_lines(metrics, name)]
 
 
-def metric_lines(metrics, name):
-    """"NAME: VALUE (NOTE)" lines of the metrics, the first naming the rows scored."""
-    lines = [f"{what}: {note.strip()}" if value is None else f"{what}: {decimal(value)}{note}"
-             for what, value, note in metrics.values()]
-    lines[0] += f", {metrics.rows} rows of {name})"
-    return lines
-
-
-class FileSource:
-    """The training files, read once each, as (chunk, labels, origin) triples: origin
-    the file and the number of its rows before the chunk, for errors to name a line."""
-
-    def __init__(self, args, est):
-        check_readable(args.data + ([args.test] if args.test else []))
-        once = ", ".join(source_name(path) for path in args.data if read_once(path))
-        if once and args.passes > 1:
-            raise ValueError(f"{once} can be read only once (standard input, a pipe), but "
-                             f"--passes {args.passes} reads it {args.passes} times: save it to a "
-                             f"file, or train with --passes 1")
-        self.paths, self.bits, self.reading = args.data, args.hash_bits, reading(args)
-        self.test_path = args.test
-        self.test_name = args.test and source_name(args.test)
-        self.name = ", ".join(map(source_name, args.data))
-        self.rows = None
-        self.n_features, self.width_origin = _fixed_width(args, est.params, self.name)
-        self.width_file = args.groups or args.group_weights
-        self.preview = None
-
-    def show_first_lines(self, est, table, quiet):
-        """Show the table's first lines as the first chunk's rows arrive (a Preview),
-        where they can be known before the chunk is complete (fastprox.cli.preview)."""
-        if not quiet and preview.wanted(self.reading, self.bits, est.params):
-            self.preview = preview.Preview(est, self, table, lambda chunk: hashed(chunk, self.bits))
-
-    def chunks(self):
-        """The pass's (chunk, labels, origin) triples, read ahead; the first pass's
-        first chunk is previewed (`show_first_lines`), and handed over before the
-        run trains on it."""
-        shown, self.preview = self.preview, None
-        for item in read_ahead(self._read(shown)):
-            if shown is not None:
-                shown.hand_over()
-                shown = None
-            yield item
-
-    def _read(self, shown):
-        try:
-            yield from self._chunks(shown)
-        except ValueError as e:
-            raise self._beyond_groups(e) from None
-
-    def _beyond_groups(self, error):
-        """The reader's error for an index beyond a width that --groups or
-        --group-weights set, naming that file rather than --n-features."""
-        found = re.match(r"(.*?: index '[^']*' is beyond) n_features=(\d+) ", str(error))
-        if found is None or not self.width_origin.startswith("--group"):
-            return error
-        option = self.width_origin.split()[0]
-        return ValueError(f"{found.group(1)} the {found.group(2)} features of {option} {self.width_file} "
-                          f"(one entry per feature): give an entry for every feature")
-
-    def _chunks(self, shown):
-        for path in self.paths:
-            row = 0
-            with pumped(path) as source:
-                for chunk in iter_chunks(source, n_features=self.n_features, preview=shown, **self.reading):
-                    yield hashed(chunk, self.bits), chunk.y, (path, row)
-                    row += chunk.shape[0]
-            shown = None
-
-    @staticmethod
-    def locator(origin):
-        """``where(i)``: the place of the chunk's row i, "FILE:LINE" (fastprox.cli.stream.locate)."""
-        return row_locator(*origin)
-
-    def test_chunks(self):
-        if self.test_path is None:
-            return None
-        return labelled_chunks(self.test_path, bits=self.bits, **self.reading)
-
-
-def _fixed_width(args, params, name):
+def _fixed_width(args, params):
     """(the model's width when the options fix it, else None: it grows; what sets
-    the width, for messages about its size)."""
+    the width, for messages about its size) for the files DATA."""
     if args.hash_bits is not None:
         return None, f"--hash-bits {args.hash_bits}"
     groups, weights = params["groups"], params["group_weights"]
@@ -690,53 +327,4 @@ def _fixed_width(args, params, name):
         return n, f"{option} (one entry per feature)"
     if args.n_features is not None:
         return args.n_features, "--n-features"
-    return None, f"the largest feature index in {name}"
-
-
-class DefaultSource:
-    """The embedded default data (fastprox.cli.synthetic), in memory, as chunks."""
-
-    def __init__(self, args):
-        if args.test:
-            check_readable([args.test])
-        from .synthetic import text_like   # numpy and scipy work, only for this data
-        n_features = args.n_features or DEFAULT_FEATURES
-        self.width_origin = "--n-features" if args.n_features else "the default data's width"
-        if args.rows < 2:
-            raise ValueError(f"--rows must be at least 2 (one to train, one to test), not {args.rows}")
-        _check_default_size(args.rows, n_features)
-        seed = args.seed or 0
-        self.X, self.y, self.X_test, self.y_test = text_like(args.rows, n_features, seed)
-        self.chunk_rows, self.rows, self.reading = args.chunk_rows, self.X.shape[0], reading(args)
-        self.test_path = args.test
-        self.test_name = source_name(args.test) if args.test else "the held-out part"
-        self.name = f"embedded default (text-like, seed {seed})"
-
-    def show_first_lines(self, est, table, quiet):
-        """(The data are in memory: its chunks come at once.)"""
-
-    def chunks(self):
-        for start in range(0, self.X.shape[0], self.chunk_rows):
-            stop = start + self.chunk_rows
-            yield self.X[start:stop], self.y[start:stop], start
-
-    def locator(self, origin):
-        """``where(i)``: the place of row i of the chunk starting at row ``origin``."""
-        return lambda i: f"{self.name}: row {origin + i + 1}"
-
-    def test_chunks(self):
-        if self.test_path is not None:
-            return labelled_chunks(self.test_path, **self.reading)
-        return iter([(self.X_test, self.y_test, lambda i: f"{self.test_name}: row {i + 1}")])
-
-
-def _check_default_size(rows, n_features):
-    """Refuse, in one line, default data that would not fit in the memory available
-    now (DEFAULT_DATA_BYTES): NumPy would fail with a MemoryError, or fill the
-    memory for minutes before the model's own check refuses it."""
-    per_feature, per_row = DEFAULT_DATA_BYTES
-    need, free = per_feature * n_features + per_row * rows, available_memory()
-    if free is not None and need > free:
-        raise ValueError(f"the embedded default data of {rows} rows x {n_features} features needs "
-                         f"about {_size(need)} of memory to generate, but only {_size(free)} is "
-                         f"available; pass a smaller --n-features or --rows")
+    return None, f"the largest feature index in {', '.join(map(source_name, args.data))}"

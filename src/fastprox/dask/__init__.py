@@ -14,9 +14,9 @@ over a Dask collection, and ``Incremental`` trains it block after block).
 """
 import sys
 
-from ..cli.stream import CHUNK_ROWS
-from ..cli.train import StreamModel
 from .._mixing import mix_kind, parallel_params
+from ..stream.files import CHUNK_ROWS
+from ..stream.model import StreamModel
 from ._run import MIN_SYNC_ROWS, TIMEOUT, ClusterError, check_sync_rows, quiet, run
 from ._shares import BlockShare, file_shares
 
@@ -92,8 +92,7 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         raise ValueError("class_weight is not supported on a cluster: weigh the rows' classes in the "
                          "data, or train on one machine")
     regression = isinstance(estimator, ProxRegressor)
-    est = StreamModel.from_params(params, regression, None if classes is None else
-                                  sorted({float(c) for c in classes}))
+    est = StreamModel(params, regression, None if classes is None else sorted({float(c) for c in classes}))
     est.width_origin = "the largest feature index in the data"
     if not sequential:
         mix_kind(params["update"], params["schedule"], params["penalty"])

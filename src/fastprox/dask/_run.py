@@ -11,7 +11,7 @@ from distributed import KilledWorker, wait
 
 from .._core import AUTO_ROWS
 from .._mixing import mix_kind
-from ..cli.progress import decimal
+from ..stream.progress import decimal
 from . import _open, _tasks
 from ._shares import deal
 

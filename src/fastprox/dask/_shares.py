@@ -6,16 +6,16 @@ fastprox's streaming reader (`iter_chunks`), never through the client. A
 `BlockShare` is one block of a Dask collection (a row block of a dask.array,
 sparse or dense, with its labels, or a partition of a bag of ``(X, y)``
 blocks): its data arrive with the task, as Dask moves them. Both yield the
-triples `fastprox.cli.train.Trainer` trains on, ``(rows, labels, origin)``, and
+triples `fastprox.stream.trainer.Trainer` trains on, ``(rows, labels, origin)``, and
 name a row's place for errors (``locator``): a file's line, a block's row.
 """
 import glob
 import os
 
 from .._numpy import np
-from ..cli.stream import CHUNK_ROWS, hashed, pumped, read_ahead, refuse_directory, row_locator
 from ..hashing import hash_features
 from ..libsvm import MAX_LINE_BYTES, Chunk, iter_chunks, source_name
+from ..stream.files import CHUNK_ROWS, hashed, pumped, read_ahead, refuse_directory, row_locator
 
 
 class FileShare:

@@ -2,9 +2,9 @@
 a pure function of its inputs (Dask may run a task again, on another worker,
 when the worker that held it or its result dies; it then computes the same).
 
-The model travels as a `fastprox.cli.train.StreamModel` (the parameters, the
-classes, the kernel), trained by `fastprox train`'s own `Trainer`: the same
-label checks, growth, chunking and error messages naming a file's line.
+The model travels as a `fastprox.stream.model.StreamModel` (the parameters, the
+classes, the kernel), trained by the stream's `Trainer`, `fastprox train`'s own:
+the same label checks, growth, chunking and error messages naming a file's line.
 """
 import copy
 import time
@@ -12,9 +12,9 @@ import time
 from .._core import AUTO_ROWS
 from .._mixing import contribution, mixed
 from .._validation import kernel_arrays
-from ..cli.labels import LABEL_BUFFER_BYTES
-from ..cli.progress import NoBar, Table
-from ..cli.train import Trainer, _predicts
+from ..stream.labels import LABEL_BUFFER_BYTES
+from ..stream.progress import NoBar, Table
+from ..stream.trainer import Trainer, predicts
 from ._open import OPEN
 from ._shares import Window
 
@@ -30,13 +30,13 @@ class Lines:
 
 
 def _trainer(est, share, lines):
-    return Trainer(est, share, Table(Lines() if lines else None, _predicts(est)), NoBar())
+    return Trainer(est, share, Table(Lines() if lines else None, predicts(est)), NoBar())
 
 
 def start(est, shares, *data):
     """The global model at step 0, from the first rows of the shares (in order) as
     one machine starts it: "auto" steps from the first AUTO_ROWS rows, the classes
-    (unless given) recognized from their labels (cli.labels: two, the larger
+    (unless given) recognized from their labels (stream.labels: two, the larger
     positive; a lone label by the conventions), the width of those rows.
     ``data``: the first shares' blocks (Dask collections), as many as given."""
     est = copy.copy(est)

@@ -17,7 +17,9 @@ are not alike the preview is not made, unless --zero-based settles the indices
 first: hashing (an id less one lands in another bucket) and user groups or group
 weights (given per feature).
 """
+from .model import StreamModel
 from .progress import NoBar, Table
+from .trainer import Trainer, predicts
 
 
 def wanted(reading, bits, params):
@@ -34,10 +36,9 @@ class Preview:
     them; `hand_over` makes the run's table go on from the last of them."""
 
     def __init__(self, est, source, table, hashed):
-        from .train import StreamModel, Trainer, _predicts      # (train imports this module)
-        model = StreamModel.from_params(est.params, est.regression, est.classes)
+        model = StreamModel(est.params, est.regression, est.classes)
         model.width_origin = est.width_origin
-        self.trainer = Trainer(model, source, Table(table.write, _predicts(model)), NoBar())
+        self.trainer = Trainer(model, source, Table(table.write, predicts(model)), NoBar())
         self.table, self.hashed, self.path, self.rows = table, hashed, source.paths[0], 0
 
     def __call__(self, chunk):

@@ -12,7 +12,6 @@ stops the run, naming its line: a multiclass stream needs --classes.
 """
 from .._core import encode_labels
 from .._libsvm import count_labels
-from .info import format_label as _text
 
 #: Parsed rows held while the classes are unknown, in bytes: memory stays bounded
 #: whatever the stream (a file that starts with a million rows of one label).
@@ -66,10 +65,10 @@ class Classes:
             if (label > first) != (side < 0):
                 kind = "positive" if side > 0 else "negative"
                 raise ValueError(
-                    f"{where(_first_row(y, label.__eq__))}: label {_text(label)}, but the first rows' "
-                    f"label {_text(first)} was taken as the {kind} class (by convention -1 and 0 are "
+                    f"{where(_first_row(y, label.__eq__))}: label {format_label(label)}, but the first rows' "
+                    f"label {format_label(first)} was taken as the {kind} class (by convention -1 and 0 are "
                     f"negative, +1 positive) and the larger label is the positive one: give "
-                    f"--classes {_text(min(first, label))},{_text(max(first, label))}")
+                    f"--classes {format_label(min(first, label))},{format_label(max(first, label))}")
             self.lone = None
         self.classes = sorted(self.seen)
 
@@ -83,9 +82,10 @@ class Classes:
                 raise ValueError(f"{where(row)}: label {label!r} is not a class (classes are integers); "
                                  f"for real-valued targets give --regression")
             if len(known) == 2:
-                listed = ",".join(map(_text, sorted(known + [label])))
-                raise ValueError(f"{where(row)}: a third label, {_text(label)}, after {_text(known[0])} "
-                                 f"and {_text(known[1])}: this looks like a multiclass file: give "
+                listed = ",".join(map(format_label, sorted(known + [label])))
+                first, second = map(format_label, known)
+                raise ValueError(f"{where(row)}: a third label, {format_label(label)}, after {first} "
+                                 f"and {second}: this looks like a multiclass file: give "
                                  f"--classes {listed} (every label of the stream)")
             known.append(label)
 
@@ -94,9 +94,9 @@ class Classes:
         stream ended, with one label only), or raise naming --classes."""
         label = self.seen[0]
         if label not in CONVENTIONS:
-            raise ValueError(f"{name}: the first {rows} rows all have label {_text(label)}, and a "
+            raise ValueError(f"{name}: the first {rows} rows all have label {format_label(label)}, and a "
                              f"class needs two labels to tell which is positive: give --classes "
-                             f"with both (e.g. --classes {_text(label)},OTHER)")
+                             f"with both (e.g. --classes {format_label(label)},OTHER)")
         self.lone = (label, CONVENTIONS[label][0])
 
     def final(self):
@@ -115,8 +115,8 @@ class Classes:
             row = _first_row(y, lambda v: v not in known)
             if row is None:
                 raise
-            raise ValueError(f"{where(row)}: label {_text(y[row])} is not among the classes "
-                             f"{','.join(map(_text, self.classes))}: give --classes with every "
+            raise ValueError(f"{where(row)}: label {format_label(y[row])} is not among the classes "
+                             f"{','.join(map(format_label, self.classes))}: give --classes with every "
                              f"label of the stream") from None
 
 
@@ -129,4 +129,12 @@ def _repeat(value, n):
     """A float64 buffer of n copies of value, without NumPy."""
     from array import array
     return array("d", [value]) * n
+
+
+def format_label(value):
+    """A label as written in LIBSVM files: integers without '.0' (strings as they are)."""
+    if isinstance(value, str):
+        return value
+    value = float(value)
+    return str(int(value)) if value.is_integer() else repr(value)
 

@@ -1,10 +1,11 @@
-"""LIBSVM files as streams of chunks for the commands, and a one-pass summary.
+"""LIBSVM files as streams of chunks: checked before any work, opened so that a
+pipe's writer never waits (`pumped`), read ahead by a thread (`read_ahead`), their
+ids hashed (`hashed`), a row's place named for errors (`locate`).
 
-Training and scanning take the reader's :class:`~fastprox.libsvm.Chunk`
-objects as they are: ``array.array`` buffers, without NumPy or scipy (their
-imports would double the start-up of a command on a small file). Only
-evaluating and predicting, which multiply a matrix by the weights, make
-NumPy arrays.
+Training takes the reader's :class:`~fastprox.libsvm.Chunk` objects as they are:
+``array.array`` buffers, without NumPy or scipy (their imports would double the
+start-up of a command on a small file). Only evaluating and predicting, which
+multiply a matrix by the weights, make NumPy arrays (`labelled_chunks`).
 """
 import contextlib
 import errno
@@ -12,39 +13,15 @@ import io
 import os
 import queue
 import threading
-from .._hashing import hash_indices
-from .._libsvm import count_labels
-from ..libsvm import (MAX_LINE_BYTES, STDIN, Chunk, _open, half_readers, iter_chunks, read_halves,
-                      read_once, source_name)
 
-#: Default rows per chunk of the commands (--chunk-rows): small enough that a
+from .._hashing import hash_indices
+from ..libsvm import MAX_LINE_BYTES, STDIN, Chunk, iter_chunks, open_source, read_once, source_name
+
+#: Default rows per chunk of a stream (the commands' --chunk-rows): small enough that a
 #: chunk's arrays stay in cache and, in `train`, that parsing the next chunk
 #: overlaps learning this one from the start; as iter_libsvm's default, the
 #: rows from which zero_based="auto" decides.
 CHUNK_ROWS = 10_000
-
-#: Distinct labels counted by `scan`; beyond this the file is taken as
-#: regression targets and only the number of rows is kept.
-MAX_LABELS = 1000
-
-def add_reader_options(parser, hashing=None):
-    """The reading options the commands share: --hash-bits (``hashing``: what it
-    does in this command; None: no such option), --zero-based and --max-line-bytes."""
-    if hashing:
-        parser.add_argument("--hash-bits", type=int, metavar="B", help=hashing)
-    parser.add_argument("--zero-based", action="store_true",
-                        help="the indices start at 0 (default: off, decided by the first rows: "
-                             "zero-based if they hold an index 0)")
-    parser.add_argument("--max-line-bytes", type=int, default=MAX_LINE_BYTES, metavar="N",
-                        help="the longest line read: a longer one (binary data, an endless stream "
-                             "such as /dev/zero) stops the command once N bytes of it are read")
-
-
-def reading(args):
-    """The reader's keyword arguments (iter_chunks) that the commands' options give:
-    --chunk-rows, --zero-based, --max-line-bytes (each checked by the reader)."""
-    return dict(chunk_rows=args.chunk_rows, zero_based=True if args.zero_based else "auto",
-                max_line_bytes=args.max_line_bytes)
 
 
 def check_readable(paths):
@@ -109,76 +86,12 @@ def locate(path, row):
     if read_once(path):
         return f"{source_name(path)}: data row {row}"
     rows = 0
-    with _open(path) as f:
+    with open_source(path) as f:
         for number, line in enumerate(io.BufferedReader(f, 1 << 20), 1):
             rows += bool(line.split(b"#", 1)[0].strip())
             if rows == row:
                 return f"{source_name(path)}:{number}"
     return f"{source_name(path)}: data row {row}"
-
-
-class Summary:
-    """What one streaming pass over LIBSVM files finds: rows, width, non-zeros and
-    label -> rows (None past MAX_LABELS)."""
-
-    def __init__(self):
-        self.rows = self.n_features = self.nnz = 0
-        self.labels = {}
-
-    def add(self, chunk):
-        self.rows += chunk.shape[0]
-        self.n_features = max(self.n_features, chunk.shape[1])
-        self.nnz += chunk.nnz
-        if self.labels is not None and not count_labels(chunk.y, self.labels, MAX_LABELS):
-            self.labels = None
-
-    def merge(self, other, n_features):
-        """Add another summary's counts, with the width of the two together."""
-        self.rows += other.rows
-        self.nnz += other.nnz
-        self.n_features = max(self.n_features, n_features)
-        if self.labels is not None and other.labels is not None:
-            for label, rows in other.labels.items():
-                self.labels[label] = self.labels.get(label, 0) + rows
-        if other.labels is None or self.labels is not None and len(self.labels) > MAX_LABELS:
-            self.labels = None
-
-
-def scan(paths, chunk_rows, zero_based="auto", max_line_bytes=MAX_LINE_BYTES):
-    """One streaming pass over ``paths``: rows, width (as load_libsvm gives it),
-    non-zeros and label counts, all files together."""
-    summary = Summary()
-    for path in paths:
-        halves = None if zero_based is True else _scan_halves(path, chunk_rows, max_line_bytes)
-        if halves is not None:
-            summary.merge(*halves)
-            continue
-        with pumped(path) as source:
-            for chunk in iter_chunks(source, chunk_rows=chunk_rows, zero_based=zero_based,
-                                     max_line_bytes=max_line_bytes):
-                summary.add(chunk)
-    return summary
-
-
-def _scan_halves(path, chunk_rows, max_line_bytes=MAX_LINE_BYTES):
-    """(summary, width) of a file that splits (fastprox.libsvm.split_point; on two
-    cores its scan takes about half as long), its two halves read at once, as one
-    pass would find them; None for other files, and whenever one pass could find
-    otherwise or fail (no feature in the first half, an index 0 in the second
-    half of a one-based file, a malformed line): the caller then reads the file
-    in one pass, which raises the error at its line."""
-    readers = half_readers(path, chunk_rows, max_line_bytes)
-    if readers is None:
-        return None
-    first, second = readers
-    summaries = [Summary(), Summary()]
-    if not read_halves([first, second], lambda i, chunk: summaries[i].add(chunk)):
-        return None
-    offset = first.offset
-    if offset is None or (offset == 1 and second.parser.min_index == 0):
-        return None
-    summaries[0].merge(summaries[1], second.parser.max_index - offset + 1)
-    return summaries[0], summaries[0].n_features
 
 
 @contextlib.contextmanager

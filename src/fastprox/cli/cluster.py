@@ -1,13 +1,13 @@
-"""``fastprox train --scheduler ADDRESS``: the command's training on a Dask cluster;
-the rest of the command (test metrics, the saved model, the report) is the
-same as on one machine."""
-from ..cli.progress import NoBar
-from ..cli.stream import check_readable, labelled_chunks, reading
-from ..cli.train import _fixed_width
-from ..libsvm import read_once, source_name
+"""``fastprox train --scheduler ADDRESS``: the command's training on a Dask cluster
+(fastprox.dask); the rest of the command (test metrics, the saved model, the
+report) is the same as on one machine."""
 from .._mixing import parallel_params
-from ._run import TIMEOUT, check_sync_rows, quiet, run
-from ._shares import file_shares
+from ..dask._run import TIMEOUT, check_sync_rows, quiet, run
+from ..dask._shares import file_shares
+from ..libsvm import read_once, source_name
+from ..stream.files import check_readable, labelled_chunks
+from ..stream.progress import NoBar
+from .options import reading
 
 
 class ClusterSource:
@@ -25,9 +25,10 @@ class ClusterSource:
         return labelled_chunks(self.test_path, bits=self.bits, **self.reading)
 
 
-def train_on_cluster(args, est):
-    """Train ``est`` (the command's StreamModel) on the cluster at ``args.scheduler``:
-    (source, the sequential mode's trainer or None, each pass's (mean loss, rows))."""
+def train_on_cluster(args, est, n_features, width_origin):
+    """Train ``est`` (the command's StreamModel) on the cluster at ``args.scheduler``,
+    of width ``n_features`` (None: it grows) set by ``width_origin``: (source, the
+    sequential mode's trainer or None, each pass's (mean loss, rows))."""
     if not args.data:
         raise ValueError("--scheduler trains on files that the workers read: give DATA")
     once = [source_name(p) for p in args.data if read_once(p)]
@@ -38,7 +39,7 @@ def train_on_cluster(args, est):
     if args.test:
         check_readable([args.test])
     source = ClusterSource(args)
-    n_features, est.width_origin = _fixed_width(args, est.params, source.name)
+    est.width_origin = width_origin
     shares = file_shares(args.data, n_features=n_features, hash_bits=args.hash_bits, **reading(args))
     if not args.sequential:
         est.params = parallel_params(est.params)

@@ -49,7 +49,7 @@ class Table:
 
     def go_on_from(self, shown):
         """Take the lines the table ``shown`` wrote as this one's (the same rows'
-        lines: fastprox.cli.preview): the next line is its next."""
+        lines: fastprox.stream.preview): the next line is its next."""
         if shown.last_rows:
             self.next, self.last_rows, self.last_total = shown.next, shown.last_rows, shown.last_total
 
