@@ -47,9 +47,9 @@ import threading
 import zlib
 from array import array
 
-from ._libsvm import MAX_INDEX, Error, Parser, format_rows
-from ._numpy import np
-from ._writes import atomic_write
+from .._libsvm import MAX_INDEX, Error, Parser, format_rows
+from .._numpy import np
+from .._writes import atomic_write
 
 __all__ = ["load_libsvm", "iter_libsvm", "dump_libsvm"]
 

@@ -112,15 +112,15 @@ from collections import namedtuple
 from contextlib import contextmanager
 from types import SimpleNamespace
 
-from ._arrays import all_finite
-from ._core import (CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, check_classes, check_same_groups,
+from .._arrays import all_finite
+from .._core import (CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS, check_classes, check_same_groups,
                     check_same_hashing, check_same_kernel, python_floats)
-from ._kernels import LOSSES, PENALTIES, SAVED, SAVED_INT64, SCHEDULES, UPDATES, Learner
-from ._numpy import np
-from ._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, MULTI_CLASS, MULTINOMIAL_LOSSES,
+from .._kernels import LOSSES, PENALTIES, SAVED, SAVED_INT64, SCHEDULES, UPDATES, Learner
+from .._numpy import np
+from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, MULTI_CLASS, MULTINOMIAL_LOSSES,
                           REGRESSION_LOSSES, check_number, check_one_of, check_groups, check_hash_bits, check_memory,
                           check_params, check_single_rows)
-from ._writes import atomic_write
+from .._writes import atomic_write
 
 __all__ = ["save_model", "load_model", "read_model", "SavedModel", "FORMAT", "VERSION"]
 
@@ -133,7 +133,7 @@ _CLASS_NAMES = ("ProxClassifier", "ProxRegressor")
 
 def _classes():
     """name -> estimator class (imported on use: writing a file needs no scikit-learn)."""
-    from .linear_model import ProxClassifier, ProxRegressor
+    from ..linear_model import ProxClassifier, ProxRegressor
     return {cls.__name__: cls for cls in (ProxClassifier, ProxRegressor)}
 
 
@@ -205,7 +205,7 @@ def save_model(est, path):
     if _classes().get(name) is not type(est):
         raise ValueError(f"save_model saves ProxClassifier and ProxRegressor, not {name}.")
     from sklearn.utils.validation import check_is_fitted  # loaded already: est is an estimator
-    from ._concurrency import lock_of
+    from .._concurrency import lock_of
     check_is_fitted(est, "t_")
     with lock_of(est).reading():        # the model of one step, whatever trains meanwhile
         fitted = {"n_features_in_": int(est.n_features_in_), "t_": est._learner.t,
