@@ -25,14 +25,14 @@ the rows-weighted averages, where it is the start's plus the workers' mean
 steps (W models averaged move as one model whose steps take W rows' mean
 gradient: the contract's mini-batch count, docs/contract.md §7). Nothing
 here runs a kernel: the states are read and written through the arrays a
-pickle keeps (`Learner.__reduce__`), laid out as `model_io` reads them, and
+pickle keeps (`Learner.__reduce__`), laid out as `model_io.layout` describes them, and
 every weight is read caught up (`Learner.coef`), so the mixed state owes no
 lazy catch-up. Pure NumPy, no Dask.
 """
 from ._kernels import Learner
 from ._numpy import np
 from ._rules import PENALTIES
-from .model_io import _adagrad_steps, _layout
+from .model_io.layout import adagrad_steps, state_layout
 
 #: What a rule mixes: "average" (weights by rows), "adagrad" (moves rescaled to
 #: the summed accumulators' steps), "dual" (sums of increments).
@@ -116,7 +116,7 @@ def _fields(learner):
     spec = dict(update=learner.update, schedule=learner.schedule, penalty=learner.penalty,
                 n_outputs=learner.n_outputs, l1_ratio=learner.l1_ratio)
     st, K = arrays["state"], learner.n_outputs
-    row, entry = _layout(spec, st.shape[1])
+    row, entry = state_layout(spec, st.shape[1])
     entries = st[:, len(row):].reshape(st.shape[0], K, len(entry))     # a view: the last axis split
     fields = {name: entries[:, :, i].T for i, name in enumerate(entry)}
     fields.update((name, st[:, i]) for i, name in enumerate(row))
@@ -179,7 +179,7 @@ def mixed(start, summed, kind):
             wide_a = {name: wide(name) if v.ndim == 2 else v for name, v in a.items()}
             W, f["G"][...] = _adagrad_moved(base.coef(), f["G"], wide_a, "", base.delta)
             b, f["bsquares"][...] = _adagrad_moved(base.intercept(), f["bsquares"], wide_a, "b", base.delta)
-            f["eta"][...] = _adagrad_steps(dict(eta0=base.eta0, delta=base.delta), f["G"])
+            f["eta"][...] = adagrad_steps(dict(eta0=base.eta0, delta=base.delta), f["G"])
             f["t0"][...] = scalars["t"]
         else:
             rows = max(summed.rows, 1)

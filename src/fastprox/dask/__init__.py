@@ -77,7 +77,7 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     raises ClusterError: no model is ever returned without a share.
     """
     from ..linear_model import ProxClassifier, ProxRegressor
-    from ..model_io import SavedModel, _estimator
+    from ..model_io import SavedModel, estimator_of
     if not isinstance(estimator, (ProxClassifier, ProxRegressor)):
         raise ValueError(f"fastprox.dask.fit trains a ProxClassifier or ProxRegressor, not "
                          f"{type(estimator).__name__}")
@@ -117,8 +117,7 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     if not regression:
         import numpy as np
         out_classes = np.asarray(sorted(classes) if classes is not None else model.classes)
-    fitted_est = _estimator(SavedModel(type(estimator).__name__, params, learner, fitted, out_classes,
-                                       None), None)
+    fitted_est = estimator_of(SavedModel(type(estimator).__name__, params, learner, fitted, out_classes, None))
     fitted_est.cluster_rounds_ = result.rounds
     return fitted_est
 

@@ -1,0 +1,61 @@
+"""What earlier versions of the format lack or store otherwise (see the format's
+history, fastprox.model_io.format), made what this version holds: entries added
+since, with the values that mean what the file meant, and state rows of an
+earlier layout converted to the kernel's."""
+from .._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
+from .._numpy import np
+# Parameters newer than some files of this version: absent, they take these values.
+LATER_PARAMS = dict(grow_features=False, verbose=0, class_weight=None, step="gradient", hash_bits=None)
+# Entries of the learner and scalars sections that versions before 4 lack, and their values.
+BEFORE_4 = {"learner": dict(step="gradient"), "scalars": dict(N=0.0)}
+# Entries of the fitted section that versions before 6 lack, and their values.
+BEFORE_6 = dict(hash_bits_=None)
+
+
+def add_ftrl_roots(state, K):
+    """Version 2's FTRL rows, (z, n) per output, as the kernel keeps them: (z, n, sqrt(n))."""
+    z_n = state.reshape(len(state), K, 2)
+    return np.concatenate([z_n, np.sqrt(np.maximum(z_n[:, :, 1:], 0))], axis=2).reshape(len(state), 3 * K)
+
+
+def drop_normalized_stamps(state, K):
+    """Version 4's rows of a normalized model without a penalty, (R0, m) then (w, G, c)
+    per output, as the kernel keeps them: m, then (w, G)."""
+    entries = state[:, 2:].reshape(len(state), K, 3)[:, :, :2].reshape(len(state), 2 * K)
+    return np.concatenate([state[:, 1:2], entries], axis=1)
+
+
+def param_keys(name, version):
+    """The parameters of a model of class ``name`` in a file of ``version``: its
+    estimator's (version 1 had no group_weights)."""
+    defaults = CLASSIFIER_DEFAULTS if name == "ProxClassifier" else REGRESSOR_DEFAULTS
+    return [key for key in defaults if version > 1 or key != "group_weights"]
+
+
+def upgraded(header, version):
+    """The header of a file of ``version`` (a JSON object of the format's entries)
+    with the entries added since where its sections lack them (sections that are
+    not JSON objects are left as they are, for the checks to refuse)."""
+    header = dict(header)
+    if version < 4:
+        header.update((key, {**BEFORE_4[key], **header[key]}) for key in ("learner", "scalars")
+                      if type(header[key]) is dict)
+    if version < 6 and type(header["fitted"]) is dict:
+        header["fitted"] = {**BEFORE_6, **header["fitted"]}
+    if isinstance(header["params"], dict):
+        keys = param_keys(header["class"], version)
+        header["params"] = {**{key: value for key, value in LATER_PARAMS.items() if key in keys},
+                            **header["params"]}
+    return header
+
+
+def state_upgrade(version, spec, width):
+    """(the width of the state rows a file of ``version`` stores for the kernel ``spec``
+    whose rows are ``width`` wide, the function making them the kernel's rows or None
+    where they are already)."""
+    K = spec["n_outputs"]
+    if version < 3 and spec["update"] == "ftrl" and width == 3 * K:
+        return 2 * K, add_ftrl_roots
+    if version < 5 and spec["schedule"] == "normalized" and width == 1 + 2 * K:
+        return 2 + 3 * K, drop_normalized_stamps
+    return width, None
