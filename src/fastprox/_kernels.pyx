@@ -65,8 +65,9 @@ from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVS
 from fastprox._state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS
 from fastprox._buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
 from fastprox._state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
-                              wants_factor_memo,
+                              wants_factor_memo, uses_lanes,
                               set_layout, FTRL_ROOTS_ENTRIES)
+from fastprox._lanes cimport lanes_t, lanes_at, lanes_best, LANES_COUNT
 from fastprox._fobos cimport stamp_origin, zero_origin
 from fastprox._dual cimport set_weight_params
 from fastprox._groups cimport groups_replay, groups_materialize
@@ -101,6 +102,35 @@ cdef int PREFETCH_STEPS = 2
 # for a moment, 16 times a second at the slowest rule's 1 us a row. Checking in the
 # kernel keeps one call per pass, and so one check of X, however long the pass.
 cdef Py_ssize_t SIGNAL_ROWS = 1 << 16
+# The instruction set of the passes in lanes (`_lanes.h`): the widest this CPU runs,
+# chosen once here; each pass copies it into its context (`fit_csr`).
+cdef const lanes_t* LANES = lanes_best()
+
+
+def lanes():
+    """The instruction set the normalized and AdaGrad rows run in ("portable", "sse2",
+    "avx2" or "avx512"): the widest this CPU runs, chosen at import. The model's bits
+    do not depend on it."""
+    return LANES.name.decode()
+
+
+def lanes_available():
+    """The instruction sets this build has and this CPU runs, narrowest first."""
+    return [lanes_at(i).name.decode() for i in range(LANES_COUNT) if lanes_at(i) != NULL]
+
+
+def use_lanes(name):
+    """Run the next passes in the instruction set `name` (one of `lanes_available()`),
+    for the tests that compare the sets' bits and the benchmarks that time them;
+    returns the set used before."""
+    global LANES
+    cdef int i
+    before = lanes()
+    for i in range(LANES_COUNT):
+        if lanes_at(i) != NULL and lanes_at(i).name.decode() == name:
+            LANES = lanes_at(i)
+            return before
+    raise ValueError(f"lanes {name!r} are not available here; use one of {lanes_available()}.")
 
 # The arrays a pickle or a model file keeps (the rest is scratch space), their types
 # and, for the two-dimensional ones, their shapes (`saved_arrays`).
@@ -595,8 +625,10 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     ensure_scratch(state, _check_rows(data.shape[0], indices, indptr, y.shape[0],
                                       y.shape[0] if unit else sample_weight.shape[0],
                                       order, all_rows, state.params.n_features, batch_size,
-                                      state.params.update == FTRL or wants_factor_memo(state)),
+                                      state.params.update == FTRL or wants_factor_memo(state)
+                                      or uses_lanes(state)),
                    batch_size)
+    state.lanes = LANES
     c = state[0]
     # Prefetching pays once the state outgrows the caches; below, it only costs.
     cdef bint prefetch = c.params.n_features * c.layout.width * sizeof(double) > PREFETCH_BYTES
