@@ -67,7 +67,7 @@ from fastprox._buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
 from fastprox._state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
                               wants_factor_memo, uses_lanes,
                               set_layout, FTRL_ROOTS_ENTRIES)
-from fastprox._lanes cimport lanes_t, lanes_at, lanes_best, LANES_COUNT
+from fastprox._lanes cimport lanes_t, lanes_at, lanes_best, cpu_family, LANES_COUNT
 from fastprox._fobos cimport stamp_origin, zero_origin
 from fastprox._dual cimport set_weight_params
 from fastprox._groups cimport groups_replay, groups_materialize
@@ -102,16 +102,26 @@ cdef int PREFETCH_STEPS = 2
 # for a moment, 16 times a second at the slowest rule's 1 us a row. Checking in the
 # kernel keeps one call per pass, and so one check of X, however long the pass.
 cdef Py_ssize_t SIGNAL_ROWS = 1 << 16
-# The instruction set of the passes in lanes (`_lanes.h`): the widest this CPU runs,
-# chosen once here; each pass copies it into its context (`fit_csr`).
+# The instruction set of the passes in lanes (`_lanes.h`): the widest this CPU runs
+# (but where a narrower one measured faster on its family), chosen once here; each pass
+# copies it into its context (`fit_csr`).
 cdef const lanes_t* LANES = lanes_best()
 
 
 def lanes():
     """The instruction set the normalized and AdaGrad rows run in ("portable", "sse2",
-    "avx2" or "avx512"): the widest this CPU runs, chosen at import. The model's bits
-    do not depend on it."""
+    "avx2" or "avx512"): chosen at import, the widest this CPU runs but where a narrower
+    one measured faster on its family (`_lanes.h`: AVX2 on AMD's family 25). The model's
+    bits do not depend on it."""
     return LANES.name.decode()
+
+
+def cpu():
+    """The CPU's vendor and family as cpuid gives them ("", 0 where it gives none):
+    what the import's choice of lanes reads."""
+    cdef char vendor[13]
+    family = cpu_family(vendor)
+    return vendor.decode(), family
 
 
 def lanes_available():

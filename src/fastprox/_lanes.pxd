@@ -28,3 +28,4 @@ cdef extern from "_lanes.h" nogil:
     const int LANES_COUNT "FASTPROX_LANES_COUNT"
     const lanes_t* lanes_at "fastprox_lanes_at"(int i)
     const lanes_t* lanes_best "fastprox_lanes_best"()
+    int cpu_family "fastprox_cpu_family"(char* vendor)
