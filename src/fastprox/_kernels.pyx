@@ -65,8 +65,8 @@ from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVS
 from fastprox._state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS
 from fastprox._buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
 from fastprox._state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
-                              wants_factor_memo, uses_lanes,
-                              set_layout, FTRL_ROOTS_ENTRIES)
+                              wants_factor_memo, uses_lanes, lane_slot,
+                              set_layout, FTRL_ROOTS_ENTRIES, PREFETCH_STEPS, LANE_SLOTS)
 from fastprox._lanes cimport lanes_t, lanes_at, lanes_best, cpu_family, LANES_COUNT
 from fastprox._fobos cimport stamp_origin, zero_origin
 from fastprox._dual cimport set_weight_params
@@ -95,9 +95,6 @@ LOSSES = {"log": 0, "hinge": 1, "squared_hinge": 2, "modified_huber": 3,
 
 cdef long long MIN_REBASE_PERIOD = 1 << 16
 cdef long long PREFETCH_BYTES = 1 << 20
-# How many steps ahead a row's state is requested: two beat one on the 10-class
-# l1_l2 pass (best of 7: 0.19-0.22 s against 0.23-0.32 s, three alternations).
-cdef int PREFETCH_STEPS = 2
 # Rows between two looks at Python's signals (Ctrl-C) during a call: the GIL taken
 # for a moment, 16 times a second at the slowest rule's 1 us a row. Checking in the
 # kernel keeps one call per pass, and so one check of X, however long the pass.
@@ -648,6 +645,8 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                            and not all_rows and not consecutive(order))
     cdef bint separable = (c.params.plain_fobos or c.params.plain_adagrad or c.params.plain_dual
                            or c.params.plain_normalized)
+    # The rows in lanes keep the state rows the prefetching took (`_state.lane_slot`).
+    cdef bint keep = uses_lanes(&c) and batch_size == 1
     cdef bint stopped, steep
     with nogil:
         while start < n:
@@ -658,8 +657,12 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                 prefetch_lines(ind + indptr[nxt], ind + indptr[nxt + 1])
             if start + PREFETCH_STEPS * b < n and prefetch:
                 nxt = row_at(rows, start + PREFETCH_STEPS * b)
-                prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1])
+                prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1],
+                              lane_slot(&c, start + PREFETCH_STEPS) if keep else NULL)
+                if keep:
+                    c.scratch.lane_tag[(start + PREFETCH_STEPS) % LANE_SLOTS] = indptr[nxt]
             if b == 1 and separable:
+                c.scratch.lane_at = start
                 total += separable_step(&c, X, ind, &indptr[0], &y[0], sw, row_at(rows, start))
             else:
                 total += step(&c, X, ind, &indptr[0], &y[0], sw, rows, start, b)

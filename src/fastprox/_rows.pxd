@@ -14,7 +14,7 @@ from fastprox._dual cimport set_weight_params, ftrl_z
 from fastprox._intercept cimport intercept_feature, intercept_value, apply_intercept
 from fastprox._gradients cimport gradient, gradients, refused, abs_max2, row_abs_max, largest_q
 from fastprox._csr cimport weight_at
-from fastprox._state cimport normalized_l1_rows
+from fastprox._state cimport normalized_l1_rows, lane_slot, LANE_SLOTS
 from fastprox._normalized cimport set_normalized_eta
 from fastprox._intercept cimport intercept_step_size
 from fastprox._invariant cimport invariant_sigma, log_invariant_sigma
@@ -363,19 +363,20 @@ cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* i
 cdef inline lane_row_t lane_entries(Ctx* c, const value_t* data, const index_t* indices,
                                     long long lo, long long hi) noexcept nogil:
     """A row as the passes in lanes read it (`_lanes.h`'s fastprox_lane_row): the state
-    rows of its non-zeros (each address taken once, where each pass would take it
-    again), padded with the dummy row, in c.scratch.lane_rows; its values (in place
-    where they are doubles, else converted into c.scratch.lane_block); the memos in the
-    lane block (sized by `ensure_scratch`)."""
+    rows of its non-zeros, each address taken once (by the prefetching, which keeps them
+    in the step's slot, or here), padded with the dummy row; its values (in place where
+    they are doubles, else converted into c.scratch.lane_block); the memos in the lane
+    block (sized by `ensure_scratch`)."""
     cdef lane_row_t row
-    cdef double** rows = c.scratch.lane_rows
+    cdef double** rows = lane_slot(c, c.scratch.lane_at)
     cdef double* block = c.scratch.lane_block
     cdef double* state = c.arrays.state
     cdef double* xs = block
     cdef long long width = c.layout.width, size = c.scratch.lane_size, i
     row.n = hi - lo
-    for i in range(row.n):
-        rows[i] = state + indices[lo + i] * width
+    if c.scratch.lane_tag[c.scratch.lane_at % LANE_SLOTS] != lo:
+        for i in range(row.n):
+            rows[i] = state + indices[lo + i] * width
     for i in range(row.n, row.n + c.lanes.width - 1):
         rows[i] = block + 4 * size
     if value_t is double:
