@@ -11,6 +11,8 @@
                                        beyond p + k is read)
        V_GATHER(rows, k)               (rows[0][k], ..., rows[L-1][k]): one field of L state rows
        V_SCATTER(rows, k, v)           the reverse, lane 0 first
+       V_GATHER2(rows, k, a, b)        *a, *b = fields k and k + 1 of the rows (one load of both a row)
+       V_SCATTER2(rows, k, a, b)       the reverse
        V_SET1(a), V_ZERO               a in every lane; +0
        V_ADD, V_SUB, V_MUL, V_DIV, V_SQRT
        V_ABS(v)                        |v| (the sign bit cleared)
@@ -31,6 +33,8 @@
 #undef V_LOAD_TAIL
 #undef V_GATHER
 #undef V_SCATTER
+#undef V_GATHER2
+#undef V_SCATTER2
 #undef V_SET1
 #undef V_ZERO
 #undef V_ADD
@@ -63,6 +67,8 @@
 #define V_LOAD_TAIL(p, k) 0.0           /* (one lane: no tail) */
 #define V_GATHER(rows, k) ((rows)[0][k])
 #define V_SCATTER(rows, k, v) ((rows)[0][k] = (v))
+#define V_GATHER2(rows, k, a, b) (*(a) = (rows)[0][k], *(b) = (rows)[0][(k) + 1])
+#define V_SCATTER2(rows, k, a, b) ((rows)[0][k] = (a), (rows)[0][(k) + 1] = (b))
 #define V_SET1(a) (a)
 #define V_ZERO 0.0
 #define V_ADD(a, b) ((a) + (b))
@@ -83,6 +89,17 @@
 
 #elif FASTPROX_LANES_ISA == FASTPROX_LANES_SSE2
 /* Two lanes: _pairs.h's SSE2 operations (the baseline of x86-64). */
+static inline void fastprox_sse2_gather_pair(double *const *rows, int k, __m128d *a, __m128d *b)
+{
+    __m128d r0 = _mm_loadu_pd(rows[0] + k), r1 = _mm_loadu_pd(rows[1] + k);
+    *a = _mm_unpacklo_pd(r0, r1);
+    *b = _mm_unpackhi_pd(r0, r1);
+}
+static inline void fastprox_sse2_scatter_pair(double *const *rows, int k, __m128d a, __m128d b)
+{
+    _mm_storeu_pd(rows[0] + k, _mm_unpacklo_pd(a, b));
+    _mm_storeu_pd(rows[1] + k, _mm_unpackhi_pd(a, b));
+}
 #define LANES 2
 #define LANES_TARGET
 #define LANES_ISA_NAME "sse2"
@@ -94,6 +111,8 @@
 #define V_LOAD_TAIL(p, k) _mm_load_sd(p)
 #define V_GATHER(rows, k) _mm_loadh_pd(_mm_load_sd((rows)[0] + (k)), (rows)[1] + (k))
 #define V_SCATTER(rows, k, v) fastprox_put2((rows)[0], (rows)[1], (k), (v))
+#define V_GATHER2 fastprox_sse2_gather_pair
+#define V_SCATTER2 fastprox_sse2_scatter_pair
 #define V_SET1(a) _mm_set1_pd(a)
 #define V_ZERO _mm_setzero_pd()
 #define V_ADD _mm_add_pd
@@ -135,6 +154,24 @@ static inline LANES_TARGET void fastprox_avx2_scatter(double *const *rows, int k
     _mm_storel_pd(rows[2] + k, hi);
     _mm_storeh_pd(rows[3] + k, hi);
 }
+static inline LANES_TARGET __m256d fastprox_avx2_pairs(double *const *rows, int k)
+{
+    return _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(rows[0] + k)), _mm_loadu_pd(rows[2] + k), 1);
+}
+static inline LANES_TARGET void fastprox_avx2_gather_pair(double *const *rows, int k, __m256d *a, __m256d *b)
+{
+    __m256d even = fastprox_avx2_pairs(rows, k), odd = fastprox_avx2_pairs(rows + 1, k);   /* rows 0, 2; 1, 3 */
+    *a = _mm256_unpacklo_pd(even, odd);
+    *b = _mm256_unpackhi_pd(even, odd);
+}
+static inline LANES_TARGET void fastprox_avx2_scatter_pair(double *const *rows, int k, __m256d a, __m256d b)
+{
+    __m256d even = _mm256_unpacklo_pd(a, b), odd = _mm256_unpackhi_pd(a, b);
+    _mm_storeu_pd(rows[0] + k, _mm256_castpd256_pd128(even));
+    _mm_storeu_pd(rows[1] + k, _mm256_castpd256_pd128(odd));
+    _mm_storeu_pd(rows[2] + k, _mm256_extractf128_pd(even, 1));
+    _mm_storeu_pd(rows[3] + k, _mm256_extractf128_pd(odd, 1));
+}
 static inline LANES_TARGET __m256d fastprox_avx2_load_tail(const double *p, long long k)
 {
     __m256i lanes = _mm256_set_epi64x(3, 2, 1, 0);
@@ -151,6 +188,8 @@ static inline LANES_TARGET __m256d fastprox_avx2_soft(__m256d v, __m256d thr)
 #define V_LOAD_TAIL fastprox_avx2_load_tail
 #define V_GATHER fastprox_avx2_gather
 #define V_SCATTER fastprox_avx2_scatter
+#define V_GATHER2 fastprox_avx2_gather_pair
+#define V_SCATTER2 fastprox_avx2_scatter_pair
 #define V_SET1(a) _mm256_set1_pd(a)
 #define V_ZERO _mm256_setzero_pd()
 #define V_ADD _mm256_add_pd
@@ -203,6 +242,32 @@ static inline LANES_TARGET void fastprox_avx512_scatter(double *const *rows, int
     fastprox_avx512_scatter2(rows + 4, k, _mm256_castpd256_pd128(hi));
     fastprox_avx512_scatter2(rows + 6, k, _mm256_extractf128_pd(hi, 1));
 }
+static inline LANES_TARGET __m512d fastprox_avx512_pairs(double *const *rows, int k)
+{
+    __m256d lo = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(rows[0] + k)), _mm_loadu_pd(rows[2] + k), 1);
+    __m256d hi = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(rows[4] + k)), _mm_loadu_pd(rows[6] + k), 1);
+    return _mm512_insertf64x4(_mm512_castpd256_pd512(lo), hi, 1);
+}
+static inline LANES_TARGET void fastprox_avx512_gather_pair(double *const *rows, int k, __m512d *a, __m512d *b)
+{
+    __m512d even = fastprox_avx512_pairs(rows, k), odd = fastprox_avx512_pairs(rows + 1, k);
+    *a = _mm512_unpacklo_pd(even, odd);
+    *b = _mm512_unpackhi_pd(even, odd);
+}
+static inline LANES_TARGET void fastprox_avx512_scatter_pair(double *const *rows, int k, __m512d a, __m512d b)
+{
+    __m512d even = _mm512_unpacklo_pd(a, b), odd = _mm512_unpackhi_pd(a, b);
+    __m256d even_lo = _mm512_castpd512_pd256(even), even_hi = _mm512_extractf64x4_pd(even, 1);
+    __m256d odd_lo = _mm512_castpd512_pd256(odd), odd_hi = _mm512_extractf64x4_pd(odd, 1);
+    _mm_storeu_pd(rows[0] + k, _mm256_castpd256_pd128(even_lo));
+    _mm_storeu_pd(rows[1] + k, _mm256_castpd256_pd128(odd_lo));
+    _mm_storeu_pd(rows[2] + k, _mm256_extractf128_pd(even_lo, 1));
+    _mm_storeu_pd(rows[3] + k, _mm256_extractf128_pd(odd_lo, 1));
+    _mm_storeu_pd(rows[4] + k, _mm256_castpd256_pd128(even_hi));
+    _mm_storeu_pd(rows[5] + k, _mm256_castpd256_pd128(odd_hi));
+    _mm_storeu_pd(rows[6] + k, _mm256_extractf128_pd(even_hi, 1));
+    _mm_storeu_pd(rows[7] + k, _mm256_extractf128_pd(odd_hi, 1));
+}
 static inline LANES_TARGET __m512d fastprox_avx512_soft(__m512d v, __m512d thr)
 {
     const __m512i sign = _mm512_set1_epi64((long long)0x8000000000000000ULL);
@@ -215,6 +280,8 @@ static inline LANES_TARGET __m512d fastprox_avx512_soft(__m512d v, __m512d thr)
 #define V_LOAD_TAIL(p, k) _mm512_maskz_loadu_pd((__mmask8)((1u << (k)) - 1), (p))
 #define V_GATHER fastprox_avx512_gather
 #define V_SCATTER fastprox_avx512_scatter
+#define V_GATHER2 fastprox_avx512_gather_pair
+#define V_SCATTER2 fastprox_avx512_scatter_pair
 #define V_SET1(a) _mm512_set1_pd(a)
 #define V_ZERO _mm512_setzero_pd()
 #define V_ADD _mm512_add_pd

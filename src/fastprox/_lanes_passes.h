@@ -8,7 +8,11 @@
    lane, the general step's operations in its order (`_normalized`, `_adagrad`); the
    row's sums (margin, N_t, step norm) add their terms one at a time in the row's order.
    The first pass keeps each entry's scale and weight in the row's memos, where the
-   later ones read them (neither changes between the passes). */
+   later ones read them (neither changes between the passes). Neighbouring fields go
+   in and out of a row together (V_GATHER2, V_SCATTER2: (m, w), (t0, w), (G, eta),
+   (G, factor)), the step storing (m, w) as the next row's first pass loads them: a
+   load that spans two earlier stores of a row still in flight cannot take its data
+   from them (store forwarding), and waits. */
 #define LANES_FN static inline LANES_TARGET
 #define LANES_SPECIAL static inline FASTPROX_ALWAYS_INLINE LANES_TARGET
 
@@ -35,15 +39,15 @@ LANES_FN double LANES_NAME(max)(V v)
     return m;
 }
 
-/* The normalized schedule's rescale of a group's features of scales *m (field at_m),
-   values x and weights w: where |x| > m, w *= m / |x| if m > 0 and m = |x|, stored
-   (`_normalized.rescale`); *moved says whether a weight changed. Returns the weights
-   (not stored); *share gets the rows' shares of N_t, (x / m)^2 with 1 where |x| = m and
-   0 where x = 0 (`_normalized.row_norm`): the division only where a lane needs it
-   (never on a binary feature). The scales are stored whether they grew or not: a
-   feature's first value (m = 0) comes at random in a text set's rows, and a branch on
-   it was mispredicted on one group in two of the Zipf sets' rows (callgrind). */
-LANES_SPECIAL V LANES_NAME(rescale)(double *const *rows, int at_m, V x, V w, V *m, V *share, int *moved)
+/* The normalized schedule's rescale of a group's features of scales *m, values x and
+   weights w: where |x| > m, w *= m / |x| if m > 0 and m = |x| (`_normalized.rescale`);
+   *moved says whether a weight changed. Returns the weights; *share gets the rows'
+   shares of N_t, (x / m)^2 with 1 where |x| = m and 0 where x = 0
+   (`_normalized.row_norm`): the division only where a lane needs it (never on a binary
+   feature). Nothing stored: the caller stores the scales whether they grew or not (a
+   feature's first value, m = 0, comes at random in a text set's rows, and a branch on
+   it was mispredicted on one group in two of the Zipf sets' rows, callgrind). */
+LANES_SPECIAL V LANES_NAME(rescale)(V x, V w, V *m, V *share, int *moved)
 {
     const V zero = V_ZERO, one = V_SET1(1.0);
     V a = V_ABS(x), square = one, v;
@@ -52,7 +56,6 @@ LANES_SPECIAL V LANES_NAME(rescale)(double *const *rows, int at_m, V x, V w, V *
     if (*moved)                             /* a larger value: rare once a feature is seen */
         w = V_BLEND(shrink, V_MUL(w, V_DIV(*m, a)), w);
     *m = V_MAX(a, *m);                      /* a > m ? a : m */
-    V_SCATTER(rows, at_m, *m);
     if (M_ANY(M_AND(nonzero, V_NEQ(a, *m)))) {
         v = V_DIV(x, *m);
         square = V_MUL(v, v);
@@ -74,20 +77,23 @@ LANES_SPECIAL void LANES_NAME(normalized_margin_of)(const fastprox_lane_row *row
     const int fields = penalized ? FASTPROX_NORM_ROW_FIELDS : FASTPROX_NORM_PLAIN_ROW_FIELDS;
     const int at_w = fields + FASTPROX_NORM_W;
     double *const *r = row->rows + i;
-    V w = V_GATHER(r, at_w), m = V_GATHER(r, fields - 1), share;
+    V w, m, share;
     int moved;
+    V_GATHER2(r, fields - 1, &m, &w);       /* (m, w): a row's last field, its first entry's first */
     if (penalized) {
         V spent = V_SUB(V_SET1(R), V_GATHER(r, FASTPROX_NORM_STAMP));
         M on = M_AND(V_GT(spent, V_ZERO), V_GT(V_SET1(alpha), V_ZERO));
         V thr = V_MUL(V_MUL(V_SET1(alpha), V_GATHER(r, fields + FASTPROX_NORM_FACTOR)), spent);
         w = V_BLEND(on, V_SOFT(w, thr), w);
     }
-    w = LANES_NAME(rescale)(r, fields - 1, x, w, &m, &share, &moved);
+    w = LANES_NAME(rescale)(x, w, &m, &share, &moved);
     if (penalized) {
         V_SCATTER(r, FASTPROX_NORM_STAMP, V_SET1(R));
-        V_SCATTER(r, at_w, w);
-    } else if (moved) {
-        V_SCATTER(r, at_w, w);
+        V_SCATTER2(r, fields - 1, m, w);
+    } else {
+        V_SCATTER(r, fields - 1, m);
+        if (moved)
+            V_SCATTER(r, at_w, w);
     }
     V_STORE(row->scale + i, m);
     V_STORE(row->weight + i, w);
@@ -122,16 +128,18 @@ LANES_SPECIAL V LANES_NAME(normalized_factors_of)(double *const *r, V x, V m, co
     V g = V_MUL(V_SET1(q), x);
     V G = V_ADD(V_GATHER(r, fields + FASTPROX_NORM_G), V_MUL(g, g));
     V factor = V_KEEP(V_GT(G, V_ZERO), V_DIV(V_SET1(eta0), V_MUL(m, V_SQRT(G))));
-    V_SCATTER(r, fields + FASTPROX_NORM_G, G);
     if (penalized)
-        V_SCATTER(r, fields + FASTPROX_NORM_FACTOR, factor);
+        V_SCATTER2(r, fields + FASTPROX_NORM_G, G, factor);
+    else
+        V_SCATTER(r, fields + FASTPROX_NORM_G, G);
     return factor;
 }
 
-/* A group's FOBOS step with step factors `factor` and weights w: eta = factor r, and
-   where eta > 0 w <- w - eta (sigma x), soft-thresholded by alpha eta under l1 (stamped
-   R there) (`_normalized.normalized_fobos_step`; without a penalty soft(v, 0) is v). */
-LANES_SPECIAL void LANES_NAME(normalized_step_of)(double *const *r, V x, V factor, V w, const int penalized,
+/* A group's FOBOS step with step factors `factor`, weights w and scales m: eta = factor
+   r, and where eta > 0 w <- w - eta (sigma x), soft-thresholded by alpha eta under l1
+   (stamped R there) (`_normalized.normalized_fobos_step`; without a penalty soft(v, 0)
+   is v); (m, w) stored together. */
+LANES_SPECIAL void LANES_NAME(normalized_step_of)(double *const *r, V x, V factor, V w, V m, const int penalized,
                                                   double sigma, double rate, double alpha, double R)
 {
     const int fields = penalized ? FASTPROX_NORM_ROW_FIELDS : FASTPROX_NORM_PLAIN_ROW_FIELDS;
@@ -139,7 +147,7 @@ LANES_SPECIAL void LANES_NAME(normalized_step_of)(double *const *r, V x, V facto
     V step = V_SUB(w, V_MUL(eta, V_MUL(V_SET1(sigma), x)));
     if (penalized)
         step = V_SOFT(step, V_MUL(V_SET1(alpha), eta));
-    V_SCATTER(r, fields + FASTPROX_NORM_W, V_BLEND(V_GT(eta, V_ZERO), step, w));
+    V_SCATTER2(r, fields - 1, m, V_BLEND(V_GT(eta, V_ZERO), step, w));
     if (penalized)
         V_SCATTER(r, FASTPROX_NORM_STAMP, V_SET1(R));
 }
@@ -176,10 +184,12 @@ LANES_SPECIAL void LANES_NAME(normalized_step_in)(fastprox_lane_row row, const i
     long long i, n = row.n;
     for (i = 0; i + LANES <= n; i += LANES)
         LANES_NAME(normalized_step_of)(row.rows + i, V_LOAD(row.x + i), V_LOAD(row.factor + i),
-                                       V_LOAD(row.weight + i), penalized, sigma, rate, alpha, R);
+                                       V_LOAD(row.weight + i), V_LOAD(row.scale + i), penalized, sigma, rate,
+                                       alpha, R);
     if (i < n)
         LANES_NAME(normalized_step_of)(row.rows + i, V_LOAD_TAIL(row.x + i, n - i), V_LOAD(row.factor + i),
-                                       V_LOAD(row.weight + i), penalized, sigma, rate, alpha, R);
+                                       V_LOAD(row.weight + i), V_LOAD(row.scale + i), penalized, sigma, rate,
+                                       alpha, R);
 }
 
 /* The gradient step's second pass, for a group: its factors, then its step of q. */
@@ -187,8 +197,10 @@ LANES_SPECIAL void LANES_NAME(normalized_update_of)(const fastprox_lane_row *row
                                                     const int penalized, double q, double rate, double eta0,
                                                     double alpha, double R)
 {
-    V factor = LANES_NAME(normalized_factors_of)(row->rows + i, x, V_LOAD(row->scale + i), penalized, q, eta0);
-    LANES_NAME(normalized_step_of)(row->rows + i, x, factor, V_LOAD(row->weight + i), penalized, q, rate, alpha, R);
+    V m = V_LOAD(row->scale + i);
+    V factor = LANES_NAME(normalized_factors_of)(row->rows + i, x, m, penalized, q, eta0);
+    LANES_NAME(normalized_step_of)(row->rows + i, x, factor, V_LOAD(row->weight + i), m, penalized, q, rate, alpha,
+                                   R);
 }
 
 LANES_SPECIAL void LANES_NAME(normalized_update_in)(fastprox_lane_row row, const int penalized, double q,
@@ -210,11 +222,12 @@ LANES_SPECIAL void LANES_NAME(adagrad_margin_of)(const fastprox_lane_row *row, l
                                                  double t, double alpha, double *acc, V *top)
 {
     double *const *r = row->rows + i;
-    V thr = V_MUL(V_SUB(V_SET1(t), V_GATHER(r, FASTPROX_ROW_LAST_STEP)),
-                  V_MUL(V_SET1(alpha), V_GATHER(r, FASTPROX_ADAGRAD_ROW_FIELDS + FASTPROX_ADAGRAD_ETA)));
-    V w = V_SOFT(V_GATHER(r, FASTPROX_ADAGRAD_ROW_FIELDS + FASTPROX_ADAGRAD_W), thr);
-    V_SCATTER(r, FASTPROX_ADAGRAD_ROW_FIELDS + FASTPROX_ADAGRAD_W, w);
-    V_SCATTER(r, FASTPROX_ROW_LAST_STEP, V_SET1(t));
+    V t0, w, thr;
+    V_GATHER2(r, FASTPROX_ROW_LAST_STEP, &t0, &w);
+    thr = V_MUL(V_SUB(V_SET1(t), t0),
+                V_MUL(V_SET1(alpha), V_GATHER(r, FASTPROX_ADAGRAD_ROW_FIELDS + FASTPROX_ADAGRAD_ETA)));
+    w = V_SOFT(w, thr);
+    V_SCATTER2(r, FASTPROX_ROW_LAST_STEP, V_SET1(t), w);
     V_STORE(row->weight + i, w);
     *acc = LANES_NAME(sum)(*acc, V_MUL(w, x), k);
     *top = V_MAX(V_ABS(x), *top);
@@ -241,7 +254,6 @@ LANES_SPECIAL double LANES_NAME(adagrad_margin_in)(fastprox_lane_row row, double
 LANES_SPECIAL void LANES_NAME(adagrad_step_of)(const fastprox_lane_row *row, long long i, V x, double q, double t,
                                                double alpha, const int l1, double rho1, double delta, double eta0)
 {
-    const int at_w = FASTPROX_ADAGRAD_ROW_FIELDS + FASTPROX_ADAGRAD_W;
     const int at_G = FASTPROX_ADAGRAD_ROW_FIELDS + FASTPROX_ADAGRAD_G;
     double *const *r = row->rows + i;
     V g = V_MUL(V_SET1(q), x);
@@ -253,10 +265,8 @@ LANES_SPECIAL void LANES_NAME(adagrad_step_of)(const fastprox_lane_row *row, lon
         step = V_SOFT(step, a);
     else
         step = V_DIV(V_SOFT(step, V_MUL(a, V_SET1(rho1))), V_ADD(V_SET1(1.0), V_MUL(a, V_SET1(1.0 - rho1))));
-    V_SCATTER(r, at_G, G);
-    V_SCATTER(r, FASTPROX_ADAGRAD_ROW_FIELDS + FASTPROX_ADAGRAD_ETA, eta);
-    V_SCATTER(r, at_w, V_BLEND(V_GT(eta, V_ZERO), step, w));
-    V_SCATTER(r, FASTPROX_ROW_LAST_STEP, V_SET1(t + 1.0));
+    V_SCATTER2(r, at_G, G, eta);
+    V_SCATTER2(r, FASTPROX_ROW_LAST_STEP, V_SET1(t + 1.0), V_BLEND(V_GT(eta, V_ZERO), step, w));
 }
 
 LANES_SPECIAL void LANES_NAME(adagrad_step_in)(fastprox_lane_row row, double q, double t, double alpha,
