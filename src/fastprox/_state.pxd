@@ -269,10 +269,9 @@ cdef inline long long index(Ctx* c, double* row, int k) noexcept nogil:
 
 cdef inline bint wants_factor_memo(Ctx* c) noexcept nogil:
     """Whether the steps keep the row's step factors in c.scratch.factor_memo (the
-    normalized schedule's invariant step, but in the single-output fast rows under l1,
-    which keep them in the state): sized by the longest row, times K."""
-    return (c.params.schedule == NORMALIZED and c.params.invariant
-            and not (c.params.plain_normalized and normalized_l1_rows(c)))
+    normalized schedule's invariant step, but in the single-output fast rows, which keep
+    them in their lane block): sized by the longest row, times K."""
+    return c.params.schedule == NORMALIZED and c.params.invariant and not c.params.plain_normalized
 
 
 cdef inline int grow_memo(double** memo, long long* size, long long need) except -1:
@@ -323,8 +322,8 @@ cdef inline double** lane_slot(Ctx* c, long long at) noexcept nogil:
 
 cdef inline int ensure_scratch(Ctx* c, long long longest, int batch_size) except -1:
     """Allocate the scratch the coming steps write, once needed: ftrl's (w, sqrt(n))
-    memo, the normalized fast rows' factor memo and the lane arrays for rows of up to
-    `longest` non-zeros, and for batches the gradient accumulator and feature marks
+    memo, the normalized invariant step's factor memo and the lane arrays for rows of up
+    to `longest` non-zeros, and for batches the gradient accumulator and feature marks
     (calloc: pages a pass never touches stay unmapped)."""
     cdef long long need = (MEMO_FIELDS * c.params.n_outputs * max(longest, 1)
                            if c.params.update == FTRL else 0)
