@@ -65,8 +65,8 @@ from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVS
 from fastprox._state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS
 from fastprox._buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
 from fastprox._state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
-                              wants_factor_memo, uses_lanes, lane_slot,
-                              set_layout, FTRL_ROOTS_ENTRIES, PREFETCH_STEPS, LANE_SLOTS)
+                              wants_factor_memo, uses_lanes,
+                              set_layout, FTRL_ROOTS_ENTRIES, PREFETCH_STEPS)
 from fastprox._lanes cimport lanes_t, lanes_at, lanes_best, cpu_family, LANES_COUNT
 from fastprox._fobos cimport stamp_origin, zero_origin
 from fastprox._dual cimport set_weight_params
@@ -645,7 +645,8 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                            and not all_rows and not consecutive(order))
     cdef bint separable = (c.params.plain_fobos or c.params.plain_adagrad or c.params.plain_dual
                            or c.params.plain_normalized)
-    # The rows in lanes keep the state rows the prefetching took (`_state.lane_slot`).
+    # The rows in lanes prefetch the row ahead themselves, and keep its state rows in a
+    # slot (`_rows.lane_prefetch`, `_state.lane_slot`).
     cdef bint keep = uses_lanes(&c) and batch_size == 1
     cdef bint stopped, steep
     with nogil:
@@ -655,12 +656,13 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                 nxt = row_at(rows, start + (PREFETCH_STEPS + 1) * b)
                 prefetch_lines(X + indptr[nxt], X + indptr[nxt + 1])
                 prefetch_lines(ind + indptr[nxt], ind + indptr[nxt + 1])
+            c.scratch.lane_ahead_lo = -1
             if start + PREFETCH_STEPS * b < n and prefetch:
                 nxt = row_at(rows, start + PREFETCH_STEPS * b)
-                prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1],
-                              lane_slot(&c, start + PREFETCH_STEPS) if keep else NULL)
-                if keep:
-                    c.scratch.lane_tag[(start + PREFETCH_STEPS) % LANE_SLOTS] = indptr[nxt]
+                if keep:                # (the step prefetches it: `_rows.lane_prefetch`)
+                    c.scratch.lane_ahead_lo, c.scratch.lane_ahead_hi = indptr[nxt], indptr[nxt + 1]
+                else:
+                    prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1], NULL)
             if b == 1 and separable:
                 c.scratch.lane_at = start
                 total += separable_step(&c, X, ind, &indptr[0], &y[0], sw, row_at(rows, start))

@@ -13,8 +13,8 @@ from fastprox._fobos cimport advance_cumulants, end_step
 from fastprox._dual cimport set_weight_params, ftrl_z
 from fastprox._intercept cimport intercept_feature, intercept_value, apply_intercept
 from fastprox._gradients cimport gradient, gradients, refused, abs_max2, row_abs_max, largest_q
-from fastprox._csr cimport weight_at
-from fastprox._state cimport normalized_l1_rows, lane_slot, LANE_SLOTS
+from fastprox._csr cimport weight_at, prefetch_rows
+from fastprox._state cimport normalized_l1_rows, lane_slot, LANE_SLOTS, PREFETCH_STEPS
 from fastprox._normalized cimport set_normalized_eta
 from fastprox._intercept cimport intercept_step_size
 from fastprox._invariant cimport invariant_sigma, log_invariant_sigma
@@ -190,6 +190,7 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
     q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
+    lane_prefetch(c, indices)
     c.lanes.adagrad_step(&lanes, q, t, c.params.alpha_pen, c.params.l1_share, c.params.delta, c.params.eta0)
     c.cursor.n_ops += 2 * lanes.n
     c.arrays.intercept_grad[0] = q
@@ -215,6 +216,7 @@ cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* in
     q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
+    lane_prefetch(c, indices)
     c.lanes.adagrad_step(&lanes, q, t, alpha, 1.0, c.params.delta, c.params.eta0)
     c.cursor.n_ops += 2 * lanes.n
     c.arrays.intercept_grad[0] = q
@@ -360,6 +362,18 @@ cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* i
     return total
 
 
+cdef inline void lane_prefetch(Ctx* c, const index_t* indices) noexcept nogil:
+    """The prefetching of the row PREFETCH_STEPS ahead (`_csr.prefetch_rows`), which
+    `fit_csr` leaves to the rows in lanes (c.scratch.lane_ahead_lo/hi), and its state
+    rows into their slot. Called where the step waits on a long chain (sigma, the
+    gradient's exp): instructions retire in order, so the ones that wait on nothing run
+    in that chain's shadow, where at the step's start they delayed it."""
+    cdef long long lo = c.scratch.lane_ahead_lo
+    if lo >= 0:
+        prefetch_rows(c, indices, lo, c.scratch.lane_ahead_hi, lane_slot(c, c.scratch.lane_at + PREFETCH_STEPS))
+        c.scratch.lane_tag[(c.scratch.lane_at + PREFETCH_STEPS) % LANE_SLOTS] = lo
+
+
 cdef inline lane_row_t lane_entries(Ctx* c, const value_t* data, const index_t* indices,
                                     long long lo, long long hi) noexcept nogil:
     """A row as the passes in lanes read it (`_lanes.h`'s fastprox_lane_row): the state
@@ -427,8 +441,10 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
             sigma = log_invariant_sigma(y * acc, y, step_norm, 1.0, c.cursor.exp_margin)
         else:
             sigma = invariant_sigma(c.params.loss, acc, y, step_norm, sw, c.params.epsilon)
+        lane_prefetch(c, indices)
         lanes.normalized_step(&row, penalized, sigma, r, alpha, threshold_sum)
     else:
+        lane_prefetch(c, indices)
         lanes.normalized_update(&row, penalized, q, r, eta0, alpha, threshold_sum)
     c.cursor.n_ops += 2 * row.n
     c.arrays.intercept_grad[0] = q

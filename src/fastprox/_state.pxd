@@ -170,6 +170,8 @@ cdef struct Scratch:
                                   # and those the prefetching took for the next steps
     long long lane_tag[LANE_SLOTS]    # the first non-zero of the row each slot holds (-1: none)
     long long lane_at             # the step's place in the pass, which names its slot
+    long long lane_ahead_lo       # the non-zeros [lo, hi) of the row PREFETCH_STEPS ahead, which the
+    long long lane_ahead_hi       # step prefetches itself (`_rows.lane_prefetch`; lo -1: none)
     double* lane_block            # 4 arrays of (longest row + LANES_MAX) doubles (the row's values
                                   # where they are float32, the memos of its step factors, scales
                                   # and weights) and the dummy row (width)
