@@ -2,10 +2,11 @@
    has, chosen at run time: `_lanes_passes.h` instantiated for the portable code (one
    lane), SSE2 (two, the baseline of x86-64), AVX2 (four) and AVX-512 (eight), the last
    two compiled with GCC's target attribute whatever the build machine, so that one
-   build runs on any x86-64 and takes the widest lanes the CPU it runs on has (other
-   architectures and compilers run the portable code). Every set gives the portable
-   code's bits (tests/c/lanes.c, tests/test_pairs.py). `_kernels` chooses a set once, at
-   import (`fastprox_lanes_best`), and each pass copies the choice into its context. */
+   build runs on any x86-64 and takes the widest lanes the CPU it runs on has, but
+   where a narrower set measured faster on the CPU's family (other architectures and
+   compilers run the portable code). Every set gives the portable code's bits
+   (tests/c/lanes.c, tests/test_pairs.py). `_kernels` chooses a set once, at import
+   (`fastprox_lanes_best`), and each pass copies the choice into its context. */
 #ifndef FASTPROX_LANES_H
 #define FASTPROX_LANES_H
 #include <string.h>
@@ -126,7 +127,9 @@ static const fastprox_lanes *fastprox_lanes_at(int i)
    extended family, 0 where unknown), for the import's choice and the benchmarks. */
 static int fastprox_cpu_family(char vendor[13])
 {
+#if FASTPROX_LANES_WIDE
     unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0, family;
+#endif
     vendor[0] = 0;
 #if FASTPROX_LANES_WIDE
     if (__get_cpuid(0, &eax, &ebx, &ecx, &edx)) {
@@ -143,21 +146,30 @@ static int fastprox_cpu_family(char vendor[13])
     return 0;
 }
 
+/* Whether a narrower set measured faster than `lanes` on this CPU's family. AMD family
+   25 (Zen 3 and Zen 4; Zen 4 executes AVX-512 in two 256-bit halves): AVX-512 is, AVX2's
+   defaults' pass took 7-9% less time than AVX-512's on the peer suite's short-row sets
+   (a9a, w8a, ijcnn1) and within 5% either way on the others (in-process medians of 31
+   passes, an EPYC of family 25 model 17). Other CPUs (Intel's among them) take the
+   widest set until measured. */
+static int fastprox_lanes_capped(const fastprox_lanes *lanes)
+{
+#if FASTPROX_LANES_WIDE
+    char vendor[13];
+    int family = fastprox_cpu_family(vendor);
+    return lanes == &fastprox_avx512_lanes && !strcmp(vendor, "AuthenticAMD") && family == 25;
+#else
+    (void)lanes;
+    return 0;
+#endif
+}
+
 /* The import's choice: the widest set this CPU runs, but where a narrower one measured
-   faster on the CPU's family. AMD family 25 (Zen 3 and Zen 4; Zen 4 executes AVX-512 in
-   two 256-bit halves): AVX2, whose defaults' pass took 7-9% less time than AVX-512's on
-   the peer suite's short-row sets (a9a, w8a, ijcnn1) and within 5% either way on the
-   others (in-process medians of 31 passes, an EPYC of family 25 model 17). Other CPUs
-   (Intel's among them) take the widest set until measured. */
+   faster on its family (`fastprox_lanes_capped`). */
 static const fastprox_lanes *fastprox_lanes_best(void)
 {
-    char vendor[13];
-    int i = FASTPROX_LANES_COUNT - 1, family = fastprox_cpu_family(vendor);
-    while (fastprox_lanes_at(i) == NULL
-#if FASTPROX_LANES_WIDE
-           || (fastprox_lanes_at(i) == &fastprox_avx512_lanes && !strcmp(vendor, "AuthenticAMD") && family == 25)
-#endif
-           )
+    int i = FASTPROX_LANES_COUNT - 1;
+    while (fastprox_lanes_at(i) == NULL || fastprox_lanes_capped(fastprox_lanes_at(i)))
         i--;
     return fastprox_lanes_at(i);
 }

@@ -370,7 +370,8 @@ cdef inline void lane_prefetch(Ctx* c, const index_t* indices) noexcept nogil:
     in that chain's shadow, where at the step's start they delayed it."""
     cdef long long lo = c.scratch.lane_ahead_lo
     if lo >= 0:
-        prefetch_rows(c, indices, lo, c.scratch.lane_ahead_hi, lane_slot(c, c.scratch.lane_at + PREFETCH_STEPS))
+        prefetch_rows(c, indices, lo, c.scratch.lane_ahead_hi,
+                      lane_slot(c, c.scratch.lane_at + PREFETCH_STEPS))
         c.scratch.lane_tag[(c.scratch.lane_at + PREFETCH_STEPS) % LANE_SLOTS] = lo
 
 
