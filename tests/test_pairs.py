@@ -5,8 +5,8 @@ header over random and special inputs, built both ways. The passes in lanes of
 ``_lanes.h`` (the single-output normalized and AdaGrad rows) give the portable code's
 bits in every set this CPU runs (SSE2, AVX2, AVX-512): ``tests/c/lanes.c`` compares
 them pass by pass, under AddressSanitizer where the compiler has it (a tail read past
-a row's last value fails it), and the learners trained with each set are compared
-bit for bit."""
+a row's last value fails it), and the learners trained with each set are compared bit
+for bit with the general step's."""
 import subprocess
 import sysconfig
 from pathlib import Path
@@ -79,28 +79,38 @@ RULES = [("normalized", p, s) for p in ("none", "l1") for s in ("invariant", "gr
         [("adagrad", p, "gradient") for p in ("l1", "l2", "elasticnet", "none")]
 
 
+def trained(X, y, rule, general=False):
+    """The state a learner of `rule` ends with after two passes over X (the second
+    shuffled), on its fast rows or (`general`) on the general step."""
+    schedule, penalty, step = rule
+    learner = Learner(X.shape[1], 1, "fobos", schedule, penalty, "log", alpha=1e-3, l1_ratio=0.5, eta0=0.5,
+                      delta=1.0, step=step)
+    if general:
+        learner._use_general_step()
+    assert learner.fast_rows == (None if general else "normalized" if schedule == "normalized" else "adagrad")
+    for order in (None, np.random.default_rng(1).permutation(X.shape[0]).astype(np.int64)):
+        learner.fit_rows(X.data, X.indices, X.indptr, y, None, order, 1)
+    arrays = learner.saved_arrays()
+    return b"".join(bytes(memoryview(a).cast("B")) for a, _ in arrays.values()), learner.scalars()
+
+
 @pytest.mark.parametrize("rule", RULES, ids=["/".join(r) for r in RULES])
 @pytest.mark.parametrize("types", [(np.float64, np.int32), (np.float32, np.int64)], ids=["f64-i32", "f32-i64"])
-def test_every_width_trains_the_portable_model(rule, types):
-    schedule, penalty, step = rule
+def test_every_width_trains_the_general_paths_model(rule, types):
+    """Each set's fast rows end with the general step's state, bit for bit, whatever the
+    CSR arrays' types (float32 values are converted for the lanes, float64 read in place)."""
     X, y = rows(*types)
-    states = {}
+    general = trained(X, y, rule, general=True)
     before = _kernels.lanes()
+    differ = []
     try:
         for name in _kernels.lanes_available():
             _kernels.use_lanes(name)
-            learner = Learner(X.shape[1], 1, "fobos", schedule, penalty, "log", alpha=1e-3, l1_ratio=0.5,
-                              eta0=0.5, delta=1.0, step=step)
-            assert learner.fast_rows == ("normalized" if schedule == "normalized" else "adagrad")
-            for order in (None, np.random.default_rng(1).permutation(X.shape[0]).astype(np.int64)):
-                learner.fit_rows(X.data, X.indices, X.indptr, y, None, order, 1)
-            arrays = learner.saved_arrays()
-            states[name] = b"".join(bytes(memoryview(a).cast("B")) for a, _ in arrays.values()), learner.scalars()
+            if trained(X, y, rule) != general:
+                differ.append(name)
     finally:
         _kernels.use_lanes(before)
-    assert len(states) >= 2
-    assert all(s == states["portable"] for s in states.values()), [n for n, s in states.items()
-                                                                    if s != states["portable"]]
+    assert not differ
 
 
 def test_the_import_chooses_the_widest_set_but_on_families_measured_otherwise():
