@@ -65,8 +65,9 @@ from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVS
 from fastprox._state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS
 from fastprox._buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
 from fastprox._state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
-                              wants_factor_memo,
-                              set_layout, FTRL_ROOTS_ENTRIES)
+                              wants_factor_memo, uses_lanes,
+                              set_layout, FTRL_ROOTS_ENTRIES, PREFETCH_STEPS)
+from fastprox._lanes cimport lanes_t, lanes_at, lanes_best, cpu_family, LANES_COUNT
 from fastprox._fobos cimport stamp_origin, zero_origin
 from fastprox._dual cimport set_weight_params
 from fastprox._groups cimport groups_replay, groups_materialize
@@ -94,13 +95,49 @@ LOSSES = {"log": 0, "hinge": 1, "squared_hinge": 2, "modified_huber": 3,
 
 cdef long long MIN_REBASE_PERIOD = 1 << 16
 cdef long long PREFETCH_BYTES = 1 << 20
-# How many steps ahead a row's state is requested: two beat one on the 10-class
-# l1_l2 pass (best of 7: 0.19-0.22 s against 0.23-0.32 s, three alternations).
-cdef int PREFETCH_STEPS = 2
 # Rows between two looks at Python's signals (Ctrl-C) during a call: the GIL taken
 # for a moment, 16 times a second at the slowest rule's 1 us a row. Checking in the
 # kernel keeps one call per pass, and so one check of X, however long the pass.
 cdef Py_ssize_t SIGNAL_ROWS = 1 << 16
+# The instruction set of the passes in lanes (`_lanes.h`): the widest this CPU runs
+# (but where a narrower one measured faster on its family), chosen once here; each pass
+# copies it into its context (`fit_csr`).
+cdef const lanes_t* LANES = lanes_best()
+
+
+def lanes():
+    """The instruction set the normalized and AdaGrad rows run in ("portable", "sse2",
+    "avx2" or "avx512"): chosen at import, the widest this CPU runs but where a narrower
+    one measured faster on its family (`_lanes.h`: AVX2 on AMD's family 25). The model's
+    bits do not depend on it."""
+    return LANES.name.decode()
+
+
+def cpu():
+    """The CPU's vendor and family as cpuid gives them ("", 0 where it gives none):
+    what the import's choice of lanes reads."""
+    cdef char vendor[13]
+    family = cpu_family(vendor)
+    return vendor.decode(), family
+
+
+def lanes_available():
+    """The instruction sets this build has and this CPU runs, narrowest first."""
+    return [lanes_at(i).name.decode() for i in range(LANES_COUNT) if lanes_at(i) != NULL]
+
+
+def use_lanes(name):
+    """Run the next passes in the instruction set `name` (one of `lanes_available()`),
+    for the tests that compare the sets' bits and the benchmarks that time them;
+    returns the set used before."""
+    global LANES
+    cdef int i
+    before = lanes()
+    for i in range(LANES_COUNT):
+        if lanes_at(i) != NULL and lanes_at(i).name.decode() == name:
+            LANES = lanes_at(i)
+            return before
+    raise ValueError(f"lanes {name!r} are not available here; use one of {lanes_available()}.")
 
 # The arrays a pickle or a model file keeps (the rest is scratch space), their types
 # and, for the two-dimensional ones, their shapes (`saved_arrays`).
@@ -608,8 +645,10 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     ensure_scratch(state, _check_rows(data.shape[0], indices, indptr, y.shape[0],
                                       y.shape[0] if unit else sample_weight.shape[0],
                                       order, all_rows, state.params.n_features, batch_size,
-                                      state.params.update == FTRL or wants_factor_memo(state)),
+                                      state.params.update == FTRL or wants_factor_memo(state)
+                                      or uses_lanes(state)),
                    batch_size)
+    state.lanes = LANES
     c = state[0]
     # Prefetching pays once the state outgrows the caches; below, it only costs.
     cdef bint prefetch = c.params.n_features * c.layout.width * sizeof(double) > PREFETCH_BYTES
@@ -619,6 +658,9 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                            and not all_rows and not consecutive(order))
     cdef bint separable = (c.params.plain_fobos or c.params.plain_adagrad or c.params.plain_dual
                            or c.params.plain_normalized)
+    # The rows in lanes prefetch the row ahead themselves, and keep its state rows in a
+    # slot (`_rows.lane_prefetch`, `_state.lane_slot`).
+    cdef bint keep = uses_lanes(&c) and batch_size == 1
     cdef bint stopped, steep
     with nogil:
         while start < n:
@@ -627,10 +669,15 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                 nxt = row_at(rows, start + (PREFETCH_STEPS + 1) * b)
                 prefetch_lines(X + indptr[nxt], X + indptr[nxt + 1])
                 prefetch_lines(ind + indptr[nxt], ind + indptr[nxt + 1])
+            c.scratch.lane_ahead_lo = -1
             if start + PREFETCH_STEPS * b < n and prefetch:
                 nxt = row_at(rows, start + PREFETCH_STEPS * b)
-                prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1])
+                if keep:                # (the step prefetches it: `_rows.lane_prefetch`)
+                    c.scratch.lane_ahead_lo, c.scratch.lane_ahead_hi = indptr[nxt], indptr[nxt + 1]
+                else:
+                    prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1], NULL)
             if b == 1 and separable:
+                c.scratch.lane_at = start
                 total += separable_step(&c, X, ind, &indptr[0], &y[0], sw, row_at(rows, start))
             else:
                 total += step(&c, X, ind, &indptr[0], &y[0], sw, rows, start, b)
