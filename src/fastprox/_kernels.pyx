@@ -58,7 +58,7 @@ from fastprox._losses cimport logsum_pop
 from fastprox._numpy import np
 from fastprox._rules import PENALTIES as PENALTY_TABLE, rule as find_rule
 from fastprox._validation import (check_group_weights, check_memory, check_single_rows, check_step,
-                                  NonFiniteMargin)  # (re-exported)
+                                  check_structured, NonFiniteMargin)  # (re-exported)
 from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
@@ -92,6 +92,7 @@ PENALTIES = {"none": NONE, "l1": L1, "l2": L2, "elasticnet": ELASTICNET, "berhu"
              "squared_group": SQUARED_GROUP}
 LOSSES = {"log": 0, "hinge": 1, "squared_hinge": 2, "modified_huber": 3,
           "squared": 4, "huber": 5, "epsilon_insensitive": 6}
+NO_LOSS = -1        # loss=None: a structured learner, its gradients given by its caller
 
 cdef long long MIN_REBASE_PERIOD = 1 << 16
 cdef long long PREFETCH_BYTES = 1 << 20
@@ -160,29 +161,25 @@ cdef class Learner:
     one-vs-rest models over class indices given as float labels 0..K-1.
     ``groups`` maps features to group ids (None: each feature's row is a group)
     and ``group_weights`` gives each group's penalty weight d_G (None: all 1).
-    """
-    cdef readonly long long n_features
-    cdef readonly long long capacity      # features the arrays hold (>= n_features: `grow`)
-    cdef readonly int n_outputs
-    cdef readonly object update, schedule, penalty, loss, step
-    cdef readonly double alpha, l1_ratio, eta0, delta, rda_rho, berhu_gamma, epsilon
-    cdef readonly bint fit_intercept, ovr, multinomial
-    cdef readonly object groups, group_weights
-    cdef Ctx c
-    cdef object arrays                    # name -> flat buffer: everything c points into
-    cdef object _coef                     # coef() at step count _coef_t
-    cdef long long _coef_t
-    cdef readonly bint training           # fit_rows is running (in some thread)
 
+    ``loss=None`` makes a structured learner: its steps take their gradients from
+    the caller (`_structured`), one example per step, and it may carry
+    ``n_unpenalized`` further unpenalized entries beside the intercepts (a
+    sequence model's transitions, starts and stops), which follow the rule's
+    intercept update and are saved with the model. `fit_rows` needs a loss.
+    """
     def __init__(self, long long n_features, int n_outputs, update, schedule, penalty, loss,
                  double alpha=0.0, double l1_ratio=0.15, double eta0=0.1, double delta=1e-8,
                  double rda_rho=0.0, double berhu_gamma=1.0, double epsilon=0.1,
                  bint fit_intercept=True, bint ovr=False, bint multinomial=False, groups=None,
-                 group_weights=None, step="gradient"):
-        if n_features < 0 or n_outputs < 1:
-            raise ValueError(f"a model needs n_features >= 0 and n_outputs >= 1; got {n_features} "
-                             f"and {n_outputs}.")
-        self.n_features, self.n_outputs = n_features, n_outputs
+                 group_weights=None, step="gradient", long long n_unpenalized=0):
+        if n_features < 0 or n_outputs < 1 or n_unpenalized < 0:
+            raise ValueError(f"a model needs n_features >= 0, n_outputs >= 1 and n_unpenalized >= 0; "
+                             f"got {n_features}, {n_outputs} and {n_unpenalized}.")
+        if n_unpenalized and loss is not None:
+            raise ValueError("unpenalized entries beside the intercepts belong to structured learners "
+                             "(loss=None), whose caller gives their gradients.")
+        self.n_features, self.n_outputs, self.n_unpenalized = n_features, n_outputs, n_unpenalized
         self.update, self.schedule, self.penalty, self.loss = update, schedule, penalty, loss
         self.step = step
         self.alpha, self.l1_ratio, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
@@ -191,8 +188,9 @@ cdef class Learner:
         self.groups = None if groups is None else np.asarray(groups, dtype=np.int64)
         c = &self.c
         c.params.update, c.params.schedule = UPDATES[update], SCHEDULES[schedule]
-        c.params.penalty, c.params.loss = PENALTIES[penalty], LOSSES[loss]
+        c.params.penalty, c.params.loss = PENALTIES[penalty], NO_LOSS if loss is None else LOSSES[loss]
         c.params.n_outputs, c.params.n_features = n_outputs, n_features
+        c.params.n_unpenalized = n_unpenalized
         c.params.ovr, c.params.fit_intercept, c.params.multinomial = ovr, fit_intercept, multinomial
         c.params.eta0, c.params.delta = eta0, delta
         c.params.berhu_gamma, c.params.epsilon = berhu_gamma, epsilon
@@ -201,6 +199,8 @@ cdef class Learner:
         rule = find_rule(update, schedule, penalty)     # the table of rules: ValueError if none
         check_step(step, update, schedule, 1)
         check_single_rows(step, schedule, multinomial)
+        if loss is None:
+            check_structured(step, schedule)
         c.params.invariant = step == "invariant"
         family = PENALTY_TABLE[penalty].family
         l1_share = PENALTY_TABLE[penalty].l1_share
@@ -251,7 +251,8 @@ cdef class Learner:
         # integers (no overflow), before anything is allocated
         check_memory(8 * (int(capacity) * (c.layout.width
                                            + K * (3 * c.params.berhu_heap + c.params.grouped))
-                          + 8 * K + 8 * int(n_groups)),     # per output: bstate, p, q, ...; per group
+                          + 8 * (K + self.n_unpenalized) + 8 * int(n_groups)),  # per output and
+                                                            # unpenalized entry: bstate, p, q, ...; per group
                      f"{capacity} features x {K} output(s)")
         state, heap_pos = zeros(capacity * c.layout.width), zeros_int64(n_heap)
         if not zero_origin(c):      # (a second pass over a state of zeros costs as much as the first)
@@ -259,7 +260,8 @@ cdef class Learner:
                 stamp_origin(c, state.data.as_doubles + j * c.layout.width)
         for j in range(n_heap):
             heap_pos.data.as_longlongs[j] = -1
-        return {"state": state, "bstate": zeros(K * INTERCEPT_FIELDS), "heap_items": zeros_int64(n_heap),
+        return {"state": state, "bstate": zeros((K + self.n_unpenalized) * INTERCEPT_FIELDS),
+                "heap_items": zeros_int64(n_heap),
                 "heap_keys": zeros(n_heap), "heap_pos": heap_pos, "gstamp": zeros(n_groups),
                 "gnorm": zeros(n_groups)}
 
@@ -319,7 +321,8 @@ cdef class Learner:
         n_groups = (self.capacity if self.c.params.grouped and self.groups is None
                     else self.c.groups.n_groups)
         n_heap = self.capacity * self.n_outputs if self.c.params.berhu_heap else 0
-        sizes = {"state": self.capacity * self.c.layout.width, "bstate": self.n_outputs * INTERCEPT_FIELDS,
+        sizes = {"state": self.capacity * self.c.layout.width,
+                 "bstate": (self.n_outputs + self.n_unpenalized) * INTERCEPT_FIELDS,
                  "heap_items": n_heap,
                  "heap_keys": n_heap, "heap_pos": n_heap, "gstamp": n_groups, "gnorm": n_groups}
         for name, size in sizes.items():    # the loops trust these sizes
@@ -346,7 +349,8 @@ cdef class Learner:
                       work=zeros(max(3 * block, (1 if self.group_weights is None else 3) * n_groups, 1)),
                       group_weights_now=zeros(self.capacity * self.n_outputs
                                               if self.c.params.grouped else 0),
-                      intercept_memo=zeros(self.n_outputs * MEMO_FIELDS), scores=zeros(self.n_outputs),
+                      intercept_memo=zeros((self.n_outputs + self.n_unpenalized) * MEMO_FIELDS),
+                      scores=zeros(self.n_outputs),
                       score_grads=zeros(self.n_outputs), intercept_grad=zeros(self.n_outputs),
                       sigma=zeros(self.n_outputs), exp_margins=zeros(self.n_outputs))
         free_scratch(&self.c)
@@ -385,6 +389,8 @@ cdef class Learner:
                 self.loss, self.alpha, self.l1_ratio, self.eta0, self.delta, self.rda_rho,
                 self.berhu_gamma, self.epsilon, self.fit_intercept, self.ovr, self.multinomial,
                 self.groups, self.group_weights, self.step)
+        if self.n_unpenalized:      # (a flat learner's pickle is as it always was)
+            args += (self.n_unpenalized,)
         return (Learner, args, self.__getstate__())
 
     def __getstate__(self):
@@ -397,7 +403,7 @@ cdef class Learner:
         without NumPy: name -> (flat buffer, shape). The buffers are int64 for
         SAVED_INT64, float64 for the others."""
         cdef long long d = self.n_features, K = self.n_outputs
-        sizes = {"state": (d, self.c.layout.width), "bstate": (K, INTERCEPT_FIELDS),
+        sizes = {"state": (d, self.c.layout.width), "bstate": (K + self.n_unpenalized, INTERCEPT_FIELDS),
                  "gstamp": (self.c.groups.n_groups,),
                  "gnorm": (self.c.groups.n_groups,)}
         heap = (d * K if self.c.params.berhu_heap else 0,)
@@ -601,6 +607,9 @@ cdef class Learner:
         if self.training:
             raise RuntimeError("this learner is training in another thread; a learner (and its "
                                "estimator) takes one fit or partial_fit call at a time.")
+        if self.loss is None:
+            raise ValueError("a structured learner (loss=None) steps on its caller's gradients "
+                             "(fastprox.structured.StructuredLearner), not on rows and labels.")
         check_step(self.step, self.update, self.schedule, batch_size)
         cdef bint all_rows = order is None      # rows 0..n-1 in order: nothing to check
         cdef bint unit = sample_weight is None

@@ -80,6 +80,8 @@ cdef struct Params:
     int update, schedule, penalty, loss   # the rule's codes (`_types`)
     int n_outputs                 # K: outputs (one model each, or one multinomial model)
     long long n_features          # d: features
+    long long n_unpenalized       # m: unpenalized entries beside the intercepts (structured
+                                  # learners: transitions, starts, stops; 0 for the others)
     bint ovr                      # K binary one-vs-rest models over class indices 0..K-1
     bint fit_intercept
     bint multinomial              # softmax (log) or Crammer-Singer (hinge) over K scores
@@ -144,7 +146,8 @@ cdef struct DualConstants:
 cdef struct Arrays:
     # Pointers into the Learner's buffers (`Learner._attach`).
     double* state                 # (d, width) row-major ("state")
-    double* intercepts            # (K, 2): b | s_b | z_b, then G_b | n_b ("bstate")
+    double* intercepts            # (K + m, 2): b | s_b | z_b, then G_b | n_b ("bstate"); rows
+                                  # K.. the m unpenalized entries (`_intercept.unpenalized_at`)
     double* scores                # (K,) p: the step's margins <w_k, x> + b_k
     double* score_grads           # (K,) q: the loss's derivatives in the scores
     double* intercept_grad        # (K,) the step's gradient of the intercepts (q, or its batch sum)
@@ -160,7 +163,7 @@ cdef struct Scratch:
     long long* touched_features   # (d,) features of the current batch
     double* ftrl_memo             # (longest row, K, 2) ftrl: (w, sqrt(n)) of the row being processed,
     long long ftrl_memo_size      # its doubles
-    double* intercept_memo        # (K, 2) ftrl: (b, sqrt(n_b)) as the step's margins read them
+    double* intercept_memo        # (K + m, 2) ftrl: (b, sqrt(n_b)) as the step's margins read them
     double* factor_memo           # (longest row + 1, K) the normalized schedule's invariant step:
                                   # each entry's new step factor, from the step norm's pass to
                                   # the update's (`wants_factor_memo`)
