@@ -112,10 +112,19 @@ def rows(X, Q):
     return np.array(order, dtype=np.int64), G, b
 
 
-def take(lazy, X, Q, u, h, form):
-    """One example through `step` (per-item form) or `step_rows` (sparse rows)."""
+def take(lazy, X, Q, u, h, form, check=None):
+    """One example through `step` (per-item form), `step_decoded` (the decoder called
+    between the scores and the step; `check(scores, unpenalized)` sees what it reads) or
+    `step_rows` (sparse rows)."""
     if form == "items":
         lazy.step(X, Q, u, h)
+        return
+    if form == "decoded":
+        def decode(scores, unpenalized):
+            if check is not None:
+                check(scores, unpenalized)
+            return Q, u
+        lazy.step_decoded(X, decode, h)
         return
     features, G, b = rows(X, Q)
     if form == "sorted rows":
@@ -141,12 +150,13 @@ SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[Healt
 @pytest.mark.parametrize("rule", RULES, ids=IDS)
 @SETTINGS
 @given(data=st.data(), split=st.floats(0, 1), dtype=st.sampled_from([np.float64, np.float32]),
-       itype=st.sampled_from([np.int32, np.int64]), form=st.sampled_from(["items", "rows", "sorted rows"]),
-       read=st.booleans())
+       itype=st.sampled_from([np.int32, np.int64]),
+       form=st.sampled_from(["items", "decoded", "rows", "sorted rows"]), read=st.booleans())
 def test_lazy_equals_eager(rule, data, split, dtype, itype, form, read):
-    """Every supported rule, either gradient form, a pickle round trip at a random
-    example; with `read`, the decoder's reads before each step (the items' scores,
-    every feature's weights, the unpenalized entries) equal the eager model's."""
+    """Every supported rule, each gradient form, a pickle round trip at a random
+    example; what a decoder reads (the items' scores and the unpenalized entries, as
+    `step_decoded` hands them over; with `read`, every feature's weights) is the
+    eager model's at that step."""
     s = data.draw(streams(rule))
     lazy, eager = both(rule, s)
     cut = int(split * len(s["examples"]))
@@ -154,13 +164,19 @@ def test_lazy_equals_eager(rule, data, split, dtype, itype, form, read):
         if i == cut:
             lazy = pickle.loads(pickle.dumps(lazy))
         X = as_types(X, dtype, itype)
+        Xd = X.toarray().astype(np.float64)
+        W, b = eager.weights()
+
+        def check(scores, unpenalized):
+            bound = np.abs(Xd) @ np.abs(W.T) + np.abs(b[:s["K"]])      # the scores' rounding scale
+            assert np.all(np.abs(scores - eager.scores(Xd)) <= 1e-9 * bound)
+            assert_contract_close(unpenalized, eager.unpenalized())
+
         if read:
-            W = lazy.weights(np.arange(s["d"]))
-            assert_contract_close(W, eager.weights()[0].T)
-            assert_contract_close(lazy.unpenalized(), eager.unpenalized())
-            np.testing.assert_allclose(lazy.scores(X), X.toarray() @ W + lazy.intercept_, rtol=1e-12, atol=1e-12)
-        take(lazy, X, Q, u, h, form)
-        eager.step(X.toarray().astype(np.float64), Q, u, h)
+            assert_contract_close(lazy.weights(np.arange(s["d"])), W.T)
+            check(lazy.scores(X), lazy.unpenalized())
+        take(lazy, X, Q, u, h, form, check)
+        eager.step(Xd, Q, u, h)
     check_equal(lazy, eager)
 
 
@@ -189,10 +205,11 @@ def test_rows_of_any_decoder_equal_eager(rule, data):
 def test_forms_reads_and_pickles_give_the_same_bits(rule, data, split, read):
     """The same stream through `step`, through `step_rows` with the same gradient
     (features in first-appearance order or sorted), through `step` after the items'
-    scores were read (as a decoder reads them), and through `step` with a pickle round
-    trip mid-stream: the same model, bit for bit."""
+    scores were read, through `step_decoded` (scores, decoder, step: the compiled
+    callers' order) and through `step` with a pickle round trip mid-stream: the same
+    model, bit for bit."""
     s = data.draw(streams(rule))
-    learners = [both(rule, s)[0] for _ in range(5)]
+    learners = [both(rule, s)[0] for _ in range(6)]
     cut = int(split * len(s["examples"]))
     for i, (X, Q, u, h) in enumerate(s["examples"]):
         if i == cut:
@@ -204,6 +221,7 @@ def test_forms_reads_and_pickles_give_the_same_bits(rule, data, split, read):
             learners[3].scores(X)
         take(learners[3], X, Q, u, h, "items")
         take(learners[4], X, Q, u, h, "items")
+        take(learners[5], X, Q, u, h, "decoded")
     bits = [model_bits(lazy) for lazy in learners]
     assert all(b == bits[0] for b in bits)
     states = [lazy._learner.__getstate__()["arrays"] for lazy in (learners[0], learners[4])]
@@ -337,6 +355,9 @@ def test_bad_input_raises_and_changes_nothing():
         (lambda: lazy.weights([7]), r"feature 7 lies outside"),
         (lambda: lazy.step(X * 1e300, Q, u), r"example at step 2: its gradient .* reached 2\^480"),
         (lambda: lazy.scores(sp.csr_matrix(np.full((1, 5), 1e300)) * 1e8), "a score of these items is NaN or infinite"),
+        (lambda: lazy.step_decoded(sp.csr_matrix(np.full((1, 5), 1e300)) * 1e8, None),
+         "example at step 2: a score is NaN or infinite"),
+        (lambda: lazy.step_decoded(X, lambda scores, unpenalized: (Q[:1], u)), r"Q has shape \(1, 2\)"),
     ]
     for call, message in cases:
         with pytest.raises(ValueError, match=message):
@@ -357,17 +378,26 @@ def test_bad_input_raises_and_changes_nothing():
 @pytest.mark.parametrize("rule", [("fobos", "inv", "berhu"), ("fobos", "invsqrt", "squared_group"),
                                   ("ftrl", "adagrad", "l1")], ids=lambda r: "-".join(r))
 def test_a_refused_example_leaves_the_model_of_the_examples_before(rule):
-    """An example refused mid-stream (its gradient would overflow the state) changes
-    nothing: the stream after it gives the model of the stream without it, to the
-    contract's rounding (its items were caught up: under Berhu's heap, put back)."""
+    """An example refused mid-stream (its gradient would overflow the state), or whose
+    decoder raised, changes nothing: the stream after it gives the model of the stream
+    without it, to the contract's rounding (its items were caught up: under Berhu's
+    heap, put back)."""
     rng = np.random.default_rng(3)
     s = dict(d=6, K=2, m=2, params=dict(alpha=0.05, eta0=0.5, berhu_gamma=0.05))
     lazy, eager = both(rule, s)
     stream = [example(rng, 6, 2, 2) for _ in range(60)]
+    def failing(scores, unpenalized):
+        raise RuntimeError("the decoder failed")
+
     for i, (X, Q, u, h) in enumerate(stream):
         if i == 20:
             with pytest.raises(ValueError, match="reached 2\\^480"):
                 lazy.step(sp.csr_matrix(np.full((2, 6), 1e300)), np.array([[1.0, -1.0], [0.0, 0.0]]), u)
+        if i == 40:
+            with pytest.raises(RuntimeError, match="the decoder failed"):
+                lazy.step_decoded(sp.csr_matrix(np.ones((1, 6))), failing)
+        if i >= 20:         # feature 5, caught up by the examples that did not step, is left alone
+            X = sp.csr_matrix(X.toarray() * (np.arange(6) < 5))
         lazy.step(X, Q, u, h)
         eager.step(X.toarray(), Q, u, h)
     check_equal(lazy, eager)

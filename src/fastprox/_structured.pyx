@@ -54,6 +54,22 @@ def step(Learner learner, data, indices, indptr, const double[:, ::1] q, const d
         _step[float, longlong](learner, data, indices, indptr, q, u_grad, h, example)
 
 
+def step_decoded(Learner learner, data, indices, indptr, decode, double h, example):
+    """One example as a compiled caller steps it (`_structured_step`'s C-level API):
+    `emissions` of the CSR rows (the items), then ``decode(scores, unpenalized)``
+    -> (q (n, K), u_grad (m,)) with the GIL, then `structured_step`, the items' features
+    caught up once. If `decode` raises, the items are released and nothing steps."""
+    kind = csr_kind(data, indices)
+    if kind == 0:
+        _step_decoded[double, int](learner, data, indices, indptr, decode, h, example)
+    elif kind == 1:
+        _step_decoded[double, longlong](learner, data, indices, indptr, decode, h, example)
+    elif kind == 2:
+        _step_decoded[float, int](learner, data, indices, indptr, decode, h, example)
+    else:
+        _step_decoded[float, longlong](learner, data, indices, indptr, decode, h, example)
+
+
 def step_rows(Learner learner, const long long[::1] features, const double[:, ::1] G,
               const double[::1] b_grad, const double[::1] u_grad, double h, example):
     """`structured_step_rows`: W's gradient G (r, K) on the feature ids `features` (r,),
@@ -124,6 +140,35 @@ cdef int _step(Learner learner, const value_t[::1] data, const index_t[::1] indi
         structured_step(c, &data[0] if data.shape[0] else NULL, &indices[0] if indices.shape[0] else NULL,
                         &indptr[0], 0, n, &q[0, 0] if n else NULL, &u_grad[0] if u_grad.shape[0] else NULL,
                         h)
+    if c.cursor.nonfinite:
+        refuse_example(c, example)
+    return 0
+
+
+cdef int _step_decoded(Learner learner, const value_t[::1] data, const index_t[::1] indices,
+                       const index_t[::1] indptr, decode, double h, example) except -1:
+    cdef Ctx* c = &learner.c
+    cdef Py_ssize_t n = _check_items(learner, data.shape[0], indices, indptr)
+    cdef double[:, ::1] out = np.empty((n, c.params.n_outputs))
+    cdef const double[:, ::1] q
+    cdef const double[::1] u_grad
+    cdef const value_t* X = &data[0] if data.shape[0] else NULL
+    cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
+    structured_scratch(c, _longest(indptr))
+    with nogil:
+        emissions(c, X, ind, &indptr[0], 0, n, &out[0, 0] if n else NULL)
+    try:
+        if c.cursor.nonfinite:          # (the step refuses it: no decoding of such scores)
+            q, u_grad = np.zeros((n, c.params.n_outputs)), np.zeros(c.params.n_unpenalized)
+        else:
+            q, u_grad = decode(np.asarray(out), unpenalized(learner))
+            _check_sizes(learner, q.shape[0], q.shape[1], u_grad.shape[0], n)
+    except BaseException:
+        release_items(c, ind, &indptr[0], 0, n)
+        raise
+    with nogil:
+        structured_step(c, X, ind, &indptr[0], 0, n, &q[0, 0] if n else NULL,
+                        &u_grad[0] if u_grad.shape[0] else NULL, h)
     if c.cursor.nonfinite:
         refuse_example(c, example)
     return 0

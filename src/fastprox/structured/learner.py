@@ -180,6 +180,22 @@ class StructuredLearner:
         with lock_of(self).training():
             _structured.step(self._learner, data, indices, indptr, Q, u, h, self._example())
 
+    def step_decoded(self, X_items, decode, sample_weight=1.0):
+        """One example's step with the decoder in the loop, as a compiled caller takes
+        it: the items' scores at the current step (their features caught up once), then
+        ``decode(scores, unpenalized)`` -> (Q, unpenalized_grad) as `step` takes them,
+        then the step. ``scores`` is the (n, K) array of `scores`, ``unpenalized`` the
+        (m,) array of `unpenalized`. If `decode` raises, nothing steps."""
+        data, indices, indptr = _items(X_items)
+        h, K = _weight(sample_weight), self.n_outputs
+
+        def checked(scores, unpenalized):
+            Q, u = decode(scores, unpenalized)
+            return _gradient("Q", Q, scores.shape[0], K), self._unpenalized_grad(u)
+
+        with lock_of(self).training():
+            _structured.step_decoded(self._learner, data, indices, indptr, checked, h, self._example())
+
     def step_rows(self, features, G, unpenalized_grad=None, sample_weight=1.0, intercept_grad=None):
         """One example's step from W's gradient as sparse rows: any decoder's
         Phi(x, y^) - Phi(x, y) (or E Phi - Phi), its feature part given as the rows G
