@@ -94,7 +94,6 @@ def weights(Learner learner, const long long[::1] features):
     cdef Py_ssize_t i, r = features.shape[0]
     cdef double[:, ::1] out = np.empty((r, c.params.n_outputs))
     _check_features(&features[0] if r else NULL, r, c.params.n_features)
-    structured_scratch(c, 0)
     with nogil:
         for i in range(r):
             feature_weights(c, features[i], &out[i, 0])

@@ -41,10 +41,12 @@
 #                                        and clears the flags; the model is that of the
 #                                        examples before it
 #
-# `emissions` leaves the items' features caught up for the step that follows: if none
-# follows (the scores were only read), `release_items` leaves the state as a step
-# finds it (Berhu's heap). Reads that need no step (`feature_weights`, the Python
-# `scores`) release what they catch up themselves.
+# `emissions` leaves the items' features caught up for the step that follows over the
+# same items (`structured_step`): if none follows (the scores were only read, or the
+# step is taken as rows, `structured_step_rows`), `release_items` first leaves the
+# state as a step finds it (Berhu's heap keeps the caught-up entries out of its
+# schedule until their update). Reads that need no step (`feature_weights`, the
+# Python `scores`) release what they catch up themselves.
 from libc.float cimport DBL_MAX
 from libc.math cimport fabs
 from fastprox._types cimport value_t, index_t, FOBOS, FTRL

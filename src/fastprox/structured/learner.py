@@ -128,11 +128,16 @@ class StructuredLearner:
         with lock_of(self).training():
             return _structured.scores(self._learner, data, indices, indptr)
 
-    @property
-    def coef_(self):
-        """W^T after the last step, (K, d), read-only: the eager model w_{T+1}."""
+    def coef(self):
+        """W^T after the last step, (K, d), read-only: the eager model w_{T+1}, as the
+        flat learners read it (`coef_`)."""
         with lock_of(self).reading():
             return self._learner.coef()
+
+    @property
+    def coef_(self):
+        """W^T after the last step, (K, d), read-only (`coef`)."""
+        return self.coef()
 
     @property
     def intercept_(self):
