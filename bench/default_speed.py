@@ -23,7 +23,7 @@ from sklearn.linear_model import SGDClassifier
 
 from fastprox import ProxClassifier
 from bench.defaults import FORMER_DEFAULTS, MULTICLASS, suite_sets
-from bench.machine import describe_machine
+from bench.machine import describe_lanes, describe_machine
 from bench.papers._common import md_table
 from bench.peers import data
 
@@ -81,7 +81,7 @@ def main():
     multiclass = speed_rows(data.real_sets(args.data, sets=MULTICLASS, binary=False), args.runs)
     text = "\n".join([
         "# One-pass time of the defaults", "", f"`python -m bench.default_speed --runs {args.runs}`", "",
-        describe_machine(), "",
+        describe_machine(), describe_lanes(), "",
         f"Median seconds of one unshuffled pass over the training rows ({args.runs} interleaved runs "
         "in one process), in brackets the ratio to the former defaults' median (issue 21's target for "
         "the defaults: at most 1.3x); the last column is scikit-learn's l1 pass over the defaults' "

@@ -469,3 +469,26 @@ def test_encode_targets_equals_its_definition(labels, classes):
     expected = [(1.0 if v == classes[1] else -1.0) if len(classes) == 2 else float(classes.index(v))
                 for v in labels]
     assert list(encode_targets(array("d", labels), classes)) == expected
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_a_refused_step_leaves_berhu_entries_in_the_schedule(batch):
+    """A refused step (its gradient too large) has caught its rows' features up before it
+    stops: under Berhu's heap, entries current and out of the schedule until their
+    update. They go back into it, so that the later steps' proxes still reach them
+    (they were left current forever: a weight that should shrink to 0 stayed)."""
+    X = sp.csr_matrix(np.array([[2.0, 1.0, 0.0, 0.0], [1e300, 1e300, 0.0, 0.0]] + [[0.0, 0.0, 1.0, 1.0]] * 200))
+    y = np.array([1.0, -1.0] + [1.0] * 200)
+    params = dict(alpha=0.1, eta0=1.0, berhu_gamma=0.01)
+    lazy = make(Learner, ("fobos", "inv", "berhu"), X, 1, "log", params)
+    eager = make(EagerReference, ("fobos", "inv", "berhu"), X, 1, "log", params)
+    first, rest = np.zeros(5, dtype=np.int64), np.arange(2, 202)
+    refused = np.array([1] if batch == 1 else [0, 1, 2], dtype=np.int64)     # row 1 overflows
+    lazy.fit_rows(X.data, X.indices, X.indptr, y, None, first, 1)
+    eager.run(X.toarray(), y, np.ones(len(y)), first, 1)
+    with pytest.raises(ValueError, match="reached 2\\^480"):
+        lazy.fit_rows(X.data, X.indices, X.indptr, y, None, refused, batch)
+    lazy.fit_rows(X.data, X.indices, X.indptr, y, None, rest.astype(np.int64), 1)
+    eager.run(X.toarray(), y, np.ones(len(y)), rest, 1)
+    assert not np.any(eager.coef()[0, :2])
+    check_equal(lazy, eager)

@@ -117,3 +117,29 @@ def test_normalized_rows_with_either_step_and_weights(penalty, step, name, weigh
             for order in (None, np.random.default_rng(1).permutation(X.shape[0]).astype(np.int64)):
                 learner.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
         assert state(learners[0]) == state(learners[1]), (loss, name)
+
+
+@pytest.mark.parametrize("rule", [("normalized", "none", "invariant"), ("normalized", "l1", "invariant"),
+                                  ("normalized", "none", "gradient"), ("adagrad", "l1", "gradient"),
+                                  ("adagrad", "elasticnet", "gradient")], ids="/".join)
+def test_rows_in_lanes_on_prefetched_state_rows(rule):
+    """A state over the prefetching's threshold (1 MB): the rows in lanes take their
+    state rows from the slots the prefetching filled two steps before (`_state.lane_slot`),
+    in file order and shuffled, over two calls whose rows differ at the same offsets (a
+    slot left from the first call must not serve the second): the general path's bits."""
+    schedule, penalty, step = rule
+    rng = np.random.default_rng(5)
+    d = 1 << 17
+    calls = []
+    for _ in range(2):
+        X = sp.random(600, d, density=25 / d, format="csr", random_state=rng, data_rvs=lambda k: rng.uniform(-2, 2, k))
+        calls.append((X, np.where(rng.random(600) < 0.5, 1.0, -1.0)))
+    learners = [Learner(d, 1, "fobos", schedule, penalty, "log", alpha=1e-3, l1_ratio=0.5, eta0=0.5, delta=1.0,
+                        step=step) for _ in range(2)]
+    learners[1]._use_general_step()
+    assert learners[0].fast_rows is not None and learners[1].fast_rows is None
+    for learner in learners:
+        for X, y in calls:
+            for order in (None, np.random.default_rng(1).permutation(X.shape[0]).astype(np.int64)):
+                learner.fit_rows(X.data, X.indices, X.indptr, y, None, order, 1)
+    assert state(learners[0]) == state(learners[1])

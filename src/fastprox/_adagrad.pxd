@@ -7,6 +7,11 @@ from fastprox._state cimport Ctx, entry, ROW_LAST_STEP, ADAGRAD_W, ADAGRAD_G, AD
 from fastprox._berhu cimport berhu_const_catch_up
 from fastprox._pairs cimport adagrad_outputs2
 
+cdef extern from "_out_of_line.h":
+    """
+    FASTPROX_IN_LINE(void __pyx_f_8fastprox_8_adagrad_adagrad_apply_outputs(struct __pyx_t_8fastprox_6_state_Ctx *, double *, double))
+    """
+
 cdef extern from *:
     """
     /* Below this, log1p and expm1 are the first four terms of their series, to rounding:

@@ -171,3 +171,24 @@ class _Held:
             lock._local.reads -= 1
         if not self.nested:
             lock._end_training() if self.train else lock._end_reading()
+
+
+class LearnerState:
+    """A pickled owner's kernel: its `Learner.__reduce__`, taken under the read lock,
+    so that pickling finishes on that snapshot whatever trains meanwhile (the
+    estimators', the structured learners')."""
+
+    __slots__ = ("reduced",)
+
+    def __init__(self, reduced):
+        self.reduced = reduced
+
+    def __reduce__(self):
+        return self.reduced
+
+    def learner(self):
+        """The Learner itself (for copy.copy, which keeps the state's objects as they are)."""
+        make, args, state = self.reduced
+        learner = make(*args)
+        learner.__setstate__(state)
+        return learner

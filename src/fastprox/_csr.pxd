@@ -110,14 +110,19 @@ cdef inline void prefetch_lines(const void* lo, const void* hi) noexcept nogil:
         p += 64
 
 
-cdef inline void prefetch_rows(Ctx* c, const index_t* indices, long long lo, long long hi) noexcept nogil:
-    """Ask for the state of the next step's features while this step computes."""
+cdef inline void prefetch_rows(Ctx* c, const index_t* indices, long long lo, long long hi,
+                               double** keep) noexcept nogil:
+    """Ask for the state of the next step's features while this step computes; their
+    state rows into keep[0 .. hi - lo) unless it is NULL (the rows in lanes,
+    `_state.lane_slot`, which take them from there when their step comes)."""
     cdef long long nz
     cdef double* row
     for nz in range(lo, hi):
         row = c.arrays.state + indices[nz] * c.layout.width
         FASTPROX_PREFETCH(row)
         FASTPROX_PREFETCH(row + c.layout.width - 1)
+        if keep != NULL:
+            keep[nz - lo] = row
     if c.params.grouped:
         prefetch_groups(c, indices, lo, hi)
 

@@ -1,5 +1,9 @@
-# The unpenalized intercept b_k of each rule: its value at the current step and its
-# update.
+# The unpenalized parameters of each rule: the intercepts b_k and, for the structured
+# learners, further entries beside them (transitions, starts, stops: `_structured_step`).
+# Each is a pair (sum, squares) in the intercepts' array (rows 0..K-1 the intercepts,
+# rows K..K+m-1 the others); their value at the current step and their update are
+# written once, on pointers to a pair and its ftrl memo (`unpenalized_value`,
+# `unpenalized_update`), and serve both.
 from libc.math cimport sqrt
 from fastprox._types cimport FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED
 from fastprox._adagrad cimport adagrad_eta
@@ -9,6 +13,7 @@ from fastprox._state cimport (Ctx, INTERCEPT_SUM, INTERCEPT_SQUARES, INTERCEPT_F
 cdef extern from "_out_of_line.h":
     """
     FASTPROX_OUT_OF_LINE(double __pyx_f_8fastprox_10_intercept_intercept_value(struct __pyx_t_8fastprox_6_state_Ctx *, int))
+    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_10_intercept_intercept_step(struct __pyx_t_8fastprox_6_state_Ctx *, int, double, double))
     """
 
 
@@ -18,11 +23,22 @@ cdef inline double intercept_feature(Ctx* c) noexcept nogil:
     return 1.0 if c.params.fit_intercept else 0.0
 
 
-cdef inline double intercept_value(Ctx* c, int k) noexcept nogil:
-    """b_k at the current step. ftrl keeps (b_k, sqrt(n_b)) in c.scratch.intercept_memo for
-    the step's update (`apply_intercept`), as its features keep theirs in c.scratch.ftrl_memo."""
-    cdef double* b = c.arrays.intercepts + INTERCEPT_FIELDS * k
-    cdef double* memo = c.scratch.intercept_memo + MEMO_FIELDS * k
+cdef inline double* unpenalized_at(Ctx* c, long long u) noexcept nogil:
+    """The (sum, squares) pair of unpenalized entry u (0 <= u < K + m): the intercept
+    of output u for u < K, else the structured learners' entry u - K."""
+    return c.arrays.intercepts + INTERCEPT_FIELDS * u
+
+
+cdef inline double* unpenalized_memo(Ctx* c, long long u) noexcept nogil:
+    """ftrl's memo (value, sqrt(n)) of unpenalized entry u, as `unpenalized_at` numbers them."""
+    return c.scratch.intercept_memo + MEMO_FIELDS * u
+
+
+cdef inline double unpenalized_value(Ctx* c, const double* b, double* memo) noexcept nogil:
+    """The value at the current step of the unpenalized entry whose (sum, squares) pair
+    is b: b itself (fobos), or the dual rules' argmin of the unpenalized objective.
+    ftrl keeps (value, sqrt(n)) in memo for the entry's update (`unpenalized_update`),
+    as its features keep theirs in c.scratch.ftrl_memo."""
     cdef double a = b[INTERCEPT_SUM], root
     if c.params.update == FOBOS:
         return a
@@ -36,15 +52,20 @@ cdef inline double intercept_value(Ctx* c, int k) noexcept nogil:
     return dual_intercept(a, (c.params.delta + root) / c.params.eta0)
 
 
+cdef inline double intercept_value(Ctx* c, int k) noexcept nogil:
+    """b_k at the current step (`unpenalized_value`; ftrl's memo in c.scratch.intercept_memo)."""
+    return unpenalized_value(c, unpenalized_at(c, k), unpenalized_memo(c, k))
+
+
 cdef inline double dual_intercept(double a, double beta) noexcept nogil:
     """The unpenalized dual weight for gradient sum a: argmin_b a b + beta b^2 / 2."""
     return -a / beta if beta > 0.0 else 0.0
 
 
-cdef inline double intercept_step_size(Ctx* c, int k, double g) noexcept nogil:
-    """eta^b_t of FOBOS's intercept once this step's gradient g joins its G_b (not
-    stored: the invariant step's norm needs it before the update)."""
-    cdef double G = c.arrays.intercepts[INTERCEPT_FIELDS * k + INTERCEPT_SQUARES] + g * g
+cdef inline double unpenalized_step_size(Ctx* c, const double* b, double g) noexcept nogil:
+    """FOBOS's step of the unpenalized entry b once this step's gradient g joins its
+    squares (not stored: the invariant step's norm needs it before the update)."""
+    cdef double G = b[INTERCEPT_SQUARES] + g * g
     if c.params.schedule == ADAGRAD:
         return adagrad_eta(c, G)
     if c.params.schedule == NORMALIZED:
@@ -52,18 +73,20 @@ cdef inline double intercept_step_size(Ctx* c, int k, double g) noexcept nogil:
     return c.cursor.eta
 
 
-cdef inline void apply_intercept(Ctx* c, int k, double g, double step_g) noexcept nogil:
-    """The unpenalized intercept's step with gradient g (sum of l' over the step),
-    after the step's margins (ftrl reads the b and sqrt(n_b) they kept). FOBOS moves
-    b by its step times `step_g`: g, or the invariant step's sigma (its G_b adds g^2)."""
-    cdef double* b = c.arrays.intercepts + INTERCEPT_FIELDS * k
-    cdef double* memo = c.scratch.intercept_memo + MEMO_FIELDS * k
+cdef inline double intercept_step_size(Ctx* c, int k, double g) noexcept nogil:
+    """eta^b_t of FOBOS's intercept once this step's gradient g joins its G_b."""
+    return unpenalized_step_size(c, unpenalized_at(c, k), g)
+
+
+cdef inline void unpenalized_update(Ctx* c, double* b, const double* memo, double g,
+                                    double step_g) noexcept nogil:
+    """The unpenalized entry b's step with gradient g, after the step's reads of its value
+    (ftrl reads the value and sqrt(n) they kept in memo). FOBOS moves b by its step times
+    `step_g`: g, or the invariant step's sigma (its squares add g^2)."""
     cdef double eta
-    if not c.params.fit_intercept:
-        return
     if c.params.update == FOBOS:
         if c.params.schedule == ADAGRAD or c.params.schedule == NORMALIZED:
-            eta = intercept_step_size(c, k, g)
+            eta = unpenalized_step_size(c, b, g)
             b[INTERCEPT_SQUARES] += g * g
             if eta > 0.0:
                 b[INTERCEPT_SUM] -= eta * step_g
@@ -75,3 +98,19 @@ cdef inline void apply_intercept(Ctx* c, int k, double g, double step_g) noexcep
     else:
         b[INTERCEPT_SQUARES] += g * g
         b[INTERCEPT_SUM] += g - (sqrt(b[INTERCEPT_SQUARES]) - memo[MEMO_ROOT]) / c.params.eta0 * memo[MEMO_W]
+
+
+cdef inline void apply_intercept(Ctx* c, int k, double g, double step_g) noexcept nogil:
+    """The intercept b_k's step with gradient g (sum of l' over the step), after the
+    step's margins (`unpenalized_update`); nothing without fit_intercept."""
+    if not c.params.fit_intercept:
+        return
+    unpenalized_update(c, unpenalized_at(c, k), unpenalized_memo(c, k), g, step_g)
+
+
+cdef inline void intercept_step(Ctx* c, int k, double g, double step_g) noexcept nogil:
+    """`apply_intercept` as a call (`_out_of_line.h`), for the general step: inlined
+    there, the shared update grew `step` past GCC's limits (1.4% more instructions on
+    a squared_group pass, callgrind), where it had stayed a call before the update
+    was shared with the structured learners' entries."""
+    apply_intercept(c, k, g, step_g)

@@ -58,15 +58,16 @@ from fastprox._losses cimport logsum_pop
 from fastprox._numpy import np
 from fastprox._rules import PENALTIES as PENALTY_TABLE, rule as find_rule
 from fastprox._validation import (check_group_weights, check_memory, check_single_rows, check_step,
-                                  NonFiniteMargin)  # (re-exported)
+                                  check_structured, NonFiniteMargin)  # (re-exported)
 from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
 from fastprox._state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS
 from fastprox._buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
 from fastprox._state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
-                              wants_factor_memo,
-                              set_layout, FTRL_ROOTS_ENTRIES)
+                              wants_factor_memo, uses_lanes,
+                              set_layout, FTRL_ROOTS_ENTRIES, PREFETCH_STEPS)
+from fastprox._lanes cimport lanes_t, lanes_at, lanes_best, cpu_family, LANES_COUNT
 from fastprox._fobos cimport stamp_origin, zero_origin
 from fastprox._dual cimport set_weight_params
 from fastprox._groups cimport groups_replay, groups_materialize
@@ -91,16 +92,53 @@ PENALTIES = {"none": NONE, "l1": L1, "l2": L2, "elasticnet": ELASTICNET, "berhu"
              "squared_group": SQUARED_GROUP}
 LOSSES = {"log": 0, "hinge": 1, "squared_hinge": 2, "modified_huber": 3,
           "squared": 4, "huber": 5, "epsilon_insensitive": 6}
+NO_LOSS = -1        # loss=None: a structured learner, its gradients given by its caller
 
 cdef long long MIN_REBASE_PERIOD = 1 << 16
 cdef long long PREFETCH_BYTES = 1 << 20
-# How many steps ahead a row's state is requested: two beat one on the 10-class
-# l1_l2 pass (best of 7: 0.19-0.22 s against 0.23-0.32 s, three alternations).
-cdef int PREFETCH_STEPS = 2
 # Rows between two looks at Python's signals (Ctrl-C) during a call: the GIL taken
 # for a moment, 16 times a second at the slowest rule's 1 us a row. Checking in the
 # kernel keeps one call per pass, and so one check of X, however long the pass.
 cdef Py_ssize_t SIGNAL_ROWS = 1 << 16
+# The instruction set of the passes in lanes (`_lanes.h`): the widest this CPU runs
+# (but where a narrower one measured faster on its family), chosen once here; each pass
+# copies it into its context (`fit_csr`).
+cdef const lanes_t* LANES = lanes_best()
+
+
+def lanes():
+    """The instruction set the normalized and AdaGrad rows run in ("portable", "sse2",
+    "avx2" or "avx512"): chosen at import, the widest this CPU runs but where a narrower
+    one measured faster on its family (`_lanes.h`: AVX2 on AMD's family 25). The model's
+    bits do not depend on it."""
+    return LANES.name.decode()
+
+
+def cpu():
+    """The CPU's vendor and family as cpuid gives them ("", 0 where it gives none):
+    what the import's choice of lanes reads."""
+    cdef char vendor[13]
+    family = cpu_family(vendor)
+    return vendor.decode(), family
+
+
+def lanes_available():
+    """The instruction sets this build has and this CPU runs, narrowest first."""
+    return [lanes_at(i).name.decode() for i in range(LANES_COUNT) if lanes_at(i) != NULL]
+
+
+def use_lanes(name):
+    """Run the next passes in the instruction set `name` (one of `lanes_available()`),
+    for the tests that compare the sets' bits and the benchmarks that time them;
+    returns the set used before."""
+    global LANES
+    cdef int i
+    before = lanes()
+    for i in range(LANES_COUNT):
+        if lanes_at(i) != NULL and lanes_at(i).name.decode() == name:
+            LANES = lanes_at(i)
+            return before
+    raise ValueError(f"lanes {name!r} are not available here; use one of {lanes_available()}.")
 
 # The arrays a pickle or a model file keeps (the rest is scratch space), their types
 # and, for the two-dimensional ones, their shapes (`saved_arrays`).
@@ -123,29 +161,25 @@ cdef class Learner:
     one-vs-rest models over class indices given as float labels 0..K-1.
     ``groups`` maps features to group ids (None: each feature's row is a group)
     and ``group_weights`` gives each group's penalty weight d_G (None: all 1).
-    """
-    cdef readonly long long n_features
-    cdef readonly long long capacity      # features the arrays hold (>= n_features: `grow`)
-    cdef readonly int n_outputs
-    cdef readonly object update, schedule, penalty, loss, step
-    cdef readonly double alpha, l1_ratio, eta0, delta, rda_rho, berhu_gamma, epsilon
-    cdef readonly bint fit_intercept, ovr, multinomial
-    cdef readonly object groups, group_weights
-    cdef Ctx c
-    cdef object arrays                    # name -> flat buffer: everything c points into
-    cdef object _coef                     # coef() at step count _coef_t
-    cdef long long _coef_t
-    cdef readonly bint training           # fit_rows is running (in some thread)
 
+    ``loss=None`` makes a structured learner: its steps take their gradients from
+    the caller (`_structured`), one example per step, and it may carry
+    ``n_unpenalized`` further unpenalized entries beside the intercepts (a
+    sequence model's transitions, starts and stops), which follow the rule's
+    intercept update and are saved with the model. `fit_rows` needs a loss.
+    """
     def __init__(self, long long n_features, int n_outputs, update, schedule, penalty, loss,
                  double alpha=0.0, double l1_ratio=0.15, double eta0=0.1, double delta=1e-8,
                  double rda_rho=0.0, double berhu_gamma=1.0, double epsilon=0.1,
                  bint fit_intercept=True, bint ovr=False, bint multinomial=False, groups=None,
-                 group_weights=None, step="gradient"):
-        if n_features < 0 or n_outputs < 1:
-            raise ValueError(f"a model needs n_features >= 0 and n_outputs >= 1; got {n_features} "
-                             f"and {n_outputs}.")
-        self.n_features, self.n_outputs = n_features, n_outputs
+                 group_weights=None, step="gradient", long long n_unpenalized=0):
+        if n_features < 0 or n_outputs < 1 or n_unpenalized < 0:
+            raise ValueError(f"a model needs n_features >= 0, n_outputs >= 1 and n_unpenalized >= 0; "
+                             f"got {n_features}, {n_outputs} and {n_unpenalized}.")
+        if n_unpenalized and loss is not None:
+            raise ValueError("unpenalized entries beside the intercepts belong to structured learners "
+                             "(loss=None), whose caller gives their gradients.")
+        self.n_features, self.n_outputs, self.n_unpenalized = n_features, n_outputs, n_unpenalized
         self.update, self.schedule, self.penalty, self.loss = update, schedule, penalty, loss
         self.step = step
         self.alpha, self.l1_ratio, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
@@ -154,8 +188,9 @@ cdef class Learner:
         self.groups = None if groups is None else np.asarray(groups, dtype=np.int64)
         c = &self.c
         c.params.update, c.params.schedule = UPDATES[update], SCHEDULES[schedule]
-        c.params.penalty, c.params.loss = PENALTIES[penalty], LOSSES[loss]
+        c.params.penalty, c.params.loss = PENALTIES[penalty], NO_LOSS if loss is None else LOSSES[loss]
         c.params.n_outputs, c.params.n_features = n_outputs, n_features
+        c.params.n_unpenalized = n_unpenalized
         c.params.ovr, c.params.fit_intercept, c.params.multinomial = ovr, fit_intercept, multinomial
         c.params.eta0, c.params.delta = eta0, delta
         c.params.berhu_gamma, c.params.epsilon = berhu_gamma, epsilon
@@ -164,6 +199,8 @@ cdef class Learner:
         rule = find_rule(update, schedule, penalty)     # the table of rules: ValueError if none
         check_step(step, update, schedule, 1)
         check_single_rows(step, schedule, multinomial)
+        if loss is None:
+            check_structured(step, schedule)
         c.params.invariant = step == "invariant"
         family = PENALTY_TABLE[penalty].family
         l1_share = PENALTY_TABLE[penalty].l1_share
@@ -214,7 +251,8 @@ cdef class Learner:
         # integers (no overflow), before anything is allocated
         check_memory(8 * (int(capacity) * (c.layout.width
                                            + K * (3 * c.params.berhu_heap + c.params.grouped))
-                          + 8 * K + 8 * int(n_groups)),     # per output: bstate, p, q, ...; per group
+                          + 8 * (K + self.n_unpenalized) + 8 * int(n_groups)),  # per output and
+                                                            # unpenalized entry: bstate, p, q, ...; per group
                      f"{capacity} features x {K} output(s)")
         state, heap_pos = zeros(capacity * c.layout.width), zeros_int64(n_heap)
         if not zero_origin(c):      # (a second pass over a state of zeros costs as much as the first)
@@ -222,7 +260,8 @@ cdef class Learner:
                 stamp_origin(c, state.data.as_doubles + j * c.layout.width)
         for j in range(n_heap):
             heap_pos.data.as_longlongs[j] = -1
-        return {"state": state, "bstate": zeros(K * INTERCEPT_FIELDS), "heap_items": zeros_int64(n_heap),
+        return {"state": state, "bstate": zeros((K + self.n_unpenalized) * INTERCEPT_FIELDS),
+                "heap_items": zeros_int64(n_heap),
                 "heap_keys": zeros(n_heap), "heap_pos": heap_pos, "gstamp": zeros(n_groups),
                 "gnorm": zeros(n_groups)}
 
@@ -282,7 +321,8 @@ cdef class Learner:
         n_groups = (self.capacity if self.c.params.grouped and self.groups is None
                     else self.c.groups.n_groups)
         n_heap = self.capacity * self.n_outputs if self.c.params.berhu_heap else 0
-        sizes = {"state": self.capacity * self.c.layout.width, "bstate": self.n_outputs * INTERCEPT_FIELDS,
+        sizes = {"state": self.capacity * self.c.layout.width,
+                 "bstate": (self.n_outputs + self.n_unpenalized) * INTERCEPT_FIELDS,
                  "heap_items": n_heap,
                  "heap_keys": n_heap, "heap_pos": n_heap, "gstamp": n_groups, "gnorm": n_groups}
         for name, size in sizes.items():    # the loops trust these sizes
@@ -309,7 +349,8 @@ cdef class Learner:
                       work=zeros(max(3 * block, (1 if self.group_weights is None else 3) * n_groups, 1)),
                       group_weights_now=zeros(self.capacity * self.n_outputs
                                               if self.c.params.grouped else 0),
-                      intercept_memo=zeros(self.n_outputs * MEMO_FIELDS), scores=zeros(self.n_outputs),
+                      intercept_memo=zeros((self.n_outputs + self.n_unpenalized) * MEMO_FIELDS),
+                      scores=zeros(self.n_outputs),
                       score_grads=zeros(self.n_outputs), intercept_grad=zeros(self.n_outputs),
                       sigma=zeros(self.n_outputs), exp_margins=zeros(self.n_outputs))
         free_scratch(&self.c)
@@ -348,6 +389,8 @@ cdef class Learner:
                 self.loss, self.alpha, self.l1_ratio, self.eta0, self.delta, self.rda_rho,
                 self.berhu_gamma, self.epsilon, self.fit_intercept, self.ovr, self.multinomial,
                 self.groups, self.group_weights, self.step)
+        if self.n_unpenalized:      # (a flat learner's pickle is as it always was)
+            args += (self.n_unpenalized,)
         return (Learner, args, self.__getstate__())
 
     def __getstate__(self):
@@ -360,7 +403,7 @@ cdef class Learner:
         without NumPy: name -> (flat buffer, shape). The buffers are int64 for
         SAVED_INT64, float64 for the others."""
         cdef long long d = self.n_features, K = self.n_outputs
-        sizes = {"state": (d, self.c.layout.width), "bstate": (K, INTERCEPT_FIELDS),
+        sizes = {"state": (d, self.c.layout.width), "bstate": (K + self.n_unpenalized, INTERCEPT_FIELDS),
                  "gstamp": (self.c.groups.n_groups,),
                  "gnorm": (self.c.groups.n_groups,)}
         heap = (d * K if self.c.params.berhu_heap else 0,)
@@ -564,6 +607,9 @@ cdef class Learner:
         if self.training:
             raise RuntimeError("this learner is training in another thread; a learner (and its "
                                "estimator) takes one fit or partial_fit call at a time.")
+        if self.loss is None:
+            raise ValueError("a structured learner (loss=None) steps on its caller's gradients "
+                             "(fastprox.structured.StructuredLearner), not on rows and labels.")
         check_step(self.step, self.update, self.schedule, batch_size)
         cdef bint all_rows = order is None      # rows 0..n-1 in order: nothing to check
         cdef bint unit = sample_weight is None
@@ -608,8 +654,10 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     ensure_scratch(state, _check_rows(data.shape[0], indices, indptr, y.shape[0],
                                       y.shape[0] if unit else sample_weight.shape[0],
                                       order, all_rows, state.params.n_features, batch_size,
-                                      state.params.update == FTRL or wants_factor_memo(state)),
+                                      state.params.update == FTRL or wants_factor_memo(state)
+                                      or uses_lanes(state)),
                    batch_size)
+    state.lanes = LANES
     c = state[0]
     # Prefetching pays once the state outgrows the caches; below, it only costs.
     cdef bint prefetch = c.params.n_features * c.layout.width * sizeof(double) > PREFETCH_BYTES
@@ -619,6 +667,9 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                            and not all_rows and not consecutive(order))
     cdef bint separable = (c.params.plain_fobos or c.params.plain_adagrad or c.params.plain_dual
                            or c.params.plain_normalized)
+    # The rows in lanes prefetch the row ahead themselves, and keep its state rows in a
+    # slot (`_rows.lane_prefetch`, `_state.lane_slot`).
+    cdef bint keep = uses_lanes(&c) and batch_size == 1
     cdef bint stopped, steep
     with nogil:
         while start < n:
@@ -627,10 +678,15 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                 nxt = row_at(rows, start + (PREFETCH_STEPS + 1) * b)
                 prefetch_lines(X + indptr[nxt], X + indptr[nxt + 1])
                 prefetch_lines(ind + indptr[nxt], ind + indptr[nxt + 1])
+            c.scratch.lane_ahead_lo = -1
             if start + PREFETCH_STEPS * b < n and prefetch:
                 nxt = row_at(rows, start + PREFETCH_STEPS * b)
-                prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1])
+                if keep:                # (the step prefetches it: `_rows.lane_prefetch`)
+                    c.scratch.lane_ahead_lo, c.scratch.lane_ahead_hi = indptr[nxt], indptr[nxt + 1]
+                else:
+                    prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1], NULL)
             if b == 1 and separable:
+                c.scratch.lane_at = start
                 total += separable_step(&c, X, ind, &indptr[0], &y[0], sw, row_at(rows, start))
             else:
                 total += step(&c, X, ind, &indptr[0], &y[0], sw, rows, start, b)

@@ -19,6 +19,12 @@ from fastprox._prox cimport soft_threshold
 from fastprox._state cimport Ctx, entry, normalized_l1_rows, NORM_STAMP, NORM_W, NORM_G, NORM_FACTOR
 from fastprox._pairs cimport pair, new_factors2, normalized_outputs2, normalized_known2
 
+cdef extern from "_out_of_line.h":
+    """
+    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_11_normalized_normalized_apply_outputs(struct __pyx_t_8fastprox_6_state_Ctx *, double *, double))
+    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_11_normalized_normalized_apply_known_outputs(struct __pyx_t_8fastprox_6_state_Ctx *, double *, double, double *))
+    """
+
 
 cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
     """The l1 proxes of the steps since the feature's stamp, as one soft-threshold by

@@ -21,15 +21,24 @@
    a scalar step with none/l1/l2/elasticnet and rda/invsqrt 17-33% slower, rda/adagrad
    20-23%, fobos/adagrad 5-14%, the rest within 10%. The -Wattributes warning is
    silenced from here to the end of the translation unit because it fires at Cython's
-   later `static CYTHON_INLINE` definitions, not at these declarations. */
+   later `static CYTHON_INLINE` definitions, not at these declarations.
+
+   FASTPROX_IN_LINE is the converse, for the hot functions the general step must keep
+   inlined (`_step.apply`, `_adagrad.adagrad_apply_outputs`): GCC's choice for them
+   flips with the size of everything else in `step`, and a flip made them calls (the
+   one-vs-rest passes 11% more instructions, callgrind) when the mini-batch branch's
+   loops became the functions a structured step shares (`_step.collect`,
+   `apply_collected`). Declared here always_inline, they stay where GCC had put them. */
 #ifndef FASTPROX_OUT_OF_LINE_H
 #define FASTPROX_OUT_OF_LINE_H
 #if defined(__GNUC__)
 /* noinline on a function Cython declares inline: what is asked, not a mistake */
 #pragma GCC diagnostic ignored "-Wattributes"
 #define FASTPROX_OUT_OF_LINE(...) static __attribute__((noinline)) __VA_ARGS__;
+#define FASTPROX_IN_LINE(...) static inline __attribute__((always_inline)) __VA_ARGS__;
 #else
 #define FASTPROX_OUT_OF_LINE(...)
+#define FASTPROX_IN_LINE(...)
 #endif
 struct __pyx_t_8fastprox_6_state_Ctx;
 struct __pyx_t_8fastprox_6_berhu_Heap;

@@ -1,16 +1,22 @@
 /* Two entries' arithmetic in one SSE2 instruction each: FOBOS's catch-up and step
-   under a scalar step (every layout), under AdaGrad with l1 and under the normalized
-   schedule (its catch-up and rescale, step factors and step), the dual weights
-   (rda, ftrl) and square roots. A row's non-zeros, taken two at a time, need about half the instructions,
-   which bound the short rows of dense sets (ijcnn1); AdaGrad's square root and
-   division cost the divider as much for two lanes as for one. Each lane performs
-   the scalar code's operations in its order, each correctly rounded: the pairs
-   change no bit, and the code for CPUs without SSE2 (below) gives the same bits
-   (tests/test_pairs.py). */
+   under a scalar step (every layout), the dual weights (rda, ftrl) and square roots,
+   and two outputs of a feature at a time under AdaGrad and the normalized schedule
+   (one-vs-rest, multinomial; the single-output rows of those two run in wider lanes
+   where the CPU has them, `_lanes.h`, which takes its SSE2 operations from here). A
+   row's non-zeros, taken two at a time, need about half the instructions, which bound
+   the short rows of dense sets (ijcnn1); AdaGrad's square root and division cost the
+   divider as much for two lanes as for one. Each lane performs the scalar code's
+   operations in its order, each correctly rounded: the pairs change no bit, and the
+   code for CPUs without SSE2 (below) gives the same bits (tests/test_pairs.py). */
 #ifndef FASTPROX_PAIRS_H
 #define FASTPROX_PAIRS_H
+#include <math.h>
 #include "_max0.h"
 typedef struct { double a, b; } fastprox_pair;
+static inline double fastprox_soft(double v, double a)      /* as `soft_threshold` */
+{
+    return copysign(fastprox_max0(fabs(v) - a), v);
+}
 #if defined(__SSE2__)
 #include <emmintrin.h>
 static inline fastprox_pair fastprox_pair_of(__m128d v)
@@ -110,18 +116,6 @@ static inline void fastprox_scalar_step2(double *e, double *f, int n_row, int of
     if (off_Q >= 0)
         e[off_Q] = f[off_Q] = Q;
 }
-/* FOBOS-AdaGrad entries e, f in the layout (t0, w, G, eta). Under l1, the catch-up
-   w <- soft(w, (t - t0) alpha eta), both stamped t; returns the two weights. */
-static inline fastprox_pair fastprox_adagrad_catch_up2(double *e, double *f, double t, double alpha)
-{
-    __m128d thr = _mm_mul_pd(_mm_sub_pd(_mm_set1_pd(t), _mm_set_pd(f[0], e[0])),
-                             _mm_mul_pd(_mm_set1_pd(alpha), _mm_set_pd(f[3], e[3])));
-    fastprox_pair w = fastprox_pair_of(fastprox_soft2(_mm_set_pd(f[1], e[1]), thr));
-    e[1] = w.a;
-    f[1] = w.b;
-    e[0] = f[0] = t;
-    return w;
-}
 /* AdaGrad entries (w, G, eta) at e, f with gradients g and forward steps s (g, or the
    invariant step's sigma x) as lanes: G += g^2, eta = eta0 / (delta + sqrt(G)) (0 where
    delta + sqrt(G) is not positive), both stored, and where eta > 0 w <- prox(w - eta s)
@@ -147,45 +141,12 @@ static inline void fastprox_adagrad_outputs2(double *e, double *f, double ge, do
 {
     fastprox_adagrad_entries2(e, f, _mm_set_pd(gf, ge), _mm_set_pd(sf, se), alpha, rho1, delta, eta0);
 }
-/* The rows' step with values (xe, xf): `fastprox_adagrad_entries2` of their entries with
-   g = s = q x; both stamped t + 1. */
-static inline void fastprox_adagrad_step2(double *e, double *f, double xe, double xf, double q,
-                                          double t, double alpha, double rho1, double delta,
-                                          double eta0)
-{
-    __m128d g = _mm_mul_pd(_mm_set1_pd(q), _mm_set_pd(xf, xe));
-    fastprox_adagrad_entries2(e + 1, f + 1, g, g, alpha, rho1, delta, eta0);
-    e[0] = f[0] = t + 1.0;
-}
 /* The normalized schedule's step factors eta0 / (m sqrt(G)) of scales (me, mf) and
    sums of squared gradients G, 0 where G is not positive (`_normalized.normalized_factor`). */
 static inline __m128d fastprox_factors2(__m128d G, double me, double mf, double eta0)
 {
     return _mm_and_pd(_mm_cmpgt_pd(G, _mm_setzero_pd()),
                       _mm_div_pd(_mm_set1_pd(eta0), _mm_mul_pd(_mm_set_pd(mf, me), _mm_sqrt_pd(G))));
-}
-/* The normalized schedule's entries e, f in the layout (w, G, factor), with gradients
-   (ge, gf) and feature scales (me, mf): G += g^2 and the step factor (`fastprox_factors2`),
-   both stored (`_normalized.normalized_accumulate`); returns the two factors. */
-static inline fastprox_pair fastprox_normalized_factors2(double *e, double *f, double ge, double gf,
-                                                         double me, double mf, double eta0)
-{
-    __m128d g = _mm_set_pd(gf, ge);
-    __m128d G = _mm_add_pd(_mm_set_pd(f[1], e[1]), _mm_mul_pd(g, g));
-    __m128d factor = fastprox_factors2(G, me, mf, eta0);
-    fastprox_put2(e, f, 1, G);
-    fastprox_put2(e, f, 2, factor);
-    return fastprox_pair_of(factor);
-}
-/* The same for rows without a penalty, (m, w, G): G += g^2 stored, the factors only
-   returned (no catch-up reads them). */
-static inline fastprox_pair fastprox_normalized_plain_factors2(double *e, double *f, double ge, double gf,
-                                                               double eta0)
-{
-    __m128d g = _mm_set_pd(gf, ge);
-    __m128d G = _mm_add_pd(_mm_set_pd(f[2], e[2]), _mm_mul_pd(g, g));
-    fastprox_put2(e, f, 2, G);
-    return fastprox_pair_of(fastprox_factors2(G, e[0], f[0], eta0));
 }
 /* Two outputs' new step factors of one feature of scale m, with sums of squared
    gradients (Ge, Gf) and this step's gradients (ge, gf): the factors of G + g^2, G not
@@ -235,81 +196,6 @@ static inline void fastprox_normalized_outputs2(double *e, double *f, double ge,
     __m128d factor = fastprox_factors2(_mm_add_pd(_mm_set_pd(f[1], e[1]), _mm_mul_pd(g, g)), m, m, eta0);
     fastprox_normalized_update2(e, f, g, _mm_set_pd(sf, se), factor, r, alpha, keep);
 }
-/* The normalized schedule's rescale of features whose scales m are e[0], f[0] (a
-   row's field after its stamp under l1, its first without a penalty), with values x =
-   (xe, xf) and weights w: where |x| > m, w *= m / |x| if m > 0 and m = |x|, stored
-   (`_normalized.rescale`); *moved says whether a weight changed. Returns the weights
-   (not stored); norms gets the rows' shares of N_t, (x / m)^2 with 1 where |x| = m and
-   0 where x = 0 (`_normalized.row_norm`). */
-static inline __m128d fastprox_rescale2(double *e, double *f, __m128d x, __m128d w, double *norms,
-                                        int *moved)
-{
-    const __m128d zero = _mm_setzero_pd(), sign = _mm_set1_pd(-0.0);
-    __m128d a = _mm_andnot_pd(sign, x), m = _mm_set_pd(f[0], e[0]), v;
-    __m128d grow = _mm_cmpgt_pd(a, m), shrink = _mm_and_pd(grow, _mm_cmpgt_pd(m, zero));
-    *moved = _mm_movemask_pd(shrink);
-    if (*moved)                             /* a larger value: rare once a feature is seen */
-        w = fastprox_blend2(shrink, _mm_mul_pd(w, _mm_div_pd(m, a)), w);
-    if (_mm_movemask_pd(grow)) {
-        m = _mm_max_pd(a, m);               /* a > m ? a : m */
-        fastprox_put2(e, f, 0, m);
-    }
-    v = _mm_div_pd(x, m);
-    v = _mm_and_pd(_mm_cmpneq_pd(x, zero),
-                   fastprox_blend2(_mm_cmpeq_pd(a, m), _mm_set1_pd(1.0), _mm_mul_pd(v, v)));
-    _mm_storeu_pd(norms, v);
-    return w;
-}
-/* Their catch-up before the margin, under l1: w <- soft(w, alpha factor (R - stamp))
-   where R > stamp and alpha > 0, the stamps set to R (`_normalized.normalized_catch_up`),
-   then `fastprox_rescale2`. Returns the two weights. */
-static inline fastprox_pair fastprox_normalized_catch_up2(double *e, double *f, double xe, double xf,
-                                                          double R, double alpha, double *norms)
-{
-    const __m128d zero = _mm_setzero_pd();
-    __m128d spent = _mm_sub_pd(_mm_set1_pd(R), _mm_set_pd(f[0], e[0]));
-    __m128d on = _mm_and_pd(_mm_cmpgt_pd(spent, zero), _mm_cmpgt_pd(_mm_set1_pd(alpha), zero));
-    __m128d w = _mm_set_pd(f[2], e[2]);
-    __m128d thr = _mm_mul_pd(_mm_mul_pd(_mm_set1_pd(alpha), _mm_set_pd(f[4], e[4])), spent);
-    int moved;
-    w = fastprox_rescale2(e + 1, f + 1, _mm_set_pd(xf, xe), fastprox_blend2(on, fastprox_soft2(w, thr), w),
-                          norms, &moved);
-    e[0] = f[0] = R;
-    fastprox_put2(e, f, 2, w);
-    return fastprox_pair_of(w);
-}
-/* The same for rows without a penalty, (m, w, G): no weight moves but by a rescale
-   (`_normalized.normalized_catch_up`), so the rows are mostly only read. */
-static inline fastprox_pair fastprox_normalized_rescale2(double *e, double *f, double xe, double xf,
-                                                         double *norms)
-{
-    int moved;
-    __m128d w = fastprox_rescale2(e, f, _mm_set_pd(xf, xe), _mm_set_pd(f[1], e[1]), norms, &moved);
-    if (moved)
-        fastprox_put2(e, f, 1, w);
-    return fastprox_pair_of(w);
-}
-/* Their FOBOS step with values (xe, xf), their factors already updated: eta =
-   factor r, and where eta > 0 w <- soft(w - eta (sigma x), alpha eta); both stamped R
-   (`_normalized.normalized_apply`). */
-static inline void fastprox_normalized_step2(double *e, double *f, double xe, double xf, double sigma,
-                                             double r, double alpha, double R)
-{
-    __m128d eta = _mm_mul_pd(_mm_set_pd(f[4], e[4]), _mm_set1_pd(r));
-    __m128d g = _mm_mul_pd(_mm_set1_pd(sigma), _mm_set_pd(xf, xe));
-    fastprox_put2(e, f, 2, fastprox_normalized_w2(_mm_set_pd(f[2], e[2]), eta, g, alpha));
-    e[0] = f[0] = R;
-}
-/* The step of rows without a penalty, (m, w, G), of step factors (`fastprox_normalized_plain_factors2`):
-   eta = factor r, and where eta > 0 w <- w - eta (sigma x) (`_normalized.normalized_apply`
-   with alpha = 0, whose soft-threshold by 0 changes no bit). */
-static inline void fastprox_normalized_plain_step2(double *e, double *f, double xe, double xf,
-                                                   fastprox_pair factors, double sigma, double r)
-{
-    __m128d eta = _mm_mul_pd(_mm_set_pd(factors.b, factors.a), _mm_set1_pd(r)), w = _mm_set_pd(f[1], e[1]);
-    __m128d step = _mm_sub_pd(w, _mm_mul_pd(eta, _mm_mul_pd(_mm_set1_pd(sigma), _mm_set_pd(xf, xe))));
-    fastprox_put2(e, f, 1, fastprox_blend2(_mm_cmpgt_pd(eta, _mm_setzero_pd()), step, w));
-}
 /* RDA's weights under a scalar step, soft(-s, thr) * inv, of sums (sa, sb). */
 static inline fastprox_pair fastprox_rda_weights2(double sa, double sb, double thr, double inv)
 {
@@ -334,16 +220,11 @@ static inline fastprox_pair fastprox_dual_weights2(double sa, double sb, fastpro
     return fastprox_pair_of(_mm_and_pd(_mm_cmpgt_pd(den, zero), _mm_div_pd(soft, den)));
 }
 #else
-#include <math.h>
 #include <string.h>
 static inline fastprox_pair fastprox_sqrt2(double a, double b)
 {
     fastprox_pair p = {sqrt(a), sqrt(b)};
     return p;
-}
-static inline double fastprox_soft(double v, double a)      /* as `soft_threshold` */
-{
-    return copysign(fastprox_max0(fabs(v) - a), v);
 }
 static inline fastprox_pair fastprox_l1_catch_up2(double *e, double *f, double P, double Q)
 {
@@ -389,15 +270,6 @@ static inline void fastprox_scalar_step2(double *e, double *f, int n_row, int of
     if (off_Q >= 0)
         e[off_Q] = f[off_Q] = Q;
 }
-static inline fastprox_pair fastprox_adagrad_catch_up2(double *e, double *f, double t, double alpha)
-{
-    fastprox_pair w = {fastprox_soft(e[1], (t - e[0]) * (alpha * e[3])),
-                       fastprox_soft(f[1], (t - f[0]) * (alpha * f[3]))};
-    e[1] = w.a;
-    f[1] = w.b;
-    e[0] = f[0] = t;
-    return w;
-}
 static inline void fastprox_adagrad_entry1(double *e, double g, double s, double alpha, double rho1,
                                            double delta, double eta0, double *out)
 {
@@ -416,36 +288,9 @@ static inline void fastprox_adagrad_outputs2(double *e, double *f, double ge, do
     memcpy(e, a, sizeof a);
     memcpy(f, b, sizeof b);
 }
-static inline void fastprox_adagrad_step2(double *e, double *f, double xe, double xf, double q,
-                                          double t, double alpha, double rho1, double delta,
-                                          double eta0)
-{
-    fastprox_adagrad_outputs2(e + 1, f + 1, q * xe, q * xf, q * xe, q * xf, alpha, rho1, delta, eta0);
-    e[0] = f[0] = t + 1.0;
-}
 static inline double fastprox_factor1(double G, double m, double eta0)
 {
     return G > 0.0 ? eta0 / (m * sqrt(G)) : 0.0;
-}
-static inline fastprox_pair fastprox_normalized_factors2(double *e, double *f, double ge, double gf,
-                                                         double me, double mf, double eta0)
-{
-    double Ge = e[1] + ge * ge, Gf = f[1] + gf * gf;
-    fastprox_pair factors = {fastprox_factor1(Ge, me, eta0), fastprox_factor1(Gf, mf, eta0)};
-    e[1] = Ge;
-    f[1] = Gf;
-    e[2] = factors.a;
-    f[2] = factors.b;
-    return factors;
-}
-static inline fastprox_pair fastprox_normalized_plain_factors2(double *e, double *f, double ge, double gf,
-                                                               double eta0)
-{
-    double Ge = e[2] + ge * ge, Gf = f[2] + gf * gf;
-    fastprox_pair factors = {fastprox_factor1(Ge, e[0], eta0), fastprox_factor1(Gf, f[0], eta0)};
-    e[2] = Ge;
-    f[2] = Gf;
-    return factors;
 }
 static inline fastprox_pair fastprox_new_factors2(double Ge, double Gf, double ge, double gf, double m,
                                                   double eta0)
@@ -478,70 +323,6 @@ static inline void fastprox_normalized_outputs2(double *e, double *f, double ge,
 {
     fastprox_normalized_known2(e, f, ge, gf, se, sf, fastprox_factor1(e[1] + ge * ge, m, eta0),
                                fastprox_factor1(f[1] + gf * gf, m, eta0), r, alpha, keep);
-}
-static inline double fastprox_rescale1(double *e, double x, double w, double *norm)
-{
-    double a = fabs(x), m = e[0];
-    if (a > m) {
-        if (m > 0.0)
-            w *= m / a;
-        m = e[0] = a;
-    }
-    *norm = x == 0.0 ? 0.0 : a == m ? 1.0 : (x / m) * (x / m);
-    return w;
-}
-static inline double fastprox_normalized_catch_up1(double *e, double x, double R, double alpha,
-                                                   double *norm)
-{
-    double spent = R - e[0], w = e[2];
-    if (spent > 0.0 && alpha > 0.0)
-        w = fastprox_soft(w, alpha * e[4] * spent);
-    e[0] = R;
-    return e[2] = fastprox_rescale1(e + 1, x, w, norm);
-}
-static inline fastprox_pair fastprox_normalized_catch_up2(double *e, double *f, double xe, double xf,
-                                                          double R, double alpha, double *norms)
-{
-    double ce[5], cf[5];
-    fastprox_pair w;
-    memcpy(ce, e, sizeof ce);
-    memcpy(cf, f, sizeof cf);
-    w.a = fastprox_normalized_catch_up1(ce, xe, R, alpha, norms);
-    w.b = fastprox_normalized_catch_up1(cf, xf, R, alpha, norms + 1);
-    memcpy(e, ce, sizeof ce);
-    memcpy(f, cf, sizeof cf);
-    return w;
-}
-static inline fastprox_pair fastprox_normalized_rescale2(double *e, double *f, double xe, double xf,
-                                                         double *norms)
-{
-    double ce[3], cf[3];
-    fastprox_pair w;
-    memcpy(ce, e, sizeof ce);
-    memcpy(cf, f, sizeof cf);
-    w.a = ce[1] = fastprox_rescale1(ce, xe, ce[1], norms);
-    w.b = cf[1] = fastprox_rescale1(cf, xf, cf[1], norms + 1);
-    memcpy(e, ce, sizeof ce);
-    memcpy(f, cf, sizeof cf);
-    return w;
-}
-static inline void fastprox_normalized_step2(double *e, double *f, double xe, double xf, double sigma,
-                                             double r, double alpha, double R)
-{
-    double we = fastprox_normalized_w1(e[2], e[4] * r, sigma * xe, alpha);
-    double wf = fastprox_normalized_w1(f[2], f[4] * r, sigma * xf, alpha);
-    e[2] = we;
-    f[2] = wf;
-    e[0] = f[0] = R;
-}
-static inline void fastprox_normalized_plain_step2(double *e, double *f, double xe, double xf,
-                                                   fastprox_pair factors, double sigma, double r)
-{
-    double eta_e = factors.a * r, eta_f = factors.b * r;
-    double we = eta_e > 0.0 ? e[1] - eta_e * (sigma * xe) : e[1];
-    double wf = eta_f > 0.0 ? f[1] - eta_f * (sigma * xf) : f[1];
-    e[1] = we;
-    f[1] = wf;
 }
 static inline fastprox_pair fastprox_rda_weights2(double sa, double sb, double thr, double inv)
 {

@@ -1,6 +1,7 @@
 # The Cython side of `_pairs.h`: two entries' arithmetic in one SSE2 instruction each
-# (its portable code elsewhere, the same bits), for the fast row kernels (`_rows`) and the
-# general step's one-vs-rest and multinomial outputs (`_normalized`, `_adagrad`).
+# (its portable code elsewhere, the same bits), for the scalar-step and dual fast row
+# kernels (`_rows`) and the general step's one-vs-rest and multinomial outputs
+# (`_normalized`, `_adagrad`).
 cdef extern from "_pairs.h" nogil:
     ctypedef struct pair "fastprox_pair":
         double a
@@ -17,25 +18,6 @@ cdef extern from "_pairs.h" nogil:
                                               int threshold_stamp_at, double xe,
                                               double xf, double q, double eta, double a, double l1_share,
                                               double shrink_product, double threshold_sum)
-    pair adagrad_catch_up2 "fastprox_adagrad_catch_up2"(double* e, double* f, double t, double alpha)
-    void adagrad_step2 "fastprox_adagrad_step2"(double* e, double* f, double xe, double xf, double q,
-                                                double t, double alpha, double l1_share, double delta,
-                                                double eta0)
-    pair normalized_factors2 "fastprox_normalized_factors2"(double* e, double* f, double ge, double gf,
-                                                            double me, double mf, double eta0)
-    pair normalized_plain_factors2 "fastprox_normalized_plain_factors2"(double* e, double* f, double ge,
-                                                                        double gf, double eta0)
-    pair normalized_catch_up2 "fastprox_normalized_catch_up2"(double* e, double* f, double xe, double xf,
-                                                              double threshold_sum, double alpha,
-                                                              double* norms)
-    pair normalized_rescale2 "fastprox_normalized_rescale2"(double* e, double* f, double xe, double xf,
-                                                            double* norms)
-    void normalized_step2 "fastprox_normalized_step2"(double* e, double* f, double xe, double xf,
-                                                      double sigma, double r, double alpha,
-                                                      double threshold_sum)
-    void normalized_plain_step2 "fastprox_normalized_plain_step2"(double* e, double* f, double xe,
-                                                                  double xf, pair factors, double sigma,
-                                                                  double r)
     pair rda_weights2 "fastprox_rda_weights2"(double sa, double sb, double threshold, double scale)
     pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
                                                 double inv_eta0, double l1_threshold, double rda_rho,

@@ -13,15 +13,14 @@ from fastprox._fobos cimport advance_cumulants, end_step
 from fastprox._dual cimport set_weight_params, ftrl_z
 from fastprox._intercept cimport intercept_feature, intercept_value, apply_intercept
 from fastprox._gradients cimport gradient, gradients, refused, abs_max2, row_abs_max, largest_q
-from fastprox._csr cimport weight_at
-from fastprox._state cimport normalized_l1_rows, NORM_SCALE, NORM_ROW_FIELDS
+from fastprox._csr cimport weight_at, prefetch_rows
+from fastprox._state cimport normalized_l1_rows, lane_slot, LANE_SLOTS, PREFETCH_STEPS
 from fastprox._normalized cimport set_normalized_eta
 from fastprox._intercept cimport intercept_step_size
 from fastprox._invariant cimport invariant_sigma, log_invariant_sigma
 from fastprox._pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_catch_up2, scalar_step2,
-                               adagrad_catch_up2, adagrad_step2, normalized_factors2,
-                               normalized_plain_factors2, normalized_catch_up2, normalized_rescale2,
-                               normalized_step2, normalized_plain_step2, rda_weights2, dual_weights2)
+                               rda_weights2, dual_weights2)
+from fastprox._lanes cimport lanes_t, lane_row_t
 
 
 cdef inline double separable_step(Ctx* c, const value_t* data, const index_t* indices,
@@ -164,73 +163,62 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
                               long long lo, long long hi, double y, double sw) noexcept nogil:
     """One row of AdaGrad's composite mirror descent with one output, as
     `plain_fobos_step`: the general path's arithmetic with its constants in locals
-    (under l1 or without a penalty: `adagrad_l1_row`). Row layout: t0, w, G, eta.
+    (under l1 or without a penalty: `adagrad_l1_row`), the step in lanes (`_lanes.h`).
+    Row layout: t0, w, G, eta.
 
     Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
     -> `_adagrad.adagrad_catch_up`), `_gradients.gradient`, `refused`, `_step.apply`
     -> `_adagrad.adagrad_step` then `_fobos.fobos_prox`, `_fobos.stamp` (ROW_LAST_STEP)."""
-    cdef double* state = c.arrays.state
-    cdef long long width = c.layout.width, nz
-    cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, l1_share = c.params.l1_share
-    cdef double delta = c.params.delta, eta0 = c.params.eta0, q, total
+    cdef lane_row_t lanes
+    cdef long long i
+    cdef double t = <double>c.cursor.t, q, total
     cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c)
     cdef double* row
-    cdef double* e
-    cdef double* f
-    cdef bint two
-    if l1_share == 1.0:             # l1, or no penalty (`Learner`: then l1_share is 1)
+    if c.params.l1_share == 1.0:             # l1, or no penalty (`Learner`: then l1_share is 1)
         return adagrad_l1_row(c, data, indices, lo, hi, y, sw)
-    for nz in range(lo, hi):
-        row = state + indices[nz] * width
+    lanes = lane_entries(c, data, indices, lo, hi)
+    for i in range(lanes.n):
+        row = lanes.rows[i]
         if row[ROW_LAST_STEP] < t:
             row[ADAGRAD_ROW_FIELDS + ADAGRAD_W] = adagrad_catch_up(c, row, 0)
             row[ROW_LAST_STEP] = t
-        acc += row[ADAGRAD_ROW_FIELDS + ADAGRAD_W] * data[nz]
-        x_max = abs_max2(x_max, data, nz, False)
+        lanes.weight[i] = row[ADAGRAD_ROW_FIELDS + ADAGRAD_W]
+        acc += lanes.weight[i] * lanes.x[i]
+        x_max = abs_max2(x_max, lanes.x, i, False)
     c.arrays.scores[0] = acc
     total = 0.0
     q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
-    for nz in range(lo, hi, 2):
-        two = entries(state, width, indices, nz, hi, &e, &f)
-        adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, l1_share, delta, eta0)
-    c.cursor.n_ops += 2 * (hi - lo)
+    lane_prefetch(c, indices)
+    c.lanes.adagrad_step(&lanes, q, t, c.params.alpha_pen, c.params.l1_share, c.params.delta, c.params.eta0)
+    c.cursor.n_ops += 2 * lanes.n
     c.arrays.intercept_grad[0] = q
     return total
 
 
 cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* indices,
                            long long lo, long long hi, double y, double sw) noexcept nogil:
-    """`plain_adagrad_step` under l1, its non-zeros two at a time (e, f), each
-    instruction of the catch-up and of the step for both (`_pairs.h`). The catch-up
-    has no branch: a current feature (t0 = t) has threshold 0, which keeps it. Without
-    a penalty (alpha 0) every threshold is 0: the general path's bits, without its
+    """`plain_adagrad_step` under l1, its passes in lanes (`_lanes.h`: the catch-up and
+    the margin, then the step, each instruction for every lane). The catch-up has no
+    branch: a current feature (t0 = t) has threshold 0, which keeps it. Without a
+    penalty (alpha 0) every threshold is 0: the general path's bits, without its
     per-feature branch and l2's division by 1.
 
     Mirrors as `plain_adagrad_step` says, with `adagrad_catch_up`'s l1 case
     (`soft_threshold(w, m a)`)."""
-    cdef double* state = c.arrays.state
-    cdef long long width = c.layout.width, nz
-    cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen
-    cdef double delta = c.params.delta, eta0 = c.params.eta0
-    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], q, total, x_max = intercept_feature(c)
-    cdef double* e
-    cdef double* f
-    cdef bint two
-    for nz in range(lo, hi, 2):
-        two = entries(state, width, indices, nz, hi, &e, &f)
-        acc = dot2(acc, adagrad_catch_up2(e, f, t, alpha), data, nz, two)
-        x_max = abs_max2(x_max, data, nz, two)
+    cdef lane_row_t lanes = lane_entries(c, data, indices, lo, hi)
+    cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, q, total
+    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c)
+    acc = c.lanes.adagrad_margin(&lanes, t, alpha, acc, &x_max)
     c.arrays.scores[0] = acc
     total = 0.0
     q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
-    for nz in range(lo, hi, 2):
-        two = entries(state, width, indices, nz, hi, &e, &f)
-        adagrad_step2(e, f, data[nz], data[nz + two], q, t, alpha, 1.0, delta, eta0)
-    c.cursor.n_ops += 2 * (hi - lo)
+    lane_prefetch(c, indices)
+    c.lanes.adagrad_step(&lanes, q, t, alpha, 1.0, c.params.delta, c.params.eta0)
+    c.cursor.n_ops += 2 * lanes.n
     c.arrays.intercept_grad[0] = q
     return total
 
@@ -374,65 +362,70 @@ cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* i
     return total
 
 
-cdef inline pair accumulate2(double* row, double* row_f, double ge, double gf, double eta0,
-                             bint penalized) noexcept nogil:
-    """G += g^2 and the step factors of two normalized rows, in the l1 layout (R stamp,
-    m, w, G, factor; the factors stored) or, without a penalty, (m, w, G)."""
-    if penalized:
-        return normalized_factors2(row + NORM_ROW_FIELDS, row_f + NORM_ROW_FIELDS, ge, gf,
-                                   row[NORM_SCALE], row_f[NORM_SCALE], eta0)
-    return normalized_plain_factors2(row, row_f, ge, gf, eta0)
+cdef inline void lane_prefetch(Ctx* c, const index_t* indices) noexcept nogil:
+    """The prefetching of the row PREFETCH_STEPS ahead (`_csr.prefetch_rows`), which
+    `fit_csr` leaves to the rows in lanes (c.scratch.lane_ahead_lo/hi), and its state
+    rows into their slot. Called where the step waits on a long chain (sigma, the
+    gradient's exp): instructions retire in order, so the ones that wait on nothing run
+    in that chain's shadow, where at the step's start they delayed it."""
+    cdef long long lo = c.scratch.lane_ahead_lo
+    if lo >= 0:
+        prefetch_rows(c, indices, lo, c.scratch.lane_ahead_hi,
+                      lane_slot(c, c.scratch.lane_at + PREFETCH_STEPS))
+        c.scratch.lane_tag[(c.scratch.lane_at + PREFETCH_STEPS) % LANE_SLOTS] = lo
+
+
+cdef inline lane_row_t lane_entries(Ctx* c, const value_t* data, const index_t* indices,
+                                    long long lo, long long hi) noexcept nogil:
+    """A row as the passes in lanes read it (`_lanes.h`'s fastprox_lane_row): the state
+    rows of its non-zeros, each address taken once (by the prefetching, which keeps them
+    in the step's slot, or here), padded with the dummy row; its values (in place where
+    they are doubles, else converted into c.scratch.lane_block); the memos in the lane
+    block (sized by `ensure_scratch`)."""
+    cdef lane_row_t row
+    cdef double** rows = lane_slot(c, c.scratch.lane_at)
+    cdef double* block = c.scratch.lane_block
+    cdef double* state = c.arrays.state
+    cdef double* xs = block
+    cdef long long width = c.layout.width, size = c.scratch.lane_size, i
+    row.n = hi - lo
+    if c.scratch.lane_tag[c.scratch.lane_at % LANE_SLOTS] != lo:
+        for i in range(row.n):
+            rows[i] = state + indices[lo + i] * width
+    for i in range(row.n, row.n + c.lanes.width - 1):
+        rows[i] = block + 4 * size
+    if value_t is double:
+        row.x = data + lo
+    else:
+        for i in range(row.n):
+            xs[i] = data[lo + i]
+        row.x = xs
+    row.rows, row.factor, row.scale, row.weight = rows, block + size, block + 2 * size, block + 3 * size
+    return row
 
 
 cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const index_t* indices,
                                          long long lo, long long hi, double y, double sw) noexcept nogil:
-    """`normalized_row` in the layout of the rule's penalty, a constant in each call:
-    GCC compiles one copy of the row per layout, with no test of it in the loops."""
-    if normalized_l1_rows(c):
-        return normalized_row(c, data, indices, lo, hi, y, sw, True)
-    return normalized_row(c, data, indices, lo, hi, y, sw, False)
-
-
-cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* indices,
-                                  long long lo, long long hi, double y, double sw,
-                                  bint penalized) noexcept nogil:
     """One row under the normalized schedule with one output, gradient or invariant
     step: the general `step`'s `margins` (`normalized_catch_up`, `rescale`),
     `add_row_norm`, `invariant_sigmas` and `apply` (`normalized_apply`), the same
-    arithmetic fused into three passes over the row (two with the gradient step),
-    each taking the non-zeros two at a time (`_pairs.h`, as AdaGrad's rows); N_t's
-    sum is taken in the first pass and kept only if the row is not refused. The
-    invariant step's second pass stores G (and under l1 the step factor) as `apply`
-    would, since only the weights wait for sigma; without a penalty the rows keep no
-    factor, and the pass leaves them in c.scratch.factor_memo for the third. One
-    output: each feature's entry is the row's first (`entry(c, row, 0)`), and the
-    step's constants are locals (through c, every store into the state would force
-    their reload).
+    arithmetic fused into three passes over the row (two with the gradient step), in
+    lanes (`_lanes.h`, the rows' layout a constant in each pass); N_t's sum is taken in
+    the first pass and kept only if the row is not refused. The invariant step's second
+    pass stores G (and under l1 the step factor) as `apply` would, since only the
+    weights wait for sigma; without a penalty the rows keep no factor, and the pass
+    leaves them in the row's memo for the third (`lane_entries`). One output: each feature's entry
+    is the row's first (`entry(c, row, 0)`).
 
     Mirrors `_normalized`: `normalized_catch_up`, `rescale`, `row_norm`,
     `normalized_accumulate` (`normalized_factor`), `normalized_apply`."""
-    cdef double* state = c.arrays.state
-    cdef double* memo = c.scratch.factor_memo
-    cdef long long width = c.layout.width, nz
+    cdef const lanes_t* lanes = c.lanes
+    cdef lane_row_t row = lane_entries(c, data, indices, lo, hi)
+    cdef bint penalized = normalized_l1_rows(c)
     cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c), norms = c.cursor.norm_sum
     cdef double alpha = c.params.alpha_pen, eta0 = c.params.eta0, threshold_sum = c.cursor.threshold_sum
     cdef double q, r, step_norm, sigma, total = 0.0
-    cdef double shares[2]
-    cdef bint invariant = c.params.invariant, two
-    cdef double* row
-    cdef double* row_f
-    cdef pair w, factors
-    for nz in range(lo, hi, 2):
-        two = entries(state, width, indices, nz, hi, &row, &row_f)
-        if penalized:
-            w = normalized_catch_up2(row, row_f, data[nz], data[nz + two], threshold_sum, alpha, shares)
-        else:
-            w = normalized_rescale2(row, row_f, data[nz], data[nz + two], shares)
-        acc = dot2(acc, w, data, nz, two)
-        norms += shares[0]                  # (the row's indices are unique)
-        if two:
-            norms += shares[1]
-        x_max = abs_max2(x_max, data, nz, two)
+    acc = lanes.normalized_margin(&row, penalized, threshold_sum, alpha, acc, &norms, &x_max)
     c.arrays.scores[0] = acc
     q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
     if refused(c, q, x_max):
@@ -442,31 +435,19 @@ cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* in
     r = c.cursor.eta
     threshold_sum = c.cursor.threshold_sum = threshold_sum + r
     sigma = q
-    if invariant:
+    if c.params.invariant:
         step_norm = intercept_step_size(c, 0, q) if c.params.fit_intercept else 0.0
-        for nz in range(lo, hi, 2):
-            two = entries(state, width, indices, nz, hi, &row, &row_f)
-            factors = accumulate2(row, row_f, q * data[nz], q * data[nz + two], eta0, penalized)
-            if not penalized:
-                memo[nz - lo], memo[nz - lo + 1] = factors.a, factors.b
-            step_norm += factors.a * r * data[nz] * data[nz]
-            if two:
-                step_norm += factors.b * r * data[nz + 1] * data[nz + 1]
+        step_norm = lanes.normalized_factors(&row, penalized, q, r, eta0, step_norm)
         if c.params.loss == LOG and sw == 1.0:      # e^-|y p| as `gradient` took it
             sigma = log_invariant_sigma(y * acc, y, step_norm, 1.0, c.cursor.exp_margin)
         else:
             sigma = invariant_sigma(c.params.loss, acc, y, step_norm, sw, c.params.epsilon)
-    for nz in range(lo, hi, 2):
-        two = entries(state, width, indices, nz, hi, &row, &row_f)
-        if not invariant:
-            factors = accumulate2(row, row_f, q * data[nz], q * data[nz + two], eta0, penalized)
-        elif not penalized:
-            factors.a, factors.b = memo[nz - lo], memo[nz - lo + 1]
-        if penalized:
-            normalized_step2(row, row_f, data[nz], data[nz + two], sigma, r, alpha, threshold_sum)
-        else:
-            normalized_plain_step2(row, row_f, data[nz], data[nz + two], factors, sigma, r)
-    c.cursor.n_ops += 2 * (hi - lo)
+        lane_prefetch(c, indices)
+        lanes.normalized_step(&row, penalized, sigma, r, alpha, threshold_sum)
+    else:
+        lane_prefetch(c, indices)
+        lanes.normalized_update(&row, penalized, q, r, eta0, alpha, threshold_sum)
+    c.cursor.n_ops += 2 * row.n
     c.arrays.intercept_grad[0] = q
     c.arrays.sigma[0] = sigma
     return total

@@ -4,40 +4,44 @@ from libc.stdlib cimport calloc, realloc, free
 from fastprox._types cimport FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED, BERHU
 from fastprox._losses cimport LogSum
 from fastprox._berhu cimport Heap, BERHU_ENTRY
+from fastprox._lanes cimport lanes_t, LANES_MAX
 
 
 # Named offsets of the state's fields (as Vowpal Wabbit's W_ZT, W_G2). Row j of the
 # state holds n_row_fields per-feature fields, then K entries of n_entry_fields each;
-# `entry` points at entry k of a row, the offsets below index into it.
-cdef enum:
-    ROW_LAST_STEP = 0             # fobos + adagrad: t0, the step the row's entries are current at
-    ADAGRAD_ROW_FIELDS = 1
+# `entry` points at entry k of a row, the offsets below index into it. The fields of
+# fobos + adagrad and fobos + normalized are named in _layout.h, which the passes in
+# lanes (`_lanes.h`) read too:
+#   fobos + adagrad: row (ROW_LAST_STEP: t0, the step the row's entries are current
+#   at), entries (ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA: the weight, the sum of squared
+#   gradients, the step eta0 / (delta + sqrt(G)) G gives, frozen for the catch-up);
+#   fobos + normalized (`_normalized`): under l1 per feature the cumulant stamp and the
+#   scale (NORM_STAMP, NORM_SCALE), per entry the weight, the sum of squared gradients
+#   and the frozen step factor (NORM_W, NORM_G, NORM_FACTOR); without a penalty
+#   (alpha = 0) nothing catches up, and a row is the scale, then per entry the weight
+#   and G (NORM_PLAIN_ROW_FIELDS, NORM_PLAIN_ENTRY; the scale is a row's last field in both).
+cdef extern from "_layout.h":
+    enum:
+        ROW_LAST_STEP "FASTPROX_ROW_LAST_STEP"
+        ADAGRAD_ROW_FIELDS "FASTPROX_ADAGRAD_ROW_FIELDS"
+        ADAGRAD_W "FASTPROX_ADAGRAD_W"
+        ADAGRAD_G "FASTPROX_ADAGRAD_G"
+        ADAGRAD_ETA "FASTPROX_ADAGRAD_ETA"
+        ADAGRAD_ENTRY "FASTPROX_ADAGRAD_ENTRY"
+        NORM_STAMP "FASTPROX_NORM_STAMP"
+        NORM_SCALE "FASTPROX_NORM_SCALE"
+        NORM_ROW_FIELDS "FASTPROX_NORM_ROW_FIELDS"
+        NORM_PLAIN_ROW_FIELDS "FASTPROX_NORM_PLAIN_ROW_FIELDS"
+        NORM_W "FASTPROX_NORM_W"
+        NORM_G "FASTPROX_NORM_G"
+        NORM_FACTOR "FASTPROX_NORM_FACTOR"
+        NORM_ENTRY "FASTPROX_NORM_ENTRY"
+        NORM_PLAIN_ENTRY "FASTPROX_NORM_PLAIN_ENTRY"
 
 cdef enum:
     FOBOS_W = 0                   # fobos, scalar step, and fobos groups: the weight w (every fobos
                                   # layout keeps it first: ADAGRAD_W, BERHU_W)
     FOBOS_ENTRY = 1               # (the P and Q stamps are row fields: `Layout.shrink_stamp_at`)
-
-cdef enum:
-    ADAGRAD_W = 0                 # fobos + adagrad: the weight w
-    ADAGRAD_G = 1                 # G: the sum of squared gradients
-    ADAGRAD_ETA = 2               # the step eta0 / (delta + sqrt(G)) G gives, frozen for the catch-up
-    ADAGRAD_ENTRY = 3
-
-cdef enum:
-    # fobos + normalized (`_normalized`) under l1: per feature the cumulant stamp and
-    # the scale, per entry the weight, the sum of squared gradients and the frozen step
-    # factor; without a penalty (alpha = 0) nothing catches up, and a row is the scale,
-    # then per entry the weight and G (the scale is a row's last field in both)
-    NORM_STAMP = 0                # row: R = sum_tau r_tau at the feature's last update (l1)
-    NORM_SCALE = 1                # row: m_j, the largest |x_j| so far (0: never a non-zero value) (l1)
-    NORM_ROW_FIELDS = 2
-    NORM_PLAIN_ROW_FIELDS = 1     # without a penalty: m_j alone
-    NORM_W = 0                    # entry: the weight w
-    NORM_G = 1                    # entry: G, the sum of squared gradients
-    NORM_FACTOR = 2               # entry: eta0 / (m_j sqrt(G)), 0 while G = 0 (l1)
-    NORM_ENTRY = 3
-    NORM_PLAIN_ENTRY = 2          # without a penalty: w, G
 
 cdef enum:
     # the dual rules (rda, ftrl, rda groups) share their first two fields
@@ -62,12 +66,22 @@ cdef enum:
     MEMO_ROOT = 1
     MEMO_FIELDS = 2
 
+cdef enum:
+    # How many steps ahead a row's state is requested (`_kernels.fit_csr`): two beat one
+    # on the 10-class l1_l2 pass (best of 7: 0.19-0.22 s against 0.23-0.32 s, three
+    # alternations). The rows in lanes keep the state rows the prefetching took, one
+    # slot per step from this one to the last requested.
+    PREFETCH_STEPS = 2
+    LANE_SLOTS = PREFETCH_STEPS + 1
+
 cdef struct Params:
     # What the Learner was built with: read-only during a step (`grow` changes
     # n_features and rebase_period between calls).
     int update, schedule, penalty, loss   # the rule's codes (`_types`)
     int n_outputs                 # K: outputs (one model each, or one multinomial model)
     long long n_features          # d: features
+    long long n_unpenalized       # m: unpenalized entries beside the intercepts (structured
+                                  # learners: transitions, starts, stops; 0 for the others)
     bint ovr                      # K binary one-vs-rest models over class indices 0..K-1
     bint fit_intercept
     bint multinomial              # softmax (log) or Crammer-Singer (hinge) over K scores
@@ -132,7 +146,8 @@ cdef struct DualConstants:
 cdef struct Arrays:
     # Pointers into the Learner's buffers (`Learner._attach`).
     double* state                 # (d, width) row-major ("state")
-    double* intercepts            # (K, 2): b | s_b | z_b, then G_b | n_b ("bstate")
+    double* intercepts            # (K + m, 2): b | s_b | z_b, then G_b | n_b ("bstate"); rows
+                                  # K.. the m unpenalized entries (`_intercept.unpenalized_at`)
     double* scores                # (K,) p: the step's margins <w_k, x> + b_k
     double* score_grads           # (K,) q: the loss's derivatives in the scores
     double* intercept_grad        # (K,) the step's gradient of the intercepts (q, or its batch sum)
@@ -148,11 +163,22 @@ cdef struct Scratch:
     long long* touched_features   # (d,) features of the current batch
     double* ftrl_memo             # (longest row, K, 2) ftrl: (w, sqrt(n)) of the row being processed,
     long long ftrl_memo_size      # its doubles
-    double* intercept_memo        # (K, 2) ftrl: (b, sqrt(n_b)) as the step's margins read them
+    double* intercept_memo        # (K + m, 2) ftrl: (b, sqrt(n_b)) as the step's margins read them
     double* factor_memo           # (longest row + 1, K) the normalized schedule's invariant step:
                                   # each entry's new step factor, from the step norm's pass to
                                   # the update's (`wants_factor_memo`)
     long long factor_memo_size
+    double** lane_rows            # (LANE_SLOTS, longest row + LANES_MAX) rows' state rows for the passes
+                                  # in lanes (`uses_lanes`, `_rows.lane_entries`): the step's own
+                                  # and those the prefetching took for the next steps
+    long long lane_tag[LANE_SLOTS]    # the first non-zero of the row each slot holds (-1: none)
+    long long lane_at             # the step's place in the pass, which names its slot
+    long long lane_ahead_lo       # the non-zeros [lo, hi) of the row PREFETCH_STEPS ahead, which the
+    long long lane_ahead_hi       # step prefetches itself (`_rows.lane_prefetch`; lo -1: none)
+    double* lane_block            # 4 arrays of (longest row + LANES_MAX) doubles (the row's values
+                                  # where they are float32, the memos of its step factors, scales
+                                  # and weights) and the dummy row (width)
+    long long lane_size           # the entries each array and slot holds
     double* block                 # one gathered block
     double* work                  # sorting (l1_linf, squared_group tau)
     double* block_beta            # one block's per-entry beta (rda + adagrad)
@@ -187,6 +213,7 @@ cdef struct Ctx:
     Scratch scratch
     Groups groups
     Heap heap                     # Berhu's l2-phase schedule
+    const lanes_t* lanes          # the passes in lanes the step runs (`_kernels`' choice, set by each pass)
 
 
 cdef enum:
@@ -247,10 +274,9 @@ cdef inline long long index(Ctx* c, double* row, int k) noexcept nogil:
 
 cdef inline bint wants_factor_memo(Ctx* c) noexcept nogil:
     """Whether the steps keep the row's step factors in c.scratch.factor_memo (the
-    normalized schedule's invariant step, but in the single-output fast rows under l1,
-    which keep them in the state): sized by the longest row, times K."""
-    return (c.params.schedule == NORMALIZED and c.params.invariant
-            and not (c.params.plain_normalized and normalized_l1_rows(c)))
+    normalized schedule's invariant step, but in the single-output fast rows, which keep
+    them in their lane block): sized by the longest row, times K."""
+    return c.params.schedule == NORMALIZED and c.params.invariant and not c.params.plain_normalized
 
 
 cdef inline int grow_memo(double** memo, long long* size, long long need) except -1:
@@ -264,16 +290,53 @@ cdef inline int grow_memo(double** memo, long long* size, long long need) except
     return 0
 
 
+cdef inline bint uses_lanes(Ctx* c) noexcept nogil:
+    """Whether the single-output rows run their passes in lanes (`_lanes.h`): the
+    normalized and AdaGrad fast rows, which keep the row's state rows and values in
+    c.scratch's lane arrays."""
+    return c.params.plain_normalized or c.params.plain_adagrad
+
+
+cdef inline int grow_lanes(Ctx* c, long long need) except -1:
+    """Make the lane arrays and slots hold at least `need` entries each (never shrinks
+    them), their slots empty; the dummy row zeros."""
+    cdef Scratch* s = &c.scratch
+    cdef void* rows
+    cdef void* block
+    cdef long long i
+    if need > s.lane_size:
+        rows = realloc(s.lane_rows, LANE_SLOTS * need * sizeof(double*))
+        if rows == NULL:
+            raise MemoryError()
+        s.lane_rows = <double**>rows
+        block = realloc(s.lane_block, (4 * need + c.layout.width) * sizeof(double))
+        if block == NULL:
+            raise MemoryError()
+        s.lane_block, s.lane_size = <double*>block, need
+        for i in range(c.layout.width):
+            s.lane_block[4 * need + i] = 0.0
+    for i in range(LANE_SLOTS):
+        s.lane_tag[i] = -1
+    return 0
+
+
+cdef inline double** lane_slot(Ctx* c, long long at) noexcept nogil:
+    """The slot of the step at place `at` of the pass (`Scratch.lane_rows`)."""
+    return c.scratch.lane_rows + (at % LANE_SLOTS) * c.scratch.lane_size
+
+
 cdef inline int ensure_scratch(Ctx* c, long long longest, int batch_size) except -1:
     """Allocate the scratch the coming steps write, once needed: ftrl's (w, sqrt(n))
-    memo and the normalized fast rows' factor memo for rows of up to `longest`
-    non-zeros, and for batches the gradient accumulator and feature marks (calloc:
-    pages a pass never touches stay unmapped)."""
+    memo, the normalized invariant step's factor memo and the lane arrays for rows of up
+    to `longest` non-zeros, and for batches the gradient accumulator and feature marks
+    (calloc: pages a pass never touches stay unmapped)."""
     cdef long long need = (MEMO_FIELDS * c.params.n_outputs * max(longest, 1)
                            if c.params.update == FTRL else 0)
     cdef long long factors = (longest + 1) * c.params.n_outputs if wants_factor_memo(c) else 0
     grow_memo(&c.scratch.ftrl_memo, &c.scratch.ftrl_memo_size, need)
     grow_memo(&c.scratch.factor_memo, &c.scratch.factor_memo_size, factors)
+    if uses_lanes(c):
+        grow_lanes(c, longest + LANES_MAX)
     if batch_size > 1 and c.scratch.feature_mark == NULL:
         c.scratch.batch_grads = <double*>calloc(c.params.n_features * c.params.n_outputs, sizeof(double))
         c.scratch.feature_mark = <long long*>calloc(c.params.n_features, sizeof(long long))
@@ -292,6 +355,9 @@ cdef inline void free_scratch(Ctx* c) noexcept:
     free(c.scratch.batch_grads)
     free(c.scratch.feature_mark)
     free(c.scratch.touched_features)
+    free(c.scratch.lane_rows)
+    free(c.scratch.lane_block)
+    c.scratch.lane_rows, c.scratch.lane_block, c.scratch.lane_size = NULL, NULL, 0
     c.scratch.ftrl_memo, c.scratch.ftrl_memo_size = NULL, 0
     c.scratch.factor_memo, c.scratch.factor_memo_size = NULL, 0
     c.scratch.batch_grads, c.scratch.feature_mark, c.scratch.touched_features = NULL, NULL, NULL

@@ -3,17 +3,17 @@
 from libc.math cimport sqrt
 from fastprox._types cimport value_t, index_t, FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED, BERHU
 from fastprox._prox cimport soft_threshold
-from fastprox._state cimport (Ctx, entry, FOBOS_W, ADAGRAD_W, ADAGRAD_G, RDA_S, RDA_G, DUAL_SUM, DUAL_SQUARES,
-                              MEMO_FIELDS)
+from fastprox._state cimport (Ctx, entry, index, FOBOS_W, ADAGRAD_W, ADAGRAD_G, RDA_S, RDA_G, DUAL_SUM,
+                              DUAL_SQUARES, MEMO_FIELDS)
 from fastprox._schedules cimport begin_step
-from fastprox._berhu cimport heap_current
+from fastprox._berhu cimport heap_current, heap_schedule, BERHU_W, BERHU_PHASE, BERHU_FRESH
 from fastprox._adagrad cimport adagrad_catch_up, adagrad_step, adagrad_eta, adagrad_apply_outputs
 from fastprox._fobos cimport (advance_cumulants, end_step, catch_up, scalar_catch_up, stamp,
                               fobos_prox, apply_berhu)
 from fastprox._dual cimport set_weight_params, dual_weight, ftrl_weight, ftrl_update
 from fastprox._groups cimport (group_of, group_catch_up, groups_prox_step, rda_group_weights,
                                rda_grouped_weight)
-from fastprox._intercept cimport intercept_value, apply_intercept, intercept_step_size
+from fastprox._intercept cimport intercept_value, intercept_step, intercept_step_size
 from fastprox._normalized cimport (rescale, row_norm, scale_of, set_normalized_eta, normalized_current,
                                    normalized_apply, normalized_apply_factor, normalized_norm_terms,
                                    normalized_apply_outputs, normalized_apply_known_outputs)
@@ -23,6 +23,15 @@ from fastprox._gradients cimport gradients, refused, row_abs_max, largest_q
 from fastprox._rows cimport plain_rows_step
 from fastprox._csr cimport row_at, weight_at
 
+cdef extern from "_out_of_line.h":
+    """
+    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_5_step_apply_collected(struct __pyx_t_8fastprox_6_state_Ctx *, PY_LONG_LONG, double))
+    FASTPROX_IN_LINE(void __pyx_f_8fastprox_5_step_apply(struct __pyx_t_8fastprox_6_state_Ctx *, double *, int, double, double))
+    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_5_step_release(struct __pyx_t_8fastprox_6_state_Ctx *, double *))
+    FASTPROX_OUT_OF_LINE(void __pyx_fuse_0__pyx_f_8fastprox_5_step_release_row(struct __pyx_t_8fastprox_6_state_Ctx *, int const *, PY_LONG_LONG, PY_LONG_LONG))
+    FASTPROX_OUT_OF_LINE(void __pyx_fuse_1__pyx_f_8fastprox_5_step_release_row(struct __pyx_t_8fastprox_6_state_Ctx *, PY_LONG_LONG const *, PY_LONG_LONG, PY_LONG_LONG))
+    """
+
 
 cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, const index_t* indptr,
                   const double* y, const double* sw, const long long* rows, long long first,
@@ -31,7 +40,7 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
     returns their weighted progressive loss (the log loss's logarithms deferred)."""
     cdef int K = c.params.n_outputs
     cdef int i, k
-    cdef long long r, j, nz, n_touched = 0
+    cdef long long r, nz, n_touched = 0
     cdef bint paired
     cdef double x, total = 0.0
     cdef double* row
@@ -48,6 +57,7 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
         margins(c, data, indices, indptr[r], indptr[r + 1])
         total = gradients(c, y[r], weight_at(sw, r))
         if refused(c, largest_q(c), row_abs_max(c, data, indptr[r], indptr[r + 1])):
+            release_row(c, indices, indptr[r], indptr[r + 1])
             abandon_step(c, 0)
             return total
         if c.params.schedule == NORMALIZED:
@@ -88,37 +98,23 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
             margins(c, data, indices, indptr[r], indptr[r + 1])
             total += gradients(c, y[r], weight_at(sw, r))
             if refused(c, largest_q(c), row_abs_max(c, data, indptr[r], indptr[r + 1])):
+                release_row(c, indices, indptr[r], indptr[r + 1])
                 abandon_step(c, n_touched)
                 return total
             for k in range(K):
                 c.arrays.intercept_grad[k] += c.arrays.score_grads[k]
-            for nz in range(indptr[r], indptr[r + 1]):
-                j = indices[nz]
-                if c.scratch.feature_mark[j] != c.cursor.t + 1:
-                    c.scratch.feature_mark[j] = c.cursor.t + 1
-                    c.scratch.touched_features[n_touched] = j
-                    n_touched += 1
-                x = data[nz]
-                for k in range(K):
-                    c.scratch.batch_grads[j * c.params.n_outputs + k] += c.arrays.score_grads[k] * x
+            n_touched = collect(c, data, indices, indptr[r], indptr[r + 1], c.arrays.score_grads, n_touched,
+                                False)
         advance_cumulants(c)
-        for i in range(n_touched):
-            j = c.scratch.touched_features[i]
-            row = c.arrays.state + j * c.layout.width
-            for k in range(K):
-                apply(c, row, k, c.scratch.batch_grads[j * c.params.n_outputs + k] / n_rows,
-                      c.scratch.batch_grads[j * c.params.n_outputs + k] / n_rows)
-                c.scratch.batch_grads[j * c.params.n_outputs + k] = 0.0
-            stamp(c, row)
-        c.cursor.n_ops += n_touched * K
+        apply_collected(c, n_touched, n_rows)
     if c.params.grouped and c.params.update == FOBOS:
         groups_prox_step(c)
     for k in range(K):
         if n_rows == 1:
-            apply_intercept(c, k, c.arrays.intercept_grad[k],
-                            c.arrays.sigma[k] if c.params.invariant else c.arrays.intercept_grad[k])
+            intercept_step(c, k, c.arrays.intercept_grad[k],
+                           c.arrays.sigma[k] if c.params.invariant else c.arrays.intercept_grad[k])
         else:
-            apply_intercept(c, k, c.arrays.intercept_grad[k] / n_rows, c.arrays.intercept_grad[k] / n_rows)
+            intercept_step(c, k, c.arrays.intercept_grad[k] / n_rows, c.arrays.intercept_grad[k] / n_rows)
     c.cursor.t += 1
     end_step(c)
     return total
@@ -141,11 +137,8 @@ cdef inline void margins(Ctx* c, const value_t* data, const index_t* indices,
             catch_up(c, row)
             if c.params.schedule == NORMALIZED:
                 rescale(c, row, data[nz])
-        elif group_of(c, indices[nz]) >= 0:
-            if c.params.update == RDA:
-                rda_group_weights(c, group_of(c, indices[nz]))
-            else:
-                group_catch_up(c, group_of(c, indices[nz]))
+        else:
+            catch_up_group_of(c, indices[nz])
         x = data[nz]
         if K == 1:
             acc += step_weight(c, row, 0, (nz - lo) * K) * x
@@ -155,6 +148,80 @@ cdef inline void margins(Ctx* c, const value_t* data, const index_t* indices,
     if K == 1:
         c.arrays.scores[0] = acc
     c.cursor.n_ops += (hi - lo) * K
+
+
+cdef inline void catch_up_feature(Ctx* c, double* row, long long j) noexcept nogil:
+    """Bring feature j, whose state row is `row`, to the current step before its weights
+    are read or updated: its entries (`_fobos.catch_up`), or its group's block (fobos:
+    `group_catch_up`, once per step; rda: the block's weights cached for the step,
+    `rda_group_weights`). Under Berhu's heap its entries leave the heap until their
+    update (`release` puts back those of a step that is not taken)."""
+    if not c.params.grouped:
+        catch_up(c, row)
+    else:
+        catch_up_group_of(c, j)
+
+
+cdef inline void catch_up_group_of(Ctx* c, long long j) noexcept nogil:
+    """Under a group penalty, bring the block of feature j's group (if it has one) to
+    the current step, once per step: fobos catches it up (`group_catch_up`), rda
+    caches its weights for the step (`rda_group_weights`)."""
+    cdef long long g = group_of(c, j)
+    if g >= 0:
+        if c.params.update == RDA:
+            rda_group_weights(c, g)
+        else:
+            group_catch_up(c, g)
+
+
+cdef inline long long collect(Ctx* c, const value_t* data, const index_t* indices, long long lo,
+                              long long hi, const double* q, long long n_touched,
+                              bint catching_up) noexcept nogil:
+    """Add the gradient x q^T of the row of non-zeros lo..hi (q: its K score gradients)
+    to the step's sums c.scratch.batch_grads, listing each feature the step meets for
+    the first time in c.scratch.touched_features (caught up then, `catch_up_feature`,
+    where `catching_up`: the margins have not); returns the number listed."""
+    cdef int k, K = c.params.n_outputs
+    cdef long long nz, j
+    cdef double x
+    for nz in range(lo, hi):
+        j = indices[nz]
+        n_touched = touch(c, j, n_touched, catching_up)
+        x = data[nz]
+        for k in range(K):
+            c.scratch.batch_grads[j * c.params.n_outputs + k] += q[k] * x
+    return n_touched
+
+
+cdef inline long long touch(Ctx* c, long long j, long long n_touched, bint catching_up) noexcept nogil:
+    """List feature j in the step's touched features unless it is already (its mark is
+    the step's); returns the number listed. `catching_up`: bring it to the step as it
+    joins (`catch_up_feature`)."""
+    if c.scratch.feature_mark[j] != c.cursor.t + 1:
+        c.scratch.feature_mark[j] = c.cursor.t + 1
+        c.scratch.touched_features[n_touched] = j
+        n_touched += 1
+        if catching_up:
+            catch_up_feature(c, c.arrays.state + j * c.layout.width, j)
+    return n_touched
+
+
+cdef inline void apply_collected(Ctx* c, long long n_touched, double divisor) noexcept nogil:
+    """The update of every listed feature's entries with gradient batch_grads / divisor
+    (a mini-batch's mean: divisor B; a structured example's sum: 1), then its stamp;
+    the sums are left at 0 for the next step."""
+    cdef int k, K = c.params.n_outputs
+    cdef long long i, j
+    cdef double* row
+    for i in range(n_touched):
+        j = c.scratch.touched_features[i]
+        row = c.arrays.state + j * c.layout.width
+        for k in range(K):
+            apply(c, row, k, c.scratch.batch_grads[j * c.params.n_outputs + k] / divisor,
+                  c.scratch.batch_grads[j * c.params.n_outputs + k] / divisor)
+            c.scratch.batch_grads[j * c.params.n_outputs + k] = 0.0
+        stamp(c, row)
+    c.cursor.n_ops += n_touched * K
 
 
 cdef inline double step_weight(Ctx* c, double* row, int k, long long slot) noexcept nogil:
@@ -284,15 +351,43 @@ cdef inline void invariant_sigmas(Ctx* c, const value_t* data, const index_t* in
 
 cdef inline void abandon_step(Ctx* c, long long n_touched) noexcept nogil:
     """Undo a refused step's bookkeeping (its weights were only caught up): the
-    batch's gradient sums, and the marks of the groups it caught up, so that the next
-    step collects and lists them afresh."""
+    batch's gradient sums, the listed features' Berhu entries (`release`), and the
+    marks of the groups it caught up, so that the next step collects and lists them
+    afresh."""
     cdef long long i, j
     cdef int k
     for i in range(n_touched):
         j = c.scratch.touched_features[i]
+        release(c, c.arrays.state + j * c.layout.width)
         c.scratch.feature_mark[j] = 0
         for k in range(c.params.n_outputs):
             c.scratch.batch_grads[j * c.params.n_outputs + k] = 0.0
     for i in range(c.groups.n_touched):
         c.groups.mark[c.groups.touched[i]] = 0
     c.groups.n_touched = 0
+
+
+cdef inline void release_row(Ctx* c, const index_t* indices, long long lo, long long hi) noexcept nogil:
+    """`release` the features of the non-zeros lo..hi (a row whose margin caught them up
+    in a step that is not taken)."""
+    cdef long long nz
+    if c.params.berhu_heap:
+        for nz in range(lo, hi):
+            release(c, c.arrays.state + indices[nz] * c.layout.width)
+
+
+cdef inline void release(Ctx* c, double* row) noexcept nogil:
+    """Under Berhu's heap, put back into the schedule the entries of a feature caught up
+    for a step that is not taken (refused) or for a read: `heap_catch_up` left them
+    current at this step and out of the heap until their update. Each is stored as
+    current at the cumulants of the step before (which it is: the catch-up read them),
+    as an update stores it, so that the later steps' proxes reach it again."""
+    cdef int k
+    cdef double* e
+    if not c.params.berhu_heap:
+        return
+    for k in range(c.params.n_outputs):
+        e = entry(c, row, k)
+        if <int>e[BERHU_PHASE] == BERHU_FRESH:
+            heap_schedule(&c.heap, e, index(c, row, k), e[BERHU_W], c.cursor.shrink_product,
+                          c.cursor.threshold_sum)

@@ -144,6 +144,27 @@ def check_single_rows(step, schedule, multinomial):
                          "ones; use multi_class='ovr', or step='gradient' with schedule='adagrad'.")
 
 
+#: What the contract leaves undefined for structured outputs (its "Structured outputs"):
+#: the normalized schedule (its row norms N_t) and the invariant step (a flow along one
+#: row's loss), which have no form for a structured example's gradient.
+STRUCTURED_SCHEDULES = tuple(s for s in SCHEDULES if s != "normalized")
+
+
+def check_structured(step, schedule):
+    """A structured learner (gradients from its caller, one example per step) takes the
+    gradient step under every rule of the table but the normalized schedule."""
+    if schedule not in STRUCTURED_SCHEDULES:
+        raise ValueError(f"schedule={schedule!r} is not defined for structured outputs (its per-row "
+                         "norms have no structured form); use schedule in "
+                         f"{STRUCTURED_SCHEDULES}: every rule of the table of rules takes a "
+                         "structured example's gradient under them.")
+    if step != "gradient":
+        raise ValueError(f"step={step!r} is not defined for structured outputs (the invariant step "
+                         "follows one row's loss, a structured example has no such flow); use "
+                         "step='gradient', under every rule of the table of rules but "
+                         "schedule='normalized'.")
+
+
 def _check_verbose(value):
     """verbose: an integer >= 0, or a bool (as scikit-learn's estimators take it)."""
     if not (isinstance(value, int) and value >= 0):     # bools are ints

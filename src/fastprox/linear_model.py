@@ -13,7 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils import check_array, check_X_y
 from sklearn.utils.validation import check_is_fitted, validate_data, _check_sample_weight
 
-from ._concurrency import lock_of
+from ._concurrency import LearnerState, lock_of
 from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes, check_same_groups,
                     check_same_hashing, check_same_kernel, encode_labels, has_proba, margins, new_learner,
                     predictions, probabilities, run_passes)
@@ -135,16 +135,16 @@ class _BaseProx(BaseEstimator):
 
     def __getstate__(self):
         """The pickle's state: the model at a step boundary (a snapshot of the kernel
-        taken under the read lock, `_LearnerState`)."""
+        taken under the read lock, `LearnerState`)."""
         with lock_of(self).reading():
             state = dict(super().__getstate__())     # object.__getstate__ gives __dict__ itself
             if "_learner" in state:
-                state["_learner"] = _LearnerState(self._learner.__reduce__())
+                state["_learner"] = LearnerState(self._learner.__reduce__())
         return state
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        if isinstance(self.__dict__.get("_learner"), _LearnerState):   # copy.copy's state
+        if isinstance(self.__dict__.get("_learner"), LearnerState):   # copy.copy's state
             self._learner = self._learner.learner()
 
     def sparsify(self):
@@ -322,26 +322,6 @@ class _BaseProx(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
-
-
-class _LearnerState:
-    """A pickled estimator's kernel: its `Learner.__reduce__`, taken under the read
-    lock, so that pickling finishes on that snapshot whatever trains meanwhile."""
-
-    __slots__ = ("reduced",)
-
-    def __init__(self, reduced):
-        self.reduced = reduced
-
-    def __reduce__(self):
-        return self.reduced
-
-    def learner(self):
-        """The Learner itself (for copy.copy, which keeps the state's objects as they are)."""
-        make, args, state = self.reduced
-        learner = make(*args)
-        learner.__setstate__(state)
-        return learner
 
 
 def _pass_report(learner, n_rows):

@@ -9,15 +9,7 @@
 #undef __SSE2__
 #endif
 #include "_pairs.h"
-
-static unsigned long long bits(double x)
-{
-    unsigned long long u;
-    if (x != x)
-        return 0x7ff8000000000000ULL;       /* any NaN */
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
+#include "bits.h"
 
 int main(void)
 {
@@ -36,20 +28,11 @@ int main(void)
         fastprox_pair c = fastprox_l1_catch_up2(e, f, fabs(x[7]), x[8]);
         fastprox_l1_step2(e, f, x[2], x[3], x[5], fabs(x[6]), fabs(x[7]), x[8]);
         fastprox_l1_step2(g, g, x[3], x[3], x[5], fabs(x[6]), fabs(x[7]), x[8]);   /* one entry */
-        double ea[4] = {x[4], x[0], fabs(x[2]), fabs(x[6])}, fa[4] = {x[5], x[1], fabs(x[3]), x[7]};
-        fastprox_pair ca = fastprox_adagrad_catch_up2(ea, fa, fabs(x[8]), fabs(x[6]));
-        fastprox_adagrad_step2(ea, fa, x[2], x[3], x[5], x[4], fabs(x[7]), 1.0, fabs(x[8]), fabs(x[0]));
-        double ga[4] = {x[4], x[1], fabs(x[3]), x[7]};
-        fastprox_adagrad_step2(ga, ga, x[3], x[3], x[5], x[4], fabs(x[7]), 1.0, 0.0, x[0]);  /* one entry */
-        double rho = i % 3 == 0 ? 0.0 : 0.3;             /* l2, elasticnet */
-        double en[4] = {x[4], x[0], fabs(x[2]), fabs(x[6])}, fn[4] = {x[5], x[1], fabs(x[3]), x[7]};
-        fastprox_adagrad_step2(en, fn, x[2], x[3], x[5], x[4], fabs(x[7]), rho, fabs(x[8]), fabs(x[0]));
-        printf("%llx %llx %llx %llx ", bits(en[1]), bits(fn[1]), bits(en[3]), bits(fn[3]));
         printf("%llx %llx %llx %llx %llx %llx %llx %llx %llx %llx %llx %llx %llx", bits(w.a),
                bits(w.b), bits(s.a), bits(s.b), bits(fastprox_max0(x[0])), bits(c.a), bits(c.b),
                bits(e[0]), bits(e[1]), bits(f[0]), bits(f[1]), bits(g[0]), bits(g[1]));
         fastprox_pair r = fastprox_rda_weights2(x[0], x[1], fabs(x[6]), x[7]);
-        printf(" %llx %llx %llx %llx", bits(ca.a), bits(ca.b), bits(r.a), bits(r.b));
+        printf(" %llx %llx", bits(r.a), bits(r.b));
         for (int n_row = 0; n_row < 3; n_row++) {          /* (w), (P, w), (P, Q, w) */
             int off_Q = n_row == 2 ? 1 : -1;
             double es[3] = {fabs(x[4]) + 1e-3, x[5], x[0]}, fs[3] = {fabs(x[6]), x[7], x[1]};
@@ -62,43 +45,6 @@ int main(void)
             for (int k = 0; k < 3; k++)
                 printf(" %llx %llx", bits(es[k]), bits(fs[k]));
         }
-        for (int k = 0; k < 4; k++)
-            printf(" %llx %llx %llx", bits(ea[k]), bits(fa[k]), bits(ga[k]));
-        double ne[3] = {x[0], fabs(x[1]), x[2]}, nf[3] = {x[3], x[4], x[5]}, ng[3] = {x[6], fabs(x[7]), x[8]};
-        fastprox_pair nr = fastprox_normalized_factors2(ne, nf, x[6], x[7], fabs(x[8]), x[2], fabs(x[5]));
-        fastprox_pair nrg = fastprox_normalized_factors2(ng, ng, x[1], x[1], fabs(x[0]), fabs(x[0]), x[4]);  /* one entry */
-        printf(" %llx %llx %llx %llx", bits(nr.a), bits(nr.b), bits(nrg.a), bits(nrg.b));
-        for (int k = 0; k < 3; k++)
-            printf(" %llx %llx %llx", bits(ne[k]), bits(nf[k]), bits(ng[k]));
-        /* the normalized rows (R stamp, m, w, G, factor): catch-up and rescale, then the step */
-        double re[5] = {fabs(x[0]), i % 4 == 0 ? 0.0 : fabs(x[1]), x[2], fabs(x[3]), fabs(x[4])};
-        double rf[5] = {x[5], fabs(x[6]), x[7], fabs(x[8]), i % 5 == 0 ? INFINITY : fabs(x[0])};
-        double rg[5] = {fabs(x[8]), fabs(x[1]), x[4], fabs(x[5]), fabs(x[2])}, norms[2], norm1[2];
-        double R = fabs(x[3]) + (i % 7 == 0 ? 0.0 : fabs(x[5])), alpha = i % 6 == 0 ? 0.0 : fabs(x[7]);
-        fastprox_pair nc = fastprox_normalized_catch_up2(re, rf, x[6], i % 9 == 0 ? 0.0 : x[1], R, alpha, norms);
-        fastprox_pair nc1 = fastprox_normalized_catch_up2(rg, rg, x[0], x[0], R, alpha, norm1);   /* one entry */
-        printf(" %llx %llx %llx %llx %llx %llx %llx %llx", bits(nc.a), bits(nc.b), bits(nc1.a), bits(nc1.b),
-               bits(norms[0]), bits(norms[1]), bits(norm1[0]), bits(norm1[1]));
-        fastprox_normalized_step2(re, rf, x[2], x[3], x[4], fabs(x[5]), alpha, R + 1.0);
-        fastprox_normalized_step2(rg, rg, x[2], x[2], x[4], x[8], alpha, R);   /* one entry */
-        for (int k = 0; k < 5; k++)
-            printf(" %llx %llx %llx", bits(re[k]), bits(rf[k]), bits(rg[k]));
-        /* without a penalty, rows (m, w, G): the rescale alone, then G and the factors
-           (not stored), then the plain step of those factors */
-        double pe[3] = {i % 4 == 0 ? 0.0 : fabs(x[1]), x[2], fabs(x[3])};
-        double pf[3] = {fabs(x[6]), x[7], i % 5 == 0 ? INFINITY : fabs(x[8])};
-        double pg[3] = {fabs(x[1]), x[4], fabs(x[5])};
-        fastprox_pair pr = fastprox_normalized_rescale2(pe, pf, x[6], i % 9 == 0 ? 0.0 : x[1], norms);
-        fastprox_pair pr1 = fastprox_normalized_rescale2(pg, pg, x[0], x[0], norm1);   /* one entry */
-        printf(" %llx %llx %llx %llx %llx %llx %llx %llx", bits(pr.a), bits(pr.b), bits(pr1.a), bits(pr1.b),
-               bits(norms[0]), bits(norms[1]), bits(norm1[0]), bits(norm1[1]));
-        fastprox_pair pc = fastprox_normalized_plain_factors2(pe, pf, x[6], x[7], fabs(x[5]));
-        fastprox_pair pc1 = fastprox_normalized_plain_factors2(pg, pg, x[1], x[1], x[4]);   /* one entry */
-        printf(" %llx %llx %llx %llx", bits(pc.a), bits(pc.b), bits(pc1.a), bits(pc1.b));
-        fastprox_normalized_plain_step2(pe, pf, x[2], x[3], pc, x[4], fabs(x[5]));
-        fastprox_normalized_plain_step2(pg, pg, x[2], x[2], pc1, x[4], x[8]);   /* one entry */
-        for (int k = 0; k < 3; k++)
-            printf(" %llx %llx %llx", bits(pe[k]), bits(pf[k]), bits(pg[k]));
         /* one-vs-rest's new factors of two outputs of a feature (G not stored) */
         fastprox_pair nf2 = fastprox_new_factors2(i % 6 == 0 ? 0.0 : fabs(x[3]), fabs(x[8]), x[6], x[7],
                                                   fabs(x[5]), x[2]);

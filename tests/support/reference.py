@@ -237,12 +237,25 @@ class EagerReference:
         gb = dl.mean(axis=0)
         if not self.fit_intercept:
             gb = np.zeros_like(gb)
+        forward = None
+        if self.forward == "invariant":
+            forward = lambda eta, eta_b: self._invariant_forward(X[0], P[0], y, sw[0], eta, eta_b)
+        self.update_all(g, gb, W, b, x=X[0] if self.schedule == "normalized" else None, forward=forward)
+        return progressive
+
+    def update_all(self, g, gb, W, b, x=None, forward=None):
+        """Step t's update (t = self.t, already counted) of every coordinate: W's gradient
+        g (K, d), the unpenalized entries' gb (the intercepts', K, or more: the update
+        is entry-wise), with (W, b) the model the step read (W_t, b_t). `x`: the row
+        (the normalized schedule's steps); `forward`: (eta, eta_b) -> the forward step's
+        (g, gb) in place of the gradient's (the invariant step)."""
+        t = self.t
         if self.update == "fobos":
             if self.schedule in ("adagrad", "normalized"):
                 self.G += g ** 2
                 self.Gb += gb ** 2
             if self.schedule == "normalized":
-                eta, eta_b = self._normalized_steps(X[0])
+                eta, eta_b = self._normalized_steps(x)
             elif self.schedule == "adagrad":
                 H, Hb = self.delta + np.sqrt(self.G), self.delta + np.sqrt(self.Gb)
                 with np.errstate(divide="ignore"):
@@ -250,8 +263,8 @@ class EagerReference:
                     eta_b = np.where(Hb > 0, self.eta0 / Hb, 0.0)
             else:
                 eta = eta_b = self._eta(t)
-            if self.forward == "invariant":
-                g, gb = self._invariant_forward(X[0], P[0], y, sw[0], eta, eta_b)
+            if forward is not None:
+                g, gb = forward(eta, eta_b)
             V = self.W - eta * g
             self.W = self._prox(V, eta * self._alpha())
             self.b = self.b - eta_b * gb
@@ -267,7 +280,6 @@ class EagerReference:
             self.b += gb - sigma_b * b
             self.G += g ** 2
             self.Gb += gb ** 2
-        return progressive
 
     def _invariant_forward(self, x, p, y, h, eta, eta_b):
         """The invariant step's (g, gb): sigma_k x and sigma_k per output, so that

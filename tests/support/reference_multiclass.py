@@ -19,11 +19,11 @@ weight inside squared_group's square, (a/2)(sum_G d_G ||W_G||)^2.
 Covered: the multinomial losses under every update rule and schedule (they
 only change ``EagerReference``'s score gradient), and the group penalties under
 ``fobos`` with the scalar schedules (constant, invsqrt, inv) and ``rda`` with
-``invsqrt`` (they change its prox and dual weights). Group penalties under
-``rda`` + ``adagrad`` solve a different block problem; their reference is in
-tests/test_rda_adagrad_groups.py.
+``invsqrt`` (they change its prox and dual weights) and ``adagrad`` (each block
+solves its problem with per-entry beta, `block_solve`).
 """
 import numpy as np
+from scipy.optimize import brentq
 from scipy.special import logsumexp, softmax
 
 from .reference import EagerReference, dloss, loss_value, prox, soft
@@ -116,6 +116,33 @@ def squared_group_tau(norms, a, weights):
     return tau
 
 
+def block_solve(S, beta, c, penalty, rho, weight):
+    """argmin_w sum_i S_i w_i + beta_i w_i^2 / 2 + c r(w) for one block of weight d_G."""
+    inverse = np.where(beta > 0, -S / np.where(beta > 0, beta, 1), 0.0)
+    if penalty == "sparse_group":
+        S = np.sign(S) * np.maximum(0, np.abs(S) - c * rho)
+        inverse = np.where(beta > 0, -S / np.where(beta > 0, beta, 1), 0.0)
+        c, penalty = c * (1 - rho), "l1_l2"
+    c = c * weight
+    if c == 0:
+        return inverse
+    if penalty == "l1_l2":
+        if np.linalg.norm(S) <= c:
+            return np.zeros_like(S)
+        excess = lambda nu: np.sum(S ** 2 / (beta * nu + c) ** 2) - 1
+        hi = 1.0
+        while excess(hi) > 0:
+            hi *= 2
+        nu = brentq(excess, 0, hi, xtol=1e-300, rtol=8.9e-16, maxiter=1000)
+        return -S * nu / (beta * nu + c)
+    if np.sum(np.abs(S)) <= c:
+        return np.zeros_like(S)
+    ok = beta > 0
+    excess = lambda u: np.sum(np.maximum(0, np.abs(S[ok]) - beta[ok] * u)) - c
+    u = brentq(excess, 0, np.max(np.abs(S[ok]) / beta[ok]), xtol=1e-300, rtol=8.9e-16, maxiter=1000)
+    return np.where(ok, -np.sign(S) * np.minimum(np.abs(inverse), u), 0.0)
+
+
 def group_prox(penalty, W, a, rho, members, weights):
     """The contract's prox with threshold a on the (K, d) matrix W, for the groups
     ``members`` (a list of column-index arrays) with weights d_G; columns in no group
@@ -161,9 +188,9 @@ class MulticlassReference(EagerReference):
         self.members = group_members(n_features, groups)
         self.group_weights = np.ones(len(self.members)) if group_weights is None else \
             np.asarray(group_weights, dtype=float)
-        if penalty in GROUP_PENALTIES and (schedule == "adagrad" or update == "ftrl"):
-            raise NotImplementedError("group models: fobos (constant, invsqrt, inv) and rda (invsqrt) "
-                                      "only (rda + adagrad: tests/test_rda_adagrad_groups.py)")
+        if penalty in GROUP_PENALTIES and ((schedule == "adagrad" and update == "fobos") or update == "ftrl"):
+            raise NotImplementedError("group models: fobos (constant, invsqrt, inv) and rda (invsqrt, "
+                                      "adagrad) only")
         if multinomial and loss not in MULTINOMIAL_LOSSES:
             raise ValueError(f"no multinomial loss {loss!r}")
 
@@ -178,10 +205,22 @@ class MulticlassReference(EagerReference):
         the prox of (T alpha / beta) r after the l1 part, at -s/beta (beta is uniform)."""
         if self.penalty not in GROUP_PENALTIES:
             return super()._dual_weights(s, beta, T, rda_rho)
+        if self.schedule == "adagrad":
+            return self._adagrad_group_weights(s, beta, T)
         b = float(np.max(beta, initial=0.0))
         if b == 0:
             return np.zeros_like(s)
         return self._prox(soft(-s / b, rda_rho), T * self._alpha() / b)
+
+    def _adagrad_group_weights(self, S, beta, T):
+        """rda + adagrad: each block's weights solve  min sum_i S_i w_i + beta_i w_i^2 / 2
+        + T alpha r_G(w)  (`block_solve`); features in no group are -S / beta."""
+        W = np.where(beta > 0, -S / np.where(beta > 0, beta, 1), 0.0)
+        for cols, d in zip(self.members, self.group_weights):
+            block = block_solve(S[:, cols].ravel(), beta[:, cols].ravel(), T * self._alpha(), self.penalty,
+                                self.rho, d)
+            W[:, cols] = block.reshape(self.K, -1)
+        return W
 
     def _score_gradients(self, P, y):
         """(dl, losses), both (B, K): d loss / d p and the loss of each row and output."""

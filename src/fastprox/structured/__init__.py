@@ -6,5 +6,17 @@
 - :mod:`fastprox.structured.features`: feature templates (CRF++'s files and a
   named mini-language) turned into one CSR row per item;
 - :mod:`fastprox.structured.metrics`: per-item accuracy, ``conlleval``'s chunk
-  scores and attachment scores.
+  scores and attachment scores;
+- :class:`StructuredLearner` (:mod:`fastprox.structured.learner`): the low-level
+  learner whose steps take the gradient a decoder gives, under every rule and
+  penalty (loaded on first use, as the package's other names).
 """
+from importlib import import_module
+
+__all__ = ["StructuredLearner"]
+
+
+def __getattr__(name):
+    if name == "StructuredLearner":
+        return import_module(".learner", __name__).StructuredLearner
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,26 @@
+# The Learner's C-level declaration: its attributes and its context (`Ctx c`), so
+# that another compiled module (`_structured`) can cimport it and drive the steps
+# of its context without going through Python.
+cimport cython
+from fastprox._state cimport Ctx
+
+
+@cython.final
+cdef class Learner:
+    cdef readonly long long n_features
+    cdef readonly long long capacity      # features the arrays hold (>= n_features: `grow`)
+    cdef readonly int n_outputs
+    cdef readonly long long n_unpenalized # m: unpenalized entries beside the intercepts (structured)
+    cdef readonly object update, schedule, penalty, loss, step
+    cdef readonly double alpha, l1_ratio, eta0, delta, rda_rho, berhu_gamma, epsilon
+    cdef readonly bint fit_intercept, ovr, multinomial
+    cdef readonly object groups, group_weights
+    cdef Ctx c
+    cdef object arrays                    # name -> flat buffer: everything c points into
+    cdef object _coef                     # coef() at step count _coef_t
+    cdef long long _coef_t
+    cdef readonly bint training           # fit_rows is running (in some thread)
+
+    cdef dict _new_arrays(self, long long capacity)
+    cdef _drop_ftrl_roots(self)
+    cdef _attach(self, dict saved)

@@ -1,0 +1,176 @@
+/* The single-output normalized and AdaGrad rows' passes in lanes as wide as the CPU
+   has, chosen at run time: `_lanes_passes.h` instantiated for the portable code (one
+   lane), SSE2 (two, the baseline of x86-64), AVX2 (four) and AVX-512 (eight), the last
+   two compiled with GCC's target attribute whatever the build machine, so that one
+   build runs on any x86-64 and takes the widest lanes the CPU it runs on has, but
+   where a narrower set measured faster on the CPU's family (other architectures and
+   compilers run the portable code). Every set gives the portable code's bits
+   (tests/c/lanes.c, tests/test_pairs.py). `_kernels` chooses a set once, at import
+   (`fastprox_lanes_best`), and each pass copies the choice into its context. */
+#ifndef FASTPROX_LANES_H
+#define FASTPROX_LANES_H
+#include <string.h>
+#include "_pairs.h"
+#include "_layout.h"
+
+#if defined(__GNUC__)
+#define FASTPROX_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define FASTPROX_ALWAYS_INLINE
+#endif
+
+/* A row as the passes read it (`_rows.lane_entries`): its n non-zeros' state rows,
+   padded to a multiple of the widest lanes with `dummy`, a zero row of the state's width
+   that only padding lanes read and write; their values x (nothing beyond x[n - 1] is
+   read); and the memos that carry each entry's step factor, scale and weight from one
+   pass to the next, n + FASTPROX_LANES_MAX each. */
+typedef struct fastprox_lane_row {
+    double *const *rows;
+    const double *x;
+    long long n;
+    double *factor, *scale, *weight;
+} fastprox_lane_row;
+
+/* One instruction set's passes (`_lanes_passes.h`). */
+typedef struct fastprox_lanes {
+    const char *name;
+    int width;                      /* L, the lanes of one instruction */
+    double (*normalized_margin)(const fastprox_lane_row *row, int penalized, double R, double alpha, double acc,
+                                double *norms, double *x_max);
+    double (*normalized_factors)(const fastprox_lane_row *row, int penalized, double q, double rate, double eta0,
+                                 double step_norm);
+    void (*normalized_step)(const fastprox_lane_row *row, int penalized, double sigma, double rate, double alpha,
+                            double R);
+    void (*normalized_update)(const fastprox_lane_row *row, int penalized, double q, double rate, double eta0,
+                              double alpha, double R);
+    double (*adagrad_margin)(const fastprox_lane_row *row, double t, double alpha, double acc, double *x_max);
+    void (*adagrad_step)(const fastprox_lane_row *row, double q, double t, double alpha, double rho1, double delta,
+                         double eta0);
+} fastprox_lanes;
+
+/* The most lanes of any set: the padding a row's arrays need. */
+#define FASTPROX_LANES_MAX 8
+
+#define FASTPROX_LANES_PORTABLE 0
+#define FASTPROX_LANES_SSE2 1
+#define FASTPROX_LANES_AVX2 2
+#define FASTPROX_LANES_AVX512 3
+
+#define FASTPROX_LANES_ISA FASTPROX_LANES_PORTABLE
+#include "_lanes_isa.h"
+#include "_lanes_passes.h"
+#undef FASTPROX_LANES_ISA
+
+#if defined(__SSE2__)
+#define FASTPROX_LANES_ISA FASTPROX_LANES_SSE2
+#include "_lanes_isa.h"
+#include "_lanes_passes.h"
+#undef FASTPROX_LANES_ISA
+#endif
+
+/* The wider sets: GCC and clang on x86-64, which compile a function for a target the
+   build does not assume and tell at run time what the CPU (and the OS, which must save
+   the wider registers) supports. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__SSE2__)
+#define FASTPROX_LANES_WIDE 1
+#define FASTPROX_LANES_ISA FASTPROX_LANES_AVX2
+#include "_lanes_isa.h"
+#include "_lanes_passes.h"
+#undef FASTPROX_LANES_ISA
+#define FASTPROX_LANES_ISA FASTPROX_LANES_AVX512
+#include "_lanes_isa.h"
+#include "_lanes_passes.h"
+#undef FASTPROX_LANES_ISA
+#else
+#define FASTPROX_LANES_WIDE 0
+#endif
+
+/* Every set this build has, narrowest first. */
+static const fastprox_lanes *const fastprox_lanes_all[] = {
+    &fastprox_portable_lanes,
+#if defined(__SSE2__)
+    &fastprox_sse2_lanes,
+#endif
+#if FASTPROX_LANES_WIDE
+    &fastprox_avx2_lanes,
+    &fastprox_avx512_lanes,
+#endif
+};
+#define FASTPROX_LANES_COUNT ((int)(sizeof fastprox_lanes_all / sizeof fastprox_lanes_all[0]))
+
+/* Whether this CPU runs the set (the portable code and SSE2 run wherever they are built). */
+static int fastprox_lanes_runs(const fastprox_lanes *lanes)
+{
+#if FASTPROX_LANES_WIDE
+    __builtin_cpu_init();
+    if (lanes == &fastprox_avx2_lanes)
+        return __builtin_cpu_supports("avx2");
+    if (lanes == &fastprox_avx512_lanes)
+        return __builtin_cpu_supports("avx512f");
+#endif
+    (void)lanes;
+    return 1;
+}
+
+/* The set of index i of `fastprox_lanes_all` if this CPU runs it, else NULL. */
+static const fastprox_lanes *fastprox_lanes_at(int i)
+{
+    if (i < 0 || i >= FASTPROX_LANES_COUNT || !fastprox_lanes_runs(fastprox_lanes_all[i]))
+        return NULL;
+    return fastprox_lanes_all[i];
+}
+
+#if FASTPROX_LANES_WIDE
+#include <cpuid.h>
+#endif
+/* The CPU's vendor (cpuid's 12 characters, "" where unknown) and family (with the
+   extended family, 0 where unknown), for the import's choice and the benchmarks. */
+static int fastprox_cpu_family(char vendor[13])
+{
+#if FASTPROX_LANES_WIDE
+    unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0, family;
+#endif
+    vendor[0] = 0;
+#if FASTPROX_LANES_WIDE
+    if (__get_cpuid(0, &eax, &ebx, &ecx, &edx)) {
+        memcpy(vendor, &ebx, 4);
+        memcpy(vendor + 4, &edx, 4);
+        memcpy(vendor + 8, &ecx, 4);
+        vendor[12] = 0;
+    }
+    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
+        family = (eax >> 8) & 0xf;
+        return family == 0xf ? family + ((eax >> 20) & 0xff) : family;
+    }
+#endif
+    return 0;
+}
+
+/* Whether a narrower set measured faster than `lanes` on this CPU's family. AMD family
+   25 (Zen 3 and Zen 4; Zen 4 executes AVX-512 in two 256-bit halves): AVX-512 is, AVX2's
+   defaults' pass took 7-9% less time than AVX-512's on the peer suite's short-row sets
+   (a9a, w8a, ijcnn1) and within 5% either way on the others (in-process medians of 31
+   passes, an EPYC of family 25 model 17). Other CPUs (Intel's among them) take the
+   widest set until measured. */
+static int fastprox_lanes_capped(const fastprox_lanes *lanes)
+{
+#if FASTPROX_LANES_WIDE
+    char vendor[13];
+    int family = fastprox_cpu_family(vendor);
+    return lanes == &fastprox_avx512_lanes && !strcmp(vendor, "AuthenticAMD") && family == 25;
+#else
+    (void)lanes;
+    return 0;
+#endif
+}
+
+/* The import's choice: the widest set this CPU runs, but where a narrower one measured
+   faster on its family (`fastprox_lanes_capped`). */
+static const fastprox_lanes *fastprox_lanes_best(void)
+{
+    int i = FASTPROX_LANES_COUNT - 1;
+    while (fastprox_lanes_at(i) == NULL || fastprox_lanes_capped(fastprox_lanes_at(i)))
+        i--;
+    return fastprox_lanes_at(i);
+}
+#endif

@@ -1,0 +1,31 @@
+# The Cython side of `_lanes.h`: the single-output normalized and AdaGrad rows' passes
+# in lanes as wide as the CPU has (portable, SSE2, AVX2, AVX-512; the same bits), one
+# table of passes per instruction set, chosen once at import (`_kernels`).
+cdef extern from "_lanes.h" nogil:
+    ctypedef struct lane_row_t "fastprox_lane_row":
+        double** rows
+        const double* x
+        long long n
+        double* factor
+        double* scale
+        double* weight
+    ctypedef struct lanes_t "fastprox_lanes":
+        const char* name
+        int width
+        double (*normalized_margin)(const lane_row_t* row, bint penalized, double threshold_sum, double alpha,
+                                    double acc, double* norms, double* x_max) noexcept nogil
+        double (*normalized_factors)(const lane_row_t* row, bint penalized, double q, double rate, double eta0,
+                                     double step_norm) noexcept nogil
+        void (*normalized_step)(const lane_row_t* row, bint penalized, double sigma, double rate, double alpha,
+                                double threshold_sum) noexcept nogil
+        void (*normalized_update)(const lane_row_t* row, bint penalized, double q, double rate, double eta0,
+                                  double alpha, double threshold_sum) noexcept nogil
+        double (*adagrad_margin)(const lane_row_t* row, double t, double alpha, double acc,
+                                 double* x_max) noexcept nogil
+        void (*adagrad_step)(const lane_row_t* row, double q, double t, double alpha, double l1_share,
+                             double delta, double eta0) noexcept nogil
+    const int LANES_MAX "FASTPROX_LANES_MAX"
+    const int LANES_COUNT "FASTPROX_LANES_COUNT"
+    const lanes_t* lanes_at "fastprox_lanes_at"(int i)
+    const lanes_t* lanes_best "fastprox_lanes_best"()
+    int cpu_family "fastprox_cpu_family"(char* vendor)

@@ -1,0 +1,237 @@
+# The structured step (the contract's "Structured outputs"; Martins et al.'s online
+# MKL, Alg. 1): one example per step, its gradient given by the caller's decoder.
+#
+# An example is n items, CSR rows of x with K scores each (a sequence's tokens, a
+# tree's candidate arcs with K = 1). The caller scores the items at the current step
+# (`emissions`) and reads the unpenalized entries (`unpenalized_current`), decodes,
+# and gives back the gradient: per item, the score gradient q_i = mu_i - onehot(y_i)
+# (`structured_step`: G[j, k] = sum_i x_ij q_ik), or G itself as sparse rows, a
+# dense K-block per feature id (`structured_step_rows`: any decoder's
+# Phi(x, y^) - Phi(x, y)); with it the intercepts' gradient (the items' q summed)
+# and the m further unpenalized entries' (a sequence's transitions, starts and
+# stops), all times the example's weight h. The step is then the general step's
+# mini-batch branch (`_step.collect`, `apply_collected`) with that G in place of the
+# batch's mean: the rule's update entry by entry over the touched features, its
+# group prox, the unpenalized entries' update (`_intercept.unpenalized_update`),
+# t += 1. Every rule of the table but the normalized schedule, under the gradient
+# step (`_validation.check_structured`; a Learner built with loss=None has passed
+# it). Cost O(nnz K + m) per example, plus the group prox's (squared_group:
+# O(p log p)); features outside the example are caught up lazily, as always.
+#
+# C-level API, for a compiled caller (SequenceTagger.fit's loop) that holds a
+# `fastprox._kernels.Learner` built with loss=None (cimport it: `_kernels.pxd`) and
+# drives its context `c = &learner.c` (or a local copy of it, written back after the
+# loop, as `_kernels.fit_csr` does):
+#
+#   structured_scratch(c, longest)       with the GIL, before the steps and after any
+#                                        `grow`: the scratch they write, for items of
+#                                        up to `longest` non-zeros
+#   then per example, without the GIL:
+#   emissions(c, data, indices, indptr, first, n, scores)
+#                                        scores[i K + k] = p_ik of items first..first+n-1
+#                                        at the current step (features caught up)
+#   unpenalized_current(c, u)            the value of unpenalized entry u (0 <= u < m)
+#   ... decode, fill q (n x K), u_grad (m) ...
+#   structured_step(c, data, indices, indptr, first, n, q, u_grad, h)
+#   or structured_step_rows(c, features, n_rows, G, b_grad, u_grad, h)
+#   if c.cursor.nonfinite: break         the example was refused before its update (a
+#                                        score not finite, or a gradient that could
+#                                        overflow the state): with the GIL,
+#                                        refuse_example(c, example) raises its ValueError
+#                                        and clears the flags; the model is that of the
+#                                        examples before it
+#
+# `emissions` leaves the items' features caught up for the step that follows over the
+# same items (`structured_step`): if none follows (the scores were only read, or the
+# step is taken as rows, `structured_step_rows`), `release_items` first leaves the
+# state as a step finds it (Berhu's heap keeps the caught-up entries out of its
+# schedule until their update). Reads that need no step (`feature_weights`, the
+# Python `scores`) release what they catch up themselves.
+from libc.float cimport DBL_MAX
+from libc.math cimport fabs
+from fastprox._types cimport value_t, index_t, FOBOS, FTRL
+from fastprox._state cimport Ctx, MEMO_FIELDS, ensure_scratch
+from fastprox._schedules cimport begin_step
+from fastprox._fobos cimport advance_cumulants, end_step
+from fastprox._dual cimport set_weight_params
+from fastprox._groups cimport groups_prox_step
+from fastprox._intercept cimport (unpenalized_at, unpenalized_memo, unpenalized_value, unpenalized_update,
+                                  intercept_value, apply_intercept)
+from fastprox._gradients cimport GRADIENT_MAX, refused
+from fastprox._step cimport (margins, weight, catch_up_feature, collect, touch, apply_collected,
+                             abandon_step, release, release_row)
+
+cdef extern from *:
+    """
+    /* A step's batch scratch (gradient sums, marks), which `ensure_scratch` allocates for
+       mini-batches: every structured example is one. */
+    #define FASTPROX_STRUCTURED_BATCH 2
+    """
+    const int STRUCTURED_BATCH "FASTPROX_STRUCTURED_BATCH"
+
+
+cdef inline int structured_scratch(Ctx* c, long long longest) except -1:
+    """Allocate what the structured steps write: the gradient sums and feature marks of a
+    mini-batch, ftrl's memo for items of up to `longest` non-zeros. With the GIL, before
+    the steps, and again after `Learner.grow` (which frees them)."""
+    return ensure_scratch(c, longest, STRUCTURED_BATCH)
+
+
+cdef inline void prepare(Ctx* c) noexcept nogil:
+    """The current step's constants: the dual rules' weight formulas at T = t, the scalar
+    schedules' eta_t (both functions of t: computing them again changes nothing)."""
+    if c.params.update != FOBOS:
+        set_weight_params(c)
+    begin_step(c)
+
+
+cdef inline void emissions(Ctx* c, const value_t* data, const index_t* indices, const index_t* indptr,
+                           long long first, long long n_items, double* out) noexcept nogil:
+    """out[i K + k] = p_ik = <W_t[:, k], x_i> + b_k, the scores of items first ..
+    first + n_items - 1 (CSR rows) at the current step, their features caught up for the
+    step's update (`_step.margins`; without a step, `release_items`). A score that is not
+    finite (X's values, or their overflow) flags c.cursor.nonfinite: the step refuses."""
+    cdef int k, K = c.params.n_outputs
+    cdef long long i
+    prepare(c)
+    for i in range(n_items):
+        margins(c, data, indices, indptr[first + i], indptr[first + i + 1])
+        for k in range(K):
+            out[i * K + k] = c.arrays.scores[k]
+            c.cursor.nonfinite |= not fabs(c.arrays.scores[k]) <= DBL_MAX
+
+
+cdef inline void release_items(Ctx* c, const index_t* indices, const index_t* indptr, long long first,
+                               long long n_items) noexcept nogil:
+    """Leave the state as a step finds it after `emissions` of these items without their
+    step (`_step.release`: Berhu's heap takes back their entries; nothing else to do)."""
+    cdef long long i
+    for i in range(n_items):
+        release_row(c, indices, indptr[first + i], indptr[first + i + 1])
+
+
+cdef inline void feature_weights(Ctx* c, long long j, double* out) noexcept nogil:
+    """out[k] = w_{t,jk}, feature j's K weights at the current step, read as the step's
+    margins read them (caught up, then released: the state as a step finds it)."""
+    cdef int k
+    cdef double* row = c.arrays.state + j * c.layout.width
+    prepare(c)
+    catch_up_feature(c, row, j)
+    for k in range(c.params.n_outputs):
+        out[k] = weight(c, row, k)
+    release(c, row)
+
+
+cdef inline double unpenalized_current(Ctx* c, long long u) noexcept nogil:
+    """The value at the current step of unpenalized entry u (0 <= u < m), leaving the
+    state and the memos as they are."""
+    cdef double memo[MEMO_FIELDS]
+    return unpenalized_value(c, unpenalized_at(c, c.params.n_outputs + u), memo)
+
+
+cdef inline void structured_step(Ctx* c, const value_t* data, const index_t* indices, const index_t* indptr,
+                                 long long first, long long n_items, const double* q, const double* u_grad,
+                                 double h) noexcept nogil:
+    """The step of one example of weight h whose items are CSR rows first ..
+    first + n_items - 1, given each item's score gradient q[i K:(i + 1) K] (mu_i -
+    onehot(y_i)) and the m unpenalized entries' gradient u_grad: W's gradient is
+    h sum_i x_i q_i^T over the union of the items' supports, the intercepts'
+    h sum_i q_i. The items' features are caught up here if `emissions` has not."""
+    cdef int k, K = c.params.n_outputs
+    cdef long long i, n_touched = 0
+    prepare(c)
+    for k in range(K):
+        c.arrays.intercept_grad[k] = 0.0
+    for i in range(n_items):
+        n_touched = collect(c, data, indices, indptr[first + i], indptr[first + i + 1], q + i * K,
+                            n_touched, True)
+        for k in range(K):
+            c.arrays.intercept_grad[k] += q[i * K + k]
+    c.cursor.n_ops += (indptr[first + n_items] - indptr[first]) * K
+    finish_step(c, n_touched, u_grad, h)
+
+
+cdef inline void structured_step_rows(Ctx* c, const long long* features, long long n_rows, const double* G,
+                                      const double* b_grad, const double* u_grad, double h) noexcept nogil:
+    """The step of one example of weight h given its gradient as sparse rows: W's is
+    h G[r K:(r + 1) K] on feature features[r] (a feature listed twice: the sum of its
+    rows), the intercepts' h b_grad (K values; ignored without fit_intercept), the m
+    unpenalized entries' h u_grad. The features are caught up here."""
+    cdef int k, K = c.params.n_outputs
+    cdef long long r, j, n_touched = 0
+    prepare(c)
+    for r in range(n_rows):
+        j = features[r]
+        n_touched = touch(c, j, n_touched, True)
+        for k in range(K):
+            c.scratch.batch_grads[j * K + k] += G[r * K + k]
+    for k in range(K):
+        c.arrays.intercept_grad[k] = b_grad[k]
+    c.cursor.n_ops += n_rows * K
+    finish_step(c, n_touched, u_grad, h)
+
+
+cdef inline void finish_step(Ctx* c, long long n_touched, const double* u_grad, double h) noexcept nogil:
+    """The update of a structured step whose gradient sums are collected (W's in
+    c.scratch.batch_grads over the touched features, the intercepts' in
+    c.arrays.intercept_grad), all times h; or, if a score was not finite or a gradient
+    would reach GRADIENT_MAX, nothing (`refused`: the caller raises)."""
+    cdef int k, K = c.params.n_outputs
+    cdef long long i, j, u
+    cdef double g, steepest = 0.0
+    cdef double* b
+    cdef double* memo
+    for i in range(n_touched):
+        j = c.scratch.touched_features[i]
+        for k in range(K):
+            g = h * c.scratch.batch_grads[j * K + k]
+            c.scratch.batch_grads[j * K + k] = g
+            steepest = steeper(steepest, g)
+    for k in range(K):
+        c.arrays.intercept_grad[k] *= h
+        if c.params.fit_intercept:
+            steepest = steeper(steepest, c.arrays.intercept_grad[k])
+    for u in range(c.params.n_unpenalized):
+        steepest = steeper(steepest, h * u_grad[u])
+    if refused(c, steepest, 1.0):
+        abandon_step(c, n_touched)
+        return
+    advance_cumulants(c)
+    apply_collected(c, n_touched, 1.0)
+    if c.params.grouped and c.params.update == FOBOS:
+        groups_prox_step(c)
+    for k in range(K):
+        if c.params.update == FTRL:
+            intercept_value(c, k)           # ftrl's memo of b_k and sqrt(n_b), for its update
+        apply_intercept(c, k, c.arrays.intercept_grad[k], c.arrays.intercept_grad[k])
+    for u in range(c.params.n_unpenalized):
+        g = h * u_grad[u]
+        if g != 0.0:                        # (a zero gradient leaves every rule's entry as it is)
+            b, memo = unpenalized_at(c, K + u), unpenalized_memo(c, K + u)
+            if c.params.update == FTRL:
+                unpenalized_value(c, b, memo)
+            unpenalized_update(c, b, memo, g, g)
+    c.cursor.n_ops += c.params.n_unpenalized
+    c.cursor.t += 1
+    end_step(c)
+
+
+cdef inline double steeper(double steepest, double g) noexcept nogil:
+    """The running bound of `finish_step`'s check: GRADIENT_MAX once a gradient is not
+    finite or reaches it (`refused` then stops the step), else the larger magnitude."""
+    if not fabs(g) < GRADIENT_MAX:
+        return GRADIENT_MAX
+    return steepest if fabs(g) <= steepest else fabs(g)
+
+
+cdef inline int refuse_example(Ctx* c, object example) except -1:
+    """With the GIL, after a step that stopped (c.cursor.nonfinite): clear the flags and
+    raise the ValueError that names `example` and the cause; the model is that of the
+    examples before it."""
+    cdef bint steep = c.cursor.steep
+    c.cursor.nonfinite = c.cursor.steep = False
+    cause = ("its gradient (the scores' gradients times the items' values, times its weight) "
+             "reached 2^480, past which the steps' sums of squares could overflow" if steep else
+             "a score is NaN or infinite (the items' values are, or overflowed)")
+    raise ValueError(f"example {example}: {cause}; scale the values (or lower eta0, or the "
+                     "gradients) and step again. The model is the one before this example.")

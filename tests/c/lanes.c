@@ -1,0 +1,158 @@
+/* Runs every pass of _lanes.h with each instruction set this CPU runs on the same
+   random rows (values with zeros, infinities, NaN, tiny and huge numbers; rows of 0 to
+   21 distinct features, so every padding of every width) and compares the bits of the
+   states and results with the portable code's. Prints one line per set: its name, its
+   lanes and "ok" or the first difference; exits 1 if a set differs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "_lanes.h"
+#include "bits.h"
+
+#define D 48                    /* features */
+#define WIDTH 5                 /* the widest row (normalized under l1) */
+#define LONGEST 21
+#define TRIALS 20000
+
+static double draw(void)
+{
+    static const double special[] = {0.0, -0.0, 1.0, -1.0, 1e-300, 5e-324, 3.5, -2.25, INFINITY, -INFINITY,
+                                      NAN, 1e300, 0.1, 2.0};
+    if (rand() % 4 == 0)
+        return special[rand() % 14];
+    return ((double)rand() / RAND_MAX - 0.5) * pow(10, rand() % 9 - 4);
+}
+
+/* One trial's inputs. */
+typedef struct {
+    double state[D * WIDTH], x[LONGEST], scalars[12];
+    int features[LONGEST], n, width;
+} trial;
+
+/* What a set computes from a trial: the state after every pass, the results. */
+typedef struct {
+    double state[D * WIDTH], out[16];
+} result;
+
+static void run(const fastprox_lanes *L, const trial *tr, int pass, result *res)
+{
+    double *rows[LONGEST + FASTPROX_LANES_MAX], dummy[WIDTH] = {0}, *x = malloc((tr->n + 1) * sizeof(double));
+    double factor[LONGEST + FASTPROX_LANES_MAX], scale[LONGEST + FASTPROX_LANES_MAX];
+    double weight[LONGEST + FASTPROX_LANES_MAX];
+    fastprox_lane_row row = {rows, x, tr->n, factor, scale, weight};
+    const double *s = tr->scalars;
+    double norms = s[8], x_max = fabs(s[9]);
+    int i, n = tr->n, penalized = pass % 2;
+    memcpy(x, tr->x, n * sizeof(double));   /* (a pass reads nothing beyond them: -fsanitize=address) */
+    memcpy(res->state, tr->state, sizeof res->state);
+    memset(res->out, 0, sizeof res->out);
+    for (i = 0; i < n; i++)
+        rows[i] = res->state + tr->features[i] * tr->width;
+    for (i = n; i < n + FASTPROX_LANES_MAX; i++)
+        rows[i] = dummy;
+    switch (pass) {
+    case 0: case 1:             /* the invariant step: margin, factors, step */
+        res->out[0] = L->normalized_margin(&row, penalized, fabs(s[0]), penalized ? fabs(s[1]) : 0.0, s[2], &norms,
+                                           &x_max);
+        res->out[1] = norms;
+        res->out[2] = x_max;
+        res->out[3] = L->normalized_factors(&row, penalized, s[3], fabs(s[4]), fabs(s[5]), fabs(s[6]));
+        for (i = 0; i < n; i++)
+            res->out[4] += factor[i] * (i + 1);
+        L->normalized_step(&row, penalized, s[7], fabs(s[4]), penalized ? fabs(s[1]) : 0.0, fabs(s[0]) + fabs(s[4]));
+        break;
+    case 2: case 3:             /* the gradient step: margin, then factors and step */
+        res->out[0] = L->normalized_margin(&row, penalized, fabs(s[0]), penalized ? fabs(s[1]) : 0.0, s[2], &norms,
+                                           &x_max);
+        L->normalized_update(&row, penalized, s[3], fabs(s[4]), fabs(s[5]), penalized ? fabs(s[1]) : 0.0,
+                             fabs(s[0]) + fabs(s[4]));
+        break;
+    default:                    /* adagrad under l1, l2 and elastic net (rho1 = 1, 0, 0.3) */
+        res->out[0] = L->adagrad_margin(&row, fabs(s[0]), pass == 4 ? fabs(s[1]) : 0.0, s[2], &x_max);
+        res->out[1] = x_max;
+        L->adagrad_step(&row, s[3], fabs(s[0]), fabs(s[1]), pass == 4 ? 1.0 : pass == 5 ? 0.0 : 0.3,
+                        s[10] > 0.0 ? fabs(s[6]) : 0.0, fabs(s[5]));
+        break;
+    }
+    free(x);
+}
+
+static int width_of(int pass)
+{
+    return pass < 4 ? (pass % 2 ? FASTPROX_NORM_ROW_FIELDS + FASTPROX_NORM_ENTRY
+                                : FASTPROX_NORM_PLAIN_ROW_FIELDS + FASTPROX_NORM_PLAIN_ENTRY)
+                    : FASTPROX_ADAGRAD_ROW_FIELDS + FASTPROX_ADAGRAD_ENTRY;
+}
+
+static void make(trial *tr, int pass)
+{
+    int i, j, used[D] = {0};
+    tr->width = width_of(pass);
+    for (i = 0; i < D * WIDTH; i++)
+        tr->state[i] = draw();
+    for (i = 0; i < D; i++) {                   /* scales and sums of squares are not negative */
+        double *row = tr->state + i * tr->width;
+        if (pass < 4) {
+            int fields = pass % 2 ? FASTPROX_NORM_ROW_FIELDS : FASTPROX_NORM_PLAIN_ROW_FIELDS;
+            row[fields - 1] = rand() % 3 ? fabs(row[fields - 1]) : rand() % 2 ? 1.0 : 0.0;
+            row[fields + FASTPROX_NORM_G] = fabs(row[fields + FASTPROX_NORM_G]);
+        } else {
+            row[FASTPROX_ADAGRAD_ROW_FIELDS + FASTPROX_ADAGRAD_G] =
+                fabs(row[FASTPROX_ADAGRAD_ROW_FIELDS + FASTPROX_ADAGRAD_G]);
+        }
+    }
+    tr->n = rand() % (LONGEST + 1);
+    for (i = 0; i < tr->n; i++) {               /* distinct features, as canonical rows have */
+        do
+            j = rand() % D;
+        while (used[j]);
+        used[j] = 1;
+        tr->features[i] = j;
+        tr->x[i] = rand() % 3 ? (rand() % 2 ? 1.0 : -1.0) : draw();     /* binary features, and others */
+    }
+    for (i = 0; i < 12; i++)
+        tr->scalars[i] = draw();
+}
+
+static int same(const result *a, const result *b, int width)
+{
+    int i;
+    for (i = 0; i < D * width; i++)
+        if (bits(a->state[i]) != bits(b->state[i]))
+            return 0;
+    for (i = 0; i < 16; i++)
+        if (bits(a->out[i]) != bits(b->out[i]))
+            return 0;
+    return 1;
+}
+
+int main(void)
+{
+    static trial tr;
+    static result expected, got;
+    int k, t, failed = 0;
+    for (k = 1; k < FASTPROX_LANES_COUNT; k++) {
+        const fastprox_lanes *L = fastprox_lanes_at(k);
+        int bad = 0;
+        if (L == NULL) {
+            printf("%s: not run (this CPU lacks it)\n", fastprox_lanes_all[k]->name);
+            continue;
+        }
+        srand(1);
+        for (t = 0; t < TRIALS && !bad; t++) {
+            int pass = t % 7;
+            make(&tr, pass);
+            run(fastprox_lanes_at(0), &tr, pass, &expected);
+            run(L, &tr, pass, &got);
+            if (!same(&expected, &got, tr.width)) {
+                printf("%s (%d lanes): trial %d (pass %d, %d entries) differs from the portable code\n",
+                       L->name, L->width, t, pass, tr.n);
+                bad = failed = 1;
+            }
+        }
+        if (!bad)
+            printf("%s (%d lanes): ok, %d trials\n", L->name, L->width, TRIALS);
+    }
+    return failed;
+}
