@@ -1,7 +1,6 @@
 """The fastprox command line, run in-process: training equals the estimator,
 predict/info agree with the library, and user mistakes give one line on
 stderr and a non-zero exit status."""
-import itertools
 import re
 
 import numpy as np
@@ -432,7 +431,7 @@ def test_scan_in_halves_equals_one_pass(tmp_path, monkeypatch, case):
     """Large plain files are scanned in two halves at once; the summary is the one
     pass's, and whatever one pass would refuse is refused with the same message
     (the halves defer to one pass)."""
-    from fastprox import libsvm
+    from fastprox.libsvm import load as libsvm_load
     from fastprox.cli import info
     rng = np.random.default_rng(2)
     lines = [f"{rng.choice([-1, 1])} " + " ".join(f"{j}:{rng.normal():.3f}" for j in
@@ -454,14 +453,14 @@ def test_scan_in_halves_equals_one_pass(tmp_path, monkeypatch, case):
         f.write("\n".join(lines) + "\n")
 
     def summary(split_bytes):
-        monkeypatch.setattr(libsvm, "SPLIT_BYTES", split_bytes)
+        monkeypatch.setattr(libsvm_load, "SPLIT_BYTES", split_bytes)
         try:
             s = info.scan([path, path], 50)
         except ValueError as e:
             return str(e)
         return s.rows, s.nnz, s.n_features, s.labels
 
-    monkeypatch.setattr(libsvm, "SPLIT_BYTES", 0)
+    monkeypatch.setattr(libsvm_load, "SPLIT_BYTES", 0)
     halves = info._scan_halves(path, 50)
     assert (halves is None) == (case in ("zero in the second half", "no feature in the first half",
                                          "bad line in the second half", "gzip"))

@@ -46,8 +46,8 @@ def test_a_file_is_opened_once_and_equals_the_estimator(data, tmp_path, capsys, 
     defaults are the estimator's (its saved parameters compare equal)."""
     d, X, y = data
     opened = []
-    real_open = libsvm._open
-    monkeypatch.setattr(libsvm, "_open", lambda source: opened.append(source) or real_open(source))
+    real_open = libsvm.sources.open_source
+    monkeypatch.setattr(libsvm.sources, "open_source", lambda source: opened.append(source) or real_open(source))
     for chunk_rows in (10_000, 333):
         model = tmp_path / f"m{chunk_rows}.npz"
         opened.clear()

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
-from fastprox import libsvm
+from fastprox.libsvm import load, reader, writer
 from fastprox.libsvm import dump_libsvm, iter_libsvm, load_libsvm
 from tests.support.shared import SHARED_DATA, missing
 
@@ -201,7 +201,7 @@ class Trickle(io.RawIOBase):
         return n
 
 
-class CountingParser(libsvm.Parser):
+class CountingParser(reader.Parser):
     """The parser, counting the bytes each feed is handed (those it may scan)."""
     handed = 0
 
@@ -217,7 +217,7 @@ def test_a_long_line_costs_linear_work_from_any_channel(monkeypatch, piece):
     the unfinished line at every read: quadratic, 105 s for 100 MB)."""
     line = b"1 " + b" ".join(b"%d:1" % i for i in range(1, 500_000)) + b"\n"
     data = line + b"-1 1:2\n"
-    monkeypatch.setattr(libsvm, "Parser", CountingParser)
+    monkeypatch.setattr(reader, "Parser", CountingParser)
     CountingParser.handed = 0
     X, y = load_libsvm(Trickle(data, piece))
     assert X.shape == (2, 499_999) and y.tolist() == [1, -1]
@@ -259,11 +259,11 @@ def test_a_line_longer_than_the_bound_is_refused_even_whole(tmp_path):
 def test_split_point_holds_no_long_line(tmp_path, monkeypatch):
     """The search for the newline after a large file's middle reads it a piece at
     a time, and gives up past the line bound (the one pass then stops there)."""
-    monkeypatch.setattr(libsvm, "SPLIT_BYTES", 1000)
+    monkeypatch.setattr(load, "SPLIT_BYTES", 1000)
     path = write(tmp_path, b"1 " + b"1:1 " * 100_000 + b"\n-1 2:1\n")
-    assert libsvm.split_point(path) == path.stat().st_size - len(b"-1 2:1\n")
-    monkeypatch.setattr(libsvm, "MAX_LINE_BYTES", 1000)
-    assert libsvm.split_point(path) is None
+    assert load.split_point(path) == path.stat().st_size - len(b"-1 2:1\n")
+    monkeypatch.setattr(load, "MAX_LINE_BYTES", 1000)
+    assert load.split_point(path) is None
 
 
 @pytest.mark.parametrize("opener", [gzip.open, bz2.open, lzma.open])
@@ -596,7 +596,7 @@ def test_dump_is_atomic(tmp_path, monkeypatch):
     def fail(*args):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(libsvm, "format_rows", fail)
+    monkeypatch.setattr(writer, "format_rows", fail)
     with pytest.raises(RuntimeError):
         dump_libsvm(sp.csr_matrix([[1.0]]), [1], path)
     assert path.read_bytes() == b"old\n"
@@ -647,7 +647,7 @@ def test_load_parses_in_parts_and_joins_them(tmp_path, monkeypatch, content, kwa
     part size, the result equals the file parsed as one part, "auto" included."""
     path = write(tmp_path, content)
     whole = load_libsvm(path, **kwargs)
-    monkeypatch.setattr("fastprox.libsvm._LOAD_CHUNK_ROWS", rows_per_part)
+    monkeypatch.setattr("fastprox.libsvm.load._LOAD_CHUNK_ROWS", rows_per_part)
     parts = load_libsvm(path, **kwargs)
     assert_same(parts[0], whole[0])
     assert parts[0].indices.dtype == whole[0].indices.dtype == parts[0].indptr.dtype
@@ -659,7 +659,7 @@ def test_load_parses_in_parts_and_joins_them(tmp_path, monkeypatch, content, kwa
 def test_load_in_parts_settles_auto_over_the_whole_file(tmp_path, monkeypatch):
     """A zero index in a later part still makes the file zero-based, and the width
     check waits for that decision (as with one part)."""
-    monkeypatch.setattr("fastprox.libsvm._LOAD_CHUNK_ROWS", 1)
+    monkeypatch.setattr("fastprox.libsvm.load._LOAD_CHUNK_ROWS", 1)
     path = write(tmp_path, b"1 1:1\n2 0:1 3:1\n")
     X, _ = load_libsvm(path)
     np.testing.assert_array_equal(X.toarray(), [[0, 1, 0, 0], [1, 0, 0, 1]])
@@ -683,20 +683,19 @@ def test_load_in_parts_settles_auto_over_the_whole_file(tmp_path, monkeypatch):
 def test_load_reads_large_files_in_halves(tmp_path, monkeypatch, content, kwargs):
     """load_libsvm parses a plain file over SPLIT_BYTES in two halves at once: the
     result, or the error with its line, is the one pass's."""
-    from fastprox import libsvm
     path = write(tmp_path, content)
     in_halves = []
-    monkeypatch.setattr(libsvm, "_load_halves", lambda args, load=libsvm._load_halves:
-                        in_halves.append(load(args)) or in_halves[-1])
+    monkeypatch.setattr(load, "_load_halves", lambda args, real=load._load_halves:
+                        in_halves.append(real(args)) or in_halves[-1])
 
-    def load(split_bytes):
-        monkeypatch.setattr(libsvm, "SPLIT_BYTES", split_bytes)
+    def read(split_bytes):
+        monkeypatch.setattr(load, "SPLIT_BYTES", split_bytes)
         try:
             return load_libsvm(path, **kwargs)
         except ValueError as e:
             return str(e)
 
-    halves, whole = load(0), load(1 << 40)
+    halves, whole = read(0), read(1 << 40)
     if isinstance(whole, str):
         assert halves == whole and in_halves == [None, None]     # one pass named the line
         return

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from fastprox import libsvm
+from fastprox.libsvm import load
 from fastprox.libsvm import iter_libsvm, load_libsvm
 from test_libsvm import assert_same
 
@@ -212,8 +212,8 @@ def check_case(path, text, options, read):
         expected, verdict = e, "invalid"
     else:
         verdict = "valid"
-    for split_bytes in (libsvm.SPLIT_BYTES, 0):
-        with mock.patch.object(libsvm, "SPLIT_BYTES", split_bytes):
+    for split_bytes in (load.SPLIT_BYTES, 0):
+        with mock.patch.object(load, "SPLIT_BYTES", split_bytes):
             if verdict == "valid":
                 assert_chunk(load_libsvm(path, block_bytes=block_bytes, **reading), expected,
                              reading["query_id"])

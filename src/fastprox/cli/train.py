@@ -44,11 +44,12 @@ import sys
 import time
 
 from .._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
+from .._libsvm import MAX_INDEX
 from .._numpy import np
 from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
                            SCHEDULES, STEPS, UPDATES, kernel_loss)
 from .._writes import check_output
-from ..libsvm import MAX_INDEX, STDIN, source_name
+from ..libsvm import STDIN, source_name
 from ..stream.files import CHUNK_ROWS
 from ..stream.model import StreamModel
 from ..stream.progress import Table, decimal, progress_bar, summary

@@ -1,0 +1,99 @@
+"""LIBSVM sources: standard input, file objects and paths, read once or not,
+opened as one binary stream whose compression (gzip, bzip2, xz) is recognised by
+its first bytes, whatever the name. Shared by the readers of other text formats
+(fastprox.structured.io)."""
+import bz2
+import contextlib
+import gzip
+import io
+import lzma
+import os
+import stat
+import sys
+
+#: The source that means standard input.
+STDIN = "-"
+_COMPRESSED = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
+#: The decompressing streams' classes (a read may give fewer bytes than asked).
+DECOMPRESSORS = (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)
+#: The bytes that tell the compression.
+MAGIC_BYTES = max(len(magic) for magic, _ in _COMPRESSED)
+
+
+def read_once(source):
+    """Whether reading ``source`` uses it up, so that it can be neither read again
+    nor split in halves: standard input (``-``), a file object, or a path to
+    anything but a regular file (a pipe such as /dev/stdin or /dev/fd/N, a FIFO,
+    a socket, a device)."""
+    return source == STDIN or hasattr(source, "read") or not stat.S_ISREG(os.stat(source).st_mode)
+
+
+def source_name(source):
+    """``source`` as messages name it: ``<stdin>`` for ``-``, a file object's name
+    (``<stream>`` when it has none), a path as given."""
+    if source == STDIN:
+        return "<stdin>"
+    if hasattr(source, "read"):
+        name = getattr(source, "name", None)
+        return name if isinstance(name, str) else "<stream>"
+    return os.fspath(source)
+
+
+
+
+@contextlib.contextmanager
+def open_source(source):
+    """``source`` (a path, ``-`` or a binary file object) as one binary stream,
+    decompressed if its first bytes are gzip's, bzip2's or xz's magic: a context
+    manager, as the LIBSVM readers and the other text formats' open a source. It is
+    opened once, and those bytes, read once, are put back in front of the rest
+    (`_Rejoined`): a pipe can be neither opened again nor rewound. File objects,
+    standard input's among them, are left open."""
+    with contextlib.ExitStack() as stack:
+        if source == STDIN:
+            f = sys.stdin.buffer
+        elif hasattr(source, "read"):
+            f = source
+        else:
+            f = stack.enter_context(open(source, "rb"))
+        head = read_head(f, MAGIC_BYTES)
+        stream, opener = _Rejoined(head, f), decompressor(head)
+        yield stream if opener is None else stack.enter_context(opener(stream, "rb"))
+
+
+def read_head(f, size):
+    """The first ``size`` bytes of ``f`` (fewer at its end), however few each read
+    gives: a pipe's first read may return fewer than the magic bytes."""
+    head = b""
+    while len(head) < size:
+        more = f.read(size - len(head))
+        if not more:
+            break
+        head += more
+    return head
+
+
+def decompressor(head):
+    """The opener of the compressed format whose magic bytes start ``head``; None
+    for plain text."""
+    return next((opener for magic, opener in _COMPRESSED if head.startswith(magic)), None)
+
+
+class _Rejoined(io.RawIOBase):
+    """A stream whose first bytes were read (to recognise its compression), with
+    them put back: the first read gives those bytes followed by the rest of the
+    stream's, as one read of the whole would (the reader's blocks stay whole);
+    later reads are passed on to the stream as they are (no work per byte)."""
+
+    def __init__(self, head, rest):
+        super().__init__()
+        self.head, self.rest = head, rest
+
+    def readable(self):
+        return True
+
+    def readinto(self, into):
+        n = min(len(self.head), len(into))
+        into[:n] = self.head[:n]
+        self.head = self.head[n:]
+        return n + (self.rest.readinto(memoryview(into)[n:]) if n < len(into) else 0)

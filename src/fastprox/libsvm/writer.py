@@ -1,0 +1,51 @@
+"""dump_libsvm: X and y written as LIBSVM text, atomically."""
+from .._libsvm import format_rows
+from .._numpy import np
+from .._writes import atomic_write
+
+_WRITE_ROWS = 1 << 16
+
+
+def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=False):
+    """Write ``X`` (sparse or dense, n_samples x n_features) and ``y`` to ``path``.
+
+    Lines are ``label [qid:INT] index:value ...`` with one-based indices
+    unless ``zero_based``; stored entries are written, explicit zeros
+    included, so :func:`load_libsvm` gives back exactly the same matrix.
+    Numbers use Python's shortest round-trip repr, so values read back bit
+    for bit.  The file is written to a temporary file in the same directory
+    and renamed over ``path``: readers never see half a file (a symbolic
+    link's target is replaced, the link kept; a device or a FIFO is written
+    directly: fastprox._writes).  A path ending
+    in ``.gz``, ``.bz2`` or ``.xz`` is compressed accordingly.  Non-finite
+    labels or values are refused unless ``allow_nonfinite`` (the reader
+    refuses them by default too).
+    """
+    from scipy.sparse import csr_matrix
+    X = csr_matrix(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    y = np.asarray(y, dtype=np.float64)
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}), "
+                         f"not of shape {y.shape}")
+    qids = np.asarray([] if query_id is None else query_id, dtype=np.int64)
+    if query_id is not None and qids.shape != y.shape:
+        raise ValueError(f"query_id must be 1-D with one id per row of X ({X.shape[0]}), "
+                         f"not of shape {qids.shape}")
+    data = X.data.astype(np.float64, copy=False)
+    if not allow_nonfinite and not (np.isfinite(data).all() and np.isfinite(y).all()):
+        raise ValueError("X or y holds NaN or infinity, which load_libsvm refuses by "
+                         "default; pass allow_nonfinite=True to write them anyway")
+    indices = X.indices.astype(np.int64, copy=False)
+    indptr = X.indptr.astype(np.int64, copy=False)
+
+    def write(out):
+        for start in range(0, X.shape[0], _WRITE_ROWS):
+            stop = min(start + _WRITE_ROWS, X.shape[0])
+            a, b = indptr[start], indptr[stop]
+            out.write(format_rows(data[a:b], indices[a:b], indptr[start:stop + 1] - a,
+                                  y[start:stop], qids[start:stop], int(not zero_based)))
+
+    atomic_write(path, write)
