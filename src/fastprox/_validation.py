@@ -78,7 +78,7 @@ def check_params(est, losses):
                          "use rda_rho=0 (or penalty='sparse_group' for l1 within groups).")
     for name in ("groups", "group_weights"):
         if getattr(est, name, None) is not None:
-            _check_grouped(name, penalty)
+            check_grouped(name, penalty)
     check_number("alpha", est.alpha, 0.0)
     check_number("l1_ratio", est.l1_ratio, 0.0, high=1.0)
     check_number("eta0", est.eta0, 0.0, low_open=True, auto=True)
@@ -197,7 +197,7 @@ def check_groups(groups, n_features):
     return ids.astype(np.int64)
 
 
-def _check_grouped(name, penalty):
+def check_grouped(name, penalty):
     if penalty not in GROUP_PENALTIES:
         raise ValueError(f"{name}= is used by the group penalties {GROUP_PENALTIES}; "
                          f"penalty={penalty!r} ignores it: drop {name} or change the penalty.")
@@ -213,7 +213,7 @@ def check_group_weights(weights, penalty, n_groups):
     G without its group part (sparse_group's l1 part applies to every entry)."""
     if weights is None:
         return None
-    _check_grouped("group_weights", penalty)
+    check_grouped("group_weights", penalty)
     try:
         d = np.array(weights, dtype=np.float64, order="C")
     except (TypeError, ValueError):

@@ -24,8 +24,8 @@ from .. import _structured
 from .._concurrency import LearnerState, lock_of
 from .._kernels import Learner
 from .._rules import SCHEDULES, STEPS
-from .._validation import (GROUP_PENALTIES, PENALTIES, UPDATES, _check_grouped, _number, _one_of, check_groups,
-                           check_structured, kernel_arrays, kernel_penalty)
+from .._validation import (GROUP_PENALTIES, PENALTIES, UPDATES, check_grouped, check_groups, check_number,
+                           check_one_of, check_structured, kernel_arrays, kernel_penalty)
 
 
 class StructuredLearner:
@@ -77,25 +77,25 @@ class StructuredLearner:
     def __init__(self, n_features, n_outputs, n_unpenalized=0, *, update="fobos", schedule="adagrad",
                  penalty="l1", alpha=0.0, l1_ratio=0.15, eta0=0.1, delta=1e-8, rda_rho=0.0,
                  berhu_gamma=1.0, groups=None, group_weights=None, fit_intercept=True, step="gradient"):
-        _number("n_features", n_features, 0, integer=True)
-        _number("n_outputs", n_outputs, 1, integer=True)
-        _number("n_unpenalized", n_unpenalized, 0, integer=True)
-        _one_of("update", update, UPDATES)
-        _one_of("schedule", schedule, SCHEDULES)
-        _one_of("penalty", penalty, PENALTIES + GROUP_PENALTIES + (None,))
-        _one_of("step", step, STEPS)
+        check_number("n_features", n_features, 0, integer=True)
+        check_number("n_outputs", n_outputs, 1, integer=True)
+        check_number("n_unpenalized", n_unpenalized, 0, integer=True)
+        check_one_of("update", update, UPDATES)
+        check_one_of("schedule", schedule, SCHEDULES)
+        check_one_of("penalty", penalty, PENALTIES + GROUP_PENALTIES + (None,))
+        check_one_of("step", step, STEPS)
         check_structured(step, schedule)
         for name, value, low, low_open, high in (("alpha", alpha, 0.0, False, None),
                                                  ("l1_ratio", l1_ratio, 0.0, False, 1.0),
                                                  ("eta0", eta0, 0.0, True, None), ("delta", delta, 0.0, False, None),
                                                  ("rda_rho", rda_rho, 0.0, False, None),
                                                  ("berhu_gamma", berhu_gamma, 0.0, True, None)):
-            _number(name, value, low, low_open=low_open, high=high)
+            check_number(name, value, low, low_open=low_open, high=high)
         if not isinstance(fit_intercept, (bool, np.bool_)):
             raise ValueError(f"fit_intercept={fit_intercept!r} must be True or False.")
         for name, value in (("groups", groups), ("group_weights", group_weights)):
             if value is not None:
-                _check_grouped(name, kernel_penalty(penalty))
+                check_grouped(name, kernel_penalty(penalty))
         self.n_features, self.n_outputs, self.n_unpenalized = n_features, n_outputs, n_unpenalized
         self.update, self.schedule, self.penalty = update, schedule, penalty
         self.alpha, self.l1_ratio, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
@@ -227,7 +227,7 @@ class StructuredLearner:
         """Widen the model to `n_features` features (nothing if it has as many): the new
         ones join with weight 0, as never-touched coordinates of the contract. Models
         with groups or group weights keep their width."""
-        _number("n_features", n_features, 0, integer=True)
+        check_number("n_features", n_features, 0, integer=True)
         with lock_of(self).training():
             self._learner.grow(n_features)
             self.n_features = self._learner.n_features
