@@ -483,40 +483,10 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 
     The defaults need no tuning and read nothing from the data: fobos with the
     normalized schedule, the invariant step, eta0 = 0.5 and no penalty (alpha =
-    0), one shuffled pass. Per-coordinate steps adapt to each feature's
-    frequency (what makes plain SGD's one-pass accuracy poor on Zipfian text),
-    normalization to each feature's scale: scaling a column by k divides its
-    weight by k and leaves every prediction as it was (an l1 threshold is not
-    scale-free: it falls as 1/k^2 while the weight falls as 1/k, which is why
-    alpha defaults to 0; bench/results/scale_free.md). The invariant step keeps a
-    large base step from overshooting a row (at 10 x eta0 it is ahead of the
-    gradient step on 10 of 18 sets; bench/results/scale_free.md, where no step,
-    VW's included, keeps one pass within a point over eta0 x 0.1 to x 10 on 17
-    of the 18 sets, and no other eta0 would: no 100x range of it holds more
-    than 4).
-    Nothing depends on the first batch, so a partial_fit stream in any chunking,
-    one row at a time included, trains what one fit pass over the same rows
-    (shuffle=False) trains, bit for bit. They were chosen by one unshuffled pass
-    over 7 row orders of 18 binary sets (bench/results/orders.md; median test
-    accuracy over the orders, mean over the sets, and the sets whose median is
-    not below Vowpal Wabbit's defaults):
-
-    ==========================================================  =======  ======
-    learner                                                     mean     sets
-    ==========================================================  =======  ======
-    Vowpal Wabbit's defaults                                    0.8671
-    these defaults (VW's update, rescaled before the margin)    0.8670   16/18
-    these defaults with l1, alpha = 1e-6                        0.8670   14/18
-    these defaults with eta0 = 1                                0.8675    9/18
-    AdaGrad with "auto" steps (the defaults before; reads data) 0.8692   13/18
-    ==========================================================  =======  ======
-
-    VW's update is computed exactly, in the contract's order: a feature's weights
-    take a new scale before the margin, where VW rescales after its prediction
-    (the weights part on real-valued features: mnist, rcv1).
-    The former defaults are ``schedule="adagrad", step="gradient", alpha=1e-6``. The values
-    used are schedule_, step_, eta0_ and delta_; the model is the contract's for
-    them.
+    0), one shuffled pass. A partial_fit stream in any chunking, one row at a time
+    included, trains what one fit pass over the same rows (shuffle=False) trains,
+    bit for bit. Why these, and how they compare with Vowpal Wabbit's and the former
+    ones (``schedule="adagrad", step="gradient", alpha=1e-6``): docs/defaults.md.
 
     Attributes
     ----------
@@ -528,6 +498,17 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     progressive_loss_ (mean loss of each row before its update, over the last
     fit or partial_fit call), n_nonzero_rows_, group_norms_, beta_
     (squared_group's kernel weights, d_G ||W_G|| normalized).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from fastprox import ProxClassifier
+    >>> X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 2.0]]))
+    >>> clf = ProxClassifier(shuffle=False).fit(X, [1, -1, 1, -1])
+    >>> clf.predict(X).shape
+    (4,)
+    >>> clf.partial_fit(X, [1, -1, 1, -1]).t_
+    8
     """
 
     _losses = CLASSIFICATION_LOSSES
