@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from fastprox import ProxClassifier, ProxRegressor, load_libsvm
-from fastprox._rules import RULES
+from fastprox._registry import RULES
 from fastprox._validation import CLASSIFICATION_LOSSES, GROUP_PENALTIES, REGRESSION_LOSSES
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")

@@ -4,7 +4,7 @@
     pytest bench/test_micro.py --benchmark-autosave          # before a change
     pytest bench/test_micro.py --benchmark-compare           # after it: the ratios
 
-One pass of single-row steps for every rule of the table (`fastprox._rules`), the
+One pass of single-row steps for every rule of the table (`fastprox._registry`), the
 catch-up of every feature (reading `coef()` after a pass over rare features), and
 the LIBSVM parser on a generated file. The data are generated and seeded, so runs
 compare on any machine; pytest-benchmark records the machine with each run. Not
@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from fastprox import dump_libsvm, load_libsvm
 from fastprox._kernels import Learner
-from fastprox._rules import RULES
+from fastprox._registry import RULES
 
 ROWS, FEATURES = 20_000, 50_000
 

@@ -23,7 +23,7 @@ from distributed.utils import key_split
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm, load_model, save_model
 from fastprox._core import run_passes
 from fastprox._mixing import _copy, _fields, contribution, mix_kind, mixed, total
-from fastprox._rules import RULES
+from fastprox._registry import RULES
 from fastprox.cli import main
 from fastprox.stream.trainer import Trainer
 from fastprox.dask import ClusterError, fit

@@ -1,5 +1,5 @@
 """The defaults read no data (issue 21): `schedule=None` and `step=None` resolve to
-the rule's data-free choice (`_rules.defaults_for`), so that a partial_fit stream in
+the rule's data-free choice (`_registry.defaults_for`), so that a partial_fit stream in
 any chunking, a first chunk of one row included, trains the model of one fit pass
 over the same rows in the same order, bit for bit, and the model does not depend
 on the scale of the first rows."""
@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 from fastprox import ProxClassifier, ProxRegressor
-from fastprox._rules import defaults_for
+from fastprox._registry import defaults_for
 
 N_ROWS = 400
 

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
-from fastprox._rules import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
+from fastprox._registry import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
 from tests.support.reference import EagerReference, assert_contract_close
 
 # every supported rule whose penalty acts coordinate-wise (the table of rules');

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
-from fastprox._rules import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES, SCHEDULES, UPDATES
+from fastprox._registry import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES, SCHEDULES, UPDATES
 from tests.support.reference import assert_contract_close
 from tests.support.reference_multiclass import (GROUP_PENALTIES, MULTINOMIAL_LOSSES, MulticlassReference,
                                   random_group_weights)

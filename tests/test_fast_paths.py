@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from fastprox import load_libsvm
 from fastprox._kernels import Learner
-from fastprox._rules import RULES as ALL_RULES
+from fastprox._registry import RULES as ALL_RULES
 
 LOSSES = ("log", "hinge", "squared_hinge", "modified_huber", "squared", "huber", "epsilon_insensitive")
 

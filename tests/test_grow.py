@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, iter_libsvm, load_model, save_model
 from fastprox._kernels import Learner
-from fastprox._rules import RULES as ALL_RULES
+from fastprox._registry import RULES as ALL_RULES
 
 
 

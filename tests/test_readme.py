@@ -20,8 +20,8 @@ def test_readme_python_example_runs(code, tmp_path, monkeypatch):
 
 
 def test_the_readme_shows_the_table_of_rules():
-    """The README's table of supported combinations is the table of rules' (`_rules`)."""
-    from fastprox._rules import markdown_table
+    """The README's table of supported combinations is the table of rules' (`_registry`)."""
+    from fastprox._registry import markdown_table
     assert markdown_table() in README.read_text()
 
 

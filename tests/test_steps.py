@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from hypothesis import assume, given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
-from fastprox._rules import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
+from fastprox._registry import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
 from tests.support.reference import KINKS, EagerReference, assert_contract_close
 from test_exactness import check_equal, make, problems, stream
 

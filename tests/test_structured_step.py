@@ -16,7 +16,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from fastprox._rules import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
+from fastprox._registry import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
 from fastprox.structured import StructuredLearner
 from tests.support.reference import assert_contract_close
 from tests.support.reference_multiclass import random_group_weights

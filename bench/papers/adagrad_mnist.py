@@ -10,7 +10,7 @@ for the two RDA forms, with the mixed norm l1/l2 (``penalty="l1_l2"``: one
 group per row of W, i.e. per feature across the 10 classes) at two values
 of lambda (``alpha``), (a) and (b). Adaptive RDA with l1/linf
 (``penalty="l1_linf"``) is run too: the paper says it "is similar".
-fastprox's rules (``fastprox._rules.RULES``) cover exactly these: rda with
+fastprox's rules (``fastprox._registry.RULES``) cover exactly these: rda with
 invsqrt or adagrad takes l1_l2, l1_linf and sparse_group.
 
 * Data: only the 10,000 MNIST test digits are here. A seeded half (5,000)

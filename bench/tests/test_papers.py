@@ -306,7 +306,7 @@ def test_mkl_dataset_and_report_on_a_small_run(tmp_path, monkeypatch, shared_dat
 
 # ---------------------------------------------------------------- adagrad_mnist, rda_params
 def test_adagrad_mnist_methods_are_fastprox_rules_and_pa_learns():
-    from fastprox._rules import RULES
+    from fastprox._registry import RULES
     from bench.papers import adagrad_mnist
     allowed = {(r.update, r.schedule, r.penalty) for r in RULES}
     for spec in adagrad_mnist.METHODS.values():

@@ -56,7 +56,7 @@ import copy as pycopy
 from libc.string cimport memcmp, memcpy
 from fastprox._losses cimport logsum_pop
 from fastprox._numpy import np
-from fastprox._rules import PENALTIES as PENALTY_TABLE, rule as find_rule
+from fastprox._registry import PENALTIES as PENALTY_TABLE, rule as find_rule
 from fastprox._validation import (check_group_weights, check_memory, check_single_rows, check_step,
                                   check_structured, NonFiniteMargin)  # (re-exported)
 from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,

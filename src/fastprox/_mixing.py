@@ -31,7 +31,7 @@ lazy catch-up. Pure NumPy, no Dask.
 """
 from ._kernels import Learner
 from ._numpy import np
-from ._rules import PENALTIES
+from ._registry import PENALTIES
 from .model_io.layout import adagrad_steps, state_layout
 
 #: What a rule mixes: "average" (weights by rows), "adagrad" (moves rescaled to

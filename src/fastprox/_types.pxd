@@ -1,6 +1,6 @@
 # The kernel's shared types and codes: the CSR buffers' value and index types
 # (fused: every function taking them is compiled once per type), and the codes of
-# a rule's update, schedule and penalty (`_kernels.UPDATES`, ...; `_rules` is the
+# a rule's update, schedule and penalty (`_kernels.UPDATES`, ...; `_registry` is the
 # table of which combinations exist).
 
 ctypedef fused value_t:

@@ -1,7 +1,7 @@
 """Checks of hyper-parameters and inputs, with errors that say how to fix them.
 
 Which combinations of update, schedule and penalty are supported, and why, is the
-table of rules' (`_rules`); this module checks names, numbers and what the table
+table of rules' (`_registry`); this module checks names, numbers and what the table
 does not cover (rda_rho with a group penalty, groups with a penalty that ignores
 them).
 """
@@ -9,7 +9,7 @@ import math
 import numbers
 
 from ._numpy import np
-from ._rules import SCHEDULES, STEPS, UPDATES, defaults_for, penalties_of, rule
+from ._registry import SCHEDULES, STEPS, UPDATES, defaults_for, penalties_of, rule
 
 PENALTIES = penalties_of("separable") + penalties_of("berhu")
 GROUP_PENALTIES = penalties_of("group")
@@ -108,7 +108,7 @@ def check_hash_bits(bits):
 
 def schedule_and_step(params, multinomial):
     """The (schedule, step) a model trains with: the parameters given, None
-    resolved to the rule's data-free default (`_rules.defaults_for`); a missing
+    resolved to the rule's data-free default (`_registry.defaults_for`); a missing
     step (model files before it) is "gradient"."""
     schedule, step = params["schedule"], params.get("step", "gradient")
     if schedule is None or step is None:

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from .. import _structured
 from .._concurrency import LearnerState, lock_of
 from .._kernels import Learner
-from .._rules import SCHEDULES, STEPS
+from .._registry import SCHEDULES, STEPS
 from .._validation import (GROUP_PENALTIES, PENALTIES, UPDATES, check_grouped, check_groups, check_number,
                            check_one_of, check_structured, kernel_arrays, kernel_penalty)
 
