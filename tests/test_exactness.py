@@ -9,14 +9,14 @@ import scipy.sparse as sp
 from hypothesis import given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
-from fastprox._registry import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
+from fastprox._registry import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES, losses_of
 from tests.support.reference import EagerReference, assert_contract_close
 
 # every supported rule whose penalty acts coordinate-wise (the table of rules');
 # the group penalties are test_exactness_groups'
 RULES = [(r.update, r.schedule, r.penalty) for r in ALL_RULES if PENALTY_TABLE[r.penalty].family != "group"]
-CLASSIFICATION = ["log", "hinge", "squared_hinge", "modified_huber"]
-REGRESSION = ["squared", "huber", "epsilon_insensitive"]
+CLASSIFICATION = losses_of("binary")
+REGRESSION = losses_of("regression")
 
 
 @st.composite

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
-from fastprox._registry import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES, SCHEDULES, UPDATES
+from fastprox._registry import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES, SCHEDULES, UPDATES, losses_of
 from tests.support.reference import assert_contract_close
 from tests.support.reference_multiclass import (GROUP_PENALTIES, MULTINOMIAL_LOSSES, MulticlassReference,
                                   random_group_weights)
@@ -24,8 +24,8 @@ GROUP_RULES = [(r.update, r.schedule, r.penalty) for r in ALL_RULES
 # (the normalized schedule is refused for multinomial models: test_steps)
 MULTINOMIAL_SCALAR_RULES = [(r.update, r.schedule, r.penalty) for r in ALL_RULES
                             if PENALTY_TABLE[r.penalty].family != "group" and r.schedule != "normalized"]
-BINARY_LOSSES = ["log", "hinge", "squared_hinge", "modified_huber"]
-REGRESSION_LOSSES = ["squared", "huber", "epsilon_insensitive"]
+BINARY_LOSSES = losses_of("binary")
+REGRESSION_LOSSES = losses_of("regression")
 
 
 @st.composite

@@ -8,9 +8,7 @@ import scipy.sparse as sp
 
 from fastprox import load_libsvm
 from fastprox._kernels import Learner
-from fastprox._registry import RULES as ALL_RULES
-
-LOSSES = ("log", "hinge", "squared_hinge", "modified_huber", "squared", "huber", "epsilon_insensitive")
+from fastprox._registry import LOSSES, RULES as ALL_RULES, losses_of
 
 
 def fast_rules():
@@ -57,7 +55,7 @@ def test_fast_rows_compute_the_general_paths_bits(rule, name, sets):
     X, y = sets[name]
     K = 3 if fast == "rows" else 1
     target = (np.abs(y) + (y > 0)).astype(np.float64) if K > 1 else y      # 3 classes from the sign and more
-    for loss in (("log", "hinge") if K > 1 else LOSSES):
+    for loss in (losses_of("binary", multinomial=True) if K > 1 else LOSSES):
         kw = dict(alpha=1e-3, eta0=0.05 if schedule != "adagrad" else 0.3, delta=1.0, ovr=K > 1,
                   rda_rho=0.01 if update == "rda" and penalty in ("l1", "elasticnet") else 0.0)
         learners = [Learner(X.shape[1], K, update, schedule, penalty, loss, **kw) for _ in range(2)]

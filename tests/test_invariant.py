@@ -23,11 +23,12 @@ from hypothesis import given, settings, strategies as st
 from scipy.integrate import solve_ivp
 from scipy.special import expit
 
+from fastprox._registry import losses_of
 from fastprox.invariant import invariant_sigma, lambert_w, lambert_w_exp
 
 DBL_MAX = np.finfo(np.float64).max
-CLASSIFICATION = ("log", "hinge", "squared_hinge", "modified_huber")
-REGRESSION = ("squared", "huber", "epsilon_insensitive")
+CLASSIFICATION = losses_of("binary")
+REGRESSION = losses_of("regression")
 LOSSES = CLASSIFICATION + REGRESSION
 Q = (1e-8, 1e-3, 1.0, 1e3)
 H = (1e-6, 1e-2, 1.0, 1e3)

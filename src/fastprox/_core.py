@@ -10,6 +10,7 @@ from math import isfinite, sqrt
 from ._arrays import encode_targets, sum_squares
 from ._kernels import Learner
 from ._numpy import np
+from ._registry import LOSSES
 from ._validation import (MULTINOMIAL_LOSSES, as_float_array, check_groups, kernel_arrays, kernel_loss,
                           kernel_penalty, schedule_and_step)
 
@@ -263,7 +264,7 @@ def predictions(scores, classes):
 
 
 #: The losses whose classifiers give class probabilities (`probabilities`).
-PROBA_LOSSES = ("log", "modified_huber")
+PROBA_LOSSES = tuple(loss.name for loss in LOSSES.values() if loss.proba)
 
 
 def has_proba(loss):
@@ -281,7 +282,7 @@ def probabilities(scores, loss, multinomial):
     if multinomial:
         e = np.exp(scores - scores.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
-    if loss == "log":
+    if LOSSES[kernel_loss(loss)].proba == "logistic":
         z = np.exp(-np.abs(scores))     # the logistic without overflow, as scipy's expit
         prob = np.where(scores >= 0, 1.0 / (1.0 + z), z / (1.0 + z))
     else:

@@ -56,7 +56,7 @@ import copy as pycopy
 from libc.string cimport memcmp, memcpy
 from fastprox._losses cimport logsum_pop
 from fastprox._numpy import np
-from fastprox._registry import PENALTIES as PENALTY_TABLE, rule as find_rule
+from fastprox._registry import LOSSES, PENALTIES, SCHEDULES, UPDATES, codes, l1_share, rule as find_rule
 from fastprox._validation import (check_group_weights, check_memory, check_single_rows, check_step,
                                   check_structured, NonFiniteMargin)  # (re-exported)
 from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
@@ -84,14 +84,9 @@ cdef extern from "Python.h":
     # Without Cython's `except -1`: the pass saves its state before raising.
     int check_signals "PyErr_CheckSignals" ()
 
-UPDATES = {"fobos": FOBOS, "rda": RDA, "ftrl": FTRL}
-SCHEDULES = {"constant": CONSTANT, "invsqrt": INVSQRT, "inv": INV, "adagrad": ADAGRAD,
-             "normalized": NORMALIZED}
-PENALTIES = {"none": NONE, "l1": L1, "l2": L2, "elasticnet": ELASTICNET, "berhu": BERHU,
-             "l1_l2": L1_L2, "l1_linf": L1_LINF, "sparse_group": SPARSE_GROUP,
-             "squared_group": SQUARED_GROUP}
-LOSSES = {"log": 0, "hinge": 1, "squared_hinge": 2, "modified_huber": 3,
-          "squared": 4, "huber": 5, "epsilon_insensitive": 6}
+# The kernel's codes of the registry's names (the .pxd enums: tests/test_registry.py).
+UPDATE_CODES, SCHEDULE_CODES = codes(UPDATES), codes(SCHEDULES)
+PENALTY_CODES, LOSS_CODES = codes(PENALTIES), codes(LOSSES)
 NO_LOSS = -1        # loss=None: a structured learner, its gradients given by its caller
 
 cdef long long MIN_REBASE_PERIOD = 1 << 16
@@ -187,8 +182,8 @@ cdef class Learner:
         self.fit_intercept, self.ovr, self.multinomial = fit_intercept, ovr, multinomial
         self.groups = None if groups is None else np.asarray(groups, dtype=np.int64)
         c = &self.c
-        c.params.update, c.params.schedule = UPDATES[update], SCHEDULES[schedule]
-        c.params.penalty, c.params.loss = PENALTIES[penalty], NO_LOSS if loss is None else LOSSES[loss]
+        c.params.update, c.params.schedule = UPDATE_CODES[update], SCHEDULE_CODES[schedule]
+        c.params.penalty, c.params.loss = PENALTY_CODES[penalty], NO_LOSS if loss is None else LOSS_CODES[loss]
         c.params.n_outputs, c.params.n_features = n_outputs, n_features
         c.params.n_unpenalized = n_unpenalized
         c.params.ovr, c.params.fit_intercept, c.params.multinomial = ovr, fit_intercept, multinomial
@@ -202,9 +197,8 @@ cdef class Learner:
         if loss is None:
             check_structured(step, schedule)
         c.params.invariant = step == "invariant"
-        family = PENALTY_TABLE[penalty].family
-        l1_share = PENALTY_TABLE[penalty].l1_share
-        c.params.l1_share = l1_ratio if l1_share == "l1_ratio" else l1_share
+        family = PENALTIES[penalty].family
+        c.params.l1_share = l1_share(penalty, l1_ratio)
         c.params.grouped = family == "group"
         if c.params.grouped and rda_rho != 0 and c.params.update == RDA:
             raise ValueError(f"penalty={penalty!r} has no closed form with rda_rho's extra l1 term; "

@@ -3,6 +3,7 @@
 from libc.math cimport exp, log, log1p, fabs, copysign, frexp
 
 cdef enum:
+    # the registry's codes (`fastprox._registry.LOSSES`; tests/test_registry.py checks them)
     LOG = 0
     HINGE = 1
     SQUARED_HINGE = 2

@@ -1,47 +1,180 @@
-"""The table of rules: every (update, schedule, penalty) fastprox computes exactly
-and lazily, with how (docs/contract.md gives the mathematics).
+"""The registry: every name fastprox computes with, written once, as scikit-learn's
+`_loss` module generates its loss kernels from one table (`class_list`).
 
-Everything that lists combinations derives from this one table: the parameter
-checks and their errors (`_validation`), the kernel's setup (which penalties are
-separable or grouped, which fast row kernel serves a rule: `_kernels.Learner`),
-the tests' parametrization, and the README's table (a test checks that the README
-shows `markdown_table()`). Penalty families are attributes here, never the order
-of a list. Pure Python without NumPy: the command line imports it at start-up.
+- `LOSSES`: each loss's kernel code (`_losses.pxd`'s enum), its kind ("binary" or
+  "regression"), whether it has a multinomial form, its probability link, and its
+  value (the command line's reports).
+- `PENALTIES` (kernel code, family, l1 share), `UPDATES`, `SCHEDULES` (kernel code,
+  how its steps are indexed), `STEPS`.
+- `RULES`: every (update, schedule, penalty) fastprox computes exactly and lazily,
+  with how (docs/contract.md gives the mathematics).
+- `state_fields`: the state a rule keeps per feature, as named row fields and entry
+  fields (the kernel's `_state.set_layout`, the model files' members).
+
+Everything that lists these derives from here: the kernel's name-to-code maps
+(`codes`), the parameter checks and their errors (`_validation`), the command line's
+loss values (`fastprox.stream.losses`), the model files' layouts and the mixing of
+learners (`fastprox.model_io.layout`, `_mixing`), the tests' parametrization, and the
+README's table (a test checks that the README shows `markdown_table()`).
+tests/test_registry.py checks the `.pxd` enums and `set_layout`'s widths against it.
+Families and kinds are attributes here, never the order of a list. Pure Python
+without NumPy: the command line imports it at start-up.
 """
 from collections import namedtuple
 
-UPDATES = ("fobos", "rda", "ftrl")
-SCHEDULES = ("constant", "invsqrt", "inv", "adagrad", "normalized")
-SCALAR_SCHEDULES = ("constant", "invsqrt", "inv")       # one eta_t for every coordinate
+
+def _relu(x):
+    """max(x, 0), elementwise for arrays: x / 2 + |x| / 2 (halved first: x + |x|
+    overflows from 2^1023 on), with arithmetic and ``abs`` only."""
+    return x / 2 + abs(x) / 2
+
+
+# The losses' values, in the margin z = y p of a binary loss (y = +-1) or the residual
+# r = p - y of a regression loss, with arithmetic, ``abs`` and the ``exp`` and ``log1p``
+# of a module given as ``m``: one definition serves Python floats (m = math: train,
+# which imports no NumPy) and NumPy arrays (m = numpy: predict). What the kernel's
+# loss_value gives (`_losses.pxd`).
+def _log(z, epsilon, m):
+    return _relu(-z) + m.log1p(m.exp(-abs(z)))          # log(1 + e^-z) without overflow
+
+
+def _hinge(z, epsilon, m):
+    return _relu(1 - z)
+
+
+def _squared_hinge(z, epsilon, m):
+    u = _relu(1 - z)
+    return u * u
+
+
+def _modified_huber(z, epsilon, m):
+    u = _relu(1 - z)
+    return u * u - _relu(u - 2) ** 2                    # (1 - z)^2 for z >= -1, -4 z below
+
+
+def _squared(r, epsilon, m):
+    r = abs(r)
+    return r * r / 2
+
+
+def _huber(r, epsilon, m):
+    r = abs(r)
+    return r * r / 2 - _relu(r - epsilon) ** 2 / 2      # r^2 / 2 inside epsilon, linear beyond
+
+
+def _epsilon_insensitive(r, epsilon, m):
+    return _relu(abs(r) - epsilon)
+
+
+Loss = namedtuple("Loss", "name code kind multinomial proba value")
+Loss.__doc__ = """A loss: its kernel `code` (`_losses.pxd`), its `kind` ("binary": of the
+margin y p, y = +-1; "regression": of the residual p - y), whether it has a
+`multinomial` form over K scores (softmax, Crammer-Singer), its probability link
+(`proba`: "logistic", "modified_huber" as scikit-learn, or None) and its
+`value(x, epsilon, m)` (m: the math module or NumPy)."""
+
+LOSSES = {loss.name: loss for loss in (
+    Loss("log", 0, "binary", True, "logistic", _log),
+    Loss("hinge", 1, "binary", True, None, _hinge),
+    Loss("squared_hinge", 2, "binary", False, None, _squared_hinge),
+    Loss("modified_huber", 3, "binary", False, "modified_huber", _modified_huber),
+    Loss("squared", 4, "regression", False, None, _squared),
+    Loss("huber", 5, "regression", False, None, _huber),
+    Loss("epsilon_insensitive", 6, "regression", False, None, _epsilon_insensitive),
+)}
+
+Update = namedtuple("Update", "name code")
+UPDATES = {u.name: u for u in (Update("fobos", 0), Update("rda", 1), Update("ftrl", 2))}
+
+Schedule = namedtuple("Schedule", "name code kind")
+Schedule.__doc__ = """A schedule: its kernel `code` (`_types.pxd`) and `kind`, how its steps
+are indexed: "scalar" (one eta_t for every coordinate), "adagrad" (per coordinate),
+"normalized" (per coordinate and scale-free)."""
+SCHEDULES = {s.name: s for s in (
+    Schedule("constant", 0, "scalar"),
+    Schedule("invsqrt", 1, "scalar"),
+    Schedule("inv", 2, "scalar"),
+    Schedule("adagrad", 3, "adagrad"),
+    Schedule("normalized", 4, "normalized"),
+)}
+SCALAR_SCHEDULES = tuple(s.name for s in SCHEDULES.values() if s.kind == "scalar")
 #: The forward step of fobos: the linearized gradient step, or the exact flow along
 #: the row (importance-invariant, every schedule, one row per step, no multinomial).
 STEPS = ("gradient", "invariant")
 
-Penalty = namedtuple("Penalty", "name family l1_share")
-Penalty.__doc__ = """A penalty: its `family` says how its prox acts and composes:
-"separable" (coordinate-wise proxes whose successive applications compose into a
-closed form: none, l1, l2, elasticnet), "berhu" (coordinate-wise, but its branch
-changes along the way) or "group" (a prox per block of W). `l1_share` is the l1
-part of the threshold (rho1): a number, or "l1_ratio" for the elastic nets."""
+Penalty = namedtuple("Penalty", "name code family l1_share")
+Penalty.__doc__ = """A penalty: its kernel `code` (`_types.pxd`); its `family` says how its
+prox acts and composes: "separable" (coordinate-wise proxes whose successive
+applications compose into a closed form: none, l1, l2, elasticnet), "berhu"
+(coordinate-wise, but its branch changes along the way) or "group" (a prox per block
+of W). `l1_share` is the l1 part of the threshold (rho1): a number, or "l1_ratio" for
+the elastic nets."""
 
 PENALTIES = {p.name: p for p in (
-    Penalty("none", "separable", 0.0),
-    Penalty("l1", "separable", 1.0),
-    Penalty("l2", "separable", 0.0),
-    Penalty("elasticnet", "separable", "l1_ratio"),
-    Penalty("berhu", "berhu", 1.0),
-    Penalty("l1_l2", "group", 0.0),
-    Penalty("l1_linf", "group", 0.0),
-    Penalty("sparse_group", "group", "l1_ratio"),
-    Penalty("squared_group", "group", 0.0),
+    Penalty("none", 0, "separable", 0.0),
+    Penalty("l1", 1, "separable", 1.0),
+    Penalty("l2", 2, "separable", 0.0),
+    Penalty("elasticnet", 3, "separable", "l1_ratio"),
+    Penalty("berhu", 4, "berhu", 1.0),
+    Penalty("l1_l2", 5, "group", 0.0),
+    Penalty("l1_linf", 6, "group", 0.0),
+    Penalty("sparse_group", 7, "group", "l1_ratio"),
+    Penalty("squared_group", 8, "group", 0.0),
 )}
 
-Rule = namedtuple("Rule", "update schedule penalty layout catch_up fast_rows")
-Rule.__doc__ = """One supported combination: the state each feature keeps (`layout`),
-how an untouched feature is caught up (`catch_up`), and the hand-fused kernel that
-serves its single rows where one exists (`fast_rows`: "fobos", "adagrad", "normalized", "dual",
-"rows" (l1_l2 / l1_linf over W's rows, without user groups or weights), or None for
-the general step)."""
+
+def codes(table):
+    """{name: kernel code} of a table (LOSSES, UPDATES, SCHEDULES, PENALTIES)."""
+    return {name: entry.code for name, entry in table.items()}
+
+
+def losses_of(kind, multinomial=False):
+    """The names of the losses of one kind ("binary", "regression"), those with a
+    multinomial form only if asked, in the table's order."""
+    return tuple(loss.name for loss in LOSSES.values() if loss.kind == kind and (loss.multinomial or not multinomial))
+
+
+def l1_share(penalty, l1_ratio):
+    """The l1 part of a penalty's threshold (rho1) for this l1_ratio."""
+    share = PENALTIES[penalty].l1_share
+    return l1_ratio if share == "l1_ratio" else share
+
+
+def state_fields(update, schedule, penalty, *, penalized=True, l1_share=0.0, ftrl_roots=True):
+    """(row fields, entry fields): the state a rule keeps per feature, as the kernel
+    lays it out (`_state.set_layout`): a feature's row is its row fields, then K
+    entries of the entry fields. ``penalized``: alpha > 0 with a penalty (the stamps
+    and step factors only a penalty's catch-up reads); ``l1_share``: the penalty's
+    (`l1_share`); ``ftrl_roots``: FTRL keeps sqrt(n) (d K <= 2^19).
+
+    w: a weight; P, Q: the stamps of the scalar-FOBOS shrink and threshold cumulants;
+    t0: AdaGrad's last step, G its sum of squared gradients, eta its frozen step;
+    R0: the normalized schedule's stamp of its cumulant, m a feature's scale, c its
+    step factor; phase, stamp: Berhu's branch and its stamp; s: RDA's gradient sum;
+    z, n, root: FTRL's sums and sqrt(n)."""
+    family = PENALTIES[penalty].family
+    if family == "group":
+        return (), ("w",) if update == "fobos" else ("s", "G") if schedule == "adagrad" else ("s",)
+    if update == "fobos" and schedule == "adagrad":
+        return ("t0",), ("w", "G", "eta")
+    if update == "fobos" and schedule == "normalized":
+        return (("R0", "m"), ("w", "G", "c")) if penalized else (("m",), ("w", "G"))
+    if update == "fobos" and family == "berhu":
+        return (), ("w", "phase", "stamp")
+    if update == "fobos":
+        return ((("P",) if penalized and l1_share < 1 else ()) + (("Q",) if penalized and l1_share > 0 else ()),
+                ("w",))
+    if update == "rda":
+        return (), ("s", "G") if schedule == "adagrad" else ("s",)
+    return (), ("z", "n", "root") if ftrl_roots else ("z", "n")
+
+
+Rule = namedtuple("Rule", "update schedule penalty catch_up fast_rows")
+Rule.__doc__ = """One supported combination: how an untouched feature is caught up
+(`catch_up`), and the hand-fused kernel that serves its single rows where one exists
+(`fast_rows`: "fobos", "adagrad", "normalized", "dual", "rows" (l1_l2 / l1_linf over W's
+rows, without user groups or weights), or None for the general step). The state it
+keeps: `state_fields`."""
 
 _CATCH_UP = {
     ("fobos", "scalar", "separable"): "one soft-threshold and shrink from two rebased cumulants "
@@ -60,29 +193,12 @@ _CATCH_UP = {
     ("rda", "dual", "group"): "none needed: a block's weights are a closed form of its gradient sums",
 }
 
-_LAYOUT = {
-    ("fobos", "scalar", "separable"): "per feature: P stamp, Q stamp (as the penalty needs); per entry: w",
-    ("fobos", "scalar", "berhu"): "per entry: w, phase, stamp; Berhu's heap",
-    ("fobos", "adagrad", "separable"): "per feature: last step; per entry: w, G, eta",
-    ("fobos", "adagrad", "berhu"): "per feature: last step; per entry: w, G, eta",
-    ("fobos", "normalized", "separable"): "per feature: cumulant stamp (l1 only), scale m; per entry: "
-                                          "w, G, step factor eta0 / (m sqrt(G)) (l1 only)",
-    ("rda", "invsqrt", "separable"): "per entry: s (gradient sum)",
-    ("rda", "adagrad", "separable"): "per entry: s, G",
-    ("ftrl", "adagrad", "separable"): "per entry: z, n (and sqrt(n) up to 2^19 weights)",
-    ("fobos", "scalar", "group"): "per entry: w; per group: stamp (and norm for squared_group)",
-    ("rda", "invsqrt", "group"): "per entry: s; per group: the step's weights cache",
-    ("rda", "adagrad", "group"): "per entry: s, G; per group: the step's weights cache",
-}
-
 
 def _kind(update, schedule):
     """How a rule's steps are indexed: "scalar" (one eta_t), "adagrad" (fobos with
     per-coordinate steps), "normalized" (fobos with per-coordinate, scale-free
     steps), "dual" (rda, ftrl: weights are closed forms)."""
-    if update != "fobos":
-        return "dual"
-    return schedule if schedule in ("adagrad", "normalized") else "scalar"
+    return SCHEDULES[schedule].kind if update == "fobos" else "dual"
 
 
 def _rule(update, schedule, penalty):
@@ -101,13 +217,12 @@ def _rule(update, schedule, penalty):
                               or (update == "rda" and penalty == "squared_group")):
         return None         # the skipped proxes do not compose; squared_group couples all groups
     key = (update, kind, "sparse_group" if penalty == "sparse_group" and update == "fobos" else family)
-    layout = _LAYOUT.get((update, schedule, family)) or _LAYOUT[(update, kind, family)]
     fast = None
     if family == "separable":
         fast = {"scalar": "fobos", "adagrad": "adagrad", "dual": "dual", "normalized": "normalized"}[kind]
     elif penalty in ("l1_l2", "l1_linf") and kind == "scalar":
         fast = "rows"
-    return Rule(update, schedule, penalty, layout, _CATCH_UP[key], fast)
+    return Rule(update, schedule, penalty, _CATCH_UP[key], fast)
 
 
 RULES = tuple(r for r in (_rule(u, s, p) for u in UPDATES for s in SCHEDULES for p in PENALTIES) if r)

@@ -1,7 +1,7 @@
 # The kernel's shared types and codes: the CSR buffers' value and index types
 # (fused: every function taking them is compiled once per type), and the codes of
-# a rule's update, schedule and penalty (`_kernels.UPDATES`, ...; `_registry` is the
-# table of which combinations exist).
+# a rule's update, schedule and penalty, the registry's (`fastprox._registry`: its
+# `codes`; tests/test_registry.py checks these enums against it).
 
 ctypedef fused value_t:
     float

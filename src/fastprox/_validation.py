@@ -9,14 +9,15 @@ import math
 import numbers
 
 from ._numpy import np
-from ._registry import SCHEDULES, STEPS, UPDATES, defaults_for, penalties_of, rule
+from ._registry import SCHEDULES, STEPS, UPDATES, defaults_for, losses_of, penalties_of, rule
 
-PENALTIES = penalties_of("separable") + penalties_of("berhu")
+#: The penalties of W's entries one by one, and those of its blocks (`_registry.PENALTIES`).
+COORDINATE_PENALTIES = penalties_of("separable") + penalties_of("berhu")
 GROUP_PENALTIES = penalties_of("group")
-CLASSIFICATION_LOSSES = ("log", "hinge", "squared_hinge", "modified_huber")
-REGRESSION_LOSSES = ("squared", "huber", "epsilon_insensitive")
+CLASSIFICATION_LOSSES = losses_of("binary")
+REGRESSION_LOSSES = losses_of("regression")
 MULTI_CLASS = ("ovr", "multinomial")
-MULTINOMIAL_LOSSES = ("log", "hinge")
+MULTINOMIAL_LOSSES = losses_of("binary", multinomial=True)
 # scikit-learn's spellings (SGDClassifier, SGDRegressor) of the kernel's names:
 # accepted as given (get_params returns them), the kernel gets its own name.
 LOSS_ALIASES = {"log_loss": "log", "squared_error": "squared"}
@@ -66,9 +67,9 @@ def check_params(est, losses):
     if kernel_loss(est.loss) not in losses:
         check_one_of("loss", est.loss, losses + tuple(a for a, name in LOSS_ALIASES.items() if name in losses))
     check_one_of("update", est.update, UPDATES)
-    check_one_of("schedule", est.schedule, SCHEDULES + (None,))
+    check_one_of("schedule", est.schedule, tuple(SCHEDULES) + (None,))
     check_one_of("step", getattr(est, "step", "gradient"), STEPS + (None,))
-    check_one_of("penalty", est.penalty, PENALTIES + GROUP_PENALTIES + (None,))
+    check_one_of("penalty", est.penalty, COORDINATE_PENALTIES + GROUP_PENALTIES + (None,))
     penalty = kernel_penalty(est.penalty)
     check_number("batch_size", est.batch_size, 1, high=2**31 - 1, integer=True)    # the kernel's C int
     schedule, step = schedule_and_step(vars(est), getattr(est, "multi_class", "ovr") == "multinomial")

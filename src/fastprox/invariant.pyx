@@ -6,11 +6,13 @@ one call at a time: the functions of ``_invariant.pxd`` that the kernel's
 of margin p, label y, step norm q and importance weight h moves the weights by
 ``-sigma * (eta * x)`` and the intercept by ``-sigma * eta_b``.
 """
-from fastprox._kernels import LOSSES
+from fastprox._registry import LOSSES, codes
 from fastprox._validation import CLASSIFICATION_LOSSES, check_number, check_one_of
 
 from fastprox._invariant cimport (lambert_w as _lambert_w, lambert_w_exp as _lambert_w_exp,
                                   invariant_sigma as _invariant_sigma)
+
+LOSS_CODES = codes(LOSSES)
 
 
 def lambert_w(double x):
@@ -34,4 +36,4 @@ def invariant_sigma(loss, p, y, q, h, epsilon=0.1):
         check_number(name, value, 0.0)
     if loss in CLASSIFICATION_LOSSES and y not in (-1, 1):
         raise ValueError(f"y={y!r} must be -1 or +1 for loss={loss!r}.")
-    return _invariant_sigma(LOSSES[loss], p, y, q, h, epsilon)
+    return _invariant_sigma(LOSS_CODES[loss], p, y, q, h, epsilon)

@@ -26,10 +26,13 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import logsumexp, softmax
 
+from fastprox._registry import losses_of, penalties_of
+
 from .reference import EagerReference, dloss, loss_value, prox, soft
 
-GROUP_PENALTIES = ("l1_l2", "l1_linf", "sparse_group", "squared_group")
-MULTINOMIAL_LOSSES = ("log", "hinge")
+# The names only: the mathematics below is written from the contract.
+GROUP_PENALTIES = penalties_of("group")
+MULTINOMIAL_LOSSES = losses_of("binary", multinomial=True)
 
 
 # ---------------------------------------------------------------- score gradients

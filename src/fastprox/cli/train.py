@@ -46,8 +46,9 @@ import time
 from .._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
 from .._libsvm import MAX_INDEX
 from .._numpy import np
-from .._validation import (CLASSIFICATION_LOSSES, GROUP_PENALTIES, PENALTIES, REGRESSION_LOSSES,
-                           SCHEDULES, STEPS, UPDATES, kernel_loss)
+from .._registry import SCHEDULES, STEPS, UPDATES
+from .._validation import (CLASSIFICATION_LOSSES, COORDINATE_PENALTIES, GROUP_PENALTIES, REGRESSION_LOSSES,
+                           kernel_loss)
 from .._writes import check_output
 from ..libsvm import STDIN, source_name
 from ..stream.files import CHUNK_ROWS
@@ -109,13 +110,13 @@ def add_arguments(parser):
     d = CLASSIFIER_DEFAULTS
     est.add_argument("--loss", choices=CLASSIFICATION_LOSSES + REGRESSION_LOSSES,
                      help=f"loss (default: {d['loss']}; {REGRESSOR_DEFAULTS['loss']} with --regression)")
-    est.add_argument("--update", choices=UPDATES, help=f"update rule (default: {d['update']})")
-    est.add_argument("--schedule", choices=SCHEDULES, help="step schedule (default: normalized where "
+    est.add_argument("--update", choices=tuple(UPDATES), help=f"update rule (default: {d['update']})")
+    est.add_argument("--schedule", choices=tuple(SCHEDULES), help="step schedule (default: normalized where "
                      "the rule takes it: fobos, penalty none or l1, batch size 1, no multinomial; else adagrad)")
     est.add_argument("--step", choices=STEPS, help="fobos's forward step: the gradient step, or the "
                      "importance-invariant flow along the row (default: invariant with fobos, batch "
                      "size 1 and no multinomial; else gradient)")
-    est.add_argument("--penalty", choices=PENALTIES + GROUP_PENALTIES, help=f"penalty (default: {d['penalty']})")
+    est.add_argument("--penalty", choices=COORDINATE_PENALTIES + GROUP_PENALTIES, help=f"penalty (default: {d['penalty']})")
     est.add_argument("--multi-class", choices=("ovr", "multinomial"),
                      help=f"three classes or more: one-vs-rest or one softmax/Crammer-Singer "
                           f"model (default: {d['multi_class']})")

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from types import SimpleNamespace
 
 from .._core import check_same_hashing, check_same_kernel
-from .._kernels import LOSSES, PENALTIES, SCHEDULES, UPDATES
+from .._registry import LOSSES, PENALTIES, SCHEDULES, UPDATES
 from .._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, MULTINOMIAL_LOSSES, REGRESSION_LOSSES,
                            check_hash_bits, check_number, check_one_of, check_params, check_single_rows)
 from .format import (CLASS_NAMES, FITTED, FORMAT, HEADER, INT_MAX, KIND_NAMES, LEARNER, LONG_MAX, MAX_STEPS,

@@ -1,39 +1,25 @@
 """The kernel's state rows as a model file stores them, per rule: the row fields
-and the entry fields (`state_layout`, the table of `fastprox._kernels`), and the
+and the entry fields (`state_layout`, the registry's `state_fields`), and the
 fields the kernel derives from others (AdaGrad's steps, the normalized
 schedule's factors). The file's checks read them (fastprox.model_io.checks), and
 so does the mixing of learners (fastprox._mixing)."""
 from .._numpy import np
-from .._validation import GROUP_PENALTIES
+from .._registry import l1_share, state_fields
+
 
 def state_layout(spec, width):
-    """(row fields, entry fields) of the kernel's state rows for these arguments,
-    the table of `_kernels`: a row is its fields, then K entries of its entry
-    fields. P and Q are stamps of the scalar-FOBOS cumulants, t0 AdaGrad's
-    last step, eta its step, root FTRL's sqrt(n); R0 the normalized schedule's stamp
-    of its cumulant (the scalar Q), m a feature's scale, c its step factor."""
-    update, schedule, penalty, K = spec["update"], spec["schedule"], spec["penalty"], spec["n_outputs"]
-    row = ()
-    if penalty in GROUP_PENALTIES:
-        entry = ("w",) if update == "fobos" else ("s", "G") if schedule == "adagrad" else ("s",)
-    elif update == "fobos" and schedule == "adagrad":
-        row, entry = ("t0",), ("w", "G", "eta")
-    elif update == "fobos" and schedule == "normalized" and width == 2 + 3 * K:
-        row, entry = ("R0", "m"), ("w", "G", "c")     # l1 (and version 4 without a penalty)
-    elif update == "fobos" and schedule == "normalized":
-        row, entry = ("m",), ("w", "G")
-    elif update == "fobos" and penalty == "berhu":
-        entry = ("w", "phase", "stamp")
-    elif update == "fobos":     # the stamps of the cumulants the penalty moves (none without one)
-        entry = ("w",)
-        l1 = {"l1": 1.0, "elasticnet": spec["l1_ratio"]}.get(penalty, 0.0)
-        row = {0: (), 2: ("P", "Q"), 1: ("P",) if l1 < 1 else ("Q",)}[width - K]
-    elif update == "rda":
-        entry = ("s", "G") if schedule == "adagrad" else ("s",)
-    else:
-        entry = ("z", "n", "root") if width == 3 * K else ("z", "n")
-    return row, entry
-
+    """(row fields, entry fields) of the kernel's state rows for these arguments
+    (`_registry.state_fields`): the variant of the rule whose rows are ``width``
+    wide, the choices a kernel makes at run time (stamps and step factors only
+    under a penalty, FTRL's roots up to 2^19 entries) read from the width, as a
+    file of an earlier version may have made them otherwise (version 4's normalized
+    rows without a penalty kept the l1 layout). Widths that no variant has get
+    the penalized layout, which the checks then refuse."""
+    rule = (spec["update"], spec["schedule"], spec["penalty"])
+    share = l1_share(spec["penalty"], spec["l1_ratio"])
+    variants = [state_fields(*rule, penalized=penalized, l1_share=share, ftrl_roots=roots)
+                for penalized in (True, False) for roots in (True, False)]
+    return next((v for v in variants if len(v[0]) + spec["n_outputs"] * len(v[1]) == width), variants[0])
 
 
 def adagrad_steps(spec, G):

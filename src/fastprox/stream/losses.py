@@ -1,48 +1,28 @@
-"""The kernel's losses (fastprox/_losses.pxd, the contract's loss table), for the
-reports of the command line: predict's loss on a labelled file and train's best
-constant predictor.
-
-Each is written with arithmetic and ``abs`` only, plus the ``exp`` and
-``log1p`` of a module given as ``m``: so one definition serves Python floats
-(``m = math``: train, which imports no NumPy) and NumPy arrays (``m = numpy``:
-predict). ``relu(x) = max(x, 0)`` is ``x / 2 + |x| / 2`` for the same reason
-(halved first: ``x + |x|`` overflows from 2^1023 on).
+"""The kernel's losses for the reports of the command line (predict's loss on a
+labelled file, train's best constant predictor): their values are the registry's
+(`fastprox._registry.LOSSES`, which writes them so that one definition serves
+Python floats, ``m = math``, and NumPy arrays, ``m = numpy``).
 """
 import math
 
+from .._registry import LOSSES, losses_of
+
 #: Binary classification losses of z = y * margin, y in {-1, +1}.
-BINARY = ("log", "hinge", "squared_hinge", "modified_huber")
-
-
-def relu(x):
-    """max(x, 0), elementwise for arrays."""
-    return x / 2 + abs(x) / 2
+BINARY = losses_of("binary")
 
 
 def binary_loss(loss, z, m=math):
     """loss(z) of a margin z = y * p (y = +-1): what the kernel's loss_value gives."""
-    if loss == "log":           # log(1 + e^-z) without overflow
-        return relu(-z) + m.log1p(m.exp(-abs(z)))
-    u = relu(1 - z)
-    if loss == "hinge":
-        return u
-    if loss == "squared_hinge":
-        return u * u
-    if loss == "modified_huber":        # (1 - z)^2 for z >= -1, -4 z below
-        return u * u - relu(u - 2) ** 2
-    raise ValueError(f"unknown binary loss {loss!r}")
+    if loss not in BINARY:
+        raise ValueError(f"unknown binary loss {loss!r}")
+    return LOSSES[loss].value(z, None, m)
 
 
 def regression_loss(loss, residual, epsilon):
     """loss of a residual p - y: squared, huber (width epsilon) or epsilon_insensitive."""
-    r = abs(residual)
-    if loss == "squared":
-        return r * r / 2
-    if loss == "huber":         # r^2 / 2 inside epsilon, epsilon r - epsilon^2 / 2 beyond
-        return r * r / 2 - relu(r - epsilon) ** 2 / 2
-    if loss == "epsilon_insensitive":
-        return relu(r - epsilon)
-    raise ValueError(f"unknown regression loss {loss!r}")
+    if loss not in LOSSES or LOSSES[loss].kind != "regression":
+        raise ValueError(f"unknown regression loss {loss!r}")
+    return LOSSES[loss].value(residual, epsilon, math)
 
 
 def best_binary_constant(loss, positives, negatives):

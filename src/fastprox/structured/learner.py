@@ -23,8 +23,8 @@ import scipy.sparse as sp
 from .. import _structured
 from .._concurrency import LearnerState, lock_of
 from .._kernels import Learner
-from .._registry import SCHEDULES, STEPS
-from .._validation import (GROUP_PENALTIES, PENALTIES, UPDATES, check_grouped, check_groups, check_number,
+from .._registry import SCHEDULES, STEPS, UPDATES
+from .._validation import (COORDINATE_PENALTIES, GROUP_PENALTIES, check_grouped, check_groups, check_number,
                            check_one_of, check_structured, kernel_arrays, kernel_penalty)
 
 
@@ -82,7 +82,7 @@ class StructuredLearner:
         check_number("n_unpenalized", n_unpenalized, 0, integer=True)
         check_one_of("update", update, UPDATES)
         check_one_of("schedule", schedule, SCHEDULES)
-        check_one_of("penalty", penalty, PENALTIES + GROUP_PENALTIES + (None,))
+        check_one_of("penalty", penalty, COORDINATE_PENALTIES + GROUP_PENALTIES + (None,))
         check_one_of("step", step, STEPS)
         check_structured(step, schedule)
         for name, value, low, low_open, high in (("alpha", alpha, 0.0, False, None),
