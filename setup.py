@@ -9,13 +9,38 @@ add ``-march=native`` for a build tuned to (and only valid on) this CPU.
 ``-ffp-contract=off``: no product and sum fused into one FMA where the CPU has it
 (a native build), which would skip a rounding the code relies on: a soft
 threshold |w| - P (Q - Q_s) of a weight caught up to zero must give exactly 0.
+
+Before Cython runs, the declarations of the kernel's out-of-line functions are
+generated from the markers of its .pxd files (src/fastprox/_kernel/out_of_line.py)
+into build/generated/fastprox_out_of_line.h, which _kernel/out_of_line.h includes.
 """
 import os
 from glob import glob
 
+import importlib.util
+
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+
+
+def generate_out_of_line(src, out_dir):
+    """Write the out-of-line declarations (src/fastprox/_kernel/out_of_line.py, read
+    from its file: the package is not built yet) to out_dir, if they changed."""
+    spec = importlib.util.spec_from_file_location(
+        "out_of_line", os.path.join(src, "fastprox", "_kernel", "out_of_line.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = module.header(src)
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "fastprox_out_of_line.h")
+    if not os.path.exists(path) or open(path).read() != text:
+        with open(path, "w") as f:
+            f.write(text)
+
+
+GENERATED = os.path.join("build", "generated")
+generate_out_of_line("src", GENERATED)
 
 flags = ["-O3", "-fno-math-errno", "-ffp-contract=off"]
 if os.environ.get("FASTPROX_NATIVE") == "1":
@@ -25,7 +50,7 @@ extensions = [
     Extension(
         os.path.splitext(os.path.relpath(path, "src"))[0].replace(os.sep, "."),
         [path],
-        include_dirs=[np.get_include()],
+        include_dirs=[np.get_include(), os.path.join("src", "fastprox"), GENERATED],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=flags,
         libraries=["m"],

@@ -12,7 +12,7 @@ package have their own kernels.
 """
 import numpy as np
 
-from fastprox._prox cimport soft_threshold
+from fastprox._kernel.rules.prox cimport soft_threshold
 
 
 cdef class LazyL1:

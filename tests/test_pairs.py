@@ -1,8 +1,8 @@
 """The kernels' results do not depend on the CPU's instruction set. The portable code
-of ``_pairs.h`` (for CPUs without SSE2) gives, bit for bit, what its SSE2 code gives: a
+of ``_kernel/lanes/pairs.h`` (for CPUs without SSE2) gives, bit for bit, what its SSE2 code gives: a
 small C program (``tests/c/pairs_lanes.c``) prints the bits of every function of the
 header over random and special inputs, built both ways. The passes in lanes of
-``_lanes.h`` (the single-output normalized and AdaGrad rows) give the portable code's
+``_kernel/lanes/lanes.h`` (the single-output normalized and AdaGrad rows) give the portable code's
 bits in every set this CPU runs (SSE2, AVX2, AVX-512): ``tests/c/lanes.c`` compares
 them pass by pass, under AddressSanitizer where the compiler has it (a tail read past
 a row's last value fails it), and the learners trained with each set are compared bit

@@ -24,10 +24,10 @@ def enums(pxd, first):
     return {name: int(value) for name, value in re.findall(r"(\w+) = (\d+)", block.group(1))}
 
 
-@pytest.mark.parametrize("table, pxd, first", [(UPDATES, "_types.pxd", "FOBOS"),
-                                               (SCHEDULES, "_types.pxd", "CONSTANT"),
-                                               (PENALTIES, "_types.pxd", "NONE"),
-                                               (LOSSES, "_losses.pxd", "LOG")],
+@pytest.mark.parametrize("table, pxd, first", [(UPDATES, "_kernel/base/types.pxd", "FOBOS"),
+                                               (SCHEDULES, "_kernel/base/types.pxd", "CONSTANT"),
+                                               (PENALTIES, "_kernel/base/types.pxd", "NONE"),
+                                               (LOSSES, "_kernel/losses/losses.pxd", "LOG")],
                          ids=["updates", "schedules", "penalties", "losses"])
 def test_the_pxd_enums_are_the_registry_codes(table, pxd, first):
     assert enums(pxd, first) == {name.upper(): code for name, code in codes(table).items()}

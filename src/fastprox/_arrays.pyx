@@ -5,7 +5,7 @@ from cpython cimport array
 import array as pyarray
 
 from libc.math cimport fabs, floor
-from fastprox._types cimport value_t
+from fastprox._kernel.base.types cimport value_t
 
 cdef array.array DOUBLES = pyarray.array("d")
 

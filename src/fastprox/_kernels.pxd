@@ -2,7 +2,7 @@
 # that another compiled module (`_structured`) can cimport it and drive the steps
 # of its context without going through Python.
 cimport cython
-from fastprox._state cimport Ctx
+from fastprox._kernel.base.state cimport Ctx
 
 
 @cython.final

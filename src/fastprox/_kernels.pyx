@@ -12,7 +12,7 @@ at every step.
 State layout: a (d, width) C-contiguous array. Row j holds the per-feature
 fields (stamps), then the K entries of feature j, each ``n_entry_fields`` doubles.
 One CSR non-zero thus touches one contiguous stretch of memory. The fields are
-read at the named offsets of ``_state.pxd`` (``_berhu.pxd`` for Berhu's heap):
+read at the named offsets of ``_kernel/base/state.pxd`` (``_kernel/rules/berhu.pxd`` for Berhu's heap):
 
 ============  =========  ==========================  =====================================
 update        schedule   row fields                  entry fields
@@ -22,7 +22,7 @@ fobos         scalar     P stamp, Q stamp            FOBOS_W
                          ``threshold_stamp_at``)
 fobos         adagrad    ROW_LAST_STEP (t0)          ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA
 fobos         normalized NORM_STAMP, NORM_SCALE      NORM_W, NORM_G, NORM_FACTOR
-              (l1)       (``_normalized.pxd``)
+              (l1)       (``_kernel/rules/normalized.pxd``)
 fobos         normalized NORM_SCALE (first)          NORM_W, NORM_G
               (no l1)
 fobos/berhu   scalar     -                           BERHU_W, BERHU_PHASE, BERHU_STAMP
@@ -30,7 +30,7 @@ rda           invsqrt    -                           RDA_S
 rda           adagrad    -                           RDA_S, RDA_G
 ftrl          adagrad    -                           FTRL_Z, FTRL_N (, FTRL_ROOT:
                                                      ``Layout.ftrl_roots``)
-fobos/groups  scalar     -                           FOBOS_W (group stamps: ``_groups.pxd``)
+fobos/groups  scalar     -                           FOBOS_W (group stamps: ``_kernel/groups/groups.pxd``)
 rda/groups    both       -                           RDA_S (, RDA_G)
 ============  =========  ==========================  =====================================
 
@@ -41,9 +41,9 @@ The score gradient q (one entry per output) comes from a binary loss per
 output (one model, or K one-vs-rest models) or from a multinomial loss over
 the K scores (softmax, Crammer-Singer); the update rules do not change.
 
-Scalar FOBOS catches a feature up from two global cumulants (``_fobos.pxd``),
-AdaGrad in closed form (``_adagrad.pxd``), the dual rules need no catch-up
-(``_dual.pxd``), the group penalties keep stamps per group (``_groups.pxd``).
+Scalar FOBOS catches a feature up from two global cumulants (``_kernel/rules/fobos.pxd``),
+AdaGrad in closed form (``_kernel/rules/adagrad.pxd``), the dual rules need no catch-up
+(``_kernel/rules/dual.pxd``), the group penalties keep stamps per group (``_kernel/groups/groups.pxd``).
 
 The state and the scratch space are the standard library's ``array.array``
 buffers, so that training (the command line's ``train``) needs no NumPy;
@@ -54,27 +54,27 @@ import array as pyarray
 import copy as pycopy
 
 from libc.string cimport memcmp, memcpy
-from fastprox._losses cimport logsum_pop
+from fastprox._kernel.losses.losses cimport logsum_pop
 from fastprox._numpy import np
 from fastprox._registry import LOSSES, PENALTIES, SCHEDULES, UPDATES, codes, l1_share, rule as find_rule
 from fastprox._validation import (check_group_weights, check_memory, check_single_rows, check_step,
                                   check_structured, NonFiniteMargin)  # (re-exported)
-from fastprox._types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
+from fastprox._kernel.base.types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
-from fastprox._state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS
-from fastprox._buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
-from fastprox._state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
+from fastprox._kernel.base.state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS
+from fastprox._kernel.base.buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
+from fastprox._kernel.base.state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
                               wants_factor_memo, uses_lanes,
                               set_layout, FTRL_ROOTS_ENTRIES, PREFETCH_STEPS)
-from fastprox._lanes cimport lanes_t, lanes_at, lanes_best, cpu_family, LANES_COUNT
-from fastprox._fobos cimport stamp_origin, zero_origin
-from fastprox._dual cimport set_weight_params
-from fastprox._groups cimport groups_replay, groups_materialize
-from fastprox._intercept cimport intercept_value
-from fastprox._step cimport step, current
-from fastprox._rows cimport separable_step
-from fastprox._csr cimport (row_at, csr_kind, _check_rows, consecutive, prefetch_lines,
+from fastprox._kernel.lanes.lanes cimport lanes_t, lanes_at, lanes_best, cpu_family, LANES_COUNT
+from fastprox._kernel.rules.fobos cimport stamp_origin, zero_origin
+from fastprox._kernel.rules.dual cimport set_weight_params
+from fastprox._kernel.groups.groups cimport groups_replay, groups_materialize
+from fastprox._kernel.rules.intercept cimport intercept_value
+from fastprox._kernel.steps.step cimport step, current
+from fastprox._kernel.steps.rows cimport separable_step
+from fastprox._kernel.base.csr cimport (row_at, csr_kind, _check_rows, consecutive, prefetch_lines,
                             prefetch_rows, refuse_step, margins_csr, first_nonfinite)
 
 cimport cython
@@ -95,7 +95,7 @@ cdef long long PREFETCH_BYTES = 1 << 20
 # for a moment, 16 times a second at the slowest rule's 1 us a row. Checking in the
 # kernel keeps one call per pass, and so one check of X, however long the pass.
 cdef Py_ssize_t SIGNAL_ROWS = 1 << 16
-# The instruction set of the passes in lanes (`_lanes.h`): the widest this CPU runs
+# The instruction set of the passes in lanes (`_kernel/lanes/lanes.h`): the widest this CPU runs
 # (but where a narrower one measured faster on its family), chosen once here; each pass
 # copies it into its context (`fit_csr`).
 cdef const lanes_t* LANES = lanes_best()
@@ -104,7 +104,7 @@ cdef const lanes_t* LANES = lanes_best()
 def lanes():
     """The instruction set the normalized and AdaGrad rows run in ("portable", "sse2",
     "avx2" or "avx512"): chosen at import, the widest this CPU runs but where a narrower
-    one measured faster on its family (`_lanes.h`: AVX2 on AMD's family 25). The model's
+    one measured faster on its family (`_kernel/lanes/lanes.h`: AVX2 on AMD's family 25). The model's
     bits do not depend on it."""
     return LANES.name.decode()
 

@@ -1,7 +1,7 @@
 """The registry: every name fastprox computes with, written once, as scikit-learn's
 `_loss` module generates its loss kernels from one table (`class_list`).
 
-- `LOSSES`: each loss's kernel code (`_losses.pxd`'s enum), its kind ("binary" or
+- `LOSSES`: each loss's kernel code (`_kernel/losses/losses.pxd`'s enum), its kind ("binary" or
   "regression"), whether it has a multinomial form, its probability link, and its
   value (the command line's reports).
 - `PENALTIES` (kernel code, family, l1 share), `UPDATES`, `SCHEDULES` (kernel code,
@@ -33,7 +33,7 @@ def _relu(x):
 # r = p - y of a regression loss, with arithmetic, ``abs`` and the ``exp`` and ``log1p``
 # of a module given as ``m``: one definition serves Python floats (m = math: train,
 # which imports no NumPy) and NumPy arrays (m = numpy: predict). What the kernel's
-# loss_value gives (`_losses.pxd`).
+# loss_value gives (`_kernel/losses/losses.pxd`).
 def _log(z, epsilon, m):
     return _relu(-z) + m.log1p(m.exp(-abs(z)))          # log(1 + e^-z) without overflow
 
@@ -67,7 +67,7 @@ def _epsilon_insensitive(r, epsilon, m):
 
 
 Loss = namedtuple("Loss", "name code kind multinomial proba value")
-Loss.__doc__ = """A loss: its kernel `code` (`_losses.pxd`), its `kind` ("binary": of the
+Loss.__doc__ = """A loss: its kernel `code` (`_kernel/losses/losses.pxd`), its `kind` ("binary": of the
 margin y p, y = +-1; "regression": of the residual p - y), whether it has a
 `multinomial` form over K scores (softmax, Crammer-Singer), its probability link
 (`proba`: "logistic", "modified_huber" as scikit-learn, or None) and its
@@ -87,7 +87,7 @@ Update = namedtuple("Update", "name code")
 UPDATES = {u.name: u for u in (Update("fobos", 0), Update("rda", 1), Update("ftrl", 2))}
 
 Schedule = namedtuple("Schedule", "name code kind")
-Schedule.__doc__ = """A schedule: its kernel `code` (`_types.pxd`) and `kind`, how its steps
+Schedule.__doc__ = """A schedule: its kernel `code` (`_kernel/base/types.pxd`) and `kind`, how its steps
 are indexed: "scalar" (one eta_t for every coordinate), "adagrad" (per coordinate),
 "normalized" (per coordinate and scale-free)."""
 SCHEDULES = {s.name: s for s in (
@@ -103,7 +103,7 @@ SCALAR_SCHEDULES = tuple(s.name for s in SCHEDULES.values() if s.kind == "scalar
 STEPS = ("gradient", "invariant")
 
 Penalty = namedtuple("Penalty", "name code family l1_share")
-Penalty.__doc__ = """A penalty: its kernel `code` (`_types.pxd`); its `family` says how its
+Penalty.__doc__ = """A penalty: its kernel `code` (`_kernel/base/types.pxd`); its `family` says how its
 prox acts and composes: "separable" (coordinate-wise proxes whose successive
 applications compose into a closed form: none, l1, l2, elasticnet), "berhu"
 (coordinate-wise, but its branch changes along the way) or "group" (a prox per block

@@ -8,10 +8,10 @@ arrays checked here so that the nogil functions can trust them.
 """
 from fastprox._numpy import np
 from fastprox._kernels cimport Learner
-from fastprox._types cimport value_t, index_t
-from fastprox._state cimport Ctx
-from fastprox._csr cimport csr_kind
-from fastprox._structured_step cimport (structured_scratch, emissions, release_items, feature_weights,
+from fastprox._kernel.base.types cimport value_t, index_t
+from fastprox._kernel.base.state cimport Ctx
+from fastprox._kernel.base.csr cimport csr_kind
+from fastprox._kernel.steps.structured cimport (structured_scratch, emissions, release_items, feature_weights,
                                         unpenalized_current, structured_step, structured_step_rows,
                                         refuse_example)
 from cython cimport longlong

@@ -1,5 +1,5 @@
 """The importance-invariant step's closed forms (Karampatziakis & Langford 2011),
-one call at a time: the functions of ``_invariant.pxd`` that the kernel's
+one call at a time: the functions of ``_kernel/losses/invariant.pxd`` that the kernel's
 ``step="invariant"`` uses, exposed for inspection and tests.
 
 ``invariant_sigma(loss, p, y, q, h)`` is the sigma of the contract's table: a row
@@ -9,7 +9,7 @@ of margin p, label y, step norm q and importance weight h moves the weights by
 from fastprox._registry import LOSSES, codes
 from fastprox._validation import CLASSIFICATION_LOSSES, check_number, check_one_of
 
-from fastprox._invariant cimport (lambert_w as _lambert_w, lambert_w_exp as _lambert_w_exp,
+from fastprox._kernel.losses.invariant cimport (lambert_w as _lambert_w, lambert_w_exp as _lambert_w_exp,
                                   invariant_sigma as _invariant_sigma)
 
 LOSS_CODES = codes(LOSSES)

@@ -23,7 +23,7 @@ cimport cython
 from libc.math cimport fabs, isfinite
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libc.string cimport memcpy
-from fastprox._prox cimport soft_threshold
+from fastprox._kernel.rules.prox cimport soft_threshold
 
 # A SparseL1Ball whose lazy shift exceeds this many radii is rebuilt (shift
 # reset to 0): keys are stored as |w_j| + theta, so their absolute rounding

@@ -9,8 +9,8 @@ import numpy as np
 
 from fastprox._validation import check_group_weights
 
-from fastprox._prox cimport soft_threshold, prox_berhu as _prox_berhu
-from fastprox._group_prox cimport (prox_l1_l2 as _l1_l2, prox_l1_linf as _l1_linf,
+from fastprox._kernel.rules.prox cimport soft_threshold, prox_berhu as _prox_berhu
+from fastprox._kernel.groups.group_prox cimport (prox_l1_l2 as _l1_l2, prox_l1_linf as _l1_linf,
                                    prox_sparse_group as _sparse_group, squared_group_tau)
 
 

@@ -1,4 +1,4 @@
-/* Runs every pass of _lanes.h with each instruction set this CPU runs on the same
+/* Runs every pass of _kernel/lanes/lanes.h with each instruction set this CPU runs on the same
    random rows (values with zeros, infinities, NaN, tiny and huge numbers; rows of 0 to
    21 distinct features, so every padding of every width) and compares the bits of the
    states and results with the portable code's. Prints one line per set: its name, its
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "_lanes.h"
+#include "_kernel/lanes/lanes.h"
 #include "bits.h"
 
 #define D 48                    /* features */

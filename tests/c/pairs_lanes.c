@@ -1,5 +1,5 @@
 /* Prints, for 200,000 random inputs (with zeros, infinities, NaN and huge values),
-   the bits of every function of _pairs.h. Compiled once as is and once with
+   the bits of every function of _kernel/lanes/pairs.h. Compiled once as is and once with
    -DPORTABLE (the code for CPUs without SSE2), the two outputs must be equal. */
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #ifdef PORTABLE
 #undef __SSE2__
 #endif
-#include "_pairs.h"
+#include "_kernel/lanes/pairs.h"
 #include "bits.h"
 
 int main(void)

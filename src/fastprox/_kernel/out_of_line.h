@@ -5,9 +5,12 @@
    step's `apply` and `margins` past GCC's limits, which then left the hot catch-up
    and update out of line (the general path 5-30% slower). Declared here noinline,
    they stay calls, as GCC left them when they were plain `cdef` functions of one
-   .pyx. Each .pxd declares its own (`FASTPROX_OUT_OF_LINE`) with Cython's C name
-   and signature: a signature that changes fails the build (conflicting types), a
-   function that disappears warns (declared static but never defined).
+   .pyx. A .pxd marks each with a line `# FASTPROX_OUT_OF_LINE` above its definition
+   (and includes this header); setup.py generates the declarations, with Cython's C
+   names and signatures computed from the .pxd's module path (fastprox/_kernel/
+   out_of_line.py), into the build's fastprox_out_of_line.h, included at the end of
+   this file: moving a .pxd moves its names with it, and a signature the generator
+   gets wrong fails the build (conflicting types).
 
    Why this file, and not plain (non-inline) `cdef` functions in _kernels.pyx or in
    a .pxi it includes (evaluated for issue 20 after the context's split into
@@ -24,11 +27,11 @@
    later `static CYTHON_INLINE` definitions, not at these declarations.
 
    FASTPROX_IN_LINE is the converse, for the hot functions the general step must keep
-   inlined (`_step.apply`, `_adagrad.adagrad_apply_outputs`): GCC's choice for them
+   inlined (`steps/step.apply`, `rules/adagrad.adagrad_apply_outputs`): GCC's choice for them
    flips with the size of everything else in `step`, and a flip made them calls (the
    one-vs-rest passes 11% more instructions, callgrind) when the mini-batch branch's
-   loops became the functions a structured step shares (`_step.collect`,
-   `apply_collected`). Declared here always_inline, they stay where GCC had put them. */
+   loops became the functions a structured step shares (`steps/step.collect`,
+   `apply_collected`). Marked FASTPROX_IN_LINE (always_inline), they stay where GCC had put them. */
 #ifndef FASTPROX_OUT_OF_LINE_H
 #define FASTPROX_OUT_OF_LINE_H
 #if defined(__GNUC__)
@@ -40,6 +43,5 @@
 #define FASTPROX_OUT_OF_LINE(...)
 #define FASTPROX_IN_LINE(...)
 #endif
-struct __pyx_t_8fastprox_6_state_Ctx;
-struct __pyx_t_8fastprox_6_berhu_Heap;
+#include "fastprox_out_of_line.h"
 #endif

@@ -161,4 +161,4 @@ LONG_MAX, INT_MAX, MAX_STEPS = 2**63 - 1, 2**31 - 1, 2**53
 # Kernel values per group and per output besides its state (stamps, norms, marks, intercepts,
 # margins, gradients, scratch, the members read), which its own memory check does not count.
 VALUES_PER_GROUP = VALUES_PER_OUTPUT = 16
-BERHU_L1, BERHU_L2 = 0.0, 1.0  # Berhu entries' phases (`_berhu.pxd`); FRESH never outlasts a step
+BERHU_L1, BERHU_L2 = 0.0, 1.0  # Berhu entries' phases (`_kernel/rules/berhu.pxd`); FRESH never outlasts a step

@@ -2,9 +2,9 @@
 # trust the CSR arrays' bounds, and the prefetching of the next steps' state.
 from libc.math cimport fabs
 from libc.float cimport DBL_MAX
-from fastprox._types cimport value_t, index_t
-from fastprox._state cimport Ctx
-from fastprox._groups cimport group_of
+from fastprox._kernel.base.types cimport value_t, index_t
+from fastprox._kernel.base.state cimport Ctx
+from fastprox._kernel.groups.groups cimport group_of
 
 cdef extern from *:
     """

@@ -1,5 +1,5 @@
 /* The state rows' fields of the rules whose single-output rows run in lanes
-   (`_lanes.h`), named once here for the C passes and for `_state.pxd`, which declares
+   (`_kernel/lanes/lanes.h`), named once here for the C passes and for `_kernel/base/state.pxd`, which declares
    them. A feature's row holds its row fields, then its entries (one per output). */
 #ifndef FASTPROX_LAYOUT_H
 #define FASTPROX_LAYOUT_H

@@ -1,17 +1,17 @@
 # The state of K linear models as one step sees it (`Ctx`), its layout, and the
 # scratch space the steps allocate when first needed.
 from libc.stdlib cimport calloc, realloc, free
-from fastprox._types cimport FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED, BERHU
-from fastprox._losses cimport LogSum
-from fastprox._berhu cimport Heap, BERHU_ENTRY
-from fastprox._lanes cimport lanes_t, LANES_MAX
+from fastprox._kernel.base.types cimport FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED, BERHU
+from fastprox._kernel.losses.losses cimport LogSum
+from fastprox._kernel.rules.berhu cimport Heap, BERHU_ENTRY
+from fastprox._kernel.lanes.lanes cimport lanes_t, LANES_MAX
 
 
 # Named offsets of the state's fields (as Vowpal Wabbit's W_ZT, W_G2). Row j of the
 # state holds n_row_fields per-feature fields, then K entries of n_entry_fields each;
 # `entry` points at entry k of a row, the offsets below index into it. The fields of
-# fobos + adagrad and fobos + normalized are named in _layout.h, which the passes in
-# lanes (`_lanes.h`) read too:
+# fobos + adagrad and fobos + normalized are named in _kernel/base/layout.h, which the passes in
+# lanes (`_kernel/lanes/lanes.h`) read too:
 #   fobos + adagrad: row (ROW_LAST_STEP: t0, the step the row's entries are current
 #   at), entries (ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA: the weight, the sum of squared
 #   gradients, the step eta0 / (delta + sqrt(G)) G gives, frozen for the catch-up);
@@ -20,7 +20,7 @@ from fastprox._lanes cimport lanes_t, LANES_MAX
 #   and the frozen step factor (NORM_W, NORM_G, NORM_FACTOR); without a penalty
 #   (alpha = 0) nothing catches up, and a row is the scale, then per entry the weight
 #   and G (NORM_PLAIN_ROW_FIELDS, NORM_PLAIN_ENTRY; the scale is a row's last field in both).
-cdef extern from "_layout.h":
+cdef extern from "_kernel/base/layout.h":
     enum:
         ROW_LAST_STEP "FASTPROX_ROW_LAST_STEP"
         ADAGRAD_ROW_FIELDS "FASTPROX_ADAGRAD_ROW_FIELDS"
@@ -291,7 +291,7 @@ cdef inline int grow_memo(double** memo, long long* size, long long need) except
 
 
 cdef inline bint uses_lanes(Ctx* c) noexcept nogil:
-    """Whether the single-output rows run their passes in lanes (`_lanes.h`): the
+    """Whether the single-output rows run their passes in lanes (`_kernel/lanes/lanes.h`): the
     normalized and AdaGrad fast rows, which keep the row's state rows and values in
     c.scratch's lane arrays."""
     return c.params.plain_normalized or c.params.plain_adagrad

@@ -3,7 +3,7 @@
 # A block is m doubles in a contiguous buffer, changed in place.
 from libc.math cimport sqrt, fabs, copysign
 from libc.stdlib cimport qsort
-from fastprox._prox cimport soft_threshold
+from fastprox._kernel.rules.prox cimport soft_threshold
 
 
 cdef inline int _descending(const void* a, const void* b) noexcept nogil:

@@ -30,22 +30,15 @@
 
 
 from libc.math cimport sqrt
-from fastprox._types cimport FOBOS, RDA, ADAGRAD, L1_L2, L1_LINF, SPARSE_GROUP, SQUARED_GROUP
-from fastprox._prox cimport soft_threshold
-from fastprox._group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sparse_group,
+from fastprox._kernel.base.types cimport FOBOS, RDA, ADAGRAD, L1_L2, L1_LINF, SPARSE_GROUP, SQUARED_GROUP
+from fastprox._kernel.rules.prox cimport soft_threshold
+from fastprox._kernel.groups.group_prox cimport (block_norm, prox_l1_l2, prox_l1_linf, prox_sparse_group,
                                    squared_group_tau, adagrad_group_shrink, adagrad_linf_shrink)
-from fastprox._state cimport Ctx, FOBOS_W, RDA_S, RDA_G
-from fastprox._schedules cimport step_threshold
+from fastprox._kernel.base.state cimport Ctx, FOBOS_W, RDA_S, RDA_G
+from fastprox._kernel.rules.schedules cimport step_threshold
 
-cdef extern from "_out_of_line.h":
-    """
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_7_groups_block_catch_up(struct __pyx_t_8fastprox_6_state_Ctx *, PY_LONG_LONG, double *, Py_ssize_t))
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_7_groups_group_catch_up(struct __pyx_t_8fastprox_6_state_Ctx *, PY_LONG_LONG))
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_7_groups_groups_prox_step(struct __pyx_t_8fastprox_6_state_Ctx *))
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_7_groups_block_copy(struct __pyx_t_8fastprox_6_state_Ctx *, PY_LONG_LONG, double *, int))
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_7_groups_rda_block_weights(struct __pyx_t_8fastprox_6_state_Ctx *, PY_LONG_LONG, double *, Py_ssize_t))
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_7_groups_rda_group_weights(struct __pyx_t_8fastprox_6_state_Ctx *, PY_LONG_LONG))
-    """
+cdef extern from "_kernel/out_of_line.h":
+    pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
 
 
 
@@ -98,6 +91,7 @@ cdef inline void group_prox(Ctx* c, long long g, double* v, Py_ssize_t m, double
         prox_l1_l2(v, m, a * group_weight(c, g))
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void block_catch_up(Ctx* c, long long g, double* v, Py_ssize_t m) noexcept nogil:
     """Apply to block v the proxes of the steps since group g's stamp."""
     cdef long long tau
@@ -118,6 +112,7 @@ cdef inline void block_catch_up(Ctx* c, long long g, double* v, Py_ssize_t m) no
         prox_l1_l2(v, m, a)
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void group_catch_up(Ctx* c, long long g) noexcept nogil:
     """Bring group g to the current step, once per step; list it as touched."""
     cdef Py_ssize_t m
@@ -143,6 +138,7 @@ cdef inline double group_norm_now(Ctx* c, long long g) noexcept nogil:
     return n if n > 0.0 else 0.0
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void groups_prox_step(Ctx* c) noexcept nogil:
     """This step's prox on every touched group (after their gradient steps); for
     squared_group, the shared threshold from all group norms (a group's threshold
@@ -222,6 +218,7 @@ cdef inline long long block_feature(Ctx* c, long long g, Py_ssize_t i) noexcept 
     return c.groups.members[c.groups.member_start[g] + i // c.params.n_outputs]
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void block_copy(Ctx* c, long long g, double* v, int field) noexcept nogil:
     """Gather one field of group g's entries into v (the state is left as it is)."""
     cdef Py_ssize_t i
@@ -230,6 +227,7 @@ cdef inline void block_copy(Ctx* c, long long g, double* v, int field) noexcept 
                               + (i % c.params.n_outputs) * c.layout.n_entry_fields + field]
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void rda_block_weights(Ctx* c, long long g, double* v, Py_ssize_t m) noexcept nogil:
     """Gradient sums -> weights, in place: W = prox_{T alpha r / beta}(-S / beta)."""
     cdef Py_ssize_t i
@@ -248,6 +246,7 @@ cdef inline void rda_block_weights(Ctx* c, long long g, double* v, Py_ssize_t m)
     group_prox(c, g, v, m, c.cursor.t * c.params.alpha_pen / c.dual.beta)
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void rda_group_weights(Ctx* c, long long g) noexcept nogil:
     """Cache the current weights of group g's features, once per step."""
     cdef Py_ssize_t i, m = block_size(c, g)

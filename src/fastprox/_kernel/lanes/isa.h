@@ -1,4 +1,4 @@
-/* The lane operations of one instruction set, for `_lanes_passes.h` (`_lanes.h` includes
+/* The lane operations of one instruction set, for `_kernel/lanes/passes.h` (`_kernel/lanes/lanes.h` includes
    this file before each instantiation, FASTPROX_LANES_ISA naming the set): a vector V of
    L doubles, a mask M of its lanes, and the operations the passes use. Each operation
    works lane by lane, each lane as the portable code's scalar operation (IEEE addition,
@@ -88,7 +88,7 @@
 #define V_SOFT(v, thr) fastprox_soft((v), (thr))
 
 #elif FASTPROX_LANES_ISA == FASTPROX_LANES_SSE2
-/* Two lanes: _pairs.h's SSE2 operations (the baseline of x86-64). */
+/* Two lanes: _kernel/lanes/pairs.h's SSE2 operations (the baseline of x86-64). */
 static inline void fastprox_sse2_gather_pair(double *const *rows, int k, __m128d *a, __m128d *b)
 {
     __m128d r0 = _mm_loadu_pd(rows[0] + k), r1 = _mm_loadu_pd(rows[1] + k);

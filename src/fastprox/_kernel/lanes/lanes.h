@@ -1,5 +1,5 @@
 /* The single-output normalized and AdaGrad rows' passes in lanes as wide as the CPU
-   has, chosen at run time: `_lanes_passes.h` instantiated for the portable code (one
+   has, chosen at run time: `_kernel/lanes/passes.h` instantiated for the portable code (one
    lane), SSE2 (two, the baseline of x86-64), AVX2 (four) and AVX-512 (eight), the last
    two compiled with GCC's target attribute whatever the build machine, so that one
    build runs on any x86-64 and takes the widest lanes the CPU it runs on has, but
@@ -10,8 +10,8 @@
 #ifndef FASTPROX_LANES_H
 #define FASTPROX_LANES_H
 #include <string.h>
-#include "_pairs.h"
-#include "_layout.h"
+#include "pairs.h"
+#include "../base/layout.h"
 
 #if defined(__GNUC__)
 #define FASTPROX_ALWAYS_INLINE __attribute__((always_inline))
@@ -31,7 +31,7 @@ typedef struct fastprox_lane_row {
     double *factor, *scale, *weight;
 } fastprox_lane_row;
 
-/* One instruction set's passes (`_lanes_passes.h`). */
+/* One instruction set's passes (`_kernel/lanes/passes.h`). */
 typedef struct fastprox_lanes {
     const char *name;
     int width;                      /* L, the lanes of one instruction */
@@ -57,14 +57,14 @@ typedef struct fastprox_lanes {
 #define FASTPROX_LANES_AVX512 3
 
 #define FASTPROX_LANES_ISA FASTPROX_LANES_PORTABLE
-#include "_lanes_isa.h"
-#include "_lanes_passes.h"
+#include "isa.h"
+#include "passes.h"
 #undef FASTPROX_LANES_ISA
 
 #if defined(__SSE2__)
 #define FASTPROX_LANES_ISA FASTPROX_LANES_SSE2
-#include "_lanes_isa.h"
-#include "_lanes_passes.h"
+#include "isa.h"
+#include "passes.h"
 #undef FASTPROX_LANES_ISA
 #endif
 
@@ -74,12 +74,12 @@ typedef struct fastprox_lanes {
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__SSE2__)
 #define FASTPROX_LANES_WIDE 1
 #define FASTPROX_LANES_ISA FASTPROX_LANES_AVX2
-#include "_lanes_isa.h"
-#include "_lanes_passes.h"
+#include "isa.h"
+#include "passes.h"
 #undef FASTPROX_LANES_ISA
 #define FASTPROX_LANES_ISA FASTPROX_LANES_AVX512
-#include "_lanes_isa.h"
-#include "_lanes_passes.h"
+#include "isa.h"
+#include "passes.h"
 #undef FASTPROX_LANES_ISA
 #else
 #define FASTPROX_LANES_WIDE 0

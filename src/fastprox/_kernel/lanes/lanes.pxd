@@ -1,7 +1,7 @@
-# The Cython side of `_lanes.h`: the single-output normalized and AdaGrad rows' passes
+# The Cython side of `_kernel/lanes/lanes.h`: the single-output normalized and AdaGrad rows' passes
 # in lanes as wide as the CPU has (portable, SSE2, AVX2, AVX-512; the same bits), one
 # table of passes per instruction set, chosen once at import (`_kernels`).
-cdef extern from "_lanes.h" nogil:
+cdef extern from "_kernel/lanes/lanes.h" nogil:
     ctypedef struct lane_row_t "fastprox_lane_row":
         double** rows
         const double* x

@@ -2,7 +2,7 @@
    under a scalar step (every layout), the dual weights (rda, ftrl) and square roots,
    and two outputs of a feature at a time under AdaGrad and the normalized schedule
    (one-vs-rest, multinomial; the single-output rows of those two run in wider lanes
-   where the CPU has them, `_lanes.h`, which takes its SSE2 operations from here). A
+   where the CPU has them, `_kernel/lanes/lanes.h`, which takes its SSE2 operations from here). A
    row's non-zeros, taken two at a time, need about half the instructions, which bound
    the short rows of dense sets (ijcnn1); AdaGrad's square root and division cost the
    divider as much for two lanes as for one. Each lane performs the scalar code's
@@ -11,7 +11,7 @@
 #ifndef FASTPROX_PAIRS_H
 #define FASTPROX_PAIRS_H
 #include <math.h>
-#include "_max0.h"
+#include "max0.h"
 typedef struct { double a, b; } fastprox_pair;
 static inline double fastprox_soft(double v, double a)      /* as `soft_threshold` */
 {

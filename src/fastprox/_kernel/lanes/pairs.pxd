@@ -1,8 +1,8 @@
-# The Cython side of `_pairs.h`: two entries' arithmetic in one SSE2 instruction each
+# The Cython side of `_kernel/lanes/pairs.h`: two entries' arithmetic in one SSE2 instruction each
 # (its portable code elsewhere, the same bits), for the scalar-step and dual fast row
 # kernels (`_rows`) and the general step's one-vs-rest and multinomial outputs
 # (`_normalized`, `_adagrad`).
-cdef extern from "_pairs.h" nogil:
+cdef extern from "_kernel/lanes/pairs.h" nogil:
     ctypedef struct pair "fastprox_pair":
         double a
         double b

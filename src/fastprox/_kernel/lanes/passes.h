@@ -1,5 +1,5 @@
 /* The passes of the single-output normalized and AdaGrad rows over L entries at a time,
-   written once over `_lanes_isa.h`'s operations and instantiated by `_lanes.h` for each
+   written once over `_kernel/lanes/isa.h`'s operations and instantiated by `_kernel/lanes/lanes.h` for each
    instruction set (no include guard: one inclusion per set). A pass reads a row as
    `fastprox_lane_row` holds it: groups of L entries, then the last k < L entries with
    0 in their other lanes' values and the dummy row as their state rows (whose results

@@ -2,10 +2,10 @@
 # the K scores) and the guard that stops a step before an update could overflow.
 from libc.float cimport DBL_MAX
 from libc.math cimport exp, log, fabs
-from fastprox._types cimport value_t
-from fastprox._losses cimport dloss_and_value, dlog_loss_deferred, LOG
-from fastprox._state cimport Ctx
-from fastprox._intercept cimport intercept_feature
+from fastprox._kernel.base.types cimport value_t
+from fastprox._kernel.losses.losses cimport dloss_and_value, dlog_loss_deferred, LOG
+from fastprox._kernel.base.state cimport Ctx
+from fastprox._kernel.rules.intercept cimport intercept_feature
 
 cdef extern from *:
     """

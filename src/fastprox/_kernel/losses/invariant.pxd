@@ -13,7 +13,7 @@
 # times its weight, the flow's time in units of the margin.
 from libc.math cimport exp, log, log1p, expm1, fma, fabs, fmin, fmax, INFINITY, NAN, M_LN2
 
-from fastprox._losses cimport (dloss, log_pi, LOG, HINGE, SQUARED_HINGE, MODIFIED_HUBER, SQUARED, HUBER,
+from fastprox._kernel.losses.losses cimport (dloss, log_pi, LOG, HINGE, SQUARED_HINGE, MODIFIED_HUBER, SQUARED, HUBER,
                                EPSILON_INSENSITIVE)
 
 

@@ -1,16 +1,14 @@
 # AdaGrad's composite mirror descent under FOBOS: the per-coordinate step and the
 # closed-form catch-up of m proxes with a frozen step.
 from libc.math cimport sqrt, exp, log1p, expm1, fabs, copysign
-from fastprox._types cimport BERHU
-from fastprox._prox cimport soft_threshold
-from fastprox._state cimport Ctx, entry, ROW_LAST_STEP, ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA
-from fastprox._berhu cimport berhu_const_catch_up
-from fastprox._pairs cimport adagrad_outputs2
+from fastprox._kernel.base.types cimport BERHU
+from fastprox._kernel.rules.prox cimport soft_threshold
+from fastprox._kernel.base.state cimport Ctx, entry, ROW_LAST_STEP, ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA
+from fastprox._kernel.rules.berhu cimport berhu_const_catch_up
+from fastprox._kernel.lanes.pairs cimport adagrad_outputs2
 
-cdef extern from "_out_of_line.h":
-    """
-    FASTPROX_IN_LINE(void __pyx_f_8fastprox_8_adagrad_adagrad_apply_outputs(struct __pyx_t_8fastprox_6_state_Ctx *, double *, double))
-    """
+cdef extern from "_kernel/out_of_line.h":
+    pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
 
 cdef extern from *:
     """
@@ -77,11 +75,12 @@ cdef inline double adagrad_eta(Ctx* c, double G) noexcept nogil:
     return c.params.eta0 / H if H > 0.0 else 0.0
 
 
+# FASTPROX_IN_LINE
 cdef inline void adagrad_apply_outputs(Ctx* c, double* row, double x) noexcept nogil:
     """This step's update of the entries of outputs 0 .. K - 1 - K % 2 of a feature of
     value x (one-vs-rest, multinomial; a separable penalty; `_step.step` updates an odd
     K's last): `adagrad_step` then `fobos_prox` at w - eta sigma_k x (sigma_k = q_k for
-    the gradient step), two outputs at a time (`_pairs.h`: AdaGrad's square root and
+    the gradient step), two outputs at a time (`_kernel/lanes/pairs.h`: AdaGrad's square root and
     division once for both lanes), lane by lane the scalar operations: the same bits."""
     cdef int k
     for k in range(0, c.params.n_outputs - 1, 2):

@@ -17,13 +17,10 @@
 # Under adagrad the threshold of an untouched entry is constant, and the
 # number of l2 steps is a logarithm: `berhu_const_catch_up`.
 from libc.math cimport fabs, copysign, log, log1p, exp, ceil
-from fastprox._prox cimport soft_threshold
+from fastprox._kernel.rules.prox cimport soft_threshold
 
-cdef extern from "_out_of_line.h":
-    """
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_6_berhu_heap_remove(struct __pyx_t_8fastprox_6_berhu_Heap *, PY_LONG_LONG))
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_6_berhu_heap_sift_up(struct __pyx_t_8fastprox_6_berhu_Heap *, PY_LONG_LONG))
-    """
+cdef extern from "_kernel/out_of_line.h":
+    pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
 
 
 cdef enum:
@@ -119,6 +116,7 @@ cdef inline void heap_push(Heap* h, long long idx, double key) noexcept nogil:
     heap_sift_up(h, i)
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void heap_remove(Heap* h, long long idx) noexcept nogil:
     cdef long long i = h.pos[idx]
     cdef long long last = h.size - 1
@@ -144,6 +142,7 @@ cdef inline void heap_swap(Heap* h, long long i, long long j) noexcept nogil:
     h.pos[h.items[j]] = j
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void heap_sift_up(Heap* h, long long i) noexcept nogil:
     cdef long long parent
     while i > 0:

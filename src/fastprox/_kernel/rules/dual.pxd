@@ -1,16 +1,15 @@
 # The dual rules' weights (RDA, FTRL-Proximal): closed forms of each entry's
 # gradient sums, with the step's constants computed once (`set_weight_params`).
 from libc.math cimport sqrt
-from fastprox._types cimport ADAGRAD
-from fastprox._prox cimport soft_threshold
-from fastprox._state cimport Ctx, FTRL_Z, FTRL_N, FTRL_ROOT, MEMO_W, MEMO_ROOT
+from fastprox._kernel.base.types cimport ADAGRAD
+from fastprox._kernel.rules.prox cimport soft_threshold
+from fastprox._kernel.base.state cimport Ctx, FTRL_Z, FTRL_N, FTRL_ROOT, MEMO_W, MEMO_ROOT
 
-cdef extern from "_out_of_line.h":
-    """
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_5_dual_set_weight_params(struct __pyx_t_8fastprox_6_state_Ctx *))
-    """
+cdef extern from "_kernel/out_of_line.h":
+    pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void set_weight_params(Ctx* c) noexcept nogil:
     """Constants of the dual (rda, ftrl) weight formulas with T = c.cursor.t gradients summed.
     AdaGrad's beta is per coordinate: its separable weights need no scalar beta

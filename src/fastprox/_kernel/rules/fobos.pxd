@@ -9,21 +9,17 @@
 # Both cumulants are rebased (every feature caught up, P = 1, Q = 0) when P
 # nears underflow and at least every rebase_period >= d steps, which keeps
 # their differences exact at amortised O(1) cost per step.
-from fastprox._types cimport FOBOS, ADAGRAD, NORMALIZED, BERHU
-from fastprox._prox cimport soft_threshold, prox_elasticnet, prox_berhu
-from fastprox._state cimport (Ctx, entry, index, normalized_l1_rows, ROW_LAST_STEP, FOBOS_W, ADAGRAD_W,
+from fastprox._kernel.base.types cimport FOBOS, ADAGRAD, NORMALIZED, BERHU
+from fastprox._kernel.rules.prox cimport soft_threshold, prox_elasticnet, prox_berhu
+from fastprox._kernel.base.state cimport (Ctx, entry, index, normalized_l1_rows, ROW_LAST_STEP, FOBOS_W, ADAGRAD_W,
                               NORM_STAMP)
-from fastprox._berhu cimport heap_advance, heap_catch_up, heap_schedule, BERHU_W
-from fastprox._adagrad cimport adagrad_catch_up, adagrad_step
-from fastprox._groups cimport groups_rebase
-from fastprox._normalized cimport normalized_catch_up
+from fastprox._kernel.rules.berhu cimport heap_advance, heap_catch_up, heap_schedule, BERHU_W
+from fastprox._kernel.rules.adagrad cimport adagrad_catch_up, adagrad_step
+from fastprox._kernel.groups.groups cimport groups_rebase
+from fastprox._kernel.rules.normalized cimport normalized_catch_up
 
-cdef extern from "_out_of_line.h":
-    """
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_6_fobos_rebase(struct __pyx_t_8fastprox_6_state_Ctx *))
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_6_fobos_berhu_catch_up(struct __pyx_t_8fastprox_6_state_Ctx *, double *))
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_6_fobos_apply_berhu(struct __pyx_t_8fastprox_6_state_Ctx *, double *, int, double, double))
-    """
+cdef extern from "_kernel/out_of_line.h":
+    pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
 
 
 cdef extern from *:
@@ -88,6 +84,7 @@ cdef inline void end_step(Ctx* c) noexcept nogil:
         rebase(c)
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void rebase(Ctx* c) noexcept nogil:
     """Catch every feature up, then restart the cumulants at P = 1, Q = 0."""
     cdef Py_ssize_t j
@@ -126,6 +123,7 @@ cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
         stamp(c, row)
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void berhu_catch_up(Ctx* c, double* row) noexcept nogil:
     cdef int k
     for k in range(c.params.n_outputs):
@@ -168,6 +166,7 @@ cdef inline double fobos_prox(Ctx* c, double v, double a) noexcept nogil:
     return prox_elasticnet(v, a, c.params.l1_share)
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void apply_berhu(Ctx* c, double* row, int k, double g, double step_g) noexcept nogil:
     """FOBOS's Berhu update: the plain prox under adagrad, rescheduled in the heap
     otherwise (`step_g`: g, or the invariant step's sigma x; AdaGrad's G adds g^2)."""

@@ -5,16 +5,13 @@
 # written once, on pointers to a pair and its ftrl memo (`unpenalized_value`,
 # `unpenalized_update`), and serve both.
 from libc.math cimport sqrt
-from fastprox._types cimport FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED
-from fastprox._adagrad cimport adagrad_eta
-from fastprox._state cimport (Ctx, INTERCEPT_SUM, INTERCEPT_SQUARES, INTERCEPT_FIELDS, MEMO_W,
+from fastprox._kernel.base.types cimport FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED
+from fastprox._kernel.rules.adagrad cimport adagrad_eta
+from fastprox._kernel.base.state cimport (Ctx, INTERCEPT_SUM, INTERCEPT_SQUARES, INTERCEPT_FIELDS, MEMO_W,
                               MEMO_ROOT, MEMO_FIELDS)
 
-cdef extern from "_out_of_line.h":
-    """
-    FASTPROX_OUT_OF_LINE(double __pyx_f_8fastprox_10_intercept_intercept_value(struct __pyx_t_8fastprox_6_state_Ctx *, int))
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_10_intercept_intercept_step(struct __pyx_t_8fastprox_6_state_Ctx *, int, double, double))
-    """
+cdef extern from "_kernel/out_of_line.h":
+    pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
 
 
 cdef inline double intercept_feature(Ctx* c) noexcept nogil:
@@ -52,6 +49,7 @@ cdef inline double unpenalized_value(Ctx* c, const double* b, double* memo) noex
     return dual_intercept(a, (c.params.delta + root) / c.params.eta0)
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline double intercept_value(Ctx* c, int k) noexcept nogil:
     """b_k at the current step (`unpenalized_value`; ftrl's memo in c.scratch.intercept_memo)."""
     return unpenalized_value(c, unpenalized_at(c, k), unpenalized_memo(c, k))
@@ -108,8 +106,9 @@ cdef inline void apply_intercept(Ctx* c, int k, double g, double step_g) noexcep
     unpenalized_update(c, unpenalized_at(c, k), unpenalized_memo(c, k), g, step_g)
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void intercept_step(Ctx* c, int k, double g, double step_g) noexcept nogil:
-    """`apply_intercept` as a call (`_out_of_line.h`), for the general step: inlined
+    """`apply_intercept` as a call (`_kernel/out_of_line.h`), for the general step: inlined
     there, the shared update grew `step` past GCC's limits (1.4% more instructions on
     a squared_group pass, callgrind), where it had stayed a call before the update
     was shared with the structured learners' entries."""

@@ -15,15 +15,12 @@
 # (NORM_W, NORM_G), 24 bytes a feature where l1's are 40 (the defaults' models), and
 # a step's factors are computed from G and m where they are needed.
 from libc.math cimport sqrt, fabs
-from fastprox._prox cimport soft_threshold
-from fastprox._state cimport Ctx, entry, normalized_l1_rows, NORM_STAMP, NORM_W, NORM_G, NORM_FACTOR
-from fastprox._pairs cimport pair, new_factors2, normalized_outputs2, normalized_known2
+from fastprox._kernel.rules.prox cimport soft_threshold
+from fastprox._kernel.base.state cimport Ctx, entry, normalized_l1_rows, NORM_STAMP, NORM_W, NORM_G, NORM_FACTOR
+from fastprox._kernel.lanes.pairs cimport pair, new_factors2, normalized_outputs2, normalized_known2
 
-cdef extern from "_out_of_line.h":
-    """
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_11_normalized_normalized_apply_outputs(struct __pyx_t_8fastprox_6_state_Ctx *, double *, double))
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_11_normalized_normalized_apply_known_outputs(struct __pyx_t_8fastprox_6_state_Ctx *, double *, double, double *))
-    """
+cdef extern from "_kernel/out_of_line.h":
+    pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
 
 
 cdef inline void normalized_catch_up(Ctx* c, double* row) noexcept nogil:
@@ -115,7 +112,7 @@ cdef inline void normalized_norm_terms(Ctx* c, double* row, double x, double* fa
     """The invariant step's norm terms of a feature (its row, its value x) for every
     output k: the entry's new step factor (`normalized_new_factor`) into factors[k],
     and eta x^2 = factor r_t x^2 added to c.arrays.sigma[k]. The factors two outputs at
-    a time (`_pairs.h`: a square root and a division for both lanes), lane by lane the
+    a time (`_kernel/lanes/pairs.h`: a square root and a division for both lanes), lane by lane the
     same operations: the same bits."""
     cdef int k, K = c.params.n_outputs
     cdef double m = scale_of(c, row)[0]
@@ -152,10 +149,11 @@ cdef inline void normalized_apply(Ctx* c, double* row, int k, double g, double s
     normalized_fobos_step(c, e, normalized_accumulate(c, row, e, g), step_g)
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void normalized_apply_outputs(Ctx* c, double* row, double x) noexcept nogil:
     """`normalized_apply` of the entries of outputs 0 .. K - 1 - K % 2 of a feature of
     value x (one-vs-rest's gradient step; `_step.step` updates an odd K's last), two
-    outputs at a time (`_pairs.h`: the square root and division once for both lanes),
+    outputs at a time (`_kernel/lanes/pairs.h`: the square root and division once for both lanes),
     lane by lane the scalar operations: the same bits."""
     cdef int k
     cdef double m = scale_of(c, row)[0]
@@ -165,10 +163,11 @@ cdef inline void normalized_apply_outputs(Ctx* c, double* row, double x) noexcep
                             m, c.params.eta0, c.cursor.eta, c.params.alpha_pen, normalized_l1_rows(c))
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void normalized_apply_known_outputs(Ctx* c, double* row, double x, double* factors) noexcept nogil:
     """`normalized_apply_factor` of the entries of outputs 0 .. K - 1 - K % 2 of a
     feature of value x, their new factors in factors[k] (the invariant step's, as
-    `normalized_norm_terms` kept them), two outputs at a time (`_pairs.h`), lane by lane
+    `normalized_norm_terms` kept them), two outputs at a time (`_kernel/lanes/pairs.h`), lane by lane
     the scalar operations: the same bits."""
     cdef int k
     for k in range(0, c.params.n_outputs - 1, 2):

@@ -2,7 +2,7 @@
 # contract's table of coordinate-wise proxes). Inline, nogil, no Python.
 from libc.math cimport fabs, copysign
 
-cdef extern from "_max0.h" nogil:
+cdef extern from "_kernel/lanes/max0.h" nogil:
     double max0 "fastprox_max0"(double m)
 
 

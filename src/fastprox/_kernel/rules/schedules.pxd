@@ -1,8 +1,8 @@
 # The scalar schedules' steps eta_t (constant, invsqrt, inv), their formula written
 # once (`schedule_divisor`); AdaGrad's steps are per coordinate (`_adagrad`).
 from libc.math cimport sqrt
-from fastprox._types cimport INVSQRT, INV
-from fastprox._state cimport Ctx
+from fastprox._kernel.base.types cimport INVSQRT, INV
+from fastprox._kernel.base.state cimport Ctx
 
 
 cdef inline double schedule_divisor(Ctx* c, long long t) noexcept nogil:

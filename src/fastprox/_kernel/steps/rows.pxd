@@ -1,26 +1,26 @@
 # The hand-fused row kernels: one row of a rule with one output (or l1_l2 / l1_linf
 # over W's rows), the general path's arithmetic operation for operation with the
 # step's constants in locals (tests/test_fast_paths.py checks the bits).
-from fastprox._types cimport value_t, index_t, FOBOS, FTRL, ADAGRAD, L1_LINF
-from fastprox._losses cimport LOG
-from fastprox._group_prox cimport prox_l1_l2, prox_l1_linf
-from fastprox._state cimport (Ctx, ROW_LAST_STEP, ADAGRAD_ROW_FIELDS, ADAGRAD_W, DUAL_SUM, DUAL_SQUARES,
+from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, FTRL, ADAGRAD, L1_LINF
+from fastprox._kernel.losses.losses cimport LOG
+from fastprox._kernel.groups.group_prox cimport prox_l1_l2, prox_l1_linf
+from fastprox._kernel.base.state cimport (Ctx, ROW_LAST_STEP, ADAGRAD_ROW_FIELDS, ADAGRAD_W, DUAL_SUM, DUAL_SQUARES,
                               FTRL_N, FTRL_ROOT, INTERCEPT_FIELDS, INTERCEPT_SUM, MEMO_FIELDS, MEMO_W,
                               MEMO_ROOT)
-from fastprox._schedules cimport begin_step, next_eta
-from fastprox._adagrad cimport adagrad_catch_up
-from fastprox._fobos cimport advance_cumulants, end_step
-from fastprox._dual cimport set_weight_params, ftrl_z
-from fastprox._intercept cimport intercept_feature, intercept_value, apply_intercept
-from fastprox._gradients cimport gradient, gradients, refused, abs_max2, row_abs_max, largest_q
-from fastprox._csr cimport weight_at, prefetch_rows
-from fastprox._state cimport normalized_l1_rows, lane_slot, LANE_SLOTS, PREFETCH_STEPS
-from fastprox._normalized cimport set_normalized_eta
-from fastprox._intercept cimport intercept_step_size
-from fastprox._invariant cimport invariant_sigma, log_invariant_sigma
-from fastprox._pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_catch_up2, scalar_step2,
+from fastprox._kernel.rules.schedules cimport begin_step, next_eta
+from fastprox._kernel.rules.adagrad cimport adagrad_catch_up
+from fastprox._kernel.rules.fobos cimport advance_cumulants, end_step
+from fastprox._kernel.rules.dual cimport set_weight_params, ftrl_z
+from fastprox._kernel.rules.intercept cimport intercept_feature, intercept_value, apply_intercept
+from fastprox._kernel.losses.gradients cimport gradient, gradients, refused, abs_max2, row_abs_max, largest_q
+from fastprox._kernel.base.csr cimport weight_at, prefetch_rows
+from fastprox._kernel.base.state cimport normalized_l1_rows, lane_slot, LANE_SLOTS, PREFETCH_STEPS
+from fastprox._kernel.rules.normalized cimport set_normalized_eta
+from fastprox._kernel.rules.intercept cimport intercept_step_size
+from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
+from fastprox._kernel.lanes.pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_catch_up2, scalar_step2,
                                rda_weights2, dual_weights2)
-from fastprox._lanes cimport lanes_t, lane_row_t
+from fastprox._kernel.lanes.lanes cimport lanes_t, lane_row_t
 
 
 cdef inline double separable_step(Ctx* c, const value_t* data, const index_t* indices,
@@ -87,7 +87,7 @@ cdef inline double plain_fobos_step(Ctx* c, const value_t* data, const index_t* 
 cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
                          long long lo, long long hi, double y, double sw) noexcept nogil:
     """`fobos_row` in the l1 layout (Q stamp, w), its non-zeros two at a time (e, f),
-    each instruction of the catch-up and of the step for both (`_pairs.h`); the same
+    each instruction of the catch-up and of the step for both (`_kernel/lanes/pairs.h`); the same
     operations in the same order, the same bits.
 
     Mirrors as `plain_fobos_step` says, with l1's P = 1 (no P stamp, no ratio)."""
@@ -124,7 +124,7 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
                              long long lo, long long hi, double y, double sw,
                              int n_row_fields, int threshold_stamp_at) noexcept nogil:
     """`plain_fobos_step` for the layouts with a P stamp or none (l2, elasticnet, no
-    penalty; `_pairs.h`'s scalar_catch_up2), as `fobos_l1_row`: the general path's
+    penalty; `_kernel/lanes/pairs.h`'s scalar_catch_up2), as `fobos_l1_row`: the general path's
     arithmetic, operation for operation, two non-zeros at a time.
 
     Mirrors as `plain_fobos_step` says."""
@@ -163,7 +163,7 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
                               long long lo, long long hi, double y, double sw) noexcept nogil:
     """One row of AdaGrad's composite mirror descent with one output, as
     `plain_fobos_step`: the general path's arithmetic with its constants in locals
-    (under l1 or without a penalty: `adagrad_l1_row`), the step in lanes (`_lanes.h`).
+    (under l1 or without a penalty: `adagrad_l1_row`), the step in lanes (`_kernel/lanes/lanes.h`).
     Row layout: t0, w, G, eta.
 
     Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
@@ -199,7 +199,7 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
 
 cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* indices,
                            long long lo, long long hi, double y, double sw) noexcept nogil:
-    """`plain_adagrad_step` under l1, its passes in lanes (`_lanes.h`: the catch-up and
+    """`plain_adagrad_step` under l1, its passes in lanes (`_kernel/lanes/lanes.h`: the catch-up and
     the margin, then the step, each instruction for every lane). The catch-up has no
     branch: a current feature (t0 = t) has threshold 0, which keeps it. Without a
     penalty (alpha 0) every threshold is 0: the general path's bits, without its
@@ -245,7 +245,7 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     and `apply`'s sums, operation for operation, with the step's constants in locals.
     Entry layout: s (rda) or z (ftrl), then G or n (adagrad, ftrl), then sqrt(n)
     (`ftrl_roots`). The margin takes its non-zeros two at a time (e, f), each
-    instruction of their weights' formula for both (`_pairs.h`), as ftrl's update.
+    instruction of their weights' formula for both (`_kernel/lanes/pairs.h`), as ftrl's update.
 
     Mirrors `_step.margins` -> `_step.step_weight` -> `weight` (rda: `soft_threshold`
     with `DualConstants.rda_threshold`, `rda_scale`; adagrad: `_dual.dual_weight`;
@@ -377,7 +377,7 @@ cdef inline void lane_prefetch(Ctx* c, const index_t* indices) noexcept nogil:
 
 cdef inline lane_row_t lane_entries(Ctx* c, const value_t* data, const index_t* indices,
                                     long long lo, long long hi) noexcept nogil:
-    """A row as the passes in lanes read it (`_lanes.h`'s fastprox_lane_row): the state
+    """A row as the passes in lanes read it (`_kernel/lanes/lanes.h`'s fastprox_lane_row): the state
     rows of its non-zeros, each address taken once (by the prefetching, which keeps them
     in the step's slot, or here), padded with the dummy row; its values (in place where
     they are doubles, else converted into c.scratch.lane_block); the memos in the lane
@@ -410,7 +410,7 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
     step: the general `step`'s `margins` (`normalized_catch_up`, `rescale`),
     `add_row_norm`, `invariant_sigmas` and `apply` (`normalized_apply`), the same
     arithmetic fused into three passes over the row (two with the gradient step), in
-    lanes (`_lanes.h`, the rows' layout a constant in each pass); N_t's sum is taken in
+    lanes (`_kernel/lanes/lanes.h`, the rows' layout a constant in each pass); N_t's sum is taken in
     the first pass and kept only if the row is not refused. The invariant step's second
     pass stores G (and under l1 the step factor) as `apply` would, since only the
     weights wait for sigma; without a penalty the rows keep no factor, and the pass

@@ -1,36 +1,30 @@
 # The general step: any rule, any number of outputs, batches; the fast row kernels
 # (`_rows`) serve the common single rows.
 from libc.math cimport sqrt
-from fastprox._types cimport value_t, index_t, FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED, BERHU
-from fastprox._prox cimport soft_threshold
-from fastprox._state cimport (Ctx, entry, index, FOBOS_W, ADAGRAD_W, ADAGRAD_G, RDA_S, RDA_G, DUAL_SUM,
+from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, RDA, FTRL, ADAGRAD, NORMALIZED, BERHU
+from fastprox._kernel.rules.prox cimport soft_threshold
+from fastprox._kernel.base.state cimport (Ctx, entry, index, FOBOS_W, ADAGRAD_W, ADAGRAD_G, RDA_S, RDA_G, DUAL_SUM,
                               DUAL_SQUARES, MEMO_FIELDS)
-from fastprox._schedules cimport begin_step
-from fastprox._berhu cimport heap_current, heap_schedule, BERHU_W, BERHU_PHASE, BERHU_FRESH
-from fastprox._adagrad cimport adagrad_catch_up, adagrad_step, adagrad_eta, adagrad_apply_outputs
-from fastprox._fobos cimport (advance_cumulants, end_step, catch_up, scalar_catch_up, stamp,
+from fastprox._kernel.rules.schedules cimport begin_step
+from fastprox._kernel.rules.berhu cimport heap_current, heap_schedule, BERHU_W, BERHU_PHASE, BERHU_FRESH
+from fastprox._kernel.rules.adagrad cimport adagrad_catch_up, adagrad_step, adagrad_eta, adagrad_apply_outputs
+from fastprox._kernel.rules.fobos cimport (advance_cumulants, end_step, catch_up, scalar_catch_up, stamp,
                               fobos_prox, apply_berhu)
-from fastprox._dual cimport set_weight_params, dual_weight, ftrl_weight, ftrl_update
-from fastprox._groups cimport (group_of, group_catch_up, groups_prox_step, rda_group_weights,
+from fastprox._kernel.rules.dual cimport set_weight_params, dual_weight, ftrl_weight, ftrl_update
+from fastprox._kernel.groups.groups cimport (group_of, group_catch_up, groups_prox_step, rda_group_weights,
                                rda_grouped_weight)
-from fastprox._intercept cimport intercept_value, intercept_step, intercept_step_size
-from fastprox._normalized cimport (rescale, row_norm, scale_of, set_normalized_eta, normalized_current,
+from fastprox._kernel.rules.intercept cimport intercept_value, intercept_step, intercept_step_size
+from fastprox._kernel.rules.normalized cimport (rescale, row_norm, scale_of, set_normalized_eta, normalized_current,
                                    normalized_apply, normalized_apply_factor, normalized_norm_terms,
                                    normalized_apply_outputs, normalized_apply_known_outputs)
-from fastprox._invariant cimport invariant_sigma, log_invariant_sigma
-from fastprox._losses cimport LOG
-from fastprox._gradients cimport gradients, refused, row_abs_max, largest_q
-from fastprox._rows cimport plain_rows_step
-from fastprox._csr cimport row_at, weight_at
+from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
+from fastprox._kernel.losses.losses cimport LOG
+from fastprox._kernel.losses.gradients cimport gradients, refused, row_abs_max, largest_q
+from fastprox._kernel.steps.rows cimport plain_rows_step
+from fastprox._kernel.base.csr cimport row_at, weight_at
 
-cdef extern from "_out_of_line.h":
-    """
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_5_step_apply_collected(struct __pyx_t_8fastprox_6_state_Ctx *, PY_LONG_LONG, double))
-    FASTPROX_IN_LINE(void __pyx_f_8fastprox_5_step_apply(struct __pyx_t_8fastprox_6_state_Ctx *, double *, int, double, double))
-    FASTPROX_OUT_OF_LINE(void __pyx_f_8fastprox_5_step_release(struct __pyx_t_8fastprox_6_state_Ctx *, double *))
-    FASTPROX_OUT_OF_LINE(void __pyx_fuse_0__pyx_f_8fastprox_5_step_release_row(struct __pyx_t_8fastprox_6_state_Ctx *, int const *, PY_LONG_LONG, PY_LONG_LONG))
-    FASTPROX_OUT_OF_LINE(void __pyx_fuse_1__pyx_f_8fastprox_5_step_release_row(struct __pyx_t_8fastprox_6_state_Ctx *, PY_LONG_LONG const *, PY_LONG_LONG, PY_LONG_LONG))
-    """
+cdef extern from "_kernel/out_of_line.h":
+    pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
 
 
 cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, const index_t* indptr,
@@ -206,6 +200,7 @@ cdef inline long long touch(Ctx* c, long long j, long long n_touched, bint catch
     return n_touched
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void apply_collected(Ctx* c, long long n_touched, double divisor) noexcept nogil:
     """The update of every listed feature's entries with gradient batch_grads / divisor
     (a mini-batch's mean: divisor B; a structured example's sum: 1), then its stamp;
@@ -259,6 +254,7 @@ cdef inline double current(Ctx* c, Py_ssize_t j, int k) noexcept nogil:
     return entry(c, row, k)[FOBOS_W]
 
 
+# FASTPROX_IN_LINE
 cdef inline void apply(Ctx* c, double* row, int k, double g, double step_g) noexcept nogil:
     """This step's update of entry (j, k) with gradient g; FOBOS's forward step moves
     by its step times `step_g` (g, or the invariant step's sigma x) while AdaGrad's
@@ -367,6 +363,7 @@ cdef inline void abandon_step(Ctx* c, long long n_touched) noexcept nogil:
     c.groups.n_touched = 0
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void release_row(Ctx* c, const index_t* indices, long long lo, long long hi) noexcept nogil:
     """`release` the features of the non-zeros lo..hi (a row whose margin caught them up
     in a step that is not taken)."""
@@ -376,6 +373,7 @@ cdef inline void release_row(Ctx* c, const index_t* indices, long long lo, long 
             release(c, c.arrays.state + indices[nz] * c.layout.width)
 
 
+# FASTPROX_OUT_OF_LINE
 cdef inline void release(Ctx* c, double* row) noexcept nogil:
     """Under Berhu's heap, put back into the schedule the entries of a feature caught up
     for a step that is not taken (refused) or for a read: `heap_catch_up` left them

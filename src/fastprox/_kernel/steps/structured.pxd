@@ -49,16 +49,16 @@
 # Python `scores`) release what they catch up themselves.
 from libc.float cimport DBL_MAX
 from libc.math cimport fabs
-from fastprox._types cimport value_t, index_t, FOBOS, FTRL
-from fastprox._state cimport Ctx, MEMO_FIELDS, ensure_scratch
-from fastprox._schedules cimport begin_step
-from fastprox._fobos cimport advance_cumulants, end_step
-from fastprox._dual cimport set_weight_params
-from fastprox._groups cimport groups_prox_step
-from fastprox._intercept cimport (unpenalized_at, unpenalized_memo, unpenalized_value, unpenalized_update,
+from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, FTRL
+from fastprox._kernel.base.state cimport Ctx, MEMO_FIELDS, ensure_scratch
+from fastprox._kernel.rules.schedules cimport begin_step
+from fastprox._kernel.rules.fobos cimport advance_cumulants, end_step
+from fastprox._kernel.rules.dual cimport set_weight_params
+from fastprox._kernel.groups.groups cimport groups_prox_step
+from fastprox._kernel.rules.intercept cimport (unpenalized_at, unpenalized_memo, unpenalized_value, unpenalized_update,
                                   intercept_value, apply_intercept)
-from fastprox._gradients cimport GRADIENT_MAX, refused
-from fastprox._step cimport (margins, weight, catch_up_feature, collect, touch, apply_collected,
+from fastprox._kernel.losses.gradients cimport GRADIENT_MAX, refused
+from fastprox._kernel.steps.step cimport (margins, weight, catch_up_feature, collect, touch, apply_collected,
                              abandon_step, release, release_row)
 
 cdef extern from *:
