@@ -421,6 +421,7 @@ def corpus_rows(ArcKernel kernel, const uint64_t[:, ::1] tokens, const int64_t[:
 """
 
 
+@pytest.mark.slow
 def test_the_c_api_from_another_compiled_module(tmp_path, dev_sentences):
     """A module that cimports the kernel, as the parser's loop will, makes the same
     rows without the GIL in buffers of its own."""

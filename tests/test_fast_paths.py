@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from fastprox import load_libsvm
 from fastprox._kernels import Learner
-from fastprox._registry import LOSSES, RULES as ALL_RULES, losses_of
+from fastprox._registry import LOSSES, RULES as ALL_RULES, losses_of, penalties_of
 
 
 def fast_rules():
@@ -82,7 +82,7 @@ def test_fast_rows_at_alpha_zero_compute_the_general_paths_bits(rule, sets):
             learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1)
         assert state(learners[0]) == state(learners[1]), loss
 
-@pytest.mark.parametrize("penalty", ["none", "l1", "l2", "elasticnet"])
+@pytest.mark.parametrize("penalty", penalties_of("separable"))
 def test_ftrl_without_its_roots_memo_too(penalty, sets):
     """FTRL models of over 2^19 weights keep (z, n) without sqrt(n): that layout's
     fast rows (`dual_row` with roots off) are the general path's too."""

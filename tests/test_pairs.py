@@ -43,6 +43,7 @@ def test_portable_pairs_give_the_sse2_bits(tmp_path):
     assert not differ, f"{len(differ)} inputs differ, the first (line {differ[0]}): {sse2[differ[0]]} vs {portable[differ[0]]}"
 
 
+@pytest.mark.slow
 def test_every_width_of_lanes_gives_the_portable_bits(tmp_path, record_property):
     """tests/c/lanes.c on every set this CPU runs (its report names them: the CI log
     says which widths ran); under AddressSanitizer where the compiler has it."""

@@ -224,6 +224,7 @@ def test_weighted_squared_group_scaling(case, c, s):
         assert close(Q, s * U, s * scale)
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), p=st.integers(1, 5), a=st.sampled_from([0.05, 0.3, 1.0, 4.0]))
 def test_weighted_squared_group_against_a_generic_solver(seed, p, a):

@@ -262,6 +262,7 @@ LONG_RULES = [("fobos", "invsqrt", "l1"), ("fobos", "constant", "elasticnet"), (
               ("fobos", "constant", "l1_linf"), ("rda", "adagrad", "l1_l2")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule", LONG_RULES, ids=lambda r: "-".join(r))
 def test_long_stream_no_drift(rule):
     """3000 examples (sequences of 1 to 6 items over 12 features, K = 3, transitions
