@@ -305,7 +305,7 @@ def _encode(y, classes, n_items):
     codes[codes == len(classes)] = 0
     unknown = classes[codes] != y
     if np.any(unknown):
-        raise ValueError(f"label {y[np.argmax(unknown)]!r} is not one of the model's classes "
-                         f"{list(classes[:10])}{'...' if len(classes) > 10 else ''}; give every label at "
+        raise ValueError(f"label {y[np.argmax(unknown)].item()!r} is not one of the model's classes "
+                         f"{classes[:10].tolist()}{'...' if len(classes) > 10 else ''}; give every label at "
                          "the first partial_fit (classes=...), or fit again.")
     return np.ascontiguousarray(codes, dtype=np.int64)
