@@ -117,6 +117,9 @@ class StructuredEstimator(BaseEstimator):
         fails or is interrupted."""
         with lock_of(self).training():
             self.check_params()
+            if (incremental or self.warm_start) and hasattr(self, "t_") and not hasattr(self, "_learner"):
+                raise ValueError("this model was read from a model file, which holds it for prediction "
+                                 "only: train a new one (fit), or continue from a pickle of the estimator.")
             first = not (incremental or self.warm_start) or not hasattr(self, "_learner")
             if not first:
                 self.check_same_rule()
