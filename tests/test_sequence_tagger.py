@@ -112,6 +112,19 @@ def check_no_tie(E, A, s, e, gold, best):
     return scale
 
 
+def python_step(learner, loss, X, y, K, h):
+    """A sequence's step as the compiled loop takes it, from Python: the CRF's by
+    `step_decoded` (scores, decoder, step over all items); the perceptron's and the
+    hinge's by the items' scores, the decoder, then `step` over the items whose score
+    gradient is not 0 (the others' features stay untouched)."""
+    if loss == "log":
+        learner.step_decoded(X, python_decoder(loss, y, K), h)
+        return
+    Q, u = python_decoder(loss, y, K)(learner.scores(X), learner.unpenalized())
+    wrong = np.any(Q != 0, axis=1)
+    learner.step(X[wrong], Q[wrong], u, h)
+
+
 def brute_force_decoder(loss, y, K):
     """The contract's gradient of a sequence from its scores, decoding by enumerating
     every labelling (the eager reference's decoder); Tie where rounding decides."""
@@ -260,9 +273,9 @@ def test_lazy_equals_eager_at_length(rule, data):
 @given(data=st.data(), dtype=st.sampled_from([np.float64, np.float32]),
        itype=st.sampled_from([np.int32, np.int64]))
 def test_compiled_loop_equals_step_decoded(rule, loss, data, dtype, itype):
-    """fit_sequences' steps are StructuredLearner.step_decoded's, driven from Python
-    with the decoders' Python API: the same bits (float32 values and int64 indices
-    too)."""
+    """fit_sequences' steps are StructuredLearner's driven from Python with the
+    decoders' Python API (`python_step`): the same bits (float32 values and int64
+    indices too)."""
     s = data.draw(streams(rule))
     s["loss"] = loss
     K = s["K"]
@@ -274,7 +287,7 @@ def test_compiled_loop_equals_step_decoded(rule, loss, data, dtype, itype):
     learner = StructuredLearner(s["d"], K, K * K + 2 * K, update=update, schedule=schedule, penalty=penalty,
                                 **s["params"])
     for r, (Xs, ys) in enumerate(split(X, s["y"], s["lengths"])):
-        learner.step_decoded(Xs, python_decoder(loss, ys, K), 1.0 if s["weights"] is None else s["weights"][r])
+        python_step(learner, loss, Xs, ys, K, 1.0 if s["weights"] is None else s["weights"][r])
     U = learner.unpenalized_
     assert model.coef_.T.tobytes() == learner.coef_.tobytes()
     assert model.intercept_.tobytes() == learner.intercept_.tobytes()
@@ -343,7 +356,7 @@ def test_sample_weights_weigh_sequences():
     assert zero.t_ == 4
     ref = StructuredLearner(5, 3, 15, penalty="l2", alpha=0.01, schedule="constant")
     for r, (Xs, ys) in enumerate(split(X, y, lengths)):
-        ref.step_decoded(Xs, python_decoder("log", ys, 3), [1, 0, 1, 1][r])
+        python_step(ref, "log", Xs, ys, 3, [1, 0, 1, 1][r])
     assert zero.coef_.T.tobytes() == ref.coef_.tobytes()
 
 
