@@ -63,6 +63,11 @@ def counts(labels, K):
     return u
 
 
+def parts(U, K):
+    """The unpenalized entries as (A, s, e)."""
+    return U[:K * K].reshape(K, K), U[K * K:K * K + K], U[K * K + K:]
+
+
 def gold_score(E, A, s, e, y):
     """score(y) summed in Viterbi's order (as the compiled loop sums it)."""
     g = E[0, y[0]] + s[y[0]]
@@ -76,11 +81,9 @@ def python_decoder(loss, y, K):
     (Q, u) StructuredLearner.step_decoded takes, from the items' scores and the
     unpenalized entries."""
     def decode(E, U):
-        n = len(y)
-        A, s, e = U[:K * K].reshape(K, K), U[K * K:K * K + K], U[K * K + K:]
+        n, A, s, e, gold = len(y), *parts(U, K), counts(y, K)
         if n == 0:
             return np.zeros((0, K)), np.zeros(K * K + 2 * K)
-        gold = counts(y, K)
         if loss == "log":
             _, mu, xi = forward_backward(E, A, s, e)
             Q = mu.copy()
@@ -129,11 +132,9 @@ def brute_force_decoder(loss, y, K):
     """The contract's gradient of a sequence from its scores, decoding by enumerating
     every labelling (the eager reference's decoder); Tie where rounding decides."""
     def decode(E, U):
-        n = len(y)
-        A, s, e = U[:K * K].reshape(K, K), U[K * K:K * K + K], U[K * K + K:]
+        n, A, s, e, gold = len(y), *parts(U, K), counts(y, K)
         if n == 0:
             return np.zeros((0, K)), np.zeros(K * K + 2 * K)
-        gold = counts(y, K)
         if loss == "log":
             _, mu, xi = crf_marginals(E, A, s, e)
             return mu - np.eye(K)[y], np.concatenate([xi.ravel(), mu[0], mu[-1]]) - gold

@@ -23,6 +23,11 @@ from .model_file import read_structured_model, write_structured_model
 
 __all__ = ["SequenceTagger", "save_tagger", "load_tagger"]
 
+def _part(i, doc):
+    """A fitted attribute: part ``i`` of the model's (W, b, A, s, e), a copy."""
+    return property(lambda self: self._model()[i].copy(), doc=doc)
+
+
 class SequenceTagger(StructuredEstimator):
     """Label each item of sequences: a linear-chain model (structured perceptron,
     structured SVM or CRF) trained by online proximal steps, lazily and exactly.
@@ -180,26 +185,11 @@ class SequenceTagger(StructuredEstimator):
                 self._snapshot = snapshot
         return snapshot[1:]
 
-    @property
-    def coef_(self):
-        """W, (n_features, n_classes)."""
-        return self._model()[0].copy()
-
-    @property
-    def intercept_(self):
-        return self._model()[1].copy()
-
-    @property
-    def transitions_(self):
-        return self._model()[2].copy()
-
-    @property
-    def start_(self):
-        return self._model()[3].copy()
-
-    @property
-    def stop_(self):
-        return self._model()[4].copy()
+    coef_ = _part(0, "W, (n_features, n_classes).")
+    intercept_ = _part(1, "b, (n_classes,): the label biases.")
+    transitions_ = _part(2, "A, (n_classes, n_classes): A[j, k] scores label j followed by label k.")
+    start_ = _part(3, "s, (n_classes,): the first item's label scores.")
+    stop_ = _part(4, "e, (n_classes,): the last item's label scores.")
 
     def _emissions(self, X, lengths):
         """(E (n_items, K), A, s, e, starts) of the model for the items X."""
