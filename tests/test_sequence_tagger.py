@@ -319,7 +319,7 @@ def test_partial_fit_and_pickles_mid_stream_give_the_same_bits(loss):
 
 
 def test_clone_get_params_and_set_params():
-    model = SequenceTagger(loss="log", penalty="squared_group", schedule="constant", alpha=0.01,
+    model = SequenceTagger(loss="log", penalty="squared_group", update="fobos", schedule="constant", alpha=0.01,
                            groups=[0, 0, 1])
     copy = clone(model)
     assert copy.get_params() == {**model.get_params(), "groups": copy.groups}
@@ -336,7 +336,8 @@ def test_empty_and_one_item_sequences():
     prediction is empty); one-item sequences are learnt with the others (separable
     data: the perceptron fits it)."""
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
-    model = SequenceTagger(loss="perceptron", penalty=None, schedule="constant", eta0=1.0, shuffle=False,
+    model = SequenceTagger(loss="perceptron", penalty=None, update="fobos", schedule="constant", eta0=1.0,
+                           shuffle=False,
                            max_iter=10)
     model.fit(X, ["x", "y", "x"], [0, 1, 0, 2, 0])
     assert model.t_ == 50
@@ -350,7 +351,8 @@ def test_sample_weights_weigh_sequences():
     StructuredLearner's sample_weight."""
     rng = np.random.default_rng(3)
     X, y, lengths = random_sequences(rng, 4, 5, 3)
-    params = dict(loss="log", penalty="l2", alpha=0.01, schedule="constant", shuffle=False, max_iter=1)
+    params = dict(loss="log", penalty="l2", alpha=0.01, update="fobos", schedule="constant", eta0=0.1, shuffle=False,
+                  max_iter=1)
     zero = SequenceTagger(**params).fit(X, y, lengths, sample_weight=[1, 0, 1, 1])
     with pytest.raises(ValueError, match="one weight per sequence"):
         SequenceTagger(**params).fit(X, y, lengths, sample_weight=[1, 1])
@@ -426,6 +428,7 @@ def test_predict_checks_its_input():
 
 def test_a_refused_sequence_names_itself_and_keeps_the_steps_before():
     X = sp.csr_matrix(np.array([[1.0], [1.0], [1e300], [1.0]]))
-    model = SequenceTagger(loss="log", schedule="constant", eta0=1e300, penalty=None, shuffle=False)
+    model = SequenceTagger(loss="log", update="fobos", schedule="constant", eta0=1e300, penalty=None,
+                           shuffle=False)
     with pytest.raises(ValueError, match="example"):
         model.partial_fit(X, [0, 1, 0, 1], [2, 1, 1], classes=[0, 1])
