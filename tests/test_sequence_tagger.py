@@ -432,3 +432,17 @@ def test_a_refused_sequence_names_itself_and_keeps_the_steps_before():
                            shuffle=False)
     with pytest.raises(ValueError, match="example"):
         model.partial_fit(X, [0, 1, 0, 1], [2, 1, 1], classes=[0, 1])
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_a_steps_cost_does_not_grow_with_the_features(loss):
+    """The same sequences in a model of 20 or 200,000 features: the same entries
+    visited (n_ops), O(nnz K + n K^2) per sequence, never O(d)."""
+    rng = np.random.default_rng(4)
+    X, y, lengths = random_sequences(rng, 30, 20, 4, longest=6, density=0.3)
+    ops = []
+    for d in (20, 200_000):
+        wide = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
+        model = SequenceTagger(loss=loss, penalty="l1", alpha=1e-3, max_iter=2, random_state=0)
+        ops.append(model.fit(wide, y, lengths)._learner.n_ops)
+    assert ops[0] == ops[1] > 0
