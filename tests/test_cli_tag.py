@@ -145,6 +145,13 @@ def test_model_file_round_trip_and_tampering(tmp_path):
         np.save(buf, value)
         members[f"{name}.npy"] = buf.getvalue()
 
+    def huge():
+        """An .npy member that declares 10^14 float64 values and holds none."""
+        import io
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False, "shape": (10**14,)})
+        return buf.getvalue()
+
     cases = [
         (lambda m: header(m, lambda h: h.update(version=9)), "version 9"),
         (lambda m: header(m, lambda h: h.update({"class": "Other"})), "holds a Other, not a SequenceTagger"),
@@ -154,7 +161,8 @@ def test_model_file_round_trip_and_tampering(tmp_path):
         (lambda m: npy(m, "classes", np.array(["a", "a", "b"])), "distinct"),
         (lambda m: npy(m, "unpenalized", np.zeros(4)), "unpenalized"),
         (lambda m: m.pop("coef_values.npy"), "coef_values"),
-        (lambda m: npy(m, "intercept", np.array([object()] * 3, dtype=object)), ""),
+        (lambda m: npy(m, "intercept", np.array([object()] * 3, dtype=object)), "object values"),
+        (lambda m: m.update({"intercept.npy": huge()}), "needs .* of memory"),
     ]
     for edit, message in cases:
         with pytest.raises(ValueError, match=message):
