@@ -118,6 +118,8 @@ def test_model_file_round_trip_and_tampering(tmp_path):
     assert loaded.get_params() == model.get_params() and loaded.t_ == model.t_
     assert np.array_equal(loaded.predict_marginals(X, lengths), model.predict_marginals(X, lengths))
     assert np.array_equal(extras["vocabulary"], np.arange(4))
+    import pickle
+    assert np.array_equal(pickle.loads(pickle.dumps(loaded)).predict(X, lengths), model.predict(X, lengths))
     with pytest.raises(ValueError, match="read from a model file"):
         loaded.partial_fit(X, model.classes_[np.zeros(30, int)], lengths)
 

@@ -234,7 +234,8 @@ class SequenceTagger(StructuredEstimator):
 
     def __getstate__(self):
         state = super().__getstate__()
-        state.pop("_snapshot", None)
+        if "_learner" in state:             # (the snapshot is made again from it; a model read
+            state.pop("_snapshot", None)    # from a file has nothing else)
         return state
 
     def __sklearn_tags__(self):
