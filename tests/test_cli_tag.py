@@ -1,13 +1,16 @@
 """`fastprox tag train` and `fastprox tag predict` end to end on small files (CoNLL
 columns, CRFsuite attributes, LIBSVM with qid), and the structured model file
 (fastprox.structured.model_file) read back exactly and refused when tampered with."""
+import io
 import json
+import pickle
 import subprocess
 import sys
 import zipfile
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from fastprox.cli import main
 from fastprox.structured.tagger import SequenceTagger, load_tagger, save_tagger
@@ -105,7 +108,6 @@ def test_unknown_gold_labels_are_named_and_scored_wrong_and_foreign_files_refuse
 
 def test_model_file_round_trip_and_tampering(tmp_path):
     rng = np.random.default_rng(0)
-    import scipy.sparse as sp
     X = sp.random(30, 8, density=0.4, format="csr", random_state=rng)
     lengths = [10, 5, 15]
     model = SequenceTagger(loss="log", penalty="l1", alpha=1e-3, max_iter=3, random_state=0)
@@ -118,7 +120,6 @@ def test_model_file_round_trip_and_tampering(tmp_path):
     assert loaded.get_params() == model.get_params() and loaded.t_ == model.t_
     assert np.array_equal(loaded.predict_marginals(X, lengths), model.predict_marginals(X, lengths))
     assert np.array_equal(extras["vocabulary"], np.arange(4))
-    import pickle
     assert np.array_equal(pickle.loads(pickle.dumps(loaded)).predict(X, lengths), model.predict(X, lengths))
     with pytest.raises(ValueError, match="read from a model file"):
         loaded.partial_fit(X, model.classes_[np.zeros(30, int)], lengths)
@@ -134,7 +135,6 @@ def test_model_file_round_trip_and_tampering(tmp_path):
         return out
 
     def header(members, change):
-        import io
         h = json.loads(str(np.load(io.BytesIO(members["header.npy"]))))
         change(h)
         buf = io.BytesIO()
@@ -142,14 +142,12 @@ def test_model_file_round_trip_and_tampering(tmp_path):
         members["header.npy"] = buf.getvalue()
 
     def npy(members, name, value):
-        import io
         buf = io.BytesIO()
         np.save(buf, value)
         members[f"{name}.npy"] = buf.getvalue()
 
     def huge():
         """An .npy member that declares 10^14 float64 values and holds none."""
-        import io
         buf = io.BytesIO()
         np.lib.format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False, "shape": (10**14,)})
         return buf.getvalue()
