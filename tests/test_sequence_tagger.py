@@ -238,11 +238,23 @@ def check_lazy_equals_eager(rule, data):
         eager.step(Xd, Q, u, 1.0 if s["weights"] is None else s["weights"][r])
     assert model.t_ == eager.t
     U = eager.unpenalized()
-    assert_contract_close(model.coef_, eager.coef().T)
-    assert_contract_close(model.intercept_, eager.intercept())
-    assert_contract_close(model.transitions_.ravel(), U[:K * K])
-    assert_contract_close(model.start_, U[K * K:K * K + K])
-    assert_contract_close(model.stop_, U[K * K + K:])
+    close = assert_contract_close if s["loss"] != "log" else assert_close_to_rounded_zeros
+    close(model.coef_, eager.coef().T)
+    close(model.intercept_, eager.intercept())
+    close(model.transitions_.ravel(), U[:K * K])
+    close(model.start_, U[K * K:K * K + K])
+    close(model.stop_, U[K * K + K:])
+
+
+def assert_close_to_rounded_zeros(lazy, eager):
+    """assert_contract_close for the CRF, whose eager marginals are enumerated and the
+    kernel's computed by forward-backward, equal to rounding: a gradient that cancels
+    exactly in one cancels to a rounding residue in the other, so the eager model's
+    exact zeros are matched by values within 1e-12 of the largest weight."""
+    lazy = np.array(lazy, dtype=float)
+    residue = (eager == 0) & (np.abs(lazy) <= 1e-12 * max(1.0, np.max(np.abs(eager), initial=0.0)))
+    lazy[residue] = 0.0
+    assert_contract_close(lazy, eager)
 
 
 @pytest.mark.parametrize("rule", RULES, ids=["-".join(r) for r in RULES])
