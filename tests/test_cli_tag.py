@@ -175,3 +175,18 @@ def test_the_command_line_starts_light():
             "print(sorted(m for m in ('numpy', 'sklearn', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_templates_file_and_hashing(tmp_path, capsys):
+    """--templates reads a CRF++ template file; --bits hashes its features; the model
+    file keeps both, so predict needs nothing else."""
+    templates = tmp_path / "templates"
+    templates.write_text("# words and tags\nU00:%x[0,0]\nU01:%x[0,1]\nU02:%x[-1,1]/%x[0,1]\n\nB\n")
+    model = str(tmp_path / "m.model")
+    train = conll(tmp_path / "train.txt", SENTENCES * 5)
+    status, out, err = run(capsys, "tag", "train", train, "--format", "conll", "--templates", str(templates),
+                           "--bits", "12", "--model", model, "--test", train, "--passes", "5")
+    assert status == 0, err
+    assert "total feature number = 3072" in err and "per-item accuracy 100.00%" in err     # 3 x 2^10
+    status, out, err = run(capsys, "tag", "predict", model, train)
+    assert status == 0 and "per-item accuracy 100.00%" in err
