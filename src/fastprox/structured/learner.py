@@ -124,7 +124,7 @@ class StructuredLearner:
         """The items' scores at the current step, <W_t[:, k], x_i> + b_k: an (n, K)
         array for the n rows of X (a sparse matrix, or anything scipy.sparse.csr_matrix
         takes, of float32 or float64 values; columns must be features of the model)."""
-        data, indices, indptr = _items(X)
+        data, indices, indptr = item_arrays(X)
         with lock_of(self).training():
             return _structured.scores(self._learner, data, indices, indptr)
 
@@ -178,7 +178,7 @@ class StructuredLearner:
         sample_weight : float, default 1
             The example's weight h >= 0: every gradient is multiplied by it.
         """
-        data, indices, indptr = _items(X_items)
+        data, indices, indptr = item_arrays(X_items)
         n = len(indptr) - 1
         Q = _gradient("Q", Q, n, self.n_outputs)
         u, h = self._unpenalized_grad(unpenalized_grad), _weight(sample_weight)
@@ -191,7 +191,7 @@ class StructuredLearner:
         ``decode(scores, unpenalized)`` -> (Q, unpenalized_grad) as `step` takes them,
         then the step. ``scores`` is the (n, K) array of `scores`, ``unpenalized`` the
         (m,) array of `unpenalized`. If `decode` raises, nothing steps."""
-        data, indices, indptr = _items(X_items)
+        data, indices, indptr = item_arrays(X_items)
         h, K = _weight(sample_weight), self.n_outputs
 
         def checked(scores, unpenalized):
@@ -257,7 +257,7 @@ class StructuredLearner:
         return f"at step {self._learner.t + 1}"
 
 
-def _items(X):
+def item_arrays(X):
     """The CSR arrays of the items X (float32 or float64 values, canonical indices)."""
     X = X.tocsr() if sp.issparse(X) else sp.csr_matrix(X)
     if X.dtype not in (np.float32, np.float64):
