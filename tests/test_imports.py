@@ -48,6 +48,21 @@ def imports_of(name, path, known):
     return edges
 
 
+def private_imports(name, path, known):
+    """The private names (``_x``, not modules) that module `name` imports from another module."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith(PACKAGE)):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                base = ".".join(anchor[:len(anchor) - node.level + 1] + ([base] if base else []))
+            found += [f"{base}.{a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__") and f"{base}.{a.name}" not in known]
+    return found
+
+
 def graph():
     known = modules()
     return {name: imports_of(name, path, known) if path else set() for name, path in known.items()}
@@ -87,6 +102,15 @@ def cycles(edges):
 
 def test_no_import_cycle():
     assert cycles(graph()) == []
+
+
+def test_no_private_name_crosses_modules():
+    """A name a module keeps to itself (``_x``) is not imported by another: what two
+    modules share is public in the module whose job it is."""
+    known = modules()
+    crossing = {name: found for name, path in known.items() if path
+                for found in [private_imports(name, path, known)] if found}
+    assert crossing == {}
 
 
 def test_the_graph_sees_a_cycle():
