@@ -9,14 +9,21 @@
   scores and attachment scores;
 - :class:`StructuredLearner` (:mod:`fastprox.structured.learner`): the low-level
   learner whose steps take the gradient a decoder gives, under every rule and
-  penalty (loaded on first use, as the package's other names).
+  penalty;
+- :class:`SequenceTagger` (:mod:`fastprox.structured.tagger`): a linear-chain
+  labeller (structured perceptron, structured SVM, CRF) on that learner, its
+  training and decoding compiled.
+
+(The classes are loaded on first use, as the package's other names.)
 """
 from importlib import import_module
 
-__all__ = ["StructuredLearner"]
+__all__ = ["StructuredLearner", "SequenceTagger"]
+
+_MODULES = {"StructuredLearner": ".learner", "SequenceTagger": ".tagger"}
 
 
 def __getattr__(name):
-    if name == "StructuredLearner":
-        return import_module(".learner", __name__).StructuredLearner
+    if name in _MODULES:
+        return getattr(import_module(_MODULES[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
