@@ -114,14 +114,14 @@ def test_compiled_loop_gives_the_bits_of_step_rows_driven_from_python(loss, proj
     rng = np.random.default_rng(1)
     X, lengths, heads = random_treebank(rng, 30, 12)
     params = dict(update="fobos", schedule="adagrad", penalty="l1", alpha=0.01, eta0=0.5)
-    parser = DependencyParser(loss=loss, projective=projective, n_epochs=2, shuffle=False, **params)
+    parser = DependencyParser(loss=loss, projective=projective, max_iter=2, shuffle=False, **params)
     parser.fit(X, lengths, heads)
     learner = StructuredLearner(12, 1, fit_intercept=False, **params)
     for _ in range(2):
         for features, G, h in drive(learner, X, lengths, heads, loss, projective):
             learner.step_rows(features, G, sample_weight=h)
-    assert parser.learner_.t_ == learner.t_ == 60
-    assert parser.coef_.tobytes() == learner.coef_.tobytes()
+    assert parser.t_ == learner.t_ == 60
+    assert parser.coef_.tobytes() == learner.coef_[0].tobytes()
     assert np.abs(parser.coef_).sum() > 0
 
 
@@ -137,7 +137,7 @@ def test_lazy_equals_eager(rule, seed, loss, projective, weighted):
     X, lengths, heads = random_treebank(rng, 6, d)
     weights = rng.uniform(0.2, 2.0, len(lengths)) if weighted else None
     params = rule_params(rule, rng, d)
-    parser = DependencyParser(loss=loss, projective=projective, n_epochs=2, shuffle=False, **params)
+    parser = DependencyParser(loss=loss, projective=projective, max_iter=2, shuffle=False, **params)
     parser.fit(X, lengths, heads, sample_weight=weights)
     update, schedule, penalty = params.pop("update"), params.pop("schedule"), params.pop("penalty")
     eager = StructuredUpdateReference(d, 1, 0, update, schedule, penalty, fit_intercept=False, **params)
@@ -145,17 +145,17 @@ def test_lazy_equals_eager(rule, seed, loss, projective, weighted):
         for features, G, h in drive(None, X, lengths, heads, loss, projective, weights,
                                     scores=lambda B: eager.scores(B.toarray())[:, 0]):
             eager.step_rows(features, G, np.zeros(1), np.zeros(0), h)
-    assert parser.learner_.t_ == eager.t
-    assert_contract_close(parser.coef_, eager.coef())
+    assert parser.t_ == eager.t
+    assert_contract_close(parser.coef_, eager.coef()[0])
 
 
 @pytest.mark.parametrize("projective", [False, True])
 def test_predict_is_the_best_tree_by_brute_force(projective):
     rng = np.random.default_rng(2)
     X, lengths, heads = random_treebank(rng, 40, 10, longest=5)
-    parser = DependencyParser(loss="perceptron", projective=projective, n_epochs=1, penalty=None).fit(X, lengths, heads)
+    parser = DependencyParser(loss="perceptron", projective=projective, max_iter=1, penalty=None).fit(X, lengths, heads)
     predicted = parser.predict(X, lengths)
-    w = parser.coef_[0]
+    w = parser.coef_
     first, word = 0, 0
     for n in lengths.tolist():
         S = arc_matrix(X[first:first + (n + 1) * n] @ w, n)
@@ -182,7 +182,7 @@ def test_a_learnable_treebank_is_learned():
                                      np.arange(0, 2 * len(rows) + 1, 2)), shape=(len(rows), 6)))
         heads.append(gold[1:])
     X, heads = sp.vstack(blocks, format="csr"), np.concatenate(heads)
-    parser = DependencyParser(n_epochs=3).fit(X, lengths, heads)
+    parser = DependencyParser(max_iter=3, eta0=0.1).fit(X, lengths, heads)
     assert parser.score(X, lengths, heads) == 1.0
 
 
@@ -194,8 +194,8 @@ def test_partial_fit_and_pickle_mid_stream_continue_bit_for_bit():
     for p in (a, b):
         p.partial_fit(X, lengths, heads)
         p.partial_fit(X[:(lengths[0] + 1) * lengths[0]], lengths[:1], heads[:lengths[0]])
-    assert a.coef_.tobytes() == b.coef_.tobytes() and a.n_epochs_ == b.n_epochs_ == 3
-    c = DependencyParser(penalty="l1", alpha=0.01, n_epochs=2).fit(X, lengths, heads)
+    assert a.coef_.tobytes() == b.coef_.tobytes() and a.t_ == b.t_ == 2 * len(lengths) + 1
+    c = DependencyParser(penalty="l1", alpha=0.01, max_iter=2, shuffle=False).fit(X, lengths, heads)
     d = DependencyParser(penalty="l1", alpha=0.01).partial_fit(X, lengths, heads).partial_fit(X, lengths, heads)
     assert c.coef_.tobytes() == d.coef_.tobytes()
 
@@ -208,7 +208,7 @@ def test_rows_of_any_dtype_give_the_same_model():
     for dtype, itype in ((np.float64, np.int32), (np.float32, np.int64)):
         Y = X.astype(dtype)
         Y.indices, Y.indptr = Y.indices.astype(itype), Y.indptr.astype(itype)
-        models.append(DependencyParser(n_epochs=2).fit(Y, lengths, heads.astype(np.int32)).coef_)
+        models.append(DependencyParser(max_iter=2, random_state=0).fit(Y, lengths, heads.astype(np.int32)).coef_)
     assert models[0].tobytes() == models[1].tobytes()
 
 
@@ -225,7 +225,7 @@ def test_treebank_sentences_step_as_their_template_rows(treebank, penalty):
     with the same templates' rows stacked; groups='templates' are the templates."""
     sentences = list(read_conllu(treebank, heads=True))
     params = dict(penalty=penalty, schedule="invsqrt" if penalty else "adagrad", alpha=0.01, bits=12,
-                  n_epochs=3, shuffle=True, random_state=7)
+                  max_iter=3, shuffle=True, random_state=7)
     by_text = DependencyParser(**params).fit(sentences)
     features = ArcFeatures(bits=12)
     X = sp.vstack([features.transform(s) for s in sentences], format="csr")
@@ -272,18 +272,21 @@ def test_bad_treebank_names_file_and_line(tmp_path):
         DependencyParser().fit(path)
 
 
-def test_a_refused_sentence_names_it_and_keeps_the_model_before():
+def test_a_refused_sentence_names_it_and_keeps_the_sentences_before():
     rng = np.random.default_rng(6)
     X, lengths, heads = random_treebank(rng, 5, 6, density=1.0)
-    first = (lengths[0] + 1) * lengths[0] + (lengths[1] + 1) * lengths[1]
+    parser = DependencyParser(loss="perceptron", eta0=1e10, schedule="constant", shuffle=False)
+    parser.partial_fit(X, lengths, heads)
+    before = parser.coef_
     X = X.tolil()
-    X[first, 0] = 1e300
+    X[(lengths[0] + 1) * lengths[0], 0] = 1e300        # sentence 1's first arc
     X = X.tocsr()
-    parser = DependencyParser(loss="perceptron", eta0=1e10, schedule="constant", shuffle=False, n_epochs=1)
-    with pytest.raises(ValueError, match=r"example sentence 2 \(arc rows"):
-        for _ in range(3):
-            parser.partial_fit(X, lengths, heads)
-    assert np.all(np.isfinite(parser.coef_))
+    with pytest.raises(ValueError, match=r"example sentence 1 \(arc rows"):
+        parser.partial_fit(X, lengths, heads)
+    assert parser.t_ == len(lengths) + 1 and np.all(np.isfinite(parser.coef_))
+    assert not np.array_equal(before, parser.coef_) or parser.t_ == len(lengths) + 1
+    with pytest.raises(ValueError, match=r"example sentence 1 \(arc rows"):   # a fit is undone
+        DependencyParser(loss="perceptron", eta0=1e10, schedule="constant", shuffle=False).fit(X, lengths, heads)
 
 
 def test_unfitted_and_mixed_inputs_are_refused(treebank):
@@ -293,6 +296,8 @@ def test_unfitted_and_mixed_inputs_are_refused(treebank):
     parser = DependencyParser().fit(X, [1], [0])
     with pytest.raises(ValueError, match="trained on arc rows"):
         parser.predict(treebank)
+    with pytest.raises(ValueError, match="reads treebank sentences"):
+        DependencyParser(bits=10).fit(treebank).predict(X, [1])
     with pytest.raises(ValueError, match="loss='log' is not supported"):
         DependencyParser(loss="log").fit(X, [1], [0])
     with pytest.raises(ValueError, match="groups='templates' needs treebank"):

@@ -9,9 +9,11 @@ rows with ``h == m`` are ignored) and ``heads`` gives each word's head. **From
 treebanks**: ``fit(sentences)`` with the sentences of `read_conllu` (``heads=True``)
 or CoNLL-U paths, the arcs' features made per sentence by the templates of
 `fastprox.structured.arcs.ArcFeatures`, one group per template. The training
-loop is compiled (`fastprox._parser`): per sentence, the arcs' scores, the tree
-(Chu-Liu-Edmonds, or Eisner with ``projective=True``; cost-augmented under the
-hinge loss), and the step with Phi(x, y^) - Phi(x, y) as sparse rows.
+loop is compiled (`fastprox.structured._parser`): per sentence, the arcs' scores,
+the tree (Chu-Liu-Edmonds, or Eisner with ``projective=True``; cost-augmented under
+the hinge loss), and the step with Phi(x, y^) - Phi(x, y) as sparse rows. The
+estimator's shell (parameters, training calls, threads, pickling, model files) is
+the structured estimators' (`fastprox.structured._estimator`, `model_file`).
 """
 import os
 from collections.abc import Iterable
@@ -19,89 +21,101 @@ from collections.abc import Iterable
 import numpy as np
 import scipy.sparse as sp
 
-from .. import _parser
 from .._concurrency import lock_of
-from .._validation import GROUP_PENALTIES, _number, _one_of, kernel_arrays
+from .._validation import GROUP_PENALTIES, kernel_arrays
+from . import _parser
+from ._estimator import PAUSE_EXAMPLES, StructuredEstimator, sequence_weights
+from ._params import PARSER_DEFAULTS as DEFAULTS, PARSER_LOSSES
 from .arcs import ArcFeatures
 from .io import read_conllu
-from .learner import StructuredLearner, _weight
+from .model_file import read_structured_model, write_structured_model
 from .trees import find_cycle
 
-__all__ = ["DependencyParser", "DEFAULTS"]
+__all__ = ["DependencyParser", "save_parser", "load_parser"]
 
-#: The defaults of `DependencyParser` and of ``fastprox parse train``: what
-#: bench/dependency_parsing.py chose on UD English EWT (bench/results/dependency_parsing.md).
-DEFAULTS = {"loss": "hinge", "update": "fobos", "schedule": "adagrad", "penalty": None, "alpha": 0.0,
-            "eta0": 0.1, "n_epochs": 5, "bits": 24}
+#: The arc features' parameters that `DependencyParser` passes to `ArcFeatures`.
+_FEATURE_PARAMS = ("templates", "bits", "lowercase", "pos")
 
 
-class DependencyParser:
-    """Arc-factored dependency parser, trained online one sentence per step.
+class DependencyParser(StructuredEstimator):
+    """Arc-factored dependency parser trained online, one sentence per step, lazily
+    and exactly.
 
     Parameters
     ----------
-    loss : {"hinge", "perceptron"}
-        ``hinge``: the structured SVM with the Hamming cost over heads
-        (cost-augmented decoding); ``perceptron``: Collins' perceptron.
-    projective : bool, default False
+    loss : {"hinge", "perceptron"}, default="hinge"
+        ``"hinge"``: the structured SVM with the Hamming cost over heads
+        (cost-augmented decoding; no step where the loss is 0); ``"perceptron"``:
+        Collins' perceptron.
+    penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma
+        The rule (docs/contract.md; the README's table of rules): every update,
+        schedule and penalty but ``schedule="normalized"``.
+    groups : "templates", array of int or None, default="templates"
+        The group of each feature for the group penalties (read only under
+        them): ``"templates"`` makes each arc template a group (sentences from
+        treebanks; the MKL paper's setting with ``penalty="squared_group"``); an
+        array gives them for arcs given as rows.
+    group_weights : array of float, optional
+        The groups' penalty weights d_G.
+    max_iter : int, default=5
+        Passes over the sentences in `fit`.
+    shuffle : bool, default=True
+        Visit the sentences in a new random order at every pass of `fit`.
+    random_state : int, RandomState or None
+        The shuffling's seed.
+    warm_start : bool, default=False
+        `fit` continues the current model.
+    verbose : int, default=0
+        Print a line per pass.
+    projective : bool, default=False
         Decode projective trees (Eisner, O(n^3)) rather than any tree
         (Chu-Liu-Edmonds, O(n^2)).
-    update, schedule, penalty, alpha, l1_ratio, eta0, delta, rda_rho, berhu_gamma
-        The rule, as for `StructuredLearner` (every rule but the normalized
-        schedule; the gradient step).
-    groups : "templates", array of int or None, default "templates"
-        The group of each feature for the group penalties: ``"templates"`` makes
-        each arc template a group (treebanks only); an array gives them with
-        rows given. Read only under a group penalty.
-    group_weights : array or None
-        Per-group weights of the group penalties.
-    n_epochs : int
-        Passes `fit` makes over the sentences.
-    shuffle : bool, default True
-        Visit the sentences in a new random order each pass.
-    random_state : int, default 0
-        The seed of the orders.
     templates, bits, lowercase, pos
         The arc features of treebank sentences (`ArcFeatures`); unused with rows.
 
     Attributes
     ----------
-    learner_ : StructuredLearner
-        The model (one score per arc, no intercept): ``coef_`` its weights.
+    coef_ : ndarray of shape (n_features,)
+        The arc features' weights w.
     features_ : ArcFeatures or None
-        The arc features (treebanks), None with rows given.
-    n_epochs_ : int
-        Passes made so far (`fit` and `partial_fit`).
-    history_ : list of dict
-        Per pass: ``wrong`` (words given a wrong head by the decoded trees), ``loss``.
+        The arc features (treebanks); None with rows given.
+    t_ : int
+        Sentences stepped so far.
+    n_features_in_ : int
+    progressive_loss_ : float
+        The mean loss of the sentences of the last training call, each at the
+        model it was stepped with.
+
+    Notes
+    -----
+    A step scores every candidate arc (O(sum of the arcs' non-zeros): the
+    features outside the sentence are caught up lazily), decodes in O(n^2)
+    (O(n^3) projective) and updates the features of the arcs where the decoded
+    and gold trees differ. Memory holds the model and one sentence's arcs (the
+    treebank's token codes besides: 32 bytes a word). Safe to share between
+    threads as the flat estimators are.
     """
 
-    def __init__(self, *, loss=DEFAULTS["loss"], projective=False, update=DEFAULTS["update"],
-                 schedule=DEFAULTS["schedule"], penalty=DEFAULTS["penalty"], alpha=DEFAULTS["alpha"],
-                 l1_ratio=0.15, eta0=DEFAULTS["eta0"], delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
-                 groups="templates", group_weights=None, n_epochs=DEFAULTS["n_epochs"], shuffle=True,
-                 random_state=0, templates=None, bits=DEFAULTS["bits"], lowercase=False, pos="UPOS"):
-        self.loss, self.projective, self.update, self.schedule, self.penalty = (loss, projective, update,
-                                                                                schedule, penalty)
-        self.alpha, self.l1_ratio, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
-        self.rda_rho, self.berhu_gamma, self.groups, self.group_weights = rda_rho, berhu_gamma, groups, group_weights
-        self.n_epochs, self.shuffle, self.random_state = n_epochs, shuffle, random_state
-        self.templates, self.bits, self.lowercase, self.pos = templates, bits, lowercase, pos
+    _losses = PARSER_LOSSES
+
+    def __init__(self, loss=DEFAULTS["loss"], penalty=DEFAULTS["penalty"], alpha=DEFAULTS["alpha"],
+                 l1_ratio=DEFAULTS["l1_ratio"], update=DEFAULTS["update"], schedule=DEFAULTS["schedule"],
+                 eta0=DEFAULTS["eta0"], delta=DEFAULTS["delta"], rda_rho=DEFAULTS["rda_rho"],
+                 berhu_gamma=DEFAULTS["berhu_gamma"], groups=DEFAULTS["groups"], group_weights=None,
+                 max_iter=DEFAULTS["max_iter"], shuffle=DEFAULTS["shuffle"], random_state=None,
+                 warm_start=False, verbose=0, projective=DEFAULTS["projective"], templates=None,
+                 bits=DEFAULTS["bits"], lowercase=DEFAULTS["lowercase"], pos=DEFAULTS["pos"]):
+        super().__init__(loss, penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma,
+                         groups, group_weights, False, max_iter, shuffle, random_state, warm_start, verbose)
+        self.projective = projective
+        self.templates = templates
+        self.bits = bits
+        self.lowercase = lowercase
+        self.pos = pos
 
     # ------------------------------------------------------------------ training
     def fit(self, X, lengths=None, heads=None, sample_weight=None):
-        """Train afresh: `n_epochs` passes over the sentences (X, lengths, heads as
-        `partial_fit` takes them). Returns self."""
-        _number("n_epochs", self.n_epochs, 1, integer=True)
-        for name in ("learner_", "features_", "n_epochs_", "history_"):
-            self.__dict__.pop(name, None)
-        data = self._data(X, lengths, heads, sample_weight, training=True)
-        for _ in range(self.n_epochs):
-            self._pass(data)
-        return self
-
-    def partial_fit(self, X, lengths=None, heads=None, sample_weight=None):
-        """One pass over the sentences, continuing the model.
+        """Train (from scratch unless warm_start) with `max_iter` passes.
 
         Parameters
         ----------
@@ -117,133 +131,208 @@ class DependencyParser:
         sample_weight : array of float or None
             One weight per sentence.
         """
-        self._pass(self._data(X, lengths, heads, sample_weight, training=True))
-        return self
+        return self._training((X, lengths, heads, sample_weight, None, None), incremental=False)
 
-    def _pass(self, data):
-        state = getattr(self, "n_epochs_", 0)
+    def partial_fit(self, X, lengths=None, heads=None, sample_weight=None):
+        """One pass over these sentences, in order, continuing the model (as `fit`
+        takes them)."""
+        return self._training((X, lengths, heads, sample_weight, None, None), incremental=True)
+
+    def _fit_reporting(self, X, lengths=None, heads=None, report=None, after_pass=None):
+        """`fit`, calling ``report(order, losses, errors, word_start)`` after each
+        chunk of sentences stepped (their ids, losses, and words wrong before their
+        step) and ``after_pass(epoch)`` after each pass (the benchmarks' curves)."""
+        return self._training((X, lengths, heads, None, report, after_pass), incremental=False)
+
+    def new_learner(self, n_features, n_outputs, n_unpenalized):
+        """The kernel, with the groups resolved (`_groups`)."""
+        groups, self.groups = self.groups, self._groups()
+        try:
+            return super().new_learner(n_features, n_outputs, n_unpenalized)
+        finally:
+            self.groups = groups
+
+    def check_same_rule(self):
+        groups, self.groups = self.groups, self._groups()
+        try:
+            super().check_same_rule()
+        finally:
+            self.groups = groups
+
+    def _groups(self):
+        """The kernel's groups: None unless the penalty is a group penalty; the
+        templates' (`ArcFeatures.groups`) for ``groups="templates"``."""
+        if self.penalty not in GROUP_PENALTIES:
+            return None
+        if isinstance(self.groups, str):
+            if self.groups != "templates":
+                raise ValueError(f"groups={self.groups!r}: give 'templates', an array of group ids, or None.")
+            if getattr(self, "features_", None) is None:
+                raise ValueError("groups='templates' needs treebank sentences (the arc templates); with arc "
+                                 "rows, give each feature's group id as an array.")
+            return self.features_.groups
+        return self.groups
+
+    def _train(self, X, lengths, heads, sample_weight, report, after_pass, *, incremental, first):
+        if not isinstance(self.projective, (bool, np.bool_)):
+            raise ValueError(f"projective={self.projective!r} must be True or False.")
+        if first:
+            self.features_ = None if sp.issparse(X) else ArcFeatures(
+                self.templates, bits=self.bits, lowercase=self.lowercase, pos=self.pos)
+        data = self._data(X, lengths, heads, training=True)
+        weights = sequence_weights(sample_weight, len(data["word_start"]) - 1, "sentence")
+        if first:
+            self.n_features_in_ = data["n_features"]
+            self._learner = self.new_learner(self.n_features_in_, 1, 0)
+        elif data["n_features"] != self.n_features_in_:
+            raise ValueError(f"the arcs have {data['n_features']} features, but this DependencyParser "
+                             f"expects {self.n_features_in_}.")
+        self.__dict__.pop("_snapshot", None)
         n = len(data["word_start"]) - 1
-        order = (np.random.default_rng([self._seed(), state]).permutation(n) if self.shuffle
-                 else np.arange(n)).astype(np.int64)
-        loss = _parser.LOSSES.index(self.loss)
-        learner = self.learner_._learner
-        with lock_of(self.learner_).training():
-            if "tokens" in data:
-                wrong, total, _ = _parser.fit_tokens(learner, self.features_.kernel, data["tokens"], data["starts"],
-                                                     data["word_start"], data["heads"], order, data["weight"],
-                                                     loss, bool(self.projective), data["example"])
-            else:
-                wrong, total, _ = _parser.fit_rows(learner, *data["arcs"], data["first_row"], data["word_start"],
-                                                   data["heads"], order, data["weight"], loss,
-                                                   bool(self.projective), data["example"])
-        self.n_epochs_ = state + 1
-        self.history_ = getattr(self, "history_", []) + [{"wrong": int(wrong), "loss": float(total)}]
+        rng, passes = self.rng(incremental), 1 if incremental else self.max_iter
+        total = 0.0
+        for epoch in range(passes):
+            order = np.arange(n) if rng is None else rng.permutation(n)
+            for at in range(0, n, PAUSE_EXAMPLES):
+                chunk = np.ascontiguousarray(order[at:at + PAUSE_EXAMPLES], dtype=np.int64)
+                losses = np.zeros(len(chunk))
+                errors = np.zeros(len(chunk) if report else 0, dtype=np.int64)
+                self._steps(data, chunk, _NO_WEIGHTS if weights is None else weights, losses, errors)
+                total += losses.sum()
+                if report is not None:
+                    report(chunk, losses, errors, data["word_start"])
+                self.pause()
+            if self.verbose:
+                print(f"-- Epoch {epoch + 1}: mean loss {total / max(1, (epoch + 1) * n):.6f}, "
+                      f"t_ = {self._learner.t_}")
+            if after_pass is not None:
+                after_pass(epoch)
+        self.progressive_loss_ = total / max(1, passes * n)
+        self.n_iter_ = passes
 
-    # ------------------------------------------------------------------ prediction
+    def _steps(self, data, chunk, weights, losses, errors):
+        """The compiled loop over the sentences `chunk`."""
+        loss, projective = _parser.LOSSES[self.loss], bool(self.projective)
+        if "tokens" in data:
+            _parser.fit_tokens(self._learner._learner, self.features_.kernel, data["tokens"], data["starts"],
+                               data["word_start"], data["heads"], chunk, weights, loss, projective, losses,
+                               errors, data["example"])
+        else:
+            _parser.fit_rows(self._learner._learner, *data["arcs"], data["first_row"], data["word_start"],
+                             data["heads"], chunk, weights, loss, projective, losses, errors, data["example"])
+
+    # ------------------------------------------------------------------ the model
+    def _weights(self):
+        """w after the last step, read once per step count."""
+        self.check_fitted()
+        with lock_of(self).reading():
+            snapshot = self.__dict__.get("_snapshot")
+            if "_learner" in self.__dict__ and (snapshot is None or snapshot[0] != self._learner.t_):
+                snapshot = (self._learner.t_, np.ascontiguousarray(self._learner.coef_[0], np.float64))
+                self._snapshot = snapshot
+        return snapshot[1]
+
+    @property
+    def coef_(self):
+        """w, (n_features,)."""
+        return self._weights().copy()
+
     def predict(self, X, lengths=None):
         """The heads of the sentences' words: with rows (X sparse, lengths), one int64
         array of every word's head in turn; with sentences (or paths), a list of
         one int64 array per sentence."""
-        self._check_fitted()
-        data = self._data(X, lengths, None, None, training=False)
-        w = np.ascontiguousarray(self.learner_.coef_[0], np.float64)
+        w = self._weights()
+        data = self._data(X, lengths, None, training=False)
+        if data["n_features"] != len(w):
+            raise ValueError(f"the arcs have {data['n_features']} features, but this DependencyParser "
+                             f"expects {len(w)}.")
+        projective = bool(self.projective)
         if "tokens" in data:
             flat = _parser.predict_tokens(w, self.features_.kernel, data["tokens"], data["starts"],
-                                          data["word_start"], bool(self.projective))
+                                          data["word_start"], projective)
             return np.split(flat, data["word_start"][1:-1])
-        return _parser.predict_rows(w, *data["arcs"], data["first_row"], data["word_start"],
-                                    bool(self.projective))
+        return _parser.predict_rows(w, *data["arcs"], data["first_row"], data["word_start"], projective)
 
     def score(self, X, lengths=None, heads=None):
-        """The unlabelled attachment score (share of words given their gold head) of
-        `predict` on these sentences (heads from the sentences, or given with rows)."""
-        predicted = self.predict(X, lengths)
-        if lengths is None:
-            data = self._data(X, None, None, None, training=False)
-            gold = data["heads"]
-            predicted = np.concatenate(predicted)
+        """The unlabelled attachment score (the share of words given their gold
+        head, punctuation included) of `predict` on these sentences: heads from the
+        sentences, or given with rows."""
+        if sp.issparse(X):
+            predicted, gold = self.predict(X, lengths), _rows(X, lengths, heads)["heads"]
         else:
-            gold = np.asarray(heads)
+            sentences = _sentences(X)
+            predicted = np.concatenate(self.predict(sentences))
+            gold = _tokens(self.features_, sentences, True)["heads"]
         return float(np.mean(predicted == gold))
 
-    @property
-    def coef_(self):
-        """The arcs' feature weights after the last step (1, d)."""
-        self._check_fitted()
-        return self.learner_.coef_
-
     # ------------------------------------------------------------------ input
-    def _data(self, X, lengths, heads, sample_weight, training):
-        """The arrays the compiled loops read, checked (see `partial_fit`)."""
-        _one_of("loss", self.loss, _parser.LOSSES)
-        if not isinstance(self.projective, (bool, np.bool_)):
-            raise ValueError(f"projective={self.projective!r} must be True or False.")
+    def _data(self, X, lengths, heads, training):
+        """The arrays the compiled loops read, checked (see `fit`)."""
         if sp.issparse(X):
-            data = _rows(X, lengths, heads if training else None)
-            if training:
-                self._learner(X.shape[1], None)
-        else:
-            if lengths is not None or heads is not None:
-                raise ValueError("lengths= and heads= go with arcs given as a sparse matrix; sentences "
-                                 "read from CoNLL-U carry their own heads.")
-            sentences = _sentences(X)
-            if training and not hasattr(self, "features_"):
-                features = ArcFeatures(self.templates, bits=self.bits, lowercase=self.lowercase, pos=self.pos)
-                self._learner(features.n_features, features)
-            elif not hasattr(self, "features_") or self.features_ is None:
-                raise ValueError("this parser was trained on arc rows: predict from rows (a sparse "
-                                 "matrix with lengths=), not from sentences.")
-            data = _tokens(self.features_, sentences, training)
-        n = len(data["word_start"]) - 1
-        data["weight"] = (np.ones(n) if sample_weight is None
-                          else _sample_weights(sample_weight, n))
-        return data
+            if getattr(self, "features_", None) is not None:
+                raise ValueError("this parser reads treebank sentences (its arc templates make the rows): "
+                                 "give sentences or CoNLL-U paths, not arc rows.")
+            return _rows(X, lengths, heads if training else None)
+        if lengths is not None or heads is not None:
+            raise ValueError("lengths= and heads= go with arcs given as a sparse matrix; sentences read "
+                             "from CoNLL-U carry their own heads.")
+        if getattr(self, "features_", None) is None:
+            raise ValueError("this parser was trained on arc rows: give arc rows (a sparse matrix with "
+                             "lengths=), not sentences.")
+        return _tokens(self.features_, _sentences(X, training), training)
 
-    def _learner(self, n_features, features):
-        """The model, made on the first training call (and grown for wider rows)."""
-        if hasattr(self, "learner_"):
-            if (features is None) != (self.features_ is None):
-                raise ValueError("this parser was trained on " + ("arc rows" if self.features_ is None else
-                                 "treebank sentences") + "; continue it with the same kind of input.")
-            if features is None and n_features > self.learner_.n_features:
-                self.learner_.grow(n_features)
-            return
-        groups = self.groups
-        if self.penalty not in GROUP_PENALTIES:
-            groups = None
-        elif isinstance(groups, str):
-            if groups != "templates":
-                raise ValueError(f"groups={groups!r}: give 'templates', an array of group ids, or None.")
-            if features is None:
-                raise ValueError("groups='templates' needs treebank sentences (the arc templates); with "
-                                 "arc rows, give each feature's group id as an array.")
-            groups = features.groups
-        self.learner_ = StructuredLearner(
-            n_features, 1, update=self.update, schedule=self.schedule, penalty=self.penalty, alpha=self.alpha,
-            l1_ratio=self.l1_ratio, eta0=self.eta0, delta=self.delta, rda_rho=self.rda_rho,
-            berhu_gamma=self.berhu_gamma, groups=groups, group_weights=self.group_weights, fit_intercept=False)
-        self.features_ = features
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_snapshot", None)
+        return state
 
-    def _seed(self):
-        _number("random_state", self.random_state, 0, integer=True)
-        return int(self.random_state)
-
-    def _check_fitted(self):
-        if not hasattr(self, "learner_"):
-            raise ValueError("this DependencyParser is not fitted yet: call fit or partial_fit first.")
-
-    def __repr__(self):
-        return (f"DependencyParser(loss={self.loss!r}, projective={self.projective}, update={self.update!r}, "
-                f"schedule={self.schedule!r}, penalty={self.penalty!r}, alpha={self.alpha})")
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
 
-def _sample_weights(values, n):
-    w = np.asarray(values, dtype=np.float64)
-    if w.shape != (n,):
-        raise ValueError(f"sample_weight has shape {w.shape}; give one weight per sentence ({n},).")
-    for h in w.tolist():
-        _weight(h)
-    return np.ascontiguousarray(w)
+_NO_WEIGHTS = np.empty(0)
+
+
+def save_parser(model, path, extras=None):
+    """Write the fitted DependencyParser ``model`` to a structured model file
+    (`fastprox.structured.model_file`): w, the parameters, its arc features'
+    ``to_dict`` (treebanks), and ``extras`` (plain data) beside them."""
+    w = model._weights()
+    fitted = {"t_": int(model.t_), "n_features_in_": int(model.n_features_in_),
+              "progressive_loss_": float(getattr(model, "progressive_loss_", 0.0))}
+    params = model.get_params()
+    if params["random_state"] is not None and not isinstance(params["random_state"], int):
+        params["random_state"] = None       # (a RandomState object: the passes are over)
+    features = None if model.features_ is None else model.features_.to_dict()
+    write_structured_model(path, "DependencyParser", params, fitted, w.reshape(-1, 1), {}, np.array(["arc"]),
+                           {**(extras or {}), "features": features})
+
+
+def load_parser(path):
+    """(the DependencyParser, the extras) of a file `save_parser` wrote: it predicts
+    as the saved one did; training it again starts a new model (the file holds no
+    training state). ValueError naming the file for anything wrong."""
+    saved = read_structured_model(path, "DependencyParser")
+    try:
+        model = DependencyParser(**saved.params)
+        coef = saved.arrays["coef"]
+        t, d = saved.fitted["t_"], saved.fitted["n_features_in_"]
+        if not (isinstance(t, int) and t >= 0 and d == coef.shape[0] and coef.shape[1] == 1):
+            raise ValueError("fitted.t_ must be an integer >= 0 and fitted.n_features_in_ w's length")
+        model.check_params()
+        features = saved.extras.get("features")
+        model.features_ = None if features is None else ArcFeatures.from_dict(features)
+        if model.features_ is not None and model.features_.n_features != d:
+            raise ValueError(f"the arc features have {model.features_.n_features} columns, w {d}")
+    except (KeyError, TypeError, ValueError) as e:
+        what = f"missing entry {e}" if isinstance(e, KeyError) else str(e)
+        raise ValueError(f"{path}: {what}") from None
+    model.t_, model.n_features_in_ = t, d
+    model.progressive_loss_ = saved.fitted.get("progressive_loss_", 0.0)
+    model._snapshot = (t, np.ascontiguousarray(coef[:, 0]))
+    return model, saved.extras
 
 
 def _rows(X, lengths, heads):
@@ -274,7 +363,7 @@ def _rows(X, lengths, heads):
     arrays = kernel_arrays(X)
     if not np.all(np.isfinite(arrays[0])):
         raise ValueError("the arcs' values contain NaN or infinity; remove or replace them.")
-    data = {"arcs": arrays, "first_row": first_row, "word_start": word_start,
+    data = {"arcs": arrays, "first_row": first_row, "word_start": word_start, "n_features": X.shape[1],
             "example": lambda s: f"sentence {s} (arc rows {first_row[s]}..{first_row[s + 1] - 1})"}
     data["heads"] = None if heads is None else _gold_heads(heads, lengths, word_start)
     return data
@@ -309,9 +398,9 @@ def _gold_heads(heads, lengths, word_start):
     return heads
 
 
-def _sentences(X):
-    """The sentences of X: CoNLL-U sentences (read with heads), or the paths of
-    CoNLL-U files (one, or several)."""
+def _sentences(X, heads=True):
+    """The sentences of X: CoNLL-U sentences, or the paths of CoNLL-U files (one, or
+    several), read with their heads (checked) unless ``heads`` is False."""
     if isinstance(X, (str, os.PathLike)):
         X = [X]
     if not isinstance(X, Iterable):
@@ -320,7 +409,7 @@ def _sentences(X):
     out = []
     for item in X:
         if isinstance(item, (str, os.PathLike)):
-            out.extend(read_conllu(item, heads=True))
+            out.extend(read_conllu(item, heads=heads))
         else:
             out.append(item)
     return out
@@ -345,4 +434,4 @@ def _tokens(features, sentences, training):
         sentence = sentences[s]
         return f"{sentence.source}:{sentence.line} (sentence {s})"
     return {"tokens": np.ascontiguousarray(tokens), "starts": starts, "word_start": word_start,
-            "heads": heads, "example": example}
+            "heads": heads, "example": example, "n_features": features.n_features}

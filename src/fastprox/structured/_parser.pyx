@@ -41,8 +41,8 @@ from cython cimport longlong
 ctypedef void (*tree_decoder)(const double*, Py_ssize_t, const int64_t*, double*, int64_t*,
                               int64_t*) noexcept nogil
 
-#: The losses, by code (`LOSSES[code]`).
-LOSSES = ("perceptron", "hinge")
+#: The losses' codes (`fastprox.structured._params.PARSER_LOSSES`).
+LOSSES = {"perceptron": 0, "hinge": 1}
 
 
 cdef struct Scratch:
@@ -103,14 +103,15 @@ cdef inline Py_ssize_t _add_row(const value_t* data, const index_t* indices, con
     return r
 
 
-cdef inline Py_ssize_t sentence_step(Ctx* c, const value_t* data, const index_t* indices,
-                                     const index_t* indptr, long long first, Py_ssize_t n, bint hinge,
-                                     double h, Scratch* s, double* loss) noexcept nogil:
+cdef inline double sentence_step(Ctx* c, const value_t* data, const index_t* indices,
+                                 const index_t* indptr, long long first, Py_ssize_t n, bint hinge,
+                                 double h, Scratch* s, int64_t* errors) noexcept nogil:
     """One training step on the sentence of n >= 1 words whose arc rows start at row
     `first` of the CSR arrays and whose gold heads are s.gold[1..n]: scores, decoding,
-    the step (as the module says). Adds the example's loss to loss[0]; returns the
-    words the decoded tree gives a wrong head (Delta(y, y^)). If a score is not
-    finite, or the gradient could overflow, the step is refused (c.cursor.nonfinite)."""
+    the step (as the module says). Returns the example's loss (times h); where
+    `errors` is not NULL, writes there the words the tree of highest score (without
+    the cost) gives a wrong head. If a score is not finite, or the gradient could
+    overflow, the step is refused (c.cursor.nonfinite)."""
     cdef Py_ssize_t N = n + 1, m, r = 0, wrong = 0
     cdef long long rows = N * n
     cdef double zero = 0.0, margin = 0.0
@@ -118,9 +119,15 @@ cdef inline Py_ssize_t sentence_step(Ctx* c, const value_t* data, const index_t*
     release_items(c, indices, indptr, first, rows)
     if c.cursor.nonfinite:          # (refused by the step: nothing decoded from such scores)
         structured_step_rows(c, NULL, 0, NULL, &zero, NULL, h)
-        return 0
+        return 0.0
     _arc_matrix(s.scores, n, s.S)
-    s.decode(s.S, n, s.gold if hinge else NULL, s.work, s.iwork, s.heads)
+    if errors != NULL:
+        s.decode(s.S, n, NULL, s.work, s.iwork, s.heads)
+        errors[0] = 0
+        for m in range(1, N):
+            errors[0] += s.heads[m] != s.gold[m]
+    if errors == NULL or hinge:
+        s.decode(s.S, n, s.gold if hinge else NULL, s.work, s.iwork, s.heads)
     for m in range(1, N):
         if s.heads[m] != s.gold[m]:
             wrong += 1
@@ -132,9 +139,8 @@ cdef inline Py_ssize_t sentence_step(Ctx* c, const value_t* data, const index_t*
             if s.heads[m] != s.gold[m]:
                 r = _add_row(data, indices, indptr, first + s.heads[m] * n + m - 1, 1.0, s.features, s.G, r)
                 r = _add_row(data, indices, indptr, first + s.gold[m] * n + m - 1, -1.0, s.features, s.G, r)
-    loss[0] += h * (margin if margin > 0.0 or not hinge else 0.0)
     structured_step_rows(c, s.features, r, s.G, &zero, NULL, h)
-    return wrong
+    return h * (margin if margin > 0.0 or not hinge else 0.0)
 
 
 cdef inline double row_score(const value_t* data, const index_t* indices, const index_t* indptr,
@@ -151,25 +157,28 @@ cdef inline double row_score(const value_t* data, const index_t* indices, const 
 
 def fit_rows(Learner learner, data, indices, indptr, const int64_t[::1] first_row,
              const int64_t[::1] word_start, const int64_t[::1] heads, const int64_t[::1] order,
-             const double[::1] sample_weight, int loss, bint projective, example):
-    """One pass over the sentences in `order` (indices into them) whose arc rows are
+             const double[::1] sample_weight, int loss, bint projective, double[::1] losses,
+             int64_t[::1] errors, example):
+    """Steps over the sentences in `order` (indices into them) whose arc rows are
     the CSR arrays' rows first_row[s] .. first_row[s + 1] and whose gold heads are
     heads[word_start[s] .. word_start[s + 1]] (checked by the caller: every row in
-    the arrays, every head a tree's). Returns (words with a wrong decoded head, the
-    summed loss, sentences stepped); a refused sentence raises the ValueError
-    `example(s)` names, after the sentences before it stepped."""
+    the arrays, every head a tree's), weighted by sample_weight[s] (or 1: empty).
+    losses[i] gets the loss of sentence order[i], errors[i] (unless errors is
+    empty) the words its tree of highest score got wrong before the step. A refused
+    sentence raises the ValueError `example(s)` names, after the sentences before it
+    stepped."""
     kind = csr_kind(data, indices)
     if kind == 0:
         return _fit_rows[double, int](learner, data, indices, indptr, first_row, word_start, heads, order,
-                                      sample_weight, loss, projective, example)
+                                      sample_weight, loss, projective, losses, errors, example)
     if kind == 1:
         return _fit_rows[double, longlong](learner, data, indices, indptr, first_row, word_start, heads, order,
-                                           sample_weight, loss, projective, example)
+                                           sample_weight, loss, projective, losses, errors, example)
     if kind == 2:
         return _fit_rows[float, int](learner, data, indices, indptr, first_row, word_start, heads, order,
-                                     sample_weight, loss, projective, example)
+                                     sample_weight, loss, projective, losses, errors, example)
     return _fit_rows[float, longlong](learner, data, indices, indptr, first_row, word_start, heads, order,
-                                      sample_weight, loss, projective, example)
+                                      sample_weight, loss, projective, losses, errors, example)
 
 
 def predict_rows(const double[::1] w, data, indices, indptr, const int64_t[::1] first_row,
@@ -203,29 +212,51 @@ cdef Py_ssize_t _widest(const index_t[::1] indptr):
 cdef object _fit_rows(Learner learner, const value_t[::1] data, const index_t[::1] indices,
                       const index_t[::1] indptr, const int64_t[::1] first_row, const int64_t[::1] word_start,
                       const int64_t[::1] heads, const int64_t[::1] order, const double[::1] sample_weight,
-                      int loss, bint projective, example):
+                      int loss, bint projective, double[::1] losses, int64_t[::1] errors, example):
     cdef Ctx* c = &learner.c
-    cdef Py_ssize_t longest = _longest(word_start), widest = _widest(indptr), i, s, n, m, done = 0
-    cdef long long wrong = 0
-    cdef double total = 0.0
+    cdef Py_ssize_t longest = _longest(word_start), widest = _widest(indptr), i, s, done = 0
     cdef _Scratch scratch = _Scratch(longest, 2 * longest * widest, projective)
     cdef Scratch* sc = &scratch.s
     cdef const value_t* X = &data[0] if data.shape[0] else NULL
     cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
+    _check_chunk(order, sample_weight, losses, errors, word_start.shape[0] - 1)
     structured_scratch(c, widest)
     with nogil:
         for i in range(order.shape[0]):
             s = order[i]
-            n = word_start[s + 1] - word_start[s]
-            for m in range(n):
-                sc.gold[m + 1] = heads[word_start[s] + m]
-            wrong += sentence_step(c, X, ind, &indptr[0], first_row[s], n, loss == 1, sample_weight[s], sc, &total)
+            losses[i] = sentence_step(c, X, ind, &indptr[0], first_row[s], _gold(sc, heads, word_start, s),
+                                      loss == 1, sample_weight[s] if sample_weight.shape[0] else 1.0, sc,
+                                      &errors[i] if errors.shape[0] else NULL)
             if c.cursor.nonfinite:
                 break
             done += 1
     if c.cursor.nonfinite:
         refuse_example(c, example(order[done]))
-    return wrong, total, done
+    return done
+
+
+cdef int _check_chunk(const int64_t[::1] order, const double[::1] sample_weight, double[::1] losses,
+                      int64_t[::1] errors, Py_ssize_t n_sentences) except -1:
+    """The loops' arrays agree: order within the sentences, one loss (and error
+    count, unless none are asked) per sentence of the order, a weight per sentence."""
+    cdef Py_ssize_t i
+    if losses.shape[0] != order.shape[0] or errors.shape[0] not in (0, order.shape[0]):
+        raise ValueError("losses and errors must have one entry per sentence of the order")
+    if sample_weight.shape[0] not in (0, n_sentences):
+        raise ValueError("sample_weight must have one weight per sentence")
+    for i in range(order.shape[0]):
+        if not 0 <= order[i] < n_sentences:
+            raise ValueError(f"order[{i}] = {order[i]} is not a sentence (0..{n_sentences - 1})")
+    return 0
+
+
+cdef inline Py_ssize_t _gold(Scratch* sc, const int64_t[::1] heads, const int64_t[::1] word_start,
+                             Py_ssize_t s) noexcept nogil:
+    """Sentence s's gold heads into sc.gold[1..n]; its n."""
+    cdef Py_ssize_t m, n = word_start[s + 1] - word_start[s]
+    for m in range(n):
+        sc.gold[m + 1] = heads[word_start[s] + m]
+    return n
 
 
 cdef object _predict_rows(const double[::1] w, const value_t[::1] data, const index_t[::1] indices,
@@ -286,16 +317,15 @@ cdef inline int _make(const ArcPlan* plan, const uint64_t* tokens, Py_ssize_t n,
 
 def fit_tokens(Learner learner, ArcKernel kernel, const uint64_t[:, ::1] tokens, const int64_t[::1] starts,
                const int64_t[::1] word_start, const int64_t[::1] heads, const int64_t[::1] order,
-               const double[::1] sample_weight, int loss, bint projective, example):
+               const double[::1] sample_weight, int loss, bint projective, double[::1] losses,
+               int64_t[::1] errors, example):
     """`fit_rows` over sentences given by their token codes (`ArcFeatures.corpus`:
     sentence s is rows starts[s] .. starts[s + 1] of `tokens`, word_start[s + 1] -
     word_start[s] + 3 of them, checked by the caller), each one's arc rows made
     from the kernel's plan when it steps."""
     cdef Ctx* c = &learner.c
-    cdef Py_ssize_t longest = _longest(word_start), i, s, n, m, done = 0
+    cdef Py_ssize_t longest = _longest(word_start), i, s, n, done = 0
     cdef Py_ssize_t widest = kernel.plan.n_single + 2 * longest
-    cdef long long wrong = 0
-    cdef double total = 0.0
     cdef bint no_memory = False
     cdef _Scratch scratch = _Scratch(longest, 2 * longest * widest, projective)
     cdef Scratch* sc = &scratch.s
@@ -303,18 +333,18 @@ def fit_tokens(Learner learner, ArcKernel kernel, const uint64_t[:, ::1] tokens,
     if kernel.n_columns > learner.n_features:
         raise ValueError(f"the arc features have {kernel.n_columns} columns, the model "
                          f"{learner.n_features} features.")
+    _check_chunk(order, sample_weight, losses, errors, word_start.shape[0] - 1)
     structured_scratch(c, widest)
     with nogil:
         for i in range(order.shape[0]):
             s = order[i]
-            n = word_start[s + 1] - word_start[s]
+            n = _gold(sc, heads, word_start, s)
             if _make(&kernel.plan, &tokens[starts[s], 0], n, rows):
                 no_memory = True
                 break
-            for m in range(n):
-                sc.gold[m + 1] = heads[word_start[s] + m]
-            wrong += sentence_step(c, rows.ones, <const int*>rows.rows.indices, <const int*>rows.indptr, 0, n,
-                                   loss == 1, sample_weight[s], sc, &total)
+            losses[i] = sentence_step(c, rows.ones, <const int*>rows.rows.indices, <const int*>rows.indptr, 0, n,
+                                      loss == 1, sample_weight[s] if sample_weight.shape[0] else 1.0, sc,
+                                      &errors[i] if errors.shape[0] else NULL)
             if c.cursor.nonfinite:
                 break
             done += 1
@@ -322,7 +352,7 @@ def fit_tokens(Learner learner, ArcKernel kernel, const uint64_t[:, ::1] tokens,
         raise MemoryError(f"no memory for the arcs of {example(order[done])}")
     if c.cursor.nonfinite:
         refuse_example(c, example(order[done]))
-    return wrong, total, done
+    return done
 
 
 def predict_tokens(const double[::1] w, ArcKernel kernel, const uint64_t[:, ::1] tokens,
