@@ -302,3 +302,42 @@ def test_unfitted_and_mixed_inputs_are_refused(treebank):
         DependencyParser(loss="log").fit(X, [1], [0])
     with pytest.raises(ValueError, match="groups='templates' needs treebank"):
         DependencyParser(penalty="squared_group").fit(X, [1], [0])
+
+
+def test_save_and_load_predict_the_same(treebank, tmp_path):
+    from fastprox.structured.parser import load_parser, save_parser
+    model = DependencyParser(bits=12, max_iter=2, random_state=0).fit(treebank)
+    save_parser(model, tmp_path / "m.npz")
+    loaded, extras = load_parser(tmp_path / "m.npz")
+    assert loaded.coef_.tobytes() == model.coef_.tobytes() and loaded.t_ == model.t_
+    assert [p.tolist() for p in loaded.predict(treebank)] == [p.tolist() for p in model.predict(treebank)]
+    with pytest.raises(ValueError, match="model file"):
+        loaded.partial_fit(treebank)
+    (tmp_path / "bad.npz").write_bytes(b"not a model")
+    with pytest.raises(ValueError, match="bad.npz: not a readable"):
+        load_parser(tmp_path / "bad.npz")
+
+
+def test_command_line_trains_predicts_and_scores(treebank, tmp_path, capsys):
+    from fastprox.cli import main
+    model, out = tmp_path / "m.npz", tmp_path / "pred.conllu"
+    assert main(["parse", "train", str(treebank), "--test", str(treebank), "--model", str(model),
+                 "--bits", "12", "--passes", "3"]) == 0
+    err = capsys.readouterr().err
+    assert "example" in err and "finished run" in err
+    assert "test: 3 sentences, 10 words, UAS 100.00% (all words), 100.00% (without punctuation)" in err
+    assert main(["parse", "predict", str(model), str(treebank), "--out", str(out)]) == 0
+    assert out.read_text() == CONLLU            # learned: every head as it was, every other line too
+    assert "UAS 100.00%" in capsys.readouterr().err
+    unlabelled = tmp_path / "unlabelled.conllu"
+    unlabelled.write_text("1\tdogs\tdog\tNOUN\tNNS\t_\t_\t_\t_\t_\n2\tbark\tbark\tVERB\tVBP\t_\t_\t_\t_\t_\n\n")
+    assert main(["parse", "predict", str(model), str(unlabelled)]) == 0
+    captured = capsys.readouterr()
+    assert [line.split("\t")[6] for line in captured.out.splitlines() if line] == ["2", "0"]
+    assert captured.err == ""
+    bad = tmp_path / "bad.conllu"
+    bad.write_text(CONLLU.replace("3\tbarks\tbark\tVERB\tVBZ\t_\t0", "3\tbarks\tbark\tVERB\tVBZ\t_\t7"))
+    assert main(["parse", "train", str(bad)]) == 1
+    assert f"{bad}:4: HEAD 7 of word 3 is outside 0..4" in capsys.readouterr().err
+    assert main(["parse", "train", str(treebank), "--templates", "hp.mp,nonsense"]) == 1
+    assert "unknown arc template 'nonsense'" in capsys.readouterr().err

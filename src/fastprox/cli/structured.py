@@ -20,9 +20,10 @@ _HEADER = (("average", "since", "example", "current", "current", "current"),
 _WIDTHS = (10, 10, 12, 10, 10, 9)
 
 
-def add_learner_options(parser, defaults, losses):
+def add_learner_options(parser, defaults, losses, intercept=True):
     """The learner's options (``defaults``: the estimator's, as a dict) in a group of
-    their own; `learner_params` gives them back as the estimator's parameters."""
+    their own, --no-intercept unless ``intercept`` is False (a parser's arcs have
+    none); `learner_params` gives them back as the estimator's parameters."""
     from .._rules import PENALTIES, SCHEDULES, UPDATES
     group = parser.add_argument_group("learner options (see help(fastprox.structured.SequenceTagger))")
     group.add_argument("--loss", choices=losses, default=defaults["loss"], help="the structured loss")
@@ -39,7 +40,8 @@ def add_learner_options(parser, defaults, losses):
     group.add_argument("--passes", type=int, default=defaults["max_iter"], help="passes over the training data")
     group.add_argument("--no-shuffle", action="store_true", help="visit the examples in the files' order")
     group.add_argument("--seed", type=int, default=0, help="seed of the passes' shuffling")
-    group.add_argument("--no-intercept", action="store_true", help="fit no label biases")
+    if intercept:
+        group.add_argument("--no-intercept", action="store_true", help="fit no label biases")
 
 
 def learner_params(args, groups=None):
@@ -50,8 +52,8 @@ def learner_params(args, groups=None):
     return dict(loss=args.loss, update=args.update, schedule=args.schedule, penalty=args.penalty,
                 alpha=args.alpha, l1_ratio=args.l1_ratio, eta0=args.eta0, delta=args.delta, rda_rho=args.rda_rho,
                 berhu_gamma=args.berhu_gamma, max_iter=args.passes, shuffle=not args.no_shuffle,
-                random_state=args.seed, fit_intercept=not args.no_intercept,
-                groups=groups if group_penalty else None)
+                random_state=args.seed, groups=groups if group_penalty else None,
+                **({"fit_intercept": not args.no_intercept} if "no_intercept" in args else {}))
 
 
 class StructuredTable:
