@@ -21,7 +21,7 @@ import time
 
 from .._writes import check_output
 from ..structured._params import PARSER_DEFAULTS, PARSER_LOSSES
-from .structured import StructuredTable, add_learner_options, learner_params, stderr_line
+from .structured import StructuredTable, add_learner_options, add_predict_action, learner_params, stderr_line
 
 
 def add_arguments(parser):
@@ -45,13 +45,7 @@ def add_arguments(parser):
     train.add_argument("--quiet", action="store_true", help="no table on standard error")
     add_learner_options(train, PARSER_DEFAULTS, PARSER_LOSSES, intercept=False)
     train.set_defaults(parse_run=run_train)
-    predict = actions.add_parser("predict", help="parse a CoNLL-U file with a model", description=__doc__,
-                                 formatter_class=parser.formatter_class)
-    predict.add_argument("model", metavar="MODEL", help="a model written by 'fastprox parse train --model'")
-    predict.add_argument("data", metavar="FILE", help="the CoNLL-U file to parse")
-    predict.add_argument("--out", metavar="PRED", default="-", help="write here (- : standard output)")
-    predict.add_argument("--quiet", action="store_true", help="no scores on standard error")
-    predict.set_defaults(parse_run=run_predict)
+    add_predict_action(actions, parser, __doc__, "parse", run_predict, "the CoNLL-U file to parse")
 
 
 def run(args):

@@ -44,6 +44,18 @@ def add_learner_options(parser, defaults, losses, intercept=True):
         group.add_argument("--no-intercept", action="store_true", help="fit no label biases")
 
 
+def add_predict_action(actions, parser, doc, command, run, what):
+    """The ``predict`` action of a structured command: MODEL FILE [--out PRED]
+    [--quiet]; ``what`` names the file to predict on."""
+    predict = actions.add_parser("predict", help=f"{command} a file with a model", description=doc,
+                                 formatter_class=parser.formatter_class)
+    predict.add_argument("model", metavar="MODEL", help=f"a model written by 'fastprox {command} train --model'")
+    predict.add_argument("data", metavar="FILE", help=what)
+    predict.add_argument("--out", metavar="PRED", default="-", help="write here (- : standard output)")
+    predict.add_argument("--quiet", action="store_true", help="no scores on standard error")
+    predict.set_defaults(**{f"{command}_run": run})
+
+
 def learner_params(args, groups=None):
     """The estimator's parameters from the learner's options (``groups``: the
     features' groups, given to group penalties only)."""

@@ -19,7 +19,8 @@ import time
 
 from .._writes import check_output
 from ..structured._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS
-from .structured import StructuredTable, add_learner_options, learner_params, score_lines, stderr_line
+from .structured import (StructuredTable, add_learner_options, add_predict_action, learner_params, score_lines,
+                         stderr_line)
 
 FORMATS = ("conll", "crfsuite", "libsvm")
 
@@ -43,13 +44,7 @@ def add_arguments(parser):
     train.add_argument("--quiet", action="store_true", help="no table on standard error")
     add_learner_options(train, TAGGER_DEFAULTS, SEQUENCE_LOSSES)
     train.set_defaults(tag_run=run_train)
-    predict = actions.add_parser("predict", help="tag a file with a model", description=__doc__,
-                                 formatter_class=parser.formatter_class)
-    predict.add_argument("model", metavar="MODEL", help="a model written by 'fastprox tag train --model'")
-    predict.add_argument("data", metavar="FILE", help="the file to tag, in the model's format")
-    predict.add_argument("--out", metavar="PRED", default="-", help="write here (- : standard output)")
-    predict.add_argument("--quiet", action="store_true", help="no scores on standard error")
-    predict.set_defaults(tag_run=run_predict)
+    add_predict_action(actions, parser, __doc__, "tag", run_predict, "the file to tag, in the model's format")
 
 
 def run(args):

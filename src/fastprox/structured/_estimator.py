@@ -161,7 +161,17 @@ class StructuredEstimator(BaseEstimator):
             if "_learner" in state:
                 state["_learner"] = copy.copy(self._learner)
         state.pop("_lock", None)
+        state.pop("_snapshot", None)        # (the model read once per step count: read again)
         return state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+#: The compiled loops' sample weights where none are given (weights 1).
+NO_WEIGHTS = np.empty(0)
 
 
 def sequence_weights(sample_weight, n_examples, what="sequence"):

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from .._concurrency import lock_of
 from .._validation import GROUP_PENALTIES, kernel_arrays
 from . import _parser
-from ._estimator import PAUSE_EXAMPLES, StructuredEstimator, sequence_weights
+from ._estimator import NO_WEIGHTS, PAUSE_EXAMPLES, StructuredEstimator, sequence_weights
 from ._params import PARSER_DEFAULTS as DEFAULTS, PARSER_LOSSES
 from .arcs import ArcFeatures
 from .io import read_conllu
@@ -197,7 +197,7 @@ class DependencyParser(StructuredEstimator):
                 chunk = np.ascontiguousarray(order[at:at + PAUSE_EXAMPLES], dtype=np.int64)
                 losses = np.zeros(len(chunk))
                 errors = np.zeros(len(chunk) if report else 0, dtype=np.int64)
-                self._steps(data, chunk, _NO_WEIGHTS if weights is None else weights, losses, errors)
+                self._steps(data, chunk, NO_WEIGHTS if weights is None else weights, losses, errors)
                 total += losses.sum()
                 if report is not None:
                     report(chunk, losses, errors, data["word_start"])
@@ -281,18 +281,6 @@ class DependencyParser(StructuredEstimator):
                              "lengths=), not sentences.")
         return _tokens(self.features_, _sentences(X, training), training)
 
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("_snapshot", None)
-        return state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
-
-_NO_WEIGHTS = np.empty(0)
 
 
 def save_parser(model, path, extras=None):

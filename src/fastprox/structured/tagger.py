@@ -17,7 +17,7 @@ from sklearn.utils.metaestimators import available_if
 from .._concurrency import lock_of
 from . import _tagger
 from ._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS as DEFAULTS
-from ._estimator import PAUSE_EXAMPLES, StructuredEstimator, sequence_weights
+from ._estimator import NO_WEIGHTS, PAUSE_EXAMPLES, StructuredEstimator, sequence_weights
 from .learner import _items
 from .model_file import read_structured_model, write_structured_model
 
@@ -152,7 +152,7 @@ class SequenceTagger(StructuredEstimator):
                 losses = np.zeros(len(chunk))
                 errors = np.zeros(len(chunk) if report else 0, dtype=np.int64)
                 _tagger.fit_sequences(self._learner._learner, data, indices, indptr, target, starts, chunk,
-                                      _NO_WEIGHTS if weights is None else weights, loss, losses, errors,
+                                      NO_WEIGHTS if weights is None else weights, loss, losses, errors,
                                       self._learner.t_ + 1)
                 total += losses.sum()
                 if report is not None:
@@ -240,18 +240,6 @@ class SequenceTagger(StructuredEstimator):
             raise ValueError(f"y has {y.shape[0] if y.ndim else 0} labels for {predicted.shape[0]} items.")
         return float(np.average(predicted == y, weights=sample_weight)) if len(y) else 1.0
 
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("_snapshot", None)
-        return state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
-
-_NO_WEIGHTS = np.empty(0)
 
 
 def save_tagger(model, path, extras=None):
