@@ -21,15 +21,12 @@ import time
 
 from .._writes import check_output
 from ..structured._params import PARSER_DEFAULTS, PARSER_LOSSES
-from .structured import StructuredTable, add_learner_options, add_predict_action, learner_params, stderr_line
+from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, learner_params,
+                         stderr_line)
 
 
 def add_arguments(parser):
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True,
-                                    parser_class=type(parser))
-    train = actions.add_parser("train", help="train a parser", description=__doc__,
-                               formatter_class=parser.formatter_class)
-    train.add_argument("data", nargs="+", metavar="FILE", help="training treebanks (CoNLL-U)")
+    actions, train = add_train_action(parser, __doc__, "parser", "training treebanks (CoNLL-U)")
     train.add_argument("--templates", metavar="NAMES",
                        help="the arc templates, comma-separated (default: all of "
                             "fastprox.structured.arcs.TEMPLATES)")

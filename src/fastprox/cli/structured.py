@@ -44,6 +44,16 @@ def add_learner_options(parser, defaults, losses, intercept=True):
         group.add_argument("--no-intercept", action="store_true", help="fit no label biases")
 
 
+def add_train_action(parser, doc, noun, what):
+    """The sub-parsers of a structured command's actions, and its ``train`` action
+    (of a ``noun``) with its training files (``what``) given; (actions, train)."""
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(parser))
+    train = actions.add_parser("train", help=f"train a {noun}", description=doc,
+                               formatter_class=parser.formatter_class)
+    train.add_argument("data", nargs="+", metavar="FILE", help=what)
+    return actions, train
+
+
 def add_predict_action(actions, parser, doc, command, run, what):
     """The ``predict`` action of a structured command: MODEL FILE [--out PRED]
     [--quiet]; ``what`` names the file to predict on."""

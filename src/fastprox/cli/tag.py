@@ -19,18 +19,14 @@ import time
 
 from .._writes import check_output
 from ..structured._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS
-from .structured import (StructuredTable, add_learner_options, add_predict_action, learner_params, score_lines,
-                         stderr_line)
+from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, learner_params,
+                         score_lines, stderr_line)
 
 FORMATS = ("conll", "crfsuite", "libsvm")
 
 
 def add_arguments(parser):
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True,
-                                    parser_class=type(parser))
-    train = actions.add_parser("train", help="train a tagger", description=__doc__,
-                               formatter_class=parser.formatter_class)
-    train.add_argument("data", nargs="+", metavar="FILE", help="training files")
+    actions, train = add_train_action(parser, __doc__, "tagger", "training files")
     train.add_argument("--format", choices=FORMATS, required=True, help="the files' format")
     train.add_argument("--columns", default="w,pos,y",
                        help="CoNLL: the columns' names, comma-separated, as templates name them")

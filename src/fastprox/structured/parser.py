@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from .._concurrency import lock_of
 from .._validation import GROUP_PENALTIES, kernel_arrays
 from . import _parser
-from ._estimator import NO_WEIGHTS, PAUSE_EXAMPLES, StructuredEstimator, sequence_weights
+from ._estimator import NO_WEIGHTS, StructuredEstimator, sequence_weights
 from ._params import PARSER_DEFAULTS as DEFAULTS, PARSER_LOSSES
 from .arcs import ArcFeatures
 from .io import read_conllu
@@ -55,18 +55,9 @@ class DependencyParser(StructuredEstimator):
         them): ``"templates"`` makes each arc template a group (sentences from
         treebanks; the MKL paper's setting with ``penalty="squared_group"``); an
         array gives them for arcs given as rows.
-    group_weights : array of float, optional
-        The groups' penalty weights d_G.
-    max_iter : int, default=5
-        Passes over the sentences in `fit`.
-    shuffle : bool, default=True
-        Visit the sentences in a new random order at every pass of `fit`.
-    random_state : int, RandomState or None
-        The shuffling's seed.
-    warm_start : bool, default=False
-        `fit` continues the current model.
-    verbose : int, default=0
-        Print a line per pass.
+    group_weights, max_iter, shuffle, random_state, warm_start, verbose
+        As for `SequenceTagger` (the structured estimators' shell), a sentence
+        being an example; ``max_iter`` defaults to 5 passes.
     projective : bool, default=False
         Decode projective trees (Eisner, O(n^3)) rather than any tree
         (Chu-Liu-Edmonds, O(n^2)).
@@ -188,31 +179,15 @@ class DependencyParser(StructuredEstimator):
             raise ValueError(f"the arcs have {data['n_features']} features, but this DependencyParser "
                              f"expects {self.n_features_in_}.")
         self.__dict__.pop("_snapshot", None)
-        n = len(data["word_start"]) - 1
-        rng, passes = self.rng(incremental), 1 if incremental else self.max_iter
-        total = 0.0
-        for epoch in range(passes):
-            order = np.arange(n) if rng is None else rng.permutation(n)
-            for at in range(0, n, PAUSE_EXAMPLES):
-                chunk = np.ascontiguousarray(order[at:at + PAUSE_EXAMPLES], dtype=np.int64)
-                losses = np.zeros(len(chunk))
-                errors = np.zeros(len(chunk) if report else 0, dtype=np.int64)
-                self._steps(data, chunk, NO_WEIGHTS if weights is None else weights, losses, errors)
-                total += losses.sum()
-                if report is not None:
-                    report(chunk, losses, errors, data["word_start"])
-                self.pause()
-            if self.verbose:
-                print(f"-- Epoch {epoch + 1}: mean loss {total / max(1, (epoch + 1) * n):.6f}, "
-                      f"t_ = {self._learner.t_}")
-            if after_pass is not None:
-                after_pass(epoch)
-        self.progressive_loss_ = total / max(1, passes * n)
-        self.n_iter_ = passes
+        self.run_passes(len(data["word_start"]) - 1, incremental,
+                        lambda chunk, losses, errors: self._steps(data, chunk, weights, losses, errors),
+                        None if report is None else lambda *chunk: report(*chunk, data["word_start"]),
+                        after_pass)
 
     def _steps(self, data, chunk, weights, losses, errors):
         """The compiled loop over the sentences `chunk`."""
         loss, projective = _parser.LOSSES[self.loss], bool(self.projective)
+        weights = NO_WEIGHTS if weights is None else weights
         if "tokens" in data:
             _parser.fit_tokens(self._learner._learner, self.features_.kernel, data["tokens"], data["starts"],
                                data["word_start"], data["heads"], chunk, weights, loss, projective, losses,

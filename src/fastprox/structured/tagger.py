@@ -17,7 +17,7 @@ from sklearn.utils.metaestimators import available_if
 from .._concurrency import lock_of
 from . import _tagger
 from ._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS as DEFAULTS
-from ._estimator import NO_WEIGHTS, PAUSE_EXAMPLES, StructuredEstimator, sequence_weights
+from ._estimator import NO_WEIGHTS, StructuredEstimator, sequence_weights
 from .learner import _items
 from .model_file import read_structured_model, write_structured_model
 
@@ -143,26 +143,14 @@ class SequenceTagger(StructuredEstimator):
             raise ValueError(f"X has {n_features} features, but SequenceTagger is expecting "
                              f"{self.n_features_in_} features as input.")
         self.__dict__.pop("_snapshot", None)
-        rng, passes = self.rng(incremental), 1 if incremental else self.max_iter
-        loss, total = _tagger.LOSSES[self.loss], 0.0
-        for epoch in range(passes):
-            order = np.arange(n_sequences) if rng is None else rng.permutation(n_sequences)
-            for at in range(0, n_sequences, PAUSE_EXAMPLES):
-                chunk = np.ascontiguousarray(order[at:at + PAUSE_EXAMPLES], dtype=np.int64)
-                losses = np.zeros(len(chunk))
-                errors = np.zeros(len(chunk) if report else 0, dtype=np.int64)
-                _tagger.fit_sequences(self._learner._learner, data, indices, indptr, target, starts, chunk,
-                                      NO_WEIGHTS if weights is None else weights, loss, losses, errors,
-                                      self._learner.t_ + 1)
-                total += losses.sum()
-                if report is not None:
-                    report(chunk, losses, errors, starts, indptr)
-                self.pause()
-            if self.verbose:
-                print(f"-- Epoch {epoch + 1}: mean loss {total / max(1, (epoch + 1) * n_sequences):.6f}, "
-                      f"t_ = {self._learner.t_}")
-        self.progressive_loss_ = total / max(1, passes * n_sequences)
-        self.n_iter_ = passes
+        loss = _tagger.LOSSES[self.loss]
+
+        def step(chunk, losses, errors):
+            _tagger.fit_sequences(self._learner._learner, data, indices, indptr, target, starts, chunk,
+                                  NO_WEIGHTS if weights is None else weights, loss, losses, errors,
+                                  self._learner.t_ + 1)
+        self.run_passes(n_sequences, incremental, step,
+                        None if report is None else lambda *chunk: report(*chunk, starts, indptr))
 
     # ------------------------------------------------------------------ the model
     def _model(self):
