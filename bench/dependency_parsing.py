@@ -37,13 +37,11 @@ PARTS = {
     "bits": [(f"bits={b}", {"bits": b}) for b in (22, 24, 26)],
     "rules": [
         ("hinge, fobos + adagrad, no penalty, eta0 0.01", dict(penalty="none", eta0=0.01)),
-        ("hinge, fobos + adagrad, no penalty, eta0 0.1", dict(penalty="none", eta0=0.1)),
-        ("hinge, fobos + adagrad, l2 1e-6, eta0 0.02", dict(penalty="l2", alpha=1e-6, eta0=0.02)),
-        ("hinge, fobos + adagrad, l1 1e-6, eta0 0.02", dict(penalty="l1", alpha=1e-6, eta0=0.02)),
-        ("hinge, rda + adagrad, l2 1e-6, eta0 0.02", dict(update="rda", penalty="l2", alpha=1e-6, eta0=0.02)),
-        ("hinge, fobos + 1/t (Pegasos), l2 1e-4, eta0 1e4",
-         dict(schedule="inv", penalty="l2", alpha=1e-4, eta0=1e4)),
-        ("perceptron, fobos + adagrad, eta0 0.01", dict(loss="perceptron", penalty="none", eta0=0.01)),
+        ("hinge, fobos + adagrad, l2 1e-2, eta0 0.02", dict(alpha=1e-2)),
+        ("hinge, fobos + adagrad, l1 1e-6, eta0 0.02", dict(penalty="l1", alpha=1e-6)),
+        ("hinge, rda + adagrad, l2 1e-3, eta0 0.02", dict(update="rda")),
+        ("hinge, fobos + 1/t (Pegasos), l2 1e-4, eta0 1e4", dict(schedule="inv", alpha=1e-4, eta0=1e4)),
+        ("perceptron, fobos + adagrad, no penalty, eta0 0.01", dict(loss="perceptron", penalty="none", eta0=0.01)),
     ],
 }
 

@@ -275,7 +275,7 @@ def test_bad_treebank_names_file_and_line(tmp_path):
 def test_a_refused_sentence_names_it_and_keeps_the_sentences_before():
     rng = np.random.default_rng(6)
     X, lengths, heads = random_treebank(rng, 5, 6, density=1.0)
-    parser = DependencyParser(loss="perceptron", eta0=1e10, schedule="constant", shuffle=False)
+    parser = DependencyParser(loss="perceptron", eta0=1e10, schedule="constant", penalty="none", shuffle=False)
     parser.partial_fit(X, lengths, heads)
     before = parser.coef_
     X = X.tolil()
@@ -286,7 +286,7 @@ def test_a_refused_sentence_names_it_and_keeps_the_sentences_before():
     assert parser.t_ == len(lengths) + 1 and np.all(np.isfinite(parser.coef_))
     assert not np.array_equal(before, parser.coef_) or parser.t_ == len(lengths) + 1
     with pytest.raises(ValueError, match=r"example sentence 1 \(arc rows"):   # a fit is undone
-        DependencyParser(loss="perceptron", eta0=1e10, schedule="constant", shuffle=False).fit(X, lengths, heads)
+        DependencyParser(loss="perceptron", eta0=1e10, schedule="constant", penalty="none", shuffle=False).fit(X, lengths, heads)
 
 
 def test_unfitted_and_mixed_inputs_are_refused(treebank):

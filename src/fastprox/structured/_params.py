@@ -18,8 +18,8 @@ PARSER_LOSSES = ("hinge", "perceptron")
 
 #: DependencyParser's defaults (`fastprox parse train` takes them too): what
 #: bench/dependency_parsing.py chose on UD English EWT (bench/results/dependency_parsing.md).
-PARSER_DEFAULTS = dict(loss="hinge", penalty="none", alpha=0.0, l1_ratio=0.15, update="fobos",
-                       schedule="adagrad", eta0=0.01, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
-                       groups="templates", group_weights=None, max_iter=5, shuffle=True, random_state=None,
+PARSER_DEFAULTS = dict(loss="hinge", penalty="l2", alpha=1e-3, l1_ratio=0.15, update="fobos",
+                       schedule="adagrad", eta0=0.02, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
+                       groups="templates", group_weights=None, max_iter=3, shuffle=True, random_state=None,
                        warm_start=False, verbose=0, projective=False, templates=None, bits=24,
                        lowercase=False, pos="UPOS")

@@ -57,7 +57,7 @@ class DependencyParser(StructuredEstimator):
         array gives them for arcs given as rows.
     group_weights, max_iter, shuffle, random_state, warm_start, verbose
         As for `SequenceTagger` (the structured estimators' shell), a sentence
-        being an example; ``max_iter`` defaults to 5 passes.
+        being an example; ``max_iter`` defaults to 3 passes.
     projective : bool, default=False
         Decode projective trees (Eisner, O(n^3)) rather than any tree
         (Chu-Liu-Edmonds, O(n^2)).
