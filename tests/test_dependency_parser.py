@@ -341,3 +341,55 @@ def test_command_line_trains_predicts_and_scores(treebank, tmp_path, capsys):
     assert f"{bad}:4: HEAD 7 of word 3 is outside 0..4" in capsys.readouterr().err
     assert main(["parse", "train", str(treebank), "--templates", "hp.mp,nonsense"]) == 1
     assert "unknown arc template 'nonsense'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("penalty", ["squared_group", "l1_l2"])
+def test_template_groups_lazy_equal_eager(treebank, penalty):
+    """Sentences through the templates (2 columns a template, groups = templates)
+    against the eager update decoding from its own scores of the same rows."""
+    sentences = list(read_conllu(treebank, heads=True))
+    params = dict(update="fobos", schedule="invsqrt", penalty=penalty, alpha=0.05, eta0=0.5)
+    parser = DependencyParser(**params, bits=8, max_iter=3, shuffle=False).fit(sentences)
+    features = parser.features_
+    X = sp.vstack([features.transform(s) for s in sentences], format="csr")
+    lengths = np.array([len(s) for s in sentences])
+    heads = np.concatenate([s.heads for s in sentences])
+    update, schedule, penalty = params.pop("update"), params.pop("schedule"), params.pop("penalty")
+    eager = StructuredUpdateReference(features.n_features, 1, 0, update, schedule, penalty, fit_intercept=False,
+                                      groups=features.groups, **params)
+    for _ in range(3):
+        for rows, G, h in drive(None, X, lengths, heads, "hinge", False,
+                                scores=lambda B: eager.scores(B.toarray())[:, 0]):
+            eager.step_rows(rows, G, np.zeros(1), np.zeros(0), h)
+    assert parser.t_ == eager.t == 9
+    assert_contract_close(parser.coef_, eager.coef()[0])
+    norms = np.sqrt(np.add.reduceat(parser.coef_ ** 2, features.offsets[:-1]))
+    assert norms[[features.template_names.index(t) for t in ("mw", "mp", "mw.mp")]].tolist() == [0, 0, 0]
+
+
+def test_an_empty_sentence_in_a_treebank_names_its_line(tmp_path):
+    path = tmp_path / "empty.conllu"
+    path.write_text(CONLLU.replace("# sent_id = c\n", "# sent_id = c\n\n# sent_id = d\n"))
+    with pytest.raises(ValueError, match=r"empty.conllu:\d+: .*without words"):
+        DependencyParser().fit(path)
+
+
+def test_threads_predict_while_one_trains(treebank):
+    import threading
+    parser = DependencyParser(bits=10, max_iter=1).fit(treebank)
+    failures = []
+
+    def read():
+        try:
+            for _ in range(20):
+                assert [len(p) for p in parser.predict(treebank)] == [4, 4, 2]
+        except Exception as e:          # pragma: no cover - reported below
+            failures.append(e)
+    threads = [threading.Thread(target=read) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for _ in range(20):
+        parser.partial_fit(treebank)
+    for t in threads:
+        t.join()
+    assert not failures and parser.t_ == 3 * 21
