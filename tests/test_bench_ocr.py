@@ -113,6 +113,34 @@ def test_rows_combine_kernels_as_average_or_groups():
     assert groups.tolist() == [0, 0, 0, 1, 1, 2] and np.allclose(X.toarray(), 1.0)
 
 
+def test_the_objective_is_the_mean_hinge_by_brute_force_plus_the_penalty():
+    """objective = mean over words of max_y' (score(y') + Hamming(y, y')) - score(y), by
+    enumerating every labelling of short words, + alpha R(W) (squared group norm here)."""
+    import itertools
+    rng = np.random.default_rng(3)
+    lengths = np.array([3, 1, 4, 2])
+    X = sp.csr_matrix(rng.standard_normal((lengths.sum(), 5)) * (rng.random((lengths.sum(), 5)) < 0.6))
+    y = rng.integers(0, 3, lengths.sum()) + 10          # labels 10, 11, 12: columns 0, 1, 2
+    groups = np.array([0, 0, 1, 1, 1])
+    model = ocr_table1.tagger("MKL b1 L + b2 Q + b3 G", 10.0, 0.5, len(lengths), groups, 2, 0).fit(X, y, lengths)
+    W, b, A, s, e = model.coef_, model.intercept_, model.transitions_, model.start_, model.stop_
+
+    def score(E, labels):
+        return (sum(E[i, k] for i, k in enumerate(labels)) + s[labels[0]] + e[labels[-1]]
+                + sum(A[j, k] for j, k in zip(labels[:-1], labels[1:])))
+
+    losses, at = [], 0
+    for n in lengths:
+        E, gold = X[at:at + n] @ W + b, y[at:at + n] - 10
+        best = max(score(E, c) + np.sum(np.array(c) != gold) for c in itertools.product(range(3), repeat=n))
+        losses.append(max(0.0, best - score(E, gold)))
+        at += n
+    norms = [np.linalg.norm(W[groups == g]) for g in (0, 1)]
+    expected = np.mean(losses) + model.alpha * 0.5 * sum(norms) ** 2
+    assert np.mean(losses) > 0
+    assert ocr_table1.objective(model, X, y, lengths, groups) == pytest.approx(expected, rel=1e-12)
+
+
 @pytest.mark.slow
 def test_quick_mode_writes_the_table(shared_structured, tmp_path):
     path, = shared_structured(LETTERS)

@@ -77,7 +77,6 @@ PAPER = {
 }
 EXPERIMENT_1 = tuple(list(ROWS)[:5])
 EXPERIMENT_2 = tuple(list(ROWS)[5:])
-K = 26
 TUNE_FOLD, VALIDATION_FOLD = 0, 1
 ETAS = (0.01, 0.1, 1.0, 10.0)                       # the paper's grid for eta0
 C_REFERENCE = 1e2                                   # the C at which eta0 is chosen
@@ -170,9 +169,10 @@ def objective(model, X, y, lengths, groups):
     lambda R(W)."""
     E = X @ model.coef_ + model.intercept_
     A, s, e = model.transitions_, model.start_, model.stop_
+    codes = np.searchsorted(model.classes_, y)          # the columns of the training labels
     total, at = 0.0, 0
     for n in lengths:
-        gold, scores = y[at:at + n], E[at:at + n]
+        gold, scores = codes[at:at + n], E[at:at + n]
         _, augmented = viterbi(scores, A, s, e, gold, cost=True)
         score = scores[np.arange(n), gold].sum() + s[gold[0]] + A[gold[:-1], gold[1:]].sum() + e[gold[-1]]
         total += max(0.0, augmented - score)
