@@ -27,6 +27,7 @@ from sklearn.utils import check_random_state
 
 from .._concurrency import lock_of
 from .._core import check_same_groups
+from .._restore import restored_on_failure
 from .._validation import _number, _one_of
 from .learner import StructuredLearner
 
@@ -117,21 +118,15 @@ class StructuredEstimator(BaseEstimator):
         fails or is interrupted."""
         with lock_of(self).training():
             self.check_params()
+            if (incremental or self.warm_start) and hasattr(self, "t_") and not hasattr(self, "_learner"):
+                raise ValueError("this model was read from a model file, which holds it for prediction "
+                                 "only: train a new one (fit), or continue from a pickle of the estimator.")
             first = not (incremental or self.warm_start) or not hasattr(self, "_learner")
             if not first:
                 self.check_same_rule()
-            before = None
-            if first or not incremental:
-                before = dict(vars(self))
-                if not first:
-                    before["_learner"] = copy.deepcopy(self._learner)
             try:
-                self._train(*data, incremental=incremental, first=first)
-            except BaseException:
-                if before is not None:
-                    vars(self).clear()
-                    vars(self).update(before)
-                raise
+                with restored_on_failure(self, first or not incremental, model=not first):
+                    self._train(*data, incremental=incremental, first=first)
             finally:
                 if hasattr(self, "_learner"):
                     self.t_ = self._learner.t_

@@ -16,16 +16,16 @@ from sklearn.utils.metaestimators import available_if
 
 from .._concurrency import lock_of
 from . import _tagger
+from ._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS as DEFAULTS
 from ._estimator import PAUSE_EXAMPLES, StructuredEstimator, sequence_weights
 from .learner import _items
+from .model_file import read_structured_model, write_structured_model
 
-__all__ = ["SequenceTagger"]
+__all__ = ["SequenceTagger", "save_tagger", "load_tagger"]
 
-#: SequenceTagger's defaults, written once (the command line reads them).
-DEFAULTS = dict(loss="hinge", penalty="l2", alpha=1e-6, l1_ratio=0.15, update="fobos", schedule="adagrad",
-                eta0=0.1, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0, groups=None, group_weights=None,
-                fit_intercept=True, max_iter=10, shuffle=True, random_state=None, warm_start=False,
-                verbose=0)
+def _part(i, doc):
+    """A fitted attribute: part ``i`` of the model's (W, b, A, s, e), a copy."""
+    return property(lambda self: self._model()[i].copy(), doc=doc)
 
 
 class SequenceTagger(StructuredEstimator):
@@ -88,7 +88,7 @@ class SequenceTagger(StructuredEstimator):
     calls take turns, reads see the model between two sequences.
     """
 
-    _losses = ("hinge", "perceptron", "log")
+    _losses = SEQUENCE_LOSSES
 
     def __init__(self, loss=DEFAULTS["loss"], penalty=DEFAULTS["penalty"], alpha=DEFAULTS["alpha"],
                  l1_ratio=DEFAULTS["l1_ratio"], update=DEFAULTS["update"], schedule=DEFAULTS["schedule"],
@@ -122,6 +122,12 @@ class SequenceTagger(StructuredEstimator):
         """One pass over these sequences, in order, continuing the model. ``classes``
         (every label the model will see) is required at the first call."""
         return self._training((X, y, lengths, sample_weight, classes, None), incremental=True)
+
+    def _fit_reporting(self, X, y, lengths, report):
+        """`fit`, calling ``report(order, losses, errors, starts, indptr)`` after each
+        chunk of sequences stepped (the command line's progressive table): their
+        ids, progressive losses and items wrong before their step."""
+        return self._training((X, y, lengths, None, None, report), incremental=False)
 
     def _train(self, X, y, lengths, sample_weight, classes, report, *, incremental, first):
         data, indices, indptr, n_features = _matrix(X)
@@ -169,7 +175,7 @@ class SequenceTagger(StructuredEstimator):
         self.check_fitted()
         with lock_of(self).reading():
             snapshot = self.__dict__.get("_snapshot")
-            if snapshot is None or snapshot[0] != self._learner.t_:
+            if "_learner" in self.__dict__ and (snapshot is None or snapshot[0] != self._learner.t_):
                 learner = self._learner
                 K = len(self.classes_)
                 u = learner.unpenalized_
@@ -179,26 +185,11 @@ class SequenceTagger(StructuredEstimator):
                 self._snapshot = snapshot
         return snapshot[1:]
 
-    @property
-    def coef_(self):
-        """W, (n_features, n_classes)."""
-        return self._model()[0].copy()
-
-    @property
-    def intercept_(self):
-        return self._model()[1].copy()
-
-    @property
-    def transitions_(self):
-        return self._model()[2].copy()
-
-    @property
-    def start_(self):
-        return self._model()[3].copy()
-
-    @property
-    def stop_(self):
-        return self._model()[4].copy()
+    coef_ = _part(0, "W, (n_features, n_classes).")
+    intercept_ = _part(1, "b, (n_classes,): the label biases.")
+    transitions_ = _part(2, "A, (n_classes, n_classes): A[j, k] scores label j followed by label k.")
+    start_ = _part(3, "s, (n_classes,): the first item's label scores.")
+    stop_ = _part(4, "e, (n_classes,): the last item's label scores.")
 
     def _emissions(self, X, lengths):
         """(E (n_items, K), A, s, e, starts) of the model for the items X."""
@@ -253,6 +244,46 @@ class SequenceTagger(StructuredEstimator):
 _NO_WEIGHTS = np.empty(0)
 
 
+def save_tagger(model, path, extras=None):
+    """Write the fitted SequenceTagger ``model`` to a structured model file
+    (`fastprox.structured.model_file`), with ``extras`` (plain data: the feature
+    extractor's ``to_dict()``, the reader's columns) beside it."""
+    W, b, A, s, e = model._model()
+    fitted = {"t_": int(model.t_), "n_features_in_": int(model.n_features_in_),
+              "progressive_loss_": float(getattr(model, "progressive_loss_", 0.0))}
+    params = model.get_params()
+    if params["random_state"] is not None and not isinstance(params["random_state"], int):
+        params["random_state"] = None       # (a RandomState object: the passes are over)
+    write_structured_model(path, "SequenceTagger", params, fitted, W,
+                           {"intercept": b, "unpenalized": np.concatenate([A.ravel(), s, e])},
+                           model.classes_, extras)
+
+
+def load_tagger(path):
+    """(the SequenceTagger, the extras) of a file `save_tagger` wrote: the model
+    predicts as the saved one did; training it again starts a new model (the file
+    holds no training state). ValueError naming the file for anything wrong."""
+    saved = read_structured_model(path, "SequenceTagger")
+    try:
+        model = SequenceTagger(**saved.params)
+        coef, classes = saved.arrays["coef"], saved.arrays["classes"]
+        K, u = len(classes), saved.arrays["unpenalized"]
+        if saved.arrays["intercept"].shape != (K,) or u.shape != (K * K + 2 * K,):
+            raise ValueError(f"intercept must have {K} entries and unpenalized {K * K + 2 * K}")
+        t, d = saved.fitted["t_"], saved.fitted["n_features_in_"]
+        if not (isinstance(t, int) and t >= 0 and d == coef.shape[0]):
+            raise ValueError("fitted.t_ must be an integer >= 0 and fitted.n_features_in_ W's rows")
+        model.check_params()
+    except (KeyError, TypeError, ValueError) as e:
+        what = f"missing entry {e}" if isinstance(e, KeyError) else str(e)
+        raise ValueError(f"{path}: {what}") from None
+    model.classes_, model.t_, model.n_features_in_ = classes, t, d
+    model.progressive_loss_ = saved.fitted.get("progressive_loss_", 0.0)
+    model._snapshot = (t, coef, saved.arrays["intercept"], u[:K * K].reshape(K, K), u[K * K:K * K + K],
+                       u[K * K + K:])
+    return model, saved.extras
+
+
 def _matrix(X):
     """X's CSR arrays (float32/64 values, canonical indices, all finite) and width."""
     if not sp.issparse(X):
@@ -305,7 +336,7 @@ def _encode(y, classes, n_items):
     codes[codes == len(classes)] = 0
     unknown = classes[codes] != y
     if np.any(unknown):
-        raise ValueError(f"label {y[np.argmax(unknown)]!r} is not one of the model's classes "
-                         f"{list(classes[:10])}{'...' if len(classes) > 10 else ''}; give every label at "
+        raise ValueError(f"label {y[np.argmax(unknown)].item()!r} is not one of the model's classes "
+                         f"{classes[:10].tolist()}{'...' if len(classes) > 10 else ''}; give every label at "
                          "the first partial_fit (classes=...), or fit again.")
     return np.ascontiguousarray(codes, dtype=np.int64)

@@ -1,0 +1,126 @@
+"""What the structured commands share (``fastprox tag``; a parser's command): the
+learner's options, the progressive validation table of structured learners, and
+the scores of labelled items.
+
+The table is Vowpal Wabbit's, as `fastprox train` prints it on standard error
+(fastprox.cli.progress), with an example being a whole structure (a sentence): a
+line at example counts 1, 2, 4, 8, ... with the mean progressive loss so far and
+since the line before (each example's loss at the model before its step), the
+example counter, and the current example's items, how many of them the model got
+wrong before its step (plain decoding) and its stored values. Passes continue the
+count, as VW's do.
+"""
+import sys
+
+from .progress import decimal
+
+#: The table's columns: header lines and the width of each field.
+_HEADER = (("average", "since", "example", "current", "current", "current"),
+           ("loss", "last", "counter", "items", "errors", "features"))
+_WIDTHS = (10, 10, 12, 10, 10, 9)
+
+
+def add_learner_options(parser, defaults, losses):
+    """The learner's options (``defaults``: the estimator's, as a dict) in a group of
+    their own; `learner_params` gives them back as the estimator's parameters."""
+    from .._rules import PENALTIES, SCHEDULES, UPDATES
+    group = parser.add_argument_group("learner options (see help(fastprox.structured.SequenceTagger))")
+    group.add_argument("--loss", choices=losses, default=defaults["loss"], help="the structured loss")
+    group.add_argument("--update", choices=UPDATES, default=defaults["update"], help="update rule")
+    group.add_argument("--schedule", choices=[s for s in SCHEDULES if s != "normalized"],
+                       default=defaults["schedule"], help="step schedule")
+    group.add_argument("--penalty", choices=PENALTIES, default=defaults["penalty"],
+                       help="penalty on the feature weights; the group penalties take the feature "
+                            "templates as groups")
+    for name, meaning in (("alpha", "penalty strength"), ("l1-ratio", "elastic net's l1 share"),
+                          ("eta0", "initial step size"), ("delta", "AdaGrad's delta"),
+                          ("rda-rho", "enhanced l1-RDA's rho"), ("berhu-gamma", "Berhu's gamma")):
+        group.add_argument(f"--{name}", type=float, default=defaults[name.replace("-", "_")], help=meaning)
+    group.add_argument("--passes", type=int, default=defaults["max_iter"], help="passes over the training data")
+    group.add_argument("--no-shuffle", action="store_true", help="visit the examples in the files' order")
+    group.add_argument("--seed", type=int, default=0, help="seed of the passes' shuffling")
+    group.add_argument("--no-intercept", action="store_true", help="fit no label biases")
+
+
+def learner_params(args, groups=None):
+    """The estimator's parameters from the learner's options (``groups``: the
+    features' groups, given to group penalties only)."""
+    from .._rules import PENALTIES
+    group_penalty = PENALTIES[args.penalty].family == "group"
+    return dict(loss=args.loss, update=args.update, schedule=args.schedule, penalty=args.penalty,
+                alpha=args.alpha, l1_ratio=args.l1_ratio, eta0=args.eta0, delta=args.delta, rda_rho=args.rda_rho,
+                berhu_gamma=args.berhu_gamma, max_iter=args.passes, shuffle=not args.no_shuffle,
+                random_state=args.seed, fit_intercept=not args.no_intercept,
+                groups=groups if group_penalty else None)
+
+
+class StructuredTable:
+    """The progressive validation table of a structured learner (the module's
+    docstring), its lines given to ``write`` (none when ``write`` is None)."""
+
+    def __init__(self, write):
+        self.write = write
+        self.examples, self.items, self.total = 0, 0, 0.0
+        self.next = 1 if write else float("inf")
+        self.last_examples, self.last_total = 0, 0.0
+
+    def report(self, order, losses, errors, starts, indptr):
+        """A training call's report of a chunk of examples (SequenceTagger's): their
+        ids ``order``, losses and errors; ``starts`` their first items, ``indptr``
+        the items' first values."""
+        if self.examples + len(order) < self.next:       # no line in this chunk
+            self.examples += len(order)
+            self.total += float(losses.sum())
+            self.items += int(starts[order + 1].sum() - starts[order].sum())
+            return
+        for r, loss, wrong in zip(order, losses, errors):
+            first, last = starts[r], starts[r + 1]
+            self.examples += 1
+            self.items += int(last - first)
+            self.total += float(loss)
+            if self.examples == self.next:
+                self.line(int(last - first), int(wrong), int(indptr[last] - indptr[first]))
+
+    def line(self, items, errors, features):
+        if not self.last_examples:
+            for words in _HEADER:
+                self.write(" ".join(w.ljust(n) for w, n in zip(words, _WIDTHS)).rstrip())
+        since = (self.total - self.last_total) / (self.examples - self.last_examples)
+        fields = (decimal(self.total / self.examples), decimal(since), str(self.examples), str(items),
+                  str(errors), str(features))
+        self.write(" ".join(f.ljust(n) for f, n in zip(fields, _WIDTHS)).rstrip())
+        self.last_examples, self.last_total = self.examples, self.total
+        self.next = 2 * self.examples
+
+    def summary(self, n_features, seconds):
+        """VW's closing lines."""
+        self.write(f"\nfinished run\nnumber of examples = {self.examples}\nnumber of items = {self.items}\n"
+                   f"average loss = {decimal(self.total / max(self.examples, 1))}\n"
+                   f"total feature number = {n_features}\ntraining time = {seconds:.2f} s")
+
+
+def stderr_line(text):
+    print(text, file=sys.stderr, flush=True)
+
+
+def is_iob(labels):
+    """Whether every label is an IOB chunk tag (O, or B-TYPE / I-TYPE; also IOBES's
+    E- and S-), so that conlleval's chunk scores mean something."""
+    return len(labels) > 0 and all(label == "O" or (len(label) > 2 and label[1] == "-" and label[0] in "BIES")
+                                   for label in map(str, labels))
+
+
+def score_lines(y_true, y_pred, lengths, what):
+    """The scores of predictions of labelled items: per-item accuracy, and conlleval's
+    chunk precision, recall and F1 for IOB tags; lines to print."""
+    import numpy as np
+    from ..structured.metrics import chunk_scores
+    y_true, y_pred = np.asarray(y_true).astype(str), np.asarray(y_pred).astype(str)
+    lines = [f"{what}: {len(lengths)} sequences, {len(y_true)} items, per-item accuracy "
+             f"{100 * float(np.mean(y_true == y_pred)) if len(y_true) else 100.0:.2f}%"]
+    if is_iob(np.unique(y_true)):
+        s = chunk_scores(y_true, y_pred, lengths)
+        lines.append(f"{what}: chunks (conlleval): precision {100 * s.precision:.2f}%, recall "
+                     f"{100 * s.recall:.2f}%, F1 {100 * s.f1:.2f} ({s.found_true} chunks, {s.found_predicted} "
+                     f"found, {s.correct} correct)")
+    return lines

@@ -1,0 +1,252 @@
+"""Label sequences: train a SequenceTagger on files of sentences, tag files with it.
+
+  fastprox tag train FILE... [--test FILE] [--model OUT] --format conll|crfsuite|libsvm
+                     [--columns w,pos,y] [--templates FILE]
+  fastprox tag predict MODEL FILE [--out PRED]
+
+``train`` reads the training files (CoNLL columns with a blank line between
+sentences, the label in the last column unless --label says; CRFsuite's attribute
+files; LIBSVM with qid: as the sequence id), turns CoNLL items into feature rows by
+templates (CRF++'s template files, or the shipped ``conll2000`` set), trains with
+Vowpal Wabbit's progressive table on standard error (an example is a sentence) and
+scores --test: per-item accuracy and, for IOB chunk tags, conlleval's chunk
+precision, recall and F1. The model file (--model) holds the tagger and its feature
+extractor, no pickle. ``predict`` writes the input back with the predicted label as
+a last column (CoNLL), or one label a line with a blank line between sequences
+(CRFsuite, LIBSVM), and scores labelled input the same way.
+"""
+import time
+
+from .._writes import check_output
+from ..structured._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS
+from .structured import StructuredTable, add_learner_options, learner_params, score_lines, stderr_line
+
+FORMATS = ("conll", "crfsuite", "libsvm")
+
+
+def add_arguments(parser):
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True,
+                                    parser_class=type(parser))
+    train = actions.add_parser("train", help="train a tagger", description=__doc__,
+                               formatter_class=parser.formatter_class)
+    train.add_argument("data", nargs="+", metavar="FILE", help="training files")
+    train.add_argument("--format", choices=FORMATS, required=True, help="the files' format")
+    train.add_argument("--columns", default="w,pos,y",
+                       help="CoNLL: the columns' names, comma-separated, as templates name them")
+    train.add_argument("--label", help="CoNLL: the label column (default: the last)")
+    train.add_argument("--templates", metavar="FILE",
+                       help="a CRF++ template file (default: the shipped conll2000 set)")
+    train.add_argument("--min-count", type=int, default=1, help="keep features seen at least this often")
+    train.add_argument("--bits", type=int, help="hash features into 2^BITS columns (default: a vocabulary)")
+    train.add_argument("--test", metavar="FILE", help="score the model on this labelled file")
+    train.add_argument("--model", metavar="OUT", help="write the model here")
+    train.add_argument("--quiet", action="store_true", help="no table on standard error")
+    add_learner_options(train, TAGGER_DEFAULTS, SEQUENCE_LOSSES)
+    train.set_defaults(tag_run=run_train)
+    predict = actions.add_parser("predict", help="tag a file with a model", description=__doc__,
+                                 formatter_class=parser.formatter_class)
+    predict.add_argument("model", metavar="MODEL", help="a model written by 'fastprox tag train --model'")
+    predict.add_argument("data", metavar="FILE", help="the file to tag, in the model's format")
+    predict.add_argument("--out", metavar="PRED", default="-", help="write here (- : standard output)")
+    predict.add_argument("--quiet", action="store_true", help="no scores on standard error")
+    predict.set_defaults(tag_run=run_predict)
+
+
+def run(args):
+    return args.tag_run(args)
+
+
+# ---------------------------------------------------------------------- reading
+class Data:
+    """A file's sequences as the tagger takes them: X, labels (None if the file has
+    none), lengths, and what the writer needs (the sequences)."""
+
+    def __init__(self, X, y, lengths, sequences):
+        self.X, self.y, self.lengths, self.sequences = X, y, lengths, sequences
+
+
+def _columns(text):
+    names = tuple(n.strip() for n in text.split(","))
+    if len(names) < 2 or not all(names):
+        raise ValueError(f"--columns {text!r} must name at least two columns, comma-separated (w,pos,y)")
+    return names
+
+
+def _read(paths, spec, labelled=True):
+    """The sequences of ``paths`` under the reader settings ``spec`` (format, columns,
+    label), as a list (CoNLL, CRFsuite) or (X, y, lengths) (LIBSVM)."""
+    from ..structured.io import read_conll, read_crfsuite
+    sequences = []
+    for path in paths:
+        if spec["format"] == "conll":
+            columns = spec["columns"] if labelled else [c for c in spec["columns"] if c != spec["label"]]
+            sequences += read_conll(path, columns, spec["label"] if labelled else None)
+        else:
+            sequences += read_crfsuite(path)
+    return sequences
+
+
+def _libsvm(paths, n_features=None):
+    import numpy as np
+    import scipy.sparse as sp
+    from ..structured.io import load_libsvm_sequences
+    parts = [load_libsvm_sequences(path, n_features=n_features) for path in paths]
+    width = max(p[0].shape[1] for p in parts)
+    X = sp.vstack([sp.csr_matrix(p[0], shape=(p[0].shape[0], width)) for p in parts], format="csr")
+    return X, np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
+
+
+def _conll_unlabelled_too(path, spec):
+    """The sequences of a CoNLL file to tag: labelled (as trained) if its lines have the
+    label column, else without it; (sequences, labelled)."""
+    try:
+        return _read([path], spec), True
+    except ValueError as labelled_error:
+        try:
+            return _read([path], spec, labelled=False), False
+        except ValueError:
+            raise labelled_error from None
+
+
+# ---------------------------------------------------------------------- train
+def run_train(args):
+    import numpy as np
+    from ..structured.io import labels_and_lengths
+    from ..structured.tagger import SequenceTagger, save_tagger
+    outputs = [args.model] if args.model else []
+    for out in outputs:
+        check_output(out, "--model", args.data + ([args.test] if args.test else []))
+    spec = {"format": args.format}
+    if args.format == "conll":
+        spec["columns"] = list(_columns(args.columns))
+        spec["label"] = args.label or spec["columns"][-1]
+        if spec["label"] not in spec["columns"]:
+            raise ValueError(f"--label {spec['label']!r} is not one of --columns {args.columns!r}")
+    features, extractor = None, None
+    if args.format == "libsvm":
+        X, y, lengths = _libsvm(args.data)
+        y = y.astype(np.int64) if np.all(y == np.round(y)) else y
+    else:
+        sequences = _read(args.data, spec)
+        if args.format == "conll":
+            extractor = _template_features(args)
+        else:
+            from ..structured.features import AttributeFeatures
+            extractor = AttributeFeatures(bits=args.bits)
+        X = extractor.fit_transform(sequences)
+        y, lengths = labels_and_lengths(sequences)
+        features = extractor.to_dict()
+    if len(lengths) == 0:
+        raise ValueError(f"{args.data[0]}: no sequences to train on (the files hold no items)")
+    groups = extractor.groups_ if extractor is not None else None
+    model = SequenceTagger(**learner_params(args, groups))
+    table = StructuredTable(None if args.quiet else stderr_line)
+    start = time.process_time()
+    model._fit_reporting(X, y, lengths, table.report)
+    seconds = time.process_time() - start
+    if not args.quiet:
+        table.summary(X.shape[1], seconds)
+    if args.test:
+        test = _test_data(args.test, spec, extractor, X.shape[1])
+        _check_labels(test, model.classes_, args.test)
+        for line in score_lines(test.y, model.predict(test.X, test.lengths), test.lengths, "test"):
+            stderr_line(line)
+    if args.model:
+        save_tagger(model, args.model, {"reader": spec, "features": features})
+    return 0
+
+
+def _template_features(args):
+    from ..structured.features import TemplateFeatures, read_crfpp
+    templates = read_crfpp(args.templates) if args.templates else "conll2000"
+    return TemplateFeatures(templates, bits=args.bits, min_count=args.min_count)
+
+
+def _test_data(path, spec, extractor, n_features):
+    """A labelled file's Data, its rows by the training's extractor."""
+    from ..structured.io import labels_and_lengths
+    if spec["format"] == "libsvm":
+        X, y, lengths = _libsvm([path], n_features)
+        return Data(X[:, :n_features], y.astype(int) if (y == y.round()).all() else y, lengths, None)
+    sequences = _read([path], spec)
+    y, lengths = labels_and_lengths(sequences)
+    return Data(extractor.transform(sequences), y, lengths, sequences)
+
+
+def _check_labels(data, classes, path):
+    """ValueError naming the file and line of the first label the model does not know."""
+    import numpy as np
+    known = set(np.asarray(classes).tolist())
+    if data.sequences is None:
+        unknown = [v for v in np.unique(data.y).tolist() if v not in known]
+        if unknown:
+            raise ValueError(f"{path}: label {unknown[0]!r} is not one the model was trained on; "
+                             "train on data that has it, or remove those sequences")
+        return
+    for sequence in data.sequences:
+        for i, label in enumerate(sequence.labels):
+            if label not in known:
+                where = f"{sequence.source}:{sequence.line + i}" if hasattr(sequence, "columns") else \
+                    f"{sequence.source}:{sequence.line}"
+                raise ValueError(f"{where}: label {label!r} is not one the model was trained on "
+                                 f"({', '.join(map(str, sorted(known)[:8]))}...); train on data that "
+                                 "has it, or remove that sequence")
+
+
+# ---------------------------------------------------------------------- predict
+def run_predict(args):
+    from ..structured.tagger import load_tagger
+    check_output(args.out, "--out", [args.model, args.data]) if args.out != "-" else None
+    model, extras = load_tagger(args.model)
+    spec, features = extras.get("reader"), extras.get("features")
+    if not isinstance(spec, dict) or spec.get("format") not in FORMATS:
+        raise ValueError(f"{args.model}: the model file does not say how to read its input (extras.reader)")
+    data, labelled = _predict_data(args.data, spec, features, model.n_features_in_)
+    if labelled:
+        _check_labels(data, model.classes_, args.data)
+    predicted = model.predict(data.X, data.lengths)
+    _write(args.out, data, predicted, spec)
+    if labelled and not args.quiet:
+        for line in score_lines(data.y, predicted, data.lengths, args.data):
+            stderr_line(line)
+    return 0
+
+
+def _predict_data(path, spec, features, n_features):
+    """(Data, labelled) of the file to tag."""
+    from ..structured.io import labels_and_lengths
+    if spec["format"] == "libsvm":
+        data = _test_data(path, spec, None, n_features)
+        return data, True
+    if spec["format"] == "conll":
+        from ..structured.features import TemplateFeatures
+        sequences, labelled = _conll_unlabelled_too(path, spec)
+        extractor = TemplateFeatures.from_dict(features)
+    else:
+        from ..structured.features import AttributeFeatures
+        sequences, labelled = _read([path], spec), True
+        extractor = AttributeFeatures.from_dict(features)
+    y, lengths = labels_and_lengths(sequences) if labelled else (None, None)
+    if lengths is None:
+        import numpy as np
+        lengths = np.array([len(s) for s in sequences], dtype=np.int64)
+    return Data(extractor.transform(sequences), y, lengths, sequences), labelled
+
+
+def _write(out, data, predicted, spec):
+    """The input with the predicted labels (CoNLL: a last column), or one label a line
+    with a blank line after each sequence."""
+    if spec["format"] == "conll":
+        from ..structured.io import write_sequences
+        write_sequences(out, data.sequences, predicted)
+        return
+    import sys
+    from .._writes import atomic_write
+    starts = [0]
+    for n in data.lengths:
+        starts.append(starts[-1] + int(n))
+    text = "".join("".join(f"{label}\n" for label in predicted[a:b]) + "\n" for a, b in zip(starts, starts[1:]))
+    if out == "-":
+        sys.stdout.write(text)
+    else:
+        atomic_write(out, lambda f: f.write(text.encode("utf-8")))

@@ -1,0 +1,431 @@
+"""SequenceTagger (fastprox.structured.tagger, its loops in structured/_tagger.pyx)
+against references written from the contract's "Structured outputs":
+
+- prediction: Viterbi equals the best labelling found by enumerating every label
+  sequence of short inputs (the contract's tie rule included), the marginals equal
+  the enumerated ones;
+- training, lazy = eager: every rule of the table (but the normalized schedule) over
+  random short streams of sequences, decoded by brute force on the eager model's
+  scores and stepped by tests/support/structured_update_reference.py;
+- the compiled loop's steps are bit for bit those of StructuredLearner.step_decoded
+  driven from Python with the decoders' Python API, for the three losses;
+- partial_fit and pickles mid-stream, clone and get_params, empty and one-item
+  sequences, float32 and int64 input, sample weights, threads, bad input.
+"""
+import pickle
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from sklearn.base import clone
+
+from fastprox._decoders import forward_backward, viterbi
+from fastprox._rules import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
+from fastprox.structured import SequenceTagger, StructuredLearner
+from reference import assert_contract_close
+from reference_multiclass import random_group_weights
+from support.structured_reference import (best_sequences, crf_marginals, hamming, label_sequences,
+                                         sequence_scores, smallest_from_the_end)
+from support.structured_update_reference import StructuredUpdateReference
+
+RULES = [(r.update, r.schedule, r.penalty) for r in ALL_RULES if r.schedule != "normalized"]
+LOSSES = ("perceptron", "hinge", "log")
+SETTINGS = settings(max_examples=6, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+
+def random_sequences(rng, n_sequences, d, K, longest=4, density=0.5):
+    """(X CSR, y codes, lengths) of random sequences of 0..longest items (values in
+    [-2, 2], some items without features)."""
+    lengths = rng.integers(0, longest + 1, n_sequences)
+    lengths[0] = max(lengths[0], 1)
+    n = int(lengths.sum())
+    X = sp.random(n, d, density=density, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.uniform(-2, 2, k))
+    return X, rng.integers(0, K, n), lengths
+
+
+def split(X, y, lengths):
+    """Each sequence's (X rows, y)."""
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    return [(X[a:b], y[a:b]) for a, b in zip(starts[:-1], starts[1:])]
+
+
+def counts(labels, K):
+    """A labelling's transition, start and stop counts, in the unpenalized layout."""
+    u = np.zeros(K * K + 2 * K)
+    if len(labels):
+        np.add.at(u, labels[:-1] * K + labels[1:], 1.0)
+        u[K * K + labels[0]] += 1.0
+        u[K * K + K + labels[-1]] += 1.0
+    return u
+
+
+def parts(U, K):
+    """The unpenalized entries as (A, s, e)."""
+    return U[:K * K].reshape(K, K), U[K * K:K * K + K], U[K * K + K:]
+
+
+def gold_score(E, A, s, e, y):
+    """score(y) summed in Viterbi's order (as the compiled loop sums it)."""
+    g = E[0, y[0]] + s[y[0]]
+    for i in range(1, len(y)):
+        g = (g + A[y[i - 1], y[i]]) + E[i, y[i]]
+    return g + e[y[-1]]
+
+
+def python_decoder(loss, y, K):
+    """The compiled loop's decoding written with the decoders' Python API: the
+    (Q, u) StructuredLearner.step_decoded takes, from the items' scores and the
+    unpenalized entries."""
+    def decode(E, U):
+        n, A, s, e, gold = len(y), *parts(U, K), counts(y, K)
+        if n == 0:
+            return np.zeros((0, K)), np.zeros(K * K + 2 * K)
+        if loss == "log":
+            _, mu, xi = forward_backward(E, A, s, e)
+            Q = mu.copy()
+            Q[np.arange(n), y] = mu[np.arange(n), y] - 1.0
+            return Q, np.concatenate([xi.ravel(), mu[0], mu[-1]]) - gold
+        labels, best = viterbi(E, A, s, e, y if loss == "hinge" else None, cost=loss == "hinge")
+        if loss == "hinge" and not best - gold_score(E, A, s, e, y) > 0:
+            return np.zeros((n, K)), np.zeros(K * K + 2 * K)
+        Q = np.zeros((n, K))
+        np.add.at(Q, (np.arange(n), labels), 1.0)
+        np.add.at(Q, (np.arange(n), y), -1.0)
+        return Q, counts(labels, K) - gold
+    return decode
+
+
+class Tie(Exception):
+    """Two labellings (or the hinge's loss and 0) within rounding of each other: the
+    lazy and the eager models, equal to rounding, may decide either way."""
+
+
+def check_no_tie(E, A, s, e, gold, best):
+    """Tie unless the best (augmented) score is clear of every other labelling's."""
+    Y = label_sequences(*E.shape)
+    scores = sequence_scores(E, A, s, e, Y) + (0 if gold is None else hamming(gold, Y))
+    size = np.abs(E).sum() + np.abs(A).sum() + np.abs(s).sum() + np.abs(e).sum() + E.shape[0]
+    scale = 1e-9 * max(1.0, size)
+    if np.sum(scores >= best - scale) > 1:
+        raise Tie
+    return scale
+
+
+def python_step(learner, loss, X, y, K, h):
+    """A sequence's step as the compiled loop takes it, from Python: the CRF's by
+    `step_decoded` (scores, decoder, step over all items); the perceptron's and the
+    hinge's by the items' scores, the decoder, then `step` over the items whose score
+    gradient is not 0 (the others' features stay untouched)."""
+    if loss == "log":
+        learner.step_decoded(X, python_decoder(loss, y, K), h)
+        return
+    Q, u = python_decoder(loss, y, K)(learner.scores(X), learner.unpenalized())
+    wrong = np.any(Q != 0, axis=1)
+    learner.step(X[wrong], Q[wrong], u, h)
+
+
+def brute_force_decoder(loss, y, K):
+    """The contract's gradient of a sequence from its scores, decoding by enumerating
+    every labelling (the eager reference's decoder); Tie where rounding decides."""
+    def decode(E, U):
+        n, A, s, e, gold = len(y), *parts(U, K), counts(y, K)
+        if n == 0:
+            return np.zeros((0, K)), np.zeros(K * K + 2 * K)
+        if loss == "log":
+            _, mu, xi = crf_marginals(E, A, s, e)
+            return mu - np.eye(K)[y], np.concatenate([xi.ravel(), mu[0], mu[-1]]) - gold
+        best, rows = best_sequences(E, A, s, e, y if loss == "hinge" else None)
+        labels = np.array(smallest_from_the_end(rows), dtype=np.int64)
+        scale = check_no_tie(E, A, s, e, y if loss == "hinge" else None, best)
+        if loss == "hinge" and abs(best - gold_score(E, A, s, e, y)) <= scale and np.any(labels != y):
+            raise Tie
+        if loss == "hinge" and not best - gold_score(E, A, s, e, y) > 0:
+            return np.zeros((n, K)), np.zeros(K * K + 2 * K)
+        return np.eye(K)[labels] - np.eye(K)[y], counts(labels, K) - gold
+    return decode
+
+
+def grouped(rule):
+    return PENALTY_TABLE[rule[2]].family == "group"
+
+
+@st.composite
+def streams(draw, rule):
+    """Random sequences and the tagger's rule parameters."""
+    d = draw(st.integers(1, 6))
+    K = draw(st.sampled_from([2, 3]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    X, y, lengths = random_sequences(rng, draw(st.integers(1, 6)), d, K, longest=3)
+    params = dict(alpha=draw(st.sampled_from([0.0, 1e-3, 0.05])),
+                  l1_ratio=draw(st.sampled_from([0.3, 0.85])),
+                  eta0=draw(st.sampled_from([0.05, 0.3, 1.0])),
+                  delta=draw(st.sampled_from([1e-8, 0.5])),
+                  rda_rho=0.0 if grouped(rule) else draw(st.sampled_from([0.0, 0.02])),
+                  berhu_gamma=draw(st.sampled_from([0.05, 0.5])),
+                  fit_intercept=draw(st.booleans()))
+    if grouped(rule):
+        groups = rng.integers(-1, draw(st.integers(1, 3)), d) if draw(st.booleans()) else None
+        n_groups = d if groups is None else int(groups.max(initial=-1)) + 1
+        params.update(groups=groups,
+                      group_weights=random_group_weights(rng, n_groups) if draw(st.booleans()) else None)
+    weights = rng.uniform(0.2, 2.0, len(lengths)) if draw(st.booleans()) else None
+    return dict(d=d, K=K, X=X, y=y, lengths=lengths, weights=weights, params=params,
+                loss=draw(st.sampled_from(LOSSES)))
+
+
+def tagger(rule, s, **more):
+    update, schedule, penalty = rule
+    return SequenceTagger(loss=s["loss"], update=update, schedule=schedule, penalty=penalty, shuffle=False,
+                          max_iter=1, **s["params"], **more)
+
+
+def model_bits(model):
+    return b"".join(a.tobytes() for a in (model.coef_, model.intercept_, model.transitions_, model.start_,
+                                          model.stop_))
+
+
+# ---------------------------------------------------------------------- prediction
+@pytest.mark.parametrize("seed", range(12))
+def test_predict_and_marginals_equal_brute_force(seed):
+    """Viterbi's labelling is the best of all label sequences (the smallest from the
+    end among ties: integer weights make ties), forward-backward's marginals the
+    enumerated ones."""
+    rng = np.random.default_rng(seed)
+    K, d = int(rng.integers(2, 4)), 5
+    X, y, lengths = random_sequences(rng, 6, d, K, longest=5)
+    if seed % 3 == 0:
+        X.data = np.round(X.data)           # integer scores: ties
+    model = SequenceTagger(loss="log", max_iter=2, random_state=seed, penalty=None, eta0=0.7)
+    model.fit(X, np.array(["a", "b", "c"])[y], lengths)
+    W, b, A, s, e = model.coef_, model.intercept_, model.transitions_, model.start_, model.stop_
+    if seed % 3 == 0:
+        W, b, A, s, e = (np.round(v * 2) for v in (W, b, A, s, e))
+        model._snapshot = (model.t_, W, b, A, s, e)
+    predicted, marginals = model.predict(X, lengths), model.predict_marginals(X, lengths)
+    for (Xs, _), first in zip(split(X, y, lengths), np.concatenate([[0], np.cumsum(lengths)])):
+        n = Xs.shape[0]
+        if n == 0:
+            continue
+        E = Xs.toarray() @ W + b
+        _, rows = best_sequences(E, A, s, e)
+        assert list(model.classes_.searchsorted(predicted[first:first + n])) == smallest_from_the_end(rows)
+        _, mu, _ = crf_marginals(E, A, s, e)
+        np.testing.assert_allclose(marginals[first:first + n], mu, rtol=1e-10, atol=1e-12)
+
+
+def test_predict_marginals_is_for_the_log_loss_only():
+    assert hasattr(SequenceTagger(loss="log"), "predict_marginals")
+    assert not hasattr(SequenceTagger(loss="hinge"), "predict_marginals")
+
+
+# ---------------------------------------------------------------------- training
+def check_lazy_equals_eager(rule, data):
+    s = data.draw(streams(rule))
+    K = s["K"]
+    model = tagger(rule, s).partial_fit(s["X"], s["y"], s["lengths"], classes=np.arange(K),
+                                        sample_weight=s["weights"])
+    eager = StructuredUpdateReference(s["d"], K, K * K + 2 * K, *rule, **s["params"])
+    for r, (Xs, ys) in enumerate(split(s["X"], s["y"], s["lengths"])):
+        Xd = Xs.toarray()
+        try:
+            Q, u = brute_force_decoder(s["loss"], ys, K)(eager.scores(Xd), eager.unpenalized())
+        except Tie:
+            assume(False)
+        eager.step(Xd, Q, u, 1.0 if s["weights"] is None else s["weights"][r])
+    assert model.t_ == eager.t
+    U = eager.unpenalized()
+    assert_contract_close(model.coef_, eager.coef().T)
+    assert_contract_close(model.intercept_, eager.intercept())
+    assert_contract_close(model.transitions_.ravel(), U[:K * K])
+    assert_contract_close(model.start_, U[K * K:K * K + K])
+    assert_contract_close(model.stop_, U[K * K + K:])
+
+
+@pytest.mark.parametrize("rule", RULES, ids=["-".join(r) for r in RULES])
+@settings(SETTINGS, max_examples=12)
+@given(data=st.data())
+def test_lazy_equals_eager(rule, data):
+    """Every rule, the three losses: the tagger's model after one pass equals the
+    eager reference's, which decodes each sequence by brute force on its own scores
+    and steps densely."""
+    check_lazy_equals_eager(rule, data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", RULES, ids=["-".join(r) for r in RULES])
+@settings(SETTINGS, max_examples=150)
+@given(data=st.data())
+def test_lazy_equals_eager_at_length(rule, data):
+    """test_lazy_equals_eager with more examples."""
+    check_lazy_equals_eager(rule, data)
+
+
+@pytest.mark.parametrize("rule", [("fobos", "adagrad", "l1"), ("fobos", "invsqrt", "berhu"),
+                                  ("rda", "adagrad", "elasticnet"), ("ftrl", "adagrad", "l1"),
+                                  ("fobos", "constant", "squared_group"), ("fobos", "inv", "sparse_group"),
+                                  ("rda", "adagrad", "l1_linf")],
+                         ids=lambda r: "-".join(r) if isinstance(r, tuple) else r)
+@pytest.mark.parametrize("loss", LOSSES)
+@settings(SETTINGS, max_examples=4)
+@given(data=st.data(), dtype=st.sampled_from([np.float64, np.float32]),
+       itype=st.sampled_from([np.int32, np.int64]))
+def test_compiled_loop_equals_step_decoded(rule, loss, data, dtype, itype):
+    """fit_sequences' steps are StructuredLearner's driven from Python with the
+    decoders' Python API (`python_step`): the same bits (float32 values and int64
+    indices too)."""
+    s = data.draw(streams(rule))
+    s["loss"] = loss
+    K = s["K"]
+    X = s["X"].astype(dtype)
+    X.indices, X.indptr = X.indices.astype(itype), X.indptr.astype(itype)
+    model = tagger(rule, s).partial_fit(X, s["y"], s["lengths"], classes=np.arange(K),
+                                        sample_weight=s["weights"])
+    update, schedule, penalty = rule
+    learner = StructuredLearner(s["d"], K, K * K + 2 * K, update=update, schedule=schedule, penalty=penalty,
+                                **s["params"])
+    for r, (Xs, ys) in enumerate(split(X, s["y"], s["lengths"])):
+        python_step(learner, loss, Xs, ys, K, 1.0 if s["weights"] is None else s["weights"][r])
+    U = learner.unpenalized_
+    assert model.coef_.T.tobytes() == learner.coef_.tobytes()
+    assert model.intercept_.tobytes() == learner.intercept_.tobytes()
+    assert np.concatenate([model.transitions_.ravel(), model.start_, model.stop_]).tobytes() == U.tobytes()
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_partial_fit_and_pickles_mid_stream_give_the_same_bits(loss):
+    """fit with one pass, partial_fit over two halves, and the same with a pickle
+    round trip between them: the same model, bit for bit; shuffled passes repeat
+    with the same random_state."""
+    rng = np.random.default_rng(1)
+    X, y, lengths = random_sequences(rng, 40, 30, 3, longest=6)
+    labels = np.array(["B-NP", "I-NP", "O"])[y]
+    one = SequenceTagger(loss=loss, shuffle=False, max_iter=1, penalty="l1", alpha=1e-3).fit(X, labels, lengths)
+    cut = int(lengths[:20].sum())
+    halves = SequenceTagger(loss=loss, penalty="l1", alpha=1e-3)
+    halves.partial_fit(X[:cut], labels[:cut], lengths[:20], classes=np.unique(labels))
+    pickled = pickle.loads(pickle.dumps(halves))
+    for model in (halves, pickled):
+        model.partial_fit(X[cut:], labels[cut:], lengths[20:])
+    assert model_bits(one) == model_bits(halves) == model_bits(pickled)
+    assert one.t_ == halves.t_ == pickled.t_ == 40
+    a, b = (SequenceTagger(loss=loss, max_iter=3, random_state=5).fit(X, labels, lengths) for _ in range(2))
+    assert model_bits(a) == model_bits(b) and a.t_ == 120
+    warm = SequenceTagger(loss=loss, max_iter=1, random_state=5, warm_start=True).fit(X, labels, lengths)
+    assert warm.fit(X, labels, lengths).t_ == 80
+
+
+def test_clone_get_params_and_set_params():
+    model = SequenceTagger(loss="log", penalty="squared_group", schedule="constant", alpha=0.01,
+                           groups=[0, 0, 1])
+    copy = clone(model)
+    assert copy.get_params() == {**model.get_params(), "groups": copy.groups}
+    assert model.set_params(alpha=0.5).alpha == 0.5
+    rng = np.random.default_rng(0)
+    X, y, lengths = random_sequences(rng, 8, 3, 2)
+    model.fit(X, y, lengths)
+    with pytest.raises(ValueError, match="alpha=0.1 but the model was fitted with alpha=0.5"):
+        model.set_params(alpha=0.1).partial_fit(X, y, lengths)
+
+
+def test_empty_and_one_item_sequences():
+    """An empty sequence is an example with nothing to learn (t_ counts it, its
+    prediction is empty); one-item sequences are learnt with the others (separable
+    data: the perceptron fits it)."""
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
+    model = SequenceTagger(loss="perceptron", penalty=None, schedule="constant", eta0=1.0, shuffle=False,
+                           max_iter=10)
+    model.fit(X, ["x", "y", "x"], [0, 1, 0, 2, 0])
+    assert model.t_ == 50
+    assert list(model.predict(X, [1, 0, 2])) == ["x", "y", "x"]
+    assert model.predict(X[:0], [0, 0]).shape == (0,)
+    assert model.predict(X[:0], []).shape == (0,)
+
+
+def test_sample_weights_weigh_sequences():
+    """A sequence's weight multiplies its gradient (weight 0: a step with none), as
+    StructuredLearner's sample_weight."""
+    rng = np.random.default_rng(3)
+    X, y, lengths = random_sequences(rng, 4, 5, 3)
+    params = dict(loss="log", penalty="l2", alpha=0.01, schedule="constant", shuffle=False, max_iter=1)
+    zero = SequenceTagger(**params).fit(X, y, lengths, sample_weight=[1, 0, 1, 1])
+    with pytest.raises(ValueError, match="one weight per sequence"):
+        SequenceTagger(**params).fit(X, y, lengths, sample_weight=[1, 1])
+    assert zero.t_ == 4
+    ref = StructuredLearner(5, 3, 15, penalty="l2", alpha=0.01, schedule="constant")
+    for r, (Xs, ys) in enumerate(split(X, y, lengths)):
+        python_step(ref, "log", Xs, ys, 3, [1, 0, 1, 1][r])
+    assert zero.coef_.T.tobytes() == ref.coef_.tobytes()
+
+
+def test_a_reader_while_partial_fit_runs():
+    """predict from other threads while partial_fit runs: every read sees a model
+    between two sequences (it predicts), none crashes, no sequence is lost."""
+    rng = np.random.default_rng(0)
+    X, y, lengths = random_sequences(rng, 3000, 200, 4, longest=8, density=0.05)
+    model = SequenceTagger(loss="hinge").partial_fit(X[:lengths[0]], y[:lengths[0]], lengths[:1],
+                                                     classes=np.arange(4))
+    errors, done = [], threading.Event()
+
+    def read():
+        while not done.is_set():
+            try:
+                assert model.predict(X[:50], [50]).shape == (50,) if X.shape[0] >= 50 else True
+                pickle.loads(pickle.dumps(model))
+            except Exception as e:      # pragma: no cover - reported below
+                errors.append(e)
+
+    readers = [threading.Thread(target=read) for _ in range(2)]
+    for r in readers:
+        r.start()
+    for _ in range(3):
+        model.partial_fit(X, y, lengths)
+    done.set()
+    for r in readers:
+        r.join()
+    assert not errors
+    assert model.t_ == 1 + 3 * 3000
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m, X, y, l: m.fit(X, y, [2, 2]), "lengths sum to 4 but X has 6 rows"),
+    (lambda m, X, y, l: m.fit(X, y, [3, -1, 4]), "lengths must be >= 0"),
+    (lambda m, X, y, l: m.fit(X, y[:5], l), "one label per item"),
+    (lambda m, X, y, l: m.partial_fit(X, y, l), "classes must be given at the first partial_fit"),
+    (lambda m, X, y, l: m.partial_fit(X, y, l, classes=["a"]), "label 'b' is not one of the model's classes"),
+    (lambda m, X, y, l: m.set_params(loss="squared").fit(X, y, l), "loss"),
+    (lambda m, X, y, l: m.set_params(schedule="normalized").fit(X, y, l), "schedule='normalized' is not defined"),
+    (lambda m, X, y, l: m.fit(sp.csr_matrix(np.full((6, 2), np.nan)), y, l), "NaN or infinity"),
+    (lambda m, X, y, l: m.fit(X, y, l, sample_weight=[1, -1]), "finite and >= 0"),
+])
+def test_bad_input_raises_value_error_naming_the_fix(call, message):
+    X = sp.csr_matrix(np.eye(6, 2))
+    y = np.array(["a", "b", "a", "b", "a", "b"])
+    model = SequenceTagger()
+    with pytest.raises(ValueError, match=message):
+        call(model, X, y, [3, 3])
+    assert not hasattr(model, "t_")
+
+
+def test_predict_checks_its_input():
+    X = sp.csr_matrix(np.eye(6, 2))
+    model = SequenceTagger().fit(X, [0, 1, 0, 1, 0, 1], [3, 3])
+    with pytest.raises(ValueError, match="lengths sum to 5 but X has 6 rows"):
+        model.predict(X, [5])
+    with pytest.raises(ValueError, match="X has 3 features, but SequenceTagger is expecting 2"):
+        model.predict(sp.csr_matrix(np.eye(6, 3)), [6])
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        model.predict(sp.csr_matrix(np.full((2, 2), np.inf)), [2])
+    with pytest.raises(ValueError, match="too large"):
+        model._snapshot = (model.t_, np.full((2, 2), 1e308), *model._snapshot[2:])
+        model.predict(sp.csr_matrix(np.full((2, 2), 1e300)), [2])
+
+
+def test_a_refused_sequence_names_itself_and_keeps_the_steps_before():
+    X = sp.csr_matrix(np.array([[1.0], [1.0], [1e300], [1.0]]))
+    model = SequenceTagger(loss="log", schedule="constant", eta0=1e300, penalty=None, shuffle=False)
+    with pytest.raises(ValueError, match="example"):
+        model.partial_fit(X, [0, 1, 0, 1], [2, 1, 1], classes=[0, 1])
