@@ -195,9 +195,10 @@ def machine():
     return f"{machine_summary()}, Python {platform.python_version()}"
 
 
-def write_report(out_dir, name, title, sections, started, args, report=None):
+def write_report(out_dir, name, title, sections, started, args, report=None, options=""):
     """Write out_dir/REPORT.md (``report``, by default the module's ``name``): title, how
-    it was run (mode, seed, runtime), then the sections.
+    it was run (mode, seed, the run's further ``options`` as typed, runtime), then the
+    sections.
 
     A --quick run marks its verdicts "(quick)" and lists those that differ from the
     full report (FULL_DIR/REPORT.md)."""
@@ -207,7 +208,7 @@ def write_report(out_dir, name, title, sections, started, args, report=None):
     runtime = time.perf_counter() - started
     head = [f"# {title}", "",
             f"Run: `python -m bench.papers.{name}{' --quick' if args.quick else ''} "
-            f"--seed {args.seed}` ({mode}); runtime {runtime:.0f} s on {machine()}, "
+            f"--seed {args.seed}{' ' + options if options else ''}` ({mode}); runtime {runtime:.0f} s on {machine()}, "
             f"{time.strftime('%Y-%m-%d')}.", ""]
     body = "\n".join(sections)
     if args.quick:
