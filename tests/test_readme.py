@@ -6,6 +6,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+#: The blocks fenced ```python, which run as written in an empty directory; ```py blocks are
+#: sketches that read data a clone does not hold (CoNLL-2000, UD treebanks).
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
 
 
@@ -29,5 +31,5 @@ def test_ci_runs_the_readmes_test_command():
     """.ci/run runs exactly the README's test command (its second command line):
     the library's tests, the slow ones and the benchmarks' smoke tests."""
     command = re.search(r"```bash\n.*\n(.*?)\s+#", README.read_text()).group(1)
-    assert "pytest -m slow" in command and "pytest bench/tests" in command
+    assert "pytest -m slow" in command and "bench/tests" in command
     assert (ROOT / ".ci" / "run").read_text().rstrip().splitlines()[-1] == command

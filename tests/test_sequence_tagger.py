@@ -235,6 +235,7 @@ def check_lazy_equals_eager(rule, data):
             Q, u = brute_force_decoder(s["loss"], ys, K)(eager.scores(Xd), eager.unpenalized())
         except Tie:
             assume(False)
+        assume(not (rule[1] == "adagrad" and s["loss"] == "log" and cancels(Xd, Q, u)))
         eager.step(Xd, Q, u, 1.0 if s["weights"] is None else s["weights"][r])
     assert model.t_ == eager.t
     U = eager.unpenalized()
@@ -244,6 +245,19 @@ def check_lazy_equals_eager(rule, data):
     close(model.transitions_.ravel(), U[:K * K])
     close(model.start_, U[K * K:K * K + K])
     close(model.stop_, U[K * K + K:])
+
+
+def cancels(Xd, Q, u):
+    """Whether an entry of the CRF's gradient (features, intercepts, transitions and
+    ends) sums terms that cancel to within rounding of 0. Enumeration and forward-
+    backward round such a sum differently (an exact 0 in one, a few ulps in the other),
+    and AdaGrad's step, scale-free, turns that residue r into a weight change of
+    eta0 r / delta (delta = 1e-8): rounding decides the step, as in a tie."""
+    tiny = 64 * np.finfo(float).eps
+    g, scale = np.concatenate([Xd.T @ Q, Q.sum(axis=0, keepdims=True)]), np.abs(Xd).T @ np.abs(Q)
+    scale = np.concatenate([scale, np.abs(Q).sum(axis=0, keepdims=True)])
+    return bool(np.any((np.abs(g) <= tiny * scale) & (scale > 0))
+                or np.any(np.abs(u) <= tiny * max(1, len(Q))))
 
 
 def assert_close_to_rounded_zeros(lazy, eager):

@@ -1,4 +1,4 @@
-"""The ``fastprox`` command line: ``train``, ``predict``, ``info`` and ``tag``.
+"""The ``fastprox`` command line: ``train``, ``predict``, ``info``, ``tag`` and ``parse``.
 
 Each subcommand is a module offering ``add_arguments(parser)`` and
 ``run(args) -> exit status``; this module only assembles them and turns
@@ -22,7 +22,7 @@ import os
 import sys
 from importlib import import_module
 
-COMMANDS = ("train", "predict", "info", "tag")
+COMMANDS = ("train", "predict", "info", "tag", "parse")
 
 #: Commands whose errors come from the library's checks, reworded (fastprox.cli.errors).
 _REWORDED = ("train", "predict", "info")

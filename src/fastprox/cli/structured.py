@@ -20,9 +20,10 @@ _HEADER = (("average", "since", "example", "current", "current", "current"),
 _WIDTHS = (10, 10, 12, 10, 10, 9)
 
 
-def add_learner_options(parser, defaults, losses):
+def add_learner_options(parser, defaults, losses, intercept=True):
     """The learner's options (``defaults``: the estimator's, as a dict) in a group of
-    their own; `learner_params` gives them back as the estimator's parameters."""
+    their own, --no-intercept unless ``intercept`` is False (a parser's arcs have
+    none); `learner_params` gives them back as the estimator's parameters."""
     from .._registry import PENALTIES, SCHEDULES, UPDATES
     group = parser.add_argument_group("learner options (see help(fastprox.structured.SequenceTagger))")
     group.add_argument("--loss", choices=losses, default=defaults["loss"], help="the structured loss")
@@ -39,7 +40,30 @@ def add_learner_options(parser, defaults, losses):
     group.add_argument("--passes", type=int, default=defaults["max_iter"], help="passes over the training data")
     group.add_argument("--no-shuffle", action="store_true", help="visit the examples in the files' order")
     group.add_argument("--seed", type=int, default=0, help="seed of the passes' shuffling")
-    group.add_argument("--no-intercept", action="store_true", help="fit no label biases")
+    if intercept:
+        group.add_argument("--no-intercept", action="store_true", help="fit no label biases")
+
+
+def add_train_action(parser, doc, noun, what):
+    """The sub-parsers of a structured command's actions, and its ``train`` action
+    (of a ``noun``) with its training files (``what``) given; (actions, train)."""
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(parser))
+    train = actions.add_parser("train", help=f"train a {noun}", description=doc,
+                               formatter_class=parser.formatter_class)
+    train.add_argument("data", nargs="+", metavar="FILE", help=what)
+    return actions, train
+
+
+def add_predict_action(actions, parser, doc, command, run, what):
+    """The ``predict`` action of a structured command: MODEL FILE [--out PRED]
+    [--quiet]; ``what`` names the file to predict on."""
+    predict = actions.add_parser("predict", help=f"{command} a file with a model", description=doc,
+                                 formatter_class=parser.formatter_class)
+    predict.add_argument("model", metavar="MODEL", help=f"a model written by 'fastprox {command} train --model'")
+    predict.add_argument("data", metavar="FILE", help=what)
+    predict.add_argument("--out", metavar="PRED", default="-", help="write here (- : standard output)")
+    predict.add_argument("--quiet", action="store_true", help="no scores on standard error")
+    predict.set_defaults(**{f"{command}_run": run})
 
 
 def learner_params(args, groups=None):
@@ -50,8 +74,8 @@ def learner_params(args, groups=None):
     return dict(loss=args.loss, update=args.update, schedule=args.schedule, penalty=args.penalty,
                 alpha=args.alpha, l1_ratio=args.l1_ratio, eta0=args.eta0, delta=args.delta, rda_rho=args.rda_rho,
                 berhu_gamma=args.berhu_gamma, max_iter=args.passes, shuffle=not args.no_shuffle,
-                random_state=args.seed, fit_intercept=not args.no_intercept,
-                groups=groups if group_penalty else None)
+                random_state=args.seed, groups=groups if group_penalty else None,
+                **({"fit_intercept": not args.no_intercept} if "no_intercept" in args else {}))
 
 
 class StructuredTable:

@@ -20,17 +20,14 @@ import time
 
 from .._writes import check_output
 from ..structured._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS
-from .structured import StructuredTable, add_learner_options, learner_params, score_lines, stderr_line
+from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, learner_params,
+                         score_lines, stderr_line)
 
 FORMATS = ("conll", "crfsuite", "libsvm")
 
 
 def add_arguments(parser):
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True,
-                                    parser_class=type(parser))
-    train = actions.add_parser("train", help="train a tagger", description=__doc__,
-                               formatter_class=parser.formatter_class)
-    train.add_argument("data", nargs="+", metavar="FILE", help="training files")
+    actions, train = add_train_action(parser, __doc__, "tagger", "training files")
     train.add_argument("--format", choices=FORMATS, required=True, help="the files' format")
     train.add_argument("--columns", default="w,pos,y",
                        help="CoNLL: the columns' names, comma-separated, as templates name them")
@@ -44,13 +41,7 @@ def add_arguments(parser):
     train.add_argument("--quiet", action="store_true", help="no table on standard error")
     add_learner_options(train, TAGGER_DEFAULTS, SEQUENCE_LOSSES)
     train.set_defaults(tag_run=run_train)
-    predict = actions.add_parser("predict", help="tag a file with a model", description=__doc__,
-                                 formatter_class=parser.formatter_class)
-    predict.add_argument("model", metavar="MODEL", help="a model written by 'fastprox tag train --model'")
-    predict.add_argument("data", metavar="FILE", help="the file to tag, in the model's format")
-    predict.add_argument("--out", metavar="PRED", default="-", help="write here (- : standard output)")
-    predict.add_argument("--quiet", action="store_true", help="no scores on standard error")
-    predict.set_defaults(tag_run=run_predict)
+    add_predict_action(actions, parser, __doc__, "tag", run_predict, "the file to tag, in the model's format")
 
 
 def run(args):

@@ -12,15 +12,19 @@
   penalty;
 - :class:`SequenceTagger` (:mod:`fastprox.structured.tagger`): a linear-chain
   labeller (structured perceptron, structured SVM, CRF) on that learner, its
-  training and decoding compiled.
+  training and decoding compiled;
+- :class:`DependencyParser` (:mod:`fastprox.structured.parser`): an
+  arc-factored dependency parser (Chu-Liu-Edmonds or Eisner; perceptron or
+  structured SVM) on that learner, from arc rows or from CoNLL-U treebanks by
+  the arc templates of :mod:`fastprox.structured.arcs`, its loop compiled.
 
 (The classes are loaded on first use, as the package's other names.)
 """
 from importlib import import_module
 
-__all__ = ["StructuredLearner", "SequenceTagger"]
+__all__ = ["StructuredLearner", "SequenceTagger", "DependencyParser"]
 
-_MODULES = {"StructuredLearner": ".learner", "SequenceTagger": ".tagger"}
+_MODULES = {"StructuredLearner": ".learner", "SequenceTagger": ".tagger", "DependencyParser": ".parser"}
 
 
 def __getattr__(name):

@@ -132,6 +132,34 @@ class StructuredEstimator(BaseEstimator):
                     self.t_ = self._learner.t_
         return self
 
+    def run_passes(self, n_examples, incremental, step, report=None, after_pass=None):
+        """The passes of a training call over n_examples (one for partial_fit, else
+        max_iter, in a new order each when shuffled), in chunks of PAUSE_EXAMPLES:
+        ``step(chunk, losses, errors)`` steps the examples ``chunk`` (int64 ids),
+        writing each one's loss and, when ``report`` is given, its items wrong
+        before its step; then ``report(chunk, losses, errors)`` and a `pause`; after
+        each pass ``after_pass(epoch)``. Sets progressive_loss_ and n_iter_."""
+        rng, passes = self.rng(incremental), 1 if incremental else self.max_iter
+        total = 0.0
+        for epoch in range(passes):
+            order = np.arange(n_examples) if rng is None else rng.permutation(n_examples)
+            for at in range(0, n_examples, PAUSE_EXAMPLES):
+                chunk = np.ascontiguousarray(order[at:at + PAUSE_EXAMPLES], dtype=np.int64)
+                losses = np.zeros(len(chunk))
+                errors = np.zeros(len(chunk) if report else 0, dtype=np.int64)
+                step(chunk, losses, errors)
+                total += losses.sum()
+                if report is not None:
+                    report(chunk, losses, errors)
+                self.pause()
+            if self.verbose:
+                print(f"-- Epoch {epoch + 1}: mean loss {total / max(1, (epoch + 1) * n_examples):.6f}, "
+                      f"t_ = {self._learner.t_}")
+            if after_pass is not None:
+                after_pass(epoch)
+        self.progressive_loss_ = total / max(1, passes * n_examples)
+        self.n_iter_ = passes
+
     def pause(self):
         """Between two chunks of a training call: serve the reads waiting (they see
         the model after the last example stepped)."""
@@ -152,8 +180,18 @@ class StructuredEstimator(BaseEstimator):
             state = dict(super().__getstate__())
             if "_learner" in state:
                 state["_learner"] = copy.copy(self._learner)
-        state.pop("_lock", None)
+                state.pop("_snapshot", None)    # (read again from the learner; a model read
+        state.pop("_lock", None)                # from a file has nothing else)
         return state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+#: The compiled loops' sample weights where none are given (weights 1).
+NO_WEIGHTS = np.empty(0)
 
 
 def sequence_weights(sample_weight, n_examples, what="sequence"):

@@ -1,6 +1,6 @@
-"""SequenceTagger's defaults and losses, written once, in a module without imports:
-the estimator and the command line (whose start-up imports no NumPy before it
-needs it) read them here."""
+"""The structured estimators' defaults and losses (SequenceTagger, DependencyParser),
+written once, in a module without imports: the estimators and the command line
+(whose start-up imports no NumPy before it needs it) read them here."""
 
 #: The losses of the sequence learners: the structured perceptron, the structured
 #: SVM with the Hamming cost, the CRF.
@@ -13,3 +13,15 @@ TAGGER_DEFAULTS = dict(loss="log", penalty="l2", alpha=1e-4, l1_ratio=0.15, upda
                        schedule="adagrad", eta0=0.3, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0, groups=None,
                        group_weights=None, fit_intercept=True, max_iter=4, shuffle=True, random_state=None,
                        warm_start=False, verbose=0)
+
+#: The losses of DependencyParser: the structured perceptron, the structured SVM with
+#: the Hamming cost over heads.
+PARSER_LOSSES = ("hinge", "perceptron")
+
+#: DependencyParser's defaults (`fastprox parse train` takes them too): what
+#: bench/dependency_parsing.py chose on UD English EWT (bench/results/dependency_parsing.md).
+PARSER_DEFAULTS = dict(loss="hinge", penalty="l2", alpha=1e-3, l1_ratio=0.15, update="fobos",
+                       schedule="adagrad", eta0=0.02, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
+                       groups="templates", group_weights=None, max_iter=3, shuffle=True, random_state=None,
+                       warm_start=False, verbose=0, projective=False, templates=None, bits=24,
+                       lowercase=False, pos="UPOS")

@@ -17,7 +17,7 @@ from sklearn.utils.metaestimators import available_if
 from .._concurrency import lock_of
 from . import _tagger
 from ._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS as DEFAULTS
-from ._estimator import PAUSE_EXAMPLES, StructuredEstimator, sequence_weights
+from ._estimator import NO_WEIGHTS, StructuredEstimator, sequence_weights
 from .learner import item_arrays
 from .model_file import read_structured_model, write_structured_model
 
@@ -150,26 +150,14 @@ class SequenceTagger(StructuredEstimator):
             raise ValueError(f"X has {n_features} features, but SequenceTagger is expecting "
                              f"{self.n_features_in_} features as input.")
         self.__dict__.pop("_snapshot", None)
-        rng, passes = self.rng(incremental), 1 if incremental else self.max_iter
-        loss, total = _tagger.LOSSES[self.loss], 0.0
-        for epoch in range(passes):
-            order = np.arange(n_sequences) if rng is None else rng.permutation(n_sequences)
-            for at in range(0, n_sequences, PAUSE_EXAMPLES):
-                chunk = np.ascontiguousarray(order[at:at + PAUSE_EXAMPLES], dtype=np.int64)
-                losses = np.zeros(len(chunk))
-                errors = np.zeros(len(chunk) if report else 0, dtype=np.int64)
-                _tagger.fit_sequences(self._learner._learner, data, indices, indptr, target, starts, chunk,
-                                      _NO_WEIGHTS if weights is None else weights, loss, losses, errors,
-                                      self._learner.t_ + 1)
-                total += losses.sum()
-                if report is not None:
-                    report(chunk, losses, errors, starts, indptr)
-                self.pause()
-            if self.verbose:
-                print(f"-- Epoch {epoch + 1}: mean loss {total / max(1, (epoch + 1) * n_sequences):.6f}, "
-                      f"t_ = {self._learner.t_}")
-        self.progressive_loss_ = total / max(1, passes * n_sequences)
-        self.n_iter_ = passes
+        loss = _tagger.LOSSES[self.loss]
+
+        def step(chunk, losses, errors):
+            _tagger.fit_sequences(self._learner._learner, data, indices, indptr, target, starts, chunk,
+                                  NO_WEIGHTS if weights is None else weights, loss, losses, errors,
+                                  self._learner.t_ + 1)
+        self.run_passes(n_sequences, incremental, step,
+                        None if report is None else lambda *chunk: report(*chunk, starts, indptr))
 
     # ------------------------------------------------------------------ the model
     def _model(self):
@@ -232,19 +220,6 @@ class SequenceTagger(StructuredEstimator):
             raise ValueError(f"y has {y.shape[0] if y.ndim else 0} labels for {predicted.shape[0]} items.")
         return float(np.average(predicted == y, weights=sample_weight)) if len(y) else 1.0
 
-    def __getstate__(self):
-        state = super().__getstate__()
-        if "_learner" in state:             # (the snapshot is made again from it; a model read
-            state.pop("_snapshot", None)    # from a file has nothing else)
-        return state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
-
-_NO_WEIGHTS = np.empty(0)
 
 
 def save_tagger(model, path, extras=None):

@@ -1,0 +1,114 @@
+"""Parse sentences: train a DependencyParser on CoNLL-U treebanks, parse files with it.
+
+  fastprox parse train FILE... [--test FILE] [--model OUT] [--templates NAMES] [--bits B]
+                       [--projective]
+  fastprox parse predict MODEL FILE [--out PRED.conllu]
+
+``train`` reads CoNLL-U treebanks (multiword-token and empty-node lines skipped,
+HEAD checked: every sentence a tree), makes each sentence's candidate arcs by
+McDonald-style templates (fastprox.structured.arcs, hashed, one group per template
+for the group penalties), trains with Vowpal Wabbit's progressive table on standard
+error (an example is a sentence; its "items" are words, its "errors" the words the
+model's tree gave a wrong head before the step, its "features" the candidate arcs)
+and scores --test: the unlabelled attachment score with and without punctuation
+(UPOS PUNCT). The defaults are those bench/dependency_parsing.py chose on UD English
+EWT. The model file (--model) holds the parser and its arc templates, no pickle.
+``predict`` writes the input back with the predicted HEAD (every other column, and
+every comment, multiword-token and empty-node line, as it was) and, when the file
+has gold heads, prints the same scores.
+"""
+import time
+
+from .._writes import check_output
+from ..structured._params import PARSER_DEFAULTS, PARSER_LOSSES
+from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, learner_params,
+                         stderr_line)
+
+
+def add_arguments(parser):
+    actions, train = add_train_action(parser, __doc__, "parser", "training treebanks (CoNLL-U)")
+    train.add_argument("--templates", metavar="NAMES",
+                       help="the arc templates, comma-separated (default: all of "
+                            "fastprox.structured.arcs.TEMPLATES)")
+    train.add_argument("--bits", type=int, default=PARSER_DEFAULTS["bits"],
+                       help="hash the arc features into 2^BITS columns")
+    train.add_argument("--lowercase", action="store_true", help="lowercase the words")
+    train.add_argument("--pos", choices=("UPOS", "XPOS"), default=PARSER_DEFAULTS["pos"],
+                       help="the POS field the templates read")
+    train.add_argument("--projective", action="store_true",
+                       help="decode projective trees (Eisner) rather than any tree (Chu-Liu-Edmonds)")
+    train.add_argument("--test", metavar="FILE", help="score the model on this treebank")
+    train.add_argument("--model", metavar="OUT", help="write the model here")
+    train.add_argument("--quiet", action="store_true", help="no table on standard error")
+    add_learner_options(train, PARSER_DEFAULTS, PARSER_LOSSES, intercept=False)
+    train.set_defaults(parse_run=run_train)
+    add_predict_action(actions, parser, __doc__, "parse", run_predict, "the CoNLL-U file to parse")
+
+
+def run(args):
+    return args.parse_run(args)
+
+
+def run_train(args):
+    import numpy as np
+    from ..structured.io import read_conllu
+    from ..structured.parser import DependencyParser, save_parser
+    for out in [args.model] if args.model else []:
+        check_output(out, "--model", args.data + ([args.test] if args.test else []))
+    sentences = [s for path in args.data for s in read_conllu(path, heads=True)]
+    if not sentences:
+        raise ValueError(f"{args.data[0]}: no sentences to train on")
+    templates = None if args.templates is None else [t.strip() for t in args.templates.split(",")]
+    model = DependencyParser(**learner_params(args, "templates"), projective=args.projective,
+                             templates=templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos)
+    table = StructuredTable(None if args.quiet else stderr_line)
+    lengths = np.array([len(s) for s in sentences], dtype=np.int64)
+    arcs = np.zeros(lengths.sum() + 1, dtype=np.int64)     # a word's share of its sentence's arcs
+    arcs[1:] = np.cumsum(np.repeat(lengths + 1, lengths))
+    start = time.process_time()
+    model._fit_reporting(sentences, report=lambda order, losses, errors, words: table.report(
+        order, losses, errors, words, arcs))
+    if not args.quiet:
+        table.summary(model.n_features_in_, time.process_time() - start)
+    if args.test:
+        test = list(read_conllu(args.test, heads=True))
+        for line in uas_lines(test, model.predict(test), "test"):
+            stderr_line(line)
+    if args.model:
+        save_parser(model, args.model)
+    return 0
+
+
+def run_predict(args):
+    import numpy as np
+    from ..structured.io import read_conllu, write_sequences
+    from ..structured.parser import load_parser
+    if args.out != "-":
+        check_output(args.out, "--out", [args.model, args.data])
+    model, _ = load_parser(args.model)
+    if model.features_ is None:
+        raise ValueError(f"{args.model}: this parser was trained on arc rows, not on treebanks: it cannot "
+                         "make the arcs of a CoNLL-U file")
+    try:
+        sentences, labelled = list(read_conllu(args.data, heads=True)), True
+    except ValueError:          # no gold heads (or not a tree): parse it all the same
+        sentences, labelled = list(read_conllu(args.data)), False
+    if not sentences:
+        raise ValueError(f"{args.data}: no sentences to parse")
+    predicted = model.predict(sentences)
+    write_sequences(args.out, sentences, np.concatenate(predicted), column="HEAD")
+    if labelled and not args.quiet:
+        for line in uas_lines(sentences, predicted, args.data):
+            stderr_line(line)
+    return 0
+
+
+def uas_lines(sentences, predicted, what):
+    """The attachment scores of predicted heads against the sentences' gold heads,
+    with every word and without punctuation: lines to print."""
+    from ..structured.metrics import uas
+    gold = [s.heads for s in sentences]
+    upos = [s["UPOS"] for s in sentences]
+    words = sum(len(s) for s in sentences)
+    return [f"{what}: {len(sentences)} sentences, {words} words, UAS {100 * uas(gold, predicted):.2f}% "
+            f"(all words), {100 * uas(gold, predicted, upos):.2f}% (without punctuation)"]
