@@ -20,7 +20,7 @@ def test_the_library_ships_no_benchmarks():
     assert importlib.util.find_spec("fastprox.benchmarks") is None
     assert not list(SRC.glob("_lazy_l1*"))
     from fastprox.cli import COMMANDS
-    assert COMMANDS == ("train", "predict", "info")
+    assert COMMANDS == ("train", "predict", "info", "tag")
 
 
 def test_the_library_imports_nothing_of_bench():

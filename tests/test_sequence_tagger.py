@@ -238,11 +238,23 @@ def check_lazy_equals_eager(rule, data):
         eager.step(Xd, Q, u, 1.0 if s["weights"] is None else s["weights"][r])
     assert model.t_ == eager.t
     U = eager.unpenalized()
-    assert_contract_close(model.coef_, eager.coef().T)
-    assert_contract_close(model.intercept_, eager.intercept())
-    assert_contract_close(model.transitions_.ravel(), U[:K * K])
-    assert_contract_close(model.start_, U[K * K:K * K + K])
-    assert_contract_close(model.stop_, U[K * K + K:])
+    close = assert_contract_close if s["loss"] != "log" else assert_close_to_rounded_zeros
+    close(model.coef_, eager.coef().T)
+    close(model.intercept_, eager.intercept())
+    close(model.transitions_.ravel(), U[:K * K])
+    close(model.start_, U[K * K:K * K + K])
+    close(model.stop_, U[K * K + K:])
+
+
+def assert_close_to_rounded_zeros(lazy, eager):
+    """assert_contract_close for the CRF, whose eager marginals are enumerated and the
+    kernel's computed by forward-backward, equal to rounding: a gradient that cancels
+    exactly in one cancels to a rounding residue in the other, so the eager model's
+    exact zeros are matched by values within 1e-12 of the largest weight."""
+    lazy = np.array(lazy, dtype=float)
+    residue = (eager == 0) & (np.abs(lazy) <= 1e-12 * max(1.0, np.max(np.abs(eager), initial=0.0)))
+    lazy[residue] = 0.0
+    assert_contract_close(lazy, eager)
 
 
 @pytest.mark.parametrize("rule", RULES, ids=["-".join(r) for r in RULES])
@@ -319,7 +331,7 @@ def test_partial_fit_and_pickles_mid_stream_give_the_same_bits(loss):
 
 
 def test_clone_get_params_and_set_params():
-    model = SequenceTagger(loss="log", penalty="squared_group", schedule="constant", alpha=0.01,
+    model = SequenceTagger(loss="log", penalty="squared_group", update="fobos", schedule="constant", alpha=0.01,
                            groups=[0, 0, 1])
     copy = clone(model)
     assert copy.get_params() == {**model.get_params(), "groups": copy.groups}
@@ -336,7 +348,8 @@ def test_empty_and_one_item_sequences():
     prediction is empty); one-item sequences are learnt with the others (separable
     data: the perceptron fits it)."""
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
-    model = SequenceTagger(loss="perceptron", penalty=None, schedule="constant", eta0=1.0, shuffle=False,
+    model = SequenceTagger(loss="perceptron", penalty=None, update="fobos", schedule="constant", eta0=1.0,
+                           shuffle=False,
                            max_iter=10)
     model.fit(X, ["x", "y", "x"], [0, 1, 0, 2, 0])
     assert model.t_ == 50
@@ -350,7 +363,8 @@ def test_sample_weights_weigh_sequences():
     StructuredLearner's sample_weight."""
     rng = np.random.default_rng(3)
     X, y, lengths = random_sequences(rng, 4, 5, 3)
-    params = dict(loss="log", penalty="l2", alpha=0.01, schedule="constant", shuffle=False, max_iter=1)
+    params = dict(loss="log", penalty="l2", alpha=0.01, update="fobos", schedule="constant", eta0=0.1, shuffle=False,
+                  max_iter=1)
     zero = SequenceTagger(**params).fit(X, y, lengths, sample_weight=[1, 0, 1, 1])
     with pytest.raises(ValueError, match="one weight per sequence"):
         SequenceTagger(**params).fit(X, y, lengths, sample_weight=[1, 1])
@@ -426,6 +440,21 @@ def test_predict_checks_its_input():
 
 def test_a_refused_sequence_names_itself_and_keeps_the_steps_before():
     X = sp.csr_matrix(np.array([[1.0], [1.0], [1e300], [1.0]]))
-    model = SequenceTagger(loss="log", schedule="constant", eta0=1e300, penalty=None, shuffle=False)
+    model = SequenceTagger(loss="log", update="fobos", schedule="constant", eta0=1e300, penalty=None,
+                           shuffle=False)
     with pytest.raises(ValueError, match="example"):
         model.partial_fit(X, [0, 1, 0, 1], [2, 1, 1], classes=[0, 1])
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_a_steps_cost_does_not_grow_with_the_features(loss):
+    """The same sequences in a model of 20 or 200,000 features: the same entries
+    visited (n_ops), O(nnz K + n K^2) per sequence, never O(d)."""
+    rng = np.random.default_rng(4)
+    X, y, lengths = random_sequences(rng, 30, 20, 4, longest=6, density=0.3)
+    ops = []
+    for d in (20, 200_000):
+        wide = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
+        model = SequenceTagger(loss=loss, penalty="l1", alpha=1e-3, max_iter=2, random_state=0)
+        ops.append(model.fit(wide, y, lengths)._learner.n_ops)
+    assert ops[0] == ops[1] > 0

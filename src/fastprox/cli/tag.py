@@ -13,7 +13,8 @@ scores --test: per-item accuracy and, for IOB chunk tags, conlleval's chunk
 precision, recall and F1. The model file (--model) holds the tagger and its feature
 extractor, no pickle. ``predict`` writes the input back with the predicted label as
 a last column (CoNLL), or one label a line with a blank line between sequences
-(CRFsuite, LIBSVM), and scores labelled input the same way.
+(CRFsuite, LIBSVM), and scores labelled input the same way. Gold labels the model
+was not trained on are named in a warning (file and line) and scored as errors.
 """
 import time
 
@@ -146,13 +147,13 @@ def run_train(args):
     seconds = time.process_time() - start
     if not args.quiet:
         table.summary(X.shape[1], seconds)
-    if args.test:
-        test = _test_data(args.test, spec, extractor, X.shape[1])
-        _check_labels(test, model.classes_, args.test)
-        for line in score_lines(test.y, model.predict(test.X, test.lengths), test.lengths, "test"):
-            stderr_line(line)
     if args.model:
         save_tagger(model, args.model, {"reader": spec, "features": features})
+    if args.test:
+        test = _test_data(args.test, spec, extractor, X.shape[1])
+        _warn_unknown_labels(test, model.classes_, args.test)
+        for line in score_lines(test.y, model.predict(test.X, test.lengths), test.lengths, "test"):
+            stderr_line(line)
     return 0
 
 
@@ -173,24 +174,28 @@ def _test_data(path, spec, extractor, n_features):
     return Data(extractor.transform(sequences), y, lengths, sequences)
 
 
-def _check_labels(data, classes, path):
-    """ValueError naming the file and line of the first label the model does not know."""
+def _warn_unknown_labels(data, classes, path):
+    """One line on standard error naming the file and line of the first gold label the
+    model does not know, and how many items have one: the model cannot predict them,
+    and the scores count them wrong (as conlleval does; CoNLL-2000's test.txt has an
+    I-LST that train.txt has not)."""
     import numpy as np
     known = set(np.asarray(classes).tolist())
-    if data.sequences is None:
-        unknown = [v for v in np.unique(data.y).tolist() if v not in known]
-        if unknown:
-            raise ValueError(f"{path}: label {unknown[0]!r} is not one the model was trained on; "
-                             "train on data that has it, or remove those sequences")
+    unknown = [label not in known for label in np.asarray(data.y).tolist()]
+    if not any(unknown):
         return
-    for sequence in data.sequences:
-        for i, label in enumerate(sequence.labels):
-            if label not in known:
-                where = f"{sequence.source}:{sequence.line + i}" if hasattr(sequence, "columns") else \
-                    f"{sequence.source}:{sequence.line}"
-                raise ValueError(f"{where}: label {label!r} is not one the model was trained on "
-                                 f"({', '.join(map(str, sorted(known)[:8]))}...); train on data that "
-                                 "has it, or remove that sequence")
+    where = path
+    if data.sequences is not None:
+        first = unknown.index(True)
+        for sequence in data.sequences:
+            if first < len(sequence):
+                where = f"{sequence.source}:{sequence.line + (first if hasattr(sequence, 'columns') else 0)}"
+                break
+            first -= len(sequence)
+    label = np.asarray(data.y)[unknown.index(True)]
+    stderr_line(f"fastprox: warning: {where}: label {str(label)!r} is not one the model was trained on; "
+                f"{sum(unknown)} item(s) have such labels: the scores count them wrong (train on data "
+                "that has them to predict them)")
 
 
 # ---------------------------------------------------------------------- predict
@@ -202,11 +207,10 @@ def run_predict(args):
     if not isinstance(spec, dict) or spec.get("format") not in FORMATS:
         raise ValueError(f"{args.model}: the model file does not say how to read its input (extras.reader)")
     data, labelled = _predict_data(args.data, spec, features, model.n_features_in_)
-    if labelled:
-        _check_labels(data, model.classes_, args.data)
     predicted = model.predict(data.X, data.lengths)
     _write(args.out, data, predicted, spec)
     if labelled and not args.quiet:
+        _warn_unknown_labels(data, model.classes_, args.data)
         for line in score_lines(data.y, predicted, data.lengths, args.data):
             stderr_line(line)
     return 0

@@ -9,7 +9,8 @@ decoder (`viterbi`: perceptron; cost-augmented Viterbi with the Hamming cost: hi
 `forward_backward`: log), then `structured_step` with the items' score gradients
 q_i = mu_i - onehot(y_i) and the unpenalized entries' gradient (the decoded
 transition, start and stop counts, or their expectations, less the gold ones).
-O(nnz K + n K^2) per sequence. The loss of each sequence at the scores it was
+O(nnz K + n K^2) per sequence; the perceptron's and the hinge's steps update only the
+items decoded wrong (`step_wrong_items`). The loss of each sequence at the scores it was
 decoded with is its progressive loss:
 
 - perceptron: score(y^) - score(y), y^ = argmax score;

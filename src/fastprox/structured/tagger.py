@@ -34,14 +34,16 @@ class SequenceTagger(StructuredEstimator):
 
     Parameters
     ----------
-    loss : {"hinge", "perceptron", "log"}, default="hinge"
-        ``"perceptron"`` (Collins 2002: Viterbi, Phi(y^) - Phi(y)); ``"hinge"``
+    loss : {"log", "hinge", "perceptron"}, default="log"
+        ``"log"`` (CRF: forward-backward in log space, E Phi - Phi); ``"hinge"``
         (structured SVM with the Hamming cost: cost-augmented Viterbi; no step where
-        the loss is 0); ``"log"`` (CRF: forward-backward in log space, E Phi - Phi).
+        the loss is 0); ``"perceptron"`` (Collins 2002: Viterbi, Phi(y^) - Phi(y)).
+        The perceptron's and the hinge's steps touch only the items decoded wrong.
     penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma
         The rule (docs/contract.md; the README's table of rules): every update,
         schedule and penalty of the flat estimators but ``schedule="normalized"``,
-        which has no structured form. Only W is penalized.
+        which has no structured form. Only W is penalized. The defaults are RDA with
+        AdaGrad steps (eta0=0.3) and l2 (alpha=1e-4).
     groups : array of int of shape (n_features,), optional
         A group id per feature (-1: none) for the group penalties: a template's
         features (`TemplateFeatures.groups_`), a kernel's block (MKL:
@@ -50,7 +52,7 @@ class SequenceTagger(StructuredEstimator):
         The groups' penalty weights d_G.
     fit_intercept : bool, default=True
         Learn the label biases b.
-    max_iter : int, default=10
+    max_iter : int, default=4
         Passes over the sequences in `fit`.
     shuffle : bool, default=True
         Visit the sequences in a new random order at every pass of `fit`.
@@ -135,7 +137,7 @@ class SequenceTagger(StructuredEstimator):
         n_sequences = len(starts) - 1
         if first:
             self.classes_ = _classes(y, classes, incremental)
-        elif classes is not None and not np.array_equal(np.asarray(classes), self.classes_):
+        elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
             raise ValueError("classes differ from those of the first partial_fit call; give the same "
                              "classes, or none after the first call.")
         target = _encode(y, self.classes_, len(indptr) - 1)
@@ -232,7 +234,8 @@ class SequenceTagger(StructuredEstimator):
 
     def __getstate__(self):
         state = super().__getstate__()
-        state.pop("_snapshot", None)
+        if "_learner" in state:             # (the snapshot is made again from it; a model read
+            state.pop("_snapshot", None)    # from a file has nothing else)
         return state
 
     def __sklearn_tags__(self):
