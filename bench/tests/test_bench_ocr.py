@@ -98,6 +98,18 @@ def test_nystroem_maps_are_exact_on_their_landmarks(kernel):
     np.testing.assert_allclose(F @ F.T, (U * np.maximum(lam, 0)) @ U.T, atol=1e-8)
 
 
+def test_random_fourier_features_approximate_the_gaussian():
+    """--gaussian-map rff: D random features whose inner products are the Gaussian kernel
+    up to an error of order 1/sqrt(D)."""
+    A = np.repeat(images(1).toarray(), 16, axis=0)
+    for k in range(16):                         # image k differs from image 0 in k pixels
+        A[k, :k] = 1 - A[k, :k]
+    X = sp.csr_matrix(A)
+    F = _ocr_data.transform(_ocr_data.fit_map("gaussian", X, 0, 20000, method="rff"), X).toarray()
+    K = np.exp(-((A[:, None, :] - A[None, :, :]) ** 2).sum(-1) / (2 * _ocr_data.SIGMA2))
+    assert F.shape == (16, 20000) and K.min() < 0.3 and np.abs(F @ F.T - K).max() < 0.03
+
+
 def test_b1_width_gives_the_share_of_zeros_nearest_95_percent():
     distances = np.sqrt(np.arange(1, 101, dtype=float))
     h = _ocr_data.b1_width(distances)
@@ -145,10 +157,11 @@ def test_the_objective_is_the_mean_hinge_by_brute_force_plus_the_penalty():
 def test_quick_mode_writes_the_table(shared_structured, tmp_path):
     path, = shared_structured(LETTERS)
     parser = ocr_table1.add_arguments(argparse.ArgumentParser())
-    args = parser.parse_args(["--quick", "--out-dir", str(tmp_path), "--data-dir", str(path.parent.parent)])
+    args = parser.parse_args(["--quick", "--out-dir", str(tmp_path), "--data-dir", str(path.parent.parent),
+                              "--folds", "2"])
     assert ocr_table1.run(args) == 0
     report = (tmp_path / "mkl.md").read_text()
-    assert "python -m bench.papers.ocr_table1 --quick" in report
+    assert "python -m bench.papers.ocr_table1 --quick --seed 0 --folds 2`" in report
     for row in ocr_table1.ROWS:
         assert f"| {row} |" in report
     assert report.count("(quick)**.") == 7
