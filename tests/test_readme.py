@@ -33,3 +33,10 @@ def test_ci_runs_the_readmes_test_command():
     command = re.search(r"```bash\n.*\n(.*?)\s+#", README.read_text()).group(1)
     assert "pytest -m slow" in command and "bench/tests" in command
     assert (ROOT / ".ci" / "run").read_text().rstrip().splitlines()[-1] == command
+
+
+def test_the_estimators_docstring_examples_run():
+    """The examples of the estimators' docstrings (numpydoc's Examples) give what they show."""
+    import doctest
+    from fastprox import linear_model
+    assert doctest.testmod(linear_model).failed == 0
