@@ -92,14 +92,22 @@ def test_malformed_training_files_name_file_and_line(tmp_path, capsys, lines, me
     assert err.startswith("fastprox: error:")
 
 
-def test_unknown_gold_labels_are_named_and_scored_wrong_and_foreign_files_refused(tmp_path, capsys):
+def test_unknown_gold_labels_stop_or_are_scored_wrong_and_foreign_files_refused(tmp_path, capsys):
     model = str(tmp_path / "m.model")
     assert run(capsys, "tag", "train", conll(tmp_path / "t.txt"), "--format", "conll", "--model", model,
                "--quiet", "--passes", "10")[0] == 0
     bad = tmp_path / "bad.txt"
     bad.write_text("He PRP B-NP\nsaw VBD B-XYZ\n")
-    status, out, err = run(capsys, "tag", "predict", model, str(bad))
-    assert status == 0 and f"warning: {bad}:2: label 'B-XYZ' is not one the model was trained on; 1 item" in err
+    out_path = tmp_path / "pred.txt"
+    status, out, err = run(capsys, "tag", "predict", model, str(bad), "--out", str(out_path))
+    assert status == 1 and f"error: {bad}:2: label 'B-XYZ' is not one the model was trained on (1 item(s)" in err
+    assert "--unknown-labels wrong" in err and not out_path.exists() and "Traceback" not in err
+    status, out, err = run(capsys, "tag", "train", conll(tmp_path / "t.txt"), "--format", "conll", "--test",
+                           str(bad), "--model", str(tmp_path / "m2.model"))
+    assert status == 1 and f"{bad}:2: label 'B-XYZ'" in err and "average" not in err   # before training
+    assert not (tmp_path / "m2.model").exists()
+    status, out, err = run(capsys, "tag", "predict", model, str(bad), "--unknown-labels", "wrong")
+    assert status == 0 and f"warning: {bad}:2: label 'B-XYZ' is not one the model was trained on (1 item(s)" in err
     assert "per-item accuracy 50.00%" in err
     status, out, err = run(capsys, "tag", "predict", str(bad), str(bad))
     assert status == 1 and "not a readable fastprox structured model file" in err
