@@ -227,7 +227,7 @@ def test_treebank_sentences_step_as_their_template_rows(treebank, penalty):
     params = dict(penalty=penalty, schedule="invsqrt" if penalty else "adagrad", alpha=0.01, bits=12,
                   max_iter=3, shuffle=True, random_state=7)
     by_text = DependencyParser(**params).fit(sentences)
-    features = ArcFeatures(bits=12)
+    features = ArcFeatures(by_text.features_.template_names, bits=12)
     X = sp.vstack([features.transform(s) for s in sentences], format="csr")
     lengths = np.array([len(s) for s in sentences])
     heads = np.concatenate([s.heads for s in sentences])
@@ -349,7 +349,7 @@ def test_template_groups_lazy_equal_eager(treebank, penalty):
     against the eager update decoding from its own scores of the same rows."""
     sentences = list(read_conllu(treebank, heads=True))
     params = dict(update="fobos", schedule="invsqrt", penalty=penalty, alpha=0.05, eta0=0.5)
-    parser = DependencyParser(**params, bits=8, max_iter=3, shuffle=False).fit(sentences)
+    parser = DependencyParser(**params, templates="all", bits=8, max_iter=3, shuffle=False).fit(sentences)
     features = parser.features_
     X = sp.vstack([features.transform(s) for s in sentences], format="csr")
     lengths = np.array([len(s) for s in sentences])

@@ -62,7 +62,9 @@ class DependencyParser(StructuredEstimator):
         Decode projective trees (Eisner, O(n^3)) rather than any tree
         (Chu-Liu-Edmonds, O(n^2)).
     templates, bits, lowercase, pos
-        The arc features of treebank sentences (`ArcFeatures`); unused with rows.
+        The arc features of treebank sentences (`ArcFeatures`); unused with
+        rows. ``templates="mkl-ewt"`` (the default) are the 46 templates that
+        online MKL ranked first on UD English EWT; ``"all"`` the 76.
 
     Attributes
     ----------
@@ -94,7 +96,7 @@ class DependencyParser(StructuredEstimator):
                  eta0=DEFAULTS["eta0"], delta=DEFAULTS["delta"], rda_rho=DEFAULTS["rda_rho"],
                  berhu_gamma=DEFAULTS["berhu_gamma"], groups=DEFAULTS["groups"], group_weights=None,
                  max_iter=DEFAULTS["max_iter"], shuffle=DEFAULTS["shuffle"], random_state=None,
-                 warm_start=False, verbose=0, projective=DEFAULTS["projective"], templates=None,
+                 warm_start=False, verbose=0, projective=DEFAULTS["projective"], templates=DEFAULTS["templates"],
                  bits=DEFAULTS["bits"], lowercase=DEFAULTS["lowercase"], pos=DEFAULTS["pos"]):
         super().__init__(loss, penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma,
                          groups, group_weights, False, max_iter, shuffle, random_state, warm_start, verbose)

@@ -28,10 +28,11 @@ class ArcFeatures:
 
     Parameters
     ----------
-    templates : iterable of str or None, default=None
+    templates : iterable of str, str or None, default=None
         The templates to use, by name (see
-        `fastprox.structured.arcs.TEMPLATES`); None for all 76. Their blocks
-        follow the table's order whatever the order given.
+        `fastprox.structured.arcs.TEMPLATES`), or a named set of
+        `fastprox.structured.arcs.SETS` ("all", "mkl-ewt"); None for all 76.
+        Their blocks follow the table's order whatever the order given.
     bits : int, default=24
         Hash into at most ``2**bits`` columns (1..31), a block of
         ``2**(bits - ceil(log2 T))`` per template for ``T`` templates.
