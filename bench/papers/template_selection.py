@@ -128,7 +128,8 @@ def run(args):
             print(f"{NAME}: retrain on {size} templates by {name}", flush=True)
             curves[name][size] = retrain(kept, train, dev, retrain_passes, args.seed)
     plot_path = plots(ranked, curves, sizes, args.out_dir)
-    sections = report(ranked, orders, curves, sizes, len(train), rank_passes, retrain_passes, plot_path)
+    sections = report(ranked, orders, curves, sizes, len(train), (len(dev), sum(map(len, dev))), rank_passes,
+                      retrain_passes, plot_path)
     write_report(args.out_dir, NAME, "Template selection by online MKL for dependency parsing "
                  "(Martins et al., Fig. 1)", sections, started, args)
     return 0
@@ -178,7 +179,7 @@ def verdicts(ranked, curves, sizes):
     return lines
 
 
-def report(ranked, orders, curves, sizes, n_train, rank_passes, retrain_passes, plot_path):
+def report(ranked, orders, curves, sizes, n_train, n_dev, rank_passes, retrain_passes, plot_path):
     rows = [[str(k)] + [f"{curves[name][k][0][0]:.2f} / {curves[name][k][0][1]:.2f}" for name in ("MKL", "SVM")]
             + [f"{curves['MKL'][k][1]:.0f} / {curves['SVM'][k][1]:.0f}"] for k in sizes]
     table = md_table(["templates kept", "chosen by MKL: UAS all / no punct.", "chosen by SVM: UAS all / no punct.",
@@ -198,7 +199,7 @@ def report(ranked, orders, curves, sizes, n_train, rank_passes, retrain_passes, 
         f"Here: one run per cell (seeded shuffles); floor {FLOOR} UAS points.", "",
         *verdicts(ranked, curves, sizes), "",
         "## Setting", "",
-        f"{n_train} training sentences (EWT train), dev: 2,001 sentences, 25,148 words. Rankings: "
+        f"{n_train} training sentences (EWT train), dev: {n_dev[0]:,} sentences, {n_dev[1]:,} words. Rankings: "
         f"{rank_passes} passes; retrains: {retrain_passes} passes each, rule "
         + ", ".join(f"{k}={v}" for k, v in RETRAIN.items()) + ".", "",
         models, "",
