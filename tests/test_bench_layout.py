@@ -20,7 +20,7 @@ def test_the_library_ships_no_benchmarks():
     assert importlib.util.find_spec("fastprox.benchmarks") is None
     assert not list(SRC.glob("_lazy_l1*"))
     from fastprox.cli import COMMANDS
-    assert COMMANDS == ("train", "predict", "info")
+    assert COMMANDS == ("train", "predict", "info", "tag", "parse")
 
 
 def test_the_library_imports_nothing_of_bench():
@@ -64,14 +64,14 @@ def test_python_m_bench_papers_lists_the_experiments():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     for name in ("rda_mnist", "rda_params", "adagrad_text", "adagrad_mnist", "fobos_synthetic",
-                 "fobos_mixed_norms", "mkl"):
+                 "fobos_mixed_norms", "mkl", "ocr_table1"):
         assert re.search(rf"^    {name}\b", done.stdout, re.M), done.stdout
 
 
 def test_each_experiment_keeps_its_options(capsys):
     from bench.papers.__main__ import main
     for name in ("rda_mnist", "rda_params", "adagrad_text", "adagrad_mnist", "fobos_synthetic",
-                 "fobos_mixed_norms", "mkl"):
+                 "fobos_mixed_norms", "mkl", "ocr_table1"):
         with pytest.raises(SystemExit) as exit_:
             main([name, "--help"])
         out = capsys.readouterr().out

@@ -63,6 +63,11 @@ def counts(labels, K):
     return u
 
 
+def parts(U, K):
+    """The unpenalized entries as (A, s, e)."""
+    return U[:K * K].reshape(K, K), U[K * K:K * K + K], U[K * K + K:]
+
+
 def gold_score(E, A, s, e, y):
     """score(y) summed in Viterbi's order (as the compiled loop sums it)."""
     g = E[0, y[0]] + s[y[0]]
@@ -76,11 +81,9 @@ def python_decoder(loss, y, K):
     (Q, u) StructuredLearner.step_decoded takes, from the items' scores and the
     unpenalized entries."""
     def decode(E, U):
-        n = len(y)
-        A, s, e = U[:K * K].reshape(K, K), U[K * K:K * K + K], U[K * K + K:]
+        n, A, s, e, gold = len(y), *parts(U, K), counts(y, K)
         if n == 0:
             return np.zeros((0, K)), np.zeros(K * K + 2 * K)
-        gold = counts(y, K)
         if loss == "log":
             _, mu, xi = forward_backward(E, A, s, e)
             Q = mu.copy()
@@ -112,15 +115,26 @@ def check_no_tie(E, A, s, e, gold, best):
     return scale
 
 
+def python_step(learner, loss, X, y, K, h):
+    """A sequence's step as the compiled loop takes it, from Python: the CRF's by
+    `step_decoded` (scores, decoder, step over all items); the perceptron's and the
+    hinge's by the items' scores, the decoder, then `step` over the items whose score
+    gradient is not 0 (the others' features stay untouched)."""
+    if loss == "log":
+        learner.step_decoded(X, python_decoder(loss, y, K), h)
+        return
+    Q, u = python_decoder(loss, y, K)(learner.scores(X), learner.unpenalized())
+    wrong = np.any(Q != 0, axis=1)
+    learner.step(X[wrong], Q[wrong], u, h)
+
+
 def brute_force_decoder(loss, y, K):
     """The contract's gradient of a sequence from its scores, decoding by enumerating
     every labelling (the eager reference's decoder); Tie where rounding decides."""
     def decode(E, U):
-        n = len(y)
-        A, s, e = U[:K * K].reshape(K, K), U[K * K:K * K + K], U[K * K + K:]
+        n, A, s, e, gold = len(y), *parts(U, K), counts(y, K)
         if n == 0:
             return np.zeros((0, K)), np.zeros(K * K + 2 * K)
-        gold = counts(y, K)
         if loss == "log":
             _, mu, xi = crf_marginals(E, A, s, e)
             return mu - np.eye(K)[y], np.concatenate([xi.ravel(), mu[0], mu[-1]]) - gold
@@ -221,14 +235,40 @@ def check_lazy_equals_eager(rule, data):
             Q, u = brute_force_decoder(s["loss"], ys, K)(eager.scores(Xd), eager.unpenalized())
         except Tie:
             assume(False)
+        assume(not (rule[1] == "adagrad" and s["loss"] == "log" and cancels(Xd, Q, u)))
         eager.step(Xd, Q, u, 1.0 if s["weights"] is None else s["weights"][r])
     assert model.t_ == eager.t
     U = eager.unpenalized()
-    assert_contract_close(model.coef_, eager.coef().T)
-    assert_contract_close(model.intercept_, eager.intercept())
-    assert_contract_close(model.transitions_.ravel(), U[:K * K])
-    assert_contract_close(model.start_, U[K * K:K * K + K])
-    assert_contract_close(model.stop_, U[K * K + K:])
+    close = assert_contract_close if s["loss"] != "log" else assert_close_to_rounded_zeros
+    close(model.coef_, eager.coef().T)
+    close(model.intercept_, eager.intercept())
+    close(model.transitions_.ravel(), U[:K * K])
+    close(model.start_, U[K * K:K * K + K])
+    close(model.stop_, U[K * K + K:])
+
+
+def cancels(Xd, Q, u):
+    """Whether an entry of the CRF's gradient (features, intercepts, transitions and
+    ends) sums terms that cancel to within rounding of 0. Enumeration and forward-
+    backward round such a sum differently (an exact 0 in one, a few ulps in the other),
+    and AdaGrad's step, scale-free, turns that residue r into a weight change of
+    eta0 r / delta (delta = 1e-8): rounding decides the step, as in a tie."""
+    tiny = 64 * np.finfo(float).eps
+    g, scale = np.concatenate([Xd.T @ Q, Q.sum(axis=0, keepdims=True)]), np.abs(Xd).T @ np.abs(Q)
+    scale = np.concatenate([scale, np.abs(Q).sum(axis=0, keepdims=True)])
+    return bool(np.any((np.abs(g) <= tiny * scale) & (scale > 0))
+                or np.any(np.abs(u) <= tiny * max(1, len(Q))))
+
+
+def assert_close_to_rounded_zeros(lazy, eager):
+    """assert_contract_close for the CRF, whose eager marginals are enumerated and the
+    kernel's computed by forward-backward, equal to rounding: a gradient that cancels
+    exactly in one cancels to a rounding residue in the other, so the eager model's
+    exact zeros are matched by values within 1e-12 of the largest weight."""
+    lazy = np.array(lazy, dtype=float)
+    residue = (eager == 0) & (np.abs(lazy) <= 1e-12 * max(1.0, np.max(np.abs(eager), initial=0.0)))
+    lazy[residue] = 0.0
+    assert_contract_close(lazy, eager)
 
 
 @pytest.mark.parametrize("rule", RULES, ids=["-".join(r) for r in RULES])
@@ -260,9 +300,9 @@ def test_lazy_equals_eager_at_length(rule, data):
 @given(data=st.data(), dtype=st.sampled_from([np.float64, np.float32]),
        itype=st.sampled_from([np.int32, np.int64]))
 def test_compiled_loop_equals_step_decoded(rule, loss, data, dtype, itype):
-    """fit_sequences' steps are StructuredLearner.step_decoded's, driven from Python
-    with the decoders' Python API: the same bits (float32 values and int64 indices
-    too)."""
+    """fit_sequences' steps are StructuredLearner's driven from Python with the
+    decoders' Python API (`python_step`): the same bits (float32 values and int64
+    indices too)."""
     s = data.draw(streams(rule))
     s["loss"] = loss
     K = s["K"]
@@ -274,7 +314,7 @@ def test_compiled_loop_equals_step_decoded(rule, loss, data, dtype, itype):
     learner = StructuredLearner(s["d"], K, K * K + 2 * K, update=update, schedule=schedule, penalty=penalty,
                                 **s["params"])
     for r, (Xs, ys) in enumerate(split(X, s["y"], s["lengths"])):
-        learner.step_decoded(Xs, python_decoder(loss, ys, K), 1.0 if s["weights"] is None else s["weights"][r])
+        python_step(learner, loss, Xs, ys, K, 1.0 if s["weights"] is None else s["weights"][r])
     U = learner.unpenalized_
     assert model.coef_.T.tobytes() == learner.coef_.tobytes()
     assert model.intercept_.tobytes() == learner.intercept_.tobytes()
@@ -305,7 +345,7 @@ def test_partial_fit_and_pickles_mid_stream_give_the_same_bits(loss):
 
 
 def test_clone_get_params_and_set_params():
-    model = SequenceTagger(loss="log", penalty="squared_group", schedule="constant", alpha=0.01,
+    model = SequenceTagger(loss="log", penalty="squared_group", update="fobos", schedule="constant", alpha=0.01,
                            groups=[0, 0, 1])
     copy = clone(model)
     assert copy.get_params() == {**model.get_params(), "groups": copy.groups}
@@ -322,7 +362,8 @@ def test_empty_and_one_item_sequences():
     prediction is empty); one-item sequences are learnt with the others (separable
     data: the perceptron fits it)."""
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
-    model = SequenceTagger(loss="perceptron", penalty=None, schedule="constant", eta0=1.0, shuffle=False,
+    model = SequenceTagger(loss="perceptron", penalty=None, update="fobos", schedule="constant", eta0=1.0,
+                           shuffle=False,
                            max_iter=10)
     model.fit(X, ["x", "y", "x"], [0, 1, 0, 2, 0])
     assert model.t_ == 50
@@ -336,14 +377,15 @@ def test_sample_weights_weigh_sequences():
     StructuredLearner's sample_weight."""
     rng = np.random.default_rng(3)
     X, y, lengths = random_sequences(rng, 4, 5, 3)
-    params = dict(loss="log", penalty="l2", alpha=0.01, schedule="constant", shuffle=False, max_iter=1)
+    params = dict(loss="log", penalty="l2", alpha=0.01, update="fobos", schedule="constant", eta0=0.1, shuffle=False,
+                  max_iter=1)
     zero = SequenceTagger(**params).fit(X, y, lengths, sample_weight=[1, 0, 1, 1])
     with pytest.raises(ValueError, match="one weight per sequence"):
         SequenceTagger(**params).fit(X, y, lengths, sample_weight=[1, 1])
     assert zero.t_ == 4
     ref = StructuredLearner(5, 3, 15, penalty="l2", alpha=0.01, schedule="constant")
     for r, (Xs, ys) in enumerate(split(X, y, lengths)):
-        ref.step_decoded(Xs, python_decoder("log", ys, 3), [1, 0, 1, 1][r])
+        python_step(ref, "log", Xs, ys, 3, [1, 0, 1, 1][r])
     assert zero.coef_.T.tobytes() == ref.coef_.tobytes()
 
 
@@ -412,6 +454,21 @@ def test_predict_checks_its_input():
 
 def test_a_refused_sequence_names_itself_and_keeps_the_steps_before():
     X = sp.csr_matrix(np.array([[1.0], [1.0], [1e300], [1.0]]))
-    model = SequenceTagger(loss="log", schedule="constant", eta0=1e300, penalty=None, shuffle=False)
+    model = SequenceTagger(loss="log", update="fobos", schedule="constant", eta0=1e300, penalty=None,
+                           shuffle=False)
     with pytest.raises(ValueError, match="example"):
         model.partial_fit(X, [0, 1, 0, 1], [2, 1, 1], classes=[0, 1])
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_a_steps_cost_does_not_grow_with_the_features(loss):
+    """The same sequences in a model of 20 or 200,000 features: the same entries
+    visited (n_ops), O(nnz K + n K^2) per sequence, never O(d)."""
+    rng = np.random.default_rng(4)
+    X, y, lengths = random_sequences(rng, 30, 20, 4, longest=6, density=0.3)
+    ops = []
+    for d in (20, 200_000):
+        wide = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
+        model = SequenceTagger(loss=loss, penalty="l1", alpha=1e-3, max_iter=2, random_state=0)
+        ops.append(model.fit(wide, y, lengths)._learner.n_ops)
+    assert ops[0] == ops[1] > 0

@@ -23,15 +23,15 @@ FULL_DIR = os.path.join("bench", "papers")
 QUICK_DIR = os.path.join("bench", "papers", "quick")
 
 
-def add_common_arguments(parser, quick_help):
-    """--quick, --out-dir, --seed and --data-dir, the options every experiment takes."""
+def add_common_arguments(parser, quick_help, data_dir=DATA_DIR, data_what="the LIBSVM data sets"):
+    """--quick, --out-dir, --seed and --data-dir (by default `data_dir`, holding
+    `data_what`), the options every experiment takes."""
     parser.add_argument("--quick", action="store_true", help=quick_help)
     parser.add_argument("--out-dir", default=None,
                         help=f"where NAME.md and the PNG plots go (default: {FULL_DIR}, "
                              f"with --quick {QUICK_DIR})")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
-    parser.add_argument("--data-dir", default=str(DATA_DIR),
-                        help=f"the LIBSVM data sets (default: {DATA_DIR})")
+    parser.add_argument("--data-dir", default=str(data_dir), help=f"{data_what} (default: {data_dir})")
     return parser
 
 
@@ -195,26 +195,29 @@ def machine():
     return f"{machine_summary()}, Python {platform.python_version()}"
 
 
-def write_report(out_dir, name, title, sections, started, args):
-    """Write out_dir/name.md: title, how it was run (mode, seed, runtime), then the sections.
+def write_report(out_dir, name, title, sections, started, args, report=None, options=""):
+    """Write out_dir/REPORT.md (``report``, by default the module's ``name``): title, how
+    it was run (mode, seed, the run's further ``options`` as typed, runtime), then the
+    sections.
 
     A --quick run marks its verdicts "(quick)" and lists those that differ from the
-    full report (FULL_DIR/name.md)."""
+    full report (FULL_DIR/REPORT.md)."""
+    report = report or name
     os.makedirs(out_dir, exist_ok=True)
     mode = "quick (--quick)" if args.quick else "full"
     runtime = time.perf_counter() - started
     head = [f"# {title}", "",
             f"Run: `python -m bench.papers.{name}{' --quick' if args.quick else ''} "
-            f"--seed {args.seed}` ({mode}); runtime {runtime:.0f} s on {machine()}, "
+            f"--seed {args.seed}{' ' + options if options else ''}` ({mode}); runtime {runtime:.0f} s on {machine()}, "
             f"{time.strftime('%Y-%m-%d')}.", ""]
     body = "\n".join(sections)
     if args.quick:
         for word in WORDS.values():
             body = body.replace(f": {word}.", f": {word[:-2]} (quick)**.")
         head += ["**Quick run**: reduced sizes, verdicts marked *(quick)*; the full run's report "
-                 f"`{os.path.join(FULL_DIR, name + '.md')}` decides.", "",
-                 *quick_differences(body, os.path.join(FULL_DIR, f"{name}.md")), ""]
-    path = os.path.join(out_dir, f"{name}.md")
+                 f"`{os.path.join(FULL_DIR, report + '.md')}` decides.", "",
+                 *quick_differences(body, os.path.join(FULL_DIR, f"{report}.md")), ""]
+    path = os.path.join(out_dir, f"{report}.md")
     with open(path, "w") as f:
         f.write("\n".join(head + [body]).rstrip() + "\n")
     print(f"wrote {path} ({runtime:.0f} s)")

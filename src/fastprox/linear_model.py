@@ -1,6 +1,5 @@
 """scikit-learn estimators over the lazy kernels: the Python layer selects
 (validation, defaults, label encoding, passes), `_kernels.Learner` computes."""
-import copy
 import time
 
 import numpy as np
@@ -14,6 +13,7 @@ from sklearn.utils import check_array, check_X_y
 from sklearn.utils.validation import check_is_fitted, validate_data, _check_sample_weight
 
 from ._concurrency import LearnerState, lock_of
+from ._restore import restored_on_failure
 from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes, check_same_groups,
                     check_same_hashing, check_same_kernel, encode_labels, margins, new_learner, probabilities,
                     run_passes)
@@ -246,20 +246,11 @@ class _BaseProx(BaseEstimator):
             first = not (incremental or self.warm_start) or not hasattr(self, "_learner")
             if not first:
                 self._check_same_kernel()
-            before = None
-            if first or not incremental:
-                before = dict(vars(self))
-                if not first:
-                    before["_learner"] = copy.copy(self._learner)
             try:
-                if first:
-                    self.hash_bits_ = self.hash_bits
-                return self._train(X, y, sample_weight, classes, incremental, first)
-            except BaseException:
-                if before is not None:
-                    vars(self).clear()
-                    vars(self).update(before)
-                raise
+                with restored_on_failure(self, first or not incremental, model=not first):
+                    if first:
+                        self.hash_bits_ = self.hash_bits
+                    return self._train(X, y, sample_weight, classes, incremental, first)
             finally:
                 if hasattr(self, "_learner"):
                     self.t_ = self._learner.t

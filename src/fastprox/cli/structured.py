@@ -56,7 +56,8 @@ def add_train_action(parser, doc, noun, what):
 
 def add_predict_action(actions, parser, doc, command, run, what):
     """The ``predict`` action of a structured command: MODEL FILE [--out PRED]
-    [--quiet]; ``what`` names the file to predict on."""
+    [--quiet]; ``what`` names the file to predict on. Returns the action's parser
+    (for options of the command's own)."""
     predict = actions.add_parser("predict", help=f"{command} a file with a model", description=doc,
                                  formatter_class=parser.formatter_class)
     predict.add_argument("model", metavar="MODEL", help=f"a model written by 'fastprox {command} train --model'")
@@ -64,6 +65,7 @@ def add_predict_action(actions, parser, doc, command, run, what):
     predict.add_argument("--out", metavar="PRED", default="-", help="write here (- : standard output)")
     predict.add_argument("--quiet", action="store_true", help="no scores on standard error")
     predict.set_defaults(**{f"{command}_run": run})
+    return predict
 
 
 def learner_params(args, groups=None):

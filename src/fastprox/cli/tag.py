@@ -13,7 +13,10 @@ scores --test: per-item accuracy and, for IOB chunk tags, conlleval's chunk
 precision, recall and F1. The model file (--model) holds the tagger and its feature
 extractor, no pickle. ``predict`` writes the input back with the predicted label as
 a last column (CoNLL), or one label a line with a blank line between sequences
-(CRFsuite, LIBSVM), and scores labelled input the same way.
+(CRFsuite, LIBSVM), and scores labelled input the same way. A gold label the model
+was not trained on stops the command before any work, naming its file and line;
+``--unknown-labels wrong`` scores such items as errors instead, as conlleval does
+(CoNLL-2000's test.txt has two I-LST items, a label train.txt lacks).
 """
 import time
 
@@ -36,11 +39,19 @@ def add_arguments(parser):
     train.add_argument("--min-count", type=int, default=1, help="keep features seen at least this often")
     train.add_argument("--bits", type=int, help="hash features into 2^BITS columns (default: a vocabulary)")
     train.add_argument("--test", metavar="FILE", help="score the model on this labelled file")
+    add_unknown_labels_option(train)
     train.add_argument("--model", metavar="OUT", help="write the model here")
     train.add_argument("--quiet", action="store_true", help="no table on standard error")
     add_learner_options(train, TAGGER_DEFAULTS, SEQUENCE_LOSSES)
     train.set_defaults(tag_run=run_train)
-    add_predict_action(actions, parser, __doc__, "tag", run_predict, "the file to tag, in the model's format")
+    predict = add_predict_action(actions, parser, __doc__, "tag", run_predict, "the file to tag, in the model's format")
+    add_unknown_labels_option(predict)
+
+
+def add_unknown_labels_option(action):
+    action.add_argument("--unknown-labels", choices=("stop", "wrong"), default="stop",
+                        help="a gold label the model was not trained on: stop with its file and line (default), "
+                             "or score its items as errors (as conlleval does)")
 
 
 def run(args):
@@ -129,6 +140,10 @@ def run_train(args):
         features = extractor.to_dict()
     if len(lengths) == 0:
         raise ValueError(f"{args.data[0]}: no sequences to train on (the files hold no items)")
+    test = None
+    if args.test:                           # (read and checked before the training)
+        test = _test_data(args.test, spec, extractor, X.shape[1])
+        _check_unknown_labels(test, np.unique(y), args.test, args.unknown_labels)
     groups = extractor.groups_ if extractor is not None else None
     model = SequenceTagger(**learner_params(args, groups))
     table = StructuredTable(None if args.quiet else stderr_line)
@@ -137,13 +152,11 @@ def run_train(args):
     seconds = time.process_time() - start
     if not args.quiet:
         table.summary(X.shape[1], seconds)
-    if args.test:
-        test = _test_data(args.test, spec, extractor, X.shape[1])
-        _check_labels(test, model.classes_, args.test)
-        for line in score_lines(test.y, model.predict(test.X, test.lengths), test.lengths, "test"):
-            stderr_line(line)
     if args.model:
         save_tagger(model, args.model, {"reader": spec, "features": features})
+    if test is not None:
+        for line in score_lines(test.y, model.predict(test.X, test.lengths), test.lengths, "test"):
+            stderr_line(line)
     return 0
 
 
@@ -164,24 +177,32 @@ def _test_data(path, spec, extractor, n_features):
     return Data(extractor.transform(sequences), y, lengths, sequences)
 
 
-def _check_labels(data, classes, path):
-    """ValueError naming the file and line of the first label the model does not know."""
+def _check_unknown_labels(data, classes, path, policy):
+    """Stop (``policy`` "stop": a ValueError) or warn ("wrong": a line on standard
+    error) naming the file and line of the first gold label the model does not know
+    and how many items have one: the model cannot predict them, and the scores count
+    them wrong (as conlleval does; CoNLL-2000's test.txt has an I-LST that train.txt
+    has not)."""
     import numpy as np
     known = set(np.asarray(classes).tolist())
-    if data.sequences is None:
-        unknown = [v for v in np.unique(data.y).tolist() if v not in known]
-        if unknown:
-            raise ValueError(f"{path}: label {unknown[0]!r} is not one the model was trained on; "
-                             "train on data that has it, or remove those sequences")
+    unknown = [label not in known for label in np.asarray(data.y).tolist()]
+    if not any(unknown):
         return
-    for sequence in data.sequences:
-        for i, label in enumerate(sequence.labels):
-            if label not in known:
-                where = f"{sequence.source}:{sequence.line + i}" if hasattr(sequence, "columns") else \
-                    f"{sequence.source}:{sequence.line}"
-                raise ValueError(f"{where}: label {label!r} is not one the model was trained on "
-                                 f"({', '.join(map(str, sorted(known)[:8]))}...); train on data that "
-                                 "has it, or remove that sequence")
+    where = path
+    if data.sequences is not None:
+        first = unknown.index(True)
+        for sequence in data.sequences:
+            if first < len(sequence):
+                where = f"{sequence.source}:{sequence.line + (first if hasattr(sequence, 'columns') else 0)}"
+                break
+            first -= len(sequence)
+    label = np.asarray(data.y)[unknown.index(True)]
+    what = f"{where}: label {str(label)!r} is not one the model was trained on ({sum(unknown)} item(s) have such labels)"
+    if policy == "stop":
+        raise ValueError(f"{what}: train on data that has it, or pass --unknown-labels wrong to score those "
+                         "items as errors (as conlleval does)")
+    stderr_line(f"fastprox: warning: {what}: the scores count them wrong (train on data that has them to "
+                "predict them)")
 
 
 # ---------------------------------------------------------------------- predict
@@ -194,7 +215,7 @@ def run_predict(args):
         raise ValueError(f"{args.model}: the model file does not say how to read its input (extras.reader)")
     data, labelled = _predict_data(args.data, spec, features, model.n_features_in_)
     if labelled:
-        _check_labels(data, model.classes_, args.data)
+        _check_unknown_labels(data, model.classes_, args.data, args.unknown_labels)
     predicted = model.predict(data.X, data.lengths)
     _write(args.out, data, predicted, spec)
     if labelled and not args.quiet:

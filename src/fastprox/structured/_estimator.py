@@ -27,6 +27,7 @@ from sklearn.utils import check_random_state
 
 from .._concurrency import lock_of
 from .._core import check_same_groups
+from .._restore import restored_on_failure
 from .._validation import _number, _one_of
 from .learner import StructuredLearner
 
@@ -123,18 +124,9 @@ class StructuredEstimator(BaseEstimator):
             first = not (incremental or self.warm_start) or not hasattr(self, "_learner")
             if not first:
                 self.check_same_rule()
-            before = None
-            if first or not incremental:
-                before = dict(vars(self))
-                if not first:
-                    before["_learner"] = copy.deepcopy(self._learner)
             try:
-                self._train(*data, incremental=incremental, first=first)
-            except BaseException:
-                if before is not None:
-                    vars(self).clear()
-                    vars(self).update(before)
-                raise
+                with restored_on_failure(self, first or not incremental, model=not first):
+                    self._train(*data, incremental=incremental, first=first)
             finally:
                 if hasattr(self, "_learner"):
                     self.t_ = self._learner.t_
@@ -188,8 +180,8 @@ class StructuredEstimator(BaseEstimator):
             state = dict(super().__getstate__())
             if "_learner" in state:
                 state["_learner"] = copy.copy(self._learner)
-        state.pop("_lock", None)
-        state.pop("_snapshot", None)        # (the model read once per step count: read again)
+                state.pop("_snapshot", None)    # (read again from the learner; a model read
+        state.pop("_lock", None)                # from a file has nothing else)
         return state
 
     def __sklearn_tags__(self):

@@ -9,7 +9,8 @@ decoder (`viterbi`: perceptron; cost-augmented Viterbi with the Hamming cost: hi
 `forward_backward`: log), then `structured_step` with the items' score gradients
 q_i = mu_i - onehot(y_i) and the unpenalized entries' gradient (the decoded
 transition, start and stop counts, or their expectations, less the gold ones).
-O(nnz K + n K^2) per sequence. The loss of each sequence at the scores it was
+O(nnz K + n K^2) per sequence; the perceptron's and the hinge's steps update only the
+items decoded wrong (`step_wrong_items`). The loss of each sequence at the scores it was
 decoded with is its progressive loss:
 
 - perceptron: score(y^) - score(y), y^ = argmax score;
@@ -29,7 +30,7 @@ from fastprox._types cimport value_t, index_t
 from fastprox._state cimport Ctx
 from fastprox._csr cimport csr_kind
 from fastprox._structured_step cimport (structured_scratch, emissions, unpenalized_current, structured_step,
-                                        refuse_example)
+                                        release_items, refuse_example)
 from fastprox._kernel.decoders.viterbi cimport viterbi
 from fastprox._kernel.decoders.forward_backward cimport forward_backward, forward_backward_work
 from cython cimport longlong
@@ -119,6 +120,14 @@ cdef Py_ssize_t _longest_row(const index_t[::1] indptr) noexcept nogil:
     return m
 
 
+cdef Py_ssize_t _most_values(const index_t[::1] indptr, const int64_t[::1] starts) noexcept nogil:
+    """The most non-zeros of a sequence."""
+    cdef Py_ssize_t r, m = 0
+    for r in range(starts.shape[0] - 1):
+        m = max(m, indptr[starts[r + 1]] - indptr[starts[r]])
+    return m
+
+
 cdef int _fit(Learner learner, const value_t[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
               const int64_t[::1] y, const int64_t[::1] starts, const int64_t[::1] order,
               const double[::1] weights, int loss, double[::1] losses, int64_t[::1] errors,
@@ -133,6 +142,14 @@ cdef int _fit(Learner learner, const value_t[::1] data, const index_t[::1] indic
     cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
     cdef bint want_losses = losses.shape[0] > 0
     cdef double h, value
+    # The items whose score gradient is not 0 (perceptron, hinge), copied together.
+    cdef Py_ssize_t longest = max(_longest_sequence(starts), 1)
+    cdef value_t[::1] kept_data = np.empty(max(_most_values(indptr, starts), 1), dtype=np.asarray(data).dtype)
+    cdef index_t[::1] kept_indices = np.empty(kept_data.shape[0], dtype=np.asarray(indices).dtype)
+    cdef index_t[::1] kept_indptr = np.empty(longest + 1, dtype=np.asarray(indices).dtype)
+    cdef double[::1] kept_q = np.empty(longest * K)
+    cdef Kept kept
+    kept.data, kept.indices, kept.indptr, kept.q = &kept_data[0], &kept_indices[0], &kept_indptr[0], &kept_q[0]
     if m != K * K + 2 * K:
         raise ValueError(f"a sequence model has K^2 + 2K = {K * K + 2 * K} unpenalized entries, not {m}.")
     structured_scratch(c, _longest_row(indptr))
@@ -145,7 +162,10 @@ cdef int _fit(Learner learner, const value_t[::1] data, const index_t[::1] indic
             if c.cursor.nonfinite:
                 break
             value = _decode(c, s, &y[first], n, K, m, loss, errs, position)
-            structured_step(c, X, ind, &indptr[0], first, n, s.q, s.u, h)
+            if loss == LOG:
+                structured_step(c, X, ind, &indptr[0], first, n, s.q, s.u, h)
+            else:
+                step_wrong_items(c, X, ind, &indptr[0], first, n, s, &kept, h)
             if c.cursor.nonfinite:
                 break
             if want_losses:
@@ -154,6 +174,46 @@ cdef int _fit(Learner learner, const value_t[::1] data, const index_t[::1] indic
         refuse_example(c, f"{example_base + position} (sequence {r} of the input, its rows {first} to "
                           f"{first + n - 1})")
     return 0
+
+
+cdef struct Kept:
+    # What `step_wrong_items` copies: CSR rows and their score gradients.
+    void* data
+    void* indices
+    void* indptr
+    double* q
+
+
+cdef void step_wrong_items(Ctx* c, const value_t* X, const index_t* ind, const index_t* indptr, Py_ssize_t first,
+                           Py_ssize_t n, Scratch* s, Kept* kept, double h) noexcept nogil:
+    """`structured_step` over the items whose score gradient is not 0 (a decoded label
+    that differs from the gold one: perceptron, hinge), in their order; the others'
+    features, caught up by `emissions`, are released (`release_items`) and stay
+    untouched: their zero gradient is the lazy catch-up's, as for any feature the
+    example does not hold. The step is the contract's to rounding; its cost is that
+    of the items wrong, not of all."""
+    cdef Py_ssize_t i, k, K = c.params.n_outputs, count = 0, nz, values = 0
+    cdef value_t* data = <value_t*>kept.data
+    cdef index_t* indices = <index_t*>kept.indices
+    cdef index_t* ptr = <index_t*>kept.indptr
+    cdef bint zero
+    ptr[0] = 0
+    for i in range(n):
+        zero = True
+        for k in range(K):
+            zero = zero and s.q[i * K + k] == 0.0
+        if zero:
+            release_items(c, ind, indptr, first + i, 1)
+            continue
+        for nz in range(indptr[first + i], indptr[first + i + 1]):
+            data[values] = X[nz]
+            indices[values] = ind[nz]
+            values += 1
+        for k in range(K):
+            kept.q[count * K + k] = s.q[i * K + k]
+        count += 1
+        ptr[count] = values
+    structured_step(c, data, indices, ptr, 0, count, kept.q, s.u, h)
 
 
 cdef double _decode(Ctx* c, Scratch* s, const int64_t* gold, Py_ssize_t n, Py_ssize_t K, Py_ssize_t m,

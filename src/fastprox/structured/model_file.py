@@ -21,8 +21,9 @@ other model members (float64), ``classes`` (unicode or numbers)
     Arrays inside ``params`` and ``extras`` (group ids, an extractor's key tables),
     each replaced in the JSON by ``{"__array__": N}``; int64, float64 or unicode only.
 
-Reading trusts nothing: the archive is opened with ``allow_pickle=False`` (no object
-arrays, no code run), the header must be a JSON object of exactly these entries,
+Reading trusts nothing: every member's declared type and size are read first (numbers
+or text only, all of them within the memory available), the archive is opened with
+``allow_pickle=False`` (no object arrays, no code run), the header must be a JSON object of exactly these entries,
 every member must have the shape and type the header implies, W's rows must be
 increasing and within the features, every number finite; anything else raises
 ValueError naming the file and what is wrong. The file holds the model for
@@ -35,6 +36,7 @@ import zipfile
 
 import numpy as np
 
+from .._validation import check_memory
 from .._writes import atomic_write
 
 __all__ = ["write_structured_model", "read_structured_model", "StructuredModel", "FORMAT", "VERSION"]
@@ -111,10 +113,29 @@ def read_structured_model(path, expected=None):
             raise ValueError(f"{path}: {what}") from None
 
 
+def _check_sizes(f):
+    """Before any member is read: every member an ``.npy`` array of numbers or text
+    (no object arrays), and their sizes together within the memory available (a
+    file cannot make the reader allocate what the machine does not have)."""
+    total = 0
+    with zipfile.ZipFile(f) as archive:
+        for info in archive.infolist():
+            with archive.open(info) as member:
+                version = np.lib.format.read_magic(member)
+                shape, _, dtype = (np.lib.format.read_array_header_1_0(member) if version == (1, 0)
+                                   else np.lib.format.read_array_header_2_0(member))
+            if dtype.hasobject or dtype.kind not in "iufUb":
+                raise ValueError(f"member {info.filename!r} holds {dtype} values, not numbers or text")
+            total += int(np.prod(shape, dtype=object)) * dtype.itemsize
+    check_memory(total, "the model file's arrays")
+    f.seek(0)
+
+
 def _read(f, expected):
     if not zipfile.is_zipfile(f):
         raise zipfile.BadZipFile("not a zip archive")
     f.seek(0)
+    _check_sizes(f)
     with np.load(f, allow_pickle=False) as archive:
         names = {n[:-4] if n.endswith(".npy") else n for n in archive.files}
         if "header" not in names:

@@ -23,20 +23,27 @@ from .model_file import read_structured_model, write_structured_model
 
 __all__ = ["SequenceTagger", "save_tagger", "load_tagger"]
 
+def _part(i, doc):
+    """A fitted attribute: part ``i`` of the model's (W, b, A, s, e), a copy."""
+    return property(lambda self: self._model()[i].copy(), doc=doc)
+
+
 class SequenceTagger(StructuredEstimator):
     """Label each item of sequences: a linear-chain model (structured perceptron,
     structured SVM or CRF) trained by online proximal steps, lazily and exactly.
 
     Parameters
     ----------
-    loss : {"hinge", "perceptron", "log"}, default="hinge"
-        ``"perceptron"`` (Collins 2002: Viterbi, Phi(y^) - Phi(y)); ``"hinge"``
+    loss : {"log", "hinge", "perceptron"}, default="log"
+        ``"log"`` (CRF: forward-backward in log space, E Phi - Phi); ``"hinge"``
         (structured SVM with the Hamming cost: cost-augmented Viterbi; no step where
-        the loss is 0); ``"log"`` (CRF: forward-backward in log space, E Phi - Phi).
+        the loss is 0); ``"perceptron"`` (Collins 2002: Viterbi, Phi(y^) - Phi(y)).
+        The perceptron's and the hinge's steps touch only the items decoded wrong.
     penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma
         The rule (docs/contract.md; the README's table of rules): every update,
         schedule and penalty of the flat estimators but ``schedule="normalized"``,
-        which has no structured form. Only W is penalized.
+        which has no structured form. Only W is penalized. The defaults are RDA with
+        AdaGrad steps (eta0=0.3) and l2 (alpha=1e-4).
     groups : array of int of shape (n_features,), optional
         A group id per feature (-1: none) for the group penalties: a template's
         features (`TemplateFeatures.groups_`), a kernel's block (MKL:
@@ -45,7 +52,7 @@ class SequenceTagger(StructuredEstimator):
         The groups' penalty weights d_G.
     fit_intercept : bool, default=True
         Learn the label biases b.
-    max_iter : int, default=10
+    max_iter : int, default=4
         Passes over the sequences in `fit`.
     shuffle : bool, default=True
         Visit the sequences in a new random order at every pass of `fit`.
@@ -130,7 +137,7 @@ class SequenceTagger(StructuredEstimator):
         n_sequences = len(starts) - 1
         if first:
             self.classes_ = _classes(y, classes, incremental)
-        elif classes is not None and not np.array_equal(np.asarray(classes), self.classes_):
+        elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
             raise ValueError("classes differ from those of the first partial_fit call; give the same "
                              "classes, or none after the first call.")
         target = _encode(y, self.classes_, len(indptr) - 1)
@@ -168,26 +175,11 @@ class SequenceTagger(StructuredEstimator):
                 self._snapshot = snapshot
         return snapshot[1:]
 
-    @property
-    def coef_(self):
-        """W, (n_features, n_classes)."""
-        return self._model()[0].copy()
-
-    @property
-    def intercept_(self):
-        return self._model()[1].copy()
-
-    @property
-    def transitions_(self):
-        return self._model()[2].copy()
-
-    @property
-    def start_(self):
-        return self._model()[3].copy()
-
-    @property
-    def stop_(self):
-        return self._model()[4].copy()
+    coef_ = _part(0, "W, (n_features, n_classes).")
+    intercept_ = _part(1, "b, (n_classes,): the label biases.")
+    transitions_ = _part(2, "A, (n_classes, n_classes): A[j, k] scores label j followed by label k.")
+    start_ = _part(3, "s, (n_classes,): the first item's label scores.")
+    stop_ = _part(4, "e, (n_classes,): the last item's label scores.")
 
     def _emissions(self, X, lengths):
         """(E (n_items, K), A, s, e, starts) of the model for the items X."""

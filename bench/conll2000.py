@@ -1,0 +1,190 @@
+"""CoNLL-2000 chunking: fastprox's SequenceTagger against CRFsuite on the same
+feature rows, in the same run (issue 36's benchmark).
+
+One command reads ``train.txt`` and ``test.txt``, makes the feature rows once with
+the shipped ``conll2000`` template set (CRF++'s chunking template: 19 unigram
+templates over words and POS tags, a vocabulary of the features seen at least
+``--min-count`` times in training; not timed), and gives the same rows to
+
+- CRFsuite (python-crfsuite, the ``bench`` extra): each item's features as
+  attributes ``f<column>`` of value 1, its averaged perceptron (``ap``, 10 epochs)
+  and its L-BFGS CRF (``lbfgs``, c1/c2 and iterations stated);
+- fastprox's SequenceTagger with the settings of ``CONFIGS`` (loss, rule, penalty,
+  passes stated; shuffled passes, random_state 0).
+
+Training time is process CPU time (other jobs share the cores; wall time beside
+it), the median of ``--runs`` trainings for the learners whose times the targets
+compare (CRFsuite's perceptron and fastprox's), one training for CRFsuite's
+L-BFGS. CRFsuite's time is its ``train`` call (features built from the attributes
+and the epochs); appending the items from Python, like making fastprox's CSR rows,
+is loading the data and is not timed. Scores are conlleval's (chunk precision, recall, F1) and per-item
+accuracy on test.txt. Writes ``bench/results/conll2000.md``.
+
+    python -m bench.conll2000 [--runs 3] [--min-count 1]
+"""
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.machine import describe_machine
+from fastprox.structured import SequenceTagger
+from fastprox.structured.features import TemplateFeatures
+from fastprox.structured.io import labels_and_lengths, read_conll
+from fastprox.structured.metrics import chunk_scores
+
+ROOT = Path(__file__).resolve().parent
+DATA = ROOT.parent.parent / "shared" / "structured" / "conll2000"
+
+#: fastprox's settings: (name, SequenceTagger parameters). The first is the default.
+CONFIGS = [
+    ("CRF (log), rda + adagrad, eta0 0.3, l2 1e-4, 4 passes (the defaults)", dict()),
+    ("CRF (log), rda + adagrad, eta0 0.3, l2 1e-4, 3 passes", dict(max_iter=3)),
+    ("CRF (log), fobos + adagrad, eta0 0.1, l2 3e-5, 3 passes",
+     dict(update="fobos", eta0=0.1, alpha=3e-5, max_iter=3)),
+    ("structured SVM (hinge), fobos + adagrad, eta0 0.1, l2 1e-5, 3 passes",
+     dict(loss="hinge", update="fobos", eta0=0.1, alpha=1e-5, max_iter=3)),
+]
+#: CRFsuite's settings: (name, algorithm, parameters, timed runs: "all" or 1).
+CRFSUITE = [
+    ("averaged perceptron, 10 epochs", "ap", {"max_iterations": 10}, "all"),
+    ("L-BFGS CRF, c1 0, c2 1, 100 iterations", "lbfgs", {"c1": 0.0, "c2": 1.0, "max_iterations": 100}, 1),
+    ("L-BFGS CRF, c1 0.1, c2 0.1, 100 iterations", "lbfgs", {"c1": 0.1, "c2": 0.1, "max_iterations": 100}, 1),
+]
+
+
+def load(min_count):
+    """(features, X, y, lengths, X_test, y_test, lengths_test)."""
+    columns = ("w", "pos", "y")
+    train = list(read_conll(DATA / "train.txt", columns, label="y"))
+    test = list(read_conll(DATA / "test.txt", columns, label="y"))
+    fx = TemplateFeatures("conll2000", min_count=min_count)
+    X = fx.fit_transform(train)
+    y, lengths = labels_and_lengths(train)
+    yt, lt = labels_and_lengths(test)
+    return fx, X, y, lengths, fx.transform(test), yt, lt
+
+
+def attribute_sequences(X, lengths):
+    """CRFsuite's items: each row's feature columns as attribute names (value 1)."""
+    import pycrfsuite
+    names = np.array([f"f{j}" for j in range(X.shape[1])], dtype=object)
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    return [pycrfsuite.ItemSequence([names[X.indices[X.indptr[i]:X.indptr[i + 1]]].tolist()
+                                     for i in range(a, b)]) for a, b in zip(starts[:-1], starts[1:])]
+
+
+def scores(y_true, y_pred, lengths):
+    s = chunk_scores(y_true, y_pred, lengths)
+    return {"accuracy": float(np.mean(np.asarray(y_true) == np.asarray(y_pred))), "precision": s.precision,
+            "recall": s.recall, "f1": s.f1}
+
+
+def timed(train, runs, prepare=lambda: None):
+    """(median CPU seconds, median wall seconds, the last result) of ``runs`` calls of
+    ``train(prepare())``, ``prepare`` untimed."""
+    cpu, wall, result = [], [], None
+    for _ in range(runs):
+        ready = prepare()
+        c, w = time.process_time(), time.perf_counter()
+        result = train(ready)
+        cpu.append(time.process_time() - c)
+        wall.append(time.perf_counter() - w)
+    return statistics.median(cpu), statistics.median(wall), result
+
+
+def run_crfsuite(X, y, lengths, Xt, yt, lt, runs):
+    import pycrfsuite
+    items, test_items = attribute_sequences(X, lengths), attribute_sequences(Xt, lt)
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    labels = [list(y[a:b]) for a, b in zip(starts[:-1], starts[1:])]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, algorithm, params, times in CRFSUITE:
+            path = os.path.join(tmp, f"{algorithm}.crfsuite")
+
+            def prepare():
+                """The trainer with the items appended (loading the data: untimed)."""
+                trainer = pycrfsuite.Trainer(algorithm=algorithm, verbose=False)
+                for xs, ys in zip(items, labels):
+                    trainer.append(xs, ys)
+                trainer.set_params(params)
+                return trainer
+
+            cpu, wall, _ = timed(lambda trainer: trainer.train(path), runs if times == "all" else 1, prepare)
+            tagger = pycrfsuite.Tagger()
+            tagger.open(path)
+            predicted = np.array([label for xs in test_items for label in tagger.tag(xs)])
+            tagger.close()
+            rows.append({"learner": f"CRFsuite {name}", "cpu": cpu, "wall": wall, "runs": runs if times == "all"
+                         else 1, **scores(yt, predicted, lt)})
+            print(rows[-1], flush=True)
+    return rows
+
+
+def run_fastprox(X, y, lengths, Xt, yt, lt, runs):
+    rows = []
+    for name, params in CONFIGS:
+        cpu, wall, model = timed(lambda _: SequenceTagger(random_state=0, **params).fit(X, y, lengths), runs)
+        rows.append({"learner": f"fastprox {name}", "cpu": cpu, "wall": wall, "runs": runs,
+                     **scores(yt, model.predict(Xt, lt), lt)})
+        print(rows[-1], flush=True)
+    return rows
+
+
+def report(rows, args, X, lengths, load):
+    ap = next(r for r in rows if "averaged perceptron" in r["learner"])
+    best_crfsuite = max(r["f1"] for r in rows if r["learner"].startswith("CRFsuite"))
+    lines = ["# CoNLL-2000 chunking: SequenceTagger against CRFsuite", "",
+             f"Produced by `python -m bench.conll2000 --runs {args.runs} --min-count {args.min_count}`.", "",
+             describe_machine(), f"- Load average at the start: {load:.1f} (2 cores, shared with other jobs: "
+             "CPU times are process times)",
+             f"- Data: CoNLL-2000 train.txt ({len(lengths)} sentences, {X.shape[0]} tokens) and test.txt; "
+             f"features: the shipped `conll2000` template set (CRF++'s), a vocabulary of the features seen "
+             f"at least {args.min_count} time(s) in training: {X.shape[1]} columns, "
+             f"{X.nnz / X.shape[0]:.1f} per token, the same rows for every learner (made once, not timed)",
+             "- CRFsuite: python-crfsuite; each token's features as attributes of value 1; its own state "
+             "features are the (attribute, label) pairs of the training data, plus transitions",
+             "- fastprox: SequenceTagger, shuffled passes (random_state 0); the penalty is on the emission "
+             "weights, transitions/starts/stops unpenalized",
+             f"- Training time: median of {args.runs} trainings (CPU, then wall), but where runs says 1", "",
+             "| learner | train CPU s | wall s | runs | token acc. | chunk P | chunk R | chunk F1 |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['learner']} | {r['cpu']:.2f} | {r['wall']:.2f} | {r['runs']} | "
+                     f"{100 * r['accuracy']:.2f} | {100 * r['precision']:.2f} | {100 * r['recall']:.2f} | "
+                     f"{100 * r['f1']:.2f} |")
+    lines += ["", "## Targets (issue 36)", "",
+              "F1 to three decimals: the targets compare them unrounded. One chunk of test.txt's 23,852 moves "
+              "F1 by about 0.004.", ""]
+    for r in rows:
+        if not r["learner"].startswith("fastprox"):
+            continue
+        verdicts = [f"F1 >= 93.7: {'yes' if r['f1'] >= 0.937 else 'no'} ({100 * r['f1']:.3f})",
+                    f">= CRFsuite's best F1 ({100 * best_crfsuite:.3f}): {'yes' if r['f1'] >= best_crfsuite else 'no'}",
+                    f"time <= CRFsuite AP's ({ap['cpu']:.2f} s CPU): "
+                    f"{'yes' if r['cpu'] <= ap['cpu'] else 'no'} ({r['cpu']:.2f} s, ratio {r['cpu'] / ap['cpu']:.2f})"]
+        lines.append(f"- {r['learner']}: " + "; ".join(verdicts))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--min-count", type=int, default=1)
+    parser.add_argument("--out", default=str(ROOT / "results" / "conll2000.md"))
+    args = parser.parse_args(argv)
+    load_average = os.getloadavg()[0]
+    fx, X, y, lengths, Xt, yt, lt = load(args.min_count)
+    rows = run_crfsuite(X, y, lengths, Xt, yt, lt, args.runs) + run_fastprox(X, y, lengths, Xt, yt, lt, args.runs)
+    text = report(rows, args, X, lengths, load_average)
+    Path(args.out).write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

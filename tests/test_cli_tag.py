@@ -1,0 +1,200 @@
+"""`fastprox tag train` and `fastprox tag predict` end to end on small files (CoNLL
+columns, CRFsuite attributes, LIBSVM with qid), and the structured model file
+(fastprox.structured.model_file) read back exactly and refused when tampered with."""
+import io
+import json
+import pickle
+import subprocess
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from fastprox.cli import main
+from fastprox.structured.tagger import SequenceTagger, load_tagger, save_tagger
+
+SENTENCES = [
+    [("He", "PRP", "B-NP"), ("reckons", "VBZ", "B-VP"), ("the", "DT", "B-NP"), ("deficit", "NN", "I-NP"),
+     (".", ".", "O")],
+    [("The", "DT", "B-NP"), ("cat", "NN", "I-NP"), ("sat", "VBD", "B-VP"), ("on", "IN", "B-PP"),
+     ("the", "DT", "B-NP"), ("mat", "NN", "I-NP"), (".", ".", "O")],
+    [("Rates", "NNS", "B-NP"), ("rose", "VBD", "B-VP"), ("in", "IN", "B-PP"), ("May", "NNP", "B-NP")],
+]
+
+
+def conll(path, sentences=SENTENCES, columns=3):
+    path.write_text("\n\n".join("\n".join(" ".join(t[:columns]) for t in s) for s in sentences) + "\n")
+    return str(path)
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_train_and_predict_conll(tmp_path, capsys):
+    train = conll(tmp_path / "train.txt", SENTENCES * 5)
+    test = conll(tmp_path / "test.txt")
+    model = str(tmp_path / "m.model")
+    status, out, err = run(capsys, "tag", "train", train, "--format", "conll", "--test", test, "--model", model,
+                           "--passes", "3", "--seed", "1")
+    assert status == 0, err
+    lines = err.splitlines()
+    assert lines[0].split() == ["average", "since", "example", "current", "current", "current"]
+    example, items, errors, features = map(int, lines[2].split()[2:])
+    assert example == 1 and items in (4, 5, 7) and 0 < errors <= items and features == 19 * items
+    assert [line.split()[2] for line in lines[2:] if line and line[0].isdigit()] == ["1", "2", "4", "8", "16", "32"]
+    assert "number of examples = 45" in err and "number of items = 240" in err
+    assert "test: 3 sequences, 16 items, per-item accuracy 100.00%" in err
+    assert "chunks (conlleval): precision 100.00%, recall 100.00%, F1 100.00" in err
+    status, out, err = run(capsys, "tag", "predict", model, test)
+    assert status == 0, err
+    assert out.splitlines()[:2] == ["He PRP B-NP B-NP", "reckons VBZ B-VP B-VP"]
+    assert "per-item accuracy 100.00%" in err
+    unlabelled = conll(tmp_path / "raw.txt", columns=2)
+    pred = tmp_path / "pred.txt"
+    status, out, err = run(capsys, "tag", "predict", model, unlabelled, "--out", str(pred))
+    assert status == 0 and out == "" and err == ""
+    assert pred.read_text().splitlines()[2] == "the DT B-NP"
+
+
+def test_train_predict_crfsuite_and_libsvm(tmp_path, capsys):
+    items = tmp_path / "train.crfsuite"
+    items.write_text("B-NP\tw=He\tpos=PRP\nB-VP\tw=runs\tpos=VBZ:2.0\n\nB-NP\tw=She\tpos=PRP\nB-VP\tw=sat\n\n" * 4)
+    model = str(tmp_path / "a.model")
+    assert run(capsys, "tag", "train", str(items), "--format", "crfsuite", "--model", model, "--quiet")[0] == 0
+    status, out, err = run(capsys, "tag", "predict", model, str(items))
+    assert status == 0, err
+    assert out.split("\n\n")[0].split() == ["B-NP", "B-VP"]
+    svm = tmp_path / "train.svm"
+    svm.write_text("1 qid:1 1:1 3:1\n2 qid:1 2:1\n1 qid:2 1:1\n2 qid:2 2:1 3:0.5\n" * 3)
+    model = str(tmp_path / "b.model")
+    status, out, err = run(capsys, "tag", "train", str(svm), "--format", "libsvm", "--model", model, "--test",
+                           str(svm), "--loss", "log", "--passes", "5")
+    assert status == 0, err
+    assert "per-item accuracy 100.00%" in err
+    status, out, err = run(capsys, "tag", "predict", model, str(svm))
+    assert status == 0, err
+    assert out.split("\n\n")[0].split() == ["1", "2"]
+
+
+@pytest.mark.parametrize("lines, message", [
+    ("He PRP B-NP\nruns VBZ\n", "train.txt:2: 2 columns, expected 3"),
+    ("He PRP B-NP extra\n", "train.txt:1: 4 columns, expected 3"),
+])
+def test_malformed_training_files_name_file_and_line(tmp_path, capsys, lines, message):
+    (tmp_path / "train.txt").write_text(lines)
+    status, out, err = run(capsys, "tag", "train", str(tmp_path / "train.txt"), "--format", "conll")
+    assert status == 1 and message in err and "Traceback" not in err
+    assert err.startswith("fastprox: error:")
+
+
+def test_unknown_gold_labels_stop_or_are_scored_wrong_and_foreign_files_refused(tmp_path, capsys):
+    model = str(tmp_path / "m.model")
+    assert run(capsys, "tag", "train", conll(tmp_path / "t.txt"), "--format", "conll", "--model", model,
+               "--quiet", "--passes", "10")[0] == 0
+    bad = tmp_path / "bad.txt"
+    bad.write_text("He PRP B-NP\nsaw VBD B-XYZ\n")
+    out_path = tmp_path / "pred.txt"
+    status, out, err = run(capsys, "tag", "predict", model, str(bad), "--out", str(out_path))
+    assert status == 1 and f"error: {bad}:2: label 'B-XYZ' is not one the model was trained on (1 item(s)" in err
+    assert "--unknown-labels wrong" in err and not out_path.exists() and "Traceback" not in err
+    status, out, err = run(capsys, "tag", "train", conll(tmp_path / "t.txt"), "--format", "conll", "--test",
+                           str(bad), "--model", str(tmp_path / "m2.model"))
+    assert status == 1 and f"{bad}:2: label 'B-XYZ'" in err and "average" not in err   # before training
+    assert not (tmp_path / "m2.model").exists()
+    status, out, err = run(capsys, "tag", "predict", model, str(bad), "--unknown-labels", "wrong")
+    assert status == 0 and f"warning: {bad}:2: label 'B-XYZ' is not one the model was trained on (1 item(s)" in err
+    assert "per-item accuracy 50.00%" in err
+    status, out, err = run(capsys, "tag", "predict", str(bad), str(bad))
+    assert status == 1 and "not a readable fastprox structured model file" in err
+    assert "Traceback" not in err
+
+
+def test_model_file_round_trip_and_tampering(tmp_path):
+    rng = np.random.default_rng(0)
+    X = sp.random(30, 8, density=0.4, format="csr", random_state=rng)
+    lengths = [10, 5, 15]
+    model = SequenceTagger(loss="log", penalty="l1", alpha=1e-3, max_iter=3, random_state=0)
+    model.fit(X, np.array(["a", "b", "c"])[rng.integers(0, 3, 30)], lengths)
+    path = tmp_path / "m.model"
+    save_tagger(model, path, {"reader": {"format": "libsvm"}, "vocabulary": np.arange(4)})
+    loaded, extras = load_tagger(path)
+    for name in ("coef_", "intercept_", "transitions_", "start_", "stop_", "classes_"):
+        assert np.array_equal(getattr(loaded, name), getattr(model, name)), name
+    assert loaded.get_params() == model.get_params() and loaded.t_ == model.t_
+    assert np.array_equal(loaded.predict_marginals(X, lengths), model.predict_marginals(X, lengths))
+    assert np.array_equal(extras["vocabulary"], np.arange(4))
+    assert np.array_equal(pickle.loads(pickle.dumps(loaded)).predict(X, lengths), model.predict(X, lengths))
+    with pytest.raises(ValueError, match="read from a model file"):
+        loaded.partial_fit(X, model.classes_[np.zeros(30, int)], lengths)
+
+    def tampered(edit):
+        with zipfile.ZipFile(path) as z:
+            members = {n: z.read(n) for n in z.namelist()}
+        edit(members)
+        out = tmp_path / "t.model"
+        with zipfile.ZipFile(out, "w") as z:
+            for n, data in members.items():
+                z.writestr(n, data)
+        return out
+
+    def header(members, change):
+        h = json.loads(str(np.load(io.BytesIO(members["header.npy"]))))
+        change(h)
+        buf = io.BytesIO()
+        np.save(buf, np.array(json.dumps(h)))
+        members["header.npy"] = buf.getvalue()
+
+    def npy(members, name, value):
+        buf = io.BytesIO()
+        np.save(buf, value)
+        members[f"{name}.npy"] = buf.getvalue()
+
+    def huge():
+        """An .npy member that declares 10^14 float64 values and holds none."""
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False, "shape": (10**14,)})
+        return buf.getvalue()
+
+    cases = [
+        (lambda m: header(m, lambda h: h.update(version=9)), "version 9"),
+        (lambda m: header(m, lambda h: h.update({"class": "Other"})), "holds a Other, not a SequenceTagger"),
+        (lambda m: header(m, lambda h: h["params"].update(loss="squared")), "loss"),
+        (lambda m: npy(m, "intercept", np.array([np.nan, 0, 0])), "NaN or infinity"),
+        (lambda m: npy(m, "coef_rows", np.array([5, 3], dtype=np.int64)), "coef_rows"),
+        (lambda m: npy(m, "classes", np.array(["a", "a", "b"])), "distinct"),
+        (lambda m: npy(m, "unpenalized", np.zeros(4)), "unpenalized"),
+        (lambda m: m.pop("coef_values.npy"), "coef_values"),
+        (lambda m: npy(m, "intercept", np.array([object()] * 3, dtype=object)), "object values"),
+        (lambda m: m.update({"intercept.npy": huge()}), "needs .* of memory"),
+    ]
+    for edit, message in cases:
+        with pytest.raises(ValueError, match=message):
+            load_tagger(tampered(edit))
+
+
+def test_the_command_line_starts_light():
+    """`fastprox tag --help` imports neither NumPy nor scikit-learn."""
+    code = ("import sys\nfrom fastprox.cli import build_parser\nbuild_parser('tag')\n"
+            "print(sorted(m for m in ('numpy', 'sklearn', 'scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_templates_file_and_hashing(tmp_path, capsys):
+    """--templates reads a CRF++ template file; --bits hashes its features; the model
+    file keeps both, so predict needs nothing else."""
+    templates = tmp_path / "templates"
+    templates.write_text("# words and tags\nU00:%x[0,0]\nU01:%x[0,1]\nU02:%x[-1,1]/%x[0,1]\n\nB\n")
+    model = str(tmp_path / "m.model")
+    train = conll(tmp_path / "train.txt", SENTENCES * 5)
+    status, out, err = run(capsys, "tag", "train", train, "--format", "conll", "--templates", str(templates),
+                           "--bits", "12", "--model", model, "--test", train, "--passes", "5")
+    assert status == 0, err
+    assert "total feature number = 3072" in err and "per-item accuracy 100.00%" in err     # 3 x 2^10
+    status, out, err = run(capsys, "tag", "predict", model, train)
+    assert status == 0 and "per-item accuracy 100.00%" in err
