@@ -304,6 +304,24 @@ def test_unfitted_and_mixed_inputs_are_refused(treebank):
         DependencyParser(penalty="squared_group").fit(X, [1], [0])
 
 
+@pytest.mark.parametrize("change", [{"bits": 11}, {"templates": "all"}, {"lowercase": True}, {"pos": "XPOS"}])
+def test_arc_feature_parameters_changed_after_the_fit_are_refused(treebank, change):
+    """set_params of a feature parameter after the fit would continue the model on
+    other columns: partial_fit and a warm start refuse it, and go on once set back."""
+    parser = DependencyParser(bits=10, max_iter=1).fit(treebank)
+    before = parser.coef_.copy()
+    key, = change
+    kept = getattr(parser, key)
+    parser.set_params(**change)
+    with pytest.raises(ValueError, match=f"cannot continue training the model: {key}="):
+        parser.partial_fit(treebank)
+    with pytest.raises(ValueError, match=f"{key}=.*set it back, or fit again with warm_start=False"):
+        parser.set_params(warm_start=True).fit(treebank)
+    np.testing.assert_array_equal(parser.coef_, before)
+    parser.set_params(**{key: kept}).partial_fit(treebank)
+    assert parser.t_ > 0
+
+
 def test_save_and_load_predict_the_same(treebank, tmp_path):
     from fastprox.structured.parser import load_parser, save_parser
     model = DependencyParser(bits=12, max_iter=2, random_state=0).fit(treebank)

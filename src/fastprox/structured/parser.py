@@ -146,11 +146,25 @@ class DependencyParser(StructuredEstimator):
             self.groups = groups
 
     def check_same_rule(self):
+        """The shell's check, and the arc features': a feature parameter that
+        set_params changed since the fit (templates, bits, lowercase, pos) would
+        continue the model on other columns, so it raises ValueError."""
         groups, self.groups = self.groups, self._groups()
         try:
             super().check_same_rule()
         finally:
             self.groups = groups
+        features = getattr(self, "features_", None)
+        if features is None:
+            return
+        given = ArcFeatures.settings(**{key: getattr(self, key) for key in _FEATURE_PARAMS})
+        fitted = ArcFeatures.settings(features.template_names, features.bits, features.lowercase, features.pos)
+        for key in _FEATURE_PARAMS:
+            if given[key] != fitted[key]:
+                raise ValueError(f"cannot continue training the model: {key}={getattr(self, key)!r} but the "
+                                 f"model's arc features were made with {key}={fitted[key]!r} (set_params after "
+                                 "the fit); set it back, or fit again"
+                                 + (" with warm_start=False" if self.warm_start else ""))
 
     def _groups(self):
         """The kernel's groups: None unless the penalty is a group penalty; the

@@ -113,6 +113,13 @@ class ArcFeatures:
         checked: `read_conllu` with ``heads=True``), read lazily."""
         return self.iter_rows(read_conllu(source, heads=True))
 
+    @staticmethod
+    def settings(templates, bits, lowercase, pos):
+        """The extractor's parameters as it keeps them (templates by name), to compare
+        two settings: equal settings make the same columns."""
+        return {"templates": tuple(t.name for t in select(templates)), "bits": bits,
+                "lowercase": bool(lowercase), "pos": pos}
+
     def to_dict(self):
         """The parameters as plain data; :meth:`from_dict` rebuilds the extractor."""
         return {"format": FORMAT, "version": VERSION, "templates": list(self.template_names),
