@@ -227,7 +227,7 @@ def test_treebank_sentences_step_as_their_template_rows(treebank, penalty):
     params = dict(penalty=penalty, schedule="invsqrt" if penalty else "adagrad", alpha=0.01, bits=12,
                   max_iter=3, shuffle=True, random_state=7)
     by_text = DependencyParser(**params).fit(sentences)
-    features = ArcFeatures(bits=12)
+    features = ArcFeatures(by_text.features_.template_names, bits=12)
     X = sp.vstack([features.transform(s) for s in sentences], format="csr")
     lengths = np.array([len(s) for s in sentences])
     heads = np.concatenate([s.heads for s in sentences])
@@ -304,6 +304,24 @@ def test_unfitted_and_mixed_inputs_are_refused(treebank):
         DependencyParser(penalty="squared_group").fit(X, [1], [0])
 
 
+@pytest.mark.parametrize("change", [{"bits": 11}, {"templates": "all"}, {"lowercase": True}, {"pos": "XPOS"}])
+def test_arc_feature_parameters_changed_after_the_fit_are_refused(treebank, change):
+    """set_params of a feature parameter after the fit would continue the model on
+    other columns: partial_fit and a warm start refuse it, and go on once set back."""
+    parser = DependencyParser(bits=10, max_iter=1).fit(treebank)
+    before = parser.coef_.copy()
+    key, = change
+    kept = getattr(parser, key)
+    parser.set_params(**change)
+    with pytest.raises(ValueError, match=f"cannot continue training the model: {key}="):
+        parser.partial_fit(treebank)
+    with pytest.raises(ValueError, match=f"{key}=.*set it back, or fit again with warm_start=False"):
+        parser.set_params(warm_start=True).fit(treebank)
+    np.testing.assert_array_equal(parser.coef_, before)
+    parser.set_params(**{key: kept}).partial_fit(treebank)
+    assert parser.t_ > 0
+
+
 def test_save_and_load_predict_the_same(treebank, tmp_path):
     from fastprox.structured.parser import load_parser, save_parser
     model = DependencyParser(bits=12, max_iter=2, random_state=0).fit(treebank)
@@ -349,7 +367,7 @@ def test_template_groups_lazy_equal_eager(treebank, penalty):
     against the eager update decoding from its own scores of the same rows."""
     sentences = list(read_conllu(treebank, heads=True))
     params = dict(update="fobos", schedule="invsqrt", penalty=penalty, alpha=0.05, eta0=0.5)
-    parser = DependencyParser(**params, bits=8, max_iter=3, shuffle=False).fit(sentences)
+    parser = DependencyParser(**params, templates="all", bits=8, max_iter=3, shuffle=False).fit(sentences)
     features = parser.features_
     X = sp.vstack([features.transform(s) for s in sentences], format="csr")
     lengths = np.array([len(s) for s in sentences])

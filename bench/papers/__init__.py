@@ -12,6 +12,8 @@ claim) and its PNG plots to ``--out-dir`` (default ``bench/papers``).
   1 and 4, Figure 7) on the text sets and on census income (a9a).
 * ``fobos_synthetic``: Duchi & Singer (2009), Sec. 7.1-7.2, step-size
   sensitivity and FOBOS against Pegasos on synthetic data.
+* ``template_selection``: Martins et al., Sec. 4 and Fig. 1, template selection
+  by online MKL for dependency parsing on UD English EWT.
 """
 
 import importlib

@@ -27,9 +27,9 @@ from .structured import (StructuredTable, add_learner_options, add_predict_actio
 
 def add_arguments(parser):
     actions, train = add_train_action(parser, __doc__, "parser", "training treebanks (CoNLL-U)")
-    train.add_argument("--templates", metavar="NAMES",
-                       help="the arc templates, comma-separated (default: all of "
-                            "fastprox.structured.arcs.TEMPLATES)")
+    train.add_argument("--templates", metavar="NAMES", default=PARSER_DEFAULTS["templates"],
+                       help="the arc templates: a set ('all', or 'mkl-ewt': the 46 that online MKL chose on "
+                            "EWT) or names of fastprox.structured.arcs.TEMPLATES, comma-separated")
     train.add_argument("--bits", type=int, default=PARSER_DEFAULTS["bits"],
                        help="hash the arc features into 2^BITS columns")
     train.add_argument("--lowercase", action="store_true", help="lowercase the words")
@@ -58,7 +58,7 @@ def run_train(args):
     sentences = [s for path in args.data for s in read_conllu(path, heads=True)]
     if not sentences:
         raise ValueError(f"{args.data[0]}: no sentences to train on")
-    templates = None if args.templates is None else [t.strip() for t in args.templates.split(",")]
+    templates = args.templates if "," not in args.templates else [t.strip() for t in args.templates.split(",")]
     model = DependencyParser(**learner_params(args, "templates"), projective=args.projective,
                              templates=templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos)
     table = StructuredTable(None if args.quiet else stderr_line)

@@ -62,7 +62,9 @@ class DependencyParser(StructuredEstimator):
         Decode projective trees (Eisner, O(n^3)) rather than any tree
         (Chu-Liu-Edmonds, O(n^2)).
     templates, bits, lowercase, pos
-        The arc features of treebank sentences (`ArcFeatures`); unused with rows.
+        The arc features of treebank sentences (`ArcFeatures`); unused with
+        rows. ``templates="mkl-ewt"`` (the default) are the 46 templates that
+        online MKL ranked first on UD English EWT; ``"all"`` the 76.
 
     Attributes
     ----------
@@ -94,7 +96,7 @@ class DependencyParser(StructuredEstimator):
                  eta0=DEFAULTS["eta0"], delta=DEFAULTS["delta"], rda_rho=DEFAULTS["rda_rho"],
                  berhu_gamma=DEFAULTS["berhu_gamma"], groups=DEFAULTS["groups"], group_weights=None,
                  max_iter=DEFAULTS["max_iter"], shuffle=DEFAULTS["shuffle"], random_state=None,
-                 warm_start=False, verbose=0, projective=DEFAULTS["projective"], templates=None,
+                 warm_start=False, verbose=0, projective=DEFAULTS["projective"], templates=DEFAULTS["templates"],
                  bits=DEFAULTS["bits"], lowercase=DEFAULTS["lowercase"], pos=DEFAULTS["pos"]):
         super().__init__(loss, penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma,
                          groups, group_weights, False, max_iter, shuffle, random_state, warm_start, verbose)
@@ -144,11 +146,25 @@ class DependencyParser(StructuredEstimator):
             self.groups = groups
 
     def check_same_rule(self):
+        """The shell's check, and the arc features': a feature parameter that
+        set_params changed since the fit (templates, bits, lowercase, pos) would
+        continue the model on other columns, so it raises ValueError."""
         groups, self.groups = self.groups, self._groups()
         try:
             super().check_same_rule()
         finally:
             self.groups = groups
+        features = getattr(self, "features_", None)
+        if features is None:
+            return
+        given = ArcFeatures.settings(**{key: getattr(self, key) for key in _FEATURE_PARAMS})
+        fitted = ArcFeatures.settings(features.template_names, features.bits, features.lowercase, features.pos)
+        for key in _FEATURE_PARAMS:
+            if given[key] != fitted[key]:
+                raise ValueError(f"cannot continue training the model: {key}={getattr(self, key)!r} but the "
+                                 f"model's arc features were made with {key}={fitted[key]!r} (set_params after "
+                                 "the fit); set it back, or fit again"
+                                 + (" with warm_start=False" if self.warm_start else ""))
 
     def _groups(self):
         """The kernel's groups: None unless the penalty is a group penalty; the

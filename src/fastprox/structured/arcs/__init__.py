@@ -13,7 +13,8 @@ per template, every arc of a sentence at a time.
   sentence's arcs, scores, passes over CoNLL-U files.
 """
 from .extractor import ArcFeatures
-from .templates import BASES, DISTANCE_BINS, KINDS, TEMPLATES, select
+from .templates import BASES, DISTANCE_BINS, KINDS, MKL_EWT, SETS, TEMPLATES, select
 from .tokens import TokenEncoder
 
-__all__ = ["ArcFeatures", "TokenEncoder", "TEMPLATES", "BASES", "KINDS", "DISTANCE_BINS", "select"]
+__all__ = ["ArcFeatures", "TokenEncoder", "TEMPLATES", "MKL_EWT", "SETS", "BASES", "KINDS", "DISTANCE_BINS",
+           "select"]

@@ -28,10 +28,11 @@ class ArcFeatures:
 
     Parameters
     ----------
-    templates : iterable of str or None, default=None
+    templates : iterable of str, str or None, default=None
         The templates to use, by name (see
-        `fastprox.structured.arcs.TEMPLATES`); None for all 76. Their blocks
-        follow the table's order whatever the order given.
+        `fastprox.structured.arcs.TEMPLATES`), or a named set of
+        `fastprox.structured.arcs.SETS` ("all", "mkl-ewt"); None for all 76.
+        Their blocks follow the table's order whatever the order given.
     bits : int, default=24
         Hash into at most ``2**bits`` columns (1..31), a block of
         ``2**(bits - ceil(log2 T))`` per template for ``T`` templates.
@@ -111,6 +112,13 @@ class ArcFeatures:
         """`iter_rows` over the sentences of a CoNLL-U file (gold heads read and
         checked: `read_conllu` with ``heads=True``), read lazily."""
         return self.iter_rows(read_conllu(source, heads=True))
+
+    @staticmethod
+    def settings(templates, bits, lowercase, pos):
+        """The extractor's parameters as it keeps them (templates by name), to compare
+        two settings: equal settings make the same columns."""
+        return {"templates": tuple(t.name for t in select(templates)), "bits": bits,
+                "lowercase": bool(lowercase), "pos": pos}
 
     def to_dict(self):
         """The parameters as plain data; :meth:`from_dict` rebuilds the extractor."""
