@@ -12,7 +12,9 @@ threshold |w| - P (Q - Q_s) of a weight caught up to zero must give exactly 0.
 
 Before Cython runs, the declarations of the kernel's out-of-line functions are
 generated from the markers of its .pxd files (src/fastprox/_kernel/out_of_line.py)
-into build/generated/fastprox_out_of_line.h, which _kernel/out_of_line.h includes.
+into build/generated/fastprox_out_of_line.h, which _kernel/out_of_line.h includes,
+and the code enums from the registry into _kernel/base/codes.pxi and
+_kernel/losses/codes.pxi (src/fastprox/_kernel/codes.py), which the .pxd include.
 """
 import os
 from glob import glob
@@ -39,8 +41,18 @@ def generate_out_of_line(src, out_dir):
             f.write(text)
 
 
+def generate_codes(src):
+    """Write the kernel's code enums from the registry (src/fastprox/_kernel/codes.py,
+    read from its file) into the _kernel folders' codes.pxi."""
+    spec = importlib.util.spec_from_file_location("codes", os.path.join(src, "fastprox", "_kernel", "codes.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.write(src)
+
+
 GENERATED = os.path.join("build", "generated")
 generate_out_of_line("src", GENERATED)
+generate_codes("src")
 
 flags = ["-O3", "-fno-math-errno", "-ffp-contract=off"]
 if os.environ.get("FASTPROX_NATIVE") == "1":
