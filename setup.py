@@ -26,14 +26,19 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 
-def generate_out_of_line(src, out_dir):
-    """Write the out-of-line declarations (src/fastprox/_kernel/out_of_line.py, read
-    from its file: the package is not built yet) to out_dir, if they changed."""
-    spec = importlib.util.spec_from_file_location(
-        "out_of_line", os.path.join(src, "fastprox", "_kernel", "out_of_line.py"))
+def kernel_tool(src, name):
+    """The module ``src/fastprox/_kernel/<name>.py``, read from its file (the package is
+    not built yet)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(src, "fastprox", "_kernel", f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    text = module.header(src)
+    return module
+
+
+def generate_out_of_line(src, out_dir):
+    """Write the out-of-line declarations (src/fastprox/_kernel/out_of_line.py) to
+    out_dir, if they changed."""
+    text = kernel_tool(src, "out_of_line").header(src)
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, "fastprox_out_of_line.h")
     if not os.path.exists(path) or open(path).read() != text:
@@ -41,18 +46,9 @@ def generate_out_of_line(src, out_dir):
             f.write(text)
 
 
-def generate_codes(src):
-    """Write the kernel's code enums from the registry (src/fastprox/_kernel/codes.py,
-    read from its file) into the _kernel folders' codes.pxi."""
-    spec = importlib.util.spec_from_file_location("codes", os.path.join(src, "fastprox", "_kernel", "codes.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.write(src)
-
-
 GENERATED = os.path.join("build", "generated")
 generate_out_of_line("src", GENERATED)
-generate_codes("src")
+kernel_tool("src", "codes").write("src")   # the code enums from the registry
 
 flags = ["-O3", "-fno-math-errno", "-ffp-contract=off"]
 if os.environ.get("FASTPROX_NATIVE") == "1":
