@@ -148,12 +148,27 @@ class _BaseProx(BaseEstimator):
             self._learner = self._learner.learner()
 
     def sparsify(self):
-        """Return coef_ as a scipy CSR matrix from now on (l1 models are mostly zeros)."""
+        """Give ``coef_`` as a scipy CSR matrix from now on.
+
+        An l1 model is mostly zeros; the kernel's state is unchanged, only how
+        ``coef_`` is returned.
+
+        Returns
+        -------
+        self : object
+            The estimator.
+        """
         self._sparse_coef = True
         return self
 
     def densify(self):
-        """Return coef_ as a dense array again (the default)."""
+        """Give ``coef_`` as a dense array again (the default).
+
+        Returns
+        -------
+        self : object
+            The estimator.
+        """
         self._sparse_coef = False
         return self
 
@@ -301,12 +316,27 @@ class _BaseProx(BaseEstimator):
         lock_of(self).pause()
 
     def fit(self, X, y, sample_weight=None):
-        """Train from scratch (unless warm_start) with `max_iter` passes over (X, y).
-        NaN or infinity in X, or values (targets, sample weights) so large that a
-        margin overflows or a gradient could overflow the state, raise a ValueError
-        naming the row; a fit that fails or is interrupted (Ctrl-C) leaves the
-        estimator as it was. (partial_fit refused on such a row, or interrupted,
-        keeps the steps before it, and t_ counts them.)"""
+        """Train a new model (or continue it, with ``warm_start``) by ``max_iter`` passes.
+
+        NaN or infinity in X, or values so large that a margin or the state would
+        overflow, raise a ValueError naming the row; a fit that fails or is
+        interrupted (Ctrl-C) leaves the estimator as it was.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows; a CSR matrix of float32 or float64 values is read without
+            a copy.
+        y : array-like of shape (n_samples,)
+            Class labels (ProxClassifier) or targets (ProxRegressor).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Each row's weight, which scales its step (None: 1 each).
+
+        Returns
+        -------
+        self : object
+            The trained estimator.
+        """
         return self._fit(X, y, sample_weight)
 
     def __sklearn_tags__(self):
@@ -351,144 +381,144 @@ def _finite(a):
 class ProxClassifier(ClassifierMixin, _BaseProx):
     """Linear classifier trained online by FOBOS, RDA or FTRL-Proximal, lazily and exactly.
 
-    Each step costs time proportional to the non-zeros of its rows; the model
-    read at any time equals the eager definition of docs/contract.md.
+    Each step costs time proportional to the non-zeros of its rows, and the model
+    read at any time (``coef_``, ``predict``, a pickle, a saved model) equals the
+    eager definition of the contract (docs/contract.md) to rounding. The defaults
+    need no tuning and read nothing from the data (docs/defaults.md); the manual's
+    user guide groups the parameters by what they choose.
 
     Parameters
     ----------
     loss : {"log", "hinge", "squared_hinge", "modified_huber"}, default="log"
-        "log_loss" (scikit-learn's name) is "log".
-    penalty : {"none", "l1", "l2", "elasticnet", "berhu", "l1_l2", "l1_linf", "sparse_group", \
-"squared_group"} or None, default="l1"
-        None (scikit-learn's spelling) is "none". Parameters keep the value
-        given (get_params, clone, saved models); the kernel gets its own names.
+        The loss per row. "log_loss" (scikit-learn's name) is "log"; "log" and
+        "modified_huber" give ``predict_proba``.
+    penalty : {"none", "l1", "l2", "elasticnet", "berhu", "l1_l2", "l1_linf", \
+"sparse_group", "squared_group"} or None, default="l1"
+        The regularizer r(w), applied by its exact proximal step. None
+        (scikit-learn's spelling) is "none". It takes effect with a positive
+        ``alpha``.
     alpha : float, default=0.0
-        Penalty weight per example: the objective is mean loss + alpha * r(w),
-        whatever the update rule. 0 leaves the penalty off (so the defaults are
-        scale-free, below); a positive alpha turns `penalty` on (l1: a sparse
-        model).
+        Penalty weight per example: the objective is mean loss + alpha * r(w)
+        under every update rule, so rules can be swapped without re-tuning. 0
+        leaves the penalty off, which keeps the defaults scale-free.
     l1_ratio : float in [0, 1], default=0.15
-        Share of l1 in the elastic net.
+        Share of l1 in the elastic net (and of the entrywise l1 in
+        "sparse_group").
     update : {"fobos", "rda", "ftrl"}, default="fobos"
+        The update rule: forward-backward splitting, regularized dual averaging
+        (Xiao 2010) or FTRL-Proximal (McMahan 2011).
     schedule : {"constant", "invsqrt", "inv", "adagrad", "normalized"} or None, default=None
-        None: "normalized" where the rule takes it (fobos, penalty "none" or "l1",
-        batch_size 1, not multinomial), else "adagrad"; schedule_ says which.
-        rda takes invsqrt or adagrad, ftrl takes adagrad. "normalized" (fobos with
-        penalty "none" or "l1", one row per step, not multinomial) is AdaGrad made
-        scale-free as Vowpal Wabbit's normalized updates (Ross, Mineiro & Langford
-        2013): each feature's step is divided by the largest |x_j| seen so far and
-        all steps are scaled by sqrt(t / N_t), N_t the sum of the rows' squared norms
-        in those units; scaling a feature column by k > 0 divides its weight by k
-        and leaves every prediction unchanged (penalty "none"). No delta.
+        The step sizes. None picks "normalized" where the rule takes it (fobos,
+        penalty "none" or "l1", one row per step, not multinomial), else
+        "adagrad"; ``schedule_`` says which. "normalized" is Vowpal Wabbit's
+        scale-free AdaGrad (Ross, Mineiro & Langford 2013); rda takes
+        "invsqrt" or "adagrad", ftrl "adagrad".
     step : {"gradient", "invariant"} or None, default=None
-        None: "invariant" where the rule takes it (fobos, batch_size 1, not
-        multinomial), else "gradient"; step_ says which.
-        fobos's forward step: the gradient step, or "invariant", the exact flow of
-        the row's loss along the step direction (Karampatziakis & Langford 2011):
-        a row of sample_weight h moves the model as h rows of weight 1 in a row
-        would in the limit of small steps, and a step never overshoots the loss's
-        minimum along the row, so large eta0 are safe. One row per step, not
-        multinomial; the accumulators of adagrad and normalized add the plain
-        gradient's squares either way.
+        FOBOS's forward step. "invariant" follows the exact flow of the row's
+        loss (Karampatziakis & Langford 2011), so a row never overshoots its
+        minimum and a row of weight h counts as h rows; None picks it where the
+        rule takes it (fobos, one row per step, not multinomial), else
+        "gradient"; ``step_`` says which.
     eta0 : float or "auto", default="auto"
-        Base step (AdaGrad's eta). "auto": 0.5, except under AdaGrad, where it is
-        1 / sqrt(mean ||(1, x)||^2) over the first 10,000 rows of the first fit or
-        partial_fit call (the 1 is the intercept's, without fit_intercept 0).
+        Base step size (AdaGrad's eta). "auto" is 0.5, except under "adagrad",
+        where it is 1 / sqrt(mean ||(1, x)||^2) over the first 10,000 rows of
+        the first training call.
     delta : float or "auto", default="auto"
-        AdaGrad's offset, eta_j = eta0 / (delta + sqrt(G_j)). "auto": the root mean
-        square of those rows' stored values (1 for binary features); the other
-        schedules do not use it.
-        Under AdaGrad both are fixed once chosen: a stream fed to partial_fit a row
-        at a time takes them from its first row, so give it a first batch of rows,
-        or numbers. The default schedule reads nothing from the data.
+        AdaGrad's offset, eta_j = eta0 / (delta + sqrt(G_j)). "auto" is the root
+        mean square of the first rows' stored values; unused by the other
+        schedules. Under AdaGrad, eta0 and delta are fixed once chosen: give a
+        first batch of rows, or numbers.
     rda_rho : float, default=0.0
         Enhanced l1-RDA's extra sparsity (Xiao's rho); rda only.
     berhu_gamma : float, default=1.0
         Berhu's switch point between l1 and squared l2.
     batch_size : int, default=1
-        Rows per step; the gradient is their mean. Each fit pass and each
-        partial_fit call ends with a possibly shorter step.
+        Rows per step; the gradient is their mean. Each pass and each
+        ``partial_fit`` call ends with a possibly shorter step.
     fit_intercept : bool, default=True
         Fit an unpenalized intercept.
     max_iter : int, default=1
-        Passes over the data in `fit` (one pass is what online learning is for).
+        Passes over the data in ``fit``; one pass is what online learning is
+        for.
     shuffle : bool, default=True
-        Shuffle the rows before each pass of `fit` (never in `partial_fit`).
-    random_state : int, RandomState or None
+        Shuffle the rows before each pass of ``fit`` (never in ``partial_fit``).
+    random_state : int, RandomState instance or None, default=None
+        The seed of the shuffles, for reproducible passes.
     warm_start : bool, default=False
-        `fit` continues from the current model and step count, which keeps the
-        parameters it was built with (a kernel parameter set since raises ValueError;
-        those each call reads, max_iter, shuffle, batch_size under a named schedule,
-        class_weight, may change).
+        ``fit`` continues from the current model and step count. The model keeps
+        the parameters it was built with: one that ``set_params`` changed since
+        raises ValueError (``max_iter``, ``shuffle``, ``class_weight`` may
+        change).
     epsilon : float, default=0.1
-        Unused by classification losses; kept for a shared signature.
+        Unused by the classification losses; kept for a signature shared with
+        ``ProxRegressor``.
     multi_class : {"ovr", "multinomial"}, default="ovr"
-        K >= 3 classes: K binary models trained in the same pass ("ovr"), or one
-        K-score model with the softmax (loss="log") or Crammer-Singer (loss="hinge")
+        For K >= 3 classes: K binary models trained in the same pass ("ovr"), or
+        one K-score model with the softmax ("log") or Crammer-Singer ("hinge")
         loss. Two classes always give one binary model.
-    groups : None or int array of length n_features, default=None
-        For the group penalties ("l1_l2", "l1_linf", "sparse_group",
-        "squared_group"; the rules that take them: the README's table). None
-        makes each feature's row of W a group; otherwise features with the same
-        id form a group and -1 leaves a feature unpenalized.
-    group_weights : None or array of floats >= 0, one per group, default=None
-        The group penalties' weights d_G (None: all 1), e.g. sqrt(group size) so
-        that large groups do not dominate: r(W) = sum_G d_G ||W_G||_F (l1_l2),
-        sum_G d_G max|W_G| (l1_linf), rho ||W||_1 + (1 - rho) sum_G d_G ||W_G||_F
-        (sparse_group: the l1 part is per entry and is not weighted),
-        (sum_G d_G ||W_G||_F)^2 / 2 (squared_group, Martins et al.'s Alg. 4).
-        One weight per group: n_features with groups=None, else max(groups) + 1;
-        d_G = 0 leaves group G unpenalized (under sparse_group, its l1 part
-        still applies to every entry).
+    groups : array-like of int of shape (n_features,) or None, default=None
+        The groups of the group penalties ("l1_l2", "l1_linf", "sparse_group",
+        "squared_group"): features with the same id form a group, -1 leaves a
+        feature unpenalized. None makes each feature's row of W a group.
+    group_weights : array-like of float >= 0, one per group, or None, default=None
+        The groups' weights d_G in r(W) = sum_G d_G ||W_G|| (None: all 1), e.g.
+        sqrt(group size) so that large groups do not win by size; 0 leaves a
+        group unpenalized.
     grow_features : bool, default=False
-        Accept X of any width: the model widens to the widest X it has trained on
-        (n_features_in_), features met for the first time joining at weight 0 (the
-        contract's state of a coordinate never touched), so that a stream whose width
-        is not known in advance (`iter_libsvm` chunks) trains with partial_fit;
-        prediction gives columns beyond the model's width weight 0. Off by default:
-        scikit-learn's check that X keeps its width then catches mistakes. Not with
-        user groups or group_weights (one per feature).
-    hash_bits : None or int in [1, 62], default=None
-        Hash X's column ids into 2^hash_bits buckets (`fastprox.hash_features`,
-        Vowpal Wabbit's ``-b``; ``fastprox train --hash-bits``) in every call, for
-        ids without a useful bound (already-hashed 64-bit ids): X may have any
-        width, and the model has 2^hash_bits features. The model remembers its
-        hashing (hash_bits_, kept in model files), so that prediction hashes as
-        training did: pass the raw ids, not ids already hashed.
-    class_weight : None, "balanced" or dict {class: weight}, default=None
-        Multiplies each row's sample_weight by its class's weight, as in
-        scikit-learn (for imbalanced data: clicks, spam); a weighted row is still
-        one step, scaled by its weight. "balanced": n_rows / (n_classes *
-        rows of the class), counted on the y of each fit call; partial_fit
-        refuses it (one batch's frequencies are not the stream's: compute them
-        from a sample with sklearn.utils.class_weight.compute_class_weight and
-        pass the dict). A dict's missing classes weigh 1; a dict that leaves out
-        some of the classes and names a class the model lacks raises ValueError
-        (scikit-learn's compute_class_weight decides, as for SGDClassifier).
+        Accept X of any width: the model widens to the widest X it has trained
+        on, new features joining at weight 0, so that a stream of unknown width
+        (``iter_libsvm`` chunks) trains with ``partial_fit``. Off by default, so
+        that scikit-learn's width check catches mistakes.
+    hash_bits : int in [1, 62] or None, default=None
+        Hash X's column ids into 2^hash_bits buckets in every call (Vowpal
+        Wabbit's ``-b``), for ids without a useful bound. The model remembers
+        its hashing (``hash_bits_``): pass raw ids to prediction too.
+    class_weight : dict, "balanced" or None, default=None
+        Multiplies each row's sample weight by its class's weight, as in
+        scikit-learn, for imbalanced data. ``partial_fit`` refuses "balanced"
+        (one batch's frequencies are not the stream's): pass a dict.
     verbose : int, default=0
-        If > 0, print to stdout after each pass of fit (and each partial_fit
-        call), as scikit-learn's SGDClassifier prints each epoch:
-        "-- Epoch k", then "Norm: (of coef_), NNZs: (its non-zeros), Bias:
-        (intercept_), T: (t_), Avg. loss: (the pass's progressive loss)" and
-        "Total training time: (seconds since the call began)".
-
-    The defaults need no tuning and read nothing from the data: fobos with the
-    normalized schedule, the invariant step, eta0 = 0.5 and no penalty (alpha =
-    0), one shuffled pass. A partial_fit stream in any chunking, one row at a time
-    included, trains what one fit pass over the same rows (shuffle=False) trains,
-    bit for bit. Why these, and how they compare with Vowpal Wabbit's and the former
-    ones (``schedule="adagrad", step="gradient", alpha=1e-6``): docs/defaults.md.
+        If > 0, print scikit-learn SGD's report after each pass (norm,
+        non-zeros, intercept, steps, average loss, time).
 
     Attributes
     ----------
-    coef_, intercept_, classes_, n_features_in_, t_ (steps so far), schedule_
-    and step_ (None resolved), eta0_ and delta_ (the steps' numbers, "auto"
-    resolved), hash_bits_ (the hashing the model applies to X, None for none),
-    n_iter_ (passes of the last
-    training call: max_iter after fit, 1 after partial_fit, as SGDClassifier's),
-    progressive_loss_ (mean loss of each row before its update, over the last
-    fit or partial_fit call), n_nonzero_rows_, group_norms_, beta_
-    (squared_group's kernel weights, d_G ||W_G|| normalized).
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        The weights w_{T+1}; a CSR matrix after ``sparsify()``.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        The intercepts b_{T+1}.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    n_features_in_ : int
+        The model's width (the widest X trained on, under ``grow_features``).
+    t_ : int
+        Steps taken so far.
+    n_iter_ : int
+        Passes of the last training call (``max_iter`` after fit, 1 after
+        partial_fit, as SGDClassifier's).
+    progressive_loss_ : float
+        Mean loss of each row before its update, over the last training call.
+    schedule_ : str
+        The schedule trained with (``schedule`` with None resolved).
+    step_ : str
+        The forward step trained with (``step`` with None resolved).
+    eta0_ : float
+        The base step trained with ("auto" resolved).
+    delta_ : float
+        AdaGrad's offset trained with ("auto" resolved).
+    hash_bits_ : int or None
+        The hashing the model applies to X's ids.
+    n_nonzero_rows_ : int
+        Features with a non-zero weight for some output.
+    group_norms_ : ndarray of shape (n_groups,)
+        ||W_G|| per group (per feature for the default groups).
+    beta_ : ndarray of shape (n_groups,)
+        "squared_group"'s kernel weights (online MKL), d_G ||W_G|| normalized.
+
+    See Also
+    --------
+    ProxRegressor : The same learners for regression.
+    sklearn.linear_model.SGDClassifier : The eager peer whose parameters these follow.
 
     Examples
     --------
@@ -552,15 +582,30 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         return weights if sample_weight is None else sample_weight * weights
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """One pass over (X, y) continuing the stream: several calls equal one
-        fit pass (shuffle=False) over the concatenated rows, bit for bit under the
-        defaults; under AdaGrad given the same eta0_ and delta_ ("auto" takes them
-        from the first call's rows). The parameters the model was built with (loss,
-        penalty, alpha, steps, ...) stay its own: one changed by set_params since
-        raises ValueError, as in a warm-start fit. `classes` is
-        required on the first call. class_weight="balanced" is refused, as by
-        scikit-learn's SGDClassifier: one batch's class frequencies are not the
-        stream's."""
+        """Continue the stream with one pass over (X, y), in order.
+
+        Several calls train what one ``fit`` pass (``shuffle=False``) over the
+        concatenated rows trains, bit for bit under the defaults (under AdaGrad,
+        given the same ``eta0_`` and ``delta_``). The parameters the model was
+        built with stay its own: one changed by ``set_params`` since raises
+        ValueError. A call that fails keeps the steps it completed.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The next rows of the stream.
+        y : array-like of shape (n_samples,)
+            Their class labels.
+        classes : array-like of shape (n_classes,), default=None
+            All the labels the stream will contain; required on the first call.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Each row's weight, which scales its step (None: 1 each).
+
+        Returns
+        -------
+        self : object
+            The estimator, trained on the rows.
+        """
         if not hasattr(self, "_learner") and classes is None:
             raise ValueError("classes must be passed on the first call to partial_fit "
                              "(all labels the stream will contain).")
@@ -574,11 +619,34 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         return self._fit(X, y, sample_weight, classes=classes, incremental=True)
 
     def decision_function(self, X):
-        """Margins <w_k, x> + b_k: shape (n,) for two classes (positive: classes_[1]), (n, K) for K."""
+        """The margins <w_k, x> + b_k of the rows.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            One margin per row for two classes (positive: ``classes_[1]``), one
+            per class for K >= 3.
+        """
         return self._margins(X)
 
     def predict(self, X):
-        """The class with the largest margin (the sign of the margin for two classes)."""
+        """The class with the largest margin (the sign of the margin for two classes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            One label of ``classes_`` per row.
+        """
         return predictions(self._margins(X), self.classes_)
 
     def _has_proba(self):
@@ -586,15 +654,38 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 
     @available_if(_has_proba)
     def predict_proba(self, X):
-        """Class probabilities: the softmax of the scores for the multinomial
-        model; else the logistic of the margin for loss="log",
-        (clip(margin, -1, 1) + 1) / 2 for "modified_huber" (as scikit-learn);
-        one-vs-rest scores are normalized to sum to one."""
+        """Class probabilities, for ``loss="log"`` and ``"modified_huber"``.
+
+        The softmax of the scores for the multinomial model; else the logistic of
+        the margin ("log") or (clip(margin, -1, 1) + 1) / 2 ("modified_huber", as
+        scikit-learn); one-vs-rest probabilities are normalized to sum to one.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Each row's probability of each class of ``classes_``.
+        """
         return probabilities(self._margins(X), self._learner.loss, self._learner.multinomial)
 
     @available_if(_has_proba)
     def predict_log_proba(self, X):
-        """log of `predict_proba`."""
+        """The logarithm of ``predict_proba``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Each row's log-probability of each class (-inf for 0).
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
@@ -602,16 +693,27 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 class ProxRegressor(RegressorMixin, _BaseProx):
     """Linear regressor trained online by FOBOS, RDA or FTRL-Proximal, lazily and exactly.
 
+    ``ProxClassifier``'s learners for real-valued targets: the same rules,
+    schedules, steps and penalties, the same contract (docs/contract.md).
+
     Parameters
     ----------
     loss : {"squared", "huber", "epsilon_insensitive"}, default="squared"
-        "squared_error" (scikit-learn's name) is "squared".
+        The loss per row. "squared_error" (scikit-learn's name) is "squared".
     epsilon : float, default=0.1
         The width of the Huber and epsilon-insensitive losses.
 
-    The others are `ProxClassifier`'s (penalty=None included; verbose prints
-    the same report), without multi_class and class_weight. The attributes
-    too, without classes_.
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features)
+        The weights w_{T+1}; a CSR matrix after ``sparsify()``.
+    intercept_ : ndarray of shape (1,)
+        The intercept b_{T+1}.
+
+    See Also
+    --------
+    ProxClassifier : The same learners for classification.
+    sklearn.linear_model.SGDRegressor : The eager peer whose parameters these follow.
     """
 
     _losses = REGRESSION_LOSSES
@@ -636,14 +738,85 @@ class ProxRegressor(RegressorMixin, _BaseProx):
         return as_float_array("y", y, len(y)), 1, False, False
 
     def partial_fit(self, X, y, sample_weight=None):
-        """One pass over (X, y) continuing the stream: several calls equal one
-        fit pass (shuffle=False) over the concatenated rows, bit for bit under the
-        defaults; under AdaGrad given the same eta0_ and delta_ ("auto" takes them
-        from the first call's rows). The parameters the model was built with (loss,
-        penalty, alpha, steps, ...) stay its own: one changed by set_params since
-        raises ValueError, as in a warm-start fit."""
+        """Continue the stream with one pass over (X, y), in order.
+
+        Several calls train what one ``fit`` pass (``shuffle=False``) over the
+        concatenated rows trains, bit for bit under the defaults (under AdaGrad,
+        given the same ``eta0_`` and ``delta_``). The parameters the model was
+        built with stay its own: one changed by ``set_params`` since raises
+        ValueError. A call that fails keeps the steps it completed.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The next rows of the stream.
+        y : array-like of shape (n_samples,)
+            Their targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Each row's weight, which scales its step (None: 1 each).
+
+        Returns
+        -------
+        self : object
+            The estimator, trained on the rows.
+        """
         return self._fit(X, y, sample_weight, incremental=True)
 
     def predict(self, X):
-        """The predicted targets <w, x> + b."""
+        """The predicted targets <w, x> + b.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            One prediction per row.
+        """
         return self._margins(X)
+
+
+def _section(doc, title):
+    """The entries of the numpydoc section `title` of the cleaned docstring doc, in
+    their order: {name: its lines (the "name : type" line and its description)}."""
+    lines = doc.split("\n")
+    if f"{title}\n{'-' * len(title)}" not in doc:
+        return {}
+    start = lines.index(title) + 2
+    entries = {}
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if i + 1 < len(lines) and lines[i + 1].startswith("---"):
+            break           # the next section's title
+        if line and not line.startswith(" "):
+            name = line.split(" : ")[0]
+            entries[name] = []
+        if entries and (line or entries[name]):
+            entries[name].append(line)
+    return {name: "\n".join(text).rstrip() for name, text in entries.items()}
+
+
+def _with_shared_entries(cls, source, drop=()):
+    """cls's docstring with the Parameters and Attributes it shares with `source`
+    taken from source's docstring: each parameter of cls's signature, in its order,
+    is cls's own entry or else source's (or its bare name, which the docs' numpydoc
+    validation refuses); the attributes are cls's own, then
+    source's but those in `drop`. The estimators' common parameters are written
+    once (in ProxClassifier's docstring) and stay in their signature's order."""
+    import inspect
+    doc, shared = inspect.cleandoc(cls.__doc__), inspect.cleandoc(source.__doc__)
+    own_params, params = _section(doc, "Parameters"), _section(shared, "Parameters")
+    names = [n for n in inspect.signature(cls.__init__).parameters if n != "self"]
+    parameters = "\n".join(own_params.get(n) or params.get(n, n) for n in names)   # bare: no text yet
+    own_attributes = _section(doc, "Attributes")
+    attributes = {**own_attributes, **{n: t for n, t in _section(shared, "Attributes").items()
+                                       if n not in own_attributes and n not in drop}}
+    head, _, rest = doc.partition("Parameters\n----------\n")
+    tail = rest[rest.index("See Also"):]
+    return (f"{head}Parameters\n----------\n{parameters}\n\nAttributes\n----------\n"
+            + "\n".join(attributes.values()) + f"\n\n{tail}")
+
+
+ProxRegressor.__doc__ = _with_shared_entries(ProxRegressor, ProxClassifier, drop=("classes_",))
