@@ -7,10 +7,24 @@ __all__ = ["hash_features", "hash_indices"]
 
 
 def hash_features(X, bits):
-    """X (a scipy sparse matrix, or a LIBSVM reader's chunk) with its columns hashed
-    into 2^bits: a CSR matrix (or a chunk) of n_rows x 2^bits, each row canonical,
-    values of one bucket summed. The same id lands in the same bucket in every
-    call, so chunks of a stream hashed one by one agree."""
+    """X with its column ids hashed into 2^bits buckets (Vowpal Wabbit's ``-b``).
+
+    For ids without a useful bound (already-hashed 64-bit ids): the same id lands
+    in the same bucket in every call, so that the chunks of a stream hashed one
+    by one agree; values of one bucket in a row are summed.
+
+    Parameters
+    ----------
+    X : scipy sparse matrix or LIBSVM reader chunk
+        The rows, with their raw column ids.
+    bits : int in [1, 62]
+        The buckets' number is 2^bits.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix or chunk of shape (n_rows, 2^bits)
+        The hashed rows (a chunk for a chunk), each row canonical.
+    """
     from ._validation import kernel_arrays
     from .libsvm import Chunk
     if isinstance(X, Chunk):

@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
+from fastprox._docstrings import sharing
 from fastprox.projection import SparseL1Ball
 
 _SCHEDULES = {
@@ -37,14 +38,23 @@ class L1BallClassifier:
 
     Parameters
     ----------
-    radius : float > 0, the l1-ball's radius.
-    loss : "hinge" or "log".
-    eta0 : float > 0, base step; ``schedule`` gives eta_t = eta0 ("constant"),
-        eta0 / sqrt(t) ("invsqrt") or eta0 / t ("inv").
-    max_iter : int >= 1, passes over the data in ``fit``.
-    fit_intercept : bool.
-    shuffle : bool, shuffle the rows before each pass of ``fit``.
-    random_state : int or None, for the shuffling.
+    radius : float > 0, default=1.0
+        The l1-ball's radius: a hard bound on the model's l1 norm, where a
+        penalty would only weigh it.
+    loss : {"hinge", "log"}, default="hinge"
+        The loss per row.
+    eta0 : float > 0, default=0.1
+        The base step.
+    schedule : {"constant", "invsqrt", "inv"}, default="invsqrt"
+        The step eta_t: eta0, eta0 / sqrt(t) or eta0 / t.
+    max_iter : int >= 1, default=1
+        Passes over the data in ``fit``.
+    fit_intercept : bool, default=True
+        Fit an intercept b, outside the ball.
+    shuffle : bool, default=True
+        Shuffle the rows before each pass of ``fit``.
+    random_state : int or None, default=None
+        The shuffling's seed.
     """
 
     def __init__(self, radius=1.0, loss="hinge", eta0=0.1, schedule="invsqrt", max_iter=1,
@@ -108,7 +118,20 @@ class L1BallClassifier:
         self.coef_ = self._ball.to_dense()[np.newaxis, :]
 
     def fit(self, X, y):
-        """Start from w = 0 and make ``max_iter`` passes over (X, y)."""
+        """Start from w = 0 and make ``max_iter`` passes over (X, y).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows.
+        y : array-like of shape (n_samples,)
+            Their labels, two classes.
+
+        Returns
+        -------
+        self : L1BallClassifier
+            The trained classifier.
+        """
         self._check_params()
         X = self._rows(X)
         if X.shape[0] != len(y):
@@ -120,10 +143,19 @@ class L1BallClassifier:
             self._pass(X, signs, rng.permutation(X.shape[0]) if self.shuffle else range(X.shape[0]))
         return self
 
+    @sharing(fit)
     def partial_fit(self, X, y, classes=None):
         """One pass over (X, y) in order, continuing from the current model.
 
-        ``classes`` (both labels) is required on the first call.
+        Parameters
+        ----------
+        classes : array-like of shape (2,), default=None
+            Both labels; required on the first call.
+
+        Returns
+        -------
+        self : L1BallClassifier
+            The classifier, trained on the rows.
         """
         self._check_params()
         X = self._rows(X)
@@ -138,13 +170,27 @@ class L1BallClassifier:
         self._pass(X, self._signs(y), range(X.shape[0]))
         return self
 
+    @sharing(fit)
     def decision_function(self, X):
-        """<w, x> + b for each row."""
+        """<w, x> + b for each row.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The margins.
+        """
         if not hasattr(self, "coef_"):
             raise ValueError("this L1BallClassifier is not fitted yet; call fit or partial_fit first")
         return np.asarray(self._rows(X) @ self.coef_[0]) + self.intercept_[0]
 
+    @sharing(fit)
     def predict(self, X):
-        """The class of each row: classes_[1] where the decision is > 0."""
+        """The class of each row: classes_[1] where the decision is > 0.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The labels.
+        """
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(int)]

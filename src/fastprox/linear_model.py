@@ -18,6 +18,7 @@ from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_cla
                     check_same_hashing, check_same_kernel, encode_labels, has_proba, margins, new_learner,
                     predictions, probabilities, run_passes)
 from ._arrays import all_finite, two_labels
+from ._docstrings import sharing
 from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
                           canonical, check_one_of, check_params)
 
@@ -581,6 +582,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         weights = per_class[np.searchsorted(self.classes_, y)]
         return weights if sample_weight is None else sample_weight * weights
 
+    @sharing(_BaseProx.fit)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Continue the stream with one pass over (X, y), in order.
 
@@ -598,8 +600,6 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
             Their class labels.
         classes : array-like of shape (n_classes,), default=None
             All the labels the stream will contain; required on the first call.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Each row's weight, which scales its step (None: 1 each).
 
         Returns
         -------
@@ -618,13 +618,9 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
                 "class_weight=dict(zip(classes, weights)).")
         return self._fit(X, y, sample_weight, classes=classes, incremental=True)
 
+    @sharing(_BaseProx.fit)
     def decision_function(self, X):
         """The margins <w_k, x> + b_k of the rows.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows.
 
         Returns
         -------
@@ -634,13 +630,9 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         """
         return self._margins(X)
 
+    @sharing(_BaseProx.fit)
     def predict(self, X):
         """The class with the largest margin (the sign of the margin for two classes).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows.
 
         Returns
         -------
@@ -653,17 +645,13 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         return has_proba(self.loss)
 
     @available_if(_has_proba)
+    @sharing(_BaseProx.fit)
     def predict_proba(self, X):
         """Class probabilities, for ``loss="log"`` and ``"modified_huber"``.
 
         The softmax of the scores for the multinomial model; else the logistic of
         the margin ("log") or (clip(margin, -1, 1) + 1) / 2 ("modified_huber", as
         scikit-learn); one-vs-rest probabilities are normalized to sum to one.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows.
 
         Returns
         -------
@@ -673,13 +661,9 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         return probabilities(self._margins(X), self._learner.loss, self._learner.multinomial)
 
     @available_if(_has_proba)
+    @sharing(_BaseProx.fit)
     def predict_log_proba(self, X):
         """The logarithm of ``predict_proba``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows.
 
         Returns
         -------
@@ -690,6 +674,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
             return np.log(self.predict_proba(X))
 
 
+@sharing(ProxClassifier, drop=("classes_",))
 class ProxRegressor(RegressorMixin, _BaseProx):
     """Linear regressor trained online by FOBOS, RDA or FTRL-Proximal, lazily and exactly.
 
@@ -737,38 +722,20 @@ class ProxRegressor(RegressorMixin, _BaseProx):
     def _encode(self, y, classes, first):
         return as_float_array("y", y, len(y)), 1, False, False
 
+    @sharing(ProxClassifier.partial_fit, also=("Returns",))
     def partial_fit(self, X, y, sample_weight=None):
-        """Continue the stream with one pass over (X, y), in order.
-
-        Several calls train what one ``fit`` pass (``shuffle=False``) over the
-        concatenated rows trains, bit for bit under the defaults (under AdaGrad,
-        given the same ``eta0_`` and ``delta_``). The parameters the model was
-        built with stay its own: one changed by ``set_params`` since raises
-        ValueError. A call that fails keeps the steps it completed.
+        """Continue the stream with one pass over (X, y), in order, as ``ProxClassifier.partial_fit``.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The next rows of the stream.
         y : array-like of shape (n_samples,)
             Their targets.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Each row's weight, which scales its step (None: 1 each).
-
-        Returns
-        -------
-        self : object
-            The estimator, trained on the rows.
         """
         return self._fit(X, y, sample_weight, incremental=True)
 
+    @sharing(_BaseProx.fit)
     def predict(self, X):
         """The predicted targets <w, x> + b.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows.
 
         Returns
         -------
@@ -777,46 +744,3 @@ class ProxRegressor(RegressorMixin, _BaseProx):
         """
         return self._margins(X)
 
-
-def _section(doc, title):
-    """The entries of the numpydoc section `title` of the cleaned docstring doc, in
-    their order: {name: its lines (the "name : type" line and its description)}."""
-    lines = doc.split("\n")
-    if f"{title}\n{'-' * len(title)}" not in doc:
-        return {}
-    start = lines.index(title) + 2
-    entries = {}
-    for i in range(start, len(lines)):
-        line = lines[i]
-        if i + 1 < len(lines) and lines[i + 1].startswith("---"):
-            break           # the next section's title
-        if line and not line.startswith(" "):
-            name = line.split(" : ")[0]
-            entries[name] = []
-        if entries and (line or entries[name]):
-            entries[name].append(line)
-    return {name: "\n".join(text).rstrip() for name, text in entries.items()}
-
-
-def _with_shared_entries(cls, source, drop=()):
-    """cls's docstring with the Parameters and Attributes it shares with `source`
-    taken from source's docstring: each parameter of cls's signature, in its order,
-    is cls's own entry or else source's (or its bare name, which the docs' numpydoc
-    validation refuses); the attributes are cls's own, then
-    source's but those in `drop`. The estimators' common parameters are written
-    once (in ProxClassifier's docstring) and stay in their signature's order."""
-    import inspect
-    doc, shared = inspect.cleandoc(cls.__doc__), inspect.cleandoc(source.__doc__)
-    own_params, params = _section(doc, "Parameters"), _section(shared, "Parameters")
-    names = [n for n in inspect.signature(cls.__init__).parameters if n != "self"]
-    parameters = "\n".join(own_params.get(n) or params.get(n, n) for n in names)   # bare: no text yet
-    own_attributes = _section(doc, "Attributes")
-    attributes = {**own_attributes, **{n: t for n, t in _section(shared, "Attributes").items()
-                                       if n not in own_attributes and n not in drop}}
-    head, _, rest = doc.partition("Parameters\n----------\n")
-    tail = rest[rest.index("See Also"):]
-    return (f"{head}Parameters\n----------\n{parameters}\n\nAttributes\n----------\n"
-            + "\n".join(attributes.values()) + f"\n\n{tail}")
-
-
-ProxRegressor.__doc__ = _with_shared_entries(ProxRegressor, ProxClassifier, drop=("classes_",))

@@ -19,6 +19,8 @@ problem being symmetric in each coordinate's sign; ICML 2008, Lemma 3).
 """
 import numpy as np
 
+from fastprox._docstrings import sharing
+
 cimport cython
 from libc.math cimport fabs, isfinite
 from libc.stdint cimport int32_t, uint32_t, uint64_t
@@ -122,8 +124,20 @@ cdef double _theta_pivot(double[::1] u, double z, uint64_t seed) noexcept nogil:
 def project_l1_ball(v, radius):
     """Euclidean projection of ``v`` onto ``{w : ||w||_1 <= radius}``.
 
-    O(n) expected time (ICML 2008, Fig. 2, randomized pivot). Returns a new
-    float64 array; ``v`` itself when already inside the ball.
+    O(n) expected time (Duchi et al., ICML 2008, Fig. 2, randomized pivot).
+
+    Parameters
+    ----------
+    v : array-like of shape (n,)
+        The point to project.
+    radius : float > 0
+        The ball's radius z.
+
+    Returns
+    -------
+    ndarray of float64 of shape (n,)
+        The projection, a new array (a copy of ``v`` when already inside the
+        ball).
     """
     cdef double z = _check_radius(radius)
     x = _as_vector(v, "v")
@@ -139,6 +153,7 @@ def project_l1_ball(v, radius):
     return out
 
 
+@sharing(project_l1_ball, also=("Returns",))
 def project_l1_ball_sort(v, radius):
     """The same projection by sorting, O(n log n) (ICML 2008, Fig. 1).
 

@@ -42,6 +42,9 @@ from .load import SPLIT_BYTES, half_readers, load_libsvm, read_halves, split_poi
 from .reader import BLOCK_BYTES, MAX_LINE_BYTES, Chunk, iter_chunks, iter_libsvm
 from .sources import STDIN, open_source, read_once, source_name
 from .writer import dump_libsvm
+from .._docstrings import with_shared_entries
+
+iter_libsvm.__doc__ = with_shared_entries(iter_libsvm, load_libsvm)     # the parameters they share
 
 __all__ = ["load_libsvm", "iter_libsvm", "dump_libsvm", "iter_chunks", "Chunk", "split_point", "half_readers",
            "read_halves", "open_source", "read_once", "source_name", "STDIN", "BLOCK_BYTES", "MAX_LINE_BYTES",

@@ -20,29 +20,44 @@ def load_libsvm(path, n_features=None, dtype="float64", zero_based="auto",
                 max_line_bytes=MAX_LINE_BYTES):
     """Read a whole LIBSVM file into ``(X, y)``, or ``(X, y, qid)`` with query_id.
 
-    ``path``: a path, ``-`` for standard input, or a binary file object (read
-    from where it stands, left open).
+    Parameters
+    ----------
+    path : str, path-like or binary file object
+        The file: plain or compressed (``.gz``, ``.bz2``, ``.xz``), ``-`` for
+        standard input, or a binary file object (read from where it stands,
+        left open).
+    n_features : int or None, default=None
+        The width of X; None: one more than the largest column index (at least
+        1, as in scikit-learn).
+    dtype : {"float64", "float32"}, default="float64"
+        The values' type.
+    zero_based : bool or "auto", default="auto"
+        True for indices starting at 0, False for indices starting at 1 (index 0
+        is then an error), "auto" to take the file as zero-based if any index is
+        0 and one-based otherwise (as scikit-learn does).
+    query_id : bool, default=False
+        When True, every line must carry ``qid:INT`` and the query ids come back
+        as a third array; when False, ``qid:`` is skipped.
+    allow_nonfinite : bool, default=False
+        Accept ``nan``, ``inf`` and ``infinity`` labels and values, refused by
+        default since they are almost always a bug.
+    block_bytes : int, default=4 MiB
+        The bytes read at a time, which bound the reader's memory with the
+        lines'.
+    max_line_bytes : int, default=256 MiB
+        The longest line read: a longer line raises ValueError naming it once
+        that many bytes of it have been read, so that an endless line
+        (``/dev/zero``) or a binary file stops in bounded memory and time.
 
-    ``X`` is a ``scipy.sparse.csr_matrix`` of ``dtype`` with sorted indices,
-    int32 indices unless the width or the number of stored values needs
-    int64; its width is ``n_features``, or one more than the largest column
-    index when ``n_features`` is None (at least 1, as in scikit-learn).
-    ``y`` is float64.
-
-    ``zero_based``: True for indices starting at 0, False for indices starting
-    at 1 (index 0 is then an error), "auto" to take the file as zero-based if
-    any index is 0 and one-based otherwise (as scikit-learn does).
-
-    ``query_id``: when True, every line must carry ``qid:INT`` and the query
-    ids come back as a third, int64 array; when False, ``qid:`` is skipped.
-
-    ``allow_nonfinite``: accept ``nan``, ``inf`` and ``infinity`` labels and
-    values, which are refused by default since they are almost always a bug.
-
-    ``max_line_bytes``: the longest line read (MAX_LINE_BYTES, 256 MiB, by
-    default); a longer line raises ValueError naming it once that many bytes
-    of it have been read, so that an endless line (``/dev/zero``) or a binary
-    file stops in bounded memory and time.
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (n_rows, n_features)
+        The rows, of ``dtype``, with sorted indices: int32 indices unless the
+        width or the number of stored values needs int64.
+    y : ndarray of float64 of shape (n_rows,)
+        The labels.
+    qid : ndarray of int64 of shape (n_rows,)
+        The query ids, with ``query_id=True`` only.
     """
     args = (path, _LOAD_CHUNK_ROWS, n_features, dtype, zero_based, query_id, allow_nonfinite, block_bytes,
             max_line_bytes)

@@ -29,19 +29,31 @@ def iter_libsvm(path, chunk_rows=10_000, n_features=None, dtype="float64",
                 block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES):
     """Yield ``(X, y)`` (or ``(X, y, qid)``) chunks of ``chunk_rows`` rows.
 
-    The file is read ``block_bytes`` at a time, so memory stays bounded by
-    the block, chunk and line sizes (``max_line_bytes``) however large the file.  The last chunk may be
-    shorter; an empty file yields one chunk with no rows.  Arguments are as
-    for :func:`load_libsvm`, with two differences a stream imposes:
+    The file is read ``block_bytes`` at a time, so memory stays bounded by the
+    block, chunk and line sizes however large the file. The last chunk may be
+    shorter; an empty file yields one chunk with no rows. Whenever iteration
+    succeeds, the chunks stacked equal `load_libsvm`'s result.
 
-    - ``zero_based="auto"`` decides from the first chunk that has any feature
-      (zero-based if it holds an index 0, else one-based) and keeps that for
-      the rest of the file; an index 0 found later raises ``ValueError``
-      telling you to pass ``zero_based=True``.  So whenever iteration
-      succeeds, the chunks stacked equal :func:`load_libsvm`'s result.
-    - with ``n_features=None`` a chunk's width is one more than the largest
-      column seen so far (it never shrinks); pass ``n_features`` to give
-      every chunk the same width.
+    Parameters
+    ----------
+    chunk_rows : int, default=10000
+        The rows of each chunk.
+    n_features : int or None, default=None
+        The width of every chunk; None: one more than the largest column seen
+        so far (it never shrinks).
+    zero_based : bool or "auto", default="auto"
+        As for `load_libsvm`, but "auto" decides from the first chunk that has
+        any feature and keeps that for the rest of the file: an index 0 found
+        later raises ValueError telling you to pass ``zero_based=True``.
+
+    Yields
+    ------
+    X : scipy.sparse.csr_matrix of shape (n_chunk_rows, n_features)
+        The chunk's rows, as `load_libsvm` gives them.
+    y : ndarray of float64 of shape (n_chunk_rows,)
+        Their labels.
+    qid : ndarray of int64 of shape (n_chunk_rows,)
+        Their query ids, with ``query_id=True`` only.
     """
     return (chunk.returned(query_id) for chunk in
             iter_chunks(path, chunk_rows, n_features, dtype, zero_based, query_id,

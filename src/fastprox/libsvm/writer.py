@@ -7,19 +7,31 @@ _WRITE_ROWS = 1 << 16
 
 
 def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=False):
-    """Write ``X`` (sparse or dense, n_samples x n_features) and ``y`` to ``path``.
+    """Write ``X`` and ``y`` to a LIBSVM file, atomically, so that it reads back bit for bit.
 
-    Lines are ``label [qid:INT] index:value ...`` with one-based indices
-    unless ``zero_based``; stored entries are written, explicit zeros
-    included, so :func:`load_libsvm` gives back exactly the same matrix.
-    Numbers use Python's shortest round-trip repr, so values read back bit
-    for bit.  The file is written to a temporary file in the same directory
-    and renamed over ``path``: readers never see half a file (a symbolic
-    link's target is replaced, the link kept; a device or a FIFO is written
-    directly: fastprox._writes).  A path ending
-    in ``.gz``, ``.bz2`` or ``.xz`` is compressed accordingly.  Non-finite
-    labels or values are refused unless ``allow_nonfinite`` (the reader
-    refuses them by default too).
+    Lines are ``label [qid:INT] index:value ...``; stored entries are written,
+    explicit zeros included, with Python's shortest round-trip repr, so that
+    `load_libsvm` gives back exactly the same matrix. The file is written to a
+    temporary file in the same directory and renamed over ``path``: readers
+    never see half a file (a symbolic link's target is replaced, the link kept;
+    a device or a FIFO is written directly).
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The rows.
+    y : array-like of shape (n_samples,)
+        The labels.
+    path : str or path-like
+        The file; a name ending in ``.gz``, ``.bz2`` or ``.xz`` is compressed
+        accordingly.
+    zero_based : bool, default=False
+        Write indices from 0 rather than 1.
+    query_id : array-like of int of shape (n_samples,) or None, default=None
+        Each row's ``qid:``, written after its label.
+    allow_nonfinite : bool, default=False
+        Write NaN and infinite labels or values, refused by default (the
+        reader refuses them by default too).
     """
     from scipy.sparse import csr_matrix
     X = csr_matrix(X)

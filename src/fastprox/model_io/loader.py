@@ -18,12 +18,29 @@ from .header import check_header, class_weight_of, in_section
 from .upgrades import state_upgrade
 
 def load_model(path, cls=None):
-    """Read an estimator written by :func:`save_model`.
+    """Read an estimator written by `save_model` (or ``fastprox train --model``).
 
-    ``cls`` (ProxClassifier or ProxRegressor), when given, is the class the
-    file must hold. A missing or unreadable file raises the usual
-    ``OSError``; anything wrong inside it raises ``ValueError`` starting
-    ``PATH:`` and saying what is wrong.
+    Nothing in the file is trusted: its members are read without pickle and
+    checked before any is used.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The model file.
+    cls : {ProxClassifier, ProxRegressor} or None, default=None
+        The class the file must hold; None takes the file's.
+
+    Returns
+    -------
+    ProxClassifier or ProxRegressor
+        The fitted estimator, ready to predict and to continue training.
+
+    Raises
+    ------
+    ValueError
+        Anything wrong inside the file, the message starting ``PATH:`` and
+        saying what is wrong (a missing or unreadable file raises the usual
+        OSError).
     """
     model = read_model(path)
     try:

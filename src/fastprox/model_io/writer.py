@@ -20,15 +20,29 @@ from .format import CLASS_NAMES, FORMAT, LEARNER_ARGS, SCALARS, SPECIAL, VERSION
 from .header import check_header
 
 def save_model(est, path):
-    """Write the fitted estimator ``est`` to ``path`` (format above), atomically.
+    """Write the fitted estimator ``est`` to a model file at ``path``, atomically.
 
-    Raises ``ValueError`` if ``est`` is not a fitted ProxClassifier or
-    ProxRegressor, holds something the format cannot store without
-    pickle (a RandomState as ``random_state``, non-string object classes),
-    or something a model file may not hold: parameters changed by
-    ``set_params`` since the fit in ways the kernel does not follow (its
-    loss, update, schedule, penalty, intercept, groups), invalid ones, or
-    a model whose steps overflowed (NaN or infinite weights).
+    The file (the module's format: no pickle) holds the parameters and the
+    kernel's whole state, so that the loaded model predicts and continues
+    training as ``est`` would.
+
+    Parameters
+    ----------
+    est : ProxClassifier or ProxRegressor
+        A fitted estimator.
+    path : str or path-like
+        Where to write it (a temporary file renamed over it).
+
+    Raises
+    ------
+    ValueError
+        If ``est`` is not a fitted ProxClassifier or ProxRegressor, holds
+        something the format cannot store without pickle (a RandomState as
+        ``random_state``, non-string object classes), or something a model file
+        may not hold: parameters changed by ``set_params`` since the fit in ways
+        the kernel does not follow (its loss, update, schedule, penalty,
+        intercept, groups), invalid ones, or a model whose steps overflowed
+        (NaN or infinite weights).
     """
     name = type(est).__name__
     if estimator_classes().get(name) is not type(est):

@@ -108,29 +108,59 @@ class StructuredLearner:
 
     # ------------------------------------------------------------------ reading
     def weights(self, features):
-        """W_t's rows of the given feature ids at the current step: what a decoder
-        scores with. An (r, K) array for r ids in [0, n_features)."""
+        """W_t's rows of the given feature ids at the current step: what a decoder scores with.
+
+        Parameters
+        ----------
+        features : array-like of int of shape (r,)
+            Feature ids in [0, n_features).
+
+        Returns
+        -------
+        ndarray of shape (r, K)
+            Their rows, caught up to the current step.
+        """
         features = _ids(features)
         with lock_of(self).training():      # (brings the rows up to the step in place)
             return _structured.weights(self._learner, features)
 
     def unpenalized(self):
-        """The m unpenalized entries at the current step, an (m,) array (the same as
-        `unpenalized_`: nothing has stepped since)."""
+        """The m unpenalized entries at the current step (`unpenalized_`).
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            The entries (a sequence's transitions, starts and stops).
+        """
         with lock_of(self).reading():
             return _structured.unpenalized(self._learner)
 
     def scores(self, X):
-        """The items' scores at the current step, <W_t[:, k], x_i> + b_k: an (n, K)
-        array for the n rows of X (a sparse matrix, or anything scipy.sparse.csr_matrix
-        takes, of float32 or float64 values; columns must be features of the model)."""
+        """The items' scores at the current step, <W_t[:, k], x_i> + b_k.
+
+        Parameters
+        ----------
+        X : sparse matrix of shape (n, <= n_features)
+            The items, a row each (anything scipy.sparse.csr_matrix takes, of
+            float32 or float64 values; columns must be features of the model).
+
+        Returns
+        -------
+        ndarray of shape (n, K)
+            Each item's K scores.
+        """
         data, indices, indptr = item_arrays(X)
         with lock_of(self).training():
             return _structured.scores(self._learner, data, indices, indptr)
 
     def coef(self):
-        """W^T after the last step, (K, d), read-only: the eager model w_{T+1}, as the
-        flat learners read it (`coef_`)."""
+        """W^T after the last step: the eager model w_{T+1}, as the flat learners read it.
+
+        Returns
+        -------
+        ndarray of shape (K, d)
+            The weights, read-only (`coef_`).
+        """
         with lock_of(self).reading():
             return self._learner.coef()
 
@@ -186,11 +216,23 @@ class StructuredLearner:
             _structured.step(self._learner, data, indices, indptr, Q, u, h, self._example())
 
     def step_decoded(self, X_items, decode, sample_weight=1.0):
-        """One example's step with the decoder in the loop, as a compiled caller takes
-        it: the items' scores at the current step (their features caught up once), then
-        ``decode(scores, unpenalized)`` -> (Q, unpenalized_grad) as `step` takes them,
-        then the step. ``scores`` is the (n, K) array of `scores`, ``unpenalized`` the
-        (m,) array of `unpenalized`. If `decode` raises, nothing steps."""
+        """One example's step with the decoder in the loop, as a compiled caller takes it.
+
+        The items' scores at the current step (their features caught up once),
+        then ``decode(scores, unpenalized)``, then the step. If `decode` raises,
+        nothing steps.
+
+        Parameters
+        ----------
+        X_items : sparse matrix of shape (n, <= n_features)
+            The example's items, a row each.
+        decode : callable
+            ``decode(scores, unpenalized) -> (Q, unpenalized_grad)``, as `step`
+            takes them, from the (n, K) array of `scores` and the (m,) array of
+            `unpenalized`.
+        sample_weight : float, default 1
+            The example's weight h >= 0.
+        """
         data, indices, indptr = item_arrays(X_items)
         h, K = _weight(sample_weight), self.n_outputs
 
@@ -202,13 +244,26 @@ class StructuredLearner:
             _structured.step_decoded(self._learner, data, indices, indptr, checked, h, self._example())
 
     def step_rows(self, features, G, unpenalized_grad=None, sample_weight=1.0, intercept_grad=None):
-        """One example's step from W's gradient as sparse rows: any decoder's
-        Phi(x, y^) - Phi(x, y) (or E Phi - Phi), its feature part given as the rows G
-        (r, K) of the feature ids ``features`` (r,) (an id listed twice: its rows add
-        up). ``intercept_grad`` (K,) is the intercepts' gradient (the items' score
-        gradients summed), required with fit_intercept; ``unpenalized_grad`` and
-        ``sample_weight`` as for `step`. Given the same gradient, `step` and
-        `step_rows` compute the same bits."""
+        """One example's step from W's gradient as sparse rows.
+
+        Any decoder's Phi(x, y^) - Phi(x, y) (or E Phi - Phi). Given the same
+        gradient, `step` and `step_rows` compute the same bits.
+
+        Parameters
+        ----------
+        features : array-like of int of shape (r,)
+            The feature ids of the gradient's rows (an id listed twice: its rows
+            add up).
+        G : array of shape (r, K)
+            W's gradient at those rows.
+        unpenalized_grad : array of shape (m,), default None (zeros)
+            The gradient of the m unpenalized entries.
+        sample_weight : float, default 1
+            The example's weight h >= 0.
+        intercept_grad : array of shape (K,), default None
+            The intercepts' gradient (the items' score gradients summed),
+            required with fit_intercept.
+        """
         features = _ids(features)
         G = _gradient("G", G, len(features), self.n_outputs)
         if self.fit_intercept and intercept_grad is None:
@@ -224,9 +279,16 @@ class StructuredLearner:
             _structured.step_rows(self._learner, features, G, b, u, h, self._example())
 
     def grow(self, n_features):
-        """Widen the model to `n_features` features (nothing if it has as many): the new
-        ones join with weight 0, as never-touched coordinates of the contract. Models
-        with groups or group weights keep their width."""
+        """Widen the model to `n_features` features (nothing if it has as many).
+
+        The new ones join with weight 0, as never-touched coordinates of the
+        contract. Models with groups or group weights keep their width.
+
+        Parameters
+        ----------
+        n_features : int
+            The model's new width.
+        """
         check_number("n_features", n_features, 0, integer=True)
         with lock_of(self).training():
             self._learner.grow(n_features)

@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._concurrency import lock_of
+from .._docstrings import sharing
 from .._validation import GROUP_PENALTIES, kernel_arrays
 from . import _parser
 from ._estimator import NO_WEIGHTS, StructuredEstimator, sequence_weights
@@ -38,8 +39,13 @@ _FEATURE_PARAMS = ("templates", "bits", "lowercase", "pos")
 
 
 class DependencyParser(StructuredEstimator):
-    """Arc-factored dependency parser trained online, one sentence per step, lazily
-    and exactly.
+    """Arc-factored dependency parser trained online, one sentence per step, lazily and exactly.
+
+    From CoNLL-U treebanks (the arcs' features made by templates, one group per
+    template, so that ``penalty="squared_group"`` is Martins et al.'s online
+    MKL) or from arcs given as CSR rows: a sentence of n words is (n + 1) n
+    rows, the arc h -> m in row h n + m - 1 of its block (h = 0..n, 0 the root;
+    the rows with h == m are ignored).
 
     Parameters
     ----------
@@ -114,7 +120,7 @@ class DependencyParser(StructuredEstimator):
         ----------
         X : sparse matrix, or iterable of sentences, or path(s)
             The arcs' rows of every sentence stacked (``sum (n + 1) n`` rows, as
-            the module says); or CoNLL-U sentences (`read_conllu` with
+            the class says); or CoNLL-U sentences (`read_conllu` with
             ``heads=True``), or the paths of CoNLL-U files.
         lengths : array of int, with rows
             Each sentence's number of words n >= 1.
@@ -123,12 +129,23 @@ class DependencyParser(StructuredEstimator):
             sentence's heads must form a tree.
         sample_weight : array of float or None
             One weight per sentence.
+
+        Returns
+        -------
+        self : DependencyParser
+            The trained parser.
         """
         return self._training((X, lengths, heads, sample_weight, None, None), incremental=False)
 
+    @sharing(fit)
     def partial_fit(self, X, lengths=None, heads=None, sample_weight=None):
-        """One pass over these sentences, in order, continuing the model (as `fit`
-        takes them)."""
+        """Continue the model with one pass over these sentences, in order.
+
+        Returns
+        -------
+        self : DependencyParser
+            The parser, trained on the sentences.
+        """
         return self._training((X, lengths, heads, sample_weight, None, None), incremental=True)
 
     def _fit_reporting(self, X, lengths=None, heads=None, report=None, after_pass=None):
@@ -228,10 +245,16 @@ class DependencyParser(StructuredEstimator):
         """w, (n_features,)."""
         return self._weights().copy()
 
+    @sharing(fit)
     def predict(self, X, lengths=None):
-        """The heads of the sentences' words: with rows (X sparse, lengths), one int64
-        array of every word's head in turn; with sentences (or paths), a list of
-        one int64 array per sentence."""
+        """The heads of the sentences' words, by the maximum spanning tree.
+
+        Returns
+        -------
+        ndarray of int64 or list of ndarray
+            With rows, one array of every word's head in turn; with sentences
+            (or paths), one array per sentence.
+        """
         w = self._weights()
         data = self._data(X, lengths, None, training=False)
         if data["n_features"] != len(w):
@@ -244,10 +267,15 @@ class DependencyParser(StructuredEstimator):
             return np.split(flat, data["word_start"][1:-1])
         return _parser.predict_rows(w, *data["arcs"], data["first_row"], data["word_start"], projective)
 
+    @sharing(fit)
     def score(self, X, lengths=None, heads=None):
-        """The unlabelled attachment score (the share of words given their gold
-        head, punctuation included) of `predict` on these sentences: heads from the
-        sentences, or given with rows."""
+        """The unlabelled attachment score of `predict` on these sentences.
+
+        Returns
+        -------
+        float
+            The share of words given their gold head, punctuation included.
+        """
         if sp.issparse(X):
             predicted, gold = self.predict(X, lengths), _rows(X, lengths, heads)["heads"]
         else:

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from sklearn.utils.metaestimators import available_if
 
 from .._concurrency import lock_of
+from .._docstrings import sharing
 from . import _tagger
 from ._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS as DEFAULTS
 from ._estimator import NO_WEIGHTS, StructuredEstimator, sequence_weights
@@ -29,8 +30,11 @@ def _part(i, doc):
 
 
 class SequenceTagger(StructuredEstimator):
-    """Label each item of sequences: a linear-chain model (structured perceptron,
-    structured SVM or CRF) trained by online proximal steps, lazily and exactly.
+    """Label each item of sequences with a linear-chain model trained online, lazily and exactly.
+
+    A structured perceptron, structured SVM or CRF whose steps are the flat
+    estimators' proximal rules (docs/contract.md), so that its weights can be
+    sparse (l1) or select feature templates (group penalties, online MKL).
 
     Parameters
     ----------
@@ -117,12 +121,29 @@ class SequenceTagger(StructuredEstimator):
             empty sequence).
         sample_weight : array of shape (n_sequences,), optional
             One weight per sequence.
+
+        Returns
+        -------
+        self : SequenceTagger
+            The trained tagger.
         """
         return self._training((X, y, lengths, sample_weight, None, None), incremental=False)
 
+    @sharing(fit)
     def partial_fit(self, X, y, lengths, classes=None, sample_weight=None):
-        """One pass over these sequences, in order, continuing the model. ``classes``
-        (every label the model will see) is required at the first call."""
+        """Continue the model with one pass over these sequences, in order.
+
+        Parameters
+        ----------
+        classes : array of shape (n_classes,), optional
+            Every label the model will see; required at the first call (the
+            transition matrix is K x K from the start).
+
+        Returns
+        -------
+        self : SequenceTagger
+            The tagger, trained on the sequences.
+        """
         return self._training((X, y, lengths, sample_weight, classes, None), incremental=True)
 
     def _fit_reporting(self, X, y, lengths, report):
@@ -196,8 +217,15 @@ class SequenceTagger(StructuredEstimator):
                              "model's weights; scale them as the training data were scaled.")
         return E, A.reshape(-1), s, e, starts
 
+    @sharing(fit)
     def predict(self, X, lengths):
-        """Each item's label by Viterbi decoding of its sequence: an array of n_items."""
+        """Each item's label by Viterbi decoding of its sequence.
+
+        Returns
+        -------
+        ndarray of shape (n_items,)
+            Each item's label, from ``classes_``.
+        """
         E, A, s, e, starts = self._emissions(X, lengths)
         return self.classes_[_tagger.viterbi_sequences(E, A, s, e, starts)]
 
@@ -205,15 +233,33 @@ class SequenceTagger(StructuredEstimator):
         return self.loss == "log"
 
     @available_if(_is_crf)
+    @sharing(fit)
     def predict_marginals(self, X, lengths):
-        """P(y_i = k | x) of each item (forward-backward), (n_items, n_classes), the
-        columns in the order of classes_ (loss="log" only: the other losses' scores
-        are not probabilities)."""
+        """Each item's label probabilities P(y_i = k | x), by forward-backward.
+
+        ``loss="log"`` only: the other losses' scores are not probabilities.
+
+        Returns
+        -------
+        ndarray of shape (n_items, n_classes)
+            The marginals, the columns in the order of ``classes_``.
+        """
         return _tagger.marginal_sequences(*self._emissions(X, lengths))
 
+    @sharing(fit)
     def score(self, X, y, lengths, sample_weight=None):
-        """The fraction of items labelled right (per-item accuracy; ``sample_weight``,
-        one per item, weighs them)."""
+        """The fraction of items labelled right (per-item accuracy).
+
+        Parameters
+        ----------
+        sample_weight : array of shape (n_items,), optional
+            One weight per item.
+
+        Returns
+        -------
+        float
+            The accuracy, 1.0 for no items.
+        """
         y = np.asarray(y)
         predicted = self.predict(X, lengths)
         if y.shape != predicted.shape:
