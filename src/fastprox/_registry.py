@@ -15,7 +15,8 @@ Everything that lists these derives from here: the kernel's name-to-code maps
 (`codes`), the parameter checks and their errors (`_validation`), the command line's
 loss values (`fastprox.stream.losses`), the model files' layouts and the mixing of
 learners (`fastprox.model_io.layout`, `_mixing`), the tests' parametrization, and the
-README's table (a test checks that the README shows `markdown_table()`).
+manual's table of rules (tests/test_docs.py checks that docs/guide/parameters.md shows
+`markdown_table()`).
 tests/test_registry.py checks the `.pxd` enums and `set_layout`'s widths against it.
 Families and kinds are attributes here, never the order of a list. Pure Python
 without NumPy: the command line imports it at start-up.
@@ -242,7 +243,7 @@ def rule(update, schedule, penalty):
                          f"with {update!r} use schedule in {schedules}"
                          + (f", or update in {others} with schedule={schedule!r}." if others else
                             f"; schedule={schedule!r} is defined for update in {hosts} (the "
-                            "README's table of rules gives their penalties)."))
+                            "manual's table of rules, docs/guide/parameters.md, gives their penalties)."))
     penalties = tuple(r.penalty for r in RULES if r.update == update and r.schedule == schedule)
     pairs = [f"update={r.update!r} with schedule={r.schedule!r}" for r in RULES if r.penalty == penalty]
     raise ValueError(f"penalty={penalty!r} has no exact lazy form under update={update!r} with "
@@ -271,8 +272,8 @@ def penalties_of(family):
 
 
 def markdown_table():
-    """The README's table of what is supported: a row per (update, catch-up), with
-    the schedules and penalties it covers."""
+    """The manual's table of what is supported (docs/guide/parameters.md): a row per
+    (update, catch-up), with the schedules and penalties it covers."""
     rows = {}
     for r in RULES:
         key = (r.update, r.catch_up)

@@ -43,7 +43,7 @@ class StructuredLearner:
         follow the rule's intercept update, each with its own AdaGrad
         accumulator.
     update, schedule, penalty : str
-        The rule (the README's table of rules), as for the estimators; every
+        The rule (the manual's table of rules), as for the estimators; every
         rule but ``schedule="normalized"`` (which the contract leaves undefined
         for structured outputs). ``penalty=None`` is "none".
     alpha, l1_ratio, eta0, delta, rda_rho, berhu_gamma, groups, group_weights

@@ -54,7 +54,7 @@ class DependencyParser(StructuredEstimator):
         (cost-augmented decoding; no step where the loss is 0); ``"perceptron"``:
         Collins' perceptron.
     penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma
-        The rule (docs/contract.md; the README's table of rules): every update,
+        The rule (docs/contract.md; the manual's table of rules): every update,
         schedule and penalty but ``schedule="normalized"``.
     groups : "templates", array of int or None, default="templates"
         The group of each feature for the group penalties (read only under

@@ -44,7 +44,7 @@ class SequenceTagger(StructuredEstimator):
         the loss is 0); ``"perceptron"`` (Collins 2002: Viterbi, Phi(y^) - Phi(y)).
         The perceptron's and the hinge's steps touch only the items decoded wrong.
     penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma
-        The rule (docs/contract.md; the README's table of rules): every update,
+        The rule (docs/contract.md; the manual's table of rules): every update,
         schedule and penalty of the flat estimators but ``schedule="normalized"``,
         which has no structured form. Only W is penalized. The defaults are RDA with
         AdaGrad steps (eta0=0.3) and l2 (alpha=1e-4).

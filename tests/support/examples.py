@@ -1,0 +1,28 @@
+"""Running the Python examples of the README and the manual as written: each block
+fenced ```python, in a fresh directory that holds the first sentences of the shared
+files it names (so that the examples run in seconds)."""
+import re
+
+#: The files of the shared data that the examples read by name (CoNLL-2000, UD English EWT):
+#: name -> (its path below ../shared/structured, the sentences given).
+EXAMPLE_FILES = {"train.txt": ("conll2000/train.txt", 300), "test.txt": ("conll2000/test.txt", 100),
+                 "en_ewt-ud-train.conllu": ("ud_english_ewt/en_ewt-ud-train.conllu", 300),
+                 "en_ewt-ud-dev.conllu": ("ud_english_ewt/en_ewt-ud-dev.conllu", 100)}
+
+
+def python_blocks(text):
+    """The blocks of a Markdown text fenced ```python, which run as written."""
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+def run_example(code, source, directory, monkeypatch, request):
+    """Run the example `code` of the file `source` in `directory` (the test's
+    tmp_path), with the shared files it names (through the ``shared_structured``
+    fixture: a failure under CI=true when they are missing)."""
+    for name, (relative, sentences) in EXAMPLE_FILES.items():
+        if f'"{name}"' in code:
+            path, = request.getfixturevalue("shared_structured")(relative)
+            head = path.read_text(encoding="utf-8").split("\n\n")[:sentences]
+            (directory / name).write_text("\n\n".join(head) + "\n\n", encoding="utf-8")
+    monkeypatch.chdir(directory)
+    exec(compile(code, str(source), "exec"), {"__name__": "__example__"})
