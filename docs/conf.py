@@ -1,11 +1,9 @@
 """Sphinx configuration of fastprox's manual: Markdown pages (MyST), the API by autodoc
 with numpydoc docstrings, built with warnings as errors (tests/test_docs.py)."""
-import os
 import re
-import sys
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(ROOT, "src"))      # a checkout's built modules, or the installed package
+# autodoc imports fastprox as Python finds it: the installed package (pip install ".[docs]"),
+# or a checkout built in place with PYTHONPATH=src.
 
 project = "fastprox"
 author = "the fastprox developers"
