@@ -52,8 +52,8 @@ def test_the_manual_builds_without_warnings(tmp_path):
 
 
 def public_api():
-    """The names of the public API: fastprox's and fastprox.structured's, and the
-    METHODS of their classes that fastprox defines."""
+    """The names of the public API: fastprox's and fastprox.structured's, the
+    METHODS of their classes that fastprox defines, and fastprox.dask.fit."""
     import inspect
     import fastprox
     import fastprox.structured
@@ -65,7 +65,7 @@ def public_api():
             if inspect.isclass(obj):
                 names += [f"{module.__name__}.{name}.{m}" for m in METHODS
                           if m in dir(obj) and getattr(getattr(obj, m), "__module__", "").startswith("fastprox")]
-    return names
+    return names + ["fastprox.dask.fit"]
 
 
 @pytest.mark.parametrize("name", public_api())

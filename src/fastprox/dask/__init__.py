@@ -28,53 +28,78 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         n_workers=None, progress=False, timeout=TIMEOUT):
     """Train ``estimator``'s model on a Dask cluster; a fitted copy of it.
 
-    data : a path, a glob pattern or a list of them (LIBSVM files, plain or
-        compressed: each read by the worker its task runs on, chunk by chunk,
-        never through the client); a dask.array of rows (sparse or dense chunks,
-        one chunk across the columns) with ``y`` a dask.array of labels chunked
-        as its rows; or a dask.bag whose items are ``(X, y)`` blocks. The shares
-        are the files, the array's row blocks, or the bag's partitions.
-    client : a ``distributed.Client`` (default: the current one).
-    passes : passes over the data (default: the estimator's max_iter). Rows are
-        visited in the shares' order, never shuffled (as ``fastprox train``).
-    sequential : False (default): the parallel mode. The shares are dealt to
-        ``n_workers`` groups (default: the cluster's workers); each pass, or each
-        ``sync_rows`` rows per group, every group trains its own copy of the
-        current model on its next rows, and the copies are mixed on the cluster
-        (a tree reduction) into the next model: docs/dask.md. The model depends
-        on the number of groups: give ``n_workers`` for the same model whatever
-        the workers connected at the call. The normalized
-        schedule has no sound mix: schedule=None (the estimator's default) trains
-        with "adagrad" here, and the fitted copy's params say so. True: the model
-        visits the shares one after another, on the workers that hold them, and
-        is the single-machine model over the same rows, bit for bit.
-    sync_rows : mix every this many rows per group (default: once per pass);
-        files only; at least MIN_SYNC_ROWS (1,000): a round costs a few trips
-        through the scheduler, tens of milliseconds, which fewer rows would
-        spend on mixing rather than training (sync_rows=3 made 2,667 rounds of
-        16,000 rows, 97 s). A group's next round resumes the file it stopped
-        inside from its reader, left open on the worker that ran the round.
-    classes : every label (default: two, recognized from the first share's rows
-        as ``fastprox train`` does; several classes need them).
-    n_features, chunk_rows, zero_based : as ``fastprox train``'s
-        --n-features (default: the model grows with the features met),
-        --chunk-rows and --zero-based, for files.
-    hash_bits : hash the ids into 2^hash_bits columns, files and collections
-        alike (default: the estimator's hash_bits; given both, they must agree);
-        the fitted copy remembers it (hash_bits_), as a model trained on one
-        machine does.
-    progress : True to print progress on standard error (the sequential mode's
-        progressive validation table, as ``fastprox train``'s; a line per round
-        in parallel mode), or a function taking each line.
-    timeout : seconds (default 60) after which a cluster that has had no worker
-        ends the call with ClusterError (Dask's tasks would wait for workers for
-        ever: its no-workers timeout is off by default).
-
     Bad input raises the reader's or the kernel's ValueError naming the file
     and line (or block and row), and a directory among the files is named;
     a task lost with its worker is run again by Dask on another worker, and
     past Dask's allowed failures (or ``timeout`` without workers) the call
     raises ClusterError: no model is ever returned without a share.
+
+    Parameters
+    ----------
+    estimator : ProxClassifier or ProxRegressor
+        The parameters of the model to train; it is copied, not changed.
+    data : str, list of str, dask.array or dask.bag
+        A path, a glob pattern or a list of them (LIBSVM files, plain or
+        compressed: each read by the worker its task runs on, chunk by chunk,
+        never through the client); a dask.array of rows (sparse or dense
+        chunks, one chunk across the columns); or a dask.bag whose items are
+        ``(X, y)`` blocks. The shares are the files, the array's row blocks, or
+        the bag's partitions.
+    y : dask.array or None, default=None
+        The labels of a dask.array of rows, chunked as its rows.
+    client : distributed.Client or None, default=None
+        The cluster's client (None: the current one).
+    passes : int or None, default=None
+        Passes over the data (None: the estimator's max_iter). Rows are visited
+        in the shares' order, never shuffled (as ``fastprox train``).
+    sequential : bool, default=False
+        False: the parallel mode. The shares are dealt to ``n_workers`` groups;
+        each pass, or each ``sync_rows`` rows per group, every group trains its
+        own copy of the current model on its next rows, and the copies are
+        mixed on the cluster (a tree reduction) into the next model
+        (docs/dask.md). The normalized schedule has no sound mix:
+        ``schedule=None`` (the estimator's default) trains with "adagrad" here,
+        and the fitted copy's params say so. True: the model visits the shares
+        one after another, on the workers that hold them, and is the
+        single-machine model over the same rows, bit for bit.
+    sync_rows : int or None, default=None
+        Mix every this many rows per group (None: once per pass); files only;
+        at least MIN_SYNC_ROWS (1,000): a round costs a few trips through the
+        scheduler, tens of milliseconds, which fewer rows would spend on mixing
+        rather than training. A group's next round resumes the file it stopped
+        inside from its reader, left open on the worker that ran the round.
+    classes : array-like or None, default=None
+        Every label (None: two, recognized from the first share's rows as
+        ``fastprox train`` does; several classes need them).
+    n_features : int or None, default=None
+        The width of files' rows, as ``fastprox train --n-features`` (None: the
+        model grows with the features met).
+    chunk_rows : int, default=10000
+        Rows read at a time from files (``--chunk-rows``).
+    hash_bits : int or None, default=None
+        Hash the ids into 2^hash_bits columns, files and collections alike
+        (None: the estimator's ``hash_bits``; given both, they must agree); the
+        fitted copy remembers it (``hash_bits_``), as a model trained on one
+        machine does.
+    zero_based : bool or "auto", default="auto"
+        The files' indices, as ``fastprox train --zero-based``.
+    n_workers : int or None, default=None
+        The parallel mode's groups (None: the cluster's workers). The model
+        depends on the number of groups: give it for the same model whatever
+        the workers connected at the call.
+    progress : bool or callable, default=False
+        True to print progress on standard error (the sequential mode's
+        progressive validation table, as ``fastprox train``'s; a line per
+        round in parallel mode), or a function taking each line.
+    timeout : float, default=60
+        Seconds after which a cluster that has had no worker ends the call with
+        ClusterError (Dask's tasks would wait for workers for ever: its
+        no-workers timeout is off by default).
+
+    Returns
+    -------
+    ProxClassifier or ProxRegressor
+        A fitted copy of ``estimator``.
     """
     from ..linear_model import ProxClassifier, ProxRegressor
     from ..model_io import SavedModel, estimator_of

@@ -104,7 +104,7 @@ class TemplateFeatures(BaseEstimator):
 
     def fit_transform(self, sequences, y=None):
         """``fit`` then ``transform`` in one pass over ``sequences``: the rows of
-        all their items, stacked (a CSR matrix of n_items x n_features_)."""
+        all their items, stacked (a CSR matrix of n_items x ``n_features_``)."""
         return self._fit(sequences, transform=True)
 
     def transform(self, sequences):
