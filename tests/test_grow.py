@@ -127,10 +127,10 @@ def growing_chunks(directory, rows=100, n=1000):
                                  ProxRegressor(grow_features=True, update="rda")],
                          ids=["defaults", "ftrl", "l1_l2", "regressor-rda"])
 def test_iter_libsvm_chunks_into_partial_fit_without_the_width(est, tmp_path):
-    """The README's stream: chunks of unknown width into partial_fit (it used to fail
-    at the second chunk: 'X has 47009 features, but ProxClassifier is expecting
-    46891'), equal to the stream trained with the width known, bit for bit; the grown
-    model saves, loads and predicts rows of any width."""
+    """The user guide's stream (docs/guide/first_model.md): chunks of unknown width
+    into partial_fit (it used to fail at the second chunk: 'X has 47009 features, but
+    ProxClassifier is expecting 46891'), equal to the stream trained with the width
+    known, bit for bit; the grown model saves, loads and predicts rows of any width."""
     chunks = growing_chunks(tmp_path)
     d = max(X.shape[1] for X, _ in chunks)
     assert len({X.shape[1] for X, _ in chunks}) > 1
