@@ -568,6 +568,42 @@ cdef class Learner:
                                   "model's weights; scale them as the training data were scaled.")
         return out
 
+    def row_margins(self, data, indices):
+        """<w_k, x> + b_k of the eager model w_{T+1} for one row given by its stored
+        values ``data`` and column ``indices`` (buffers of equal length): a list of K
+        floats, bit for bit those of `margins`, but reading only the row's
+        features (`current`: O(nnz x K), where `margins` materializes every weight
+        once per step count). What a stream reads between two steps (held-out
+        rows, predictions written as they come) takes it. Columns at or beyond
+        n_features weigh 0; a margin that is not finite raises `NonFiniteMargin`
+        (row 0). Grouped models read `margins`."""
+        from fastprox._validation import NonFiniteMargin
+        cdef const double[::1] x = np.asarray(data, dtype=np.float64)
+        cdef const long long[::1] js = np.asarray(indices, dtype=np.int64)
+        cdef Ctx c = self.c
+        cdef Py_ssize_t nz, K = c.params.n_outputs
+        cdef long long j
+        cdef int k
+        if c.params.grouped:
+            one = pyarray.array("q", [0, len(js)])
+            return list(self.margins(x, js, one, max(max(js, default=-1) + 1, 1))[0])
+        out = [0.0] * K
+        cdef double total
+        set_weight_params(&c)
+        for k in range(K):
+            total = 0.0
+            for nz in range(x.shape[0]):
+                j = js[nz]
+                if 0 <= j < c.params.n_features:
+                    total += current(&c, j, k) * x[nz]
+            out[k] = total + intercept_value(&c, k)
+        if not all(v - v == 0.0 for v in out):
+            raise NonFiniteMargin(0, "Input X contains NaN or infinity; remove or replace those values."
+                                  if not all(v - v == 0.0 for v in x) else
+                                  "the margin overflowed: the values are finite but too large for the "
+                                  "model's weights; scale them as the training data were scaled.")
+        return out
+
     def intercept(self):
         """The intercept b_{T+1} per output, a (K,) array."""
         cdef int k

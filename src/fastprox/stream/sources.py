@@ -47,6 +47,10 @@ class FileSource:
         self.width_origin = width_origin
         self.width_file = width_file
         self.preview = None
+        #: The features' names (fastprox.stream.readable.FeatureNames), gathered in the
+        #: first pass when set (train --invert-hash).
+        self.names = None
+        self.passes_read = 0
 
     def show_first_lines(self, est, table, quiet):
         """Show the table's first lines as the first chunk's rows arrive (a Preview),
@@ -64,6 +68,7 @@ class FileSource:
                 shown.hand_over()
                 shown = None
             yield item
+        self.passes_read += 1
 
     def _read(self, shown):
         try:
@@ -86,6 +91,8 @@ class FileSource:
             row = 0
             with pumped(path) as source:
                 for chunk in iter_chunks(source, n_features=self.n_features, preview=shown, **self.reading):
+                    if self.names is not None and not self.passes_read:
+                        self.names.add(chunk, self.bits)
                     yield hashed(chunk, self.bits), chunk.y, (path, row)
                     row += chunk.shape[0]
             shown = None
@@ -106,6 +113,9 @@ class DefaultSource:
     out to test on, unless ``test`` names a file) of ``n_features`` features
     (DEFAULT_FEATURES if None), generated from ``seed`` (0 if None), in memory, as
     chunks of the ``chunk_rows`` of ``reading``."""
+
+    #: (Its features have no names but their columns.)
+    names = None
 
     def __init__(self, rows, reading, n_features=None, seed=None, test=None):
         if test:
