@@ -249,7 +249,7 @@ def _write_outputs(args, est, trainer, losses, source):
         est.save(args.model, len(losses), mean, progress)
     for path, names in ((args.readable_model, None), (args.invert_hash, source.names or FeatureNames())):
         if path:
-            lines = readable_lines(est, options_of(est), names)
+            lines = readable_lines(est, options_of(est, ESTIMATOR_OPTIONS), names)
             atomic_write(path, lambda f: f.writelines(line.encode() for line in lines))
 
 

@@ -31,7 +31,8 @@ def add_workflow_options(parser):
                              "are the model's (default: a new model)")
     parser.add_argument("--passes", type=int, default=1,
                         help="passes over the data; from 2 on, every --holdout-period-th example is "
-                             "held out of training and scores each pass (VW's holdout)")
+                             "held out of training and scores each pass (VW's holdout; not on a cluster, "
+                             "--scheduler)")
     parser.add_argument("--holdout-off", action="store_true",
                         help="with --passes: train on every example, no holdout (default: off)")
     parser.add_argument("--holdout-period", type=int, metavar="K",
@@ -157,12 +158,11 @@ def model_width(est):
                            "grow_features=True) and save it again to let it)"
 
 
-def options_of(est):
-    """The command-line options that make a model of ``est``'s parameters (the
-    readable model's ``options:`` line)."""
-    from .train import ESTIMATOR_OPTIONS
+def options_of(est, estimator_options):
+    """The command-line options (``estimator_options``: option -> parameter) that
+    make a model of ``est``'s parameters (the readable model's ``options:`` line)."""
     words = ["--regression"] if est.regression else []
-    for option, param in ESTIMATOR_OPTIONS.items():
+    for option, param in estimator_options.items():
         value = est.params.get(param)
         if value is not None:
             words.append(f"--{option.replace('_', '-')} {value}")
