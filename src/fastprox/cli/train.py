@@ -15,8 +15,12 @@ the id; ids of a row that share a bucket are summed, rows share a bucket's
 weight, as Vowpal Wabbit's -b); the model then has 2^B features, and
 the model file records the hashing, which 'fastprox predict' (and the
 estimators of load_model) apply. --passes repeats the stream
-(rows are not shuffled); data read once is trained in one pass. Memory holds
-the model and a few chunks.
+(rows are not shuffled), holding out every 10th example of each pass and
+stopping when their loss stops improving, as Vowpal Wabbit does
+(fastprox.stream.holdout); data read once is trained in one pass. Memory holds
+the model and a few chunks. -i continues a saved model as one run over both
+data would, and -p, -P, --readable-model and --invert-hash are VW's
+(fastprox.cli.workflow).
 
 On standard error it prints Vowpal Wabbit's progressive validation table:
 lines at examples 1, 2, 4, 8, ... with the mean loss so far and since the
@@ -24,7 +28,8 @@ line before, each row's loss taken before the model learns from it (see
 fastprox.stream.progress; the first lines as soon as their rows are read, not
 once the first chunk is: fastprox.stream.preview), and at the end the best constant predictor and its
 loss, which one pass knows only then. A progress bar shows on a terminal;
---quiet prints nothing. Standard output then gets the report: the data, the
+--quiet shows none of this, and of the report only the final figures (the
+holdout loss, the test metrics). Standard output then gets the report: the data, the
 model, the progressive loss of the first pass, the test metrics (--test:
 accuracy, log-loss when the loss gives probabilities, AUC; RMSE with
 --regression), the non-zero weights and the times.

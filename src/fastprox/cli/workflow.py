@@ -101,9 +101,9 @@ def initial_model(args, estimator_options):
     defaults = REGRESSOR_DEFAULTS if est.regression else CLASSIFIER_DEFAULTS
     est.params = {**{key: est.params[key] for key in defaults if key in est.params}, **est.params}
     differ = []
-    if args.regression != est.regression:
-        kind = "ProxRegressor" if est.regression else "ProxClassifier"
-        differ.append(f"{'--regression' if args.regression else 'no --regression'} (the model is a {kind})")
+    if args.regression and not est.regression:
+        differ.append("--regression (the model is a ProxClassifier)")
+    args.regression = est.regression
     for option, param in estimator_options.items():
         given = getattr(args, option, None)
         if given is None or param not in est.params:
