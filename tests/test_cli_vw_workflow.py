@@ -311,3 +311,18 @@ def test_regression_continues_with_its_statistics(halves, tmp_path, capsys):
     constant = lambda err: re.search(r"best constant = (.*)", err).group(1)
     assert constant(err_two) == constant(err_one)
     assert isinstance(load_model(one), ProxRegressor)
+
+
+@pytest.mark.parametrize("options", [["--passes", "2", "--holdout-period", "2"], ["-p", "{tmp}/p.txt"]])
+def test_a_row_that_overflows_is_named_between_held_out_rows(tmp_path, capsys, options):
+    """The kernel's calls over parts of a chunk (cut at held-out rows, a step at a
+    time for -p) name the failing row's line in its file; no model, no predictions."""
+    path = tmp_path / "huge.svm"
+    lines = ["1 1:1 2:1", "-1 1:1 3:1"] * 4 + ["-1 1:1e300 2:1e300", "1 1:1e300 3:1e300", "1 2:1e300"]
+    path.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.npz"
+    options = [option.format(tmp=tmp_path) for option in options]
+    status, _, err = run(capsys, "train", path, "--schedule", "invsqrt", "--model", model, *options)
+    assert status == 1 and err.count("fastprox: error:") == 1
+    assert err.splitlines()[-1].startswith(f"fastprox: error: {path}:9: its gradient")
+    assert not model.exists() and not (tmp_path / "p.txt").exists()

@@ -228,12 +228,10 @@ class Trainer:
         """The kernel's steps over rows [start, stop) of a chunk; their summed loss."""
         if start == stop:
             return 0.0
-        order = None if stop - start == rows.n else array("q", range(start, stop))
         try:
-            loss = self.est.learner.fit_rows(rows.data, rows.indices, rows.indptr, rows.target,
-                                             None, order, self.est.params["batch_size"])
+            loss = self.est.learner.fit_rows(*rows.part(start, stop), None, None, self.est.params["batch_size"])
         except NonFiniteMargin as e:
-            raise ValueError(f"{rows.where(e.row)}: {e.detail}") from None
+            raise ValueError(f"{rows.where(start + e.row)}: {e.detail}") from None
         self.table.add(stop - start, loss)
         self.pass_loss += loss
         return loss
@@ -264,6 +262,17 @@ class _Rows:
     def __init__(self, data, indices, indptr, width, target, where, tags=None):
         self.data, self.indices, self.indptr, self.target, self.where = data, indices, indptr, target, where
         self.n, self.width, self.tags = len(indptr) - 1, width, tags
+
+    def part(self, start, stop):
+        """The CSR buffers and targets of rows [start, stop) alone (views, the row
+        pointers rebased): the kernel checks the rows it is given, so a call over a
+        few rows of a chunk costs those rows, not the chunk."""
+        if start == 0 and stop == self.n:
+            return self.data, self.indices, self.indptr, self.target
+        a, b = self.indptr[start], self.indptr[stop]
+        indptr = memoryview(self.indptr)
+        return (memoryview(self.data)[a:b], memoryview(self.indices)[a:b],
+                array(indptr.format, [p - a for p in indptr[start:stop + 1]]), memoryview(self.target)[start:stop])
 
     def tag(self, i):
         """Row i's tag (VW's input has them: a chunk's ``tags``), or None."""
