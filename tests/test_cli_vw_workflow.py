@@ -164,7 +164,8 @@ def test_passes_hold_out_every_kth_example(halves, tmp_path, capsys):
     assert [float(v) for v in shown] == pytest.approx(losses, abs=1e-6)
     assert "the model is the last pass's (3)" in out
     assert re.search(r"^[0-9.]+ +[0-9.a-z]+ +\d+ .* h$", err, re.M)
-    assert "1000 rows" not in out and f"{1000 - 142} rows" in out
+    assert "(1000 rows x 250 features, 3 passes, 142 held out per pass)" in out
+    assert "passes used = 3" in err and re.search(r"^average loss = [0-9.]+ h$", err, re.M)
 
 
 def test_early_termination_keeps_the_best_pass(tmp_path, capsys):

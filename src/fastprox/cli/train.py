@@ -194,7 +194,7 @@ def run(args):
     trained = time.perf_counter()
     if not args.quiet and trainer is not None:      # (a parallel run's table is a line per round)
         summary(trainer.table, trainer.stats, kernel_loss(est.loss), est.classes,
-                est.learner.multinomial, trainer.features)
+                est.learner.multinomial, trainer.features, len(losses), holdout)
     test = source.test_chunks()
     test_lines = [] if test is None else _evaluate(est, test, source.test_name)
     tested = time.perf_counter()
@@ -205,8 +205,9 @@ def run(args):
             print("\n".join(final))
         return 0
     rows, passes = losses[0][1], len(losses)
-    report = [f"data: {source.name} ({rows} rows x {est.learner.n_features} features, "
-              f"{passes} pass{'es' if passes > 1 else ''})",
+    held = "" if holdout is None else f", {trainer.pass_seen - rows} held out per pass"
+    report = [f"data: {source.name} ({rows + (trainer.pass_seen - rows if held else 0)} rows x "
+              f"{est.learner.n_features} features, {passes} pass{'es' if passes > 1 else ''}{held})",
               f"model: {_describe(est)}",
               f"progressive loss: {decimal(losses[0][0])} ({est.loss} loss, first pass)"]
     if passes > 1:

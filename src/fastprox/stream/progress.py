@@ -196,12 +196,18 @@ class LabelStats:
         return "one margin per class (one-vs-rest)", decimal(total)
 
 
-def summary(table, stats, loss, classes, multinomial, features):
-    """VW's closing lines: examples, mean loss, the best constant and its loss
-    (known only now: see the module's docstring), stored values in all."""
+def summary(table, stats, loss, classes, multinomial, features, passes=1, holdout=None):
+    """VW's closing lines: examples (and ``passes``, when several), mean loss (with a
+    `fastprox.stream.holdout.Holdout`, its best pass's holdout loss, marked h as VW
+    marks it), the best constant and its loss (known only now: see the module's
+    docstring), stored values in all."""
     constant, constant_loss = stats.best_constant(loss, classes, multinomial)
-    table.write(f"\nfinished run\nnumber of examples = {table.rows}\n"
-                f"average loss = {decimal(table.total / max(table.rows, 1))}\n"
+    mean = decimal(table.total / max(table.rows, 1))
+    if holdout is not None:
+        mean = "undefined (no holdout)" if holdout.best_pass is None else decimal(holdout.best_loss) + " h"
+    used = f"passes used = {passes}\n" if passes > 1 else ""
+    table.write(f"\nfinished run\nnumber of examples = {table.rows}\n{used}"
+                f"average loss = {mean}\n"
                 f"best constant = {constant}\nbest constant's loss = {constant_loss}\n"
                 f"total feature number = {features}")
 
