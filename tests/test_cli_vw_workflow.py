@@ -327,3 +327,22 @@ def test_a_row_that_overflows_is_named_between_held_out_rows(tmp_path, capsys, o
     assert status == 1 and err.count("fastprox: error:") == 1
     assert err.splitlines()[-1].startswith(f"fastprox: error: {path}:9: its gradient")
     assert not model.exists() and not (tmp_path / "p.txt").exists()
+
+
+def test_a_model_saved_from_python_continues_at_its_width(halves, tmp_path, capsys):
+    """save_model's estimator (grow_features=False, no table counters) continues at its
+    width; a wider file is refused naming how to let it grow, which then works."""
+    from fastprox import save_model
+    d, _, _ = halves
+    X, y = load_libsvm(d / "a.svm")
+    fixed, growing = tmp_path / "fixed.npz", tmp_path / "growing.npz"
+    save_model(ProxClassifier().fit(X, y), fixed)
+    status, _, err = run(capsys, "train", "-i", fixed, d / "b.svm", "--quiet")
+    assert status == 1 and "of the model of -i, which does not grow" in err and "grow_features=True" in err
+    save_model(load_model(fixed).set_params(grow_features=True), growing)
+    continued = tmp_path / "m2.npz"
+    assert run(capsys, "train", "-i", growing, d / "b.svm", "-f", continued, "--quiet")[0] == 0
+    est = load_model(growing)
+    X_b, y_b = load_libsvm(d / "b.svm")
+    est.partial_fit(X_b, y_b)
+    assert load_model(continued).coef_.tobytes() == est.coef_.tobytes()

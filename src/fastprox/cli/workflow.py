@@ -20,6 +20,7 @@ from .._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
 from .._validation import kernel_loss
 from ..stream.holdout import EARLY_TERMINATE, HOLDOUT_PERIOD, Holdout
 from ..stream.model import StreamModel
+from ..stream.sources import MODEL_WIDTH
 from ..stream.progress import decimal
 
 
@@ -154,8 +155,8 @@ def model_width(est):
         return None, f"--hash-bits {est.params['hash_bits']} (the model's)"
     if est.params.get("grow_features"):
         return None, "the largest feature index of the model and the data"
-    return est.n_features, "the model's width (it does not grow: fastprox.load_model(...).set_params(" \
-                           "grow_features=True) and save it again to let it)"
+    return est.n_features, (f"{MODEL_WIDTH}, which does not grow (grow_features=False): to let it, "
+                            f"save fastprox.load_model(MODEL).set_params(grow_features=True) and give that")
 
 
 def options_of(est, estimator_options):

@@ -12,6 +12,9 @@ from ..libsvm import iter_chunks, read_once, source_name
 from . import preview
 from .files import check_readable, hashed, labelled_chunks, pumped, read_ahead, row_locator
 
+#: How a width_origin names the width of a continued model that does not grow (train -i).
+MODEL_WIDTH = "the model of -i"
+
 #: The width of the embedded default data (--n-features unless given).
 DEFAULT_FEATURES = 1 << 18
 
@@ -78,8 +81,11 @@ class FileSource:
 
     def _beyond_groups(self, error):
         """The reader's error for an index beyond a width that --groups or
-        --group-weights set, naming that file rather than --n-features."""
+        --group-weights set, naming that file rather than --n-features, or that the
+        model of train -i has (MODEL_WIDTH), naming how to let it grow."""
         found = re.match(r"(.*?: index '[^']*' is beyond) n_features=(\d+) ", str(error))
+        if found is not None and self.width_origin.startswith(MODEL_WIDTH):
+            return ValueError(f"{found.group(1)} the {found.group(2)} features of {self.width_origin}")
         if found is None or not self.width_origin.startswith("--group"):
             return error
         option = self.width_origin.split()[0]
