@@ -346,3 +346,34 @@ def test_a_model_saved_from_python_continues_at_its_width(halves, tmp_path, caps
     X_b, y_b = load_libsvm(d / "b.svm")
     est.partial_fit(X_b, y_b)
     assert load_model(continued).coef_.tobytes() == est.coef_.tobytes()
+
+
+def test_predictions_carry_the_inputs_tags():
+    """A reader whose chunks have ``tags`` (VW's text format) gets them after each
+    prediction line, as VW's -p writes them."""
+    from array import array
+
+    from fastprox.libsvm import Chunk
+    from fastprox.stream.model import StreamModel
+    from fastprox.stream.progress import NoBar, Table
+    from fastprox.stream.trainer import Trainer
+    from fastprox._core import CLASSIFIER_DEFAULTS
+
+    class Tagged(Chunk):
+        __slots__ = ("tags",)
+
+    chunk = Tagged(array("d", [1.0, 2.0, 1.0]), array("i", [0, 1, 2]), array("i", [0, 1, 2, 3]),
+                   array("d", [1.0, -1.0, 1.0]), array("q", [0, 0, 0]), 3)
+    chunk.tags = ["first", "second", "third"]
+
+    class Source:
+        name = "tagged"
+
+        @staticmethod
+        def locator(origin):
+            return lambda i: f"tagged: row {i + 1}"
+
+    lines = []
+    est = StreamModel(CLASSIFIER_DEFAULTS, False, [-1.0, 1.0])
+    Trainer(est, Source(), Table(None, ""), NoBar(), predictions=lines.append).one_pass([(chunk, chunk.y, 0)])
+    assert [line.split()[1] for line in lines] == chunk.tags and len(lines) == 3
