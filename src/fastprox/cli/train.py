@@ -220,9 +220,9 @@ def run(args):
                f"time: {tested - started:.2f} s (train {trained - started:.2f} s = "
                f"{rows * passes / max(trained - started, 1e-9):,.0f} rows/s, "
                f"test {tested - trained:.2f} s)"]
-    report += [f"{what} saved: {path}" for what, path in (("model", args.model), ("readable model", args.readable_model),
-                                                          ("invert hash", args.invert_hash),
-                                                          ("predictions", args.predictions)) if path]
+    saved = (("model", args.model), ("readable model", args.readable_model), ("invert hash", args.invert_hash),
+             ("predictions", args.predictions))
+    report += [f"{what} saved: {path}" for what, path in saved if path]
     print("\n".join(report))
     return 0
 
@@ -253,7 +253,8 @@ def _write_outputs(args, est, trainer, losses, source):
         mean = losses[-1][0] if len(losses) > 1 or progress is None else progress["loss_sum"] / max(
             progress["examples"], 1)
         est.save(args.model, len(losses), mean, progress)
-    for path, names in ((args.readable_model, None), (args.invert_hash, source.names or FeatureNames())):
+    names = getattr(source, "names", None) or FeatureNames()      # (a cluster's source keeps none)
+    for path, names in ((args.readable_model, None), (args.invert_hash, names)):
         if path:
             lines = readable_lines(est, options_of(est, ESTIMATOR_OPTIONS), names)
             atomic_write(path, lambda f: f.writelines(line.encode() for line in lines))
