@@ -114,8 +114,9 @@ def add_arguments(parser):
     parser.add_argument("--seed", type=int, help="seed of the default data (default: 0) and the "
                         "model's random_state (default: None, the estimator's)")
     parser.add_argument("--quiet", action="store_true",
-                        help="no progress table, summary or report: only the test metrics on "
-                             "stdout, and errors (default: off: the table on stderr, the report on stdout)")
+                        help="no progress table, summary or report: only the final figures on stdout "
+                             "(holdout loss, test metrics) and errors (default: off: the table on "
+                             "stderr, the report on stdout)")
     est = parser.add_argument_group("estimator options (see help(fastprox.ProxClassifier))")
     d = CLASSIFIER_DEFAULTS
     est.add_argument("--loss", choices=CLASSIFICATION_LOSSES + REGRESSION_LOSSES,
@@ -205,9 +206,10 @@ def run(args):
             print("\n".join(final))
         return 0
     rows, passes = losses[0][1], len(losses)
-    held = "" if holdout is None else f", {trainer.pass_seen - rows} held out per pass"
-    report = [f"data: {source.name} ({rows + (trainer.pass_seen - rows if held else 0)} rows x "
-              f"{est.learner.n_features} features, {passes} pass{'es' if passes > 1 else ''}{held})",
+    read = rows if holdout is None else trainer.pass_seen
+    held = "" if holdout is None else f", {read - rows} held out per pass"
+    report = [f"data: {source.name} ({read} rows x {est.learner.n_features} features, "
+              f"{passes} pass{'es' if passes > 1 else ''}{held})",
               f"model: {_describe(est)}",
               f"progressive loss: {decimal(losses[0][0])} ({est.loss} loss, first pass)"]
     if passes > 1:
@@ -233,9 +235,8 @@ def _train(args, est, source, holdout, predictions):
     with progress_bar(source.rows * args.passes if source.rows else None, args.quiet) as bar:
         table = Table(None if args.quiet else bar.write_line, predicts(est), args.progress or 2.0)
         trainer = Trainer(est, source, table, bar, holdout, predictions)
-        progress = getattr(est, "progress", None)
-        if progress is not None:
-            trainer.go_on_from(progress)
+        if est.progress is not None:
+            trainer.go_on_from(est.progress)
         elif holdout is None:           # (the preview's lines are a run's without holdout)
             source.show_first_lines(est, trainer.table, args.quiet)
         losses = []
@@ -253,8 +254,8 @@ def _write_outputs(args, est, trainer, losses, source):
         mean = losses[-1][0] if len(losses) > 1 or progress is None else progress["loss_sum"] / max(
             progress["examples"], 1)
         est.save(args.model, len(losses), mean, progress)
-    names = getattr(source, "names", None) or FeatureNames()      # (a cluster's source keeps none)
-    for path, names in ((args.readable_model, None), (args.invert_hash, names)):
+    gathered = getattr(source, "names", None) or FeatureNames()      # (a cluster's source keeps none)
+    for path, names in ((args.readable_model, None), (args.invert_hash, gathered)):
         if path:
             lines = readable_lines(est, options_of(est, ESTIMATOR_OPTIONS), names)
             atomic_write(path, lambda f: f.writelines(line.encode() for line in lines))
