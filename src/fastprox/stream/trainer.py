@@ -54,7 +54,7 @@ class Trainer:
             est.classes, est.params["multi_class"], est.loss)
         self.stats = LabelStats(est.regression)
         self.held, self.held_rows, self.held_bytes = [], 0, 0
-        self.features = 0           # stored values trained on
+        self.features = 0           # stored values trained on (held-out rows' not counted, as VW)
         self.from_loss = _probability_from_loss(est)
         self.pass_rows = self.pass_loss = 0
         self.holdout, self.predictions = holdout, predictions
@@ -158,7 +158,7 @@ class Trainer:
             if stop < n:
                 self._hold_out(rows, y, stop)
             start = stop + 1
-        self.features += rows.indptr[n] - rows.indptr[0]
+        self.features += rows.indptr[n] - rows.indptr[0] - sum(rows.indptr[i + 1] - rows.indptr[i] for i in held)
         self.pass_rows += n - len(held)
         self.bar.update(n)
 
