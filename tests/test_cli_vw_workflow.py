@@ -12,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, hash_features, load_libsvm
+from fastprox._registry import RULES
 from fastprox.cli import main
 from fastprox.model_io import load_model
 from fastprox.stream.synthetic import text_like
@@ -377,3 +378,28 @@ def test_predictions_carry_the_inputs_tags():
     est = StreamModel(CLASSIFIER_DEFAULTS, False, [-1.0, 1.0])
     Trainer(est, Source(), Table(None, ""), NoBar(), predictions=lines.append).one_pass([(chunk, chunk.y, 0)])
     assert [line.split()[1] for line in lines] == chunk.tags and len(lines) == 3
+
+
+@pytest.mark.parametrize("rule", sorted({(r.update, r.schedule, r.penalty) for r in RULES}))
+def test_row_margins_are_the_margins_bit_for_bit(rule):
+    """Learner.row_margins (one row, reading its features only: held-out rows and -p)
+    gives `margins`' bits for every rule, one output or three, whatever the buffers."""
+    from array import array
+    update, schedule, penalty = rule
+    rng = np.random.default_rng(4)
+    X = sp.random(120, 30, density=0.2, format="csr", random_state=4)
+    groups = np.arange(30) % 6
+    for n_classes in (2, 3):
+        y = rng.integers(0, n_classes, 120)
+        est = ProxClassifier(update=update, schedule=schedule, penalty=penalty, alpha=1e-3, eta0=0.1,
+                             delta=1.0, step="gradient", shuffle=False,
+                             groups=groups if penalty in ("l1_l2", "l1_linf", "sparse_group", "squared_group")
+                             else None).fit(X, y)
+        learner = est._learner
+        for i in range(0, 120, 7):
+            a, b = X.indptr[i], X.indptr[i + 1]
+            data, indices = X.data[a:b], X.indices[a:b]
+            expected = list(learner.margins(data, indices, np.array([0, b - a], dtype=indices.dtype), 30)[0])
+            for d, j in ((data, indices), (array("d", data), array("q", indices.astype(np.int64))),
+                         (memoryview(data), memoryview(indices)), (list(data), list(indices))):
+                assert learner.row_margins(d, j) == expected
