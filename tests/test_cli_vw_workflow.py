@@ -403,3 +403,13 @@ def test_row_margins_are_the_margins_bit_for_bit(rule):
             for d, j in ((data, indices), (array("d", data), array("q", indices.astype(np.int64))),
                          (memoryview(data), memoryview(indices)), (list(data), list(indices))):
                 assert learner.row_margins(d, j) == expected
+
+
+def test_predict_takes_vws_p(halves, tmp_path, capsys):
+    """fastprox predict MODEL DATA -p FILE writes what --out writes (VW's -t -i MODEL -p FILE)."""
+    d, _, _ = halves
+    model, by_p, by_out = tmp_path / "m.npz", tmp_path / "p.txt", tmp_path / "out.txt"
+    assert run(capsys, "train", d / "a.svm", "-f", model, "--quiet")[0] == 0
+    assert run(capsys, "predict", model, d / "test.svm", "-p", by_p, "--quiet")[0] == 0
+    assert run(capsys, "predict", model, d / "test.svm", "--out", by_out, "--quiet")[0] == 0
+    assert by_p.read_bytes() == by_out.read_bytes() and by_p.stat().st_size > 0
