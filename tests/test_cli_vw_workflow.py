@@ -413,3 +413,37 @@ def test_predict_takes_vws_p(halves, tmp_path, capsys):
     assert run(capsys, "predict", model, d / "test.svm", "-p", by_p, "--quiet")[0] == 0
     assert run(capsys, "predict", model, d / "test.svm", "--out", by_out, "--quiet")[0] == 0
     assert by_p.read_bytes() == by_out.read_bytes() and by_p.stat().st_size > 0
+
+
+@pytest.mark.parametrize("kind", ["binary log", "binary hinge", "ovr", "multinomial log", "crammer-singer",
+                                  "squared", "huber"])
+def test_a_held_out_rows_loss_is_the_reports(kind):
+    """example_loss (a held-out row's, in floats) equals the loss predict and --test
+    report (fastprox.cli.metrics, in NumPy) at the same margins."""
+    from fastprox.cli.metrics import Metrics
+    from fastprox.stream.losses import example_loss
+    from fastprox.stream.model import StreamModel
+    from fastprox._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
+    regression = kind in ("squared", "huber")
+    loss = {"binary log": "log", "binary hinge": "hinge", "ovr": "log", "multinomial log": "log",
+            "crammer-singer": "hinge", "squared": "squared_error", "huber": "huber"}[kind]
+    classes = None if regression else ([-1.0, 1.0] if kind.startswith("binary") else [1.0, 2.0, 3.0])
+    params = {**(REGRESSOR_DEFAULTS if regression else CLASSIFIER_DEFAULTS), "loss": loss}
+    if not regression:
+        params["multi_class"] = "multinomial" if kind in ("multinomial log", "crammer-singer") else "ovr"
+    est = StreamModel(params, regression, classes)
+    outputs = 1 if classes is None or len(classes) == 2 else 3
+    X = sp.random(20, 4, density=0.5, format="csr", random_state=1)
+    est.start(4, outputs, [X])
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        scores = list(rng.normal(scale=2.0, size=outputs))
+        if regression:
+            y = float(rng.normal())
+            target = y
+        else:
+            index = int(rng.integers(len(classes)))
+            y, target = classes[index], (2.0 * index - 1 if outputs == 1 else float(index))
+        metrics = Metrics(est)
+        metrics.add(4, np.array([y]), np.array(scores if outputs == 1 else [scores]))
+        assert example_loss(est, scores, target) == pytest.approx(metrics.loss_sum, rel=1e-12, abs=1e-12)
