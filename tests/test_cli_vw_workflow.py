@@ -447,3 +447,20 @@ def test_a_held_out_rows_loss_is_the_reports(kind):
         metrics = Metrics(est)
         metrics.add(4, np.array([y]), np.array(scores if outputs == 1 else [scores]))
         assert example_loss(est, scores, target) == pytest.approx(metrics.loss_sum, rel=1e-12, abs=1e-12)
+
+
+def test_a_model_files_progress_entry_is_checked(halves, tmp_path, capsys):
+    """fitted.progress_ is read as the rest of a file is: anything it cannot hold is
+    refused naming the entry; a good one round-trips."""
+    import json
+
+    from fastprox.model_io.header import check_progress
+    d, _, _ = halves
+    model = tmp_path / "m.npz"
+    assert run(capsys, "train", d / "a.svm", "-f", model, "--quiet")[0] == 0
+    good = json.loads(str(np.load(model)["header"]))["fitted"]["progress_"]
+    assert check_progress(dict(good)) == good and good["examples"] == 1000
+    bad = {"examples": -1, "loss_sum": float("nan"), "features": 1.5, "labels": [[1.0]], "extra": 0}
+    for key, value in bad.items():
+        with pytest.raises(ValueError, match=key if key != "labels" else "labels="):
+            check_progress({**good, key: value})
