@@ -464,3 +464,16 @@ def test_a_model_files_progress_entry_is_checked(halves, tmp_path, capsys):
     for key, value in bad.items():
         with pytest.raises(ValueError, match=key if key != "labels" else "labels="):
             check_progress({**good, key: value})
+
+
+def test_a_model_continued_into_its_own_file(halves, tmp_path, capsys):
+    """-i m -f m replaces the model file with the continued model (it is read whole
+    first, and written atomically), as VW's; other outputs onto an input are refused."""
+    d, _, _ = halves
+    model, one = tmp_path / "m.npz", tmp_path / "one.npz"
+    assert run(capsys, "train", d / "a.svm", "-f", model, "--quiet")[0] == 0
+    assert run(capsys, "train", "-i", model, d / "b.svm", "-f", model, "--quiet")[0] == 0
+    assert run(capsys, "train", d / "a.svm", d / "b.svm", "-f", one, "--quiet")[0] == 0
+    assert model.read_bytes() == one.read_bytes()
+    status, _, err = run(capsys, "train", "-i", model, d / "b.svm", "--readable-model", model)
+    assert status == 1 and "--readable-model" in err

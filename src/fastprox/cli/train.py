@@ -347,7 +347,8 @@ def _check_options(args):
         ("--model", "model"), ("--readable-model", "readable_model"), ("--invert-hash", "invert_hash"),
         ("--predictions", "predictions")) if getattr(args, name)]
     for i, (option, path) in enumerate(outputs):
-        check_output(path, option, inputs + [other for j, (_, other) in enumerate(outputs) if j != i])
+        read = [p for p in inputs if not (option == "--model" and p == args.initial_model)]  # (VW's -i m -f m)
+        check_output(path, option, read + [other for j, (_, other) in enumerate(outputs) if j != i])
 
 
 def _number_or_auto(text):
