@@ -101,7 +101,7 @@ def test_given_width_and_classes_are_hints(files, tmp_path, capsys):
 def test_passes_continue_the_stream(files, tmp_path, capsys):
     model = tmp_path / "m.npz"
     status, out, _ = run(capsys, "train", files / "train.svm", "--passes", 3, "--model", model,
-                         "--schedule", "invsqrt", "--batch-size", 5, "--seed", 1)
+                         "--schedule", "invsqrt", "--batch-size", 5, "--seed", 1, "--holdout-off")
     X, y = load_libsvm(files / "train.svm")
     est = ProxClassifier(schedule="invsqrt", batch_size=5)
     for _ in range(3):

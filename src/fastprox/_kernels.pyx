@@ -54,6 +54,7 @@ import array as pyarray
 import copy as pycopy
 
 from libc.string cimport memcmp, memcpy
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS, PyBUF_FORMAT
 from fastprox._kernel.losses.losses cimport logsum_pop
 from fastprox._numpy import np
 from fastprox._registry import LOSSES, PENALTIES, SCHEDULES, UPDATES, codes, l1_share, rule as find_rule
@@ -568,6 +569,34 @@ cdef class Learner:
                                   "model's weights; scale them as the training data were scaled.")
         return out
 
+    def row_margins(self, data, indices):
+        """<w_k, x> + b_k of the eager model w_{T+1} for one row given by its stored
+        values ``data`` (float64 or float32) and column ``indices`` (int32 or int64),
+        C-contiguous buffers of equal length: a list of K floats, bit for bit those
+        of `margins`, but reading only the row's features (`current`: O(nnz x K),
+        where `margins` materializes every weight once per step count) and the
+        buffers as they are (no NumPy array or typed memoryview made, which cost
+        more than the row). What a stream reads between two steps (held-out rows,
+        predictions written as they come) takes it. Columns at or beyond
+        n_features weigh 0; a margin that is not finite raises `NonFiniteMargin`
+        (row 0). Grouped models, and other buffers, go through NumPy (`margins`)."""
+        cdef Py_buffer bd, bi
+        if not self.c.params.grouped and _buffer(data, &bd):
+            try:
+                if _buffer(indices, &bi):
+                    try:
+                        if (_format(&bd) in (b"d", b"f") and _format(&bi) in (b"i", b"l", b"q")
+                                and bd.len // bd.itemsize == bi.len // bi.itemsize and bi.itemsize in (4, 8)):
+                            return _row_margins(self.c, &bd, &bi)
+                    finally:
+                        PyBuffer_Release(&bi)
+            finally:
+                PyBuffer_Release(&bd)
+        x, js = np.ascontiguousarray(data, dtype=np.float64), np.ascontiguousarray(indices, dtype=np.int64)
+        if self.c.params.grouped:
+            return list(self.margins(x, js, pyarray.array("q", [0, len(js)]), max(js.max(initial=-1) + 1, 1))[0])
+        return self.row_margins(x, js)
+
     def intercept(self):
         """The intercept b_{T+1} per output, a (K,) array."""
         cdef int k
@@ -706,3 +735,47 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     if stopped:
         refuse_step(data, indptr, rows, start, start + b, steep)
     return total
+
+
+cdef bint _buffer(obj, Py_buffer* b) except -1:
+    """Take ``obj``'s C-contiguous buffer into ``b`` (False: it has none; nothing to release)."""
+    try:
+        PyObject_GetBuffer(obj, b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
+    except (TypeError, BufferError, ValueError):
+        return False
+    return True
+
+
+cdef bytes _format(Py_buffer* b):
+    """A buffer's format character in native order ("d", "f", "i", "l", "q", ...)."""
+    fmt = <bytes>b.format if b.format is not NULL else b"B"
+    return fmt[1:] if fmt[:1] in (b"@", b"=") else fmt
+
+
+cdef list _row_margins(Ctx c, Py_buffer* bd, Py_buffer* bi):
+    """`Learner.row_margins` over the buffers' values and indices (checked there)."""
+    cdef Py_ssize_t nz, n = bd.len // bd.itemsize, K = c.params.n_outputs
+    cdef long long j
+    cdef double total, v
+    cdef int k
+    cdef bint finite = True
+    out = [0.0] * K
+    set_weight_params(&c)
+    for k in range(K):
+        total = 0.0
+        for nz in range(n):
+            j = (<int*>bi.buf)[nz] if bi.itemsize == 4 else (<long long*>bi.buf)[nz]
+            if 0 <= j < c.params.n_features:
+                v = (<double*>bd.buf)[nz] if bd.itemsize == 8 else (<float*>bd.buf)[nz]
+                total += current(&c, j, k) * v
+        total += intercept_value(&c, k)
+        finite = finite and total - total == 0.0
+        out[k] = total
+    if not finite:
+        from fastprox._validation import NonFiniteMargin
+        values = [(<double*>bd.buf)[nz] if bd.itemsize == 8 else (<float*>bd.buf)[nz] for nz in range(n)]
+        raise NonFiniteMargin(0, "Input X contains NaN or infinity; remove or replace those values."
+                              if not all(x - x == 0.0 for x in values) else
+                              "the margin overflowed: the values are finite but too large for the "
+                              "model's weights; scale them as the training data were scaled.")
+    return out

@@ -33,7 +33,7 @@ from .options import add_reader_options, reading
 def add_arguments(parser):
     parser.add_argument("model", metavar="MODEL", help="a model file written by 'fastprox train --model'")
     parser.add_argument("data", metavar="DATA", help="LIBSVM file to predict; - for standard input")
-    parser.add_argument("--out", metavar="FILE", help="write here (default: standard output)")
+    parser.add_argument("-p", "--out", metavar="FILE", help="write here (VW's -p; default: standard output)")
     parser.add_argument("--proba", action="store_true", help="also write class probabilities (default: off)")
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows predicted at a time")
     add_reader_options(parser, "hash feature ids into 2^B buckets, as the model was trained "

@@ -15,8 +15,12 @@ the id; ids of a row that share a bucket are summed, rows share a bucket's
 weight, as Vowpal Wabbit's -b); the model then has 2^B features, and
 the model file records the hashing, which 'fastprox predict' (and the
 estimators of load_model) apply. --passes repeats the stream
-(rows are not shuffled); data read once is trained in one pass. Memory holds
-the model and a few chunks.
+(rows are not shuffled), holding out every 10th example of each pass and
+stopping when their loss stops improving, as Vowpal Wabbit does
+(fastprox.stream.holdout); data read once is trained in one pass. Memory holds
+the model and a few chunks. -i continues a saved model as one run over both
+data would, and -p, -P, --readable-model and --invert-hash are VW's
+(fastprox.cli.workflow).
 
 On standard error it prints Vowpal Wabbit's progressive validation table:
 lines at examples 1, 2, 4, 8, ... with the mean loss so far and since the
@@ -24,7 +28,8 @@ line before, each row's loss taken before the model learns from it (see
 fastprox.stream.progress; the first lines as soon as their rows are read, not
 once the first chunk is: fastprox.stream.preview), and at the end the best constant predictor and its
 loss, which one pass knows only then. A progress bar shows on a terminal;
---quiet prints nothing. Standard output then gets the report: the data, the
+--quiet shows none of this, and of the report only the final figures (the
+holdout loss, the test metrics). Standard output then gets the report: the data, the
 model, the progressive loss of the first pass, the test metrics (--test:
 accuracy, log-loss when the loss gives probabilities, AUC; RMSE with
 --regression), the non-zero weights and the times.
@@ -49,15 +54,18 @@ from .._numpy import np
 from .._registry import SCHEDULES, STEPS, UPDATES
 from .._validation import (CLASSIFICATION_LOSSES, COORDINATE_PENALTIES, GROUP_PENALTIES, REGRESSION_LOSSES,
                            kernel_loss)
-from .._writes import check_output
+from .._writes import atomic_write, check_output
 from ..libsvm import STDIN, source_name
 from ..stream.files import CHUNK_ROWS
 from ..stream.model import StreamModel
 from ..stream.progress import Table, decimal, progress_bar, summary
+from ..stream.readable import FeatureNames, readable_lines
 from ..stream.sources import DefaultSource, FileSource
 from ..stream.trainer import Trainer, predicts
 from .metrics import Metrics, metric_lines
 from .options import add_reader_options, reading
+from .workflow import (add_workflow_options, check_workflow, holdout_line, holdout_of, initial_model,
+                       model_width, options_of)
 
 #: Rows of the embedded default data (--rows).
 DEFAULT_ROWS = 100_000
@@ -83,12 +91,14 @@ def add_arguments(parser):
     parser.add_argument("data", nargs="*", metavar="DATA",
                         help="LIBSVM training files (plain, .gz, .bz2, .xz; - for standard input); "
                              "none: the embedded default")
+    parser.add_argument("-d", "--data", dest="more_data", action="append", default=[], metavar="DATA",
+                        help="a training file, as DATA (VW's -d; repeatable; default: none)")
     parser.add_argument("--test", metavar="DATA", help="LIBSVM file to evaluate the model on "
                         "(default: none; the held-out part of the embedded default)")
-    parser.add_argument("--model", metavar="OUT",
+    parser.add_argument("-f", "--model", metavar="OUT",
                         help="save the model here, for 'fastprox predict' and fastprox.load_model "
                              "(default: not saved)")
-    parser.add_argument("--passes", type=int, default=1, help="passes over the data")
+    add_workflow_options(parser)
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows parsed and learned at a time")
     parser.add_argument("--n-features", type=int, metavar="N",
                         help="model width (default: grows with the largest index met; 2^18 for "
@@ -104,7 +114,8 @@ def add_arguments(parser):
     parser.add_argument("--seed", type=int, help="seed of the default data (default: 0) and the "
                         "model's random_state (default: None, the estimator's)")
     parser.add_argument("--quiet", action="store_true",
-                        help="print nothing but errors (default: off: the progress table on "
+                        help="no progress table, summary or report: only the final figures on stdout "
+                             "(holdout loss, test metrics) and errors (default: off: the table on "
                              "stderr, the report on stdout)")
     est = parser.add_argument_group("estimator options (see help(fastprox.ProxClassifier))")
     d = CLASSIFIER_DEFAULTS
@@ -126,10 +137,13 @@ def add_arguments(parser):
                 "epsilon": "width of the huber and epsilon_insensitive losses"}
     for name, meaning in meanings.items():
         est.add_argument(f"--{name}", type=float, help=f"{meaning} (default: {d[name.replace('-', '_')]})")
-    for name, meaning in (("eta0", "base step"), ("delta", "AdaGrad's offset")):
-        est.add_argument(f"--{name}", type=_number_or_auto, metavar="{auto,NUMBER}",
-                         help=f"{meaning} (default: auto: 0.5 and unused; under adagrad set by "
-                              "the first 10,000 rows' scale)")
+    est.add_argument("--eta0", type=_number_or_auto, metavar="{auto,NUMBER}",
+                     help="base step size (default: auto: 0.5; under adagrad 1/sqrt of the mean "
+                          "squared norm of the first 10,000 rows, intercept included)")
+    est.add_argument("--delta", type=_number_or_auto, metavar="{auto,NUMBER}",
+                     help="AdaGrad's offset added to the root of the squared gradients' sum (default: "
+                          "auto: under adagrad the root mean square of the first 10,000 rows' stored "
+                          "values; 1e-8, unused, under the other schedules)")
     est.add_argument("--batch-size", type=int, help=f"rows per step (default: {d['batch_size']})")
     est.add_argument("--no-intercept", action="store_true", help="fit no intercept (default: off)")
     est.add_argument("--groups", metavar="FILE",
@@ -159,57 +173,108 @@ def add_arguments(parser):
 def run(args):
     """Train, evaluate, save; the report is printed once everything succeeded."""
     started = time.perf_counter()
+    args.data = args.data + args.more_data
     _check_options(args)            # first: its errors name the flags
-    est = model_of(args)
+    est = initial_model(args, ESTIMATOR_OPTIONS) if args.initial_model else model_of(args)
+    holdout = None if args.scheduler else holdout_of(args)     # (a cluster's passes hold nothing out)
     if args.scheduler:
         from .cluster import train_on_cluster     # imports Dask
         source, trainer, losses = train_on_cluster(args, est, *_fixed_width(args, est.params))
     else:
         source = _source(args, est)
         est.width_origin = source.width_origin
-        with progress_bar(source.rows * args.passes if source.rows else None, args.quiet) as bar:
-            trainer = Trainer(est, source, Table(None if args.quiet else bar.write_line, predicts(est)), bar)
-            source.show_first_lines(est, trainer.table, args.quiet)
-            losses = [trainer.one_pass(source.chunks()) for _ in range(args.passes)]
+        if args.invert_hash and source.names is None and args.data:
+            source.names = FeatureNames()
+        if args.predictions:
+            trained = []
+            atomic_write(args.predictions, lambda f: trained.append(
+                _train(args, est, source, holdout, lambda line: f.write(line.encode()))))
+            trainer, losses = trained[0]
+        else:
+            trainer, losses = _train(args, est, source, holdout, None)
     trained = time.perf_counter()
     if not args.quiet and trainer is not None:      # (a parallel run's table is a line per round)
         summary(trainer.table, trainer.stats, kernel_loss(est.loss), est.classes,
-                est.learner.multinomial, trainer.features)
+                est.learner.multinomial, trainer.features, len(losses), holdout)
     test = source.test_chunks()
     test_lines = [] if test is None else _evaluate(est, test, source.test_name)
     tested = time.perf_counter()
-    if args.model:
-        est.save(args.model, args.passes, losses[-1][0])
-    if args.quiet:
+    _write_outputs(args, est, trainer, losses, source)
+    if args.quiet:          # the final figures only: those scripts read
+        final = ([holdout_line(holdout)] if holdout is not None else []) + test_lines
+        if final:
+            print("\n".join(final))
         return 0
-    rows = losses[0][1]
-    report = [f"data: {source.name} ({rows} rows x {est.learner.n_features} features, "
-              f"{args.passes} pass{'es' if args.passes > 1 else ''})",
+    rows, passes = losses[0][1], len(losses)
+    read = rows if holdout is None else trainer.pass_seen
+    held = "" if holdout is None else f", {read - rows} held out per pass"
+    report = [f"data: {source.name} ({read} rows x {est.learner.n_features} features, "
+              f"{passes} pass{'es' if passes > 1 else ''}{held})",
               f"model: {_describe(est)}",
               f"progressive loss: {decimal(losses[0][0])} ({est.loss} loss, first pass)"]
-    if args.passes > 1:
-        report.append(f"last pass mean loss: {decimal(losses[-1][0])} (pass {args.passes})")
+    if passes > 1:
+        report.append(f"last pass mean loss: {decimal(losses[-1][0])} (pass {passes})")
+    if holdout is not None:
+        report.append(holdout_line(holdout))
     report += test_lines
     report += [f"non-zero weights: {est.learner.count_nonzero()} of "
                f"{est.learner.n_features * est.learner.n_outputs}",
                f"time: {tested - started:.2f} s (train {trained - started:.2f} s = "
-               f"{rows * args.passes / max(trained - started, 1e-9):,.0f} rows/s, "
+               f"{rows * passes / max(trained - started, 1e-9):,.0f} rows/s, "
                f"test {tested - trained:.2f} s)"]
-    if args.model:
-        report.append(f"model saved: {args.model}")
+    saved = (("model", args.model), ("readable model", args.readable_model), ("invert hash", args.invert_hash),
+             ("predictions", args.predictions))
+    report += [f"{what} saved: {path}" for what, path in saved if path]
     print("\n".join(report))
     return 0
 
 
+def _train(args, est, source, holdout, predictions):
+    """The passes over ``source`` (fewer if the holdout stops them): (the trainer,
+    each pass's (mean progressive loss, rows))."""
+    with progress_bar(source.rows * args.passes if source.rows else None, args.quiet) as bar:
+        table = Table(None if args.quiet else bar.write_line, predicts(est), args.progress or 2.0)
+        trainer = Trainer(est, source, table, bar, holdout, predictions)
+        if est.progress is not None:
+            trainer.go_on_from(est.progress)
+        elif holdout is None:           # (the preview's lines are a run's without holdout)
+            source.show_first_lines(est, trainer.table, args.quiet)
+        losses = []
+        for _ in range(args.passes):
+            losses.append(trainer.one_pass(source.chunks()))
+            if holdout is not None and trainer.stops():
+                break
+    return trainer, losses
+
+
+def _write_outputs(args, est, trainer, losses, source):
+    """The model file (-f), the readable model and the invert hash, atomically."""
+    if args.model:
+        progress = None if trainer is None else trainer.progress()
+        mean = losses[-1][0] if len(losses) > 1 or progress is None else progress["loss_sum"] / max(
+            progress["examples"], 1)
+        est.save(args.model, len(losses), mean, progress)
+    gathered = getattr(source, "names", None) or FeatureNames()      # (a cluster's source keeps none)
+    for path, names in ((args.readable_model, None), (args.invert_hash, gathered)):
+        if path:
+            lines = readable_lines(est, options_of(est, ESTIMATOR_OPTIONS), names)
+            atomic_write(path, lambda f: f.writelines(line.encode() for line in lines))
+
+
 def model_of(args):
     """The StreamModel the options describe (their estimator parameters, the
-    --groups and --group-weights files read), checked before any data is read."""
+    --groups and --group-weights files read), checked before any data is read.
+    A model whose width grows with the data (no --n-features, --groups or
+    --hash-bits) is saved with grow_features=True, so that
+    ``load_model(path).partial_fit`` on wider rows grows it as train -i does."""
     defaults = REGRESSOR_DEFAULTS if args.regression else CLASSIFIER_DEFAULTS
     params = {**defaults, **{param: getattr(args, option) for option, param in ESTIMATOR_OPTIONS.items()
                              if getattr(args, option, None) is not None}}
     if args.regression:
         params.pop("multi_class", None)
     params["fit_intercept"] = not args.no_intercept
+    params["grow_features"] = bool(args.data) and not (args.n_features or args.groups or args.group_weights
+                                                       or args.hash_bits is not None)
     if args.groups:
         params["groups"] = read_vector(args.groups, "--groups", int)
     if args.group_weights:
@@ -220,10 +285,12 @@ def model_of(args):
 def _source(args, est):
     """The training data the options name: the files, or the embedded default."""
     if not args.data:
+        if args.initial_model:
+            raise ValueError("-i continues a model on data: give the training files (DATA or -d)")
         return DefaultSource(args.rows, reading(args), args.n_features, args.seed, args.test)
-    n_features, origin = _fixed_width(args, est.params)
-    return FileSource(args.data, reading(args), args.passes, args.hash_bits, args.test, n_features, origin,
-                      args.groups or args.group_weights)
+    n_features, origin = model_width(est) if args.initial_model else _fixed_width(args, est.params)
+    return FileSource(args.data, reading(args), args.passes, est.params.get("hash_bits"), args.test, n_features,
+                      origin, args.groups or args.group_weights)
 
 
 def read_vector(path, option, kind):
@@ -273,10 +340,15 @@ def _check_options(args):
                              f"{','.join(map(repr, args.classes))}; for real-valued targets give --regression")
     if args.hash_bits is not None and (args.n_features is not None or args.groups):
         raise ValueError("--hash-bits sets the width (2^B features): drop --n-features and --groups")
-    if args.model:
-        check_output(args.model, "--model", [path for path in args.data + [args.test, args.groups,
-                                                                          args.group_weights]
-                                             if path not in (None, STDIN)])
+    check_workflow(args)
+    inputs = [path for path in args.data + [args.test, args.groups, args.group_weights, args.initial_model]
+              if path not in (None, STDIN)]
+    outputs = [(option, getattr(args, name)) for option, name in (
+        ("--model", "model"), ("--readable-model", "readable_model"), ("--invert-hash", "invert_hash"),
+        ("--predictions", "predictions")) if getattr(args, name)]
+    for i, (option, path) in enumerate(outputs):
+        read = [p for p in inputs if not (option == "--model" and p == args.initial_model)]  # (VW's -i m -f m)
+        check_output(path, option, read + [other for j, (_, other) in enumerate(outputs) if j != i])
 
 
 def _number_or_auto(text):

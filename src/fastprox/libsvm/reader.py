@@ -104,12 +104,15 @@ class Chunk:
     :meth:`csr` makes the matrix, importing scipy (a fifth of a second) only
     then.
     """
-    __slots__ = ("data", "indices", "indptr", "y", "qids", "shape")
+    __slots__ = ("data", "indices", "indptr", "y", "qids", "shape", "offset")
     has_canonical_format = True
 
-    def __init__(self, data, indices, indptr, y, qids, n_features):
+    def __init__(self, data, indices, indptr, y, qids, n_features, offset=0):
         self.data, self.indices, self.indptr = data, indices, indptr
         self.y, self.qids, self.shape = y, qids, (len(y), n_features)
+        #: What the file's indices are less than the columns: 1 for a one-based file
+        #: (the names of the features, `fastprox train --invert-hash`).
+        self.offset = offset
 
     @property
     def nnz(self):
@@ -321,7 +324,7 @@ class Reader:
         data, indices, indptr, labels, qids = parser.take(shift, wide)
         if self.dtype is not None:
             data = np.asarray(data).astype(self.dtype, copy=False)
-        return Chunk(data, indices, indptr, labels, qids, self.width)
+        return Chunk(data, indices, indptr, labels, qids, self.width, self.offset or 0)
 
     def _settle(self, parsers=None):
         """"auto"'s offset from the indices parsed so far (0 if any index is 0,

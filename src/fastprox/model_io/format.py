@@ -44,7 +44,11 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
       transform, the hashing of X's ids into 2^hash_bits_ columns (null: none),
       which prediction applies (`fastprox predict` and the estimator's
       predict): it equals ``params.hash_bits``, and the model then has
-      2^hash_bits_ features.
+      2^hash_bits_ features. Files written by ``fastprox train`` also hold
+      ``progress_``, the stream's counters that ``train --initial-model``
+      continues as one run would (`PROGRESS`: examples trained and their summed
+      loss, the table's last line, the features read, the label
+      statistics); other writers leave it out.
 
 ``rows`` (int64, r) and ``state`` (float64, r x width)
     The rows of the kernel's (n_features, width) state array that differ,
@@ -125,6 +129,10 @@ LEARNER = dict(n_features=_INT, n_outputs=_INT, update=_NAME, schedule=_NAME, pe
 SCALARS = dict(t=_INT, n_ops=_INT, since_rebase=_INT, heap_size=_INT, P=_NUMBER, Q=_NUMBER, N=_NUMBER)
 FITTED = dict(n_features_in_=_INT, t_=_INT, n_iter_=_INT, progressive_loss_=_NUMBER, sparse_coef=_BOOL,
                hash_bits_=(type(None), int))
+#: ``fitted.progress_`` (optional): the progressive table's counters (its last line's too) and
+#: the label statistics (``labels``: [[label, count], ...] of a classifier, [n, mean, m2] of a regressor).
+PROGRESS = dict(examples=_INT, loss_sum=_NUMBER, last_examples=_INT, last_loss_sum=_NUMBER, features=_INT,
+                labels=(list,))
 PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_ratio=_NUMBER, update=_NAME,
                schedule=_NAME + (type(None),), step=_NAME + (type(None),),
                eta0=_NUMBER + _NAME, delta=_NUMBER + _NAME, rda_rho=_NUMBER, berhu_gamma=_NUMBER,

@@ -11,7 +11,7 @@ from .._core import check_same_hashing, check_same_kernel
 from .._registry import LOSSES, PENALTIES, SCHEDULES, UPDATES
 from .._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, MULTINOMIAL_LOSSES, REGRESSION_LOSSES,
                            check_hash_bits, check_number, check_one_of, check_params, check_single_rows)
-from .format import (CLASS_NAMES, FITTED, FORMAT, HEADER, INT_MAX, KIND_NAMES, LEARNER, LONG_MAX, MAX_STEPS,
+from .format import (CLASS_NAMES, FITTED, PROGRESS, FORMAT, HEADER, INT_MAX, KIND_NAMES, LEARNER, LONG_MAX, MAX_STEPS,
                      PARAMS, READS, SCALARS)
 from .upgrades import param_keys, upgraded
 
@@ -37,7 +37,7 @@ def check_header(header):
     header = upgraded(header, version)
     spec = _check_learner(_typed("learner", header["learner"], LEARNER), losses)
     scalars = _check_scalars(_typed("scalars", header["scalars"], SCALARS), spec)
-    fitted = _check_fitted(_typed("fitted", header["fitted"], FITTED), spec, scalars)
+    fitted = _check_fitted(header["fitted"], spec, scalars)
     params = _check_params(header["params"], name, version, losses)
     _check_kind(name, params, spec)
     check_same_hashing(params, fitted["hash_bits_"])
@@ -116,7 +116,12 @@ def _check_scalars(scalars, spec):
 
 
 def _check_fitted(fitted, spec, scalars):
-    """The fitted attributes, those the kernel also holds equal to its."""
+    """The fitted attributes, those the kernel also holds equal to its; the optional
+    ``progress_`` (`check_progress`)."""
+    progress = fitted.pop("progress_", None) if type(fitted) is dict else None
+    fitted = _typed("fitted", fitted, FITTED)
+    if progress is not None:
+        fitted["progress_"] = check_progress(progress)
     if fitted["n_features_in_"] != spec["n_features"]:
         raise ValueError(f"n_features_in_={fitted['n_features_in_']} but the model has "
                          f"{spec['n_features']} features")
@@ -129,6 +134,23 @@ def _check_fitted(fitted, spec, scalars):
     if bits is not None and spec["n_features"] != 1 << bits:
         raise ValueError(f"hash_bits_={bits} but the model has {spec['n_features']} features, not 2^{bits}")
     return fitted
+
+
+def check_progress(progress):
+    """``fitted.progress_`` (`PROGRESS`): counters that are non-negative integers or
+    finite numbers, labels as [label, count] pairs or [n, mean, m2]."""
+    progress = _typed("fitted.progress_", progress, PROGRESS)
+    with in_section("fitted.progress_"):
+        for key in ("examples", "last_examples", "features"):
+            check_number(key, progress[key], 0, integer=True)
+        for key in ("loss_sum", "last_loss_sum"):
+            check_number(key, progress[key], 0.0)
+        labels = progress["labels"]
+        pairs = all(type(p) is list and len(p) == 2 and all(type(v) in (int, float) for v in p) for p in labels)
+        moments = len(labels) == 3 and all(type(v) in (int, float) for v in labels)
+        if not (pairs or moments) or len(labels) > INT_MAX:
+            raise ValueError(f"labels={short(labels)} must be [label, count] pairs or [n, mean, m2]")
+    return progress
 
 
 def _check_params(params, name, version, losses):

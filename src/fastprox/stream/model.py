@@ -35,6 +35,8 @@ class StreamModel:
         self.classes = classes
         self.quiet = quiet
         self.learner = None
+        #: The counters of the run that saved it (``fitted.progress_``), for the next to continue.
+        self.progress = None
         #: What sets the model's width, for messages about its size (set by its user).
         self.width_origin = None
 
@@ -69,6 +71,8 @@ class StreamModel:
         model.params, model.loss = saved.params, saved.params["loss"]
         model.learner, model.classes = saved.learner, saved.classes
         model.hash_bits = saved.fitted["hash_bits_"]
+        model.progress = saved.fitted.get("progress_")
+        model.quiet, model.width_origin = True, None
         return model
 
     @property
@@ -94,11 +98,15 @@ class StreamModel:
         """The class probabilities for the margins ``scores``."""
         return probabilities(scores, self.learner.loss, self.learner.multinomial)
 
-    def save(self, path, passes, progressive_loss):
-        """Write the model file that the estimator's partial_fit would have written."""
+    def save(self, path, passes, progressive_loss, progress=None):
+        """Write the model file that the estimator's partial_fit would have written,
+        with the stream's counters ``progress`` (a Trainer's) for a run that continues
+        it (``fitted.progress_``; left out where a loss overflowed to infinity)."""
         fitted = {"n_features_in_": self.learner.n_features, "t_": self.learner.t, "n_iter_": passes,
                   "progressive_loss_": float(progressive_loss), "sparse_coef": False,
                   "hash_bits_": self.params["hash_bits"]}
+        if progress is not None and all(x - x == 0 for x in (progress["loss_sum"], progress["last_loss_sum"])):
+            fitted["progress_"] = progress
         write_model(path, "ProxRegressor" if self.regression else "ProxClassifier", self.params,
                     self.learner, fitted, self.classes)
 

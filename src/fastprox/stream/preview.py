@@ -38,7 +38,7 @@ class Preview:
     def __init__(self, est, source, table, hashed):
         model = StreamModel(est.params, est.regression, est.classes)
         model.width_origin = est.width_origin
-        self.trainer = Trainer(model, source, Table(table.write, predicts(model)), NoBar())
+        self.trainer = Trainer(model, source, Table(table.write, predicts(model), table.interval), NoBar())
         self.table, self.hashed, self.path, self.rows = table, hashed, source.paths[0], 0
 
     def __call__(self, chunk):

@@ -38,14 +38,52 @@ _WIDTHS = (10, 10, 12, 10, 10, 9)
 
 class Table:
     """The progressive validation table: the examples trained and their summed loss,
-    and lines at doubling example counts given to ``write`` as they come (no lines
-    when ``write`` is None: --quiet)."""
+    and lines given to ``write`` as they come (no lines when ``write`` is None:
+    --quiet), at the example counts ``interval`` sets (VW's --progress): a float
+    multiplies the count of the last line (2.0: 1, 2, 4, 8, ...), an int adds to it
+    (10: 10, 20, 30, ...). With a holdout (`holding_out`: from the second pass on)
+    the lines show the held-out rows' mean loss, marked "h", as VW's."""
 
-    def __init__(self, write, predicts):
-        self.write, self.predicts = write, predicts
+    def __init__(self, write, predicts, interval=2.0):
+        self.write, self.predicts, self.interval = write, predicts, interval
         self.rows, self.total = 0, 0.0          # examples trained, their summed loss
-        self.next = 1 if write else math.inf    # the example count of the next line
+        self.next = self._first() if write else math.inf    # the example count of the next line
         self.last_rows, self.last_total = 0, 0.0
+        self.holding_out = False
+        self.held_rows, self.held_total = 0, 0.0            # held-out examples, their summed loss
+        self.held_last_rows, self.held_last_total = 0, 0.0
+
+    def add_holdout(self, loss):
+        """Count a held-out example of loss ``loss``."""
+        self.held_rows += 1
+        self.held_total += loss
+
+    def saved(self):
+        """The counters a model file keeps (``fitted.progress_``) for `go_on_from_saved`."""
+        return {"examples": self.rows, "loss_sum": self.total, "last_examples": self.last_rows,
+                "last_loss_sum": self.last_total}
+
+    def go_on_from_saved(self, saved):
+        """Continue the counters of a run that saved them (`saved`): the next line at
+        the count this table's interval sets after the saved table's last line (the
+        first, for a table that printed none)."""
+        self.rows, self.total = saved["examples"], saved["loss_sum"]
+        self.last_rows, self.last_total = saved["last_examples"], saved["last_loss_sum"]
+        if self.write is None:
+            return
+        self.next = self._after(self.last_rows) if self.last_rows else self._first()
+        while self.next <= self.rows:       # lines the saved run did not print (it was --quiet)
+            self.next = self._after(self.next)
+
+    def _first(self):
+        """The example count of the first line: 1, or an additive interval's N (VW's)."""
+        return self.interval if isinstance(self.interval, int) else 1
+
+    def _after(self, rows):
+        """The example count of the line after one at ``rows``."""
+        if isinstance(self.interval, int):
+            return rows + self.interval
+        return max(rows + 1, math.ceil(rows * self.interval))
 
     def go_on_from(self, shown):
         """Take the lines the table ``shown`` wrote as this one's (the same rows'
@@ -64,12 +102,23 @@ class Table:
             self.write(f"(current predict: {self.predicts})")
             for words in _HEADER:
                 self.write(" ".join(w.ljust(n) for w, n in zip(words, _WIDTHS)).rstrip())
-        since = (self.total - self.last_total) / (self.rows - self.last_rows)
-        fields = (decimal(self.total / self.rows), decimal(since), str(self.rows),
-                  _number(label), _number(prediction), str(features))
-        self.write(" ".join(f.ljust(n) for f, n in zip(fields, _WIDTHS)).rstrip())
+        if self.holding_out:
+            mean, since = _holdout_mean(self.held_total, self.held_rows), _holdout_mean(
+                self.held_total - self.held_last_total, self.held_rows - self.held_last_rows)
+            self.held_last_rows, self.held_last_total = self.held_rows, self.held_total
+        else:
+            mean = decimal(self.total / self.rows)
+            since = decimal((self.total - self.last_total) / (self.rows - self.last_rows))
+        fields = (mean, since, str(self.rows), _number(label), _number(prediction), str(features))
+        self.write(" ".join(f.ljust(n) for f, n in zip(fields, _WIDTHS)).rstrip()
+                   + (" h" if self.holding_out else ""))
         self.last_rows, self.last_total = self.rows, self.total
-        self.next = 2 * self.rows
+        self.next = self._after(self.rows)
+
+
+def _holdout_mean(total, rows):
+    """A holdout column: the mean loss, or "unknown" without held-out rows (VW's word)."""
+    return decimal(total / rows) if rows else "unknown"
 
 
 def decimal(x):
@@ -112,6 +161,20 @@ class LabelStats:
         self.m2 += m2 + delta * delta * self.n * n / total
         self.n = total
 
+    def saved(self):
+        """The statistics a model file keeps (``fitted.progress_.labels``): [[label,
+        count], ...] of a classifier, [n, mean, m2] of a regressor."""
+        if self.regression:
+            return [self.n, self.mean, self.m2]
+        return [[label, count] for label, count in self.counts.items()]
+
+    def restore(self, saved):
+        """Continue from statistics `saved` (a model file's, checked when read)."""
+        if self.regression and len(saved) == 3 and not isinstance(saved[0], list):
+            self.n, self.mean, self.m2 = saved
+        elif not self.regression:
+            self.counts = {float(label): count for label, count in saved}
+
     def best_constant(self, loss, classes, multinomial):
         """(the best constant as text, its mean loss as text): "n/a" with the reason
         where it cannot be had from these statistics."""
@@ -133,12 +196,18 @@ class LabelStats:
         return "one margin per class (one-vs-rest)", decimal(total)
 
 
-def summary(table, stats, loss, classes, multinomial, features):
-    """VW's closing lines: examples, mean loss, the best constant and its loss
-    (known only now: see the module's docstring), stored values in all."""
+def summary(table, stats, loss, classes, multinomial, features, passes=1, holdout=None):
+    """VW's closing lines: examples (and ``passes``, when several), mean loss (with a
+    `fastprox.stream.holdout.Holdout`, its best pass's holdout loss, marked h as VW
+    marks it), the best constant and its loss (known only now: see the module's
+    docstring), stored values in all."""
     constant, constant_loss = stats.best_constant(loss, classes, multinomial)
-    table.write(f"\nfinished run\nnumber of examples = {table.rows}\n"
-                f"average loss = {decimal(table.total / max(table.rows, 1))}\n"
+    mean = decimal(table.total / max(table.rows, 1))
+    if holdout is not None:
+        mean = "undefined (no holdout)" if holdout.best_pass is None else decimal(holdout.best_loss) + " h"
+    used = f"passes used = {passes}\n" if passes > 1 else ""
+    table.write(f"\nfinished run\nnumber of examples = {table.rows}\n{used}"
+                f"average loss = {mean}\n"
                 f"best constant = {constant}\nbest constant's loss = {constant_loss}\n"
                 f"total feature number = {features}")
 

@@ -12,6 +12,9 @@ from ..libsvm import iter_chunks, read_once, source_name
 from . import preview
 from .files import check_readable, hashed, labelled_chunks, pumped, read_ahead, row_locator
 
+#: How a width_origin names the width of a continued model that does not grow (train -i).
+MODEL_WIDTH = "the model of -i"
+
 #: The width of the embedded default data (--n-features unless given).
 DEFAULT_FEATURES = 1 << 18
 
@@ -47,6 +50,10 @@ class FileSource:
         self.width_origin = width_origin
         self.width_file = width_file
         self.preview = None
+        #: The features' names (fastprox.stream.readable.FeatureNames), gathered in the
+        #: first pass when set (train --invert-hash).
+        self.names = None
+        self.passes_read = 0
 
     def show_first_lines(self, est, table, quiet):
         """Show the table's first lines as the first chunk's rows arrive (a Preview),
@@ -64,6 +71,7 @@ class FileSource:
                 shown.hand_over()
                 shown = None
             yield item
+        self.passes_read += 1
 
     def _read(self, shown):
         try:
@@ -73,8 +81,11 @@ class FileSource:
 
     def _beyond_groups(self, error):
         """The reader's error for an index beyond a width that --groups or
-        --group-weights set, naming that file rather than --n-features."""
+        --group-weights set, naming that file rather than --n-features, or that the
+        model of train -i has (MODEL_WIDTH), naming how to let it grow."""
         found = re.match(r"(.*?: index '[^']*' is beyond) n_features=(\d+) ", str(error))
+        if found is not None and self.width_origin.startswith(MODEL_WIDTH):
+            return ValueError(f"{found.group(1)} the {found.group(2)} features of {self.width_origin}")
         if found is None or not self.width_origin.startswith("--group"):
             return error
         option = self.width_origin.split()[0]
@@ -86,6 +97,8 @@ class FileSource:
             row = 0
             with pumped(path) as source:
                 for chunk in iter_chunks(source, n_features=self.n_features, preview=shown, **self.reading):
+                    if self.names is not None and not self.passes_read:
+                        self.names.add(chunk, self.bits)
                     yield hashed(chunk, self.bits), chunk.y, (path, row)
                     row += chunk.shape[0]
             shown = None
@@ -106,6 +119,9 @@ class DefaultSource:
     out to test on, unless ``test`` names a file) of ``n_features`` features
     (DEFAULT_FEATURES if None), generated from ``seed`` (0 if None), in memory, as
     chunks of the ``chunk_rows`` of ``reading``."""
+
+    #: (Its features have no names but their columns.)
+    names = None
 
     def __init__(self, rows, reading, n_features=None, seed=None, test=None):
         if test:

@@ -14,7 +14,8 @@ from math import exp, expm1
 from .._core import AUTO_ROWS
 from .._kernels import NonFiniteMargin
 from .._validation import kernel_arrays, kernel_loss
-from .labels import LABEL_BUFFER_BYTES, Classes
+from .labels import LABEL_BUFFER_BYTES, Classes, format_label
+from .losses import example_loss
 from .progress import LabelStats
 
 
@@ -44,15 +45,33 @@ class Trainer:
     the model widened to each chunk, the kernel's calls split where the table
     has a line (fastprox.stream.progress)."""
 
-    def __init__(self, est, source, table, bar):
+    def __init__(self, est, source, table, bar, holdout=None, predictions=None):
+        """``holdout``: a `fastprox.stream.holdout.Holdout` (several passes), or None;
+        ``predictions``: a function taking each example's line of progressive
+        predictions (`prediction_line`: before its step), or None."""
         self.est, self.source, self.table, self.bar = est, source, table, bar
         self.classes = None if est.regression else Classes(
             est.classes, est.params["multi_class"], est.loss)
         self.stats = LabelStats(est.regression)
         self.held, self.held_rows, self.held_bytes = [], 0, 0
-        self.features = 0           # stored values trained on
+        self.features = 0           # stored values trained on (held-out rows' not counted, as VW)
         self.from_loss = _probability_from_loss(est)
         self.pass_rows = self.pass_loss = 0
+        self.holdout, self.predictions = holdout, predictions
+        self.passes = 0             # passes begun
+        self.pass_seen = 0          # rows of the pass met, held out or not
+        self.held_out = (0.0, 0)    # the pass's held-out rows' summed loss, and their number
+
+    def go_on_from(self, progress):
+        """Continue the counters a model file saved (``fitted.progress_``: the table's,
+        the features', the labels' statistics), as one run over both streams would."""
+        self.table.go_on_from_saved(progress)
+        self.features = progress["features"]
+        self.stats.restore(progress["labels"])
+
+    def progress(self):
+        """The counters `go_on_from` takes back, for the model file."""
+        return {**self.table.saved(), "features": self.features, "labels": self.stats.saved()}
 
     def one_pass(self, items):
         """Train on one pass of ``items`` ((rows, labels, origin) triples); the pass's
@@ -62,7 +81,11 @@ class Trainer:
         return self.end_pass()
 
     def begin_pass(self):
-        self.pass_rows, self.pass_loss = 0, 0.0
+        self.pass_rows, self.pass_loss, self.pass_seen = 0, 0.0, 0
+        self.passes += 1
+        self.held_out = (0.0, 0)    # the pass's held-out rows' summed loss, and their number
+        if self.holdout is not None:
+            self.table.holding_out = self.passes >= 2      # VW's "h" lines
 
     def feed(self, items):
         """Train on ``items`` of the pass (a pass may be fed in parts: fastprox.dask's
@@ -81,6 +104,14 @@ class Trainer:
         if self.classes is not None:
             self.est.classes = self.classes.final()
         return self.pass_loss / self.pass_rows, self.pass_rows
+
+    def stops(self):
+        """After `end_pass`, with a holdout: whether the holdout loss has not improved for
+        its early_terminate passes; the model is then the best pass's (`Holdout`)."""
+        if self.holdout.end_pass(self.passes, *self.held_out, self.est.learner):
+            self.est.learner = self.holdout.best_learner
+            return True
+        return False
 
     def _add(self, X, y, origin):
         if self.classes is not None:
@@ -101,70 +132,148 @@ class Trainer:
         n_features = max(X.shape[1] for X, _, _ in self.held)
         outputs = 1 if self.classes is None else self.classes.n_outputs
         self.est.start(n_features, outputs, [X for X, _, _ in self.held])
+        if self.classes is not None:        # (what predictions and held-out rows read)
+            self.est.classes = self.classes.final()
         held, self.held = self.held, []
         for item in held:
             self._fit(*item)
 
     def _fit(self, X, y, origin):
-        """Train on one chunk, the kernel's calls split at the table's lines."""
+        """Train on one chunk, the kernel's calls split at the table's lines and at the
+        rows held out (`Holdout`), which are scored instead."""
         where = self.source.locator(origin)
         target = y if self.classes is None else self.classes.targets(y, where)
         if X.shape[1] > self.est.learner.n_features:
             self.est.widen(X.shape[1])
         self.stats.add(y, 1 if self.classes is None else self.classes.n_outputs + 1)
-        rows = _Rows(*kernel_arrays(X), X.shape[1], target, where)
-        n, start, batch = X.shape[0], 0, self.est.params["batch_size"]
-        while start < n:
+        rows = _Rows(*kernel_arrays(X), X.shape[1], target, where, getattr(X, "tags", None))
+        n, start = X.shape[0], 0
+        held = self.holdout.rows(self.pass_seen, n) if self.holdout is not None else ()
+        self.pass_seen += n
+        for stop in list(held) + [n]:
+            if self.predictions is None:
+                self._segment(rows, y, start, stop)
+            else:
+                self._each_step(rows, y, start, stop)
+            if stop < n:
+                self._hold_out(rows, y, stop)
+            start = stop + 1
+        self.features += rows.indptr[n] - rows.indptr[0] - sum(rows.indptr[i + 1] - rows.indptr[i] for i in held)
+        self.pass_rows += n - len(held)
+        self.bar.update(n)
+
+    def _segment(self, rows, y, start, stop):
+        """Train on rows [start, stop) of a chunk, the kernel's calls split at the
+        table's lines (with batch_size b, at the end of the step holding the line's row)."""
+        batch = self.est.params["batch_size"]
+        while start < stop:
             due = start + self.table.next - self.table.rows - 1    # the row of the next line
-            if due >= n:
-                self._steps(rows, start, n)
+            if due >= stop:
+                self._steps(rows, start, stop)
                 break
             step = start + (due - start) // batch * batch          # the step holding it
-            end = min(step + batch, n)
+            end = min(step + batch, stop)
             self._steps(rows, start, step)
             prediction = None if self.from_loss else self._prediction(rows, end - 1)
             loss = self._steps(rows, step, end)
-            if prediction is None:
-                prediction = exp(-loss) if target[end - 1] > 0 else -expm1(-loss)
-            self.table.line(y[end - 1], prediction, rows.indptr[end] - rows.indptr[end - 1])
+            self._line(rows, y, end, loss, prediction)
             start = end
-        self.features += rows.indptr[n] - rows.indptr[0]
-        self.pass_rows += n
-        self.bar.update(n)
+
+    def _each_step(self, rows, y, start, stop):
+        """`_segment` a step at a time, each row's prediction written before its step."""
+        batch = self.est.params["batch_size"]
+        for i in range(start, stop, batch):
+            end = min(i + batch, stop)
+            scores = [self._margins(rows, r) for r in range(i, end)]
+            line = self.table.rows + end - i >= self.table.next
+            loss = self._steps(rows, i, end)
+            for r, s in zip(range(i, end), scores):
+                self.predictions(prediction_line(self.est, s, rows.tag(r)))
+            if line:
+                self._line(rows, y, end, loss, None if self.from_loss else self._shown(scores[-1]))
+
+    def _line(self, rows, y, end, loss, prediction):
+        """The table's line after the step ending at row ``end`` - 1, of summed loss
+        ``loss``: its prediction given, or P(positive) from the row's own loss."""
+        if prediction is None:
+            prediction = exp(-loss) if rows.target[end - 1] > 0 else -expm1(-loss)
+        self.table.line(y[end - 1], prediction, rows.indptr[end] - rows.indptr[end - 1])
+
+    def _hold_out(self, rows, y, i):
+        """Score row i of the chunk, held out: its loss into the pass's holdout and the
+        table's holdout counts; its prediction written."""
+        scores = self._margins(rows, i)
+        loss = example_loss(self.est, scores, rows.target[i])
+        self.held_out = (self.held_out[0] + loss, self.held_out[1] + 1)
+        self.table.add_holdout(loss)
+        if self.predictions:
+            self.predictions(prediction_line(self.est, scores, rows.tag(i)))
+
+    def _margins(self, rows, i):
+        """Row i's margins (a list of K floats) by the model of now, reading only its
+        features (Learner.row_margins)."""
+        a, b = rows.indptr[i], rows.indptr[i + 1]
+        try:
+            return self.est.learner.row_margins(memoryview(rows.data)[a:b], memoryview(rows.indices)[a:b])
+        except NonFiniteMargin as e:
+            raise ValueError(f"{rows.where(i)}: {e.detail}") from None
+
+    def _shown(self, scores):
+        """The table's prediction from a row's margins: the margin, or the class."""
+        if len(scores) == 1:
+            return scores[0]
+        return self.est.classes[max(range(len(scores)), key=scores.__getitem__)]
 
     def _steps(self, rows, start, stop):
         """The kernel's steps over rows [start, stop) of a chunk; their summed loss."""
         if start == stop:
             return 0.0
-        order = None if stop - start == rows.n else array("q", range(start, stop))
         try:
-            loss = self.est.learner.fit_rows(rows.data, rows.indices, rows.indptr, rows.target,
-                                             None, order, self.est.params["batch_size"])
+            loss = self.est.learner.fit_rows(*rows.part(start, stop), None, None, self.est.params["batch_size"])
         except NonFiniteMargin as e:
-            raise ValueError(f"{rows.where(e.row)}: {e.detail}") from None
+            raise ValueError(f"{rows.where(start + e.row)}: {e.detail}") from None
         self.table.add(stop - start, loss)
         self.pass_loss += loss
         return loss
 
     def _prediction(self, rows, i):
-        """The model's prediction for row i of a chunk, before its step: the margin (a
-        pass over the weights: Learner.margins), the class for several classes."""
-        a, b = rows.indptr[i], rows.indptr[i + 1]
-        one = array(memoryview(rows.indptr).format, [0, b - a])
-        try:
-            scores = self.est.learner.margins(memoryview(rows.data)[a:b], memoryview(rows.indices)[a:b], one,
-                                              rows.width)[0]
-        except NonFiniteMargin as e:
-            raise ValueError(f"{rows.where(i)}: {e.detail}") from None
-        if len(scores) == 1:
-            return scores[0]
-        return self.est.classes[max(range(len(scores)), key=scores.__getitem__)]
+        """The model's prediction for row i of a chunk, before its step: the margin, the
+        class for several classes."""
+        return self._shown(self._margins(rows, i))
+
+
+def prediction_line(est, scores, tag=None):
+    """An example's line of progressive predictions (train --predictions): what
+    ``fastprox predict`` writes for it (the class, or the value: `fastprox._core.predictions`),
+    then its tag if the input has one, as VW's -p."""
+    if est.regression:
+        text = repr(scores[0])
+    elif len(scores) == 1:
+        text = format_label(est.classes[1] if scores[0] > 0 else est.classes[0])
+    else:
+        text = format_label(est.classes[max(range(len(scores)), key=scores.__getitem__)])
+    return f"{text} {tag}\n" if tag is not None else text + "\n"
 
 
 class _Rows:
     """A chunk's CSR buffers and width, its kernel targets, and ``where(i)`` naming
     row i's line."""
 
-    def __init__(self, data, indices, indptr, width, target, where):
+    def __init__(self, data, indices, indptr, width, target, where, tags=None):
         self.data, self.indices, self.indptr, self.target, self.where = data, indices, indptr, target, where
-        self.n, self.width = len(indptr) - 1, width
+        self.n, self.width, self.tags = len(indptr) - 1, width, tags
+
+    def part(self, start, stop):
+        """The CSR buffers and targets of rows [start, stop) alone (views, the row
+        pointers rebased): the kernel checks the rows it is given, so a call over a
+        few rows of a chunk costs those rows, not the chunk."""
+        if start == 0 and stop == self.n:
+            return self.data, self.indices, self.indptr, self.target
+        a, b = self.indptr[start], self.indptr[stop]
+        indptr = memoryview(self.indptr)
+        return (memoryview(self.data)[a:b], memoryview(self.indices)[a:b],
+                array(indptr.format, [p - a for p in indptr[start:stop + 1]]), memoryview(self.target)[start:stop])
+
+    def tag(self, i):
+        """Row i's tag (VW's input has them: a chunk's ``tags``), or None."""
+        return None if self.tags is None else self.tags[i]

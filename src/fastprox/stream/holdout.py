@@ -1,0 +1,53 @@
+"""Vowpal Wabbit's holdout for several passes: every K-th example of a pass (K the
+holdout period, 10 by default; the K-th, 2K-th, ... counted from 1 in each pass,
+as VW's ``in_pass_counter % holdout_period == 0``) is held out of training in
+every pass, the first included, and scored by the model of the moment instead
+(the loss it would have had, no step). At the end of each pass the pass's mean
+holdout loss is compared with the best so far: a pass that does not improve
+on it counts against the run, and after ``early_terminate`` such passes in a
+row (3 by default) the run stops.
+
+The model kept is VW's: VW writes the model file at every pass that improved
+the holdout loss, and at the end of the run unless it stopped early
+(``finalize_regressor`` skips the write once ``early_terminate`` is set). So a
+run that stops early keeps the best pass's model, and one that runs all its
+passes keeps the last pass's, even if an earlier one held out better.
+`Holdout` keeps a copy of the best pass's kernel (O(model) memory) to return
+it when the run stops early.
+"""
+import copy
+
+#: VW's defaults: --holdout-period and --early-terminate.
+HOLDOUT_PERIOD, EARLY_TERMINATE = 10, 3
+
+
+class Holdout:
+    """Which rows a pass holds out (``period``), and the stopping rule over the
+    passes' holdout losses (``early_terminate`` passes without improvement)."""
+
+    def __init__(self, period=HOLDOUT_PERIOD, early_terminate=EARLY_TERMINATE):
+        self.period, self.early_terminate = period, early_terminate
+        self.best_loss, self.best_pass, self.best_learner = float("inf"), None, None
+        self.no_win = 0
+        self.losses = []            # each pass's mean holdout loss (None: no rows held out)
+        self.stopped = None         # the pass after which the run stopped early
+
+    def rows(self, seen, n):
+        """The rows of a chunk of ``n`` rows held out, ``seen`` rows of the pass before it."""
+        return range((-(seen + 1)) % self.period, n, self.period)
+
+    def end_pass(self, number, total, rows, learner):
+        """Take pass ``number``'s holdout (``rows`` rows of summed loss ``total``, the
+        model ``learner`` at its end); whether the run stops here."""
+        loss = total / rows if rows else None
+        self.losses.append(loss)
+        if loss is not None and loss < self.best_loss:
+            self.best_loss, self.best_pass, self.no_win = loss, number, 0
+            self.best_learner = copy.copy(learner)      # (the kernel's __reduce__: arrays of its own)
+            return False
+        if loss is not None or self.best_pass is not None:
+            self.no_win += 1
+        if self.no_win >= self.early_terminate:
+            self.stopped = number
+            return True
+        return False
