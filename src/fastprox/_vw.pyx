@@ -1,0 +1,626 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""The Vowpal Wabbit text parser: lines of ``label [importance] ['tag]|ns[:value]
+feature[:value] ... |ns ...`` into canonical CSR rows hashed as VW hashes them.
+
+The parser works as fastprox._libsvm's does (complete lines of a ``bytearray``
+without the GIL, rows appended to growable C arrays, the first error recorded
+with its line and token, `fastprox.vw.reader` turning it into a ``PATH:LINE:``
+message), with VW's hashing (vowpalwabbit/core/hashstring.h, parse_example_text.cc):
+
+- a namespace ``|name`` hashes to ``hashstring(name, 0)`` and is known by its first
+  byte; the default namespace (``|`` followed by a space) hashes to 0, byte ``' '``;
+- a feature ``name`` of namespace hash ``n`` hashes to ``hashstring(name, n)``, a
+  string value ``name:text`` to ``hashstring(text, hashstring(name, n))``, an
+  anonymous ``:value`` to ``n`` plus its rank among the namespace's anonymous ones;
+- ``hashstring`` trims bytes up to 0x20 at both ends, takes a name of digits alone
+  for its number plus the seed (mod 2^32), anything else to MurmurHash3 (x86, 32
+  bits) seeded with the seed;
+- a feature's value is its namespace's value times its own (1 when absent); a
+  value of 0 is dropped, as VW drops it;
+- an interaction of namespaces ``a, b`` crosses every feature of ``a`` with every
+  one of ``b`` (with itself, each unordered pair once, diagonal included) into
+  ``(16777619 * h_a) ^ h_b``, of three ``((16777619 * ((16777619 * h_a) ^ h_b)) ^ h_c``
+  (interactions_predict.h), its value the product;
+- every index is masked to its low ``bits`` bits (VW's ``-b``; the stride VW
+  multiplies by does not change the bucket), then a row's indices are sorted and
+  the values of an index met twice summed.
+
+VW's constant feature is not emitted: the models' intercept plays its part.
+Stricter than VW, which warns and reads on: a value that starts as a number but
+is not one, ``name:`` without a value, NaN or infinite values, labels and
+importance weights are errors.
+"""
+cimport cython
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
+from cpython cimport array
+from libc.math cimport isfinite
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.stdlib cimport free
+from libc.string cimport memchr, memcpy
+from fastprox._text cimport *
+from fastprox._rowsort cimport sort_pairs
+
+import array as pyarray
+
+cdef array.array DOUBLES = pyarray.array("d"), INT64 = pyarray.array("q"), INT32 = pyarray.array("i")
+cdef locale_t C_LOCALE = newlocale(LC_ALL_MASK, b"C", NULL)
+
+#: VW's prime of its interactions' hashing (constant.h's FNV_PRIME).
+FNV_PRIME = 16777619
+#: The most namespaces an interaction crosses.
+MAX_ORDER = 3
+#: Namespaces read (a namespace is its first byte).
+NAMESPACES = 256
+
+# Error codes; fastprox.vw.reader turns each into a message.
+cpdef enum VWError:
+    VW_OK
+    VW_ERR_LABEL
+    VW_ERR_WEIGHT
+    VW_ERR_LABEL_WORDS
+    VW_ERR_NO_LABEL
+    VW_ERR_VALUE
+    VW_ERR_NO_VALUE
+    VW_ERR_NONFINITE
+    VW_ERR_NAMESPACE
+    VW_ERR_NUL
+    VW_ERR_NO_MEMORY
+    VW_ERR_LONG_LINE
+
+
+cdef inline uint32_t rotl32(uint32_t x, int r) noexcept nogil:
+    return (x << r) | (x >> (32 - r))
+
+
+cdef inline uint32_t murmur3_32(const char *data, Py_ssize_t n, uint32_t seed) noexcept nogil:
+    """MurmurHash3 x86 32 bits of ``data[:n]`` (VW's uniform_hash)."""
+    cdef const unsigned char *u = <const unsigned char *>data
+    cdef Py_ssize_t i, blocks = n // 4
+    cdef uint32_t h = seed, k
+    for i in range(blocks):
+        k = (<uint32_t>u[4 * i] | <uint32_t>u[4 * i + 1] << 8 | <uint32_t>u[4 * i + 2] << 16
+             | <uint32_t>u[4 * i + 3] << 24)
+        k *= 0xcc9e2d51u
+        k = rotl32(k, 15)
+        k *= 0x1b873593u
+        h ^= k
+        h = rotl32(h, 13)
+        h = h * 5u + 0xe6546b64u
+    u += 4 * blocks
+    k = 0
+    if n & 3:
+        if (n & 3) == 3:
+            k ^= <uint32_t>u[2] << 16
+        if (n & 3) >= 2:
+            k ^= <uint32_t>u[1] << 8
+        k ^= <uint32_t>u[0]
+        k *= 0xcc9e2d51u
+        k = rotl32(k, 15)
+        k *= 0x1b873593u
+        h ^= k
+    h ^= <uint32_t>n
+    h ^= h >> 16
+    h *= 0x85ebca6bu
+    h ^= h >> 13
+    h *= 0xc2b2ae35u
+    h ^= h >> 16
+    return h
+
+
+cdef inline uint32_t hashstring(const char *p, Py_ssize_t n, uint32_t seed) noexcept nogil:
+    """VW's hashstring: ``p[:n]`` trimmed of bytes up to 0x20, a run of digits as its
+    number plus ``seed`` (mod 2^32), else MurmurHash3 seeded with ``seed``."""
+    cdef uint32_t value = 0
+    cdef Py_ssize_t i
+    while n > 0 and 0 <= p[0] <= 32:
+        p += 1
+        n -= 1
+    while n > 0 and 0 <= p[n - 1] <= 32:
+        n -= 1
+    for i in range(n):
+        if not is_digit(p[i]):
+            return murmur3_32(p, n, seed)
+        value = value * 10u + <uint32_t>(p[i] - 48)
+    return value + seed
+
+
+def hash_string(bytes text, uint32_t seed=0):
+    """VW's ``hashstring(text, seed)`` (see the module's docstring), for tests and the
+    names of the columns."""
+    return hashstring(text, len(text), seed)
+
+
+cdef inline bint ends_name(char c) noexcept nogil:
+    """Whether ``c`` ends a feature's or a namespace's name (VW's read_name)."""
+    return c == 32 or c == 9 or c == 58 or c == 124 or c == 13 or c == 0
+
+
+cdef inline bint ends_value(char c) noexcept nogil:
+    """Whether ``c`` may follow a feature's value."""
+    return c == 32 or c == 9 or c == 124 or c == 13 or c == 0
+
+
+cdef inline bint starts_number(char c) noexcept nogil:
+    """Whether a value starting with ``c`` must be a number (else it is a string)."""
+    return is_digit(c) or c == 43 or c == 45 or c == 46
+
+
+cdef class VWParser:
+    """Rows parsed from successive buffers of VW text, hashed into ``2**bits`` columns
+    with the ``interactions`` given (tuples of 2 or 3 namespace bytes), as
+    fastprox._libsvm.Parser collects LIBSVM rows (same ``feed``, ``take``, ``peek``
+    and counters); each row also has an importance weight and a tag. With
+    ``names`` (a dict) the column of every single feature met is recorded there
+    as ``"namespace^name"`` (its first name: a bounded dict, one entry per column).
+    """
+    # the rows collected
+    cdef double *data
+    cdef int64_t *indices
+    cdef int64_t *indptr
+    cdef double *labels
+    cdef double *weights
+    cdef int64_t *tag_ends
+    cdef char *tags
+    cdef Py_ssize_t nnz_capacity, row_capacity, tag_capacity, tag_size
+    # one row's features in order: hash, value, namespace byte; its output pairs
+    cdef uint64_t *fh
+    cdef double *fv
+    cdef unsigned char *fn
+    cdef uint64_t *sh
+    cdef double *sv
+    cdef long long *keys
+    cdef double *vals
+    cdef Py_ssize_t nf, f_capacity, k_capacity
+    cdef Py_ssize_t ns_start[256]
+    cdef Py_ssize_t ns_count[256]
+    cdef bint placed[256]
+    cdef unsigned char terms[64][4]          # order, then the namespace bytes
+    cdef int n_terms
+    # the names' spans (namespace start, length, name start, length, column) of a feed
+    cdef int64_t *spans
+    cdef Py_ssize_t n_spans, span_capacity
+    cdef object names
+    cdef readonly uint64_t mask
+    cdef readonly Py_ssize_t nnz, rows, max_line
+    cdef readonly int64_t line, min_index, max_index, max_index_line
+    cdef readonly int error
+    cdef readonly int64_t error_line
+    cdef readonly Py_ssize_t error_start, error_end
+    cdef readonly bint any_tag, any_weight
+
+    def __cinit__(self, int bits, interactions=(), Py_ssize_t max_line=1 << 28, names=None):
+        cdef int i
+        if not 1 <= bits <= 62:
+            raise ValueError(f"bits={bits} must be in [1, 62]")
+        if len(interactions) > 64:
+            raise ValueError(f"at most 64 interactions, not {len(interactions)}")
+        self.mask = (<uint64_t>1 << bits) - 1
+        self.max_line = max_line
+        self.min_index = 0
+        self.max_index = <int64_t>self.mask
+        self.names = names
+        for term in interactions:
+            if not 2 <= len(term) <= MAX_ORDER:
+                raise ValueError(f"an interaction crosses 2 or 3 namespaces, not {len(term)}")
+            self.terms[self.n_terms][0] = len(term)
+            for i in range(len(term)):
+                self.terms[self.n_terms][i + 1] = term[i]
+            self.n_terms += 1
+        for i in range(256):
+            self.ns_count[i] = 0
+            self.placed[i] = False
+        if not self.reserve_rows(1024) or not self.reserve_nnz(16384) or not self.reserve_features(256) \
+                or not self.reserve_keys(1024):
+            raise MemoryError()
+        self.indptr[0] = 0
+
+    def __dealloc__(self):
+        free(self.data)
+        free(self.indices)
+        free(self.indptr)
+        free(self.labels)
+        free(self.weights)
+        free(self.tag_ends)
+        free(self.tags)
+        free(self.fh)
+        free(self.fv)
+        free(self.fn)
+        free(self.sh)
+        free(self.sv)
+        free(self.keys)
+        free(self.vals)
+        free(self.spans)
+
+    cdef bint reserve_rows(self, Py_ssize_t n) noexcept nogil:
+        cdef Py_ssize_t cap = self.row_capacity
+        if self.rows + n <= cap:
+            return True
+        while cap < self.rows + n:
+            cap = 2 * cap + 1024
+        if not (grow(<void **>&self.indptr, (cap + 1) * sizeof(int64_t))
+                and grow(<void **>&self.labels, cap * sizeof(double))
+                and grow(<void **>&self.weights, cap * sizeof(double))
+                and grow(<void **>&self.tag_ends, cap * sizeof(int64_t))):
+            return False
+        self.row_capacity = cap
+        return True
+
+    cdef bint reserve_nnz(self, Py_ssize_t n) noexcept nogil:
+        cdef Py_ssize_t cap = self.nnz_capacity
+        if self.nnz + n <= cap:
+            return True
+        while cap < self.nnz + n:
+            cap = 2 * cap + 16384
+        if not (grow(<void **>&self.data, cap * sizeof(double))
+                and grow(<void **>&self.indices, cap * sizeof(int64_t))):
+            return False
+        self.nnz_capacity = cap
+        return True
+
+    cdef bint reserve_features(self, Py_ssize_t n) noexcept nogil:
+        cdef Py_ssize_t cap = self.f_capacity
+        if n <= cap:
+            return True
+        while cap < n:
+            cap = 2 * cap + 256
+        if not (grow(<void **>&self.fh, cap * sizeof(uint64_t)) and grow(<void **>&self.fv, cap * sizeof(double))
+                and grow(<void **>&self.fn, cap) and grow(<void **>&self.sh, cap * sizeof(uint64_t))
+                and grow(<void **>&self.sv, cap * sizeof(double))):
+            return False
+        self.f_capacity = cap
+        return True
+
+    cdef bint reserve_keys(self, Py_ssize_t n) noexcept nogil:
+        cdef Py_ssize_t cap = self.k_capacity
+        if n <= cap:
+            return True
+        while cap < n:
+            cap = 2 * cap + 1024
+        if not (grow(<void **>&self.keys, cap * sizeof(long long))
+                and grow(<void **>&self.vals, cap * sizeof(double))):
+            return False
+        self.k_capacity = cap
+        return True
+
+    cdef bint add_tag(self, const char *p, Py_ssize_t n) noexcept nogil:
+        cdef Py_ssize_t cap = self.tag_capacity
+        if self.tag_size + n > cap:
+            while cap < self.tag_size + n:
+                cap = 2 * cap + 4096
+            if not grow(<void **>&self.tags, cap):
+                return False
+            self.tag_capacity = cap
+        memcpy(self.tags + self.tag_size, p, n)
+        self.tag_size += n
+        return True
+
+    cdef bint add_span(self, const char *base, const char *ns, Py_ssize_t ns_len, const char *name,
+                       Py_ssize_t name_len, uint64_t column) noexcept nogil:
+        cdef Py_ssize_t cap = self.span_capacity
+        cdef int64_t *s
+        if self.n_spans == cap:
+            cap = 2 * cap + 1024
+            if not grow(<void **>&self.spans, 5 * cap * sizeof(int64_t)):
+                return False
+            self.span_capacity = cap
+        s = self.spans + 5 * self.n_spans
+        s[0], s[1], s[2], s[3], s[4] = ns - base, ns_len, name - base, name_len, <int64_t>column
+        self.n_spans += 1
+        return True
+
+    cdef int fail(self, int code, const char *base, const char *start, const char *end) noexcept nogil:
+        self.error = code
+        self.error_line = self.line
+        self.error_start = start - base
+        self.error_end = end - base
+        return code
+
+    cdef int parse_line(self, const char *base, const char *p, const char *e, const char *end) noexcept nogil:
+        """Parse one line [p, e) (no newline) of the buffer [base, end); append a row
+        unless it is blank."""
+        cdef const char *t
+        cdef const char *q
+        cdef const char *bar
+        cdef const char *ls
+        cdef const char *words[4]
+        cdef const char *word_ends[4]
+        cdef const char *ns_name
+        cdef const char *r
+        cdef const char *name_end
+        cdef bint string_value
+        cdef Py_ssize_t n_words = 0, ns_len
+        cdef double label = 0.0, weight = 1.0, ns_value, value
+        cdef uint64_t ns_hash, h = 0, anon
+        cdef unsigned char ns
+        t = <const char *>memchr(p, 0, e - p)
+        if t != NULL:
+            return self.fail(VW_ERR_NUL, base, t, t + 1)
+        if e > p and e[-1] == 13:
+            e -= 1
+        if self.line == 1 and e - p >= 3 and p[0] == <char>0xEF and p[1] == <char>0xBB and p[2] == <char>0xBF:
+            p += 3      # a UTF-8 byte order mark, as VW skips it
+        if skip_space(p, e) == e:
+            return VW_OK
+        bar = <const char *>memchr(p, 124, e - p)
+        if bar == NULL:
+            bar = e
+        ls = <const char *>memchr(p, 9, bar - p)    # the label's part after a tab, as VW
+        ls = p if ls == NULL else ls + 1
+        # the words before the first '|': label [importance [initial]] and the tag
+        t = skip_space(ls, bar)
+        while t < bar:
+            if n_words == 4:
+                return self.fail(VW_ERR_LABEL_WORDS, base, ls, bar)
+            words[n_words] = t
+            t = token_end(t, bar)
+            word_ends[n_words] = t
+            n_words += 1
+            t = skip_space(t, bar)
+        if not self.reserve_rows(1):
+            return self.fail(VW_ERR_NO_MEMORY, base, p, e)
+        self.tag_ends[self.rows] = self.tag_size
+        if n_words and (word_ends[n_words - 1] == bar or words[n_words - 1][0] == 39):   # the tag
+            n_words -= 1
+            t = words[n_words] + (words[n_words][0] == 39)
+            if not self.add_tag(t, word_ends[n_words] - t):
+                return self.fail(VW_ERR_NO_MEMORY, base, p, e)
+            self.tag_ends[self.rows] = self.tag_size
+            self.any_tag = True
+        if n_words == 0:
+            return self.fail(VW_ERR_NO_LABEL, base, p, bar)
+        if n_words > 2:
+            return self.fail(VW_ERR_LABEL_WORDS, base, words[2], word_ends[n_words - 1])
+        if not parse_double(words[0], word_ends[0], end, &label) or not isfinite(label):
+            return self.fail(VW_ERR_LABEL, base, words[0], word_ends[0])
+        if n_words == 2:
+            if not parse_double(words[1], word_ends[1], end, &weight) or not isfinite(weight) or weight < 0:
+                return self.fail(VW_ERR_WEIGHT, base, words[1], word_ends[1])
+            if weight != 1.0:
+                self.any_weight = True
+        # the namespaces and their features
+        self.nf = 0
+        p = bar
+        while p < e:
+            p += 1      # the '|'
+            ns_value, anon = 1.0, 0
+            if p == e or p[0] == 32 or p[0] == 9 or p[0] == 124:
+                ns, ns_hash, ns_name, ns_len = 32, 0, p, 0
+            elif p[0] == 58:
+                return self.fail(VW_ERR_NAMESPACE, base, p, token_end(p, e))
+            else:
+                ns, ns_name = <unsigned char>p[0], p
+                while p < e and not ends_name(p[0]):
+                    p += 1
+                ns_len = p - ns_name
+                ns_hash = hashstring(ns_name, ns_len, 0)
+                if p < e and p[0] == 58:
+                    q = scan_number(p + 1, end, &ns_value)
+                    if q == NULL or (q < e and not ends_value(q[0])) or not isfinite(ns_value):
+                        return self.fail(VW_ERR_NAMESPACE, base, ns_name, token_end(p, e))
+                    p = q
+            while p < e and p[0] != 124:
+                if p[0] == 32 or p[0] == 9:
+                    p += 1
+                    continue
+                t = p
+                while p < e and not ends_name(p[0]):
+                    p += 1
+                name_end, value, string_value = p, ns_value, False
+                if p < e and p[0] == 58:        # ':' and a value
+                    q = p + 1
+                    if q == e or ends_value(q[0]):
+                        return self.fail(VW_ERR_NO_VALUE, base, t, q)
+                    r = scan_number(q, end, &value)
+                    if r != NULL and (r == e or ends_value(r[0])):
+                        if not isfinite(value):
+                            return self.fail(VW_ERR_NONFINITE, base, q, r)
+                        value *= ns_value
+                        p = r
+                    elif starts_number(q[0]):
+                        return self.fail(VW_ERR_VALUE, base, q, token_end(q, e))
+                    else:       # a string value, hashed after the name; its value 1, as VW
+                        p = token_end(q, e)
+                        h = hashstring(q, p - q, hashstring(t, name_end - t, <uint32_t>ns_hash))
+                        value, string_value = 1.0, True
+                if not string_value:
+                    if name_end > t:
+                        h = hashstring(t, name_end - t, <uint32_t>ns_hash)
+                    else:
+                        h = ns_hash + anon
+                        anon += 1
+                if value == 0:
+                    continue
+                if not self.reserve_features(self.nf + 1):
+                    return self.fail(VW_ERR_NO_MEMORY, base, t, p)
+                self.fh[self.nf], self.fv[self.nf], self.fn[self.nf] = h, value, ns
+                self.nf += 1
+                if self.names is not None and not self.add_span(base, ns_name, ns_len, t,
+                                                                (p if string_value else name_end) - t,
+                                                                h & self.mask):
+                    return self.fail(VW_ERR_NO_MEMORY, base, t, p)
+        if not self.emit():
+            return self.fail(VW_ERR_NO_MEMORY, base, bar, e)
+        self.labels[self.rows] = label
+        self.weights[self.rows] = weight
+        self.rows += 1
+        self.indptr[self.rows] = self.nnz
+        return VW_OK
+
+    cdef bint emit(self) noexcept nogil:
+        """The row's features and their interactions, masked, sorted, merged, appended."""
+        cdef Py_ssize_t i, j, k, n = self.nf, total = self.nf, at, start
+        cdef Py_ssize_t a0, na, b0, nb, c0, nc
+        cdef unsigned char a, b, c
+        cdef int term
+        cdef uint64_t half, half2, m = self.mask
+        cdef double va, vab
+        if self.n_terms:
+            # the features grouped by namespace, in order within each (VW's feature spaces)
+            for i in range(n):
+                self.ns_count[self.fn[i]] += 1
+            at = 0
+            for i in range(n):
+                c = self.fn[i]
+                if not self.placed[c]:
+                    self.placed[c] = True
+                    self.ns_start[c] = at
+                    at += self.ns_count[c]
+            for i in range(n):      # ns_start as the cursors, then back to the starts
+                c = self.fn[i]
+                self.sh[self.ns_start[c]], self.sv[self.ns_start[c]] = self.fh[i], self.fv[i]
+                self.ns_start[c] += 1
+            for i in range(n):
+                c = self.fn[i]
+                if self.placed[c]:
+                    self.placed[c] = False
+                    self.ns_start[c] -= self.ns_count[c]
+            for term in range(self.n_terms):
+                na = self.ns_count[self.terms[term][1]]
+                nb = self.ns_count[self.terms[term][2]]
+                if self.terms[term][0] == 2:
+                    total += na * (nb + 1) // 2 if self.terms[term][1] == self.terms[term][2] else na * nb
+                else:
+                    nc = self.ns_count[self.terms[term][3]]
+                    total += na * nb * nc
+        if not self.reserve_keys(total) or not self.reserve_nnz(total):
+            return False
+        for i in range(n):
+            self.keys[i], self.vals[i] = <long long>(self.fh[i] & m), self.fv[i]
+        at = n
+        for term in range(self.n_terms):
+            a, b = self.terms[term][1], self.terms[term][2]
+            a0, na, b0, nb = self.ns_start[a], self.ns_count[a], self.ns_start[b], self.ns_count[b]
+            if self.terms[term][0] == 2:
+                for i in range(na):
+                    half, va = <uint64_t>16777619 * self.sh[a0 + i], self.sv[a0 + i]
+                    for j in range(i if a == b else 0, nb):
+                        self.keys[at] = <long long>((half ^ self.sh[b0 + j]) & m)
+                        self.vals[at] = va * self.sv[b0 + j]
+                        at += 1
+            else:
+                c = self.terms[term][3]
+                c0, nc = self.ns_start[c], self.ns_count[c]
+                for i in range(na):
+                    half, va = <uint64_t>16777619 * self.sh[a0 + i], self.sv[a0 + i]
+                    for j in range(i if a == b else 0, nb):
+                        half2 = <uint64_t>16777619 * (half ^ self.sh[b0 + j])
+                        vab = va * self.sv[b0 + j]
+                        for k in range(j if b == c else 0, nc):
+                            self.keys[at] = <long long>((half2 ^ self.sh[c0 + k]) & m)
+                            self.vals[at] = vab * self.sv[c0 + k]
+                            at += 1
+        for i in range(n):
+            self.ns_count[self.fn[i]] = 0
+        sort_pairs(self.keys, self.vals, at)
+        start = self.nnz
+        for i in range(at):
+            if self.nnz > start and self.indices[self.nnz - 1] == self.keys[i]:
+                self.data[self.nnz - 1] += self.vals[i]
+                continue
+            self.indices[self.nnz], self.data[self.nnz] = self.keys[i], self.vals[i]
+            self.nnz += 1
+        return True
+
+    def feed(self, bytearray buf, Py_ssize_t pos, Py_ssize_t size, bint final,
+             Py_ssize_t max_rows, int64_t lo=0, int64_t hi=0, int64_t offset=0):
+        """Parse complete lines of the text ``buf[:size]`` from ``pos``; return where it
+        stopped, or -1 on bad input (see ``error``). As fastprox._libsvm.Parser.feed
+        (``buf[size]`` a NUL; ``lo``, ``hi``, ``offset`` unused: VW's columns are hashes)."""
+        if not (0 <= pos <= size < PyByteArray_GET_SIZE(buf) and max_rows >= 0
+                and PyByteArray_AS_STRING(buf)[size] == 0):
+            raise ValueError("feed: need 0 <= pos <= size < len(buf), buf[size] == 0 "
+                             "and max_rows >= 0")
+        cdef const char *base = PyByteArray_AS_STRING(buf)
+        cdef const char *end = base + size
+        cdef const char *p = base + pos
+        cdef const char *nl
+        cdef Py_ssize_t stop_rows = self.rows + max_rows
+        cdef int code = VW_OK
+        cdef locale_t previous_locale
+        self.n_spans = 0
+        with nogil:
+            previous_locale = uselocale(C_LOCALE)
+            while p < end and self.rows < stop_rows:
+                nl = <const char *>memchr(p, 10, end - p)
+                if nl == NULL:
+                    if not final:
+                        break
+                    nl = end
+                self.line += 1
+                if nl - p > self.max_line:
+                    code = self.fail(VW_ERR_LONG_LINE, base, p, p)
+                    break
+                code = self.parse_line(base, p, nl, end)
+                if code != VW_OK:
+                    break
+                p = nl + 1 if nl < end else end
+            uselocale(previous_locale)
+        if self.n_spans:
+            self.record_names(base)
+        if code != VW_OK:
+            return -1
+        return p - base
+
+    cdef record_names(self, const char *base):
+        """The names of the columns met in the last feed, first come first kept."""
+        cdef Py_ssize_t i
+        cdef int64_t *s
+        names = self.names
+        for i in range(self.n_spans):
+            s = self.spans + 5 * i
+            if s[4] not in names:
+                names[s[4]] = ((base[s[0]:s[0] + s[1]] if s[1] else b"") + b"^"
+                               + base[s[2]:s[2] + s[3]]).decode("utf-8", "backslashreplace")
+        self.n_spans = 0
+
+    def take(self, bint wide):
+        """Return ``(data, indices, indptr, labels, weights, tags)`` and reset: the
+        ``array.array`` buffers of fastprox._libsvm.Parser.take, the importance
+        weights (None when all are 1) and the tags (a list of ``bytes``, None when no
+        row has one)."""
+        cdef Py_ssize_t i, rows = self.rows, nnz = self.nnz
+        cdef array.array data = array.clone(DOUBLES, nnz, zero=False)
+        cdef array.array labels = array.clone(DOUBLES, rows, zero=False)
+        cdef array.array indices, indptr
+        cdef array.array weights = None
+        memcpy(data.data.as_doubles, self.data, nnz * sizeof(double))
+        memcpy(labels.data.as_doubles, self.labels, rows * sizeof(double))
+        if self.any_weight:
+            weights = array.clone(DOUBLES, rows, zero=False)
+            memcpy(weights.data.as_doubles, self.weights, rows * sizeof(double))
+        if wide:
+            indices = array.clone(INT64, nnz, zero=False)
+            indptr = array.clone(INT64, rows + 1, zero=False)
+            memcpy(indices.data.as_longlongs, self.indices, nnz * sizeof(int64_t))
+            memcpy(indptr.data.as_longlongs, self.indptr, (rows + 1) * sizeof(int64_t))
+        else:
+            indices = array.clone(INT32, nnz, zero=False)
+            indptr = array.clone(INT32, rows + 1, zero=False)
+            for i in range(nnz):
+                indices.data.as_ints[i] = <int>self.indices[i]
+            for i in range(rows + 1):
+                indptr.data.as_ints[i] = <int>self.indptr[i]
+        tags = None
+        if self.any_tag:
+            tags = [self.tags[(self.tag_ends[i - 1] if i else 0):self.tag_ends[i]] for i in range(rows)]
+        self.rows = self.nnz = self.tag_size = 0
+        self.any_tag = self.any_weight = False
+        return data, indices, indptr, labels, weights, tags
+
+    def peek(self, Py_ssize_t start):
+        """Copies of the rows ``start`` to ``rows`` collected so far, as ``(data, indices,
+        indptr, labels)`` (int64 indices and indptr), the parser left as it is."""
+        if not 0 <= start <= self.rows:
+            raise ValueError(f"peek: start={start} must lie in [0, {self.rows}]")
+        cdef Py_ssize_t i, rows = self.rows - start, lo = self.indptr[start], nnz = self.nnz - self.indptr[start]
+        cdef array.array data = array.clone(DOUBLES, nnz, zero=False)
+        cdef array.array indices = array.clone(INT64, nnz, zero=False)
+        cdef array.array indptr = array.clone(INT64, rows + 1, zero=False)
+        cdef array.array labels = array.clone(DOUBLES, rows, zero=False)
+        memcpy(data.data.as_doubles, self.data + lo, nnz * sizeof(double))
+        memcpy(indices.data.as_longlongs, self.indices + lo, nnz * sizeof(int64_t))
+        memcpy(labels.data.as_doubles, self.labels + start, rows * sizeof(double))
+        for i in range(rows + 1):
+            indptr.data.as_longlongs[i] = self.indptr[start + i] - lo
+        return data, indices, indptr, labels
+
