@@ -53,9 +53,14 @@ def run(args):
         name = "ProxRegressor" if est.regression else "ProxClassifier"
         raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
                          f"{args.model} holds a {name}(loss={est.loss!r})")
-    bits = _hashing(est, args.hash_bits, args.model)
+    read = reading(args)
+    if read.get("format") == "vw":      # VW's hashes are the columns: the model's width gives -b
+        read["vw_bits"] = args.hash_bits or est.n_features.bit_length() - 1
+        bits = None
+    else:
+        bits = _hashing(est, args.hash_bits, args.model)
     metrics = Metrics(est)
-    chunks = labelled_chunks(args.data, bits=bits, **reading(args))
+    chunks = labelled_chunks(args.data, bits=bits, **read)
     lines = _lines(est, chunks, metrics, args.proba)
     if args.out is None:
         for text in lines:

@@ -57,7 +57,7 @@ from ..stream.progress import Table, decimal, progress_bar, summary
 from ..stream.sources import DefaultSource, FileSource
 from ..stream.trainer import Trainer, predicts
 from .metrics import Metrics, metric_lines
-from .options import add_reader_options, reading
+from .options import add_reader_options, is_vw, reading
 
 #: Rows of the embedded default data (--rows).
 DEFAULT_ROWS = 100_000
@@ -209,6 +209,8 @@ def model_of(args):
                              if getattr(args, option, None) is not None}}
     if args.regression:
         params.pop("multi_class", None)
+    if args.data and is_vw(args):
+        params["hash_bits"] = None          # VW text's columns are VW's hashes already
     params["fit_intercept"] = not args.no_intercept
     if args.groups:
         params["groups"] = read_vector(args.groups, "--groups", int)
@@ -222,7 +224,8 @@ def _source(args, est):
     if not args.data:
         return DefaultSource(args.rows, reading(args), args.n_features, args.seed, args.test)
     n_features, origin = _fixed_width(args, est.params)
-    return FileSource(args.data, reading(args), args.passes, args.hash_bits, args.test, n_features, origin,
+    return FileSource(args.data, reading(args), args.passes, None if args.format == "vw" else args.hash_bits,
+                      args.test, n_features, origin,
                       args.groups or args.group_weights)
 
 
@@ -255,6 +258,8 @@ def _check_options(args):
         value, option = getattr(args, name), "--" + name.replace("_", "-")
         if value is not None and value > high:
             raise ValueError(f"{option} must be at most {high}, not {value}")
+    if args.scheduler and args.data and is_vw(args):
+        raise ValueError("--scheduler reads LIBSVM files; VW text trains on this machine: drop --scheduler")
     for name in ("sequential", "sync_rows", "workers", "timeout"):
         if getattr(args, name) not in (None, False) and not args.scheduler:
             raise ValueError(f"--{name.replace('_', '-')} is for training on a cluster: give --scheduler too")
@@ -318,6 +323,9 @@ def _evaluate(est, chunks, name):
 def _fixed_width(args, params):
     """(the model's width when the options fix it, else None: it grows; what sets
     the width, for messages about its size) for the files DATA."""
+    if args.format == "vw":
+        bits = reading(args)["vw_bits"]
+        return 1 << bits, f"--hash-bits {bits} (VW text)"
     if args.hash_bits is not None:
         return None, f"--hash-bits {args.hash_bits}"
     groups, weights = params["groups"], params["group_weights"]

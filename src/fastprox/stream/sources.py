@@ -8,9 +8,9 @@ Their messages name the options of `fastprox train`, which gives them.
 import re
 
 from .._validation import available_memory, readable_size
-from ..libsvm import iter_chunks, read_once, source_name
+from ..libsvm import read_once, source_name
 from . import preview
-from .files import check_readable, hashed, labelled_chunks, pumped, read_ahead, row_locator
+from .files import check_readable, chunks_of, hashed, labelled_chunks, pumped, read_ahead, row_locator
 
 #: The width of the embedded default data (--n-features unless given).
 DEFAULT_FEATURES = 1 << 18
@@ -85,7 +85,7 @@ class FileSource:
         for path in self.paths:
             row = 0
             with pumped(path) as source:
-                for chunk in iter_chunks(source, n_features=self.n_features, preview=shown, **self.reading):
+                for chunk in chunks_of(source, n_features=self.n_features, preview=shown, **self.reading):
                     yield hashed(chunk, self.bits), chunk.y, (path, row)
                     row += chunk.shape[0]
             shown = None

@@ -112,7 +112,7 @@ class Trainer:
         if X.shape[1] > self.est.learner.n_features:
             self.est.widen(X.shape[1])
         self.stats.add(y, 1 if self.classes is None else self.classes.n_outputs + 1)
-        rows = _Rows(*kernel_arrays(X), X.shape[1], target, where)
+        rows = _Rows(*kernel_arrays(X), X.shape[1], target, where, getattr(X, "weights", None))
         n, start, batch = X.shape[0], 0, self.est.params["batch_size"]
         while start < n:
             due = start + self.table.next - self.table.rows - 1    # the row of the next line
@@ -139,7 +139,7 @@ class Trainer:
         order = None if stop - start == rows.n else array("q", range(start, stop))
         try:
             loss = self.est.learner.fit_rows(rows.data, rows.indices, rows.indptr, rows.target,
-                                             None, order, self.est.params["batch_size"])
+                                             rows.weights, order, self.est.params["batch_size"])
         except NonFiniteMargin as e:
             raise ValueError(f"{rows.where(e.row)}: {e.detail}") from None
         self.table.add(stop - start, loss)
@@ -162,9 +162,10 @@ class Trainer:
 
 
 class _Rows:
-    """A chunk's CSR buffers and width, its kernel targets, and ``where(i)`` naming
-    row i's line."""
+    """A chunk's CSR buffers and width, its kernel targets, ``where(i)`` naming
+    row i's line, and its rows' sample weights (None: all 1; VW's importance weights)."""
 
-    def __init__(self, data, indices, indptr, width, target, where):
+    def __init__(self, data, indices, indptr, width, target, where, weights=None):
         self.data, self.indices, self.indptr, self.target, self.where = data, indices, indptr, target, where
+        self.weights = weights
         self.n, self.width = len(indptr) - 1, width
