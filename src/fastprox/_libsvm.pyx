@@ -98,22 +98,11 @@ cdef class Parser:
     whole stream.  After an error (``feed`` returns -1) ``error``,
     ``error_line``, ``error_start`` and ``error_end`` describe it. A line of
     more than ``max_line`` bytes (its newline excluded) is an error
-    (ERR_LONG_LINE) before any of it is parsed.
+    (ERR_LONG_LINE) before any of it is parsed. (``more``: a subclass's own
+    arguments, fastprox._vw.VWParser's, which parses another format's lines.)
     """
-    cdef double *data
-    cdef int64_t *indices
-    cdef int64_t *indptr
-    cdef double *labels
-    cdef int64_t *qids
-    cdef Py_ssize_t nnz_capacity, row_capacity
-    cdef readonly Py_ssize_t nnz, rows
-    cdef readonly int64_t line, min_index, max_index, max_index_line
-    cdef readonly int error
-    cdef readonly int64_t error_line
-    cdef readonly Py_ssize_t error_start, error_end, max_line
-    cdef bint want_qid, allow_nonfinite
 
-    def __cinit__(self, bint want_qid, bint allow_nonfinite, Py_ssize_t max_line):
+    def __cinit__(self, bint want_qid, bint allow_nonfinite, Py_ssize_t max_line, *more):
         self.want_qid = want_qid
         self.allow_nonfinite = allow_nonfinite
         self.max_line = max_line

@@ -39,11 +39,11 @@ from libc.stdlib cimport free
 from libc.string cimport memchr, memcpy
 from fastprox._text cimport *
 from fastprox._rowsort cimport sort_pairs
+from fastprox._libsvm cimport Parser
 
 import array as pyarray
 
-cdef array.array DOUBLES = pyarray.array("d"), INT64 = pyarray.array("q"), INT32 = pyarray.array("i")
-cdef locale_t C_LOCALE = newlocale(LC_ALL_MASK, b"C", NULL)
+cdef array.array DOUBLES = pyarray.array("d")
 
 #: VW's prime of its interactions' hashing (constant.h's FNV_PRIME).
 FNV_PRIME = 16777619
@@ -52,10 +52,11 @@ MAX_ORDER = 3
 #: Namespaces read (a namespace is its first byte).
 NAMESPACES = 256
 
-# Error codes; fastprox.vw.reader turns each into a message.
+# Error codes; fastprox.vw.reader turns each into a message. They follow the LIBSVM
+# parser's (fastprox._libsvm.Error), whose feed records a line too long (ERR_LONG_LINE).
 cpdef enum VWError:
     VW_OK
-    VW_ERR_LABEL
+    VW_ERR_LABEL = 100
     VW_ERR_WEIGHT
     VW_ERR_LABEL_WORDS
     VW_ERR_NO_LABEL
@@ -65,7 +66,6 @@ cpdef enum VWError:
     VW_ERR_NAMESPACE
     VW_ERR_NUL
     VW_ERR_NO_MEMORY
-    VW_ERR_LONG_LINE
 
 
 cdef inline uint32_t rotl32(uint32_t x, int r) noexcept nogil:
@@ -145,24 +145,27 @@ cdef inline bint starts_number(char c) noexcept nogil:
     return is_digit(c) or c == 43 or c == 45 or c == 46
 
 
-cdef class VWParser:
+cdef inline Py_ssize_t grown(Py_ssize_t cap, Py_ssize_t need, Py_ssize_t step) noexcept nogil:
+    """``cap`` doubled (plus ``step``) until it holds ``need``."""
+    while cap < need:
+        cap = 2 * cap + step
+    return cap
+
+
+cdef class VWParser(Parser):
     """Rows parsed from successive buffers of VW text, hashed into ``2**bits`` columns
-    with the ``interactions`` given (tuples of 2 or 3 namespace bytes), as
-    fastprox._libsvm.Parser collects LIBSVM rows (same ``feed``, ``take``, ``peek``
-    and counters); each row also has an importance weight and a tag. With
-    ``names`` (a dict) the column of every single feature met is recorded there
-    as ``"namespace^name"`` (its first name: a bounded dict, one entry per column).
+    with the ``interactions`` given (sequences of 2 or 3 namespace bytes): a
+    fastprox._libsvm.Parser (its buffers, counters, errors, ``feed`` and ``peek``; the
+    first three arguments its own, ``want_qid`` and ``allow_nonfinite`` unused) whose
+    lines are VW's; each row also has an importance weight and a tag (kept where the
+    LIBSVM parser keeps query ids: where it ends among the tags' bytes). With
+    ``names`` (a dict) the column of every single feature met is recorded there as
+    ``"namespace^name"`` (its first name: a bounded dict, one entry per column).
     """
-    # the rows collected
-    cdef double *data
-    cdef int64_t *indices
-    cdef int64_t *indptr
-    cdef double *labels
     cdef double *weights
-    cdef int64_t *tag_ends
     cdef char *tags
-    cdef Py_ssize_t nnz_capacity, row_capacity, tag_capacity, tag_size
-    # one row's features in order: hash, value, namespace byte; its output pairs
+    cdef Py_ssize_t weight_capacity, tag_capacity, tag_size
+    # one row's features in order: hash, value, namespace byte; grouped by namespace; its output pairs
     cdef uint64_t *fh
     cdef double *fv
     cdef unsigned char *fn
@@ -170,7 +173,7 @@ cdef class VWParser:
     cdef double *sv
     cdef long long *keys
     cdef double *vals
-    cdef Py_ssize_t nf, f_capacity, k_capacity
+    cdef Py_ssize_t f_capacity, k_capacity, nf
     cdef Py_ssize_t ns_start[256]
     cdef Py_ssize_t ns_count[256]
     cdef bint placed[256]
@@ -181,21 +184,16 @@ cdef class VWParser:
     cdef Py_ssize_t n_spans, span_capacity
     cdef object names
     cdef readonly uint64_t mask
-    cdef readonly Py_ssize_t nnz, rows, max_line
-    cdef readonly int64_t line, min_index, max_index, max_index_line
-    cdef readonly int error
-    cdef readonly int64_t error_line
-    cdef readonly Py_ssize_t error_start, error_end
     cdef readonly bint any_tag, any_weight
 
-    def __cinit__(self, int bits, interactions=(), Py_ssize_t max_line=1 << 28, names=None):
+    def __cinit__(self, bint want_qid, bint allow_nonfinite, Py_ssize_t max_line, int bits, interactions=(),
+                  names=None):
         cdef int i
         if not 1 <= bits <= 62:
             raise ValueError(f"bits={bits} must be in [1, 62]")
         if len(interactions) > 64:
             raise ValueError(f"at most 64 interactions, not {len(interactions)}")
         self.mask = (<uint64_t>1 << bits) - 1
-        self.max_line = max_line
         self.min_index = 0
         self.max_index = <int64_t>self.mask
         self.names = names
@@ -209,18 +207,11 @@ cdef class VWParser:
         for i in range(256):
             self.ns_count[i] = 0
             self.placed[i] = False
-        if not self.reserve_rows(1024) or not self.reserve_nnz(16384) or not self.reserve_features(256) \
-                or not self.reserve_keys(1024):
+        if not self.reserve_row(256, 1024):
             raise MemoryError()
-        self.indptr[0] = 0
 
     def __dealloc__(self):
-        free(self.data)
-        free(self.indices)
-        free(self.indptr)
-        free(self.labels)
         free(self.weights)
-        free(self.tag_ends)
         free(self.tags)
         free(self.fh)
         free(self.fv)
@@ -232,61 +223,36 @@ cdef class VWParser:
         free(self.spans)
 
     cdef bint reserve_rows(self, Py_ssize_t n) noexcept nogil:
-        cdef Py_ssize_t cap = self.row_capacity
-        if self.rows + n <= cap:
-            return True
-        while cap < self.rows + n:
-            cap = 2 * cap + 1024
-        if not (grow(<void **>&self.indptr, (cap + 1) * sizeof(int64_t))
-                and grow(<void **>&self.labels, cap * sizeof(double))
-                and grow(<void **>&self.weights, cap * sizeof(double))
-                and grow(<void **>&self.tag_ends, cap * sizeof(int64_t))):
+        """The LIBSVM parser's rows, and as many importance weights."""
+        if not Parser.reserve_rows(self, n):
             return False
-        self.row_capacity = cap
+        if self.weight_capacity < self.row_capacity:
+            if not grow(<void **>&self.weights, self.row_capacity * sizeof(double)):
+                return False
+            self.weight_capacity = self.row_capacity
         return True
 
-    cdef bint reserve_nnz(self, Py_ssize_t n) noexcept nogil:
-        cdef Py_ssize_t cap = self.nnz_capacity
-        if self.nnz + n <= cap:
-            return True
-        while cap < self.nnz + n:
-            cap = 2 * cap + 16384
-        if not (grow(<void **>&self.data, cap * sizeof(double))
-                and grow(<void **>&self.indices, cap * sizeof(int64_t))):
-            return False
-        self.nnz_capacity = cap
-        return True
-
-    cdef bint reserve_features(self, Py_ssize_t n) noexcept nogil:
-        cdef Py_ssize_t cap = self.f_capacity
-        if n <= cap:
-            return True
-        while cap < n:
-            cap = 2 * cap + 256
-        if not (grow(<void **>&self.fh, cap * sizeof(uint64_t)) and grow(<void **>&self.fv, cap * sizeof(double))
-                and grow(<void **>&self.fn, cap) and grow(<void **>&self.sh, cap * sizeof(uint64_t))
-                and grow(<void **>&self.sv, cap * sizeof(double))):
-            return False
-        self.f_capacity = cap
-        return True
-
-    cdef bint reserve_keys(self, Py_ssize_t n) noexcept nogil:
-        cdef Py_ssize_t cap = self.k_capacity
-        if n <= cap:
-            return True
-        while cap < n:
-            cap = 2 * cap + 1024
-        if not (grow(<void **>&self.keys, cap * sizeof(long long))
-                and grow(<void **>&self.vals, cap * sizeof(double))):
-            return False
-        self.k_capacity = cap
+    cdef bint reserve_row(self, Py_ssize_t features, Py_ssize_t keys) noexcept nogil:
+        """Room for a row of ``features`` features giving ``keys`` pairs (with its
+        interactions); False when out of memory."""
+        cdef Py_ssize_t cap = grown(self.f_capacity, features, 256)
+        if cap > self.f_capacity:
+            if not (grow(<void **>&self.fh, cap * sizeof(uint64_t)) and grow(<void **>&self.fv, cap * sizeof(double))
+                    and grow(<void **>&self.fn, cap) and grow(<void **>&self.sh, cap * sizeof(uint64_t))
+                    and grow(<void **>&self.sv, cap * sizeof(double))):
+                return False
+            self.f_capacity = cap
+        cap = grown(self.k_capacity, keys, 1024)
+        if cap > self.k_capacity:
+            if not (grow(<void **>&self.keys, cap * sizeof(long long))
+                    and grow(<void **>&self.vals, cap * sizeof(double))):
+                return False
+            self.k_capacity = cap
         return True
 
     cdef bint add_tag(self, const char *p, Py_ssize_t n) noexcept nogil:
-        cdef Py_ssize_t cap = self.tag_capacity
-        if self.tag_size + n > cap:
-            while cap < self.tag_size + n:
-                cap = 2 * cap + 4096
+        cdef Py_ssize_t cap = grown(self.tag_capacity, self.tag_size + n, 4096)
+        if cap > self.tag_capacity:
             if not grow(<void **>&self.tags, cap):
                 return False
             self.tag_capacity = cap
@@ -296,10 +262,9 @@ cdef class VWParser:
 
     cdef bint add_span(self, const char *base, const char *ns, Py_ssize_t ns_len, const char *name,
                        Py_ssize_t name_len, uint64_t column) noexcept nogil:
-        cdef Py_ssize_t cap = self.span_capacity
+        cdef Py_ssize_t cap = grown(self.span_capacity, self.n_spans + 1, 1024)
         cdef int64_t *s
-        if self.n_spans == cap:
-            cap = 2 * cap + 1024
+        if cap > self.span_capacity:
             if not grow(<void **>&self.spans, 5 * cap * sizeof(int64_t)):
                 return False
             self.span_capacity = cap
@@ -308,16 +273,10 @@ cdef class VWParser:
         self.n_spans += 1
         return True
 
-    cdef int fail(self, int code, const char *base, const char *start, const char *end) noexcept nogil:
-        self.error = code
-        self.error_line = self.line
-        self.error_start = start - base
-        self.error_end = end - base
-        return code
-
-    cdef int parse_line(self, const char *base, const char *p, const char *e, const char *end) noexcept nogil:
-        """Parse one line [p, e) (no newline) of the buffer [base, end); append a row
-        unless it is blank."""
+    cdef int parse_line(self, const char *base, const char *p, const char *e, const char *end,
+                        int64_t lo, int64_t hi, int64_t offset) noexcept nogil:
+        """Parse one VW line [p, e) (no newline) of the buffer [base, end); append a row
+        unless it is blank (``lo``, ``hi``, ``offset``: unused, the columns are hashes)."""
         cdef const char *t
         cdef const char *q
         cdef const char *bar
@@ -335,7 +294,7 @@ cdef class VWParser:
         t = <const char *>memchr(p, 0, e - p)
         if t != NULL:
             return self.fail(VW_ERR_NUL, base, t, t + 1)
-        if e > p and e[-1] == 13:
+        if e > p and (e - 1)[0] == 13:
             e -= 1
         if self.line == 1 and e - p >= 3 and p[0] == <char>0xEF and p[1] == <char>0xBB and p[2] == <char>0xBF:
             p += 3      # a UTF-8 byte order mark, as VW skips it
@@ -358,13 +317,13 @@ cdef class VWParser:
             t = skip_space(t, bar)
         if not self.reserve_rows(1):
             return self.fail(VW_ERR_NO_MEMORY, base, p, e)
-        self.tag_ends[self.rows] = self.tag_size
+        self.qids[self.rows] = self.tag_size
         if n_words and (word_ends[n_words - 1] == bar or words[n_words - 1][0] == 39):   # the tag
             n_words -= 1
             t = words[n_words] + (words[n_words][0] == 39)
             if not self.add_tag(t, word_ends[n_words] - t):
                 return self.fail(VW_ERR_NO_MEMORY, base, p, e)
-            self.tag_ends[self.rows] = self.tag_size
+            self.qids[self.rows] = self.tag_size
             self.any_tag = True
         if n_words == 0:
             return self.fail(VW_ERR_NO_LABEL, base, p, bar)
@@ -430,7 +389,7 @@ cdef class VWParser:
                         anon += 1
                 if value == 0:
                     continue
-                if not self.reserve_features(self.nf + 1):
+                if not self.reserve_row(self.nf + 1, 0):
                     return self.fail(VW_ERR_NO_MEMORY, base, t, p)
                 self.fh[self.nf], self.fv[self.nf], self.fn[self.nf] = h, value, ns
                 self.nf += 1
@@ -482,7 +441,7 @@ cdef class VWParser:
                 else:
                     nc = self.ns_count[self.terms[term][3]]
                     total += na * nb * nc
-        if not self.reserve_keys(total) or not self.reserve_nnz(total):
+        if not self.reserve_row(0, total) or not self.reserve_nnz(total):
             return False
         for i in range(n):
             self.keys[i], self.vals[i] = <long long>(self.fh[i] & m), self.fv[i]
@@ -522,44 +481,13 @@ cdef class VWParser:
         return True
 
     def feed(self, bytearray buf, Py_ssize_t pos, Py_ssize_t size, bint final,
-             Py_ssize_t max_rows, int64_t lo=0, int64_t hi=0, int64_t offset=0):
-        """Parse complete lines of the text ``buf[:size]`` from ``pos``; return where it
-        stopped, or -1 on bad input (see ``error``). As fastprox._libsvm.Parser.feed
-        (``buf[size]`` a NUL; ``lo``, ``hi``, ``offset`` unused: VW's columns are hashes)."""
-        if not (0 <= pos <= size < PyByteArray_GET_SIZE(buf) and max_rows >= 0
-                and PyByteArray_AS_STRING(buf)[size] == 0):
-            raise ValueError("feed: need 0 <= pos <= size < len(buf), buf[size] == 0 "
-                             "and max_rows >= 0")
-        cdef const char *base = PyByteArray_AS_STRING(buf)
-        cdef const char *end = base + size
-        cdef const char *p = base + pos
-        cdef const char *nl
-        cdef Py_ssize_t stop_rows = self.rows + max_rows
-        cdef int code = VW_OK
-        cdef locale_t previous_locale
+             Py_ssize_t max_rows, int64_t lo, int64_t hi, int64_t offset):
+        """fastprox._libsvm.Parser.feed over VW lines; then the names met recorded."""
         self.n_spans = 0
-        with nogil:
-            previous_locale = uselocale(C_LOCALE)
-            while p < end and self.rows < stop_rows:
-                nl = <const char *>memchr(p, 10, end - p)
-                if nl == NULL:
-                    if not final:
-                        break
-                    nl = end
-                self.line += 1
-                if nl - p > self.max_line:
-                    code = self.fail(VW_ERR_LONG_LINE, base, p, p)
-                    break
-                code = self.parse_line(base, p, nl, end)
-                if code != VW_OK:
-                    break
-                p = nl + 1 if nl < end else end
-            uselocale(previous_locale)
+        pos = Parser.feed(self, buf, pos, size, final, max_rows, lo, hi, offset)
         if self.n_spans:
-            self.record_names(base)
-        if code != VW_OK:
-            return -1
-        return p - base
+            self.record_names(PyByteArray_AS_STRING(buf))
+        return pos
 
     cdef record_names(self, const char *base):
         """The names of the columns met in the last feed, first come first kept."""
@@ -578,49 +506,16 @@ cdef class VWParser:
         ``array.array`` buffers of fastprox._libsvm.Parser.take, the importance
         weights (None when all are 1) and the tags (a list of ``bytes``, None when no
         row has one)."""
-        cdef Py_ssize_t i, rows = self.rows, nnz = self.nnz
-        cdef array.array data = array.clone(DOUBLES, nnz, zero=False)
-        cdef array.array labels = array.clone(DOUBLES, rows, zero=False)
-        cdef array.array indices, indptr
+        cdef Py_ssize_t i, rows = self.rows
         cdef array.array weights = None
-        memcpy(data.data.as_doubles, self.data, nnz * sizeof(double))
-        memcpy(labels.data.as_doubles, self.labels, rows * sizeof(double))
         if self.any_weight:
             weights = array.clone(DOUBLES, rows, zero=False)
             memcpy(weights.data.as_doubles, self.weights, rows * sizeof(double))
-        if wide:
-            indices = array.clone(INT64, nnz, zero=False)
-            indptr = array.clone(INT64, rows + 1, zero=False)
-            memcpy(indices.data.as_longlongs, self.indices, nnz * sizeof(int64_t))
-            memcpy(indptr.data.as_longlongs, self.indptr, (rows + 1) * sizeof(int64_t))
-        else:
-            indices = array.clone(INT32, nnz, zero=False)
-            indptr = array.clone(INT32, rows + 1, zero=False)
-            for i in range(nnz):
-                indices.data.as_ints[i] = <int>self.indices[i]
-            for i in range(rows + 1):
-                indptr.data.as_ints[i] = <int>self.indptr[i]
         tags = None
         if self.any_tag:
-            tags = [self.tags[(self.tag_ends[i - 1] if i else 0):self.tag_ends[i]] for i in range(rows)]
-        self.rows = self.nnz = self.tag_size = 0
+            tags = [self.tags[(self.qids[i - 1] if i else 0):self.qids[i]] for i in range(rows)]
+        self.tag_size = 0
         self.any_tag = self.any_weight = False
+        data, indices, indptr, labels, _ = Parser.take(self, 0, wide)
         return data, indices, indptr, labels, weights, tags
-
-    def peek(self, Py_ssize_t start):
-        """Copies of the rows ``start`` to ``rows`` collected so far, as ``(data, indices,
-        indptr, labels)`` (int64 indices and indptr), the parser left as it is."""
-        if not 0 <= start <= self.rows:
-            raise ValueError(f"peek: start={start} must lie in [0, {self.rows}]")
-        cdef Py_ssize_t i, rows = self.rows - start, lo = self.indptr[start], nnz = self.nnz - self.indptr[start]
-        cdef array.array data = array.clone(DOUBLES, nnz, zero=False)
-        cdef array.array indices = array.clone(INT64, nnz, zero=False)
-        cdef array.array indptr = array.clone(INT64, rows + 1, zero=False)
-        cdef array.array labels = array.clone(DOUBLES, rows, zero=False)
-        memcpy(data.data.as_doubles, self.data + lo, nnz * sizeof(double))
-        memcpy(indices.data.as_longlongs, self.indices + lo, nnz * sizeof(int64_t))
-        memcpy(labels.data.as_doubles, self.labels + start, rows * sizeof(double))
-        for i in range(rows + 1):
-            indptr.data.as_longlongs[i] = self.indptr[start + i] - lo
-        return data, indices, indptr, labels
 

@@ -4,8 +4,9 @@ interactions as VW reads its ``-q``, ``--cubic`` and ``--interactions``."""
 from array import array
 
 from .._numpy import np
+from .._libsvm import Error
 from .._vw import MAX_ORDER, VWError, VWParser
-from ..libsvm.reader import BLOCK_BYTES, MAX_LINE_BYTES, Chunk, Reader, _INT32_MAX, _positive_int
+from ..libsvm.reader import BLOCK_BYTES, MAX_LINE_BYTES, Chunk, Reader, INT32_MAX, positive_int
 
 #: VW's default -b.
 DEFAULT_BITS = 18
@@ -55,7 +56,7 @@ class VWReader(Reader):
     blocks and lines it keeps), a VWParser in place of the LIBSVM one."""
 
     def __init__(self, path, chunk_rows, hash_bits, terms, block_bytes, max_line_bytes, names=None):
-        if not _positive_int(hash_bits, MAX_BITS):
+        if not positive_int(hash_bits, MAX_BITS):
             raise ValueError(f"hash_bits must be an integer in [1, {MAX_BITS}] (2^hash_bits columns, "
                              f"VW's -b), not {hash_bits!r}")
         if names is not None and not isinstance(names, dict):
@@ -63,12 +64,12 @@ class VWReader(Reader):
                              f"not {type(names).__name__}")
         super().__init__(path, chunk_rows, 1 << hash_bits, "float64", True, False, False, block_bytes,
                          max_line_bytes)
-        self.parser = VWParser(hash_bits, terms, self.max_line, names)
+        self.parser = VWParser(False, False, self.max_line, hash_bits, terms, names)
 
     def _take(self):
         self.preview, self.previewed = None, 0
         data, indices, indptr, labels, weights, tags = self.parser.take(
-            max(self.n_features, self.parser.nnz) > _INT32_MAX)
+            max(self.n_features, self.parser.nnz) > INT32_MAX)
         return VWChunk(data, indices, indptr, labels, self.n_features, weights, tags)
 
     def _check_unfinished(self, pos, start):
@@ -80,11 +81,11 @@ class VWReader(Reader):
 
     def _parse_error(self):
         p = self.parser
+        if p.error == Error.ERR_LONG_LINE:     # (the LIBSVM parser's feed, which VWParser's runs)
+            return ValueError(self._where(p.error_line) + _long_line(self.max_line))
         code = VWError(p.error)
         if code == VWError.VW_ERR_NO_MEMORY:
             return MemoryError(f"{self.name}:{p.error_line}: out of memory while reading")
-        if code == VWError.VW_ERR_LONG_LINE:
-            return ValueError(self._where(p.error_line) + _long_line(self.max_line))
         token = self.buf[p.error_start:p.error_end]
         shown = "'%s'" % token[:60].decode("utf-8", "backslashreplace")
         return ValueError(self._where(p.error_line) + _MESSAGES[code].format(shown))
@@ -98,7 +99,7 @@ def iter_vw_chunks(path, hash_bits=DEFAULT_BITS, interactions=(), chunk_rows=10_
     ``names`` (a dict) receives the column of each feature met, as
     ``"namespace^feature"`` (first met, first kept). ``preview`` as for
     fastprox.libsvm.iter_chunks."""
-    if not _positive_int(chunk_rows):
+    if not positive_int(chunk_rows):
         raise ValueError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")
     reader = VWReader(path, int(chunk_rows), hash_bits, list(interactions), block_bytes, max_line_bytes, names)
     reader.preview = preview
@@ -143,7 +144,7 @@ def load_vw(path, hash_bits=DEFAULT_BITS, quadratic=(), cubic=(), interactions=(
     chunks = list(iter_vw_chunks(path, hash_bits, terms, chunk_rows=1 << 16, names=names,
                                  max_line_bytes=max_line_bytes))
     from scipy.sparse import csr_matrix
-    itype = np.int64 if max(1 << hash_bits, sum(c.nnz for c in chunks)) > _INT32_MAX else np.int32
+    itype = np.int64 if max(1 << hash_bits, sum(c.nnz for c in chunks)) > INT32_MAX else np.int32
     starts = np.cumsum([0] + [c.nnz for c in chunks])
     indptr = np.concatenate([np.zeros(1, itype)] + [np.asarray(c.indptr)[1:].astype(itype) + s
                                                      for c, s in zip(chunks, starts)])
