@@ -167,3 +167,42 @@ def test_interactions_need_vw_text(tmp_path, capsys):
     path.write_bytes(b"1 1:1\n-1 2:1\n")
     assert main(["train", str(path), "-q", "ab"]) != 0
     assert "--format vw" in capsys.readouterr().err
+
+
+def reference_rows(lines, bits, terms):
+    """The rows of simple VW lines (``label |ns name[:value] ...``), hashed and crossed
+    eagerly from hash_string as the module's docstring says."""
+    mask, out = (1 << bits) - 1, []
+    for line in lines:
+        spaces = {}
+        for part in line.split(b"|")[1:]:
+            name, *features = part.split(b" ")
+            seed = hash_string(name)
+            for f in filter(None, features):
+                word, _, value = f.partition(b":")
+                spaces.setdefault(name[:1], []).append((hash_string(word, seed), float(value or 1)))
+        row = {}
+        for h, v in (p for fs in spaces.values() for p in fs):
+            row[h & mask] = row.get(h & mask, 0.0) + v
+        for term in map(str.encode, terms):
+            a, b = spaces.get(term[:1], []), spaces.get(term[1:2], [])
+            for i, (ha, va) in enumerate(a):
+                for hb, vb in (b[i:] if term[0] == term[1] else b):
+                    key = (((16777619 * ha) % 2**64) ^ hb) & mask
+                    row[key] = row.get(key, 0.0) + va * vb
+        out.append(sorted(row.items()))
+    return out
+
+
+@pytest.mark.parametrize("bits", [4, 18, 31, 40])
+@pytest.mark.parametrize("width", [3, 40, 70])
+def test_long_rows_sorted_and_merged_as_the_reference(bits, width):
+    """Rows of up to 70 x 70 crossed pairs (the sort's insertion, one-byte and
+    byte-by-byte paths) equal the eager reference, few bits (many merged) or many."""
+    rng = np.random.default_rng(bits * 100 + width)
+    lines = [b"1 |a " + b" ".join(b"w%d:%d" % (rng.integers(1000), rng.integers(1, 4)) for _ in range(width))
+             + b" |b " + b" ".join(b"%d" % rng.integers(10**6) for _ in range(width)) for _ in range(5)]
+    X = load_vw(io.BytesIO(b"\n".join(lines)), bits, quadratic=["ab", "aa"])[0]
+    got = rows(X)
+    assert all(r == sorted(r) and len({c for c, _ in r}) == len(r) for r in got)
+    assert got == [[(c, pytest.approx(v)) for c, v in r] for r in reference_rows(lines, bits, ["ab", "aa"])]

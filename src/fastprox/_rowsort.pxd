@@ -16,20 +16,26 @@ cdef inline void sift_pair(long long* k, double* v, Py_ssize_t root, Py_ssize_t 
         root = child
 
 
-cdef inline void sort_pairs(long long* k, double* v, Py_ssize_t n) noexcept nogil:
-    """Sort the pairs (k, v) by k: insertion sort for the short rows of sparse data,
-    a heap sort beyond (n log n, no recursion, no allocation)."""
+cdef inline void insertion_sort_pairs(long long* k, double* v, Py_ssize_t n) noexcept nogil:
+    """Sort the pairs (k, v) by k by insertion: for short or nearly sorted rows."""
     cdef Py_ssize_t i, j
     cdef long long key
     cdef double val
+    for i in range(1, n):
+        key, val = k[i], v[i]
+        j = i - 1
+        while j >= 0 and k[j] > key:
+            k[j + 1], v[j + 1] = k[j], v[j]
+            j -= 1
+        k[j + 1], v[j + 1] = key, val
+
+
+cdef inline void sort_pairs(long long* k, double* v, Py_ssize_t n) noexcept nogil:
+    """Sort the pairs (k, v) by k: insertion sort for the short rows of sparse data,
+    a heap sort beyond (n log n, no recursion, no allocation)."""
+    cdef Py_ssize_t i
     if n <= 32:
-        for i in range(1, n):
-            key, val = k[i], v[i]
-            j = i - 1
-            while j >= 0 and k[j] > key:
-                k[j + 1], v[j + 1] = k[j], v[j]
-                j -= 1
-            k[j + 1], v[j + 1] = key, val
+        insertion_sort_pairs(k, v, n)
         return
     for i in range(n // 2 - 1, -1, -1):
         sift_pair(k, v, i, n)
@@ -37,3 +43,54 @@ cdef inline void sort_pairs(long long* k, double* v, Py_ssize_t n) noexcept nogi
         k[0], k[i] = k[i], k[0]
         v[0], v[i] = v[i], v[0]
         sift_pair(k, v, 0, i)
+
+
+cdef inline void byte_pass(long long* k, double* v, long long* dk, double* dv, Py_ssize_t n,
+                           int shift) noexcept nogil:
+    """The pairs (k, v) into (dk, dv), stably ordered by the byte of their keys at ``shift``."""
+    cdef Py_ssize_t count[256]
+    cdef Py_ssize_t i, total = 0, c
+    for i in range(256):
+        count[i] = 0
+    for i in range(n):
+        count[(k[i] >> shift) & 255] += 1
+    for i in range(256):
+        c = count[i]
+        count[i] = total
+        total += c
+    for i in range(n):
+        c = (k[i] >> shift) & 255
+        dk[count[c]] = k[i]
+        dv[count[c]] = v[i]
+        count[c] += 1
+
+
+cdef inline void radix_sort_pairs(long long* k, double* v, long long* tk, double* tv,
+                                  Py_ssize_t n) noexcept nogil:
+    """Sort the pairs (k, v) by k (keys >= 0) through the scratch (tk, tv) of n pairs:
+    the long rows of crossed namespaces, whose keys are hashes, which insertion sort
+    would take in quadratic time and heap sort with a mispredicted branch per
+    comparison. Up to 2048 pairs: one pass on the keys' top byte (found from their
+    bits), then insertion sort, which finds each key near its place; beyond, least
+    significant byte first, a byte every key shares skipped. Short rows go to
+    `sort_pairs`."""
+    cdef Py_ssize_t i
+    cdef long long bits = 0
+    cdef int top = 0, shift
+    if n <= 32:
+        sort_pairs(k, v, n)
+        return
+    for i in range(n):
+        bits |= k[i]
+    while top < 63 and (bits >> top) != 0:
+        top += 1
+    if n <= 2048:
+        byte_pass(k, v, tk, tv, n, top - 8 if top > 8 else 0)
+        for i in range(n):
+            k[i], v[i] = tk[i], tv[i]
+        insertion_sort_pairs(k, v, n)
+        return
+    for shift in range(0, top, 8):
+        byte_pass(k, v, tk, tv, n, shift)
+        for i in range(n):
+            k[i], v[i] = tk[i], tv[i]

@@ -38,7 +38,7 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free
 from libc.string cimport memchr, memcpy
 from fastprox._text cimport *
-from fastprox._rowsort cimport sort_pairs
+from fastprox._rowsort cimport radix_sort_pairs
 from fastprox._libsvm cimport Parser
 
 import array as pyarray
@@ -441,7 +441,7 @@ cdef class VWParser(Parser):
                 else:
                     nc = self.ns_count[self.terms[term][3]]
                     total += na * nb * nc
-        if not self.reserve_row(0, total) or not self.reserve_nnz(total):
+        if not self.reserve_row(total, total) or not self.reserve_nnz(total):
             return False
         for i in range(n):
             self.keys[i], self.vals[i] = <long long>(self.fh[i] & m), self.fv[i]
@@ -470,7 +470,7 @@ cdef class VWParser(Parser):
                             at += 1
         for i in range(n):
             self.ns_count[self.fn[i]] = 0
-        sort_pairs(self.keys, self.vals, at)
+        radix_sort_pairs(self.keys, self.vals, <long long *>self.sh, self.sv, at)
         start = self.nnz
         for i in range(at):
             if self.nnz > start and self.indices[self.nnz - 1] == self.keys[i]:
