@@ -160,6 +160,13 @@ def test_train_reads_vw_as_the_reader(tmp_path, capsys):
     assert main(["predict", str(model), str(path), "-q", "ab", "--quiet"]) == 0
     predicted = np.array(capsys.readouterr().out.split(), dtype=float)
     assert np.array_equal(predicted, est.predict(X))
+    unlabelled = tmp_path / "new.vw"
+    unlabelled.write_bytes(b"".join(b"|" + line.split(b"|", 1)[1] + b"\n" for line in text.splitlines()[:50]))
+    assert main(["predict", str(model), str(unlabelled), "-q", "ab"]) == 0
+    out, err = capsys.readouterr()
+    assert np.array_equal(np.array(out.split(), dtype=float), est.predict(X[:50])) and "accuracy" not in err
+    assert main(["train", str(unlabelled), "--quiet"]) != 0
+    assert "new.vw:1: no label before the first '|'" in capsys.readouterr().err
 
 
 def test_interactions_need_vw_text(tmp_path, capsys):
@@ -206,3 +213,22 @@ def test_long_rows_sorted_and_merged_as_the_reference(bits, width):
     got = rows(X)
     assert all(r == sorted(r) and len({c for c, _ in r}) == len(r) for r in got)
     assert got == [[(c, pytest.approx(v)) for c, v in r] for r in reference_rows(lines, bits, ["ab", "aa"])]
+
+
+def test_auto_format_reads_the_head_once_more(tmp_path, monkeypatch):
+    """--format auto reads the first file's first 64 kB once more (looks_like_vw: its
+    first data line holds a '|'); a source read once (a pipe, a file object) is not
+    sniffed: LIBSVM unless --format vw."""
+    from fastprox.libsvm import sources
+    from fastprox.vw.reader import SNIFF_BYTES, looks_like_vw
+    path = tmp_path / "d.vw"
+    path.write_bytes(b"\n1 |a x\n")
+    assert looks_like_vw(path) and not looks_like_vw(io.BytesIO(b"1 |a x\n"))
+    svm = tmp_path / "d.svm"
+    svm.write_bytes(b"1 1:1 # a|b\n")
+    assert not looks_like_vw(svm)
+    read = []
+    real = sources.read_head
+    monkeypatch.setattr(sources, "read_head", lambda f, size: read.append(size) or real(f, size))
+    assert main(["info", str(path)]) == 0
+    assert read.count(SNIFF_BYTES) == 1

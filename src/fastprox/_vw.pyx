@@ -33,7 +33,7 @@ importance weights are errors.
 cimport cython
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
 from cpython cimport array
-from libc.math cimport isfinite
+from libc.math cimport NAN, isfinite
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free
 from libc.string cimport memchr, memcpy
@@ -161,6 +161,7 @@ cdef class VWParser(Parser):
     LIBSVM parser keeps query ids: where it ends among the tags' bytes). With
     ``names`` (a dict) the column of every single feature met is recorded there as
     ``"namespace^name"`` (its first name: a bounded dict, one entry per column).
+    Without ``need_label``, a line with no label is read, its label NaN.
     """
     cdef double *weights
     cdef char *tags
@@ -185,9 +186,10 @@ cdef class VWParser(Parser):
     cdef object names
     cdef readonly uint64_t mask
     cdef readonly bint any_tag, any_weight
+    cdef bint need_label
 
     def __cinit__(self, bint want_qid, bint allow_nonfinite, Py_ssize_t max_line, int bits, interactions=(),
-                  names=None):
+                  names=None, bint need_label=True):
         cdef int i
         if not 1 <= bits <= 62:
             raise ValueError(f"bits={bits} must be in [1, 62]")
@@ -197,6 +199,7 @@ cdef class VWParser(Parser):
         self.min_index = 0
         self.max_index = <int64_t>self.mask
         self.names = names
+        self.need_label = need_label
         for term in interactions:
             if not 2 <= len(term) <= MAX_ORDER:
                 raise ValueError(f"an interaction crosses 2 or 3 namespaces, not {len(term)}")
@@ -326,10 +329,12 @@ cdef class VWParser(Parser):
             self.qids[self.rows] = self.tag_size
             self.any_tag = True
         if n_words == 0:
-            return self.fail(VW_ERR_NO_LABEL, base, p, bar)
+            if self.need_label:
+                return self.fail(VW_ERR_NO_LABEL, base, p, bar)
+            label = NAN         # a line to predict (VW's unlabelled example)
         if n_words > 2:
             return self.fail(VW_ERR_LABEL_WORDS, base, words[2], word_ends[n_words - 1])
-        if not parse_double(words[0], word_ends[0], end, &label) or not isfinite(label):
+        if n_words and (not parse_double(words[0], word_ends[0], end, &label) or not isfinite(label)):
             return self.fail(VW_ERR_LABEL, base, words[0], word_ends[0])
         if n_words == 2:
             if not parse_double(words[1], word_ends[1], end, &weight) or not isfinite(weight) or weight < 0:
@@ -389,7 +394,7 @@ cdef class VWParser(Parser):
                         anon += 1
                 if value == 0:
                     continue
-                if not self.reserve_row(self.nf + 1, 0):
+                if self.nf == self.f_capacity and not self.reserve_row(self.nf + 1, 0):
                     return self.fail(VW_ERR_NO_MEMORY, base, t, p)
                 self.fh[self.nf], self.fv[self.nf], self.fn[self.nf] = h, value, ns
                 self.nf += 1

@@ -1,4 +1,4 @@
-"""Describe LIBSVM or VW text files: rows, features, non-zeros, labels.
+"""Describe LIBSVM or VW files: rows, features, non-zeros, labels.
 
 One streaming pass over each file.
 

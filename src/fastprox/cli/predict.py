@@ -1,4 +1,4 @@
-"""Predict with a saved model, one line per row of a LIBSVM file.
+"""Predict with a saved model: a line per row of LIBSVM or VW text.
 
 Lines hold the predicted label (classifiers, written as in LIBSVM files) or
 value (regressors, shortest exact float). With ``--proba`` the output is
@@ -17,7 +17,10 @@ rows are left out of the metrics; a file of placeholder labels gives none).
 A model trained with --hash-bits B hashes the file's ids as it was trained (its
 file records the hashing); --hash-bits, if given, must be that B. (Model files
 written before fastprox recorded the hashing need the --hash-bits they were
-trained with.)
+trained with.) VW text (--format vw, or a '|' in its first line) is hashed into the
+model's 2^B columns with the -q, --cubic and --interactions given (the model file does
+not record them: give those of training); its lines without a label are predicted,
+not scored.
 """
 import sys
 
@@ -55,7 +58,7 @@ def run(args):
                          f"{args.model} holds a {name}(loss={est.loss!r})")
     read = reading(args)
     if read.get("format") == "vw":      # VW's hashes are the columns: the model's width gives -b
-        read["vw_bits"] = args.hash_bits or est.n_features.bit_length() - 1
+        read.update(vw_bits=args.hash_bits or est.n_features.bit_length() - 1, unlabelled=True)
         bits = None
     else:
         bits = _hashing(est, args.hash_bits, args.model)

@@ -81,7 +81,7 @@ def add_arguments(parser):
     # argparse takes "-1" for a value, not an option, by this pattern: "-1,1" too
     parser._negative_number_matcher = re.compile(r"^-\d[\d.,eE+-]*$")
     parser.add_argument("data", nargs="*", metavar="DATA",
-                        help="LIBSVM training files (plain, .gz, .bz2, .xz; - for standard input); "
+                        help="LIBSVM or VW text training files (plain, .gz, .bz2, .xz; - for standard input); "
                              "none: the embedded default")
     parser.add_argument("--test", metavar="DATA", help="LIBSVM file to evaluate the model on "
                         "(default: none; the held-out part of the embedded default)")

@@ -53,9 +53,11 @@ def refuse_directory(path):
 def chunks_of(source, format="libsvm", vw_bits=None, terms=(), n_features=None, **reading):
     """The chunks of ``source`` in its ``format``: iter_chunks's of LIBSVM text (the
     other arguments its own), iter_vw_chunks's of VW text (``vw_bits`` and the
-    interactions ``terms``; the width is 2^vw_bits, ``zero_based`` means nothing)."""
+    interactions ``terms``, lines without a label read if ``unlabelled``; the width
+    is 2^vw_bits, ``zero_based`` means nothing)."""
     if format == "vw":
         return iter_vw_chunks(source, vw_bits, terms, reading["chunk_rows"], preview=reading.get("preview"),
+                              unlabelled=reading.get("unlabelled", False),
                               max_line_bytes=reading.get("max_line_bytes", MAX_LINE_BYTES))
     return iter_chunks(source, n_features=n_features, **reading)
 

@@ -55,7 +55,8 @@ class VWReader(Reader):
     """One pass over VW text (see fastprox.libsvm.reader.Reader, whose reading of
     blocks and lines it keeps), a VWParser in place of the LIBSVM one."""
 
-    def __init__(self, path, chunk_rows, hash_bits, terms, block_bytes, max_line_bytes, names=None):
+    def __init__(self, path, chunk_rows, hash_bits, terms, block_bytes, max_line_bytes, names=None,
+                 unlabelled=False):
         if not positive_int(hash_bits, MAX_BITS):
             raise ValueError(f"hash_bits must be an integer in [1, {MAX_BITS}] (2^hash_bits columns, "
                              f"VW's -b), not {hash_bits!r}")
@@ -64,7 +65,7 @@ class VWReader(Reader):
                              f"not {type(names).__name__}")
         super().__init__(path, chunk_rows, 1 << hash_bits, "float64", True, False, False, block_bytes,
                          max_line_bytes)
-        self.parser = VWParser(False, False, self.max_line, hash_bits, terms, names)
+        self.parser = VWParser(False, False, self.max_line, hash_bits, terms, names, not unlabelled)
 
     def _take(self):
         self.preview, self.previewed = None, 0
@@ -92,16 +93,18 @@ class VWReader(Reader):
 
 
 def iter_vw_chunks(path, hash_bits=DEFAULT_BITS, interactions=(), chunk_rows=10_000, *, names=None,
-                   block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES, preview=None):
+                   unlabelled=False, block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES, preview=None):
     """VW text's rows as :class:`VWChunk` objects of ``chunk_rows`` rows (the last
     shorter), each ``2**hash_bits`` columns wide, read ``block_bytes`` at a time in
     bounded memory. ``interactions``: tuples of namespace bytes (`interaction_terms`).
     ``names`` (a dict) receives the column of each feature met, as
-    ``"namespace^feature"`` (first met, first kept). ``preview`` as for
+    ``"namespace^feature"`` (first met, first kept). With ``unlabelled``, lines
+    without a label (to predict) are read, their label NaN. ``preview`` as for
     fastprox.libsvm.iter_chunks."""
     if not positive_int(chunk_rows):
         raise ValueError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")
-    reader = VWReader(path, int(chunk_rows), hash_bits, list(interactions), block_bytes, max_line_bytes, names)
+    reader = VWReader(path, int(chunk_rows), hash_bits, list(interactions), block_bytes, max_line_bytes, names,
+                      unlabelled)
     reader.preview = preview
     return iter(reader)
 
@@ -173,7 +176,8 @@ _MESSAGES = {
                            "e.g. '1 2.0 |a x'",
     VWError.VW_ERR_LABEL_WORDS: "{} before the first '|': only 'label [importance]' and a tag are read "
                                 "(VW's initial prediction and other label types are not)",
-    VWError.VW_ERR_NO_LABEL: "no label before the first '|'; give every line a label, e.g. '1 |a x'",
+    VWError.VW_ERR_NO_LABEL: "no label before the first '|'; give every line a label, e.g. '1 |a x' "
+                             "(fastprox predict reads lines without one)",
     VWError.VW_ERR_VALUE: "value {} is not a number; features are written name or name:value",
     VWError.VW_ERR_NO_VALUE: "feature {} has no value after ':'; write name:value, or the name alone "
                              "for value 1",
@@ -192,7 +196,7 @@ SNIFF_BYTES = 1 << 16
 
 def looks_like_vw(path):
     """Whether ``path``, a regular file (plain or compressed), is VW text: its first
-    line that is neither blank nor a ``#`` comment holds a ``|`` (LIBSVM text never
+    line that is not blank before any ``#`` holds a ``|`` there (LIBSVM text never
     does). Sources read once (standard input, pipes) are not read here: False."""
     from ..libsvm.sources import open_source, read_head, read_once
     if read_once(path):
@@ -200,6 +204,7 @@ def looks_like_vw(path):
     with open_source(path) as f:
         head = read_head(f, SNIFF_BYTES)
     for line in head.split(b"\n"):
-        if line.strip() and not line.lstrip().startswith(b"#"):
-            return b"|" in line
+        data = line.split(b"#", 1)[0]        # (a LIBSVM comment may hold a '|')
+        if data.strip():
+            return b"|" in data
     return False
