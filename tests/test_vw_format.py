@@ -232,3 +232,17 @@ def test_auto_format_reads_the_head_once_more(tmp_path, monkeypatch):
     monkeypatch.setattr(sources, "read_head", lambda f, size: read.append(size) or real(f, size))
     assert main(["info", str(path)]) == 0
     assert read.count(SNIFF_BYTES) == 1
+
+
+def test_names_of_columns_as_vw_invert_hash():
+    """names: each column's first feature, crossed ones joined by '*', as VW's audit
+    names them (its output for SAMPLE with --interactions ab)."""
+    names = {}
+    load_vw(io.BytesIO(SAMPLE), 18, quadratic=["ab"], names=names)
+    assert {c: names[c] for c in (55432, 42847, 92606, 80151, 37141, 171394)} == {
+        55432: "a^x", 42847: "a^y", 92606: "a^12", 80151: "a^x*b^z", 37141: "a^12*b^z", 171394: "a^y*b^z"}
+    assert names[hash_string(b"red", hash_string(b"colour", hash_string(b"b"))) & 0x3FFFF] == "b^colour:red"
+    assert names[1234] == "^1234" and names[163331] == names[163332] == "b^"    # anonymous
+    three = {}
+    load_vw(io.BytesIO(b"1 |a x |b y |c z\n"), 18, cubic=["abc"], names=three)
+    assert sorted(three.values()) == ["a^x", "a^x*b^y*c^z", "b^y", "c^z"]

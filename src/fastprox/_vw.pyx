@@ -159,8 +159,9 @@ cdef class VWParser(Parser):
     first three arguments its own, ``want_qid`` and ``allow_nonfinite`` unused) whose
     lines are VW's; each row also has an importance weight and a tag (kept where the
     LIBSVM parser keeps query ids: where it ends among the tags' bytes). With
-    ``names`` (a dict) the column of every single feature met is recorded there as
-    ``"namespace^name"`` (its first name: a bounded dict, one entry per column).
+    ``names`` (a dict) the column of every feature met is recorded there as
+    ``"namespace^name"``, of a crossed one as ``"a^x*b^y"`` (its first name: a
+    bounded dict, one entry per column).
     Without ``need_label``, a line with no label is read, its label NaN.
     """
     cdef double *weights
@@ -180,9 +181,12 @@ cdef class VWParser(Parser):
     cdef bint placed[256]
     cdef unsigned char terms[64][4]          # order, then the namespace bytes
     cdef int n_terms
-    # the names' spans (namespace start, length, name start, length, column) of a feed
+    # the names' spans (namespace start, length, name start, length, column) of a feed's
+    # features, the crossed columns' (spans of 2 or 3 features, -1 for none, column)
     cdef int64_t *spans
-    cdef Py_ssize_t n_spans, span_capacity
+    cdef int64_t *crosses
+    cdef int64_t *so                        # a grouped feature's place in its row
+    cdef Py_ssize_t n_spans, span_capacity, n_crosses, cross_capacity, row_span
     cdef object names
     cdef readonly uint64_t mask
     cdef readonly bint any_tag, any_weight
@@ -224,6 +228,8 @@ cdef class VWParser(Parser):
         free(self.keys)
         free(self.vals)
         free(self.spans)
+        free(self.crosses)
+        free(self.so)
 
     cdef bint reserve_rows(self, Py_ssize_t n) noexcept nogil:
         """The LIBSVM parser's rows, and as many importance weights."""
@@ -242,7 +248,7 @@ cdef class VWParser(Parser):
         if cap > self.f_capacity:
             if not (grow(<void **>&self.fh, cap * sizeof(uint64_t)) and grow(<void **>&self.fv, cap * sizeof(double))
                     and grow(<void **>&self.fn, cap) and grow(<void **>&self.sh, cap * sizeof(uint64_t))
-                    and grow(<void **>&self.sv, cap * sizeof(double))):
+                    and grow(<void **>&self.sv, cap * sizeof(double)) and grow(<void **>&self.so, cap * sizeof(int64_t))):
                 return False
             self.f_capacity = cap
         cap = grown(self.k_capacity, keys, 1024)
@@ -274,6 +280,19 @@ cdef class VWParser(Parser):
         s = self.spans + 5 * self.n_spans
         s[0], s[1], s[2], s[3], s[4] = ns - base, ns_len, name - base, name_len, <int64_t>column
         self.n_spans += 1
+        return True
+
+    cdef bint add_cross(self, int64_t a, int64_t b, int64_t c, long long column) noexcept nogil:
+        """Record the features (spans) ``a``, ``b`` and ``c`` (-1: none) crossed into ``column``."""
+        cdef Py_ssize_t cap = grown(self.cross_capacity, self.n_crosses + 1, 1024)
+        cdef int64_t *r
+        if cap > self.cross_capacity:
+            if not grow(<void **>&self.crosses, 4 * cap * sizeof(int64_t)):
+                return False
+            self.cross_capacity = cap
+        r = self.crosses + 4 * self.n_crosses
+        r[0], r[1], r[2], r[3] = self.row_span + a, self.row_span + b, -1 if c < 0 else self.row_span + c, column
+        self.n_crosses += 1
         return True
 
     cdef int parse_line(self, const char *base, const char *p, const char *e, const char *end,
@@ -343,6 +362,7 @@ cdef class VWParser(Parser):
                 self.any_weight = True
         # the namespaces and their features
         self.nf = 0
+        self.row_span = self.n_spans
         p = bar
         while p < e:
             p += 1      # the '|'
@@ -418,6 +438,7 @@ cdef class VWParser(Parser):
         cdef int term
         cdef uint64_t half, half2, m = self.mask
         cdef double va, vab
+        cdef bint named = self.names is not None
         if self.n_terms:
             # the features grouped by namespace, in order within each (VW's feature spaces)
             for i in range(n):
@@ -432,6 +453,7 @@ cdef class VWParser(Parser):
             for i in range(n):      # ns_start as the cursors, then back to the starts
                 c = self.fn[i]
                 self.sh[self.ns_start[c]], self.sv[self.ns_start[c]] = self.fh[i], self.fv[i]
+                self.so[self.ns_start[c]] = i
                 self.ns_start[c] += 1
             for i in range(n):
                 c = self.fn[i]
@@ -460,6 +482,8 @@ cdef class VWParser(Parser):
                     for j in range(i if a == b else 0, nb):
                         self.keys[at] = <long long>((half ^ self.sh[b0 + j]) & m)
                         self.vals[at] = va * self.sv[b0 + j]
+                        if named and not self.add_cross(self.so[a0 + i], self.so[b0 + j], -1, self.keys[at]):
+                            return False
                         at += 1
             else:
                 c = self.terms[term][3]
@@ -472,6 +496,9 @@ cdef class VWParser(Parser):
                         for k in range(j if b == c else 0, nc):
                             self.keys[at] = <long long>((half2 ^ self.sh[c0 + k]) & m)
                             self.vals[at] = vab * self.sv[c0 + k]
+                            if named and not self.add_cross(self.so[a0 + i], self.so[b0 + j], self.so[c0 + k],
+                                                            self.keys[at]):
+                                return False
                             at += 1
         for i in range(n):
             self.ns_count[self.fn[i]] = 0
@@ -488,23 +515,35 @@ cdef class VWParser(Parser):
     def feed(self, bytearray buf, Py_ssize_t pos, Py_ssize_t size, bint final,
              Py_ssize_t max_rows, int64_t lo, int64_t hi, int64_t offset):
         """fastprox._libsvm.Parser.feed over VW lines; then the names met recorded."""
-        self.n_spans = 0
+        self.n_spans = self.n_crosses = 0
         pos = Parser.feed(self, buf, pos, size, final, max_rows, lo, hi, offset)
         if self.n_spans:
             self.record_names(PyByteArray_AS_STRING(buf))
         return pos
 
     cdef record_names(self, const char *base):
-        """The names of the columns met in the last feed, first come first kept."""
-        cdef Py_ssize_t i
+        """The names of the columns met in the last feed, first come first kept: a
+        feature's ``namespace^name``, a crossed column's its features' joined by ``*``
+        (VW's --invert_hash names)."""
+        cdef Py_ssize_t i, f
         cdef int64_t *s
+        cdef int64_t *r
         names = self.names
         for i in range(self.n_spans):
             s = self.spans + 5 * i
             if s[4] not in names:
-                names[s[4]] = ((base[s[0]:s[0] + s[1]] if s[1] else b"") + b"^"
-                               + base[s[2]:s[2] + s[3]]).decode("utf-8", "backslashreplace")
-        self.n_spans = 0
+                names[s[4]] = self.span_name(base, i)
+        for i in range(self.n_crosses):
+            r = self.crosses + 4 * i
+            if r[3] not in names:
+                names[r[3]] = "*".join([self.span_name(base, r[f]) for f in range(3) if r[f] >= 0])
+        self.n_spans = self.n_crosses = 0
+
+    cdef str span_name(self, const char *base, Py_ssize_t i):
+        """Feature ``i`` of the feed's spans as ``namespace^name``."""
+        cdef int64_t *s = self.spans + 5 * i
+        return ((base[s[0]:s[0] + s[1]] if s[1] else b"") + b"^"
+                + base[s[2]:s[2] + s[3]]).decode("utf-8", "backslashreplace")
 
     def take(self, bint wide):
         """Return ``(data, indices, indptr, labels, weights, tags)`` and reset: the

@@ -98,7 +98,8 @@ def iter_vw_chunks(path, hash_bits=DEFAULT_BITS, interactions=(), chunk_rows=10_
     shorter), each ``2**hash_bits`` columns wide, read ``block_bytes`` at a time in
     bounded memory. ``interactions``: tuples of namespace bytes (`interaction_terms`).
     ``names`` (a dict) receives the column of each feature met, as
-    ``"namespace^feature"`` (first met, first kept). With ``unlabelled``, lines
+    ``"namespace^feature"``, and of each crossed one, as ``"a^x*b^y"`` (first met,
+    first kept; the names of a block are held until it is parsed). With ``unlabelled``, lines
     without a label (to predict) are read, their label NaN. ``preview`` as for
     fastprox.libsvm.iter_chunks."""
     if not positive_int(chunk_rows):
@@ -127,7 +128,8 @@ def load_vw(path, hash_bits=DEFAULT_BITS, quadratic=(), cubic=(), interactions=(
         crossed, by their first characters, computed row by row as VW does.
     names : dict or None
         If a dict, it is filled with ``column -> "namespace^feature"`` for every
-        single feature met (the first name of a column), for readable models.
+        feature met and ``"a^x*b^y"`` for every crossed column (the first name of a
+        column, as VW's ``--invert_hash``), for readable models.
     max_line_bytes : int
         The longest line read.
 
