@@ -45,21 +45,22 @@ cdef inline void sort_pairs(long long* k, double* v, Py_ssize_t n) noexcept nogi
         sift_pair(k, v, 0, i)
 
 
-cdef inline void byte_pass(long long* k, double* v, long long* dk, double* dv, Py_ssize_t n,
-                           int shift) noexcept nogil:
-    """The pairs (k, v) into (dk, dv), stably ordered by the byte of their keys at ``shift``."""
-    cdef Py_ssize_t count[256]
-    cdef Py_ssize_t i, total = 0, c
-    for i in range(256):
+cdef inline void digit_pass(long long* k, double* v, long long* dk, double* dv, Py_ssize_t n,
+                            int shift, int width) noexcept nogil:
+    """The pairs (k, v) into (dk, dv), stably ordered by the ``width`` bits (at most 12)
+    of their keys at ``shift``."""
+    cdef Py_ssize_t count[4096]
+    cdef Py_ssize_t i, total = 0, c, digits = <Py_ssize_t>1 << width, digit_mask = digits - 1
+    for i in range(digits):
         count[i] = 0
     for i in range(n):
-        count[(k[i] >> shift) & 255] += 1
-    for i in range(256):
+        count[(k[i] >> shift) & digit_mask] += 1
+    for i in range(digits):
         c = count[i]
         count[i] = total
         total += c
     for i in range(n):
-        c = (k[i] >> shift) & 255
+        c = (k[i] >> shift) & digit_mask
         dk[count[c]] = k[i]
         dv[count[c]] = v[i]
         count[c] += 1
@@ -70,13 +71,13 @@ cdef inline void radix_sort_pairs(long long* k, double* v, long long* tk, double
     """Sort the pairs (k, v) by k (keys >= 0) through the scratch (tk, tv) of n pairs:
     the long rows of crossed namespaces, whose keys are hashes, which insertion sort
     would take in quadratic time and heap sort with a mispredicted branch per
-    comparison. Up to 2048 pairs: one pass on the keys' top byte (found from their
-    bits), then insertion sort, which finds each key near its place; beyond, least
-    significant byte first, a byte every key shares skipped. Short rows go to
-    `sort_pairs`."""
+    comparison. Up to 2048 pairs: one pass on the keys' top bits (found from their
+    bits; twice as many buckets as pairs, 256 to 4096), then insertion sort, which
+    finds each key at or next to its place; beyond, 8 bits at a time from the
+    least significant. Short rows go to `sort_pairs`."""
     cdef Py_ssize_t i
     cdef long long bits = 0
-    cdef int top = 0, shift
+    cdef int top = 0, width = 8, shift
     if n <= 32:
         sort_pairs(k, v, n)
         return
@@ -85,12 +86,15 @@ cdef inline void radix_sort_pairs(long long* k, double* v, long long* tk, double
     while top < 63 and (bits >> top) != 0:
         top += 1
     if n <= 2048:
-        byte_pass(k, v, tk, tv, n, top - 8 if top > 8 else 0)
+        while width < 12 and (<Py_ssize_t>1 << width) < 2 * n:
+            width += 1
+        width = min(width, top) if top > 0 else 1
+        digit_pass(k, v, tk, tv, n, top - width, width)
         for i in range(n):
             k[i], v[i] = tk[i], tv[i]
         insertion_sort_pairs(k, v, n)
         return
     for shift in range(0, top, 8):
-        byte_pass(k, v, tk, tv, n, shift)
+        digit_pass(k, v, tk, tv, n, shift, 8)
         for i in range(n):
             k[i], v[i] = tk[i], tv[i]

@@ -432,13 +432,21 @@ cdef class VWParser(Parser):
 
     cdef bint emit(self) noexcept nogil:
         """The row's features and their interactions, masked, sorted, merged, appended."""
-        cdef Py_ssize_t i, j, k, n = self.nf, total = self.nf, at, start
+        cdef Py_ssize_t i, j, k, n = self.nf, total = self.nf, at
         cdef Py_ssize_t a0, na, b0, nb, c0, nc
         cdef unsigned char a, b, c
         cdef int term
         cdef uint64_t half, half2, m = self.mask
         cdef double va, vab
         cdef bint named = self.names is not None
+        cdef long long *keys
+        cdef double *vals
+        cdef uint64_t *sh
+        cdef double *sv
+        cdef int64_t *indices
+        cdef double *data
+        cdef Py_ssize_t out
+        cdef long long last
         if self.n_terms:
             # the features grouped by namespace, in order within each (VW's feature spaces)
             for i in range(n):
@@ -470,46 +478,50 @@ cdef class VWParser(Parser):
                     total += na * nb * nc
         if not self.reserve_row(total, total) or not self.reserve_nnz(total):
             return False
+        # (the buffers in locals: the compiler need not reload them after each store)
+        keys, vals, sh, sv = self.keys, self.vals, self.sh, self.sv
         for i in range(n):
-            self.keys[i], self.vals[i] = <long long>(self.fh[i] & m), self.fv[i]
+            keys[i], vals[i] = <long long>(self.fh[i] & m), self.fv[i]
         at = n
         for term in range(self.n_terms):
             a, b = self.terms[term][1], self.terms[term][2]
             a0, na, b0, nb = self.ns_start[a], self.ns_count[a], self.ns_start[b], self.ns_count[b]
             if self.terms[term][0] == 2:
                 for i in range(na):
-                    half, va = <uint64_t>16777619 * self.sh[a0 + i], self.sv[a0 + i]
+                    half, va = <uint64_t>16777619 * sh[a0 + i], sv[a0 + i]
                     for j in range(i if a == b else 0, nb):
-                        self.keys[at] = <long long>((half ^ self.sh[b0 + j]) & m)
-                        self.vals[at] = va * self.sv[b0 + j]
-                        if named and not self.add_cross(self.so[a0 + i], self.so[b0 + j], -1, self.keys[at]):
+                        keys[at] = <long long>((half ^ sh[b0 + j]) & m)
+                        vals[at] = va * sv[b0 + j]
+                        if named and not self.add_cross(self.so[a0 + i], self.so[b0 + j], -1, keys[at]):
                             return False
                         at += 1
             else:
                 c = self.terms[term][3]
                 c0, nc = self.ns_start[c], self.ns_count[c]
                 for i in range(na):
-                    half, va = <uint64_t>16777619 * self.sh[a0 + i], self.sv[a0 + i]
+                    half, va = <uint64_t>16777619 * sh[a0 + i], sv[a0 + i]
                     for j in range(i if a == b else 0, nb):
-                        half2 = <uint64_t>16777619 * (half ^ self.sh[b0 + j])
-                        vab = va * self.sv[b0 + j]
+                        half2 = <uint64_t>16777619 * (half ^ sh[b0 + j])
+                        vab = va * sv[b0 + j]
                         for k in range(j if b == c else 0, nc):
-                            self.keys[at] = <long long>((half2 ^ self.sh[c0 + k]) & m)
-                            self.vals[at] = vab * self.sv[c0 + k]
+                            keys[at] = <long long>((half2 ^ sh[c0 + k]) & m)
+                            vals[at] = vab * sv[c0 + k]
                             if named and not self.add_cross(self.so[a0 + i], self.so[b0 + j], self.so[c0 + k],
-                                                            self.keys[at]):
+                                                            keys[at]):
                                 return False
                             at += 1
         for i in range(n):
             self.ns_count[self.fn[i]] = 0
-        radix_sort_pairs(self.keys, self.vals, <long long *>self.sh, self.sv, at)
-        start = self.nnz
+        radix_sort_pairs(keys, vals, <long long *>sh, sv, at)
+        indices, data, out, last = self.indices + self.nnz, self.data + self.nnz, 0, -1
         for i in range(at):
-            if self.nnz > start and self.indices[self.nnz - 1] == self.keys[i]:
-                self.data[self.nnz - 1] += self.vals[i]
-                continue
-            self.indices[self.nnz], self.data[self.nnz] = self.keys[i], self.vals[i]
-            self.nnz += 1
+            if keys[i] == last:
+                data[out - 1] += vals[i]
+            else:
+                last = indices[out] = keys[i]
+                data[out] = vals[i]
+                out += 1
+        self.nnz += out
         return True
 
     def feed(self, bytearray buf, Py_ssize_t pos, Py_ssize_t size, bint final,
