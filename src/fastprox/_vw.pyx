@@ -152,6 +152,17 @@ cdef inline Py_ssize_t grown(Py_ssize_t cap, Py_ssize_t need, Py_ssize_t step) n
     return cap
 
 
+cdef inline bint ensure(void **block, Py_ssize_t *capacity, Py_ssize_t need, size_t item) noexcept nogil:
+    """Room for ``need`` items of ``item`` bytes in ``*block`` of ``*capacity`` items
+    (grown: doubled plus 1024); False (block untouched) when out of memory."""
+    cdef Py_ssize_t cap = grown(capacity[0], need, 1024)
+    if cap > capacity[0]:
+        if not grow(block, cap * item):
+            return False
+        capacity[0] = cap
+    return True
+
+
 cdef class VWParser(Parser):
     """Rows parsed from successive buffers of VW text, hashed into ``2**bits`` columns
     with the ``interactions`` given (sequences of 2 or 3 namespace bytes): a
@@ -260,23 +271,17 @@ cdef class VWParser(Parser):
         return True
 
     cdef bint add_tag(self, const char *p, Py_ssize_t n) noexcept nogil:
-        cdef Py_ssize_t cap = grown(self.tag_capacity, self.tag_size + n, 4096)
-        if cap > self.tag_capacity:
-            if not grow(<void **>&self.tags, cap):
-                return False
-            self.tag_capacity = cap
+        if not ensure(<void **>&self.tags, &self.tag_capacity, self.tag_size + n, 1):
+            return False
         memcpy(self.tags + self.tag_size, p, n)
         self.tag_size += n
         return True
 
     cdef bint add_span(self, const char *base, const char *ns, Py_ssize_t ns_len, const char *name,
                        Py_ssize_t name_len, uint64_t column) noexcept nogil:
-        cdef Py_ssize_t cap = grown(self.span_capacity, self.n_spans + 1, 1024)
         cdef int64_t *s
-        if cap > self.span_capacity:
-            if not grow(<void **>&self.spans, 5 * cap * sizeof(int64_t)):
-                return False
-            self.span_capacity = cap
+        if not ensure(<void **>&self.spans, &self.span_capacity, self.n_spans + 1, 5 * sizeof(int64_t)):
+            return False
         s = self.spans + 5 * self.n_spans
         s[0], s[1], s[2], s[3], s[4] = ns - base, ns_len, name - base, name_len, <int64_t>column
         self.n_spans += 1
@@ -284,12 +289,9 @@ cdef class VWParser(Parser):
 
     cdef bint add_cross(self, int64_t a, int64_t b, int64_t c, long long column) noexcept nogil:
         """Record the features (spans) ``a``, ``b`` and ``c`` (-1: none) crossed into ``column``."""
-        cdef Py_ssize_t cap = grown(self.cross_capacity, self.n_crosses + 1, 1024)
         cdef int64_t *r
-        if cap > self.cross_capacity:
-            if not grow(<void **>&self.crosses, 4 * cap * sizeof(int64_t)):
-                return False
-            self.cross_capacity = cap
+        if not ensure(<void **>&self.crosses, &self.cross_capacity, self.n_crosses + 1, 4 * sizeof(int64_t)):
+            return False
         r = self.crosses + 4 * self.n_crosses
         r[0], r[1], r[2], r[3] = self.row_span + a, self.row_span + b, -1 if c < 0 else self.row_span + c, column
         self.n_crosses += 1
