@@ -125,8 +125,20 @@ cdef inline uint32_t hashstring(const char *p, Py_ssize_t n, uint32_t seed) noex
 
 
 def hash_string(bytes text, uint32_t seed=0):
-    """VW's ``hashstring(text, seed)`` (see the module's docstring), for tests and the
-    names of the columns."""
+    """VW's ``hashstring(text, seed)``: where VW puts a feature or a namespace.
+
+    Parameters
+    ----------
+    text : bytes
+        A feature's or a namespace's name.
+    seed : int
+        The namespace's hash for a feature (0 for a namespace).
+
+    Returns
+    -------
+    int
+        The 32-bit hash; its low B bits are the column under ``-b B``.
+    """
     return hashstring(text, len(text), seed)
 
 

@@ -15,11 +15,29 @@ MAX_BITS = 40
 
 
 def interaction_terms(quadratic=(), cubic=(), interactions=()):
-    """The interactions as VW takes them: each a string of 2 (``quadratic``), 3
-    (``cubic``) or 2 to 3 (``interactions``) namespaces named by their first
-    character; duplicates (the same namespaces in any order) dropped, the first
-    kept, and an interaction that names a namespace twice sorted (VW's
-    sort_and_filter_duplicate_interactions). Returns tuples of namespace bytes."""
+    """The interactions as VW takes them from ``-q``, ``--cubic`` and ``--interactions``,
+    so that the columns crossed are VW's.
+
+    Duplicates (the same namespaces in any order) are dropped, the first kept, and an
+    interaction that names a namespace twice is sorted, as VW's
+    sort_and_filter_duplicate_interactions does (without --leave_duplicate_interactions).
+
+    Parameters
+    ----------
+    quadratic, cubic, interactions : sequences of str
+        Strings of 2, 3, and 2 or 3 namespaces, each named by its first (ASCII)
+        character.
+
+    Returns
+    -------
+    list of bytes
+        The interactions, each the bytes of its namespaces, for `iter_vw_chunks`.
+
+    Raises
+    ------
+    ValueError
+        For a string of another length, a non-ASCII one, or VW's ``:`` wildcard.
+    """
     terms, seen = [], set()
     for option, given, sizes in (("-q", quadratic, (2,)), ("--cubic", cubic, (3,)),
                                  ("--interactions", interactions, range(2, MAX_ORDER + 1))):
@@ -41,9 +59,22 @@ def interaction_terms(quadratic=(), cubic=(), interactions=()):
 
 
 class VWChunk(Chunk):
-    """A chunk of VW rows (a :class:`fastprox.libsvm.Chunk`, its query ids zeros) with
-    ``weights``, the importance weights (None when all are 1), and ``tags``, the rows'
-    tags as ``bytes`` (None when no row has one)."""
+    """A chunk of VW rows: a :class:`fastprox.libsvm.Chunk` (its query ids zeros), which
+    the kernel trains on as it is, with what VW's lines add to the LIBSVM ones.
+
+    Parameters
+    ----------
+    data, indices, indptr : array.array
+        The canonical CSR rows.
+    y : array.array
+        The labels (NaN for a line without one, read to predict).
+    n_features : int
+        The width, 2^hash_bits.
+    weights : array.array or None
+        The importance weights, None when all are 1.
+    tags : list of bytes or None
+        The rows' tags, None when no row has one.
+    """
     __slots__ = ("weights", "tags")
 
     def __init__(self, data, indices, indptr, y, n_features, weights, tags):
@@ -94,14 +125,35 @@ class VWReader(Reader):
 
 def iter_vw_chunks(path, hash_bits=DEFAULT_BITS, interactions=(), chunk_rows=10_000, *, names=None,
                    unlabelled=False, block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES, preview=None):
-    """VW text's rows as :class:`VWChunk` objects of ``chunk_rows`` rows (the last
-    shorter), each ``2**hash_bits`` columns wide, read ``block_bytes`` at a time in
-    bounded memory. ``interactions``: tuples of namespace bytes (`interaction_terms`).
-    ``names`` (a dict) receives the column of each feature met, as
-    ``"namespace^feature"``, and of each crossed one, as ``"a^x*b^y"`` (first met,
-    first kept; the names of a block are held until it is parsed). With ``unlabelled``, lines
-    without a label (to predict) are read, their label NaN. ``preview`` as for
-    fastprox.libsvm.iter_chunks."""
+    """VW text's rows a chunk at a time, in memory bounded by the block, chunk and line
+    sizes however large the source: what the commands stream.
+
+    Parameters
+    ----------
+    path : str, path-like or binary file object
+        The source (``-`` standard input; plain or compressed, as fastprox.libsvm).
+    hash_bits : int, default 18
+        The columns: 2^hash_bits buckets of VW's hashes (VW's ``-b``).
+    interactions : sequence of bytes
+        The namespaces crossed (`interaction_terms`).
+    chunk_rows : int
+        Rows per chunk (the last may be shorter).
+    names : dict or None
+        Filled with the column of each feature met, as ``"namespace^feature"``, and
+        of each crossed one, as ``"a^x*b^y"`` (first met, first kept; a block's names
+        are held until it is parsed).
+    unlabelled : bool
+        Read lines without a label (to predict), their label NaN; else they are errors.
+    block_bytes, max_line_bytes : int
+        Bytes read at a time; the longest line read.
+    preview : callable or None
+        As for fastprox.libsvm.iter_chunks.
+
+    Returns
+    -------
+    iterator of VWChunk
+        Chunks 2^hash_bits columns wide; an empty source gives one chunk of no rows.
+    """
     if not positive_int(chunk_rows):
         raise ValueError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")
     reader = VWReader(path, int(chunk_rows), hash_bits, list(interactions), block_bytes, max_line_bytes, names,
@@ -197,9 +249,20 @@ SNIFF_BYTES = 1 << 16
 
 
 def looks_like_vw(path):
-    """Whether ``path``, a regular file (plain or compressed), is VW text: its first
-    line that is not blank before any ``#`` holds a ``|`` there (LIBSVM text never
-    does). Sources read once (standard input, pipes) are not read here: False."""
+    """Whether ``path`` is VW text, for the commands' ``--format auto``.
+
+    Parameters
+    ----------
+    path : str, path-like or binary file object
+        A source; only a regular file (plain or compressed) is read, its first
+        SNIFF_BYTES bytes: a source read once (standard input, a pipe) would lose them.
+
+    Returns
+    -------
+    bool
+        True when the file's first line that is not blank before any ``#`` holds a
+        ``|`` there (LIBSVM text never does); False for sources read once.
+    """
     from ..libsvm.sources import open_source, read_head, read_once
     if read_once(path):
         return False
