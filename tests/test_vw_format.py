@@ -4,11 +4,14 @@ installed), interactions, labels, weights and tags, errors named by line, chunke
 reading equal to a whole read, standard input and gzip, the commands' --format vw."""
 import gzip
 import io
+import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastprox._vw import hash_string
 from fastprox.cli import main
@@ -113,6 +116,13 @@ def test_empty_namespaces_examples_and_zero_values():
     X, y, w, tags = load_vw(io.BytesIO(b"1 |\n-1 |a |b\n\n1 |a x:0 |b y:0.0\n-1 | |a:0 x\r\n1 2 tag|\n"), 10)
     assert X.shape == (5, 1024) and X.nnz == 0 and y.tolist() == [1, -1, 1, -1, 1]
     assert w.tolist() == [1, 1, 1, 1, 2] and tags == ["", "", "", "", "tag"]
+
+
+def test_carriage_returns_inside_a_line_separate_features():
+    """A CR inside a line separates features, as a space (it once stopped the reader's
+    progress: an endless row)."""
+    X = load_vw(io.BytesIO(b"1 |a x\ry\r|\r z\r\n"), 18)[0]
+    assert rows(X) == rows(load_vw(io.BytesIO(b"1 |a x y | z\n"), 18)[0])
 
 
 def test_string_values_and_namespace_values():
@@ -246,3 +256,31 @@ def test_names_of_columns_as_vw_invert_hash():
     three = {}
     load_vw(io.BytesIO(b"1 |a x |b y |c z\n"), 18, cubic=["abc"], names=three)
     assert sorted(three.values()) == ["a^x", "a^x*b^y*c^z", "b^y", "c^z"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", "1 |", "-1 2 |a ", "0 'tag|b x:"]),
+                          st.text(alphabet=" \t|:'-.0123456789abeinfx\r\u00e9", max_size=40)).map("".join),
+                max_size=6),
+       st.sampled_from([(), ("ab",), ("aa", "ab")]), st.booleans())
+def test_any_text_reads_or_names_its_line(lines, cross, cube):
+    """Lines of VW's significant characters are read (canonical rows, finite values),
+    or refused by a ValueError naming a line; the same whole and a row and 7 bytes at
+    a time."""
+    text = "\n".join(lines).encode()
+    kwargs = dict(interactions=list(cross), cubic=["abx"] if cube else [])
+    terms = interaction_terms(**kwargs)
+
+    def chunked():
+        return sum((rows(c.csr()) for c in iter_vw_chunks(io.BytesIO(text), 6, terms, 1, block_bytes=7)), [])
+    try:
+        X, y, w, tags = load_vw(io.BytesIO(text), 6, **kwargs)
+    except ValueError as e:
+        assert re.match(r"<stream>:\d+: ", str(e)), e
+        with pytest.raises(ValueError) as again:
+            chunked()
+        assert str(again.value) == str(e)
+        return
+    assert np.isfinite(X.data).all() and np.isfinite(y).all() and (w >= 0).all() and len(tags) == len(y)
+    assert all(len(set(r)) == len(r) and [c for c, _ in r] == sorted(c for c, _ in r) for r in rows(X))
+    assert chunked() == rows(X)

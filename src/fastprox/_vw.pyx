@@ -381,7 +381,7 @@ cdef class VWParser(Parser):
         while p < e:
             p += 1      # the '|'
             ns_value, anon = 1.0, 0
-            if p == e or p[0] == 32 or p[0] == 9 or p[0] == 124:
+            if p == e or p[0] == 32 or p[0] == 9 or p[0] == 13 or p[0] == 124:
                 ns, ns_hash, ns_name, ns_len = 32, 0, p, 0
             elif p[0] == 58:
                 return self.fail(VW_ERR_NAMESPACE, base, p, token_end(p, e))
@@ -397,7 +397,7 @@ cdef class VWParser(Parser):
                         return self.fail(VW_ERR_NAMESPACE, base, ns_name, token_end(p, e))
                     p = q
             while p < e and p[0] != 124:
-                if p[0] == 32 or p[0] == 9:
+                if p[0] == 32 or p[0] == 9 or p[0] == 13:     # (a CR inside a line: a space)
                     p += 1
                     continue
                 t = p
