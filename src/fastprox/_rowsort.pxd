@@ -72,12 +72,12 @@ cdef inline void radix_sort_pairs(long long* k, double* v, long long* tk, double
     the long rows of crossed namespaces, whose keys are hashes, which insertion sort
     would take in quadratic time and heap sort with a mispredicted branch per
     comparison. Up to 2048 pairs: one pass on the keys' top bits (found from their
-    bits; twice as many buckets as pairs, 256 to 4096), then insertion sort, which
+    bits; twice as many buckets as pairs, 128 to 4096), then insertion sort, which
     finds each key at or next to its place; beyond, 8 bits at a time from the
     least significant. Short rows go to `sort_pairs`."""
     cdef Py_ssize_t i
     cdef long long bits = 0
-    cdef int top = 0, width = 8, shift
+    cdef int top = 0, width = 5, shift
     if n <= 32:
         sort_pairs(k, v, n)
         return
