@@ -58,7 +58,14 @@ def run(args):
                          f"{args.model} holds a {name}(loss={est.loss!r})")
     read = reading(args)
     if read.get("format") == "vw":      # VW's hashes are the columns: the model's width gives -b
-        read.update(vw_bits=args.hash_bits or est.n_features.bit_length() - 1, unlabelled=True)
+        bits = est.n_features.bit_length() - 1
+        if est.n_features != 1 << bits:
+            raise ValueError(f"{args.model} has {est.n_features} features, not 2^B: it was not trained on VW "
+                             f"text; predict VW text with a model trained on VW text")
+        if args.hash_bits not in (None, bits):
+            raise ValueError(f"--hash-bits {args.hash_bits}, but {args.model} has 2^{bits} features (trained with "
+                             f"--hash-bits {bits}): drop --hash-bits, or give {bits}")
+        read.update(vw_bits=bits, unlabelled=True)
         bits = None
     else:
         bits = _hashing(est, args.hash_bits, args.model)
