@@ -83,7 +83,7 @@ def add_arguments(parser):
     parser.add_argument("data", nargs="*", metavar="DATA",
                         help="LIBSVM or VW text training files (plain, .gz, .bz2, .xz; - for standard input); "
                              "none: the embedded default")
-    parser.add_argument("--test", metavar="DATA", help="LIBSVM file to evaluate the model on "
+    parser.add_argument("--test", metavar="DATA", help="file to evaluate the model on, in DATA's format "
                         "(default: none; the held-out part of the embedded default)")
     parser.add_argument("--model", metavar="OUT",
                         help="save the model here, for 'fastprox predict' and fastprox.load_model "
