@@ -30,8 +30,7 @@ Stricter than VW, which warns and reads on: a value that starts as a number but
 is not one, ``name:`` without a value, NaN or infinite values, labels and
 importance weights are errors.
 """
-cimport cython
-from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
+from cpython.bytearray cimport PyByteArray_AS_STRING
 from cpython cimport array
 from libc.math cimport NAN, isfinite
 from libc.stdint cimport int64_t, uint32_t, uint64_t
@@ -45,12 +44,10 @@ import array as pyarray
 
 cdef array.array DOUBLES = pyarray.array("d")
 
-#: VW's prime of its interactions' hashing (constant.h's FNV_PRIME).
-FNV_PRIME = 16777619
+cdef enum:
+    FNV_PRIME = 16777619        # VW's prime of its interactions' hashing (constant.h)
 #: The most namespaces an interaction crosses.
 MAX_ORDER = 3
-#: Namespaces read (a namespace is its first byte).
-NAMESPACES = 256
 
 # Error codes; fastprox.vw.reader turns each into a message. They follow the LIBSVM
 # parser's (fastprox._libsvm.Error), whose feed records a line too long (ERR_LONG_LINE).
@@ -502,7 +499,7 @@ cdef class VWParser(Parser):
             a0, na, b0, nb = self.ns_start[a], self.ns_count[a], self.ns_start[b], self.ns_count[b]
             if self.terms[term][0] == 2:
                 for i in range(na):
-                    half, va = <uint64_t>16777619 * sh[a0 + i], sv[a0 + i]
+                    half, va = <uint64_t>FNV_PRIME * sh[a0 + i], sv[a0 + i]
                     for j in range(i if a == b else 0, nb):
                         keys[at] = <long long>((half ^ sh[b0 + j]) & m)
                         vals[at] = va * sv[b0 + j]
@@ -513,9 +510,9 @@ cdef class VWParser(Parser):
                 c = self.terms[term][3]
                 c0, nc = self.ns_start[c], self.ns_count[c]
                 for i in range(na):
-                    half, va = <uint64_t>16777619 * sh[a0 + i], sv[a0 + i]
+                    half, va = <uint64_t>FNV_PRIME * sh[a0 + i], sv[a0 + i]
                     for j in range(i if a == b else 0, nb):
-                        half2 = <uint64_t>16777619 * (half ^ sh[b0 + j])
+                        half2 = <uint64_t>FNV_PRIME * (half ^ sh[b0 + j])
                         vab = va * sv[b0 + j]
                         for k in range(j if b == c else 0, nc):
                             keys[at] = <long long>((half2 ^ sh[c0 + k]) & m)
