@@ -19,8 +19,8 @@ message), with VW's hashing (vowpalwabbit/core/hashstring.h, parse_example_text.
   value of 0 is dropped, as VW drops it;
 - an interaction of namespaces ``a, b`` crosses every feature of ``a`` with every
   one of ``b`` (with itself, each unordered pair once, diagonal included) into
-  ``(16777619 * h_a) ^ h_b``, of three ``((16777619 * ((16777619 * h_a) ^ h_b)) ^ h_c``
-  (interactions_predict.h), its value the product;
+  ``(16777619 * h_a) ^ h_b``, of three ``((16777619 * ((16777619 * h_a) ^ h_b)) ^ h_c``,
+  and so on up to 8 (interactions_predict.h), its value the product;
 - every index is masked to its low ``bits`` bits (VW's ``-b``; the stride VW
   multiplies by does not change the bucket), then a row's indices are sorted and
   the values of an index met twice summed.
@@ -43,11 +43,14 @@ from fastprox._libsvm cimport Parser
 import array as pyarray
 
 cdef array.array DOUBLES = pyarray.array("d")
+cdef double MAX_PAIRS = 1e12        # a row's pairs beyond this: out of memory, not an overflow
 
 cdef enum:
     FNV_PRIME = 16777619        # VW's prime of its interactions' hashing (constant.h)
+cdef enum:
+    ORDER = 8                   # the most namespaces an interaction crosses
 #: The most namespaces an interaction crosses.
-MAX_ORDER = 3
+MAX_ORDER = ORDER
 
 # Error codes; fastprox.vw.reader turns each into a message. They follow the LIBSVM
 # parser's (fastprox._libsvm.Error), whose feed records a line too long (ERR_LONG_LINE).
@@ -174,7 +177,7 @@ cdef inline bint ensure(void **block, Py_ssize_t *capacity, Py_ssize_t need, siz
 
 cdef class VWParser(Parser):
     """Rows parsed from successive buffers of VW text, hashed into ``2**bits`` columns
-    with the ``interactions`` given (sequences of 2 or 3 namespace bytes): a
+    with the ``interactions`` given (sequences of 2 to 8 namespace bytes): a
     fastprox._libsvm.Parser (its buffers, counters, errors, ``feed`` and ``peek``; the
     first three arguments its own, ``want_qid`` and ``allow_nonfinite`` unused) whose
     lines are VW's; each row also has an importance weight and a tag (kept where the
@@ -199,10 +202,10 @@ cdef class VWParser(Parser):
     cdef Py_ssize_t ns_start[256]
     cdef Py_ssize_t ns_count[256]
     cdef bint placed[256]
-    cdef unsigned char terms[64][4]          # order, then the namespace bytes
+    cdef unsigned char terms[64][ORDER + 1]  # order, then the namespace bytes
     cdef int n_terms
     # the names' spans (namespace start, length, name start, length, column) of a feed's
-    # features, the crossed columns' (spans of 2 or 3 features, -1 for none, column)
+    # features, the crossed columns' (spans of up to ORDER features, -1 for none, column)
     cdef int64_t *spans
     cdef int64_t *crosses
     cdef int64_t *so                        # a grouped feature's place in its row
@@ -226,7 +229,7 @@ cdef class VWParser(Parser):
         self.need_label = need_label
         for term in interactions:
             if not 2 <= len(term) <= MAX_ORDER:
-                raise ValueError(f"an interaction crosses 2 or 3 namespaces, not {len(term)}")
+                raise ValueError(f"an interaction crosses 2 to {MAX_ORDER} namespaces, not {len(term)}")
             self.terms[self.n_terms][0] = len(term)
             for i in range(len(term)):
                 self.terms[self.n_terms][i + 1] = term[i]
@@ -296,15 +299,74 @@ cdef class VWParser(Parser):
         self.n_spans += 1
         return True
 
-    cdef bint add_cross(self, int64_t a, int64_t b, int64_t c, long long column) noexcept nogil:
-        """Record the features (spans) ``a``, ``b`` and ``c`` (-1: none) crossed into ``column``."""
+    cdef bint add_cross(self, Py_ssize_t *features, int order, long long column) noexcept nogil:
+        """Record the row's features ``features[:order]`` crossed into ``column``."""
         cdef int64_t *r
-        if not ensure(<void **>&self.crosses, &self.cross_capacity, self.n_crosses + 1, 4 * sizeof(int64_t)):
+        cdef int k
+        if not ensure(<void **>&self.crosses, &self.cross_capacity, self.n_crosses + 1,
+                      (ORDER + 1) * sizeof(int64_t)):
             return False
-        r = self.crosses + 4 * self.n_crosses
-        r[0], r[1], r[2], r[3] = self.row_span + a, self.row_span + b, -1 if c < 0 else self.row_span + c, column
+        r = self.crosses + (ORDER + 1) * self.n_crosses
+        for k in range(ORDER):
+            r[k] = self.row_span + features[k] if k < order else -1
+        r[ORDER] = column
         self.n_crosses += 1
         return True
+
+    cdef Py_ssize_t cross(self, int term, Py_ssize_t at, bint named) noexcept nogil:
+        """Append interaction ``term``'s pairs to the row's from ``at``; return the new end
+        (-1: out of memory). VW's generic interaction: an odometer over the features of
+        its namespaces, each index starting from the one before in a repeated namespace
+        (unordered tuples, diagonal included), the hash ``FNV_PRIME * (h ^ next)`` down
+        the prefix, then ``^`` the last feature's (interactions_predict.h)."""
+        cdef int order = self.terms[term][0], last = order - 1, k
+        cdef Py_ssize_t start[ORDER]
+        cdef Py_ssize_t count[ORDER]
+        cdef Py_ssize_t idx[ORDER]
+        cdef Py_ssize_t features[ORDER]
+        cdef bint same[ORDER]
+        cdef uint64_t prefix[ORDER]         # the hash of the positions before k
+        cdef double product[ORDER]          # their values' product
+        cdef uint64_t m = self.mask, h
+        cdef long long *keys = self.keys
+        cdef double *vals = self.vals
+        cdef uint64_t *sh = self.sh
+        cdef double *sv = self.sv
+        cdef Py_ssize_t j, first, n_last
+        cdef unsigned char c
+        for k in range(order):
+            c = self.terms[term][k + 1]
+            start[k], count[k] = self.ns_start[c], self.ns_count[c]
+            same[k] = k > 0 and c == self.terms[term][k]
+            if count[k] == 0:
+                return at
+        k, idx[0] = 0, 0
+        while True:
+            while k < last:                 # down: the prefix's hash and value
+                h = sh[start[k] + idx[k]]
+                prefix[k + 1] = <uint64_t>FNV_PRIME * (h if k == 0 else prefix[k] ^ h)
+                product[k + 1] = sv[start[k] + idx[k]] * (1.0 if k == 0 else product[k])
+                idx[k + 1] = idx[k] if same[k + 1] else 0
+                k += 1
+            first, n_last, h = start[last], count[last], prefix[last]
+            for j in range(idx[last], n_last):
+                keys[at] = <long long>((h ^ sh[first + j]) & m)
+                vals[at] = product[last] * sv[first + j]
+                if named:
+                    for k in range(last):
+                        features[k] = self.so[start[k] + idx[k]]
+                    features[last] = self.so[first + j]
+                    if not self.add_cross(features, order, keys[at]):
+                        return -1
+                at += 1
+            k = last - 1                    # up: the next prefix
+            while k >= 0:
+                idx[k] += 1
+                if idx[k] < count[k]:
+                    break
+                k -= 1
+            if k < 0:
+                return at
 
     cdef int parse_line(self, const char *base, const char *p, const char *e, const char *end,
                         int64_t lo, int64_t hi, int64_t offset) noexcept nogil:
@@ -443,12 +505,12 @@ cdef class VWParser(Parser):
 
     cdef bint emit(self) noexcept nogil:
         """The row's features and their interactions, masked, sorted, merged, appended."""
-        cdef Py_ssize_t i, j, k, n = self.nf, total = self.nf, at
-        cdef Py_ssize_t a0, na, b0, nb, c0, nc
-        cdef unsigned char a, b, c
-        cdef int term
-        cdef uint64_t half, half2, m = self.mask
-        cdef double va, vab
+        cdef Py_ssize_t i, n = self.nf, total = self.nf, at
+        cdef bint room
+        cdef unsigned char c
+        cdef int term, k, run
+        cdef uint64_t m = self.mask
+        cdef double size
         cdef bint named = self.names is not None
         cdef long long *keys
         cdef double *vals
@@ -479,50 +541,32 @@ cdef class VWParser(Parser):
                 if self.placed[c]:
                     self.placed[c] = False
                     self.ns_start[c] -= self.ns_count[c]
-            for term in range(self.n_terms):
-                na = self.ns_count[self.terms[term][1]]
-                nb = self.ns_count[self.terms[term][2]]
-                if self.terms[term][0] == 2:
-                    total += na * (nb + 1) // 2 if self.terms[term][1] == self.terms[term][2] else na * nb
-                else:
-                    nc = self.ns_count[self.terms[term][3]]
-                    total += na * nb * nc
-        if not self.reserve_row(total, total) or not self.reserve_nnz(total):
-            return False
+            for term in range(self.n_terms):   # unordered tuples: C(n + r - 1, r) per run of r
+                size, k = 1.0, 1
+                while k <= self.terms[term][0]:
+                    c, run = self.terms[term][k], 1
+                    while k + run <= self.terms[term][0] and self.terms[term][k + run] == c:
+                        run += 1
+                    for i in range(run):
+                        size = size * (self.ns_count[c] + i) / (i + 1)
+                    k += run
+                total += <Py_ssize_t>min(size + 0.5, MAX_PAIRS)
+        room = total < MAX_PAIRS and self.reserve_row(total, total) and self.reserve_nnz(total)
         # (the buffers in locals: the compiler need not reload them after each store)
         keys, vals, sh, sv = self.keys, self.vals, self.sh, self.sv
-        for i in range(n):
-            keys[i], vals[i] = <long long>(self.fh[i] & m), self.fv[i]
-        at = n
-        for term in range(self.n_terms):
-            a, b = self.terms[term][1], self.terms[term][2]
-            a0, na, b0, nb = self.ns_start[a], self.ns_count[a], self.ns_start[b], self.ns_count[b]
-            if self.terms[term][0] == 2:
-                for i in range(na):
-                    half, va = <uint64_t>FNV_PRIME * sh[a0 + i], sv[a0 + i]
-                    for j in range(i if a == b else 0, nb):
-                        keys[at] = <long long>((half ^ sh[b0 + j]) & m)
-                        vals[at] = va * sv[b0 + j]
-                        if named and not self.add_cross(self.so[a0 + i], self.so[b0 + j], -1, keys[at]):
-                            return False
-                        at += 1
-            else:
-                c = self.terms[term][3]
-                c0, nc = self.ns_start[c], self.ns_count[c]
-                for i in range(na):
-                    half, va = <uint64_t>FNV_PRIME * sh[a0 + i], sv[a0 + i]
-                    for j in range(i if a == b else 0, nb):
-                        half2 = <uint64_t>FNV_PRIME * (half ^ sh[b0 + j])
-                        vab = va * sv[b0 + j]
-                        for k in range(j if b == c else 0, nc):
-                            keys[at] = <long long>((half2 ^ sh[c0 + k]) & m)
-                            vals[at] = vab * sv[c0 + k]
-                            if named and not self.add_cross(self.so[a0 + i], self.so[b0 + j], self.so[c0 + k],
-                                                            keys[at]):
-                                return False
-                            at += 1
+        at = -1
+        if room:
+            for i in range(n):
+                keys[i], vals[i] = <long long>(self.fh[i] & m), self.fv[i]
+            at = n
+            for term in range(self.n_terms):
+                at = self.cross(term, at, named)
+                if at < 0:
+                    break
         for i in range(n):
             self.ns_count[self.fn[i]] = 0
+        if at < 0:
+            return False
         radix_sort_pairs(keys, vals, <long long *>sh, sv, at)
         indices, data, out, last = self.indices + self.nnz, self.data + self.nnz, 0, -1
         for i in range(at):
@@ -557,9 +601,9 @@ cdef class VWParser(Parser):
             if s[4] not in names:
                 names[s[4]] = self.span_name(base, i)
         for i in range(self.n_crosses):
-            r = self.crosses + 4 * i
-            if r[3] not in names:
-                names[r[3]] = "*".join([self.span_name(base, r[f]) for f in range(3) if r[f] >= 0])
+            r = self.crosses + (ORDER + 1) * i
+            if r[ORDER] not in names:
+                names[r[ORDER]] = "*".join([self.span_name(base, r[f]) for f in range(ORDER) if r[f] >= 0])
         self.n_spans = self.n_crosses = 0
 
     cdef str span_name(self, const char *base, Py_ssize_t i):

@@ -26,8 +26,8 @@ def add_reader_options(parser, hashing=None):
                     help="cross namespaces A and B (first characters), as VW's -q; repeatable")
     vw.add_argument("--cubic", action="append", default=[], metavar="ABC",
                     help="cross three namespaces, as VW's --cubic; repeatable")
-    vw.add_argument("--interactions", action="append", default=[], metavar="AB[C]",
-                    help="cross 2 or 3 namespaces, as VW's --interactions; repeatable")
+    vw.add_argument("--interactions", action="append", default=[], metavar="ABC",
+                    help="cross 2 to 8 namespaces, as VW's --interactions; repeatable")
 
 
 def reading(args):

@@ -25,8 +25,8 @@ def interaction_terms(quadratic=(), cubic=(), interactions=()):
     Parameters
     ----------
     quadratic, cubic, interactions : sequences of str
-        Strings of 2, 3, and 2 or 3 namespaces, each named by its first (ASCII)
-        character.
+        Strings of 2, 3, and 2 to MAX_ORDER (8) namespaces, each named by its first
+        (ASCII) character.
 
     Returns
     -------
@@ -176,8 +176,9 @@ def load_vw(path, hash_bits=DEFAULT_BITS, quadratic=(), cubic=(), interactions=(
         Columns are ``2**hash_bits`` buckets of VW's hashes (VW's ``-b``): the same
         feature lands in the same column as in VW.
     quadratic, cubic, interactions : sequences of str
-        VW's ``-q ab``, ``--cubic abc`` and ``--interactions ab``/``abc``: namespaces
-        crossed, by their first characters, computed row by row as VW does.
+        VW's ``-q ab``, ``--cubic abc`` and ``--interactions ab``, ``abc``, ``abcd``
+        (up to 8): namespaces crossed, by their first characters, computed row by
+        row as VW does.
     names : dict or None
         If a dict, it is filled with ``column -> "namespace^feature"`` for every
         feature met and ``"a^x*b^y"`` for every crossed column (the first name of a
