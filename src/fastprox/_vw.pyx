@@ -107,21 +107,21 @@ cdef inline uint32_t murmur3_32(const char *data, Py_ssize_t n, uint32_t seed) n
     return h
 
 
-cdef inline uint32_t hashstring(const char *p, Py_ssize_t n, uint32_t seed) noexcept nogil:
+cdef inline uint32_t hashstring(const char *p, Py_ssize_t n, uint32_t seed, const char *end) noexcept nogil:
     """VW's hashstring: ``p[:n]`` trimmed of bytes up to 0x20, a run of digits as its
-    number plus ``seed`` (mod 2^32), else MurmurHash3 seeded with ``seed``."""
-    cdef uint32_t value = 0
-    cdef Py_ssize_t i
+    number plus ``seed`` (mod 2^32), else MurmurHash3 seeded with ``seed``. The digits
+    are read 8 at a time (fastprox._text.scan_digits: their value mod 2^64, so mod 2^32
+    exact) while 8 bytes lie before ``end``; the byte after the name is not a digit
+    (a delimiter, a space or the NUL after the text)."""
+    cdef uint64_t value = 0
     while n > 0 and 0 <= p[0] <= 32:
         p += 1
         n -= 1
     while n > 0 and 0 <= p[n - 1] <= 32:
         n -= 1
-    for i in range(n):
-        if not is_digit(p[i]):
-            return murmur3_32(p, n, seed)
-        value = value * 10u + <uint32_t>(p[i] - 48)
-    return value + seed
+    if scan_digits(p, end, &value) != p + n:
+        return murmur3_32(p, n, seed)
+    return <uint32_t>value + seed
 
 
 def hash_string(bytes text, uint32_t seed=0):
@@ -139,7 +139,7 @@ def hash_string(bytes text, uint32_t seed=0):
     int
         The 32-bit hash; its low B bits are the column under ``-b B``.
     """
-    return hashstring(text, len(text), seed)
+    return hashstring(text, len(text), seed, <const char *>text + len(text))  # (bytes end with a NUL)
 
 
 cdef inline bint ends_name(char c) noexcept nogil:
@@ -449,7 +449,7 @@ cdef class VWParser(Parser):
                 while p < e and not ends_name(p[0]):
                     p += 1
                 ns_len = p - ns_name
-                ns_hash = hashstring(ns_name, ns_len, 0)
+                ns_hash = hashstring(ns_name, ns_len, 0, end)
                 if p < e and p[0] == 58:
                     q = scan_number(p + 1, end, &ns_value)
                     if q == NULL or (q < e and not ends_value(q[0])) or not isfinite(ns_value):
@@ -477,11 +477,11 @@ cdef class VWParser(Parser):
                         return self.fail(VW_ERR_VALUE, base, q, token_end(q, e))
                     else:       # a string value, hashed after the name; its value 1, as VW
                         p = token_end(q, e)
-                        h = hashstring(q, p - q, hashstring(t, name_end - t, <uint32_t>ns_hash))
+                        h = hashstring(q, p - q, hashstring(t, name_end - t, <uint32_t>ns_hash, end), end)
                         value, string_value = 1.0, True
                 if not string_value:
                     if name_end > t:
-                        h = hashstring(t, name_end - t, <uint32_t>ns_hash)
+                        h = hashstring(t, name_end - t, <uint32_t>ns_hash, end)
                     else:
                         h = ns_hash + anon
                         anon += 1
