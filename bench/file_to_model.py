@@ -28,8 +28,18 @@ that no run pays for compiling its modules. Start-up is measured alone too:
 and VW's ``--version``. The machine's load average is recorded before and
 after: other jobs on its cores slow both tools, unevenly.
 
+VW's own format (``--vw-text``): the same rows written once in VW's text format
+with their columns dealt to three namespaces (``|a``, ``|b``, ``|c`` by column mod 3,
+named by their numbers, values as written), read by both tools from that one file,
+without and with ``-q ab``: ``fastprox train f.vw [-q ab] --model OUT`` (the format
+recognised by its ``|``) against ``vw -d f.vw [-q ab] --loss_function logistic -b 18
+-f OUT``; test accuracy from each saved model on the test rows in the same format
+(``fastprox predict MODEL test.vw [-q ab]``, ``vw -t -i MODEL``). It replaces the
+report's section "VW's text format" and keeps the rest.
+
 Run: ``python -m bench.file_to_model [--runs 5] [--sets NAME ...]``; writes
-``bench/results/file_to_model.md``.
+``bench/results/file_to_model.md``; ``python -m bench.file_to_model --vw-text
+[--runs 5] [--sets NAME ...]`` its VW-format section (default sets: VW_SETS).
 """
 import argparse
 import compileall
@@ -73,6 +83,12 @@ REAL = {  # name -> (train, test or None, copies of the training file streamed o
 PEER_ZIPF = ((200_000, 1.0), (50_000, 1.0), (50_000, 0.8), (50_000, 1.2))
 OWN_ZIPF = ("zipf 2^21 ids n=120,000", 120_000, 1 << 21, 30)
 SETS = [f"zipf s={s:g} n={rows:,}" for rows, s in PEER_ZIPF] + [OWN_ZIPF[0]] + list(REAL)
+#: The sets of --vw-text (a real set, the same streamed 20 times, a peer Zipf problem).
+VW_SETS = ["a9a", "a9a x20", "zipf s=1 n=200,000"]
+#: The real sets only --vw-text runs, as REAL.
+VW_ONLY = {"a9a x20": ("a9a/a9a", "a9a/a9a.t", 20)}
+#: The heading of the report's VW-format section.
+VW_SECTION = "## VW's text format: both tools read the same VW file"
 FASTPROX = [sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())"]
 VW = [sys.executable, "-m", "vowpalwabbit"]
 
@@ -85,8 +101,8 @@ def peer_synthetic():
 
 def problem(name):
     """(training CSR rows, labels, test rows, test labels, copies, "test" or "train")."""
-    if name in REAL:
-        train, test, copies = REAL[name]
+    if name in REAL or name in VW_ONLY:
+        train, test, copies = {**REAL, **VW_ONLY}[name]
         X, y = load_libsvm(DATA / train)
         X_test, y_test = load_libsvm(DATA / (test or train))
         return X, y, X_test, y_test, copies, "test" if test else "train"
@@ -249,6 +265,82 @@ def measure(name, runs, work):
     return row
 
 
+def vw_lines(X, y):
+    """The rows as VW text: label -1/+1, columns dealt to namespaces a, b, c by column
+    mod 3, each feature its column's number (value omitted where 1)."""
+    X = X.tocsr()
+    lines = []
+    for i in range(X.shape[0]):
+        cols, vals = X.indices[X.indptr[i]:X.indptr[i + 1]], X.data[X.indptr[i]:X.indptr[i + 1]]
+        spaces = {"a": [], "b": [], "c": []}
+        for j, v in zip(cols.tolist(), vals.tolist()):
+            spaces["abc"[j % 3]].append(str(j) if v == 1 else f"{j}:{v!r}")
+        lines.append(f"{1 if y[i] > 0 else -1} " + " ".join(f"|{ns} " + " ".join(f) for ns, f in spaces.items()))
+    return "\n".join(lines) + "\n"
+
+
+def measure_vw_text(name, runs, work):
+    """fastprox against VW on the same VW file, without and with -q ab (`vw_lines`)."""
+    X, y, X_test, y_test, copies, tested = problem(name)
+    train, test = work / "train.vw", work / "test.vw"
+    train.write_text(vw_lines(X, y) * copies)
+    test.write_text(vw_lines(X_test, y_test))
+    fp, vw = shlex.join(map(str, FASTPROX)), shlex.join(map(str, VW))
+    row = {"name": name, "rows": X.shape[0] * copies, "mb": train.stat().st_size / 1e6, "test": tested}
+    for q in ("", " -q ab"):
+        named = {"fastprox": f"{fp} train {train}{q} --model {work / 'model.npz'}",
+                 "vw": f"{vw} -d {train}{q} --loss_function logistic -b 18 -f {work / 'model.vw'}"}
+        results = interleaved(named, runs)
+        preds = work / "vw_pred.txt"
+        timed(f"{vw} -t -i {work / 'model.vw'} -d {test} -p {preds} --quiet")
+        predicted = np.array(timed(f"{fp} predict {work / 'model.npz'} {test}{q} --quiet")[1].stdout.split(), float)
+        truth = np.where(y_test > 0, 1.0, -1.0)
+        row.update({f"fastprox{q}": results["fastprox"][0], f"vw{q}": results["vw"][0],
+                    f"fp_loss{q}": float(re.search(r"progressive loss: ([0-9.]+)", results["fastprox"][1].stdout).group(1)),
+                    f"vw_loss{q}": float(re.search(r"average loss = ([0-9.]+)", results["vw"][1].stderr).group(1)),
+                    f"fp_acc{q}": float(np.mean(np.where(predicted > 0, 1.0, -1.0) == truth)),
+                    f"vw_acc{q}": float(np.mean(np.where(np.loadtxt(preds) > 0, 1.0, -1.0) == truth))})
+    return row
+
+
+def vw_text_section(rows, runs, load, target):
+    """The report's VW-format section (markdown), with its verdict against ``target``."""
+    lines = [VW_SECTION, "", "Generated by `python -m bench.file_to_model --vw-text` (see its docstring).", "",
+             describe_machine() + "; 2 cores shared with other work",
+             f"- Python {platform.python_version()}, fastprox {fastprox.__version__}, vowpalwabbit "
+             f"{version('vowpalwabbit')}; load average (1 min) before / after: {load[0]:.2f} / {load[1]:.2f}.",
+             f"- Median of {runs} interleaved rounds; wall seconds of the whole command, start-up included. "
+             "fastprox: `fastprox train f.vw [-q ab] --model OUT` (the defaults, 2^18 columns as VW's -b 18); "
+             "VW: `vw -d f.vw [-q ab] --loss_function logistic -b 18 -f OUT`. The columns are dealt to "
+             "namespaces a, b, c by column mod 3.", "",
+             "| data | rows | VW MB | fastprox s | VW s | VW / fastprox | fastprox s -q ab | VW s -q ab "
+             "| VW / fastprox -q ab | progressive loss fastprox / VW (-q ab) | accuracy fastprox / VW (-q ab) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    for r in rows:
+        lines.append(
+            f"| {r['name']} | {r['rows']:,} | {r['mb']:.1f} | {r['fastprox']:.3f} | {r['vw']:.3f} | "
+            f"{r['vw'] / r['fastprox']:.2f} | {r['fastprox -q ab']:.3f} | {r['vw -q ab']:.3f} | "
+            f"{r['vw -q ab'] / r['fastprox -q ab']:.2f} | {r['fp_loss']:.4f} / {r['vw_loss']:.4f} "
+            f"({r['fp_loss -q ab']:.4f} / {r['vw_loss -q ab']:.4f}) | {r['fp_acc']:.4f} / {r['vw_acc']:.4f} "
+            f"({r['fp_acc -q ab']:.4f} / {r['vw_acc -q ab']:.4f}; {r['test']}) |")
+    reached = [r["name"] for r in rows if min(r["vw"] / r["fastprox"], r["vw -q ab"] / r["fastprox -q ab"]) >= target]
+    missed = [r["name"] for r in rows if r["name"] not in reached]
+    lines += ["", f"- VW's time / fastprox's >= {target} without and with -q ab: {', '.join(reached) or 'none'}.",
+              f"- Below {target} somewhere: {', '.join(missed) or 'none'}."]
+    return "\n".join(lines) + "\n"
+
+
+def replace_section(path, section):
+    """The report at ``path`` with its VW-format section (from VW_SECTION to the next
+    heading of its level or the end) replaced by ``section``, the rest kept."""
+    text = path.read_text() if path.exists() else ""
+    start = text.find(VW_SECTION)
+    if start < 0:
+        return text.rstrip("\n") + "\n\n" + section
+    end = text.find("\n## ", start + len(VW_SECTION))
+    return text[:start] + section + (text[end + 1:] if end >= 0 else "")
+
+
 STARTUP = {  # what start-up alone costs: the interpreter, NumPy, each tool doing nothing
     "python -c pass": [sys.executable, "-c", "pass"],
     "python -c \"import numpy\"": [sys.executable, "-c", "import numpy"],
@@ -374,12 +466,26 @@ def main():
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="interleaved rounds per file (median)")
-    parser.add_argument("--sets", nargs="+", choices=SETS, default=SETS, help="files to run (default: all)")
+    parser.add_argument("--sets", nargs="+", choices=SETS + list(VW_ONLY), default=SETS, help="files to run (default: all)")
     parser.add_argument("--target", type=float, default=1.5, help="the speed ratio the verdict checks")
     parser.add_argument("--out", type=Path, default=RESULTS, help="the report's path")
+    parser.add_argument("--vw-text", action="store_true",
+                        help="only the VW-format section: both tools on the same VW file, -q ab too")
     args = parser.parse_args()
     compileall.compile_dir(Path(fastprox.__file__).parent, quiet=1)
     load = [os.getloadavg()[0]]
+    if args.vw_text:
+        sets = args.sets if args.sets != SETS else VW_SETS
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = []
+            for name in sets:
+                rows.append(measure_vw_text(name, args.runs, Path(tmp)))
+                print(rows[-1], flush=True)
+        load.append(os.getloadavg()[0])
+        section = vw_text_section(rows, args.runs, load, args.target)
+        args.out.write_text(replace_section(args.out, section))
+        print(section)
+        return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.sets:

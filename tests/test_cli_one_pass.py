@@ -45,7 +45,9 @@ def test_a_file_is_opened_once_and_equals_the_estimator(data, tmp_path, capsys, 
     is ProxClassifier().fit with the rows in order, whatever --chunk-rows; the CLI's
     defaults are the estimator's (its saved parameters compare equal), but for
     grow_features: the model grew with the data, and its file says so, so that
-    load_model(path).partial_fit grows it as train -i does."""
+    load_model(path).partial_fit grows it as train -i does. (The format given:
+    --format auto reads the first file's first 64 kB once more to recognise it,
+    tests/test_vw_format.py.)"""
     d, X, y = data
     opened = []
     real_open = libsvm.sources.open_source
@@ -54,7 +56,7 @@ def test_a_file_is_opened_once_and_equals_the_estimator(data, tmp_path, capsys, 
         model = tmp_path / f"m{chunk_rows}.npz"
         opened.clear()
         assert main(["train", str(d / "train.svm"), "--model", str(model), "--quiet",
-                     "--chunk-rows", str(chunk_rows)]) == 0
+                     "--chunk-rows", str(chunk_rows), "--format", "libsvm"]) == 0
         assert opened == [str(d / "train.svm")]
         est = ProxClassifier(shuffle=False).fit(X, y)
         saved = same_model(model, est)
@@ -357,7 +359,7 @@ def test_top_level_help_and_version(capsys):
 FORMATS = {
     "csv": ("1,0.5,3\n0,1.5,2\n", "label '1,0.5,3' holds commas: this looks like a CSV file (commas)"),
     "vw": ("1 |f 13:3.9 24:1\n", "feature '|f' has no ':': this looks like Vowpal Wabbit's text "
-                                 "format ('|'), not LIBSVM text"),
+                                 "format ('|'), not LIBSVM text (LABEL INDEX:VALUE ...): give --format vw"),
     "vw without label": ("|f a b\n", "this looks like Vowpal Wabbit's text format ('|')"),
     "nan": ("1 3:nan\n", "non-finite number 'nan'; fastprox takes finite numbers only: remove or "
                          "replace NaN and infinity"),
@@ -372,7 +374,7 @@ def test_other_formats_are_named(tmp_path, capsys, name, command):
     text, message = FORMATS[name]
     path = tmp_path / f"{name}.txt"
     path.write_text(text)
-    status, out, err = run(capsys, command, path, "--chunk-rows", 3)
+    status, out, err = run(capsys, command, path, "--chunk-rows", 3, "--format", "libsvm")  # (VW: its own)
     assert status == 1 and err.count("\n") == 1 and message in err, err
     assert "zero_based" not in err and "allow_nonfinite" not in err
 

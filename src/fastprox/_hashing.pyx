@@ -20,6 +20,8 @@ import array as pyarray
 
 from libc.stdint cimport uint64_t
 
+from fastprox._rowsort cimport sort_pairs
+
 cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
 
 ctypedef fused value_t:
@@ -85,7 +87,7 @@ cdef _hash(const value_t[::1] data, const index_t[::1] indices, const index_t[::
                 for nz in range(lo, hi):
                     k[nz - lo] = bucket(indices[nz], shift)
                     v[nz - lo] = data[nz]
-                _sort(k, v, hi - lo)
+                sort_pairs(k, v, hi - lo)
                 start = out
                 for nz in range(hi - lo):
                     if out > start and k[nz] == (i32[out - 1] if narrow else i64[out - 1]):
@@ -105,39 +107,3 @@ cdef _hash(const value_t[::1] data, const index_t[::1] indices, const index_t[::
     array.resize(new_data, out)
     array.resize(new_indices, out)
     return new_data, new_indices, new_indptr, collisions
-
-
-cdef void _sort(long long* k, double* v, Py_ssize_t n) noexcept nogil:
-    """Sort the pairs (k, v) by k: insertion sort for the short rows of sparse data,
-    a heap sort beyond (n log n, no recursion, no allocation)."""
-    cdef Py_ssize_t i, j
-    cdef long long key
-    cdef double val
-    if n <= 32:
-        for i in range(1, n):
-            key, val = k[i], v[i]
-            j = i - 1
-            while j >= 0 and k[j] > key:
-                k[j + 1], v[j + 1] = k[j], v[j]
-                j -= 1
-            k[j + 1], v[j + 1] = key, val
-        return
-    for i in range(n // 2 - 1, -1, -1):
-        _sift(k, v, i, n)
-    for i in range(n - 1, 0, -1):
-        k[0], k[i] = k[i], k[0]
-        v[0], v[i] = v[i], v[0]
-        _sift(k, v, 0, i)
-
-
-cdef inline void _sift(long long* k, double* v, Py_ssize_t root, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t child
-    while 2 * root + 1 < n:
-        child = 2 * root + 1
-        if child + 1 < n and k[child + 1] > k[child]:
-            child += 1
-        if k[root] >= k[child]:
-            return
-        k[root], k[child] = k[child], k[root]
-        v[root], v[child] = v[child], v[root]
-        root = child

@@ -49,7 +49,7 @@ def reworded(message):
                        message)
     if _VW.search(message):     # the reader's advice on LIBSVM's syntax, replaced
         message = (message.split(";")[0] + ": this looks like Vowpal Wabbit's text format ('|'), "
-                   "not LIBSVM text: LABEL INDEX:VALUE ...")
+                   "not LIBSVM text (LABEL INDEX:VALUE ...): give --format vw")
     message = _TOO_LARGE.sub(r"\1; give --hash-bits B to hash such ids into 2^B buckets", message)
     return _NAMES.sub(_option, message)
 

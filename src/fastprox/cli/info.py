@@ -1,4 +1,4 @@
-"""Describe LIBSVM files: rows, features, non-zeros, labels.
+"""Describe LIBSVM or VW files: rows, features, non-zeros, labels.
 
 One streaming pass over each file.
 
@@ -7,8 +7,8 @@ of the matrix it returns (largest index + 1 for zero-based files, the largest
 index for one-based ones). Labels are counted up to 1000 distinct values.
 """
 from .._libsvm import count_labels
-from ..libsvm import MAX_LINE_BYTES, half_readers, iter_chunks, read_halves, source_name
-from ..stream.files import CHUNK_ROWS, check_readable, pumped
+from ..libsvm import MAX_LINE_BYTES, half_readers, read_halves, source_name
+from ..stream.files import CHUNK_ROWS, check_readable, chunks_of, pumped
 from ..stream.labels import format_label
 from .options import add_reader_options, reading
 
@@ -71,18 +71,19 @@ class Summary:
             self.labels = None
 
 
-def scan(paths, chunk_rows, zero_based="auto", max_line_bytes=MAX_LINE_BYTES):
-    """One streaming pass over ``paths``: rows, width (as load_libsvm gives it),
-    non-zeros and label counts, all files together."""
+def scan(paths, chunk_rows, zero_based="auto", max_line_bytes=MAX_LINE_BYTES, **vw):
+    """One streaming pass over ``paths``: rows, width (as load_libsvm gives it; 2^B for
+    VW text, whose arguments ``vw`` are: fastprox.stream.files.chunks_of), non-zeros
+    and label counts, all files together."""
     summary = Summary()
     for path in paths:
-        halves = None if zero_based is True else _scan_halves(path, chunk_rows, max_line_bytes)
+        halves = None if zero_based is True or vw else _scan_halves(path, chunk_rows, max_line_bytes)
         if halves is not None:
             summary.merge(*halves)
             continue
         with pumped(path) as source:
-            for chunk in iter_chunks(source, chunk_rows=chunk_rows, zero_based=zero_based,
-                                     max_line_bytes=max_line_bytes):
+            for chunk in chunks_of(source, chunk_rows=chunk_rows, zero_based=zero_based,
+                                   max_line_bytes=max_line_bytes, **vw):
                 summary.add(chunk)
     return summary
 

@@ -36,6 +36,10 @@ class Metrics:
         predicted = self.est.labels_of(scores)
         if not len(y):
             return predicted
+        labelled = y == y
+        if not labelled.all():          # VW text's lines without a label (NaN): predicted, not scored
+            self._add(width, y[labelled], scores[labelled])
+            return predicted
         if self.est.regression:
             self._add_regression(y, scores)
             return predicted

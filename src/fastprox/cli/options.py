@@ -1,11 +1,14 @@
 """The reading options the commands share (``--hash-bits``, ``--zero-based``,
-``--max-line-bytes``, with ``--chunk-rows``) and the reader's arguments they give."""
+``--max-line-bytes``, with ``--chunk-rows``; the format, ``--format`` and VW's
+interactions ``-q``, ``--cubic``, ``--interactions``) and the reader's arguments they give."""
 from ..libsvm import MAX_LINE_BYTES
+from ..vw.reader import DEFAULT_BITS, interaction_terms, looks_like_vw
 
 
 def add_reader_options(parser, hashing=None):
     """The reading options the commands share: --hash-bits (``hashing``: what it
-    does in this command; None: no such option), --zero-based and --max-line-bytes."""
+    does in this command; None: no such option), --zero-based and --max-line-bytes,
+    --format and VW's interactions."""
     if hashing:
         parser.add_argument("--hash-bits", type=int, metavar="B", help=hashing)
     parser.add_argument("--zero-based", action="store_true",
@@ -14,10 +17,40 @@ def add_reader_options(parser, hashing=None):
     parser.add_argument("--max-line-bytes", type=int, default=MAX_LINE_BYTES, metavar="N",
                         help="the longest line read: a longer one (binary data, an endless stream "
                              "such as /dev/zero) stops the command once N bytes of it are read")
+    parser.add_argument("--format", choices=("auto", "libsvm", "vw"), default="auto",
+                        help="the data's format: LIBSVM or Vowpal Wabbit's text (default: auto: VW "
+                             "when the first data line of the first file holds a '|'; LIBSVM for "
+                             "standard input and pipes)")
+    vw = parser.add_argument_group("Vowpal Wabbit's text (--format vw; docs/guide/vw_format.md)")
+    vw.add_argument("-q", "--quadratic", action="append", default=[], metavar="AB",
+                    help="cross namespaces A and B (first characters), as VW's -q; repeatable")
+    vw.add_argument("--cubic", action="append", default=[], metavar="ABC",
+                    help="cross three namespaces, as VW's --cubic; repeatable")
+    vw.add_argument("--interactions", action="append", default=[], metavar="ABC",
+                    help="cross 2 to 8 namespaces, as VW's --interactions; repeatable")
 
 
 def reading(args):
     """The reader's keyword arguments (iter_chunks) that the commands' options give:
-    --chunk-rows, --zero-based, --max-line-bytes (each checked by the reader)."""
-    return dict(chunk_rows=args.chunk_rows, zero_based=True if args.zero_based else "auto",
-                max_line_bytes=args.max_line_bytes)
+    --chunk-rows, --zero-based, --max-line-bytes (each checked by the reader); for VW
+    text, also ``format="vw"``, ``vw_bits`` (--hash-bits, default VW's 18) and
+    ``terms``, the interactions."""
+    kwargs = dict(chunk_rows=args.chunk_rows, zero_based=True if args.zero_based else "auto",
+                  max_line_bytes=args.max_line_bytes)
+    if is_vw(args):
+        bits = getattr(args, "hash_bits", None)
+        kwargs.update(format="vw", vw_bits=DEFAULT_BITS if bits is None else bits,
+                      terms=interaction_terms(args.quadratic, args.cubic, args.interactions))
+    elif args.quadratic or args.cubic or args.interactions:
+        raise ValueError("-q, --cubic and --interactions cross VW's namespaces: give data in VW's text "
+                         "format (--format vw)")
+    return kwargs
+
+
+def is_vw(args):
+    """Whether the commands' data are VW text: --format vw, or (auto) the first file's
+    first data line holds a '|'."""
+    if args.format == "auto":
+        paths = args.data if isinstance(args.data, list) else [args.data]
+        args.format = "vw" if paths and looks_like_vw(paths[0]) else "libsvm"
+    return args.format == "vw"

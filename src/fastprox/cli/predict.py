@@ -1,4 +1,4 @@
-"""Predict with a saved model, one line per row of a LIBSVM file.
+"""Predict with a saved model: a line per row of LIBSVM or VW text.
 
 Lines hold the predicted label (classifiers, written as in LIBSVM files) or
 value (regressors, shortest exact float). With ``--proba`` the output is
@@ -17,7 +17,10 @@ rows are left out of the metrics; a file of placeholder labels gives none).
 A model trained with --hash-bits B hashes the file's ids as it was trained (its
 file records the hashing); --hash-bits, if given, must be that B. (Model files
 written before fastprox recorded the hashing need the --hash-bits they were
-trained with.)
+trained with.) VW text (--format vw, or a '|' in its first line) is hashed into the
+model's 2^B columns with the -q, --cubic and --interactions given (the model file does
+not record them: give those of training); its lines without a label are predicted,
+not scored.
 """
 import sys
 
@@ -53,9 +56,21 @@ def run(args):
         name = "ProxRegressor" if est.regression else "ProxClassifier"
         raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
                          f"{args.model} holds a {name}(loss={est.loss!r})")
-    bits = _hashing(est, args.hash_bits, args.model)
+    read = reading(args)
+    if read.get("format") == "vw":      # VW's hashes are the columns: the model's width gives -b
+        bits = est.n_features.bit_length() - 1
+        if est.n_features != 1 << bits:
+            raise ValueError(f"{args.model} has {est.n_features} features, not 2^B: it was not trained on VW "
+                             f"text; predict VW text with a model trained on VW text")
+        if args.hash_bits not in (None, bits):
+            raise ValueError(f"--hash-bits {args.hash_bits}, but {args.model} has 2^{bits} features (trained with "
+                             f"--hash-bits {bits}): drop --hash-bits, or give {bits}")
+        read.update(vw_bits=bits, unlabelled=True)
+        bits = None
+    else:
+        bits = _hashing(est, args.hash_bits, args.model)
     metrics = Metrics(est)
-    chunks = labelled_chunks(args.data, bits=bits, **reading(args))
+    chunks = labelled_chunks(args.data, bits=bits, **read)
     lines = _lines(est, chunks, metrics, args.proba)
     if args.out is None:
         for text in lines:

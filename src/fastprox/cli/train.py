@@ -63,7 +63,7 @@ from ..stream.readable import FeatureNames, readable_lines
 from ..stream.sources import DefaultSource, FileSource
 from ..stream.trainer import Trainer, predicts
 from .metrics import Metrics, metric_lines
-from .options import add_reader_options, reading
+from .options import add_reader_options, is_vw, reading
 from .workflow import (add_workflow_options, check_workflow, holdout_line, holdout_of, initial_model,
                        model_width, options_of)
 
@@ -89,11 +89,11 @@ def add_arguments(parser):
     # argparse takes "-1" for a value, not an option, by this pattern: "-1,1" too
     parser._negative_number_matcher = re.compile(r"^-\d[\d.,eE+-]*$")
     parser.add_argument("data", nargs="*", metavar="DATA",
-                        help="LIBSVM training files (plain, .gz, .bz2, .xz; - for standard input); "
+                        help="LIBSVM or VW text training files (plain, .gz, .bz2, .xz; - for standard input); "
                              "none: the embedded default")
     parser.add_argument("-d", "--data", dest="more_data", action="append", default=[], metavar="DATA",
                         help="a training file, as DATA (VW's -d; repeatable; default: none)")
-    parser.add_argument("--test", metavar="DATA", help="LIBSVM file to evaluate the model on "
+    parser.add_argument("--test", metavar="DATA", help="file to evaluate the model on, in DATA's format "
                         "(default: none; the held-out part of the embedded default)")
     parser.add_argument("-f", "--model", metavar="OUT",
                         help="save the model here, for 'fastprox predict' and fastprox.load_model "
@@ -272,9 +272,11 @@ def model_of(args):
                              if getattr(args, option, None) is not None}}
     if args.regression:
         params.pop("multi_class", None)
+    if args.data and is_vw(args):
+        params["hash_bits"] = None          # VW text's columns are VW's hashes already
     params["fit_intercept"] = not args.no_intercept
     params["grow_features"] = bool(args.data) and not (args.n_features or args.groups or args.group_weights
-                                                       or args.hash_bits is not None)
+                                                       or args.hash_bits is not None or args.format == "vw")
     if args.groups:
         params["groups"] = read_vector(args.groups, "--groups", int)
     if args.group_weights:
@@ -322,6 +324,8 @@ def _check_options(args):
         value, option = getattr(args, name), "--" + name.replace("_", "-")
         if value is not None and value > high:
             raise ValueError(f"{option} must be at most {high}, not {value}")
+    if args.scheduler and args.data and is_vw(args):
+        raise ValueError("--scheduler reads LIBSVM files; VW text trains on this machine: drop --scheduler")
     for name in ("sequential", "sync_rows", "workers", "timeout"):
         if getattr(args, name) not in (None, False) and not args.scheduler:
             raise ValueError(f"--{name.replace('_', '-')} is for training on a cluster: give --scheduler too")
@@ -390,6 +394,9 @@ def _evaluate(est, chunks, name):
 def _fixed_width(args, params):
     """(the model's width when the options fix it, else None: it grows; what sets
     the width, for messages about its size) for the files DATA."""
+    if args.format == "vw":
+        bits = reading(args)["vw_bits"]
+        return 1 << bits, f"--hash-bits {bits} (VW text)"
     if args.hash_bits is not None:
         return None, f"--hash-bits {args.hash_bits}"
     groups, weights = params["groups"], params["group_weights"]

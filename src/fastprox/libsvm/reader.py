@@ -21,7 +21,7 @@ BLOCK_BYTES = 1 << 22
 #: with the line and this bound once a line exceeds it, having held no more.
 MAX_LINE_BYTES = 1 << 28
 
-_INT32_MAX = 2**31 - 1
+INT32_MAX = 2**31 - 1
 
 
 def iter_libsvm(path, chunk_rows=10_000, n_features=None, dtype="float64",
@@ -76,7 +76,7 @@ def iter_chunks(path, chunk_rows=10_000, n_features=None, dtype="float64",
     one more then); it returns whether it wants more. The command line's progress table shows its first lines from
     them (fastprox.stream.preview).
     """
-    if not _positive_int(chunk_rows):
+    if not positive_int(chunk_rows):
         raise ValueError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")
     reader = Reader(path, int(chunk_rows), n_features, dtype, zero_based, query_id, allow_nonfinite,
                      block_bytes, max_line_bytes)
@@ -84,7 +84,7 @@ def iter_chunks(path, chunk_rows=10_000, n_features=None, dtype="float64",
     return iter(reader)
 
 
-def _positive_int(value, high=sys.maxsize):
+def positive_int(value, high=sys.maxsize):
     """Whether value is an integer (Python's or NumPy's) in [1, high]."""
     try:
         return 1 <= operator.index(value) <= high
@@ -149,13 +149,13 @@ class Reader:
         self.dtype = None if str(getattr(dtype, "__name__", dtype)) == "float64" else np.dtype(dtype)
         if self.dtype is not None and self.dtype.kind != "f":
             raise ValueError(f"dtype must be a floating type such as np.float64, not {dtype!r}")
-        if n_features is not None and not _positive_int(n_features, MAX_INDEX):
+        if n_features is not None and not positive_int(n_features, MAX_INDEX):
             raise ValueError(f"n_features must be None or a positive integer, not {n_features!r}")
         if zero_based not in (True, False, "auto"):
             raise ValueError(f"zero_based must be True, False or 'auto', not {zero_based!r}")
-        if not _positive_int(block_bytes):
+        if not positive_int(block_bytes):
             raise ValueError(f"block_bytes must be a positive integer, not {block_bytes!r}")
-        if not _positive_int(max_line_bytes):
+        if not positive_int(max_line_bytes):
             raise ValueError(f"max_line_bytes must be a positive integer, not {max_line_bytes!r}")
         if isinstance(path, io.TextIOBase):
             raise TypeError(f"{source_name(path)}: open the file in binary mode ('rb'), not text mode")
@@ -320,7 +320,7 @@ class Reader:
             self.width = self.n_features
         elif parser.max_index >= 0:
             self.width = max(self.width, parser.max_index - (self.offset or 0) + 1)
-        wide = max(self.width, parser.nnz) > _INT32_MAX
+        wide = max(self.width, parser.nnz) > INT32_MAX
         data, indices, indptr, labels, qids = parser.take(shift, wide)
         if self.dtype is not None:
             data = np.asarray(data).astype(self.dtype, copy=False)
@@ -347,7 +347,7 @@ class Reader:
             shift = self._settle([r.parser for r in readers])
             width = self.n_features or top - shift + 1
         nnz = sum(c.nnz for c in chunks)
-        itype = np.int64 if max(width, nnz) > _INT32_MAX else np.int32
+        itype = np.int64 if max(width, nnz) > INT32_MAX else np.int32
         data, indices, indptr, y, qids = ([np.asarray(getattr(c, a)) for c in chunks]
                                           for a in ("data", "indices", "indptr", "y", "qids"))
         if len(chunks) == 1:

@@ -16,6 +16,7 @@ import threading
 
 from .._hashing import hash_indices
 from ..libsvm import MAX_LINE_BYTES, STDIN, Chunk, iter_chunks, open_source, read_once, source_name
+from ..vw.reader import iter_vw_chunks
 
 #: Default rows per chunk of a stream (the commands' --chunk-rows): small enough that a
 #: chunk's arrays stay in cache and, in `train`, that parsing the next chunk
@@ -49,16 +50,30 @@ def refuse_directory(path):
         raise IsADirectoryError(errno.EISDIR, "is a directory, not a LIBSVM file: give the files in it", path)
 
 
-def labelled_chunks(path, chunk_rows, bits=None, zero_based="auto", max_line_bytes=MAX_LINE_BYTES):
+def chunks_of(source, format="libsvm", vw_bits=None, terms=(), n_features=None, names=None, **reading):
+    """The chunks of ``source`` in its ``format``: iter_chunks's of LIBSVM text (the
+    other arguments its own), iter_vw_chunks's of VW text (``vw_bits`` and the
+    interactions ``terms``, lines without a label read if ``unlabelled``; the width
+    is 2^vw_bits, ``zero_based`` means nothing; ``names``, a dict, is filled with
+    the columns' feature names, `iter_vw_chunks`'s)."""
+    if format == "vw":
+        return iter_vw_chunks(source, vw_bits, terms, reading["chunk_rows"], preview=reading.get("preview"),
+                              unlabelled=reading.get("unlabelled", False), names=names,
+                              max_line_bytes=reading.get("max_line_bytes", MAX_LINE_BYTES))
+    return iter_chunks(source, n_features=n_features, **reading)
+
+
+def labelled_chunks(path, chunk_rows, bits=None, zero_based="auto", max_line_bytes=MAX_LINE_BYTES, **vw):
     """``(chunk, y, where)`` of ``path``, its ids hashed into 2^bits buckets if
     ``bits`` (`hashed`), y the chunk's labels as a NumPy array, ``where(i)`` the
     place of its row i (`locate`): what evaluating and predicting read (the model's
-    margins need no scipy matrix; columns beyond its width weigh 0)."""
+    margins need no scipy matrix; columns beyond its width weigh 0). ``vw``: VW
+    text's arguments (`chunks_of`)."""
     import numpy as np
     row = 0
     with pumped(path) as source:
-        for chunk in iter_chunks(source, chunk_rows=chunk_rows, zero_based=zero_based,
-                                 max_line_bytes=max_line_bytes):
+        for chunk in chunks_of(source, chunk_rows=chunk_rows, zero_based=zero_based,
+                               max_line_bytes=max_line_bytes, **vw):
             yield hashed(chunk, bits), np.asarray(chunk.y), row_locator(path, row)
             row += chunk.shape[0]
 

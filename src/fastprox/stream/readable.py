@@ -12,8 +12,8 @@ The names of a column are what the input wrote for the features read into it:
 for LIBSVM files the indices as written (one-based files: the column plus one),
 every id hashed into a bucket with --hash-bits (VW's invert hash keeps them
 all too: memory grows with the distinct ids, which is why it is asked for);
-a reader that knows names (Vowpal Wabbit's text format) gives its chunks a
-``feature_names`` mapping, column -> name, which `FeatureNames` takes instead.
+a reader that knows names (Vowpal Wabbit's text format) fills a mapping,
+column -> name, which `FeatureNames.add_named` takes instead.
 """
 from array import array
 
@@ -30,16 +30,17 @@ class FeatureNames:
     def add(self, chunk, bits):
         """Take the names of a reader's ``chunk`` (before hashing), its ids hashed into
         2^bits columns if ``bits``."""
-        given = getattr(chunk, "feature_names", None)
-        if given is not None:
-            for column, name in given.items():
-                self.names.setdefault(column, set()).add(name)
-            return
         ids = sorted(set(chunk.indices))
         columns = ids if bits is None else _buckets(ids, bits)
         offset = getattr(chunk, "offset", 0)
         for i, column in zip(ids, columns):
             self.names.setdefault(column, set()).add(str(i + offset))
+
+    def add_named(self, names):
+        """Take a reader's ``names`` (column -> the name it read there: Vowpal Wabbit's
+        text format, `fastprox.vw.iter_vw_chunks`'s ``names``)."""
+        for column, name in names.items():
+            self.names.setdefault(column, set()).add(name)
 
     def of(self, column):
         """The names of ``column`` in order (numbers by value), or [] if it had none."""

@@ -8,9 +8,9 @@ Their messages name the options of `fastprox train`, which gives them.
 import re
 
 from .._validation import available_memory, readable_size
-from ..libsvm import iter_chunks, read_once, source_name
+from ..libsvm import read_once, source_name
 from . import preview
-from .files import check_readable, hashed, labelled_chunks, pumped, read_ahead, row_locator
+from .files import check_readable, chunks_of, hashed, labelled_chunks, pumped, read_ahead, row_locator
 
 #: How a width_origin names the width of a continued model that does not grow (train -i).
 MODEL_WIDTH = "the model of -i"
@@ -42,6 +42,7 @@ class FileSource:
                              f"--passes {passes} reads it {passes} times: save it to a "
                              f"file, or train with --passes 1")
         self.paths, self.bits, self.reading = paths, hash_bits, reading
+        self.vw = reading.get("format") == "vw"
         self.test_path = test
         self.test_name = test and source_name(test)
         self.name = ", ".join(map(source_name, paths))
@@ -96,8 +97,13 @@ class FileSource:
         for path in self.paths:
             row = 0
             with pumped(path) as source:
-                for chunk in iter_chunks(source, n_features=self.n_features, preview=shown, **self.reading):
-                    if self.names is not None and not self.passes_read:
+                named = {} if self.names is not None and not self.passes_read and self.vw else None
+                for chunk in chunks_of(source, n_features=self.n_features, preview=shown, names=named,
+                                       **self.reading):
+                    if named:
+                        self.names.add_named(named)
+                        named.clear()
+                    elif self.names is not None and not self.passes_read and not self.vw:
                         self.names.add(chunk, self.bits)
                     yield hashed(chunk, self.bits), chunk.y, (path, row)
                     row += chunk.shape[0]

@@ -146,7 +146,8 @@ class Trainer:
         if X.shape[1] > self.est.learner.n_features:
             self.est.widen(X.shape[1])
         self.stats.add(y, 1 if self.classes is None else self.classes.n_outputs + 1)
-        rows = _Rows(*kernel_arrays(X), X.shape[1], target, where, getattr(X, "tags", None))
+        rows = _Rows(*kernel_arrays(X), X.shape[1], target, where, getattr(X, "tags", None),
+                     getattr(X, "weights", None))
         n, start = X.shape[0], 0
         held = self.holdout.rows(self.pass_seen, n) if self.holdout is not None else ()
         self.pass_seen += n
@@ -229,7 +230,7 @@ class Trainer:
         if start == stop:
             return 0.0
         try:
-            loss = self.est.learner.fit_rows(*rows.part(start, stop), None, None, self.est.params["batch_size"])
+            loss = self.est.learner.fit_rows(*rows.part(start, stop), None, self.est.params["batch_size"])
         except NonFiniteMargin as e:
             raise ValueError(f"{rows.where(start + e.row)}: {e.detail}") from None
         self.table.add(stop - start, loss)
@@ -256,24 +257,30 @@ def prediction_line(est, scores, tag=None):
 
 
 class _Rows:
-    """A chunk's CSR buffers and width, its kernel targets, and ``where(i)`` naming
-    row i's line."""
+    """A chunk's CSR buffers and width, its kernel targets, ``where(i)`` naming
+    row i's line, and its rows' sample weights (None: all 1; VW's importance weights)."""
 
-    def __init__(self, data, indices, indptr, width, target, where, tags=None):
+    def __init__(self, data, indices, indptr, width, target, where, tags=None, weights=None):
         self.data, self.indices, self.indptr, self.target, self.where = data, indices, indptr, target, where
-        self.n, self.width, self.tags = len(indptr) - 1, width, tags
+        self.n, self.width, self.tags, self.weights = len(indptr) - 1, width, tags, weights
 
     def part(self, start, stop):
-        """The CSR buffers and targets of rows [start, stop) alone (views, the row
-        pointers rebased): the kernel checks the rows it is given, so a call over a
-        few rows of a chunk costs those rows, not the chunk."""
+        """The CSR buffers, targets and sample weights of rows [start, stop) alone
+        (views, the row pointers rebased): the kernel checks the rows it is given, so a
+        call over a few rows of a chunk costs those rows, not the chunk."""
         if start == 0 and stop == self.n:
-            return self.data, self.indices, self.indptr, self.target
+            return self.data, self.indices, self.indptr, self.target, self.weights
         a, b = self.indptr[start], self.indptr[stop]
         indptr = memoryview(self.indptr)
+        weights = None if self.weights is None else memoryview(self.weights)[start:stop]
         return (memoryview(self.data)[a:b], memoryview(self.indices)[a:b],
-                array(indptr.format, [p - a for p in indptr[start:stop + 1]]), memoryview(self.target)[start:stop])
+                array(indptr.format, [p - a for p in indptr[start:stop + 1]]), memoryview(self.target)[start:stop],
+                weights)
 
     def tag(self, i):
-        """Row i's tag (VW's input has them: a chunk's ``tags``), or None."""
-        return None if self.tags is None else self.tags[i]
+        """Row i's tag (VW's input has them: a chunk's ``tags``, bytes), or None where
+        the row has none."""
+        tag = None if self.tags is None else self.tags[i]
+        if isinstance(tag, bytes):
+            tag = tag.decode("utf-8", "backslashreplace")
+        return tag or None

@@ -1,0 +1,276 @@
+"""The VW reader: one pass over a source, blocks in, canonical CSR chunks of hashed
+rows out (`iter_vw_chunks`, `load_vw`), every error naming its line; the
+interactions as VW reads its ``-q``, ``--cubic`` and ``--interactions``."""
+from array import array
+
+from .._numpy import np
+from .._libsvm import Error
+from .._vw import MAX_ORDER, VWError, VWParser
+from ..libsvm.reader import BLOCK_BYTES, MAX_LINE_BYTES, Chunk, Reader, INT32_MAX, positive_int
+
+#: VW's default -b.
+DEFAULT_BITS = 18
+#: The largest --hash-bits of VW text (the column's bits; VW's -b stops near there too).
+MAX_BITS = 40
+
+
+def interaction_terms(quadratic=(), cubic=(), interactions=()):
+    """The interactions as VW takes them from ``-q``, ``--cubic`` and ``--interactions``,
+    so that the columns crossed are VW's.
+
+    Duplicates (the same namespaces in any order) are dropped, the first kept, and an
+    interaction that names a namespace twice is sorted, as VW's
+    sort_and_filter_duplicate_interactions does (without --leave_duplicate_interactions).
+
+    Parameters
+    ----------
+    quadratic, cubic, interactions : sequences of str
+        Strings of 2, 3, and 2 to MAX_ORDER (8) namespaces, each named by its first
+        (ASCII) character.
+
+    Returns
+    -------
+    list of bytes
+        The interactions, each the bytes of its namespaces, for `iter_vw_chunks`.
+
+    Raises
+    ------
+    ValueError
+        For a string of another length, a non-ASCII one, or VW's ``:`` wildcard.
+    """
+    terms, seen = [], set()
+    for option, given, sizes in (("-q", quadratic, (2,)), ("--cubic", cubic, (3,)),
+                                 ("--interactions", interactions, range(2, MAX_ORDER + 1))):
+        for text in given:
+            if not isinstance(text, str) or not text.isascii() or len(text) not in sizes:
+                wanted = " or ".join(map(str, sizes))
+                raise ValueError(f"{option} {text!r}: give {wanted} namespaces by their first characters "
+                                 f"(ASCII), as -q ab or --interactions abc")
+            if ":" in text:
+                raise ValueError(f"{option} {text!r}: the ':' wildcard is not supported; name the namespaces")
+            term = tuple(text.encode())
+            key = tuple(sorted(term))
+            if len(set(term)) < len(term):
+                term = key
+            if key not in seen:
+                seen.add(key)
+                terms.append(bytes(term))
+    return terms
+
+
+class VWChunk(Chunk):
+    """A chunk of VW rows: a :class:`fastprox.libsvm.Chunk` (its query ids zeros), which
+    the kernel trains on as it is, with what VW's lines add to the LIBSVM ones.
+
+    Parameters
+    ----------
+    data, indices, indptr : array.array
+        The canonical CSR rows.
+    y : array.array
+        The labels (NaN for a line without one, read to predict).
+    n_features : int
+        The width, 2^hash_bits.
+    weights : array.array or None
+        The importance weights, None when all are 1.
+    tags : list of bytes or None
+        The rows' tags, None when no row has one.
+    """
+    __slots__ = ("weights", "tags")
+
+    def __init__(self, data, indices, indptr, y, n_features, weights, tags):
+        super().__init__(data, indices, indptr, y, array("q", bytes(8 * len(y))), n_features)
+        self.weights, self.tags = weights, tags
+
+
+class VWReader(Reader):
+    """One pass over VW text (see fastprox.libsvm.reader.Reader, whose reading of
+    blocks and lines it keeps), a VWParser in place of the LIBSVM one."""
+
+    def __init__(self, path, chunk_rows, hash_bits, terms, block_bytes, max_line_bytes, names=None,
+                 unlabelled=False):
+        if not positive_int(hash_bits, MAX_BITS):
+            raise ValueError(f"hash_bits must be an integer in [1, {MAX_BITS}] (2^hash_bits columns, "
+                             f"VW's -b), not {hash_bits!r}")
+        if names is not None and not isinstance(names, dict):
+            raise ValueError(f"names must be None or a dict to fill (column -> 'namespace^feature'), "
+                             f"not {type(names).__name__}")
+        super().__init__(path, chunk_rows, 1 << hash_bits, "float64", True, False, False, block_bytes,
+                         max_line_bytes)
+        self.parser = VWParser(False, False, self.max_line, hash_bits, terms, names, not unlabelled)
+
+    def _take(self):
+        self.preview, self.previewed = None, 0
+        data, indices, indptr, labels, weights, tags = self.parser.take(
+            max(self.n_features, self.parser.nnz) > INT32_MAX)
+        return VWChunk(data, indices, indptr, labels, self.n_features, weights, tags)
+
+    def _check_unfinished(self, pos, start):
+        where = self._where(self.parser.line + 1)
+        if self.buf.find(b"\0", start, self.size) >= 0:
+            raise ValueError(where + _MESSAGES[VWError.VW_ERR_NUL])
+        if self.size - pos > self.max_line:
+            raise ValueError(where + _long_line(self.max_line))
+
+    def _parse_error(self):
+        p = self.parser
+        if p.error == Error.ERR_LONG_LINE:     # (the LIBSVM parser's feed, which VWParser's runs)
+            return ValueError(self._where(p.error_line) + _long_line(self.max_line))
+        code = VWError(p.error)
+        if code == VWError.VW_ERR_NO_MEMORY:
+            return MemoryError(f"{self.name}:{p.error_line}: out of memory while reading")
+        token = self.buf[p.error_start:p.error_end]
+        shown = "'%s'" % token[:60].decode("utf-8", "backslashreplace")
+        return ValueError(self._where(p.error_line) + _MESSAGES[code].format(shown))
+
+
+def iter_vw_chunks(path, hash_bits=DEFAULT_BITS, interactions=(), chunk_rows=10_000, *, names=None,
+                   unlabelled=False, block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES, preview=None):
+    """VW text's rows a chunk at a time, in memory bounded by the block, chunk and line
+    sizes however large the source: what the commands stream.
+
+    Parameters
+    ----------
+    path : str, path-like or binary file object
+        The source (``-`` standard input; plain or compressed, as fastprox.libsvm).
+    hash_bits : int, default 18
+        The columns: 2^hash_bits buckets of VW's hashes (VW's ``-b``).
+    interactions : sequence of bytes
+        The namespaces crossed (`interaction_terms`).
+    chunk_rows : int
+        Rows per chunk (the last may be shorter).
+    names : dict or None
+        Filled with the column of each feature met, as ``"namespace^feature"``, and
+        of each crossed one, as ``"a^x*b^y"`` (first met, first kept; a block's names
+        are held until it is parsed).
+    unlabelled : bool
+        Read lines without a label (to predict), their label NaN; else they are errors.
+    block_bytes, max_line_bytes : int
+        Bytes read at a time; the longest line read.
+    preview : callable or None
+        As for fastprox.libsvm.iter_chunks.
+
+    Returns
+    -------
+    iterator of VWChunk
+        Chunks 2^hash_bits columns wide; an empty source gives one chunk of no rows.
+    """
+    if not positive_int(chunk_rows):
+        raise ValueError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")
+    reader = VWReader(path, int(chunk_rows), hash_bits, list(interactions), block_bytes, max_line_bytes, names,
+                      unlabelled)
+    reader.preview = preview
+    return iter(reader)
+
+
+def load_vw(path, hash_bits=DEFAULT_BITS, quadratic=(), cubic=(), interactions=(), names=None,
+            max_line_bytes=MAX_LINE_BYTES):
+    """Read a file (or ``-``, or a binary file object) of Vowpal Wabbit's text format
+    into the rows that ``fastprox train --format vw`` learns from.
+
+    Parameters
+    ----------
+    path : str, path-like or binary file object
+        The source: plain, gzip, bzip2 or xz (recognised by content); ``-`` is
+        standard input.
+    hash_bits : int, default 18
+        Columns are ``2**hash_bits`` buckets of VW's hashes (VW's ``-b``): the same
+        feature lands in the same column as in VW.
+    quadratic, cubic, interactions : sequences of str
+        VW's ``-q ab``, ``--cubic abc`` and ``--interactions ab``, ``abc``, ``abcd``
+        (up to 8): namespaces crossed, by their first characters, computed row by
+        row as VW does.
+    names : dict or None
+        If a dict, it is filled with ``column -> "namespace^feature"`` for every
+        feature met and ``"a^x*b^y"`` for every crossed column (the first name of a
+        column, as VW's ``--invert_hash``), for readable models.
+    max_line_bytes : int
+        The longest line read.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (n_rows, 2**hash_bits)
+        The rows, canonical (sorted, unique indices; values of a column met twice in
+        a row summed).
+    y : ndarray of float64
+        The labels.
+    sample_weight : ndarray of float64
+        The importance weights (1 where none is given).
+    tags : list of str
+        The rows' tags ('' where none).
+    """
+    terms = interaction_terms(quadratic, cubic, interactions)
+    chunks = list(iter_vw_chunks(path, hash_bits, terms, chunk_rows=1 << 16, names=names,
+                                 max_line_bytes=max_line_bytes))
+    from scipy.sparse import csr_matrix
+    itype = np.int64 if max(1 << hash_bits, sum(c.nnz for c in chunks)) > INT32_MAX else np.int32
+    starts = np.cumsum([0] + [c.nnz for c in chunks])
+    indptr = np.concatenate([np.zeros(1, itype)] + [np.asarray(c.indptr)[1:].astype(itype) + s
+                                                     for c, s in zip(chunks, starts)])
+    X = csr_matrix((np.concatenate([np.asarray(c.data) for c in chunks]),
+                    np.concatenate([np.asarray(c.indices) for c in chunks]).astype(itype, copy=False), indptr),
+                   shape=(len(indptr) - 1, 1 << hash_bits))
+    X.has_sorted_indices = True
+    y = np.concatenate([np.asarray(c.y) for c in chunks])
+    weights = np.concatenate([np.ones(len(c.y)) if c.weights is None else np.asarray(c.weights)
+                              for c in chunks])
+    tags = [t.decode("utf-8", "backslashreplace") for c in chunks
+            for t in (c.tags if c.tags is not None else [b""] * len(c.y))]
+    return X, y, weights, tags
+
+
+def _long_line(bound):
+    return (f"line longer than max_line_bytes={bound} bytes; VW text holds one example per line, so "
+            f"this is not VW text (no newline: binary data, an endless stream), or pass a larger "
+            f"max_line_bytes")
+
+
+_MESSAGES = {
+    VWError.VW_ERR_LABEL: "label {} is not a finite number; VW lines start 'label [importance] "
+                          "['tag]|namespace features', e.g. '1 |a x y:2'",
+    VWError.VW_ERR_WEIGHT: "importance weight {} is not a finite number >= 0; write 'label weight |...', "
+                           "e.g. '1 2.0 |a x'",
+    VWError.VW_ERR_LABEL_WORDS: "{} before the first '|': only 'label [importance]' and a tag are read "
+                                "(VW's initial prediction and other label types are not)",
+    VWError.VW_ERR_NO_LABEL: "no label before the first '|'; give every line a label, e.g. '1 |a x' "
+                             "(fastprox predict reads lines without one)",
+    VWError.VW_ERR_VALUE: "value {} is not a number; features are written name or name:value",
+    VWError.VW_ERR_NO_VALUE: "feature {} has no value after ':'; write name:value, or the name alone "
+                             "for value 1",
+    VWError.VW_ERR_NONFINITE: "non-finite value {}; VW reads NaN as 0 with a warning: write the value "
+                              "you mean, or leave the feature out",
+    VWError.VW_ERR_NAMESPACE: "bad namespace {}; write |name or |name:value (a finite number) right "
+                              "after the '|'",
+    VWError.VW_ERR_NUL: "NUL byte: this looks like binary data, not VW text (gzip, bzip2 and xz files "
+                        "are recognised by their content)",
+}
+
+
+#: Bytes of a file's start searched for its first data line (`looks_like_vw`).
+SNIFF_BYTES = 1 << 16
+
+
+def looks_like_vw(path):
+    """Whether ``path`` is VW text, for the commands' ``--format auto``.
+
+    Parameters
+    ----------
+    path : str, path-like or binary file object
+        A source; only a regular file (plain or compressed) is read, its first
+        SNIFF_BYTES bytes: a source read once (standard input, a pipe) would lose them.
+
+    Returns
+    -------
+    bool
+        True when the file's first line that is not blank before any ``#`` holds a
+        ``|`` there (LIBSVM text never does); False for sources read once.
+    """
+    from ..libsvm.sources import open_source, read_head, read_once
+    if read_once(path):
+        return False
+    with open_source(path) as f:
+        head = read_head(f, SNIFF_BYTES)
+    for line in head.split(b"\n"):
+        data = line.split(b"#", 1)[0]        # (a LIBSVM comment may hold a '|')
+        if data.strip():
+            return b"|" in data
+    return False
