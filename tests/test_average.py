@@ -14,9 +14,11 @@ from hypothesis import assume, given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
 from fastprox._registry import RULES as ALL_RULES
-from tests.support.average_reference import AveragedReference
+from fastprox.structured import StructuredLearner
+from tests.support.average_reference import AveragedReference, AveragedStructuredReference
 from tests.support.reference import assert_contract_close
 from test_exactness import check_cost_independent_of_d, problems, stream
+from test_structured_step import streams as structured_streams, take
 
 RULES = [(r.update, r.schedule, r.penalty) for r in ALL_RULES if r.average]
 IDS = ["-".join(r) for r in RULES]
@@ -168,3 +170,30 @@ def test_rules_without_a_lazy_average_are_refused(rule):
         Learner(5, 1, *rule, "log", alpha=0.01, average=1)
     with pytest.raises(ValueError, match="first step averaged"):
         Learner(5, 1, "fobos", "adagrad", "l1", "log", average=-1)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=IDS)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), split=st.floats(0, 1), average=st.sampled_from([1, 3]),
+       form=st.sampled_from(["items", "rows"]))
+def test_structured_average_equals_eager(rule, data, split, average, form):
+    """The structured step (StructuredLearner) keeps the same averaged iterate, its m
+    unpenalized entries (transitions, starts, stops) averaged as the intercepts are,
+    through a pickle mid-stream; what decoders read during training stays the last
+    iterate."""
+    s = data.draw(structured_streams(rule))
+    update, schedule, penalty = rule
+    lazy = StructuredLearner(s["d"], s["K"], s["m"], update=update, schedule=schedule, penalty=penalty,
+                             average=average, **s["params"])
+    eager = AveragedStructuredReference(s["d"], s["K"], s["m"], update, schedule, penalty, average=average,
+                                       **s["params"])
+    cut = int(split * len(s["examples"]))
+    for i, (X, Q, u, h) in enumerate(s["examples"]):
+        if i == cut:
+            lazy = pickle.loads(pickle.dumps(lazy))
+        take(lazy, X, Q, u, h, form)
+        eager.step(X.toarray(), Q, u, h)
+    assert_contract_close(lazy.weights(np.arange(s["d"])), eager.coef().T)
+    assert_contract_close(lazy.coef_, eager.averaged_coef())
+    assert_contract_close(lazy.intercept_, eager.averaged_intercept())
+    assert_contract_close(lazy.unpenalized_, eager.averaged_unpenalized())

@@ -94,3 +94,22 @@ def test_average_changed_after_the_fit_is_refused():
     clf.set_params(average=False)
     with pytest.raises(ValueError, match="average"):
         clf.partial_fit(X, y)
+
+
+def test_the_sequence_tagger_reads_the_averaged_model():
+    """SequenceTagger(average=...) under fobos: coef_, transitions_ and predict read the
+    averaged iterate (the averaged perceptron's), the kernel keeps the last one;
+    the defaults' rda is refused, naming the rules that keep an average."""
+    from fastprox.structured import SequenceTagger
+    from test_sequence_tagger import random_sequences
+    X, y, lengths = random_sequences(np.random.default_rng(3), 30, 12, 3)
+    tagger = SequenceTagger(loss="perceptron", update="fobos", average=True, random_state=0).fit(X, y, lengths)
+    learner = tagger._learner
+    assert np.array_equal(tagger.coef_, learner.coef_.T)
+    assert not np.array_equal(tagger.coef_, learner._learner.coef().T)
+    u = learner._learner.averaged_unpenalized()[3:]
+    assert np.array_equal(tagger.transitions_.ravel(), u[:9])
+    again = pickle.loads(pickle.dumps(tagger))
+    assert np.array_equal(again.predict(X, lengths), tagger.predict(X, lengths))
+    with pytest.raises(ValueError, match="average has no exact lazy form under update='rda'"):
+        SequenceTagger(average=True).fit(X, y, lengths)
