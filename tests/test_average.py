@@ -65,6 +65,8 @@ def test_lazy_average_equals_eager(rule, problem, average, cuts, dtype, itype, i
     """Any stream, sample weights, batch size, pass count, first averaged step, and up
     to three calls with a pickle between each: the eager model and its average."""
     X, y, sw, K, loss, params, order, batch = problem
+    if rule[1] == "normalized":     # one row per step
+        batch = 1
     step = "invariant" if invariant and batch == 1 and K == 1 else "gradient"
     X = X.astype(dtype)
     X.indices, X.indptr = X.indices.astype(itype), X.indptr.astype(itype)
@@ -161,23 +163,23 @@ def test_a_grown_learner_keeps_its_sums():
     check_average(lazy, eager)
 
 
-@pytest.mark.parametrize("rule", [("fobos", "normalized", "l1"), ("rda", "invsqrt", "l1"),
+@pytest.mark.parametrize("rule", [("ftrl", "adagrad", "l1"), ("rda", "invsqrt", "l1"),
                                   ("fobos", "invsqrt", "berhu"), ("fobos", "invsqrt", "l1_l2")],
                          ids=lambda r: "-".join(r))
 def test_rules_without_a_lazy_average_are_refused(rule):
     """Where no exact lazy sum is kept, a ValueError names the rules that keep one."""
-    with pytest.raises(ValueError, match="average has no exact lazy form.*schedule='adagrad'"):
+    with pytest.raises(ValueError, match="average has no exact lazy form.*schedule='normalized'"):
         Learner(5, 1, *rule, "log", alpha=0.01, average=1)
     with pytest.raises(ValueError, match="first step averaged"):
         Learner(5, 1, "fobos", "adagrad", "l1", "log", average=-1)
 
 
-@pytest.mark.parametrize("rule", RULES, ids=IDS)
+@pytest.mark.parametrize("rule", [r for r in RULES if r[1] != "normalized"], ids=lambda r: "-".join(r))
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), split=st.floats(0, 1), average=st.sampled_from([1, 3]),
        form=st.sampled_from(["items", "rows"]))
 def test_structured_average_equals_eager(rule, data, split, average, form):
-    """The structured step (StructuredLearner) keeps the same averaged iterate, its m
+    """The structured step (StructuredLearner; no normalized schedule) keeps the same averaged iterate, its m
     unpenalized entries (transitions, starts, stops) averaged as the intercepts are,
     through a pickle mid-stream; what decoders read during training stays the last
     iterate."""

@@ -73,11 +73,15 @@ def test_regressor_and_one_vs_rest(schedule):
     assert not np.array_equal(clf.coef_, clf._learner.coef())
 
 
-def test_the_defaults_name_the_schedule_to_give():
-    """The defaults' normalized schedule keeps no lazy average: the error says which to give."""
+def test_the_defaults_average_and_other_rules_are_refused():
+    """The defaults (normalized schedule, invariant step) keep the average; a rule that
+    keeps none is refused naming the schedule the defaults chose and those that keep one."""
     X, y = data()
-    with pytest.raises(ValueError, match="schedule=None chose 'normalized'.*schedule='adagrad'"):
-        ProxClassifier(average=True).fit(X, y)
+    clf = ProxClassifier(average=True, shuffle=False).fit(X, y)
+    assert clf.schedule_ == "normalized" and clf.step_ == "invariant"
+    assert not np.array_equal(clf.coef_, clf._learner.coef())
+    with pytest.raises(ValueError, match="update='rda'.*schedule=None chose 'adagrad'"):
+        ProxClassifier(average=True, update="rda").fit(X, y)
 
 
 @pytest.mark.parametrize("value", [-1, 1.5, "yes"])

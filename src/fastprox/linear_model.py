@@ -480,9 +480,9 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         integer a >= 1 averages the models from step a on (before, they read the
         last model). Training continues from the last model (partial_fit,
         warm_start). Kept exactly and lazily (O(nnz) per step) under fobos with
-        a scalar schedule or AdaGrad and l1, l2, elasticnet or no penalty
-        (docs/contract.md, "Averaged iterate"); refused with the supported rules
-        named elsewhere, so with the defaults give a schedule ("adagrad").
+        a scalar schedule, AdaGrad or the normalized schedule (the defaults) and
+        an entry-wise penalty (docs/contract.md, "Averaged iterate"); refused
+        with the supported rules named elsewhere (rda, ftrl, berhu, groups).
 
     The defaults need no tuning and read nothing from the data: fobos with the
     normalized schedule, the invariant step, eta0 = 0.5 and no penalty (alpha =
