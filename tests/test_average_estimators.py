@@ -73,13 +73,17 @@ def test_regressor_and_one_vs_rest(schedule):
     assert not np.array_equal(clf.coef_, clf._learner.coef())
 
 
-def test_the_defaults_average_and_other_rules_are_refused():
+def test_the_defaults_average_and_other_rules_are_refused(tmp_path):
     """The defaults (normalized schedule, invariant step) keep the average; a rule that
     keeps none is refused naming the schedule the defaults chose and those that keep one."""
     X, y = data()
     clf = ProxClassifier(average=True, shuffle=False).fit(X, y)
     assert clf.schedule_ == "normalized" and clf.step_ == "invariant"
     assert not np.array_equal(clf.coef_, clf._learner.coef())
+    save_model(ProxClassifier(average=True, shuffle=False).partial_fit(X[:150], y[:150], classes=[0, 1]),
+               tmp_path / "model")
+    continued = load_model(tmp_path / "model").partial_fit(X[150:], y[150:])
+    assert np.array_equal(continued.coef_, clf.coef_)
     with pytest.raises(ValueError, match="update='rda'.*schedule=None chose 'adagrad'"):
         ProxClassifier(average=True, update="rda").fit(X, y)
 
@@ -117,3 +121,12 @@ def test_the_sequence_tagger_reads_the_averaged_model():
     assert np.array_equal(again.predict(X, lengths), tagger.predict(X, lengths))
     with pytest.raises(ValueError, match="average has no exact lazy form under update='rda'"):
         SequenceTagger(average=True).fit(X, y, lengths)
+
+
+def test_the_parallel_cluster_mode_refuses_average():
+    """Workers' sums are not mixed: fastprox.dask.fit's parallel mode refuses average
+    before it looks for a cluster."""
+    pytest.importorskip("distributed")
+    from fastprox.dask import fit
+    with pytest.raises(ValueError, match="average is not mixed across workers"):
+        fit(ProxClassifier(average=True), "no-such-file.svm")
