@@ -85,7 +85,7 @@ def test_the_defaults_average_and_other_rules_are_refused(tmp_path):
     continued = load_model(tmp_path / "model").partial_fit(X[150:], y[150:])
     assert np.array_equal(continued.coef_, clf.coef_)
     with pytest.raises(ValueError, match="update='rda'.*schedule=None chose 'adagrad'"):
-        ProxClassifier(average=True, update="rda").fit(X, y)
+        ProxClassifier(average=True, update="rda", penalty="l2").fit(X, y)
 
 
 @pytest.mark.parametrize("value", [-1, 1.5, "yes"])

@@ -65,7 +65,7 @@ from fastprox._kernel.base.types cimport (value_t, index_t, FOBOS, RDA, FTRL, CO
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
 from fastprox._kernel.base.state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS, AVG_FIELDS
-from fastprox._kernel.rules.average cimport keeps_history, history_origin, average_count
+from fastprox._kernel.rules.average cimport keeps_history, history_origin, average_count, unpenalized_now
 from fastprox._kernel.base.buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
 from fastprox._kernel.base.state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
                               wants_factor_memo, uses_lanes,
@@ -644,9 +644,8 @@ cdef class Learner:
         cdef long long n = average_count(c), u
         if not c.params.average_from:
             raise ValueError("this learner keeps no averaged iterate; build it with average >= 1.")
-        bstate = np.frombuffer(self.arrays["bstate"], dtype=np.float64).reshape(-1, INTERCEPT_FIELDS)
         if n == 0:
-            return bstate[:, 0].copy()
+            return np.array([unpenalized_now(c, u) for u in range(self.n_outputs + self.n_unpenalized)])
         return np.frombuffer(self.arrays["bavg"], dtype=np.float64) / n
 
     def margins(self, data, indices, indptr, long long width, bint averaged=False):

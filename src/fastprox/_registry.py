@@ -162,7 +162,7 @@ def state_fields(update, schedule, penalty, *, penalized=True, l1_share=0.0, ftr
     kind = _kind(update, schedule)
     if kind == "normalized":
         row = row[:-1] + ("A",) + row[-1:]
-    elif kind == "scalar":
+    elif kind in ("scalar", "dual"):
         row = row + ("A",)
     return row, entry + ("S",)
 
@@ -220,6 +220,10 @@ _AVERAGE = {
                                        "to the step where the weight reaches 0",
     ("fobos", "normalized", "separable"): "the weight's frozen step factor times a sum of the cumulant R "
                                           "since the rebase, to the step where the soft threshold reaches 0",
+    ("rda", "dual", "separable"): "an arithmetic series: with AdaGrad's beta frozen, the weight's l1 "
+                                  "threshold T alpha grows by alpha a step, to where it reaches |s|",
+    ("ftrl", "dual", "separable"): "an arithmetic series: with beta frozen, the weight's l1 threshold "
+                                   "T alpha grows by alpha a step, to where it reaches |z|",
 }
 
 
@@ -251,7 +255,10 @@ def _rule(update, schedule, penalty):
         fast = {"scalar": "fobos", "adagrad": "adagrad", "dual": "dual", "normalized": "normalized"}[kind]
     elif penalty in ("l1_l2", "l1_linf") and kind == "scalar":
         fast = "rows"
-    return Rule(update, schedule, penalty, _CATCH_UP[key], fast, _AVERAGE.get(key))
+    # the dual rules' weights are closed forms of T: summable where beta is frozen (AdaGrad's)
+    # and the threshold linear in T (l1 or none; l2's denominator grows with T)
+    averaged = update == "fobos" or (schedule == "adagrad" and penalty in ("none", "l1"))
+    return Rule(update, schedule, penalty, _CATCH_UP[key], fast, _AVERAGE.get(key) if averaged else None)
 
 
 RULES = tuple(r for r in (_rule(u, s, p) for u in UPDATES for s in SCHEDULES for p in PENALTIES) if r)

@@ -481,8 +481,9 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         last model). Training continues from the last model (partial_fit,
         warm_start). Kept exactly and lazily (O(nnz) per step) under fobos with
         a scalar schedule, AdaGrad or the normalized schedule (the defaults) and
-        an entry-wise penalty (docs/contract.md, "Averaged iterate"); refused
-        with the supported rules named elsewhere (rda, ftrl, berhu, groups).
+        an entry-wise penalty, and under rda or ftrl with AdaGrad and l1 or no
+        penalty (docs/contract.md, "Averaged iterate"); refused with the
+        supported rules named elsewhere (berhu, groups, the dual rules' l2).
 
     The defaults need no tuning and read nothing from the data: fobos with the
     normalized schedule, the invariant step, eta0 = 0.5 and no penalty (alpha =

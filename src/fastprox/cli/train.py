@@ -133,7 +133,7 @@ def add_arguments(parser):
     est.add_argument("--batch-size", type=int, help=f"rows per step (default: {d['batch_size']})")
     est.add_argument("--average", type=int, nargs="?", const=1, metavar="A",
                      help="keep the averaged iterate from step A on (alone: 1) and save and test it, as "
-                          "scikit-learn's average (fobos with an entry-wise penalty; default: off)")
+                          "scikit-learn's average (docs/contract.md, 'Averaged iterate'; default: off)")
     est.add_argument("--no-intercept", action="store_true", help="fit no intercept (default: off)")
     est.add_argument("--groups", metavar="FILE",
                      help="group penalties: a text file of one integer group id per feature, in "

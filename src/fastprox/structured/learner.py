@@ -60,7 +60,8 @@ class StructuredLearner:
         coef_, intercept_ and unpenalized_ then read (the averaged perceptron's
         model); the decoders' reads during training stay the last iterate's.
         Exact and lazy under fobos with a scalar schedule or AdaGrad and an
-        entry-wise penalty; refused elsewhere.
+        entry-wise penalty, and under rda or ftrl with AdaGrad and l1 or no
+        penalty; refused elsewhere.
 
     Attributes
     ----------

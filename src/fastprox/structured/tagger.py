@@ -67,7 +67,8 @@ class SequenceTagger(StructuredEstimator):
         ``average`` on (True: 1; a step is a sequence), which coef_,
         transitions_, start_, stop_ and predict read; training continues from
         the last iterate. Kept exactly under update="fobos" with AdaGrad or a
-        scalar schedule; refused elsewhere (the defaults' rda among them).
+        scalar schedule, and under rda or ftrl with l1 or no penalty; refused
+        elsewhere (the defaults' l2 under rda among them).
 
     Attributes
     ----------

@@ -13,16 +13,22 @@
 #   - FOBOS + the normalized schedule under l1: u_tau = sign(w_s) max(0, |w_s| - f (R_tau
 #     - R_s)), f = alpha times the entry's frozen step factor, R its cumulant (Q): the
 #     same sums with P = 1; without a penalty the weight stays as it is;
+#   - RDA and FTRL with AdaGrad's steps, l1 or none: an untouched entry's beta is frozen
+#     and its weight after step tau is sign(-s) max(0, |s| - tau alpha - beta rda_rho) /
+#     beta: an arithmetic series up to where it reaches 0;
 #   - FOBOS + AdaGrad: the step is frozen while a feature is untouched, so u after i
 #     proxes is an arithmetic (l1), geometric (l2) or shifted geometric (elastic net)
 #     sequence, summed in closed form up to the step where it reaches 0.
 # The unpenalized entries (intercepts, a structured model's transitions) change every
 # step: their sums (`Arrays.avg_intercepts`) add their values after each step.
-from libc.math cimport fabs, copysign
-from fastprox._kernel.base.types cimport ADAGRAD, NORMALIZED
+from libc.math cimport fabs, copysign, sqrt
+from fastprox._kernel.base.types cimport FOBOS, ADAGRAD, NORMALIZED
+from fastprox._kernel.rules.prox cimport soft_threshold
+from fastprox._kernel.rules.intercept cimport unpenalized_value
 from fastprox._kernel.base.state cimport (Ctx, entry, normalized_l1_rows, ROW_LAST_STEP, ADAGRAD_W, ADAGRAD_ETA,
-                                          FOBOS_W, NORM_STAMP, NORM_W, NORM_FACTOR,
-                                          INTERCEPT_FIELDS, INTERCEPT_SUM, AVG_FIELDS, AVG_Q, AVG_P, AVG_NODE_P,
+                                          FOBOS_W, NORM_STAMP, NORM_W, NORM_FACTOR, DUAL_SUM, DUAL_SQUARES,
+                                          MEMO_FIELDS,
+                                          INTERCEPT_FIELDS, AVG_FIELDS, AVG_Q, AVG_P, AVG_NODE_P,
                                           AVG_NODE_PQ)
 from fastprox._kernel.rules.adagrad cimport adagrad_after, small_log1p, small_exp, small_expm1
 
@@ -80,6 +86,13 @@ cdef inline void range_sums(const double* hist, long long lo, long long hi, doub
     sum_p[0], sum_pq[0] = sp, spq
 
 
+cdef inline double unpenalized_now(Ctx* c, long long u) noexcept nogil:
+    """The value of unpenalized entry u (0 <= u < K + m) at the current step, the
+    state and the memos left as they are."""
+    cdef double memo[MEMO_FIELDS]
+    return unpenalized_value(c, c.arrays.intercepts + INTERCEPT_FIELDS * u, memo)
+
+
 # FASTPROX_OUT_OF_LINE
 cdef inline void average_end_step(Ctx* c) noexcept nogil:
     """After step t (counted): add the unpenalized entries' values to their sums if t is
@@ -90,7 +103,7 @@ cdef inline void average_end_step(Ctx* c) noexcept nogil:
     cdef double* hist = c.arrays.avg_history
     if c.cursor.t >= c.params.average_from:
         for u in range(c.params.n_outputs + c.params.n_unpenalized):
-            c.arrays.avg_intercepts[u] += c.arrays.intercepts[INTERCEPT_FIELDS * u + INTERCEPT_SUM]
+            c.arrays.avg_intercepts[u] += unpenalized_now(c, u)
     if keeps_history(c):
         i = c.cursor.since_rebase + 1
         h = c.arrays.avg_history + AVG_FIELDS * i
@@ -198,9 +211,71 @@ cdef inline double adagrad_skipped_sum(Ctx* c, double* row, int k) noexcept nogi
     return copysign(aw * geo + cc * (geo - cnt), w)
 
 
+cdef inline double dual_beta(Ctx* c, const double* e) noexcept nogil:
+    """An entry's beta (delta + sqrt(G or n)) / eta0, as `step.weight` and `ftrl_weight` take it."""
+    return (c.params.delta + sqrt(e[DUAL_SQUARES])) * c.params.inv_eta0
+
+
+cdef inline double dual_at(Ctx* c, double s, double beta, double T) noexcept nogil:
+    """The dual weight of gradient sum s (z for FTRL) at T steps summed (`dual.dual_weight`
+    with its constants at T: l1 or none, no l2 weight)."""
+    if not beta > 0.0:
+        return 0.0
+    return soft_threshold(-s, T * c.params.alpha_pen * c.params.l1_share + beta * c.params.rda_rho) / beta
+
+
+# FASTPROX_OUT_OF_LINE
+cdef inline double dual_skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
+    """The sum of entry k's weights after the averaged steps tau in A+1 .. t that the row
+    skipped: (|s| - beta rda_rho - tau alpha) / beta, signed as -s, to the last positive."""
+    cdef double* e = entry(c, row, k)
+    cdef double beta = dual_beta(c, e), first_w
+    cdef long long lo = max(<long long>row[c.layout.avg_stamp_at] + 1, c.params.average_from)
+    cdef long long hi = c.cursor.t, mid, cnt
+    if lo > hi:
+        return 0.0
+    first_w = dual_at(c, e[DUAL_SUM], beta, lo)
+    if first_w == 0.0 or c.params.alpha_pen == 0.0:
+        return first_w * (hi - lo + 1)      # (no penalty: the weight stays as it is)
+    if dual_at(c, e[DUAL_SUM], beta, hi) == 0.0:
+        mid = lo                            # non-zero at mid, zero at hi
+        while hi - mid > 1:
+            if dual_at(c, e[DUAL_SUM], beta, mid + (hi - mid) // 2) != 0.0:
+                mid = mid + (hi - mid) // 2
+            else:
+                hi = mid + (hi - mid) // 2
+        hi = mid
+    cnt = hi - lo + 1
+    return copysign(cnt * (fabs(e[DUAL_SUM]) - beta * c.params.rda_rho)
+                    - c.params.alpha_pen * (<double>(lo + hi) * cnt / 2.0), -e[DUAL_SUM]) / beta
+
+
+cdef inline void dual_catch_up(Ctx* c, double* row) noexcept nogil:
+    """The dual rules' averaged catch-up: the skipped weights join the sums, the row's
+    stamp A is the current step (their weights themselves need none)."""
+    cdef int k
+    for k in range(c.params.n_outputs):
+        entry(c, row, k)[c.layout.avg_sum_at] += dual_skipped_sum(c, row, k)
+    row[c.layout.avg_stamp_at] = c.cursor.t
+
+
+cdef inline void add_dual_iterate(Ctx* c, double* row) noexcept nogil:
+    """After this step's update of a dual row (step t + 1): its weights at T = t + 1 join
+    their sums if the step is averaged; its stamp A is the step."""
+    cdef int k
+    cdef double* e
+    if c.cursor.t + 1 >= c.params.average_from:
+        for k in range(c.params.n_outputs):
+            e = entry(c, row, k)
+            e[c.layout.avg_sum_at] += dual_at(c, e[DUAL_SUM], dual_beta(c, e), c.cursor.t + 1)
+    row[c.layout.avg_stamp_at] = c.cursor.t + 1
+
+
 cdef inline double skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
     """The sum of entry k's skipped averaged iterates, by the rule (`Params.average_from`
     > 0: fobos under a scalar schedule, AdaGrad or the normalized one, a separable penalty)."""
+    if c.params.update != FOBOS:
+        return dual_skipped_sum(c, row, k)
     if c.params.schedule == ADAGRAD:
         return adagrad_skipped_sum(c, row, k)
     if c.params.schedule == NORMALIZED:

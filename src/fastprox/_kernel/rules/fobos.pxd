@@ -19,7 +19,7 @@ from fastprox._kernel.groups.groups cimport groups_rebase
 from fastprox._kernel.rules.normalized cimport normalized_catch_up
 from fastprox._kernel.rules.average cimport (averaging, keeps_history, history_origin, average_end_step,
                                              scalar_skipped_sum, adagrad_skipped_sum, normalized_skipped_sum,
-                                             add_iterate)
+                                             add_iterate, dual_catch_up, add_dual_iterate)
 
 cdef extern from "_kernel/out_of_line.h":
     pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
@@ -112,9 +112,12 @@ cdef inline void rebase(Ctx* c) noexcept nogil:
 
 
 cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
-    """Bring the stored entries of a FOBOS feature to the current step, in place."""
+    """Bring the stored entries of a FOBOS feature to the current step, in place (a dual
+    rule's need none: its averaged sums only, `dual_catch_up`)."""
     cdef int k
     if c.params.update != FOBOS:
+        if averaging(c):
+            dual_catch_up(c, row)
         return
     if c.params.schedule == ADAGRAD:
         if row[ROW_LAST_STEP] < c.cursor.t:
@@ -162,8 +165,10 @@ cdef inline double scalar_catch_up(Ctx* c, double* row, int k) noexcept nogil:
 
 cdef inline void stamp(Ctx* c, double* row) noexcept nogil:
     """Mark a FOBOS feature as current after the step's update (its new weights join
-    their averaged sums: `add_iterate`)."""
+    their averaged sums: `add_iterate`; a dual rule's, `add_dual_iterate`)."""
     if c.params.update != FOBOS:
+        if averaging(c):
+            add_dual_iterate(c, row)
         return
     if averaging(c):
         add_iterate(c, row)
