@@ -168,7 +168,7 @@ def test_a_grown_learner_keeps_its_sums():
                          ids=lambda r: "-".join(r))
 def test_rules_without_a_lazy_average_are_refused(rule):
     """Where no exact lazy sum is kept, a ValueError names the rules that keep one."""
-    with pytest.raises(ValueError, match="average has no exact lazy form.*schedule='normalized'"):
+    with pytest.raises(ValueError, match="average has no exact lazy form.*'normalized'"):
         Learner(5, 1, *rule, "log", alpha=0.01, average=1)
     with pytest.raises(ValueError, match="first step averaged"):
         Learner(5, 1, "fobos", "adagrad", "l1", "log", average=-1)

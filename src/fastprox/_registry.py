@@ -292,12 +292,16 @@ def averaging(update, schedule, penalty):
     found = rule(update, schedule, penalty)
     if found.average is not None:
         return found
-    pairs = sorted({(r.update, r.schedule) for r in RULES if r.average})
-    penalties = tuple(p for p in PENALTIES if any(r.penalty == p and r.average for r in RULES))
+    kept = {}               # (update, its penalties) -> the schedules that keep them
+    for u in UPDATES:
+        for s in SCHEDULES:
+            penalties = tuple(r.penalty for r in RULES if (r.update, r.schedule) == (u, s) and r.average)
+            if penalties:
+                kept.setdefault((u, penalties), []).append(s)
     raise ValueError(f"average has no exact lazy form under update={update!r}, schedule={schedule!r}, "
-                     f"penalty={penalty!r}; it is kept with "
-                     f"{', '.join(f'update={u!r} and schedule={s!r}' for u, s in pairs)} and penalty in "
-                     f"{penalties} (docs/contract.md, 'Averaged iterate'), or average=False.")
+                     f"penalty={penalty!r}; it is kept with " + "; ".join(
+                         f"update={u!r}, schedule in {tuple(s)} and penalty in {p}" for (u, p), s in kept.items())
+                     + " (docs/contract.md, 'Averaged iterate'); or turn average off.")
 
 
 def defaults_for(update, penalty, batch_size, multinomial):
