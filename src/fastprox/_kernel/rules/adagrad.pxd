@@ -25,9 +25,12 @@ cdef inline double adagrad_catch_up(Ctx* c, double* row, int k) noexcept nogil:
     return adagrad_after(c, e[ADAGRAD_W], e[ADAGRAD_ETA], c.cursor.t - row[ROW_LAST_STEP])
 
 
+# FASTPROX_IN_LINE
 cdef inline double adagrad_after(Ctx* c, double w, double eta, double m) noexcept nogil:
     """The weight w after m proxes with the frozen step eta, in closed form (the
-    averaged iterate's catch-up reads it at each of the skipped steps)."""
+    averaged iterate's catch-up reads it at each of the skipped steps). Kept in line:
+    with that second caller GCC left it a call in the AdaGrad rows' l2 catch-up, 15-20%
+    slower."""
     cdef double a, L
     if m <= 0 or w == 0.0 or c.params.alpha_pen == 0.0:
         return w
