@@ -48,6 +48,8 @@ CONFIGS = [
      dict(update="fobos", eta0=0.1, alpha=3e-5, max_iter=3)),
     ("structured SVM (hinge), fobos + adagrad, eta0 0.1, l2 1e-5, 3 passes",
      dict(loss="hinge", update="fobos", eta0=0.1, alpha=1e-5, max_iter=3)),
+    ("CRF (log), fobos + constant, eta0 0.1, l2 3e-5, 5 passes, averaged from the second pass",
+     dict(update="fobos", schedule="constant", eta0=0.1, alpha=3e-5, max_iter=5, average=8937)),
 ]
 #: CRFsuite's settings: (name, algorithm, parameters, timed runs: "all" or 1).
 CRFSUITE = [

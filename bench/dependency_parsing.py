@@ -14,7 +14,9 @@ sentence's arcs and the corpus's token codes). Parts:
   memory: collisions against a larger state); ``bits_all``: the same on all 76
   templates (the word-pair templates collide most);
 * ``rules``: the losses and rules the defaults were chosen among (all 76 templates; the
-  defaults' templates are those bench/papers/template_selection.py chose).
+  defaults' templates are those bench/papers/template_selection.py chose);
+* ``average``: the averaged iterate (``average=True``): the defaults averaged, the averaged
+  perceptron and the averaged hinge under a constant step (MSTParser's averaging).
 
 Writes ``bench/results/dependency_parsing.md`` (the parts run, each section replaced).
 
@@ -48,6 +50,13 @@ PARTS = {
          dict(templates="all", schedule="inv", alpha=1e-4, eta0=1e4)),
         ("perceptron, fobos + adagrad, no penalty, eta0 0.01",
          dict(templates="all", loss="perceptron", penalty="none", eta0=0.01)),
+    ],
+    "average": [
+        ("defaults, averaged", dict(average=True)),
+        ("averaged perceptron: perceptron, fobos + constant, no penalty",
+         dict(loss="perceptron", schedule="constant", penalty=None, eta0=1.0, average=True)),
+        ("hinge, fobos + constant, no penalty, eta0 0.02, averaged",
+         dict(schedule="constant", penalty=None, eta0=0.02, average=True)),
     ],
 }
 

@@ -15,8 +15,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data, _check_samp
 from ._concurrency import LearnerState, lock_of
 from ._restore import restored_on_failure
 from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes, check_same_groups,
-                    check_same_hashing, check_same_kernel, encode_labels, has_proba, margins, new_learner,
-                    predictions, probabilities, run_passes)
+                    check_same_hashing, check_same_kernel, encode_labels, has_proba, margins, model_coef,
+                    model_intercept, new_learner, predictions, probabilities, run_passes)
 from ._arrays import all_finite, two_labels
 from ._docstrings import sharing
 from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
@@ -36,7 +36,7 @@ class _BaseProx(BaseEstimator):
 
     def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, step, eta0, delta, rda_rho,
                  berhu_gamma, batch_size, fit_intercept, max_iter, shuffle, random_state,
-                 warm_start, epsilon, groups, group_weights, grow_features, hash_bits, verbose):
+                 warm_start, epsilon, groups, group_weights, grow_features, hash_bits, verbose, average):
         self.loss = loss
         self.penalty = penalty
         self.alpha = alpha
@@ -60,22 +60,24 @@ class _BaseProx(BaseEstimator):
         self.grow_features = grow_features
         self.hash_bits = hash_bits
         self.verbose = verbose
+        self.average = average
 
     # ------------------------------------------------------------------ model
     @property
     def coef_(self):
-        """w_{T+1}: (1, d) for one output, (K, d) for K classes; sparse after `sparsify()`."""
+        """w_{T+1}: (1, d) for one output, (K, d) for K classes; sparse after `sparsify()`.
+        With ``average``, the averaged iterate's weights (scikit-learn's meaning)."""
         check_is_fitted(self, "t_")
         with lock_of(self).reading():
-            coef = self._learner.coef()
+            coef = model_coef(self._learner)
         return sp.csr_matrix(coef) if getattr(self, "_sparse_coef", False) else coef.copy()
 
     @property
     def intercept_(self):
-        """b_{T+1}, one entry per output."""
+        """b_{T+1}, one entry per output (with ``average``, the averaged iterate's)."""
         check_is_fitted(self, "t_")
         with lock_of(self).reading():
-            return self._learner.intercept()
+            return model_intercept(self._learner)
 
     @property
     def eta0_(self):
@@ -105,14 +107,14 @@ class _BaseProx(BaseEstimator):
     def n_nonzero_rows_(self):
         """Features with a non-zero weight for some output (rows of W switched on)."""
         with lock_of(self).reading():
-            return int(np.count_nonzero(np.any(self._learner.coef() != 0, axis=0)))
+            return int(np.count_nonzero(np.any(model_coef(self._learner) != 0, axis=0)))
 
     @property
     def group_norms_(self):
         """||W_G|| per group: per feature (default groups) or per user group id 0..p-1."""
         check_is_fitted(self, "t_")
         with lock_of(self).reading():
-            coef = self._learner.coef()
+            coef = model_coef(self._learner)
         norms = np.sqrt(np.sum(coef ** 2, axis=0))
         if self._learner.groups is None:
             return norms
@@ -481,6 +483,13 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     verbose : int, default=0
         If > 0, print scikit-learn SGD's report after each pass (norm,
         non-zeros, intercept, steps, average loss, time).
+    average : bool or int, default=False
+        scikit-learn's: True makes ``coef_``, ``intercept_`` and the predictions
+        read the averaged iterate, the mean of the models after each step (the
+        RDA and online MKL papers state their guarantees for it); an integer
+        a >= 1 averages from step a on. Training continues from the last model.
+        Kept exactly and lazily where the rule allows it; refused, naming the
+        rules that do, elsewhere (docs/contract.md, "Averaged iterate").
 
     Attributes
     ----------
@@ -543,14 +552,15 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
                  random_state=C["random_state"], warm_start=C["warm_start"],
                  epsilon=C["epsilon"], multi_class=C["multi_class"], groups=C["groups"],
                  group_weights=C["group_weights"], grow_features=C["grow_features"],
-                 hash_bits=C["hash_bits"], class_weight=C["class_weight"], verbose=C["verbose"]):
+                 hash_bits=C["hash_bits"], class_weight=C["class_weight"], verbose=C["verbose"],
+                 average=C["average"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, step=step, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
                          group_weights=group_weights, grow_features=grow_features, hash_bits=hash_bits,
-                         verbose=verbose)
+                         verbose=verbose, average=average)
         self.multi_class = multi_class
         self.class_weight = class_weight
 
@@ -710,14 +720,15 @@ class ProxRegressor(RegressorMixin, _BaseProx):
                  fit_intercept=R["fit_intercept"], max_iter=R["max_iter"], shuffle=R["shuffle"],
                  random_state=R["random_state"], warm_start=R["warm_start"],
                  epsilon=R["epsilon"], groups=R["groups"], group_weights=R["group_weights"],
-                 grow_features=R["grow_features"], hash_bits=R["hash_bits"], verbose=R["verbose"]):
+                 grow_features=R["grow_features"], hash_bits=R["hash_bits"], verbose=R["verbose"],
+                 average=R["average"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, step=step, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
                          group_weights=group_weights, grow_features=grow_features, hash_bits=hash_bits,
-                         verbose=verbose)
+                         verbose=verbose, average=average)
 
     def _encode(self, y, classes, first):
         return as_float_array("y", y, len(y)), 1, False, False

@@ -82,7 +82,7 @@ ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule",
                      "eta0": "eta0", "delta": "delta", "rda_rho": "rda_rho",
                      "berhu_gamma": "berhu_gamma", "batch_size": "batch_size",
                      "epsilon": "epsilon", "seed": "random_state", "multi_class": "multi_class",
-                     "hash_bits": "hash_bits"}
+                     "hash_bits": "hash_bits", "average": "average"}
 
 
 def add_arguments(parser):
@@ -145,6 +145,9 @@ def add_arguments(parser):
                           "auto: under adagrad the root mean square of the first 10,000 rows' stored "
                           "values; 1e-8, unused, under the other schedules)")
     est.add_argument("--batch-size", type=int, help=f"rows per step (default: {d['batch_size']})")
+    est.add_argument("--average", type=int, nargs="?", const=1, metavar="A",
+                     help="keep the averaged iterate from step A on (alone: 1) and save and test it, as "
+                          "scikit-learn's average (docs/contract.md, 'Averaged iterate'; default: off)")
     est.add_argument("--no-intercept", action="store_true", help="fit no intercept (default: off)")
     est.add_argument("--groups", metavar="FILE",
                      help="group penalties: a text file of one integer group id per feature, in "

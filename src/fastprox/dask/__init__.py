@@ -116,6 +116,9 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     if params.get("class_weight") is not None:
         raise ValueError("class_weight is not supported on a cluster: weigh the rows' classes in the "
                          "data, or train on one machine")
+    if params.get("average") and not sequential:
+        raise ValueError("average is not mixed across workers (each keeps its own sums): use "
+                         "sequential=True, or average=False on a cluster")
     regression = isinstance(estimator, ProxRegressor)
     est = StreamModel(params, regression, None if classes is None else sorted({float(c) for c in classes}))
     est.width_origin = "the largest feature index in the data"

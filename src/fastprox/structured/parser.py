@@ -71,6 +71,9 @@ class DependencyParser(StructuredEstimator):
         The arc features of treebank sentences (`ArcFeatures`); unused with
         rows. ``templates="mkl-ewt"`` (the default) are the 46 templates that
         online MKL ranked first on UD English EWT; ``"all"`` the 76.
+    average : bool or int, default=False
+        As for `SequenceTagger`: keep the averaged iterate (the averaged
+        perceptron's, MSTParser's), which ``coef_`` and predict read.
 
     Attributes
     ----------
@@ -103,9 +106,11 @@ class DependencyParser(StructuredEstimator):
                  berhu_gamma=DEFAULTS["berhu_gamma"], groups=DEFAULTS["groups"], group_weights=None,
                  max_iter=DEFAULTS["max_iter"], shuffle=DEFAULTS["shuffle"], random_state=None,
                  warm_start=False, verbose=0, projective=DEFAULTS["projective"], templates=DEFAULTS["templates"],
-                 bits=DEFAULTS["bits"], lowercase=DEFAULTS["lowercase"], pos=DEFAULTS["pos"]):
+                 bits=DEFAULTS["bits"], lowercase=DEFAULTS["lowercase"], pos=DEFAULTS["pos"],
+                 average=DEFAULTS["average"]):
         super().__init__(loss, penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma,
-                         groups, group_weights, False, max_iter, shuffle, random_state, warm_start, verbose)
+                         groups, group_weights, False, max_iter, shuffle, random_state, warm_start, verbose,
+                         average)
         self.projective = projective
         self.templates = templates
         self.bits = bits
