@@ -57,8 +57,8 @@ from libc.string cimport memcmp, memcpy
 from fastprox._kernel.losses.losses cimport logsum_pop
 from fastprox._numpy import np
 from fastprox._registry import LOSSES, PENALTIES, SCHEDULES, UPDATES, codes, l1_share, rule as find_rule
-from fastprox._validation import (check_group_weights, check_memory, check_single_rows, check_step,
-                                  check_structured, NonFiniteMargin)  # (re-exported)
+from fastprox._validation import (check_group_weights, check_invariant_loss, check_memory, check_single_rows,
+                                  check_step, check_structured, NonFiniteMargin)  # (re-exported)
 from fastprox._kernel.base.types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
@@ -193,6 +193,7 @@ cdef class Learner:
         c.params.rda_rho = rda_rho if c.params.update == RDA else 0.0
         rule = find_rule(update, schedule, penalty)     # the table of rules: ValueError if none
         check_step(step, update, schedule, 1)
+        check_invariant_loss(step, loss)
         check_single_rows(step, schedule, multinomial)
         if loss is None:
             check_structured(step, schedule)

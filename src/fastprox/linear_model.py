@@ -14,7 +14,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data, _check_samp
 
 from ._concurrency import LearnerState, lock_of
 from ._restore import restored_on_failure
-from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes, check_same_groups,
+from ._sklearn_names import catching_unknown, refuse_unknown
+from ._stopping import StoppingRule, held_out_score, validation_split, warn_unconverged
+from ._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes, check_same_groups,
                     check_same_hashing, check_same_kernel, encode_labels, has_proba, margins, new_learner,
                     predictions, probabilities, run_passes)
 from ._arrays import all_finite, two_labels
@@ -35,7 +37,8 @@ class _BaseProx(BaseEstimator):
 
     def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, step, eta0, delta, rda_rho,
                  berhu_gamma, batch_size, fit_intercept, max_iter, shuffle, random_state,
-                 warm_start, epsilon, groups, group_weights, grow_features, hash_bits, verbose):
+                 warm_start, epsilon, groups, group_weights, grow_features, hash_bits, verbose, tol,
+                 n_iter_no_change, early_stopping, validation_fraction, learning_rate, power_t):
         self.loss = loss
         self.penalty = penalty
         self.alpha = alpha
@@ -59,6 +62,12 @@ class _BaseProx(BaseEstimator):
         self.grow_features = grow_features
         self.hash_bits = hash_bits
         self.verbose = verbose
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.learning_rate = learning_rate
+        self.power_t = power_t
 
     # ------------------------------------------------------------------ model
     @property
@@ -274,20 +283,32 @@ class _BaseProx(BaseEstimator):
         X, y = self._check_input(X, y, reset=first)
         X = canonical(self._hashed(X))      # once: the "auto" steps and the passes read it
         target, n_outputs, ovr, multinomial = self._encode(y, classes, first)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X)
+        rows, held_out = (None, None) if incremental else validation_split(
+            self, y, sample_weight, self._losses is not REGRESSION_LOSSES)
         if first:
-            self._learner = new_learner(vars(self), X.shape[1], n_outputs, ovr, multinomial, [X])
+            head = X if rows is None else X[rows[:AUTO_ROWS]]       # the "auto" steps read training rows
+            self._learner = new_learner(vars(self), X.shape[1], n_outputs, ovr, multinomial, [head])
         self._grow(X)
         rng = None
         if not incremental and self.shuffle:
             rng = check_random_state(self.random_state)
         passes = 1 if incremental else self.max_iter
-        sample_weight = self._row_weights(X, y, sample_weight)
-        report = _pass_report(self._learner, X.shape[0]) if self.verbose else None
-        total = run_passes(self._learner, X, target, sample_weight,
-                           self.batch_size, passes, rng, self._pause, report)
-        self.progressive_loss_ = total / max(1, passes * X.shape[0])
+        weights = self._row_weights(X, y, sample_weight)
+        n_rows = X.shape[0] if rows is None else len(rows)
+        rule = None if incremental else StoppingRule(self, n_rows, None if held_out is None else held_out_score(
+            self._learner, X[held_out], y[held_out], None if sample_weight is None else sample_weight[held_out],
+            getattr(self, "classes_", None)))
+        report = _pass_report(self._learner, n_rows) if self.verbose else None
+        total = run_passes(self._learner, X, target, weights, self.batch_size, passes, rng, self._pause,
+                           _after_pass(report, rule), rows)
+        passes = passes if rule is None else rule.passes
+        self.progressive_loss_ = total / max(1, passes * n_rows)
         self.n_iter_ = passes
         self.t_ = self._learner.t
+        if rule is not None:
+            warn_unconverged(self, passes)
         return self
 
     def _row_weights(self, X, y, sample_weight):
@@ -300,19 +321,74 @@ class _BaseProx(BaseEstimator):
         self.t_ = self._learner.t
         lock_of(self).pause()
 
-    def fit(self, X, y, sample_weight=None):
-        """Train from scratch (unless warm_start) with `max_iter` passes over (X, y).
+    def fit(self, X, y, sample_weight=None, coef_init=None, intercept_init=None):
+        """Train from scratch (unless warm_start) with up to `max_iter` passes over
+        (X, y), fewer where the stopping rule stops them (tol, early_stopping).
         NaN or infinity in X, or values (targets, sample weights) so large that a
         margin overflows or a gradient could overflow the state, raise a ValueError
         naming the row; a fit that fails or is interrupted (Ctrl-C) leaves the
         estimator as it was. (partial_fit refused on such a row, or interrupted,
-        keeps the steps before it, and t_ counts them.)"""
+        keeps the steps before it, and t_ counts them.)
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows (CSR is read without a copy).
+        y : array-like of shape (n_samples,)
+            Labels (classifier) or targets (regressor).
+        sample_weight : None or array-like of shape (n_samples,)
+            Each row's importance weight; None weighs every row 1.
+        coef_init, intercept_init : None
+            SGDClassifier's starting weights: refused with what to use instead
+            (fastprox starts from zero; warm_start or partial_fit continue a model).
+
+        Returns
+        -------
+        self
+        """
+        given = {name for name, value in (("coef_init", coef_init), ("intercept_init", intercept_init))
+                 if value is not None}
+        refuse_unknown(type(self).__name__, given)
         return self._fit(X, y, sample_weight)
+
+    def set_params(self, **params):
+        """scikit-learn's set_params; a parameter fastprox lacks raises a ValueError
+        naming its fastprox equivalent (`_sklearn_names.EQUIVALENTS`).
+
+        Parameters
+        ----------
+        **params
+            Parameters by name (``step__name`` for nested estimators is not used here).
+
+        Returns
+        -------
+        self
+        """
+        refuse_unknown(type(self).__name__, set(params) - set(self.get_params(deep=False)))
+        return super().set_params(**params)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _after_pass(report, rule):
+    """What `run_passes` calls after each pass: verbose's `report` and the stopping
+    `rule` (either may be None), true to stop; with a report, the stop is printed as
+    scikit-learn's SGD prints it."""
+    if rule is None:
+        return report
+    start = time.perf_counter()
+
+    def after(index, loss):
+        if report is not None:
+            report(index, loss)
+        stop = rule(index, loss)
+        if stop and report is not None:
+            print(f"Convergence after {index + 1} epochs took {time.perf_counter() - start:.2f} seconds")
+        return stop
+    return after
 
 
 def _pass_report(learner, n_rows):
@@ -356,8 +432,11 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 
     Parameters
     ----------
-    loss : {"log", "hinge", "squared_hinge", "modified_huber"}, default="log"
-        "log_loss" (scikit-learn's name) is "log".
+    loss : {"log", "hinge", "squared_hinge", "modified_huber", "perceptron"}, default="log"
+        "log_loss" (scikit-learn's name) is "log". "perceptron" is max(0, -y p),
+        scikit-learn's, stepping on margins <= 0; it takes the gradient step
+        (step=None chooses it; the invariant flow stops at margin 0, where the
+        model starts).
     penalty : {"none", "l1", "l2", "elasticnet", "berhu", "l1_l2", "l1_linf", "sparse_group", \
 "squared_group"} or None, default="l1"
         None (scikit-learn's spelling) is "none". Parameters keep the value
@@ -388,7 +467,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         a row of sample_weight h moves the model as h rows of weight 1 in a row
         would in the limit of small steps, and a step never overshoots the loss's
         minimum along the row, so large eta0 are safe. One row per step, not
-        multinomial; the accumulators of adagrad and normalized add the plain
+        multinomial, not with loss="perceptron"; the accumulators of adagrad and normalized add the plain
         gradient's squares either way.
     eta0 : float or "auto", default="auto"
         Base step (AdaGrad's eta). "auto": 0.5, except under AdaGrad, where it is
@@ -471,6 +550,48 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         "-- Epoch k", then "Norm: (of coef_), NNZs: (its non-zeros), Bias:
         (intercept_), T: (t_), Avg. loss: (the pass's progressive loss)" and
         "Total training time: (seconds since the call began)".
+    tol : float >= 0 or None, default=1e-3
+        scikit-learn's stopping rule for the passes of `fit`: stop once
+        n_iter_no_change consecutive passes have not lowered the pass's summed
+        training loss (its progressive loss, each row's loss before its step,
+        weighted by sample_weight) below the best so far by tol times the rows, or
+        with early_stopping raised the held-out score above the best by tol. None
+        runs all max_iter passes. The rule needs n_iter_no_change + 1 passes, so the
+        default single pass is unchanged by it; a script from SGDClassifier with
+        max_iter=1000 stops as SGDClassifier does. When a rule is set and `fit` runs
+        all max_iter passes where it could have stopped (max_iter >
+        n_iter_no_change), a ConvergenceWarning says so, as scikit-learn's (which
+        also warns for fewer passes). partial_fit never stops.
+    n_iter_no_change : int >= 1, default=5
+        Passes without improvement before stopping.
+    early_stopping : bool, default=False
+        Hold out validation_fraction of fit's rows, train on the others, and score
+        the model on them after each pass (accuracy, R^2 for the regressor): the
+        stopping rule then reads that score. The split is scikit-learn's: stratified
+        by class for the classifier (StratifiedShuffleSplit), plain for the regressor,
+        seeded by random_state. One-vs-rest stops its K outputs together, on the
+        K-class accuracy (scikit-learn stops each binary fit on its own score).
+        The model is the last pass's, as scikit-learn's. fit only: partial_fit
+        trains on every row it is given.
+    validation_fraction : float in (0, 1), default=0.1
+        The share of rows held out by early_stopping.
+    learning_rate : None, "constant" or "invscaling", default=None
+        scikit-learn's name for the schedule: None leaves it to `schedule`;
+        "constant" is schedule="constant"; "invscaling" (eta0 / t^power_t) is
+        schedule="invsqrt" for power_t=0.5, "inv" for 1, "constant" for 0 (t
+        counts steps, rows with batch_size=1; refused otherwise). scikit-learn's
+        "optimal", "adaptive", "pa1" and "pa2" have no fastprox schedule and are
+        refused naming what to use. With schedule given too, both must agree.
+        (scikit-learn's fit restarts t at each call; fastprox's warm start continues it.)
+    power_t : float >= 0, default=0.5
+        invscaling's exponent (0, 0.5 or 1).
+    n_jobs : None or int, default=None
+        Accepted as scikit-learn's and unused: one-vs-rest trains its K outputs in
+        one pass of one kernel, each row read once for all K, where SGDClassifier
+        runs K binary fits in threads.
+
+    Parameters of SGDClassifier that fastprox lacks (coef_init, intercept_init
+    in fit, ...) raise a ValueError naming the fastprox equivalent.
 
     The defaults need no tuning and read nothing from the data: fobos with the
     normalized schedule, the invariant step, eta0 = 0.5 and no penalty (alpha =
@@ -504,6 +625,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 
     _losses = CLASSIFICATION_LOSSES
 
+    @catching_unknown
     def __init__(self, loss=C["loss"], penalty=C["penalty"], alpha=C["alpha"],
                  l1_ratio=C["l1_ratio"], update=C["update"], schedule=C["schedule"], step=C["step"],
                  eta0=C["eta0"], delta=C["delta"], rda_rho=C["rda_rho"],
@@ -512,16 +634,23 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
                  random_state=C["random_state"], warm_start=C["warm_start"],
                  epsilon=C["epsilon"], multi_class=C["multi_class"], groups=C["groups"],
                  group_weights=C["group_weights"], grow_features=C["grow_features"],
-                 hash_bits=C["hash_bits"], class_weight=C["class_weight"], verbose=C["verbose"]):
+                 hash_bits=C["hash_bits"], class_weight=C["class_weight"], verbose=C["verbose"],
+                 tol=C["tol"], n_iter_no_change=C["n_iter_no_change"], early_stopping=C["early_stopping"],
+                 validation_fraction=C["validation_fraction"], learning_rate=C["learning_rate"],
+                 power_t=C["power_t"], n_jobs=C["n_jobs"], **unknown):
+        refuse_unknown(type(self).__name__, unknown)
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, step=step, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
                          group_weights=group_weights, grow_features=grow_features, hash_bits=hash_bits,
-                         verbose=verbose)
+                         verbose=verbose, tol=tol, n_iter_no_change=n_iter_no_change,
+                         early_stopping=early_stopping, validation_fraction=validation_fraction,
+                         learning_rate=learning_rate, power_t=power_t)
         self.multi_class = multi_class
         self.class_weight = class_weight
+        self.n_jobs = n_jobs
 
     def _encode(self, y, classes, first):
         """Targets for the kernel: +-1 for two classes (the larger is +1), class indices for K >= 3."""
@@ -610,12 +739,14 @@ class ProxRegressor(RegressorMixin, _BaseProx):
         The width of the Huber and epsilon-insensitive losses.
 
     The others are `ProxClassifier`'s (penalty=None included; verbose prints
-    the same report), without multi_class and class_weight. The attributes
+    the same report; early_stopping's split is plain, its score R^2), without
+    multi_class, class_weight and n_jobs. The attributes
     too, without classes_.
     """
 
     _losses = REGRESSION_LOSSES
 
+    @catching_unknown
     def __init__(self, loss=R["loss"], penalty=R["penalty"], alpha=R["alpha"],
                  l1_ratio=R["l1_ratio"], update=R["update"], schedule=R["schedule"], step=R["step"],
                  eta0=R["eta0"], delta=R["delta"], rda_rho=R["rda_rho"],
@@ -623,14 +754,20 @@ class ProxRegressor(RegressorMixin, _BaseProx):
                  fit_intercept=R["fit_intercept"], max_iter=R["max_iter"], shuffle=R["shuffle"],
                  random_state=R["random_state"], warm_start=R["warm_start"],
                  epsilon=R["epsilon"], groups=R["groups"], group_weights=R["group_weights"],
-                 grow_features=R["grow_features"], hash_bits=R["hash_bits"], verbose=R["verbose"]):
+                 grow_features=R["grow_features"], hash_bits=R["hash_bits"], verbose=R["verbose"],
+                 tol=R["tol"], n_iter_no_change=R["n_iter_no_change"], early_stopping=R["early_stopping"],
+                 validation_fraction=R["validation_fraction"], learning_rate=R["learning_rate"],
+                 power_t=R["power_t"], **unknown):
+        refuse_unknown(type(self).__name__, unknown)
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, step=step, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
                          group_weights=group_weights, grow_features=grow_features, hash_bits=hash_bits,
-                         verbose=verbose)
+                         verbose=verbose, tol=tol, n_iter_no_change=n_iter_no_change,
+                         early_stopping=early_stopping, validation_fraction=validation_fraction,
+                         learning_rate=learning_rate, power_t=power_t)
 
     def _encode(self, y, classes, first):
         return as_float_array("y", y, len(y)), 1, False, False

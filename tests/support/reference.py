@@ -20,6 +20,8 @@ def dloss(loss, p, y, epsilon):
         return -2 * y * np.maximum(0, 1 - z)
     if loss == "modified_huber":
         return np.where(z >= -1, -2 * y * np.maximum(0, 1 - z), -4 * y)
+    if loss == "perceptron":
+        return np.where(z <= 0, -y, 0.0)
     if loss == "squared":
         return r
     if loss == "huber":
@@ -40,6 +42,8 @@ def loss_value(loss, p, y, epsilon):
         return np.maximum(0, 1 - z) ** 2
     if loss == "modified_huber":
         return np.where(z >= -1, np.maximum(0, 1 - z) ** 2, -4 * z)
+    if loss == "perceptron":
+        return np.maximum(0, -z)
     if loss == "squared":
         return r ** 2 / 2
     if loss == "huber":
