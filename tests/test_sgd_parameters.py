@@ -322,3 +322,12 @@ def test_new_parameters_round_trip_model_files(tmp_path):
     assert loaded.get_params() == est.get_params()
     np.testing.assert_array_equal(loaded.coef_, est.coef_)
     assert_same_model(loaded.partial_fit(X, y), est.partial_fit(X, y))
+
+
+def test_a_cluster_refuses_early_stopping():
+    """fastprox.dask.fit runs its passes without a stopping rule: early_stopping is
+    refused before any work (no rows held out there), naming what to do."""
+    pytest.importorskip("dask")
+    from fastprox.dask import fit
+    with pytest.raises(ValueError, match="early_stopping is not supported on a cluster.*give passes"):
+        fit(ProxClassifier(early_stopping=True), "/nonexistent/rows.svm")

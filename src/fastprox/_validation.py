@@ -141,11 +141,11 @@ def check_hash_bits(bits):
 
 
 def schedule_and_step(params, multinomial):
-    """The (schedule, step) a model trains with: the parameters given, None
-    scikit-learn's learning_rate and power_t mapped onto the schedule
-    (`_sklearn_names.schedule_of`), None resolved to the rule's data-free default (`_registry.defaults_for`; the gradient
-    step for a loss the invariant step does not take); a missing step (model files
-    before it) is "gradient"."""
+    """The (schedule, step) a model trains with: the parameters given (scikit-learn's
+    learning_rate and power_t mapped onto the schedule, `_sklearn_names.schedule_of`),
+    None resolved to the rule's data-free default (`_registry.defaults_for`; the
+    gradient step for a loss the invariant step does not take); a missing step
+    (model files before it) is "gradient"."""
     schedule = schedule_of(params.get("learning_rate"), params.get("power_t", 0.5), params["schedule"],
                            params["batch_size"])
     step = params.get("step", "gradient")

@@ -35,7 +35,8 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         as its rows; or a dask.bag whose items are ``(X, y)`` blocks. The shares
         are the files, the array's row blocks, or the bag's partitions.
     client : a ``distributed.Client`` (default: the current one).
-    passes : passes over the data (default: the estimator's max_iter). Rows are
+    passes : passes over the data (default: the estimator's max_iter), all of them:
+        no stopping rule (tol, early_stopping) on a cluster. Rows are
         visited in the shares' order, never shuffled (as ``fastprox train``).
     sequential : False (default): the parallel mode. The shares are dealt to
         ``n_workers`` groups (default: the cluster's workers); each pass, or each
@@ -91,6 +92,9 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     if params.get("class_weight") is not None:
         raise ValueError("class_weight is not supported on a cluster: weigh the rows' classes in the "
                          "data, or train on one machine")
+    if params.get("early_stopping"):
+        raise ValueError("early_stopping is not supported on a cluster (no rows are held out): give "
+                         "passes, or train on one machine")
     regression = isinstance(estimator, ProxRegressor)
     est = StreamModel(params, regression, None if classes is None else sorted({float(c) for c in classes}))
     est.width_origin = "the largest feature index in the data"
