@@ -331,3 +331,16 @@ def test_a_cluster_refuses_early_stopping():
     from fastprox.dask import fit
     with pytest.raises(ValueError, match="early_stopping is not supported on a cluster.*give passes"):
         fit(ProxClassifier(early_stopping=True), "/nonexistent/rows.svm")
+
+
+def test_the_warning_as_an_error_keeps_the_fit():
+    """The ConvergenceWarning comes after the training call: with warnings as errors the
+    fitted model stays (as scikit-learn's, which warns after fitting too)."""
+    X, y = problem()
+    est = ProxClassifier(max_iter=7, tol=0.0, n_iter_no_change=6, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        with pytest.raises(ConvergenceWarning):
+            est.fit(X, y)
+    assert est.n_iter_ == 7
+    assert_same_model(est, ProxClassifier(max_iter=7, tol=None, random_state=0).fit(X, y))

@@ -141,4 +141,4 @@ def warn_unconverged(est, n_iter):
     """
     if est.tol is not None and est.max_iter > est.n_iter_no_change and n_iter == est.max_iter:
         warnings.warn("Maximum number of iteration reached before convergence. Consider increasing "
-                      "max_iter to improve the fit.", ConvergenceWarning, stacklevel=5)
+                      "max_iter to improve the fit.", ConvergenceWarning, stacklevel=3)

@@ -307,8 +307,6 @@ class _BaseProx(BaseEstimator):
         self.progressive_loss_ = total / max(1, passes * n_rows)
         self.n_iter_ = passes
         self.t_ = self._learner.t
-        if rule is not None:
-            warn_unconverged(self, passes)
         return self
 
     def _row_weights(self, X, y, sample_weight):
@@ -349,7 +347,9 @@ class _BaseProx(BaseEstimator):
         given = {name for name, value in (("coef_init", coef_init), ("intercept_init", intercept_init))
                  if value is not None}
         refuse_unknown(type(self).__name__, given)
-        return self._fit(X, y, sample_weight)
+        self._fit(X, y, sample_weight)
+        warn_unconverged(self, self.n_iter_)     # after the call: a warning raised as an error keeps the fit
+        return self
 
     def set_params(self, **params):
         """scikit-learn's set_params; a parameter fastprox lacks raises a ValueError
