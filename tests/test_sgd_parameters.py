@@ -344,3 +344,26 @@ def test_the_warning_as_an_error_keeps_the_fit():
             est.fit(X, y)
     assert est.n_iter_ == 7
     assert_same_model(est, ProxClassifier(max_iter=7, tol=None, random_state=0).fit(X, y))
+
+
+def test_a_failed_fit_with_early_stopping_leaves_the_estimator(monkeypatch):
+    """Restore-on-failure is the training call's: a warm-started fit with early_stopping
+    that fails after some passes (here its held-out scoring, at the third pass) leaves
+    the model, t_ and n_iter_ as they were."""
+    import fastprox._stopping as stopping
+    X, y = problem()
+    est = ProxClassifier(max_iter=3, random_state=0, warm_start=True).fit(X, y)
+    coef, t, n_iter = est.coef_, est.t_, est.n_iter_
+    calls = []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("scoring failed")
+        return 0.5
+    monkeypatch.setattr(stopping, "accuracy_score", failing)
+    est.set_params(early_stopping=True, max_iter=50)
+    with pytest.raises(RuntimeError, match="scoring failed"):
+        est.fit(X, y)
+    np.testing.assert_array_equal(est.coef_, coef)
+    assert (est.t_, est.n_iter_) == (t, n_iter)
