@@ -81,7 +81,20 @@ class StoppingRule:
         self.passes = 0
 
     def __call__(self, index, loss):
-        """After pass ``index`` (its summed loss ``loss``): whether to stop."""
+        """Whether to stop after a pass.
+
+        Parameters
+        ----------
+        index : int
+            The pass just run, from 0.
+        loss : float
+            Its summed progressive loss (read without early_stopping).
+
+        Returns
+        -------
+        bool
+            True once n_iter_no_change passes in a row have not improved.
+        """
         self.passes = index + 1
         if self.score is not None:
             value = self.score()

@@ -164,7 +164,20 @@ INVARIANT_LOSSES = tuple(name for name, loss in LOSSES.items() if loss.invariant
 
 def check_invariant_loss(step, loss):
     """The invariant step follows the loss's flow; a loss without one (the perceptron's
-    stops at margin 0, where every model starts) takes the gradient step."""
+    stops at margin 0, where every model starts) takes the gradient step.
+
+    Parameters
+    ----------
+    step : str
+        The step the model trains with (None resolved).
+    loss : str
+        The loss, in the kernel's or scikit-learn's spelling.
+
+    Raises
+    ------
+    ValueError
+        step="invariant" with a loss whose registry row says ``invariant=False``.
+    """
     if step == "invariant" and kernel_loss(loss) not in INVARIANT_LOSSES:
         raise ValueError(f"step='invariant' is not defined for loss={loss!r} (its flow stops at "
                          "margin 0, where the model starts, and would never move it); use "
