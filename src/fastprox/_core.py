@@ -11,8 +11,8 @@ from ._arrays import encode_targets, sum_squares
 from ._kernels import Learner
 from ._numpy import np
 from ._registry import LOSSES
-from ._validation import (MULTINOMIAL_LOSSES, as_float_array, check_groups, kernel_arrays, kernel_loss,
-                          kernel_penalty, schedule_and_step)
+from ._validation import (MULTINOMIAL_LOSSES, as_float_array, average_from, check_groups, kernel_arrays,
+                          kernel_loss, kernel_penalty, schedule_and_step)
 
 # Rows whose scale sets eta0="auto" and delta="auto": enough for a mean, few
 # enough to cost little of a short pass (10,000 rows of 13 values: 17 us).
@@ -22,7 +22,7 @@ DEFAULTS = dict(penalty="l1", alpha=0.0, l1_ratio=0.15, update="fobos", schedule
                 step=None, eta0="auto", delta="auto", rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
                 fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
                 warm_start=False, epsilon=0.1, groups=None, group_weights=None, grow_features=False,
-                hash_bits=None, verbose=0, tol=1e-3, n_iter_no_change=5, early_stopping=False,
+                hash_bits=None, verbose=0, average=False, tol=1e-3, n_iter_no_change=5, early_stopping=False,
                 validation_fraction=0.1, learning_rate=None, power_t=0.5)
 CLASSIFIER_DEFAULTS = dict(loss="log", **DEFAULTS, multi_class="ovr", class_weight=None, n_jobs=None)
 REGRESSOR_DEFAULTS = dict(loss="squared", **DEFAULTS)
@@ -105,7 +105,8 @@ def new_learner(params, n_features, n_outputs, ovr, multinomial, head):
                    berhu_gamma=params["berhu_gamma"], epsilon=params["epsilon"],
                    fit_intercept=params["fit_intercept"], ovr=ovr, multinomial=multinomial,
                    groups=check_groups(params["groups"], n_features),
-                   group_weights=params["group_weights"], step=step)
+                   group_weights=params["group_weights"], step=step,
+                   average=average_from(params.get("average", False)))
 
 
 def check_same_kernel(params, kernel):
@@ -117,9 +118,12 @@ def check_same_kernel(params, kernel):
     first rows' scale); multi_class where there are more than two classes."""
     names = dict(params, loss=kernel_loss(params["loss"]), penalty=kernel_penalty(params["penalty"]))
     names["schedule"], names["step"] = schedule_and_step(params, kernel.multinomial)
+    names["average"] = average_from(params.get("average", False))
     keys = ["update", "penalty", "loss", "fit_intercept", "schedule", "step",
             "alpha", "l1_ratio", "rda_rho", "berhu_gamma", "epsilon"]
     fitted = {key: getattr(kernel, key) for key in keys + ["eta0", "delta"]}
+    fitted["average"] = getattr(kernel, "average", 0)       # (model files before it: none)
+    keys.append("average")
     if auto_steps(params, names["schedule"]):
         keys += [key for key in ("eta0", "delta") if params[key] != "auto"]
     else:
@@ -254,8 +258,20 @@ def margins(learner, X):
     features it never saw, weigh 0. Its CSR arrays are checked as training checks
     them, and a margin that is not finite raises `NonFiniteMargin` naming its row
     (`Learner.margins`)."""
-    scores = learner.margins(*kernel_arrays(X), X.shape[1])
+    scores = learner.margins(*kernel_arrays(X), X.shape[1], averaged=learner.average > 0)
     return scores.ravel() if scores.shape[1] == 1 else scores
+
+
+def model_coef(learner):
+    """The weights the estimators read (coef_, predictions): the averaged iterate's
+    where the learner keeps one (scikit-learn's meaning of ``average``), else the
+    last iterate's; training continues from the last iterate either way."""
+    return learner.coef(averaged=learner.average > 0)
+
+
+def model_intercept(learner):
+    """The intercepts the estimators read (`model_coef`)."""
+    return learner.averaged_intercept() if learner.average else learner.intercept()
 
 
 def predictions(scores, classes):

@@ -20,7 +20,12 @@ cdef class Learner:
     cdef object _coef                     # coef() at step count _coef_t
     cdef long long _coef_t
     cdef readonly bint training           # fit_rows is running (in some thread)
+    cdef readonly long long average       # a: the first step averaged (0: no averaged iterate)
+    cdef long long avg_history_size       # doubles c.arrays.avg_history holds
+    cdef object _avg_coef                 # averaged_coef() at step count _avg_coef_t
+    cdef long long _avg_coef_t
 
     cdef dict _new_arrays(self, long long capacity)
+    cdef _size_history(self)
     cdef _drop_ftrl_roots(self)
     cdef _attach(self, dict saved)

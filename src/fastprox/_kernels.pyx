@@ -54,15 +54,18 @@ import array as pyarray
 import copy as pycopy
 
 from libc.string cimport memcmp, memcpy
+from libc.stdlib cimport calloc, realloc, free
 from fastprox._kernel.losses.losses cimport logsum_pop
 from fastprox._numpy import np
-from fastprox._registry import LOSSES, PENALTIES, SCHEDULES, UPDATES, codes, l1_share, rule as find_rule
+from fastprox._registry import (LOSSES, PENALTIES, SCHEDULES, UPDATES, averaging as find_averaging, codes,
+                                l1_share, rule as find_rule)
 from fastprox._validation import (check_group_weights, check_invariant_loss, check_memory, check_single_rows,
                                   check_step, check_structured, NonFiniteMargin)  # (re-exported)
 from fastprox._kernel.base.types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
-from fastprox._kernel.base.state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS
+from fastprox._kernel.base.state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS, AVG_FIELDS
+from fastprox._kernel.rules.average cimport keeps_history, history_origin, average_count
 from fastprox._kernel.base.buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
 from fastprox._kernel.base.state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
                               wants_factor_memo, uses_lanes,
@@ -72,7 +75,7 @@ from fastprox._kernel.rules.fobos cimport stamp_origin, zero_origin
 from fastprox._kernel.rules.dual cimport set_weight_params
 from fastprox._kernel.groups.groups cimport groups_replay, groups_materialize
 from fastprox._kernel.rules.intercept cimport intercept_value
-from fastprox._kernel.steps.step cimport step, current
+from fastprox._kernel.steps.step cimport step, current, averaged as averaged_entry
 from fastprox._kernel.steps.rows cimport separable_step
 from fastprox._kernel.base.csr cimport (row_at, csr_kind, _check_rows, consecutive, prefetch_lines,
                             prefetch_rows, refuse_step, margins_csr, first_nonfinite)
@@ -157,6 +160,11 @@ cdef class Learner:
     ``groups`` maps features to group ids (None: each feature's row is a group)
     and ``group_weights`` gives each group's penalty weight d_G (None: all 1).
 
+    ``average`` (a >= 1; 0: off) keeps the averaged iterate, the mean of the
+    iterates after steps a, a + 1, ..., t (docs/contract.md, "Averaged iterate"):
+    `averaged_coef`, `averaged_intercept`. The last iterate stays what training
+    continues from.
+
     ``loss=None`` makes a structured learner: its steps take their gradients from
     the caller (`_structured`), one example per step, and it may carry
     ``n_unpenalized`` further unpenalized entries beside the intercepts (a
@@ -167,10 +175,12 @@ cdef class Learner:
                  double alpha=0.0, double l1_ratio=0.15, double eta0=0.1, double delta=1e-8,
                  double rda_rho=0.0, double berhu_gamma=1.0, double epsilon=0.1,
                  bint fit_intercept=True, bint ovr=False, bint multinomial=False, groups=None,
-                 group_weights=None, step="gradient", long long n_unpenalized=0):
+                 group_weights=None, step="gradient", long long n_unpenalized=0, long long average=0):
         if n_features < 0 or n_outputs < 1 or n_unpenalized < 0:
             raise ValueError(f"a model needs n_features >= 0, n_outputs >= 1 and n_unpenalized >= 0; "
                              f"got {n_features}, {n_outputs} and {n_unpenalized}.")
+        if average < 0:
+            raise ValueError(f"average must be 0 (off) or the first step averaged (>= 1); got {average}.")
         if n_unpenalized and loss is not None:
             raise ValueError("unpenalized entries beside the intercepts belong to structured learners "
                              "(loss=None), whose caller gives their gradients.")
@@ -191,7 +201,8 @@ cdef class Learner:
         c.params.berhu_gamma, c.params.epsilon = berhu_gamma, epsilon
         c.params.inv_eta0 = 1.0 / eta0 if eta0 > 0.0 else 0.0
         c.params.rda_rho = rda_rho if c.params.update == RDA else 0.0
-        rule = find_rule(update, schedule, penalty)     # the table of rules: ValueError if none
+        rule = find_averaging(update, schedule, penalty) if average else find_rule(update, schedule, penalty)
+        self.average = c.params.average_from = average
         check_step(step, update, schedule, 1)
         check_invariant_loss(step, loss)
         check_single_rows(step, schedule, multinomial)
@@ -219,8 +230,12 @@ cdef class Learner:
         c.params.plain_rows = groups is None and group_weights is None and rule.fast_rows == "rows"
         if c.params.invariant:      # the fast rows take the gradient step only (but normalized's)
             c.params.plain_fobos = c.params.plain_adagrad = c.params.plain_rows = False
+        if average:                 # the fast rows keep no averaged sums
+            c.params.plain_fobos = c.params.plain_adagrad = c.params.plain_dual = False
+            c.params.plain_normalized = c.params.plain_rows = False
         set_layout(c)
         c.params.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
+        self._size_history()
         c.cursor.t = c.cursor.n_ops = c.cursor.since_rebase = 0
         c.cursor.shrink_product, c.cursor.threshold_sum, c.cursor.norm_sum = 1.0, 0.0, 0.0
         c.heap.gamma = berhu_gamma
@@ -256,6 +271,7 @@ cdef class Learner:
         for j in range(n_heap):
             heap_pos.data.as_longlongs[j] = -1
         return {"state": state, "bstate": zeros((K + self.n_unpenalized) * INTERCEPT_FIELDS),
+                "bavg": zeros((K + self.n_unpenalized) if c.params.average_from else 0),
                 "heap_items": zeros_int64(n_heap),
                 "heap_keys": zeros(n_heap), "heap_pos": heap_pos, "gstamp": zeros(n_groups),
                 "gnorm": zeros(n_groups)}
@@ -284,17 +300,36 @@ cdef class Learner:
                 self.capacity = n_features
                 arrays = self._new_arrays(self.capacity)
             for name, a in self.arrays.items():
-                if name in SAVED:
+                if name in SAVED or name == "bavg":
                     memoryview(arrays[name]).cast("B")[:len(a) * a.itemsize] = memoryview(a).cast("B")
             self._attach(arrays)
         self.n_features = c.params.n_features = n_features
         if c.params.grouped:
             c.groups.n_groups = n_features
         c.params.rebase_period = max(n_features * c.params.n_outputs, MIN_REBASE_PERIOD)
+        self._size_history()
         if c.layout.ftrl_roots and n_features * c.params.n_outputs > FTRL_ROOTS_ENTRIES:
             self._drop_ftrl_roots()
         free_scratch(c)             # batches' scratch is sized by n_features
-        self._coef = None
+        self._coef = self._avg_coef = None
+
+    cdef _size_history(self):
+        """Make the averaged iterate's history of the scalar-FOBOS cumulants hold a
+        rebase period (calloc and realloc: the pages of steps never reached stay
+        unmapped, so its memory is that of the steps since the rebase)."""
+        cdef Ctx* c = &self.c
+        cdef long long need = (c.params.rebase_period + 1) * AVG_FIELDS if keeps_history(c) else 0
+        cdef void* grown
+        if need <= self.avg_history_size:
+            return
+        check_memory(8 * need, "the averaged iterate's history of a rebase period")
+        grown = realloc(c.arrays.avg_history, need * sizeof(double))
+        if grown == NULL:
+            raise MemoryError()
+        c.arrays.avg_history = <double*>grown
+        if self.avg_history_size == 0:
+            history_origin(c)
+        self.avg_history_size = need
 
     cdef _drop_ftrl_roots(self):
         """FTRL's entries without their sqrt(n) memo (kept only for models of up to
@@ -313,11 +348,14 @@ cdef class Learner:
         pickle or a model file) and at fresh scratch space."""
         arrays = {name: a if isinstance(a, array.array) else
                   np.require(a, requirements=["C", "W"]).reshape(-1) for name, a in saved.items()}
+        if "bavg" not in arrays:    # (a pickle or a model file without the averaged sums: none yet)
+            arrays["bavg"] = zeros((self.n_outputs + self.n_unpenalized) if self.c.params.average_from else 0)
         n_groups = (self.capacity if self.c.params.grouped and self.groups is None
                     else self.c.groups.n_groups)
         n_heap = self.capacity * self.n_outputs if self.c.params.berhu_heap else 0
         sizes = {"state": self.capacity * self.c.layout.width,
                  "bstate": (self.n_outputs + self.n_unpenalized) * INTERCEPT_FIELDS,
+                 "bavg": (self.n_outputs + self.n_unpenalized) if self.c.params.average_from else 0,
                  "heap_items": n_heap,
                  "heap_keys": n_heap, "heap_pos": n_heap, "gstamp": n_groups, "gnorm": n_groups}
         for name, size in sizes.items():    # the loops trust these sizes
@@ -355,6 +393,7 @@ cdef class Learner:
         out.scores, out.score_grads = double_ptr(arrays["scores"]), double_ptr(arrays["score_grads"])
         out.intercept_grad = double_ptr(arrays["intercept_grad"])
         out.sigma, out.exp_margins = double_ptr(arrays["sigma"]), double_ptr(arrays["exp_margins"])
+        out.avg_intercepts = double_ptr(arrays["bavg"])
         self.c.heap.items, self.c.heap.pos = int64_ptr(arrays["heap_items"]), int64_ptr(arrays["heap_pos"])
         self.c.heap.keys = double_ptr(arrays["heap_keys"])
         cdef Groups* groups = &self.c.groups
@@ -373,10 +412,11 @@ cdef class Learner:
         scratch.intercept_memo = double_ptr(arrays["intercept_memo"])
         self.c.cursor.deferred_logs.m = 1.0
         self.c.cursor.deferred_logs.e = self.c.cursor.deferred_logs.n = 0
-        self._coef = None
+        self._coef = self._avg_coef = None
 
     def __dealloc__(self):
         free_scratch(&self.c)
+        free(self.c.arrays.avg_history)
 
     # ------------------------------------------------------------------ pickling
     def __reduce__(self):
@@ -384,14 +424,54 @@ cdef class Learner:
                 self.loss, self.alpha, self.l1_ratio, self.eta0, self.delta, self.rda_rho,
                 self.berhu_gamma, self.epsilon, self.fit_intercept, self.ovr, self.multinomial,
                 self.groups, self.group_weights, self.step)
-        if self.n_unpenalized:      # (a flat learner's pickle is as it always was)
+        if self.n_unpenalized or self.average:      # (a flat learner's pickle is as it always was)
             args += (self.n_unpenalized,)
+        if self.average:
+            args += (self.average,)
         return (Learner, args, self.__getstate__())
 
     def __getstate__(self):
         return {"arrays": {name: np.frombuffer(a, dtype=np.int64 if name in SAVED_INT64 else np.float64)
                            .reshape(shape).copy() for name, (a, shape) in self.saved_arrays().items()},
-                **self.scalars()}
+                **self.scalars(), **self.average_state()}
+
+    @property
+    def keeps_history(self):
+        """Whether the averaged iterate keeps the scalar-FOBOS cumulants' history."""
+        return keeps_history(&self.c)
+
+    @property
+    def history_capacity(self):
+        """The history entries the averaged iterate has room for (a rebase period + 1)."""
+        return self.avg_history_size // AVG_FIELDS
+
+    def average_state(self):
+        """What continuing the averaged iterate needs beyond the state rows (empty when
+        it is off): the unpenalized entries' sums ("bavg") and the scalar-FOBOS
+        cumulants' history since the rebase ("avg_history", (since_rebase + 1, 4))."""
+        cdef Ctx* c = &self.c
+        cdef long long i, n = (c.cursor.since_rebase + 1) * AVG_FIELDS if keeps_history(c) else 0
+        if not c.params.average_from:
+            return {}
+        history = np.empty(n)
+        for i in range(n):
+            history[i] = c.arrays.avg_history[i]
+        return {"bavg": np.frombuffer(self.arrays["bavg"], dtype=np.float64).copy(),
+                "avg_history": history.reshape(-1, AVG_FIELDS)}
+
+    def _set_average_state(self, bavg, history):
+        """Restore `average_state`'s arrays (checked: sizes that this learner keeps)."""
+        cdef Ctx* c = &self.c
+        cdef long long i
+        cdef double[::1] h = np.ascontiguousarray(history, dtype=np.float64).reshape(-1)
+        bavg = np.ascontiguousarray(bavg, dtype=np.float64).reshape(-1)
+        n = (c.cursor.since_rebase + 1) * AVG_FIELDS if keeps_history(c) else 0
+        if len(bavg) != self.n_outputs + self.n_unpenalized or h.shape[0] != n or n > self.avg_history_size:
+            raise ValueError(f"the averaged iterate's sums hold {len(bavg)} and {h.shape[0]} values where "
+                             f"this learner keeps {self.n_outputs + self.n_unpenalized} and {n}.")
+        memoryview(self.arrays["bavg"]).cast("B")[:] = memoryview(bavg).cast("B")
+        for i in range(n):
+            c.arrays.avg_history[i] = h[i]
 
     def saved_arrays(self):
         """What a pickle or a model file keeps of the state, without copies and
@@ -458,6 +538,8 @@ cdef class Learner:
         cursor.eta_next_t = 0
         cursor.shrink_product, cursor.threshold_sum, self.c.heap.size = d["P"], d["Q"], d["heap_size"]
         cursor.norm_sum = d["N"]
+        if self.c.params.average_from:
+            self._set_average_state(d["bavg"], d["avg_history"])
 
     @property
     def t(self):
@@ -510,15 +592,21 @@ cdef class Learner:
         return self.c.cursor.since_rebase
 
     # ------------------------------------------------------------------ reading
-    def coef(self):
+    def coef(self, bint averaged=False):
         """The exact eager model w_{T+1} as a read-only (K, d) array, materialized once
-        per step count; the state is left untouched."""
+        per step count; the state is left untouched. ``averaged``: the averaged
+        iterate's weights instead, the mean of the iterates after steps a .. t
+        (`average`; the last iterate before step a)."""
         cdef double[:, ::1] out
         cdef Py_ssize_t j
         cdef int k
         cdef Ctx c = self.c
         cdef array.array block, work, block_beta
-        if self._coef_t == c.cursor.t and self._coef is not None:
+        if averaged and not c.params.average_from:
+            raise ValueError("this learner keeps no averaged iterate; build it with average >= 1.")
+        if averaged and self._avg_coef_t == c.cursor.t and self._avg_coef is not None:
+            return self._avg_coef
+        if not averaged and self._coef_t == c.cursor.t and self._coef is not None:
             return self._coef
         out = np.zeros((c.params.n_outputs, c.params.n_features))
         if c.params.grouped:       # scratch of its own: a read never writes a training call's
@@ -533,13 +621,36 @@ cdef class Learner:
             else:
                 for j in range(c.params.n_features):
                     for k in range(c.params.n_outputs):
-                        out[k, j] = current(&c, j, k)
-        self._coef = np.asarray(out)
-        self._coef.flags.writeable = False
-        self._coef_t = c.cursor.t
-        return self._coef
+                        out[k, j] = averaged_entry(&c, j, k) if averaged else current(&c, j, k)
+        result = np.asarray(out)
+        result.flags.writeable = False
+        if averaged:
+            self._avg_coef, self._avg_coef_t = result, c.cursor.t
+        else:
+            self._coef, self._coef_t = result, c.cursor.t
+        return result
 
-    def margins(self, data, indices, indptr, long long width):
+    def averaged_coef(self):
+        """The averaged iterate's weights (K, d), read-only: ``coef(averaged=True)``."""
+        return self.coef(averaged=True)
+
+    def averaged_intercept(self):
+        """The averaged iterate's intercepts (K,) (`averaged_coef`)."""
+        return self.averaged_unpenalized()[:self.n_outputs]
+
+    def averaged_unpenalized(self):
+        """The averaged iterate of every unpenalized entry, (K + m,): the intercepts,
+        then a structured learner's further entries; the last iterate's before step a."""
+        cdef Ctx* c = &self.c
+        cdef long long n = average_count(c), u
+        if not c.params.average_from:
+            raise ValueError("this learner keeps no averaged iterate; build it with average >= 1.")
+        bstate = np.frombuffer(self.arrays["bstate"], dtype=np.float64).reshape(-1, INTERCEPT_FIELDS)
+        if n == 0:
+            return bstate[:, 0].copy()
+        return np.frombuffer(self.arrays["bavg"], dtype=np.float64) / n
+
+    def margins(self, data, indices, indptr, long long width, bint averaged=False):
         """<w_k, x_i> + b_k of the eager model w_{T+1} for the CSR rows of a matrix of
         `width` columns given as `fit_rows` takes them (NumPy or ``array.array``
         buffers): a (n, K) array. Columns at or beyond n_features, which the model
@@ -548,7 +659,7 @@ cdef class Learner:
         finite values so large that it overflows) raises `NonFiniteMargin` naming
         its row: never a NaN prediction."""
         from fastprox._validation import NonFiniteMargin
-        W = self.coef()
+        W = self.averaged_coef() if averaged else self.coef()
         out = np.empty((max(len(indptr) - 1, 0), self.n_outputs))
         kind = csr_kind(data, indices)
         if kind == 0:
@@ -559,7 +670,7 @@ cdef class Learner:
             margins_csr[float, int](W, data, indices, indptr, width, out)
         else:
             margins_csr[float, longlong](W, data, indices, indptr, width, out)
-        out += self.intercept()
+        out += self.averaged_intercept() if averaged else self.intercept()
         cdef Py_ssize_t row = first_nonfinite(out)
         if row >= 0:
             values = np.asarray(data)[indptr[row]:indptr[row + 1]]

@@ -150,18 +150,28 @@ def l1_share(penalty, l1_ratio):
     return l1_ratio if share == "l1_ratio" else share
 
 
-def state_fields(update, schedule, penalty, *, penalized=True, l1_share=0.0, ftrl_roots=True):
+def state_fields(update, schedule, penalty, *, penalized=True, l1_share=0.0, ftrl_roots=True, average=False):
     """(row fields, entry fields): the state a rule keeps per feature, as the kernel
     lays it out (`_state.set_layout`): a feature's row is its row fields, then K
     entries of the entry fields. ``penalized``: alpha > 0 with a penalty (the stamps
     and step factors only a penalty's catch-up reads); ``l1_share``: the penalty's
-    (`l1_share`); ``ftrl_roots``: FTRL keeps sqrt(n) (d K <= 2^19).
+    (`l1_share`); ``ftrl_roots``: FTRL keeps sqrt(n) (d K <= 2^19); ``average``: the
+    averaged iterate is kept (`averaging`): each entry's running sum of its iterates
+    S, last, and under a scalar schedule the step A the row's sums are current at.
 
     w: a weight; P, Q: the stamps of the scalar-FOBOS shrink and threshold cumulants;
     t0: AdaGrad's last step, G its sum of squared gradients, eta its frozen step;
     R0: the normalized schedule's stamp of its cumulant, m a feature's scale, c its
     step factor; phase, stamp: Berhu's branch and its stamp; s: RDA's gradient sum;
     z, n, root: FTRL's sums and sqrt(n)."""
+    row, entry = _state_fields(update, schedule, penalty, penalized, l1_share, ftrl_roots)
+    if not average:
+        return row, entry
+    return row + (("A",) if _kind(update, schedule) == "scalar" else ()), entry + ("S",)
+
+
+def _state_fields(update, schedule, penalty, penalized, l1_share, ftrl_roots):
+    """`state_fields` without the averaged iterate's fields."""
     family = PENALTIES[penalty].family
     if family == "group":
         return (), ("w",) if update == "fobos" else ("s", "G") if schedule == "adagrad" else ("s",)
@@ -179,12 +189,14 @@ def state_fields(update, schedule, penalty, *, penalized=True, l1_share=0.0, ftr
     return (), ("z", "n", "root") if ftrl_roots else ("z", "n")
 
 
-Rule = namedtuple("Rule", "update schedule penalty catch_up fast_rows")
+Rule = namedtuple("Rule", "update schedule penalty catch_up fast_rows average")
 Rule.__doc__ = """One supported combination: how an untouched feature is caught up
 (`catch_up`), and the hand-fused kernel that serves its single rows where one exists
 (`fast_rows`: "fobos", "adagrad", "normalized", "dual", "rows" (l1_l2 / l1_linf over W's
-rows, without user groups or weights), or None for the general step). The state it
-keeps: `state_fields`."""
+rows, without user groups or weights), or None for the general step); how the sum of
+an untouched feature's skipped iterates is added in closed form for the averaged
+iterate (`average`, docs/contract.md's "Averaged iterate"), None where it is not
+kept. The state it keeps: `state_fields`."""
 
 _CATCH_UP = {
     ("fobos", "scalar", "separable"): "one soft-threshold and shrink from two rebased cumulants "
@@ -201,6 +213,14 @@ _CATCH_UP = {
                                   "(`squared_group`: the summed shared threshold τ)",
     ("fobos", "scalar", "sparse_group"): "the skipped proxes replayed on the block (they do not compose)",
     ("rda", "dual", "group"): "none needed: a block's weights are a closed form of its gradient sums",
+}
+
+
+_AVERAGE = {
+    ("fobos", "scalar", "separable"): "the skipped iterates' sum from prefix sums of the cumulants since "
+                                      "the rebase (P, P Q), to the step where the soft threshold reaches 0",
+    ("fobos", "adagrad", "separable"): "geometric (l2) or arithmetic (l1) series over the frozen step, "
+                                       "to the step where the weight reaches 0",
 }
 
 
@@ -232,7 +252,7 @@ def _rule(update, schedule, penalty):
         fast = {"scalar": "fobos", "adagrad": "adagrad", "dual": "dual", "normalized": "normalized"}[kind]
     elif penalty in ("l1_l2", "l1_linf") and kind == "scalar":
         fast = "rows"
-    return Rule(update, schedule, penalty, _CATCH_UP[key], fast)
+    return Rule(update, schedule, penalty, _CATCH_UP[key], fast, _AVERAGE.get(key))
 
 
 RULES = tuple(r for r in (_rule(u, s, p) for u in UPDATES for s in SCHEDULES for p in PENALTIES) if r)
@@ -258,6 +278,21 @@ def rule(update, schedule, penalty):
     raise ValueError(f"penalty={penalty!r} has no exact lazy form under update={update!r} with "
                      f"schedule={schedule!r} (docs/contract.md says why); it has one with "
                      f"{', '.join(pairs)}; or use penalty in {penalties}.")
+
+
+def averaging(update, schedule, penalty):
+    """The Rule of a combination whose averaged iterate is kept exactly and lazily;
+    ValueError naming those that are otherwise (or `rule`'s, if it has no rule)."""
+    found = rule(update, schedule, penalty)
+    if found.average is not None:
+        return found
+    pairs = sorted({(r.update, r.schedule) for r in RULES if r.average})
+    penalties = tuple(p for p in PENALTIES if any(r.penalty == p and r.average for r in RULES))
+    raise ValueError(f"average has no exact lazy form under update={update!r}, schedule={schedule!r}, "
+                     f"penalty={penalty!r}; it is kept with "
+                     f"{', '.join(f'update={u!r} and schedule={s!r}' for u, s in pairs)} and penalty in "
+                     f"{penalties} (docs/contract.md, 'Averaged iterate'); e.g. schedule='adagrad', "
+                     "or average=False.")
 
 
 def defaults_for(update, penalty, batch_size, multinomial):

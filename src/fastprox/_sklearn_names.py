@@ -46,8 +46,6 @@ EQUIVALENTS = {
     "n_iter": "scikit-learn's old name of max_iter; use max_iter (passes over the data)",
     "C": "PassiveAggressiveClassifier's cap on the step; use step='invariant' (the importance-"
          "invariant step, which never overshoots) with eta0 bounding the step, and alpha for a penalty",
-    "average": "the averaged iterate is not in this fastprox; use max_iter=1 (one pass, fastprox's "
-               "default) or early_stopping=True to stop before the iterate wanders",
 }
 
 

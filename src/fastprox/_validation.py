@@ -10,7 +10,7 @@ import numbers
 
 from ._numpy import np
 from ._sklearn_names import check_n_jobs, schedule_of
-from ._registry import LOSSES, SCHEDULES, STEPS, UPDATES, defaults_for, losses_of, penalties_of, rule
+from ._registry import LOSSES, SCHEDULES, STEPS, UPDATES, averaging, defaults_for, losses_of, penalties_of, rule
 
 #: The penalties of W's entries one by one, and those of its blocks (`_registry.PENALTIES`).
 COORDINATE_PENALTIES = penalties_of("separable") + penalties_of("berhu")
@@ -91,6 +91,7 @@ def check_params(est, losses):
     check_number("max_iter", est.max_iter, 1, integer=True)
     check_step(step, est.update, schedule, est.batch_size)
     check_invariant_loss(step, est.loss)
+    check_average(getattr(est, "average", False), est.update, schedule, penalty, est.schedule is None)
     check_hash_bits(getattr(est, "hash_bits", None))     # absent from model files before it
     grow = getattr(est, "grow_features", False)     # absent from model files before it
     if type(grow).__name__ not in ("bool", "bool_"):    # NumPy's too, without importing it
@@ -128,6 +129,33 @@ def check_stopping(est):
     check_number("validation_fraction", fraction, 0.0, low_open=True, high=1.0)
     if fraction == 1.0:
         raise ValueError("validation_fraction=1.0 leaves no row to train on; use a fraction in (0, 1).")
+
+
+def average_from(average):
+    """The first step the averaged iterate sums, from scikit-learn's ``average``
+    (True: 1, the first step; an integer a >= 1: the a-th; False or 0: none, 0)."""
+    if type(average).__name__ in ("bool", "bool_"):     # NumPy's too, without importing it
+        return int(average)
+    if isinstance(average, numbers.Integral) and average >= 0:
+        return int(average)
+    raise ValueError(f"average={average!r} must be True, False or an integer >= 0 (averaging starts "
+                     "once that many steps are taken, scikit-learn's meaning).")
+
+
+def check_average(average, update, schedule, penalty, chosen):
+    """The first step averaged (`average_from`); ValueError where the rule keeps no
+    exact lazy average (`_registry.averaging`), naming the schedule the defaults
+    chose (``chosen``: schedule=None) and those that keep one."""
+    first = average_from(average)
+    if first:
+        try:
+            averaging(update, schedule, penalty)
+        except ValueError as e:
+            if not chosen:
+                raise
+            raise ValueError(f"{e} (schedule=None chose {schedule!r} for these parameters: give "
+                             "schedule='adagrad' or a scalar schedule with average.)") from None
+    return first
 
 
 #: The most hash bits: the hash's 64 bits less a sign bit and one for the width, 2^bits.

@@ -17,8 +17,8 @@ from ._restore import restored_on_failure
 from ._sklearn_names import catching_unknown, refuse_unknown
 from ._stopping import StoppingRule, held_out_score, validation_split, warn_unconverged
 from ._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes, check_same_groups,
-                    check_same_hashing, check_same_kernel, encode_labels, has_proba, margins, new_learner,
-                    predictions, probabilities, run_passes)
+                    check_same_hashing, check_same_kernel, encode_labels, has_proba, margins, model_coef,
+                    model_intercept, new_learner, predictions, probabilities, run_passes)
 from ._arrays import all_finite, two_labels
 from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
                           canonical, check_one_of, check_params)
@@ -37,8 +37,8 @@ class _BaseProx(BaseEstimator):
 
     def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, step, eta0, delta, rda_rho,
                  berhu_gamma, batch_size, fit_intercept, max_iter, shuffle, random_state,
-                 warm_start, epsilon, groups, group_weights, grow_features, hash_bits, verbose, tol,
-                 n_iter_no_change, early_stopping, validation_fraction, learning_rate, power_t):
+                 warm_start, epsilon, groups, group_weights, grow_features, hash_bits, verbose, average,
+                 tol, n_iter_no_change, early_stopping, validation_fraction, learning_rate, power_t):
         self.loss = loss
         self.penalty = penalty
         self.alpha = alpha
@@ -62,6 +62,7 @@ class _BaseProx(BaseEstimator):
         self.grow_features = grow_features
         self.hash_bits = hash_bits
         self.verbose = verbose
+        self.average = average
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
         self.early_stopping = early_stopping
@@ -72,18 +73,19 @@ class _BaseProx(BaseEstimator):
     # ------------------------------------------------------------------ model
     @property
     def coef_(self):
-        """w_{T+1}: (1, d) for one output, (K, d) for K classes; sparse after `sparsify()`."""
+        """w_{T+1}: (1, d) for one output, (K, d) for K classes; sparse after `sparsify()`.
+        With ``average``, the averaged iterate's weights (scikit-learn's meaning)."""
         check_is_fitted(self, "t_")
         with lock_of(self).reading():
-            coef = self._learner.coef()
+            coef = model_coef(self._learner)
         return sp.csr_matrix(coef) if getattr(self, "_sparse_coef", False) else coef.copy()
 
     @property
     def intercept_(self):
-        """b_{T+1}, one entry per output."""
+        """b_{T+1}, one entry per output (with ``average``, the averaged iterate's)."""
         check_is_fitted(self, "t_")
         with lock_of(self).reading():
-            return self._learner.intercept()
+            return model_intercept(self._learner)
 
     @property
     def eta0_(self):
@@ -113,14 +115,14 @@ class _BaseProx(BaseEstimator):
     def n_nonzero_rows_(self):
         """Features with a non-zero weight for some output (rows of W switched on)."""
         with lock_of(self).reading():
-            return int(np.count_nonzero(np.any(self._learner.coef() != 0, axis=0)))
+            return int(np.count_nonzero(np.any(model_coef(self._learner) != 0, axis=0)))
 
     @property
     def group_norms_(self):
         """||W_G|| per group: per feature (default groups) or per user group id 0..p-1."""
         check_is_fitted(self, "t_")
         with lock_of(self).reading():
-            coef = self._learner.coef()
+            coef = model_coef(self._learner)
         norms = np.sqrt(np.sum(coef ** 2, axis=0))
         if self._learner.groups is None:
             return norms
@@ -550,6 +552,16 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         "-- Epoch k", then "Norm: (of coef_), NNZs: (its non-zeros), Bias:
         (intercept_), T: (t_), Avg. loss: (the pass's progressive loss)" and
         "Total training time: (seconds since the call began)".
+    average : bool or int, default=False
+        scikit-learn's: True keeps the averaged iterate, the mean of the models
+        after each step, and coef_, intercept_ and the predictions read it (the
+        guarantees of the RDA and online MKL papers are stated for it); an
+        integer a >= 1 averages the models from step a on (before, they read the
+        last model). Training continues from the last model (partial_fit,
+        warm_start). Kept exactly and lazily (O(nnz) per step) under fobos with
+        a scalar schedule or AdaGrad and l1, l2, elasticnet or no penalty
+        (docs/contract.md, "Averaged iterate"); refused with the supported rules
+        named elsewhere, so with the defaults give a schedule ("adagrad").
     tol : float >= 0 or None, default=1e-3
         scikit-learn's stopping rule for the passes of `fit`: stop once
         n_iter_no_change consecutive passes have not lowered the pass's summed
@@ -571,8 +583,9 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         by class for the classifier (StratifiedShuffleSplit), plain for the regressor,
         seeded by random_state. One-vs-rest stops its K outputs together, on the
         K-class accuracy (scikit-learn stops each binary fit on its own score).
-        The model is the last pass's, as scikit-learn's. fit only: partial_fit
-        trains on every row it is given.
+        The model is the last pass's, as scikit-learn's; with average, the score
+        is the averaged model's (the one fit returns; scikit-learn scores the last
+        iterate). fit only: partial_fit trains on every row it is given.
     validation_fraction : float in (0, 1), default=0.1
         The share of rows held out by early_stopping.
     learning_rate : None, "constant" or "invscaling", default=None
@@ -635,9 +648,9 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
                  epsilon=C["epsilon"], multi_class=C["multi_class"], groups=C["groups"],
                  group_weights=C["group_weights"], grow_features=C["grow_features"],
                  hash_bits=C["hash_bits"], class_weight=C["class_weight"], verbose=C["verbose"],
-                 tol=C["tol"], n_iter_no_change=C["n_iter_no_change"], early_stopping=C["early_stopping"],
-                 validation_fraction=C["validation_fraction"], learning_rate=C["learning_rate"],
-                 power_t=C["power_t"], n_jobs=C["n_jobs"], **unknown):
+                 average=C["average"], tol=C["tol"], n_iter_no_change=C["n_iter_no_change"],
+                 early_stopping=C["early_stopping"], validation_fraction=C["validation_fraction"],
+                 learning_rate=C["learning_rate"], power_t=C["power_t"], n_jobs=C["n_jobs"], **unknown):
         refuse_unknown(type(self).__name__, unknown)
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, step=step, eta0=eta0, delta=delta, rda_rho=rda_rho,
@@ -645,7 +658,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
                          group_weights=group_weights, grow_features=grow_features, hash_bits=hash_bits,
-                         verbose=verbose, tol=tol, n_iter_no_change=n_iter_no_change,
+                         verbose=verbose, average=average, tol=tol, n_iter_no_change=n_iter_no_change,
                          early_stopping=early_stopping, validation_fraction=validation_fraction,
                          learning_rate=learning_rate, power_t=power_t)
         self.multi_class = multi_class
@@ -755,9 +768,9 @@ class ProxRegressor(RegressorMixin, _BaseProx):
                  random_state=R["random_state"], warm_start=R["warm_start"],
                  epsilon=R["epsilon"], groups=R["groups"], group_weights=R["group_weights"],
                  grow_features=R["grow_features"], hash_bits=R["hash_bits"], verbose=R["verbose"],
-                 tol=R["tol"], n_iter_no_change=R["n_iter_no_change"], early_stopping=R["early_stopping"],
-                 validation_fraction=R["validation_fraction"], learning_rate=R["learning_rate"],
-                 power_t=R["power_t"], **unknown):
+                 average=R["average"], tol=R["tol"], n_iter_no_change=R["n_iter_no_change"],
+                 early_stopping=R["early_stopping"], validation_fraction=R["validation_fraction"],
+                 learning_rate=R["learning_rate"], power_t=R["power_t"], **unknown):
         refuse_unknown(type(self).__name__, unknown)
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, step=step, eta0=eta0, delta=delta, rda_rho=rda_rho,
@@ -765,7 +778,7 @@ class ProxRegressor(RegressorMixin, _BaseProx):
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
                          group_weights=group_weights, grow_features=grow_features, hash_bits=hash_bits,
-                         verbose=verbose, tol=tol, n_iter_no_change=n_iter_no_change,
+                         verbose=verbose, average=average, tol=tol, n_iter_no_change=n_iter_no_change,
                          early_stopping=early_stopping, validation_fraction=validation_fraction,
                          learning_rate=learning_rate, power_t=power_t)
 

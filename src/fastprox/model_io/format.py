@@ -7,7 +7,7 @@ included. This format stores only the features the model has touched, names
 its version, and is read without pickle: loading an untrusted file runs no
 code.
 
-Format, version 6
+Format, version 7
 -----------------
 A NumPy ``.npz`` archive (a zip of ``.npy`` arrays, deflated but for
 ``state`` and ``rows``, whose float64 values and sorted indices deflate by under a
@@ -20,7 +20,7 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
 ``header``
     0-d unicode array holding a JSON object:
 
-    - ``format``: ``"fastprox-model"``; ``version``: ``6``;
+    - ``format``: ``"fastprox-model"``; ``version``: ``7``;
     - ``class``: ``"ProxClassifier"`` or ``"ProxRegressor"``;
     - ``params``: ``get_params()`` (``random_state`` must be None or an int;
       arrays such as ``groups`` become lists, a ``class_weight`` dict a list of
@@ -29,7 +29,7 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
       ``n_outputs``, ``update``, ``schedule``, ``penalty``, ``loss``,
       ``alpha``, ``l1_ratio``, ``eta0``, ``delta``, ``rda_rho``,
       ``berhu_gamma``, ``epsilon``, ``fit_intercept``, ``ovr``,
-      ``multinomial``; ``groups`` and ``group_weights`` are members of their
+      ``multinomial``, ``average`` (the first step averaged, 0: none); ``groups`` and ``group_weights`` are members of their
       own). The numbers may differ from ``params`` after a ``set_params``
       following the fit, and training continues with the kernel's; the
       model's kind may not: ``update``, ``schedule``, ``penalty``, ``loss``,
@@ -61,6 +61,12 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
 ``heap_items`` (int64, heap_size) and ``heap_keys`` (float64, heap_size)
     Berhu's heap of l2-phase entries (empty for other models); the heap's
     position index is rebuilt from ``heap_items``.
+``bavg`` (float64, n_outputs) and ``avg_history`` (float64, r x 4; only for models with ``average``)
+    The averaged iterate's sums of the intercepts, and the scalar-FOBOS cumulants'
+    history since the rebase (Q, P and two Fenwick trees' nodes per step; r is
+    since_rebase + 1, or 0 where no penalty stamps a row): what continuing the
+    average needs beside the state rows, whose fields then end with A (scalar
+    schedules) and each entry's S (`_registry.state_fields`).
 ``classes`` (classifier only)
     ``classes_``; strings are stored as a unicode array.
 ``feature_names`` (only when fitted on a DataFrame)
@@ -83,7 +89,10 @@ memory available is refused before it is allocated. Writing refuses what
 loading would (a parameter changed after the fit, a model whose steps
 overflowed), so that every file written loads.
 
-Earlier versions load too. Version 5 differs from version 6 only in having no
+Earlier versions load too. Version 6 differs from version 7 only in having no
+``average`` parameter and learner entry and no ``bavg`` and ``avg_history`` members:
+such files load as models without the averaged iterate.
+Version 5 differs from version 6 only in having no
 ``hash_bits`` parameter and no ``hash_bits_`` fitted entry: such files load as
 models without hashing (a version 5 file of a model trained on hashed ids does not
 say so; `fastprox predict --hash-bits` then hashes for it, as it had to).
@@ -104,8 +113,8 @@ the parameter; such files load as models without group weights.
 from .._kernels import SAVED
 
 FORMAT = "fastprox-model"
-VERSION = 6
-READS = (1, 2, 3, 4, 5, 6)   # versions this fastprox reads (see the format's history above)
+VERSION = 7
+READS = (1, 2, 3, 4, 5, 6, 7)   # versions this fastprox reads (see the format's history above)
 
 CLASS_NAMES = ("ProxClassifier", "ProxRegressor")
 
@@ -121,7 +130,8 @@ def estimator_classes():
 _INT, _NUMBER, _BOOL, _NAME = (int,), (int, float), (bool,), (str,)
 LEARNER = dict(n_features=_INT, n_outputs=_INT, update=_NAME, schedule=_NAME, penalty=_NAME, loss=_NAME,
                 step=_NAME, alpha=_NUMBER, l1_ratio=_NUMBER, eta0=_NUMBER, delta=_NUMBER, rda_rho=_NUMBER,
-                berhu_gamma=_NUMBER, epsilon=_NUMBER, fit_intercept=_BOOL, ovr=_BOOL, multinomial=_BOOL)
+                berhu_gamma=_NUMBER, epsilon=_NUMBER, fit_intercept=_BOOL, ovr=_BOOL, multinomial=_BOOL,
+                average=_INT)
 SCALARS = dict(t=_INT, n_ops=_INT, since_rebase=_INT, heap_size=_INT, P=_NUMBER, Q=_NUMBER, N=_NUMBER)
 FITTED = dict(n_features_in_=_INT, t_=_INT, n_iter_=_INT, progressive_loss_=_NUMBER, sparse_coef=_BOOL,
                hash_bits_=(type(None), int))
@@ -132,9 +142,9 @@ PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_ratio
                random_state=(type(None), int), warm_start=_BOOL, epsilon=_NUMBER,
                groups=(type(None), list), group_weights=(type(None), list), multi_class=_NAME,
                grow_features=_BOOL, verbose=_INT + _BOOL, class_weight=(type(None), str, list),
-               hash_bits=(type(None), int), tol=(type(None),) + _NUMBER, n_iter_no_change=_INT,
-               early_stopping=_BOOL, validation_fraction=_NUMBER, learning_rate=(type(None),) + _NAME,
-               power_t=_NUMBER, n_jobs=(type(None), int))
+               hash_bits=(type(None), int), average=_BOOL + _INT, tol=(type(None),) + _NUMBER,
+               n_iter_no_change=_INT, early_stopping=_BOOL, validation_fraction=_NUMBER,
+               learning_rate=(type(None),) + _NAME, power_t=_NUMBER, n_jobs=(type(None), int))
 # sparse_group's skipped proxes do not compose: reading a group replays one per step
 # since its stamp. Files written now have none pending; earlier ones may have some,
 # a bounded number (a hostile stamp far behind t would otherwise hang the reader).
@@ -146,7 +156,7 @@ LEARNER_ARGS = tuple(LEARNER)
 # Kernel arrays with their own encoding (the writer's and the loader's); every other one is stored whole.
 SPECIAL = ("state", "heap_items", "heap_keys", "heap_pos")
 # Members a file may hold (as NAME.npy); heap_pos is rebuilt, never stored.
-MEMBERS = ("header", "rows", "groups", "group_weights", "classes", "feature_names") + tuple(
+MEMBERS = ("header", "rows", "groups", "group_weights", "classes", "feature_names", "bavg", "avg_history") + tuple(
     name for name in SAVED if name != "heap_pos")
 
 # Bounds on what a file declares before its header says what it holds.

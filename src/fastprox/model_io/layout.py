@@ -17,7 +17,8 @@ def state_layout(spec, width):
     the penalized layout, which the checks then refuse."""
     rule = (spec["update"], spec["schedule"], spec["penalty"])
     share = l1_share(spec["penalty"], spec["l1_ratio"])
-    variants = [state_fields(*rule, penalized=penalized, l1_share=share, ftrl_roots=roots)
+    variants = [state_fields(*rule, penalized=penalized, l1_share=share, ftrl_roots=roots,
+                             average=spec.get("average", 0) > 0)
                 for penalized in (True, False) for roots in (True, False)]
     return next((v for v in variants if len(v[0]) + spec["n_outputs"] * len(v[1]) == width), variants[0])
 

@@ -107,7 +107,7 @@ def _decode(members):
     arrays = {name: np.frombuffer(a, dtype=np.int64 if name in SAVED_INT64 else np.float64).reshape(shape)
               for name, (a, shape) in learner.saved_arrays().items()}   # the kernel's, written in place
     _read_state(members, header, arrays)
-    learner.__setstate__({"arrays": arrays, **scalars})
+    learner.__setstate__({"arrays": arrays, **scalars, **_average_state(members, learner, scalars)})
     classes = None
     if header.name == "ProxClassifier":
         with in_section("classes"):
@@ -118,6 +118,24 @@ def _decode(members):
     if "feature_names" in members:
         feature_names = members.array("feature_names", strings("feature_names", d))
     return SavedModel(header.name, header.params, learner, header.fitted, classes, feature_names)
+
+
+def _average_state(members, learner, scalars):
+    """The averaged iterate's members of a model with ``average`` (none otherwise),
+    finite and of the shapes the kernel keeps: the intercepts' sums, and the
+    cumulants' history since the rebase with its Q >= 0 and its P in (0, 1]."""
+    if not learner.average:
+        return {}
+    n = scalars["since_rebase"] + 1 if learner.keeps_history else 0
+    if n > learner.history_capacity:
+        raise ValueError(f"since_rebase={scalars['since_rebase']} is beyond the rebase period")
+    bavg = members.array("bavg", exactly("bavg", (learner.n_outputs + learner.n_unpenalized,), np.float64))
+    history = members.array("avg_history", exactly("avg_history", (n, 4), np.float64))
+    check_finite("bavg", bavg)
+    check_finite("avg_history", history)
+    if not (np.all(history[:, 0] >= 0) and np.all((history[:, 1] > 0) & (history[:, 1] <= 1))):
+        raise ValueError("avg_history holds cumulants the kernel never writes (Q >= 0, 0 < P <= 1)")
+    return {"bavg": bavg, "avg_history": history}
 
 
 def _learner(spec, groups, weights):

@@ -85,6 +85,8 @@ def write_model(path, name, params, learner, fitted, classes=None, feature_names
     for name in ("groups", "group_weights"):
         if getattr(learner, name) is not None:
             members[name] = _npy_array(getattr(learner, name))
+    for name, a in learner.average_state().items():     # (models with average only)
+        members[name] = _npy_array(a)
     if python_floats(classes):          # the command line's
         members["classes"] = _npy(array("d", classes), (len(classes),))
     elif classes is not None:

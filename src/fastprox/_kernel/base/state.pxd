@@ -67,6 +67,17 @@ cdef enum:
     MEMO_FIELDS = 2
 
 cdef enum:
+    # the averaged iterate's history of the scalar-FOBOS cumulants (`Arrays.avg_history`,
+    # `_kernel/rules/average.pxd`), per step since the rebase: Q and P after the step, and
+    # the nodes of two Fenwick trees over the steps' P and P Q (a range's sum from blocks
+    # of positive terms: P decays geometrically under l2, and prefix sums would lose it)
+    AVG_Q = 0
+    AVG_P = 1
+    AVG_NODE_P = 2
+    AVG_NODE_PQ = 3
+    AVG_FIELDS = 4
+
+cdef enum:
     # How many steps ahead a row's state is requested (`_kernels.fit_csr`): two beat one
     # on the 10-class l1_l2 pass (best of 7: 0.19-0.22 s against 0.23-0.32 s, three
     # alternations). The rows in lanes keep the state rows the prefetching took, one
@@ -102,6 +113,7 @@ cdef struct Params:
     double epsilon                # epsilon: the epsilon-insensitive and Huber losses' width
     double inv_eta0               # 1 / eta0 (dual weights multiply by it: beta = (delta + sqrt(G)) / eta0)
     long long rebase_period       # steps between two rebases of the scalar-FOBOS cumulants, at most
+    long long average_from        # a: the first step whose iterate the averaged iterate sums (0: none kept)
 
 
 cdef struct Layout:
@@ -113,6 +125,9 @@ cdef struct Layout:
     int shrink_stamp_at           # where a row keeps its P stamp, -1: none
     int threshold_stamp_at        # where a row keeps its Q stamp, -1: none
     bint ftrl_roots               # ftrl entries hold sqrt(n) too (FTRL_ROOTS_ENTRIES)
+    int avg_stamp_at              # averaging under a scalar schedule: where a row keeps the step its
+                                  # sums are current at (A), -1: none
+    int avg_sum_at                # averaging: where an entry keeps the sum of its iterates (S), -1: none
 
 
 cdef struct Cursor:
@@ -153,6 +168,9 @@ cdef struct Arrays:
     double* intercept_grad        # (K,) the step's gradient of the intercepts (q, or its batch sum)
     double* sigma                 # (K,) invariant step: each output's step norm q, then its sigma
     double* exp_margins           # (K,) log loss at weight 1: each output's e^-|y p| (`gradients`)
+    double* avg_history           # averaging, scalar FOBOS: (rebase_period + 1, AVG_FIELDS), the cumulants
+                                  # since the rebase (`_kernel/rules/average.pxd`)
+    double* avg_intercepts        # averaging: (K + m,) the unpenalized entries' sums of iterates
 
 
 cdef struct Scratch:
@@ -237,6 +255,7 @@ cdef inline void set_layout(Ctx* c) noexcept:
     c.layout.shrink_stamp_at = c.layout.threshold_stamp_at = -1
     c.layout.ftrl_roots = False
     c.layout.n_row_fields = 0
+    c.layout.avg_stamp_at = c.layout.avg_sum_at = -1
     if c.params.grouped:
         c.layout.n_entry_fields = RDA_G + 1 if c.params.schedule == ADAGRAD else RDA_S + 1
     elif c.params.schedule == NORMALIZED and normalized_l1_rows(c):
@@ -260,6 +279,12 @@ cdef inline void set_layout(Ctx* c) noexcept:
     else:
         c.layout.ftrl_roots = c.params.n_features * c.params.n_outputs <= FTRL_ROOTS_ENTRIES
         c.layout.n_entry_fields = FTRL_ROOT + 1 if c.layout.ftrl_roots else FTRL_N + 1
+    if c.params.average_from > 0:       # the registry's `state_fields(average=True)`: A, S last
+        if c.params.schedule != ADAGRAD:
+            c.layout.avg_stamp_at = c.layout.n_row_fields
+            c.layout.n_row_fields += 1
+        c.layout.avg_sum_at = c.layout.n_entry_fields
+        c.layout.n_entry_fields += 1
     c.layout.width = c.layout.n_row_fields + c.params.n_outputs * c.layout.n_entry_fields
 
 

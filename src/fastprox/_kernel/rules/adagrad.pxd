@@ -22,20 +22,25 @@ cdef extern from *:
 cdef inline double adagrad_catch_up(Ctx* c, double* row, int k) noexcept nogil:
     """m = T - t0 proxes with the entry's frozen step eta0/(delta + sqrt(G)), in closed form."""
     cdef double* e = entry(c, row, k)
-    cdef double m = c.cursor.t - row[ROW_LAST_STEP]
+    return adagrad_after(c, e[ADAGRAD_W], e[ADAGRAD_ETA], c.cursor.t - row[ROW_LAST_STEP])
+
+
+cdef inline double adagrad_after(Ctx* c, double w, double eta, double m) noexcept nogil:
+    """The weight w after m proxes with the frozen step eta, in closed form (the
+    averaged iterate's catch-up reads it at each of the skipped steps)."""
     cdef double a, L
-    if m <= 0 or e[ADAGRAD_W] == 0.0 or c.params.alpha_pen == 0.0:
-        return e[ADAGRAD_W]
-    a = c.params.alpha_pen * e[ADAGRAD_ETA]
+    if m <= 0 or w == 0.0 or c.params.alpha_pen == 0.0:
+        return w
+    a = c.params.alpha_pen * eta
     if c.params.penalty == BERHU:
-        return berhu_const_catch_up(e[ADAGRAD_W], a, m, c.params.berhu_gamma)
+        return berhu_const_catch_up(w, a, m, c.params.berhu_gamma)
     if c.params.l1_share == 1.0:
-        return soft_threshold(e[ADAGRAD_W], m * a)
+        return soft_threshold(w, m * a)
     L = -m * small_log1p(a * (1.0 - c.params.l1_share))
     if c.params.l1_share == 0.0:
-        return e[ADAGRAD_W] * small_exp(L)
-    return copysign(max(0.0, small_exp(L) * fabs(e[ADAGRAD_W])
-                             + c.params.l1_share / (1.0 - c.params.l1_share) * small_expm1(L)), e[ADAGRAD_W])
+        return w * small_exp(L)
+    return copysign(max(0.0, small_exp(L) * fabs(w)
+                             + c.params.l1_share / (1.0 - c.params.l1_share) * small_expm1(L)), w)
 
 
 cdef inline double small_log1p(double x) noexcept nogil:

@@ -17,6 +17,8 @@ from fastprox._kernel.rules.berhu cimport heap_advance, heap_catch_up, heap_sche
 from fastprox._kernel.rules.adagrad cimport adagrad_catch_up, adagrad_step
 from fastprox._kernel.groups.groups cimport groups_rebase
 from fastprox._kernel.rules.normalized cimport normalized_catch_up
+from fastprox._kernel.rules.average cimport (averaging, keeps_history, history_origin, average_end_step,
+                                             scalar_skipped_sum, adagrad_skipped_sum, add_iterate)
 
 cdef extern from "_kernel/out_of_line.h":
     pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
@@ -77,6 +79,8 @@ cdef inline void advance_cumulants(Ctx* c) noexcept nogil:
 
 
 cdef inline void end_step(Ctx* c) noexcept nogil:
+    if averaging(c):
+        average_end_step(c)
     if c.params.update != FOBOS or c.params.schedule == ADAGRAD:
         return
     c.cursor.since_rebase += 1
@@ -88,12 +92,15 @@ cdef inline void end_step(Ctx* c) noexcept nogil:
 cdef inline void rebase(Ctx* c) noexcept nogil:
     """Catch every feature up, then restart the cumulants at P = 1, Q = 0."""
     cdef Py_ssize_t j
-    c.cursor.since_rebase = 0
     if c.params.grouped:
+        c.cursor.since_rebase = 0
         groups_rebase(c)
         return
     for j in range(c.params.n_features):
         catch_up(c, c.arrays.state + j * c.layout.width)
+    c.cursor.since_rebase = 0           # (after: the averaged catch-up reads the history since the last)
+    if keeps_history(c):
+        history_origin(c)
     c.cursor.n_ops += c.params.n_features * c.params.n_outputs
     c.cursor.shrink_product, c.cursor.threshold_sum = 1.0, 0.0
     reset_stamps(c)
@@ -111,6 +118,8 @@ cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
     if c.params.schedule == ADAGRAD:
         if row[ROW_LAST_STEP] < c.cursor.t:
             for k in range(c.params.n_outputs):
+                if averaging(c):
+                    entry(c, row, k)[c.layout.avg_sum_at] += adagrad_skipped_sum(c, row, k)
                 entry(c, row, k)[ADAGRAD_W] = adagrad_catch_up(c, row, k)
             row[ROW_LAST_STEP] = c.cursor.t
     elif c.params.schedule == NORMALIZED:
@@ -119,8 +128,12 @@ cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
         berhu_catch_up(c, row)
     elif c.layout.n_row_fields:
         for k in range(c.params.n_outputs):
+            if averaging(c):
+                entry(c, row, k)[c.layout.avg_sum_at] += scalar_skipped_sum(c, row, k)
             entry(c, row, k)[FOBOS_W] = scalar_catch_up(c, row, k)
-        stamp(c, row)
+        stamp_cumulants(c, row)
+        if averaging(c):
+            row[c.layout.avg_stamp_at] = c.cursor.t
 
 
 # FASTPROX_OUT_OF_LINE
@@ -143,12 +156,21 @@ cdef inline double scalar_catch_up(Ctx* c, double* row, int k) noexcept nogil:
 
 
 cdef inline void stamp(Ctx* c, double* row) noexcept nogil:
-    """Mark a FOBOS feature as current after the step's update."""
+    """Mark a FOBOS feature as current after the step's update (its new weights join
+    their averaged sums: `add_iterate`)."""
     if c.params.update != FOBOS:
         return
+    if averaging(c):
+        add_iterate(c, row)
     if c.params.schedule == ADAGRAD:
         row[ROW_LAST_STEP] = c.cursor.t + 1
         return
+    stamp_cumulants(c, row)
+
+
+cdef inline void stamp_cumulants(Ctx* c, double* row) noexcept nogil:
+    """Stamp a FOBOS feature under a scalar or the normalized schedule with the current
+    cumulants."""
     if c.params.schedule == NORMALIZED:
         if normalized_l1_rows(c):
             row[NORM_STAMP] = c.cursor.threshold_sum

@@ -22,6 +22,7 @@ from fastprox._kernel.losses.losses cimport LOG
 from fastprox._kernel.losses.gradients cimport gradients, refused, row_abs_max, largest_q
 from fastprox._kernel.steps.rows cimport plain_rows_step
 from fastprox._kernel.base.csr cimport row_at, weight_at
+from fastprox._kernel.rules.average cimport average_current
 
 cdef extern from "_kernel/out_of_line.h":
     pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
@@ -252,6 +253,12 @@ cdef inline double current(Ctx* c, Py_ssize_t j, int k) noexcept nogil:
     if c.layout.n_row_fields:
         return scalar_catch_up(c, row, k)
     return entry(c, row, k)[FOBOS_W]
+
+
+cdef inline double averaged(Ctx* c, Py_ssize_t j, int k) noexcept nogil:
+    """The averaged iterate's entry (j, k) after t steps without modifying the state
+    (`average_current`; the last iterate before the first averaged step)."""
+    return average_current(c, c.arrays.state + j * c.layout.width, k, current(c, j, k))
 
 
 # FASTPROX_IN_LINE

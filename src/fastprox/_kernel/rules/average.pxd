@@ -1,0 +1,203 @@
+# The averaged iterate (docs/contract.md, "Averaged iterate"), exact and lazy: each
+# entry keeps S, the running sum of its iterates u_tau (the weight after tau steps)
+# for tau = a .. s (a: the first step averaged, `Params.average_from`; s: the step
+# the entry is current at), and a catch-up adds the skipped iterates u_{s+1} .. u_t
+# in closed form, so a step costs O(nnz):
+#   - FOBOS under a scalar schedule: u_tau = P_tau sign(w_s) max(0, |w_s| / P_s -
+#     (Q_tau - Q_s)) (`fobos.pxd`'s cumulants), whose sum up to the step where the max
+#     reaches 0 (a binary search: Q is monotone) is (|w_s| / P_s + Q_s) sum P_tau -
+#     sum P_tau Q_tau, from the history of (Q, P) since the rebase and Fenwick trees over
+#     P and P Q (`Arrays.avg_history`, bounded by the rebase period: memory O(model
+#     size); a range's sum in O(log^2) from blocks of positive terms, where differences
+#     of prefix sums would lose the terms of a geometrically decaying P);
+#   - FOBOS + AdaGrad: the step is frozen while a feature is untouched, so u after i
+#     proxes is an arithmetic (l1), geometric (l2) or shifted geometric (elastic net)
+#     sequence, summed in closed form up to the step where it reaches 0.
+# The unpenalized entries (intercepts, a structured model's transitions) change every
+# step: their sums (`Arrays.avg_intercepts`) add their values after each step.
+from libc.math cimport fabs, copysign
+from fastprox._kernel.base.types cimport ADAGRAD, BERHU
+from fastprox._kernel.base.state cimport (Ctx, entry, ROW_LAST_STEP, ADAGRAD_W, ADAGRAD_ETA, FOBOS_W,
+                                          INTERCEPT_FIELDS, INTERCEPT_SUM, AVG_FIELDS, AVG_Q, AVG_P, AVG_NODE_P,
+                                          AVG_NODE_PQ)
+from fastprox._kernel.rules.adagrad cimport adagrad_after, small_log1p, small_exp, small_expm1
+
+cdef extern from "_kernel/out_of_line.h":
+    pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
+
+
+cdef inline bint averaging(Ctx* c) noexcept nogil:
+    """Whether the averaged iterate is kept."""
+    return c.params.average_from > 0
+
+
+cdef inline bint keeps_history(Ctx* c) noexcept nogil:
+    """Whether the scalar-FOBOS cumulants' history is kept: averaging with a stamp
+    (a penalty's P or Q) to catch up from."""
+    return (c.params.average_from > 0 and c.params.schedule != ADAGRAD
+            and (c.layout.shrink_stamp_at >= 0 or c.layout.threshold_stamp_at >= 0))
+
+
+cdef inline long long average_count(Ctx* c) noexcept nogil:
+    """The number of iterates averaged after t steps: t - a + 1 from step a on, else 0."""
+    return c.cursor.t - c.params.average_from + 1 if c.cursor.t >= c.params.average_from else 0
+
+
+cdef inline void history_origin(Ctx* c) noexcept nogil:
+    """Entry 0 of the history: the cumulants' origin (P = 1, Q = 0), no sums yet."""
+    cdef double* h = c.arrays.avg_history
+    h[AVG_Q], h[AVG_P], h[AVG_NODE_P], h[AVG_NODE_PQ] = 0.0, 1.0, 0.0, 0.0
+
+
+cdef inline long long lowbit(long long i) noexcept nogil:
+    """The lowest set bit of i > 0: the length of Fenwick node i's block (i - lowbit, i]."""
+    return i & -i
+
+
+cdef inline void range_sums(const double* hist, long long lo, long long hi, double* sum_p,
+                            double* sum_pq) noexcept nogil:
+    """sum P_i and sum P_i Q_i over history entries lo .. hi (1 <= lo), from the Fenwick
+    nodes whose blocks lie inside the range and single entries."""
+    cdef double sp = 0.0, spq = 0.0
+    cdef const double* h
+    while hi >= lo:
+        h = hist + AVG_FIELDS * hi
+        if hi - lowbit(hi) + 1 >= lo:
+            sp += h[AVG_NODE_P]
+            spq += h[AVG_NODE_PQ]
+            hi -= lowbit(hi)
+        else:
+            sp += h[AVG_P]
+            spq += h[AVG_P] * h[AVG_Q]
+            hi -= 1
+    sum_p[0], sum_pq[0] = sp, spq
+
+
+# FASTPROX_OUT_OF_LINE
+cdef inline void average_end_step(Ctx* c) noexcept nogil:
+    """After step t (counted): add the unpenalized entries' values to their sums if t is
+    averaged, and record the cumulants of step t in the history (its entry since_rebase
+    + 1: `end_step` counts the step after this)."""
+    cdef long long u, i, j
+    cdef double* h
+    cdef double* hist = c.arrays.avg_history
+    if c.cursor.t >= c.params.average_from:
+        for u in range(c.params.n_outputs + c.params.n_unpenalized):
+            c.arrays.avg_intercepts[u] += c.arrays.intercepts[INTERCEPT_FIELDS * u + INTERCEPT_SUM]
+    if keeps_history(c):
+        i = c.cursor.since_rebase + 1
+        h = c.arrays.avg_history + AVG_FIELDS * i
+        h[AVG_Q], h[AVG_P] = c.cursor.threshold_sum, c.cursor.shrink_product
+        h[AVG_NODE_P], h[AVG_NODE_PQ] = h[AVG_P], h[AVG_P] * h[AVG_Q]
+        j = i - 1
+        while j > i - lowbit(i):            # the nodes whose blocks make up (i - lowbit(i), i - 1]
+            h[AVG_NODE_P] += hist[AVG_FIELDS * j + AVG_NODE_P]
+            h[AVG_NODE_PQ] += hist[AVG_FIELDS * j + AVG_NODE_PQ]
+            j -= lowbit(j)
+
+
+cdef inline double scalar_u(double aw, double Ps, double Qs, const double* h) noexcept nogil:
+    """|u_tau| of an entry of magnitude aw stamped at (Ps, Qs), at history entry h, as
+    `fobos.scalar_catch_up` computes the weight (`soft_threshold(w P / P_s, P (Q - Q_s))`)."""
+    return fabs(aw * (h[AVG_P] / Ps)) - h[AVG_P] * (h[AVG_Q] - Qs)
+
+
+# FASTPROX_OUT_OF_LINE
+cdef inline double scalar_skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
+    """The sum of entry k's iterates u_tau over the averaged steps tau in s+1 .. t that
+    the row skipped (s: its stamp A), from its weight and stamps (scalar FOBOS)."""
+    cdef double w = entry(c, row, k)[FOBOS_W]
+    cdef long long s = <long long>row[c.layout.avg_stamp_at]
+    cdef long long lo = max(s + 1, c.params.average_from), hi = c.cursor.t
+    cdef long long base = c.cursor.t - c.cursor.since_rebase, first, last, mid
+    cdef double Ps = 1.0, Qs = 0.0, aw = fabs(w), sum_p, sum_pq
+    cdef const double* hist = c.arrays.avg_history
+    if w == 0.0 or lo > hi:
+        return 0.0
+    if not keeps_history(c):
+        return w * (hi - lo + 1)            # no penalty: the weight stays as it is
+    if c.layout.shrink_stamp_at >= 0:
+        Ps = row[c.layout.shrink_stamp_at]
+    if c.layout.threshold_stamp_at >= 0:
+        Qs = row[c.layout.threshold_stamp_at]
+    first, last = lo - base, hi - base      # history entries (every stamp is at or after the rebase)
+    if not scalar_u(aw, Ps, Qs, hist + AVG_FIELDS * first) > 0.0:
+        return 0.0
+    if not scalar_u(aw, Ps, Qs, hist + AVG_FIELDS * last) > 0.0:
+        while last - first > 1:             # the last entry still positive, first's is
+            mid = first + (last - first) // 2
+            if scalar_u(aw, Ps, Qs, hist + AVG_FIELDS * mid) > 0.0:
+                first = mid
+            else:
+                last = mid
+        last = first
+        first = lo - base
+    range_sums(hist, first, last, &sum_p, &sum_pq)
+    return copysign((aw / Ps) * sum_p - (sum_pq - Qs * sum_p), w)
+
+
+# FASTPROX_OUT_OF_LINE
+cdef inline double adagrad_skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
+    """The sum of entry k's iterates over the averaged steps t0+1 .. t that the row
+    skipped (t0: its last step), each `adagrad_after` i proxes with the frozen step:
+    sum_{i=i0}^{n} of |w| - i a (l1), w r^i (l2), (|w| + c) r^i - c (elastic net,
+    c = rho / (1 - rho)), r = 1 / (1 + a (1 - rho)), n the last i where it is non-zero."""
+    cdef double* e = entry(c, row, k)
+    cdef double w = e[ADAGRAD_W], aw = fabs(w), a, lam, geo, cc
+    cdef long long t0 = <long long>row[ROW_LAST_STEP]
+    cdef long long i0 = max(<long long>1, c.params.average_from - t0), n = c.cursor.t - t0, lo, mid, cnt
+    if w == 0.0 or i0 > n:
+        return 0.0
+    if c.params.alpha_pen == 0.0:
+        return w * (n - i0 + 1)
+    if c.params.l1_share > 0.0 and adagrad_after(c, w, e[ADAGRAD_ETA], n) == 0.0:
+        if adagrad_after(c, w, e[ADAGRAD_ETA], i0) == 0.0:
+            return 0.0
+        lo = i0                             # non-zero at lo, zero at n
+        while n - lo > 1:
+            mid = lo + (n - lo) // 2
+            if adagrad_after(c, w, e[ADAGRAD_ETA], mid) != 0.0:
+                lo = mid
+            else:
+                n = mid
+        n = lo
+    cnt = n - i0 + 1
+    a = c.params.alpha_pen * e[ADAGRAD_ETA]
+    if c.params.l1_share == 1.0:
+        return copysign(cnt * aw - a * (<double>(i0 + n) * cnt / 2.0), w)
+    lam = -small_log1p(a * (1.0 - c.params.l1_share))       # log r
+    geo = small_exp(i0 * lam) * (small_expm1(cnt * lam) / small_expm1(lam))     # sum_{i0}^{n} r^i
+    if c.params.l1_share == 0.0:
+        return w * geo
+    cc = c.params.l1_share / (1.0 - c.params.l1_share)
+    return copysign(aw * geo + cc * (geo - cnt), w)
+
+
+cdef inline double skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
+    """The sum of entry k's skipped averaged iterates, by the rule (`Params.average_from`
+    > 0: fobos under a scalar schedule or AdaGrad, a separable penalty)."""
+    if c.params.schedule == ADAGRAD:
+        return adagrad_skipped_sum(c, row, k)
+    return scalar_skipped_sum(c, row, k)
+
+
+cdef inline double average_current(Ctx* c, double* row, int k, double w) noexcept nogil:
+    """The averaged weight of entry k of a row whose current weight is w: (S + the
+    skipped iterates' sum) / the count; w itself before the first averaged step."""
+    cdef long long n = average_count(c)
+    if n == 0:
+        return w
+    return (entry(c, row, k)[c.layout.avg_sum_at] + skipped_sum(c, row, k)) / n
+
+
+cdef inline void add_iterate(Ctx* c, double* row) noexcept nogil:
+    """After this step's update of a row (step t + 1): its entries' new weights join their
+    sums if the step is averaged; its stamp A is the step (scalar schedules)."""
+    cdef int k
+    cdef double* e
+    if c.cursor.t + 1 >= c.params.average_from:
+        for k in range(c.params.n_outputs):
+            e = entry(c, row, k)
+            e[c.layout.avg_sum_at] += e[FOBOS_W]
+    if c.layout.avg_stamp_at >= 0:
+        row[c.layout.avg_stamp_at] = c.cursor.t + 1

@@ -1,0 +1,170 @@
+"""The averaged iterate (docs/contract.md, "Averaged iterate") kept lazily by the kernel
+equals the eager definition (tests/support/average_reference.py): every rule that keeps
+it (the registry's `Rule.average`), both forward steps, every loss, one output,
+one-vs-rest and mini-batches, sample weights, empty rows, float32 and int64 input,
+repeated calls with a pickle between them, features read thousands of steps later,
+streams past the rebase; its cost per step does not grow with d; elsewhere it is
+refused with the supported rules named."""
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import assume, given, settings, HealthCheck, strategies as st
+
+from fastprox._kernels import Learner
+from fastprox._registry import RULES as ALL_RULES
+from tests.support.average_reference import AveragedReference
+from tests.support.reference import assert_contract_close
+from test_exactness import check_cost_independent_of_d, problems, stream
+
+RULES = [(r.update, r.schedule, r.penalty) for r in ALL_RULES if r.average]
+IDS = ["-".join(r) for r in RULES]
+
+
+def binary_rows(n, d, density, seed):
+    """n random sparse rows over d features and labels +-1."""
+    rng = np.random.default_rng(seed)
+    return sp.random(n, d, density=density, format="csr", random_state=rng), rng.choice([-1.0, 1.0], n)
+
+
+def build(cls, rule, d, K, loss, params, average, step="gradient"):
+    return cls(d, K, *rule, loss, ovr=K > 1, average=average, step=step, **params)
+
+
+def check_average(lazy, eager):
+    """The last iterate and the averaged one, weights and intercepts, to the contract's tolerance."""
+    assert_contract_close(lazy.coef(), eager.coef())
+    assert_contract_close(lazy.intercept(), eager.intercept())
+    assert_contract_close(lazy.averaged_coef(), eager.averaged_coef())
+    assert_contract_close(lazy.averaged_intercept(), eager.averaged_intercept())
+
+
+def run_both(rule, X, y, sw, K, loss, params, order, batch, average, cuts=(), step="gradient"):
+    """The lazy learner (a call per piece of `order` between `cuts`, pickled between
+    them) and the eager reference over the same steps."""
+    lazy = build(Learner, rule, X.shape[1], K, loss, params, average, step)
+    eager = build(AveragedReference, rule, X.shape[1], K, loss, params, average, step)
+    bounds = [0] + [c // batch * batch for c in cuts] + [len(order)]
+    for lo, hi in zip(bounds, bounds[1:]):
+        lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order[lo:hi], batch)
+        lazy = pickle.loads(pickle.dumps(lazy))
+    eager.run(X.toarray().astype(np.float64), y, sw, order, batch)
+    assert lazy.t == eager.t
+    return lazy, eager
+
+
+@pytest.mark.parametrize("rule", RULES, ids=IDS)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(), average=st.sampled_from([1, 1, 2, 7, 40]),
+       cuts=st.lists(st.floats(0, 1), max_size=3), dtype=st.sampled_from([np.float64, np.float32]),
+       itype=st.sampled_from([np.int32, np.int64]), invariant=st.booleans())
+def test_lazy_average_equals_eager(rule, problem, average, cuts, dtype, itype, invariant):
+    """Any stream, sample weights, batch size, pass count, first averaged step, and up
+    to three calls with a pickle between each: the eager model and its average."""
+    X, y, sw, K, loss, params, order, batch = problem
+    step = "invariant" if invariant and batch == 1 and K == 1 else "gradient"
+    X = X.astype(dtype)
+    X.indices, X.indptr = X.indices.astype(itype), X.indptr.astype(itype)
+    lazy, eager = run_both(rule, X, y, sw, K, loss, params, order, batch, average,
+                           sorted(int(c * len(order)) for c in cuts), step)
+    assume(eager.kink_gap > 1e-9)       # a step on a loss's kink is decided by rounding (reference.KINKS)
+    check_average(lazy, eager)
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r[2] != "none"], ids=lambda r: "-".join(r))
+@pytest.mark.parametrize("average", [1, 1500])
+def test_feature_seen_once_read_much_later(rule, average):
+    """A feature touched at step 1 and never again: its skipped iterates summed
+    exactly 3000 steps later, averaging from the start or from mid-stream."""
+    rng = np.random.default_rng(2)
+    n, d = 3000, 30
+    X = stream(n, d, rng)
+    y = rng.choice([-1.0, 1.0], n)
+    lazy, eager = run_both(rule, X, y, np.ones(n), 1, "hinge", dict(alpha=1e-4, eta0=0.2, l1_ratio=0.5),
+                           np.arange(n, dtype=np.int64), 1, average)
+    assert eager.averaged_coef()[0, 0] != 0
+    check_average(lazy, eager)
+
+
+@pytest.mark.parametrize("rule", [("fobos", "constant", "elasticnet"), ("fobos", "constant", "l2")],
+                         ids=lambda r: "-".join(r))
+def test_sums_survive_the_rebase(rule):
+    """Strong shrinkage rebases the cumulants many times (P under 1e-200), the history
+    restarting each time: the sums fold the skipped iterates in before it does."""
+    n = 4000
+    X, y = binary_rows(n, 8, 0.3, 4)
+    lazy, eager = run_both(rule, X, y, np.ones(n), 1, "log", dict(alpha=0.5, eta0=2.0, l1_ratio=0.1),
+                           np.arange(n, dtype=np.int64), 1, 3, cuts=(1234,))
+    assert lazy.since_rebase < n
+    check_average(lazy, eager)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", [("fobos", "invsqrt", "l1"), ("fobos", "adagrad", "elasticnet")],
+                         ids=lambda r: "-".join(r))
+def test_long_stream_past_the_rebase_period(rule):
+    """10^5 steps, past the rebase period: the history restarts, no drift."""
+    n = 100_000
+    X, y = binary_rows(n, 12, 0.15, 3)
+    lazy, eager = run_both(rule, X, y, np.ones(n), 1, "log", dict(alpha=1e-4, eta0=0.1, l1_ratio=0.5),
+                           np.arange(n, dtype=np.int64), 1, 1)
+    assert lazy.since_rebase < n
+    check_average(lazy, eager)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=IDS)
+def test_cost_proportional_to_nonzeros_not_d(rule):
+    """Entries visited per step depend on the rows' non-zeros, not on d, with the
+    averaged sums kept (the catch-up's closed forms; rebases at most every d steps)."""
+    check_cost_independent_of_d(rule, average=1)
+
+
+@pytest.mark.parametrize("rule", RULES[:1] + RULES[-1:], ids=lambda r: "-".join(r))
+def test_reading_does_not_change_later_steps(rule):
+    """averaged_coef() between steps leaves the state as it was: the same bits after."""
+    X, y = binary_rows(300, 40, 0.1, 1)
+    a, b = (Learner(40, 1, *rule, "log", alpha=0.01, eta0=0.5, average=1) for _ in range(2))
+    for start in range(0, 300, 7):
+        order = np.arange(start, min(start + 7, 300), dtype=np.int64)
+        a.fit_rows(X.data, X.indices, X.indptr, y, np.ones(300), order, 1)
+        b.fit_rows(X.data, X.indices, X.indptr, y, np.ones(300), order, 1)
+        b.averaged_coef()
+        b.averaged_intercept()
+    assert np.array_equal(a.averaged_coef(), b.averaged_coef())
+    assert np.array_equal(a.averaged_intercept(), b.averaged_intercept())
+
+
+def test_before_the_first_averaged_step_the_average_is_the_last_iterate():
+    """average = a: until step a the averaged read is the model itself (scikit-learn's)."""
+    X, y = binary_rows(10, 5, 0.5, 6)
+    learner = Learner(5, 1, "fobos", "invsqrt", "l1", "log", alpha=0.01, average=20)
+    learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1)
+    assert np.array_equal(learner.averaged_coef(), learner.coef())
+    assert np.array_equal(learner.averaged_intercept(), learner.intercept())
+
+
+def test_a_grown_learner_keeps_its_sums():
+    """Features met later (grow) join with sums of 0, the others keep theirs."""
+    X, y = binary_rows(200, 30, 0.2, 7)
+    lazy = Learner(10, 1, "fobos", "constant", "elasticnet", "log", alpha=0.01, eta0=0.3, average=1)
+    eager = AveragedReference(30, 1, "fobos", "constant", "elasticnet", "log", alpha=0.01, eta0=0.3, average=1)
+    left = X[:100, :10].tocsr()
+    lazy.fit_rows(left.data, left.indices, left.indptr, y[:100], None, None, 1)
+    lazy.grow(30)
+    lazy.fit_rows(X.data, X.indices, X.indptr, y, None, np.arange(100, 200, dtype=np.int64), 1)
+    Xd = X.toarray()
+    Xd[:100, 10:] = 0
+    eager.run(Xd, y, np.ones(200), np.arange(200), 1)
+    check_average(lazy, eager)
+
+
+@pytest.mark.parametrize("rule", [("fobos", "normalized", "l1"), ("rda", "invsqrt", "l1"),
+                                  ("fobos", "invsqrt", "berhu"), ("fobos", "invsqrt", "l1_l2")],
+                         ids=lambda r: "-".join(r))
+def test_rules_without_a_lazy_average_are_refused(rule):
+    """Where no exact lazy sum is kept, a ValueError names the rules that keep one."""
+    with pytest.raises(ValueError, match="average has no exact lazy form.*schedule='adagrad'"):
+        Learner(5, 1, *rule, "log", alpha=0.01, average=1)
+    with pytest.raises(ValueError, match="first step averaged"):
+        Learner(5, 1, "fobos", "adagrad", "l1", "log", average=-1)
