@@ -146,16 +146,18 @@ def test_the_split_is_sklearns(cls, sgd, classes, fraction):
     np.testing.assert_array_equal(train, np.flatnonzero(~mask))
 
 
-@pytest.mark.parametrize("classes", [2, 3])
-def test_early_stopping_trains_on_the_other_rows_and_stops_on_their_score(classes):
+@pytest.mark.parametrize("classes, params", [(2, {}), (3, {}), (2, dict(average=True, schedule="adagrad")),
+                                             (3, dict(average=True, schedule="adagrad"))])
+def test_early_stopping_trains_on_the_other_rows_and_stops_on_their_score(classes, params):
     """With early_stopping the model is that of the same passes over the training rows
     alone (bit for bit: the same shuffles), and it stops after the pass where
-    scikit-learn's rule, fed the held-out accuracy after each pass, stops."""
+    scikit-learn's rule, fed the held-out accuracy after each pass, stops (of the
+    averaged model with average, the one fit returns)."""
     X, y = problem(n=800, classes=classes, noise=1.5)
-    est = ProxClassifier(early_stopping=True, max_iter=200, tol=1e-3, random_state=0).fit(X, y)
+    est = ProxClassifier(early_stopping=True, max_iter=200, tol=1e-3, random_state=0, **params).fit(X, y)
     train, held_out = validation_split(est, y, None, True)
     assert est.n_iter_ < 200
-    alone = [ProxClassifier(max_iter=k, tol=None, random_state=0).fit(X[train], y[train])
+    alone = [ProxClassifier(max_iter=k, tol=None, random_state=0, **params).fit(X[train], y[train])
              for k in range(1, est.n_iter_ + 1)]
     assert_same_model(est, alone[-1])
     scores = [model.score(X[held_out], y[held_out]) for model in alone]
