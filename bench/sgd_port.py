@@ -3,10 +3,8 @@
 The script of issue 39's closing note: ``SGDClassifier(loss="log_loss",
 penalty="l1", early_stopping=True, average=True, max_iter=1000)`` on a9a, and
 ``ProxClassifier`` with the same arguments (the one change is the class's name),
-each printing the passes it ran, its time and its test accuracy. fastprox refuses
-``average=True`` under its default schedule (normalized, which keeps no averaged
-iterate), naming ``schedule="adagrad"``: the refusal is printed, and the port
-gives that schedule. Writes what it prints to bench/results/sgd_port.md.
+each printing the passes it ran, its time and its test accuracy. Writes what it
+prints to bench/results/sgd_port.md.
 
     python -m bench.sgd_port [--data ../shared/data] [--out ...]
 """
@@ -22,24 +20,14 @@ from bench.machine import describe_machine
 BENCH = Path(__file__).resolve().parent
 ARGUMENTS = dict(loss="log_loss", penalty="l1", early_stopping=True, average=True, max_iter=1000,
                  random_state=0)
-#: The port's one addition: the schedule fastprox's refusal of the arguments names.
-AMENDMENT = dict(schedule="adagrad")
 
 
 def run(cls, X, y, X_test, y_test, say):
-    """Fit ``cls(**ARGUMENTS)`` (with AMENDMENT where it refuses them, the refusal
-    said) and say its passes, seconds and test accuracy."""
-    arguments = dict(ARGUMENTS)
+    """Fit ``cls(**ARGUMENTS)`` and say its passes, seconds and test accuracy."""
     start = time.perf_counter()
-    try:
-        est = cls(**arguments).fit(X, y)
-    except ValueError as refusal:
-        say(f"{cls.__name__}({', '.join(f'{k}={v!r}' for k, v in arguments.items())}) refuses: {refusal}")
-        arguments.update(AMENDMENT)
-        start = time.perf_counter()
-        est = cls(**arguments).fit(X, y)
+    est = cls(**ARGUMENTS).fit(X, y)
     seconds = time.perf_counter() - start
-    say(f"{cls.__name__}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})")
+    say(f"{cls.__name__}({', '.join(f'{k}={v!r}' for k, v in ARGUMENTS.items())})")
     say(f"    epochs {est.n_iter_}, {seconds:.3f} s, test accuracy {est.score(X_test, y_test):.4f}")
 
 

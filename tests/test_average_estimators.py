@@ -73,11 +73,19 @@ def test_regressor_and_one_vs_rest(schedule):
     assert not np.array_equal(clf.coef_, clf._learner.coef())
 
 
-def test_the_defaults_name_the_schedule_to_give():
-    """The defaults' normalized schedule keeps no lazy average: the error says which to give."""
+def test_the_defaults_average_and_other_rules_are_refused(tmp_path):
+    """The defaults (normalized schedule, invariant step) keep the average; a rule that
+    keeps none is refused naming the schedule the defaults chose and those that keep one."""
     X, y = data()
-    with pytest.raises(ValueError, match="schedule=None chose 'normalized'.*schedule='adagrad'"):
-        ProxClassifier(average=True).fit(X, y)
+    clf = ProxClassifier(average=True, shuffle=False).fit(X, y)
+    assert clf.schedule_ == "normalized" and clf.step_ == "invariant"
+    assert not np.array_equal(clf.coef_, clf._learner.coef())
+    save_model(ProxClassifier(average=True, shuffle=False).partial_fit(X[:150], y[:150], classes=[0, 1]),
+               tmp_path / "model")
+    continued = load_model(tmp_path / "model").partial_fit(X[150:], y[150:])
+    assert np.array_equal(continued.coef_, clf.coef_)
+    with pytest.raises(ValueError, match="update='rda'.*schedule=None chose 'adagrad'"):
+        ProxClassifier(average=True, update="rda").fit(X, y)
 
 
 @pytest.mark.parametrize("value", [-1, 1.5, "yes"])
@@ -94,3 +102,31 @@ def test_average_changed_after_the_fit_is_refused():
     clf.set_params(average=False)
     with pytest.raises(ValueError, match="average"):
         clf.partial_fit(X, y)
+
+
+def test_the_sequence_tagger_reads_the_averaged_model():
+    """SequenceTagger(average=...) under fobos: coef_, transitions_ and predict read the
+    averaged iterate (the averaged perceptron's), the kernel keeps the last one;
+    the defaults' rda is refused, naming the rules that keep an average."""
+    from fastprox.structured import SequenceTagger
+    from test_sequence_tagger import random_sequences
+    X, y, lengths = random_sequences(np.random.default_rng(3), 30, 12, 3)
+    tagger = SequenceTagger(loss="perceptron", update="fobos", average=True, random_state=0).fit(X, y, lengths)
+    learner = tagger._learner
+    assert np.array_equal(tagger.coef_, learner.coef_.T)
+    assert not np.array_equal(tagger.coef_, learner._learner.coef().T)
+    u = learner._learner.averaged_unpenalized()[3:]
+    assert np.array_equal(tagger.transitions_.ravel(), u[:9])
+    again = pickle.loads(pickle.dumps(tagger))
+    assert np.array_equal(again.predict(X, lengths), tagger.predict(X, lengths))
+    with pytest.raises(ValueError, match="average has no exact lazy form under update='rda'"):
+        SequenceTagger(average=True).fit(X, y, lengths)
+
+
+def test_the_parallel_cluster_mode_refuses_average():
+    """Workers' sums are not mixed: fastprox.dask.fit's parallel mode refuses average
+    before it looks for a cluster."""
+    pytest.importorskip("distributed")
+    from fastprox.dask import fit
+    with pytest.raises(ValueError, match="average is not mixed across workers"):
+        fit(ProxClassifier(average=True), "no-such-file.svm")

@@ -157,7 +157,9 @@ def state_fields(update, schedule, penalty, *, penalized=True, l1_share=0.0, ftr
     and step factors only a penalty's catch-up reads); ``l1_share``: the penalty's
     (`l1_share`); ``ftrl_roots``: FTRL keeps sqrt(n) (d K <= 2^19); ``average``: the
     averaged iterate is kept (`averaging`): each entry's running sum of its iterates
-    S, last, and under a scalar schedule the step A the row's sums are current at.
+    S, last, and under a scalar or the normalized schedule the step A the row's sums
+    are current at (last, but before the normalized schedule's scale m, which stays
+    its row's last field).
 
     w: a weight; P, Q: the stamps of the scalar-FOBOS shrink and threshold cumulants;
     t0: AdaGrad's last step, G its sum of squared gradients, eta its frozen step;
@@ -167,7 +169,12 @@ def state_fields(update, schedule, penalty, *, penalized=True, l1_share=0.0, ftr
     row, entry = _state_fields(update, schedule, penalty, penalized, l1_share, ftrl_roots)
     if not average:
         return row, entry
-    return row + (("A",) if _kind(update, schedule) == "scalar" else ()), entry + ("S",)
+    kind = _kind(update, schedule)
+    if kind == "normalized":
+        row = row[:-1] + ("A",) + row[-1:]
+    elif kind == "scalar":
+        row = row + ("A",)
+    return row, entry + ("S",)
 
 
 def _state_fields(update, schedule, penalty, penalized, l1_share, ftrl_roots):
@@ -221,6 +228,8 @@ _AVERAGE = {
                                       "the rebase (P, P Q), to the step where the soft threshold reaches 0",
     ("fobos", "adagrad", "separable"): "geometric (l2) or arithmetic (l1) series over the frozen step, "
                                        "to the step where the weight reaches 0",
+    ("fobos", "normalized", "separable"): "the weight's frozen step factor times a sum of the cumulant R "
+                                          "since the rebase, to the step where the soft threshold reaches 0",
 }
 
 
@@ -291,8 +300,7 @@ def averaging(update, schedule, penalty):
     raise ValueError(f"average has no exact lazy form under update={update!r}, schedule={schedule!r}, "
                      f"penalty={penalty!r}; it is kept with "
                      f"{', '.join(f'update={u!r} and schedule={s!r}' for u, s in pairs)} and penalty in "
-                     f"{penalties} (docs/contract.md, 'Averaged iterate'); e.g. schedule='adagrad', "
-                     "or average=False.")
+                     f"{penalties} (docs/contract.md, 'Averaged iterate'), or average=False.")
 
 
 def defaults_for(update, penalty, batch_size, multinomial):

@@ -153,8 +153,7 @@ def check_average(average, update, schedule, penalty, chosen):
         except ValueError as e:
             if not chosen:
                 raise
-            raise ValueError(f"{e} (schedule=None chose {schedule!r} for these parameters: give "
-                             "schedule='adagrad' or a scalar schedule with average.)") from None
+            raise ValueError(f"{e} (schedule=None chose {schedule!r} for these parameters.)") from None
     return first
 
 

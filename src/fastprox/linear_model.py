@@ -559,9 +559,9 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         integer a >= 1 averages the models from step a on (before, they read the
         last model). Training continues from the last model (partial_fit,
         warm_start). Kept exactly and lazily (O(nnz) per step) under fobos with
-        a scalar schedule or AdaGrad and l1, l2, elasticnet or no penalty
-        (docs/contract.md, "Averaged iterate"); refused with the supported rules
-        named elsewhere, so with the defaults give a schedule ("adagrad").
+        a scalar schedule, AdaGrad or the normalized schedule (the defaults) and
+        an entry-wise penalty (docs/contract.md, "Averaged iterate"); refused
+        with the supported rules named elsewhere (rda, ftrl, berhu, groups).
     tol : float >= 0 or None, default=1e-3
         scikit-learn's stopping rule for the passes of `fit`: stop once
         n_iter_no_change consecutive passes have not lowered the pass's summed

@@ -74,7 +74,7 @@ ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule",
                      "eta0": "eta0", "delta": "delta", "rda_rho": "rda_rho",
                      "berhu_gamma": "berhu_gamma", "batch_size": "batch_size",
                      "epsilon": "epsilon", "seed": "random_state", "multi_class": "multi_class",
-                     "hash_bits": "hash_bits"}
+                     "hash_bits": "hash_bits", "average": "average"}
 
 
 def add_arguments(parser):
@@ -131,6 +131,9 @@ def add_arguments(parser):
                          help=f"{meaning} (default: auto: 0.5 and unused; under adagrad set by "
                               "the first 10,000 rows' scale)")
     est.add_argument("--batch-size", type=int, help=f"rows per step (default: {d['batch_size']})")
+    est.add_argument("--average", type=int, nargs="?", const=1, metavar="A",
+                     help="keep the averaged iterate from step A on (alone: 1) and save and test it, as "
+                          "scikit-learn's average (fobos with an entry-wise penalty; default: off)")
     est.add_argument("--no-intercept", action="store_true", help="fit no intercept (default: off)")
     est.add_argument("--groups", metavar="FILE",
                      help="group penalties: a text file of one integer group id per feature, in "

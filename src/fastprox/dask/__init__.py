@@ -95,6 +95,9 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     if params.get("early_stopping"):
         raise ValueError("early_stopping is not supported on a cluster (no rows are held out): give "
                          "passes, or train on one machine")
+    if params.get("average") and not sequential:
+        raise ValueError("average is not mixed across workers (each keeps its own sums): use "
+                         "sequential=True, or average=False on a cluster")
     regression = isinstance(estimator, ProxRegressor)
     est = StreamModel(params, regression, None if classes is None else sorted({float(c) for c in classes}))
     est.width_origin = "the largest feature index in the data"

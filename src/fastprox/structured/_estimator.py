@@ -33,7 +33,7 @@ from .learner import StructuredLearner
 
 #: The rule's parameters, as StructuredLearner takes them and keeps them.
 RULE_PARAMS = ("update", "schedule", "penalty", "alpha", "l1_ratio", "eta0", "delta", "rda_rho",
-               "berhu_gamma", "fit_intercept")
+               "berhu_gamma", "fit_intercept", "average")
 
 #: Examples stepped between two pauses of a training call (reads are served there;
 #: Ctrl-C is seen there).
@@ -51,7 +51,8 @@ class StructuredEstimator(BaseEstimator):
     _losses = ()
 
     def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma,
-                 groups, group_weights, fit_intercept, max_iter, shuffle, random_state, warm_start, verbose):
+                 groups, group_weights, fit_intercept, max_iter, shuffle, random_state, warm_start, verbose,
+                 average=False):
         self.loss = loss
         self.penalty = penalty
         self.alpha = alpha
@@ -70,6 +71,7 @@ class StructuredEstimator(BaseEstimator):
         self.random_state = random_state
         self.warm_start = warm_start
         self.verbose = verbose
+        self.average = average
 
     # ------------------------------------------------------------------ the kernel
     def new_learner(self, n_features, n_outputs, n_unpenalized):

@@ -12,7 +12,7 @@ SEQUENCE_LOSSES = ("log", "hinge", "perceptron")
 TAGGER_DEFAULTS = dict(loss="log", penalty="l2", alpha=1e-4, l1_ratio=0.15, update="rda",
                        schedule="adagrad", eta0=0.3, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0, groups=None,
                        group_weights=None, fit_intercept=True, max_iter=4, shuffle=True, random_state=None,
-                       warm_start=False, verbose=0)
+                       warm_start=False, verbose=0, average=False)
 
 #: The losses of DependencyParser: the structured perceptron, the structured SVM with
 #: the Hamming cost over heads.
@@ -24,4 +24,4 @@ PARSER_DEFAULTS = dict(loss="hinge", penalty="l2", alpha=1e-3, l1_ratio=0.15, up
                        schedule="adagrad", eta0=0.02, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
                        groups="templates", group_weights=None, max_iter=3, shuffle=True, random_state=None,
                        warm_start=False, verbose=0, projective=False, templates="mkl-ewt", bits=24,
-                       lowercase=False, pos="UPOS")
+                       lowercase=False, pos="UPOS", average=False)

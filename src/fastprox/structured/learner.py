@@ -24,8 +24,8 @@ from .. import _structured
 from .._concurrency import LearnerState, lock_of
 from .._kernels import Learner
 from .._registry import SCHEDULES, STEPS, UPDATES
-from .._validation import (COORDINATE_PENALTIES, GROUP_PENALTIES, check_grouped, check_groups, check_number,
-                           check_one_of, check_structured, kernel_arrays, kernel_penalty)
+from .._validation import (COORDINATE_PENALTIES, GROUP_PENALTIES, average_from, check_grouped, check_groups,
+                           check_number, check_one_of, check_structured, kernel_arrays, kernel_penalty)
 
 
 class StructuredLearner:
@@ -54,6 +54,13 @@ class StructuredLearner:
         K unpenalized label biases b, added to every item's scores.
     step : {"gradient"}
         The invariant step is not defined for structured outputs.
+    average : bool or int, default False
+        Keep the averaged iterate (docs/contract.md, "Averaged iterate": the mean
+        of the models after each step from step ``average`` on; True: 1), which
+        coef_, intercept_ and unpenalized_ then read (the averaged perceptron's
+        model); the decoders' reads during training stay the last iterate's.
+        Exact and lazy under fobos with a scalar schedule or AdaGrad and an
+        entry-wise penalty; refused elsewhere.
 
     Attributes
     ----------
@@ -76,7 +83,8 @@ class StructuredLearner:
 
     def __init__(self, n_features, n_outputs, n_unpenalized=0, *, update="fobos", schedule="adagrad",
                  penalty="l1", alpha=0.0, l1_ratio=0.15, eta0=0.1, delta=1e-8, rda_rho=0.0,
-                 berhu_gamma=1.0, groups=None, group_weights=None, fit_intercept=True, step="gradient"):
+                 berhu_gamma=1.0, groups=None, group_weights=None, fit_intercept=True, step="gradient",
+                 average=False):
         check_number("n_features", n_features, 0, integer=True)
         check_number("n_outputs", n_outputs, 1, integer=True)
         check_number("n_unpenalized", n_unpenalized, 0, integer=True)
@@ -100,11 +108,12 @@ class StructuredLearner:
         self.update, self.schedule, self.penalty = update, schedule, penalty
         self.alpha, self.l1_ratio, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
         self.rda_rho, self.berhu_gamma, self.fit_intercept = rda_rho, berhu_gamma, bool(fit_intercept)
+        self.average = average
         self._learner = Learner(n_features, n_outputs, update, schedule, kernel_penalty(penalty), None,
                                 alpha=alpha, l1_ratio=l1_ratio, eta0=eta0, delta=delta, rda_rho=rda_rho,
                                 berhu_gamma=berhu_gamma, fit_intercept=bool(fit_intercept),
                                 groups=check_groups(groups, n_features), group_weights=group_weights,
-                                n_unpenalized=n_unpenalized)
+                                n_unpenalized=n_unpenalized, average=average_from(average))
 
     # ------------------------------------------------------------------ reading
     def weights(self, features):
@@ -130,9 +139,11 @@ class StructuredLearner:
 
     def coef(self):
         """W^T after the last step, (K, d), read-only: the eager model w_{T+1}, as the
-        flat learners read it (`coef_`)."""
+        flat learners read it (`coef_`); with ``average``, the averaged iterate's
+        (the decoders' reads during training, `weights`, `scores`, `unpenalized`,
+        are the last iterate's, which training continues from)."""
         with lock_of(self).reading():
-            return self._learner.coef()
+            return self._learner.coef(averaged=self._learner.average > 0)
 
     @property
     def coef_(self):
@@ -141,14 +152,17 @@ class StructuredLearner:
 
     @property
     def intercept_(self):
-        """The K intercepts b_{T+1} (0 without fit_intercept)."""
+        """The K intercepts b_{T+1} (0 without fit_intercept; with ``average``, averaged)."""
         with lock_of(self).reading():
-            return self._learner.intercept()
+            return self._learner.averaged_intercept() if self._learner.average else self._learner.intercept()
 
     @property
     def unpenalized_(self):
-        """The m unpenalized entries after the last step."""
-        return self.unpenalized()
+        """The m unpenalized entries after the last step (with ``average``, averaged)."""
+        if not self._learner.average:
+            return self.unpenalized()
+        with lock_of(self).reading():
+            return self._learner.averaged_unpenalized()[self.n_outputs:].copy()
 
     @property
     def t_(self):

@@ -55,9 +55,11 @@ class DependencyParser(StructuredEstimator):
         them): ``"templates"`` makes each arc template a group (sentences from
         treebanks; the MKL paper's setting with ``penalty="squared_group"``); an
         array gives them for arcs given as rows.
-    group_weights, max_iter, shuffle, random_state, warm_start, verbose
+    group_weights, max_iter, shuffle, random_state, warm_start, verbose, average
         As for `SequenceTagger` (the structured estimators' shell), a sentence
-        being an example; ``max_iter`` defaults to 3 passes.
+        being an example; ``max_iter`` defaults to 3 passes. ``average`` keeps the
+        averaged iterate (the averaged perceptron's, MSTParser's), which coef_
+        and predict read.
     projective : bool, default=False
         Decode projective trees (Eisner, O(n^3)) rather than any tree
         (Chu-Liu-Edmonds, O(n^2)).
@@ -97,9 +99,11 @@ class DependencyParser(StructuredEstimator):
                  berhu_gamma=DEFAULTS["berhu_gamma"], groups=DEFAULTS["groups"], group_weights=None,
                  max_iter=DEFAULTS["max_iter"], shuffle=DEFAULTS["shuffle"], random_state=None,
                  warm_start=False, verbose=0, projective=DEFAULTS["projective"], templates=DEFAULTS["templates"],
-                 bits=DEFAULTS["bits"], lowercase=DEFAULTS["lowercase"], pos=DEFAULTS["pos"]):
+                 bits=DEFAULTS["bits"], lowercase=DEFAULTS["lowercase"], pos=DEFAULTS["pos"],
+                 average=DEFAULTS["average"]):
         super().__init__(loss, penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma,
-                         groups, group_weights, False, max_iter, shuffle, random_state, warm_start, verbose)
+                         groups, group_weights, False, max_iter, shuffle, random_state, warm_start, verbose,
+                         average)
         self.projective = projective
         self.templates = templates
         self.bits = bits

@@ -62,6 +62,12 @@ class SequenceTagger(StructuredEstimator):
         `fit` continues the current model.
     verbose : int, default=0
         Print a line per pass.
+    average : bool or int, default=False
+        Keep the averaged iterate (the averaged perceptron's model) from step
+        ``average`` on (True: 1; a step is a sequence), which coef_,
+        transitions_, start_, stop_ and predict read; training continues from
+        the last iterate. Kept exactly under update="fobos" with AdaGrad or a
+        scalar schedule; refused elsewhere (the defaults' rda among them).
 
     Attributes
     ----------
@@ -97,10 +103,11 @@ class SequenceTagger(StructuredEstimator):
                  eta0=DEFAULTS["eta0"], delta=DEFAULTS["delta"], rda_rho=DEFAULTS["rda_rho"],
                  berhu_gamma=DEFAULTS["berhu_gamma"], groups=None, group_weights=None,
                  fit_intercept=DEFAULTS["fit_intercept"], max_iter=DEFAULTS["max_iter"],
-                 shuffle=DEFAULTS["shuffle"], random_state=None, warm_start=False, verbose=0):
+                 shuffle=DEFAULTS["shuffle"], random_state=None, warm_start=False, verbose=0,
+                 average=DEFAULTS["average"]):
         super().__init__(loss, penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma,
                          groups, group_weights, fit_intercept, max_iter, shuffle, random_state, warm_start,
-                         verbose)
+                         verbose, average)
 
     # ------------------------------------------------------------------ training
     def fit(self, X, y, lengths, sample_weight=None):

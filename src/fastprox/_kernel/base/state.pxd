@@ -280,7 +280,10 @@ cdef inline void set_layout(Ctx* c) noexcept:
         c.layout.ftrl_roots = c.params.n_features * c.params.n_outputs <= FTRL_ROOTS_ENTRIES
         c.layout.n_entry_fields = FTRL_ROOT + 1 if c.layout.ftrl_roots else FTRL_N + 1
     if c.params.average_from > 0:       # the registry's `state_fields(average=True)`: A, S last
-        if c.params.schedule != ADAGRAD:
+        if c.params.schedule == NORMALIZED:     # (A before the scale, which stays the row's last)
+            c.layout.avg_stamp_at = c.layout.n_row_fields - 1
+            c.layout.n_row_fields += 1
+        elif c.params.schedule != ADAGRAD:
             c.layout.avg_stamp_at = c.layout.n_row_fields
             c.layout.n_row_fields += 1
         c.layout.avg_sum_at = c.layout.n_entry_fields

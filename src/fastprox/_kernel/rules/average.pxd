@@ -10,14 +10,18 @@
 #     P and P Q (`Arrays.avg_history`, bounded by the rebase period: memory O(model
 #     size); a range's sum in O(log^2) from blocks of positive terms, where differences
 #     of prefix sums would lose the terms of a geometrically decaying P);
+#   - FOBOS + the normalized schedule under l1: u_tau = sign(w_s) max(0, |w_s| - f (R_tau
+#     - R_s)), f = alpha times the entry's frozen step factor, R its cumulant (Q): the
+#     same sums with P = 1; without a penalty the weight stays as it is;
 #   - FOBOS + AdaGrad: the step is frozen while a feature is untouched, so u after i
 #     proxes is an arithmetic (l1), geometric (l2) or shifted geometric (elastic net)
 #     sequence, summed in closed form up to the step where it reaches 0.
 # The unpenalized entries (intercepts, a structured model's transitions) change every
 # step: their sums (`Arrays.avg_intercepts`) add their values after each step.
 from libc.math cimport fabs, copysign
-from fastprox._kernel.base.types cimport ADAGRAD, BERHU
-from fastprox._kernel.base.state cimport (Ctx, entry, ROW_LAST_STEP, ADAGRAD_W, ADAGRAD_ETA, FOBOS_W,
+from fastprox._kernel.base.types cimport ADAGRAD, NORMALIZED
+from fastprox._kernel.base.state cimport (Ctx, entry, normalized_l1_rows, ROW_LAST_STEP, ADAGRAD_W, ADAGRAD_ETA,
+                                          FOBOS_W, NORM_STAMP, NORM_W, NORM_FACTOR,
                                           INTERCEPT_FIELDS, INTERCEPT_SUM, AVG_FIELDS, AVG_Q, AVG_P, AVG_NODE_P,
                                           AVG_NODE_PQ)
 from fastprox._kernel.rules.adagrad cimport adagrad_after, small_log1p, small_exp, small_expm1
@@ -32,10 +36,13 @@ cdef inline bint averaging(Ctx* c) noexcept nogil:
 
 
 cdef inline bint keeps_history(Ctx* c) noexcept nogil:
-    """Whether the scalar-FOBOS cumulants' history is kept: averaging with a stamp
-    (a penalty's P or Q) to catch up from."""
-    return (c.params.average_from > 0 and c.params.schedule != ADAGRAD
-            and (c.layout.shrink_stamp_at >= 0 or c.layout.threshold_stamp_at >= 0))
+    """Whether the cumulants' history is kept: averaging with a stamp to catch up
+    from (scalar FOBOS: a penalty's P or Q; the normalized schedule: l1's R)."""
+    if c.params.average_from == 0 or c.params.schedule == ADAGRAD:
+        return False
+    if c.params.schedule == NORMALIZED:
+        return normalized_l1_rows(c)
+    return c.layout.shrink_stamp_at >= 0 or c.layout.threshold_stamp_at >= 0
 
 
 cdef inline long long average_count(Ctx* c) noexcept nogil:
@@ -96,44 +103,62 @@ cdef inline void average_end_step(Ctx* c) noexcept nogil:
             j -= lowbit(j)
 
 
-cdef inline double scalar_u(double aw, double Ps, double Qs, const double* h) noexcept nogil:
+cdef inline double history_u(double aw, double Ps, double Qs, double f, const double* h) noexcept nogil:
     """|u_tau| of an entry of magnitude aw stamped at (Ps, Qs), at history entry h, as
-    `fobos.scalar_catch_up` computes the weight (`soft_threshold(w P / P_s, P (Q - Q_s))`)."""
-    return fabs(aw * (h[AVG_P] / Ps)) - h[AVG_P] * (h[AVG_Q] - Qs)
+    the catch-ups compute the weight: `soft_threshold(w P / P_s, P (Q - Q_s))` (scalar
+    FOBOS, f = 1), `soft_threshold(w, f (R - R_s))` (normalized, P = P_s = 1)."""
+    return fabs(aw * (h[AVG_P] / Ps)) - f * h[AVG_P] * (h[AVG_Q] - Qs)
 
 
-# FASTPROX_OUT_OF_LINE
-cdef inline double scalar_skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
-    """The sum of entry k's iterates u_tau over the averaged steps tau in s+1 .. t that
-    the row skipped (s: its stamp A), from its weight and stamps (scalar FOBOS)."""
-    cdef double w = entry(c, row, k)[FOBOS_W]
-    cdef long long s = <long long>row[c.layout.avg_stamp_at]
+cdef inline double history_sum(Ctx* c, double w, long long s, double Ps, double Qs, double f) noexcept nogil:
+    """The sum of the iterates u_tau (`history_u`, signed as w) over the averaged steps tau
+    in s+1 .. t of an entry of weight w stamped at step s with (Ps, Qs): the steps up to
+    where the soft threshold reaches 0 (binary search), summed from the history's trees."""
     cdef long long lo = max(s + 1, c.params.average_from), hi = c.cursor.t
     cdef long long base = c.cursor.t - c.cursor.since_rebase, first, last, mid
-    cdef double Ps = 1.0, Qs = 0.0, aw = fabs(w), sum_p, sum_pq
+    cdef double aw = fabs(w), sum_p, sum_pq
     cdef const double* hist = c.arrays.avg_history
     if w == 0.0 or lo > hi:
         return 0.0
     if not keeps_history(c):
         return w * (hi - lo + 1)            # no penalty: the weight stays as it is
-    if c.layout.shrink_stamp_at >= 0:
-        Ps = row[c.layout.shrink_stamp_at]
-    if c.layout.threshold_stamp_at >= 0:
-        Qs = row[c.layout.threshold_stamp_at]
     first, last = lo - base, hi - base      # history entries (every stamp is at or after the rebase)
-    if not scalar_u(aw, Ps, Qs, hist + AVG_FIELDS * first) > 0.0:
+    if not history_u(aw, Ps, Qs, f, hist + AVG_FIELDS * first) > 0.0:
         return 0.0
-    if not scalar_u(aw, Ps, Qs, hist + AVG_FIELDS * last) > 0.0:
+    if not history_u(aw, Ps, Qs, f, hist + AVG_FIELDS * last) > 0.0:
         while last - first > 1:             # the last entry still positive, first's is
             mid = first + (last - first) // 2
-            if scalar_u(aw, Ps, Qs, hist + AVG_FIELDS * mid) > 0.0:
+            if history_u(aw, Ps, Qs, f, hist + AVG_FIELDS * mid) > 0.0:
                 first = mid
             else:
                 last = mid
         last = first
         first = lo - base
     range_sums(hist, first, last, &sum_p, &sum_pq)
-    return copysign((aw / Ps) * sum_p - (sum_pq - Qs * sum_p), w)
+    return copysign((aw / Ps) * sum_p - f * (sum_pq - Qs * sum_p), w)
+
+
+# FASTPROX_OUT_OF_LINE
+cdef inline double scalar_skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
+    """The sum of entry k's iterates over the averaged steps the row skipped since its
+    stamp A, from its weight and its P, Q stamps (scalar FOBOS)."""
+    cdef double Ps = 1.0, Qs = 0.0
+    if c.layout.shrink_stamp_at >= 0:
+        Ps = row[c.layout.shrink_stamp_at]
+    if c.layout.threshold_stamp_at >= 0:
+        Qs = row[c.layout.threshold_stamp_at]
+    return history_sum(c, entry(c, row, k)[FOBOS_W], <long long>row[c.layout.avg_stamp_at], Ps, Qs, 1.0)
+
+
+# FASTPROX_OUT_OF_LINE
+cdef inline double normalized_skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
+    """The same under the normalized schedule: the l1 threshold alpha FACTOR (R - R_s)
+    (`normalized.caught_up`); without a penalty the weight itself."""
+    cdef double* e = entry(c, row, k)
+    if not normalized_l1_rows(c):
+        return history_sum(c, e[NORM_W], <long long>row[c.layout.avg_stamp_at], 1.0, 0.0, 0.0)
+    return history_sum(c, e[NORM_W], <long long>row[c.layout.avg_stamp_at], 1.0, row[NORM_STAMP],
+                       c.params.alpha_pen * e[NORM_FACTOR])
 
 
 # FASTPROX_OUT_OF_LINE
@@ -175,9 +200,11 @@ cdef inline double adagrad_skipped_sum(Ctx* c, double* row, int k) noexcept nogi
 
 cdef inline double skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
     """The sum of entry k's skipped averaged iterates, by the rule (`Params.average_from`
-    > 0: fobos under a scalar schedule or AdaGrad, a separable penalty)."""
+    > 0: fobos under a scalar schedule, AdaGrad or the normalized one, a separable penalty)."""
     if c.params.schedule == ADAGRAD:
         return adagrad_skipped_sum(c, row, k)
+    if c.params.schedule == NORMALIZED:
+        return normalized_skipped_sum(c, row, k)
     return scalar_skipped_sum(c, row, k)
 
 

@@ -18,7 +18,8 @@ from fastprox._kernel.rules.adagrad cimport adagrad_catch_up, adagrad_step
 from fastprox._kernel.groups.groups cimport groups_rebase
 from fastprox._kernel.rules.normalized cimport normalized_catch_up
 from fastprox._kernel.rules.average cimport (averaging, keeps_history, history_origin, average_end_step,
-                                             scalar_skipped_sum, adagrad_skipped_sum, add_iterate)
+                                             scalar_skipped_sum, adagrad_skipped_sum, normalized_skipped_sum,
+                                             add_iterate)
 
 cdef extern from "_kernel/out_of_line.h":
     pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
@@ -123,6 +124,10 @@ cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
                 entry(c, row, k)[ADAGRAD_W] = adagrad_catch_up(c, row, k)
             row[ROW_LAST_STEP] = c.cursor.t
     elif c.params.schedule == NORMALIZED:
+        if averaging(c):
+            for k in range(c.params.n_outputs):
+                entry(c, row, k)[c.layout.avg_sum_at] += normalized_skipped_sum(c, row, k)
+            row[c.layout.avg_stamp_at] = c.cursor.t
         normalized_catch_up(c, row)
     elif c.params.berhu_heap:
         berhu_catch_up(c, row)
