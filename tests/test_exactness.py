@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings, HealthCheck, strategies as st
+from hypothesis import assume, given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
 from fastprox._registry import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES, losses_of
@@ -95,6 +95,7 @@ def test_lazy_equals_eager(rule, problem, split, dtype, itype):
     lazy = pickle.loads(pickle.dumps(lazy))
     lazy_loss += lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order[cut:], batch)
     eager_loss = eager.run(Xd, y, sw, order, batch)
+    assume(eager.kink_gap > 1e-9)       # a perceptron step on its tie is decided by rounding (reference.TIES)
     assert lazy.t == eager.t
     check_equal(lazy, eager)
     assert lazy_loss == pytest.approx(eager_loss, rel=1e-9, abs=1e-12)

@@ -9,7 +9,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings, HealthCheck, strategies as st
+from hypothesis import assume, given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
 from fastprox._registry import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES, SCHEDULES, UPDATES, losses_of
@@ -89,6 +89,7 @@ def check_lazy_equals_eager(rule, pb, split, dtype, itype):
     lazy = pickle.loads(pickle.dumps(lazy))
     lazy_loss += lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order[cut:], batch)
     eager_loss = eager.run(X.toarray().astype(np.float64), y, sw, order, batch)
+    assume(eager.kink_gap > 1e-9)       # a perceptron step on its tie is decided by rounding (reference.TIES)
     assert lazy.t == eager.t
     assert_contract_close(lazy.coef(), eager.coef())
     assert_contract_close(lazy.intercept(), eager.intercept())

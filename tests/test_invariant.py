@@ -27,8 +27,8 @@ from fastprox._registry import losses_of
 from fastprox.invariant import invariant_sigma, lambert_w, lambert_w_exp
 
 DBL_MAX = np.finfo(np.float64).max
-CLASSIFICATION = losses_of("binary")
-REGRESSION = losses_of("regression")
+CLASSIFICATION = losses_of("binary", invariant=True)     # the perceptron has no flow: refused below
+REGRESSION = losses_of("regression", invariant=True)
 LOSSES = CLASSIFICATION + REGRESSION
 Q = (1e-8, 1e-3, 1.0, 1e3)
 H = (1e-6, 1e-2, 1.0, 1e3)
@@ -379,3 +379,12 @@ def test_log_sigma_is_monotone_across_the_branch_boundaries():
         sigmas = np.abs([invariant_sigma("log", z0, 1.0, q, h) for h in hs])
         assert np.all(np.diff(sigmas) >= -4e-16 * sigmas[1:])
         assert np.all(np.diff(sigmas / hs) <= 4e-16 * sigmas[1:] / hs[1:])
+
+
+def test_losses_without_a_flow_are_refused():
+    """The perceptron's flow stops at margin 0 (where every model starts): no sigma."""
+    without = set(losses_of("binary") + losses_of("regression")) - set(LOSSES)
+    assert without == {"perceptron"}
+    for loss in without:
+        with pytest.raises(ValueError, match=f"loss='{loss}' is not supported"):
+            invariant_sigma(loss, -1.0, 1.0, 1.0, 1.0)

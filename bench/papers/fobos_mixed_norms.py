@@ -128,7 +128,7 @@ def fit_structure(penalty, X, y, alpha=None):
     clf = ProxClassifier(loss="log", multi_class="multinomial", penalty=penalty,
                          alpha=STRUCTURE_ALPHAS[penalty] if alpha is None else alpha,
                          update="fobos", schedule="constant", eta0=1.0, batch_size=len(y),
-                         max_iter=200, shuffle=False)
+                         max_iter=200, tol=None, shuffle=False)
     return clf.fit(X, y).coef_.T
 
 

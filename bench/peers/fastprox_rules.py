@@ -22,7 +22,7 @@ class FastproxRule(EstimatorPeer):
                            shuffle=False)
 
     def fit(self, X, y, passes=1):
-        self.model = ProxClassifier(max_iter=passes, **self.params).fit(X, y)
+        self.model = ProxClassifier(max_iter=passes, tol=None, **self.params).fit(X, y)
         return self
 
     def next_pass(self, X, y):

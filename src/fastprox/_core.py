@@ -22,8 +22,9 @@ DEFAULTS = dict(penalty="l1", alpha=0.0, l1_ratio=0.15, update="fobos", schedule
                 step=None, eta0="auto", delta="auto", rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
                 fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
                 warm_start=False, epsilon=0.1, groups=None, group_weights=None, grow_features=False,
-                hash_bits=None, verbose=0, average=False)
-CLASSIFIER_DEFAULTS = dict(loss="log", **DEFAULTS, multi_class="ovr", class_weight=None)
+                hash_bits=None, verbose=0, average=False, tol=1e-3, n_iter_no_change=5, early_stopping=False,
+                validation_fraction=0.1, learning_rate=None, power_t=0.5)
+CLASSIFIER_DEFAULTS = dict(loss="log", **DEFAULTS, multi_class="ovr", class_weight=None, n_jobs=None)
 REGRESSOR_DEFAULTS = dict(loss="squared", **DEFAULTS)
 
 
@@ -221,11 +222,14 @@ def head_values(pieces):
 
 
 def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None, pause=None,
-               after_pass=None):
+               after_pass=None, rows=None):
     """`passes` passes over the CSR rows X (shuffled by `rng` if given), `batch_size`
     rows per step; returns the summed progressive loss. `pause` (if given) is called
     between passes and where the kernel looks at signals (`Learner.fit_rows`);
-    `after_pass` (if given) after each pass, with its index and its summed loss."""
+    `after_pass` (if given) after each pass, with its index and its summed loss: a
+    true value returned stops the passes (a stopping rule). `rows` (int64 indices,
+    if given) are the rows the passes visit, in this order unless shuffled (the
+    training rows of a validation split), X's others left out."""
     data, indices, indptr = kernel_arrays(X)
     n = X.shape[0]
     sw = None
@@ -237,11 +241,14 @@ def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None
     for i in range(passes):     # a call per pass (it reacts to Ctrl-C itself): X checked once
         if i and pause is not None:
             pause()
-        order = rng.permutation(n).astype(np.int64) if rng is not None else None
+        if rows is None:
+            order = rng.permutation(n).astype(np.int64) if rng is not None else None
+        else:
+            order = rows[rng.permutation(len(rows))] if rng is not None else rows
         loss = learner.fit_rows(data, indices, indptr, target, sw, order, batch_size, pause)
         total += loss
-        if after_pass is not None:
-            after_pass(i, loss)
+        if after_pass is not None and after_pass(i, loss):
+            break
     return total
 
 

@@ -60,8 +60,8 @@ from fastprox._kernel.losses.losses cimport logsum_pop
 from fastprox._numpy import np
 from fastprox._registry import (LOSSES, PENALTIES, SCHEDULES, UPDATES, averaging as find_averaging, codes,
                                 l1_share, rule as find_rule)
-from fastprox._validation import (check_group_weights, check_memory, check_single_rows, check_step,
-                                  check_structured, NonFiniteMargin)  # (re-exported)
+from fastprox._validation import (check_group_weights, check_invariant_loss, check_memory, check_single_rows,
+                                  check_step, check_structured, NonFiniteMargin)  # (re-exported)
 from fastprox._kernel.base.types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
@@ -205,6 +205,7 @@ cdef class Learner:
         rule = find_averaging(update, schedule, penalty) if average else find_rule(update, schedule, penalty)
         self.average = c.params.average_from = average
         check_step(step, update, schedule, 1)
+        check_invariant_loss(step, loss)
         check_single_rows(step, schedule, multinomial)
         if loss is None:
             check_structured(step, schedule)

@@ -53,6 +53,10 @@ def _modified_huber(z, epsilon, m):
     return u * u - _relu(u - 2) ** 2                    # (1 - z)^2 for z >= -1, -4 z below
 
 
+def _perceptron(z, epsilon, m):
+    return _relu(-z)
+
+
 def _squared(r, epsilon, m):
     r = abs(r)
     return r * r / 2
@@ -67,12 +71,13 @@ def _epsilon_insensitive(r, epsilon, m):
     return _relu(abs(r) - epsilon)
 
 
-Loss = namedtuple("Loss", "name code kind multinomial proba value")
+Loss = namedtuple("Loss", "name code kind multinomial proba value invariant", defaults=(True,))
 Loss.__doc__ = """A loss: its kernel `code` (`_kernel/losses/losses.pxd`), its `kind` ("binary": of the
 margin y p, y = +-1; "regression": of the residual p - y), whether it has a
 `multinomial` form over K scores (softmax, Crammer-Singer), its probability link
-(`proba`: "logistic", "modified_huber" as scikit-learn, or None) and its
-`value(x, epsilon, m)` (m: the math module or NumPy)."""
+(`proba`: "logistic", "modified_huber" as scikit-learn, or None), its
+`value(x, epsilon, m)` (m: the math module or NumPy) and whether the importance-invariant
+step takes it (`invariant`: its flow has a sigma in `_kernel/losses/invariant.pxd`)."""
 
 LOSSES = {loss.name: loss for loss in (
     Loss("log", 0, "binary", True, "logistic", _log),
@@ -82,6 +87,9 @@ LOSSES = {loss.name: loss for loss in (
     Loss("squared", 4, "regression", False, None, _squared),
     Loss("huber", 5, "regression", False, None, _huber),
     Loss("epsilon_insensitive", 6, "regression", False, None, _epsilon_insensitive),
+    # scikit-learn's perceptron: max(0, -z), derivative -y at z <= 0 (so that w = 0 moves).
+    # The invariant step's flow stops at z = 0, where every model starts: it would never move.
+    Loss("perceptron", 7, "binary", False, None, _perceptron, invariant=False),
 )}
 
 Update = namedtuple("Update", "name code")
@@ -129,10 +137,12 @@ def codes(table):
     return {name: entry.code for name, entry in table.items()}
 
 
-def losses_of(kind, multinomial=False):
+def losses_of(kind, multinomial=False, invariant=False):
     """The names of the losses of one kind ("binary", "regression"), those with a
-    multinomial form only if asked, in the table's order."""
-    return tuple(loss.name for loss in LOSSES.values() if loss.kind == kind and (loss.multinomial or not multinomial))
+    multinomial form only if asked, those the invariant step takes only if asked, in
+    the table's order."""
+    return tuple(loss.name for loss in LOSSES.values() if loss.kind == kind and (loss.multinomial or not multinomial)
+                 and (loss.invariant or not invariant))
 
 
 def l1_share(penalty, l1_ratio):

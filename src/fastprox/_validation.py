@@ -9,7 +9,8 @@ import math
 import numbers
 
 from ._numpy import np
-from ._registry import SCHEDULES, STEPS, UPDATES, averaging, defaults_for, losses_of, penalties_of, rule
+from ._sklearn_names import check_n_jobs, schedule_of
+from ._registry import LOSSES, SCHEDULES, STEPS, UPDATES, averaging, defaults_for, losses_of, penalties_of, rule
 
 #: The penalties of W's entries one by one, and those of its blocks (`_registry.PENALTIES`).
 COORDINATE_PENALTIES = penalties_of("separable") + penalties_of("berhu")
@@ -89,6 +90,7 @@ def check_params(est, losses):
     check_number("epsilon", est.epsilon, 0.0)
     check_number("max_iter", est.max_iter, 1, integer=True)
     check_step(step, est.update, schedule, est.batch_size)
+    check_invariant_loss(step, est.loss)
     check_average(getattr(est, "average", False), est.update, schedule, penalty, est.schedule is None)
     check_hash_bits(getattr(est, "hash_bits", None))     # absent from model files before it
     grow = getattr(est, "grow_features", False)     # absent from model files before it
@@ -96,6 +98,37 @@ def check_params(est, losses):
         raise ValueError(f"grow_features={grow!r} must be True or False.")
     _check_verbose(getattr(est, "verbose", 0))
     _check_class_weight(getattr(est, "class_weight", None))
+    check_stopping(est)
+    check_number("power_t", getattr(est, "power_t", 0.5), 0.0)
+    check_n_jobs(getattr(est, "n_jobs", None))
+
+
+def check_stopping(est):
+    """Refuse stopping parameters out of scikit-learn's ranges, naming the fix.
+
+    Parameters
+    ----------
+    est : object
+        With ``tol``, ``n_iter_no_change``, ``early_stopping`` and
+        ``validation_fraction`` (absent ones, in model files before them, take their defaults).
+
+    Raises
+    ------
+    ValueError
+        tol not None nor a number >= 0, n_iter_no_change not an integer >= 1,
+        early_stopping not a bool, validation_fraction not in (0, 1).
+    """
+    tol = getattr(est, "tol", None)
+    if tol is not None:
+        check_number("tol", tol, 0.0)
+    check_number("n_iter_no_change", getattr(est, "n_iter_no_change", 5), 1, integer=True)
+    early = getattr(est, "early_stopping", False)
+    if type(early).__name__ not in ("bool", "bool_"):
+        raise ValueError(f"early_stopping={early!r} must be True or False.")
+    fraction = getattr(est, "validation_fraction", 0.1)
+    check_number("validation_fraction", fraction, 0.0, low_open=True, high=1.0)
+    if fraction == 1.0:
+        raise ValueError("validation_fraction=1.0 leaves no row to train on; use a fraction in (0, 1).")
 
 
 def average_from(average):
@@ -135,16 +168,47 @@ def check_hash_bits(bits):
 
 
 def schedule_and_step(params, multinomial):
-    """The (schedule, step) a model trains with: the parameters given, None
-    resolved to the rule's data-free default (`_registry.defaults_for`); a missing
-    step (model files before it) is "gradient"."""
-    schedule, step = params["schedule"], params.get("step", "gradient")
+    """The (schedule, step) a model trains with: the parameters given (scikit-learn's
+    learning_rate and power_t mapped onto the schedule, `_sklearn_names.schedule_of`),
+    None resolved to the rule's data-free default (`_registry.defaults_for`; the
+    gradient step for a loss the invariant step does not take); a missing step
+    (model files before it) is "gradient"."""
+    schedule = schedule_of(params.get("learning_rate"), params.get("power_t", 0.5), params["schedule"],
+                           params["batch_size"])
+    step = params.get("step", "gradient")
     if schedule is None or step is None:
         chosen = defaults_for(params["update"], kernel_penalty(params["penalty"]),
                               params["batch_size"], multinomial)
         schedule = chosen[0] if schedule is None else schedule
-        step = chosen[1] if step is None else step
+        if step is None:
+            step = chosen[1] if kernel_loss(params["loss"]) in INVARIANT_LOSSES else "gradient"
     return schedule, step
+
+
+#: The losses the importance-invariant step takes (`_registry.Loss.invariant`).
+INVARIANT_LOSSES = tuple(name for name, loss in LOSSES.items() if loss.invariant)
+
+
+def check_invariant_loss(step, loss):
+    """The invariant step follows the loss's flow; a loss without one (the perceptron's
+    stops at margin 0, where every model starts) takes the gradient step.
+
+    Parameters
+    ----------
+    step : str
+        The step the model trains with (None resolved).
+    loss : str
+        The loss, in the kernel's or scikit-learn's spelling.
+
+    Raises
+    ------
+    ValueError
+        step="invariant" with a loss whose registry row says ``invariant=False``.
+    """
+    if step == "invariant" and kernel_loss(loss) not in INVARIANT_LOSSES:
+        raise ValueError(f"step='invariant' is not defined for loss={loss!r} (its flow stops at "
+                         "margin 0, where the model starts, and would never move it); use "
+                         "step='gradient' (or step=None, which chooses it).")
 
 
 def check_step(step, update, schedule, batch_size):

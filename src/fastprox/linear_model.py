@@ -14,7 +14,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data, _check_samp
 
 from ._concurrency import LearnerState, lock_of
 from ._restore import restored_on_failure
-from ._core import (CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes, check_same_groups,
+from ._sklearn_names import catching_unknown, refuse_unknown
+from ._stopping import StoppingRule, held_out_score, validation_split, warn_unconverged
+from ._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes, check_same_groups,
                     check_same_hashing, check_same_kernel, encode_labels, has_proba, margins, model_coef,
                     model_intercept, new_learner, predictions, probabilities, run_passes)
 from ._arrays import all_finite, two_labels
@@ -36,7 +38,8 @@ class _BaseProx(BaseEstimator):
 
     def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, step, eta0, delta, rda_rho,
                  berhu_gamma, batch_size, fit_intercept, max_iter, shuffle, random_state,
-                 warm_start, epsilon, groups, group_weights, grow_features, hash_bits, verbose, average):
+                 warm_start, epsilon, groups, group_weights, grow_features, hash_bits, verbose, average,
+                 tol, n_iter_no_change, early_stopping, validation_fraction, learning_rate, power_t):
         self.loss = loss
         self.penalty = penalty
         self.alpha = alpha
@@ -61,6 +64,12 @@ class _BaseProx(BaseEstimator):
         self.hash_bits = hash_bits
         self.verbose = verbose
         self.average = average
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.learning_rate = learning_rate
+        self.power_t = power_t
 
     # ------------------------------------------------------------------ model
     @property
@@ -292,18 +301,28 @@ class _BaseProx(BaseEstimator):
         X, y = self._check_input(X, y, reset=first)
         X = canonical(self._hashed(X))      # once: the "auto" steps and the passes read it
         target, n_outputs, ovr, multinomial = self._encode(y, classes, first)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X)
+        rows, held_out = (None, None) if incremental else validation_split(
+            self, y, sample_weight, self._losses is not REGRESSION_LOSSES)
         if first:
-            self._learner = new_learner(vars(self), X.shape[1], n_outputs, ovr, multinomial, [X])
+            head = X if rows is None else X[rows[:AUTO_ROWS]]       # the "auto" steps read training rows
+            self._learner = new_learner(vars(self), X.shape[1], n_outputs, ovr, multinomial, [head])
         self._grow(X)
         rng = None
         if not incremental and self.shuffle:
             rng = check_random_state(self.random_state)
         passes = 1 if incremental else self.max_iter
-        sample_weight = self._row_weights(X, y, sample_weight)
-        report = _pass_report(self._learner, X.shape[0]) if self.verbose else None
-        total = run_passes(self._learner, X, target, sample_weight,
-                           self.batch_size, passes, rng, self._pause, report)
-        self.progressive_loss_ = total / max(1, passes * X.shape[0])
+        weights = self._row_weights(X, y, sample_weight)
+        n_rows = X.shape[0] if rows is None else len(rows)
+        rule = None if incremental else StoppingRule(self, n_rows, None if held_out is None else held_out_score(
+            self._learner, X[held_out], y[held_out], None if sample_weight is None else sample_weight[held_out],
+            getattr(self, "classes_", None)))
+        report = _pass_report(self._learner, n_rows) if self.verbose else None
+        total = run_passes(self._learner, X, target, weights, self.batch_size, passes, rng, self._pause,
+                           _after_pass(report, rule), rows)
+        passes = passes if rule is None else rule.passes
+        self.progressive_loss_ = total / max(1, passes * n_rows)
         self.n_iter_ = passes
         self.t_ = self._learner.t
         return self
@@ -318,8 +337,9 @@ class _BaseProx(BaseEstimator):
         self.t_ = self._learner.t
         lock_of(self).pause()
 
-    def fit(self, X, y, sample_weight=None):
-        """Train a new model (or continue it, with ``warm_start``) by ``max_iter`` passes.
+    def fit(self, X, y, sample_weight=None, coef_init=None, intercept_init=None):
+        """Train a new model (or continue it, with ``warm_start``) by up to ``max_iter``
+        passes, fewer where the stopping rule stops them (``tol``, ``early_stopping``).
 
         NaN or infinity in X, or values so large that a margin or the state would
         overflow, raise a ValueError naming the row; a fit that fails or is
@@ -334,18 +354,62 @@ class _BaseProx(BaseEstimator):
             Class labels (ProxClassifier) or targets (ProxRegressor).
         sample_weight : array-like of shape (n_samples,), default=None
             Each row's weight, which scales its step (None: 1 each).
+        coef_init, intercept_init : None
+            SGDClassifier's starting weights: refused, naming what to use instead
+            (fastprox starts from zero; ``warm_start`` or ``partial_fit`` continue a
+            model).
 
         Returns
         -------
         self : object
             The trained estimator.
         """
-        return self._fit(X, y, sample_weight)
+        given = {name for name, value in (("coef_init", coef_init), ("intercept_init", intercept_init))
+                 if value is not None}
+        refuse_unknown(type(self).__name__, given)
+        self._fit(X, y, sample_weight)
+        warn_unconverged(self, self.n_iter_)     # after the call: a warning raised as an error keeps the fit
+        return self
+
+    def set_params(self, **params):
+        """scikit-learn's ``set_params``; a parameter fastprox lacks raises a
+        ValueError naming its fastprox equivalent (`_sklearn_names.EQUIVALENTS`).
+
+        Parameters
+        ----------
+        **params : dict
+            Parameters by name.
+
+        Returns
+        -------
+        self : object
+            The estimator.
+        """
+        refuse_unknown(type(self).__name__, set(params) - set(self.get_params(deep=False)))
+        return super().set_params(**params)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _after_pass(report, rule):
+    """What `run_passes` calls after each pass: verbose's `report` and the stopping
+    `rule` (either may be None), true to stop; with a report, the stop is printed as
+    scikit-learn's SGD prints it."""
+    if rule is None:
+        return report
+    start = time.perf_counter()
+
+    def after(index, loss):
+        if report is not None:
+            report(index, loss)
+        stop = rule(index, loss)
+        if stop and report is not None:
+            print(f"Convergence after {index + 1} epochs took {time.perf_counter() - start:.2f} seconds")
+        return stop
+    return after
 
 
 def _pass_report(learner, n_rows):
@@ -392,9 +456,11 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 
     Parameters
     ----------
-    loss : {"log", "hinge", "squared_hinge", "modified_huber"}, default="log"
+    loss : {"log", "hinge", "squared_hinge", "modified_huber", "perceptron"}, default="log"
         The loss per row. "log_loss" (scikit-learn's name) is "log"; "log" and
-        "modified_huber" give ``predict_proba``.
+        "modified_huber" give ``predict_proba``. "perceptron" is max(0, -y p),
+        scikit-learn's, and takes the gradient step (the invariant flow stops at
+        margin 0, where every model starts).
     penalty : {"none", "l1", "l2", "elasticnet", "berhu", "l1_l2", "l1_linf", \
 "sparse_group", "squared_group"} or None, default="l1"
         The regularizer r(w), applied by its exact proximal step. None
@@ -420,8 +486,8 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         FOBOS's forward step. "invariant" follows the exact flow of the row's
         loss (Karampatziakis & Langford 2011), so a row never overshoots its
         minimum and a row of weight h counts as h rows; None picks it where the
-        rule takes it (fobos, one row per step, not multinomial), else
-        "gradient"; ``step_`` says which.
+        rule takes it (fobos, one row per step, not multinomial, not the
+        perceptron), else "gradient"; ``step_`` says which.
     eta0 : float or "auto", default="auto"
         Base step size (AdaGrad's eta). "auto" is 0.5, except under "adagrad",
         where it is 1 / sqrt(mean ||(1, x)||^2) over the first 10,000 rows of
@@ -490,6 +556,35 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         a >= 1 averages from step a on. Training continues from the last model.
         Kept exactly and lazily where the rule allows it; refused, naming the
         rules that do, elsewhere (docs/contract.md, "Averaged iterate").
+    tol : float >= 0 or None, default=1e-3
+        scikit-learn's stopping rule for ``fit``'s passes: stop once
+        ``n_iter_no_change`` consecutive passes have not lowered the pass's
+        summed training loss (each row's loss before its step) below the best by
+        ``tol`` times the rows, or, with ``early_stopping``, raised the held-out
+        score by ``tol``. None runs all ``max_iter`` passes. The rule needs
+        ``n_iter_no_change + 1`` passes, so the one-pass default is unchanged by
+        it, and a script from SGDClassifier with ``max_iter=1000`` stops as it
+        does. ``partial_fit`` never stops.
+    n_iter_no_change : int >= 1, default=5
+        Passes without improvement before stopping.
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of ``fit``'s rows (stratified for the
+        classifier, as scikit-learn's split, seeded by ``random_state``) and stop
+        on their score (accuracy; R^2 for the regressor), the averaged model's
+        with ``average``. One-vs-rest stops its K outputs together.
+    validation_fraction : float in (0, 1), default=0.1
+        The share of rows ``early_stopping`` holds out.
+    learning_rate : {None, "constant", "invscaling"}, default=None
+        scikit-learn's name for the schedule: "constant" is
+        ``schedule="constant"``, "invscaling" (eta0 / t^power_t) is "invsqrt"
+        for ``power_t=0.5``, "inv" for 1, "constant" for 0. "optimal",
+        "adaptive", "pa1" and "pa2" have no fastprox schedule and are refused
+        naming what to use; None leaves it to ``schedule``.
+    power_t : float, default=0.5
+        The exponent of "invscaling" (0, 0.5 or 1).
+    n_jobs : int or None, default=None
+        Accepted and unused: one-vs-rest trains its K outputs in one pass of one
+        kernel, each row read once for all K.
 
     Attributes
     ----------
@@ -544,6 +639,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 
     _losses = CLASSIFICATION_LOSSES
 
+    @catching_unknown
     def __init__(self, loss=C["loss"], penalty=C["penalty"], alpha=C["alpha"],
                  l1_ratio=C["l1_ratio"], update=C["update"], schedule=C["schedule"], step=C["step"],
                  eta0=C["eta0"], delta=C["delta"], rda_rho=C["rda_rho"],
@@ -553,16 +649,22 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
                  epsilon=C["epsilon"], multi_class=C["multi_class"], groups=C["groups"],
                  group_weights=C["group_weights"], grow_features=C["grow_features"],
                  hash_bits=C["hash_bits"], class_weight=C["class_weight"], verbose=C["verbose"],
-                 average=C["average"]):
+                 average=C["average"], tol=C["tol"], n_iter_no_change=C["n_iter_no_change"],
+                 early_stopping=C["early_stopping"], validation_fraction=C["validation_fraction"],
+                 learning_rate=C["learning_rate"], power_t=C["power_t"], n_jobs=C["n_jobs"], **unknown):
+        refuse_unknown(type(self).__name__, unknown)
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, step=step, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
                          group_weights=group_weights, grow_features=grow_features, hash_bits=hash_bits,
-                         verbose=verbose, average=average)
+                         verbose=verbose, average=average, tol=tol, n_iter_no_change=n_iter_no_change,
+                         early_stopping=early_stopping, validation_fraction=validation_fraction,
+                         learning_rate=learning_rate, power_t=power_t)
         self.multi_class = multi_class
         self.class_weight = class_weight
+        self.n_jobs = n_jobs
 
     def _encode(self, y, classes, first):
         """Targets for the kernel: +-1 for two classes (the larger is +1), class indices for K >= 3."""
@@ -713,6 +815,7 @@ class ProxRegressor(RegressorMixin, _BaseProx):
 
     _losses = REGRESSION_LOSSES
 
+    @catching_unknown
     def __init__(self, loss=R["loss"], penalty=R["penalty"], alpha=R["alpha"],
                  l1_ratio=R["l1_ratio"], update=R["update"], schedule=R["schedule"], step=R["step"],
                  eta0=R["eta0"], delta=R["delta"], rda_rho=R["rda_rho"],
@@ -721,14 +824,19 @@ class ProxRegressor(RegressorMixin, _BaseProx):
                  random_state=R["random_state"], warm_start=R["warm_start"],
                  epsilon=R["epsilon"], groups=R["groups"], group_weights=R["group_weights"],
                  grow_features=R["grow_features"], hash_bits=R["hash_bits"], verbose=R["verbose"],
-                 average=R["average"]):
+                 average=R["average"], tol=R["tol"], n_iter_no_change=R["n_iter_no_change"],
+                 early_stopping=R["early_stopping"], validation_fraction=R["validation_fraction"],
+                 learning_rate=R["learning_rate"], power_t=R["power_t"], **unknown):
+        refuse_unknown(type(self).__name__, unknown)
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, step=step, eta0=eta0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
                          group_weights=group_weights, grow_features=grow_features, hash_bits=hash_bits,
-                         verbose=verbose, average=average)
+                         verbose=verbose, average=average, tol=tol, n_iter_no_change=n_iter_no_change,
+                         early_stopping=early_stopping, validation_fraction=validation_fraction,
+                         learning_rate=learning_rate, power_t=power_t)
 
     def _encode(self, y, classes, first):
         return as_float_array("y", y, len(y)), 1, False, False

@@ -20,6 +20,8 @@ def dloss(loss, p, y, epsilon):
         return -2 * y * np.maximum(0, 1 - z)
     if loss == "modified_huber":
         return np.where(z >= -1, -2 * y * np.maximum(0, 1 - z), -4 * y)
+    if loss == "perceptron":
+        return np.where(z <= 0, -y, 0.0)
     if loss == "squared":
         return r
     if loss == "huber":
@@ -40,6 +42,8 @@ def loss_value(loss, p, y, epsilon):
         return np.maximum(0, 1 - z) ** 2
     if loss == "modified_huber":
         return np.where(z >= -1, np.maximum(0, 1 - z) ** 2, -4 * z)
+    if loss == "perceptron":
+        return np.maximum(0, -z)
     if loss == "squared":
         return r ** 2 / 2
     if loss == "huber":
@@ -122,6 +126,14 @@ def invariant_sigma(loss, p, y, q, h, epsilon):
 KINKS = {"hinge": lambda p, y, eps: np.abs(y * p - 1),
          "epsilon_insensitive": lambda p, y, eps: np.abs(np.abs(p - y) - eps)}
 
+#: Losses whose gradient step jumps at a margin that sums of weights reach exactly: the
+#: perceptron's z = 0 (under the normalized schedule a step sets each weight to +-c /
+#: m_j, and a rescale by m_j / |x_j| makes the next margin a sum of +-c x_j / |x_j|,
+#: which cancels), where the step is decided by the margin's last bit. The margin's
+#: distance from it, relative to the size of its terms (margins whose terms are all 0
+#: are exact and take no part), goes to `kink_gap` too.
+TIES = ("perceptron",)
+
 
 class EagerReference:
     """K linear models (rows of W) updated densely, one step at a time."""
@@ -142,7 +154,7 @@ class EagerReference:
         self.b = np.zeros(K)           # fobos: b; rda: s_b; ftrl: z_b
         self.Gb = np.zeros(K)
         self.M = np.zeros(d)           # normalized: each feature's largest |x| so far
-        self.kink_gap = np.inf         # invariant: the closest a step started to a kink (`KINKS`)
+        self.kink_gap = np.inf         # the closest a step started to a kink (`KINKS`, `TIES`)
         self.N = 0.0                   # normalized: the sum of the rows' normalized squared norms
 
     # --- the penalty split used by rda and ftrl: l1 share rho1 of alpha
@@ -230,6 +242,9 @@ class EagerReference:
         self.t += 1
         t = self.t
         P = X @ W.T + b
+        if self.loss in TIES:
+            scale = np.abs(X) @ np.abs(W).T + np.abs(b)
+            self.kink_gap = min(self.kink_gap, float(np.min(np.abs(P[scale > 0]) / scale[scale > 0], initial=np.inf)))
         dl, losses = self._score_gradients(P, y)   # (B, K)
         dl = dl * sw[:, None]
         progressive = float(np.sum(losses * sw[:, None]))

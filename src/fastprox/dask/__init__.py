@@ -50,7 +50,8 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     client : distributed.Client or None, default=None
         The cluster's client (None: the current one).
     passes : int or None, default=None
-        Passes over the data (None: the estimator's max_iter). Rows are visited
+        Passes over the data (None: the estimator's max_iter), all of them: no
+        stopping rule (``tol``, ``early_stopping``) on a cluster. Rows are visited
         in the shares' order, never shuffled (as ``fastprox train``).
     sequential : bool, default=False
         False: the parallel mode. The shares are dealt to ``n_workers`` groups;
@@ -116,6 +117,9 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     if params.get("class_weight") is not None:
         raise ValueError("class_weight is not supported on a cluster: weigh the rows' classes in the "
                          "data, or train on one machine")
+    if params.get("early_stopping"):
+        raise ValueError("early_stopping is not supported on a cluster (no rows are held out): give "
+                         "passes, or train on one machine")
     if params.get("average") and not sequential:
         raise ValueError("average is not mixed across workers (each keeps its own sums): use "
                          "sequential=True, or average=False on a cluster")

@@ -150,7 +150,9 @@ PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_ratio
                random_state=(type(None), int), warm_start=_BOOL, epsilon=_NUMBER,
                groups=(type(None), list), group_weights=(type(None), list), multi_class=_NAME,
                grow_features=_BOOL, verbose=_INT + _BOOL, class_weight=(type(None), str, list),
-               hash_bits=(type(None), int), average=_BOOL + _INT)
+               hash_bits=(type(None), int), average=_BOOL + _INT, tol=(type(None),) + _NUMBER,
+               n_iter_no_change=_INT, early_stopping=_BOOL, validation_fraction=_NUMBER,
+               learning_rate=(type(None),) + _NAME, power_t=_NUMBER, n_jobs=(type(None), int))
 # sparse_group's skipped proxes do not compose: reading a group replays one per step
 # since its stamp. Files written now have none pending; earlier ones may have some,
 # a bounded number (a hostile stamp far behind t would otherwise hang the reader).

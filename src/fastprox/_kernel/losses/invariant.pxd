@@ -300,6 +300,8 @@ cdef inline double invariant_sigma(int loss, double p, double y, double q, doubl
         rho = _flow_fraction(s, 0.0, 1.0)
     elif loss == HUBER:                         # |r| falls at rate q epsilon down to epsilon
         rho = _flow_fraction(s, fmax(0.0, (r - epsilon) / epsilon), 1.0)
-    else:                                       # EPSILON_INSENSITIVE: |r| falls at rate q to epsilon
+    elif loss == EPSILON_INSENSITIVE:           # |r| falls at rate q to epsilon
         rho = _flow_fraction(s, r - epsilon, INFINITY)
+    else:                                       # no flow (perceptron): refused before any step
+        return NAN
     return h * g * rho

@@ -27,6 +27,8 @@ cdef inline double dloss(int loss, double p, double y, double epsilon) noexcept 
         if z >= -1.0:
             return -2.0 * y * (1.0 - z)
         return -4.0 * y
+    if loss == PERCEPTRON:          # -y at z = 0 too, as scikit-learn's: w = 0 moves
+        return -y if z <= 0.0 else 0.0
     if loss == SQUARED:
         return r
     if loss == HUBER:
@@ -57,6 +59,8 @@ cdef inline double loss_value(int loss, double p, double y, double epsilon) noex
         if z >= -1.0:
             return (1.0 - z) * (1.0 - z)
         return -4.0 * z
+    if loss == PERCEPTRON:
+        return -z if z < 0.0 else 0.0
     if loss == SQUARED:
         return 0.5 * r * r
     if loss == HUBER:

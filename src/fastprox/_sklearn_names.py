@@ -1,0 +1,178 @@
+"""scikit-learn's SGD parameters on fastprox's estimators, for scripts written for
+`SGDClassifier` and `SGDRegressor`: ``learning_rate`` and ``power_t`` mapped onto
+fastprox's ``schedule`` where they mean the same step sizes and refused with the
+mapping named where they do not, ``n_jobs`` checked, and the names fastprox lacks
+refused with their fastprox equivalent. Pure Python, the standard library only: the
+command line's start-up reads `_validation`, which imports this.
+
+scikit-learn's steps (its ``_sgd_fast``): ``constant`` eta0; ``invscaling``
+eta0 / t^power_t, t counting rows from 1; ``optimal`` 1 / (alpha (t + t0)) with
+Bottou's t0; ``adaptive`` eta0 divided by 5 whenever the stopping rule would stop;
+``pa1``, ``pa2`` the passive-aggressive steps. fastprox's scalar schedules (the
+contract's, docs/contract.md) are eta0, eta0 / sqrt(t) and eta0 / t with t counting
+steps from 1: a row per step when batch_size=1, so that ``invscaling`` with power_t
+0.5 or 1 is ``invsqrt`` or ``inv``, power_t 0 ``constant``.
+"""
+import inspect
+import numbers
+
+#: learning_rate="invscaling"'s power_t with a fastprox schedule of the same steps.
+INVSCALING = {0.0: "constant", 0.5: "invsqrt", 1.0: "inv"}
+
+#: scikit-learn's learning rates fastprox has no schedule for, and what to use instead.
+UNMAPPED_RATES = {
+    "optimal": "its 1 / (alpha (t + t0)) with Bottou's heuristic t0 has no fastprox schedule; "
+               "use schedule='inv' (eta0 / t) with eta0 = 1 / (alpha t0), or leave learning_rate=None "
+               "for fastprox's default (the normalized schedule, which needs no tuning)",
+    "adaptive": "dividing eta0 by 5 when the stopping rule would stop has no fastprox schedule; "
+                "use schedule='adagrad' (per-coordinate steps that shrink with the gradients seen) "
+                "or learning_rate=None for the default normalized schedule",
+    "pa1": "the passive-aggressive steps have no fastprox schedule; use step='invariant' (the "
+           "importance-invariant step, which never overshoots the loss's minimizer) with loss='hinge'",
+    "pa2": "the passive-aggressive steps have no fastprox schedule; use step='invariant' (the "
+           "importance-invariant step, which never overshoots the loss's minimizer) with loss='hinge'",
+}
+
+#: Parameters of scikit-learn's SGD estimators (and their relatives) that fastprox's
+#: lack, with the fastprox equivalent.
+EQUIVALENTS = {
+    "coef_init": "fastprox starts from zero weights; continue a trained model with warm_start=True "
+                 "(fit) or partial_fit, or load a saved one with fastprox.load_model",
+    "intercept_init": "fastprox starts from a zero intercept; continue a trained model with "
+                      "warm_start=True (fit) or partial_fit, or load a saved one with fastprox.load_model",
+    "offset_init": "fastprox has no one-class model (SGDOneClassSVM); train a ProxClassifier on "
+                   "labelled rows",
+    "nu": "fastprox has no one-class model (SGDOneClassSVM); train a ProxClassifier on labelled rows",
+    "n_iter": "scikit-learn's old name of max_iter; use max_iter (passes over the data)",
+    "C": "PassiveAggressiveClassifier's cap on the step; use step='invariant' (the importance-"
+         "invariant step, which never overshoots) with eta0 bounding the step, and alpha for a penalty",
+}
+
+
+class UnknownParameter(ValueError, TypeError):
+    """A parameter fastprox's estimators do not take: a ValueError naming the
+    fastprox equivalent (as the other parameter checks raise), and a TypeError, what
+    Python raises for an unexpected keyword argument, so that code catching either
+    catches it."""
+
+
+def catching_unknown(init):
+    """Decorate an estimator's ``__init__(self, ..., **unknown)``, whose catch-all only
+    collects names to refuse (`refuse_unknown`): the signature that ``help`` and
+    scikit-learn's introspection (get_params, its estimator checks) read leaves it out,
+    so that the parameters are exactly the named ones.
+
+    Parameters
+    ----------
+    init : function
+        The ``__init__``, ending in a ``**`` parameter.
+
+    Returns
+    -------
+    function
+        ``init``, its ``__signature__`` without that parameter.
+    """
+    signature = inspect.signature(init)
+    init.__signature__ = signature.replace(parameters=[
+        p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD])
+    return init
+
+
+def refuse_unknown(owner, names):
+    """Raise `UnknownParameter` for the parameters ``names`` (a collection of
+    strings) that ``owner`` (the estimator's class name) lacks, naming each one's
+    fastprox equivalent where scikit-learn has it (`EQUIVALENTS`).
+
+    Parameters
+    ----------
+    owner : str
+        The estimator's class name, for the message.
+    names : collection of str
+        The parameters given that its signature lacks; nothing is raised when empty.
+
+    Raises
+    ------
+    UnknownParameter
+        When ``names`` is not empty.
+    """
+    if not names:
+        return
+    parts = [f"{name}: {EQUIVALENTS[name]}" if name in EQUIVALENTS else
+             f"{name}: not a parameter of {owner} (its parameters: {owner}().get_params())"
+             for name in sorted(names)]
+    raise UnknownParameter(f"{owner} does not take {', '.join(map(repr, sorted(names)))}; " + "; ".join(parts) + ".")
+
+
+def schedule_of(learning_rate, power_t, schedule, batch_size):
+    """The fastprox schedule that scikit-learn's ``learning_rate`` and ``power_t``
+    name, checked against ``schedule`` (None: not given) and ``batch_size``.
+
+    Parameters
+    ----------
+    learning_rate : None or str
+        None: ``schedule`` decides (fastprox's parameter); else one of
+        scikit-learn's learning rates.
+    power_t : float
+        invscaling's exponent: 0, 0.5 or 1 have a fastprox schedule.
+    schedule : None or str
+        fastprox's schedule parameter, which must agree with learning_rate when
+        both are given.
+    batch_size : int
+        Rows per step: invscaling's t counts rows, fastprox's t steps, the same only
+        with one row per step.
+
+    Returns
+    -------
+    str or None
+        The schedule the model trains with (None: the rule's default).
+
+    Raises
+    ------
+    ValueError
+        For a learning rate, or a power_t, without a fastprox schedule of the same
+        steps (naming what to use), or one that contradicts ``schedule``.
+    """
+    if learning_rate is None:
+        return schedule
+    if isinstance(learning_rate, str) and learning_rate in UNMAPPED_RATES:
+        raise ValueError(f"learning_rate={learning_rate!r}: {UNMAPPED_RATES[learning_rate]}.")
+    if learning_rate == "constant":
+        mapped = "constant"
+    elif learning_rate == "invscaling":
+        if isinstance(power_t, bool) or not isinstance(power_t, numbers.Real) or power_t not in INVSCALING:
+            raise ValueError(f"learning_rate='invscaling' with power_t={power_t!r} has no fastprox schedule "
+                             "(eta0 / t^power_t); use power_t=0.5 (schedule='invsqrt'), power_t=1 "
+                             "(schedule='inv') or power_t=0 (schedule='constant').")
+        mapped = INVSCALING[power_t]
+        if mapped != "constant" and batch_size != 1:
+            raise ValueError(f"learning_rate='invscaling' counts t in rows, fastprox's schedules in steps "
+                             f"of batch_size={batch_size} rows; use schedule={mapped!r} (eta0 over a "
+                             "function of the steps) or batch_size=1.")
+    else:
+        raise ValueError(f"learning_rate={learning_rate!r} is not supported; use None (fastprox's "
+                         "schedule decides), 'constant' or 'invscaling' (with power_t 0.5 or 1).")
+    if schedule is not None and schedule != mapped:
+        raise ValueError(f"learning_rate={learning_rate!r} (power_t={power_t!r}) is schedule={mapped!r}, but "
+                         f"schedule={schedule!r} was given; set one of them (learning_rate=None leaves "
+                         "the schedule to `schedule`).")
+    return mapped
+
+
+def check_n_jobs(n_jobs):
+    """n_jobs: None or a non-zero integer, as scikit-learn takes it.
+
+    Parameters
+    ----------
+    n_jobs : None or int
+        SGDClassifier's threads over its one-vs-rest binary fits. fastprox's
+        one-vs-rest trains the K outputs in one pass of one kernel, each row read
+        once for all K (the work scikit-learn's threads share out), so the value
+        is checked and otherwise unused.
+
+    Raises
+    ------
+    ValueError
+        For anything else.
+    """
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0):
+        raise ValueError(f"n_jobs={n_jobs!r} must be None or a non-zero integer (as scikit-learn's).")

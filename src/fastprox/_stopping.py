@@ -1,0 +1,157 @@
+"""scikit-learn's stopping rules for the passes of `fit` (SGDClassifier's ``tol``,
+``n_iter_no_change``, ``early_stopping``, ``validation_fraction``; its
+``_plain_sgd`` and ``_make_validation_split``): the validation split, the rule
+checked after each pass, the ConvergenceWarning. The passes themselves stay
+`_core.run_passes`' kernel calls; the rule reads each pass's summed progressive
+loss, which the kernel reports anyway, or scores the held-out rows once per pass."""
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
+
+from ._core import margins, predictions
+
+
+def validation_split(est, y, sample_weight, classifier):
+    """The rows `fit` trains on and those it holds out to score each pass, as
+    scikit-learn's early stopping splits them: a stratified split for a classifier
+    (StratifiedShuffleSplit), a plain one for a regressor (ShuffleSplit), of
+    ``validation_fraction`` of the rows, seeded by ``random_state``.
+
+    Parameters
+    ----------
+    est : ProxClassifier or ProxRegressor
+        Its early_stopping, validation_fraction and random_state.
+    y : ndarray of shape (n,)
+        The labels (the strata) or targets.
+    sample_weight : None or ndarray of shape (n,)
+        The rows' weights: the held-out rows must not all weigh 0.
+    classifier : bool
+        Whether to stratify by y.
+
+    Returns
+    -------
+    (train, held_out) : ndarrays of row indices, or (None, None)
+        Sorted int64 indices; (None, None) without early_stopping.
+    """
+    if not est.early_stopping:
+        return None, None
+    splitter = (StratifiedShuffleSplit if classifier else ShuffleSplit)(
+        test_size=est.validation_fraction, random_state=est.random_state)
+    train, held_out = next(splitter.split(np.zeros((len(y), 1)), y))
+    if len(train) == 0 or len(held_out) == 0:
+        raise ValueError(f"Splitting {len(y)} samples with validation_fraction={est.validation_fraction!r} "
+                         f"leaves an empty set ({len(train)} and {len(held_out)} samples); change "
+                         "validation_fraction, give more samples, or use early_stopping=False.")
+    if sample_weight is not None and not np.any(sample_weight[held_out] > 0):
+        raise ValueError("The sample weights of the validation set are all zero; use another "
+                         "random_state, or early_stopping=False.")
+    return np.sort(train).astype(np.int64), np.sort(held_out).astype(np.int64)
+
+
+class StoppingRule:
+    """scikit-learn's rule, checked after each pass of `fit`: stop once
+    ``n_iter_no_change`` consecutive passes have not improved on the best so far by
+    ``tol``: the training loss (the pass's summed progressive loss, below the best
+    by less than tol times the rows) without early_stopping, the held-out rows'
+    score (accuracy for a classifier, R^2 for a regressor, above the best by less
+    than tol) with it. tol=None never stops. A callable for `run_passes`'
+    ``after_pass``: returns True to stop.
+
+    Parameters
+    ----------
+    est : ProxClassifier or ProxRegressor
+        Its tol and n_iter_no_change.
+    n_rows : int
+        The rows a pass trains on (tol counts per row, as scikit-learn's).
+    score : None or callable
+        None: the training loss decides; else a function of no arguments giving
+        the held-out score of the current model.
+    """
+
+    def __init__(self, est, n_rows, score=None):
+        self.tol = -np.inf if est.tol is None else est.tol
+        self.patience = est.n_iter_no_change
+        self.n_rows = n_rows
+        self.score = score
+        self.best = -np.inf if score is not None else np.inf
+        self.waited = 0
+        self.passes = 0
+
+    def __call__(self, index, loss):
+        """Whether to stop after a pass.
+
+        Parameters
+        ----------
+        index : int
+            The pass just run, from 0.
+        loss : float
+            Its summed progressive loss (read without early_stopping).
+
+        Returns
+        -------
+        bool
+            True once n_iter_no_change passes in a row have not improved.
+        """
+        self.passes = index + 1
+        if self.score is not None:
+            value = self.score()
+            stalled = self.tol > -np.inf and value < self.best + self.tol
+            self.best = max(self.best, value)
+        else:
+            stalled = self.tol > -np.inf and loss > self.best - self.tol * self.n_rows
+            self.best = min(self.best, loss)
+        self.waited = self.waited + 1 if stalled else 0
+        return self.waited >= self.patience
+
+
+def held_out_score(learner, X, y, sample_weight, classes):
+    """A function of no arguments: the current model's score on the held-out rows,
+    as the estimator's ``score`` gives it (accuracy over ``classes``, R^2 for a
+    regressor: ``classes`` None), weighted by ``sample_weight``, read without the
+    estimator's lock (the training call holds it).
+
+    Parameters
+    ----------
+    learner : Learner
+        The kernel being trained.
+    X : CSR matrix
+        The held-out rows.
+    y : ndarray
+        Their labels or targets.
+    sample_weight : None or ndarray
+        Their weights.
+    classes : None or ndarray
+        The classifier's classes_, None for a regressor.
+
+    Returns
+    -------
+    callable
+        Returning a float.
+    """
+    metric = r2_score if classes is None else accuracy_score
+
+    def score():
+        return float(metric(y, predictions(margins(learner, X), classes), sample_weight=sample_weight))
+    return score
+
+
+def warn_unconverged(est, n_iter):
+    """scikit-learn's ConvergenceWarning when the passes reached max_iter with a
+    stopping rule (tol not None) that could have stopped them: not where max_iter
+    <= n_iter_no_change (the rule needs n_iter_no_change + 1 passes; scikit-learn
+    warns there too), so that fastprox's one online pass (max_iter=1, the default)
+    and a few passes asked for warn nothing.
+
+    Parameters
+    ----------
+    est : ProxClassifier or ProxRegressor
+        Its tol and max_iter.
+    n_iter : int
+        The passes `fit` ran.
+    """
+    if est.tol is not None and est.max_iter > est.n_iter_no_change and n_iter == est.max_iter:
+        warnings.warn("Maximum number of iteration reached before convergence. Consider increasing "
+                      "max_iter to improve the fit.", ConvergenceWarning, stacklevel=3)
