@@ -67,8 +67,8 @@ def test_lazy_average_equals_eager(rule, problem, average, cuts, dtype, itype, i
     X, y, sw, K, loss, params, order, batch = problem
     if rule[1] == "normalized":     # one row per step
         batch = 1
-    step = "invariant" if invariant and batch == 1 and K == 1 and rule[0] == "fobos"
-                                                                 and LOSSES[loss].invariant else "gradient"
+    step = ("invariant" if invariant and batch == 1 and K == 1 and rule[0] == "fobos" and LOSSES[loss].invariant
+            else "gradient")
     X = X.astype(dtype)
     X.indices, X.indptr = X.indices.astype(itype), X.indptr.astype(itype)
     lazy, eager = run_both(rule, X, y, sw, K, loss, params, order, batch, average,
