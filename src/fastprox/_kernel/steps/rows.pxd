@@ -4,20 +4,20 @@
 # loss family and schedule kind once, before its loop (`_kernels.pyx`, `pass_kernel`), as
 # the tags below: each loop it instantiates holds one kernel, its branches on the rule,
 # the loss and the schedule resolved when compiled.
-from fastprox._kernel.base.types cimport value_t, index_t, CONSTANT, INVSQRT, INV
+from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED
 from fastprox._kernel.losses.losses cimport LOG
 from fastprox._kernel.base.state cimport (Ctx, ROW_LAST_STEP, ADAGRAD_ROW_FIELDS, ADAGRAD_W, DUAL_SUM, DUAL_SQUARES,
                               FTRL_N, FTRL_ROOT, INTERCEPT_SUM, MEMO_FIELDS, MEMO_W, MEMO_ROOT)
 from fastprox._kernel.rules.schedules cimport begin_schedule_step, next_schedule_eta, varies
 from fastprox._kernel.rules.adagrad cimport adagrad_catch_up
-from fastprox._kernel.rules.fobos cimport advance_cumulants, end_step
+from fastprox._kernel.rules.fobos cimport advance_separable, count_step
 from fastprox._kernel.rules.dual cimport set_weight_params, ftrl_z
-from fastprox._kernel.rules.intercept cimport intercept_feature, intercept_value, apply_intercept
+from fastprox._kernel.rules.intercept cimport (intercept_feature, intercept_value, apply_rule_intercept, rule_step_size,
+                                  unpenalized_at)
 from fastprox._kernel.losses.gradients cimport loss_gradient, refused, abs_max2
 from fastprox._kernel.base.csr cimport weight_at, prefetch_rows
 from fastprox._kernel.base.state cimport normalized_l1_rows, lane_slot, LANE_SLOTS, PREFETCH_STEPS
 from fastprox._kernel.rules.normalized cimport set_normalized_eta
-from fastprox._kernel.rules.intercept cimport intercept_step_size
 from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
 from fastprox._kernel.lanes.pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_catch_up2, scalar_step2,
                                rda_weights2, dual_weights2)
@@ -114,6 +114,28 @@ cdef inline int schedule_of(eta_t* schedule) noexcept nogil:
         return CONSTANT
 
 
+cdef inline int update_of(rows_t* kernel) noexcept nogil:
+    """The update rule of a row kernel."""
+    if rows_t is RdaRows or rows_t is RdaAdagradRows:
+        return RDA
+    elif rows_t is FtrlRows or rows_t is FtrlRootsRows:
+        return FTRL
+    else:
+        return FOBOS
+
+
+cdef inline int rule_schedule(rows_t* kernel, eta_t* schedule) noexcept nogil:
+    """The schedule of a row kernel's rule: adagrad, normalized, or the scalar one of the
+    pass's schedule kind."""
+    if (rows_t is AdagradL1Rows or rows_t is AdagradRows or rows_t is RdaAdagradRows or rows_t is FtrlRows
+            or rows_t is FtrlRootsRows):
+        return ADAGRAD
+    elif rows_t is NormalizedRows or rows_t is InvariantNormalizedRows:
+        return NORMALIZED
+    else:
+        return schedule_of(schedule)
+
+
 cdef inline bint tagged(int schedule) noexcept nogil:
     """Whether the row kernels have the schedule's kind: those whose eta_t does not vary
     (`ConstantEta`), invsqrt and inv. A scalar schedule added without its tag here (and
@@ -133,7 +155,8 @@ cdef inline double row_step(Ctx* c, const value_t* data, const index_t* indices,
     itself computed by the kernel below."""
     cdef long long lo = indptr[r], hi = indptr[r + 1]
     cdef double total = 0.0, yr = y[r], w = weight_at(sw, r)
-    if rows_t is RdaRows or rows_t is RdaAdagradRows or rows_t is FtrlRows or rows_t is FtrlRootsRows:
+    cdef int update = update_of(kernel), rule = rule_schedule(kernel, schedule)
+    if update != FOBOS:
         set_weight_params(c)
     begin_schedule_step(c, schedule_of(schedule))
     if rows_t is FobosL1Rows:
@@ -159,11 +182,12 @@ cdef inline double row_step(Ctx* c, const value_t* data, const index_t* indices,
     if c.cursor.nonfinite:
         return total
     if rows_t is InvariantNormalizedRows:
-        apply_intercept(c, 0, c.arrays.intercept_grad[0], c.arrays.sigma[0])
+        apply_rule_intercept(c, update, rule, 0, c.arrays.intercept_grad[0], c.arrays.sigma[0])
     else:
-        apply_intercept(c, 0, c.arrays.intercept_grad[0], c.arrays.intercept_grad[0])
+        apply_rule_intercept(c, update, rule, 0, c.arrays.intercept_grad[0], c.arrays.intercept_grad[0])
     c.cursor.t += 1
-    end_step(c)
+    if update == FOBOS and rule != ADAGRAD:     # `end_step`
+        count_step(c)
     return total
 
 
@@ -211,7 +235,7 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
-    advance_cumulants(c)
+    advance_separable(c, c.params.alpha_pen * c.cursor.eta, 1.0)     # (l1: the layout's share)
     threshold_sum, eta = c.cursor.threshold_sum, c.cursor.eta
     a = c.params.alpha_pen * eta
     for nz in range(lo, hi, 2):
@@ -253,7 +277,7 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
-    advance_cumulants(c)
+    advance_separable(c, c.params.alpha_pen * c.cursor.eta, l1_share)
     shrink_product, threshold_sum, eta = c.cursor.shrink_product, c.cursor.threshold_sum, c.cursor.eta
     a = c.params.alpha_pen * eta
     for nz in range(lo, hi, 2):
@@ -477,7 +501,7 @@ cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* in
     threshold_sum = c.cursor.threshold_sum = threshold_sum + r
     sigma = q
     if invariant:
-        step_norm = intercept_step_size(c, 0, q) if c.params.fit_intercept else 0.0
+        step_norm = rule_step_size(c, NORMALIZED, unpenalized_at(c, 0), q) if c.params.fit_intercept else 0.0
         step_norm = lanes.normalized_factors(&row, penalized, q, r, eta0, step_norm)
         if loss_of(c, loss) == LOG and sw == 1.0:      # e^-|y p| as `loss_gradient` took it
             sigma = log_invariant_sigma(y * acc, y, step_norm, 1.0, c.cursor.exp_margin)
