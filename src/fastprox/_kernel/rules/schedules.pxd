@@ -48,12 +48,7 @@ cdef inline void begin_schedule_step(Ctx* c, int schedule) noexcept nogil:
         c.cursor.eta = schedule_eta(c, schedule, c.cursor.t + 1)
 
 
-cdef inline void next_eta(Ctx* c) noexcept nogil:
-    """`next_schedule_eta` of the learner's schedule."""
-    next_schedule_eta(c, c.params.schedule)
-
-
-cdef inline void next_schedule_eta(Ctx* c, int schedule) noexcept nogil:
+cdef inline void next_eta(Ctx* c, int schedule) noexcept nogil:
     """eta of the next step under invsqrt or inv, computed while this step waits on
     its loss's exp: its square root and division would otherwise start the next
     step and, as the oldest instructions in flight, hold up the row behind them.

@@ -8,7 +8,7 @@ from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, RDA, FTRL, CON
 from fastprox._kernel.losses.losses cimport LOG
 from fastprox._kernel.base.state cimport (Ctx, ROW_LAST_STEP, ADAGRAD_ROW_FIELDS, ADAGRAD_W, DUAL_SUM, DUAL_SQUARES,
                               FTRL_N, FTRL_ROOT, INTERCEPT_SUM, MEMO_FIELDS, MEMO_W, MEMO_ROOT)
-from fastprox._kernel.rules.schedules cimport begin_schedule_step, next_schedule_eta, varies
+from fastprox._kernel.rules.schedules cimport begin_schedule_step, next_eta, varies
 from fastprox._kernel.rules.adagrad cimport adagrad_catch_up
 from fastprox._kernel.rules.fobos cimport advance_separable, count_step
 from fastprox._kernel.rules.dual cimport set_weight_params, ftrl_z
@@ -230,7 +230,7 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
         acc = dot2(acc, l1_catch_up2(e, f, shrink_product, threshold_sum), data, nz, two)
         x_max = abs_max2(x_max, data, nz, two)
     c.arrays.scores[0] = acc
-    next_schedule_eta(c, schedule_of(schedule))
+    next_eta(c, schedule_of(schedule))
     total = 0.0
     q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
     if refused(c, q, x_max):
@@ -272,7 +272,7 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
                                          threshold_sum), data, nz, two)
         x_max = abs_max2(x_max, data, nz, two)
     c.arrays.scores[0] = acc
-    next_schedule_eta(c, schedule_of(schedule))
+    next_eta(c, schedule_of(schedule))
     total = 0.0
     q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
     if refused(c, q, x_max):
