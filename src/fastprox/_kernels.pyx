@@ -56,7 +56,7 @@ import copy as pycopy
 from libc.string cimport memcmp, memcpy
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS, PyBUF_FORMAT
 from libc.stdlib cimport calloc, realloc, free
-from fastprox._kernel.losses.losses cimport logsum_pop
+from fastprox._kernel.losses.losses cimport logsum_pop, LOG
 from fastprox._numpy import np
 from fastprox._registry import (LOSSES, PENALTIES, SCHEDULES, UPDATES, averaging as find_averaging, codes,
                                 l1_share, rule as find_rule)
@@ -77,7 +77,10 @@ from fastprox._kernel.rules.dual cimport set_weight_params
 from fastprox._kernel.groups.groups cimport groups_replay, groups_materialize
 from fastprox._kernel.rules.intercept cimport intercept_value
 from fastprox._kernel.steps.step cimport step, current, averaged as averaged_entry
-from fastprox._kernel.steps.rows cimport separable_step
+from fastprox._kernel.steps.rows cimport (row_step, tagged, step_t, loss_t, eta_t, GeneralStep, FobosL1Rows, FobosRows,
+                                         AdagradL1Rows, AdagradRows, NormalizedRows, InvariantNormalizedRows,
+                                         RdaRows, RdaAdagradRows, FtrlRows, FtrlRootsRows, LogLoss, AnyLoss,
+                                         ConstantEta, InvSqrtEta, InvEta)
 from fastprox._kernel.base.csr cimport (row_at, csr_kind, _check_rows, consecutive, prefetch_lines,
                             prefetch_rows, refuse_step, margins_csr, first_nonfinite)
 
@@ -768,23 +771,32 @@ cdef class Learner:
         finally:
             self.training = False
 
+cdef struct Pass:
+    # One call's pass over its rows: what `fit_csr` sets up for the loop (`run_pass`),
+    # and where the loop leaves its steps' loss, its position and why it stopped.
+    const double* y
+    const double* sw                # NULL: weights 1
+    const long long* rows           # NULL: rows 0..n-1
+    Py_ssize_t n, start
+    int batch_size, b
+    bint prefetch, scattered, keep, interrupted
+    double total
+
+
 cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indices,
                     const index_t[::1] indptr, const double[::1] y,
                     const double[::1] sample_weight, const long long[::1] order,
                     bint all_rows, bint unit, int batch_size, pause) except? -1:
     """`Learner.fit_rows` for one type of values and one of indices (`all_rows`: rows
     0..n-1, the order empty; `unit`: weights 1, sample_weight empty)."""
-    cdef Py_ssize_t n = indptr.shape[0] - 1 if all_rows else order.shape[0]
-    cdef Py_ssize_t start = 0, signals_at = SIGNAL_ROWS
-    cdef bint interrupted = False
-    cdef long long nxt
-    cdef int b
-    cdef double total = 0.0
-    cdef Ctx c
+    cdef Pass p
     cdef const value_t* X = &data[0] if data.shape[0] else NULL
     cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
-    cdef const long long* rows = NULL if all_rows else &order[0] if n > 0 else NULL
-    cdef const double* sw = NULL if unit else &sample_weight[0] if sample_weight.shape[0] else NULL
+    cdef bint stopped, steep
+    p.n = indptr.shape[0] - 1 if all_rows else order.shape[0]
+    p.y, p.rows = &y[0], NULL if all_rows else &order[0] if p.n > 0 else NULL
+    p.sw = NULL if unit else &sample_weight[0] if sample_weight.shape[0] else NULL
+    p.start, p.b, p.batch_size, p.interrupted, p.total = 0, 0, batch_size, False, 0.0
     ensure_scratch(state, _check_rows(data.shape[0], indices, indptr, y.shape[0],
                                       y.shape[0] if unit else sample_weight.shape[0],
                                       order, all_rows, state.params.n_features, batch_size,
@@ -792,60 +804,121 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
                                       or uses_lanes(state)),
                    batch_size)
     state.lanes = LANES
-    c = state[0]
     # Prefetching pays once the state outgrows the caches; below, it only costs.
-    cdef bint prefetch = c.params.n_features * c.layout.width * sizeof(double) > PREFETCH_BYTES
+    p.prefetch = state.params.n_features * state.layout.width * sizeof(double) > PREFETCH_BYTES
     # Rows visited out of order (shuffled passes) defeat the hardware prefetcher:
     # their values and indices are requested too, a step before their state.
-    cdef bint scattered = (data.shape[0] * (sizeof(value_t) + sizeof(index_t)) > PREFETCH_BYTES
-                           and not all_rows and not consecutive(order))
-    cdef bint separable = (c.params.plain_fobos or c.params.plain_adagrad or c.params.plain_dual
-                           or c.params.plain_normalized)
+    p.scattered = (data.shape[0] * (sizeof(value_t) + sizeof(index_t)) > PREFETCH_BYTES
+                   and not all_rows and not consecutive(order))
     # The rows in lanes prefetch the row ahead themselves, and keep its state rows in a
     # slot (`_rows.lane_prefetch`, `_state.lane_slot`).
-    cdef bint keep = uses_lanes(&c) and batch_size == 1
-    cdef bint stopped, steep
+    p.keep = uses_lanes(state) and batch_size == 1
+    pass_kernel(state, &p, X, ind, &indptr[0], pause)
+    stopped, steep = state.cursor.nonfinite, state.cursor.steep
+    state.cursor.nonfinite = state.cursor.steep = False
+    if p.interrupted:           # the steps taken so far stay, as after a shorter call
+        return -1
+    if stopped:
+        refuse_step(data, indptr, p.rows, p.start, p.start + p.b, steep)
+    return p.total
+
+
+cdef int pass_kernel(Ctx* c, Pass* p, const value_t* X, const index_t* ind, const index_t* indptr,
+                     pause) except -1:
+    """The pass's kernel, chosen once: the general step for mini-batches and the rules
+    without a row kernel, else the row kernel of the rule's layout and step
+    (`_kernel/steps/rows.pxd`); then its loss family (`pass_loss`)."""
+    if p.batch_size != 1 or not tagged(c.params.schedule) or not (
+            c.params.plain_fobos or c.params.plain_adagrad or c.params.plain_dual or c.params.plain_normalized):
+        return pass_loss(c, p, X, ind, indptr, pause, <GeneralStep*>NULL)
+    if c.params.plain_fobos and (c.layout.shrink_stamp_at < 0 and c.layout.threshold_stamp_at == 0
+                                 and c.layout.n_row_fields == 1):
+        return pass_loss(c, p, X, ind, indptr, pause, <FobosL1Rows*>NULL)
+    if c.params.plain_fobos:
+        return pass_loss(c, p, X, ind, indptr, pause, <FobosRows*>NULL)
+    if c.params.plain_adagrad and c.params.l1_share == 1.0:   # l1, or no penalty (then l1_share is 1)
+        return pass_loss(c, p, X, ind, indptr, pause, <AdagradL1Rows*>NULL)
+    if c.params.plain_adagrad:
+        return pass_loss(c, p, X, ind, indptr, pause, <AdagradRows*>NULL)
+    if c.params.plain_normalized and c.params.invariant:
+        return pass_loss(c, p, X, ind, indptr, pause, <InvariantNormalizedRows*>NULL)
+    if c.params.plain_normalized:
+        return pass_loss(c, p, X, ind, indptr, pause, <NormalizedRows*>NULL)
+    if c.params.update == FTRL and c.layout.ftrl_roots:
+        return pass_loss(c, p, X, ind, indptr, pause, <FtrlRootsRows*>NULL)
+    if c.params.update == FTRL:
+        return pass_loss(c, p, X, ind, indptr, pause, <FtrlRows*>NULL)
+    if c.params.schedule == ADAGRAD:
+        return pass_loss(c, p, X, ind, indptr, pause, <RdaAdagradRows*>NULL)
+    return pass_loss(c, p, X, ind, indptr, pause, <RdaRows*>NULL)
+
+
+cdef int pass_loss(Ctx* c, Pass* p, const value_t* X, const index_t* ind, const index_t* indptr,
+                   pause, step_t* kernel) except -1:
+    """The pass's loss family (the log loss's code a constant in the row kernels), then
+    its schedule kind (`pass_eta`)."""
+    if step_t is not GeneralStep and c.params.loss == LOG:
+        return pass_eta(c, p, X, ind, indptr, pause, kernel, <LogLoss*>NULL)
+    return pass_eta(c, p, X, ind, indptr, pause, kernel, <AnyLoss*>NULL)
+
+
+cdef int pass_eta(Ctx* c, Pass* p, const value_t* X, const index_t* ind, const index_t* indptr,
+                  pause, step_t* kernel, loss_t* loss) except -1:
+    """The schedule kind of the pass's eta_t (the row kernels of scalar schedules: fobos,
+    rda), then the pass (`run_pass`)."""
+    if step_t is FobosL1Rows or step_t is FobosRows or step_t is RdaRows:
+        if c.params.schedule == INVSQRT:
+            return run_pass(c, p, X, ind, indptr, pause, kernel, loss, <InvSqrtEta*>NULL)
+        if c.params.schedule == INV:
+            return run_pass(c, p, X, ind, indptr, pause, kernel, loss, <InvEta*>NULL)
+    return run_pass(c, p, X, ind, indptr, pause, kernel, loss, <ConstantEta*>NULL)
+
+
+cdef inline int run_pass(Ctx* state, Pass* p, const value_t* X, const index_t* ind, const index_t* indptr,
+                  pause, step_t* kernel, loss_t* loss, eta_t* schedule) except -1:
+    """The steps of a pass from row p.start on, each by `kernel` (a row kernel, or the
+    general step) under its loss family and schedule kind, all three fixed for the
+    pass: one instantiation of this loop per combination `pass_kernel` chooses, with no
+    branch among kernels in it. Leaves the learner after its steps in `state`; stops at
+    a step refused (c.cursor.nonfinite, read by `fit_csr`) or at a signal."""
+    cdef Ctx c = state[0]
+    cdef long long nxt
+    cdef Py_ssize_t signals_at = SIGNAL_ROWS
     with nogil:
-        while start < n:
-            b = <int>min(<Py_ssize_t>batch_size, n - start)
-            if scattered and start + (PREFETCH_STEPS + 1) * b < n:
-                nxt = row_at(rows, start + (PREFETCH_STEPS + 1) * b)
+        while p.start < p.n:
+            p.b = <int>min(<Py_ssize_t>p.batch_size, p.n - p.start)
+            if p.scattered and p.start + (PREFETCH_STEPS + 1) * p.b < p.n:
+                nxt = row_at(p.rows, p.start + (PREFETCH_STEPS + 1) * p.b)
                 prefetch_lines(X + indptr[nxt], X + indptr[nxt + 1])
                 prefetch_lines(ind + indptr[nxt], ind + indptr[nxt + 1])
             c.scratch.lane_ahead_lo = -1
-            if start + PREFETCH_STEPS * b < n and prefetch:
-                nxt = row_at(rows, start + PREFETCH_STEPS * b)
-                if keep:                # (the step prefetches it: `_rows.lane_prefetch`)
+            if p.start + PREFETCH_STEPS * p.b < p.n and p.prefetch:
+                nxt = row_at(p.rows, p.start + PREFETCH_STEPS * p.b)
+                if p.keep:              # (the step prefetches it: `_rows.lane_prefetch`)
                     c.scratch.lane_ahead_lo, c.scratch.lane_ahead_hi = indptr[nxt], indptr[nxt + 1]
                 else:
                     prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1], NULL)
-            if b == 1 and separable:
-                c.scratch.lane_at = start
-                total += separable_step(&c, X, ind, &indptr[0], &y[0], sw, row_at(rows, start))
+            if step_t is GeneralStep:
+                p.total += step(&c, X, ind, indptr, p.y, p.sw, p.rows, p.start, p.b)
             else:
-                total += step(&c, X, ind, &indptr[0], &y[0], sw, rows, start, b)
+                c.scratch.lane_at = p.start
+                p.total += row_step(&c, X, ind, indptr, p.y, p.sw, row_at(p.rows, p.start), kernel, loss, schedule)
             if c.cursor.nonfinite:
                 break
-            start += b
-            if start >= signals_at:
-                signals_at = start + SIGNAL_ROWS
+            p.start += p.b
+            if p.start >= signals_at:
+                signals_at = p.start + SIGNAL_ROWS
                 state[0] = c            # the learner after the steps taken, for pause's reads
                 with gil:
-                    interrupted = check_signals() != 0
-                    if not interrupted and pause is not None:
+                    p.interrupted = check_signals() != 0
+                    if not p.interrupted and pause is not None:
                         pause()
                 c = state[0]
-                if interrupted:
+                if p.interrupted:
                     break
-        total += logsum_pop(&c.cursor.deferred_logs)
-    stopped, steep = c.cursor.nonfinite, c.cursor.steep
-    c.cursor.nonfinite = c.cursor.steep = False
+        p.total += logsum_pop(&c.cursor.deferred_logs)
     state[0] = c
-    if interrupted:             # the steps taken so far stay, as after a shorter call
-        return -1
-    if stopped:
-        refuse_step(data, indptr, rows, start, start + b, steep)
-    return total
+    return 0
 
 
 cdef bint _buffer(obj, Py_buffer* b) except -1:

@@ -36,14 +36,21 @@ cdef inline double gradients(Ctx* c, double y, double weight) noexcept nogil:
 
 
 cdef inline double gradient(Ctx* c, double p, double y, double weight, double* total) noexcept nogil:
+    """`loss_gradient` of the learner's loss."""
+    return loss_gradient(c, c.params.loss, p, y, weight, total)
+
+
+cdef inline double loss_gradient(Ctx* c, int loss, double p, double y, double weight,
+                                 double* total) noexcept nogil:
     """weight * loss'(p, y) of one output; adds the weighted loss to total[0] (the log
     loss's logarithm deferred to c.cursor.deferred_logs; at weight 1, its e^-|y p| left
-    in c.cursor.exp_margin)."""
+    in c.cursor.exp_margin). `loss` is the learner's (a constant in the fast rows of the
+    log loss, `_kernel/steps/rows.pxd`)."""
     cdef double value, q
     c.cursor.nonfinite |= not fabs(p) <= DBL_MAX
-    if c.params.loss == LOG and weight == 1.0:
+    if loss == LOG and weight == 1.0:
         return dlog_loss_deferred(p, y, total, &c.cursor.deferred_logs, &c.cursor.exp_margin)
-    q = dloss_and_value(c.params.loss, p, y, c.params.epsilon, &value) * weight
+    q = dloss_and_value(loss, p, y, c.params.epsilon, &value) * weight
     total[0] += weight * value
     return q
 

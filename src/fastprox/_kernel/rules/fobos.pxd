@@ -74,9 +74,15 @@ cdef inline void advance_cumulants(Ctx* c) noexcept nogil:
         c.cursor.threshold_sum += a
         c.cursor.shrink_product /= 1.0 + a / c.params.berhu_gamma
         return
-    c.cursor.threshold_sum += a * c.params.l1_share / c.cursor.shrink_product
-    if c.params.l1_share != 1.0:           # (l1: P / 1 is P, and a division a row is 1% of ijcnn1's)
-        c.cursor.shrink_product /= 1.0 + a * (1.0 - c.params.l1_share)
+    advance_separable(c, a, c.params.l1_share)
+
+
+cdef inline void advance_separable(Ctx* c, double a, double l1_share) noexcept nogil:
+    """P and Q of a separable penalty after a prox with threshold a = alpha eta_t and the
+    penalty's l1 share (the fast rows of fobos call it directly, l1's share 1 a constant)."""
+    c.cursor.threshold_sum += a * l1_share / c.cursor.shrink_product
+    if l1_share != 1.0:           # (l1: P / 1 is P, and a division a row is 1% of ijcnn1's)
+        c.cursor.shrink_product /= 1.0 + a * (1.0 - l1_share)
 
 
 cdef inline void end_step(Ctx* c) noexcept nogil:
@@ -84,6 +90,12 @@ cdef inline void end_step(Ctx* c) noexcept nogil:
         average_end_step(c)
     if c.params.update != FOBOS or c.params.schedule == ADAGRAD:
         return
+    count_step(c)
+
+
+cdef inline void count_step(Ctx* c) noexcept nogil:
+    """One step more on the cumulants (fobos under a scalar or the normalized schedule):
+    their rebase when P nears underflow or rebase_period steps have passed."""
     c.cursor.since_rebase += 1
     if c.cursor.shrink_product < P_FLOOR or c.cursor.since_rebase >= c.params.rebase_period:
         rebase(c)

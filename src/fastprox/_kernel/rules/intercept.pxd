@@ -61,12 +61,18 @@ cdef inline double dual_intercept(double a, double beta) noexcept nogil:
 
 
 cdef inline double unpenalized_step_size(Ctx* c, const double* b, double g) noexcept nogil:
+    """`rule_step_size` of the learner's schedule."""
+    return rule_step_size(c, c.params.schedule, b, g)
+
+
+cdef inline double rule_step_size(Ctx* c, int schedule, const double* b, double g) noexcept nogil:
     """FOBOS's step of the unpenalized entry b once this step's gradient g joins its
-    squares (not stored: the invariant step's norm needs it before the update)."""
+    squares (not stored: the invariant step's norm needs it before the update), under
+    `schedule` (the learner's; a constant in the fast rows)."""
     cdef double G = b[INTERCEPT_SQUARES] + g * g
-    if c.params.schedule == ADAGRAD:
+    if schedule == ADAGRAD:
         return adagrad_eta(c, G)
-    if c.params.schedule == NORMALIZED:
+    if schedule == NORMALIZED:
         return c.params.eta0 * c.cursor.eta / sqrt(G) if G > 0.0 else 0.0
     return c.cursor.eta
 
@@ -78,19 +84,26 @@ cdef inline double intercept_step_size(Ctx* c, int k, double g) noexcept nogil:
 
 cdef inline void unpenalized_update(Ctx* c, double* b, const double* memo, double g,
                                     double step_g) noexcept nogil:
+    """`rule_update` of the learner's rule."""
+    rule_update(c, c.params.update, c.params.schedule, b, memo, g, step_g)
+
+
+cdef inline void rule_update(Ctx* c, int update, int schedule, double* b, const double* memo, double g,
+                             double step_g) noexcept nogil:
     """The unpenalized entry b's step with gradient g, after the step's reads of its value
     (ftrl reads the value and sqrt(n) they kept in memo). FOBOS moves b by its step times
-    `step_g`: g, or the invariant step's sigma (its squares add g^2)."""
+    `step_g`: g, or the invariant step's sigma (its squares add g^2). `update` and
+    `schedule` are the learner's (constants in the fast rows)."""
     cdef double eta
-    if c.params.update == FOBOS:
-        if c.params.schedule == ADAGRAD or c.params.schedule == NORMALIZED:
-            eta = unpenalized_step_size(c, b, g)
+    if update == FOBOS:
+        if schedule == ADAGRAD or schedule == NORMALIZED:
+            eta = rule_step_size(c, schedule, b, g)
             b[INTERCEPT_SQUARES] += g * g
             if eta > 0.0:
                 b[INTERCEPT_SUM] -= eta * step_g
         else:
             b[INTERCEPT_SUM] -= c.cursor.eta * step_g
-    elif c.params.update == RDA:
+    elif update == RDA:
         b[INTERCEPT_SUM] += g
         b[INTERCEPT_SQUARES] += g * g
     else:
@@ -101,9 +114,15 @@ cdef inline void unpenalized_update(Ctx* c, double* b, const double* memo, doubl
 cdef inline void apply_intercept(Ctx* c, int k, double g, double step_g) noexcept nogil:
     """The intercept b_k's step with gradient g (sum of l' over the step), after the
     step's margins (`unpenalized_update`); nothing without fit_intercept."""
+    apply_rule_intercept(c, c.params.update, c.params.schedule, k, g, step_g)
+
+
+cdef inline void apply_rule_intercept(Ctx* c, int update, int schedule, int k, double g,
+                                      double step_g) noexcept nogil:
+    """`apply_intercept` under the rule `update`, `schedule` (constants in the fast rows)."""
     if not c.params.fit_intercept:
         return
-    unpenalized_update(c, unpenalized_at(c, k), unpenalized_memo(c, k), g, step_g)
+    rule_update(c, update, schedule, unpenalized_at(c, k), unpenalized_memo(c, k), g, step_g)
 
 
 # FASTPROX_OUT_OF_LINE

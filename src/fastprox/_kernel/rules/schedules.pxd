@@ -1,41 +1,60 @@
 # The scalar schedules' steps eta_t (constant, invsqrt, inv), their formula written
-# once (`schedule_divisor`); AdaGrad's steps are per coordinate (`_adagrad`).
+# once (`divisor`); AdaGrad's steps are per coordinate (`_adagrad`).
 from libc.math cimport sqrt
 from fastprox._kernel.base.types cimport INVSQRT, INV
 from fastprox._kernel.base.state cimport Ctx
 
 
-cdef inline double schedule_divisor(Ctx* c, long long t) noexcept nogil:
+cdef inline double divisor(int schedule, long long t) noexcept nogil:
     """The scalar schedules' one formula, eta_t = eta0 / divisor: 1 (constant; adagrad's
     base step), sqrt(t) (invsqrt), t (inv). A schedule's thresholds alpha eta_t divide
-    alpha eta0 by it too (`step_threshold`), as they always have (same bits)."""
-    if c.params.schedule == INVSQRT:
+    alpha eta0 by it too (`step_threshold`), as they always have (same bits). The fast
+    rows pass their schedule as a constant (`_kernel/steps/rows.pxd`), the rest read it."""
+    if schedule == INVSQRT:
         return sqrt(<double>t)
-    if c.params.schedule == INV:
+    if schedule == INV:
         return <double>t
     return 1.0
 
 
-cdef inline double scalar_eta(Ctx* c, long long t) noexcept nogil:
+cdef inline double schedule_divisor(Ctx* c, long long t) noexcept nogil:
+    """`divisor` of the learner's schedule."""
+    return divisor(c.params.schedule, t)
+
+
+cdef inline double schedule_eta(Ctx* c, int schedule, long long t) noexcept nogil:
     """eta_t of a scalar schedule (eta0 / 1 is eta0: constant and adagrad take eta0)."""
-    return c.params.eta0 / schedule_divisor(c, t)
+    return c.params.eta0 / divisor(schedule, t)
+
+
+cdef inline bint varies(int schedule) noexcept nogil:
+    """Whether eta_t changes every step (invsqrt, inv): only then does `next_eta` compute
+    the next one ahead, and only then can `begin_step` find it."""
+    return schedule == INVSQRT or schedule == INV
 
 
 cdef inline void begin_step(Ctx* c) noexcept nogil:
+    """`begin_schedule_step` of the learner's schedule."""
+    begin_schedule_step(c, c.params.schedule)
+
+
+cdef inline void begin_schedule_step(Ctx* c, int schedule) noexcept nogil:
     """eta_t of the scalar schedules for step t = c.cursor.t + 1 (AdaGrad's steps are per
-    coordinate: its eta is eta0), or the one `next_eta` computed."""
-    if c.cursor.eta_next_t == c.cursor.t + 1:
+    coordinate: its eta is eta0), or the one `next_eta` computed. `schedule` is the
+    learner's (a constant in the fast rows)."""
+    if varies(schedule) and c.cursor.eta_next_t == c.cursor.t + 1:
         c.cursor.eta = c.cursor.eta_next
     else:
-        c.cursor.eta = scalar_eta(c, c.cursor.t + 1)
+        c.cursor.eta = schedule_eta(c, schedule, c.cursor.t + 1)
 
 
-cdef inline void next_eta(Ctx* c) noexcept nogil:
+cdef inline void next_eta(Ctx* c, int schedule) noexcept nogil:
     """eta of the next step under invsqrt or inv, computed while this step waits on
     its loss's exp: its square root and division would otherwise start the next
-    step and, as the oldest instructions in flight, hold up the row behind them."""
-    if c.params.schedule == INVSQRT or c.params.schedule == INV:
-        c.cursor.eta_next = scalar_eta(c, c.cursor.t + 2)
+    step and, as the oldest instructions in flight, hold up the row behind them.
+    `schedule` as `begin_schedule_step` takes it."""
+    if varies(schedule):
+        c.cursor.eta_next = schedule_eta(c, schedule, c.cursor.t + 2)
         c.cursor.eta_next_t = c.cursor.t + 2
 
 

@@ -1,55 +1,193 @@
-# The hand-fused row kernels: one row of a rule with one output (or l1_l2 / l1_linf
-# over W's rows), the general path's arithmetic operation for operation with the
-# step's constants in locals (tests/test_fast_paths.py checks the bits).
-from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, FTRL, ADAGRAD, L1_LINF
+# The hand-fused row kernels: one row of a rule with one output and a separable penalty,
+# the general path's arithmetic operation for operation with the step's constants in
+# locals (tests/test_fast_paths.py checks the bits). `fit_csr` picks a pass's kernel,
+# loss family and schedule kind once, before its loop (`_kernels.pyx`, `pass_kernel`), as
+# the tags below: each loop it instantiates holds one kernel, its branches on the rule,
+# the loss and the schedule resolved when compiled.
+from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED
 from fastprox._kernel.losses.losses cimport LOG
-from fastprox._kernel.groups.group_prox cimport prox_l1_l2, prox_l1_linf
 from fastprox._kernel.base.state cimport (Ctx, ROW_LAST_STEP, ADAGRAD_ROW_FIELDS, ADAGRAD_W, DUAL_SUM, DUAL_SQUARES,
-                              FTRL_N, FTRL_ROOT, INTERCEPT_FIELDS, INTERCEPT_SUM, MEMO_FIELDS, MEMO_W,
-                              MEMO_ROOT)
-from fastprox._kernel.rules.schedules cimport begin_step, next_eta
+                              FTRL_N, FTRL_ROOT, INTERCEPT_SUM, MEMO_FIELDS, MEMO_W, MEMO_ROOT)
+from fastprox._kernel.rules.schedules cimport begin_schedule_step, next_eta, varies
 from fastprox._kernel.rules.adagrad cimport adagrad_catch_up
-from fastprox._kernel.rules.fobos cimport advance_cumulants, end_step
+from fastprox._kernel.rules.fobos cimport advance_separable, count_step
 from fastprox._kernel.rules.dual cimport set_weight_params, ftrl_z
-from fastprox._kernel.rules.intercept cimport intercept_feature, intercept_value, apply_intercept
-from fastprox._kernel.losses.gradients cimport gradient, gradients, refused, abs_max2, row_abs_max, largest_q
+from fastprox._kernel.rules.intercept cimport (intercept_feature, intercept_value, apply_rule_intercept, rule_step_size,
+                                  unpenalized_at)
+from fastprox._kernel.losses.gradients cimport loss_gradient, refused, abs_max2
 from fastprox._kernel.base.csr cimport weight_at, prefetch_rows
 from fastprox._kernel.base.state cimport normalized_l1_rows, lane_slot, LANE_SLOTS, PREFETCH_STEPS
 from fastprox._kernel.rules.normalized cimport set_normalized_eta
-from fastprox._kernel.rules.intercept cimport intercept_step_size
 from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
 from fastprox._kernel.lanes.pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_catch_up2, scalar_step2,
                                rda_weights2, dual_weights2)
 from fastprox._kernel.lanes.lanes cimport lanes_t, lane_row_t
 
 
-cdef inline double separable_step(Ctx* c, const value_t* data, const index_t* indices,
-                                  const index_t* indptr, const double* y, const double* sw,
-                                  long long r) noexcept nogil:
-    """`step` for row r alone under a rule with one output and a separable penalty
-    (`Params.plain_fobos`, `plain_adagrad`, `plain_normalized`, `plain_dual`): the most common steps, called
-    by `fit_csr`'s loop directly (3-5% of an ijcnn1 pass was `step`'s dispatch).
+# The row kernels (`Params.plain_fobos`, `plain_adagrad`, `plain_normalized`, `plain_dual`
+# by layout and step), empty structs that only name a specialization of the fused
+# functions below: fobos under a scalar schedule in the l1 layout (Q stamp) or the
+# others (P stamp, both, none); AdaGrad under l1 (or no penalty) or l2 and elastic net;
+# the normalized schedule with the gradient or the invariant step; rda under invsqrt or
+# adagrad, ftrl with or without sqrt(n) kept.
+cdef struct FobosL1Rows:
+    char tag
+cdef struct FobosRows:
+    char tag
+cdef struct AdagradL1Rows:
+    char tag
+cdef struct AdagradRows:
+    char tag
+cdef struct NormalizedRows:
+    char tag
+cdef struct InvariantNormalizedRows:
+    char tag
+cdef struct RdaRows:
+    char tag
+cdef struct RdaAdagradRows:
+    char tag
+cdef struct FtrlRows:
+    char tag
+cdef struct FtrlRootsRows:
+    char tag
+# The general step (`_kernel/steps/step.pxd`): mini-batches and the rules without a row kernel.
+cdef struct GeneralStep:
+    char tag
+
+ctypedef fused rows_t:
+    FobosL1Rows
+    FobosRows
+    AdagradL1Rows
+    AdagradRows
+    NormalizedRows
+    InvariantNormalizedRows
+    RdaRows
+    RdaAdagradRows
+    FtrlRows
+    FtrlRootsRows
+
+ctypedef fused step_t:
+    GeneralStep
+    rows_t
+
+# The loss family: the log loss (its code a constant: the defaults' and the logistic
+# models' rows) or any loss, its code read from the learner (`loss_gradient`'s switch).
+cdef struct LogLoss:
+    char tag
+cdef struct AnyLoss:
+    char tag
+
+ctypedef fused loss_t:
+    LogLoss
+    AnyLoss
+
+# The schedule kind of eta_t (`_kernel/rules/schedules.pxd`): eta0 every step (constant,
+# and the per-coordinate schedules' base step), eta0 / sqrt(t) or eta0 / t.
+cdef struct ConstantEta:
+    char tag
+cdef struct InvSqrtEta:
+    char tag
+cdef struct InvEta:
+    char tag
+
+ctypedef fused eta_t:
+    ConstantEta
+    InvSqrtEta
+    InvEta
+
+
+cdef inline int loss_of(Ctx* c, loss_t* loss) noexcept nogil:
+    """The loss code of a pass: LOG under `LogLoss` (a constant), the learner's otherwise."""
+    if loss_t is LogLoss:
+        return LOG
+    else:
+        return c.params.loss
+
+
+cdef inline int schedule_of(eta_t* schedule) noexcept nogil:
+    """The schedule whose eta_t a pass's steps take (a constant: `begin_schedule_step`)."""
+    if eta_t is InvSqrtEta:
+        return INVSQRT
+    elif eta_t is InvEta:
+        return INV
+    else:
+        return CONSTANT
+
+
+cdef inline int update_of(rows_t* kernel) noexcept nogil:
+    """The update rule of a row kernel."""
+    if rows_t is RdaRows or rows_t is RdaAdagradRows:
+        return RDA
+    elif rows_t is FtrlRows or rows_t is FtrlRootsRows:
+        return FTRL
+    else:
+        return FOBOS
+
+
+cdef inline int rule_schedule(rows_t* kernel, eta_t* schedule) noexcept nogil:
+    """The schedule of a row kernel's rule: adagrad, normalized, or the scalar one of the
+    pass's schedule kind."""
+    if (rows_t is AdagradL1Rows or rows_t is AdagradRows or rows_t is RdaAdagradRows or rows_t is FtrlRows
+            or rows_t is FtrlRootsRows):
+        return ADAGRAD
+    elif rows_t is NormalizedRows or rows_t is InvariantNormalizedRows:
+        return NORMALIZED
+    else:
+        return schedule_of(schedule)
+
+
+cdef inline bint tagged(int schedule) noexcept nogil:
+    """Whether the row kernels have the schedule's kind: those whose eta_t does not vary
+    (`ConstantEta`), invsqrt and inv. A scalar schedule added without its tag here (and
+    its branch in `_kernels.pass_eta`) leaves its single rows to the general step."""
+    return not varies(schedule) or schedule == INVSQRT or schedule == INV
+
+
+cdef inline double row_step(Ctx* c, const value_t* data, const index_t* indices,
+                            const index_t* indptr, const double* y, const double* sw, long long r,
+                            rows_t* kernel, loss_t* loss, eta_t* schedule) noexcept nogil:
+    """`step` for row r alone under a rule with one output and a separable penalty, by
+    the row kernel `kernel` under the pass's loss family and schedule kind: the most
+    common steps, which `fit_csr`'s loop takes directly (3-5% of an ijcnn1 pass was
+    `step`'s dispatch), its kernel chosen once per pass (the tags are constants here).
 
     Mirrors `_step.step` with n_rows = 1 (its begin, intercept and end), the row
     itself computed by the kernel below."""
-    cdef double total
-    if c.params.update != FOBOS:
+    cdef long long lo = indptr[r], hi = indptr[r + 1]
+    cdef double total = 0.0, yr = y[r], w = weight_at(sw, r)
+    cdef int update = update_of(kernel), rule = rule_schedule(kernel, schedule)
+    if update != FOBOS:
         set_weight_params(c)
-    begin_step(c)
-    if c.params.plain_fobos:
-        total = plain_fobos_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
-    elif c.params.plain_adagrad:
-        total = plain_adagrad_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
-    elif c.params.plain_normalized:
-        total = plain_normalized_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
+    begin_schedule_step(c, schedule_of(schedule))
+    if rows_t is FobosL1Rows:
+        total = fobos_l1_row(c, data, indices, lo, hi, yr, w, loss, schedule)
+    elif rows_t is FobosRows:
+        total = fobos_row(c, data, indices, lo, hi, yr, w, loss, schedule)
+    elif rows_t is AdagradL1Rows:
+        total = adagrad_l1_row(c, data, indices, lo, hi, yr, w, loss)
+    elif rows_t is AdagradRows:
+        total = adagrad_row(c, data, indices, lo, hi, yr, w, loss)
+    elif rows_t is NormalizedRows:
+        total = normalized_row(c, data, indices, lo, hi, yr, w, loss, False)
+    elif rows_t is InvariantNormalizedRows:
+        total = normalized_row(c, data, indices, lo, hi, yr, w, loss, True)
+    elif rows_t is RdaRows:
+        total = dual_row(c, data, indices, lo, hi, yr, w, loss, False, False, False)
+    elif rows_t is RdaAdagradRows:
+        total = dual_row(c, data, indices, lo, hi, yr, w, loss, False, True, False)
+    elif rows_t is FtrlRows:
+        total = dual_row(c, data, indices, lo, hi, yr, w, loss, True, True, False)
     else:
-        total = plain_dual_step(c, data, indices, indptr[r], indptr[r + 1], y[r], weight_at(sw, r))
+        total = dual_row(c, data, indices, lo, hi, yr, w, loss, True, True, True)
     if c.cursor.nonfinite:
         return total
-    apply_intercept(c, 0, c.arrays.intercept_grad[0],
-                    c.arrays.sigma[0] if c.params.invariant else c.arrays.intercept_grad[0])
+    if rows_t is InvariantNormalizedRows:
+        apply_rule_intercept(c, update, rule, 0, c.arrays.intercept_grad[0], c.arrays.sigma[0])
+    else:
+        apply_rule_intercept(c, update, rule, 0, c.arrays.intercept_grad[0], c.arrays.intercept_grad[0])
     c.cursor.t += 1
-    end_step(c)
+    if update == FOBOS and rule != ADAGRAD:     # `end_step`
+        count_step(c)
     return total
 
 
@@ -71,26 +209,14 @@ cdef inline double dot2(double acc, pair w, const value_t* data, long long nz, b
     return acc
 
 
-cdef inline double plain_fobos_step(Ctx* c, const value_t* data, const index_t* indices,
-                            long long lo, long long hi, double y, double sw) noexcept nogil:
-    """One row of the most common rule (one output, fobos with a scalar step and an
-    l1/l2/elasticnet penalty). The l1 layout (Q stamp, w) has loops of its own.
-
-    Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
-    -> `scalar_catch_up`, then `weight`), `_gradients.gradient`, `refused`,
-    `_fobos.advance_cumulants`, `_step.apply` -> `_fobos.fobos_prox`, `_fobos.stamp`."""
-    if c.layout.shrink_stamp_at < 0 and c.layout.threshold_stamp_at == 0 and c.layout.n_row_fields == 1:
-        return fobos_l1_row(c, data, indices, lo, hi, y, sw)
-    return fobos_row(c, data, indices, lo, hi, y, sw, c.layout.n_row_fields, c.layout.threshold_stamp_at)
-
-
 cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
-                         long long lo, long long hi, double y, double sw) noexcept nogil:
+                                long long lo, long long hi, double y, double sw,
+                                loss_t* loss, eta_t* schedule) noexcept nogil:
     """`fobos_row` in the l1 layout (Q stamp, w), its non-zeros two at a time (e, f),
     each instruction of the catch-up and of the step for both (`_kernel/lanes/pairs.h`); the same
     operations in the same order, the same bits.
 
-    Mirrors as `plain_fobos_step` says, with l1's P = 1 (no P stamp, no ratio)."""
+    Mirrors as `fobos_row` says, with l1's P = 1 (no P stamp, no ratio)."""
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
     cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
@@ -104,12 +230,12 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
         acc = dot2(acc, l1_catch_up2(e, f, shrink_product, threshold_sum), data, nz, two)
         x_max = abs_max2(x_max, data, nz, two)
     c.arrays.scores[0] = acc
-    next_eta(c)
+    next_eta(c, schedule_of(schedule))
     total = 0.0
-    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
+    q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
-    advance_cumulants(c)
+    advance_separable(c, c.params.alpha_pen * c.cursor.eta, 1.0)     # (l1: the layout's share)
     threshold_sum, eta = c.cursor.threshold_sum, c.cursor.eta
     a = c.params.alpha_pen * eta
     for nz in range(lo, hi, 2):
@@ -122,12 +248,16 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
 
 cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices,
                              long long lo, long long hi, double y, double sw,
-                             int n_row_fields, int threshold_stamp_at) noexcept nogil:
-    """`plain_fobos_step` for the layouts with a P stamp or none (l2, elasticnet, no
-    penalty; `_kernel/lanes/pairs.h`'s scalar_catch_up2), as `fobos_l1_row`: the general path's
-    arithmetic, operation for operation, two non-zeros at a time.
+                             loss_t* loss, eta_t* schedule) noexcept nogil:
+    """One row of the most common rule (one output, fobos with a scalar step and an
+    l1/l2/elasticnet penalty) in the layouts with a P stamp or none (l2, elasticnet, no
+    penalty; `_kernel/lanes/pairs.h`'s scalar_catch_up2; the l1 layout is `fobos_l1_row`'s):
+    the general path's arithmetic, operation for operation, two non-zeros at a time.
 
-    Mirrors as `plain_fobos_step` says."""
+    Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
+    -> `scalar_catch_up`, then `weight`), `_gradients.gradient`, `refused`,
+    `_fobos.advance_cumulants`, `_step.apply` -> `_fobos.fobos_prox`, `_fobos.stamp`."""
+    cdef int n_row_fields = c.layout.n_row_fields, threshold_stamp_at = c.layout.threshold_stamp_at
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
     cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
@@ -142,12 +272,12 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
                                          threshold_sum), data, nz, two)
         x_max = abs_max2(x_max, data, nz, two)
     c.arrays.scores[0] = acc
-    next_eta(c)
+    next_eta(c, schedule_of(schedule))
     total = 0.0
-    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
+    q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
-    advance_cumulants(c)
+    advance_separable(c, c.params.alpha_pen * c.cursor.eta, l1_share)
     shrink_product, threshold_sum, eta = c.cursor.shrink_product, c.cursor.threshold_sum, c.cursor.eta
     a = c.params.alpha_pen * eta
     for nz in range(lo, hi, 2):
@@ -159,10 +289,10 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     return total
 
 
-cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t* indices,
-                              long long lo, long long hi, double y, double sw) noexcept nogil:
-    """One row of AdaGrad's composite mirror descent with one output, as
-    `plain_fobos_step`: the general path's arithmetic with its constants in locals
+cdef inline double adagrad_row(Ctx* c, const value_t* data, const index_t* indices,
+                               long long lo, long long hi, double y, double sw, loss_t* loss) noexcept nogil:
+    """One row of AdaGrad's composite mirror descent with one output under l2 or elastic
+    net, as `fobos_row`: the general path's arithmetic with its constants in locals
     (under l1 or without a penalty: `adagrad_l1_row`), the step in lanes (`_kernel/lanes/lanes.h`).
     Row layout: t0, w, G, eta.
 
@@ -174,8 +304,6 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
     cdef double t = <double>c.cursor.t, q, total
     cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c)
     cdef double* row
-    if c.params.l1_share == 1.0:             # l1, or no penalty (`Learner`: then l1_share is 1)
-        return adagrad_l1_row(c, data, indices, lo, hi, y, sw)
     lanes = lane_entries(c, data, indices, lo, hi)
     for i in range(lanes.n):
         row = lanes.rows[i]
@@ -187,7 +315,7 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
         x_max = abs_max2(x_max, lanes.x, i, False)
     c.arrays.scores[0] = acc
     total = 0.0
-    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
+    q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
     lane_prefetch(c, indices)
@@ -198,14 +326,14 @@ cdef inline double plain_adagrad_step(Ctx* c, const value_t* data, const index_t
 
 
 cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* indices,
-                           long long lo, long long hi, double y, double sw) noexcept nogil:
-    """`plain_adagrad_step` under l1, its passes in lanes (`_kernel/lanes/lanes.h`: the catch-up and
+                                  long long lo, long long hi, double y, double sw, loss_t* loss) noexcept nogil:
+    """`adagrad_row` under l1 (or no penalty: `Learner` makes l1_share 1 then), its passes in lanes (`_kernel/lanes/lanes.h`: the catch-up and
     the margin, then the step, each instruction for every lane). The catch-up has no
     branch: a current feature (t0 = t) has threshold 0, which keeps it. Without a
     penalty (alpha 0) every threshold is 0: the general path's bits, without its
     per-feature branch and l2's division by 1.
 
-    Mirrors as `plain_adagrad_step` says, with `adagrad_catch_up`'s l1 case
+    Mirrors as `adagrad_row` says, with `adagrad_catch_up`'s l1 case
     (`soft_threshold(w, m a)`)."""
     cdef lane_row_t lanes = lane_entries(c, data, indices, lo, hi)
     cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, q, total
@@ -213,7 +341,7 @@ cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* in
     acc = c.lanes.adagrad_margin(&lanes, t, alpha, acc, &x_max)
     c.arrays.scores[0] = acc
     total = 0.0
-    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
+    q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
     lane_prefetch(c, indices)
@@ -223,26 +351,12 @@ cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* in
     return total
 
 
-cdef inline double plain_dual_step(Ctx* c, const value_t* data, const index_t* indices,
-                            long long lo, long long hi, double y, double sw) noexcept nogil:
-    """One row of rda or ftrl with one output and a separable penalty: `dual_row` for
-    the rule's layout, its flags constants, so the loops test none of them.
-
-    Mirrors `_step.step`'s single-row branch under rda or ftrl (see `dual_row`)."""
-    if c.params.update == FTRL and c.layout.ftrl_roots:
-        return dual_row(c, data, indices, lo, hi, y, sw, True, True, True)
-    if c.params.update == FTRL:
-        return dual_row(c, data, indices, lo, hi, y, sw, True, True, False)
-    if c.params.schedule == ADAGRAD:
-        return dual_row(c, data, indices, lo, hi, y, sw, False, True, False)
-    return dual_row(c, data, indices, lo, hi, y, sw, False, False, False)
-
-
 cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
-                            long long lo, long long hi, double y, double sw,
+                            long long lo, long long hi, double y, double sw, loss_t* loss,
                             bint ftrl, bint adagrad, bint roots) noexcept nogil:
-    """`plain_dual_step` for one layout, as `plain_fobos_step`: `weight`'s closed forms
-    and `apply`'s sums, operation for operation, with the step's constants in locals.
+    """One row of rda or ftrl with one output and a separable penalty in one layout (its
+    flags constants, so the loops test none of them), as `fobos_row`: `weight`'s closed
+    forms and `apply`'s sums, operation for operation, with the step's constants in locals.
     Entry layout: s (rda) or z (ftrl), then G or n (adagrad, ftrl), then sqrt(n)
     (`ftrl_roots`). The margin takes its non-zeros two at a time (e, f), each
     instruction of their weights' formula for both (`_kernel/lanes/pairs.h`), as ftrl's update.
@@ -284,7 +398,7 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
             x_max = abs_max2(x_max, data, nz, two)
     c.arrays.scores[0] = acc
     total = 0.0
-    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
+    q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
     if ftrl:
@@ -309,56 +423,6 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
                 e[DUAL_SQUARES] += ge * ge
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
-    return total
-
-
-cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* indices,
-                            long long lo, long long hi, double y, double sw) noexcept nogil:
-    """One row under l1_l2 or l1_linf over W's rows with fobos and a scalar step (the
-    multiclass structured-sparsity case), as the general path computes it: each
-    feature's row caught up in one prox with the threshold summed since its stamp,
-    the K scores, the gradient step (its prox joins the next catch-up, see
-    `groups_prox_step`). A row's features are distinct groups, each caught up once,
-    so the per-step group marks of the general path are not needed.
-
-    Mirrors `_step.margins` -> `_groups.group_catch_up` -> `block_catch_up` (l1_l2,
-    l1_linf), `_gradients.gradients`, `refused` and `_step.apply`'s grouped fobos step:
-    `step` calls it in place of those and runs `groups_prox_step` after it as after them."""
-    cdef double* state = c.arrays.state
-    cdef double* group_stamp = c.groups.stamp
-    cdef double* p = c.arrays.scores
-    cdef double* q = c.arrays.score_grads
-    cdef long long width = c.layout.width, nz, j
-    cdef int k, K = c.params.n_outputs
-    cdef double threshold_sum = c.cursor.threshold_sum, eta = c.cursor.eta, a, x, total
-    cdef bint linf = c.params.penalty == L1_LINF
-    cdef double* row
-    for k in range(K):
-        p[k] = c.arrays.intercepts[INTERCEPT_FIELDS * k + INTERCEPT_SUM]
-    for nz in range(lo, hi):
-        j = indices[nz]
-        row = state + j * width
-        a = threshold_sum - group_stamp[j]
-        if a > 0.0:
-            if linf:
-                prox_l1_linf(row, K, a, c.scratch.work)
-            else:
-                prox_l1_l2(row, K, a)
-            group_stamp[j] = threshold_sum
-        x = data[nz]
-        for k in range(K):
-            p[k] += row[k] * x
-    total = gradients(c, y, sw)
-    if refused(c, largest_q(c), row_abs_max(c, data, lo, hi)):
-        return total
-    for nz in range(lo, hi):
-        row = state + indices[nz] * width
-        x = data[nz]
-        for k in range(K):
-            row[k] -= eta * (q[k] * x)
-    c.cursor.n_ops += 3 * (hi - lo) * K
-    for k in range(K):
-        c.arrays.intercept_grad[k] = q[k]
     return total
 
 
@@ -404,10 +468,11 @@ cdef inline lane_row_t lane_entries(Ctx* c, const value_t* data, const index_t* 
     return row
 
 
-cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const index_t* indices,
-                                         long long lo, long long hi, double y, double sw) noexcept nogil:
+cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* indices,
+                                  long long lo, long long hi, double y, double sw, loss_t* loss,
+                                  bint invariant) noexcept nogil:
     """One row under the normalized schedule with one output, gradient or invariant
-    step: the general `step`'s `margins` (`normalized_catch_up`, `rescale`),
+    step (`invariant`, a constant): the general `step`'s `margins` (`normalized_catch_up`, `rescale`),
     `add_row_norm`, `invariant_sigmas` and `apply` (`normalized_apply`), the same
     arithmetic fused into three passes over the row (two with the gradient step), in
     lanes (`_kernel/lanes/lanes.h`, the rows' layout a constant in each pass); N_t's sum is taken in
@@ -427,7 +492,7 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
     cdef double q, r, step_norm, sigma, total = 0.0
     acc = lanes.normalized_margin(&row, penalized, threshold_sum, alpha, acc, &norms, &x_max)
     c.arrays.scores[0] = acc
-    q = c.arrays.score_grads[0] = gradient(c, acc, y, sw, &total)
+    q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
     c.cursor.norm_sum = norms + intercept_feature(c)
@@ -435,13 +500,13 @@ cdef inline double plain_normalized_step(Ctx* c, const value_t* data, const inde
     r = c.cursor.eta
     threshold_sum = c.cursor.threshold_sum = threshold_sum + r
     sigma = q
-    if c.params.invariant:
-        step_norm = intercept_step_size(c, 0, q) if c.params.fit_intercept else 0.0
+    if invariant:
+        step_norm = rule_step_size(c, NORMALIZED, unpenalized_at(c, 0), q) if c.params.fit_intercept else 0.0
         step_norm = lanes.normalized_factors(&row, penalized, q, r, eta0, step_norm)
-        if c.params.loss == LOG and sw == 1.0:      # e^-|y p| as `gradient` took it
+        if loss_of(c, loss) == LOG and sw == 1.0:      # e^-|y p| as `loss_gradient` took it
             sigma = log_invariant_sigma(y * acc, y, step_norm, 1.0, c.cursor.exp_margin)
         else:
-            sigma = invariant_sigma(c.params.loss, acc, y, step_norm, sw, c.params.epsilon)
+            sigma = invariant_sigma(loss_of(c, loss), acc, y, step_norm, sw, c.params.epsilon)
         lane_prefetch(c, indices)
         lanes.normalized_step(&row, penalized, sigma, r, alpha, threshold_sum)
     else:

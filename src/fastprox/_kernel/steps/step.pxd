@@ -20,7 +20,7 @@ from fastprox._kernel.rules.normalized cimport (rescale, row_norm, scale_of, set
 from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
 from fastprox._kernel.losses.losses cimport LOG
 from fastprox._kernel.losses.gradients cimport gradients, refused, row_abs_max, largest_q
-from fastprox._kernel.steps.rows cimport plain_rows_step
+from fastprox._kernel.steps.group_rows cimport plain_rows_step
 from fastprox._kernel.base.csr cimport row_at, weight_at
 from fastprox._kernel.rules.average cimport average_current
 
