@@ -430,11 +430,13 @@ def test_threads_read_while_one_steps():
     stream = [example(rng, 40, 3, 5) for _ in range(1500)]
     make = lambda: StructuredLearner(40, 3, 5, update="fobos", schedule="invsqrt", penalty="l1_l2", alpha=1e-3)
     shared, alone = make(), make()
-    done = threading.Event()
+    done, read = threading.Event(), threading.Event()
 
     def steps():
-        for X, Q, u, h in stream:
+        for i, (X, Q, u, h) in enumerate(stream):
             shared.step(X, Q, u, h)
+            if i == 0:          # a stream that outruns the reader still meets one read mid-stream
+                read.wait(timeout=30)
         done.set()
 
     worker = threading.Thread(target=steps)
@@ -445,6 +447,7 @@ def test_threads_read_while_one_steps():
         assert copy.coef_.shape == (3, 40) and np.all(np.isfinite(copy.unpenalized_))
         assert shared.coef_.shape == (3, 40)
         reads += 1
+        read.set()
     worker.join()
     for X, Q, u, h in stream:
         alone.step(X, Q, u, h)
