@@ -10,7 +10,7 @@ import copy
 import time
 
 from .._core import AUTO_ROWS
-from .._mixing import contribution, mixed
+from .._mixing import Midpoint, contribution, mixed
 from .._validation import kernel_arrays
 from ..stream.labels import LABEL_BUFFER_BYTES
 from ..stream.progress import NoBar, Table
@@ -81,7 +81,7 @@ def train_group(est, group, shares, cursor, limit, kind, run=None):
         left = limit if limit is None else limit - before
         resumed = None if run is None else OPEN.take(run, group, i, skip)
         window = Window(resumed, 0, left) if resumed is not None else Window(shares[i].chunks(), skip, left)
-        trainer.feed(window)
+        trainer.feed(_marked(window, trainer))
         if window.more:
             skip += trainer.pass_rows - before
             if run is not None:
@@ -97,7 +97,16 @@ def _round_trainer(est):
     local.learner = copy.copy(est.learner)
     trainer = _trainer(local, None, False)
     trainer.begin_pass()
+    trainer.midpoint = Midpoint()
     return trainer
+
+
+def _marked(items, trainer):
+    """``items`` for ``trainer`` to train on, its weights noted part-way through the
+    round (`Midpoint`) before each chunk is trained."""
+    for item in items:
+        trainer.midpoint.note(trainer.est.learner, trainer.pass_rows)
+        yield item
 
 
 def train_block(est, trainer, share, data):
@@ -106,14 +115,15 @@ def train_block(est, trainer, share, data):
     copy of the global model ``est``) trains on the block; returned for the next."""
     trainer = trainer if trainer is not None else _round_trainer(est)
     trainer.source = share
-    trainer.feed(share.chunks(data))
+    trainer.feed(_marked(share.chunks(data), trainer))
     return trainer
 
 
 def contribute(est, trainer, group, cursor, kind):
     """The group's `Contribution` to the mix: what ``trainer``'s model, trained from
     the global model ``est`` this round, adds; with the group's new cursor."""
-    result = contribution(est.learner, trainer.est.learner, trainer.pass_rows, trainer.pass_loss, kind)
+    result = contribution(est.learner, trainer.est.learner, trainer.pass_rows, trainer.pass_loss, kind,
+                          trainer.midpoint.early(trainer.pass_rows))
     result.cursors = {group: cursor}
     result.seconds = 0.0
     return result
