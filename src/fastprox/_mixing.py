@@ -214,9 +214,9 @@ MOST_STEADY_MOVES = 2.5
 class Midpoint:
     """A worker's weights part-way through its round, for the "adagrad" mix to tell
     a coordinate still moving at a steady rate from one that has settled: the
-    learner's caught-up weights and intercepts kept at the first chunk boundaries
-    at or past 1, 2, 4, ... rows (the last two kept: O(model size) memory, a
-    copy of the model per doubling of the rows)."""
+    learner's caught-up weights and intercepts kept when the round's rows reach
+    1, 2, 4, ... (or the first chunk boundary past them; the last two kept: O(model
+    size) memory, a copy of the model per doubling of the rows)."""
 
     def __init__(self):
         self.next, self.kept = 1, []

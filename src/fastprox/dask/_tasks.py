@@ -16,7 +16,7 @@ from ..stream.labels import LABEL_BUFFER_BYTES
 from ..stream.progress import NoBar, Table
 from ..stream.trainer import Trainer, predicts
 from ._open import OPEN
-from ._shares import Window
+from ._shares import Window, _rows
 
 
 class Lines:
@@ -102,11 +102,17 @@ def _round_trainer(est):
 
 
 def _marked(items, trainer):
-    """``items`` for ``trainer`` to train on, its weights noted part-way through the
-    round (`Midpoint`) before each chunk is trained."""
-    for item in items:
-        trainer.midpoint.note(trainer.est.learner, trainer.pass_rows)
-        yield item
+    """``items`` for ``trainer`` to train on, cut where the round's rows reach 1, 2,
+    4, ... so that its weights are noted there (`Midpoint`): the same rows in the
+    same order, so the same model."""
+    point = trainer.midpoint
+    for X, y, origin in items:
+        a, n = 0, X.shape[0]
+        while a < n:
+            point.note(trainer.est.learner, trainer.pass_rows)
+            b = n if trainer.est.learner is None else min(n, a + point.next - trainer.pass_rows)
+            yield (X, y, origin) if (a, b) == (0, n) else (_rows(X, a, b), y[a:b], origin + a)
+            a = b
 
 
 def train_block(est, trainer, share, data):
