@@ -49,8 +49,8 @@ PER_ROW = 60
 MARKER = Path("/tmp/dask_bench_running")
 
 
-def generate(directory, files, rows, seed=0):
-    """The training files and the test file (kept if already there); their paths."""
+def generate(directory, files, rows, seed=0, test_rows=100_000):
+    """The training files and the test file of ``test_rows`` rows (kept if already there); their paths."""
     from fastprox import dump_libsvm
     directory.mkdir(parents=True, exist_ok=True)
     truth_rng = np.random.default_rng(12345)
@@ -59,7 +59,7 @@ def generate(directory, files, rows, seed=0):
     for i, path in enumerate(paths):
         if path.exists():
             continue
-        n, file_seed = (rows, seed + 1 + i) if i < files else (100_000, seed + 999)
+        n, file_seed = (rows, seed + 1 + i) if i < files else (test_rows, seed + 999)
         X, _ = zipf_text(n, D, PER_ROW, file_seed)
         rank = np.argsort(np.random.default_rng(file_seed).permutation(D))   # id -> its Zipf rank
         X.indices = rank[X.indices].astype(X.indices.dtype)      # one rank -> id map for every file
@@ -233,14 +233,24 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=125_000, help="rows per training file")
     parser.add_argument("--quick", action="store_true", help="4 small files, d up to 2^20 for the mixes")
     parser.add_argument("--runs", type=int, default=3, help="interleaved runs of each command (the median)")
+    parser.add_argument("--test-rows", type=int, default=100_000, help="rows of the test file")
     parser.add_argument("--generate-only", action="store_true")
     parser.add_argument("--out", default=str(RESULTS / "dask.md"))
+    parser.add_argument("--cores-per-machine", type=int, default=None,
+                        help="1: machines as pinned cores (bench.dask_pinned: one core against 2 one-core "
+                             "workers), written to dask_pinned.md beside --out")
     args = parser.parse_args(argv)
+    if args.cores_per_machine not in (None, 1):
+        raise SystemExit(f"error: --cores-per-machine takes 1 (a machine is one pinned core), "
+                         f"not {args.cores_per_machine}")
     if args.quick:
         args.files, args.rows = 4, 20_000
-    files, test = generate(Path(args.dir), args.files, args.rows)
+    files, test = generate(Path(args.dir), args.files, args.rows, test_rows=args.test_rows)
     if args.generate_only:
         return 0
+    if args.cores_per_machine == 1:
+        from bench import dask_pinned
+        return dask_pinned.run(args)
     total = sum(f.stat().st_size for f in files)
     from distributed import Client, LocalCluster
     MARKER.touch()

@@ -1,6 +1,6 @@
 """The parallel mode of fastprox.dask run in one process: its own tasks
 (`fastprox.dask._tasks`: ``start``, ``train_block``, ``contribute``, ``add`` on
-the tree ``_run._tree`` builds, ``mix``) called in turn, so that accuracy with
+the tree ``_run._tree`` builds (`TreeSum`), ``mix``) called in turn, so that accuracy with
 W workers is measured with the real code's semantics (each group's learner
 starts every round from the same global model, then the mix) without W
 processes. Used by ``bench.dask_cluster`` (the simulated cluster) and for the
@@ -10,6 +10,8 @@ The data are the benchmark's (``bench.dask.generate``'s distribution: rows of
 60 Zipf-ranked features of d = 2^20, labels a fixed sparse linear rule with
 10% flipped), made in memory: ``rows`` rows cut into shares.
 """
+import time
+
 import numpy as np
 
 from bench.dask import D, PER_ROW, RULE
@@ -55,13 +57,39 @@ def estimator(**params):
     return StreamModel(parallel_params(ProxClassifier(**{**RULE, **params}).get_params()), False, [-1.0, 1.0])
 
 
-def tree_sum(parts):
-    """The contributions' sum on the tree `fastprox.dask._run._tree` builds (pairs,
-    level by level), each node `_tasks.add`."""
-    from fastprox.dask import _tasks
-    while len(parts) > 1:
-        parts = [_tasks.add(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
-    return parts[0]
+class TreeSum:
+    """Contributions added as they come on the tree `fastprox.dask._run._tree` builds
+    (pairs, level by level: the same pairs when their number is a power of 2), each
+    node `_tasks.add`, holding one partial sum per level (memory: log2 W
+    contributions, not W). ``levels[k]``: the slowest addition at level k (a
+    level's additions run at once on a cluster)."""
+
+    def __init__(self):
+        self.stack, self.levels = [], []
+
+    def add(self, part):
+        from fastprox.dask import _tasks
+        level = 0
+        while self.stack and self.stack[-1][0] == level:
+            part = self._timed(level, _tasks.add, self.stack.pop()[1], part)
+            level += 1
+        self.stack.append((level, part))
+
+    def total(self):
+        """The sum (the levels not completed added in turn, each a level more)."""
+        from fastprox.dask import _tasks
+        while len(self.stack) > 1:
+            right = self.stack.pop()[1]
+            level = len(self.levels)
+            self.stack[-1] = (self.stack[-1][0], self._timed(level, _tasks.add, self.stack[-1][1], right))
+        return self.stack[0][1]
+
+    def _timed(self, level, add, left, right):
+        began = time.perf_counter()
+        out = add(left, right)
+        self.levels += [0.0] * (level + 1 - len(self.levels))
+        self.levels[level] = max(self.levels[level], time.perf_counter() - began)
+        return out
 
 
 def parallel(blocks, n_groups, passes, est=None, rounds=1, each_pass=None):
@@ -82,15 +110,15 @@ def parallel(blocks, n_groups, passes, est=None, rounds=1, each_pass=None):
     model = _tasks.start(est, shares, *blocks[:1])
     for p in range(passes):
         for r in range(rounds):
-            parts = []
+            tree = TreeSum()
             for g, members in enumerate(groups):
                 cut = np.linspace(0, len(members), rounds + 1).astype(int)
                 trainer = None
                 for i in members[cut[r]:cut[r + 1]]:
                     trainer = _tasks.train_block(model, trainer, shares[i], blocks[i])
                 if trainer is not None:
-                    parts.append(_tasks.contribute(model, trainer, g, (0, 0), kind))
-            model = _tasks.mix(model, tree_sum(parts), kind)
+                    tree.add(_tasks.contribute(model, trainer, g, (0, 0), kind))
+            model = _tasks.mix(model, tree.total(), kind)
         if each_pass is not None:
             each_pass(p, model)
     return model
