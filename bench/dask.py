@@ -292,7 +292,9 @@ def write(path, files, total, test, rows, mixes, groups, load_before, load_after
     vendor, model, cores = cpu()
     base = {r["passes"]: r for r in rows if r["name"].startswith("one machine")}
     lines = ["# Training on a Dask cluster: `fastprox.dask` against one machine", "",
-             describe_machine(), f"- CPU: {vendor} ({model}), {cores} cores, shared with other "
+             "Machines as pinned cores (`--cores-per-machine 1`): `dask_pinned.md`; a simulated "
+             "cluster of 8 to 128 workers measured in parts: `dask_cluster.md` (`python -m "
+             "bench.dask_cluster`).", "", describe_machine(), f"- CPU: {vendor} ({model}), {cores} cores, shared with other "
              "engineers' jobs (their load: the load lines below). The 2-worker cluster has a core per worker, "
              "each worker's reader thread sharing it with its kernel; the one-machine run uses both "
              "cores too (its parser thread overlaps its kernel: `fastprox train`'s read-ahead).",
@@ -337,8 +339,9 @@ def write(path, files, total, test, rows, mixes, groups, load_before, load_after
               "(Cores busy count this run's CPU time: on cores that other jobs load (the load lines "
               "above), every process gets less of them, and the times and the bound say less.)",
               "", "Accuracy by the number of groups: the mix (docs/dask.md §4) adds the workers' moves "
-              "rescaled to the summed accumulators' steps, capped at sqrt(2) workers' moves where several "
-              "met a coordinate; each worker's gradients are still taken at a model that has not seen the "
+              "rescaled to the summed accumulators' steps where several met a coordinate, adding the part "
+              "still moving at a steady rate and averaging the part settled part-way through the round; "
+              "each worker's gradients are still taken at a model that has not seen the "
               "other groups' rows since the last mix, and more groups lose more (one and three passes over "
               "the first 8 files, 1.0 M rows a pass, on the 2-worker cluster):", "",
               "| training | test accuracy, 1 pass | vs one machine | 3 passes | vs one machine (points) |",
@@ -360,12 +363,13 @@ def plan(rows, mixes, total):
     lines = ["## Beyond this machine", "",
              "Bytes: a mix moves each worker's contribution up a binary tree (depth ceil(log2 W)) and the "
              "mixed model to the next round's tasks. For the default rule (FOBOS + AdaGrad) a "
-             "contribution is 5 arrays of d·K float64 (the rescaled moves, the step denominators where the "
-             "worker met a coordinate, the zero crossings, the rescaled shrinking where it did not, and G's "
-             "increments; the intercept's are K numbers each), 40·d·K bytes; RDA + AdaGrad and "
+             "contribution is 7 arrays of d·K float64 (the rescaled moves, their part made part-way and "
+             "its steady share, the step denominators where the worker met a coordinate, the zero "
+             "crossings, the rescaled shrinking where it did not, and G's increments; the intercept's are "
+             "K numbers each), 56·d·K bytes; RDA + AdaGrad and "
              "FTRL send 2 (16·d·K: the dual sums' increments), RDA + invsqrt and scalar FOBOS 1 (8·d·K). The "
              "model the workers receive is its state, 32·d·K bytes for FOBOS + AdaGrad. A mix of W workers "
-             "thus moves W x 40·d·K bytes up (each tree level halves the number of contributions in flight; "
+             "thus moves W x 56·d·K bytes up (each tree level halves the number of contributions in flight; "
              "the critical path carries ceil(log2 W) of them) and W x 32·d·K down.", "",
              "| d | contribution (MB) | one mix, 2 workers, measured (s) | a mix of 128 workers moves (GB, up + "
              "down) | tree depth at 128 |", "|---|---|---|---|---|"]
