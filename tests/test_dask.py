@@ -420,6 +420,9 @@ def test_midpoint_keeps_the_last_point_at_most_half_way():
     assert f == 0.3 and W_f.shape == learner.coef().shape and b_f.shape == learner.intercept().shape
     assert point.early(500) is None
     assert Midpoint().early(10) is None
+    idle = Midpoint("dual")         # the other mixes read no part-way weights: none kept
+    idle.note(learner, 100)
+    assert idle.kept == [] and idle.early(1000) is None
 
 
 # --- inputs: Dask collections -----------------------------------------------------------

@@ -216,15 +216,16 @@ class Midpoint:
     a coordinate still moving at a steady rate from one that has settled: the
     learner's caught-up weights and intercepts kept when the round's rows reach
     1, 2, 4, ... (or the first chunk boundary past them; the last two kept: O(model
-    size) memory, a copy of the model per doubling of the rows)."""
+    size) memory, a copy of the model per doubling of the rows). ``kind``: the
+    rule's mix (`mix_kind`); only "adagrad" reads them, the others keep none."""
 
-    def __init__(self):
-        self.next, self.kept = 1, []
+    def __init__(self, kind="adagrad"):
+        self.next, self.kept, self.active = 1, [], kind == "adagrad"
 
     def note(self, learner, rows):
         """Before a chunk is trained: keep ``learner``'s weights if ``rows`` (the
         round's rows so far) reached the next power of two."""
-        if learner is None or rows < self.next:
+        if not self.active or learner is None or rows < self.next:
             return
         self.kept = (self.kept + [(rows, learner.coef().copy(), learner.intercept().copy())])[-2:]
         while self.next <= rows:

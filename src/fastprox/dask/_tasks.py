@@ -10,7 +10,7 @@ import copy
 import time
 
 from .._core import AUTO_ROWS
-from .._mixing import Midpoint, contribution, mixed
+from .._mixing import Midpoint, contribution, mix_kind, mixed
 from .._validation import kernel_arrays
 from ..stream.labels import LABEL_BUFFER_BYTES
 from ..stream.progress import NoBar, Table
@@ -97,7 +97,7 @@ def _round_trainer(est):
     local.learner = copy.copy(est.learner)
     trainer = _trainer(local, None, False)
     trainer.begin_pass()
-    trainer.midpoint = Midpoint()
+    trainer.midpoint = Midpoint(mix_kind(est.params["update"], est.params["schedule"], est.params["penalty"]))
     return trainer
 
 
@@ -110,7 +110,7 @@ def _marked(items, trainer):
         a, n = 0, X.shape[0]
         while a < n:
             point.note(trainer.est.learner, trainer.pass_rows)
-            b = n if trainer.est.learner is None else min(n, a + point.next - trainer.pass_rows)
+            b = n if not point.active else min(n, a + point.next - trainer.pass_rows)
             yield (X, y, origin) if (a, b) == (0, n) else (_rows(X, a, b), y[a:b], origin + a)
             a = b
 
