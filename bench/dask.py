@@ -49,8 +49,8 @@ PER_ROW = 60
 MARKER = Path("/tmp/dask_bench_running")
 
 
-def generate(directory, files, rows, seed=0):
-    """The training files and the test file (kept if already there); their paths."""
+def generate(directory, files, rows, seed=0, test_rows=100_000):
+    """The training files and the test file of ``test_rows`` rows (kept if already there); their paths."""
     from fastprox import dump_libsvm
     directory.mkdir(parents=True, exist_ok=True)
     truth_rng = np.random.default_rng(12345)
@@ -59,7 +59,7 @@ def generate(directory, files, rows, seed=0):
     for i, path in enumerate(paths):
         if path.exists():
             continue
-        n, file_seed = (rows, seed + 1 + i) if i < files else (100_000, seed + 999)
+        n, file_seed = (rows, seed + 1 + i) if i < files else (test_rows, seed + 999)
         X, _ = zipf_text(n, D, PER_ROW, file_seed)
         rank = np.argsort(np.random.default_rng(file_seed).permutation(D))   # id -> its Zipf rank
         X.indices = rank[X.indices].astype(X.indices.dtype)      # one rank -> id map for every file
@@ -233,14 +233,24 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=125_000, help="rows per training file")
     parser.add_argument("--quick", action="store_true", help="4 small files, d up to 2^20 for the mixes")
     parser.add_argument("--runs", type=int, default=3, help="interleaved runs of each command (the median)")
+    parser.add_argument("--test-rows", type=int, default=100_000, help="rows of the test file")
     parser.add_argument("--generate-only", action="store_true")
     parser.add_argument("--out", default=str(RESULTS / "dask.md"))
+    parser.add_argument("--cores-per-machine", type=int, default=None,
+                        help="1: machines as pinned cores (bench.dask_pinned: one core against 2 one-core "
+                             "workers), written to dask_pinned.md beside --out")
     args = parser.parse_args(argv)
+    if args.cores_per_machine not in (None, 1):
+        raise SystemExit(f"error: --cores-per-machine takes 1 (a machine is one pinned core), "
+                         f"not {args.cores_per_machine}")
     if args.quick:
         args.files, args.rows = 4, 20_000
-    files, test = generate(Path(args.dir), args.files, args.rows)
+    files, test = generate(Path(args.dir), args.files, args.rows, test_rows=args.test_rows)
     if args.generate_only:
         return 0
+    if args.cores_per_machine == 1:
+        from bench import dask_pinned
+        return dask_pinned.run(args)
     total = sum(f.stat().st_size for f in files)
     from distributed import Client, LocalCluster
     MARKER.touch()
@@ -282,7 +292,9 @@ def write(path, files, total, test, rows, mixes, groups, load_before, load_after
     vendor, model, cores = cpu()
     base = {r["passes"]: r for r in rows if r["name"].startswith("one machine")}
     lines = ["# Training on a Dask cluster: `fastprox.dask` against one machine", "",
-             describe_machine(), f"- CPU: {vendor} ({model}), {cores} cores, shared with other "
+             "Machines as pinned cores (`--cores-per-machine 1`): `dask_pinned.md`; a simulated "
+             "cluster of 8 to 128 workers measured in parts: `dask_cluster.md` (`python -m "
+             "bench.dask_cluster`).", "", describe_machine(), f"- CPU: {vendor} ({model}), {cores} cores, shared with other "
              "engineers' jobs (their load: the load lines below). The 2-worker cluster has a core per worker, "
              "each worker's reader thread sharing it with its kernel; the one-machine run uses both "
              "cores too (its parser thread overlaps its kernel: `fastprox train`'s read-ahead).",
@@ -327,8 +339,9 @@ def write(path, files, total, test, rows, mixes, groups, load_before, load_after
               "(Cores busy count this run's CPU time: on cores that other jobs load (the load lines "
               "above), every process gets less of them, and the times and the bound say less.)",
               "", "Accuracy by the number of groups: the mix (docs/dask.md §4) adds the workers' moves "
-              "rescaled to the summed accumulators' steps, capped at sqrt(2) workers' moves where several "
-              "met a coordinate; each worker's gradients are still taken at a model that has not seen the "
+              "rescaled to the summed accumulators' steps where several met a coordinate, adding the part "
+              "still moving at a steady rate and averaging the part settled part-way through the round; "
+              "each worker's gradients are still taken at a model that has not seen the "
               "other groups' rows since the last mix, and more groups lose more (one and three passes over "
               "the first 8 files, 1.0 M rows a pass, on the 2-worker cluster):", "",
               "| training | test accuracy, 1 pass | vs one machine | 3 passes | vs one machine (points) |",
@@ -350,12 +363,13 @@ def plan(rows, mixes, total):
     lines = ["## Beyond this machine", "",
              "Bytes: a mix moves each worker's contribution up a binary tree (depth ceil(log2 W)) and the "
              "mixed model to the next round's tasks. For the default rule (FOBOS + AdaGrad) a "
-             "contribution is 5 arrays of d·K float64 (the rescaled moves, the step denominators where the "
-             "worker met a coordinate, the zero crossings, the rescaled shrinking where it did not, and G's "
-             "increments; the intercept's are K numbers each), 40·d·K bytes; RDA + AdaGrad and "
+             "contribution is 7 arrays of d·K float64 (the rescaled moves, their part made part-way and "
+             "its steady share, the step denominators where the worker met a coordinate, the zero "
+             "crossings, the rescaled shrinking where it did not, and G's increments; the intercept's are "
+             "K numbers each), 56·d·K bytes; RDA + AdaGrad and "
              "FTRL send 2 (16·d·K: the dual sums' increments), RDA + invsqrt and scalar FOBOS 1 (8·d·K). The "
              "model the workers receive is its state, 32·d·K bytes for FOBOS + AdaGrad. A mix of W workers "
-             "thus moves W x 40·d·K bytes up (each tree level halves the number of contributions in flight; "
+             "thus moves W x 56·d·K bytes up (each tree level halves the number of contributions in flight; "
              "the critical path carries ceil(log2 W) of them) and W x 32·d·K down.", "",
              "| d | contribution (MB) | one mix, 2 workers, measured (s) | a mix of 128 workers moves (GB, up + "
              "down) | tree depth at 128 |", "|---|---|---|---|---|"]

@@ -22,7 +22,7 @@ from distributed.utils import key_split
 
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm, load_model, save_model
 from fastprox._core import run_passes
-from fastprox._mixing import _copy, _fields, contribution, mix_kind, mixed, total
+from fastprox._mixing import MOST_STEADY_MOVES, Midpoint, _copy, _fields, contribution, mix_kind, mixed, total
 from fastprox._registry import RULES
 from fastprox.cli import main
 from fastprox.stream.trainer import Trainer
@@ -382,6 +382,49 @@ def test_adagrad_mix_moves_at_most_sqrt2_workers():
     expected = W0 + np.where(G > G0, kappa, 2.0) * (W - W0)        # unmet: both workers' l1 shrink
     expected = np.where((np.sign(expected) == -np.sign(W0)) & (np.sign(W) != -np.sign(W0)), 0.0, expected)
     np.testing.assert_allclose(_mix(start, [A, A]).coef(), expected, rtol=1e-9, atol=1e-15)
+
+
+def _mix_with_midpoint(start, A, f, W_f, b_f):
+    parts = [contribution(start, A, 1, 0.0, "adagrad", (f, W_f, b_f)) for _ in range(2)]
+    return mixed(start, total(parts), "adagrad")
+
+
+def test_adagrad_mix_adds_steady_moves_and_averages_settled_ones():
+    """With the workers' weights part-way through their rows: where they moved at a
+    steady rate (the fraction f of the rows made f of the move) their rescaled moves
+    add up (at most MOST_STEADY_MOVES of one worker's); where they had settled by then
+    (the whole move made) the mix is their average: two identical workers give that
+    worker's model."""
+    start, X, target = _adagrad_start(2)
+    A = _trained(start, X, target)
+    W0, W, b0, b = start.coef(), A.coef(), start.intercept(), A.intercept()
+    settled = _mix_with_midpoint(start, A, 0.25, W, b)
+    np.testing.assert_allclose(settled.coef(), W, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(settled.intercept(), b, rtol=1e-9, atol=1e-15)
+    steady = _mix_with_midpoint(start, A, 0.25, W0 + 0.25 * (W - W0), b0 + 0.25 * (b - b0))
+    G0, G = (np.array(_fields(x)[3]["G"]) for x in (start, A))
+    kappa = 2 * (start.delta + np.sqrt(G)) / (start.delta + np.sqrt(2 * G - G0))
+    expected = W0 + np.where(G > G0, np.minimum(kappa, MOST_STEADY_MOVES), 2.0) * (W - W0)
+    expected = np.where((np.sign(expected) == -np.sign(W0)) & (np.sign(W) != -np.sign(W0)), 0.0, expected)
+    np.testing.assert_allclose(steady.coef(), expected, rtol=1e-9, atol=1e-15)
+
+
+def test_midpoint_keeps_the_last_point_at_most_half_way():
+    """Midpoint keeps the weights at the first chunk boundaries past 1, 2, 4, ... rows
+    (two at most) and gives the last one at most half-way through the round."""
+    start, X, target = _adagrad_start(3)
+    learner, point = _copy(start), Midpoint()
+    for a in range(0, 1000, 100):       # chunks of 100 rows
+        point.note(learner, a)
+        run_passes(learner, X[a:a + 100], target[a:a + 100], None, 1)
+    assert [k[0] for k in point.kept] == [300, 600]     # kept at 100, 200, 300, 600: the last two
+    f, W_f, b_f = point.early(1000)
+    assert f == 0.3 and W_f.shape == learner.coef().shape and b_f.shape == learner.intercept().shape
+    assert point.early(500) is None
+    assert Midpoint().early(10) is None
+    idle = Midpoint("dual")         # the other mixes read no part-way weights: none kept
+    idle.note(learner, 100)
+    assert idle.kept == [] and idle.early(1000) is None
 
 
 # --- inputs: Dask collections -----------------------------------------------------------

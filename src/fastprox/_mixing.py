@@ -12,7 +12,9 @@ order and grouping (a tree reduction adds them pairwise), of O(model size):
 - fobos + adagrad: each worker's moves rescaled from its own AdaGrad steps to
   the steps of the summed accumulators (delayed-gradient AdaGrad: where one
   worker met a coordinate, its move; where several did, their rescaled moves
-  added, capped at MOST_MOVES of one worker's), then the shrinking of the
+  added where they still moved at a steady rate (a worker's weights part-way
+  through its rows, `Midpoint`, tell) and averaged where they had settled,
+  between MOST_MOVES and MOST_STEADY_MOVES of one worker's), then the shrinking of the
   workers whose rows did not meet the coordinate; G becomes the start's G plus
   every increment (the sum of squared gradients over all rows, as on one
   machine).
@@ -125,10 +127,11 @@ def _fields(learner):
     return args, arrays, scalars, fields, entry
 
 
-def contribution(start, learner, rows, loss, kind):
+def contribution(start, learner, rows, loss, kind, midpoint=None):
     """What ``learner``, trained from ``start`` (the global model it was given) on
     ``rows`` rows with summed progressive ``loss``, contributes to the mix of this
-    `kind` (`mix_kind`)."""
+    `kind` (`mix_kind`); ``midpoint``: `Midpoint.early` of its round (the "adagrad"
+    mix reads it; None: nothing known of the path, each move taken as settled)."""
     before = _fields(start)[3]
     now, entry = _fields(learner)[3:]
 
@@ -142,10 +145,11 @@ def contribution(start, learner, rows, loss, kind):
         arrays = {"w": rows * W, "b": rows * b}
     elif kind == "adagrad":
         width = W.shape[-1]
+        f, W_f, b_f = midpoint if midpoint is not None else (0.0, None, None)
         arrays = {**_adagrad_moves("", start.coef(), W, _widened(before["G"], width), increment("G"),
-                                   start.delta),
+                                   start.delta, f, W_f),
                   **_adagrad_moves("b", start.intercept(), b, before["bsquares"], increment("bsquares"),
-                                   start.delta)}
+                                   start.delta, f, b_f)}
     else:
         arrays = {name: increment(name) for name in entry + ("bsum", "bsquares") if name != "root"}
     return Contribution(rows, learner.t - start.t, loss, learner.n_ops - start.n_ops,
@@ -199,21 +203,57 @@ def mixed(start, summed, kind):
 
 
 #: The most the rescaled moves of the workers that met a coordinate may add up to,
-#: in units of one worker's move (docs/dask.md: a round in which each worker
-#: reaches the coordinate's optimum then overshoots it by at most sqrt(2) - 1).
+#: in units of one worker's move, where they had settled (docs/dask.md: a round in
+#: which each worker reaches the coordinate's optimum then overshoots it by at most
+#: sqrt(2) - 1), and where they still moved at a steady rate (their sum is then one
+#: machine's move over all their rows, capped: the steadiness is read from one point).
 MOST_MOVES = 2 ** 0.5
+MOST_STEADY_MOVES = 2.5
 
 
-def _adagrad_moves(prefix, W0, W, G0, G, delta):
+class Midpoint:
+    """A worker's weights part-way through its round, for the "adagrad" mix to tell
+    a coordinate still moving at a steady rate from one that has settled: the
+    learner's caught-up weights and intercepts kept when the round's rows reach
+    1, 2, 4, ... (or the first chunk boundary past them; the last two kept: O(model
+    size) memory, a copy of the model per doubling of the rows). ``kind``: the
+    rule's mix (`mix_kind`); only "adagrad" reads them, the others keep none."""
+
+    def __init__(self, kind="adagrad"):
+        self.next, self.kept, self.active = 1, [], kind == "adagrad"
+
+    def note(self, learner, rows):
+        """Before a chunk is trained: keep ``learner``'s weights if ``rows`` (the
+        round's rows so far) reached the next power of two."""
+        if not self.active or learner is None or rows < self.next:
+            return
+        self.kept = (self.kept + [(rows, learner.coef().copy(), learner.intercept().copy())])[-2:]
+        while self.next <= rows:
+            self.next *= 2
+
+    def early(self, rows):
+        """(the fraction of the round's ``rows`` trained, the weights, the intercepts)
+        at the last point kept at most half-way, or None."""
+        kept = [k for k in self.kept if 0 < k[0] <= rows / 2]
+        return None if not kept else (kept[-1][0] / rows, kept[-1][1], kept[-1][2])
+
+
+def _adagrad_moves(prefix, W0, W, G0, G, delta, f=0.0, W_f=None):
     """FOBOS + AdaGrad: what a worker whose weights (or intercepts) went from W0 to W,
     its accumulators from G0 to G0 + G, adds to the mix (`_adagrad_moved`), with H its
     step's denominator delta + sqrt(G0 + G): where it met the coordinate (G > 0), its
-    move times H, H itself, and 1 if its weight crossed zero; elsewhere (its rows only
-    shrank the weight, by the penalty) the shrinking's size times H; its G increments."""
+    move times H, the part of it made by W_f, its weights after the fraction ``f`` of
+    its rows (``early``: f times the move at a steady rate, the move for a weight
+    settled by then; the whole move without W_f) and ``f`` times the move, H itself,
+    and 1 if its weight crossed zero; elsewhere (its rows only shrank the weight, by
+    the penalty) the shrinking's size times H; its G increments."""
     W0 = _widened(W0, W.shape[-1])
     H = delta + np.sqrt(G0 + G)
     met = G > 0
-    return {prefix + "move": np.where(met, (W - W0) * H, 0.0), prefix + "reach": np.where(met, H, 0.0),
+    move = np.where(met, (W - W0) * H, 0.0)
+    early = move if W_f is None else np.where(met, (_widened(W_f, W.shape[-1]) - W0) * H, 0.0)
+    return {prefix + "move": move, prefix + "early": early, prefix + "fmove": f * move,
+            prefix + "reach": np.where(met, H, 0.0),
             prefix + "crossed": (met & (W0 != 0) & (np.sign(W) == -np.sign(W0))).astype(np.float64),
             prefix + "shrink": np.where(met, 0.0, np.abs(W - W0) * H), prefix + "g": G}
 
@@ -222,15 +262,23 @@ def _adagrad_moved(W0, G0, a, prefix, delta):
     """FOBOS + AdaGrad's mixed weights (or intercepts) and accumulators from the start's
     W0 and G0 and the workers' summed `_adagrad_moves` ``a``, each worker's steps
     eta0 / (delta + sqrt(G_i)) rescaled to those of the summed accumulator G (factor
-    (delta + sqrt(G_i)) / (delta + sqrt(G))): the moves of the workers that met a
-    coordinate added, scaled down to add up to at most MOST_MOVES of theirs (a
-    weight they carry across zero where none of theirs crossed is 0), then shrunk
-    towards zero by the others' shrinking, as their rows would after."""
+    (delta + sqrt(G_i)) / (delta + sqrt(G))). The moves of the workers that met a
+    coordinate: u of their sum and 1 - u of their average (divided by kappa, the sum of
+    their factors), u = ((move - early) / (move - f move))^2 clipped to [0, 1] (1 where
+    they moved at a steady rate, 0 where they had settled part-way), at most
+    MOST_STEADY_MOVES of one worker's; without part-way weights, their sum capped at
+    MOST_MOVES. A weight they carry across zero where none of theirs crossed is 0;
+    then shrunk towards zero by the others' shrinking, as their rows would after."""
     G = G0 + a[prefix + "g"]
     H = delta + np.sqrt(G)
     met = _over(a[prefix + "reach"], H)             # the met workers' factors' sum (kappa)
-    scale = np.where(met > MOST_MOVES, _over(np.full_like(met, MOST_MOVES), met), 1.0)
-    W = W0 + _over(a[prefix + "move"], H) * scale
+    move, early, fmove = a[prefix + "move"], a[prefix + "early"], a[prefix + "fmove"]
+    rest = move - fmove                             # the move left after the fraction f at a steady rate
+    u = np.clip(np.divide(move - early, rest, out=np.zeros_like(rest), where=rest != 0), 0.0, 1.0) ** 2
+    kappa = np.maximum(met, 1.0)
+    steady = np.minimum(u + (1 - u) / kappa, MOST_STEADY_MOVES / kappa)
+    scale = np.where(fmove != 0, np.minimum(steady, 1.0), np.minimum(1.0, MOST_MOVES / kappa))
+    W = W0 + _over(move, H) * scale
     W = np.where((np.sign(W) == -np.sign(W0)) & (W0 != 0) & (a[prefix + "crossed"] == 0), 0.0, W)
     return np.sign(W) * np.maximum(np.abs(W) - _over(a[prefix + "shrink"], H), 0.0), G
 

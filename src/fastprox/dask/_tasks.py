@@ -10,13 +10,13 @@ import copy
 import time
 
 from .._core import AUTO_ROWS
-from .._mixing import contribution, mixed
+from .._mixing import Midpoint, contribution, mix_kind, mixed
 from .._validation import kernel_arrays
 from ..stream.labels import LABEL_BUFFER_BYTES
 from ..stream.progress import NoBar, Table
 from ..stream.trainer import Trainer, predicts
 from ._open import OPEN
-from ._shares import Window
+from ._shares import Window, _rows
 
 
 class Lines:
@@ -81,7 +81,7 @@ def train_group(est, group, shares, cursor, limit, kind, run=None):
         left = limit if limit is None else limit - before
         resumed = None if run is None else OPEN.take(run, group, i, skip)
         window = Window(resumed, 0, left) if resumed is not None else Window(shares[i].chunks(), skip, left)
-        trainer.feed(window)
+        trainer.feed(_marked(window, trainer))
         if window.more:
             skip += trainer.pass_rows - before
             if run is not None:
@@ -97,7 +97,22 @@ def _round_trainer(est):
     local.learner = copy.copy(est.learner)
     trainer = _trainer(local, None, False)
     trainer.begin_pass()
+    trainer.midpoint = Midpoint(mix_kind(est.params["update"], est.params["schedule"], est.params["penalty"]))
     return trainer
+
+
+def _marked(items, trainer):
+    """``items`` for ``trainer`` to train on, cut where the round's rows reach 1, 2,
+    4, ... so that its weights are noted there (`Midpoint`): the same rows in the
+    same order, so the same model."""
+    point = trainer.midpoint
+    for X, y, origin in items:
+        a, n = 0, X.shape[0]
+        while a < n:
+            point.note(trainer.est.learner, trainer.pass_rows)
+            b = n if not point.active else min(n, a + point.next - trainer.pass_rows)
+            yield (X, y, origin) if (a, b) == (0, n) else (_rows(X, a, b), y[a:b], origin + a)
+            a = b
 
 
 def train_block(est, trainer, share, data):
@@ -106,14 +121,15 @@ def train_block(est, trainer, share, data):
     copy of the global model ``est``) trains on the block; returned for the next."""
     trainer = trainer if trainer is not None else _round_trainer(est)
     trainer.source = share
-    trainer.feed(share.chunks(data))
+    trainer.feed(_marked(share.chunks(data), trainer))
     return trainer
 
 
 def contribute(est, trainer, group, cursor, kind):
     """The group's `Contribution` to the mix: what ``trainer``'s model, trained from
     the global model ``est`` this round, adds; with the group's new cursor."""
-    result = contribution(est.learner, trainer.est.learner, trainer.pass_rows, trainer.pass_loss, kind)
+    result = contribution(est.learner, trainer.est.learner, trainer.pass_rows, trainer.pass_loss, kind,
+                          trainer.midpoint.early(trainer.pass_rows))
     result.cursors = {group: cursor}
     result.seconds = 0.0
     return result

@@ -1,0 +1,49 @@
+"""Smoke tests of the cluster benchmarks on small data: the simulated cluster
+(bench.dask_cluster: its parts, network model, accuracy and plot) and machines
+as pinned cores (bench.dask --cores-per-machine 1). Each runs in a process of
+its own: they pin threads to cores. Slow (a minute each on a loaded 2-core
+machine: models of 2^20 features, a cluster's start)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]))
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.mark.slow
+def test_simulated_cluster_writes_its_tables_and_plot(tmp_path):
+    out = tmp_path / "cluster.md"
+    core = str(min(os.sched_getaffinity(0)))
+    done = _run("bench.dask_cluster", "--dir", str(tmp_path / "data"), "--rows", "3000", "--shares", "4",
+                "--test-rows", "2000", "--workers", "2", "4", "--core", core, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert "| 4 | " in text and "critical path" in text and "| one machine |" in text
+    assert out.with_suffix(".png").stat().st_size > 0
+    again = _run("bench.dask_cluster", "--dir", str(tmp_path / "data"), "--shares", "4", "--workers", "8",
+                 "--out", str(out))
+    assert again.returncode == 2 or "needs at least as many --shares" in again.stderr
+    assert "Traceback" not in again.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pins 2 workers to 2 cores")
+def test_pinned_cores_compare_one_core_with_two(tmp_path):
+    out = tmp_path / "dask.md"
+    done = _run("bench.dask", "--cores-per-machine", "1", "--dir", str(tmp_path / "data"), "--files", "2",
+                "--rows", "3000", "--test-rows", "2000", "--runs", "1", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "dask_pinned.md").read_text()
+    assert "| one core (fastprox train) | 3 |" in text and "| 2 workers, a core each | 1 |" in text
+    assert "the target is stated at >= 2 GB" in text
+    wrong = _run("bench.dask", "--cores-per-machine", "2", "--dir", str(tmp_path / "data"))
+    assert "takes 1" in wrong.stderr and "Traceback" not in wrong.stderr
