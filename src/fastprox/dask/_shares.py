@@ -111,9 +111,9 @@ class Window:
             a, b = max(skip - seen, 0), n if limit is None else min(n, skip + limit - seen)
             seen += n
             if a < b:
-                yield (X, y, row) if (a, b) == (0, n) else (_rows(X, a, b), y[a:b], row + a)
+                yield (X, y, row) if (a, b) == (0, n) else (rows_of(X, a, b), y[a:b], row + a)
             if limit is not None and seen >= skip + limit:
-                ahead = [(_rows(X, b, n), y[b:], row + b)] if b < n else []
+                ahead = [(rows_of(X, b, n), y[b:], row + b)] if b < n else []
                 ahead += [item for item in [next(items, None)] if item is not None]
                 self.more = bool(ahead)
                 self.rest = _continued(ahead, items) if ahead else None
@@ -130,7 +130,7 @@ def _continued(ahead, items):
         getattr(items, "close", lambda: None)()
 
 
-def _rows(X, a, b):
+def rows_of(X, a, b):
     """Rows [a, b) of a CSR matrix or a reader's Chunk."""
     if not isinstance(X, Chunk):
         return X[a:b]

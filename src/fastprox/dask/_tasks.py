@@ -16,7 +16,7 @@ from ..stream.labels import LABEL_BUFFER_BYTES
 from ..stream.progress import NoBar, Table
 from ..stream.trainer import Trainer, predicts
 from ._open import OPEN
-from ._shares import Window, _rows
+from ._shares import Window, rows_of
 
 
 class Lines:
@@ -111,7 +111,7 @@ def _marked(items, trainer):
         while a < n:
             point.note(trainer.est.learner, trainer.pass_rows)
             b = n if not point.active else min(n, a + point.next - trainer.pass_rows)
-            yield (X, y, origin) if (a, b) == (0, n) else (_rows(X, a, b), y[a:b], origin + a)
+            yield (X, y, origin) if (a, b) == (0, n) else (rows_of(X, a, b), y[a:b], origin + a)
             a = b
 
 
