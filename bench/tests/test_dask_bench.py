@@ -14,7 +14,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(*args):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]))
+    """``python -m args`` from the repository's root, with the fastprox this test
+    imports (the installed package in CI, a checkout's src/ when given on PYTHONPATH)."""
+    import fastprox
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(fastprox.__file__).parents[1]), str(ROOT)]))
     return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=600)
 
