@@ -179,7 +179,7 @@ def test_train_reads_vw_as_the_reader(tmp_path, capsys):
     assert main(["train", str(unlabelled), "--quiet"]) != 0
     assert "new.vw:1: no label before the first '|'" in capsys.readouterr().err
     assert main(["predict", str(model), str(unlabelled), "-q", "ab", "--hash-bits", "13"]) != 0
-    assert "--hash-bits 13, but " in capsys.readouterr().err
+    assert "--hash-bits 13 (the model's: 12)" in capsys.readouterr().err    # (the file records -b)
 
 
 def test_interactions_need_vw_text(tmp_path, capsys):

@@ -1,16 +1,23 @@
-"""Describe LIBSVM or VW files: rows, features, non-zeros, labels.
+"""Describe LIBSVM or VW files: rows, features, non-zeros, labels; and model files
+(written by ``fastprox train --model`` or save_model): their class, width, classes
+and how their data were read (the hashing, VW text's interactions).
 
-One streaming pass over each file.
+One streaming pass over each data file.
 
 The numbers are those of load_libsvm on the file: ``features`` is the width
 of the matrix it returns (largest index + 1 for zero-based files, the largest
 index for one-based ones). Labels are counted up to 1000 distinct values.
 """
+from .._interactions import describe as describe_input
 from .._libsvm import count_labels
-from ..libsvm import MAX_LINE_BYTES, half_readers, read_halves, source_name
+from ..libsvm import MAX_LINE_BYTES, half_readers, read_halves, read_once, source_name
+from ..stream.model import StreamModel
 from ..stream.files import CHUNK_ROWS, check_readable, chunks_of, pumped
 from ..stream.labels import format_label
 from .options import add_reader_options, reading
+
+#: The first bytes of a model file (a zip archive, fastprox.model_io.format).
+ZIP_MAGIC = b"PK\x03\x04"
 
 #: Distinct labels counted by `scan`; beyond this the file is taken as
 #: regression targets and only the number of rows is kept.
@@ -19,7 +26,8 @@ MAX_LABELS = 1000
 
 def add_arguments(parser):
     parser.add_argument("data", nargs="+", metavar="DATA",
-                        help="LIBSVM files (plain, .gz, .bz2, .xz); - for standard input")
+                        help="LIBSVM or VW files (plain, .gz, .bz2, .xz; - for standard input), or "
+                             "model files")
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows parsed at a time")
     add_reader_options(parser)
 
@@ -29,8 +37,31 @@ def run(args):
     if args.chunk_rows < 1:
         raise ValueError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
     for path in args.data:
-        print(describe(path, scan([path], **reading(args))))
+        print(describe_model(path) if is_model(path) else describe(path, scan([path], **reading(args))))
     return 0
+
+
+def is_model(path):
+    """Whether ``path`` is a regular file that starts as a model file does (a zip)."""
+    if read_once(path):
+        return False
+    with open(path, "rb") as f:
+        return f.read(4) == ZIP_MAGIC
+
+
+def describe_model(path):
+    """The text block printed for a model file: its class and width, its classes,
+    its hashing and how its data were read (``fitted.input_``)."""
+    est = StreamModel.from_file(path)
+    lines = [path, f"  model      {'ProxRegressor' if est.regression else 'ProxClassifier'}"
+                   f"(loss={est.loss!r}, penalty={est.params['penalty']!r})",
+             f"  features   {est.n_features}"]
+    if not est.regression:
+        lines.append(f"  classes    {' '.join(map(format_label, est.classes))}")
+    if est.hash_bits is not None:
+        lines.append(f"  hashing    ids hashed into 2^{est.hash_bits} columns (--hash-bits {est.hash_bits})")
+    lines.append(f"  input      {'as given (nothing recorded)' if est.input is None else describe_input(est.input)}")
+    return "\n".join(lines)
 
 
 def describe(path, s):

@@ -30,7 +30,7 @@ from ..stream.files import CHUNK_ROWS, check_readable, labelled_chunks
 from ..stream.labels import format_label
 from ..stream.model import StreamModel
 from .metrics import Metrics, metric_lines
-from .options import add_reader_options, reading
+from .options import add_reader_options, reading, take_recorded
 
 
 def add_arguments(parser):
@@ -56,6 +56,7 @@ def run(args):
         name = "ProxRegressor" if est.regression else "ProxClassifier"
         raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
                          f"{args.model} holds a {name}(loss={est.loss!r})")
+    take_recorded(args, est.input, args.model, est.params.get("groups"))
     read = reading(args)
     if read.get("format") == "vw":      # VW's hashes are the columns: the model's width gives -b
         bits = est.n_features.bit_length() - 1

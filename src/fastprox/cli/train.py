@@ -49,6 +49,7 @@ import sys
 import time
 
 from .._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
+from .._interactions import record, terms_of
 from .._libsvm import MAX_INDEX
 from .._numpy import np
 from .._registry import SCHEDULES, STEPS, UPDATES
@@ -60,7 +61,9 @@ from ..stream.files import CHUNK_ROWS
 from ..stream.model import StreamModel
 from ..stream.progress import Table, decimal, progress_bar, summary
 from ..stream.readable import FeatureNames, readable_lines
+from ..stream.groups import GroupCrossing
 from ..stream.sources import DefaultSource, FileSource
+from ..vw.reader import DEFAULT_BITS
 from ..stream.trainer import Trainer, predicts
 from .metrics import Metrics, metric_lines
 from .options import add_reader_options, is_vw, reading
@@ -284,7 +287,27 @@ def model_of(args):
         params["groups"] = read_vector(args.groups, "--groups", int)
     if args.group_weights:
         params["group_weights"] = read_vector(args.group_weights, "--group-weights", float)
-    return StreamModel(params, args.regression, args.classes, args.quiet)
+    terms = args.quadratic or args.cubic or args.interactions
+    if args.data and args.format == "libsvm" and terms:
+        if not args.groups:
+            raise ValueError("-q, --cubic and --interactions over LIBSVM data cross the groups of --groups "
+                             "FILE (-q 0,1): give --groups, or data in VW's text format (--format vw)")
+        terms = terms_of("libsvm", args.quadratic, args.cubic, args.interactions)
+        bits = DEFAULT_BITS if args.hash_bits is None else args.hash_bits
+        args.crossing = GroupCrossing(params["groups"], terms, bits)
+        params["groups"], params["hash_bits"] = args.crossing.model_groups(), None
+        n_groups = int(params["groups"].max(initial=-1)) + 1
+        if params["group_weights"] is not None and len(params["group_weights"]) != n_groups:
+            raise ValueError(f"--group-weights {args.group_weights}: {len(params['group_weights'])} weights, but "
+                             f"the model has {n_groups} groups: those of --groups {args.groups}, then one per "
+                             f"interaction ({len(terms)}); give a weight for each")
+    est = StreamModel(params, args.regression, args.classes, args.quiet)
+    if args.data and args.format == "vw":       # (the file records the reading, for predict and -i)
+        read = reading(args)
+        est.input = record("vw", read["terms"], read["vw_bits"])
+    elif getattr(args, "crossing", None) is not None:
+        est.input = record("libsvm", args.crossing.terms, args.crossing.bits)
+    return est
 
 
 def _source(args, est):
@@ -345,8 +368,10 @@ def _check_options(args):
         if len(args.classes) < 2 or any(not c.is_integer() for c in args.classes):
             raise ValueError(f"--classes needs two integer labels or more, not "
                              f"{','.join(map(repr, args.classes))}; for real-valued targets give --regression")
-    if args.hash_bits is not None and (args.n_features is not None or args.groups):
-        raise ValueError("--hash-bits sets the width (2^B features): drop --n-features and --groups")
+    crossing = args.groups and (args.quadratic or args.cubic or args.interactions)
+    if args.hash_bits is not None and (args.n_features is not None or args.groups and not crossing):
+        raise ValueError("--hash-bits sets the width (2^B features): drop --n-features and --groups (with "
+                         "--groups, --hash-bits is the bits of the crossed groups' columns, -q 0,1)")
     check_workflow(args)
     inputs = [path for path in args.data + [args.test, args.groups, args.group_weights, args.initial_model]
               if path not in (None, STDIN)]

@@ -22,6 +22,7 @@ from ..stream.holdout import EARLY_TERMINATE, HOLDOUT_PERIOD, Holdout
 from ..stream.model import StreamModel
 from ..stream.sources import MODEL_WIDTH
 from ..stream.progress import decimal
+from .options import take_recorded
 
 
 def add_workflow_options(parser):
@@ -99,6 +100,7 @@ def initial_model(args, estimator_options):
     path = args.initial_model
     est = StreamModel.from_file(path)
     est.quiet = args.quiet
+    take_recorded(args, est.input, f"-i {path}", est.params.get("groups"))     # (VW text's --hash-bits is the recorded -b)
     defaults = REGRESSOR_DEFAULTS if est.regression else CLASSIFIER_DEFAULTS
     est.params = {**{key: est.params[key] for key in defaults if key in est.params}, **est.params}
     differ = []
@@ -107,7 +109,7 @@ def initial_model(args, estimator_options):
     args.regression = est.regression
     for option, param in estimator_options.items():
         given = getattr(args, option, None)
-        if given is None or param not in est.params:
+        if given is None or param not in est.params or (param == "hash_bits" and est.input is not None):
             continue
         saved = est.params[param]
         if param == "loss" and kernel_loss(given) == kernel_loss(saved):

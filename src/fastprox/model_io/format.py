@@ -7,7 +7,7 @@ included. This format stores only the features the model has touched, names
 its version, and is read without pickle: loading an untrusted file runs no
 code.
 
-Format, version 7
+Format, version 8
 -----------------
 A NumPy ``.npz`` archive (a zip of ``.npy`` arrays, deflated but for
 ``state`` and ``rows``, whose float64 values and sorted indices deflate by under a
@@ -20,7 +20,7 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
 ``header``
     0-d unicode array holding a JSON object:
 
-    - ``format``: ``"fastprox-model"``; ``version``: ``7``;
+    - ``format``: ``"fastprox-model"``; ``version``: ``8``;
     - ``class``: ``"ProxClassifier"`` or ``"ProxRegressor"``;
     - ``params``: ``get_params()`` (``random_state`` must be None or an int;
       arrays such as ``groups`` become lists, a ``class_weight`` dict a list of
@@ -48,7 +48,15 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
       ``progress_``, the stream's counters that ``train --initial-model``
       continues as one run would (`PROGRESS`: examples trained and their summed
       loss, the table's last line, the features read, the label
-      statistics); other writers leave it out.
+      statistics); other writers leave it out. Files of ``fastprox train`` on VW
+      text, or crossing LIBSVM groups, also hold ``input_`` (`INPUT`), how the
+      reader made the model's columns, which ``fastprox predict`` and ``train -i``
+      apply: ``format`` (``"vw"`` or ``"libsvm"``), ``interactions`` (the terms
+      crossed, each as ``--interactions`` spells it: namespaces' first characters
+      such as ``"ab"``, or LIBSVM group ids joined by commas such as ``"0,1"``;
+      VW's deduplication applied) and ``bits`` (VW text: its ``-b``, the model
+      having 2^bits features; LIBSVM groups: each term's block of 2^bits crossed
+      columns after the group file's features).
 
 ``rows`` (int64, r) and ``state`` (float64, r x width)
     The rows of the kernel's (n_features, width) state array that differ,
@@ -93,7 +101,10 @@ memory available is refused before it is allocated. Writing refuses what
 loading would (a parameter changed after the fit, a model whose steps
 overflowed), so that every file written loads.
 
-Earlier versions load too. Version 6 differs from version 7 only in having no
+Earlier versions load too. Version 7 differs from version 8 only in having no
+``input_`` entry: such files load as models of their columns as given (no
+interactions recorded; `fastprox predict` takes ``-q`` as given).
+Version 6 differs from version 7 only in having no
 ``average`` parameter and learner entry and no ``bavg`` and ``avg_history`` members:
 such files load as models without the averaged iterate.
 Version 5 differs from version 6 only in having no
@@ -117,8 +128,8 @@ the parameter; such files load as models without group weights.
 from .._kernels import SAVED
 
 FORMAT = "fastprox-model"
-VERSION = 7
-READS = (1, 2, 3, 4, 5, 6, 7)   # versions this fastprox reads (see the format's history above)
+VERSION = 8
+READS = (1, 2, 3, 4, 5, 6, 7, 8)   # versions this fastprox reads (see the format's history above)
 
 CLASS_NAMES = ("ProxClassifier", "ProxRegressor")
 
@@ -143,6 +154,9 @@ FITTED = dict(n_features_in_=_INT, t_=_INT, n_iter_=_INT, progressive_loss_=_NUM
 #: the label statistics (``labels``: [[label, count], ...] of a classifier, [n, mean, m2] of a regressor).
 PROGRESS = dict(examples=_INT, loss_sum=_NUMBER, last_examples=_INT, last_loss_sum=_NUMBER, features=_INT,
                 labels=(list,))
+#: ``fitted.input_`` (optional, version 8): how the reader made the columns (VW text's
+#: hashing, the interactions crossed), for predict and train -i to read as training did.
+INPUT = dict(format=_NAME, interactions=(list,), bits=_INT)
 PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_ratio=_NUMBER, update=_NAME,
                schedule=_NAME + (type(None),), step=_NAME + (type(None),),
                eta0=_NUMBER + _NAME, delta=_NUMBER + _NAME, rda_rho=_NUMBER, berhu_gamma=_NUMBER,

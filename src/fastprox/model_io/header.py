@@ -9,10 +9,11 @@ from types import SimpleNamespace
 
 from .._core import check_same_hashing, check_same_kernel
 from .._registry import LOSSES, PENALTIES, SCHEDULES, UPDATES
-from .._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, MULTINOMIAL_LOSSES, REGRESSION_LOSSES,
+from .._interactions import recorded_terms
+from .._validation import (MAX_HASH_BITS, CLASSIFICATION_LOSSES, MULTI_CLASS, MULTINOMIAL_LOSSES, REGRESSION_LOSSES,
                            check_hash_bits, check_number, check_one_of, check_params, check_single_rows)
-from .format import (CLASS_NAMES, FITTED, PROGRESS, FORMAT, HEADER, INT_MAX, KIND_NAMES, LEARNER, LONG_MAX, MAX_STEPS,
-                     PARAMS, READS, SCALARS)
+from .format import (CLASS_NAMES, FITTED, INPUT, PROGRESS, FORMAT, HEADER, INT_MAX, KIND_NAMES, LEARNER, LONG_MAX,
+                     MAX_STEPS, PARAMS, READS, SCALARS)
 from .upgrades import param_keys, upgraded
 
 Header = namedtuple("Header", "version name params learner scalars fitted")
@@ -37,7 +38,7 @@ def check_header(header):
     header = upgraded(header, version)
     spec = _check_learner(_typed("learner", header["learner"], LEARNER), losses)
     scalars = _check_scalars(_typed("scalars", header["scalars"], SCALARS), spec)
-    fitted = _check_fitted(header["fitted"], spec, scalars)
+    fitted = _check_fitted(header["fitted"], spec, scalars, version)
     params = _check_params(header["params"], name, version, losses)
     _check_kind(name, params, spec)
     check_same_hashing(params, fitted["hash_bits_"])
@@ -115,13 +116,16 @@ def _check_scalars(scalars, spec):
     return scalars
 
 
-def _check_fitted(fitted, spec, scalars):
+def _check_fitted(fitted, spec, scalars, version):
     """The fitted attributes, those the kernel also holds equal to its; the optional
-    ``progress_`` (`check_progress`)."""
-    progress = fitted.pop("progress_", None) if type(fitted) is dict else None
+    ``progress_`` (`check_progress`) and (version 8) ``input_`` (`check_input`)."""
+    optional = ("progress_",) + ("input_",) * (version >= 8)
+    extra = {key: fitted.pop(key) for key in optional if key in fitted} if type(fitted) is dict else {}
     fitted = _typed("fitted", fitted, FITTED)
-    if progress is not None:
-        fitted["progress_"] = check_progress(progress)
+    if "progress_" in extra:
+        fitted["progress_"] = check_progress(extra["progress_"])
+    if "input_" in extra:
+        fitted["input_"] = check_input(extra["input_"], spec["n_features"])
     if fitted["n_features_in_"] != spec["n_features"]:
         raise ValueError(f"n_features_in_={fitted['n_features_in_']} but the model has "
                          f"{spec['n_features']} features")
@@ -134,6 +138,20 @@ def _check_fitted(fitted, spec, scalars):
     if bits is not None and spec["n_features"] != 1 << bits:
         raise ValueError(f"hash_bits_={bits} but the model has {spec['n_features']} features, not 2^{bits}")
     return fitted
+
+
+def check_input(recorded, n_features):
+    """``fitted.input_`` (`INPUT`): a known format, interactions the reader takes
+    (fastprox._interactions.recorded_terms), bits in range and, for VW text, the
+    model's width 2^bits."""
+    recorded = _typed("fitted.input_", recorded, INPUT)
+    with in_section("fitted.input_"):
+        check_number("bits", recorded["bits"], 1, high=MAX_HASH_BITS, integer=True)
+        recorded_terms(recorded)
+    if recorded["format"] == "vw" and n_features != 1 << recorded["bits"]:
+        raise ValueError(f"fitted.input_: VW text of bits={recorded['bits']} but the model has {n_features} "
+                         f"features, not 2^{recorded['bits']}")
+    return recorded
 
 
 def check_progress(progress):

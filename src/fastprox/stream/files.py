@@ -50,12 +50,16 @@ def refuse_directory(path):
         raise IsADirectoryError(errno.EISDIR, "is a directory, not a LIBSVM file: give the files in it", path)
 
 
-def chunks_of(source, format="libsvm", vw_bits=None, terms=(), n_features=None, names=None, **reading):
+def chunks_of(source, format="libsvm", vw_bits=None, terms=(), n_features=None, names=None, crossing=None,
+              **reading):
     """The chunks of ``source`` in its ``format``: iter_chunks's of LIBSVM text (the
-    other arguments its own), iter_vw_chunks's of VW text (``vw_bits`` and the
-    interactions ``terms``, lines without a label read if ``unlabelled``; the width
-    is 2^vw_bits, ``zero_based`` means nothing; ``names``, a dict, is filled with
-    the columns' feature names, `iter_vw_chunks`'s)."""
+    other arguments its own; with ``crossing``, a fastprox.stream.groups.GroupCrossing,
+    the file's features are the group file's and each chunk's rows are crossed), iter_vw_chunks's
+    of VW text (``vw_bits`` and the interactions ``terms``, lines without a label read if
+    ``unlabelled``; the width is 2^vw_bits, ``zero_based`` means nothing; ``names``, a
+    dict, is filled with the columns' feature names, `iter_vw_chunks`'s)."""
+    if crossing is not None:
+        return map(crossing.crossed, iter_chunks(source, n_features=crossing.n, **reading))
     if format == "vw":
         return iter_vw_chunks(source, vw_bits, terms, reading["chunk_rows"], preview=reading.get("preview"),
                               unlabelled=reading.get("unlabelled", False), names=names,

@@ -39,6 +39,9 @@ class StreamModel:
         self.progress = None
         #: What sets the model's width, for messages about its size (set by its user).
         self.width_origin = None
+        #: How the reader made the columns (fastprox._interactions.record: VW text, the
+        #: interactions), saved as ``fitted.input_``; None: the file's columns as given.
+        self.input = None
 
     def auto_steps(self):
         """Whether the steps wait for the first AUTO_ROWS rows ("auto" under AdaGrad;
@@ -72,6 +75,7 @@ class StreamModel:
         model.learner, model.classes = saved.learner, saved.classes
         model.hash_bits = saved.fitted["hash_bits_"]
         model.progress = saved.fitted.get("progress_")
+        model.input = saved.fitted.get("input_")
         model.quiet, model.width_origin = True, None
         return model
 
@@ -105,6 +109,8 @@ class StreamModel:
         fitted = {"n_features_in_": self.learner.n_features, "t_": self.learner.t, "n_iter_": passes,
                   "progressive_loss_": float(progressive_loss), "sparse_coef": False,
                   "hash_bits_": self.params["hash_bits"]}
+        if self.input is not None:
+            fitted["input_"] = self.input
         if progress is not None and all(x - x == 0 for x in (progress["loss_sum"], progress["last_loss_sum"])):
             fitted["progress_"] = progress
         write_model(path, "ProxRegressor" if self.regression else "ProxClassifier", self.params,

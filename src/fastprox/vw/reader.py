@@ -14,7 +14,7 @@ DEFAULT_BITS = 18
 MAX_BITS = 40
 
 
-def interaction_terms(quadratic=(), cubic=(), interactions=()):
+def interaction_terms(quadratic=(), cubic=(), interactions=(), groups=False):
     """The interactions as VW takes them from ``-q``, ``--cubic`` and ``--interactions``,
     so that the columns crossed are VW's.
 
@@ -26,36 +26,58 @@ def interaction_terms(quadratic=(), cubic=(), interactions=()):
     ----------
     quadratic, cubic, interactions : sequences of str
         Strings of 2, 3, and 2 to MAX_ORDER (8) namespaces, each named by its first
-        (ASCII) character.
+        (ASCII) character; with ``groups``, LIBSVM group ids joined by commas
+        (``"0,1"``).
+    groups : bool
+        Whether the terms name LIBSVM groups (``--groups``' ids) rather than VW's
+        namespaces.
 
     Returns
     -------
-    list of bytes
-        The interactions, each the bytes of its namespaces, for `iter_vw_chunks`.
+    list of bytes or list of tuple of int
+        The interactions, each the bytes of its namespaces, for `iter_vw_chunks`; with
+        ``groups``, each the tuple of its group ids.
 
     Raises
     ------
     ValueError
-        For a string of another length, a non-ASCII one, or VW's ``:`` wildcard.
+        For a string of another length, a non-ASCII one, or VW's ``:`` wildcard; with
+        ``groups``, for anything but 2 to 8 non-negative integers joined by commas.
     """
     terms, seen = [], set()
     for option, given, sizes in (("-q", quadratic, (2,)), ("--cubic", cubic, (3,)),
                                  ("--interactions", interactions, range(2, MAX_ORDER + 1))):
         for text in given:
-            if not isinstance(text, str) or not text.isascii() or len(text) not in sizes:
-                wanted = " or ".join(map(str, sizes))
-                raise ValueError(f"{option} {text!r}: give {wanted} namespaces by their first characters "
-                                 f"(ASCII), as -q ab or --interactions abc")
-            if ":" in text:
-                raise ValueError(f"{option} {text!r}: the ':' wildcard is not supported; name the namespaces")
-            term = tuple(text.encode())
+            term = _group_ids(option, text, sizes) if groups else _namespaces(option, text, sizes)
             key = tuple(sorted(term))
             if len(set(term)) < len(term):
                 term = key
             if key not in seen:
                 seen.add(key)
-                terms.append(bytes(term))
+                terms.append(tuple(term) if groups else bytes(term))
     return terms
+
+
+def _namespaces(option, text, sizes):
+    """A term of VW namespaces (their first characters) as a tuple of bytes."""
+    if not isinstance(text, str) or not text.isascii() or len(text) not in sizes:
+        wanted = " or ".join(map(str, sizes))
+        raise ValueError(f"{option} {text!r}: give {wanted} namespaces by their first characters "
+                         f"(ASCII), as -q ab or --interactions abc")
+    if ":" in text:
+        raise ValueError(f"{option} {text!r}: the ':' wildcard is not supported; name the namespaces")
+    return tuple(text.encode())
+
+
+def _group_ids(option, text, sizes):
+    """A term of LIBSVM group ids, ``"0,1"``, as a tuple of ints."""
+    parts = text.split(",") if isinstance(text, str) else []
+    if len(parts) not in sizes or not all(p.isascii() and p.isdigit() for p in parts):
+        wanted = " or ".join(map(str, sizes))
+        raise ValueError(f"{option} {text!r}: with LIBSVM data and --groups, give {wanted} group ids "
+                         f"(integers >= 0 of the --groups file) joined by commas, as -q 0,1 or "
+                         f"--interactions 0,1,2")
+    return tuple(int(p) for p in parts)
 
 
 class VWChunk(Chunk):

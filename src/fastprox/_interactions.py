@@ -1,0 +1,50 @@
+"""The interactions a command crosses (``-q``, ``--cubic``, ``--interactions``): VW
+text's namespaces or, for LIBSVM data, the groups of ``--groups``; and how a model
+file records them with the reader's hashing (``fitted.input_``,
+fastprox.model_io.format), for ``fastprox predict`` and ``train -i`` to read a file
+as training did."""
+from .vw.reader import interaction_terms
+
+#: The formats a model file's ``input_`` names.
+FORMATS = ("vw", "libsvm")
+
+
+def terms_of(format, quadratic=(), cubic=(), interactions=()):
+    """The terms crossed: VW's (bytes of namespaces) for ``format`` "vw", LIBSVM
+    groups' (tuples of group ids) for "libsvm" (`interaction_terms`)."""
+    return interaction_terms(quadratic, cubic, interactions, groups=format == "libsvm")
+
+
+def spelled(terms):
+    """The terms as ``--interactions`` spells them: ``"ab"``, ``"0,1"``."""
+    return [t.decode("ascii") if isinstance(t, bytes) else ",".join(map(str, t)) for t in terms]
+
+
+def record(format, terms, bits):
+    """A model file's ``input_``: the data's format, the terms crossed, the bits."""
+    return {"format": format, "interactions": spelled(terms), "bits": int(bits)}
+
+
+def recorded_terms(recorded):
+    """The terms of a model file's ``input_`` (`record`); ValueError for a format
+    other than FORMATS or interactions not spelled as `record` writes them."""
+    if recorded["format"] not in FORMATS:
+        raise ValueError(f"format={recorded['format']!r} must be one of {list(FORMATS)}")
+    given = recorded["interactions"]
+    try:
+        terms = terms_of(recorded["format"], interactions=given) if all(type(t) is str for t in given) else None
+    except ValueError:
+        terms = None
+    if terms is None or spelled(terms) != given:
+        shown = repr(given) if len(repr(given)) <= 80 else repr(given)[:80] + "..."
+        raise ValueError(f"interactions={shown} are not terms of {recorded['format']} data as fastprox "
+                         f"records them (distinct, each as --interactions spells it)")
+    return terms
+
+
+def describe(recorded):
+    """The record in the commands' words, for `fastprox info`: ``VW text, --hash-bits 18,
+    --interactions ab --interactions abc`` (or ``no interactions``)."""
+    what = "VW text" if recorded["format"] == "vw" else "LIBSVM with --groups"
+    terms = " ".join(f"--interactions {term}" for term in recorded["interactions"])
+    return f"{what}, --hash-bits {recorded['bits']}, {terms or 'no interactions'}"
