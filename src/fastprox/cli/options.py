@@ -23,13 +23,15 @@ def add_reader_options(parser, hashing=None):
                         help="the data's format: LIBSVM or Vowpal Wabbit's text (default: auto: VW "
                              "when the first data line of the first file holds a '|'; LIBSVM for "
                              "standard input and pipes)")
-    vw = parser.add_argument_group("Vowpal Wabbit's text (--format vw; docs/guide/vw_format.md)")
+    vw = parser.add_argument_group("interactions: Vowpal Wabbit's text (--format vw), or LIBSVM groups "
+                                   "(--groups FILE; docs/guide/vw_format.md)")
     vw.add_argument("-q", "--quadratic", action="append", default=[], metavar="AB",
-                    help="cross namespaces A and B (first characters), as VW's -q; repeatable")
+                    help="cross namespaces A and B (first characters), as VW's -q; in LIBSVM data "
+                         "with --groups, two group ids joined by a comma (-q 0,1); repeatable")
     vw.add_argument("--cubic", action="append", default=[], metavar="ABC",
-                    help="cross three namespaces, as VW's --cubic; repeatable")
+                    help="cross three namespaces (or group ids: 0,1,2), as VW's --cubic; repeatable")
     vw.add_argument("--interactions", action="append", default=[], metavar="ABC",
-                    help="cross 2 to 8 namespaces, as VW's --interactions; repeatable")
+                    help="cross 2 to 8 namespaces (or group ids), as VW's --interactions; repeatable")
 
 
 def reading(args):
