@@ -425,9 +425,9 @@ def _fixed_width(args, params):
     if args.format == "vw":
         bits = reading(args)["vw_bits"]
         return 1 << bits, f"--hash-bits {bits} (VW text)"
-    if args.hash_bits is not None:
-        return None, f"--hash-bits {args.hash_bits}"
     groups, weights = params["groups"], params["group_weights"]
+    if args.hash_bits is not None and groups is None:   # (with --groups: the crossed groups' bits)
+        return None, f"--hash-bits {args.hash_bits}"
     if groups is not None or weights is not None:
         option, n = ("--groups", len(groups)) if groups is not None else ("--group-weights", len(weights))
         if args.n_features is not None and args.n_features != n:
