@@ -260,6 +260,7 @@ def test_train_crosses_groups_as_the_brute_force(grouped, tmp_path, capsys):
     (["--groups", "G", "-q", "0,7"], "the interaction 0,7 names group(s) 7, which no feature of --groups has"),
     (["--groups", "G", "-q", "0,1", "--group-weights", "G"], "12 weights, but the model has 4 groups"),
     (["--groups", "G", "--hash-bits", "4"], "--hash-bits sets the width"),
+    (["--groups", "G", "-q", "0,1", "--scheduler", "tcp://127.0.0.1:1"], "cross groups on this machine: drop --scheduler"),
     (["--groups", "G", "-q", "0,1", "--hash-bits", "4", "--zero-based"],     # (a one-based file: index 12)
      "index '12' is beyond the 12 features of --groups"),
 ])

@@ -352,6 +352,8 @@ def _check_options(args):
             raise ValueError(f"{option} must be at most {high}, not {value}")
     if args.scheduler and args.data and is_vw(args):
         raise ValueError("--scheduler reads LIBSVM files; VW text trains on this machine: drop --scheduler")
+    if args.scheduler and (args.quadratic or args.cubic or args.interactions):
+        raise ValueError("-q, --cubic and --interactions cross groups on this machine: drop --scheduler")
     for name in ("sequential", "sync_rows", "workers", "timeout"):
         if getattr(args, name) not in (None, False) and not args.scheduler:
             raise ValueError(f"--{name.replace('_', '-')} is for training on a cluster: give --scheduler too")
