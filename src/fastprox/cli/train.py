@@ -20,7 +20,9 @@ stopping when their loss stops improving, as Vowpal Wabbit does
 (fastprox.stream.holdout); data read once is trained in one pass. Memory holds
 the model and a few chunks. -i continues a saved model as one run over both
 data would, and -p, -P, --readable-model and --invert-hash are VW's
-(fastprox.cli.workflow).
+(fastprox.cli.workflow). -q, --cubic and --interactions cross VW text's namespaces
+or, in LIBSVM data, the groups of --groups (-q 0,1: fastprox.stream.groups); the
+model file records them, with VW text's -b, for predict and -i.
 
 On standard error it prints Vowpal Wabbit's progressive validation table:
 lines at examples 1, 2, 4, 8, ... with the mean loss so far and since the
