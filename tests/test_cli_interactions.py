@@ -204,8 +204,7 @@ def test_groups_crossed_as_the_brute_force(seed):
     model_groups = crossing.model_groups()
     assert list(model_groups[:n]) == list(groups) and len(model_groups) == crossing.width
     first = int(groups.max()) + 1
-    assert [set(model_groups[n + (k << bits): n + ((k + 1) << bits)]) for k in range(len(terms))] == \
-        [{first + k} for k in range(len(terms))]
+    assert list(model_groups[n:]) == list(range(first, first + (len(terms) << bits)))
 
 
 @pytest.fixture
@@ -229,17 +228,19 @@ GROUP_OPTIONS = ["--penalty", "l1_l2", "--schedule", "invsqrt", "--alpha", "1e-3
 
 def test_train_crosses_groups_as_the_brute_force(grouped, tmp_path, capsys):
     """train -q over --groups equals a ProxClassifier fit on the brute-force crossed rows
-    with the crossed blocks' groups; predict, -i and info read the record."""
+    with the crossed columns' groups and weights; predict, -i and info read the record."""
     from fastprox import ProxClassifier
     data, gfile, X, y, groups = grouped
-    model = tmp_path / "m.model"
-    argv = ["train", data, "--groups", gfile, "-q", "1,2", "--interactions", "2,2", "--hash-bits", 5,
-            "-f", model, "--quiet", *GROUP_OPTIONS]
-    assert run(capsys, *argv)[0] == 0
+    model, weights = tmp_path / "m.model", tmp_path / "weights.txt"
+    weights.write_text("0.5 2 1.5")
+    argv = ["train", data, "--groups", gfile, "--group-weights", weights, "-q", "1,2", "--interactions", "2,2",
+            "--hash-bits", 5, "--quiet", *GROUP_OPTIONS]
+    assert run(capsys, *argv, "-f", model)[0] == 0
     terms = [(1, 2), (2, 2)]
     rows = as_csr(brute_crossed(X, groups, terms, 5), 12 + 2 * 32)
-    model_groups = np.concatenate([groups, np.full(32, 3), np.full(32, 4)])
-    est = ProxClassifier(groups=model_groups, penalty="l1_l2", schedule="invsqrt", alpha=1e-3)
+    est = ProxClassifier(groups=np.concatenate([groups, 3 + np.arange(64)]),
+                         group_weights=np.r_[0.5, 2, 1.5, np.ones(64)], penalty="l1_l2", schedule="invsqrt",
+                         alpha=1e-3)
     est.partial_fit(rows, y, classes=[-1, 1])
     saved = load_model(model)
     assert np.array_equal(saved.coef_, est.coef_) and np.array_equal(saved.intercept_, est.intercept_)
@@ -249,7 +250,7 @@ def test_train_crosses_groups_as_the_brute_force(grouped, tmp_path, capsys):
     assert np.allclose(np.loadtxt(out.splitlines()[1:])[:, 2], est.predict_proba(rows)[:, 1], rtol=0, atol=1e-12)
     assert "--interactions 1,2 --interactions 2,2" in run(capsys, "info", model)[1]
     both, continued = tmp_path / "both.model", tmp_path / "continued.model"
-    assert run(capsys, *[a if a != model else both for a in argv[:1] + [data] + argv[1:]])[0] == 0
+    assert run(capsys, *argv[:2], data, *argv[2:], "-f", both)[0] == 0
     assert run(capsys, "train", "-i", model, data, "-f", continued, "--quiet")[0] == 0
     assert continued.read_bytes() == both.read_bytes()
 
@@ -258,7 +259,7 @@ def test_train_crosses_groups_as_the_brute_force(grouped, tmp_path, capsys):
     (["-q", "0,1"], "cross the groups of --groups FILE (-q 0,1): give --groups"),
     (["--groups", "G", "-q", "ab"], "-q 'ab': with LIBSVM data and --groups, give 2 group ids"),
     (["--groups", "G", "-q", "0,7"], "the interaction 0,7 names group(s) 7, which no feature of --groups has"),
-    (["--groups", "G", "-q", "0,1", "--group-weights", "G"], "12 weights, but the model has 4 groups"),
+    (["--groups", "G", "-q", "0,1", "--group-weights", "G"], "12 group weights, but the groups have 3 groups"),
     (["--groups", "G", "--hash-bits", "4"], "--hash-bits sets the width"),
     (["--groups", "G", "-q", "0,1", "--scheduler", "tcp://127.0.0.1:1"], "cross groups on this machine: drop --scheduler"),
     (["--groups", "G", "-q", "0,1", "--hash-bits", "4", "--zero-based"],     # (a one-based file: index 12)

@@ -298,11 +298,10 @@ def model_of(args):
         bits = DEFAULT_BITS if args.hash_bits is None else args.hash_bits
         args.crossing = GroupCrossing(params["groups"], terms, bits)
         params["groups"], params["hash_bits"] = args.crossing.model_groups(), None
-        n_groups = int(params["groups"].max(initial=-1)) + 1
-        if params["group_weights"] is not None and len(params["group_weights"]) != n_groups:
-            raise ValueError(f"--group-weights {args.group_weights}: {len(params['group_weights'])} weights, but "
-                             f"the model has {n_groups} groups: those of --groups {args.groups}, then one per "
-                             f"interaction ({len(terms)}); give a weight for each")
+        try:
+            params["group_weights"] = args.crossing.model_weights(params["group_weights"])
+        except ValueError as e:
+            raise ValueError(f"--group-weights {args.group_weights} for --groups {args.groups}: {e}") from None
     est = StreamModel(params, args.regression, args.classes, args.quiet)
     if args.data and args.format == "vw":       # (the file records the reading, for predict and -i)
         read = reading(args)

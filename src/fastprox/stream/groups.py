@@ -12,12 +12,13 @@ middle, ``h ^ c_r`` for the last (mod 2^64), masked to its low ``bits`` bits.
 
 The model's columns: the group file's n features as they are, then a block of
 2^bits columns per term, in the terms' order: term k's crossed feature ``h`` is
-column ``n + k * 2^bits + (h & (2^bits - 1))``. Each block is a group of its own
-for the group penalties, with id ``G + k`` where ``G = max(groups) + 1`` (the
-file's groups first), so that a term's crossed weights are switched on or off
-together; ``--group-weights`` then gives ``G + T`` weights for T terms. A row's
-entries that share a column are summed, in the order: the row's own features, then
-each term's tuples in VW's order.
+column ``n + k * 2^bits + (h & (2^bits - 1))``. Each crossed column is a group of
+its own for the group penalties, column ``n + j`` group ``G + j`` where
+``G = max(groups) + 1`` (the file's groups first), weight 1: a hash bucket mixes
+unrelated tuples, so the penalty acts on the crossed weights one by one (under
+l1_l2 as l1 would), at O(1) a step, where a block of 2^bits columns as one group
+would cost 2^bits a row. A row's entries that share a column are summed, in the
+order: the row's own features, then each term's tuples in VW's order.
 """
 from .._numpy import np
 from ..libsvm import Chunk
@@ -48,11 +49,26 @@ class GroupCrossing:
         """The model's columns: the features, then a block of 2^bits per term."""
         return self.n + len(self.terms) * (1 << self.bits)
 
+    @property
+    def file_groups(self):
+        """The group file's number of groups, G = max(groups) + 1."""
+        return int(self.groups.max(initial=-1)) + 1
+
     def model_groups(self):
-        """The model's group ids: the file's, then each term's block a group of its own."""
-        first = int(self.groups.max(initial=-1)) + 1
-        blocks = [np.full(1 << self.bits, first + k, dtype=np.int64) for k in range(len(self.terms))]
-        return np.concatenate([self.groups] + blocks)
+        """The model's group ids: the file's, then each crossed column a group of its own."""
+        crossed = self.file_groups + np.arange(self.width - self.n, dtype=np.int64)
+        return np.concatenate([self.groups, crossed])
+
+    def model_weights(self, weights):
+        """The model's group weights: the file's ``weights`` (one per group of the file;
+        None: all 1), then 1 for each crossed column."""
+        if weights is None:
+            return None
+        if len(weights) != self.file_groups:
+            raise ValueError(f"{len(weights)} group weights, but the groups have {self.file_groups} groups: "
+                             f"give one per group of the groups file (each crossed column is a group of its "
+                             f"own, of weight 1)")
+        return np.concatenate([np.asarray(weights, dtype=np.float64), np.ones(self.width - self.n)])
 
     def crossed(self, chunk):
         """The chunk with its rows' interactions, ``width`` columns wide (canonical CSR)."""
