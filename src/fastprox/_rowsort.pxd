@@ -71,10 +71,12 @@ cdef inline void radix_sort_pairs(long long* k, double* v, long long* tk, double
     """Sort the pairs (k, v) by k (keys >= 0) through the scratch (tk, tv) of n pairs:
     the long rows of crossed namespaces, whose keys are hashes, which insertion sort
     would take in quadratic time and heap sort with a mispredicted branch per
-    comparison. Up to 2048 pairs: one pass on the keys' top bits (found from their
-    bits; twice as many buckets as pairs, 128 to 4096), then insertion sort, which
-    finds each key at or next to its place; beyond, 8 bits at a time from the
-    least significant. Short rows go to `sort_pairs`."""
+    comparison. Up to 2048 pairs: keys of at most 24 bits with at most 4 pairs per
+    bucket of half their bits take two passes of half the bits each (no insertion
+    sort, whose moves cost more than the second pass); else one pass on
+    the keys' top bits (found from their bits; twice as many buckets as pairs, 128 to
+    4096), then insertion sort, which finds each key at or next to its place; beyond,
+    8 bits at a time from the least significant. Short rows go to `sort_pairs`."""
     cdef Py_ssize_t i
     cdef long long bits = 0
     cdef int top = 0, width = 5, shift
@@ -85,7 +87,14 @@ cdef inline void radix_sort_pairs(long long* k, double* v, long long* tk, double
         bits |= k[i]
     while top < 63 and (bits >> top) != 0:
         top += 1
+    width = (top + 1) // 2 if top > 1 else 1
+    if n <= 2048 and top <= 24 and (<Py_ssize_t>1 << width) <= 4 * n:
+        # two passes of half the bits each: sorted (stably) and back in (k, v), no insertion sort
+        digit_pass(k, v, tk, tv, n, 0, width)
+        digit_pass(tk, tv, k, v, n, width, width)
+        return
     if n <= 2048:
+        width = 5
         while width < 12 and (<Py_ssize_t>1 << width) < 2 * n:
             width += 1
         width = min(width, top) if top > 0 else 1
