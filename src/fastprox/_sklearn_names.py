@@ -13,7 +13,6 @@ contract's, docs/contract.md) are eta0, eta0 / sqrt(t) and eta0 / t with t count
 steps from 1: a row per step when batch_size=1, so that ``invscaling`` with power_t
 0.5 or 1 is ``invsqrt`` or ``inv``, power_t 0 ``constant``.
 """
-import inspect
 import numbers
 
 #: learning_rate="invscaling"'s power_t with a fastprox schedule of the same steps.
@@ -72,6 +71,7 @@ def catching_unknown(init):
     function
         ``init``, its ``__signature__`` without that parameter.
     """
+    import inspect      # (the estimators' import: the command line's start-up does without it)
     signature = inspect.signature(init)
     init.__signature__ = signature.replace(parameters=[
         p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD])
