@@ -154,12 +154,12 @@ cdef inline double row_step(Ctx* c, const value_t* data, const index_t* indices,
     Mirrors `_step.step` with n_rows = 1 (its begin, intercept and end), the row
     itself computed by the kernel below."""
     cdef long long lo = indptr[r], hi = indptr[r + 1]
-    cdef double total
+    cdef double total, yr = y[r], w = weight_at(sw, r)
     cdef int update = update_of(kernel), rule = rule_schedule(kernel, schedule)
     if update != FOBOS:
         set_weight_params(c)
     begin_schedule_step(c, schedule_of(schedule))
-    total = row_kernel(c, data, indices, lo, hi, y[r], weight_at(sw, r), kernel, loss, schedule)
+    total = row_kernel(c, data, indices, lo, hi, yr, w, kernel, loss, schedule)
     if c.cursor.nonfinite:
         return total
     row_intercept(c, kernel, schedule)

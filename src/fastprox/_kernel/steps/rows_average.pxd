@@ -12,7 +12,7 @@
 # kernel sees each state row from its second field (`shift`). The normalized
 # schedule's l1 rows keep A between their fields (R, A, m): they take the general step.
 from fastprox._kernel.base.types cimport value_t, index_t, FOBOS
-from fastprox._kernel.base.state cimport Ctx
+from fastprox._kernel.base.state cimport Ctx, NORM_W
 from fastprox._kernel.base.csr cimport weight_at
 from fastprox._kernel.rules.schedules cimport begin_schedule_step
 from fastprox._kernel.rules.dual cimport set_weight_params
@@ -94,7 +94,10 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
         set_weight_params(c)
     begin_schedule_step(c, schedule_of(schedule))
     for nz in range(lo, hi):
-        catch_up(c, c.arrays.state + indices[nz] * width)
+        if rows_t is NormalizedRows or rows_t is InvariantNormalizedRows:
+            plain_normalized_catch_up(c, c.arrays.state + indices[nz] * width)
+        else:
+            catch_up(c, c.arrays.state + indices[nz] * width)
     c.arrays.state += shift
     total = row_kernel(c, data, indices, lo, hi, y[r], weight_at(sw, r), kernel, loss, schedule)
     c.arrays.state -= shift
@@ -106,3 +109,15 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     c.cursor.t += 1
     end_step(c)
     return total
+
+
+cdef inline void plain_normalized_catch_up(Ctx* c, double* row) noexcept nogil:
+    """`catch_up` of a row of the normalized schedule without a penalty, in line (its
+    one entry): the weight stays as it is while the row is untouched, so the skipped
+    averaged iterates sum to the weight times their count, `average.history_sum`'s
+    arithmetic without a history; the stamp A is the step."""
+    cdef double* e = row + c.layout.n_row_fields
+    cdef long long lo = max(<long long>row[c.layout.avg_stamp_at] + 1, c.params.average_from), hi = c.cursor.t
+    cdef double w = e[NORM_W]
+    e[c.layout.avg_sum_at] += 0.0 if w == 0.0 or lo > hi else w * (hi - lo + 1)
+    row[c.layout.avg_stamp_at] = c.cursor.t
