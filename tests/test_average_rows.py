@@ -4,7 +4,8 @@ through the general `step` (`Learner._use_general_step`) end with the same state
 averaged sums, stamps and intercepts' sums included, byte for byte: every rule whose
 single rows take a fast kernel and whose averaged iterate is kept, every loss, both
 steps where the rule takes them, several passes, sample weights, empty rows, the
-first averaged step before, at and after the start, the rebase (hypothesis)."""
+first averaged step before, at and after the start, the rebase, float32 values and
+int64 indices (hypothesis)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -115,11 +116,13 @@ def test_averaged_rows_across_the_rebase(rule):
 @given(seed=st.integers(0, 2**31), n=st.integers(1, 120), d=st.integers(1, 30),
        density=st.floats(0.0, 0.6), average=st.integers(1, 150), passes=st.integers(1, 3),
        weighted=st.booleans(), invariant=st.booleans(), loss=st.sampled_from(sorted(LOSSES)),
-       alpha=st.sampled_from([0.0, 1e-3, 0.05]))
+       alpha=st.sampled_from([0.0, 1e-3, 0.05]), dtype=st.sampled_from([np.float64, np.float32]),
+       itype=st.sampled_from([np.int32, np.int64]))
 def test_averaged_rows_bits_hypothesis(rule, seed, n, d, density, average, passes, weighted, invariant, loss,
-                                       alpha):
+                                       alpha, dtype, itype):
     step = "invariant" if invariant and rule[1] == "normalized" and LOSSES[loss].invariant else "gradient"
     X, y, sw = rows(n, d, density, seed, empty=0.2)
+    X.data, X.indices, X.indptr = X.data.astype(dtype), X.indices.astype(itype), X.indptr.astype(itype)
     learners = pair(rule, d, loss, average, step, alpha)
     orders = [np.random.default_rng(seed + p).permutation(n).astype(np.int64) for p in range(passes)]
     refusals = [[fit(learner, X, y, sw if weighted else None, order) for order in orders] for learner in learners]
