@@ -81,6 +81,10 @@ from fastprox._kernel.steps.rows cimport (row_step, tagged, step_t, loss_t, eta_
                                          AdagradL1Rows, AdagradRows, NormalizedRows, InvariantNormalizedRows,
                                          RdaRows, RdaAdagradRows, FtrlRows, FtrlRootsRows, LogLoss, AnyLoss,
                                          ConstantEta, InvSqrtEta, InvEta)
+from fastprox._kernel.steps.rows_average cimport (averaged_row_step, averaged_t, pass_step_t, AveragedFobosRows,
+                                                  AveragedAdagradL1Rows, AveragedAdagradRows,
+                                                  AveragedNormalizedRows, AveragedInvariantNormalizedRows,
+                                                  AveragedRdaAdagradRows, AveragedFtrlRows)
 from fastprox._kernel.base.csr cimport (row_at, csr_kind, _check_rows, consecutive, prefetch_lines,
                             prefetch_rows, refuse_step, margins_csr, first_nonfinite)
 
@@ -234,9 +238,11 @@ cdef class Learner:
         c.params.plain_rows = groups is None and group_weights is None and rule.fast_rows == "rows"
         if c.params.invariant:      # the fast rows take the gradient step only (but normalized's)
             c.params.plain_fobos = c.params.plain_adagrad = c.params.plain_rows = False
-        if average:                 # the fast rows keep no averaged sums
-            c.params.plain_fobos = c.params.plain_adagrad = c.params.plain_dual = False
-            c.params.plain_normalized = c.params.plain_rows = False
+        if average:     # the averaged rows (`_kernel/steps/rows_average.pxd`) but where A lies among the
+            c.params.plain_rows = False     # fields a row kernel reads: the normalized l1 rows, and fobos's
+            c.params.plain_normalized = c.params.plain_normalized and c.params.alpha_pen == 0.0
+            c.params.plain_fobos = (c.params.plain_fobos and c.params.alpha_pen > 0.0        # rows without
+                                    and c.params.l1_share < 1.0)                         # its P stamp first
         set_layout(c)
         c.params.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
         self._size_history()
@@ -831,6 +837,8 @@ cdef int pass_kernel(Ctx* c, Pass* p, const value_t* X, const index_t* ind, cons
     if p.batch_size != 1 or not tagged(c.params.schedule) or not (
             c.params.plain_fobos or c.params.plain_adagrad or c.params.plain_dual or c.params.plain_normalized):
         return pass_loss(c, p, X, ind, indptr, pause, <GeneralStep*>NULL)
+    if c.params.average_from:
+        return pass_averaged(c, p, X, ind, indptr, pause)
     if c.params.plain_fobos and (c.layout.shrink_stamp_at < 0 and c.layout.threshold_stamp_at == 0
                                  and c.layout.n_row_fields == 1):
         return pass_loss(c, p, X, ind, indptr, pause, <FobosL1Rows*>NULL)
@@ -853,20 +861,42 @@ cdef int pass_kernel(Ctx* c, Pass* p, const value_t* X, const index_t* ind, cons
     return pass_loss(c, p, X, ind, indptr, pause, <RdaRows*>NULL)
 
 
+cdef int pass_averaged(Ctx* c, Pass* p, const value_t* X, const index_t* ind, const index_t* indptr,
+                       pause) except -1:
+    """`pass_kernel` with the averaged iterate kept: the averaged row kernel of the rule
+    (`_kernel/steps/rows_average.pxd`)."""
+    if c.params.plain_fobos:
+        return pass_loss(c, p, X, ind, indptr, pause, <AveragedFobosRows*>NULL)
+    if c.params.plain_adagrad and c.params.l1_share == 1.0:
+        return pass_loss(c, p, X, ind, indptr, pause, <AveragedAdagradL1Rows*>NULL)
+    if c.params.plain_adagrad:
+        return pass_loss(c, p, X, ind, indptr, pause, <AveragedAdagradRows*>NULL)
+    if c.params.plain_normalized and c.params.invariant:
+        return pass_loss(c, p, X, ind, indptr, pause, <AveragedInvariantNormalizedRows*>NULL)
+    if c.params.plain_normalized:
+        return pass_loss(c, p, X, ind, indptr, pause, <AveragedNormalizedRows*>NULL)
+    if c.params.update == FTRL:
+        return pass_loss(c, p, X, ind, indptr, pause, <AveragedFtrlRows*>NULL)
+    if c.params.update == RDA and c.params.schedule == ADAGRAD:
+        return pass_loss(c, p, X, ind, indptr, pause, <AveragedRdaAdagradRows*>NULL)
+    return pass_loss(c, p, X, ind, indptr, pause, <GeneralStep*>NULL)
+
+
 cdef int pass_loss(Ctx* c, Pass* p, const value_t* X, const index_t* ind, const index_t* indptr,
-                   pause, step_t* kernel) except -1:
+                   pause, pass_step_t* kernel) except -1:
     """The pass's loss family (the log loss's code a constant in the row kernels), then
     its schedule kind (`pass_eta`)."""
-    if step_t is not GeneralStep and c.params.loss == LOG:
+    if pass_step_t is not GeneralStep and c.params.loss == LOG:
         return pass_eta(c, p, X, ind, indptr, pause, kernel, <LogLoss*>NULL)
     return pass_eta(c, p, X, ind, indptr, pause, kernel, <AnyLoss*>NULL)
 
 
 cdef int pass_eta(Ctx* c, Pass* p, const value_t* X, const index_t* ind, const index_t* indptr,
-                  pause, step_t* kernel, loss_t* loss) except -1:
+                  pause, pass_step_t* kernel, loss_t* loss) except -1:
     """The schedule kind of the pass's eta_t (the row kernels of scalar schedules: fobos,
     rda), then the pass (`run_pass`)."""
-    if step_t is FobosL1Rows or step_t is FobosRows or step_t is RdaRows:
+    if (pass_step_t is FobosL1Rows or pass_step_t is FobosRows or pass_step_t is RdaRows
+            or pass_step_t is AveragedFobosRows):
         if c.params.schedule == INVSQRT:
             return run_pass(c, p, X, ind, indptr, pause, kernel, loss, <InvSqrtEta*>NULL)
         if c.params.schedule == INV:
@@ -875,7 +905,7 @@ cdef int pass_eta(Ctx* c, Pass* p, const value_t* X, const index_t* ind, const i
 
 
 cdef inline int run_pass(Ctx* state, Pass* p, const value_t* X, const index_t* ind, const index_t* indptr,
-                  pause, step_t* kernel, loss_t* loss, eta_t* schedule) except -1:
+                  pause, pass_step_t* kernel, loss_t* loss, eta_t* schedule) except -1:
     """The steps of a pass from row p.start on, each by `kernel` (a row kernel, or the
     general step) under its loss family and schedule kind, all three fixed for the
     pass: one instantiation of this loop per combination `pass_kernel` chooses, with no
@@ -898,8 +928,12 @@ cdef inline int run_pass(Ctx* state, Pass* p, const value_t* X, const index_t* i
                     c.scratch.lane_ahead_lo, c.scratch.lane_ahead_hi = indptr[nxt], indptr[nxt + 1]
                 else:
                     prefetch_rows(&c, ind, indptr[nxt], indptr[nxt + 1], NULL)
-            if step_t is GeneralStep:
+            if pass_step_t is GeneralStep:
                 p.total += step(&c, X, ind, indptr, p.y, p.sw, p.rows, p.start, p.b)
+            elif pass_step_t in averaged_t:
+                c.scratch.lane_at = p.start
+                p.total += averaged_row_step(&c, X, ind, indptr, p.y, p.sw, row_at(p.rows, p.start), kernel, loss,
+                                             schedule)
             else:
                 c.scratch.lane_at = p.start
                 p.total += row_step(&c, X, ind, indptr, p.y, p.sw, row_at(p.rows, p.start), kernel, loss, schedule)

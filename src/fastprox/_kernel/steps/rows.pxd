@@ -154,41 +154,55 @@ cdef inline double row_step(Ctx* c, const value_t* data, const index_t* indices,
     Mirrors `_step.step` with n_rows = 1 (its begin, intercept and end), the row
     itself computed by the kernel below."""
     cdef long long lo = indptr[r], hi = indptr[r + 1]
-    cdef double total = 0.0, yr = y[r], w = weight_at(sw, r)
+    cdef double total, yr = y[r], w = weight_at(sw, r)
     cdef int update = update_of(kernel), rule = rule_schedule(kernel, schedule)
     if update != FOBOS:
         set_weight_params(c)
     begin_schedule_step(c, schedule_of(schedule))
-    if rows_t is FobosL1Rows:
-        total = fobos_l1_row(c, data, indices, lo, hi, yr, w, loss, schedule)
-    elif rows_t is FobosRows:
-        total = fobos_row(c, data, indices, lo, hi, yr, w, loss, schedule)
-    elif rows_t is AdagradL1Rows:
-        total = adagrad_l1_row(c, data, indices, lo, hi, yr, w, loss)
-    elif rows_t is AdagradRows:
-        total = adagrad_row(c, data, indices, lo, hi, yr, w, loss)
-    elif rows_t is NormalizedRows:
-        total = normalized_row(c, data, indices, lo, hi, yr, w, loss, False)
-    elif rows_t is InvariantNormalizedRows:
-        total = normalized_row(c, data, indices, lo, hi, yr, w, loss, True)
-    elif rows_t is RdaRows:
-        total = dual_row(c, data, indices, lo, hi, yr, w, loss, False, False, False)
-    elif rows_t is RdaAdagradRows:
-        total = dual_row(c, data, indices, lo, hi, yr, w, loss, False, True, False)
-    elif rows_t is FtrlRows:
-        total = dual_row(c, data, indices, lo, hi, yr, w, loss, True, True, False)
-    else:
-        total = dual_row(c, data, indices, lo, hi, yr, w, loss, True, True, True)
+    total = row_kernel(c, data, indices, lo, hi, yr, w, kernel, loss, schedule)
     if c.cursor.nonfinite:
         return total
-    if rows_t is InvariantNormalizedRows:
-        apply_rule_intercept(c, update, rule, 0, c.arrays.intercept_grad[0], c.arrays.sigma[0])
-    else:
-        apply_rule_intercept(c, update, rule, 0, c.arrays.intercept_grad[0], c.arrays.intercept_grad[0])
+    row_intercept(c, kernel, schedule)
     c.cursor.t += 1
     if update == FOBOS and rule != ADAGRAD:     # `end_step`
         count_step(c)
     return total
+
+
+cdef inline double row_kernel(Ctx* c, const value_t* data, const index_t* indices, long long lo,
+                              long long hi, double yr, double w, rows_t* kernel, loss_t* loss,
+                              eta_t* schedule) noexcept nogil:
+    """The row of non-zeros lo..hi (label yr, weight w) by the row kernel `kernel`: its
+    margin, gradient and update, between `row_step`'s begin and its intercept."""
+    if rows_t is FobosL1Rows:
+        return fobos_l1_row(c, data, indices, lo, hi, yr, w, loss, schedule)
+    elif rows_t is FobosRows:
+        return fobos_row(c, data, indices, lo, hi, yr, w, loss, schedule)
+    elif rows_t is AdagradL1Rows:
+        return adagrad_l1_row(c, data, indices, lo, hi, yr, w, loss)
+    elif rows_t is AdagradRows:
+        return adagrad_row(c, data, indices, lo, hi, yr, w, loss)
+    elif rows_t is NormalizedRows:
+        return normalized_row(c, data, indices, lo, hi, yr, w, loss, False)
+    elif rows_t is InvariantNormalizedRows:
+        return normalized_row(c, data, indices, lo, hi, yr, w, loss, True)
+    elif rows_t is RdaRows:
+        return dual_row(c, data, indices, lo, hi, yr, w, loss, False, False, False)
+    elif rows_t is RdaAdagradRows:
+        return dual_row(c, data, indices, lo, hi, yr, w, loss, False, True, False)
+    elif rows_t is FtrlRows:
+        return dual_row(c, data, indices, lo, hi, yr, w, loss, True, True, False)
+    else:
+        return dual_row(c, data, indices, lo, hi, yr, w, loss, True, True, True)
+
+
+cdef inline void row_intercept(Ctx* c, rows_t* kernel, eta_t* schedule) noexcept nogil:
+    """The intercept's update after a row kernel's step (the invariant step's by sigma)."""
+    cdef int update = update_of(kernel), rule = rule_schedule(kernel, schedule)
+    if rows_t is InvariantNormalizedRows:
+        apply_rule_intercept(c, update, rule, 0, c.arrays.intercept_grad[0], c.arrays.sigma[0])
+    else:
+        apply_rule_intercept(c, update, rule, 0, c.arrays.intercept_grad[0], c.arrays.intercept_grad[0])
 
 
 cdef inline bint entries(double* state, long long width, const index_t* indices, long long nz,

@@ -1,0 +1,123 @@
+# The row kernels with the averaged iterate kept (`average`, docs/contract.md §12a): the
+# general step's single row under averaging, its operations in its order, with the
+# row kernel of `_kernel/steps/rows.pxd` for the weights. The averaged sums S and the
+# stamp A are fields no row kernel reads or writes, and each entry's averaging takes
+# its weight before the margin's catch-up (`catch_up`: the skipped iterates join S)
+# and after the update (`stamp`: the new iterate joins S), so that a first loop over
+# the row catches its sums up, the row kernel steps, and a last loop adds the new
+# iterates: the general path's bits (tests/test_average_rows.py compares them). The
+# rows' catch-up in the kernel finds them current (an identity). The normalized
+# schedule's rows without a penalty and the dual rules' rows keep A as their first
+# field, before what their kernel reads at fixed places (`_kernel/base/layout.h`): the
+# kernel sees each state row from its second field (`shift`). The normalized
+# schedule's l1 rows keep A between their fields (R, A, m): they take the general step.
+from fastprox._kernel.base.types cimport value_t, index_t, FOBOS
+from fastprox._kernel.base.state cimport Ctx, NORM_W
+from fastprox._kernel.base.csr cimport weight_at
+from fastprox._kernel.rules.schedules cimport begin_schedule_step
+from fastprox._kernel.rules.dual cimport set_weight_params
+from fastprox._kernel.rules.fobos cimport catch_up, stamp, end_step
+from fastprox._kernel.steps.rows cimport (rows_t, step_t, loss_t, eta_t, row_kernel, row_intercept, update_of,
+                                          schedule_of, FobosRows, AdagradL1Rows, AdagradRows, NormalizedRows,
+                                          InvariantNormalizedRows, RdaAdagradRows, FtrlRows)
+
+
+# The averaged row kernels, each naming the row kernel of `_kernel/steps/rows.pxd` it
+# runs (fobos under a scalar schedule in any layout, AdaGrad, the normalized schedule
+# without a penalty with either step, rda and ftrl under AdaGrad's steps: the rules
+# whose averaged iterate is kept, but the normalized schedule's l1 rows).
+cdef struct AveragedFobosRows:
+    char tag
+cdef struct AveragedAdagradL1Rows:
+    char tag
+cdef struct AveragedAdagradRows:
+    char tag
+cdef struct AveragedNormalizedRows:
+    char tag
+cdef struct AveragedInvariantNormalizedRows:
+    char tag
+cdef struct AveragedRdaAdagradRows:
+    char tag
+cdef struct AveragedFtrlRows:
+    char tag
+
+ctypedef fused averaged_t:
+    AveragedFobosRows
+    AveragedAdagradL1Rows
+    AveragedAdagradRows
+    AveragedNormalizedRows
+    AveragedInvariantNormalizedRows
+    AveragedRdaAdagradRows
+    AveragedFtrlRows
+
+# What a pass runs: the general step, a row kernel, or an averaged row kernel.
+ctypedef fused pass_step_t:
+    step_t
+    averaged_t
+
+
+cdef inline double averaged_row_step(Ctx* c, const value_t* data, const index_t* indices,
+                                     const index_t* indptr, const double* y, const double* sw, long long r,
+                                     averaged_t* kernel, loss_t* loss, eta_t* schedule) noexcept nogil:
+    """`step` for row r alone with the averaged iterate kept, by the averaged row kernel
+    `kernel` (`averaged_rows` with its row kernel and the shift of its state rows)."""
+    if averaged_t is AveragedFobosRows:
+        return averaged_rows(c, data, indices, indptr, y, sw, r, <FobosRows*>NULL, loss, schedule, 0)
+    elif averaged_t is AveragedAdagradL1Rows:
+        return averaged_rows(c, data, indices, indptr, y, sw, r, <AdagradL1Rows*>NULL, loss, schedule, 0)
+    elif averaged_t is AveragedAdagradRows:
+        return averaged_rows(c, data, indices, indptr, y, sw, r, <AdagradRows*>NULL, loss, schedule, 0)
+    elif averaged_t is AveragedNormalizedRows:
+        return averaged_rows(c, data, indices, indptr, y, sw, r, <NormalizedRows*>NULL, loss, schedule, 1)
+    elif averaged_t is AveragedInvariantNormalizedRows:
+        return averaged_rows(c, data, indices, indptr, y, sw, r, <InvariantNormalizedRows*>NULL, loss,
+                             schedule, 1)
+    elif averaged_t is AveragedRdaAdagradRows:
+        return averaged_rows(c, data, indices, indptr, y, sw, r, <RdaAdagradRows*>NULL, loss, schedule, 1)
+    else:
+        return averaged_rows(c, data, indices, indptr, y, sw, r, <FtrlRows*>NULL, loss, schedule, 1)
+
+
+cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* indices,
+                                 const index_t* indptr, const double* y, const double* sw, long long r,
+                                 rows_t* kernel, loss_t* loss, eta_t* schedule, int shift) noexcept nogil:
+    """`rows.row_step` with the averaged sums: the row's entries caught up (`catch_up`,
+    the skipped iterates into S, A the step), the row kernel on the state rows seen
+    from field `shift` on, the new iterates into S (`stamp`), the intercept, and
+    `end_step` (the intercepts' sums and the cumulants' history before the rebase).
+
+    Mirrors `_step.step`'s single-row branch: `margins` -> `catch_up`, the row kernel's
+    arithmetic, `stamp` -> `add_iterate` / `add_dual_iterate`, `intercept_step`, `end_step`."""
+    cdef long long lo = indptr[r], hi = indptr[r + 1], nz, width = c.layout.width
+    cdef double total
+    if update_of(kernel) != FOBOS:
+        set_weight_params(c)
+    begin_schedule_step(c, schedule_of(schedule))
+    for nz in range(lo, hi):
+        if rows_t is NormalizedRows or rows_t is InvariantNormalizedRows:
+            plain_normalized_catch_up(c, c.arrays.state + indices[nz] * width)
+        else:
+            catch_up(c, c.arrays.state + indices[nz] * width)
+    c.arrays.state += shift
+    total = row_kernel(c, data, indices, lo, hi, y[r], weight_at(sw, r), kernel, loss, schedule)
+    c.arrays.state -= shift
+    if c.cursor.nonfinite:
+        return total
+    for nz in range(lo, hi):
+        stamp(c, c.arrays.state + indices[nz] * width)
+    row_intercept(c, kernel, schedule)
+    c.cursor.t += 1
+    end_step(c)
+    return total
+
+
+cdef inline void plain_normalized_catch_up(Ctx* c, double* row) noexcept nogil:
+    """`catch_up` of a row of the normalized schedule without a penalty, in line (its
+    one entry): the weight stays as it is while the row is untouched, so the skipped
+    averaged iterates sum to the weight times their count, `average.history_sum`'s
+    arithmetic without a history; the stamp A is the step."""
+    cdef double* e = row + c.layout.n_row_fields
+    cdef long long lo = max(<long long>row[c.layout.avg_stamp_at] + 1, c.params.average_from), hi = c.cursor.t
+    cdef double w = e[NORM_W]
+    e[c.layout.avg_sum_at] += 0.0 if w == 0.0 or lo > hi else w * (hi - lo + 1)
+    row[c.layout.avg_stamp_at] = c.cursor.t
