@@ -13,7 +13,7 @@ from fastprox._kernel.rules.adagrad cimport adagrad_catch_up
 from fastprox._kernel.rules.fobos cimport advance_separable, count_step
 from fastprox._kernel.rules.dual cimport set_weight_params, ftrl_z
 from fastprox._kernel.rules.intercept cimport (intercept_feature, intercept_value, apply_rule_intercept, rule_step_size,
-                                  unpenalized_at)
+                                  unpenalized_at, fobos_known_step)
 from fastprox._kernel.losses.gradients cimport loss_gradient, refused, abs_max2
 from fastprox._kernel.base.csr cimport weight_at, prefetch_rows
 from fastprox._kernel.base.state cimport normalized_l1_rows, lane_slot, LANE_SLOTS, PREFETCH_STEPS
@@ -154,7 +154,7 @@ cdef inline double row_step(Ctx* c, const value_t* data, const index_t* indices,
     Mirrors `_step.step` with n_rows = 1 (its begin, intercept and end), the row
     itself computed by the kernel below."""
     cdef long long lo = indptr[r], hi = indptr[r + 1]
-    cdef double total = 0.0, yr = y[r], w = weight_at(sw, r)
+    cdef double total = 0.0, yr = y[r], w = weight_at(sw, r), intercept_eta = 0.0
     cdef int update = update_of(kernel), rule = rule_schedule(kernel, schedule)
     if update != FOBOS:
         set_weight_params(c)
@@ -168,9 +168,9 @@ cdef inline double row_step(Ctx* c, const value_t* data, const index_t* indices,
     elif rows_t is AdagradRows:
         total = adagrad_row(c, data, indices, lo, hi, yr, w, loss)
     elif rows_t is NormalizedRows:
-        total = normalized_row(c, data, indices, lo, hi, yr, w, loss, False)
+        total = normalized_row(c, data, indices, lo, hi, yr, w, loss, False, &intercept_eta)
     elif rows_t is InvariantNormalizedRows:
-        total = normalized_row(c, data, indices, lo, hi, yr, w, loss, True)
+        total = normalized_row(c, data, indices, lo, hi, yr, w, loss, True, &intercept_eta)
     elif rows_t is RdaRows:
         total = dual_row(c, data, indices, lo, hi, yr, w, loss, False, False, False)
     elif rows_t is RdaAdagradRows:
@@ -181,8 +181,9 @@ cdef inline double row_step(Ctx* c, const value_t* data, const index_t* indices,
         total = dual_row(c, data, indices, lo, hi, yr, w, loss, True, True, True)
     if c.cursor.nonfinite:
         return total
-    if rows_t is InvariantNormalizedRows:
-        apply_rule_intercept(c, update, rule, 0, c.arrays.intercept_grad[0], c.arrays.sigma[0])
+    if rows_t is InvariantNormalizedRows:     # its step size as the row's step norm took it
+        if c.params.fit_intercept:
+            fobos_known_step(unpenalized_at(c, 0), c.arrays.intercept_grad[0], c.arrays.sigma[0], intercept_eta)
     else:
         apply_rule_intercept(c, update, rule, 0, c.arrays.intercept_grad[0], c.arrays.intercept_grad[0])
     c.cursor.t += 1
@@ -470,7 +471,7 @@ cdef inline lane_row_t lane_entries(Ctx* c, const value_t* data, const index_t* 
 
 cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* indices,
                                   long long lo, long long hi, double y, double sw, loss_t* loss,
-                                  bint invariant) noexcept nogil:
+                                  bint invariant, double* intercept_eta) noexcept nogil:
     """One row under the normalized schedule with one output, gradient or invariant
     step (`invariant`, a constant): the general `step`'s `margins` (`normalized_catch_up`, `rescale`),
     `add_row_norm`, `invariant_sigmas` and `apply` (`normalized_apply`), the same
@@ -480,7 +481,9 @@ cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* in
     pass stores G (and under l1 the step factor) as `apply` would, since only the
     weights wait for sigma; without a penalty the rows keep no factor, and the pass
     leaves them in the row's memo for the third (`lane_entries`). One output: each feature's entry
-    is the row's first (`entry(c, row, 0)`).
+    is the row's first (`entry(c, row, 0)`). The invariant step leaves the intercept's
+    step size, which its step norm takes, in intercept_eta[0] for the intercept's update
+    (`_kernel/rules/intercept.pxd`, `fobos_known_step`).
 
     Mirrors `_normalized`: `normalized_catch_up`, `rescale`, `row_norm`,
     `normalized_accumulate` (`normalized_factor`), `normalized_apply`."""
@@ -501,7 +504,8 @@ cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* in
     threshold_sum = c.cursor.threshold_sum = threshold_sum + r
     sigma = q
     if invariant:
-        step_norm = rule_step_size(c, NORMALIZED, unpenalized_at(c, 0), q) if c.params.fit_intercept else 0.0
+        step_norm = intercept_eta[0] = (rule_step_size(c, NORMALIZED, unpenalized_at(c, 0), q)
+                                        if c.params.fit_intercept else 0.0)
         step_norm = lanes.normalized_factors(&row, penalized, q, r, eta0, step_norm)
         if loss_of(c, loss) == LOG and sw == 1.0:      # e^-|y p| as `loss_gradient` took it
             sigma = log_invariant_sigma(y * acc, y, step_norm, 1.0, c.cursor.exp_margin)
