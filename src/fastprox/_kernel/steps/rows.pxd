@@ -17,7 +17,8 @@ from fastprox._kernel.rules.intercept cimport (intercept_feature, intercept_valu
 from fastprox._kernel.losses.gradients cimport loss_gradient, refused, abs_max2
 from fastprox._kernel.base.csr cimport weight_at, prefetch_rows
 from fastprox._kernel.base.state cimport normalized_l1_rows, lane_slot, LANE_SLOTS, PREFETCH_STEPS
-from fastprox._kernel.rules.normalized cimport set_normalized_eta
+from fastprox._kernel.rules.normalized cimport set_normalized_eta, scale_of
+from fastprox._kernel.base.state cimport entry, NORM_W
 from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
 from fastprox._kernel.lanes.pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_catch_up2, scalar_step2,
                                rda_weights2, dual_weights2)
@@ -469,6 +470,17 @@ cdef inline lane_row_t lane_entries(Ctx* c, const value_t* data, const index_t* 
     return row
 
 
+cdef inline void keep_scales(Ctx* c, const lane_row_t* row) noexcept nogil:
+    """The scales and weights of a refused row's features, as the rescale of its first
+    pass left them in the memos, stored as the general step's `margins` stores them:
+    without a penalty that pass stores nothing (the step stores (m, w) of every entry),
+    and a refused row takes no step."""
+    cdef long long i
+    for i in range(row.n):
+        scale_of(c, row.rows[i])[0] = row.scale[i]
+        entry(c, row.rows[i], 0)[NORM_W] = row.weight[i]
+
+
 cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* indices,
                                   long long lo, long long hi, double y, double sw, loss_t* loss,
                                   bint invariant, double* intercept_eta) noexcept nogil:
@@ -497,6 +509,8 @@ cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* in
     c.arrays.scores[0] = acc
     q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
     if refused(c, q, x_max):
+        if not penalized:
+            keep_scales(c, &row)
         return total
     c.cursor.norm_sum = norms + intercept_feature(c)
     set_normalized_eta(c)
