@@ -22,7 +22,7 @@ The clock is the process's CPU time by default (all its threads: VW parses on a
 second one), which other jobs on the machine disturb least; ``--clock wall`` takes
 wall-clock time, for a quiet machine. Writes bench/results/default_speed.md.
 
-    python -m bench.default_speed [--runs 5] [--clock process|wall] [--data ../shared/data] [--out ...]
+    python -m bench.default_speed [--runs 9] [--clock process|wall] [--data ../shared/data] [--out ...]
 """
 import argparse
 import math
@@ -115,7 +115,7 @@ def load():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="process")
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--out", default=str(BENCH / "results" / "default_speed.md"))
