@@ -142,3 +142,24 @@ def test_rows_in_lanes_on_prefetched_state_rows(rule):
             for order in (None, np.random.default_rng(1).permutation(X.shape[0]).astype(np.int64)):
                 learner.fit_rows(X.data, X.indices, X.indptr, y, None, order, 1)
     assert state(learners[0]) == state(learners[1])
+
+
+@pytest.mark.parametrize("penalty", ["none", "l1"])
+@pytest.mark.parametrize("step", ["gradient", "invariant"])
+def test_normalized_rows_refused_after_a_rescale(penalty, step, sets):
+    """A row refused for its gradient (a value of 1e200) after its first pass rescaled
+    its features: the fast rows store its scales and weights as the general path's
+    margins do (without a penalty their first pass leaves them to the step, which a
+    refused row does not take: `_rows.keep_scales`), and stop at the same row."""
+    X, y = sets["a9a"]
+    X, y = X[:300].copy(), y[:300]
+    X.data[X.indptr[200]:X.indptr[201]] = 1e200
+    learners = [Learner(X.shape[1], 1, "fobos", "normalized", penalty, "log", alpha=1e-3, eta0=0.5, step=step)
+                for _ in range(2)]
+    learners[1]._use_general_step()
+    for learner in learners:
+        with pytest.raises(ValueError, match="200"):
+            learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1)
+    assert state(learners[0])[0] == state(learners[1])[0]      # (the scalars count the refused row's ops apart)
+    scales = np.frombuffer(memoryview(learners[0].saved_arrays()["state"][0]).cast("B"), dtype=np.float64)
+    assert np.count_nonzero(scales == 1e200) == X.indptr[201] - X.indptr[200]

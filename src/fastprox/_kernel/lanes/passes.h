@@ -67,15 +67,16 @@ LANES_SPECIAL V LANES_NAME(rescale)(V x, V w, V *m, V *share, int *moved)
 /* The normalized rows' first pass, for the group of entries i .. i + k - 1 of values
    x: under l1 (`penalized`: rows (R stamp, m; w, G, factor)) each weight's catch-up
    w <- soft(w, alpha factor (R - stamp)) where R > stamp and alpha > 0, stamped R
-   (`_normalized.normalized_catch_up`); then the rescale, the weights stored where they
-   changed (always under l1), scales and weights kept in the memos; the margin's terms
-   w x added to *acc, N_t's shares to *norms, and the largest |x| into *top. */
+   (`_normalized.normalized_catch_up`); then the rescale, scales and weights kept in the
+   memos, and stored under l1; without a penalty the step stores (m, w) of every entry,
+   so this pass stores nothing (a refused row's caller stores the memos:
+   `_rows.keep_scales`); the margin's terms w x added to *acc, N_t's shares to *norms,
+   and the largest |x| into *top. */
 LANES_SPECIAL void LANES_NAME(normalized_margin_of)(const fastprox_lane_row *row, long long i, V x, long long k,
                                                     const int penalized, double R, double alpha, double *acc,
                                                     double *norms, V *top)
 {
     const int fields = penalized ? FASTPROX_NORM_ROW_FIELDS : FASTPROX_NORM_PLAIN_ROW_FIELDS;
-    const int at_w = fields + FASTPROX_NORM_W;
     double *const *r = row->rows + i;
     V w, m, share;
     int moved;
@@ -90,10 +91,6 @@ LANES_SPECIAL void LANES_NAME(normalized_margin_of)(const fastprox_lane_row *row
     if (penalized) {
         V_SCATTER(r, FASTPROX_NORM_STAMP, V_SET1(R));
         V_SCATTER2(r, fields - 1, m, w);
-    } else {
-        V_SCATTER(r, fields - 1, m);
-        if (moved)
-            V_SCATTER(r, at_w, w);
     }
     V_STORE(row->scale + i, m);
     V_STORE(row->weight + i, w);

@@ -94,13 +94,9 @@ cdef inline void rule_update(Ctx* c, int update, int schedule, double* b, const 
     (ftrl reads the value and sqrt(n) they kept in memo). FOBOS moves b by its step times
     `step_g`: g, or the invariant step's sigma (its squares add g^2). `update` and
     `schedule` are the learner's (constants in the fast rows)."""
-    cdef double eta
     if update == FOBOS:
         if schedule == ADAGRAD or schedule == NORMALIZED:
-            eta = rule_step_size(c, schedule, b, g)
-            b[INTERCEPT_SQUARES] += g * g
-            if eta > 0.0:
-                b[INTERCEPT_SUM] -= eta * step_g
+            fobos_known_step(b, g, step_g, rule_step_size(c, schedule, b, g))
         else:
             b[INTERCEPT_SUM] -= c.cursor.eta * step_g
     elif update == RDA:
@@ -109,6 +105,17 @@ cdef inline void rule_update(Ctx* c, int update, int schedule, double* b, const 
     else:
         b[INTERCEPT_SQUARES] += g * g
         b[INTERCEPT_SUM] += g - (sqrt(b[INTERCEPT_SQUARES]) - memo[MEMO_ROOT]) / c.params.eta0 * memo[MEMO_W]
+
+
+cdef inline void fobos_known_step(double* b, double g, double step_g, double eta) noexcept nogil:
+    """FOBOS's step of the unpenalized entry b under a per-coordinate schedule, its step
+    size eta (`rule_step_size`, taken before its squares add g^2) known: the squares add
+    g^2, and b moves by eta step_g where eta > 0. The invariant step's fast rows pass
+    the eta their step norm took, the same operations on the same values: one square
+    root and one division a row fewer."""
+    b[INTERCEPT_SQUARES] += g * g
+    if eta > 0.0:
+        b[INTERCEPT_SUM] -= eta * step_g
 
 
 cdef inline void apply_intercept(Ctx* c, int k, double g, double step_g) noexcept nogil:

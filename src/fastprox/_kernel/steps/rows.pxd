@@ -13,11 +13,12 @@ from fastprox._kernel.rules.adagrad cimport adagrad_catch_up
 from fastprox._kernel.rules.fobos cimport advance_separable, count_step
 from fastprox._kernel.rules.dual cimport set_weight_params, ftrl_z
 from fastprox._kernel.rules.intercept cimport (intercept_feature, intercept_value, apply_rule_intercept, rule_step_size,
-                                  unpenalized_at)
+                                  unpenalized_at, fobos_known_step)
 from fastprox._kernel.losses.gradients cimport loss_gradient, refused, abs_max2
 from fastprox._kernel.base.csr cimport weight_at, prefetch_rows
 from fastprox._kernel.base.state cimport normalized_l1_rows, lane_slot, LANE_SLOTS, PREFETCH_STEPS
-from fastprox._kernel.rules.normalized cimport set_normalized_eta
+from fastprox._kernel.rules.normalized cimport set_normalized_eta, scale_of
+from fastprox._kernel.base.state cimport entry, NORM_W
 from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
 from fastprox._kernel.lanes.pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_catch_up2, scalar_step2,
                                rda_weights2, dual_weights2)
@@ -154,15 +155,15 @@ cdef inline double row_step(Ctx* c, const value_t* data, const index_t* indices,
     Mirrors `_step.step` with n_rows = 1 (its begin, intercept and end), the row
     itself computed by the kernel below."""
     cdef long long lo = indptr[r], hi = indptr[r + 1]
-    cdef double total, yr = y[r], w = weight_at(sw, r)
+    cdef double total, yr = y[r], w = weight_at(sw, r), intercept_eta = 0.0
     cdef int update = update_of(kernel), rule = rule_schedule(kernel, schedule)
     if update != FOBOS:
         set_weight_params(c)
     begin_schedule_step(c, schedule_of(schedule))
-    total = row_kernel(c, data, indices, lo, hi, yr, w, kernel, loss, schedule)
+    total = row_kernel(c, data, indices, lo, hi, yr, w, kernel, loss, schedule, &intercept_eta)
     if c.cursor.nonfinite:
         return total
-    row_intercept(c, kernel, schedule)
+    row_intercept(c, kernel, schedule, intercept_eta)
     c.cursor.t += 1
     if update == FOBOS and rule != ADAGRAD:     # `end_step`
         count_step(c)
@@ -171,9 +172,10 @@ cdef inline double row_step(Ctx* c, const value_t* data, const index_t* indices,
 
 cdef inline double row_kernel(Ctx* c, const value_t* data, const index_t* indices, long long lo,
                               long long hi, double yr, double w, rows_t* kernel, loss_t* loss,
-                              eta_t* schedule) noexcept nogil:
+                              eta_t* schedule, double* intercept_eta) noexcept nogil:
     """The row of non-zeros lo..hi (label yr, weight w) by the row kernel `kernel`: its
-    margin, gradient and update, between `row_step`'s begin and its intercept."""
+    margin, gradient and update, between `row_step`'s begin and its intercept (the
+    invariant normalized row leaves the intercept's step size in intercept_eta[0])."""
     if rows_t is FobosL1Rows:
         return fobos_l1_row(c, data, indices, lo, hi, yr, w, loss, schedule)
     elif rows_t is FobosRows:
@@ -183,9 +185,9 @@ cdef inline double row_kernel(Ctx* c, const value_t* data, const index_t* indice
     elif rows_t is AdagradRows:
         return adagrad_row(c, data, indices, lo, hi, yr, w, loss)
     elif rows_t is NormalizedRows:
-        return normalized_row(c, data, indices, lo, hi, yr, w, loss, False)
+        return normalized_row(c, data, indices, lo, hi, yr, w, loss, False, intercept_eta)
     elif rows_t is InvariantNormalizedRows:
-        return normalized_row(c, data, indices, lo, hi, yr, w, loss, True)
+        return normalized_row(c, data, indices, lo, hi, yr, w, loss, True, intercept_eta)
     elif rows_t is RdaRows:
         return dual_row(c, data, indices, lo, hi, yr, w, loss, False, False, False)
     elif rows_t is RdaAdagradRows:
@@ -196,11 +198,13 @@ cdef inline double row_kernel(Ctx* c, const value_t* data, const index_t* indice
         return dual_row(c, data, indices, lo, hi, yr, w, loss, True, True, True)
 
 
-cdef inline void row_intercept(Ctx* c, rows_t* kernel, eta_t* schedule) noexcept nogil:
-    """The intercept's update after a row kernel's step (the invariant step's by sigma)."""
+cdef inline void row_intercept(Ctx* c, rows_t* kernel, eta_t* schedule, double intercept_eta) noexcept nogil:
+    """The intercept's update after a row kernel's step (the invariant step's by sigma,
+    with the step size intercept_eta its step norm took)."""
     cdef int update = update_of(kernel), rule = rule_schedule(kernel, schedule)
     if rows_t is InvariantNormalizedRows:
-        apply_rule_intercept(c, update, rule, 0, c.arrays.intercept_grad[0], c.arrays.sigma[0])
+        if c.params.fit_intercept:
+            fobos_known_step(unpenalized_at(c, 0), c.arrays.intercept_grad[0], c.arrays.sigma[0], intercept_eta)
     else:
         apply_rule_intercept(c, update, rule, 0, c.arrays.intercept_grad[0], c.arrays.intercept_grad[0])
 
@@ -482,9 +486,20 @@ cdef inline lane_row_t lane_entries(Ctx* c, const value_t* data, const index_t* 
     return row
 
 
+cdef inline void keep_scales(Ctx* c, const lane_row_t* row) noexcept nogil:
+    """The scales and weights of a refused row's features, as the rescale of its first
+    pass left them in the memos, stored as the general step's `margins` stores them:
+    without a penalty that pass stores nothing (the step stores (m, w) of every entry),
+    and a refused row takes no step."""
+    cdef long long i
+    for i in range(row.n):
+        scale_of(c, row.rows[i])[0] = row.scale[i]
+        entry(c, row.rows[i], 0)[NORM_W] = row.weight[i]
+
+
 cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* indices,
                                   long long lo, long long hi, double y, double sw, loss_t* loss,
-                                  bint invariant) noexcept nogil:
+                                  bint invariant, double* intercept_eta) noexcept nogil:
     """One row under the normalized schedule with one output, gradient or invariant
     step (`invariant`, a constant): the general `step`'s `margins` (`normalized_catch_up`, `rescale`),
     `add_row_norm`, `invariant_sigmas` and `apply` (`normalized_apply`), the same
@@ -494,7 +509,9 @@ cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* in
     pass stores G (and under l1 the step factor) as `apply` would, since only the
     weights wait for sigma; without a penalty the rows keep no factor, and the pass
     leaves them in the row's memo for the third (`lane_entries`). One output: each feature's entry
-    is the row's first (`entry(c, row, 0)`).
+    is the row's first (`entry(c, row, 0)`). The invariant step leaves the intercept's
+    step size, which its step norm takes, in intercept_eta[0] for the intercept's update
+    (`_kernel/rules/intercept.pxd`, `fobos_known_step`).
 
     Mirrors `_normalized`: `normalized_catch_up`, `rescale`, `row_norm`,
     `normalized_accumulate` (`normalized_factor`), `normalized_apply`."""
@@ -508,6 +525,8 @@ cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* in
     c.arrays.scores[0] = acc
     q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
     if refused(c, q, x_max):
+        if not penalized:
+            keep_scales(c, &row)
         return total
     c.cursor.norm_sum = norms + intercept_feature(c)
     set_normalized_eta(c)
@@ -515,7 +534,8 @@ cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* in
     threshold_sum = c.cursor.threshold_sum = threshold_sum + r
     sigma = q
     if invariant:
-        step_norm = rule_step_size(c, NORMALIZED, unpenalized_at(c, 0), q) if c.params.fit_intercept else 0.0
+        step_norm = intercept_eta[0] = (rule_step_size(c, NORMALIZED, unpenalized_at(c, 0), q)
+                                        if c.params.fit_intercept else 0.0)
         step_norm = lanes.normalized_factors(&row, penalized, q, r, eta0, step_norm)
         if loss_of(c, loss) == LOG and sw == 1.0:      # e^-|y p| as `loss_gradient` took it
             sigma = log_invariant_sigma(y * acc, y, step_norm, 1.0, c.cursor.exp_margin)

@@ -89,7 +89,7 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     Mirrors `_step.step`'s single-row branch: `margins` -> `catch_up`, the row kernel's
     arithmetic, `stamp` -> `add_iterate` / `add_dual_iterate`, `intercept_step`, `end_step`."""
     cdef long long lo = indptr[r], hi = indptr[r + 1], nz, width = c.layout.width
-    cdef double total
+    cdef double total, intercept_eta = 0.0
     if update_of(kernel) != FOBOS:
         set_weight_params(c)
     begin_schedule_step(c, schedule_of(schedule))
@@ -99,13 +99,14 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
         else:
             catch_up(c, c.arrays.state + indices[nz] * width)
     c.arrays.state += shift
-    total = row_kernel(c, data, indices, lo, hi, y[r], weight_at(sw, r), kernel, loss, schedule)
+    total = row_kernel(c, data, indices, lo, hi, y[r], weight_at(sw, r), kernel, loss, schedule,
+                       &intercept_eta)
     c.arrays.state -= shift
     if c.cursor.nonfinite:
         return total
     for nz in range(lo, hi):
         stamp(c, c.arrays.state + indices[nz] * width)
-    row_intercept(c, kernel, schedule)
+    row_intercept(c, kernel, schedule, intercept_eta)
     c.cursor.t += 1
     end_step(c)
     return total
