@@ -108,13 +108,20 @@ def total(contributions):
     return result
 
 
-def _fields(learner):
+def _fields(learner, copy=True):
     """A learner's pickled arrays and scalars, and its fields by name as views into
     the state: entry fields (K, d), row fields (d,), the intercepts' ``bsum`` and
-    ``bsquares`` (K,): (arrays, scalars, fields, entry names)."""
-    _, args, state = learner.__reduce__()
-    arrays = state["arrays"]
-    scalars = {k: v for k, v in state.items() if k != "arrays"}
+    ``bsquares`` (K,): (arrays, scalars, fields, entry names). ``copy`` False: the
+    fields are read-only views of the learner's own state (no arrays, no scalars:
+    for reading, without copying the model)."""
+    if copy:
+        _, args, state = learner.__reduce__()
+        arrays = state["arrays"]
+        scalars = {k: v for k, v in state.items() if k != "arrays"}
+    else:
+        args, scalars = None, None
+        arrays = {name: np.frombuffer(buf, dtype=np.float64).reshape(shape)
+                  for name, (buf, shape) in learner.saved_arrays().items() if name in ("state", "bstate")}
     spec = dict(update=learner.update, schedule=learner.schedule, penalty=learner.penalty,
                 n_outputs=learner.n_outputs, l1_ratio=learner.l1_ratio)
     st, K = arrays["state"], learner.n_outputs
@@ -132,8 +139,8 @@ def contribution(start, learner, rows, loss, kind, midpoint=None):
     ``rows`` rows with summed progressive ``loss``, contributes to the mix of this
     `kind` (`mix_kind`); ``midpoint``: `Midpoint.early` of its round (the "adagrad"
     mix reads it; None: nothing known of the path, each move taken as settled)."""
-    before = _fields(start)[3]
-    now, entry = _fields(learner)[3:]
+    before = _fields(start, copy=False)[3]
+    now, entry = _fields(learner, copy=False)[3:]
 
     def increment(name):            # now minus the start's (zeros beyond the start's width)
         out = np.array(now[name], dtype=np.float64)
@@ -163,8 +170,10 @@ def mixed(start, summed, kind):
         return _copy(start)
     a = summed.arrays
     d = max(start.n_features, max(v.shape[-1] for v in a.values() if v.ndim == 2))
-    base = _copy(start)
-    base.grow(d)                    # features a worker met first: never touched before
+    base = start
+    if d > start.n_features:        # features a worker met first: never touched before
+        base = _copy(start)
+        base.grow(d)
     args, arrays, scalars, f, entry = _fields(base)
     steps = summed.steps if kind != "average" else round(summed.steps / summed.parts)
     scalars = dict(scalars, t=start.t + steps, n_ops=start.n_ops + summed.n_ops)
@@ -227,7 +236,7 @@ class Midpoint:
         round's rows so far) reached the next power of two."""
         if not self.active or learner is None or rows < self.next:
             return
-        self.kept = (self.kept + [(rows, learner.coef().copy(), learner.intercept().copy())])[-2:]
+        self.kept = (self.kept + [(rows, learner.coef(), learner.intercept())])[-2:]   # coef: read-only, new each step
         while self.next <= rows:
             self.next *= 2
 
@@ -248,14 +257,26 @@ def _adagrad_moves(prefix, W0, W, G0, G, delta, f=0.0, W_f=None):
     and 1 if its weight crossed zero; elsewhere (its rows only shrank the weight, by
     the penalty) the shrinking's size times H; its G increments."""
     W0 = _widened(W0, W.shape[-1])
-    H = delta + np.sqrt(G0 + G)
+    H = G0 + G
+    np.sqrt(H, out=H)
+    H += delta                                      # delta + sqrt(G0 + G)
     met = G > 0
-    move = np.where(met, (W - W0) * H, 0.0)
-    early = move if W_f is None else np.where(met, (_widened(W_f, W.shape[-1]) - W0) * H, 0.0)
+    unmet = ~met
+    move = W - W0
+    move *= H
+    shrink = np.abs(move)                           # abs(W - W0) * H: H >= 0
+    np.copyto(shrink, 0.0, where=met)
+    np.copyto(move, 0.0, where=unmet)
+    early = move
+    if W_f is not None:
+        early = _widened(W_f, W.shape[-1]) - W0
+        early *= H
+        np.copyto(early, 0.0, where=unmet)
+    crossed = met & (W0 != 0) & (np.sign(W) == -np.sign(W0))
+    np.copyto(H, 0.0, where=unmet)
     return {prefix + "move": move, prefix + "early": early, prefix + "fmove": f * move,
-            prefix + "reach": np.where(met, H, 0.0),
-            prefix + "crossed": (met & (W0 != 0) & (np.sign(W) == -np.sign(W0))).astype(np.float64),
-            prefix + "shrink": np.where(met, 0.0, np.abs(W - W0) * H), prefix + "g": G}
+            prefix + "reach": H, prefix + "crossed": crossed.astype(np.float64),
+            prefix + "shrink": shrink, prefix + "g": G}
 
 
 def _adagrad_moved(W0, G0, a, prefix, delta):
@@ -270,22 +291,47 @@ def _adagrad_moved(W0, G0, a, prefix, delta):
     MOST_MOVES. A weight they carry across zero where none of theirs crossed is 0;
     then shrunk towards zero by the others' shrinking, as their rows would after."""
     G = G0 + a[prefix + "g"]
-    H = delta + np.sqrt(G)
-    met = _over(a[prefix + "reach"], H)             # the met workers' factors' sum (kappa)
+    H = np.sqrt(G)
+    H += delta                                      # delta + sqrt(G)
+    some = H > 0
+    kappa = _over(a[prefix + "reach"], H, some)     # the met workers' factors' sum
+    np.maximum(kappa, 1.0, out=kappa)
     move, early, fmove = a[prefix + "move"], a[prefix + "early"], a[prefix + "fmove"]
     rest = move - fmove                             # the move left after the fraction f at a steady rate
-    u = np.clip(np.divide(move - early, rest, out=np.zeros_like(rest), where=rest != 0), 0.0, 1.0) ** 2
-    kappa = np.maximum(met, 1.0)
-    steady = np.minimum(u + (1 - u) / kappa, MOST_STEADY_MOVES / kappa)
-    scale = np.where(fmove != 0, np.minimum(steady, 1.0), np.minimum(1.0, MOST_MOVES / kappa))
-    W = W0 + _over(move, H) * scale
-    W = np.where((np.sign(W) == -np.sign(W0)) & (W0 != 0) & (a[prefix + "crossed"] == 0), 0.0, W)
-    return np.sign(W) * np.maximum(np.abs(W) - _over(a[prefix + "shrink"], H), 0.0), G
+    u = move - early
+    np.divide(u, rest, out=u, where=rest != 0)
+    np.copyto(u, 0.0, where=rest == 0)
+    np.clip(u, 0.0, 1.0, out=u)
+    np.square(u, out=u)
+    steady = 1 - u
+    steady /= kappa
+    steady += u                                     # u + (1 - u) / kappa
+    cap = np.divide(MOST_STEADY_MOVES, kappa)
+    np.minimum(steady, cap, out=steady)
+    np.minimum(steady, 1.0, out=steady)
+    scale = np.divide(MOST_MOVES, kappa, out=cap)   # without part-way weights: min(1, MOST_MOVES / kappa)
+    np.minimum(scale, 1.0, out=scale)
+    np.copyto(scale, steady, where=fmove != 0)
+    W = _over(move, H, some, out=rest)
+    W *= scale
+    W += W0                                         # W0 + the scaled moves
+    np.copyto(W, 0.0, where=(np.sign(W) == -np.sign(W0)) & (W0 != 0) & (a[prefix + "crossed"] == 0))
+    shrunk = _over(a[prefix + "shrink"], H, some, out=u)
+    np.subtract(np.abs(W), shrunk, out=shrunk)
+    np.maximum(shrunk, 0.0, out=shrunk)
+    shrunk *= np.sign(W)
+    return shrunk, G
 
 
-def _over(x, h):
-    """x / h, 0 where h is 0 (there x is 0: no step was taken)."""
-    return np.divide(x, h, out=np.zeros_like(x), where=h > 0)
+def _over(x, h, positive=None, out=None):
+    """x / h, 0 where h is 0 (there x is 0: no step was taken); ``positive``: h > 0
+    if known; ``out``: where to write it (a new array if None)."""
+    positive = h > 0 if positive is None else positive
+    out = np.zeros_like(x) if out is None else out
+    np.divide(x, h, out=out, where=positive)
+    np.copyto(out, 0.0, where=~positive)
+    return out
+
 
 
 def _widened(a, width):
