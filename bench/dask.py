@@ -94,10 +94,11 @@ from fastprox import ProxClassifier, save_model
 from fastprox.dask import fit
 address, passes, model, files = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 client = Client(address)
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 est = fit(ProxClassifier(schedule="adagrad", step="gradient", alpha=1e-6), files, client=client, passes=passes)
 save_model(est, model)
-print(json.dumps({"seconds": time.perf_counter() - start, "rounds": est.cluster_rounds_}))
+print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu,
+                  "rounds": est.cluster_rounds_}))
 """
 
 
