@@ -21,6 +21,10 @@ order and grouping (a tree reduction adds them pairwise), of O(model size):
 - rda, ftrl: the increments of the dual sums (s and G; z and n), added to the
   start's (distributed dual averaging, Duchi et al. 2012): no weight is
   averaged, a weight stays a closed form of its sums and the global step count.
+  The increments of the main sum (s; z) of the workers that met a coordinate are
+  added where they grew at a steady rate and averaged where they had settled
+  (their sums part-way through the round tell, as for fobos + adagrad's moves);
+  the accumulators (G; n) and the intercepts' sums are added whole.
 
 The step count of the mix is the start's plus every worker's steps, but for
 the rows-weighted averages, where it is the start's plus the workers' mean
@@ -159,6 +163,7 @@ def contribution(start, learner, rows, loss, kind, midpoint=None):
                                    start.delta, f, b_f)}
     else:
         arrays = {name: increment(name) for name in entry + ("bsum", "bsquares") if name != "root"}
+        arrays.update(_dual_moves(arrays[entry[0]], before[entry[0]], midpoint))
     return Contribution(rows, learner.t - start.t, loss, learner.n_ops - start.n_ops,
                         {k: np.ascontiguousarray(v, dtype=np.float64) for k, v in arrays.items()})
 
@@ -182,7 +187,8 @@ def mixed(start, summed, kind):
         return _widened(a[name], d)
 
     if kind == "dual":
-        for name in entry + ("bsum", "bsquares"):
+        f[entry[0]] += _dual_moved(wide(entry[0]), wide("met"), wide("early"), wide("fmove"))
+        for name in entry[1:] + ("bsum", "bsquares"):
             if name != "root":
                 f[name] += wide(name) if a[name].ndim == 2 else a[name]
         if "root" in f:
@@ -221,30 +227,62 @@ MOST_STEADY_MOVES = 2.5
 
 
 class Midpoint:
-    """A worker's weights part-way through its round, for the "adagrad" mix to tell
-    a coordinate still moving at a steady rate from one that has settled: the
-    learner's caught-up weights and intercepts kept when the round's rows reach
-    1, 2, 4, ... (or the first chunk boundary past them; the last two kept: O(model
-    size) memory, a copy of the model per doubling of the rows). ``kind``: the
-    rule's mix (`mix_kind`); only "adagrad" reads them, the others keep none."""
+    """A worker's model part-way through its round, for the "adagrad" and "dual"
+    mixes to tell a coordinate still moving at a steady rate from one that has
+    settled: the learner's caught-up weights and intercepts ("adagrad"), or its
+    main dual sum (s; z: "dual"), kept when the round's rows reach 1, 2, 4, ...
+    (or the first chunk boundary past them; the last two kept: O(model size)
+    memory, a copy per doubling of the rows). ``kind``: the rule's mix
+    (`mix_kind`); "average" reads none, and none are kept."""
 
     def __init__(self, kind="adagrad"):
-        self.next, self.kept, self.active = 1, [], kind == "adagrad"
+        self.next, self.kept, self.kind = 1, [], kind
+        self.active = kind in ("adagrad", "dual")
 
     def note(self, learner, rows):
-        """Before a chunk is trained: keep ``learner``'s weights if ``rows`` (the
-        round's rows so far) reached the next power of two."""
+        """Before a chunk is trained: keep ``learner``'s weights (or dual sum) if
+        ``rows`` (the round's rows so far) reached the next power of two."""
         if not self.active or learner is None or rows < self.next:
             return
-        self.kept = (self.kept + [(rows, learner.coef(), learner.intercept())])[-2:]   # coef: read-only, new each step
+        if self.kind == "adagrad":      # coef: read-only, a new array each step
+            point = (rows, learner.coef(), learner.intercept())
+        else:
+            fields, entry = _fields(learner, copy=False)[3:]
+            point = (rows, np.array(fields[entry[0]]), None)
+        self.kept = (self.kept + [point])[-2:]
         while self.next <= rows:
             self.next *= 2
 
     def early(self, rows):
-        """(the fraction of the round's ``rows`` trained, the weights, the intercepts)
-        at the last point kept at most half-way, or None."""
+        """(the fraction of the round's ``rows`` trained, the weights (or dual sum),
+        the intercepts (None for a dual sum)) at the last point kept at most
+        half-way, or None."""
         kept = [k for k in self.kept if 0 < k[0] <= rows / 2]
         return None if not kept else (kept[-1][0] / rows, kept[-1][1], kept[-1][2])
+
+
+def _dual_moves(increment, before, midpoint):
+    """What a dual rule's worker adds beyond its increments, for `_dual_moved`: where
+    its main sum changed (it met the coordinate), 1 ("met"), the part of the
+    ``increment`` made by the point part-way (``midpoint``: (f, that point's sum,
+    -); without it, the whole increment) and f times the increment ("fmove")."""
+    met = increment != 0
+    if midpoint is None:
+        return {"met": met.astype(np.float64), "early": increment, "fmove": np.zeros_like(increment)}
+    f, S_f, _ = midpoint
+    early = _widened(S_f, increment.shape[-1]) - _widened(before, increment.shape[-1])
+    np.copyto(early, 0.0, where=~met)
+    return {"met": met.astype(np.float64), "early": early, "fmove": f * increment}
+
+
+def _dual_moved(move, met, early, fmove):
+    """The share of the workers' summed increments of a dual sum that the mix adds:
+    the increments of the workers that met a coordinate (``met`` of them) added
+    where they grew at a steady rate, averaged where they had settled (`_kept`); where
+    one worker met it, its increment exactly."""
+    scale = _kept(move, early, fmove, np.maximum(met, 1.0))
+    np.copyto(scale, 1.0, where=met <= 1)
+    return move * scale
 
 
 def _adagrad_moves(prefix, W0, W, G0, G, delta, f=0.0, W_f=None):
@@ -297,30 +335,41 @@ def _adagrad_moved(W0, G0, a, prefix, delta):
     kappa = _over(a[prefix + "reach"], H, some)     # the met workers' factors' sum
     np.maximum(kappa, 1.0, out=kappa)
     move, early, fmove = a[prefix + "move"], a[prefix + "early"], a[prefix + "fmove"]
+    scale = _kept(move, early, fmove, kappa)
+    W = _over(move, H, some, out=kappa)
+    W *= scale
+    W += W0                                         # W0 + the scaled moves
+    np.copyto(W, 0.0, where=(np.sign(W) == -np.sign(W0)) & (W0 != 0) & (a[prefix + "crossed"] == 0))
+    shrunk = _over(a[prefix + "shrink"], H, some)
+    np.subtract(np.abs(W), shrunk, out=shrunk)
+    np.maximum(shrunk, 0.0, out=shrunk)
+    shrunk *= np.sign(W)
+    return shrunk, G
+
+
+def _kept(move, early, fmove, kappa):
+    """Per coordinate, the factor of the summed moves of the workers that met it
+    (``kappa``: their number, or the sum of their steps' factors; at least 1) that the
+    mix keeps: u of their sum and 1 - u of their average, u = ((move - early) /
+    (move - fmove))^2 clipped to [0, 1] (1 where they moved at a steady rate, 0 where
+    they had settled part-way), at most MOST_STEADY_MOVES of one worker's and 1;
+    without part-way points (``fmove`` 0), min(1, MOST_MOVES / kappa)."""
     rest = move - fmove                             # the move left after the fraction f at a steady rate
     u = move - early
     np.divide(u, rest, out=u, where=rest != 0)
     np.copyto(u, 0.0, where=rest == 0)
     np.clip(u, 0.0, 1.0, out=u)
     np.square(u, out=u)
-    steady = 1 - u
+    steady = np.subtract(1, u, out=rest)
     steady /= kappa
     steady += u                                     # u + (1 - u) / kappa
-    cap = np.divide(MOST_STEADY_MOVES, kappa)
+    cap = np.divide(MOST_STEADY_MOVES, kappa, out=u)
     np.minimum(steady, cap, out=steady)
     np.minimum(steady, 1.0, out=steady)
-    scale = np.divide(MOST_MOVES, kappa, out=cap)   # without part-way weights: min(1, MOST_MOVES / kappa)
+    scale = np.divide(MOST_MOVES, kappa)            # without part-way points: min(1, MOST_MOVES / kappa)
     np.minimum(scale, 1.0, out=scale)
     np.copyto(scale, steady, where=fmove != 0)
-    W = _over(move, H, some, out=rest)
-    W *= scale
-    W += W0                                         # W0 + the scaled moves
-    np.copyto(W, 0.0, where=(np.sign(W) == -np.sign(W0)) & (W0 != 0) & (a[prefix + "crossed"] == 0))
-    shrunk = _over(a[prefix + "shrink"], H, some, out=u)
-    np.subtract(np.abs(W), shrunk, out=shrunk)
-    np.maximum(shrunk, 0.0, out=shrunk)
-    shrunk *= np.sign(W)
-    return shrunk, G
+    return scale
 
 
 def _over(x, h, positive=None, out=None):
