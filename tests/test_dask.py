@@ -463,6 +463,43 @@ def test_dual_mix_adds_steady_increments_and_averages_settled_ones(update):
     assert point.early(1000)[0] == 0.1 and point.early(1000)[1].tobytes() == np.array(s).tobytes()
 
 
+
+@pytest.mark.parametrize("params", [dict(schedule="adagrad", penalty="l1"), dict(update="rda", schedule="adagrad"),
+                                    dict(update="ftrl")], ids=["fobos-adagrad", "rda-adagrad", "ftrl"])
+def test_sparse_contributions_add_and_mix_to_the_dense_bits(params, monkeypatch):
+    """Workers that met few of the model's features send those only; their sums (the
+    tree's, in any grouping, with a wider worker among them) and the mix are the
+    dense contributions' bits, and a sum over many features turns dense."""
+    import pickle
+    from fastprox import _mixing
+    rng = np.random.default_rng(5)
+    X = sp.random(2400, 4000, density=0.002, format="csr", random_state=rng)     # 8 features a row
+    y = np.where(X @ rng.normal(size=4000) > 0, 1, -1)
+    est = ProxClassifier(alpha=1e-5, **params)
+    est.partial_fit(X[:400], y[:400], classes=[-1, 1])
+    start, target = est._learner, est._encode(y, None, False)[0]
+    workers = [_trained(start, X[a:a + 40], target[a:a + 40]) for a in range(400, 2400, 40)]
+    kind = mix_kind(start.update, start.schedule, start.penalty)
+
+    def mix(share):
+        monkeypatch.setattr(_mixing, "SPARSE_SHARE", share)
+        parts = [contribution(start, w, 40, 0.0, kind, None) for w in workers]
+        summed = total([total(parts[:7]), total(parts[7:20]), total(parts[20:])])
+        return parts, summed, mixed(start, summed, kind)
+
+    sparse, summed, m = mix(0.25)
+    dense, dense_sum, m_dense = mix(0.0)
+    assert all(c.index is not None for c in sparse) and all(c.index is None for c in dense)
+    assert max(c.nbytes for c in sparse) < min(c.nbytes for c in dense) / 2
+    assert summed.index is None            # 50 workers' features: more than a quarter of the model's
+    assert pickle.dumps(m) == pickle.dumps(m_dense)
+    for name, a in dense[0].arrays.items():
+        assert sparse[0].dense().arrays[name].tobytes() == a.tobytes()
+    monkeypatch.setattr(_mixing, "SPARSE_SHARE", 0.25)
+    pair = sparse[0] + sparse[1]
+    assert pair.index is not None
+    assert all(pair.dense().arrays[k].tobytes() == (dense[0] + dense[1]).arrays[k].tobytes() for k in pair.arrays)
+
 # --- inputs: Dask collections -----------------------------------------------------------
 
 def test_dask_array_sequential_equals_partial_fit(client):

@@ -81,20 +81,89 @@ class Contribution:
     workers (`__add__`): ``rows`` and ``steps`` taken, the summed progressive
     ``loss``, the kernel's ``n_ops``, and named arrays of shape (K, d) or (K,)
     (the intercepts), d the worker's width; adding pads the narrower with the
-    never-touched state (zeros)."""
+    never-touched state (zeros).
 
-    def __init__(self, rows, steps, loss, n_ops, arrays, parts=None):
+    Sparse (``index``, the increasing features held, and ``width``, d): the
+    (K, d) arrays but those of DENSE_ARRAYS hold only the columns of ``index``,
+    shape (K, len(index)), every other entry being +0.0. A worker that met few
+    of the model's features sends those only (`compact`); sums are the dense
+    sums' bits (an entry only one side holds is added to +0.0, as the dense
+    sum adds it), and a sum whose features are many is made dense."""
+
+    def __init__(self, rows, steps, loss, n_ops, arrays, parts=None, index=None, width=None):
         self.rows, self.steps, self.loss, self.n_ops, self.arrays = rows, steps, loss, n_ops, arrays
         self.parts = int(rows > 0) if parts is None else parts      # workers summed that trained
+        self.index, self.width = index, width
 
     def __add__(self, other):
-        arrays = {name: _padded_sum(a, other.arrays[name]) for name, a in self.arrays.items()}
-        return Contribution(self.rows + other.rows, self.steps + other.steps, self.loss + other.loss,
-                            self.n_ops + other.n_ops, arrays, self.parts + other.parts)
+        counts = (self.rows + other.rows, self.steps + other.steps, self.loss + other.loss,
+                  self.n_ops + other.n_ops)
+        if self.index is None or other.index is None:
+            a, b = self.dense(), other.dense()
+            arrays = {name: _padded_sum(x, b.arrays[name]) for name, x in a.arrays.items()}
+            return Contribution(*counts, arrays, self.parts + other.parts)
+        index = np.union1d(self.index, other.index)
+        at = [np.searchsorted(index, c.index) for c in (self, other)]
+        arrays = {}
+        for name, x in self.arrays.items():
+            y = other.arrays[name]
+            if name in self._sparse_names():
+                x, y = (_scattered(v, len(index), i) for v, i in ((x, at[0]), (y, at[1])))
+                arrays[name] = x + y
+            else:
+                arrays[name] = _padded_sum(x, y)
+        out = Contribution(*counts, arrays, self.parts + other.parts, index, max(self.width, other.width))
+        return out if out.is_worth_sparse() else out.dense()
+
+    def _sparse_names(self):
+        return [name for name, a in self.arrays.items() if a.ndim == 2 and name not in DENSE_ARRAYS]
+
+    def is_worth_sparse(self):
+        """Whether the sparse form is at most SPARSE_SHARE of the features."""
+        return self.index is not None and len(self.index) <= SPARSE_SHARE * self.width
+
+    def dense(self):
+        """This contribution with every array dense (itself if it is)."""
+        if self.index is None:
+            return self
+        arrays = {name: _scattered(a, self.width, self.index) if name in self._sparse_names() else a
+                  for name, a in self.arrays.items()}
+        return Contribution(self.rows, self.steps, self.loss, self.n_ops, arrays, self.parts)
+
+    def compact(self):
+        """This contribution, sparse if its arrays (those of DENSE_ARRAYS aside) hold
+        entries other than +0.0 on at most SPARSE_SHARE of the features."""
+        names = self._sparse_names()
+        if self.index is not None or not names:
+            return self
+        width = self.arrays[names[0]].shape[-1]
+        held = np.zeros(width, dtype=bool)
+        for name in names:          # an entry is held unless it is +0.0 (-0.0 is held)
+            a = self.arrays[name]
+            held |= np.any((a != 0) | np.signbit(a), axis=0)
+            if np.count_nonzero(held) > SPARSE_SHARE * width:
+                return self
+        index = np.flatnonzero(held)
+        arrays = {name: np.ascontiguousarray(a[:, index]) if name in names else a for name, a in self.arrays.items()}
+        return Contribution(self.rows, self.steps, self.loss, self.n_ops, arrays, self.parts, index, width)
 
     @property
     def nbytes(self):
-        return sum(a.nbytes for a in self.arrays.values())
+        return sum(a.nbytes for a in self.arrays.values()) + (0 if self.index is None else self.index.nbytes)
+
+
+#: The (K, d) arrays of a contribution that stay dense in its sparse form: a worker's
+#: shrinking of the coordinates it did not meet (FOBOS + AdaGrad), non-zero off its features.
+DENSE_ARRAYS = ("shrink",)
+#: The largest share of the features a sparse contribution holds (beyond it, dense).
+SPARSE_SHARE = 0.25
+
+
+def _scattered(values, width, index):
+    """(K, len(index)) ``values`` as a (K, width) array, +0.0 elsewhere."""
+    out = np.zeros(values.shape[:-1] + (width,))
+    out[..., index] = values
+    return out
 
 
 def _padded_sum(a, b):
@@ -165,7 +234,7 @@ def contribution(start, learner, rows, loss, kind, midpoint=None):
         arrays = {name: increment(name) for name in entry + ("bsum", "bsquares") if name != "root"}
         arrays.update(_dual_moves(arrays[entry[0]], before[entry[0]], midpoint))
     return Contribution(rows, learner.t - start.t, loss, learner.n_ops - start.n_ops,
-                        {k: np.ascontiguousarray(v, dtype=np.float64) for k, v in arrays.items()})
+                        {k: np.ascontiguousarray(v, dtype=np.float64) for k, v in arrays.items()}).compact()
 
 
 def mixed(start, summed, kind):
@@ -173,7 +242,7 @@ def mixed(start, summed, kind):
     began from) moved by ``summed``, the sum of the workers' contributions."""
     if not summed.rows:             # nobody trained: the model as it was
         return _copy(start)
-    a = summed.arrays
+    a = summed.dense().arrays
     d = max(start.n_features, max(v.shape[-1] for v in a.values() if v.ndim == 2))
     base = start
     if d > start.n_features:        # features a worker met first: never touched before
