@@ -80,7 +80,10 @@ def accuracy_by_workers(paths, test, workers, passes=3):
 def timing(paths, workers, core):
     """{W: the parts of one pass}: each share's seconds pinned to ``core`` (from the
     global start model to its contribution), each tree level's slowest addition,
-    the mix's seconds, one contribution's and the model's bytes."""
+    the mix's seconds, the largest contribution's and the model's bytes. Seconds
+    are this process's CPU seconds (its reader thread and kernel, on the one core:
+    that core's wall time when no other job shares it), so that a loaded machine
+    slows the figures less than it would wall-clock times."""
     from fastprox._mixing import mix_kind
     from fastprox.dask import _tasks
     from fastprox.dask._shares import FileShare, deal
@@ -94,15 +97,15 @@ def timing(paths, workers, core):
         groups = deal(shares, w)
         seconds, tree, nbytes = [], dask_sim.TreeSum(), 0
         for g, members in enumerate(groups):
-            began = time.perf_counter()
+            began = time.process_time()
             part = _tasks.train_group(model, g, [shares[i] for i in members], (0, 0), None, kind)
-            seconds.append(time.perf_counter() - began)
+            seconds.append(time.process_time() - began)
             nbytes = max(nbytes, part.nbytes)
             tree.add(part)
         summed, levels = tree.total(), tree.levels
-        began = time.perf_counter()
+        began = time.process_time()
         mixed = _tasks.mix(model, summed, kind)
-        mix_seconds = time.perf_counter() - began
+        mix_seconds = time.process_time() - began
         found[w] = dict(shares=seconds, levels=levels, mix=mix_seconds, contribution_bytes=nbytes, sent=tree.sent,
                         model_bytes=len(pickle.dumps(mixed)))
         print(f"{w} workers: shares {sum(seconds):.2f} s (slowest {max(seconds):.3f}), "
@@ -176,7 +179,9 @@ def write(out, kept, args, nbytes):
         lines += [f"Load while timing: before `{kept['timing_load']}`, after `{kept['timing_load_after']}`. "
                   f"Shares timed one after another, pinned to core {args.core} (parser thread and kernel on "
                   "it), each from the global start model to its contribution; a tree level's slowest "
-                  "addition and the mix timed on the same core.", "",
+                  "addition and the mix timed on the same core. Times are the process's CPU seconds (its "
+                  "reader thread and kernel, on that one core: the core's wall time when nothing else runs "
+                  "on it), so that the other jobs of a loaded machine slow the figures less.", "",
                   "| workers | all shares, one after another (s) | slowest share (s) | tree additions, levels (s) | "
                   "largest contribution (MB) | sent up to each level (MB) | model (MB) | up the tree, with network (s) | mix (s) | model down (s) "
                   "| critical path of a pass (s) | speedup vs one core |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
