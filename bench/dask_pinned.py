@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.dask import CLUSTER_RUN, RULE_OPTIONS, accuracy, generate, uptime
+from bench.dask import CLUSTER_RUN, RULE_OPTIONS, accuracy, generate, passes_options, uptime
 from bench.machine import describe_machine
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -47,7 +47,7 @@ def single(files, passes, model, core=0):
     cpu = _children_cpu()
     began = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())",
-                    "train", *map(str, files), "--passes", str(passes), *RULE_OPTIONS,
+                    "train", *map(str, files), *passes_options(passes), *RULE_OPTIONS,
                     "--model", str(model), "--quiet"], check=True, preexec_fn=lambda: pin(core))
     return time.perf_counter() - began, _children_cpu() - cpu
 
@@ -113,7 +113,8 @@ def write(path, files, total, rows, load_before, load_after, args):
              f"- Data: {len(files)} LIBSVM files of `bench.dask`, {total / 1e9:.2f} GB in all, in the page "
              "cache; rule `bench.dask.RULE` (FOBOS + AdaGrad, l1 1e-6); the cluster in parallel mode, a mix "
              "per pass.",
-             "- One core: `fastprox train FILES --model M` pinned to core 0 (start-up included). Cluster: "
+             "- One core: `fastprox train FILES --model M` (with `--holdout-off` from 2 passes: every row "
+             "trained, as on the cluster) pinned to core 0 (start-up included). Cluster: "
              "`fastprox.dask.fit` then `save_model` from a client process (its start-up and the cluster's "
              "excluded), every thread of worker i pinned to core i; scheduler (the benchmark's process) "
              "and client not pinned, their CPU seconds given (the client's from `fit` to the saved model).",

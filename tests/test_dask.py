@@ -468,8 +468,8 @@ def test_dual_mix_adds_steady_increments_and_averages_settled_ones(update):
                                     dict(update="ftrl")], ids=["fobos-adagrad", "rda-adagrad", "ftrl"])
 def test_sparse_contributions_add_and_mix_to_the_dense_bits(params, monkeypatch):
     """Workers that met few of the model's features send those only; their sums (the
-    tree's, in any grouping, with a wider worker among them) and the mix are the
-    dense contributions' bits, and a sum over many features turns dense."""
+    tree's, in any grouping) are dense, and they and the mix are the dense
+    contributions' bits."""
     import pickle
     from fastprox import _mixing
     rng = np.random.default_rng(5)
@@ -491,13 +491,12 @@ def test_sparse_contributions_add_and_mix_to_the_dense_bits(params, monkeypatch)
     dense, dense_sum, m_dense = mix(0.0)
     assert all(c.index is not None for c in sparse) and all(c.index is None for c in dense)
     assert max(c.nbytes for c in sparse) < min(c.nbytes for c in dense) / 2
-    assert summed.index is None            # 50 workers' features: more than a quarter of the model's
+    assert summed.index is None
     assert pickle.dumps(m) == pickle.dumps(m_dense)
     for name, a in dense[0].arrays.items():
         assert sparse[0].dense().arrays[name].tobytes() == a.tobytes()
-    monkeypatch.setattr(_mixing, "SPARSE_SHARE", 0.25)
     pair = sparse[0] + sparse[1]
-    assert pair.index is not None
+    assert pair.index is None
     assert all(pair.dense().arrays[k].tobytes() == (dense[0] + dense[1]).arrays[k].tobytes() for k in pair.arrays)
 
 # --- inputs: Dask collections -----------------------------------------------------------

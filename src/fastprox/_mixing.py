@@ -86,9 +86,10 @@ class Contribution:
     Sparse (``index``, the increasing features held, and ``width``, d): the
     (K, d) arrays but those of DENSE_ARRAYS hold only the columns of ``index``,
     shape (K, len(index)), every other entry being +0.0. A worker that met few
-    of the model's features sends those only (`compact`); sums are the dense
-    sums' bits (an entry only one side holds is added to +0.0, as the dense
-    sum adds it), and a sum whose features are many is made dense."""
+    of the model's features sends those only (`compact`); a sum is dense (its
+    entries +0.0 where a side held none: the dense sum's bits). Sums of sparse
+    sums were tried: their unions and scatters cost more CPU than the bytes
+    they save (docs/dask.md)."""
 
     def __init__(self, rows, steps, loss, n_ops, arrays, parts=None, index=None, width=None):
         self.rows, self.steps, self.loss, self.n_ops, self.arrays = rows, steps, loss, n_ops, arrays
@@ -96,31 +97,13 @@ class Contribution:
         self.index, self.width = index, width
 
     def __add__(self, other):
-        counts = (self.rows + other.rows, self.steps + other.steps, self.loss + other.loss,
-                  self.n_ops + other.n_ops)
-        if self.index is None or other.index is None:
-            a, b = self.dense(), other.dense()
-            arrays = {name: _padded_sum(x, b.arrays[name]) for name, x in a.arrays.items()}
-            return Contribution(*counts, arrays, self.parts + other.parts)
-        index = np.union1d(self.index, other.index)
-        at = [np.searchsorted(index, c.index) for c in (self, other)]
-        arrays = {}
-        for name, x in self.arrays.items():
-            y = other.arrays[name]
-            if name in self._sparse_names():
-                x, y = (_scattered(v, len(index), i) for v, i in ((x, at[0]), (y, at[1])))
-                arrays[name] = x + y
-            else:
-                arrays[name] = _padded_sum(x, y)
-        out = Contribution(*counts, arrays, self.parts + other.parts, index, max(self.width, other.width))
-        return out if out.is_worth_sparse() else out.dense()
+        a, b = self.dense(), other.dense()
+        arrays = {name: _padded_sum(x, b.arrays[name]) for name, x in a.arrays.items()}
+        return Contribution(self.rows + other.rows, self.steps + other.steps, self.loss + other.loss,
+                            self.n_ops + other.n_ops, arrays, self.parts + other.parts)
 
     def _sparse_names(self):
         return [name for name, a in self.arrays.items() if a.ndim == 2 and name not in DENSE_ARRAYS]
-
-    def is_worth_sparse(self):
-        """Whether the sparse form is at most SPARSE_SHARE of the features."""
-        return self.index is not None and len(self.index) <= SPARSE_SHARE * self.width
 
     def dense(self):
         """This contribution with every array dense (itself if it is)."""
