@@ -94,10 +94,11 @@ from fastprox import ProxClassifier, save_model
 from fastprox.dask import fit
 address, passes, model, files = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 client = Client(address)
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 est = fit(ProxClassifier(schedule="adagrad", step="gradient", alpha=1e-6), files, client=client, passes=passes)
 save_model(est, model)
-print(json.dumps({"seconds": time.perf_counter() - start, "rounds": est.cluster_rounds_}))
+print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu,
+                  "rounds": est.cluster_rounds_}))
 """
 
 
@@ -107,13 +108,20 @@ RULE = dict(schedule="adagrad", step="gradient", alpha=1e-6)
 RULE_OPTIONS = ("--schedule", "adagrad", "--step", "gradient", "--alpha", "1e-6")
 
 
+def passes_options(passes):
+    """`fastprox train`'s options for ``passes`` passes over every row: from 2 passes
+    on it holds every 10th row out unless told --holdout-off (the cluster trains on
+    every row: the same rows, so the same model to compare)."""
+    return ("--passes", str(passes)) + (("--holdout-off",) if passes > 1 else ())
+
+
 def single(files, passes, model):
     """(seconds, CPU seconds) of one machine's `fastprox train` to a saved model."""
     import resource
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())",
-                    "train", *map(str, files), "--passes", str(passes), *RULE_OPTIONS,
+                    "train", *map(str, files), *passes_options(passes), *RULE_OPTIONS,
                     "--model", str(model), "--quiet"], check=True)
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -136,6 +144,18 @@ def cluster(client, files, passes, model):
     after = client.run(_cpu)
     result = json.loads(out.strip().splitlines()[-1])
     return result["seconds"], sum(after[w] - before[w] for w in after), result["rounds"]
+
+
+#: The accuracy-by-groups table of the former FOBOS + AdaGrad mix (moves rescaled to the summed
+#: accumulators' steps, capped at sqrt(2) moves; commit 6be59f3), as `by_workers` measured it on the
+#: 2-worker LocalCluster of the Intel Xeon (family 6, model 207) of bench/results/dask.md at commit
+#: c66bba1: test accuracy after 1 and 3 passes, for the "before" columns of the regenerated file.
+FORMER_MIX = {"sequential (one machine's model)": (0.7602, 0.7648),
+              "1 group(s), a mix per pass": (0.7602, 0.7648),
+              "2 group(s), a mix per pass": (0.7557, 0.7643),
+              "4 group(s), a mix per pass": (0.7482, 0.7619),
+              "8 group(s), a mix per pass": (0.7381, 0.7545),
+              "2 groups, a mix per file (sync_rows=125,000)": (0.7582, 0.7656)}
 
 
 def by_workers(client, files, test, groups=(1, 2, 4, 8), passes=(1, 3)):
@@ -343,12 +363,18 @@ def write(path, files, total, test, rows, mixes, groups, load_before, load_after
               "still moving at a steady rate and averaging the part settled part-way through the round; "
               "each worker's gradients are still taken at a model that has not seen the "
               "other groups' rows since the last mix, and more groups lose more (one and three passes over "
-              "the first 8 files, 1.0 M rows a pass, on the 2-worker cluster):", "",
-              "| training | test accuracy, 1 pass | vs one machine | 3 passes | vs one machine (points) |",
-              "|---|---|---|---|---|"]
+              "the first 8 files, 1.0 M rows a pass, on the 2-worker cluster). Before: the former mix "
+              "(capped at sqrt(2) moves, `FORMER_MIX`, measured on the machine of c66bba1's file):", "",
+              "| training | test accuracy, 1 pass | vs one machine | 3 passes | vs one machine (points) "
+              "| before: 1 pass, 3 passes (points) |",
+              "|---|---|---|---|---|---|"]
+    first = FORMER_MIX[groups[0][0]] if groups[0][0] in FORMER_MIX else None
     for name, (acc1, acc3) in groups:
+        was = FORMER_MIX.get(name)
+        before = "-" if was is None or first is None else \
+            f"{100 * (was[0] - first[0]):+.2f}, {100 * (was[1] - first[1]):+.2f}"
         lines.append(f"| {name} | {acc1:.4f} | {100 * (acc1 - groups[0][1][0]):+.2f} | {acc3:.4f} | "
-                     f"{100 * (acc3 - groups[0][1][1]):+.2f} |")
+                     f"{100 * (acc3 - groups[0][1][1]):+.2f} | {before} |")
     lines += [""] + plan(rows, mixes, total)
     Path(path).write_text("\n".join(lines) + "\n")
     plot(Path(path).with_suffix(".png"), rows, mixes)
@@ -367,7 +393,9 @@ def plan(rows, mixes, total):
              "its steady share, the step denominators where the worker met a coordinate, the zero "
              "crossings, the rescaled shrinking where it did not, and G's increments; the intercept's are "
              "K numbers each), 56·d·K bytes; RDA + AdaGrad and "
-             "FTRL send 2 (16·d·K: the dual sums' increments), RDA + invsqrt and scalar FOBOS 1 (8·d·K). The "
+             "FTRL send 5 (40·d·K: the dual sums' increments, and of the main sum, where the worker met a "
+             "coordinate, the part made part-way and its steady share), RDA + invsqrt 4, scalar FOBOS 1 "
+             "(8·d·K). The "
              "model the workers receive is its state, 32·d·K bytes for FOBOS + AdaGrad. A mix of W workers "
              "thus moves W x 56·d·K bytes up (each tree level halves the number of contributions in flight; "
              "the critical path carries ceil(log2 W) of them) and W x 32·d·K down.", "",

@@ -80,7 +80,10 @@ def accuracy_by_workers(paths, test, workers, passes=3):
 def timing(paths, workers, core):
     """{W: the parts of one pass}: each share's seconds pinned to ``core`` (from the
     global start model to its contribution), each tree level's slowest addition,
-    the mix's seconds, one contribution's and the model's bytes."""
+    the mix's seconds, the largest contribution's and the model's bytes. Seconds
+    are this process's CPU seconds (its reader thread and kernel, on the one core:
+    that core's wall time when no other job shares it), so that a loaded machine
+    slows the figures less than it would wall-clock times."""
     from fastprox._mixing import mix_kind
     from fastprox.dask import _tasks
     from fastprox.dask._shares import FileShare, deal
@@ -92,18 +95,18 @@ def timing(paths, workers, core):
     found = {}
     for w in workers:
         groups = deal(shares, w)
-        seconds, tree = [], dask_sim.TreeSum()
+        seconds, tree, nbytes = [], dask_sim.TreeSum(), 0
         for g, members in enumerate(groups):
-            began = time.perf_counter()
+            began = time.process_time()
             part = _tasks.train_group(model, g, [shares[i] for i in members], (0, 0), None, kind)
-            seconds.append(time.perf_counter() - began)
-            nbytes = part.nbytes
+            seconds.append(time.process_time() - began)
+            nbytes = max(nbytes, part.nbytes)
             tree.add(part)
         summed, levels = tree.total(), tree.levels
-        began = time.perf_counter()
+        began = time.process_time()
         mixed = _tasks.mix(model, summed, kind)
-        mix_seconds = time.perf_counter() - began
-        found[w] = dict(shares=seconds, levels=levels, mix=mix_seconds, contribution_bytes=nbytes,
+        mix_seconds = time.process_time() - began
+        found[w] = dict(shares=seconds, levels=levels, mix=mix_seconds, contribution_bytes=nbytes, sent=tree.sent,
                         model_bytes=len(pickle.dumps(mixed)))
         print(f"{w} workers: shares {sum(seconds):.2f} s (slowest {max(seconds):.3f}), "
               f"tree {sum(levels):.3f} s, mix {mix_seconds:.3f} s", file=sys.stderr, flush=True)
@@ -114,7 +117,8 @@ def critical_path(parts, bandwidth, latency):
     """(seconds of one pass on the cluster, its parts) under the network model:
     ``bandwidth`` bytes/s per link, ``latency`` seconds per tree level."""
     depth = len(parts["levels"])
-    up = sum(parts["levels"]) + depth * (parts["contribution_bytes"] / bandwidth + latency)
+    sent = parts.get("sent") or [parts["contribution_bytes"]] * depth    # bytes sent up to each level
+    up = sum(parts["levels"]) + sum(sent) / bandwidth + depth * latency
     down = depth * (parts["model_bytes"] / bandwidth + latency)
     slowest = max(parts["shares"])
     return slowest + up + parts["mix"] + down, dict(slowest=slowest, up=up, mix=parts["mix"], down=down)
@@ -175,22 +179,27 @@ def write(out, kept, args, nbytes):
         lines += [f"Load while timing: before `{kept['timing_load']}`, after `{kept['timing_load_after']}`. "
                   f"Shares timed one after another, pinned to core {args.core} (parser thread and kernel on "
                   "it), each from the global start model to its contribution; a tree level's slowest "
-                  "addition and the mix timed on the same core.", "",
+                  "addition and the mix timed on the same core. Times are the process's CPU seconds (its "
+                  "reader thread and kernel, on that one core: the core's wall time when nothing else runs "
+                  "on it), so that the other jobs of a loaded machine slow the figures less.", "",
                   "| workers | all shares, one after another (s) | slowest share (s) | tree additions, levels (s) | "
-                  "contribution (MB) | model (MB) | up the tree, with network (s) | mix (s) | model down (s) "
-                  "| critical path of a pass (s) | speedup vs one core |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "largest contribution (MB) | sent up to each level (MB) | model (MB) | up the tree, with network (s) | mix (s) | model down (s) "
+                  "| critical path of a pass (s) | speedup vs one core |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         one = timing["1"]["shares"][0] if "1" in timing else None
         for w, parts in sorted(timing.items(), key=lambda kv: int(kv[0])):
             path, p = critical_path(parts, bandwidth, latency)
             one = sum(parts["shares"]) if one is None else one
             lines.append(f"| {w} | {sum(parts['shares']):.2f} | {p['slowest']:.3f} | {sum(parts['levels']):.3f} "
                          f"({len(parts['levels'])}) | {parts['contribution_bytes'] / 1e6:.1f} | "
+                         f"{', '.join(f'{b / 1e6:.1f}' for b in parts.get('sent', [])) or '-'} | "
                          f"{parts['model_bytes'] / 1e6:.1f} | {p['up']:.3f} | {p['mix']:.3f} | {p['down']:.3f} | "
                          f"{path:.3f} | {one / path:.1f}x |")
         lines += ["", "The speedup is against one core training on every row as one group (the row of 1 "
                   "worker: one share of all the files, its contribution made once); the shares of W workers "
-                  "add up to more (each makes a contribution of the model's size). A worker's share shrinks as 1/W while the mix does not "
-                  "(a contribution and the model are of the model's size, d = 2^20 here, and the tree's "
+                  "add up to more (each makes a contribution: the features its share met, sparse when they are at most "
+                  "a quarter of the model's, and its shrinking of the others, of the model's size). A worker's "
+                  "share shrinks as 1/W while the mix does not (the sums grow denser up the tree, the model is "
+                  "of the model's size, d = 2^20 here, and the tree's "
                   "depth grows as log2 W), so the speedup falls away from W as W grows and the shares get "
                   "small: these shares are 1/W of 1 M rows, a cluster's would be larger.", ""]
     if acc:

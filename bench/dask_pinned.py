@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.dask import CLUSTER_RUN, RULE_OPTIONS, accuracy, generate, uptime
+from bench.dask import CLUSTER_RUN, RULE_OPTIONS, accuracy, generate, passes_options, uptime
 from bench.machine import describe_machine
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -47,7 +47,7 @@ def single(files, passes, model, core=0):
     cpu = _children_cpu()
     began = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())",
-                    "train", *map(str, files), "--passes", str(passes), *RULE_OPTIONS,
+                    "train", *map(str, files), *passes_options(passes), *RULE_OPTIONS,
                     "--model", str(model), "--quiet"], check=True, preexec_fn=lambda: pin(core))
     return time.perf_counter() - began, _children_cpu() - cpu
 
@@ -57,15 +57,16 @@ def _cpu():
 
 
 def cluster(client, files, passes, model):
-    """(seconds, the workers' CPU seconds, the client's, the scheduler's (this
-    process), the rounds) of fastprox.dask.fit to a saved model, from a client
-    process of its own (its start-up excluded from the seconds)."""
-    before, children, own = client.run(_cpu), _children_cpu(), time.process_time()
+    """(seconds, each worker's CPU seconds (in the workers' order), the client's
+    from fit to the saved model, the scheduler's (this process), the rounds) of
+    fastprox.dask.fit to a saved model, from a client process of its own (its
+    start-up excluded from the seconds and the CPU seconds)."""
+    before, own = client.run(_cpu), time.process_time()
     out = subprocess.run([sys.executable, "-c", CLUSTER_RUN, client.scheduler.address, str(passes), str(model),
                           *map(str, files)], check=True, capture_output=True, text=True).stdout
     after = client.run(_cpu)
     result = json.loads(out.strip().splitlines()[-1])
-    return (result["seconds"], sum(after[w] - before[w] for w in after), _children_cpu() - children,
+    return (result["seconds"], [after[w] - before[w] for w in sorted(after)], result["cpu"],
             time.process_time() - own, result["rounds"])
 
 
@@ -91,7 +92,8 @@ def run(args):
                 found["one core (fastprox train)"].append(dict(seconds=seconds, cpu=cpu, accuracy=accuracy(model, test)))
                 model = out / f"pinned-{passes}-cluster.npz"
                 seconds, cpu, client_cpu, scheduler_cpu, rounds = cluster(client, files, passes, model)
-                found["2 workers, a core each"].append(dict(seconds=seconds, cpu=cpu, client_cpu=client_cpu,
+                found["2 workers, a core each"].append(dict(seconds=seconds, cpu=sum(cpu), workers_cpu=cpu,
+                                                            client_cpu=client_cpu,
                                                             scheduler_cpu=scheduler_cpu, rounds=rounds,
                                                             accuracy=accuracy(model, test)))
                 for name, runs in found.items():
@@ -100,29 +102,33 @@ def run(args):
             for name, runs in found.items():
                 ranked = sorted(runs, key=lambda r: r["seconds"])
                 rows.append(dict(ranked[len(ranked) // 2], name=name, passes=passes, times=[r["seconds"] for r in runs]))
-    write(Path(args.out).with_name("dask_pinned.md"), files, total, rows, load_before, uptime())
+    write(Path(args.out).with_name("dask_pinned.md"), files, total, rows, load_before, uptime(), args)
     return 0
 
 
-def write(path, files, total, rows, load_before, load_after):
+def write(path, files, total, rows, load_before, load_after, args):
     base = {r["passes"]: r for r in rows if r["name"].startswith("one core")}
     lines = ["# Machines as pinned cores: one `fastprox train` on one core against 2 one-core workers", "",
              describe_machine(), f"- Load before: `{load_before}`", f"- Load after: `{load_after}`",
              f"- Data: {len(files)} LIBSVM files of `bench.dask`, {total / 1e9:.2f} GB in all, in the page "
              "cache; rule `bench.dask.RULE` (FOBOS + AdaGrad, l1 1e-6); the cluster in parallel mode, a mix "
              "per pass.",
-             "- One core: `fastprox train FILES --model M` pinned to core 0 (start-up included). Cluster: "
+             "- One core: `fastprox train FILES --model M` (with `--holdout-off` from 2 passes: every row "
+             "trained, as on the cluster) pinned to core 0 (start-up included). Cluster: "
              "`fastprox.dask.fit` then `save_model` from a client process (its start-up and the cluster's "
              "excluded), every thread of worker i pinned to core i; scheduler (the benchmark's process) "
-             "and client not pinned, their CPU seconds given.", "",
+             "and client not pinned, their CPU seconds given (the client's from `fit` to the saved model).",
+             f"- Command: `PYTHONPATH=src python -m bench.dask --cores-per-machine 1 --dir {args.dir} --files "
+             f"{args.files} --rows {args.rows} --runs {args.runs}` (the files are made once and reused).", "",
              "| run | passes | wall time, files -> saved model (s) | speed vs one core | CPU s of the workers "
-             "(or the process) | client / scheduler CPU s | test accuracy | vs one core (points) | every run (s) |",
+             "(each) or of the process | client / scheduler CPU s | test accuracy | vs one core (points) | every run (s) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         b = base[r["passes"]]
         side = f"{r['client_cpu']:.1f} / {r['scheduler_cpu']:.1f}" if "client_cpu" in r else "-"
+        workers = f" ({' + '.join(f'{c:.1f}' for c in r['workers_cpu'])})" if "workers_cpu" in r else ""
         lines.append(f"| {r['name']} | {r['passes']} | {r['seconds']:.2f} | {b['seconds'] / r['seconds']:.2f}x | "
-                     f"{r['cpu']:.1f} | {side} | {r['accuracy']:.4f} | {100 * (r['accuracy'] - b['accuracy']):+.2f} "
+                     f"{r['cpu']:.1f}{workers} | {side} | {r['accuracy']:.4f} | {100 * (r['accuracy'] - b['accuracy']):+.2f} "
                      f"| {', '.join(f'{t:.2f}' for t in r['times'])} |")
     one = {r["passes"]: r for r in rows if not r["name"].startswith("one core")}
     speed = base[1]["seconds"] / one[1]["seconds"]

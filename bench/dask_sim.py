@@ -61,11 +61,13 @@ class TreeSum:
     """Contributions added as they come on the tree `fastprox.dask._run._tree` builds
     (pairs, level by level: the same pairs when their number is a power of 2), each
     node `_tasks.add`, holding one partial sum per level (memory: log2 W
-    contributions, not W). ``levels[k]``: the slowest addition at level k (a
-    level's additions run at once on a cluster)."""
+    contributions, not W). ``levels[k]``: the slowest addition at level k in CPU
+    seconds (a level's additions run at once on a cluster); ``sent[k]``: the largest
+    contribution (bytes) sent to an addition at level k (sums of sparse
+    contributions grow denser up the tree)."""
 
     def __init__(self):
-        self.stack, self.levels = [], []
+        self.stack, self.levels, self.sent = [], [], []
 
     def add(self, part):
         from fastprox.dask import _tasks
@@ -85,10 +87,12 @@ class TreeSum:
         return self.stack[0][1]
 
     def _timed(self, level, add, left, right):
-        began = time.perf_counter()
+        began = time.process_time()
         out = add(left, right)
         self.levels += [0.0] * (level + 1 - len(self.levels))
-        self.levels[level] = max(self.levels[level], time.perf_counter() - began)
+        self.levels[level] = max(self.levels[level], time.process_time() - began)
+        self.sent += [0] * (level + 1 - len(self.sent))
+        self.sent[level] = max(self.sent[level], left.nbytes, right.nbytes)
         return out
 
 

@@ -22,7 +22,7 @@ from distributed.utils import key_split
 
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm, load_model, save_model
 from fastprox._core import run_passes
-from fastprox._mixing import MOST_STEADY_MOVES, Midpoint, _copy, _fields, contribution, mix_kind, mixed, total
+from fastprox._mixing import MOST_MOVES, MOST_STEADY_MOVES, Midpoint, _copy, _fields, contribution, mix_kind, mixed, total
 from fastprox._registry import RULES
 from fastprox.cli import main
 from fastprox.stream.trainer import Trainer
@@ -319,10 +319,13 @@ def test_mixing_two_workers(rule):
     if kind == "average":
         expected = (300 * workers[0].coef() + 700 * workers[1].coef()) / 1000
         np.testing.assert_allclose(m.coef(), expected, rtol=1e-12, atol=1e-15)
-    if kind == "dual":
+    if kind == "dual":     # without part-way sums: where both met a coordinate, at most sqrt(2) increments
         state, s0 = (a.__getstate__()["arrays"]["state"] for a in (m, start))
-        parts = [w.__getstate__()["arrays"]["state"] for w in workers]
-        np.testing.assert_allclose(state[:, 0], parts[0][:, 0] + parts[1][:, 0] - s0[:, 0], atol=1e-12)
+        moves = [w.__getstate__()["arrays"]["state"][:, 0] - s0[:, 0] for w in workers]
+        both = (moves[0] != 0) & (moves[1] != 0)
+        assert both.any()
+        expected = s0[:, 0] + (moves[0] + moves[1]) * np.where(both, MOST_MOVES / 2, 1.0)
+        np.testing.assert_allclose(state[:, 0], expected, atol=1e-12)
     run_passes(m, X[:100], target[:100], None, 1)        # a state the kernel trains on
     assert np.all(np.isfinite(m.coef()))
 
@@ -422,10 +425,79 @@ def test_midpoint_keeps_the_last_point_at_most_half_way():
     assert f == 0.3 and W_f.shape == learner.coef().shape and b_f.shape == learner.intercept().shape
     assert point.early(500) is None
     assert Midpoint().early(10) is None
-    idle = Midpoint("dual")         # the other mixes read no part-way weights: none kept
+    idle = Midpoint("average")      # the averages read no part-way weights: none kept
     idle.note(learner, 100)
     assert idle.kept == [] and idle.early(1000) is None
 
+
+@pytest.mark.parametrize("update", ["rda", "ftrl"])
+def test_dual_mix_adds_steady_increments_and_averages_settled_ones(update):
+    """The dual rules' main sums (s; z): two identical workers whose sums had settled
+    part-way (the whole increment made by then) add one increment (their average);
+    grown at a steady rate (a quarter of the increment after a quarter of the rows),
+    their sum, at most MOST_STEADY_MOVES increments; the accumulators add whole.
+    One worker's mix is that worker's state (to rounding); the part-way sums are noted."""
+    X, y = _problem(2000, 60, 4)
+    params = dict(schedule="adagrad") if update == "rda" else {}
+    est = ProxClassifier(update=update, penalty="l1", alpha=1e-5, **params)
+    est.partial_fit(X[:1000], y[:1000], classes=[-1, 1])
+    start, target = est._learner, est._encode(y[1000:], None, False)[0]
+    A = _trained(start, X[1000:], target)
+    (s0, a0), (s, a) = ((f[e[0]], f[e[1]]) for f, e in (_fields(x)[3:] for x in (start, A)))
+    one = mixed(start, contribution(start, A, 1000, 0.0, "dual"), "dual")
+    np.testing.assert_allclose(one.__getstate__()["arrays"]["state"], A.__getstate__()["arrays"]["state"],
+                               rtol=1e-12, atol=1e-15)
+
+    def mix(f, S_f):
+        m = mixed(start, total([contribution(start, A, 1000, 0.0, "dual", (f, S_f, None))] * 2), "dual")
+        return _fields(m)[3]
+
+    moved = s != s0
+    settled = mix(0.25, s)
+    np.testing.assert_allclose(settled[_fields(start)[4][0]], s, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(settled[_fields(start)[4][1]], 2 * a - a0, rtol=1e-12, atol=1e-15)
+    steady = mix(0.25, s0 + 0.25 * (s - s0))[_fields(start)[4][0]]
+    np.testing.assert_allclose(steady, s0 + np.where(moved, 2.0, 0.0) * (s - s0), rtol=1e-9, atol=1e-15)
+    point = Midpoint("dual")
+    point.note(A, 100)
+    assert point.early(1000)[0] == 0.1 and point.early(1000)[1].tobytes() == np.array(s).tobytes()
+
+
+
+@pytest.mark.parametrize("params", [dict(schedule="adagrad", penalty="l1"), dict(update="rda", schedule="adagrad"),
+                                    dict(update="ftrl")], ids=["fobos-adagrad", "rda-adagrad", "ftrl"])
+def test_sparse_contributions_add_and_mix_to_the_dense_bits(params, monkeypatch):
+    """Workers that met few of the model's features send those only; their sums (the
+    tree's, in any grouping) are dense, and they and the mix are the dense
+    contributions' bits."""
+    import pickle
+    from fastprox import _mixing
+    rng = np.random.default_rng(5)
+    X = sp.random(2400, 4000, density=0.002, format="csr", random_state=rng)     # 8 features a row
+    y = np.where(X @ rng.normal(size=4000) > 0, 1, -1)
+    est = ProxClassifier(alpha=1e-5, **params)
+    est.partial_fit(X[:400], y[:400], classes=[-1, 1])
+    start, target = est._learner, est._encode(y, None, False)[0]
+    workers = [_trained(start, X[a:a + 40], target[a:a + 40]) for a in range(400, 2400, 40)]
+    kind = mix_kind(start.update, start.schedule, start.penalty)
+
+    def mix(share):
+        monkeypatch.setattr(_mixing, "SPARSE_SHARE", share)
+        parts = [contribution(start, w, 40, 0.0, kind, None) for w in workers]
+        summed = total([total(parts[:7]), total(parts[7:20]), total(parts[20:])])
+        return parts, summed, mixed(start, summed, kind)
+
+    sparse, summed, m = mix(0.25)
+    dense, dense_sum, m_dense = mix(0.0)
+    assert all(c.index is not None for c in sparse) and all(c.index is None for c in dense)
+    assert max(c.nbytes for c in sparse) < min(c.nbytes for c in dense) / 2
+    assert summed.index is None
+    assert pickle.dumps(m) == pickle.dumps(m_dense)
+    for name, a in dense[0].arrays.items():
+        assert sparse[0].dense().arrays[name].tobytes() == a.tobytes()
+    pair = sparse[0] + sparse[1]
+    assert pair.index is None
+    assert all(pair.dense().arrays[k].tobytes() == (dense[0] + dense[1]).arrays[k].tobytes() for k in pair.arrays)
 
 # --- inputs: Dask collections -----------------------------------------------------------
 

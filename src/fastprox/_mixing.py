@@ -21,6 +21,10 @@ order and grouping (a tree reduction adds them pairwise), of O(model size):
 - rda, ftrl: the increments of the dual sums (s and G; z and n), added to the
   start's (distributed dual averaging, Duchi et al. 2012): no weight is
   averaged, a weight stays a closed form of its sums and the global step count.
+  The increments of the main sum (s; z) of the workers that met a coordinate are
+  added where they grew at a steady rate and averaged where they had settled
+  (their sums part-way through the round tell, as for fobos + adagrad's moves);
+  the accumulators (G; n) and the intercepts' sums are added whole.
 
 The step count of the mix is the start's plus every worker's steps, but for
 the rows-weighted averages, where it is the start's plus the workers' mean
@@ -77,20 +81,72 @@ class Contribution:
     workers (`__add__`): ``rows`` and ``steps`` taken, the summed progressive
     ``loss``, the kernel's ``n_ops``, and named arrays of shape (K, d) or (K,)
     (the intercepts), d the worker's width; adding pads the narrower with the
-    never-touched state (zeros)."""
+    never-touched state (zeros).
 
-    def __init__(self, rows, steps, loss, n_ops, arrays, parts=None):
+    Sparse (``index``, the increasing features held, and ``width``, d): the
+    (K, d) arrays but those of DENSE_ARRAYS hold only the columns of ``index``,
+    shape (K, len(index)), every other entry being +0.0. A worker that met few
+    of the model's features sends those only (`compact`); a sum is dense (its
+    entries +0.0 where a side held none: the dense sum's bits). Sums of sparse
+    sums were tried: their unions and scatters cost more CPU than the bytes
+    they save (docs/dask.md)."""
+
+    def __init__(self, rows, steps, loss, n_ops, arrays, parts=None, index=None, width=None):
         self.rows, self.steps, self.loss, self.n_ops, self.arrays = rows, steps, loss, n_ops, arrays
         self.parts = int(rows > 0) if parts is None else parts      # workers summed that trained
+        self.index, self.width = index, width
 
     def __add__(self, other):
-        arrays = {name: _padded_sum(a, other.arrays[name]) for name, a in self.arrays.items()}
+        a, b = self.dense(), other.dense()
+        arrays = {name: _padded_sum(x, b.arrays[name]) for name, x in a.arrays.items()}
         return Contribution(self.rows + other.rows, self.steps + other.steps, self.loss + other.loss,
                             self.n_ops + other.n_ops, arrays, self.parts + other.parts)
 
+    def _sparse_names(self):
+        return [name for name, a in self.arrays.items() if a.ndim == 2 and name not in DENSE_ARRAYS]
+
+    def dense(self):
+        """This contribution with every array dense (itself if it is)."""
+        if self.index is None:
+            return self
+        arrays = {name: _scattered(a, self.width, self.index) if name in self._sparse_names() else a
+                  for name, a in self.arrays.items()}
+        return Contribution(self.rows, self.steps, self.loss, self.n_ops, arrays, self.parts)
+
+    def compact(self):
+        """This contribution, sparse if its arrays (those of DENSE_ARRAYS aside) hold
+        entries other than +0.0 on at most SPARSE_SHARE of the features."""
+        names = self._sparse_names()
+        if self.index is not None or not names:
+            return self
+        width = self.arrays[names[0]].shape[-1]
+        held = np.zeros(width, dtype=bool)
+        for name in names:          # an entry is held unless it is +0.0 (-0.0 is held)
+            a = self.arrays[name]
+            held |= np.any((a != 0) | np.signbit(a), axis=0)
+            if np.count_nonzero(held) > SPARSE_SHARE * width:
+                return self
+        index = np.flatnonzero(held)
+        arrays = {name: np.ascontiguousarray(a[:, index]) if name in names else a for name, a in self.arrays.items()}
+        return Contribution(self.rows, self.steps, self.loss, self.n_ops, arrays, self.parts, index, width)
+
     @property
     def nbytes(self):
-        return sum(a.nbytes for a in self.arrays.values())
+        return sum(a.nbytes for a in self.arrays.values()) + (0 if self.index is None else self.index.nbytes)
+
+
+#: The (K, d) arrays of a contribution that stay dense in its sparse form: a worker's
+#: shrinking of the coordinates it did not meet (FOBOS + AdaGrad), non-zero off its features.
+DENSE_ARRAYS = ("shrink",)
+#: The largest share of the features a sparse contribution holds (beyond it, dense).
+SPARSE_SHARE = 0.25
+
+
+def _scattered(values, width, index):
+    """(K, len(index)) ``values`` as a (K, width) array, +0.0 elsewhere."""
+    out = np.zeros(values.shape[:-1] + (width,))
+    out[..., index] = values
+    return out
 
 
 def _padded_sum(a, b):
@@ -108,13 +164,20 @@ def total(contributions):
     return result
 
 
-def _fields(learner):
+def _fields(learner, copy=True):
     """A learner's pickled arrays and scalars, and its fields by name as views into
     the state: entry fields (K, d), row fields (d,), the intercepts' ``bsum`` and
-    ``bsquares`` (K,): (arrays, scalars, fields, entry names)."""
-    _, args, state = learner.__reduce__()
-    arrays = state["arrays"]
-    scalars = {k: v for k, v in state.items() if k != "arrays"}
+    ``bsquares`` (K,): (arrays, scalars, fields, entry names). ``copy`` False: the
+    fields are read-only views of the learner's own state (no arrays, no scalars:
+    for reading, without copying the model)."""
+    if copy:
+        _, args, state = learner.__reduce__()
+        arrays = state["arrays"]
+        scalars = {k: v for k, v in state.items() if k != "arrays"}
+    else:
+        args, scalars = None, None
+        arrays = {name: np.frombuffer(buf, dtype=np.float64).reshape(shape)
+                  for name, (buf, shape) in learner.saved_arrays().items() if name in ("state", "bstate")}
     spec = dict(update=learner.update, schedule=learner.schedule, penalty=learner.penalty,
                 n_outputs=learner.n_outputs, l1_ratio=learner.l1_ratio)
     st, K = arrays["state"], learner.n_outputs
@@ -132,8 +195,8 @@ def contribution(start, learner, rows, loss, kind, midpoint=None):
     ``rows`` rows with summed progressive ``loss``, contributes to the mix of this
     `kind` (`mix_kind`); ``midpoint``: `Midpoint.early` of its round (the "adagrad"
     mix reads it; None: nothing known of the path, each move taken as settled)."""
-    before = _fields(start)[3]
-    now, entry = _fields(learner)[3:]
+    before = _fields(start, copy=False)[3]
+    now, entry = _fields(learner, copy=False)[3:]
 
     def increment(name):            # now minus the start's (zeros beyond the start's width)
         out = np.array(now[name], dtype=np.float64)
@@ -152,8 +215,9 @@ def contribution(start, learner, rows, loss, kind, midpoint=None):
                                    start.delta, f, b_f)}
     else:
         arrays = {name: increment(name) for name in entry + ("bsum", "bsquares") if name != "root"}
+        arrays.update(_dual_moves(arrays[entry[0]], before[entry[0]], midpoint))
     return Contribution(rows, learner.t - start.t, loss, learner.n_ops - start.n_ops,
-                        {k: np.ascontiguousarray(v, dtype=np.float64) for k, v in arrays.items()})
+                        {k: np.ascontiguousarray(v, dtype=np.float64) for k, v in arrays.items()}).compact()
 
 
 def mixed(start, summed, kind):
@@ -161,10 +225,12 @@ def mixed(start, summed, kind):
     began from) moved by ``summed``, the sum of the workers' contributions."""
     if not summed.rows:             # nobody trained: the model as it was
         return _copy(start)
-    a = summed.arrays
+    a = summed.dense().arrays
     d = max(start.n_features, max(v.shape[-1] for v in a.values() if v.ndim == 2))
-    base = _copy(start)
-    base.grow(d)                    # features a worker met first: never touched before
+    base = start
+    if d > start.n_features:        # features a worker met first: never touched before
+        base = _copy(start)
+        base.grow(d)
     args, arrays, scalars, f, entry = _fields(base)
     steps = summed.steps if kind != "average" else round(summed.steps / summed.parts)
     scalars = dict(scalars, t=start.t + steps, n_ops=start.n_ops + summed.n_ops)
@@ -173,7 +239,8 @@ def mixed(start, summed, kind):
         return _widened(a[name], d)
 
     if kind == "dual":
-        for name in entry + ("bsum", "bsquares"):
+        f[entry[0]] += _dual_moved(wide(entry[0]), wide("met"), wide("early"), wide("fmove"))
+        for name in entry[1:] + ("bsum", "bsquares"):
             if name != "root":
                 f[name] += wide(name) if a[name].ndim == 2 else a[name]
         if "root" in f:
@@ -212,30 +279,62 @@ MOST_STEADY_MOVES = 2.5
 
 
 class Midpoint:
-    """A worker's weights part-way through its round, for the "adagrad" mix to tell
-    a coordinate still moving at a steady rate from one that has settled: the
-    learner's caught-up weights and intercepts kept when the round's rows reach
-    1, 2, 4, ... (or the first chunk boundary past them; the last two kept: O(model
-    size) memory, a copy of the model per doubling of the rows). ``kind``: the
-    rule's mix (`mix_kind`); only "adagrad" reads them, the others keep none."""
+    """A worker's model part-way through its round, for the "adagrad" and "dual"
+    mixes to tell a coordinate still moving at a steady rate from one that has
+    settled: the learner's caught-up weights and intercepts ("adagrad"), or its
+    main dual sum (s; z: "dual"), kept when the round's rows reach 1, 2, 4, ...
+    (or the first chunk boundary past them; the last two kept: O(model size)
+    memory, a copy per doubling of the rows). ``kind``: the rule's mix
+    (`mix_kind`); "average" reads none, and none are kept."""
 
     def __init__(self, kind="adagrad"):
-        self.next, self.kept, self.active = 1, [], kind == "adagrad"
+        self.next, self.kept, self.kind = 1, [], kind
+        self.active = kind in ("adagrad", "dual")
 
     def note(self, learner, rows):
-        """Before a chunk is trained: keep ``learner``'s weights if ``rows`` (the
-        round's rows so far) reached the next power of two."""
+        """Before a chunk is trained: keep ``learner``'s weights (or dual sum) if
+        ``rows`` (the round's rows so far) reached the next power of two."""
         if not self.active or learner is None or rows < self.next:
             return
-        self.kept = (self.kept + [(rows, learner.coef().copy(), learner.intercept().copy())])[-2:]
+        if self.kind == "adagrad":      # coef: read-only, a new array each step
+            point = (rows, learner.coef(), learner.intercept())
+        else:
+            fields, entry = _fields(learner, copy=False)[3:]
+            point = (rows, np.array(fields[entry[0]]), None)
+        self.kept = (self.kept + [point])[-2:]
         while self.next <= rows:
             self.next *= 2
 
     def early(self, rows):
-        """(the fraction of the round's ``rows`` trained, the weights, the intercepts)
-        at the last point kept at most half-way, or None."""
+        """(the fraction of the round's ``rows`` trained, the weights (or dual sum),
+        the intercepts (None for a dual sum)) at the last point kept at most
+        half-way, or None."""
         kept = [k for k in self.kept if 0 < k[0] <= rows / 2]
         return None if not kept else (kept[-1][0] / rows, kept[-1][1], kept[-1][2])
+
+
+def _dual_moves(increment, before, midpoint):
+    """What a dual rule's worker adds beyond its increments, for `_dual_moved`: where
+    its main sum changed (it met the coordinate), 1 ("met"), the part of the
+    ``increment`` made by the point part-way (``midpoint``: (f, that point's sum,
+    -); without it, the whole increment) and f times the increment ("fmove")."""
+    met = increment != 0
+    if midpoint is None:
+        return {"met": met.astype(np.float64), "early": increment, "fmove": np.zeros_like(increment)}
+    f, S_f, _ = midpoint
+    early = _widened(S_f, increment.shape[-1]) - _widened(before, increment.shape[-1])
+    np.copyto(early, 0.0, where=~met)
+    return {"met": met.astype(np.float64), "early": early, "fmove": f * increment}
+
+
+def _dual_moved(move, met, early, fmove):
+    """The share of the workers' summed increments of a dual sum that the mix adds:
+    the increments of the workers that met a coordinate (``met`` of them) added
+    where they grew at a steady rate, averaged where they had settled (`_kept`); where
+    one worker met it, its increment exactly."""
+    scale = _kept(move, early, fmove, np.maximum(met, 1.0))
+    np.copyto(scale, 1.0, where=met <= 1)
+    return move * scale
 
 
 def _adagrad_moves(prefix, W0, W, G0, G, delta, f=0.0, W_f=None):
@@ -248,14 +347,26 @@ def _adagrad_moves(prefix, W0, W, G0, G, delta, f=0.0, W_f=None):
     and 1 if its weight crossed zero; elsewhere (its rows only shrank the weight, by
     the penalty) the shrinking's size times H; its G increments."""
     W0 = _widened(W0, W.shape[-1])
-    H = delta + np.sqrt(G0 + G)
+    H = G0 + G
+    np.sqrt(H, out=H)
+    H += delta                                      # delta + sqrt(G0 + G)
     met = G > 0
-    move = np.where(met, (W - W0) * H, 0.0)
-    early = move if W_f is None else np.where(met, (_widened(W_f, W.shape[-1]) - W0) * H, 0.0)
+    unmet = ~met
+    move = W - W0
+    move *= H
+    shrink = np.abs(move)                           # abs(W - W0) * H: H >= 0
+    np.copyto(shrink, 0.0, where=met)
+    np.copyto(move, 0.0, where=unmet)
+    early = move
+    if W_f is not None:
+        early = _widened(W_f, W.shape[-1]) - W0
+        early *= H
+        np.copyto(early, 0.0, where=unmet)
+    crossed = met & (W0 != 0) & (np.sign(W) == -np.sign(W0))
+    np.copyto(H, 0.0, where=unmet)
     return {prefix + "move": move, prefix + "early": early, prefix + "fmove": f * move,
-            prefix + "reach": np.where(met, H, 0.0),
-            prefix + "crossed": (met & (W0 != 0) & (np.sign(W) == -np.sign(W0))).astype(np.float64),
-            prefix + "shrink": np.where(met, 0.0, np.abs(W - W0) * H), prefix + "g": G}
+            prefix + "reach": H, prefix + "crossed": crossed.astype(np.float64),
+            prefix + "shrink": shrink, prefix + "g": G}
 
 
 def _adagrad_moved(W0, G0, a, prefix, delta):
@@ -270,22 +381,58 @@ def _adagrad_moved(W0, G0, a, prefix, delta):
     MOST_MOVES. A weight they carry across zero where none of theirs crossed is 0;
     then shrunk towards zero by the others' shrinking, as their rows would after."""
     G = G0 + a[prefix + "g"]
-    H = delta + np.sqrt(G)
-    met = _over(a[prefix + "reach"], H)             # the met workers' factors' sum (kappa)
+    H = np.sqrt(G)
+    H += delta                                      # delta + sqrt(G)
+    some = H > 0
+    kappa = _over(a[prefix + "reach"], H, some)     # the met workers' factors' sum
+    np.maximum(kappa, 1.0, out=kappa)
     move, early, fmove = a[prefix + "move"], a[prefix + "early"], a[prefix + "fmove"]
+    scale = _kept(move, early, fmove, kappa)
+    W = _over(move, H, some, out=kappa)
+    W *= scale
+    W += W0                                         # W0 + the scaled moves
+    np.copyto(W, 0.0, where=(np.sign(W) == -np.sign(W0)) & (W0 != 0) & (a[prefix + "crossed"] == 0))
+    shrunk = _over(a[prefix + "shrink"], H, some)
+    np.subtract(np.abs(W), shrunk, out=shrunk)
+    np.maximum(shrunk, 0.0, out=shrunk)
+    shrunk *= np.sign(W)
+    return shrunk, G
+
+
+def _kept(move, early, fmove, kappa):
+    """Per coordinate, the factor of the summed moves of the workers that met it
+    (``kappa``: their number, or the sum of their steps' factors; at least 1) that the
+    mix keeps: u of their sum and 1 - u of their average, u = ((move - early) /
+    (move - fmove))^2 clipped to [0, 1] (1 where they moved at a steady rate, 0 where
+    they had settled part-way), at most MOST_STEADY_MOVES of one worker's and 1;
+    without part-way points (``fmove`` 0), min(1, MOST_MOVES / kappa)."""
     rest = move - fmove                             # the move left after the fraction f at a steady rate
-    u = np.clip(np.divide(move - early, rest, out=np.zeros_like(rest), where=rest != 0), 0.0, 1.0) ** 2
-    kappa = np.maximum(met, 1.0)
-    steady = np.minimum(u + (1 - u) / kappa, MOST_STEADY_MOVES / kappa)
-    scale = np.where(fmove != 0, np.minimum(steady, 1.0), np.minimum(1.0, MOST_MOVES / kappa))
-    W = W0 + _over(move, H) * scale
-    W = np.where((np.sign(W) == -np.sign(W0)) & (W0 != 0) & (a[prefix + "crossed"] == 0), 0.0, W)
-    return np.sign(W) * np.maximum(np.abs(W) - _over(a[prefix + "shrink"], H), 0.0), G
+    u = move - early
+    np.divide(u, rest, out=u, where=rest != 0)
+    np.copyto(u, 0.0, where=rest == 0)
+    np.clip(u, 0.0, 1.0, out=u)
+    np.square(u, out=u)
+    steady = np.subtract(1, u, out=rest)
+    steady /= kappa
+    steady += u                                     # u + (1 - u) / kappa
+    cap = np.divide(MOST_STEADY_MOVES, kappa, out=u)
+    np.minimum(steady, cap, out=steady)
+    np.minimum(steady, 1.0, out=steady)
+    scale = np.divide(MOST_MOVES, kappa)            # without part-way points: min(1, MOST_MOVES / kappa)
+    np.minimum(scale, 1.0, out=scale)
+    np.copyto(scale, steady, where=fmove != 0)
+    return scale
 
 
-def _over(x, h):
-    """x / h, 0 where h is 0 (there x is 0: no step was taken)."""
-    return np.divide(x, h, out=np.zeros_like(x), where=h > 0)
+def _over(x, h, positive=None, out=None):
+    """x / h, 0 where h is 0 (there x is 0: no step was taken); ``positive``: h > 0
+    if known; ``out``: where to write it (a new array if None)."""
+    positive = h > 0 if positive is None else positive
+    out = np.zeros_like(x) if out is None else out
+    np.divide(x, h, out=out, where=positive)
+    np.copyto(out, 0.0, where=~positive)
+    return out
+
 
 
 def _widened(a, width):
