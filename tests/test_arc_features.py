@@ -60,7 +60,14 @@ def text(sentence, i, kind, lowercase=False, pos="UPOS"):
     if i == n + 1:
         return "_B+1"
     word = sentence["FORM"][i - 1].lower() if lowercase else sentence["FORM"][i - 1]
-    return {"w": word, "l": sentence["LEMMA"][i - 1], "f": word[:5], "p": sentence[pos][i - 1]}[kind]
+    return {"w": word, "l": sentence["LEMMA"][i - 1], "f": word[:5], "p": tag(sentence, i, pos)}[kind]
+
+
+def tag(sentence, i, pos):
+    """What a POS atom reads at word i (1..n): the field, or UPOS|FEATS."""
+    if pos == "UPOS+FEATS":
+        return sentence["UPOS"][i - 1] + "|" + sentence["FEATS"][i - 1]
+    return sentence[pos][i - 1]
 
 
 seed_of = functools.cache(seed)
@@ -99,7 +106,7 @@ def reference(sentence, names=TEMPLATES, bits=20, lowercase=False, pos="UPOS"):
                 x = C(C(s, F(s, map(H, sides["h"]))), F(s, map(H, sides["m"])))
                 values = [(x, sides["h"] + sides["m"])]
                 if "bp" in atoms:
-                    between = dict.fromkeys(sentence[pos][i - 1] for i in range(min(h, m) + 1, max(h, m)))
+                    between = dict.fromkeys(tag(sentence, i, pos) for i in range(min(h, m) + 1, max(h, m)))
                     values = [(C(x, H(b)), v + [b]) for b in between for x, v in values]
                 if conjoined:
                     values = [(C(x, H(dd_text(h, m))), v + [dd_text(h, m)]) for x, v in values]
@@ -150,7 +157,8 @@ def test_every_row_equals_the_reference(dev_sentences):
         assert kernel_rows(fx, sentence) == reference(sentence)[0]
 
 
-@pytest.mark.parametrize("options", [dict(lowercase=True), dict(pos="XPOS"), dict(bits=31), dict(bits=8)])
+@pytest.mark.parametrize("options", [dict(lowercase=True), dict(pos="XPOS"), dict(pos="UPOS+FEATS"), dict(bits=31),
+                                     dict(bits=8)])
 def test_options_equal_the_reference(dev_sentences, options):
     fx = ArcFeatures(**options)
     for sentence in dev_sentences[:4]:
@@ -165,6 +173,36 @@ def test_each_template_alone_equals_the_reference(name):
     rows, strings = reference(sentence, [name], bits=12)
     assert kernel_rows(fx, sentence) == rows
     assert all(s.startswith(name + "=") for row in strings for s in row)
+
+
+HAND_BUILT = sentence_of(["The", "old", "man", "saw", "the", "old", "boats", "yesterday", "."],
+                         ["DET", "ADJ", "NOUN", "VERB", "DET", "ADJ", "NOUN", "ADV", "PUNCT"])
+
+
+@pytest.mark.parametrize("name, value", [
+    ("hp+1.mp-1.mp", "DET|ADJ|NOUN"), ("hp.mp-1.mp", "VERB|ADJ|NOUN"), ("hp.hp+1.mp", "VERB|DET|NOUN"),
+    ("hp.hp+1.mp-1", "VERB|DET|ADJ"), ("hp-1.mp-1.mp", "NOUN|ADJ|NOUN"), ("hp-1.hp.mp", "NOUN|VERB|NOUN"),
+    ("hp-1.hp.mp-1", "NOUN|VERB|ADJ"), ("hp+1.mp.mp+1", "DET|NOUN|ADV"), ("hp.mp.mp+1", "VERB|NOUN|ADV"),
+    ("hp.hp+1.mp+1", "VERB|DET|ADV"), ("hp-1.mp.mp+1", "NOUN|NOUN|ADV"), ("hp-1.hp.mp+1", "NOUN|VERB|ADV"),
+    ("hp-1.hp.mp+1.dd", "NOUN|VERB|ADV|R3"),
+])
+def test_surrounding_backoffs_read_what_they_name(name, value):
+    """MSTParser's trigram back-offs on the arc saw (4) -> boats (7): the POS they name."""
+    row = 4 * 9 + 7 - 1
+    rows, strings = reference(HAND_BUILT, [name], bits=12)
+    assert strings[row] == [f"{name}={value}"]
+    assert kernel_rows(ArcFeatures([name], bits=12), HAND_BUILT)[row] == rows[row]
+
+
+def test_upos_feats_tags_join_upos_and_feats():
+    sentence = {**sentence_of(["He", "saw", "it"], ["PRON", "VERB", "PRON"]),
+                "FEATS": ["Case=Nom", "Tense=Past", "_"]}
+    rows, strings = reference(sentence, ["hp.mp", "hp.bp.mp"], bits=12, pos="UPOS+FEATS")
+    assert strings[2 * 3 + 1 - 1] == ["hp.mp=VERB|Tense=Past|PRON|Case=Nom"]
+    assert strings[3 * 3 + 1 - 1][1] == "hp.bp.mp=PRON|_|PRON|Case=Nom|VERB|Tense=Past"
+    assert kernel_rows(ArcFeatures(["hp.mp", "hp.bp.mp"], bits=12, pos="UPOS+FEATS"), sentence) == rows
+    with pytest.raises(ValueError, match="without the field 'FEATS'"):
+        ArcFeatures(pos="UPOS+FEATS").rows(sentence_of(["He"], ["PRON"]))
 
 
 WORDS = st.sampled_from(["a", "Bb", "cccccccc", "Dddddd", "e", "_", "x y", "été"])
@@ -262,7 +300,7 @@ def test_direction_and_distance_bins():
 def test_blocks_and_groups(dev_sentences):
     fx = ArcFeatures(bits=22)
     T = len(TEMPLATES)
-    assert fx.template_names == TEMPLATES and T == 2 * len(BASES) == 76
+    assert fx.template_names == TEMPLATES and T == 2 * len(BASES) == 100
     assert fx.n_features == T << (22 - 7) and fx.n_features <= 1 << 22
     assert fx.offsets.tolist() == [t << 15 for t in range(T + 1)]
     groups = fx.groups
@@ -453,7 +491,7 @@ def test_the_c_api_from_another_compiled_module(tmp_path, dev_sentences):
     (dict(templates=[]), "selects no template"),
     (dict(bits=0), "bits must be an integer in 1..31"),
     (dict(bits=32), "bits must be an integer in 1..31"),
-    (dict(bits=6), "bits=6 leaves no bucket per template for 76 templates; use bits >= 8"),
+    (dict(bits=6), "bits=6 leaves no bucket per template for 100 templates; use bits >= 8"),
     (dict(pos="LEMMA"), "pos='LEMMA'"),
 ])
 def test_bad_parameters(kwargs, message):

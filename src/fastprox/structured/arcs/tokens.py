@@ -27,8 +27,10 @@ from .templates import END, KINDS, ROOT, START
 
 __all__ = ["TokenEncoder", "POS_FIELDS", "PREFIX", "CACHE_STRINGS"]
 
-#: The CoNLL-U fields the POS atoms may read.
-POS_FIELDS = ("UPOS", "XPOS")
+#: What the POS atoms may read: a CoNLL-U field, or the UPOS joined to the word's
+#: morphological features (FEATS, ``UPOS|FEATS``: "VERB|Tense=Past|VerbForm=Part"),
+#: a finer tag made of gold UD columns (the distinctions XPOS draws, in UD's terms).
+POS_FIELDS = ("UPOS", "XPOS", "UPOS+FEATS")
 #: The length of the word prefixes (``f`` atoms), McDonald et al.'s 5.
 PREFIX = 5
 #: The most strings whose hashes an encoder keeps.
@@ -42,8 +44,8 @@ class TokenEncoder:
     ----------
     lowercase : bool, default=False
         Lowercase the word (and so its prefix) before hashing.
-    pos : {"UPOS", "XPOS"}, default="UPOS"
-        The CoNLL-U field that ``p`` atoms read.
+    pos : {"UPOS", "XPOS", "UPOS+FEATS"}, default="UPOS"
+        What ``p`` atoms read: a CoNLL-U field, or UPOS and FEATS joined by ``|``.
     """
 
     def __init__(self, lowercase=False, pos="UPOS"):
@@ -58,7 +60,9 @@ class TokenEncoder:
         `Sequence` from `read_conllu` or a mapping of the fields FORM, LEMMA and
         the POS field to sequences of strings."""
         try:
-            forms, lemmas, tags = sentence["FORM"], sentence["LEMMA"], sentence[self.pos]
+            forms, lemmas = sentence["FORM"], sentence["LEMMA"]
+            tags = ([u + "|" + f for u, f in zip(sentence["UPOS"], sentence["FEATS"])]
+                    if self.pos == "UPOS+FEATS" else sentence[self.pos])
         except KeyError as e:
             raise ValueError(f"a sentence without the field {e.args[0]!r}; arc features read FORM, "
                              f"LEMMA and {self.pos} (CoNLL-U sentences have them)") from None
