@@ -65,13 +65,13 @@ _BIGRAM = ("hw.hp.mw.mp", "hp.mw.mp", "hw.mw.mp", "hw.hp.mp", "hw.hp.mw", "hw.mw
 _SURROUNDING = ("hp.hp+1.mp-1.mp", "hp-1.hp.mp-1.mp", "hp.hp+1.mp.mp+1", "hp-1.hp.mp.mp+1")
 # MSTParser's back-offs of the surrounding-POS templates: each of the four
 # 4-grams without one of its POS, the 12 distinct trigrams so made.
-_SURROUNDING_BACKOFF = ("hp+1.mp-1.mp", "hp.mp-1.mp", "hp.hp+1.mp", "hp.hp+1.mp-1", "hp-1.mp-1.mp",
+SURROUNDING_BACKOFF = ("hp+1.mp-1.mp", "hp.mp-1.mp", "hp.hp+1.mp", "hp.hp+1.mp-1", "hp-1.mp-1.mp",
                         "hp-1.hp.mp", "hp-1.hp.mp-1", "hp+1.mp.mp+1", "hp.mp.mp+1", "hp.hp+1.mp+1",
                         "hp-1.mp.mp+1", "hp-1.hp.mp+1")
 _BETWEEN = ("hp.bp.mp",)
 
 #: The templates before the conjunction with ``dd``, in order.
-BASES = _UNIGRAM + _BIGRAM + _SURROUNDING + _SURROUNDING_BACKOFF + _BETWEEN
+BASES = _UNIGRAM + _BIGRAM + _SURROUNDING + SURROUNDING_BACKOFF + _BETWEEN
 
 #: Every template's name, in block order: each base, then the base conjoined
 #: with direction and distance (``NAME.dd``). The in-between templates come
