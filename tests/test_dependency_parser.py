@@ -396,7 +396,7 @@ def test_command_line_averages_as_the_estimator_unless_told_not_to(treebank, tmp
     for flag, average in (([], True), (["--no-average"], False)):
         model = tmp_path / f"m{len(flag)}.npz"
         assert main(["parse", "train", str(treebank), "--model", str(model), "--bits", "10", "--quiet", *flag]) == 0
-        parser = load_parser(model)
+        parser, _ = load_parser(model)
         expected = DependencyParser(bits=10, random_state=0, average=average).fit(treebank)
         assert parser.average == average and parser.coef_.tobytes() == expected.coef_.tobytes()
     assert DependencyParser().average is True
