@@ -25,8 +25,10 @@ position n+1 :data:`END`.
 
 :data:`TEMPLATES` is McDonald et al.'s Table 1, written out: the uni-gram and
 bi-gram templates of words and POS, again with lemmas and with 5-character
-prefixes in place of words, the four surrounding-POS templates and the
-in-between POS template; and each of them again conjoined with ``dd``
+prefixes in place of words, the four surrounding-POS templates, their 12
+trigram back-offs (MSTParser's: a 4-gram without one of its POS,
+:data:`SURROUNDING_BACKOFF`) and the in-between POS template; and each of
+them again conjoined with ``dd``
 (the paper conjoins every feature with direction and distance; here the
 conjunction is a template of its own, so that group selection can keep one
 without the other). Every template is one group of columns for the group
@@ -37,8 +39,8 @@ from typing import NamedTuple
 
 from ..features.templates import placeholder
 
-__all__ = ["TEMPLATES", "BASES", "KINDS", "DISTANCE_BINS", "DIRECTION_DISTANCES", "ROOT", "START",
-           "END", "MKL_EWT", "SETS", "ArcAtom", "ArcTemplate", "parse", "select", "direction_distance"]
+__all__ = ["TEMPLATES", "BASES", "SURROUNDING_BACKOFF", "KINDS", "DISTANCE_BINS", "DIRECTION_DISTANCES",
+           "ROOT", "START", "END", "MKL_EWT", "SETS", "ArcAtom", "ArcTemplate", "parse", "select", "direction_distance"]
 
 #: The attributes of a word an atom may read (``w``, ``l``, ``f``, ``p``), in the
 #: order of the token codes' columns (`fastprox.structured.arcs.tokens`).
@@ -63,8 +65,8 @@ _BIGRAM = ("hw.hp.mw.mp", "hp.mw.mp", "hw.mw.mp", "hw.hp.mp", "hw.hp.mw", "hw.mw
            "hf.hp.mf.mp", "hp.mf.mp", "hf.mf.mp", "hf.hp.mp", "hf.hp.mf", "hf.mf",
            "hp.mp")
 _SURROUNDING = ("hp.hp+1.mp-1.mp", "hp-1.hp.mp-1.mp", "hp.hp+1.mp.mp+1", "hp-1.hp.mp.mp+1")
-# MSTParser's back-offs of the surrounding-POS templates: each of the four
-# 4-grams without one of its POS, the 12 distinct trigrams so made.
+#: MSTParser's back-offs of the surrounding-POS templates: each of the four
+#: 4-grams without one of its POS, the 12 distinct trigrams so made.
 SURROUNDING_BACKOFF = ("hp+1.mp-1.mp", "hp.mp-1.mp", "hp.hp+1.mp", "hp.hp+1.mp-1", "hp-1.mp-1.mp",
                         "hp-1.hp.mp", "hp-1.hp.mp-1", "hp+1.mp.mp+1", "hp.mp.mp+1", "hp.hp+1.mp+1",
                         "hp-1.mp.mp+1", "hp-1.hp.mp+1")
