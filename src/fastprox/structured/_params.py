@@ -24,5 +24,5 @@ PARSER_LOSSES = ("hinge", "perceptron")
 PARSER_DEFAULTS = dict(loss="hinge", penalty="none", alpha=1e-3, l1_ratio=0.15, update="fobos",
                        schedule="constant", eta0=0.02, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
                        groups="templates", group_weights=None, max_iter=3, shuffle=True, random_state=None,
-                       warm_start=False, verbose=0, projective=False, templates="mkl-ewt", bits=24,
+                       warm_start=False, verbose=0, projective=False, templates="mkl-ewt-feats", bits=24,
                        lowercase=False, pos="UPOS", average=True)

@@ -71,8 +71,9 @@ class DependencyParser(StructuredEstimator):
         (Chu-Liu-Edmonds, O(n^2)).
     templates, bits, lowercase, pos
         The arc features of treebank sentences (`ArcFeatures`); unused with
-        rows. ``templates="mkl-ewt"`` (the default) are the 46 templates that
-        online MKL ranked first on UD English EWT; ``"all"`` the 100.
+        rows. ``templates="mkl-ewt-feats"`` (the default) are the 46 templates
+        that online MKL ranked first on UD English EWT (``"mkl-ewt"``) and the
+        14 of the UPOS|FEATS tags (``x`` atoms); ``"all"`` the 114.
     average : bool or int, default=True
         As for `SequenceTagger`: keep the averaged iterate (the averaged
         perceptron's, MSTParser's), which ``coef_`` and predict read. On by
@@ -98,7 +99,7 @@ class DependencyParser(StructuredEstimator):
     features outside the sentence are caught up lazily), decodes in O(n^2)
     (O(n^3) projective) and updates the features of the arcs where the decoded
     and gold trees differ. Memory holds the model and one sentence's arcs (the
-    treebank's token codes besides: 32 bytes a word). Safe to share between
+    treebank's token codes besides: 40 bytes a word). Safe to share between
     threads as the flat estimators are.
     """
 

@@ -1,13 +1,13 @@
 """The words of sentences as the arc kernel reads them: one row of stable 64-bit
 hashes per position, one column per attribute.
 
-A sentence of ``n`` words becomes an ``(n + 3) x 4`` uint64 array: row 0 is
+A sentence of ``n`` words becomes an ``(n + 3) x 5`` uint64 array: row 0 is
 position -1 (:data:`~fastprox.structured.arcs.templates.START`), row 1 the
 root (:data:`~fastprox.structured.arcs.templates.ROOT`), rows 2..n+1 the words
 1..n, row n+2 position n+1 (:data:`~fastprox.structured.arcs.templates.END`);
 the columns are :data:`~fastprox.structured.arcs.templates.KINDS`: the word
 (FORM, lowercased if asked), its LEMMA, the word's first five characters, its
-POS (UPOS or XPOS). Each value is the string's stable hash
+POS (UPOS or XPOS), its UPOS and FEATS joined (``UPOS|FEATS``). Each value is the string's stable hash
 (`fastprox.structured.features.stable_hash.string_hashes`), the same on every
 run and machine, so no vocabulary is needed and a corpus can be encoded in
 pieces. The encoder remembers the hashes of the strings it met, up to
@@ -16,7 +16,7 @@ bounded over endless text.
 
 A corpus is the sentences' arrays stacked, with ``starts`` (int64, one more
 than the sentences): sentence s is rows ``starts[s]`` to ``starts[s + 1]``.
-It costs 32 bytes a position, far less than the sentences' arcs.
+It costs 40 bytes a position, far less than the sentences' arcs.
 """
 from itertools import chain
 
@@ -71,11 +71,26 @@ class TokenEncoder:
                              f"{self.pos} values ({len(forms)}, {len(lemmas)}, {len(tags)})")
         if self.lowercase:
             forms = [w.lower() for w in forms]
-        words = [(w, lemma, w[:PREFIX], tag) for w, lemma, tag in zip(forms, lemmas, tags)]
+        words = [(w, lemma, w[:PREFIX], tag, u + "|" + f)
+                 for w, lemma, tag, u, f in zip(forms, lemmas, tags, *self._upos_feats(sentence, len(forms)))]
         return [(START,) * len(KINDS), (ROOT,) * len(KINDS)] + words + [(END,) * len(KINDS)]
 
+    @staticmethod
+    def _upos_feats(sentence, n):
+        """The UPOS and FEATS the ``x`` atoms join (``_`` where a sentence has neither
+        field: a mapping of FORM, LEMMA and XPOS alone)."""
+        fields = []
+        for field in ("UPOS", "FEATS"):
+            try:
+                fields.append(sentence[field])
+            except KeyError:
+                fields.append(("_",) * n)
+            if len(fields[-1]) != n:
+                raise ValueError(f"a sentence of {n} words with {len(fields[-1])} {field} values; give one a word")
+        return fields
+
     def sentence(self, sentence):
-        """The sentence's token codes, an ``(n + 3) x 4`` uint64 array."""
+        """The sentence's token codes, an ``(n + 3) x 5`` uint64 array."""
         return self._codes(self.strings(sentence))
 
     def corpus(self, sentences):
