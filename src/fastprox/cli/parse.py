@@ -28,7 +28,8 @@ from .structured import (StructuredTable, add_learner_options, add_predict_actio
 def add_arguments(parser):
     actions, train = add_train_action(parser, __doc__, "parser", "training treebanks (CoNLL-U)")
     train.add_argument("--templates", metavar="NAMES", default=PARSER_DEFAULTS["templates"],
-                       help="the arc templates: a set ('all'; 'mkl-ewt': the 46 that online MKL chose on EWT; "
+                       help="the arc templates: a set ('all'; 'table-1': McDonald et al.'s 76; 'mkl-ewt': the 46 "
+                            "that online MKL chose on EWT; "
                             "'mkl-ewt-feats': those and the 14 of the UPOS|FEATS tags, the default) or names "
                             "of fastprox.structured.arcs.TEMPLATES, comma-separated")
     train.add_argument("--bits", type=int, default=PARSER_DEFAULTS["bits"],

@@ -42,7 +42,7 @@ from typing import NamedTuple
 from ..features.templates import placeholder
 
 __all__ = ["TEMPLATES", "BASES", "SURROUNDING_BACKOFF", "KINDS", "DISTANCE_BINS", "DIRECTION_DISTANCES",
-           "ROOT", "START", "END", "MKL_EWT", "FEATS_TEMPLATES", "MKL_EWT_FEATS", "SETS", "ArcAtom", "ArcTemplate", "parse", "select", "direction_distance"]
+           "ROOT", "START", "END", "MKL_EWT", "FEATS_TEMPLATES", "TABLE_1", "MKL_EWT_FEATS", "SETS", "ArcAtom", "ArcTemplate", "parse", "select", "direction_distance"]
 
 #: The attributes of a word an atom may read (``w``, ``l``, ``f``, ``p``, ``x``), in the
 #: order of the token codes' columns (`fastprox.structured.arcs.tokens`).
@@ -100,6 +100,11 @@ MKL_EWT = (
     "hp-1.hp.mp.mp+1.dd", "hp.bp.mp", "hp.bp.mp.dd",
 )
 
+#: McDonald et al.'s Table 1 (76 templates): all but MSTParser's back-offs and the UPOS|FEATS
+#: templates, in :data:`TEMPLATES`' order.
+TABLE_1 = tuple(name for name in TEMPLATES
+                if name.removesuffix(".dd") not in SURROUNDING_BACKOFF + FEATS_TEMPLATES)
+
 #: :data:`MKL_EWT` and the :data:`FEATS_TEMPLATES` with their conjunctions with ``dd`` (60
 #: templates): DependencyParser's default, the most accurate set on UD English EWT's dev
 #: sentences (bench/results/dependency_parsing.md).
@@ -107,7 +112,7 @@ MKL_EWT_FEATS = tuple(name for name in TEMPLATES
                       if name in MKL_EWT or name.removesuffix(".dd") in FEATS_TEMPLATES)
 
 #: Named template sets :func:`select` takes in place of a list of names.
-SETS = {"all": TEMPLATES, "mkl-ewt": MKL_EWT, "mkl-ewt-feats": MKL_EWT_FEATS}
+SETS = {"all": TEMPLATES, "table-1": TABLE_1, "mkl-ewt": MKL_EWT, "mkl-ewt-feats": MKL_EWT_FEATS}
 
 _ATOM = re.compile(r"([hm])([wlfpx])([+-]1)?|(bp)|(dd)")
 
