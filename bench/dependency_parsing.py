@@ -3,7 +3,7 @@ scored on dev, with the epoch times, the memory, and the choices behind its defa
 
 Each configuration runs in a fresh process (so that its peak memory is its own):
 `max_iter` shuffled passes over the 12,544 training sentences (first-order arcs by the
-76 McDonald-style templates of `fastprox.structured.arcs`, Chu-Liu-Edmonds), the
+McDonald-style templates of `fastprox.structured.arcs`, Chu-Liu-Edmonds), the
 dev UAS with and without punctuation after each pass, each pass's process CPU time
 and wall time (other jobs share the cores: CPU time is the figure), and the
 resident memory after reading the data and at its peak (the model's state, one
@@ -11,12 +11,16 @@ sentence's arcs and the corpus's token codes). Parts:
 
 * ``defaults``: `DependencyParser()` as shipped (what ``fastprox parse train`` does);
 * ``bits``: the defaults hashed into 2^22, 2^24 and 2^26 columns (UAS against time and
-  memory: collisions against a larger state); ``bits_all``: the same on all 76
+  memory: collisions against a larger state); ``bits_all``: the same on all the
   templates (the word-pair templates collide most);
-* ``rules``: the losses and rules the defaults were chosen among (all 76 templates; the
-  defaults' templates are those bench/papers/template_selection.py chose);
-* ``average``: the averaged iterate (``average=True``): the defaults averaged, the averaged
-  perceptron and the averaged hinge under a constant step (MSTParser's averaging).
+* ``rules``: the last-iterate losses and rules tried first, under the former defaults' rule
+  (all templates);
+* ``average``: the averaged iterate against the last one, on the 46 "mkl-ewt" templates: the
+  former defaults (hinge, FOBOS + AdaGrad, l2 1e-3, last iterate), the averaged perceptron, the
+  averaged hinge with a smaller and a larger constant step, and averaged from the second pass;
+* ``features``: other token features and templates: "mkl-ewt" alone, with UPOS+FEATS in place
+  of UPOS, lowercased words, MSTParser's surrounding-POS back-offs, McDonald et al.'s 76, and
+  XPOS in place of the gold UPOS (the issue's setting is UPOS: that run is for comparison only).
 
 Writes ``bench/results/dependency_parsing.md`` (the parts run, each section replaced).
 
@@ -32,31 +36,51 @@ import sys
 import time
 from pathlib import Path
 
+from fastprox.structured.arcs.templates import MKL_EWT, SURROUNDING_BACKOFF
+
 ROOT = Path(__file__).resolve().parent
 EWT = ROOT.parent.parent / "shared" / "structured" / "ud_english_ewt"
 OUT = ROOT / "results" / "dependency_parsing.md"
+
+#: The templates online MKL chose (the defaults without the UPOS|FEATS templates), the
+#: setting the variations of the average and features parts were measured against.
+MKL = dict(templates="mkl-ewt")
+#: Those and MSTParser's back-offs of the surrounding-POS templates (with ``dd``).
+MKL_EWT_BACKOFF = [*MKL_EWT, *(b + s for b in SURROUNDING_BACKOFF for s in ("", ".dd"))]
+
+#: The last iterate under the former defaults' rule (FOBOS + AdaGrad, l2 1e-3), which the
+#: rules part varies.
+LAST = dict(schedule="adagrad", penalty="l2", average=False)
 
 #: The configurations of each part: (label, DependencyParser parameters).
 PARTS = {
     "defaults": [("defaults", {})],
     "bits": [(f"bits={b}", {"bits": b}) for b in (22, 24, 26)],
-    "bits_all": [(f"bits={b}, all 76 templates", {"bits": b, "templates": "all"}) for b in (22, 24, 26)],
-    "rules": [
-        ("hinge, fobos + adagrad, no penalty, eta0 0.01", dict(templates="all", penalty="none", eta0=0.01)),
-        ("hinge, fobos + adagrad, l2 1e-2, eta0 0.02", dict(templates="all", alpha=1e-2)),
-        ("hinge, fobos + adagrad, l1 1e-6, eta0 0.02", dict(templates="all", penalty="l1", alpha=1e-6)),
-        ("hinge, rda + adagrad, l2 1e-3, eta0 0.02", dict(templates="all", update="rda")),
-        ("hinge, fobos + 1/t (Pegasos), l2 1e-4, eta0 1e4",
-         dict(templates="all", schedule="inv", alpha=1e-4, eta0=1e4)),
-        ("perceptron, fobos + adagrad, no penalty, eta0 0.01",
-         dict(templates="all", loss="perceptron", penalty="none", eta0=0.01)),
-    ],
+    "bits_all": [(f"bits={b}, all templates", {"bits": b, "templates": "all"}) for b in (22, 24, 26)],
+    "rules": [(label, {**LAST, "templates": "all", **params}) for label, params in (
+        ("hinge, fobos + adagrad, no penalty, eta0 0.01", dict(penalty="none", eta0=0.01)),
+        ("hinge, fobos + adagrad, l2 1e-2, eta0 0.02", dict(alpha=1e-2)),
+        ("hinge, fobos + adagrad, l1 1e-6, eta0 0.02", dict(penalty="l1", alpha=1e-6)),
+        ("hinge, rda + adagrad, l2 1e-3, eta0 0.02", dict(update="rda")),
+        ("hinge, fobos + 1/t (Pegasos), l2 1e-4, eta0 1e4", dict(schedule="inv", alpha=1e-4, eta0=1e4)),
+        ("perceptron, fobos + adagrad, no penalty, eta0 0.01", dict(loss="perceptron", penalty="none", eta0=0.01)),
+    )],
     "average": [
-        ("defaults, averaged", dict(average=True)),
-        ("averaged perceptron: perceptron, fobos + constant, no penalty",
-         dict(loss="perceptron", schedule="constant", penalty=None, eta0=1.0, average=True)),
-        ("hinge, fobos + constant, no penalty, eta0 0.02, averaged",
-         dict(schedule="constant", penalty=None, eta0=0.02, average=True)),
+        ("former defaults: hinge, fobos + adagrad, l2 1e-3, eta0 0.02, last iterate, mkl-ewt",
+         {**LAST, **MKL}),
+        ("averaged perceptron: perceptron, fobos + constant, no penalty, mkl-ewt",
+         dict(MKL, loss="perceptron", eta0=1.0)),
+        ("defaults with mkl-ewt, eta0 0.005", dict(MKL, eta0=0.005)),
+        ("defaults with mkl-ewt, eta0 0.05", dict(MKL, eta0=0.05)),
+        ("defaults with mkl-ewt, averaged from the second pass", dict(MKL, average=12545)),
+    ],
+    "features": [
+        ("templates='mkl-ewt' (the defaults without the UPOS|FEATS templates)", MKL),
+        ("mkl-ewt, pos='UPOS+FEATS'", dict(MKL, pos="UPOS+FEATS")),
+        ("mkl-ewt, lowercase=True", dict(MKL, lowercase=True)),
+        ("mkl-ewt + the 24 surrounding-POS back-off templates", dict(templates=MKL_EWT_BACKOFF)),
+        ("the 76 templates of McDonald et al.'s Table 1", dict(templates="table-1")),
+        ("mkl-ewt, pos='XPOS' (not the issue's gold UPOS: for comparison)", dict(MKL, pos="XPOS")),
     ],
 }
 

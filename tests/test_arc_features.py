@@ -23,7 +23,7 @@ from fastprox._arcs import ArcKernel
 from fastprox.structured.arcs import BASES, TEMPLATES, ArcFeatures, TokenEncoder, select
 from fastprox.structured.arcs import tokens as tokens_module
 from fastprox.structured.arcs.plan import compile_plan
-from fastprox.structured.arcs.templates import direction_distance, parse
+from fastprox.structured.arcs.templates import SURROUNDING_BACKOFF, direction_distance, parse
 from fastprox.structured.features.stable_hash import combine, seed, string_hashes
 from fastprox.structured.io import read_conllu
 
@@ -60,7 +60,23 @@ def text(sentence, i, kind, lowercase=False, pos="UPOS"):
     if i == n + 1:
         return "_B+1"
     word = sentence["FORM"][i - 1].lower() if lowercase else sentence["FORM"][i - 1]
-    return {"w": word, "l": sentence["LEMMA"][i - 1], "f": word[:5], "p": sentence[pos][i - 1]}[kind]
+    return {"w": word, "l": sentence["LEMMA"][i - 1], "f": word[:5], "p": tag(sentence, i, pos),
+            "x": tag(sentence, i, "UPOS+FEATS")}[kind]
+
+
+def field(sentence, name, i):
+    """Word i's value of the field, or "_" where the sentence has no such field."""
+    try:
+        return sentence[name][i - 1]
+    except KeyError:
+        return "_"
+
+
+def tag(sentence, i, pos):
+    """What a POS atom reads at word i (1..n): the field, or UPOS|FEATS."""
+    if pos == "UPOS+FEATS":
+        return field(sentence, "UPOS", i) + "|" + field(sentence, "FEATS", i)
+    return sentence[pos][i - 1]
 
 
 seed_of = functools.cache(seed)
@@ -99,7 +115,7 @@ def reference(sentence, names=TEMPLATES, bits=20, lowercase=False, pos="UPOS"):
                 x = C(C(s, F(s, map(H, sides["h"]))), F(s, map(H, sides["m"])))
                 values = [(x, sides["h"] + sides["m"])]
                 if "bp" in atoms:
-                    between = dict.fromkeys(sentence[pos][i - 1] for i in range(min(h, m) + 1, max(h, m)))
+                    between = dict.fromkeys(tag(sentence, i, pos) for i in range(min(h, m) + 1, max(h, m)))
                     values = [(C(x, H(b)), v + [b]) for b in between for x, v in values]
                 if conjoined:
                     values = [(C(x, H(dd_text(h, m))), v + [dd_text(h, m)]) for x, v in values]
@@ -150,7 +166,8 @@ def test_every_row_equals_the_reference(dev_sentences):
         assert kernel_rows(fx, sentence) == reference(sentence)[0]
 
 
-@pytest.mark.parametrize("options", [dict(lowercase=True), dict(pos="XPOS"), dict(bits=31), dict(bits=8)])
+@pytest.mark.parametrize("options", [dict(lowercase=True), dict(pos="XPOS"), dict(pos="UPOS+FEATS"), dict(bits=31),
+                                     dict(bits=8)])
 def test_options_equal_the_reference(dev_sentences, options):
     fx = ArcFeatures(**options)
     for sentence in dev_sentences[:4]:
@@ -165,6 +182,49 @@ def test_each_template_alone_equals_the_reference(name):
     rows, strings = reference(sentence, [name], bits=12)
     assert kernel_rows(fx, sentence) == rows
     assert all(s.startswith(name + "=") for row in strings for s in row)
+
+
+HAND_BUILT = sentence_of(["The", "old", "man", "saw", "the", "old", "boats", "yesterday", "."],
+                         ["DET", "ADJ", "NOUN", "VERB", "DET", "ADJ", "NOUN", "ADV", "PUNCT"])
+
+
+@pytest.mark.parametrize("name, value", [
+    ("hp+1.mp-1.mp", "DET|ADJ|NOUN"), ("hp.mp-1.mp", "VERB|ADJ|NOUN"), ("hp.hp+1.mp", "VERB|DET|NOUN"),
+    ("hp.hp+1.mp-1", "VERB|DET|ADJ"), ("hp-1.mp-1.mp", "NOUN|ADJ|NOUN"), ("hp-1.hp.mp", "NOUN|VERB|NOUN"),
+    ("hp-1.hp.mp-1", "NOUN|VERB|ADJ"), ("hp+1.mp.mp+1", "DET|NOUN|ADV"), ("hp.mp.mp+1", "VERB|NOUN|ADV"),
+    ("hp.hp+1.mp+1", "VERB|DET|ADV"), ("hp-1.mp.mp+1", "NOUN|NOUN|ADV"), ("hp-1.hp.mp+1", "NOUN|VERB|ADV"),
+    ("hp-1.hp.mp+1.dd", "NOUN|VERB|ADV|R3"),
+])
+def test_surrounding_backoffs_read_what_they_name(name, value):
+    """MSTParser's trigram back-offs on the arc saw (4) -> boats (7): the POS they name."""
+    row = 4 * 9 + 7 - 1
+    rows, strings = reference(HAND_BUILT, [name], bits=12)
+    assert strings[row] == [f"{name}={value}"]
+    assert kernel_rows(ArcFeatures([name], bits=12), HAND_BUILT)[row] == rows[row]
+
+
+def test_upos_feats_tags_join_upos_and_feats():
+    sentence = {**sentence_of(["He", "saw", "it"], ["PRON", "VERB", "PRON"]),
+                "FEATS": ["Case=Nom", "Tense=Past", "_"]}
+    rows, strings = reference(sentence, ["hp.mp", "hp.bp.mp"], bits=12, pos="UPOS+FEATS")
+    assert strings[2 * 3 + 1 - 1] == ["hp.mp=VERB|Tense=Past|PRON|Case=Nom"]
+    assert strings[3 * 3 + 1 - 1][1] == "hp.bp.mp=PRON|_|PRON|Case=Nom|VERB|Tense=Past"
+    assert kernel_rows(ArcFeatures(["hp.mp", "hp.bp.mp"], bits=12, pos="UPOS+FEATS"), sentence) == rows
+    with pytest.raises(ValueError, match="without the field 'FEATS'"):
+        ArcFeatures(pos="UPOS+FEATS").rows(sentence_of(["He"], ["PRON"]))
+
+
+def test_feats_templates_read_upos_and_feats():
+    """The x atoms read UPOS|FEATS (UPOS|_ where a sentence has no FEATS field)."""
+    plain = sentence_of(["He", "saw", "it"], ["PRON", "VERB", "PRON"])
+    sentence = {**plain, "FEATS": ["Case=Nom", "Tense=Past", "_"]}
+    names = ["hx.mx", "hw.mx.dd"]
+    rows, strings = reference(sentence, names, bits=12)
+    assert strings[2 * 3 + 1 - 1] == ["hx.mx=VERB|Tense=Past|PRON|Case=Nom", "hw.mx.dd=saw|PRON|Case=Nom|L1"]
+    assert kernel_rows(ArcFeatures(names, bits=12), sentence) == rows
+    rows, strings = reference(plain, names, bits=12)
+    assert strings[2 * 3 + 1 - 1] == ["hx.mx=VERB|_|PRON|_", "hw.mx.dd=saw|PRON|_|L1"]
+    assert kernel_rows(ArcFeatures(names, bits=12), plain) == rows
 
 
 WORDS = st.sampled_from(["a", "Bb", "cccccccc", "Dddddd", "e", "_", "x y", "été"])
@@ -217,7 +277,7 @@ def test_one_word_sentence():
 def test_root_arcs_read_the_root_codes():
     codes = TokenEncoder().sentence(sentence_of(["a", "b", "c"], ["X", "Y", "Z"]))
     assert (codes[0] == string_hashes(["_B-1"])).all() and (codes[1] == string_hashes(["_ROOT"])).all()
-    assert (codes[-1] == string_hashes(["_B+1"])).all() and codes.shape == (6, 4)
+    assert (codes[-1] == string_hashes(["_B+1"])).all() and codes.shape == (6, 5)
     rows = kernel_rows(ArcFeatures(["hw"], bits=12), sentence_of(["a", "b", "c"], ["X", "Y", "Z"]))
     heads = [{row[0] for row in rows[h * 3:(h + 1) * 3] if row} for h in range(4)]
     assert all(len(h) == 1 for h in heads) and len(set.union(*heads)) == 4   # the root's own hw
@@ -262,7 +322,7 @@ def test_direction_and_distance_bins():
 def test_blocks_and_groups(dev_sentences):
     fx = ArcFeatures(bits=22)
     T = len(TEMPLATES)
-    assert fx.template_names == TEMPLATES and T == 2 * len(BASES) == 76
+    assert fx.template_names == TEMPLATES and T == 2 * len(BASES) == 114
     assert fx.n_features == T << (22 - 7) and fx.n_features <= 1 << 22
     assert fx.offsets.tolist() == [t << 15 for t in range(T + 1)]
     groups = fx.groups
@@ -287,8 +347,9 @@ def test_table_is_mcdonalds():
     assert {"hw.hp.mw.mp", "hp.mw.mp", "hw.mw.mp", "hw.hp.mp", "hw.hp.mw", "hw.mw", "hp.mp",
             "hp.hp+1.mp-1.mp", "hp-1.hp.mp-1.mp", "hp.hp+1.mp.mp+1", "hp-1.hp.mp.mp+1"} <= set(BASES)
     assert all(name + ".dd" in TEMPLATES for name in BASES)
-    for word in "lf":
-        assert {name.replace("w", word) for name in BASES if "w" in name} <= set(BASES)
+    for word in "lf":      # the word templates again with lemmas and prefixes (not those of UPOS|FEATS)
+        assert {name.replace("w", word) for name in BASES if "w" in name and "x" not in name} <= set(BASES)
+    assert {"hp.hp+1.mp", "hp-1.hp.mp", "hp.mp-1.mp", "hp.mp.mp+1"} <= set(SURROUNDING_BACKOFF) <= set(BASES)
 
 
 # --- determinism, scores, state ---------------------------------------------------
@@ -333,7 +394,7 @@ def test_state_and_pickle(dev_sentences):
 def test_tokens_and_corpus_agree(dev_sentences):
     fx = ArcFeatures(bits=16)
     tokens, starts = fx.corpus(dev_sentences)
-    assert tokens.dtype == np.uint64 and tokens.shape == (sum(map(len, dev_sentences)) + 3 * len(dev_sentences), 4)
+    assert tokens.dtype == np.uint64 and tokens.shape == (sum(map(len, dev_sentences)) + 3 * len(dev_sentences), 5)
     for s, sentence in enumerate(dev_sentences):
         codes = tokens[starts[s]:starts[s + 1]]
         assert np.array_equal(codes, fx.tokens(sentence))
@@ -453,7 +514,7 @@ def test_the_c_api_from_another_compiled_module(tmp_path, dev_sentences):
     (dict(templates=[]), "selects no template"),
     (dict(bits=0), "bits must be an integer in 1..31"),
     (dict(bits=32), "bits must be an integer in 1..31"),
-    (dict(bits=6), "bits=6 leaves no bucket per template for 76 templates; use bits >= 8"),
+    (dict(bits=6), "bits=6 leaves no bucket per template for 114 templates; use bits >= 8"),
     (dict(pos="LEMMA"), "pos='LEMMA'"),
 ])
 def test_bad_parameters(kwargs, message):
@@ -477,9 +538,11 @@ def test_bad_sentences_and_tokens():
         fx.rows({"FORM": [], "LEMMA": [], "UPOS": []})
     with pytest.raises(ValueError, match="as many FORM, LEMMA"):
         fx.rows({"FORM": ["a", "b"], "LEMMA": ["a"], "UPOS": ["X", "Y"]})
-    with pytest.raises(ValueError, match="n \\+ 3 rows of 4 codes"):
+    with pytest.raises(ValueError, match="with 1 FEATS values; give one a word"):
+        fx.rows({**sentence_of(["a", "b"], ["X", "Y"]), "FEATS": ["_"]})
+    with pytest.raises(ValueError, match="n \\+ 3 rows of 5 codes"):
         fx.kernel.fill(np.zeros((3, 4), np.uint64))
-    with pytest.raises(ValueError, match="n \\+ 3 rows of 4 codes"):
+    with pytest.raises(ValueError, match="n \\+ 3 rows of 5 codes"):
         fx.kernel.fill(np.zeros((5, 3), np.uint64))
     with pytest.raises(ValueError, match="weights of length 3"):
         fx.scores(sentence_of(["a"], ["X"]), np.zeros(3))

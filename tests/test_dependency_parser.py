@@ -114,7 +114,8 @@ def test_compiled_loop_gives_the_bits_of_step_rows_driven_from_python(loss, proj
     rng = np.random.default_rng(1)
     X, lengths, heads = random_treebank(rng, 30, 12)
     params = dict(update="fobos", schedule="adagrad", penalty="l1", alpha=0.01, eta0=0.5)
-    parser = DependencyParser(loss=loss, projective=projective, max_iter=2, shuffle=False, **params)
+    parser = DependencyParser(loss=loss, projective=projective, max_iter=2, shuffle=False, average=False,
+                              **params)
     parser.fit(X, lengths, heads)
     learner = StructuredLearner(12, 1, fit_intercept=False, **params)
     for _ in range(2):
@@ -137,7 +138,8 @@ def test_lazy_equals_eager(rule, seed, loss, projective, weighted):
     X, lengths, heads = random_treebank(rng, 6, d)
     weights = rng.uniform(0.2, 2.0, len(lengths)) if weighted else None
     params = rule_params(rule, rng, d)
-    parser = DependencyParser(loss=loss, projective=projective, max_iter=2, shuffle=False, **params)
+    parser = DependencyParser(loss=loss, projective=projective, max_iter=2, shuffle=False, average=False,
+                              **params)
     parser.fit(X, lengths, heads, sample_weight=weights)
     update, schedule, penalty = params.pop("update"), params.pop("schedule"), params.pop("penalty")
     eager = StructuredUpdateReference(d, 1, 0, update, schedule, penalty, fit_intercept=False, **params)
@@ -225,7 +227,7 @@ def test_treebank_sentences_step_as_their_template_rows(treebank, penalty):
     with the same templates' rows stacked; groups='templates' are the templates."""
     sentences = list(read_conllu(treebank, heads=True))
     params = dict(penalty=penalty, schedule="invsqrt" if penalty else "adagrad", alpha=0.01, bits=12,
-                  max_iter=3, shuffle=True, random_state=7)
+                  max_iter=3, shuffle=True, random_state=7, average=False)
     by_text = DependencyParser(**params).fit(sentences)
     features = ArcFeatures(by_text.features_.template_names, bits=12)
     X = sp.vstack([features.transform(s) for s in sentences], format="csr")
@@ -367,7 +369,8 @@ def test_template_groups_lazy_equal_eager(treebank, penalty):
     against the eager update decoding from its own scores of the same rows."""
     sentences = list(read_conllu(treebank, heads=True))
     params = dict(update="fobos", schedule="invsqrt", penalty=penalty, alpha=0.05, eta0=0.5)
-    parser = DependencyParser(**params, templates="all", bits=8, max_iter=3, shuffle=False).fit(sentences)
+    parser = DependencyParser(**params, templates="all", bits=8, max_iter=3, shuffle=False,
+                              average=False).fit(sentences)
     features = parser.features_
     X = sp.vstack([features.transform(s) for s in sentences], format="csr")
     lengths = np.array([len(s) for s in sentences])
@@ -383,6 +386,20 @@ def test_template_groups_lazy_equal_eager(treebank, penalty):
     assert_contract_close(parser.coef_, eager.coef()[0])
     norms = np.sqrt(np.add.reduceat(parser.coef_ ** 2, features.offsets[:-1]))
     assert norms[[features.template_names.index(t) for t in ("mw", "mp", "mw.mp")]].tolist() == [0, 0, 0]
+
+
+def test_command_line_averages_as_the_estimator_unless_told_not_to(treebank, tmp_path, capsys):
+    """parse train keeps the averaged iterate, as DependencyParser() does (its default);
+    --no-average the last iterate: the bits of the estimator's fit either way."""
+    from fastprox.cli import main
+    from fastprox.structured.parser import load_parser
+    for flag, average in (([], True), (["--no-average"], False)):
+        model = tmp_path / f"m{len(flag)}.npz"
+        assert main(["parse", "train", str(treebank), "--model", str(model), "--bits", "10", "--quiet", *flag]) == 0
+        parser, _ = load_parser(model)
+        expected = DependencyParser(bits=10, random_state=0, average=average).fit(treebank)
+        assert parser.average == average and parser.coef_.tobytes() == expected.coef_.tobytes()
+    assert DependencyParser().average is True
 
 
 def test_an_empty_sentence_in_a_treebank_names_its_line(tmp_path):

@@ -28,13 +28,17 @@ from .structured import (StructuredTable, add_learner_options, add_predict_actio
 def add_arguments(parser):
     actions, train = add_train_action(parser, __doc__, "parser", "training treebanks (CoNLL-U)")
     train.add_argument("--templates", metavar="NAMES", default=PARSER_DEFAULTS["templates"],
-                       help="the arc templates: a set ('all', or 'mkl-ewt': the 46 that online MKL chose on "
-                            "EWT) or names of fastprox.structured.arcs.TEMPLATES, comma-separated")
+                       help="the arc templates: a set ('all'; 'table-1': McDonald et al.'s 76; 'mkl-ewt': the 46 "
+                            "that online MKL chose on EWT; "
+                            "'mkl-ewt-feats': those and the 14 of the UPOS|FEATS tags, the default) or names "
+                            "of fastprox.structured.arcs.TEMPLATES, comma-separated")
     train.add_argument("--bits", type=int, default=PARSER_DEFAULTS["bits"],
                        help="hash the arc features into 2^BITS columns")
     train.add_argument("--lowercase", action="store_true", help="lowercase the words")
-    train.add_argument("--pos", choices=("UPOS", "XPOS"), default=PARSER_DEFAULTS["pos"],
-                       help="the POS field the templates read")
+    train.add_argument("--pos", choices=("UPOS", "XPOS", "UPOS+FEATS"), default=PARSER_DEFAULTS["pos"],
+                       help="what the templates' POS atoms read: a field, or UPOS and FEATS joined")
+    train.add_argument("--no-average", action="store_true",
+                       help="keep the last iterate, not the averaged one (DependencyParser(average=False))")
     train.add_argument("--projective", action="store_true",
                        help="decode projective trees (Eisner) rather than any tree (Chu-Liu-Edmonds)")
     train.add_argument("--test", metavar="FILE", help="score the model on this treebank")
@@ -60,7 +64,8 @@ def run_train(args):
         raise ValueError(f"{args.data[0]}: no sentences to train on")
     templates = args.templates if "," not in args.templates else [t.strip() for t in args.templates.split(",")]
     model = DependencyParser(**learner_params(args, "templates"), projective=args.projective,
-                             templates=templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos)
+                             templates=templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos,
+                             average=False if args.no_average else PARSER_DEFAULTS["average"])
     table = StructuredTable(None if args.quiet else stderr_line)
     lengths = np.array([len(s) for s in sentences], dtype=np.int64)
     arcs = np.zeros(lengths.sum() + 1, dtype=np.int64)     # a word's share of its sentence's arcs

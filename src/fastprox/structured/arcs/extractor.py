@@ -31,15 +31,17 @@ class ArcFeatures:
     templates : iterable of str, str or None, default=None
         The templates to use, by name (see
         `fastprox.structured.arcs.TEMPLATES`), or a named set of
-        `fastprox.structured.arcs.SETS` ("all", "mkl-ewt"); None for all 76.
+        `fastprox.structured.arcs.SETS` ("all", "mkl-ewt", "mkl-ewt-feats"); None
+        for all 114.
         Their blocks follow the table's order whatever the order given.
     bits : int, default=24
         Hash into at most ``2**bits`` columns (1..31), a block of
         ``2**(bits - ceil(log2 T))`` per template for ``T`` templates.
     lowercase : bool, default=False
         Lowercase words (and their prefixes) before hashing.
-    pos : {"UPOS", "XPOS"}, default="UPOS"
-        The field the POS atoms read.
+    pos : {"UPOS", "XPOS", "UPOS+FEATS"}, default="UPOS"
+        What the POS atoms read: a CoNLL-U field, or UPOS and FEATS joined by
+        ``|`` (a finer tag from UD's own columns).
 
     Attributes
     ----------

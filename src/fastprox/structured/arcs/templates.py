@@ -8,7 +8,9 @@ word and POS). The atoms:
 - ``hX`` / ``mX``: attribute X of the head / the modifier, X one of
   ``w`` the word (FORM), ``l`` its LEMMA, ``f`` the first five characters of
   the word (McDonald's prefix "stem"; the whole word when shorter), ``p`` its
-  POS (UPOS, or XPOS as asked);
+  POS (UPOS, or XPOS as asked), ``x`` its UPOS joined to its morphological
+  features (``UPOS|FEATS``, "VERB|Tense=Past|VerbForm=Part": the distinctions
+  XPOS draws, from UD's own columns);
 - ``hX-1``, ``hX+1``, ``mX-1``, ``mX+1``: attribute X of the word before or
   after the head / the modifier (the surrounding words);
 - ``bp``: the POS of a word strictly between head and modifier; the template
@@ -25,8 +27,10 @@ position n+1 :data:`END`.
 
 :data:`TEMPLATES` is McDonald et al.'s Table 1, written out: the uni-gram and
 bi-gram templates of words and POS, again with lemmas and with 5-character
-prefixes in place of words, the four surrounding-POS templates and the
-in-between POS template; and each of them again conjoined with ``dd``
+prefixes in place of words, the four surrounding-POS templates, their 12
+trigram back-offs (MSTParser's: a 4-gram without one of its POS,
+:data:`SURROUNDING_BACKOFF`) and the in-between POS template; and each of
+them again conjoined with ``dd``
 (the paper conjoins every feature with direction and distance; here the
 conjunction is a template of its own, so that group selection can keep one
 without the other). Every template is one group of columns for the group
@@ -37,12 +41,12 @@ from typing import NamedTuple
 
 from ..features.templates import placeholder
 
-__all__ = ["TEMPLATES", "BASES", "KINDS", "DISTANCE_BINS", "DIRECTION_DISTANCES", "ROOT", "START",
-           "END", "MKL_EWT", "SETS", "ArcAtom", "ArcTemplate", "parse", "select", "direction_distance"]
+__all__ = ["TEMPLATES", "BASES", "SURROUNDING_BACKOFF", "KINDS", "DISTANCE_BINS", "DIRECTION_DISTANCES",
+           "ROOT", "START", "END", "MKL_EWT", "FEATS_TEMPLATES", "TABLE_1", "MKL_EWT_FEATS", "SETS", "ArcAtom", "ArcTemplate", "parse", "select", "direction_distance"]
 
-#: The attributes of a word an atom may read (``w``, ``l``, ``f``, ``p``), in the
+#: The attributes of a word an atom may read (``w``, ``l``, ``f``, ``p``, ``x``), in the
 #: order of the token codes' columns (`fastprox.structured.arcs.tokens`).
-KINDS = ("w", "l", "f", "p")
+KINDS = ("w", "l", "f", "p", "x")
 
 #: What every attribute of the root, of position -1 and of position n+1 reads.
 ROOT, START, END = "_ROOT", placeholder(-1), placeholder(+1)
@@ -63,10 +67,18 @@ _BIGRAM = ("hw.hp.mw.mp", "hp.mw.mp", "hw.mw.mp", "hw.hp.mp", "hw.hp.mw", "hw.mw
            "hf.hp.mf.mp", "hp.mf.mp", "hf.mf.mp", "hf.hp.mp", "hf.hp.mf", "hf.mf",
            "hp.mp")
 _SURROUNDING = ("hp.hp+1.mp-1.mp", "hp-1.hp.mp-1.mp", "hp.hp+1.mp.mp+1", "hp-1.hp.mp.mp+1")
+#: MSTParser's back-offs of the surrounding-POS templates: each of the four
+#: 4-grams without one of its POS, the 12 distinct trigrams so made.
+SURROUNDING_BACKOFF = ("hp+1.mp-1.mp", "hp.mp-1.mp", "hp.hp+1.mp", "hp.hp+1.mp-1", "hp-1.mp-1.mp",
+                        "hp-1.hp.mp", "hp-1.hp.mp-1", "hp+1.mp.mp+1", "hp.mp.mp+1", "hp.hp+1.mp+1",
+                        "hp-1.mp.mp+1", "hp-1.hp.mp+1")
 _BETWEEN = ("hp.bp.mp",)
 
 #: The templates before the conjunction with ``dd``, in order.
-BASES = _UNIGRAM + _BIGRAM + _SURROUNDING + _BETWEEN
+#: The templates of the UPOS|FEATS tags (``x``): each side's, the pair, and each beside the other
+#: side's POS or word.
+FEATS_TEMPLATES = ("hx", "mx", "hx.mx", "hx.mp", "hp.mx", "hw.mx", "hx.mw")
+BASES = _UNIGRAM + _BIGRAM + _SURROUNDING + SURROUNDING_BACKOFF + FEATS_TEMPLATES + _BETWEEN
 
 #: Every template's name, in block order: each base, then the base conjoined
 #: with direction and distance (``NAME.dd``). The in-between templates come
@@ -88,10 +100,21 @@ MKL_EWT = (
     "hp-1.hp.mp.mp+1.dd", "hp.bp.mp", "hp.bp.mp.dd",
 )
 
-#: Named template sets :func:`select` takes in place of a list of names.
-SETS = {"all": TEMPLATES, "mkl-ewt": MKL_EWT}
+#: McDonald et al.'s Table 1 (76 templates): all but MSTParser's back-offs and the UPOS|FEATS
+#: templates, in :data:`TEMPLATES`' order.
+TABLE_1 = tuple(name for name in TEMPLATES
+                if name.removesuffix(".dd") not in SURROUNDING_BACKOFF + FEATS_TEMPLATES)
 
-_ATOM = re.compile(r"([hm])([wlfp])([+-]1)?|(bp)|(dd)")
+#: :data:`MKL_EWT` and the :data:`FEATS_TEMPLATES` with their conjunctions with ``dd`` (60
+#: templates): DependencyParser's default, the most accurate set on UD English EWT's dev
+#: sentences (bench/results/dependency_parsing.md).
+MKL_EWT_FEATS = tuple(name for name in TEMPLATES
+                      if name in MKL_EWT or name.removesuffix(".dd") in FEATS_TEMPLATES)
+
+#: Named template sets :func:`select` takes in place of a list of names.
+SETS = {"all": TEMPLATES, "table-1": TABLE_1, "mkl-ewt": MKL_EWT, "mkl-ewt-feats": MKL_EWT_FEATS}
+
+_ATOM = re.compile(r"([hm])([wlfpx])([+-]1)?|(bp)|(dd)")
 
 
 class ArcAtom(NamedTuple):
@@ -124,7 +147,7 @@ def parse(name):
     for text in name.split("."):
         match = _ATOM.fullmatch(text)
         if match is None:
-            raise ValueError(f"template {name!r}: {text!r} is not an atom (hw, hl, hf, hp, the same "
+            raise ValueError(f"template {name!r}: {text!r} is not an atom (hw, hl, hf, hp, hx, the same "
                              f"with m, any of them with -1 or +1, bp, dd)")
         side, kind, offset, between, dd = match.groups()
         atoms.append(ArcAtom("b", KINDS.index("p"), 0) if between else ArcAtom("d", -1, 0) if dd else
