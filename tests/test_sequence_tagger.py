@@ -321,6 +321,22 @@ def test_compiled_loop_equals_step_decoded(rule, loss, data, dtype, itype):
     assert np.concatenate([model.transitions_.ravel(), model.start_, model.stop_]).tobytes() == U.tobytes()
 
 
+@pytest.mark.parametrize("penalty, rho", [("l1", 0.0), ("l1", 0.5), ("none", 0.0)])
+def test_rda_adagrad_rows_equal_the_general_step(penalty, rho):
+    """rda with AdaGrad and a separable penalty scores and updates the CRF's rows by
+    its own loops (`steps/structured.pxd`: `dual_adagrad_rows`); an averaged iterate not yet
+    begun (average past the last step) takes the general step's, and leaves the last
+    iterate as it is: the same bits."""
+    rng = np.random.default_rng(3)
+    X, y, lengths = random_sequences(rng, 40, 30, 4, longest=7)
+    params = dict(update="rda", schedule="adagrad", penalty=penalty, alpha=1e-3, rda_rho=rho, max_iter=2,
+                  random_state=0)
+    for loss in LOSSES:
+        fast = SequenceTagger(loss=loss, **params).fit(X, y, lengths)
+        general = SequenceTagger(loss=loss, average=10 ** 6, **params).fit(X, y, lengths)
+        assert model_bits(fast) == model_bits(general)
+
+
 @pytest.mark.parametrize("loss", LOSSES)
 def test_partial_fit_and_pickles_mid_stream_give_the_same_bits(loss):
     """fit with one pass, partial_fit over two halves, and the same with a pickle

@@ -48,9 +48,11 @@
 # schedule until their update). Reads that need no step (`feature_weights`, the
 # Python `scores`) release what they catch up themselves.
 from libc.float cimport DBL_MAX
-from libc.math cimport fabs
-from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, FTRL
-from fastprox._kernel.base.state cimport Ctx, MEMO_FIELDS, ensure_scratch
+from libc.math cimport fabs, sqrt, copysign
+from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, RDA, FTRL, ADAGRAD
+from fastprox._kernel.base.state cimport Ctx, MEMO_FIELDS, ensure_scratch, DUAL_SUM, DUAL_SQUARES
+from fastprox._kernel.rules.average cimport averaging
+from fastprox._kernel.base.csr cimport FASTPROX_PREFETCH
 from fastprox._kernel.rules.schedules cimport begin_step
 from fastprox._kernel.rules.fobos cimport advance_cumulants, end_step
 from fastprox._kernel.rules.dual cimport set_weight_params
@@ -94,11 +96,96 @@ cdef inline void emissions(Ctx* c, const value_t* data, const index_t* indices, 
     cdef int k, K = c.params.n_outputs
     cdef long long i
     prepare(c)
+    if n_items:
+        prefetch_item(c, indices, indptr[first], indptr[first + 1])
     for i in range(n_items):
-        margins(c, data, indices, indptr[first + i], indptr[first + i + 1])
+        if i + 1 < n_items:
+            prefetch_item(c, indices, indptr[first + i + 1], indptr[first + i + 2])
+        if dual_adagrad_rows(c):
+            dual_adagrad_margins(c, data, indices, indptr[first + i], indptr[first + i + 1])
+        else:
+            margins(c, data, indices, indptr[first + i], indptr[first + i + 1])
         for k in range(K):
             out[i * K + k] = c.arrays.scores[k]
             c.cursor.nonfinite |= not fabs(c.arrays.scores[k]) <= DBL_MAX
+
+
+cdef inline bint dual_adagrad_rows(Ctx* c) noexcept nogil:
+    """Whether every weight is rda's closed form of its entry's (s, G) alone: rda with
+    AdaGrad, a separable penalty (no groups), no averaged sums (no row fields to keep).
+    The structured items' rows then take `dual_adagrad_margins` and
+    `dual_adagrad_apply`, the general step's arithmetic without its per-entry choice
+    of rule (the CRF's steps update all K entries of every feature they meet)."""
+    return (c.params.update == RDA and c.params.schedule == ADAGRAD and not c.params.grouped
+            and not averaging(c) and c.layout.n_row_fields == 0)
+
+
+cdef inline void dual_adagrad_margins(Ctx* c, const value_t* data, const index_t* indices, long long lo,
+                                      long long hi) noexcept nogil:
+    """`_step.margins` under `dual_adagrad_rows`: the same sums in the same order,
+    w_jk = `dual_weight`(s_jk, (delta + sqrt(G_jk)) / eta0) (no catch-up: rda's
+    entries are current)."""
+    cdef int k, K = c.params.n_outputs
+    cdef long long nz, stride = c.layout.n_entry_fields
+    cdef double x, beta, den, m, w
+    cdef double* scores = c.arrays.scores
+    cdef const double* e
+    cdef double delta = c.params.delta, inv_eta0 = c.params.inv_eta0, rho = c.params.rda_rho
+    cdef double l1 = c.dual.l1_threshold, l2 = c.dual.l2_weight
+    for k in range(K):
+        scores[k] = intercept_value(c, k)
+    for nz in range(lo, hi):
+        e = c.arrays.state + indices[nz] * c.layout.width
+        x = data[nz]
+        for k in range(K):         # branch-free, so that the compiler takes K entries at a time
+            beta = (delta + sqrt(e[k * stride + DUAL_SQUARES])) * inv_eta0
+            den = beta + l2
+            m = fabs(-e[k * stride + DUAL_SUM]) - (l1 + beta * rho)
+            w = copysign(0.0 if 0.0 > m else m, -e[k * stride + DUAL_SUM]) / den
+            scores[k] += (w if den > 0.0 else 0.0) * x
+    c.cursor.n_ops += (hi - lo) * K
+
+
+cdef inline void dual_adagrad_apply(Ctx* c, long long n_touched) noexcept nogil:
+    """`_step.apply_collected` (divisor 1) under `dual_adagrad_rows`: s += g, G += g^2
+    per entry, the sums left at 0."""
+    cdef int k, K = c.params.n_outputs
+    cdef long long i, stride = c.layout.n_entry_fields
+    cdef double g
+    cdef double* e
+    cdef double* sums
+    for i in range(n_touched):
+        e = c.arrays.state + c.scratch.touched_features[i] * c.layout.width
+        sums = c.scratch.batch_grads + c.scratch.touched_features[i] * K
+        for k in range(K):
+            g = sums[k]
+            e[k * stride + DUAL_SUM] += g
+            e[k * stride + DUAL_SQUARES] += g * g
+            sums[k] = 0.0
+    c.cursor.n_ops += n_touched * K
+
+
+cdef inline void prefetch_item(Ctx* c, const index_t* indices, long long lo, long long hi) noexcept nogil:
+    """Ask for what the next item's features need while this one is scored: their state
+    rows (read by the margins, written by the step), gradient sums and marks (`collect`).
+    A structured item has K entries a feature, rows of several cache lines each, all
+    asked for: without it each feature's rows are missed in turn (the margins' and the
+    sums' loads wait behind the previous feature's work)."""
+    cdef long long nz, j, K = c.params.n_outputs
+    for nz in range(lo, hi):
+        j = indices[nz]
+        prefetch_span(c.arrays.state + j * c.layout.width, c.layout.width)
+        if c.scratch.batch_grads != NULL:
+            prefetch_span(c.scratch.batch_grads + j * K, K)
+            FASTPROX_PREFETCH(c.scratch.feature_mark + j)
+
+
+cdef inline void prefetch_span(const double* p, long long size) noexcept nogil:
+    """Ask for the cache lines of p[0 .. size), to be written."""
+    cdef long long i
+    for i in range(0, size, 8):
+        FASTPROX_PREFETCH(p + i)
+    FASTPROX_PREFETCH(p + size - 1)
 
 
 cdef inline void release_items(Ctx* c, const index_t* indices, const index_t* indptr, long long first,
@@ -197,7 +284,10 @@ cdef inline void finish_step(Ctx* c, long long n_touched, const double* u_grad, 
         abandon_step(c, n_touched)
         return
     advance_cumulants(c)
-    apply_collected(c, n_touched, 1.0)
+    if dual_adagrad_rows(c):
+        dual_adagrad_apply(c, n_touched)
+    else:
+        apply_collected(c, n_touched, 1.0)
     if c.params.grouped and c.params.update == FOBOS:
         groups_prox_step(c)
     for k in range(K):
