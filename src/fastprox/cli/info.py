@@ -1,6 +1,8 @@
-"""Describe LIBSVM or VW files: rows, features, non-zeros, labels; and model files
-(written by ``fastprox train --model`` or save_model): their class, width, classes
-and how their data were read (the hashing, VW text's interactions).
+"""Describe LIBSVM or VW files, and model files.
+
+Data files: rows, features, non-zeros, labels. Model files (written by ``fastprox
+train --model`` or save_model): their class, width, classes and how their data were
+read (the hashing, VW text's interactions).
 
 One streaming pass over each data file.
 
