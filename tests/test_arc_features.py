@@ -23,7 +23,7 @@ from fastprox._arcs import ArcKernel
 from fastprox.structured.arcs import BASES, TEMPLATES, ArcFeatures, TokenEncoder, select
 from fastprox.structured.arcs import tokens as tokens_module
 from fastprox.structured.arcs.plan import compile_plan
-from fastprox.structured.arcs.templates import SURROUNDING_BACKOFF, direction_distance, parse
+from fastprox.structured.arcs.templates import FEATS_CONTEXT, SURROUNDING_BACKOFF, direction_distance, parse
 from fastprox.structured.features.stable_hash import combine, seed, string_hashes
 from fastprox.structured.io import read_conllu
 
@@ -203,6 +203,26 @@ def test_surrounding_backoffs_read_what_they_name(name, value):
     assert kernel_rows(ArcFeatures([name], bits=12), HAND_BUILT)[row] == rows[row]
 
 
+HAND_BUILT_FEATS = {**HAND_BUILT, "LEMMA": ["the", "old", "man", "see", "the", "old", "boat", "yesterday", "."],
+                    "FEATS": ["Definite=Def", "Degree=Pos", "Number=Sing", "Tense=Past", "Definite=Def",
+                              "Degree=Pos", "Number=Plur", "_", "_"]}
+
+
+@pytest.mark.parametrize("name, value", [
+    ("hl.mx", "see|NOUN|Number=Plur"), ("hx.ml", "VERB|Tense=Past|boat"),
+    ("hx.mx.mp+1", "VERB|Tense=Past|NOUN|Number=Plur|ADV"), ("hp-1.hx.mx", "NOUN|VERB|Tense=Past|NOUN|Number=Plur"),
+    ("hx.mp-1.mx", "VERB|Tense=Past|ADJ|NOUN|Number=Plur"), ("hx.hp+1.mx", "VERB|Tense=Past|DET|NOUN|Number=Plur"),
+    ("hx.hp+1.mx.dd", "VERB|Tense=Past|DET|NOUN|Number=Plur|R3"),
+])
+def test_feats_context_templates_read_what_they_name(name, value):
+    """The UPOS|FEATS context templates (FEATS_CONTEXT) on the arc saw (4) -> boats (7)."""
+    assert name.removesuffix(".dd") in FEATS_CONTEXT
+    row = 4 * 9 + 7 - 1
+    rows, strings = reference(HAND_BUILT_FEATS, [name], bits=12)
+    assert strings[row] == [f"{name}={value}"]
+    assert kernel_rows(ArcFeatures([name], bits=12), HAND_BUILT_FEATS)[row] == rows[row]
+
+
 def test_upos_feats_tags_join_upos_and_feats():
     sentence = {**sentence_of(["He", "saw", "it"], ["PRON", "VERB", "PRON"]),
                 "FEATS": ["Case=Nom", "Tense=Past", "_"]}
@@ -322,7 +342,7 @@ def test_direction_and_distance_bins():
 def test_blocks_and_groups(dev_sentences):
     fx = ArcFeatures(bits=22)
     T = len(TEMPLATES)
-    assert fx.template_names == TEMPLATES and T == 2 * len(BASES) == 114
+    assert fx.template_names == TEMPLATES and T == 2 * len(BASES) == 126
     assert fx.n_features == T << (22 - 7) and fx.n_features <= 1 << 22
     assert fx.offsets.tolist() == [t << 15 for t in range(T + 1)]
     groups = fx.groups
@@ -514,7 +534,7 @@ def test_the_c_api_from_another_compiled_module(tmp_path, dev_sentences):
     (dict(templates=[]), "selects no template"),
     (dict(bits=0), "bits must be an integer in 1..31"),
     (dict(bits=32), "bits must be an integer in 1..31"),
-    (dict(bits=6), "bits=6 leaves no bucket per template for 114 templates; use bits >= 8"),
+    (dict(bits=6), "bits=6 leaves no bucket per template for 126 templates; use bits >= 8"),
     (dict(pos="LEMMA"), "pos='LEMMA'"),
 ])
 def test_bad_parameters(kwargs, message):
