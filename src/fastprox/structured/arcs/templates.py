@@ -80,10 +80,11 @@ _BETWEEN = ("hp.bp.mp",)
 #: The templates of the UPOS|FEATS tags (``x``): each side's, the pair, and each beside the other
 #: side's POS or word.
 FEATS_TEMPLATES = ("hx", "mx", "hx.mx", "hx.mp", "hp.mx", "hw.mx", "hx.mw")
-#: The UPOS|FEATS templates of the context: the pair beside one surrounding POS (MSTParser's
-#: trigram back-offs with ``x`` in place of the head's and the modifier's ``p``) and each side's
-#: ``x`` beside the other side's lemma.
-FEATS_CONTEXT = ("hl.mx", "hx.ml", "hx.mx.mp+1", "hp-1.hx.mx", "hx.mp-1.mx", "hx.hp+1.mx")
+#: The UPOS|FEATS templates of the context: each side's ``x`` beside the other side's lemma, the
+#: pair beside one surrounding POS (MSTParser's trigram back-offs with ``x`` in place of the
+#: head's and the modifier's ``p``), and each side's ``x`` beside its own neighbour's POS.
+FEATS_CONTEXT = ("hl.mx", "hx.ml", "hx.mx.mp+1", "hp-1.hx.mx", "hx.mp-1.mx", "hx.hp+1.mx",
+                 "hp-1.hx", "hx.hp+1", "mp-1.mx", "mx.mp+1")
 BASES = _UNIGRAM + _BIGRAM + _SURROUNDING + SURROUNDING_BACKOFF + FEATS_TEMPLATES + FEATS_CONTEXT + _BETWEEN
 
 #: Every template's name, in block order: each base, then the base conjoined
@@ -116,7 +117,7 @@ TABLE_1 = tuple(name for name in TEMPLATES
 MKL_EWT_FEATS = tuple(name for name in TEMPLATES
                       if name in MKL_EWT or name.removesuffix(".dd") in FEATS_TEMPLATES)
 
-#: :data:`MKL_EWT_FEATS` and the :data:`FEATS_CONTEXT` with their conjunctions with ``dd`` (72
+#: :data:`MKL_EWT_FEATS` and the :data:`FEATS_CONTEXT` with their conjunctions with ``dd`` (80
 #: templates): DependencyParser's default, the most accurate set on UD English EWT's dev
 #: sentences (bench/results/dependency_parsing.md).
 MKL_EWT_FEATS_CONTEXT = tuple(name for name in TEMPLATES
