@@ -369,7 +369,7 @@ def test_template_groups_lazy_equal_eager(treebank, penalty):
     against the eager update decoding from its own scores of the same rows."""
     sentences = list(read_conllu(treebank, heads=True))
     params = dict(update="fobos", schedule="invsqrt", penalty=penalty, alpha=0.05, eta0=0.5)
-    parser = DependencyParser(**params, templates="all", bits=8, max_iter=3, shuffle=False,
+    parser = DependencyParser(**params, templates="all", bits=9, max_iter=3, shuffle=False,
                               average=False).fit(sentences)
     features = parser.features_
     X = sp.vstack([features.transform(s) for s in sentences], format="csr")

@@ -71,9 +71,12 @@ class DependencyParser(StructuredEstimator):
         (Chu-Liu-Edmonds, O(n^2)).
     templates, bits, lowercase, pos
         The arc features of treebank sentences (`ArcFeatures`); unused with
-        rows. ``templates="mkl-ewt-feats"`` (the default) are the 46 templates
-        that online MKL ranked first on UD English EWT (``"mkl-ewt"``) and the
-        14 of the UPOS|FEATS tags (``x`` atoms); ``"all"`` the 114.
+        rows. ``templates="mkl-ewt-feats-ctx"`` (the default) are the 46
+        templates that online MKL ranked first on UD English EWT (``"mkl-ewt"``)
+        and 34 of the UPOS|FEATS tags (``x`` atoms): the 14 of
+        ``"mkl-ewt-feats"`` (each side's tag, the pair, each beside the other
+        side's POS or word) and 20 beside a surrounding POS, the other side's
+        lemma or the own neighbour's POS; ``"all"`` the 134.
     average : bool or int, default=True
         As for `SequenceTagger`: keep the averaged iterate (the averaged
         perceptron's, MSTParser's), which ``coef_`` and predict read. On by

@@ -29,7 +29,8 @@ position n+1 :data:`END`.
 bi-gram templates of words and POS, again with lemmas and with 5-character
 prefixes in place of words, the four surrounding-POS templates, their 12
 trigram back-offs (MSTParser's: a 4-gram without one of its POS,
-:data:`SURROUNDING_BACKOFF`) and the in-between POS template; and each of
+:data:`SURROUNDING_BACKOFF`) and the in-between POS template; then templates of the
+UPOS|FEATS tags (:data:`FEATS_TEMPLATES`, :data:`FEATS_CONTEXT`); and each of
 them again conjoined with ``dd``
 (the paper conjoins every feature with direction and distance; here the
 conjunction is a template of its own, so that group selection can keep one
@@ -42,7 +43,8 @@ from typing import NamedTuple
 from ..features.templates import placeholder
 
 __all__ = ["TEMPLATES", "BASES", "SURROUNDING_BACKOFF", "KINDS", "DISTANCE_BINS", "DIRECTION_DISTANCES",
-           "ROOT", "START", "END", "MKL_EWT", "FEATS_TEMPLATES", "TABLE_1", "MKL_EWT_FEATS", "SETS", "ArcAtom", "ArcTemplate", "parse", "select", "direction_distance"]
+           "ROOT", "START", "END", "MKL_EWT", "FEATS_TEMPLATES", "TABLE_1", "MKL_EWT_FEATS",
+           "FEATS_CONTEXT", "MKL_EWT_FEATS_CONTEXT", "SETS", "ArcAtom", "ArcTemplate", "parse", "select", "direction_distance"]
 
 #: The attributes of a word an atom may read (``w``, ``l``, ``f``, ``p``, ``x``), in the
 #: order of the token codes' columns (`fastprox.structured.arcs.tokens`).
@@ -78,7 +80,12 @@ _BETWEEN = ("hp.bp.mp",)
 #: The templates of the UPOS|FEATS tags (``x``): each side's, the pair, and each beside the other
 #: side's POS or word.
 FEATS_TEMPLATES = ("hx", "mx", "hx.mx", "hx.mp", "hp.mx", "hw.mx", "hx.mw")
-BASES = _UNIGRAM + _BIGRAM + _SURROUNDING + SURROUNDING_BACKOFF + FEATS_TEMPLATES + _BETWEEN
+#: The UPOS|FEATS templates of the context: each side's ``x`` beside the other side's lemma, the
+#: pair beside one surrounding POS (MSTParser's trigram back-offs with ``x`` in place of the
+#: head's and the modifier's ``p``), and each side's ``x`` beside its own neighbour's POS.
+FEATS_CONTEXT = ("hl.mx", "hx.ml", "hx.mx.mp+1", "hp-1.hx.mx", "hx.mp-1.mx", "hx.hp+1.mx",
+                 "hp-1.hx", "hx.hp+1", "mp-1.mx", "mx.mp+1")
+BASES = _UNIGRAM + _BIGRAM + _SURROUNDING + SURROUNDING_BACKOFF + FEATS_TEMPLATES + FEATS_CONTEXT + _BETWEEN
 
 #: Every template's name, in block order: each base, then the base conjoined
 #: with direction and distance (``NAME.dd``). The in-between templates come
@@ -103,16 +110,22 @@ MKL_EWT = (
 #: McDonald et al.'s Table 1 (76 templates): all but MSTParser's back-offs and the UPOS|FEATS
 #: templates, in :data:`TEMPLATES`' order.
 TABLE_1 = tuple(name for name in TEMPLATES
-                if name.removesuffix(".dd") not in SURROUNDING_BACKOFF + FEATS_TEMPLATES)
+                if name.removesuffix(".dd") not in SURROUNDING_BACKOFF + FEATS_TEMPLATES + FEATS_CONTEXT)
 
 #: :data:`MKL_EWT` and the :data:`FEATS_TEMPLATES` with their conjunctions with ``dd`` (60
-#: templates): DependencyParser's default, the most accurate set on UD English EWT's dev
-#: sentences (bench/results/dependency_parsing.md).
+#: templates).
 MKL_EWT_FEATS = tuple(name for name in TEMPLATES
                       if name in MKL_EWT or name.removesuffix(".dd") in FEATS_TEMPLATES)
 
+#: :data:`MKL_EWT_FEATS` and the :data:`FEATS_CONTEXT` with their conjunctions with ``dd`` (80
+#: templates): DependencyParser's default, the most accurate set on UD English EWT's dev
+#: sentences (bench/results/dependency_parsing.md).
+MKL_EWT_FEATS_CONTEXT = tuple(name for name in TEMPLATES
+                              if name in MKL_EWT_FEATS or name.removesuffix(".dd") in FEATS_CONTEXT)
+
 #: Named template sets :func:`select` takes in place of a list of names.
-SETS = {"all": TEMPLATES, "table-1": TABLE_1, "mkl-ewt": MKL_EWT, "mkl-ewt-feats": MKL_EWT_FEATS}
+SETS = {"all": TEMPLATES, "table-1": TABLE_1, "mkl-ewt": MKL_EWT, "mkl-ewt-feats": MKL_EWT_FEATS,
+        "mkl-ewt-feats-ctx": MKL_EWT_FEATS_CONTEXT}
 
 _ATOM = re.compile(r"([hm])([wlfpx])([+-]1)?|(bp)|(dd)")
 
