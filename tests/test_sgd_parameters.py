@@ -11,10 +11,11 @@ from hypothesis import given, settings, strategies as st
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Perceptron, SGDClassifier, SGDRegressor
+from sklearn.model_selection import StratifiedShuffleSplit
 
 from fastprox import ProxClassifier, ProxRegressor, load_model, save_model
 from fastprox._sklearn_names import EQUIVALENTS, UNMAPPED_RATES, UnknownParameter
-from fastprox._stopping import StoppingRule, validation_split
+from fastprox._stopping import StoppingRule, stratified_split, validation_split
 
 
 def problem(n=600, d=40, classes=2, seed=0, noise=0.5):
@@ -144,6 +145,29 @@ def test_the_split_is_sklearns(cls, sgd, classes, fraction):
         y, sample_mask=np.ones(len(y), dtype=bool))
     np.testing.assert_array_equal(held_out, np.flatnonzero(mask))
     np.testing.assert_array_equal(train, np.flatnonzero(~mask))
+
+
+@settings(max_examples=150, deadline=None)
+@given(labels=st.lists(st.integers(0, 4), min_size=2, max_size=60), kind=st.sampled_from(["int", "float", "str"]),
+       fraction=st.floats(0.05, 0.9), seed=st.integers(0, 2**31 - 1), shared=st.booleans())
+def test_stratified_split_draws_as_sklearns_splitter(labels, kind, fraction, seed, shared):
+    """`stratified_split` gives StratifiedShuffleSplit's first split, index for index
+    and in its order, leaves a shared RandomState where the splitter leaves it, and
+    gives None (the splitter's own error follows) where the splitter refuses y."""
+    y = np.asarray(labels).astype({"int": np.int64, "float": np.float64, "str": str}[kind])
+    ours_rng, theirs_rng = np.random.RandomState(seed), np.random.RandomState(seed)
+    ours = stratified_split(y, fraction, ours_rng if shared else seed)
+    splitter = StratifiedShuffleSplit(test_size=fraction, random_state=theirs_rng if shared else seed)
+    try:
+        theirs = next(splitter.split(np.zeros((len(y), 1)), y))
+    except ValueError:
+        assert ours is None
+        return
+    assert ours is not None
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype
+    assert ours_rng.randint(2**31 - 1) == theirs_rng.randint(2**31 - 1)
 
 
 @pytest.mark.parametrize("classes, params", [(2, {}), (3, {}), (2, dict(average=True, schedule="adagrad")),
@@ -363,7 +387,7 @@ def test_a_failed_fit_with_early_stopping_leaves_the_estimator(monkeypatch):
         if len(calls) == 3:
             raise RuntimeError("scoring failed")
         return 0.5
-    monkeypatch.setattr(stopping, "accuracy_score", failing)
+    monkeypatch.setattr(stopping, "predictions", failing)
     est.set_params(early_stopping=True, max_iter=50)
     with pytest.raises(RuntimeError, match="scoring failed"):
         est.fit(X, y)
