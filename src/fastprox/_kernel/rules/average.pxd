@@ -123,6 +123,15 @@ cdef inline double history_u(double aw, double Ps, double Qs, double f, const do
     return fabs(aw * (h[AVG_P] / Ps)) - f * h[AVG_P] * (h[AVG_Q] - Qs)
 
 
+cdef inline double constant_sum(Ctx* c, double w, long long s) noexcept nogil:
+    """The sum of the iterates over the averaged steps s+1 .. t of an entry whose weight
+    stays w while it is untouched (no penalty): w times their count. `history_sum`
+    without a history, and the normalized rows' averaged catch-up in line
+    (`_kernel/steps/rows_average.pxd`, which knows it keeps none)."""
+    cdef long long lo = max(s + 1, c.params.average_from), hi = c.cursor.t
+    return 0.0 if w == 0.0 or lo > hi else w * (hi - lo + 1)
+
+
 cdef inline double history_sum(Ctx* c, double w, long long s, double Ps, double Qs, double f) noexcept nogil:
     """The sum of the iterates u_tau (`history_u`, signed as w) over the averaged steps tau
     in s+1 .. t of an entry of weight w stamped at step s with (Ps, Qs): the steps up to
@@ -131,10 +140,10 @@ cdef inline double history_sum(Ctx* c, double w, long long s, double Ps, double 
     cdef long long base = c.cursor.t - c.cursor.since_rebase, first, last, mid
     cdef double aw = fabs(w), sum_p, sum_pq
     cdef const double* hist = c.arrays.avg_history
+    if not keeps_history(c):
+        return constant_sum(c, w, s)        # no penalty: the weight stays as it is
     if w == 0.0 or lo > hi:
         return 0.0
-    if not keeps_history(c):
-        return w * (hi - lo + 1)            # no penalty: the weight stays as it is
     first, last = lo - base, hi - base      # history entries (every stamp is at or after the rebase)
     if not history_u(aw, Ps, Qs, f, hist + AVG_FIELDS * first) > 0.0:
         return 0.0

@@ -17,6 +17,7 @@ from fastprox._kernel.base.csr cimport weight_at
 from fastprox._kernel.rules.schedules cimport begin_schedule_step
 from fastprox._kernel.rules.dual cimport set_weight_params
 from fastprox._kernel.rules.fobos cimport catch_up, stamp, end_step
+from fastprox._kernel.rules.average cimport constant_sum
 from fastprox._kernel.steps.rows cimport (rows_t, step_t, loss_t, eta_t, row_kernel, row_intercept, update_of,
                                           schedule_of, FobosRows, AdagradL1Rows, AdagradRows, NormalizedRows,
                                           InvariantNormalizedRows, RdaAdagradRows, FtrlRows)
@@ -115,10 +116,8 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
 cdef inline void plain_normalized_catch_up(Ctx* c, double* row) noexcept nogil:
     """`catch_up` of a row of the normalized schedule without a penalty, in line (its
     one entry): the weight stays as it is while the row is untouched, so the skipped
-    averaged iterates sum to the weight times their count, `average.history_sum`'s
-    arithmetic without a history; the stamp A is the step."""
+    averaged iterates sum to the weight times their count (`average.constant_sum`,
+    without `history_sum`'s test for a history); the stamp A is the step."""
     cdef double* e = row + c.layout.n_row_fields
-    cdef long long lo = max(<long long>row[c.layout.avg_stamp_at] + 1, c.params.average_from), hi = c.cursor.t
-    cdef double w = e[NORM_W]
-    e[c.layout.avg_sum_at] += 0.0 if w == 0.0 or lo > hi else w * (hi - lo + 1)
+    e[c.layout.avg_sum_at] += constant_sum(c, e[NORM_W], <long long>row[c.layout.avg_stamp_at])
     row[c.layout.avg_stamp_at] = c.cursor.t
