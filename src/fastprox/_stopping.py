@@ -58,8 +58,8 @@ def validation_split(est, y, sample_weight, classifier):
 
 
 def sorted_rows(rows, n):
-    """Distinct row indices below n, sorted, as int64: by a mask, O(n) where a sort
-    took 5 ms of a 45,000-row split."""
+    """Distinct row indices below n, sorted, as int64: by a mask, O(n), where a sort
+    is O(n log n)."""
     mask = np.zeros(n, dtype=bool)
     mask[rows] = True
     return np.flatnonzero(mask).astype(np.int64)
@@ -70,7 +70,7 @@ def stratified_split(y, fraction, random_state):
     draws from the same generator in the same order (`_approximate_mode` of the
     class counts, a permutation of each class's rows, then of each side), with each
     side joined as one array where scikit-learn 1.9 extends a list by each index as a
-    numpy scalar (30 ms of a w8a fit, more than its pass). None where the splitter
+    numpy scalar (on the larger sets, more time than a pass). None where the splitter
     would refuse y (a class of one row, fewer rows on a side than classes), so that
     its own error is raised. tests/test_stopping.py compares the two.
 
@@ -89,7 +89,7 @@ def stratified_split(y, fraction, random_state):
         In the splitter's order.
     """
     classes = np.unique(y)
-    y_indices = np.searchsorted(classes, y)     # np.unique's inverse (20 ms of ijcnn1's labels)
+    y_indices = np.searchsorted(classes, y)     # np.unique's inverse, without its argsort of y
     class_counts = np.bincount(y_indices, minlength=len(classes))
     n_test = ceil(fraction * len(y))
     n_train = len(y) - n_test
@@ -191,7 +191,7 @@ def held_out_score(learner, X, y, sample_weight, classes):
         def score():
             return float(r2_score(y, margins(learner, X), sample_weight=sample_weight))
     else:
-        def score():        # accuracy_score's value, np.average of the matches, without its checks
+        def score():        # accuracy_score's value (np.average of the matches) without its input checks
             return float(np.average(predictions(margins(learner, X), classes) == y, weights=sample_weight))
     return score
 
