@@ -201,19 +201,19 @@ def test_holdout_off_trains_on_every_row(halves, tmp_path, capsys):
 
 
 def test_predictions_are_progressive_and_atomic(halves, tmp_path, capsys):
-    """-p writes each row's class as the model of the moment predicts it (before its
-    step: the estimator's decision on the rows before it), a line per row and pass;
-    a run that fails leaves no predictions file."""
+    """-p writes each row's raw score as VW's -p does (the margin of the model of the
+    moment, before its step: the estimator's decision on the rows before it,
+    exactly), a line per row and pass; a run that fails leaves no predictions file."""
     d, _, _ = halves
     out_path = tmp_path / "p.txt"
     status, out, _ = run(capsys, "train", d / "a.svm", "-p", out_path, "--schedule", "invsqrt", "--quiet")
     X, y = load_libsvm(d / "a.svm")
     est = ProxClassifier(schedule="invsqrt")
-    expected = [-1]         # the model of no step: margin 0, the negative class
+    expected = [0.0]        # the model of no step: margin 0
     for i in range(X.shape[0] - 1):
         est.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1, 1])
-        expected.append(int(est.predict(X[i + 1])[0]))
-    assert status == 0 and out_path.read_text().split() == [str(v) for v in expected]
+        expected.append(float(est.decision_function(X[i + 1])[0]))
+    assert status == 0 and [float(v) for v in out_path.read_text().split()] == expected
     status, _, _ = run(capsys, "train", d / "a.svm", "--passes", 2, "-p", out_path, "--quiet")
     assert status == 0 and len(out_path.read_text().splitlines()) == 2 * X.shape[0]
     bad = tmp_path / "bad.svm"
@@ -263,6 +263,18 @@ def test_readable_model_holds_every_nonzero_weight(halves, tmp_path, capsys, opt
     assert weights == expected and len(weights) < est.coef_.size
     assert intercepts == dict(zip(classes, est.intercept_.tolist()))
     assert text.read_text().startswith("Version fastprox")
+
+
+def test_readable_model_header_names_the_bits(halves, tmp_path, capsys):
+    """The header's ``bits:`` line is VW's -b: --hash-bits, VW text's bits (its -b,
+    recorded by the model), ``none`` for LIBSVM columns as given."""
+    d, _, _ = halves
+    vw, text = tmp_path / "d.vw", tmp_path / "r.txt"
+    vw.write_text("1 |a x y:2 |b z\n-1 'tag|a w |b z\n" * 20)
+    for source, options, bits in ((vw, [], "18"), (vw, ["--hash-bits", 12, "-q", "ab"], "12"),
+                                  (d / "a.svm", ["--hash-bits", 7], "7"), (d / "a.svm", [], "none")):
+        assert run(capsys, "train", source, "--readable-model", text, "--quiet", *options)[0] == 0
+        assert f"\nbits:{bits}\n" in text.read_text()
 
 
 def test_invert_hash_names_the_features_as_written(halves, tmp_path, capsys):

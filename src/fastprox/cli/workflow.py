@@ -51,7 +51,9 @@ def add_workflow_options(parser):
                              "NAME:COLUMN:WEIGHT (default: not written)")
     parser.add_argument("-p", "--predictions", metavar="FILE",
                         help="write each example's prediction made before learning from it, a line "
-                             "per example and pass (default: not written)")
+                             "per example and pass, as VW's -p: a binary classifier's raw score (the "
+                             "margin, positive for the larger class), a regressor's value, a "
+                             "multiclass model's class, then the example's tag (default: not written)")
     parser.add_argument("-P", "--progress", type=_interval, metavar="N",
                         help="the table's lines: an integer N every N examples, a number with a dot "
                              "multiplies the count of the last line (default: 2.0: 1, 2, 4, 8, ...)")
