@@ -127,13 +127,14 @@ def test_bad_initial_models_give_one_line(halves, tmp_path, capsys):
     assert status == 1 and "-i continues a model on data" in err
 
 
-def holdout_reference(X, y, passes, period, **params):
+def holdout_reference(X, y, passes, period, after=None, **params):
     """The eager holdout: per pass, the estimator steps over every row but the
-    period-th ones (1-based), each of which is scored by the model of its moment;
-    the models after each pass and each pass's mean holdout log loss."""
+    period-th ones (1-based; with ``after``, those after the first ``after``), each
+    of which is scored by the model of its moment; the models after each pass and
+    each pass's mean holdout log loss."""
     est = ProxClassifier(**params)
     models, losses = [], []
-    held = [i for i in range(X.shape[0]) if (i + 1) % period == 0]
+    held = [i for i in range(X.shape[0]) if ((i + 1) % period == 0 if after is None else i + 1 > after)]
     for _ in range(passes):
         total, start = 0.0, 0
         for i in held + [X.shape[0]]:
@@ -167,6 +168,26 @@ def test_passes_hold_out_every_kth_example(halves, tmp_path, capsys):
     assert re.search(r"^[0-9.]+ +[0-9.a-z]+ +\d+ .* h$", err, re.M)
     assert "(1000 rows x 250 features, 3 passes, 142 held out per pass)" in out
     assert "passes used = 3" in err and re.search(r"^average loss = [0-9.]+ h$", err, re.M)
+
+
+def test_holdout_after_holds_out_the_rest_of_each_pass(halves, tmp_path, capsys):
+    """--holdout-after 900 (VW's --holdout_after) holds out the rows after the 900th
+    of each pass, whatever the chunks: the model and the holdout losses the eager
+    ones; given with --holdout-period, or without --passes, one line names the fix."""
+    d, _, _ = halves
+    model = tmp_path / "m.npz"
+    status, out, _ = run(capsys, "train", d / "a.svm", "--passes", 3, "--holdout-after", 900,
+                         "--early-terminate", 5, "-f", model, "--chunk-rows", 128, "--schedule", "invsqrt")
+    X, y = load_libsvm(d / "a.svm")
+    models, losses = holdout_reference(X, y, 3, None, after=900, schedule="invsqrt")
+    assert status == 0 and load_model(model).coef_.tobytes() == models[-1][0].tobytes()
+    shown = re.search(r"each pass: ([^;]*);", out).group(1).split(", ")
+    assert [float(v) for v in shown] == pytest.approx(losses, abs=1e-6)
+    assert "3 passes, 100 held out per pass" in out
+    for options, message in ((["--passes", 2, "--holdout-period", 5], "give one of them"),
+                             ([], "give --passes N"), (["--passes", 2, "--holdout-after", 0], "at least 1")):
+        status, _, err = run(capsys, "train", d / "a.svm", "--holdout-after", 900, *options)
+        assert status == 1 and message in err and "Traceback" not in err
 
 
 def test_early_termination_keeps_the_best_pass(tmp_path, capsys):
