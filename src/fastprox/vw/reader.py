@@ -5,13 +5,11 @@ from array import array
 
 from .._numpy import np
 from .._libsvm import Error
-from .._vw import MAX_ORDER, VWError, VWParser
+from .._vw import MAX_BITS, MAX_ORDER, VWError, VWParser
 from ..libsvm.reader import BLOCK_BYTES, MAX_LINE_BYTES, Chunk, Reader, INT32_MAX, positive_int
 
 #: VW's default -b.
 DEFAULT_BITS = 18
-#: The largest --hash-bits of VW text (the column's bits; VW's -b stops near there too).
-MAX_BITS = 40
 
 
 def interaction_terms(quadratic=(), cubic=(), interactions=(), groups=False):
