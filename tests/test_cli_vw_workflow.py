@@ -127,13 +127,14 @@ def test_bad_initial_models_give_one_line(halves, tmp_path, capsys):
     assert status == 1 and "-i continues a model on data" in err
 
 
-def holdout_reference(X, y, passes, period, **params):
+def holdout_reference(X, y, passes, period, after=None, **params):
     """The eager holdout: per pass, the estimator steps over every row but the
-    period-th ones (1-based), each of which is scored by the model of its moment;
-    the models after each pass and each pass's mean holdout log loss."""
+    period-th ones (1-based; with ``after``, those after the first ``after``), each
+    of which is scored by the model of its moment; the models after each pass and
+    each pass's mean holdout log loss."""
     est = ProxClassifier(**params)
     models, losses = [], []
-    held = [i for i in range(X.shape[0]) if (i + 1) % period == 0]
+    held = [i for i in range(X.shape[0]) if ((i + 1) % period == 0 if after is None else i + 1 > after)]
     for _ in range(passes):
         total, start = 0.0, 0
         for i in held + [X.shape[0]]:
@@ -169,6 +170,26 @@ def test_passes_hold_out_every_kth_example(halves, tmp_path, capsys):
     assert "passes used = 3" in err and re.search(r"^average loss = [0-9.]+ h$", err, re.M)
 
 
+def test_holdout_after_holds_out_the_rest_of_each_pass(halves, tmp_path, capsys):
+    """--holdout-after 900 (VW's --holdout_after) holds out the rows after the 900th
+    of each pass, whatever the chunks: the model and the holdout losses the eager
+    ones; given with --holdout-period, or without --passes, one line names the fix."""
+    d, _, _ = halves
+    model = tmp_path / "m.npz"
+    status, out, _ = run(capsys, "train", d / "a.svm", "--passes", 3, "--holdout-after", 900,
+                         "--early-terminate", 5, "-f", model, "--chunk-rows", 128, "--schedule", "invsqrt")
+    X, y = load_libsvm(d / "a.svm")
+    models, losses = holdout_reference(X, y, 3, None, after=900, schedule="invsqrt")
+    assert status == 0 and load_model(model).coef_.tobytes() == models[-1][0].tobytes()
+    shown = re.search(r"each pass: ([^;]*);", out).group(1).split(", ")
+    assert [float(v) for v in shown] == pytest.approx(losses, abs=1e-6)
+    assert "3 passes, 100 held out per pass" in out
+    for options, message in ((["--passes", 2, "--holdout-period", 5], "give one of them"),
+                             ([], "give --passes N"), (["--passes", 2, "--holdout-after", 0], "at least 1")):
+        status, _, err = run(capsys, "train", d / "a.svm", "--holdout-after", 900, *options)
+        assert status == 1 and message in err and "Traceback" not in err
+
+
 def test_early_termination_keeps_the_best_pass(tmp_path, capsys):
     """Held-out rows whose labels contradict the rest: the holdout loss grows after
     the first pass, the run stops after --early-terminate 1 more, and the model
@@ -201,19 +222,19 @@ def test_holdout_off_trains_on_every_row(halves, tmp_path, capsys):
 
 
 def test_predictions_are_progressive_and_atomic(halves, tmp_path, capsys):
-    """-p writes each row's class as the model of the moment predicts it (before its
-    step: the estimator's decision on the rows before it), a line per row and pass;
-    a run that fails leaves no predictions file."""
+    """-p writes each row's raw score as VW's -p does (the margin of the model of the
+    moment, before its step: the estimator's decision on the rows before it,
+    exactly), a line per row and pass; a run that fails leaves no predictions file."""
     d, _, _ = halves
     out_path = tmp_path / "p.txt"
     status, out, _ = run(capsys, "train", d / "a.svm", "-p", out_path, "--schedule", "invsqrt", "--quiet")
     X, y = load_libsvm(d / "a.svm")
     est = ProxClassifier(schedule="invsqrt")
-    expected = [-1]         # the model of no step: margin 0, the negative class
+    expected = [0.0]        # the model of no step: margin 0
     for i in range(X.shape[0] - 1):
         est.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1, 1])
-        expected.append(int(est.predict(X[i + 1])[0]))
-    assert status == 0 and out_path.read_text().split() == [str(v) for v in expected]
+        expected.append(float(est.decision_function(X[i + 1])[0]))
+    assert status == 0 and [float(v) for v in out_path.read_text().split()] == expected
     status, _, _ = run(capsys, "train", d / "a.svm", "--passes", 2, "-p", out_path, "--quiet")
     assert status == 0 and len(out_path.read_text().splitlines()) == 2 * X.shape[0]
     bad = tmp_path / "bad.svm"
@@ -263,6 +284,18 @@ def test_readable_model_holds_every_nonzero_weight(halves, tmp_path, capsys, opt
     assert weights == expected and len(weights) < est.coef_.size
     assert intercepts == dict(zip(classes, est.intercept_.tolist()))
     assert text.read_text().startswith("Version fastprox")
+
+
+def test_readable_model_header_names_the_bits(halves, tmp_path, capsys):
+    """The header's ``bits:`` line is VW's -b: --hash-bits, VW text's bits (its -b,
+    recorded by the model), ``none`` for LIBSVM columns as given."""
+    d, _, _ = halves
+    vw, text = tmp_path / "d.vw", tmp_path / "r.txt"
+    vw.write_text("1 |a x y:2 |b z\n-1 'tag|a w |b z\n" * 20)
+    for source, options, bits in ((vw, [], "18"), (vw, ["--hash-bits", 12, "-q", "ab"], "12"),
+                                  (d / "a.svm", ["--hash-bits", 7], "7"), (d / "a.svm", [], "none")):
+        assert run(capsys, "train", source, "--readable-model", text, "--quiet", *options)[0] == 0
+        assert f"\nbits:{bits}\n" in text.read_text()
 
 
 def test_invert_hash_names_the_features_as_written(halves, tmp_path, capsys):

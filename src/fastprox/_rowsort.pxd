@@ -1,4 +1,5 @@
-"""A row's (index, value) pairs sorted by index in place, without allocation: what
+"""A row's (index, value) pairs sorted by index in place, without allocation (or its
+columns packed with their places into words, sorted, the values gathered after): what
 the readers that make canonical CSR rows (fastprox._hashing's buckets, fastprox._vw's
 hashed features) share before they merge the indices met twice."""
 
@@ -45,65 +46,76 @@ cdef inline void sort_pairs(long long* k, double* v, Py_ssize_t n) noexcept nogi
         sift_pair(k, v, 0, i)
 
 
-cdef inline void digit_pass(long long* k, double* v, long long* dk, double* dv, Py_ssize_t n,
+cdef inline void insertion_sort_words(unsigned long long* w, Py_ssize_t n) noexcept nogil:
+    """Sort the words w[:n] by insertion: for short or nearly sorted rows."""
+    cdef Py_ssize_t i, j
+    cdef unsigned long long word
+    for i in range(1, n):
+        word = w[i]
+        j = i - 1
+        while j >= 0 and w[j] > word:
+            w[j + 1] = w[j]
+            j -= 1
+        w[j + 1] = word
+
+
+cdef inline void digit_pass(unsigned long long* w, unsigned long long* d, Py_ssize_t n,
                             int shift, int width) noexcept nogil:
-    """The pairs (k, v) into (dk, dv), stably ordered by the ``width`` bits (at most 12)
-    of their keys at ``shift``."""
+    """The words w[:n] into d, stably ordered by the ``width`` bits (at most 12) at ``shift``."""
     cdef Py_ssize_t count[4096]
     cdef Py_ssize_t i, total = 0, c, digits = <Py_ssize_t>1 << width, digit_mask = digits - 1
     for i in range(digits):
         count[i] = 0
     for i in range(n):
-        count[(k[i] >> shift) & digit_mask] += 1
+        count[(w[i] >> shift) & digit_mask] += 1
     for i in range(digits):
         c = count[i]
         count[i] = total
         total += c
     for i in range(n):
-        c = (k[i] >> shift) & digit_mask
-        dk[count[c]] = k[i]
-        dv[count[c]] = v[i]
+        c = (w[i] >> shift) & digit_mask
+        d[count[c]] = w[i]
         count[c] += 1
 
 
-cdef inline void radix_sort_pairs(long long* k, double* v, long long* tk, double* tv,
-                                  Py_ssize_t n) noexcept nogil:
-    """Sort the pairs (k, v) by k (keys >= 0) through the scratch (tk, tv) of n pairs:
-    the long rows of crossed namespaces, whose keys are hashes, which insertion sort
-    would take in quadratic time and heap sort with a mispredicted branch per
-    comparison. Up to 2048 pairs: keys of at most 24 bits with at most 4 pairs per
-    bucket of half their bits take two passes of half the bits each (no insertion
-    sort, whose moves cost more than the second pass); else one pass on
-    the keys' top bits (found from their bits; twice as many buckets as pairs, 128 to
-    4096), then insertion sort, which finds each key at or next to its place; beyond,
-    8 bits at a time from the least significant. Short rows go to `sort_pairs`."""
+cdef inline void sort_packed(unsigned long long* w, unsigned long long* t, Py_ssize_t n,
+                             int low) noexcept nogil:
+    """Sort the words w[:n] through the scratch t[:n], each a key in its bits from ``low``
+    up and its pair's position in the row below (so that the order of equal keys is the
+    pairs': a stable sort of pairs moving one word each, their values gathered after):
+    the rows of crossed namespaces, whose keys are hashes. Up to 32 words by insertion;
+    up to 2048 with keys of at most 24 bits and at most 4 words per bucket of half
+    their bits, two passes of half the bits each; else up to 2048, one pass on the
+    keys' top bits (twice as many buckets as words, 128 to 4096) then insertion sort,
+    which finds each word at or next to its place; beyond, 8 bits at a time from the
+    key's least significant."""
     cdef Py_ssize_t i
-    cdef long long bits = 0
-    cdef int top = 0, width = 5, shift
+    cdef unsigned long long bits = 0
+    cdef int top = 0, width, shift
     if n <= 32:
-        sort_pairs(k, v, n)
+        insertion_sort_words(w, n)
         return
     for i in range(n):
-        bits |= k[i]
-    while top < 63 and (bits >> top) != 0:
+        bits |= w[i]
+    bits >>= low
+    while top < 64 - low and (bits >> top) != 0:
         top += 1
     width = (top + 1) // 2 if top > 1 else 1
     if n <= 2048 and top <= 24 and (<Py_ssize_t>1 << width) <= 4 * n:
-        # two passes of half the bits each: sorted (stably) and back in (k, v), no insertion sort
-        digit_pass(k, v, tk, tv, n, 0, width)
-        digit_pass(tk, tv, k, v, n, width, width)
+        digit_pass(w, t, n, low, width)
+        digit_pass(t, w, n, low + width, width)
         return
     if n <= 2048:
         width = 5
         while width < 12 and (<Py_ssize_t>1 << width) < 2 * n:
             width += 1
         width = min(width, top) if top > 0 else 1
-        digit_pass(k, v, tk, tv, n, top - width, width)
+        digit_pass(w, t, n, low + top - width, width)
+        insertion_sort_words(t, n)
         for i in range(n):
-            k[i], v[i] = tk[i], tv[i]
-        insertion_sort_pairs(k, v, n)
+            w[i] = t[i]
         return
-    for shift in range(0, top, 8):
-        digit_pass(k, v, tk, tv, n, shift, 8)
+    for shift in range(low, low + top, 8):
+        digit_pass(w, t, n, shift, 8)
         for i in range(n):
-            k[i], v[i] = tk[i], tv[i]
+            w[i] = t[i]

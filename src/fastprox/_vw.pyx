@@ -37,7 +37,7 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free
 from libc.string cimport memchr, memcpy
 from fastprox._text cimport *
-from fastprox._rowsort cimport radix_sort_pairs
+from fastprox._rowsort cimport sort_packed
 from fastprox._libsvm cimport Parser
 
 import array as pyarray
@@ -49,8 +49,12 @@ cdef enum:
     FNV_PRIME = 16777619        # VW's prime of its interactions' hashing (constant.h)
 cdef enum:
     ORDER = 8                   # the most namespaces an interaction crosses
+cdef enum:
+    BITS = 40                   # the most bits of a column (a row's pairs sort as column << (64 - bits) | place)
 #: The most namespaces an interaction crosses.
 MAX_ORDER = ORDER
+#: The most bits of a column (VW's -b; a row's pairs up to 2^(64 - bits)).
+MAX_BITS = BITS
 
 # Error codes; fastprox.vw.reader turns each into a message. They follow the LIBSVM
 # parser's (fastprox._libsvm.Error), whose feed records a line too long (ERR_LONG_LINE).
@@ -175,6 +179,55 @@ cdef inline bint ensure(void **block, Py_ssize_t *capacity, Py_ssize_t need, siz
     return True
 
 
+cdef Py_ssize_t cross_term(int order, const Py_ssize_t *start, const Py_ssize_t *count, const bint *same,
+                           const uint64_t *sh, const double *sv, uint64_t mask, long long offset,
+                           long long *keys, double *vals, Py_ssize_t at, int64_t *places) noexcept nogil:
+    """Append one interaction's pairs to (keys, vals) from ``at``; return the new end.
+    Its k-th factor's features are (sh, sv)[start[k]:start[k] + count[k]] (hash, value), in
+    order; ``same[k]``: the k-th factor is the one before again. VW's generic
+    interaction: an odometer over the factors' features, each index starting from the
+    one before in a repeated factor (unordered tuples, diagonal included), the hash
+    ``FNV_PRIME * (h ^ next)`` down the prefix, then ``^`` the last feature's
+    (interactions_predict.h); a pair's key ``offset + (hash & mask)``, its value the
+    product. With ``places``, each pair's features' places in (sh, sv), ORDER per pair
+    (pair i's at ``places[ORDER * i]``). VW text's namespaces (`VWParser`) and LIBSVM's
+    groups (`cross_groups`) cross here."""
+    cdef int last = order - 1, k
+    cdef Py_ssize_t idx[ORDER]
+    cdef uint64_t prefix[ORDER]         # the hash of the positions before k
+    cdef double product[ORDER]          # their values' product
+    cdef uint64_t h
+    cdef Py_ssize_t j, first, n_last
+    for k in range(order):
+        if count[k] == 0:
+            return at
+    k, idx[0] = 0, 0
+    while True:
+        while k < last:                 # down: the prefix's hash and value
+            h = sh[start[k] + idx[k]]
+            prefix[k + 1] = <uint64_t>FNV_PRIME * (h if k == 0 else prefix[k] ^ h)
+            product[k + 1] = sv[start[k] + idx[k]] * (1.0 if k == 0 else product[k])
+            idx[k + 1] = idx[k] if same[k + 1] else 0
+            k += 1
+        first, n_last, h = start[last], count[last], prefix[last]
+        for j in range(idx[last], n_last):
+            keys[at] = offset + <long long>((h ^ sh[first + j]) & mask)
+            vals[at] = product[last] * sv[first + j]
+            if places != NULL:
+                for k in range(last):
+                    places[ORDER * at + k] = start[k] + idx[k]
+                places[ORDER * at + last] = first + j
+            at += 1
+        k = last - 1                    # up: the next prefix
+        while k >= 0:
+            idx[k] += 1
+            if idx[k] < count[k]:
+                break
+            k -= 1
+        if k < 0:
+            return at
+
+
 cdef class VWParser(Parser):
     """Rows parsed from successive buffers of VW text, hashed into ``2**bits`` columns
     with the ``interactions`` given (sequences of 2 to 8 namespace bytes): a
@@ -209,20 +262,23 @@ cdef class VWParser(Parser):
     cdef int64_t *spans
     cdef int64_t *crosses
     cdef int64_t *so                        # a grouped feature's place in its row
+    cdef int64_t *places                    # with names: each crossed pair's features' places (cross_term)
     cdef Py_ssize_t n_spans, span_capacity, n_crosses, cross_capacity, row_span
     cdef object names
     cdef readonly uint64_t mask
+    cdef int low                            # the bits below a sorted word's column: its pair's place
     cdef readonly bint any_tag, any_weight
     cdef bint need_label
 
     def __cinit__(self, bint want_qid, bint allow_nonfinite, Py_ssize_t max_line, int bits, interactions=(),
                   names=None, bint need_label=True):
         cdef int i
-        if not 1 <= bits <= 62:
-            raise ValueError(f"bits={bits} must be in [1, 62]")
+        if not 1 <= bits <= MAX_BITS:
+            raise ValueError(f"bits={bits} must be in [1, {MAX_BITS}]")
         if len(interactions) > 64:
             raise ValueError(f"at most 64 interactions, not {len(interactions)}")
         self.mask = (<uint64_t>1 << bits) - 1
+        self.low = 64 - bits
         self.min_index = 0
         self.max_index = <int64_t>self.mask
         self.names = names
@@ -253,6 +309,7 @@ cdef class VWParser(Parser):
         free(self.spans)
         free(self.crosses)
         free(self.so)
+        free(self.places)
 
     cdef bint reserve_rows(self, Py_ssize_t n) noexcept nogil:
         """The LIBSVM parser's rows, and as many importance weights."""
@@ -278,6 +335,8 @@ cdef class VWParser(Parser):
         if cap > self.k_capacity:
             if not (grow(<void **>&self.keys, cap * sizeof(long long))
                     and grow(<void **>&self.vals, cap * sizeof(double))):
+                return False
+            if self.names is not None and not grow(<void **>&self.places, cap * ORDER * sizeof(int64_t)):
                 return False
             self.k_capacity = cap
         return True
@@ -314,59 +373,28 @@ cdef class VWParser(Parser):
         return True
 
     cdef Py_ssize_t cross(self, int term, Py_ssize_t at, bint named) noexcept nogil:
-        """Append interaction ``term``'s pairs to the row's from ``at``; return the new end
-        (-1: out of memory). VW's generic interaction: an odometer over the features of
-        its namespaces, each index starting from the one before in a repeated namespace
-        (unordered tuples, diagonal included), the hash ``FNV_PRIME * (h ^ next)`` down
-        the prefix, then ``^`` the last feature's (interactions_predict.h)."""
-        cdef int order = self.terms[term][0], last = order - 1, k
+        """Append interaction ``term``'s pairs to the row's from ``at`` (`cross_term` over the
+        features grouped by namespace); return the new end (-1: out of memory)."""
+        cdef int order = self.terms[term][0], k
         cdef Py_ssize_t start[ORDER]
         cdef Py_ssize_t count[ORDER]
-        cdef Py_ssize_t idx[ORDER]
         cdef Py_ssize_t features[ORDER]
         cdef bint same[ORDER]
-        cdef uint64_t prefix[ORDER]         # the hash of the positions before k
-        cdef double product[ORDER]          # their values' product
-        cdef uint64_t m = self.mask, h
-        cdef long long *keys = self.keys
-        cdef double *vals = self.vals
-        cdef uint64_t *sh = self.sh
-        cdef double *sv = self.sv
-        cdef Py_ssize_t j, first, n_last
+        cdef Py_ssize_t p, end
         cdef unsigned char c
         for k in range(order):
             c = self.terms[term][k + 1]
             start[k], count[k] = self.ns_start[c], self.ns_count[c]
             same[k] = k > 0 and c == self.terms[term][k]
-            if count[k] == 0:
-                return at
-        k, idx[0] = 0, 0
-        while True:
-            while k < last:                 # down: the prefix's hash and value
-                h = sh[start[k] + idx[k]]
-                prefix[k + 1] = <uint64_t>FNV_PRIME * (h if k == 0 else prefix[k] ^ h)
-                product[k + 1] = sv[start[k] + idx[k]] * (1.0 if k == 0 else product[k])
-                idx[k + 1] = idx[k] if same[k + 1] else 0
-                k += 1
-            first, n_last, h = start[last], count[last], prefix[last]
-            for j in range(idx[last], n_last):
-                keys[at] = <long long>((h ^ sh[first + j]) & m)
-                vals[at] = product[last] * sv[first + j]
-                if named:
-                    for k in range(last):
-                        features[k] = self.so[start[k] + idx[k]]
-                    features[last] = self.so[first + j]
-                    if not self.add_cross(features, order, keys[at]):
-                        return -1
-                at += 1
-            k = last - 1                    # up: the next prefix
-            while k >= 0:
-                idx[k] += 1
-                if idx[k] < count[k]:
-                    break
-                k -= 1
-            if k < 0:
-                return at
+        end = cross_term(order, start, count, same, self.sh, self.sv, self.mask, 0, self.keys, self.vals, at,
+                         self.places if named else NULL)
+        if named:
+            for p in range(at, end):
+                for k in range(order):
+                    features[k] = self.so[self.places[ORDER * p + k]]
+                if not self.add_cross(features, order, self.keys[p]):
+                    return -1
+        return end
 
     cdef int parse_line(self, const char *base, const char *p, const char *e, const char *end,
                         int64_t lo, int64_t hi, int64_t offset) noexcept nogil:
@@ -504,7 +532,9 @@ cdef class VWParser(Parser):
         return VW_OK
 
     cdef bint emit(self) noexcept nogil:
-        """The row's features and their interactions, masked, sorted, merged, appended."""
+        """The row's features and their interactions, masked, sorted, merged, appended.
+        The pairs sort as words ``column << low | place`` (fastprox._rowsort.sort_packed),
+        so a row holds at most 2^low pairs (2^24 at 40 bits; beyond, out of memory)."""
         cdef Py_ssize_t i, n = self.nf, total = self.nf, at
         cdef bint room
         cdef unsigned char c
@@ -519,7 +549,8 @@ cdef class VWParser(Parser):
         cdef int64_t *indices
         cdef double *data
         cdef Py_ssize_t out
-        cdef long long last
+        cdef unsigned long long word, last, place = (<unsigned long long>1 << self.low) - 1
+        cdef unsigned long long *words
         if self.n_terms:
             # the features grouped by namespace, in order within each (VW's feature spaces)
             for i in range(n):
@@ -551,7 +582,7 @@ cdef class VWParser(Parser):
                         size = size * (self.ns_count[c] + i) / (i + 1)
                     k += run
                 total += <Py_ssize_t>min(size + 0.5, MAX_PAIRS)
-        room = total < MAX_PAIRS and self.reserve_row(total, total) and self.reserve_nnz(total)
+        room = total < MAX_PAIRS and <unsigned long long>total <= place and self.reserve_row(total, total) and self.reserve_nnz(total)
         # (the buffers in locals: the compiler need not reload them after each store)
         keys, vals, sh, sv = self.keys, self.vals, self.sh, self.sv
         at = -1
@@ -567,14 +598,19 @@ cdef class VWParser(Parser):
             self.ns_count[self.fn[i]] = 0
         if at < 0:
             return False
-        radix_sort_pairs(keys, vals, <long long *>sh, sv, at)
-        indices, data, out, last = self.indices + self.nnz, self.data + self.nnz, 0, -1
+        words = <unsigned long long *>keys
         for i in range(at):
-            if keys[i] == last:
-                data[out - 1] += vals[i]
+            words[i] = <unsigned long long>keys[i] << self.low | <unsigned long long>i
+        sort_packed(words, <unsigned long long *>sh, at, self.low)
+        indices, data, out, last = self.indices + self.nnz, self.data + self.nnz, 0, m + 1   # (no column)
+        for i in range(at):
+            word = words[i]
+            if word >> self.low == last:
+                data[out - 1] += vals[word & place]
             else:
-                last = indices[out] = keys[i]
-                data[out] = vals[i]
+                last = word >> self.low
+                indices[out] = <int64_t>last
+                data[out] = vals[word & place]
                 out += 1
         self.nnz += out
         return True
@@ -630,3 +666,136 @@ cdef class VWParser(Parser):
         data, indices, indptr, labels, _ = Parser.take(self, 0, wide)
         return data, indices, indptr, labels, weights, tags
 
+
+
+def cross_groups(const double[::1] data, const int64_t[::1] indices, const int64_t[::1] indptr,
+                 const int64_t[::1] slot, terms, int bits, int64_t n):
+    """A chunk's LIBSVM rows with their groups' interactions (fastprox.stream.groups):
+    ``(data, indices, indptr)``, int64 canonical CSR of ``n + len(terms) * 2**bits``
+    columns.
+
+    Parameters
+    ----------
+    data, indices, indptr : arrays
+        The rows (int64 indices: columns < n).
+    slot : int64 array
+        Each of the n features' group as an index among the groups the terms name
+        (-1 for a group none names).
+    terms : list of tuple of int
+        The interactions, each the slots of its groups (2 to 8, a repeated one
+        adjacent).
+    bits : int
+        The bits of a term's block of columns.
+    n : int
+        The features' columns, before the blocks.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Each row: its own entries, then each term's tuples in VW's order (`cross_term`:
+        the hash chain over the zero-based columns, term k's key
+        ``n + k * 2**bits + (hash & (2**bits - 1))``), sorted by column stably, the
+        values of a column met twice summed in that order.
+    """
+    import numpy as np
+    cdef Py_ssize_t rows = indptr.shape[0] - 1, n_slots = np.asarray(slot).max(initial=-1) + 1, n_terms = len(terms)
+    cdef Py_ssize_t r, i, a, b, m, at, total = 0, longest = 0, out = 0, s, c
+    cdef int t, k, order, run, low
+    cdef double size, pairs
+    cdef uint64_t mask = (<uint64_t>1 << bits) - 1, word, last, place
+    cdef int64_t width = n + (<int64_t>n_terms << bits)
+    if n_terms > 64 or any(not 2 <= len(term) <= ORDER for term in terms):
+        raise ValueError(f"at most 64 interactions of 2 to {MAX_ORDER} groups each")
+    cdef Py_ssize_t[:, ::1] term_slots = np.zeros((max(n_terms, 1), ORDER + 1), dtype=np.intp)
+    for t, term in enumerate(terms):
+        term_slots[t, 0] = len(term)
+        for k, c in enumerate(term):
+            term_slots[t, k + 1] = c
+    cdef Py_ssize_t[::1] counts = np.zeros(max(n_slots, 1), dtype=np.intp)
+    cdef Py_ssize_t[::1] starts = np.zeros(max(n_slots, 1), dtype=np.intp)
+    cdef Py_ssize_t start[ORDER]
+    cdef Py_ssize_t count[ORDER]
+    cdef bint same[ORDER]
+    # the rows' pairs before merging, to size the output and the scratch
+    for r in range(rows):
+        a, b = indptr[r], indptr[r + 1]
+        for i in range(a, b):
+            if slot[indices[i]] >= 0:
+                counts[slot[indices[i]]] += 1
+        pairs = b - a
+        for t in range(n_terms):       # unordered tuples: C(n + r - 1, r) per run of r
+            size, k, order = 1.0, 1, term_slots[t, 0]
+            while k <= order:
+                c, run = term_slots[t, k], 1
+                while k + run <= order and term_slots[t, k + run] == c:
+                    run += 1
+                for i in range(run):
+                    size = size * (counts[c] + i) / (i + 1)
+                k += run
+            pairs += <double><Py_ssize_t>(size + 0.5)
+        for i in range(a, b):
+            if slot[indices[i]] >= 0:
+                counts[slot[indices[i]]] = 0
+        if pairs > MAX_PAIRS:
+            raise MemoryError(f"row {r + 1} crosses into {pairs:.0f} pairs")
+        total += <Py_ssize_t>pairs
+        longest = max(longest, <Py_ssize_t>pairs)
+    low = 63                            # the bits below a sorted word's column: its pair's place
+    while low > 0 and (<uint64_t>width >> (64 - low)) != 0:
+        low -= 1
+    if longest > 0 and (<uint64_t>(longest - 1) >> low) != 0:
+        raise MemoryError(f"a row of {longest} pairs over {width} columns: too many to sort")
+    place = (<uint64_t>1 << low) - 1
+    cdef double[::1] out_data = np.empty(total, dtype=np.float64)
+    cdef int64_t[::1] out_indices = np.empty(total, dtype=np.int64)
+    cdef int64_t[::1] out_indptr = np.zeros(rows + 1, dtype=np.int64)
+    cdef long long[::1] keys = np.empty(max(longest, 1), dtype=np.longlong)
+    cdef uint64_t[::1] scratch = np.empty(max(longest, 1), dtype=np.uint64)
+    cdef double[::1] vals = np.empty(max(longest, 1), dtype=np.float64)
+    cdef uint64_t[::1] sh = np.empty(max(indices.shape[0], 1), dtype=np.uint64)
+    cdef double[::1] sv = np.empty(max(indices.shape[0], 1), dtype=np.float64)
+    with nogil:
+        for r in range(rows):
+            a, b = indptr[r], indptr[r + 1]
+            m = b - a
+            for i in range(a, b):      # the row's own entries, and its features grouped by slot
+                keys[i - a], vals[i - a] = indices[i], data[i]
+                if slot[indices[i]] >= 0:
+                    counts[slot[indices[i]]] += 1
+            at = 0
+            for s in range(n_slots):
+                starts[s] = at
+                at += counts[s]
+            for i in range(a, b):
+                s = slot[indices[i]]
+                if s >= 0:
+                    sh[starts[s]], sv[starts[s]] = <uint64_t>indices[i], data[i]
+                    starts[s] += 1
+            for s in range(n_slots):
+                starts[s] -= counts[s]
+            at = m
+            for t in range(n_terms):
+                order = term_slots[t, 0]
+                for k in range(order):
+                    c = term_slots[t, k + 1]
+                    start[k], count[k] = starts[c], counts[c]
+                    same[k] = k > 0 and c == term_slots[t, k]
+                at = cross_term(order, start, count, same, &sh[0], &sv[0], mask, n + (<long long>t << bits),
+                                &keys[0], &vals[0], at, NULL)
+            for s in range(n_slots):
+                counts[s] = 0
+            for i in range(at):
+                keys[i] = <long long>(<uint64_t>keys[i] << low | <uint64_t>i)
+            sort_packed(<unsigned long long *>&keys[0], <unsigned long long *>&scratch[0], at, low)
+            last = <uint64_t>width       # (no column)
+            for i in range(at):
+                word = <uint64_t>keys[i]
+                if word >> low == last:
+                    out_data[out - 1] += vals[word & place]
+                else:
+                    last = word >> low
+                    out_indices[out] = <int64_t>last
+                    out_data[out] = vals[word & place]
+                    out += 1
+            out_indptr[r + 1] = out
+    return np.asarray(out_data)[:out], np.asarray(out_indices)[:out], np.asarray(out_indptr)

@@ -1,6 +1,6 @@
 """Vowpal Wabbit's training workflow in `fastprox train`: continuing a saved model
 (``-i``), several passes with a holdout (``--passes``, ``--holdout-off``,
-``--holdout-period``, ``--early-terminate``), the model as text
+``--holdout-period``, ``--holdout-after``, ``--early-terminate``), the model as text
 (``--readable-model``, ``--invert-hash``), the predictions made while training
 (``-p``) and the table's interval (``-P``).
 
@@ -40,6 +40,9 @@ def add_workflow_options(parser):
     parser.add_argument("--holdout-period", type=int, metavar="K",
                         help=f"with --passes: hold out the K-th, 2K-th, ... example of each pass "
                              f"(default: {HOLDOUT_PERIOD})")
+    parser.add_argument("--holdout-after", type=int, metavar="N",
+                        help="with --passes: hold out the examples after the first N of each pass "
+                             "instead of every K-th (VW's --holdout_after; default: off)")
     parser.add_argument("--early-terminate", type=int, metavar="K",
                         help=f"with --passes: stop once the holdout loss has not improved for K passes; "
                              f"the model is then the best pass's (default: {EARLY_TERMINATE})")
@@ -51,7 +54,9 @@ def add_workflow_options(parser):
                              "NAME:COLUMN:WEIGHT (default: not written)")
     parser.add_argument("-p", "--predictions", metavar="FILE",
                         help="write each example's prediction made before learning from it, a line "
-                             "per example and pass (default: not written)")
+                             "per example and pass, as VW's -p: a binary classifier's raw score (the "
+                             "margin, positive for the larger class), a regressor's value, a "
+                             "multiclass model's class, then the example's tag (default: not written)")
     parser.add_argument("-P", "--progress", type=_interval, metavar="N",
                         help="the table's lines: an integer N every N examples, a number with a dot "
                              "multiplies the count of the last line (default: 2.0: 1, 2, 4, 8, ...)")
@@ -73,16 +78,20 @@ def _interval(text):
 
 def check_workflow(args):
     """Refuse workflow options out of range or given without what they act on."""
-    for name in ("holdout_period", "early_terminate"):
+    for name in ("holdout_period", "holdout_after", "early_terminate"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
-    holdout = ("holdout_off", "holdout_period", "early_terminate")
-    if args.holdout_off and (args.holdout_period or args.early_terminate):
-        raise ValueError("--holdout-off trains on every example: drop --holdout-period and --early-terminate")
+    holdout = ("holdout_off", "holdout_period", "holdout_after", "early_terminate")
+    if args.holdout_off and (args.holdout_period or args.holdout_after or args.early_terminate):
+        raise ValueError("--holdout-off trains on every example: drop --holdout-period, --holdout-after and "
+                         "--early-terminate")
+    if args.holdout_period and args.holdout_after:
+        raise ValueError("--holdout-after N holds out the examples after the first N of each pass, "
+                         "--holdout-period K every K-th: give one of them")
     if args.passes == 1 and any(getattr(args, name) not in (None, False) for name in holdout):
         raise ValueError("the holdout is for several passes: give --passes N (N >= 2), or drop "
-                         "--holdout-off, --holdout-period and --early-terminate")
+                         "--holdout-off, --holdout-period, --holdout-after and --early-terminate")
     if args.scheduler and any(getattr(args, name) for name in ("initial_model", "predictions", "invert_hash")):
         raise ValueError("-i, --predictions and --invert-hash train on this machine: drop --scheduler")
 
@@ -91,7 +100,8 @@ def holdout_of(args):
     """The run's `Holdout`, or None (one pass, or --holdout-off)."""
     if args.passes < 2 or args.holdout_off:
         return None
-    return Holdout(args.holdout_period or HOLDOUT_PERIOD, args.early_terminate or EARLY_TERMINATE)
+    return Holdout(args.holdout_period or HOLDOUT_PERIOD, args.early_terminate or EARLY_TERMINATE,
+                   args.holdout_after)
 
 
 def initial_model(args, estimator_options):

@@ -21,10 +21,8 @@ would cost 2^bits a row. A row's entries that share a column are summed, in the
 order: the row's own features, then each term's tuples in VW's order.
 """
 from .._numpy import np
+from .._vw import cross_groups
 from ..libsvm import Chunk
-
-#: VW's prime of its interactions' hashing.
-FNV_PRIME = 16777619
 
 
 class GroupCrossing:
@@ -43,6 +41,12 @@ class GroupCrossing:
                 raise ValueError(f"the interaction {','.join(map(str, term))} names group(s) "
                                  f"{','.join(map(str, missing))}, which no feature of --groups has; name "
                                  f"groups of the --groups file")
+        # the groups the terms name as slots 0, 1, ... (in order of their ids), -1 for the others
+        named = sorted({g for term in self.terms for g in term})
+        self.slot = np.full(self.n, -1, dtype=np.int64)
+        for s, g in enumerate(named):
+            self.slot[self.groups == g] = s
+        self.slot_terms = [tuple(named.index(g) for g in term) for term in self.terms]
 
     @property
     def width(self):
@@ -71,50 +75,10 @@ class GroupCrossing:
         return np.concatenate([np.asarray(weights, dtype=np.float64), np.ones(self.width - self.n)])
 
     def crossed(self, chunk):
-        """The chunk with its rows' interactions, ``width`` columns wide (canonical CSR)."""
-        indptr = np.asarray(chunk.indptr, dtype=np.int64)
-        indices = np.asarray(chunk.indices, dtype=np.int64)
-        data = np.asarray(chunk.data, dtype=np.float64)
-        rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
-        parts = [(rows, indices, data)]
-        for k, term in enumerate(self.terms):
-            r, h, v = self._term(term, rows, indices, data)
-            parts.append((r, self.n + (k << self.bits) + (h & np.uint64((1 << self.bits) - 1)).astype(np.int64), v))
-        r, c, v = (np.concatenate(column) for column in zip(*parts))
-        order = np.lexsort((c, r))          # stable: a shared column's entries summed in the order above
-        r, c, v = r[order], c[order], v[order]
-        first = np.ones(len(r), dtype=bool)
-        first[1:] = (r[1:] != r[:-1]) | (c[1:] != c[:-1])
-        starts = np.flatnonzero(first)
-        values = v[starts]                  # then the others added one by one, in order
-        np.add.at(values, np.cumsum(first)[~first] - 1, v[~first])
-        out_rows = r[starts]
-        new_indptr = np.zeros(len(indptr), dtype=np.int64)
-        np.cumsum(np.bincount(out_rows, minlength=len(indptr) - 1), out=new_indptr[1:])
-        itype = np.int64 if max(self.width, len(starts)) > 2**31 - 1 else np.int32
-        return Chunk(values, c[starts].astype(itype), new_indptr.astype(itype), chunk.y, chunk.qids, self.width)
-
-    def _term(self, term, rows, indices, data):
-        """(row, hash, value) of each tuple of ``term`` in the chunk, in VW's order."""
-        member = [np.flatnonzero(self.groups[indices] == g) for g in term]   # entries per group, CSR order
-        # a group's entries of a row: [lo, hi) in member[k] by the row's number
-        r0 = rows[member[0]]
-        tuples = member[0]                           # the entry of each tuple's last position
-        h = np.uint64(FNV_PRIME) * indices[member[0]].astype(np.uint64)
-        v = data[member[0]]
-        t_rows = r0
-        for k in range(1, len(term)):
-            entries, entry_rows = member[k], rows[member[k]]
-            lo = np.searchsorted(entry_rows, t_rows, "left")
-            hi = np.searchsorted(entry_rows, t_rows, "right")
-            if term[k] == term[k - 1]:               # a repeated group: from the place before on
-                lo = np.searchsorted(entries, tuples, "left")
-            counts = hi - lo
-            parent = np.repeat(np.arange(len(t_rows)), counts)
-            offsets = np.arange(len(parent)) - np.repeat(np.cumsum(counts) - counts, counts)
-            chosen = entries[np.repeat(lo, counts) + offsets]
-            c = indices[chosen].astype(np.uint64)
-            h = h[parent] ^ c if k == len(term) - 1 else np.uint64(FNV_PRIME) * (h[parent] ^ c)
-            v = v[parent] * data[chosen]
-            t_rows, tuples = t_rows[parent], chosen
-        return t_rows, h, v
+        """The chunk with its rows' interactions, ``width`` columns wide (canonical CSR;
+        fastprox._vw.cross_groups)."""
+        data, indices, indptr = cross_groups(
+            np.asarray(chunk.data, dtype=np.float64), np.asarray(chunk.indices, dtype=np.int64),
+            np.asarray(chunk.indptr, dtype=np.int64), self.slot, self.slot_terms, self.bits, self.n)
+        itype = np.int64 if max(self.width, len(data)) > 2**31 - 1 else np.int32
+        return Chunk(data, indices.astype(itype), indptr.astype(itype), chunk.y, chunk.qids, self.width)

@@ -5,7 +5,9 @@ every pass, the first included, and scored by the model of the moment instead
 (the loss it would have had, no step). At the end of each pass the pass's mean
 holdout loss is compared with the best so far: a pass that does not improve
 on it counts against the run, and after ``early_terminate`` such passes in a
-row (3 by default) the run stops.
+row (3 by default) the run stops. With ``after`` N (VW's ``--holdout_after``) the
+examples after the first N of each pass are held out instead (VW's
+``in_pass_counter > holdout_after``).
 
 The model kept is VW's: VW writes the model file at every pass that improved
 the holdout loss, and at the end of the run unless it stopped early
@@ -22,11 +24,12 @@ HOLDOUT_PERIOD, EARLY_TERMINATE = 10, 3
 
 
 class Holdout:
-    """Which rows a pass holds out (``period``), and the stopping rule over the
-    passes' holdout losses (``early_terminate`` passes without improvement)."""
+    """Which rows a pass holds out (every ``period``-th, or those after the first
+    ``after`` when given), and the stopping rule over the passes' holdout losses
+    (``early_terminate`` passes without improvement)."""
 
-    def __init__(self, period=HOLDOUT_PERIOD, early_terminate=EARLY_TERMINATE):
-        self.period, self.early_terminate = period, early_terminate
+    def __init__(self, period=HOLDOUT_PERIOD, early_terminate=EARLY_TERMINATE, after=None):
+        self.period, self.early_terminate, self.after = period, early_terminate, after
         self.best_loss, self.best_pass, self.best_learner = float("inf"), None, None
         self.no_win = 0
         self.losses = []            # each pass's mean holdout loss (None: no rows held out)
@@ -34,6 +37,8 @@ class Holdout:
 
     def rows(self, seen, n):
         """The rows of a chunk of ``n`` rows held out, ``seen`` rows of the pass before it."""
+        if self.after is not None:
+            return range(min(max(self.after - seen, 0), n), n)
         return range((-(seen + 1)) % self.period, n, self.period)
 
     def end_pass(self, number, total, rows, learner):

@@ -66,6 +66,8 @@ def readable_lines(est, options, names=None):
     if classes is not None:
         yield f"Min label:{format_label(classes[0])}\nMax label:{format_label(classes[-1])}\n"
     bits = est.params.get("hash_bits")
+    if bits is None and est.input is not None:     # (VW text's -b, or crossed groups' blocks)
+        bits = est.input["bits"]
     yield f"bits:{'none' if bits is None else bits}\nn_features:{learner.n_features}\n"
     if classes is not None:
         yield f"classes:{' '.join(map(format_label, classes))}\n"

@@ -244,13 +244,13 @@ class Trainer:
 
 
 def prediction_line(est, scores, tag=None):
-    """An example's line of progressive predictions (train --predictions): what
-    ``fastprox predict`` writes for it (the class, or the value: `fastprox._core.predictions`),
-    then its tag if the input has one, as VW's -p."""
-    if est.regression:
+    """An example's line of progressive predictions (train --predictions), as VW's -p
+    writes it: a binary classifier's raw score (the margin, positive for the larger
+    class: VW's prediction before any --link), a regressor's value, a multiclass
+    model's class; then its tag if the input has one. Floats are written exactly
+    (the shortest repr), where VW rounds to 6 decimals."""
+    if est.regression or len(scores) == 1:
         text = repr(scores[0])
-    elif len(scores) == 1:
-        text = format_label(est.classes[1] if scores[0] > 0 else est.classes[0])
     else:
         text = format_label(est.classes[max(range(len(scores)), key=scores.__getitem__)])
     return f"{text} {tag}\n" if tag is not None else text + "\n"

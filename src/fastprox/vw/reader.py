@@ -5,13 +5,16 @@ from array import array
 
 from .._numpy import np
 from .._libsvm import Error
-from .._vw import MAX_ORDER, VWError, VWParser
+from .._vw import MAX_BITS, MAX_ORDER, VWError, VWParser
 from ..libsvm.reader import BLOCK_BYTES, MAX_LINE_BYTES, Chunk, Reader, INT32_MAX, positive_int
 
 #: VW's default -b.
 DEFAULT_BITS = 18
-#: The largest --hash-bits of VW text (the column's bits; VW's -b stops near there too).
-MAX_BITS = 40
+#: The most entries a chunk should hold: past it (rows crossed into hundreds of
+#: pairs) the chunks' rows are halved while their number stays even (10,000 ->
+#: 5,000 -> 2,500 -> 1,250 -> 625): arrays of tens of MB would be fresh pages (page
+#: faults) at every chunk, where these are reused.
+CHUNK_ENTRIES = 1 << 19
 
 
 def interaction_terms(quadratic=(), cubic=(), interactions=(), groups=False):
@@ -122,6 +125,10 @@ class VWReader(Reader):
 
     def _take(self):
         self.preview, self.previewed = None, 0
+        rows, entries = self.parser.rows, self.parser.nnz
+        while entries > CHUNK_ENTRIES and self.chunk_rows % 2 == 0 and rows >= self.chunk_rows:
+            self.chunk_rows //= 2               # (the next chunks; CHUNK_ENTRIES)
+            entries //= 2
         data, indices, indptr, labels, weights, tags = self.parser.take(
             max(self.n_features, self.parser.nnz) > INT32_MAX)
         return VWChunk(data, indices, indptr, labels, self.n_features, weights, tags)
