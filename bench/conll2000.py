@@ -48,6 +48,8 @@ CONFIGS = [
      dict(loss="hinge", update="fobos", schedule="constant", eta0=0.1, alpha=1e-5, max_iter=5, average=8937)),
     ("CRF (log), fobos + constant, eta0 0.1, l2 3e-5, 5 passes, averaged from the second pass",
      dict(update="fobos", schedule="constant", eta0=0.1, alpha=3e-5, max_iter=5, average=8937)),
+    ("CRF (log), fobos + adagrad, eta0 0.3, l2 1e-4, 5 passes, averaged over the last pass",
+     dict(update="fobos", schedule="adagrad", max_iter=5, average=4 * 8936 + 1)),
 ]
 
 #: CRFsuite's settings: (name, algorithm, parameters, timed runs: "all" or 1).
@@ -100,6 +102,11 @@ def timed(train, runs, prepare=lambda: None):
 #: CRFsuite's L-BFGS run to its own stopping rule (--converged; about 550 s CPU here).
 CONVERGED = ("L-BFGS CRF, c1 0.1, c2 0.1, to convergence", "lbfgs", {"c1": 0.1, "c2": 0.1}, 1)
 
+#: That run's chunk F1 and CPU seconds as recorded (fcdc65e, `--converged`, the machine of
+#: bench/results/conll2000.md then), CRFsuite's best: without --converged the targets compare
+#: with it.
+RECORDED_CONVERGED = {"f1": 0.93859, "cpu": 503.94}
+
 
 def run_crfsuite(X, y, lengths, Xt, yt, lt, runs, converged=False):
     import pycrfsuite
@@ -142,7 +149,8 @@ def run_fastprox(X, y, lengths, Xt, yt, lt, runs):
 
 def report(rows, args, X, lengths, load):
     ap = next(r for r in rows if "averaged perceptron" in r["learner"])
-    best_crfsuite = max(r["f1"] for r in rows if r["learner"].startswith("CRFsuite"))
+    best_crfsuite = max([r["f1"] for r in rows if r["learner"].startswith("CRFsuite")]
+                        + ([] if args.converged else [RECORDED_CONVERGED["f1"]]))
     lines = ["# CoNLL-2000 chunking: SequenceTagger against CRFsuite", "",
              f"Produced by `python -m bench.conll2000 --runs {args.runs} --min-count {args.min_count}"
              f"{' --converged' if args.converged else ''}`.", "",
@@ -163,6 +171,10 @@ def report(rows, args, X, lengths, load):
         lines.append(f"| {r['learner']} | {r['cpu']:.2f} | {r['wall']:.2f} | {r['runs']} | "
                      f"{100 * r['accuracy']:.2f} | {100 * r['precision']:.2f} | {100 * r['recall']:.2f} | "
                      f"{100 * r['f1']:.2f} |")
+    if not args.converged:
+        lines += ["", f"CRFsuite's L-BFGS CRF to convergence (c1 = c2 = 0.1) was not rerun: its recorded F1 "
+                  f"{100 * RECORDED_CONVERGED['f1']:.3f} ({RECORDED_CONVERGED['cpu']:.2f} s CPU, `--converged` at "
+                  "fcdc65e) stands in the targets as CRFsuite's best."]
     lines += ["", "## Targets (issue 36)", "",
               "F1 to three decimals: the targets compare them unrounded. One chunk of test.txt's 23,852 moves "
               "F1 by about 0.004.", ""]
