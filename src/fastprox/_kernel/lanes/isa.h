@@ -358,12 +358,9 @@ static inline LANES_TARGET __m512d fastprox_avx512_soft(__m512d v, __m512d thr)
 #define V_BLEND(m, a, b) _mm512_mask_blend_pd((m), (b), (a))
 #define V_KEEP(m, a) _mm512_maskz_mov_pd((m), (a))
 #define V_SOFT fastprox_avx512_soft
-/* The four partial sums in one vector of four: a group's low half, then its high half
+/* The four partial sums in one vector of four, started and totalled as AVX2's (AVX
+   instructions, which every AVX-512 CPU has): a group's low half, then its high half
    (terms i + 4 .. i + 7, which follow the low half's in each partial) where it has any. */
-static inline LANES_TARGET __m256d fastprox_avx512_sum4_start(double start)
-{
-    return _mm256_set_pd(0.0, 0.0, 0.0, start);
-}
 static inline LANES_TARGET void fastprox_avx512_sum4_add(__m256d *q, __m512d v, long long k)
 {
     if (k < 8)
@@ -372,13 +369,8 @@ static inline LANES_TARGET void fastprox_avx512_sum4_add(__m256d *q, __m512d v, 
     if (k > 4)
         *q = _mm256_add_pd(*q, _mm512_extractf64x4_pd(v, 1));
 }
-static inline LANES_TARGET double fastprox_avx512_sum4_total(__m256d q)
-{
-    __m128d t = _mm_add_pd(_mm256_castpd256_pd128(q), _mm256_extractf128_pd(q, 1));
-    return _mm_cvtsd_f64(t) + _mm_cvtsd_f64(_mm_unpackhi_pd(t, t));
-}
 #define Q __m256d
-#define Q_START fastprox_avx512_sum4_start
+#define Q_START fastprox_avx2_sum4_start
 #define Q_ADD(q, i, v, k) fastprox_avx512_sum4_add((q), (v), (k))
-#define Q_TOTAL fastprox_avx512_sum4_total
+#define Q_TOTAL fastprox_avx2_sum4_total
 #endif
