@@ -21,6 +21,10 @@
        M_AND(m, n), M_ANY(m)           both; whether any lane is set
        V_BLEND(m, a, b), V_KEEP(m, a)  m ? a : b; m ? a : +0
        V_SOFT(v, thr)                  copysign(max0(|v| - thr), v), as `soft_threshold`
+       Q, Q_START(a)                   a row's sum in four partial sums (`fastprox_sum4`), a in the first
+       Q_ADD(q, i, v, k)               *q gets the first k lanes of v, the row's terms i .. i + k - 1, each
+                                       into partial (its term's index) mod 4 (the other lanes add nothing)
+       Q_TOTAL(q)                      (s0 + s2) + (s1 + s3), as `fastprox_sum4_total`
    LANES_TARGET is the set's target attribute (none for the baseline), LANES_ISA_NAME its name. */
 #undef LANES
 #undef LANES_TARGET
@@ -52,6 +56,10 @@
 #undef V_BLEND
 #undef V_KEEP
 #undef V_SOFT
+#undef Q
+#undef Q_START
+#undef Q_ADD
+#undef Q_TOTAL
 
 #if FASTPROX_LANES_ISA == FASTPROX_LANES_PORTABLE
 /* One lane of plain C: the code for CPUs without SSE2 and other architectures. */
@@ -86,6 +94,10 @@
 #define V_BLEND(m, a, b) ((m) ? (a) : (b))
 #define V_KEEP(m, a) ((m) ? (a) : 0.0)
 #define V_SOFT(v, thr) fastprox_soft((v), (thr))
+#define Q fastprox_sum4
+#define Q_START fastprox_sum4_start
+#define Q_ADD(q, i, v, k) fastprox_sum4_add((q), (i), (v))
+#define Q_TOTAL(q) fastprox_sum4_total(&(q))
 
 #elif FASTPROX_LANES_ISA == FASTPROX_LANES_SSE2
 /* Two lanes: _kernel/lanes/pairs.h's SSE2 operations (the baseline of x86-64). */
@@ -130,6 +142,32 @@ static inline void fastprox_sse2_scatter_pair(double *const *rows, int k, __m128
 #define V_BLEND fastprox_blend2
 #define V_KEEP _mm_and_pd
 #define V_SOFT fastprox_soft2
+/* Two pairs of partial sums, the one the next pair of terms joins first: each addition
+   swaps them, as the terms' pairs alternate between (s0, s1) and (s2, s3); the total's
+   (a + b) is the same sum whichever pair is first. */
+typedef struct fastprox_sse2_sum4 {
+    __m128d a, b;
+} fastprox_sse2_sum4;
+static inline fastprox_sse2_sum4 fastprox_sse2_sum4_start(double start)
+{
+    fastprox_sse2_sum4 q = {_mm_set_sd(start), _mm_setzero_pd()};
+    return q;
+}
+static inline void fastprox_sse2_sum4_add(fastprox_sse2_sum4 *q, __m128d v, long long k)
+{
+    __m128d a = _mm_add_pd(q->a, k < 2 ? _mm_move_sd(_mm_setzero_pd(), v) : v);
+    q->a = q->b;
+    q->b = a;
+}
+static inline double fastprox_sse2_sum4_total(fastprox_sse2_sum4 q)
+{
+    __m128d t = _mm_add_pd(q.a, q.b);
+    return _mm_cvtsd_f64(t) + _mm_cvtsd_f64(_mm_unpackhi_pd(t, t));
+}
+#define Q fastprox_sse2_sum4
+#define Q_START fastprox_sse2_sum4_start
+#define Q_ADD(q, i, v, k) fastprox_sse2_sum4_add((q), (v), (k))
+#define Q_TOTAL fastprox_sse2_sum4_total
 
 #elif FASTPROX_LANES_ISA == FASTPROX_LANES_AVX2
 /* Four lanes of AVX (chosen where the CPU has AVX2: every AVX CPU since 2013). */
@@ -207,6 +245,27 @@ static inline LANES_TARGET __m256d fastprox_avx2_soft(__m256d v, __m256d thr)
 #define V_BLEND(m, a, b) _mm256_blendv_pd((b), (a), (m))
 #define V_KEEP _mm256_and_pd
 #define V_SOFT fastprox_avx2_soft
+/* The four partial sums in one vector (a term's lane is its index mod 4). */
+static inline LANES_TARGET __m256d fastprox_avx2_sum4_start(double start)
+{
+    return _mm256_set_pd(0.0, 0.0, 0.0, start);
+}
+static inline LANES_TARGET void fastprox_avx2_sum4_add(__m256d *q, __m256d v, long long k)
+{
+    if (k < 4)
+        v = _mm256_and_pd(v, _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(k),
+                                                                     _mm256_set_epi64x(3, 2, 1, 0))));
+    *q = _mm256_add_pd(*q, v);
+}
+static inline LANES_TARGET double fastprox_avx2_sum4_total(__m256d q)
+{
+    __m128d t = _mm_add_pd(_mm256_castpd256_pd128(q), _mm256_extractf128_pd(q, 1));
+    return _mm_cvtsd_f64(t) + _mm_cvtsd_f64(_mm_unpackhi_pd(t, t));
+}
+#define Q __m256d
+#define Q_START fastprox_avx2_sum4_start
+#define Q_ADD(q, i, v, k) fastprox_avx2_sum4_add((q), (v), (k))
+#define Q_TOTAL fastprox_avx2_sum4_total
 
 #elif FASTPROX_LANES_ISA == FASTPROX_LANES_AVX512
 /* Eight lanes of AVX-512F, masks in mask registers. */
@@ -299,4 +358,19 @@ static inline LANES_TARGET __m512d fastprox_avx512_soft(__m512d v, __m512d thr)
 #define V_BLEND(m, a, b) _mm512_mask_blend_pd((m), (b), (a))
 #define V_KEEP(m, a) _mm512_maskz_mov_pd((m), (a))
 #define V_SOFT fastprox_avx512_soft
+/* The four partial sums in one vector of four, started and totalled as AVX2's (AVX
+   instructions, which every AVX-512 CPU has): a group's low half, then its high half
+   (terms i + 4 .. i + 7, which follow the low half's in each partial) where it has any. */
+static inline LANES_TARGET void fastprox_avx512_sum4_add(__m256d *q, __m512d v, long long k)
+{
+    if (k < 8)
+        v = _mm512_maskz_mov_pd((__mmask8)((1u << k) - 1), v);
+    *q = _mm256_add_pd(*q, _mm512_castpd512_pd256(v));
+    if (k > 4)
+        *q = _mm256_add_pd(*q, _mm512_extractf64x4_pd(v, 1));
+}
+#define Q __m256d
+#define Q_START fastprox_avx2_sum4_start
+#define Q_ADD(q, i, v, k) fastprox_avx512_sum4_add((q), (v), (k))
+#define Q_TOTAL fastprox_avx2_sum4_total
 #endif

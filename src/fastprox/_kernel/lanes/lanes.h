@@ -48,6 +48,34 @@ typedef struct fastprox_lanes {
                          double eta0);
 } fastprox_lanes;
 
+/* The single-output normalized rows' sums over a row (the margin, the invariant step's
+   step norm) in four partial sums, whatever the lanes: a row's term i joins partial i
+   mod 4 in the row's order, the sum's start (the intercept's term) partial 0, and the
+   total is (s0 + s2) + (s1 + s3). Four independent chains of additions, each a quarter
+   of the row long, where one chain waited on each addition before: the order every set
+   keeps (`_kernel/lanes/isa.h`'s Q_ADD, a vector of four or two of two) and the general
+   step takes through these functions (`_kernel/steps/step.pxd`'s `margins`,
+   `invariant_sigmas`), so that every path gives the same bits. */
+typedef struct fastprox_sum4 {
+    double s[4];
+} fastprox_sum4;
+
+static inline fastprox_sum4 fastprox_sum4_start(double start)
+{
+    fastprox_sum4 q = {{start, 0.0, 0.0, 0.0}};
+    return q;
+}
+
+static inline void fastprox_sum4_add(fastprox_sum4 *q, long long i, double term)
+{
+    q->s[i & 3] += term;
+}
+
+static inline double fastprox_sum4_total(const fastprox_sum4 *q)
+{
+    return (q->s[0] + q->s[2]) + (q->s[1] + q->s[3]);
+}
+
 /* The most lanes of any set: the padding a row's arrays need. */
 #define FASTPROX_LANES_MAX 8
 

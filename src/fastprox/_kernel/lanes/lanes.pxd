@@ -24,6 +24,11 @@ cdef extern from "_kernel/lanes/lanes.h" nogil:
                                  double* x_max) noexcept nogil
         void (*adagrad_step)(const lane_row_t* row, double q, double t, double alpha, double l1_share,
                              double delta, double eta0) noexcept nogil
+    ctypedef struct sum4_t "fastprox_sum4":
+        double s[4]
+    sum4_t sum4_start "fastprox_sum4_start"(double start)
+    void sum4_add "fastprox_sum4_add"(sum4_t* q, long long i, double term)
+    double sum4_total "fastprox_sum4_total"(const sum4_t* q)
     const int LANES_MAX "FASTPROX_LANES_MAX"
     const int LANES_COUNT "FASTPROX_LANES_COUNT"
     const lanes_t* lanes_at "fastprox_lanes_at"(int i)

@@ -6,7 +6,8 @@
    nothing reads). The entries of one row are distinct features (canonical rows), so the
    lanes of a group never share a state row but the dummy. Each pass performs, lane by
    lane, the general step's operations in its order (`_normalized`, `_adagrad`); the
-   row's sums (margin, N_t, step norm) add their terms one at a time in the row's order.
+   normalized rows' sums (margin, N_t, step norm) add their terms in four partial sums
+   (Q_ADD, `fastprox_sum4`), AdaGrad's margin one at a time in the row's order.
    The first pass keeps each entry's scale and weight in the row's memos, where the
    later ones read them (neither changes between the passes). Neighbouring fields go
    in and out of a row together (V_GATHER2, V_SCATTER2: (m, w), (t0, w), (G, eta),
@@ -70,11 +71,11 @@ LANES_SPECIAL V LANES_NAME(rescale)(V x, V w, V *m, V *share, int *moved)
    (`_normalized.normalized_catch_up`); then the rescale, scales and weights kept in the
    memos, and stored under l1; without a penalty the step stores (m, w) of every entry,
    so this pass stores nothing (a refused row's caller stores the memos:
-   `_rows.keep_scales`); the margin's terms w x added to *acc, N_t's shares to *norms,
-   and the largest |x| into *top. */
+   `_rows.keep_scales`); the margin's terms w x added to *acc's partial sums, N_t's
+   shares to *norms' partial sums, and the largest |x| into *top. */
 LANES_SPECIAL void LANES_NAME(normalized_margin_of)(const fastprox_lane_row *row, long long i, V x, long long k,
-                                                    const int penalized, double R, double alpha, double *acc,
-                                                    double *norms, V *top)
+                                                    const int penalized, double R, double alpha, Q *acc,
+                                                    Q *norms, V *top)
 {
     const int fields = penalized ? FASTPROX_NORM_ROW_FIELDS : FASTPROX_NORM_PLAIN_ROW_FIELDS;
     double *const *r = row->rows + i;
@@ -94,25 +95,26 @@ LANES_SPECIAL void LANES_NAME(normalized_margin_of)(const fastprox_lane_row *row
     }
     V_STORE(row->scale + i, m);
     V_STORE(row->weight + i, w);
-    *acc = LANES_NAME(sum)(*acc, V_MUL(w, x), k);
-    *norms = LANES_NAME(sum)(*norms, share, k);
+    Q_ADD(acc, i, V_MUL(w, x), k);
+    Q_ADD(norms, i, share, k);
     *top = V_MAX(V_ABS(x), *top);
 }
 
 LANES_SPECIAL double LANES_NAME(normalized_margin_in)(fastprox_lane_row row, const int penalized, double R,
                                                     double alpha, double acc, double *norms, double *x_max)
 {
-    double sum = *norms;
     V top = V_SET1(*x_max);
+    Q margin = Q_START(acc), sum = Q_START(*norms);
     long long i, n = row.n;
     for (i = 0; i + LANES <= n; i += LANES)
-        LANES_NAME(normalized_margin_of)(&row, i, V_LOAD(row.x + i), LANES, penalized, R, alpha, &acc, &sum, &top);
+        LANES_NAME(normalized_margin_of)(&row, i, V_LOAD(row.x + i), LANES, penalized, R, alpha, &margin, &sum,
+                                         &top);
     if (i < n)
-        LANES_NAME(normalized_margin_of)(&row, i, V_LOAD_TAIL(row.x + i, n - i), n - i, penalized, R, alpha, &acc,
-                                         &sum, &top);
-    *norms = sum;
+        LANES_NAME(normalized_margin_of)(&row, i, V_LOAD_TAIL(row.x + i, n - i), n - i, penalized, R, alpha,
+                                         &margin, &sum, &top);
+    *norms = Q_TOTAL(sum);
     *x_max = LANES_NAME(max)(top);
-    return acc;
+    return Q_TOTAL(margin);
 }
 
 /* A group's G += g^2, g = q x, and its step factors eta0 / (m sqrt(G)), 0 where G is
@@ -151,27 +153,27 @@ LANES_SPECIAL void LANES_NAME(normalized_step_of)(double *const *r, V x, V facto
 
 /* The invariant step's second pass, for a group: its G and factors
    (`normalized_factors_of`), the factors kept in the memo; adds the terms factor r x^2
-   of the row's step norm to *step_norm. */
+   of the row's step norm to *step_norm's partial sums. */
 LANES_SPECIAL void LANES_NAME(normalized_factors_group)(const fastprox_lane_row *row, long long i, V x, long long k,
                                                         const int penalized, double q, double rate, double eta0,
-                                                        double *step_norm)
+                                                        Q *step_norm)
 {
     V factor = LANES_NAME(normalized_factors_of)(row->rows + i, x, V_LOAD(row->scale + i), penalized, q, eta0);
     V_STORE(row->factor + i, factor);
-    *step_norm = LANES_NAME(sum)(*step_norm, V_MUL(V_MUL(V_MUL(factor, V_SET1(rate)), x), x), k);
+    Q_ADD(step_norm, i, V_MUL(V_MUL(V_MUL(factor, V_SET1(rate)), x), x), k);
 }
 
 LANES_SPECIAL double LANES_NAME(normalized_factors_in)(fastprox_lane_row row, const int penalized, double q,
                                                      double rate, double eta0, double step_norm)
 {
+    Q norm = Q_START(step_norm);
     long long i, n = row.n;
     for (i = 0; i + LANES <= n; i += LANES)
-        LANES_NAME(normalized_factors_group)(&row, i, V_LOAD(row.x + i), LANES, penalized, q, rate, eta0,
-                                             &step_norm);
+        LANES_NAME(normalized_factors_group)(&row, i, V_LOAD(row.x + i), LANES, penalized, q, rate, eta0, &norm);
     if (i < n)
         LANES_NAME(normalized_factors_group)(&row, i, V_LOAD_TAIL(row.x + i, n - i), n - i, penalized, q, rate,
-                                             eta0, &step_norm);
-    return step_norm;
+                                             eta0, &norm);
+    return Q_TOTAL(norm);
 }
 
 /* The invariant step's last pass: the step of sigma with the factors the second kept. */

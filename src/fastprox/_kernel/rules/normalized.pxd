@@ -108,10 +108,10 @@ cdef inline double normalized_new_factor(Ctx* c, double* row, int k, double g) n
     return normalized_factor(c, entry(c, row, k)[NORM_G] + g * g, scale_of(c, row)[0])
 
 
-cdef inline void normalized_norm_terms(Ctx* c, double* row, double x, double* factors) noexcept nogil:
-    """The invariant step's norm terms of a feature (its row, its value x) for every
-    output k: the entry's new step factor (`normalized_new_factor`) into factors[k],
-    and eta x^2 = factor r_t x^2 added to c.arrays.sigma[k]. The factors two outputs at
+cdef inline void normalized_new_factors(Ctx* c, double* row, double x, double* factors) noexcept nogil:
+    """The new step factors of a feature (its row, its value x) for every output k, as
+    the invariant step's norm terms take them (`_step.invariant_sigmas`): the entry's
+    new step factor (`normalized_new_factor`) into factors[k]. The factors two outputs at
     a time (`_kernel/lanes/pairs.h`: a square root and a division for both lanes), lane by lane the
     same operations: the same bits."""
     cdef int k, K = c.params.n_outputs
@@ -123,8 +123,6 @@ cdef inline void normalized_norm_terms(Ctx* c, double* row, double x, double* fa
         factors[k], factors[k + 1] = f.a, f.b
     if K % 2:
         factors[K - 1] = normalized_new_factor(c, row, K - 1, c.arrays.score_grads[K - 1] * x)
-    for k in range(K):
-        c.arrays.sigma[k] += factors[k] * c.cursor.eta * x * x
 
 
 cdef inline double normalized_accumulate(Ctx* c, double* row, double* e, double g) noexcept nogil:
@@ -167,7 +165,7 @@ cdef inline void normalized_apply_outputs(Ctx* c, double* row, double x) noexcep
 cdef inline void normalized_apply_known_outputs(Ctx* c, double* row, double x, double* factors) noexcept nogil:
     """`normalized_apply_factor` of the entries of outputs 0 .. K - 1 - K % 2 of a
     feature of value x, their new factors in factors[k] (the invariant step's, as
-    `normalized_norm_terms` kept them), two outputs at a time (`_kernel/lanes/pairs.h`), lane by lane
+    `normalized_new_factors` kept them), two outputs at a time (`_kernel/lanes/pairs.h`), lane by lane
     the scalar operations: the same bits."""
     cdef int k
     for k in range(0, c.params.n_outputs - 1, 2):

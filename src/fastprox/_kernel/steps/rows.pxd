@@ -504,8 +504,9 @@ cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* in
     step (`invariant`, a constant): the general `step`'s `margins` (`normalized_catch_up`, `rescale`),
     `add_row_norm`, `invariant_sigmas` and `apply` (`normalized_apply`), the same
     arithmetic fused into three passes over the row (two with the gradient step), in
-    lanes (`_kernel/lanes/lanes.h`, the rows' layout a constant in each pass); N_t's sum is taken in
-    the first pass and kept only if the row is not refused. The invariant step's second
+    lanes (`_kernel/lanes/lanes.h`, the rows' layout a constant in each pass), the row's sums
+    (margin, N_t, step norm) in four partial sums as the general step's (`fastprox_sum4`);
+    N_t's sum is taken in the first pass and kept only if the row is not refused. The invariant step's second
     pass stores G (and under l1 the step factor) as `apply` would, since only the
     weights wait for sigma; without a penalty the rows keep no factor, and the pass
     leaves them in the row's memo for the third (`lane_entries`). One output: each feature's entry

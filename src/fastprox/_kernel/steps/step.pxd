@@ -15,7 +15,7 @@ from fastprox._kernel.groups.groups cimport (group_of, group_catch_up, groups_pr
                                rda_grouped_weight)
 from fastprox._kernel.rules.intercept cimport intercept_value, intercept_step, intercept_step_size
 from fastprox._kernel.rules.normalized cimport (rescale, row_norm, scale_of, set_normalized_eta, normalized_current,
-                                   normalized_apply, normalized_apply_factor, normalized_norm_terms,
+                                   normalized_apply, normalized_apply_factor, normalized_new_factors,
                                    normalized_apply_outputs, normalized_apply_known_outputs)
 from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
 from fastprox._kernel.losses.losses cimport LOG
@@ -23,6 +23,7 @@ from fastprox._kernel.losses.gradients cimport gradients, refused, row_abs_max, 
 from fastprox._kernel.steps.group_rows cimport plain_rows_step
 from fastprox._kernel.base.csr cimport row_at, weight_at
 from fastprox._kernel.rules.average cimport average_current
+from fastprox._kernel.lanes.lanes cimport sum4_t, sum4_start, sum4_add, sum4_total
 
 cdef extern from "_kernel/out_of_line.h":
     pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
@@ -119,10 +120,13 @@ cdef inline void margins(Ctx* c, const value_t* data, const index_t* indices,
                    long long lo, long long hi) noexcept nogil:
     """p_k = <w_k, x> + b_k at the current step, catching up the row's features.
     One output accumulates in a register: through c.arrays.scores, every store into the
-    state would force a reload of the sum."""
+    state would force a reload of the sum; under the normalized schedule in four
+    partial sums (`_kernel/lanes/lanes.h`'s `fastprox_sum4`), as its row kernel's lanes."""
     cdef int k, K = c.params.n_outputs
     cdef long long nz
     cdef double x, acc = intercept_value(c, 0)
+    cdef bint quarters = K == 1 and c.params.schedule == NORMALIZED
+    cdef sum4_t margin = sum4_start(acc)
     cdef double* row
     for k in range(K):
         c.arrays.scores[k] = intercept_value(c, k)
@@ -135,13 +139,15 @@ cdef inline void margins(Ctx* c, const value_t* data, const index_t* indices,
         else:
             catch_up_group_of(c, indices[nz])
         x = data[nz]
-        if K == 1:
+        if quarters:
+            sum4_add(&margin, nz - lo, step_weight(c, row, 0, nz - lo) * x)
+        elif K == 1:
             acc += step_weight(c, row, 0, (nz - lo) * K) * x
         else:
             for k in range(K):
                 c.arrays.scores[k] += step_weight(c, row, k, (nz - lo) * K + k) * x
     if K == 1:
-        c.arrays.scores[0] = acc
+        c.arrays.scores[0] = sum4_total(&margin) if quarters else acc
     c.cursor.n_ops += (hi - lo) * K
 
 
@@ -311,11 +317,19 @@ cdef inline double step_size(Ctx* c, double* row, int k, double g) noexcept nogi
 cdef inline void add_row_norm(Ctx* c, const value_t* data, const index_t* indices,
                               long long lo, long long hi) noexcept nogil:
     """The normalized schedule's step 3: N_t = N_(t-1) + sum (x_j / m_j)^2 (+ 1, the
-    intercept's), then r_t = sqrt(t / N_t) into c.cursor.eta."""
+    intercept's), then r_t = sqrt(t / N_t) into c.cursor.eta. With one output the row's
+    terms in four partial sums (`fastprox_sum4`), as its row kernel's lanes."""
     cdef long long nz
-    cdef double n = c.cursor.norm_sum
+    cdef double n = c.cursor.norm_sum, term
+    cdef sum4_t quarters = sum4_start(n)
     for nz in range(lo, hi):
-        n += row_norm(data[nz], scale_of(c, c.arrays.state + indices[nz] * c.layout.width)[0])
+        term = row_norm(data[nz], scale_of(c, c.arrays.state + indices[nz] * c.layout.width)[0])
+        if c.params.n_outputs == 1:
+            sum4_add(&quarters, nz - lo, term)
+        else:
+            n += term
+    if c.params.n_outputs == 1:
+        n = sum4_total(&quarters)
     c.cursor.norm_sum = n + (1.0 if c.params.fit_intercept else 0.0)
     set_normalized_eta(c)
 
@@ -326,22 +340,34 @@ cdef inline void invariant_sigmas(Ctx* c, const value_t* data, const index_t* in
     output's step norm q_k = sum_j eta_jk x_j^2 (+ eta^b_k), with the steps this update
     takes, the flow's closed form (`_invariant`). The normalized schedule's new step
     factors are kept in c.scratch.factor_memo, entry by entry, for `step`'s update
-    (their square root and division once)."""
+    (their square root and division once); its terms eta x^2 = factor r_t x^2, with one
+    output in four partial sums (`fastprox_sum4`), as its row kernel's lanes."""
     cdef int k, K = c.params.n_outputs
     cdef long long nz
     cdef double x, target
     cdef double* row
+    cdef double* factors
+    cdef sum4_t norm
     for k in range(K):
         c.arrays.sigma[k] = (intercept_step_size(c, k, c.arrays.score_grads[k])
                              if c.params.fit_intercept else 0.0)
+    norm = sum4_start(c.arrays.sigma[0])
     for nz in range(lo, hi):
         row = c.arrays.state + indices[nz] * c.layout.width
         x = data[nz]
         if c.params.schedule == NORMALIZED:
-            normalized_norm_terms(c, row, x, c.scratch.factor_memo + (nz - lo) * K)
+            factors = c.scratch.factor_memo + (nz - lo) * K
+            normalized_new_factors(c, row, x, factors)
+            if K == 1:
+                sum4_add(&norm, nz - lo, factors[0] * c.cursor.eta * x * x)
+            else:
+                for k in range(K):
+                    c.arrays.sigma[k] += factors[k] * c.cursor.eta * x * x
         else:
             for k in range(K):
                 c.arrays.sigma[k] += step_size(c, row, k, c.arrays.score_grads[k] * x) * x * x
+    if K == 1 and c.params.schedule == NORMALIZED:
+        c.arrays.sigma[0] = sum4_total(&norm)
     for k in range(K):
         target = (1.0 if k == <int>y else -1.0) if c.params.ovr else y
         if c.params.loss == LOG and h == 1.0:   # e^-|y p| as `gradients` took it
