@@ -12,6 +12,14 @@ parser thread overlaps its kernel). Here a machine is one core:
   it); the scheduler (in this process) and the client (a process of its own,
   as in ``bench.dask``) are not pinned, and their CPU seconds are reported.
 
+The cluster runs with Dask's periodic work relaxed (`QUIET`: no stack
+profiler, the event loops' ticks and monitors once a second or two), which
+the parallel mode does not need (``--dask-defaults``: Dask's own settings).
+Each worker's CPU seconds are split by thread: its event loop (Dask's
+messages, heartbeats, the transfers' (de)serialization), its task thread
+(the rounds' training, contributions, sums and mixes) and the rest (the
+reader threads each round starts and ends: the parsing).
+
 Wall time from the files to a saved model, one pass and three, ``--runs``
 interleaved runs (the median), and the test accuracy of every saved model
 against the single machine's; the load (``uptime``) before and after. Writes
@@ -29,6 +37,12 @@ from bench.dask import CLUSTER_RUN, RULE_OPTIONS, accuracy, generate, passes_opt
 from bench.machine import describe_machine
 
 RESULTS = Path(__file__).resolve().parent / "results"
+#: Dask's periodic work relaxed for the pinned cluster (docs/dask.md, "Faults, memory,
+#: progress"): no stack sampling of the running task every 10 ms (the profiler), the
+#: event loops' tick and the memory and system monitors once a second or two instead of
+#: every 20, 100 and 500 ms. Idle, they cut a worker's CPU tenfold (docs/dask.md).
+QUIET = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
+         "distributed.worker.memory.monitor-interval": "1s", "distributed.admin.system-monitor.interval": "2s"}
 
 
 def pin(core):
@@ -53,7 +67,25 @@ def single(files, passes, model, core=0):
 
 
 def _cpu():
-    return time.process_time()
+    """This process's CPU seconds: in all, its main thread's (a worker's event loop),
+    and its live threads' (the rest ran in threads that ended: the readers)."""
+    tick, own = os.sysconf("SC_CLK_TCK"), os.getpid()
+    main, live = 0.0, 0.0
+    for tid in os.listdir(f"/proc/{own}/task"):
+        fields = Path(f"/proc/{own}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        seconds = (int(fields[11]) + int(fields[12])) / tick
+        live += seconds
+        main += seconds if int(tid) == own else 0.0
+    return dict(all=time.process_time(), main=main, live=live)
+
+
+def _parts(before, after):
+    """A worker's CPU seconds between two `_cpu` readings: all, event loop, task
+    thread (the live threads but the main one), the threads that ended."""
+    total = after["all"] - before["all"]
+    loop = after["main"] - before["main"]
+    task = after["live"] - before["live"] - loop
+    return dict(all=total, loop=loop, task=task, ended=total - loop - task)
 
 
 def cluster(client, files, passes, model):
@@ -66,12 +98,13 @@ def cluster(client, files, passes, model):
                           *map(str, files)], check=True, capture_output=True, text=True).stdout
     after = client.run(_cpu)
     result = json.loads(out.strip().splitlines()[-1])
-    return (result["seconds"], [after[w] - before[w] for w in sorted(after)], result["cpu"],
+    return (result["seconds"], [_parts(before[w], after[w]) for w in sorted(after)], result["cpu"],
             time.process_time() - own, result["rounds"])
 
 
 def run(args):
     """The pinned-core comparison over bench.dask's files (``args``: its options)."""
+    import dask
     from distributed import Client, LocalCluster
     if len(os.sched_getaffinity(0)) < 2:
         raise SystemExit("error: --cores-per-machine 1 needs 2 cores to pin the 2 workers to")
@@ -80,7 +113,8 @@ def run(args):
     out = Path(args.dir)
     load_before = uptime()
     rows = []
-    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as two, \
+    with dask.config.set({} if args.dask_defaults else QUIET), \
+            LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as two, \
             Client(two) as client:
         for core, worker in enumerate(sorted(client.scheduler_info()["workers"])):
             client.run(pin, core, workers=[worker])
@@ -92,7 +126,8 @@ def run(args):
                 found["one core (fastprox train)"].append(dict(seconds=seconds, cpu=cpu, accuracy=accuracy(model, test)))
                 model = out / f"pinned-{passes}-cluster.npz"
                 seconds, cpu, client_cpu, scheduler_cpu, rounds = cluster(client, files, passes, model)
-                found["2 workers, a core each"].append(dict(seconds=seconds, cpu=sum(cpu), workers_cpu=cpu,
+                found["2 workers, a core each"].append(dict(seconds=seconds, cpu=sum(c["all"] for c in cpu),
+                                                            workers_cpu=cpu,
                                                             client_cpu=client_cpu,
                                                             scheduler_cpu=scheduler_cpu, rounds=rounds,
                                                             accuracy=accuracy(model, test)))
@@ -119,17 +154,28 @@ def write(path, files, total, rows, load_before, load_after, args):
              "excluded), every thread of worker i pinned to core i; scheduler (the benchmark's process) "
              "and client not pinned, their CPU seconds given (the client's from `fit` to the saved model).",
              f"- Command: `PYTHONPATH=src python -m bench.dask --cores-per-machine 1 --dir {args.dir} --files "
-             f"{args.files} --rows {args.rows} --runs {args.runs}` (the files are made once and reused).", "",
+             f"{args.files} --rows {args.rows} --runs {args.runs}{' --dask-defaults' if args.dask_defaults else ''}` "
+             "(the files are made once and reused).",
+             "- Dask's settings: " + ("its defaults (`--dask-defaults`)." if args.dask_defaults else
+                                      "`bench.dask_pinned.QUIET`: " + ", ".join(f"`{k}: {v}`" for k, v in QUIET.items())
+                                      + " (docs/dask.md, §7)."), "",
              "| run | passes | wall time, files -> saved model (s) | speed vs one core | CPU s of the workers "
              "(each) or of the process | client / scheduler CPU s | test accuracy | vs one core (points) | every run (s) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         b = base[r["passes"]]
         side = f"{r['client_cpu']:.1f} / {r['scheduler_cpu']:.1f}" if "client_cpu" in r else "-"
-        workers = f" ({' + '.join(f'{c:.1f}' for c in r['workers_cpu'])})" if "workers_cpu" in r else ""
+        workers = " (" + " + ".join(f"{c['all']:.1f}" for c in r["workers_cpu"]) + ")" if "workers_cpu" in r else ""
         lines.append(f"| {r['name']} | {r['passes']} | {r['seconds']:.2f} | {b['seconds'] / r['seconds']:.2f}x | "
                      f"{r['cpu']:.1f}{workers} | {side} | {r['accuracy']:.4f} | {100 * (r['accuracy'] - b['accuracy']):+.2f} "
                      f"| {', '.join(f'{t:.2f}' for t in r['times'])} |")
+    lines += ["", "Each worker's CPU seconds by thread (the median run): its event loop (Dask's messages, "
+              "heartbeats, the transfers), its task thread (training, the contribution, the sums and the mix), "
+              "the threads that ended (the readers: parsing):", "",
+              "| passes | worker | all | event loop | task thread | ended threads (readers) |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        for i, c in enumerate(r.get("workers_cpu", ())):
+            lines.append(f"| {r['passes']} | {i} | {c['all']:.2f} | {c['loop']:.2f} | {c['task']:.2f} | {c['ended']:.2f} |")
     one = {r["passes"]: r for r in rows if not r["name"].startswith("one core")}
     speed = base[1]["seconds"] / one[1]["seconds"]
     gap = 100 * (one[3]["accuracy"] - base[3]["accuracy"])
