@@ -90,16 +90,32 @@ def _parts(before, after):
 
 def cluster(client, files, passes, model):
     """(seconds, each worker's CPU seconds (in the workers' order), the client's
-    from fit to the saved model, the scheduler's (this process), the rounds) of
+    from fit to the saved model, the scheduler's (this process), the rounds and the tasks: `tasks`) of
     fastprox.dask.fit to a saved model, from a client process of its own (its
     start-up excluded from the seconds and the CPU seconds)."""
+    from distributed import get_task_stream
     before, own = client.run(_cpu), time.process_time()
-    out = subprocess.run([sys.executable, "-c", CLUSTER_RUN, client.scheduler.address, str(passes), str(model),
-                          *map(str, files)], check=True, capture_output=True, text=True).stdout
+    with get_task_stream(client) as stream:
+        out = subprocess.run([sys.executable, "-c", CLUSTER_RUN, client.scheduler.address, str(passes), str(model),
+                              *map(str, files)], check=True, capture_output=True, text=True).stdout
     after = client.run(_cpu)
     result = json.loads(out.strip().splitlines()[-1])
     return (result["seconds"], [_parts(before[w], after[w]) for w in sorted(after)], result["cpu"],
-            time.process_time() - own, result["rounds"])
+            time.process_time() - own, dict(rounds=result["rounds"], tasks=tasks(stream.data)))
+
+
+def tasks(stream):
+    """Per kind of task of a run (`_tasks`' function names), from Dask's task stream:
+    [how many, wall seconds computing, wall seconds fetching their inputs from
+    another worker] (summed over the tasks)."""
+    found = {}
+    for task in stream:
+        key = task["key"][0] if isinstance(task["key"], tuple) else str(task["key"])
+        kind = found.setdefault(key.split("-")[0], [0, 0.0, 0.0])
+        kind[0] += 1
+        for part in task["startstops"]:
+            kind[1 if part["action"] == "compute" else 2] += part["stop"] - part["start"]
+    return found
 
 
 def run(args):
@@ -125,11 +141,11 @@ def run(args):
                 seconds, cpu = single(files, passes, model)
                 found["one core (fastprox train)"].append(dict(seconds=seconds, cpu=cpu, accuracy=accuracy(model, test)))
                 model = out / f"pinned-{passes}-cluster.npz"
-                seconds, cpu, client_cpu, scheduler_cpu, rounds = cluster(client, files, passes, model)
+                seconds, cpu, client_cpu, scheduler_cpu, ran = cluster(client, files, passes, model)
                 found["2 workers, a core each"].append(dict(seconds=seconds, cpu=sum(c["all"] for c in cpu),
                                                             workers_cpu=cpu,
                                                             client_cpu=client_cpu,
-                                                            scheduler_cpu=scheduler_cpu, rounds=rounds,
+                                                            scheduler_cpu=scheduler_cpu, **ran,
                                                             accuracy=accuracy(model, test)))
                 for name, runs in found.items():
                     print(name, passes, f"{runs[-1]['seconds']:.2f} s", f"{runs[-1]['accuracy']:.4f}",
@@ -176,6 +192,14 @@ def write(path, files, total, rows, load_before, load_after, args):
     for r in rows:
         for i, c in enumerate(r.get("workers_cpu", ())):
             lines.append(f"| {r['passes']} | {i} | {c['all']:.2f} | {c['loop']:.2f} | {c['task']:.2f} | {c['ended']:.2f} |")
+    lines += ["", "The cluster's tasks (the median run; Dask's task stream, wall seconds summed over the tasks "
+              "of a kind: `start` reads the first rows on one worker, `train_group` is a group's round, `add` "
+              "sums two contributions, `mix` makes the next model; the other worker waits meanwhile):", "",
+              "| passes | task | how many | computing (s) | fetching inputs from the other worker (s) |",
+              "|---|---|---|---|---|"]
+    for r in rows:
+        for name, (count, computing, fetching) in sorted(r.get("tasks", {}).items()):
+            lines.append(f"| {r['passes']} | `{name}` | {count} | {computing:.2f} | {fetching:.2f} |")
     one = {r["passes"]: r for r in rows if not r["name"].startswith("one core")}
     speed = base[1]["seconds"] / one[1]["seconds"]
     gap = 100 * (one[3]["accuracy"] - base[3]["accuracy"])
