@@ -375,7 +375,7 @@ def _adagrad_moved(W0, G0, a, prefix, delta):
     eta0 / (delta + sqrt(G_i)) rescaled to those of the summed accumulator G (factor
     (delta + sqrt(G_i)) / (delta + sqrt(G))). The moves of the workers that met a
     coordinate: u of their sum and 1 - u of their average (divided by kappa, the sum of
-    their factors), u = ((move - early) / (move - f move))^2 clipped to [0, 1] (1 where
+    their factors), u = (move - early) / (move - f move) clipped to [0, 1] (1 where
     they moved at a steady rate, 0 where they had settled part-way), at most
     MOST_STEADY_MOVES of one worker's; without part-way weights, their sum capped at
     MOST_MOVES. A weight they carry across zero where none of theirs crossed is 0;
@@ -402,8 +402,8 @@ def _adagrad_moved(W0, G0, a, prefix, delta):
 def _kept(move, early, fmove, kappa):
     """Per coordinate, the factor of the summed moves of the workers that met it
     (``kappa``: their number, or the sum of their steps' factors; at least 1) that the
-    mix keeps: u of their sum and 1 - u of their average, u = ((move - early) /
-    (move - fmove))^2 clipped to [0, 1] (1 where they moved at a steady rate, 0 where
+    mix keeps: u of their sum and 1 - u of their average, u = (move - early) /
+    (move - fmove) clipped to [0, 1] (1 where they moved at a steady rate, 0 where
     they had settled part-way), at most MOST_STEADY_MOVES of one worker's and 1;
     without part-way points (``fmove`` 0), min(1, MOST_MOVES / kappa)."""
     rest = move - fmove                             # the move left after the fraction f at a steady rate
@@ -411,7 +411,6 @@ def _kept(move, early, fmove, kappa):
     np.divide(u, rest, out=u, where=rest != 0)
     np.copyto(u, 0.0, where=rest == 0)
     np.clip(u, 0.0, 1.0, out=u)
-    np.square(u, out=u)
     steady = np.subtract(1, u, out=rest)
     steady /= kappa
     steady += u                                     # u + (1 - u) / kappa
