@@ -157,6 +157,18 @@ def run(args):
     return 0
 
 
+#: The load average above which a run is marked as measured under load.
+BUSY = 2.5
+
+
+def _load(line):
+    """The 1-minute load average of an ``uptime`` line (0 if not found)."""
+    try:
+        return float(line.rsplit("load average:", 1)[1].split(",")[0])
+    except (IndexError, ValueError):
+        return 0.0
+
+
 def write(path, files, total, rows, load_before, load_after, args):
     base = {r["passes"]: r for r in rows if r["name"].startswith("one core")}
     lines = ["# Machines as pinned cores: one `fastprox train` on one core against 2 one-core workers", "",
@@ -203,6 +215,11 @@ def write(path, files, total, rows, load_before, load_after, args):
     one = {r["passes"]: r for r in rows if not r["name"].startswith("one core")}
     speed = base[1]["seconds"] / one[1]["seconds"]
     gap = 100 * (one[3]["accuracy"] - base[3]["accuracy"])
+    loads = [_load(load_before), _load(load_after)]
+    if max(loads) > BUSY:
+        lines += ["", f"**Measured under load** (load average {max(loads):.1f} on {os.cpu_count()} cores: other jobs "
+                  "shared the pinned cores): the wall times and their ratios below say nothing of the speed; "
+                  "compare the CPU seconds, and rerun the command on a quiet machine for the targets."]
     lines += ["", f"Targets: at least 1.7x the one-core machine with two one-core workers, one pass from "
               f"{'>= 2 GB' if total >= 2e9 else f'{total / 1e9:.2f} GB (the target is stated at >= 2 GB)'}: "
               f"**{'met' if speed >= 1.7 else 'not met'}** ({speed:.2f}x); accuracy within 0.2 points after "
