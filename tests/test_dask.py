@@ -22,7 +22,7 @@ from distributed.utils import key_split
 
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm, load_model, save_model
 from fastprox._core import run_passes
-from fastprox._mixing import MOST_MOVES, MOST_STEADY_MOVES, Midpoint, _copy, _fields, contribution, mix_kind, mixed, total
+from fastprox._mixing import MOST_MOVES, MOST_STEADY_MOVES, SQUARED_FROM, Midpoint, _copy, _fields, contribution, mix_kind, mixed, total
 from fastprox._registry import RULES
 from fastprox.cli import main
 from fastprox.stream.trainer import Trainer
@@ -387,8 +387,8 @@ def test_adagrad_mix_moves_at_most_sqrt2_workers():
     np.testing.assert_allclose(_mix(start, [A, A]).coef(), expected, rtol=1e-9, atol=1e-15)
 
 
-def _mix_with_midpoint(start, A, f, W_f, b_f):
-    parts = [contribution(start, A, 1, 0.0, "adagrad", (f, W_f, b_f)) for _ in range(2)]
+def _mix_with_midpoint(start, A, f, W_f, b_f, workers=2):
+    parts = [contribution(start, A, 1, 0.0, "adagrad", (f, W_f, b_f)) for _ in range(workers)]
     return mixed(start, total(parts), "adagrad")
 
 
@@ -410,6 +410,25 @@ def test_adagrad_mix_adds_steady_moves_and_averages_settled_ones():
     expected = W0 + np.where(G > G0, np.minimum(kappa, MOST_STEADY_MOVES), 2.0) * (W - W0)
     expected = np.where((np.sign(expected) == -np.sign(W0)) & (np.sign(W) != -np.sign(W0)), 0.0, expected)
     np.testing.assert_allclose(steady.coef(), expected, rtol=1e-9, atol=1e-15)
+
+
+@pytest.mark.parametrize("workers", [2, SQUARED_FROM, 4, 8])
+def test_adagrad_mix_squares_the_steadiness_from_SQUARED_FROM_workers(workers):
+    """Identical workers half-way between steady and settled (after a quarter of the rows,
+    0.625 of the move made: u = 0.5) keep u + (1 - u) / kappa of their summed rescaled
+    moves, u read as it is with fewer than SQUARED_FROM workers in the round and squared
+    from SQUARED_FROM on (at most MOST_STEADY_MOVES of one worker's move)."""
+    start, X, target = _adagrad_start(2)
+    A = _trained(start, X, target)
+    W0, W, b0, b = start.coef(), A.coef(), start.intercept(), A.intercept()
+    m = _mix_with_midpoint(start, A, 0.25, W0 + 0.625 * (W - W0), b0 + 0.625 * (b - b0), workers)
+    G0, G = (np.array(_fields(x)[3]["G"]) for x in (start, A))
+    kappa = workers * (start.delta + np.sqrt(G)) / (start.delta + np.sqrt(workers * (G - G0) + G0))
+    u = 0.5 ** (2 if workers >= SQUARED_FROM else 1)
+    moves = np.minimum(u * kappa + (1 - u), MOST_STEADY_MOVES)
+    expected = W0 + np.where((G > G0) & (W != W0), moves, np.where(G > G0, 0.0, workers)) * (W - W0)
+    expected = np.where((np.sign(expected) == -np.sign(W0)) & (np.sign(W) != -np.sign(W0)), 0.0, expected)
+    np.testing.assert_allclose(m.coef(), expected, rtol=1e-9, atol=1e-15)
 
 
 def test_midpoint_keeps_the_last_point_at_most_half_way():
