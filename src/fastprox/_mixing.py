@@ -270,6 +270,55 @@ def mixed(start, summed, kind):
     return learner
 
 
+def shardable(penalty):
+    """Whether the mix of a rule with this ``penalty`` can be cut into ranges of
+    features mixed apart (`sharded`, `mixed` of a `shard`, `joined`): a separable
+    penalty (a group's norm couples its features; Berhu's heap spans them all)."""
+    return PENALTIES["none" if penalty is None else penalty].family == "separable"
+
+
+def shard_bounds(width, n):
+    """The feature ranges (lo, hi) of ``n`` shards of a model of ``width`` features
+    (the start's), about equal; the last one's ``hi`` None: it also holds the features
+    the workers met first, beyond ``width``."""
+    edges = [width * s // n for s in range(n)] + [None]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def sharded(contribution, lo, hi):
+    """A contribution's features [lo, hi) (``hi`` None: to its end), dense, with its
+    counts (and the intercepts' arrays, which every shard's mix reads): one worker's
+    part of a shard's sum (reduce-scatter), the same bits as those columns of the
+    whole sum once the shard's parts are added in the same order."""
+    c = contribution.dense()
+    arrays = {name: np.ascontiguousarray(a[:, lo:hi]) if a.ndim == 2 else a for name, a in c.arrays.items()}
+    return Contribution(c.rows, c.steps, c.loss, c.n_ops, arrays, c.parts)
+
+
+def shard(learner, lo, hi):
+    """A new Learner of ``learner``'s features [lo, hi) (``hi`` None: to its end): its
+    state rows, its intercepts, scalars and parameters (a `shardable` rule). The
+    start of a shard's mix: ``mixed(shard(start, lo, hi), summed shards, kind)`` is
+    those features of ``mixed(start, summed, kind)``, bit for bit."""
+    make, args, state = learner.__reduce__()
+    arrays = dict(state["arrays"], state=np.ascontiguousarray(state["arrays"]["state"][lo:hi]))
+    part = make(arrays["state"].shape[0], *args[1:])
+    part.__setstate__(dict(state, arrays=arrays))
+    return part
+
+
+def joined(shards):
+    """The Learner whose features are the ``shards``' in turn (mixed shards of one
+    model, in order of their ranges): the intercepts and scalars are the first's
+    (every shard's mix computes the same)."""
+    make, args, state = shards[0].__reduce__()
+    rows = [_fields(s, copy=False)[1]["state"] for s in shards]
+    arrays = dict(state["arrays"], state=np.concatenate(rows))
+    learner = make(arrays["state"].shape[0], *args[1:])
+    learner.__setstate__(dict(state, arrays=arrays))
+    return learner
+
+
 #: The most the rescaled moves of the workers that met a coordinate may add up to,
 #: in units of one worker's move, where they had settled (docs/dask.md: a round in
 #: which each worker reaches the coordinate's optimum then overshoots it by at most
