@@ -206,7 +206,9 @@ def write(path, files, total, rows, load_before, load_after, args):
             lines.append(f"| {r['passes']} | {i} | {c['all']:.2f} | {c['loop']:.2f} | {c['task']:.2f} | {c['ended']:.2f} |")
     lines += ["", "The cluster's tasks (the median run; Dask's task stream, wall seconds summed over the tasks "
               "of a kind: `start` reads the first rows on one worker, `train_group` is a group's round, `add` "
-              "sums two contributions, `mix` makes the next model; the other worker waits meanwhile):", "",
+              "sums two contributions, `mix` makes the next model, or, a round's mix sharded (reduce-scatter), `cut` "
+              "takes a range of the features of a contribution, `add` sums a range's slices and `mix_shard` mixes "
+              "it on each worker, `join` puts the ranges together):", "",
               "| passes | task | how many | computing (s) | fetching inputs from the other worker (s) |",
               "|---|---|---|---|---|"]
     for r in rows:
