@@ -259,6 +259,9 @@ def main(argv=None):
     parser.add_argument("--cores-per-machine", type=int, default=None,
                         help="1: machines as pinned cores (bench.dask_pinned: one core against 2 one-core "
                              "workers), written to dask_pinned.md beside --out")
+    parser.add_argument("--dask-defaults", action="store_true",
+                        help="with --cores-per-machine 1: run the cluster with Dask's own settings (its "
+                             "profiler, ticks and monitors) instead of bench.dask_pinned.QUIET")
     args = parser.parse_args(argv)
     if args.cores_per_machine not in (None, 1):
         raise SystemExit(f"error: --cores-per-machine takes 1 (a machine is one pinned core), "

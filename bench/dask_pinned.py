@@ -12,6 +12,14 @@ parser thread overlaps its kernel). Here a machine is one core:
   it); the scheduler (in this process) and the client (a process of its own,
   as in ``bench.dask``) are not pinned, and their CPU seconds are reported.
 
+The cluster runs with Dask's periodic work relaxed (`QUIET`: no stack
+profiler, the event loops' ticks and monitors once a second or two), which
+the parallel mode does not need (``--dask-defaults``: Dask's own settings).
+Each worker's CPU seconds are split by thread: its event loop (Dask's
+messages, heartbeats, the transfers' (de)serialization), its task thread
+(the rounds' training, contributions, sums and mixes) and the rest (the
+reader threads each round starts and ends: the parsing).
+
 Wall time from the files to a saved model, one pass and three, ``--runs``
 interleaved runs (the median), and the test accuracy of every saved model
 against the single machine's; the load (``uptime``) before and after. Writes
@@ -29,6 +37,12 @@ from bench.dask import CLUSTER_RUN, RULE_OPTIONS, accuracy, generate, passes_opt
 from bench.machine import describe_machine
 
 RESULTS = Path(__file__).resolve().parent / "results"
+#: Dask's periodic work relaxed for the pinned cluster (docs/dask.md, "Faults, memory,
+#: progress"): no stack sampling of the running task every 10 ms (the profiler), the
+#: event loops' tick and the memory and system monitors once a second or two instead of
+#: every 20, 100 and 500 ms. Idle, they cut a worker's CPU tenfold (docs/dask.md).
+QUIET = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
+         "distributed.worker.memory.monitor-interval": "1s", "distributed.admin.system-monitor.interval": "2s"}
 
 
 def pin(core):
@@ -53,25 +67,60 @@ def single(files, passes, model, core=0):
 
 
 def _cpu():
-    return time.process_time()
+    """This process's CPU seconds: in all, its main thread's (a worker's event loop),
+    and its live threads' (the rest ran in threads that ended: the readers)."""
+    tick, own = os.sysconf("SC_CLK_TCK"), os.getpid()
+    main, live = 0.0, 0.0
+    for tid in os.listdir(f"/proc/{own}/task"):
+        fields = Path(f"/proc/{own}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        seconds = (int(fields[11]) + int(fields[12])) / tick
+        live += seconds
+        main += seconds if int(tid) == own else 0.0
+    return dict(all=time.process_time(), main=main, live=live)
+
+
+def _parts(before, after):
+    """A worker's CPU seconds between two `_cpu` readings: all, event loop, task
+    thread (the live threads but the main one), the threads that ended."""
+    total = after["all"] - before["all"]
+    loop = after["main"] - before["main"]
+    task = after["live"] - before["live"] - loop
+    return dict(all=total, loop=loop, task=task, ended=total - loop - task)
 
 
 def cluster(client, files, passes, model):
     """(seconds, each worker's CPU seconds (in the workers' order), the client's
-    from fit to the saved model, the scheduler's (this process), the rounds) of
+    from fit to the saved model, the scheduler's (this process), the rounds and the tasks: `tasks`) of
     fastprox.dask.fit to a saved model, from a client process of its own (its
     start-up excluded from the seconds and the CPU seconds)."""
+    from distributed import get_task_stream
     before, own = client.run(_cpu), time.process_time()
-    out = subprocess.run([sys.executable, "-c", CLUSTER_RUN, client.scheduler.address, str(passes), str(model),
-                          *map(str, files)], check=True, capture_output=True, text=True).stdout
+    with get_task_stream(client) as stream:
+        out = subprocess.run([sys.executable, "-c", CLUSTER_RUN, client.scheduler.address, str(passes), str(model),
+                              *map(str, files)], check=True, capture_output=True, text=True).stdout
     after = client.run(_cpu)
     result = json.loads(out.strip().splitlines()[-1])
-    return (result["seconds"], [after[w] - before[w] for w in sorted(after)], result["cpu"],
-            time.process_time() - own, result["rounds"])
+    return (result["seconds"], [_parts(before[w], after[w]) for w in sorted(after)], result["cpu"],
+            time.process_time() - own, dict(rounds=result["rounds"], tasks=tasks(stream.data)))
+
+
+def tasks(stream):
+    """Per kind of task of a run (`_tasks`' function names), from Dask's task stream:
+    [how many, wall seconds computing, wall seconds fetching their inputs from
+    another worker] (summed over the tasks)."""
+    found = {}
+    for task in stream:
+        key = task["key"][0] if isinstance(task["key"], tuple) else str(task["key"])
+        kind = found.setdefault(key.split("-")[0], [0, 0.0, 0.0])
+        kind[0] += 1
+        for part in task["startstops"]:
+            kind[1 if part["action"] == "compute" else 2] += part["stop"] - part["start"]
+    return found
 
 
 def run(args):
     """The pinned-core comparison over bench.dask's files (``args``: its options)."""
+    import dask
     from distributed import Client, LocalCluster
     if len(os.sched_getaffinity(0)) < 2:
         raise SystemExit("error: --cores-per-machine 1 needs 2 cores to pin the 2 workers to")
@@ -80,7 +129,8 @@ def run(args):
     out = Path(args.dir)
     load_before = uptime()
     rows = []
-    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as two, \
+    with dask.config.set({} if args.dask_defaults else QUIET), \
+            LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as two, \
             Client(two) as client:
         for core, worker in enumerate(sorted(client.scheduler_info()["workers"])):
             client.run(pin, core, workers=[worker])
@@ -91,10 +141,11 @@ def run(args):
                 seconds, cpu = single(files, passes, model)
                 found["one core (fastprox train)"].append(dict(seconds=seconds, cpu=cpu, accuracy=accuracy(model, test)))
                 model = out / f"pinned-{passes}-cluster.npz"
-                seconds, cpu, client_cpu, scheduler_cpu, rounds = cluster(client, files, passes, model)
-                found["2 workers, a core each"].append(dict(seconds=seconds, cpu=sum(cpu), workers_cpu=cpu,
+                seconds, cpu, client_cpu, scheduler_cpu, ran = cluster(client, files, passes, model)
+                found["2 workers, a core each"].append(dict(seconds=seconds, cpu=sum(c["all"] for c in cpu),
+                                                            workers_cpu=cpu,
                                                             client_cpu=client_cpu,
-                                                            scheduler_cpu=scheduler_cpu, rounds=rounds,
+                                                            scheduler_cpu=scheduler_cpu, **ran,
                                                             accuracy=accuracy(model, test)))
                 for name, runs in found.items():
                     print(name, passes, f"{runs[-1]['seconds']:.2f} s", f"{runs[-1]['accuracy']:.4f}",
@@ -104,6 +155,18 @@ def run(args):
                 rows.append(dict(ranked[len(ranked) // 2], name=name, passes=passes, times=[r["seconds"] for r in runs]))
     write(Path(args.out).with_name("dask_pinned.md"), files, total, rows, load_before, uptime(), args)
     return 0
+
+
+#: The load average above which a run is marked as measured under load.
+BUSY = 2.5
+
+
+def _load(line):
+    """The 1-minute load average of an ``uptime`` line (0 if not found)."""
+    try:
+        return float(line.rsplit("load average:", 1)[1].split(",")[0])
+    except (IndexError, ValueError):
+        return 0.0
 
 
 def write(path, files, total, rows, load_before, load_after, args):
@@ -119,20 +182,46 @@ def write(path, files, total, rows, load_before, load_after, args):
              "excluded), every thread of worker i pinned to core i; scheduler (the benchmark's process) "
              "and client not pinned, their CPU seconds given (the client's from `fit` to the saved model).",
              f"- Command: `PYTHONPATH=src python -m bench.dask --cores-per-machine 1 --dir {args.dir} --files "
-             f"{args.files} --rows {args.rows} --runs {args.runs}` (the files are made once and reused).", "",
+             f"{args.files} --rows {args.rows} --runs {args.runs}{' --dask-defaults' if args.dask_defaults else ''}` "
+             "(the files are made once and reused).",
+             "- Dask's settings: " + ("its defaults (`--dask-defaults`)." if args.dask_defaults else
+                                      "`bench.dask_pinned.QUIET`: " + ", ".join(f"`{k}: {v}`" for k, v in QUIET.items())
+                                      + " (docs/dask.md, §7)."), "",
              "| run | passes | wall time, files -> saved model (s) | speed vs one core | CPU s of the workers "
              "(each) or of the process | client / scheduler CPU s | test accuracy | vs one core (points) | every run (s) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         b = base[r["passes"]]
         side = f"{r['client_cpu']:.1f} / {r['scheduler_cpu']:.1f}" if "client_cpu" in r else "-"
-        workers = f" ({' + '.join(f'{c:.1f}' for c in r['workers_cpu'])})" if "workers_cpu" in r else ""
+        workers = " (" + " + ".join(f"{c['all']:.1f}" for c in r["workers_cpu"]) + ")" if "workers_cpu" in r else ""
         lines.append(f"| {r['name']} | {r['passes']} | {r['seconds']:.2f} | {b['seconds'] / r['seconds']:.2f}x | "
                      f"{r['cpu']:.1f}{workers} | {side} | {r['accuracy']:.4f} | {100 * (r['accuracy'] - b['accuracy']):+.2f} "
                      f"| {', '.join(f'{t:.2f}' for t in r['times'])} |")
+    lines += ["", "Each worker's CPU seconds by thread (the median run): its event loop (Dask's messages, "
+              "heartbeats, the transfers), its task thread (training, the contribution, the sums and the mix), "
+              "the threads that ended (the readers: parsing):", "",
+              "| passes | worker | all | event loop | task thread | ended threads (readers) |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        for i, c in enumerate(r.get("workers_cpu", ())):
+            lines.append(f"| {r['passes']} | {i} | {c['all']:.2f} | {c['loop']:.2f} | {c['task']:.2f} | {c['ended']:.2f} |")
+    lines += ["", "The cluster's tasks (the median run; Dask's task stream, wall seconds summed over the tasks "
+              "of a kind: `start` reads the first rows on one worker, `train_group` is a group's round, `add` "
+              "sums two contributions, `mix` makes the next model, or, a round's mix sharded (reduce-scatter), `cut` "
+              "takes a range of the features of a contribution, `add` sums a range's slices and `mix_shard` mixes "
+              "it on each worker, `join` puts the ranges together):", "",
+              "| passes | task | how many | computing (s) | fetching inputs from the other worker (s) |",
+              "|---|---|---|---|---|"]
+    for r in rows:
+        for name, (count, computing, fetching) in sorted(r.get("tasks", {}).items()):
+            lines.append(f"| {r['passes']} | `{name}` | {count} | {computing:.2f} | {fetching:.2f} |")
     one = {r["passes"]: r for r in rows if not r["name"].startswith("one core")}
     speed = base[1]["seconds"] / one[1]["seconds"]
     gap = 100 * (one[3]["accuracy"] - base[3]["accuracy"])
+    loads = [_load(load_before), _load(load_after)]
+    if max(loads) > BUSY:
+        lines += ["", f"**Measured under load** (load average {max(loads):.1f} on {os.cpu_count()} cores: other jobs "
+                  "shared the pinned cores): the wall times and their ratios below say nothing of the speed; "
+                  "compare the CPU seconds, and rerun the command on a quiet machine for the targets."]
     lines += ["", f"Targets: at least 1.7x the one-core machine with two one-core workers, one pass from "
               f"{'>= 2 GB' if total >= 2e9 else f'{total / 1e9:.2f} GB (the target is stated at >= 2 GB)'}: "
               f"**{'met' if speed >= 1.7 else 'not met'}** ({speed:.2f}x); accuracy within 0.2 points after "

@@ -22,7 +22,7 @@ from distributed.utils import key_split
 
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm, load_model, save_model
 from fastprox._core import run_passes
-from fastprox._mixing import MOST_MOVES, MOST_STEADY_MOVES, Midpoint, _copy, _fields, contribution, mix_kind, mixed, total
+from fastprox._mixing import MOST_MOVES, MOST_STEADY_MOVES, SQUARED_FROM, Midpoint, _copy, _fields, contribution, mix_kind, mixed, total
 from fastprox._registry import RULES
 from fastprox.cli import main
 from fastprox.stream.trainer import Trainer
@@ -201,6 +201,19 @@ def test_parallel_model_depends_on_the_groups_not_on_the_cluster(client, files):
             Client(cluster) as one:
         alone = fit(ProxClassifier(), paths, client=one, passes=2, n_workers=2)
     assert _same_bits(est, alone) and [r["workers"] for r in alone.cluster_rounds_] == [2, 2]
+
+
+@pytest.mark.parametrize("n_workers", [2, 3])
+def test_parallel_sharded_mix_is_the_unsharded_mix(client, files, monkeypatch, n_workers):
+    """A round's contributions cut into ranges of features, each range added and mixed
+    on its own worker (reduce-scatter), then joined: the same model, bit for bit, as
+    the contributions tree-added and mixed whole on one worker."""
+    from fastprox.dask import _run
+    paths, _ = files
+    sharded = fit(ProxClassifier(), paths, client=client, passes=2, n_workers=n_workers)
+    monkeypatch.setattr(_run, "shardable", lambda penalty: False)
+    whole = fit(ProxClassifier(), paths, client=client, passes=2, n_workers=n_workers)
+    assert _same_bits(sharded, whole) and sharded.t_ == whole.t_
 
 
 def test_parallel_multiclass(client, multiclass_files, tmp_path):
@@ -387,8 +400,8 @@ def test_adagrad_mix_moves_at_most_sqrt2_workers():
     np.testing.assert_allclose(_mix(start, [A, A]).coef(), expected, rtol=1e-9, atol=1e-15)
 
 
-def _mix_with_midpoint(start, A, f, W_f, b_f):
-    parts = [contribution(start, A, 1, 0.0, "adagrad", (f, W_f, b_f)) for _ in range(2)]
+def _mix_with_midpoint(start, A, f, W_f, b_f, workers=2):
+    parts = [contribution(start, A, 1, 0.0, "adagrad", (f, W_f, b_f)) for _ in range(workers)]
     return mixed(start, total(parts), "adagrad")
 
 
@@ -410,6 +423,25 @@ def test_adagrad_mix_adds_steady_moves_and_averages_settled_ones():
     expected = W0 + np.where(G > G0, np.minimum(kappa, MOST_STEADY_MOVES), 2.0) * (W - W0)
     expected = np.where((np.sign(expected) == -np.sign(W0)) & (np.sign(W) != -np.sign(W0)), 0.0, expected)
     np.testing.assert_allclose(steady.coef(), expected, rtol=1e-9, atol=1e-15)
+
+
+@pytest.mark.parametrize("workers", [2, SQUARED_FROM, 4, 8])
+def test_adagrad_mix_squares_the_steadiness_from_SQUARED_FROM_workers(workers):
+    """Identical workers half-way between steady and settled (after a quarter of the rows,
+    0.625 of the move made: u = 0.5) keep u + (1 - u) / kappa of their summed rescaled
+    moves, u read as it is with fewer than SQUARED_FROM workers in the round and squared
+    from SQUARED_FROM on (at most MOST_STEADY_MOVES of one worker's move)."""
+    start, X, target = _adagrad_start(2)
+    A = _trained(start, X, target)
+    W0, W, b0, b = start.coef(), A.coef(), start.intercept(), A.intercept()
+    m = _mix_with_midpoint(start, A, 0.25, W0 + 0.625 * (W - W0), b0 + 0.625 * (b - b0), workers)
+    G0, G = (np.array(_fields(x)[3]["G"]) for x in (start, A))
+    kappa = workers * (start.delta + np.sqrt(G)) / (start.delta + np.sqrt(workers * (G - G0) + G0))
+    u = 0.5 ** (2 if workers >= SQUARED_FROM else 1)
+    moves = np.minimum(u * kappa + (1 - u), MOST_STEADY_MOVES)
+    expected = W0 + np.where((G > G0) & (W != W0), moves, np.where(G > G0, 0.0, workers)) * (W - W0)
+    expected = np.where((np.sign(expected) == -np.sign(W0)) & (np.sign(W) != -np.sign(W0)), 0.0, expected)
+    np.testing.assert_allclose(m.coef(), expected, rtol=1e-9, atol=1e-15)
 
 
 def test_midpoint_keeps_the_last_point_at_most_half_way():
@@ -498,6 +530,43 @@ def test_sparse_contributions_add_and_mix_to_the_dense_bits(params, monkeypatch)
     pair = sparse[0] + sparse[1]
     assert pair.index is None
     assert all(pair.dense().arrays[k].tobytes() == (dense[0] + dense[1]).arrays[k].tobytes() for k in pair.arrays)
+
+@pytest.mark.parametrize("params", [dict(schedule="adagrad", penalty="l1"), dict(update="rda", schedule="adagrad"),
+                                    dict(update="ftrl"), dict(schedule="invsqrt", penalty="elasticnet")],
+                         ids=["fobos-adagrad", "rda-adagrad", "ftrl", "fobos-invsqrt"])
+def test_sharded_mix_is_the_unsharded_mix_bit_for_bit(params):
+    """The mix cut into n ranges of the start's features (the last one also holding
+    the features the workers met first), each range's slices of the contributions
+    added in the tree's order and mixed from that range of the start, then joined:
+    the pickle of the unsharded mix, for 1 to 4 ranges."""
+    import pickle
+    from fastprox._mixing import joined, shard, shard_bounds, shardable, sharded
+    rng = np.random.default_rng(6)
+    X = sp.random(2400, 400, density=0.02, format="csr", random_state=rng)
+    y = np.where(X @ rng.normal(size=400) > 0, 1, -1)
+    est = ProxClassifier(alpha=1e-5, **params)
+    est.partial_fit(X[:400, :300], y[:400], classes=[-1, 1])
+    start, target = est._learner, est._encode(y, None, False)[0]
+    kind = mix_kind(start.update, start.schedule, start.penalty)
+    assert shardable(start.penalty) and not shardable("l1_l2") and not shardable("berhu")
+    workers = []
+    for a in range(400, 2400, 500):                 # 4 workers, each meeting features beyond the start's 300
+        learner = _copy(start)
+        learner.grow(400)
+        run_passes(learner, X[a:a + 500], target[a:a + 500], None, 1)
+        workers.append(learner)
+    parts = [contribution(start, w, 500, 0.0, kind) for w in workers]
+
+    def tree(p):
+        return p[0] + p[1] if len(p) == 2 else tree(p[:2]) + tree(p[2:])
+
+    whole = pickle.dumps(mixed(start, tree(parts), kind))
+    for n in (1, 2, 3, 4):
+        bounds = shard_bounds(start.n_features, n)
+        assert bounds[0][0] == 0 and bounds[-1][1] is None
+        shards = [mixed(shard(start, lo, hi), tree([sharded(p, lo, hi) for p in parts]), kind) for lo, hi in bounds]
+        assert pickle.dumps(joined(shards)) == whole
+
 
 # --- inputs: Dask collections -----------------------------------------------------------
 

@@ -239,7 +239,7 @@ def mixed(start, summed, kind):
         return _widened(a[name], d)
 
     if kind == "dual":
-        f[entry[0]] += _dual_moved(wide(entry[0]), wide("met"), wide("early"), wide("fmove"))
+        f[entry[0]] += _dual_moved(wide(entry[0]), wide("met"), wide("early"), wide("fmove"), summed.parts)
         for name in entry[1:] + ("bsum", "bsquares"):
             if name != "root":
                 f[name] += wide(name) if a[name].ndim == 2 else a[name]
@@ -248,8 +248,9 @@ def mixed(start, summed, kind):
     else:
         if kind == "adagrad":
             wide_a = {name: wide(name) if v.ndim == 2 else v for name, v in a.items()}
-            W, f["G"][...] = _adagrad_moved(base.coef(), f["G"], wide_a, "", base.delta)
-            b, f["bsquares"][...] = _adagrad_moved(base.intercept(), f["bsquares"], wide_a, "b", base.delta)
+            W, f["G"][...] = _adagrad_moved(base.coef(), f["G"], wide_a, "", base.delta, summed.parts)
+            b, f["bsquares"][...] = _adagrad_moved(base.intercept(), f["bsquares"], wide_a, "b", base.delta,
+                                                    summed.parts)
             f["eta"][...] = adagrad_steps(dict(eta0=base.eta0, delta=base.delta), f["G"])
             f["t0"][...] = scalars["t"]
         else:
@@ -269,6 +270,55 @@ def mixed(start, summed, kind):
     return learner
 
 
+def shardable(penalty):
+    """Whether the mix of a rule with this ``penalty`` can be cut into ranges of
+    features mixed apart (`sharded`, `mixed` of a `shard`, `joined`): a separable
+    penalty (a group's norm couples its features; Berhu's heap spans them all)."""
+    return PENALTIES["none" if penalty is None else penalty].family == "separable"
+
+
+def shard_bounds(width, n):
+    """The feature ranges (lo, hi) of ``n`` shards of a model of ``width`` features
+    (the start's), about equal; the last one's ``hi`` None: it also holds the features
+    the workers met first, beyond ``width``."""
+    edges = [width * s // n for s in range(n)] + [None]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def sharded(contribution, lo, hi):
+    """A contribution's features [lo, hi) (``hi`` None: to its end), dense, with its
+    counts (and the intercepts' arrays, which every shard's mix reads): one worker's
+    part of a shard's sum (reduce-scatter), the same bits as those columns of the
+    whole sum once the shard's parts are added in the same order."""
+    c = contribution.dense()
+    arrays = {name: np.ascontiguousarray(a[:, lo:hi]) if a.ndim == 2 else a for name, a in c.arrays.items()}
+    return Contribution(c.rows, c.steps, c.loss, c.n_ops, arrays, c.parts)
+
+
+def shard(learner, lo, hi):
+    """A new Learner of ``learner``'s features [lo, hi) (``hi`` None: to its end): its
+    state rows, its intercepts, scalars and parameters (a `shardable` rule). The
+    start of a shard's mix: ``mixed(shard(start, lo, hi), summed shards, kind)`` is
+    those features of ``mixed(start, summed, kind)``, bit for bit."""
+    make, args, state = learner.__reduce__()
+    arrays = dict(state["arrays"], state=np.ascontiguousarray(state["arrays"]["state"][lo:hi]))
+    part = make(arrays["state"].shape[0], *args[1:])
+    part.__setstate__(dict(state, arrays=arrays))
+    return part
+
+
+def joined(shards):
+    """The Learner whose features are the ``shards``' in turn (mixed shards of one
+    model, in order of their ranges): the intercepts and scalars are the first's
+    (every shard's mix computes the same)."""
+    make, args, state = shards[0].__reduce__()
+    rows = [_fields(s, copy=False)[1]["state"] for s in shards]
+    arrays = dict(state["arrays"], state=np.concatenate(rows))
+    learner = make(arrays["state"].shape[0], *args[1:])
+    learner.__setstate__(dict(state, arrays=arrays))
+    return learner
+
+
 #: The most the rescaled moves of the workers that met a coordinate may add up to,
 #: in units of one worker's move, where they had settled (docs/dask.md: a round in
 #: which each worker reaches the coordinate's optimum then overshoots it by at most
@@ -276,6 +326,10 @@ def mixed(start, summed, kind):
 #: machine's move over all their rows, capped: the steadiness is read from one point).
 MOST_MOVES = 2 ** 0.5
 MOST_STEADY_MOVES = 2.5
+#: The fewest workers in a round from which the mix squares the steadiness u (`_kept`):
+#: with 2, u as read keeps enough of their moves over long rounds; with more, u squared
+#: averages more of what many workers moved where they had begun to settle (docs/dask.md).
+SQUARED_FROM = 3
 
 
 class Midpoint:
@@ -327,12 +381,12 @@ def _dual_moves(increment, before, midpoint):
     return {"met": met.astype(np.float64), "early": early, "fmove": f * increment}
 
 
-def _dual_moved(move, met, early, fmove):
+def _dual_moved(move, met, early, fmove, workers):
     """The share of the workers' summed increments of a dual sum that the mix adds:
     the increments of the workers that met a coordinate (``met`` of them) added
     where they grew at a steady rate, averaged where they had settled (`_kept`); where
-    one worker met it, its increment exactly."""
-    scale = _kept(move, early, fmove, np.maximum(met, 1.0))
+    one worker met it, its increment exactly; ``workers``: how many trained this round."""
+    scale = _kept(move, early, fmove, np.maximum(met, 1.0), workers)
     np.copyto(scale, 1.0, where=met <= 1)
     return move * scale
 
@@ -369,14 +423,15 @@ def _adagrad_moves(prefix, W0, W, G0, G, delta, f=0.0, W_f=None):
             prefix + "shrink": shrink, prefix + "g": G}
 
 
-def _adagrad_moved(W0, G0, a, prefix, delta):
+def _adagrad_moved(W0, G0, a, prefix, delta, workers):
     """FOBOS + AdaGrad's mixed weights (or intercepts) and accumulators from the start's
     W0 and G0 and the workers' summed `_adagrad_moves` ``a``, each worker's steps
     eta0 / (delta + sqrt(G_i)) rescaled to those of the summed accumulator G (factor
     (delta + sqrt(G_i)) / (delta + sqrt(G))). The moves of the workers that met a
     coordinate: u of their sum and 1 - u of their average (divided by kappa, the sum of
-    their factors), u = ((move - early) / (move - f move))^2 clipped to [0, 1] (1 where
-    they moved at a steady rate, 0 where they had settled part-way), at most
+    their factors), u = (move - early) / (move - f move) clipped to [0, 1] (1 where
+    they moved at a steady rate, 0 where they had settled part-way), squared from
+    SQUARED_FROM ``workers`` (those that trained this round) on, at most
     MOST_STEADY_MOVES of one worker's; without part-way weights, their sum capped at
     MOST_MOVES. A weight they carry across zero where none of theirs crossed is 0;
     then shrunk towards zero by the others' shrinking, as their rows would after."""
@@ -387,7 +442,7 @@ def _adagrad_moved(W0, G0, a, prefix, delta):
     kappa = _over(a[prefix + "reach"], H, some)     # the met workers' factors' sum
     np.maximum(kappa, 1.0, out=kappa)
     move, early, fmove = a[prefix + "move"], a[prefix + "early"], a[prefix + "fmove"]
-    scale = _kept(move, early, fmove, kappa)
+    scale = _kept(move, early, fmove, kappa, workers)
     W = _over(move, H, some, out=kappa)
     W *= scale
     W += W0                                         # W0 + the scaled moves
@@ -399,19 +454,21 @@ def _adagrad_moved(W0, G0, a, prefix, delta):
     return shrunk, G
 
 
-def _kept(move, early, fmove, kappa):
+def _kept(move, early, fmove, kappa, workers):
     """Per coordinate, the factor of the summed moves of the workers that met it
     (``kappa``: their number, or the sum of their steps' factors; at least 1) that the
-    mix keeps: u of their sum and 1 - u of their average, u = ((move - early) /
-    (move - fmove))^2 clipped to [0, 1] (1 where they moved at a steady rate, 0 where
-    they had settled part-way), at most MOST_STEADY_MOVES of one worker's and 1;
-    without part-way points (``fmove`` 0), min(1, MOST_MOVES / kappa)."""
+    mix keeps: u of their sum and 1 - u of their average, u = (move - early) /
+    (move - fmove) clipped to [0, 1] (1 where they moved at a steady rate, 0 where
+    they had settled part-way) and squared if the round had at least SQUARED_FROM
+    ``workers``, at most MOST_STEADY_MOVES of one worker's and 1; without part-way
+    points (``fmove`` 0), min(1, MOST_MOVES / kappa)."""
     rest = move - fmove                             # the move left after the fraction f at a steady rate
     u = move - early
     np.divide(u, rest, out=u, where=rest != 0)
     np.copyto(u, 0.0, where=rest == 0)
     np.clip(u, 0.0, 1.0, out=u)
-    np.square(u, out=u)
+    if workers >= SQUARED_FROM:
+        np.square(u, out=u)
     steady = np.subtract(1, u, out=rest)
     steady /= kappa
     steady += u                                     # u + (1 - u) / kappa

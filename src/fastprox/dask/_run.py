@@ -10,7 +10,7 @@ import uuid
 from distributed import KilledWorker, wait
 
 from .._core import AUTO_ROWS
-from .._mixing import mix_kind
+from .._mixing import mix_kind, shardable
 from ..stream.progress import decimal
 from . import _open, _tasks
 from ._shares import deal
@@ -40,6 +40,9 @@ def check_sync_rows(sync_rows, name="sync_rows"):
         raise ValueError(f"{name}={sync_rows} would mix the models every {sync_rows} rows per group: each "
                          f"mix is a round of trips through the scheduler (tens of milliseconds), which "
                          f"would take longer than the rows; give at least {MIN_SYNC_ROWS}")
+#: The most contributions a round mixes as shards (reduce-scatter, `_mix`): W workers
+#: cut their contributions into W ranges, W^2 small tasks a round; above, a tree.
+SHARDED_UP_TO = 8
 #: Seconds between two looks at the cluster's workers while a run waits.
 _POLL = 1.0
 
@@ -138,15 +141,17 @@ def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futur
     futures.append(model)
     resume = _Resume(client) if sync_rows is not None and not data else None
     try:
-        return _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch)
+        return _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch,
+                       shardable(est.params["penalty"]))
     finally:
         if resume is not None:
             resume.close()
 
 
-def _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch):
+def _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch, shards=False):
     """The parallel mode's passes from the start ``model``: rounds of the groups'
-    tasks, their contributions tree-added and mixed into the next model."""
+    tasks, their contributions tree-added and mixed into the next model (``shards``:
+    a round of W workers mixed as W ranges of the features, `_mix`)."""
     losses, rounds = [], []
     for p in range(passes):
         cursors = {g: (0, 0) for g in range(len(groups))}
@@ -160,9 +165,7 @@ def _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, f
             trained = time.perf_counter()
             if resume is not None:
                 resume.ran(dict(zip(cursors, parts)))
-            summed = _tree(client, parts, futures)
-            model = client.submit(_tasks.mix, model, summed, kind, pure=False)
-            info = client.submit(_tasks.summary, summed, pure=False)
+            model, info = _mix(client, model, parts, kind, shards, futures)
             futures += [model, info]
             info = watch.result(info)
             watch.done([model])
@@ -185,6 +188,33 @@ def _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, f
             raise ValueError(f"{', '.join(s.name for s in shares)}: no rows to train on")
         losses.append((pass_loss / pass_rows, pass_rows))
     return Result(watch.result(model), losses, None, rounds)
+
+
+def _mix(client, model, parts, kind, shards, futures):
+    """The futures of the next model and of the round's `_tasks.summary`. With
+    ``shards`` and 2 to SHARDED_UP_TO contributions (W), reduce-scatter (as AllReduce does): the
+    features cut into W ranges, each range's slices of the contributions tree-added
+    and mixed on the worker holding the contribution of that index, so that the
+    workers share the additions and the mix instead of one doing them while the
+    others wait; the ranges joined into the model (the unsharded mix's bits)."""
+    if not shards or not 2 <= len(parts) <= SHARDED_UP_TO:
+        summed = _tree(client, parts, futures)
+        return (client.submit(_tasks.mix, model, summed, kind, pure=False),
+                client.submit(_tasks.summary, summed, pure=False))
+    n = len(parts)
+    held = client.who_has(parts)
+    where = [dict(workers=list(held.get(p.key, ())), allow_other_workers=True) if held.get(p.key) else {}
+             for p in parts]
+    mixed, first = [], None
+    for s in range(n):
+        cuts = [client.submit(_tasks.cut, p, s, n, pure=False, **where[i]) for i, p in enumerate(parts)]
+        futures.extend(cuts)
+        summed = _tree(client, cuts, futures, **where[s])
+        first = summed if s == 0 else first
+        mixed.append(client.submit(_tasks.mix_shard, model, summed, s, n, kind, pure=False, **where[s]))
+    futures.extend(mixed)
+    return (client.submit(_tasks.join, model, *mixed, pure=False),
+            client.submit(_tasks.summary, first, pure=False))
 
 
 def _group(client, model, g, members, shares, data, cursor, sync_rows, kind, resume):
@@ -246,11 +276,11 @@ def _submit(client, func, *args, data=()):
     return client.compute(delayed(func, pure=False)(*args, *data))
 
 
-def _tree(client, parts, futures, fan_in=2):
+def _tree(client, parts, futures, fan_in=2, **where):
     """The sum of the contributions ``parts`` by a tree of additions on the cluster
-    (depth ceil(log_fan_in(len(parts))))."""
+    (depth ceil(log_fan_in(len(parts)))); ``where``: the additions' placement."""
     while len(parts) > 1:
-        parts = [client.submit(_tasks.add, *parts[i:i + fan_in], pure=False) if len(parts[i:i + fan_in]) > 1
+        parts = [client.submit(_tasks.add, *parts[i:i + fan_in], pure=False, **where) if len(parts[i:i + fan_in]) > 1
                  else parts[i] for i in range(0, len(parts), fan_in)]
         futures.extend(parts)
     return parts[0]

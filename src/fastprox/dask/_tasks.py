@@ -10,7 +10,7 @@ import copy
 import time
 
 from .._core import AUTO_ROWS
-from .._mixing import Midpoint, contribution, mix_kind, mixed
+from .._mixing import Midpoint, contribution, joined, mix_kind, mixed, shard, shard_bounds, sharded
 from .._validation import kernel_arrays
 from ..stream.labels import LABEL_BUFFER_BYTES
 from ..stream.progress import NoBar, Table
@@ -132,7 +132,32 @@ def contribute(est, trainer, group, cursor, kind):
                           trainer.midpoint.early(trainer.pass_rows))
     result.cursors = {group: cursor}
     result.seconds = 0.0
+    result.start_width = est.learner.n_features
     return result
+
+
+def cut(part, s, n):
+    """Shard ``s`` of ``n`` of a contribution (`_mixing.sharded`, the ranges of the
+    start's features), its cursors kept: one worker's part of a shard's sum."""
+    lo, hi = shard_bounds(part.start_width, n)[s]
+    result = sharded(part, lo, hi)
+    result.cursors, result.seconds = part.cursors, part.seconds
+    return result
+
+
+def mix_shard(est, summed, s, n, kind):
+    """Shard ``s`` of ``n`` of the next global model's learner: the start ``est``'s
+    features of that range mixed with ``summed`` (the sum of the workers' `cut`s)."""
+    lo, hi = shard_bounds(est.learner.n_features, n)[s]
+    return mixed(shard(est.learner, lo, hi), summed, kind)
+
+
+def join(est, *shards):
+    """The next global model: ``est`` with the learner whose features are the mixed
+    ``shards``' in turn."""
+    out = copy.copy(est)
+    out.learner = joined(shards)
+    return out
 
 
 def add(*contributions):
