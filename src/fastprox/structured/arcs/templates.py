@@ -44,7 +44,7 @@ from ..features.templates import placeholder
 
 __all__ = ["TEMPLATES", "BASES", "SURROUNDING_BACKOFF", "KINDS", "DISTANCE_BINS", "DIRECTION_DISTANCES",
            "ROOT", "START", "END", "MKL_EWT", "FEATS_TEMPLATES", "TABLE_1", "MKL_EWT_FEATS",
-           "FEATS_CONTEXT", "MKL_EWT_FEATS_CONTEXT", "SETS", "ArcAtom", "ArcTemplate", "parse", "select", "direction_distance"]
+           "FEATS_CONTEXT", "FEATS_BETWEEN", "MKL_EWT_FEATS_CONTEXT", "SETS", "ArcAtom", "ArcTemplate", "parse", "select", "direction_distance"]
 
 #: The attributes of a word an atom may read (``w``, ``l``, ``f``, ``p``, ``x``), in the
 #: order of the token codes' columns (`fastprox.structured.arcs.tokens`).
@@ -74,7 +74,11 @@ _SURROUNDING = ("hp.hp+1.mp-1.mp", "hp-1.hp.mp-1.mp", "hp.hp+1.mp.mp+1", "hp-1.h
 SURROUNDING_BACKOFF = ("hp+1.mp-1.mp", "hp.mp-1.mp", "hp.hp+1.mp", "hp.hp+1.mp-1", "hp-1.mp-1.mp",
                         "hp-1.hp.mp", "hp-1.hp.mp-1", "hp+1.mp.mp+1", "hp.mp.mp+1", "hp.hp+1.mp+1",
                         "hp-1.mp.mp+1", "hp-1.hp.mp+1")
-_BETWEEN = ("hp.bp.mp",)
+#: The in-between UPOS|FEATS template: the POS between with the head's and modifier's ``x``.
+FEATS_BETWEEN = ("hx.bp.mx",)
+#: The in-between templates: McDonald's (the POS between with the head's and modifier's POS), then
+#: :data:`FEATS_BETWEEN`.
+_BETWEEN = ("hp.bp.mp",) + FEATS_BETWEEN
 
 #: The templates before the conjunction with ``dd``, in order.
 #: The templates of the UPOS|FEATS tags (``x``): each side's, the pair, and each beside the other
@@ -110,7 +114,8 @@ MKL_EWT = (
 #: McDonald et al.'s Table 1 (76 templates): all but MSTParser's back-offs and the UPOS|FEATS
 #: templates, in :data:`TEMPLATES`' order.
 TABLE_1 = tuple(name for name in TEMPLATES
-                if name.removesuffix(".dd") not in SURROUNDING_BACKOFF + FEATS_TEMPLATES + FEATS_CONTEXT)
+                if name.removesuffix(".dd") not in SURROUNDING_BACKOFF + FEATS_TEMPLATES + FEATS_CONTEXT
+                + FEATS_BETWEEN)
 
 #: :data:`MKL_EWT` and the :data:`FEATS_TEMPLATES` with their conjunctions with ``dd`` (60
 #: templates).
