@@ -30,7 +30,8 @@ bi-gram templates of words and POS, again with lemmas and with 5-character
 prefixes in place of words, the four surrounding-POS templates, their 12
 trigram back-offs (MSTParser's: a 4-gram without one of its POS,
 :data:`SURROUNDING_BACKOFF`) and the in-between POS template; then templates of the
-UPOS|FEATS tags (:data:`FEATS_TEMPLATES`, :data:`FEATS_CONTEXT`); and each of
+UPOS|FEATS tags (:data:`FEATS_TEMPLATES`, :data:`FEATS_CONTEXT`, and the in-between one
+:data:`FEATS_BETWEEN`); and each of
 them again conjoined with ``dd``
 (the paper conjoins every feature with direction and distance; here the
 conjunction is a template of its own, so that group selection can keep one
