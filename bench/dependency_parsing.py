@@ -21,8 +21,9 @@ sentence's arcs and the corpus's token codes). Parts:
 * ``features``: other token features and templates: "mkl-ewt" alone, with UPOS+FEATS in place
   of UPOS, lowercased words, MSTParser's surrounding-POS back-offs, McDonald et al.'s 76, and
   XPOS in place of the gold UPOS (the issue's setting is UPOS: that run is for comparison only);
-* ``variants``: the defaults but one change: AdaGrad steps (averaged), the in-between POS with
-  the pair's UPOS|FEATS tags (hx.bp.mx), the lemma pair (hl.ml), a fourth pass.
+* ``variants``: the defaults but one change: AdaGrad steps (averaged), a smaller and a larger
+  constant step, the in-between POS with the pair's UPOS|FEATS tags (hx.bp.mx), the lemma pair
+  (hl.ml), the defaults less their 10 templates of 5-character prefixes, a fourth pass.
 
 Writes ``bench/results/dependency_parsing.md`` (the parts run, each section replaced).
 
@@ -86,8 +87,12 @@ PARTS = {
     ],
     "variants": [
         ("defaults, schedule='adagrad' (averaged, eta0 0.02)", dict(schedule="adagrad")),
+        ("defaults, schedule='adagrad' (averaged, eta0 0.1)", dict(schedule="adagrad", eta0=0.1)),
+        ("defaults, eta0 0.012", dict(eta0=0.012)),
+        ("defaults, eta0 0.03", dict(eta0=0.03)),
         ("defaults + hx.bp.mx, hx.bp.mx.dd (82)", dict(templates=[*MKL_EWT_FEATS_CONTEXT, "hx.bp.mx", "hx.bp.mx.dd"])),
         ("defaults + hl.ml, hl.ml.dd (82)", dict(templates=[*MKL_EWT_FEATS_CONTEXT, "hl.ml", "hl.ml.dd"])),
+        ("defaults less the 10 prefix templates (templates='ewt-no-prefix', 70)", dict(templates="ewt-no-prefix")),
         ("defaults, 4 passes", dict(max_iter=4)),
     ],
 }

@@ -23,7 +23,8 @@ from fastprox._arcs import ArcKernel
 from fastprox.structured.arcs import BASES, TEMPLATES, ArcFeatures, TokenEncoder, select
 from fastprox.structured.arcs import tokens as tokens_module
 from fastprox.structured.arcs.plan import compile_plan
-from fastprox.structured.arcs.templates import FEATS_CONTEXT, SURROUNDING_BACKOFF, direction_distance, parse
+from fastprox.structured.arcs.templates import (FEATS_CONTEXT, KINDS, MKL_EWT_FEATS_CONTEXT, SURROUNDING_BACKOFF,
+                                                direction_distance, parse)
 from fastprox.structured.features.stable_hash import combine, seed, string_hashes
 from fastprox.structured.io import read_conllu
 
@@ -380,6 +381,16 @@ def test_selection_keeps_table_order_and_names_its_blocks():
     assert fx.template_names == ("hw", "hp.mp.dd", "hp.bp.mp.dd")
     assert fx.offsets.tolist() == [0, 256, 512, 768]
     assert [t.name for t in select(["mw", "hw"])] == ["hw", "mw"]
+
+
+def test_the_set_without_prefixes():
+    """'ewt-no-prefix': the defaults' set less exactly its templates of 5-character prefixes."""
+    kept = [t.name for t in select("ewt-no-prefix")]
+    dropped = set(MKL_EWT_FEATS_CONTEXT) - set(kept)
+    assert set(kept) < set(MKL_EWT_FEATS_CONTEXT) and len(kept) == 70 and len(dropped) == 10
+    f = KINDS.index("f")
+    assert all(any(a.kind == f for a in parse(n).head + parse(n).modifier) for n in dropped)
+    assert not any(a.kind == f for n in kept for a in parse(n).head + parse(n).modifier)
 
 
 def test_table_is_mcdonalds():

@@ -45,7 +45,7 @@ from ..features.templates import placeholder
 
 __all__ = ["TEMPLATES", "BASES", "SURROUNDING_BACKOFF", "KINDS", "DISTANCE_BINS", "DIRECTION_DISTANCES",
            "ROOT", "START", "END", "MKL_EWT", "FEATS_TEMPLATES", "TABLE_1", "MKL_EWT_FEATS",
-           "FEATS_CONTEXT", "FEATS_BETWEEN", "MKL_EWT_FEATS_CONTEXT", "SETS", "ArcAtom", "ArcTemplate", "parse", "select", "direction_distance"]
+           "FEATS_CONTEXT", "FEATS_BETWEEN", "MKL_EWT_FEATS_CONTEXT", "EWT_NO_PREFIX", "SETS", "ArcAtom", "ArcTemplate", "parse", "select", "direction_distance"]
 
 #: The attributes of a word an atom may read (``w``, ``l``, ``f``, ``p``, ``x``), in the
 #: order of the token codes' columns (`fastprox.structured.arcs.tokens`).
@@ -129,9 +129,15 @@ MKL_EWT_FEATS = tuple(name for name in TEMPLATES
 MKL_EWT_FEATS_CONTEXT = tuple(name for name in TEMPLATES
                               if name in MKL_EWT_FEATS or name.removesuffix(".dd") in FEATS_CONTEXT)
 
+#: :data:`MKL_EWT_FEATS_CONTEXT` without the 10 templates of McDonald's 5-character prefixes (``f``
+#: atoms: hf, hf.hp, hf.hp.mp, hp.mf.mp with ``dd`` and without, mf and mf.mp with ``dd``; 70
+#: templates): on UD English EWT the prefixes add nothing the words, lemmas and UPOS|FEATS tags do
+#: not already give, and cost a fifth of a pass (bench/results/dependency_parsing.md).
+EWT_NO_PREFIX = tuple(name for name in MKL_EWT_FEATS_CONTEXT if "f" not in name)     # (only hf, mf have an f)
+
 #: Named template sets :func:`select` takes in place of a list of names.
 SETS = {"all": TEMPLATES, "table-1": TABLE_1, "mkl-ewt": MKL_EWT, "mkl-ewt-feats": MKL_EWT_FEATS,
-        "mkl-ewt-feats-ctx": MKL_EWT_FEATS_CONTEXT}
+        "mkl-ewt-feats-ctx": MKL_EWT_FEATS_CONTEXT, "ewt-no-prefix": EWT_NO_PREFIX}
 
 _ATOM = re.compile(r"([hm])([wlfpx])([+-]1)?|(bp)|(dd)")
 
