@@ -39,7 +39,7 @@ import sys
 import time
 from pathlib import Path
 
-from fastprox.structured.arcs.templates import MKL_EWT, MKL_EWT_FEATS_CONTEXT, SURROUNDING_BACKOFF
+from fastprox.structured.arcs.templates import EWT_NO_PREFIX, MKL_EWT, MKL_EWT_FEATS_CONTEXT, SURROUNDING_BACKOFF
 
 ROOT = Path(__file__).resolve().parent
 EWT = ROOT.parent.parent / "shared" / "structured" / "ud_english_ewt"
@@ -93,6 +93,7 @@ PARTS = {
         ("defaults + hx.bp.mx, hx.bp.mx.dd (82)", dict(templates=[*MKL_EWT_FEATS_CONTEXT, "hx.bp.mx", "hx.bp.mx.dd"])),
         ("defaults + hl.ml, hl.ml.dd (82)", dict(templates=[*MKL_EWT_FEATS_CONTEXT, "hl.ml", "hl.ml.dd"])),
         ("defaults less the 10 prefix templates (templates='ewt-no-prefix', 70)", dict(templates="ewt-no-prefix")),
+        ("ewt-no-prefix + hx.bp.mx, hx.bp.mx.dd (72)", dict(templates=[*EWT_NO_PREFIX, "hx.bp.mx", "hx.bp.mx.dd"])),
         ("defaults, 4 passes", dict(max_iter=4)),
     ],
 }
