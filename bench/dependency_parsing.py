@@ -94,6 +94,8 @@ PARTS = {
         ("defaults + hl.ml, hl.ml.dd (82)", dict(templates=[*MKL_EWT_FEATS_CONTEXT, "hl.ml", "hl.ml.dd"])),
         ("defaults less the 10 prefix templates (templates='ewt-no-prefix', 70)", dict(templates="ewt-no-prefix")),
         ("ewt-no-prefix + hx.bp.mx, hx.bp.mx.dd (72)", dict(templates=[*EWT_NO_PREFIX, "hx.bp.mx", "hx.bp.mx.dd"])),
+        ("ewt-no-prefix less hl, hl.hp and their dd forms (66)",
+         dict(templates=[t for t in EWT_NO_PREFIX if t.removesuffix(".dd") not in ("hl", "hl.hp")])),
         ("defaults, 4 passes", dict(max_iter=4)),
     ],
 }

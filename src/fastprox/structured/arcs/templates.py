@@ -132,7 +132,7 @@ MKL_EWT_FEATS_CONTEXT = tuple(name for name in TEMPLATES
 #: :data:`MKL_EWT_FEATS_CONTEXT` without the 10 templates of McDonald's 5-character prefixes (``f``
 #: atoms: hf, hf.hp, hf.hp.mp, hp.mf.mp with ``dd`` and without, mf and mf.mp with ``dd``; 70
 #: templates): on UD English EWT the prefixes add nothing the words, lemmas and UPOS|FEATS tags do
-#: not already give, and cost a tenth of a pass (bench/results/dependency_parsing.md).
+#: not already give, and cost about 8% of a pass (bench/results/dependency_parsing.md).
 EWT_NO_PREFIX = tuple(name for name in MKL_EWT_FEATS_CONTEXT if "f" not in name)     # (only hf, mf have an f)
 
 #: Named template sets :func:`select` takes in place of a list of names.
