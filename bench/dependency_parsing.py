@@ -20,7 +20,10 @@ sentence's arcs and the corpus's token codes). Parts:
   averaged hinge with a smaller and a larger constant step, and averaged from the second pass;
 * ``features``: other token features and templates: "mkl-ewt" alone, with UPOS+FEATS in place
   of UPOS, lowercased words, MSTParser's surrounding-POS back-offs, McDonald et al.'s 76, and
-  XPOS in place of the gold UPOS (the issue's setting is UPOS: that run is for comparison only).
+  XPOS in place of the gold UPOS (the issue's setting is UPOS: that run is for comparison only);
+* ``variants``: the defaults but one change: AdaGrad steps (averaged), a smaller and a larger
+  constant step, the in-between POS with the pair's UPOS|FEATS tags (hx.bp.mx), the lemma pair
+  (hl.ml), the defaults less their 10 templates of 5-character prefixes, a fourth pass.
 
 Writes ``bench/results/dependency_parsing.md`` (the parts run, each section replaced).
 
@@ -36,7 +39,7 @@ import sys
 import time
 from pathlib import Path
 
-from fastprox.structured.arcs.templates import MKL_EWT, SURROUNDING_BACKOFF
+from fastprox.structured.arcs.templates import EWT_NO_PREFIX, MKL_EWT, MKL_EWT_FEATS_CONTEXT, SURROUNDING_BACKOFF
 
 ROOT = Path(__file__).resolve().parent
 EWT = ROOT.parent.parent / "shared" / "structured" / "ud_english_ewt"
@@ -82,6 +85,19 @@ PARTS = {
         ("the 76 templates of McDonald et al.'s Table 1", dict(templates="table-1")),
         ("mkl-ewt, pos='XPOS' (not the issue's gold UPOS: for comparison)", dict(MKL, pos="XPOS")),
     ],
+    "variants": [
+        ("defaults, schedule='adagrad' (averaged, eta0 0.02)", dict(schedule="adagrad")),
+        ("defaults, schedule='adagrad' (averaged, eta0 0.1)", dict(schedule="adagrad", eta0=0.1)),
+        ("defaults, eta0 0.012", dict(eta0=0.012)),
+        ("defaults, eta0 0.03", dict(eta0=0.03)),
+        ("defaults + hx.bp.mx, hx.bp.mx.dd (82)", dict(templates=[*MKL_EWT_FEATS_CONTEXT, "hx.bp.mx", "hx.bp.mx.dd"])),
+        ("defaults + hl.ml, hl.ml.dd (82)", dict(templates=[*MKL_EWT_FEATS_CONTEXT, "hl.ml", "hl.ml.dd"])),
+        ("defaults less the 10 prefix templates (templates='ewt-no-prefix', 70)", dict(templates="ewt-no-prefix")),
+        ("ewt-no-prefix + hx.bp.mx, hx.bp.mx.dd (72)", dict(templates=[*EWT_NO_PREFIX, "hx.bp.mx", "hx.bp.mx.dd"])),
+        ("ewt-no-prefix less hl, hl.hp and their dd forms (66)",
+         dict(templates=[t for t in EWT_NO_PREFIX if t.removesuffix(".dd") not in ("hl", "hl.hp")])),
+        ("defaults, 4 passes", dict(max_iter=4)),
+    ],
 }
 
 
@@ -95,7 +111,7 @@ def one(params, passes, seed):
     dev = list(read_conllu(EWT / "en_ewt-ud-dev.conllu", heads=True))
     gold, upos = [s.heads for s in dev], [s["UPOS"] for s in dev]
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    model = DependencyParser(**params, random_state=seed, **({"max_iter": passes} if passes else {}))
+    model = DependencyParser(**{**params, **({"max_iter": passes} if passes else {})}, random_state=seed)
     epochs, clock = [], [time.process_time(), time.perf_counter()]
 
     def after(epoch):
@@ -149,7 +165,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", nargs="+", choices=tuple(PARTS), default=list(PARTS))
     parser.add_argument("--passes", type=int, default=None,
-                        help="passes of the bits and rules parts (default: 3; defaults: its max_iter)")
+                        help="passes of the parts but defaults (default: 3, or a configuration's own "
+                             "max_iter; defaults: its max_iter)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
@@ -159,7 +176,7 @@ def main(argv=None):
     for part in args.parts:
         results = []
         for label, params in PARTS[part]:
-            passes = None if part == "defaults" else (args.passes or 3)
+            passes = None if part == "defaults" else params.get("max_iter", args.passes or 3)
             print(f"dependency_parsing: {part}: {label}", flush=True)
             results.append((label, run_child(params, passes, args.seed)))
         load = os.getloadavg()[0]

@@ -23,7 +23,8 @@ from fastprox._arcs import ArcKernel
 from fastprox.structured.arcs import BASES, TEMPLATES, ArcFeatures, TokenEncoder, select
 from fastprox.structured.arcs import tokens as tokens_module
 from fastprox.structured.arcs.plan import compile_plan
-from fastprox.structured.arcs.templates import FEATS_CONTEXT, SURROUNDING_BACKOFF, direction_distance, parse
+from fastprox.structured.arcs.templates import (FEATS_CONTEXT, KINDS, MKL_EWT_FEATS_CONTEXT, SURROUNDING_BACKOFF,
+                                                direction_distance, parse)
 from fastprox.structured.features.stable_hash import combine, seed, string_hashes
 from fastprox.structured.io import read_conllu
 
@@ -224,6 +225,23 @@ def test_feats_context_templates_read_what_they_name(name, value):
     assert kernel_rows(ArcFeatures([name], bits=12), HAND_BUILT_FEATS)[row] == rows[row]
 
 
+def test_feats_in_between_reads_the_tags_and_each_pos_between():
+    """hx.bp.mx (FEATS_BETWEEN) on saw (4) -> boats (7): the pair's UPOS|FEATS tags with
+    each distinct POS between (DET, ADJ), beside McDonald's hp.bp.mp in a row of its own
+    blocks: both in-between templates, plain and with dd, in one plan."""
+    row = 4 * 9 + 7 - 1
+    names = ["hp.bp.mp", "hp.bp.mp.dd", "hx.bp.mx", "hx.bp.mx.dd"]
+    rows, strings = reference(HAND_BUILT_FEATS, ["hx.bp.mx"], bits=12)
+    assert sorted(strings[row]) == ["hx.bp.mx=VERB|Tense=Past|NOUN|Number=Plur|ADJ",
+                                    "hx.bp.mx=VERB|Tense=Past|NOUN|Number=Plur|DET"]
+    assert kernel_rows(ArcFeatures(["hx.bp.mx"], bits=12), HAND_BUILT_FEATS) == rows
+    for subset in (names, names[1:], names[::2], ["hw", *names[1:3]]):
+        fx = ArcFeatures(subset, bits=14)
+        assert kernel_rows(fx, HAND_BUILT_FEATS) == reference(HAND_BUILT_FEATS, subset, bits=14)[0]
+        indices, indptr = fx.rows(HAND_BUILT_FEATS)
+        assert (np.diff(indices[indptr[row]:indptr[row + 1]]) > 0).all()           # sorted, block by block
+
+
 def test_upos_feats_tags_join_upos_and_feats():
     sentence = {**sentence_of(["He", "saw", "it"], ["PRON", "VERB", "PRON"]),
                 "FEATS": ["Case=Nom", "Tense=Past", "_"]}
@@ -271,6 +289,7 @@ def test_template_subsets_equal_the_reference(sentence, names, bits):
 def test_layout_rows_and_empty_diagonal(dev_sentences):
     fx = ArcFeatures()
     singles = sum(not parse(t).between for t in TEMPLATES)
+    per_value = len(TEMPLATES) - singles              # the in-between templates: one feature per POS between
     for sentence in dev_sentences:
         n = len(sentence)
         indices, indptr = fx.rows(sentence)
@@ -283,16 +302,17 @@ def test_layout_rows_and_empty_diagonal(dev_sentences):
                     assert lengths[h, m - 1] == 0
                 else:
                     between = len(set(sentence["UPOS"][min(h, m):max(h, m) - 1]))
-                    assert lengths[h, m - 1] == singles + 2 * between
+                    assert lengths[h, m - 1] == singles + per_value * between
         assert (np.diff(indices[indptr[1]:indptr[2]]) >= 0).all()
 
 
 def test_one_word_sentence():
     fx = ArcFeatures()
     X = fx.transform(sentence_of(["Hi"], ["INTJ"]))
+    singles = sum(not parse(t).between for t in TEMPLATES)
     assert X.shape == (2, fx.n_features)
-    assert X.indptr.tolist() == [0, len(TEMPLATES) - 2, len(TEMPLATES) - 2]    # no word in between
-    assert X.data.tolist() == [1.0] * (len(TEMPLATES) - 2)
+    assert X.indptr.tolist() == [0, singles, singles]    # no word in between
+    assert X.data.tolist() == [1.0] * singles
 
 
 def test_root_arcs_read_the_root_codes():
@@ -343,7 +363,7 @@ def test_direction_and_distance_bins():
 def test_blocks_and_groups(dev_sentences):
     fx = ArcFeatures(bits=22)
     T = len(TEMPLATES)
-    assert fx.template_names == TEMPLATES and T == 2 * len(BASES) == 134
+    assert fx.template_names == TEMPLATES and T == 2 * len(BASES) == 136
     assert fx.n_features == T << (22 - 8) and fx.n_features <= 1 << 22
     assert fx.offsets.tolist() == [t << 14 for t in range(T + 1)]
     groups = fx.groups
@@ -363,8 +383,18 @@ def test_selection_keeps_table_order_and_names_its_blocks():
     assert [t.name for t in select(["mw", "hw"])] == ["hw", "mw"]
 
 
+def test_the_set_without_prefixes():
+    """'ewt-no-prefix': the defaults' set less exactly its templates of 5-character prefixes."""
+    kept = [t.name for t in select("ewt-no-prefix")]
+    dropped = set(MKL_EWT_FEATS_CONTEXT) - set(kept)
+    assert set(kept) < set(MKL_EWT_FEATS_CONTEXT) and len(kept) == 70 and len(dropped) == 10
+    f = KINDS.index("f")
+    assert all(any(a.kind == f for a in parse(n).head + parse(n).modifier) for n in dropped)
+    assert not any(a.kind == f for n in kept for a in parse(n).head + parse(n).modifier)
+
+
 def test_table_is_mcdonalds():
-    assert TEMPLATES[-2:] == ("hp.bp.mp", "hp.bp.mp.dd")            # in-between last (sorted rows)
+    assert TEMPLATES[-4:] == ("hp.bp.mp", "hp.bp.mp.dd", "hx.bp.mx", "hx.bp.mx.dd")  # in-between last
     assert {"hw.hp.mw.mp", "hp.mw.mp", "hw.mw.mp", "hw.hp.mp", "hw.hp.mw", "hw.mw", "hp.mp",
             "hp.hp+1.mp-1.mp", "hp-1.hp.mp-1.mp", "hp.hp+1.mp.mp+1", "hp-1.hp.mp.mp+1"} <= set(BASES)
     assert all(name + ".dd" in TEMPLATES for name in BASES)
@@ -535,7 +565,7 @@ def test_the_c_api_from_another_compiled_module(tmp_path, dev_sentences):
     (dict(templates=[]), "selects no template"),
     (dict(bits=0), "bits must be an integer in 1..31"),
     (dict(bits=32), "bits must be an integer in 1..31"),
-    (dict(bits=6), "bits=6 leaves no bucket per template for 134 templates; use bits >= 9"),
+    (dict(bits=6), "bits=6 leaves no bucket per template for 136 templates; use bits >= 9"),
     (dict(pos="LEMMA"), "pos='LEMMA'"),
 ])
 def test_bad_parameters(kwargs, message):
@@ -577,6 +607,8 @@ def test_bad_sentences_and_tokens():
     ("head_kind", None, "reads outside the tokens"),
     ("n_head", [7], "too many atoms"),
     ("n_both", 1, "do not add up to its 1 bases"),
+    ("n_between", 1, "plan between_offset: 0 entries, expected 2"),
+    ("per_value", 2, "each in-between base needs a selected template, per_value their number"),
     ("shift", 10, "shift 10 outside 33..63"),
     ("plain_offset", [-5], "negative block offset"),
     ("seed", [1, 2], "plan n_head: 1 entries, expected 2"),

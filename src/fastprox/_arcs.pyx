@@ -18,7 +18,7 @@ from libc.string cimport memcpy
 from fastprox._kernel.structured.arcs cimport ARC_MAX_ATOMS, ARC_N_BINS, arc_rows, arc_rows_free, arc_scores
 
 _INT32 = ("n_head", "head_kind", "head_offset", "n_mod", "mod_kind", "mod_offset", "plain_at", "conj_at")
-_INT64 = ("plain_offset", "conj_offset")
+_INT64 = ("plain_offset", "conj_offset", "between_offset")
 
 
 cdef const void* _first(arrays, name, Py_ssize_t size) except? NULL:
@@ -50,8 +50,7 @@ cdef class ArcKernel:
         self._arrays = arrays
         p.n_kinds, p.n_bases, p.n_single = plan["n_kinds"], B, plan["n_single"]
         p.n_both, p.n_head_only, p.n_mod_only = plan["n_both"], plan["n_head_only"], plan["n_mod_only"]
-        p.between_kind, p.between_plain, p.between_conj = (plan["between_kind"], plan["between_plain"],
-                                                           plan["between_conj"])
+        p.n_between, p.between_kind, p.per_value = plan["n_between"], plan["between_kind"], plan["per_value"]
         p.shift = plan["shift"]
         p.seed = <const uint64_t*>_first(arrays, "seed", B)
         p.dd = <const uint64_t*>_first(arrays, "dd", 2 * ARC_N_BINS)
@@ -65,13 +64,16 @@ cdef class ArcKernel:
         p.conj_at = <const int32_t*>_first(arrays, "conj_at", B)
         p.plain_offset = <const int64_t*>_first(arrays, "plain_offset", B)
         p.conj_offset = <const int64_t*>_first(arrays, "conj_offset", B)
+        p.between_offset = <const int64_t*>_first(arrays, "between_offset", 2 * p.n_between)
         if not 33 <= p.shift <= 63:
             raise ValueError(f"plan: shift {p.shift} outside 33..63 (1 to 31 bits a block)")
-        between = p.between_plain >= 0 or p.between_conj >= 0
-        if (min(p.n_both, p.n_head_only, p.n_mod_only) < 0
-                or p.n_both + p.n_head_only + p.n_mod_only + between != B):
+        between = arrays["between_offset"].reshape(-1, 2)
+        if (min(p.n_both, p.n_head_only, p.n_mod_only, p.n_between) < 0
+                or p.n_both + p.n_head_only + p.n_mod_only + p.n_between != B):
             raise ValueError(f"plan: the runs of bases do not add up to its {B} bases")
-        if between and not 0 <= p.between_kind < p.n_kinds:
+        if (between < -1).any() or not (between >= 0).any(axis=1).all() or p.per_value != (between >= 0).sum():
+            raise ValueError("plan: each in-between base needs a selected template, per_value their number")
+        if p.n_between and not 0 <= p.between_kind < p.n_kinds:
             raise ValueError("plan: the in-between attribute is out of range")
         for b in range(B):
             if not (0 <= p.n_head[b] <= ARC_MAX_ATOMS and 0 <= p.n_mod[b] <= ARC_MAX_ATOMS):
@@ -84,9 +86,8 @@ cdef class ArcKernel:
         if sorted(at[at >= 0].tolist()) != list(range(p.n_single)) or (at < -1).any():
             raise ValueError(f"plan: the features do not fill the {p.n_single} places of a row once each")
         starts = np.concatenate([arrays["plain_offset"][arrays["plain_at"] >= 0],
-                                 arrays["conj_offset"][arrays["conj_at"] >= 0],
-                                 [o for o in (p.between_plain, p.between_conj) if o >= 0]])
-        if (starts < 0).any() or p.between_plain < -1 or p.between_conj < -1:
+                                 arrays["conj_offset"][arrays["conj_at"] >= 0], between[between >= 0]])
+        if (starts < 0).any():
             raise ValueError("plan: a negative block offset")
         self.n_columns = int(starts.max(initial=-1)) + (1 << (64 - p.shift))
         if self.n_columns > (1 << 31):

@@ -325,7 +325,7 @@ def fit_tokens(Learner learner, ArcKernel kernel, const uint64_t[:, ::1] tokens,
     from the kernel's plan when it steps."""
     cdef Ctx* c = &learner.c
     cdef Py_ssize_t longest = _longest(word_start), i, s, n, done = 0
-    cdef Py_ssize_t widest = kernel.plan.n_single + 2 * longest
+    cdef Py_ssize_t widest = kernel.plan.n_single + kernel.plan.per_value * longest
     cdef bint no_memory = False
     cdef _Scratch scratch = _Scratch(longest, 2 * longest * widest, projective)
     cdef Scratch* sc = &scratch.s

@@ -76,7 +76,8 @@ class DependencyParser(StructuredEstimator):
         and 34 of the UPOS|FEATS tags (``x`` atoms): the 14 of
         ``"mkl-ewt-feats"`` (each side's tag, the pair, each beside the other
         side's POS or word) and 20 beside a surrounding POS, the other side's
-        lemma or the own neighbour's POS; ``"all"`` the 134.
+        lemma or the own neighbour's POS; ``"ewt-no-prefix"`` those less the
+        10 of 5-character prefixes (70); ``"all"`` the 136.
     average : bool or int, default=True
         As for `SequenceTagger`: keep the averaged iterate (the averaged
         perceptron's, MSTParser's), which ``coef_`` and predict read. On by

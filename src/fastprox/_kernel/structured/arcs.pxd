@@ -21,7 +21,8 @@
 # all on one side have H (or M) hold the whole x, so that an arc reads it.
 #
 # A row's features come in block order (the plan lists the templates so, the
-# in-between ones last) and the in-between ones are sorted within their block, so
+# in-between ones last, each base's plain block then its conjunction's) and the
+# in-between ones are sorted within their block, so
 # rows are sorted; an index repeats only where two in-between values' hashes
 # share a bucket (the values sum, as the contract sums a repeated index).
 from libc.stdint cimport int32_t, int64_t, uint64_t
@@ -40,12 +41,13 @@ cdef enum:
 cdef struct ArcPlan:
     # The bases (the templates before `dd`) come in four runs: n_both reading both
     # sides, n_head_only reading the head's side only, n_mod_only the modifier's
-    # only, then the in-between templates' base if some template reads it.
+    # only, then n_between in-between bases (both sides and the words between).
     Py_ssize_t n_kinds          # the attributes of a position (tokens' columns)
     Py_ssize_t n_bases
     Py_ssize_t n_both
     Py_ssize_t n_head_only
     Py_ssize_t n_mod_only
+    Py_ssize_t n_between
     const int32_t* n_head       # per base: its head-side atoms,
     const int32_t* head_kind    # ARC_MAX_ATOMS per base: each one's attribute
     const int32_t* head_offset  # and its position from the head (-1, 0, +1)
@@ -60,8 +62,9 @@ cdef struct ArcPlan:
     const int32_t* conj_at      # the same for the base conjoined with dd
     const int64_t* conj_offset
     Py_ssize_t between_kind     # the attribute `bp` reads
-    int64_t between_plain       # the first column of the in-between template, or -1
-    int64_t between_conj        # and of its conjunction with dd, or -1
+    const int64_t* between_offset   # 2 per in-between base: the first column of its
+                                    # template, then of its conjunction with dd (-1: not selected)
+    Py_ssize_t per_value        # the in-between templates selected: features per value between
     int shift                   # 64 - the bits of a block
 
 
@@ -149,7 +152,7 @@ cdef inline Py_ssize_t arc_count(const ArcPlan* plan, const uint64_t* tokens, Py
     """Fill indptr ((n + 1) * n + 1 entries) and work (`arc_work`) for the sentence
     of n >= 1 words with these tokens; returns its number of stored features."""
     cdef Py_ssize_t N = n + 1, B = plan.n_bases, h, m, k, row
-    cdef Py_ssize_t per_value = (plan.between_plain >= 0) + (plan.between_conj >= 0)
+    cdef Py_ssize_t per_value = plan.per_value
     cdef uint64_t* first = work + 2 * B * N + n
     cdef uint64_t* seen = first + N
     cdef uint64_t sweep = 0
@@ -220,7 +223,7 @@ cdef inline void _arc(const ArcPlan* plan, Py_ssize_t h, Py_ssize_t m, const uin
     cdef const int64_t* plain_offset = plan.plain_offset
     cdef const int64_t* conj_offset = plan.conj_offset
     cdef int shift = plan.shift
-    cdef int64_t between_plain = plan.between_plain, between_conj = plan.between_conj
+    cdef int64_t plain, conj
     cdef int32_t* more
     for b in range(head_only):
         _emit(b, arc_combine(Hh[b], Mm[b]), d, plain_at, plain_offset, conj_at, conj_offset, shift, out)
@@ -231,18 +234,21 @@ cdef inline void _arc(const ArcPlan* plan, Py_ssize_t h, Py_ssize_t m, const uin
     if k == 0:
         return
     out += plan.n_single
-    more = out + k if between_plain >= 0 else out
-    x = arc_combine(Hh[B - 1], Mm[B - 1])           # the in-between base is the last
-    for j in range(k):
-        y = arc_combine(x, met[j])
-        if between_plain >= 0:
-            out[j] = _bucket(between_plain, y, shift)
-        if between_conj >= 0:
-            more[j] = _bucket(between_conj, arc_combine(y, d), shift)
-    if between_plain >= 0:
-        _sort(out, k)
-    if between_conj >= 0:
-        _sort(more, k)
+    for b in range(end, B):                         # the in-between bases, each's blocks in turn
+        plain, conj = plan.between_offset[2 * (b - end)], plan.between_offset[2 * (b - end) + 1]
+        more = out + k if plain >= 0 else out
+        x = arc_combine(Hh[b], Mm[b])
+        for j in range(k):
+            y = arc_combine(x, met[j])
+            if plain >= 0:
+                out[j] = _bucket(plain, y, shift)
+            if conj >= 0:
+                more[j] = _bucket(conj, arc_combine(y, d), shift)
+        if plain >= 0:
+            _sort(out, k)
+        if conj >= 0:
+            _sort(more, k)
+        out = more + k if conj >= 0 else more
 
 
 cdef inline void arc_fill(const ArcPlan* plan, const uint64_t* tokens, Py_ssize_t n,
@@ -250,7 +256,7 @@ cdef inline void arc_fill(const ArcPlan* plan, const uint64_t* tokens, Py_ssize_
     """Write the features of every arc into indices (indptr[(n + 1) * n] entries),
     from the indptr and work that `arc_count` filled for these tokens."""
     cdef Py_ssize_t N = n + 1, B = plan.n_bases, h, m, k
-    cdef bint between = plan.between_plain >= 0 or plan.between_conj >= 0
+    cdef bint between = plan.per_value > 0
     cdef uint64_t* H = work
     cdef uint64_t* M = work + B * N
     cdef uint64_t* met = M + B * N

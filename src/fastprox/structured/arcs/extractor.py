@@ -32,7 +32,7 @@ class ArcFeatures:
         The templates to use, by name (see
         `fastprox.structured.arcs.TEMPLATES`), or a named set of
         `fastprox.structured.arcs.SETS` ("all", "mkl-ewt", "mkl-ewt-feats",
-        "mkl-ewt-feats-ctx"); None for all 134.
+        "mkl-ewt-feats-ctx", "ewt-no-prefix"); None for all 136.
         Their blocks follow the table's order whatever the order given.
     bits : int, default=24
         Hash into at most ``2**bits`` columns (1..31), a block of

@@ -44,11 +44,11 @@ def compile_plan(templates, bits):
     width = block_bits(int(bits), len(templates))
     offsets = np.arange(len(templates) + 1, dtype=np.int64) << width
     single = [(t, offset) for t, offset in zip(templates, offsets) if not t.between]
-    between = {t.conjoined: offset for t, offset in zip(templates, offsets) if t.between}
+    between = {(t.base, t.conjoined): offset for t, offset in zip(templates, offsets) if t.between}
     if single and between and max(o for _, o in single) > min(between.values()):
         raise ValueError("the in-between templates' blocks must come after the others'")
     # The bases in the kernel's runs: both sides, the head's only, the modifier's
-    # only, then the in-between base.
+    # only, then the in-between bases.
     parsed = {t.base: parse(t.base) for t, _ in single}
     runs = [[name for name, b in parsed.items() if b.head and b.modifier],
             [name for name, b in parsed.items() if not b.modifier],
@@ -78,8 +78,10 @@ def compile_plan(templates, bits):
         "dd": string_hashes(DIRECTION_DISTANCES),
         "n_single": len(single), "plain_at": at[False], "plain_offset": first[False],
         "conj_at": at[True], "conj_offset": first[True],
-        "between_kind": KINDS.index("p"),
-        "between_plain": int(between.get(False, -1)), "between_conj": int(between.get(True, -1)),
+        "between_kind": KINDS.index("p"), "n_between": len(runs[3]),
+        "between_offset": np.array([between.get((name, conjoined), -1) for name in runs[3]
+                                    for conjoined in (False, True)], np.int64),
+        "per_value": len(between),
         "shift": 64 - width,
         "offsets": offsets,
     }

@@ -30,7 +30,8 @@ bi-gram templates of words and POS, again with lemmas and with 5-character
 prefixes in place of words, the four surrounding-POS templates, their 12
 trigram back-offs (MSTParser's: a 4-gram without one of its POS,
 :data:`SURROUNDING_BACKOFF`) and the in-between POS template; then templates of the
-UPOS|FEATS tags (:data:`FEATS_TEMPLATES`, :data:`FEATS_CONTEXT`); and each of
+UPOS|FEATS tags (:data:`FEATS_TEMPLATES`, :data:`FEATS_CONTEXT`, and the in-between one
+:data:`FEATS_BETWEEN`); and each of
 them again conjoined with ``dd``
 (the paper conjoins every feature with direction and distance; here the
 conjunction is a template of its own, so that group selection can keep one
@@ -44,7 +45,7 @@ from ..features.templates import placeholder
 
 __all__ = ["TEMPLATES", "BASES", "SURROUNDING_BACKOFF", "KINDS", "DISTANCE_BINS", "DIRECTION_DISTANCES",
            "ROOT", "START", "END", "MKL_EWT", "FEATS_TEMPLATES", "TABLE_1", "MKL_EWT_FEATS",
-           "FEATS_CONTEXT", "MKL_EWT_FEATS_CONTEXT", "SETS", "ArcAtom", "ArcTemplate", "parse", "select", "direction_distance"]
+           "FEATS_CONTEXT", "FEATS_BETWEEN", "MKL_EWT_FEATS_CONTEXT", "EWT_NO_PREFIX", "SETS", "ArcAtom", "ArcTemplate", "parse", "select", "direction_distance"]
 
 #: The attributes of a word an atom may read (``w``, ``l``, ``f``, ``p``, ``x``), in the
 #: order of the token codes' columns (`fastprox.structured.arcs.tokens`).
@@ -74,7 +75,11 @@ _SURROUNDING = ("hp.hp+1.mp-1.mp", "hp-1.hp.mp-1.mp", "hp.hp+1.mp.mp+1", "hp-1.h
 SURROUNDING_BACKOFF = ("hp+1.mp-1.mp", "hp.mp-1.mp", "hp.hp+1.mp", "hp.hp+1.mp-1", "hp-1.mp-1.mp",
                         "hp-1.hp.mp", "hp-1.hp.mp-1", "hp+1.mp.mp+1", "hp.mp.mp+1", "hp.hp+1.mp+1",
                         "hp-1.mp.mp+1", "hp-1.hp.mp+1")
-_BETWEEN = ("hp.bp.mp",)
+#: The in-between UPOS|FEATS template: the POS between with the head's and modifier's ``x``.
+FEATS_BETWEEN = ("hx.bp.mx",)
+#: The in-between templates: McDonald's (the POS between with the head's and modifier's POS), then
+#: :data:`FEATS_BETWEEN`.
+_BETWEEN = ("hp.bp.mp",) + FEATS_BETWEEN
 
 #: The templates before the conjunction with ``dd``, in order.
 #: The templates of the UPOS|FEATS tags (``x``): each side's, the pair, and each beside the other
@@ -110,7 +115,8 @@ MKL_EWT = (
 #: McDonald et al.'s Table 1 (76 templates): all but MSTParser's back-offs and the UPOS|FEATS
 #: templates, in :data:`TEMPLATES`' order.
 TABLE_1 = tuple(name for name in TEMPLATES
-                if name.removesuffix(".dd") not in SURROUNDING_BACKOFF + FEATS_TEMPLATES + FEATS_CONTEXT)
+                if name.removesuffix(".dd") not in SURROUNDING_BACKOFF + FEATS_TEMPLATES + FEATS_CONTEXT
+                + FEATS_BETWEEN)
 
 #: :data:`MKL_EWT` and the :data:`FEATS_TEMPLATES` with their conjunctions with ``dd`` (60
 #: templates).
@@ -123,9 +129,15 @@ MKL_EWT_FEATS = tuple(name for name in TEMPLATES
 MKL_EWT_FEATS_CONTEXT = tuple(name for name in TEMPLATES
                               if name in MKL_EWT_FEATS or name.removesuffix(".dd") in FEATS_CONTEXT)
 
+#: :data:`MKL_EWT_FEATS_CONTEXT` without the 10 templates of McDonald's 5-character prefixes (``f``
+#: atoms: hf, hf.hp, hf.hp.mp, hp.mf.mp with ``dd`` and without, mf and mf.mp with ``dd``; 70
+#: templates): on UD English EWT the prefixes add nothing the words, lemmas and UPOS|FEATS tags do
+#: not already give, and cost about 8% of a pass (bench/results/dependency_parsing.md).
+EWT_NO_PREFIX = tuple(name for name in MKL_EWT_FEATS_CONTEXT if "f" not in name)     # (only hf, mf have an f)
+
 #: Named template sets :func:`select` takes in place of a list of names.
 SETS = {"all": TEMPLATES, "table-1": TABLE_1, "mkl-ewt": MKL_EWT, "mkl-ewt-feats": MKL_EWT_FEATS,
-        "mkl-ewt-feats-ctx": MKL_EWT_FEATS_CONTEXT}
+        "mkl-ewt-feats-ctx": MKL_EWT_FEATS_CONTEXT, "ewt-no-prefix": EWT_NO_PREFIX}
 
 _ATOM = re.compile(r"([hm])([wlfpx])([+-]1)?|(bp)|(dd)")
 
