@@ -1,8 +1,8 @@
 """Kernel micro-benchmarks under pytest-benchmark: what a change costs, per rule.
 
     pip install ".[bench]"
-    pytest bench/test_micro.py --benchmark-autosave          # before a change
-    pytest bench/test_micro.py --benchmark-compare           # after it: the ratios
+    pytest -n 0 bench/test_micro.py --benchmark-autosave     # before a change
+    pytest -n 0 bench/test_micro.py --benchmark-compare      # after it: the ratios
 
 One pass of single-row steps for every rule of the table (`fastprox._registry`), the
 catch-up of every feature (reading `coef()` after a pass over rare features), and
