@@ -107,6 +107,8 @@ def tagger_hashes():
     for update, schedule, penalty in rules():
         name = f"tagger/{update}/{schedule}/{penalty}"
         base = rule_params(update, schedule, penalty)
+        if penalty == "berhu":      # Berhu's quadratic part from |w| = 0.01: the tagger's short fits never reach 1
+            base = dict(base, berhu_gamma=0.01)
         variants = [("", base, (X, y, lengths)), ("/average", dict(base, average=True), (X, y, lengths))]
         if penalty in GROUP_PENALTIES:
             variants.append(("/groups", dict(base, groups=groups, group_weights=weights), (gX, gy, glengths)))
