@@ -83,13 +83,14 @@ def halves(files, passes, out):
                                  "--model", str(out / f"half-{core}.npz"), "--quiet"],
                                 preexec_fn=lambda core=core: pin(core))
                for core, group in enumerate(groups)]
-    cpu = {}
-    while len(cpu) < len(running):
-        pid, status, used = os.wait4(-1, 0)
+    cpu = []
+    for process in running:             # (each its own: the cluster's processes are children too)
+        _, status, used = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
         if status:
-            raise SystemExit(f"error: a half's fastprox train ended with status {status}")
-        cpu[pid] = used.ru_utime + used.ru_stime
-    return time.perf_counter() - began, [cpu[p.pid] for p in running]
+            raise SystemExit(f"error: a half's fastprox train ended with status {process.returncode}")
+        cpu.append(used.ru_utime + used.ru_stime)
+    return time.perf_counter() - began, cpu
 
 
 def _cpu():
