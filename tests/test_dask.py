@@ -462,6 +462,39 @@ def test_midpoint_keeps_the_last_point_at_most_half_way():
     assert idle.kept == [] and idle.early(1000) is None
 
 
+@pytest.mark.parametrize("params", [dict(schedule="adagrad", penalty="l1"), dict(update="rda", schedule="adagrad"),
+                                    dict(update="ftrl")], ids=["fobos-adagrad", "rda-adagrad", "ftrl"])
+def test_a_round_reading_ahead_copies_fewer_points_and_keeps_the_bits(files, params, monkeypatch):
+    """A round that reads AHEAD_ROWS rows before it trains skips the part-way points
+    those rows show cannot be read (1, 2, 4, ... up to a quarter of them): fewer
+    copies, the same contribution, bit for bit, as a round that copies every point."""
+    from fastprox.dask import _tasks
+    from fastprox.dask._shares import file_shares
+    from fastprox.stream.model import StreamModel
+    from fastprox._mixing import parallel_params
+    p = parallel_params(ProxClassifier(alpha=1e-5, **params).get_params())
+    shares = file_shares(files[0][:3], chunk_rows=100)      # 7,500 rows in chunks of 100
+    est = _tasks.start(StreamModel(p, False, None), shares)
+    kind = mix_kind(p["update"], p["schedule"], p["penalty"])
+    copies, note = [], Midpoint.note
+
+    def counted(self, learner, rows, known=0):
+        before = list(self.kept)
+        note(self, learner, rows, known)
+        copies[-1] += self.kept != before
+
+    monkeypatch.setattr(Midpoint, "note", counted)
+    found = []
+    for ahead in (0, 1000, 100_000):
+        monkeypatch.setattr(_tasks, "AHEAD_ROWS", ahead)
+        copies.append(0)
+        c = _tasks.train_group(est, 0, shares, (0, 0), None, kind)
+        found.append((c.rows, c.steps, c.loss, {k: v.tobytes() for k, v in c.dense().arrays.items()}))
+    assert found[0] == found[1] == found[2]
+    # 1, 2, ..., 4096; from 256 (1000 rows ahead); from 1024 (a share's 2,500 rows ahead: no more is read at once)
+    assert copies == [13, 5, 3]
+
+
 @pytest.mark.parametrize("update", ["rda", "ftrl"])
 def test_dual_mix_adds_steady_increments_and_averages_settled_ones(update):
     """The dual rules' main sums (s; z): two identical workers whose sums had settled

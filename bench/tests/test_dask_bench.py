@@ -47,6 +47,7 @@ def test_pinned_cores_compare_one_core_with_two(tmp_path):
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "dask_pinned.md").read_text()
     assert "| one core (fastprox train) | 3 |" in text and "| 2 workers, a core each | 1 |" in text
+    assert "| two halves at once, a core each (no Dask) | 1 |" in text and "The two halves at once" in text
     assert "the target is stated at >= 2 GB" in text
     assert "| passes | worker | all | event loop |" in text and "| `train_group` |" in text and "`distributed.worker.profile.enabled: False`" in text
     wrong = _run("bench.dask", "--cores-per-machine", "2", "--dir", str(tmp_path / "data"))

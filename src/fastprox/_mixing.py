@@ -345,10 +345,19 @@ class Midpoint:
         self.next, self.kept, self.kind = 1, [], kind
         self.active = kind in ("adagrad", "dual")
 
-    def note(self, learner, rows):
+    def note(self, learner, rows, known=0):
         """Before a chunk is trained: keep ``learner``'s weights (or dual sum) if
-        ``rows`` (the round's rows so far) reached the next power of two."""
+        ``rows`` (the round's rows so far) reached the next power of two. ``known``:
+        rows the round is known to hold (trained and read ahead); where it is at
+        least twice the point after this one, and the chunks are cut at the points
+        (`fastprox.dask._tasks._marked`), that later point is noted at most
+        half-way, so this one is never read (`early`): it is passed without a copy
+        (the same point read, the same bits)."""
         if not self.active or learner is None or rows < self.next:
+            return
+        while self.next <= rows:
+            self.next *= 2
+        if known >= 2 * self.next:
             return
         if self.kind == "adagrad":      # coef: read-only, a new array each step
             point = (rows, learner.coef(), learner.intercept())
@@ -356,8 +365,6 @@ class Midpoint:
             fields, entry = _fields(learner, copy=False)[3:]
             point = (rows, np.array(fields[entry[0]]), None)
         self.kept = (self.kept + [point])[-2:]
-        while self.next <= rows:
-            self.next *= 2
 
     def early(self, rows):
         """(the fraction of the round's ``rows`` trained, the weights (or dual sum),

@@ -6,6 +6,7 @@ The model travels as a `fastprox.stream.model.StreamModel` (the parameters, the
 classes, the kernel), trained by the stream's `Trainer`, `fastprox train`'s own:
 the same label checks, growth, chunking and error messages naming a file's line.
 """
+import collections
 import copy
 import time
 
@@ -101,18 +102,40 @@ def _round_trainer(est):
     return trainer
 
 
+#: Rows a round reads ahead before it trains (a few chunks, parsed as they would be
+#: anyway): what it then knows it holds spares the copies of the part-way points
+#: that cannot be read (1, 2, 4, ... up to a quarter of those rows: `Midpoint.note`).
+AHEAD_ROWS = 1 << 15
+
+
 def _marked(items, trainer):
     """``items`` for ``trainer`` to train on, cut where the round's rows reach 1, 2,
     4, ... so that its weights are noted there (`Midpoint`): the same rows in the
-    same order, so the same model."""
+    same order, so the same model. The first AHEAD_ROWS rows of the round are read
+    before the first is trained, so that the points they show can never be read
+    are not copied."""
     point = trainer.midpoint
-    for X, y, origin in items:
+    items, ahead, known = iter(items), collections.deque(), trainer.pass_rows
+    while point.active and known < AHEAD_ROWS:
+        item = next(items, None)
+        if item is None:
+            break
+        ahead.append(item)
+        known += item[0].shape[0]
+    for X, y, origin in _ahead_then(ahead, items):
         a, n = 0, X.shape[0]
         while a < n:
-            point.note(trainer.est.learner, trainer.pass_rows)
+            point.note(trainer.est.learner, trainer.pass_rows, known)
             b = n if not point.active else min(n, a + point.next - trainer.pass_rows)
             yield (X, y, origin) if (a, b) == (0, n) else (rows_of(X, a, b), y[a:b], origin + a)
             a = b
+
+
+def _ahead_then(ahead, items):
+    """The triples read ahead (a deque, each let go as it is handed on), then ``items``."""
+    while ahead:
+        yield ahead.popleft()
+    yield from items
 
 
 def train_block(est, trainer, share, data):
