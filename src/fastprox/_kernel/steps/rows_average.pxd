@@ -104,7 +104,7 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     for nz in range(lo, hi):
         if rows_t is NormalizedRows or rows_t is InvariantNormalizedRows:
             plain_normalized_catch_up(c, c.arrays.state + indices[nz] * width)
-        else:
+        elif rows_t is not InvariantAdagradRows:     # (which adds the sums in its own loops)
             catch_up(c, c.arrays.state + indices[nz] * width)
     c.arrays.state += shift
     total = row_kernel(c, data, indices, lo, hi, y[r], weight_at(sw, r), kernel, loss, schedule,
@@ -112,8 +112,9 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     c.arrays.state -= shift
     if c.cursor.nonfinite:
         return total
-    for nz in range(lo, hi):
-        stamp(c, c.arrays.state + indices[nz] * width)
+    if rows_t is not InvariantAdagradRows:
+        for nz in range(lo, hi):
+            stamp(c, c.arrays.state + indices[nz] * width)
     row_intercept(c, kernel, schedule, intercept_eta)
     c.cursor.t += 1
     end_step(c)

@@ -9,12 +9,16 @@
 # Three loops over the row: the catch-up and the margin; the step norm, each entry's
 # new step kept in c.scratch.factor_memo (`wants_factor_memo`); the update. Scalar
 # loops (the gradient step's AdaGrad rows run in lanes, `_kernel/lanes/lanes.h`).
+# With the averaged iterate kept, the skipped iterates join their sums in the first
+# loop and the new ones in the last, as the general step's `catch_up` and `stamp` add
+# them, entry by entry: `_kernel/steps/rows_average.pxd` leaves them to this kernel.
 from fastprox._kernel.base.types cimport value_t, index_t, ADAGRAD
 from fastprox._kernel.base.state cimport Ctx, ROW_LAST_STEP, ADAGRAD_ROW_FIELDS, ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA
 from fastprox._kernel.base.state cimport INTERCEPT_SUM
 from fastprox._kernel.losses.losses cimport LOG
 from fastprox._kernel.rules.adagrad cimport adagrad_catch_up, adagrad_eta, small_exp, small_log1p
 from fastprox._kernel.rules.fobos cimport fobos_prox
+from fastprox._kernel.rules.average cimport averaging, adagrad_skipped_sum, add_iterate
 from fastprox._kernel.rules.intercept cimport intercept_feature, rule_step_size, unpenalized_at
 from fastprox._kernel.losses.gradients cimport loss_gradient, refused, abs_max2
 from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
@@ -34,15 +38,18 @@ cdef inline double invariant_adagrad_row(Ctx* c, const value_t* data, const inde
     (`_kernel/rules/intercept.pxd`, `fobos_known_step`). Row layout: t0, then w, G, eta.
 
     Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
-    -> `_adagrad.adagrad_catch_up`), `_gradients.gradients`, `refused`,
+    -> `_average.adagrad_skipped_sum` where the averaged iterate is kept,
+    `_adagrad.adagrad_catch_up`), `_gradients.gradients`, `refused`,
     `invariant_sigmas` (`step_size` -> `adagrad_eta` of G + g^2), then `apply` ->
     `_adagrad.adagrad_step` (whose new step is the one the norm took: G + g^2 is the
-    same sum) and `_fobos.fobos_prox` at w - eta (sigma x), then `_fobos.stamp`."""
+    same sum) and `_fobos.fobos_prox` at w - eta (sigma x), then `_fobos.stamp`
+    (`_average.add_iterate`)."""
     cdef double* state = c.arrays.state
     cdef double* steps = c.scratch.factor_memo
     cdef long long width = c.layout.width, nz
     cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, ridge = 1.0 - c.params.l1_share
-    cdef bint l2 = c.params.l1_share == 0.0
+    cdef bint averaged = averaging(c), l2 = c.params.l1_share == 0.0 and not averaged
+    cdef long long avg_sum_at = c.layout.avg_sum_at
     cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c)
     cdef double q, x, g, eta, norm, sigma, total = 0.0
     cdef double* row
@@ -54,6 +61,8 @@ cdef inline double invariant_adagrad_row(Ctx* c, const value_t* data, const inde
             e[ADAGRAD_W] = l2_caught_up(e[ADAGRAD_W], alpha * e[ADAGRAD_ETA], ridge, t - row[ROW_LAST_STEP])
             row[ROW_LAST_STEP] = t
         elif row[ROW_LAST_STEP] < t:
+            if averaged:
+                e[avg_sum_at] += adagrad_skipped_sum(c, row, 0)
             e[ADAGRAD_W] = adagrad_catch_up(c, row, 0)
             row[ROW_LAST_STEP] = t
         acc += e[ADAGRAD_W] * data[nz]
@@ -83,6 +92,8 @@ cdef inline double invariant_adagrad_row(Ctx* c, const value_t* data, const inde
         eta = e[ADAGRAD_ETA] = steps[nz - lo]
         if eta > 0.0:
             e[ADAGRAD_W] = fobos_prox(c, e[ADAGRAD_W] - eta * (sigma * x), alpha * eta)
+        if averaged:
+            add_iterate(c, row)
         row[ROW_LAST_STEP] = t + 1.0
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
