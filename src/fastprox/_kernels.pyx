@@ -79,12 +79,14 @@ from fastprox._kernel.rules.intercept cimport intercept_value
 from fastprox._kernel.steps.step cimport step, current, averaged as averaged_entry
 from fastprox._kernel.steps.rows cimport (row_step, tagged, step_t, loss_t, eta_t, GeneralStep, FobosL1Rows, FobosRows,
                                          AdagradL1Rows, AdagradRows, NormalizedRows, InvariantNormalizedRows,
+                                         InvariantAdagradRows,
                                          RdaRows, RdaAdagradRows, FtrlRows, FtrlRootsRows, LogLoss, AnyLoss,
                                          ConstantEta, InvSqrtEta, InvEta)
 from fastprox._kernel.steps.rows_average cimport (averaged_row_step, averaged_t, pass_step_t, AveragedFobosRows,
                                                   AveragedAdagradL1Rows, AveragedAdagradRows,
                                                   AveragedNormalizedRows, AveragedInvariantNormalizedRows,
-                                                  AveragedRdaAdagradRows, AveragedFtrlRows)
+                                                  AveragedRdaAdagradRows, AveragedFtrlRows,
+                                                  AveragedInvariantAdagradRows)
 from fastprox._kernel.base.csr cimport (row_at, csr_kind, _check_rows, consecutive, prefetch_lines,
                             prefetch_rows, refuse_step, margins_csr, first_nonfinite)
 
@@ -236,8 +238,8 @@ cdef class Learner:
         # (a fused type) kept its loop but made GCC stop inlining prox_l1_linf into it,
         # +11% instructions on the unweighted l1_linf pass (callgrind).
         c.params.plain_rows = groups is None and group_weights is None and rule.fast_rows == "rows"
-        if c.params.invariant:      # the fast rows take the gradient step only (but normalized's)
-            c.params.plain_fobos = c.params.plain_adagrad = c.params.plain_rows = False
+        if c.params.invariant:      # the fast rows take the gradient step only (but normalized's, AdaGrad's)
+            c.params.plain_fobos = c.params.plain_rows = False
         if average:     # the averaged rows (`_kernel/steps/rows_average.pxd`) but where A lies among the
             c.params.plain_rows = False     # fields a row kernel reads: the normalized l1 rows, and fobos's
             c.params.plain_normalized = c.params.plain_normalized and c.params.alpha_pen == 0.0
@@ -844,6 +846,8 @@ cdef int pass_kernel(Ctx* c, Pass* p, const value_t* X, const index_t* ind, cons
         return pass_loss(c, p, X, ind, indptr, pause, <FobosL1Rows*>NULL)
     if c.params.plain_fobos:
         return pass_loss(c, p, X, ind, indptr, pause, <FobosRows*>NULL)
+    if c.params.plain_adagrad and c.params.invariant:
+        return pass_loss(c, p, X, ind, indptr, pause, <InvariantAdagradRows*>NULL)
     if c.params.plain_adagrad and c.params.l1_share == 1.0:   # l1, or no penalty (then l1_share is 1)
         return pass_loss(c, p, X, ind, indptr, pause, <AdagradL1Rows*>NULL)
     if c.params.plain_adagrad:
@@ -867,6 +871,8 @@ cdef int pass_averaged(Ctx* c, Pass* p, const value_t* X, const index_t* ind, co
     (`_kernel/steps/rows_average.pxd`)."""
     if c.params.plain_fobos:
         return pass_loss(c, p, X, ind, indptr, pause, <AveragedFobosRows*>NULL)
+    if c.params.plain_adagrad and c.params.invariant:
+        return pass_loss(c, p, X, ind, indptr, pause, <AveragedInvariantAdagradRows*>NULL)
     if c.params.plain_adagrad and c.params.l1_share == 1.0:
         return pass_loss(c, p, X, ind, indptr, pause, <AveragedAdagradL1Rows*>NULL)
     if c.params.plain_adagrad:

@@ -99,7 +99,7 @@ cdef struct Params:
     bint grouped                  # a group penalty (l1_l2, l1_linf, sparse_group, squared_group)
     bint berhu_heap               # fobos + berhu under a scalar step: the l2 phases' heap (`_berhu`)
     bint plain_fobos              # one output, fobos, scalar step, l1/l2/elasticnet/none
-    bint plain_adagrad            # one output, fobos + adagrad, l1/l2/elasticnet/none
+    bint plain_adagrad            # one output, fobos + adagrad, l1/l2/elasticnet/none, either step
     bint plain_dual               # one output, rda or ftrl, l1/l2/elasticnet/none
     bint plain_rows               # fobos, scalar step, l1_l2/l1_linf over W's rows, unweighted
     bint plain_normalized         # one output, fobos + normalized, l1/none, either step
@@ -304,7 +304,10 @@ cdef inline long long index(Ctx* c, double* row, int k) noexcept nogil:
 cdef inline bint wants_factor_memo(Ctx* c) noexcept nogil:
     """Whether the steps keep the row's step factors in c.scratch.factor_memo (the
     normalized schedule's invariant step, but in the single-output fast rows, which keep
-    them in their lane block): sized by the longest row, times K."""
+    them in their lane block; the invariant AdaGrad rows' new steps,
+    `_kernel/steps/rows_invariant.pxd`): sized by the longest row, times K."""
+    if c.params.schedule == ADAGRAD:
+        return c.params.invariant and c.params.plain_adagrad
     return c.params.schedule == NORMALIZED and c.params.invariant and not c.params.plain_normalized
 
 
@@ -321,9 +324,10 @@ cdef inline int grow_memo(double** memo, long long* size, long long need) except
 
 cdef inline bint uses_lanes(Ctx* c) noexcept nogil:
     """Whether the single-output rows run their passes in lanes (`_kernel/lanes/lanes.h`): the
-    normalized and AdaGrad fast rows, which keep the row's state rows and values in
+    normalized and AdaGrad fast rows (but the invariant step's AdaGrad rows,
+    `_kernel/steps/rows_invariant.pxd`), which keep the row's state rows and values in
     c.scratch's lane arrays."""
-    return c.params.plain_normalized or c.params.plain_adagrad
+    return c.params.plain_normalized or (c.params.plain_adagrad and not c.params.invariant)
 
 
 cdef inline int grow_lanes(Ctx* c, long long need) except -1:

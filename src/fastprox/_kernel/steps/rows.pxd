@@ -23,12 +23,14 @@ from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_si
 from fastprox._kernel.lanes.pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_catch_up2, scalar_step2,
                                rda_weights2, dual_weights2)
 from fastprox._kernel.lanes.lanes cimport lanes_t, lane_row_t
+from fastprox._kernel.steps.rows_invariant cimport InvariantAdagradRows, invariant_adagrad_row
 
 
 # The row kernels (`Params.plain_fobos`, `plain_adagrad`, `plain_normalized`, `plain_dual`
 # by layout and step), empty structs that only name a specialization of the fused
 # functions below: fobos under a scalar schedule in the l1 layout (Q stamp) or the
-# others (P stamp, both, none); AdaGrad under l1 (or no penalty) or l2 and elastic net;
+# others (P stamp, both, none); AdaGrad under l1 (or no penalty) or l2 and elastic net,
+# or with the invariant step (`_kernel/steps/rows_invariant.pxd`);
 # the normalized schedule with the gradient or the invariant step; rda under invsqrt or
 # adagrad, ftrl with or without sqrt(n) kept.
 cdef struct FobosL1Rows:
@@ -62,6 +64,7 @@ ctypedef fused rows_t:
     AdagradRows
     NormalizedRows
     InvariantNormalizedRows
+    InvariantAdagradRows
     RdaRows
     RdaAdagradRows
     FtrlRows
@@ -128,8 +131,8 @@ cdef inline int update_of(rows_t* kernel) noexcept nogil:
 cdef inline int rule_schedule(rows_t* kernel, eta_t* schedule) noexcept nogil:
     """The schedule of a row kernel's rule: adagrad, normalized, or the scalar one of the
     pass's schedule kind."""
-    if (rows_t is AdagradL1Rows or rows_t is AdagradRows or rows_t is RdaAdagradRows or rows_t is FtrlRows
-            or rows_t is FtrlRootsRows):
+    if (rows_t is AdagradL1Rows or rows_t is AdagradRows or rows_t is InvariantAdagradRows
+            or rows_t is RdaAdagradRows or rows_t is FtrlRows or rows_t is FtrlRootsRows):
         return ADAGRAD
     elif rows_t is NormalizedRows or rows_t is InvariantNormalizedRows:
         return NORMALIZED
@@ -188,6 +191,8 @@ cdef inline double row_kernel(Ctx* c, const value_t* data, const index_t* indice
         return normalized_row(c, data, indices, lo, hi, yr, w, loss, False, intercept_eta)
     elif rows_t is InvariantNormalizedRows:
         return normalized_row(c, data, indices, lo, hi, yr, w, loss, True, intercept_eta)
+    elif rows_t is InvariantAdagradRows:     # (`_kernel/steps/rows_invariant.pxd`)
+        return invariant_adagrad_row(c, data, indices, lo, hi, yr, w, loss_of(c, loss), intercept_eta)
     elif rows_t is RdaRows:
         return dual_row(c, data, indices, lo, hi, yr, w, loss, False, False, False)
     elif rows_t is RdaAdagradRows:
@@ -202,7 +207,7 @@ cdef inline void row_intercept(Ctx* c, rows_t* kernel, eta_t* schedule, double i
     """The intercept's update after a row kernel's step (the invariant step's by sigma,
     with the step size intercept_eta its step norm took)."""
     cdef int update = update_of(kernel), rule = rule_schedule(kernel, schedule)
-    if rows_t is InvariantNormalizedRows:
+    if rows_t is InvariantNormalizedRows or rows_t is InvariantAdagradRows:
         if c.params.fit_intercept:
             fobos_known_step(unpenalized_at(c, 0), c.arrays.intercept_grad[0], c.arrays.sigma[0], intercept_eta)
     else:

@@ -20,11 +20,12 @@ from fastprox._kernel.rules.fobos cimport catch_up, stamp, end_step
 from fastprox._kernel.rules.average cimport constant_sum
 from fastprox._kernel.steps.rows cimport (rows_t, step_t, loss_t, eta_t, row_kernel, row_intercept, update_of,
                                           schedule_of, FobosRows, AdagradL1Rows, AdagradRows, NormalizedRows,
-                                          InvariantNormalizedRows, RdaAdagradRows, FtrlRows)
+                                          InvariantNormalizedRows, InvariantAdagradRows, RdaAdagradRows,
+                                          FtrlRows)
 
 
 # The averaged row kernels, each naming the row kernel of `_kernel/steps/rows.pxd` it
-# runs (fobos under a scalar schedule in any layout, AdaGrad, the normalized schedule
+# runs (fobos under a scalar schedule in any layout, AdaGrad with either step, the normalized schedule
 # without a penalty with either step, rda and ftrl under AdaGrad's steps: the rules
 # whose averaged iterate is kept, but the normalized schedule's l1 rows).
 cdef struct AveragedFobosRows:
@@ -37,6 +38,8 @@ cdef struct AveragedNormalizedRows:
     char tag
 cdef struct AveragedInvariantNormalizedRows:
     char tag
+cdef struct AveragedInvariantAdagradRows:
+    char tag
 cdef struct AveragedRdaAdagradRows:
     char tag
 cdef struct AveragedFtrlRows:
@@ -48,6 +51,7 @@ ctypedef fused averaged_t:
     AveragedAdagradRows
     AveragedNormalizedRows
     AveragedInvariantNormalizedRows
+    AveragedInvariantAdagradRows
     AveragedRdaAdagradRows
     AveragedFtrlRows
 
@@ -73,6 +77,9 @@ cdef inline double averaged_row_step(Ctx* c, const value_t* data, const index_t*
     elif averaged_t is AveragedInvariantNormalizedRows:
         return averaged_rows(c, data, indices, indptr, y, sw, r, <InvariantNormalizedRows*>NULL, loss,
                              schedule, 1)
+    elif averaged_t is AveragedInvariantAdagradRows:
+        return averaged_rows(c, data, indices, indptr, y, sw, r, <InvariantAdagradRows*>NULL, loss, schedule,
+                             0)
     elif averaged_t is AveragedRdaAdagradRows:
         return averaged_rows(c, data, indices, indptr, y, sw, r, <RdaAdagradRows*>NULL, loss, schedule, 1)
     else:
@@ -97,7 +104,7 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     for nz in range(lo, hi):
         if rows_t is NormalizedRows or rows_t is InvariantNormalizedRows:
             plain_normalized_catch_up(c, c.arrays.state + indices[nz] * width)
-        else:
+        elif rows_t is not InvariantAdagradRows:     # (which adds the sums in its own loops)
             catch_up(c, c.arrays.state + indices[nz] * width)
     c.arrays.state += shift
     total = row_kernel(c, data, indices, lo, hi, y[r], weight_at(sw, r), kernel, loss, schedule,
@@ -105,8 +112,9 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     c.arrays.state -= shift
     if c.cursor.nonfinite:
         return total
-    for nz in range(lo, hi):
-        stamp(c, c.arrays.state + indices[nz] * width)
+    if rows_t is not InvariantAdagradRows:
+        for nz in range(lo, hi):
+            stamp(c, c.arrays.state + indices[nz] * width)
     row_intercept(c, kernel, schedule, intercept_eta)
     c.cursor.t += 1
     end_step(c)
