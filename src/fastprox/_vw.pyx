@@ -37,7 +37,7 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free
 from libc.string cimport memchr, memcpy
 from fastprox._text cimport *
-from fastprox._rowsort cimport sort_packed
+from fastprox._rowsort cimport merge_sorted_words, sort_packed
 from fastprox._libsvm cimport Parser
 
 import array as pyarray
@@ -546,10 +546,7 @@ cdef class VWParser(Parser):
         cdef double *vals
         cdef uint64_t *sh
         cdef double *sv
-        cdef int64_t *indices
-        cdef double *data
-        cdef Py_ssize_t out
-        cdef unsigned long long word, last, place = (<unsigned long long>1 << self.low) - 1
+        cdef unsigned long long place = (<unsigned long long>1 << self.low) - 1
         cdef unsigned long long *words
         if self.n_terms:
             # the features grouped by namespace, in order within each (VW's feature spaces)
@@ -602,17 +599,7 @@ cdef class VWParser(Parser):
         for i in range(at):
             words[i] = <unsigned long long>keys[i] << self.low | <unsigned long long>i
         sort_packed(words, <unsigned long long *>sh, at, self.low)
-        indices, data, out, last = self.indices + self.nnz, self.data + self.nnz, 0, m + 1   # (no column)
-        for i in range(at):
-            word = words[i]
-            if word >> self.low == last:
-                data[out - 1] += vals[word & place]
-            else:
-                last = word >> self.low
-                indices[out] = <int64_t>last
-                data[out] = vals[word & place]
-                out += 1
-        self.nnz += out
+        self.nnz += merge_sorted_words(words, at, self.low, vals, self.indices + self.nnz, self.data + self.nnz)
         return True
 
     def feed(self, bytearray buf, Py_ssize_t pos, Py_ssize_t size, bint final,
@@ -702,7 +689,7 @@ def cross_groups(const double[::1] data, const int64_t[::1] indices, const int64
     cdef Py_ssize_t r, i, a, b, m, at, total = 0, longest = 0, out = 0, s, c
     cdef int t, k, order, run, low
     cdef double size, pairs
-    cdef uint64_t mask = (<uint64_t>1 << bits) - 1, word, last, place
+    cdef uint64_t mask = (<uint64_t>1 << bits) - 1
     cdef int64_t width = n + (<int64_t>n_terms << bits)
     if n_terms > 64 or any(not 2 <= len(term) <= ORDER for term in terms):
         raise ValueError(f"at most 64 interactions of 2 to {MAX_ORDER} groups each")
@@ -745,7 +732,6 @@ def cross_groups(const double[::1] data, const int64_t[::1] indices, const int64
         low -= 1
     if longest > 0 and (<uint64_t>(longest - 1) >> low) != 0:
         raise MemoryError(f"a row of {longest} pairs over {width} columns: too many to sort")
-    place = (<uint64_t>1 << low) - 1
     cdef double[::1] out_data = np.empty(total, dtype=np.float64)
     cdef int64_t[::1] out_indices = np.empty(total, dtype=np.int64)
     cdef int64_t[::1] out_indptr = np.zeros(rows + 1, dtype=np.int64)
@@ -787,15 +773,7 @@ def cross_groups(const double[::1] data, const int64_t[::1] indices, const int64
             for i in range(at):
                 keys[i] = <long long>(<uint64_t>keys[i] << low | <uint64_t>i)
             sort_packed(<unsigned long long *>&keys[0], <unsigned long long *>&scratch[0], at, low)
-            last = <uint64_t>width       # (no column)
-            for i in range(at):
-                word = <uint64_t>keys[i]
-                if word >> low == last:
-                    out_data[out - 1] += vals[word & place]
-                else:
-                    last = word >> low
-                    out_indices[out] = <int64_t>last
-                    out_data[out] = vals[word & place]
-                    out += 1
+            out += merge_sorted_words(<unsigned long long *>&keys[0], at, low, &vals[0], &out_indices[out],
+                                      &out_data[out])
             out_indptr[r + 1] = out
     return np.asarray(out_data)[:out], np.asarray(out_indices)[:out], np.asarray(out_indptr)
