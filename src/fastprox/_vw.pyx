@@ -180,16 +180,17 @@ cdef inline bint ensure(void **block, Py_ssize_t *capacity, Py_ssize_t need, siz
 
 
 cdef Py_ssize_t cross_term(int order, const Py_ssize_t *start, const Py_ssize_t *count, const bint *same,
-                           const uint64_t *sh, const double *sv, uint64_t mask, long long offset,
-                           long long *keys, double *vals, Py_ssize_t at, int64_t *places) noexcept nogil:
-    """Append one interaction's pairs to (keys, vals) from ``at``; return the new end.
+                           const uint64_t *sh, const double *sv, uint64_t mask, uint64_t offset,
+                           uint64_t *words, int low, double *vals, Py_ssize_t at, int64_t *places) noexcept nogil:
+    """Append one interaction's pairs to (words, vals) from ``at``; return the new end.
     Its k-th factor's features are (sh, sv)[start[k]:start[k] + count[k]] (hash, value), in
     order; ``same[k]``: the k-th factor is the one before again. VW's generic
     interaction: an odometer over the factors' features, each index starting from the
     one before in a repeated factor (unordered tuples, diagonal included), the hash
     ``FNV_PRIME * (h ^ next)`` down the prefix, then ``^`` the last feature's
-    (interactions_predict.h); a pair's key ``offset + (hash & mask)``, its value the
-    product. With ``places``, each pair's features' places in (sh, sv), ORDER per pair
+    (interactions_predict.h); a pair's column ``offset + (hash & mask)``, packed with its
+    place as the word ``column << low | at`` (fastprox._rowsort.sort_packed's), its value
+    the product. With ``places``, each pair's features' places in (sh, sv), ORDER per pair
     (pair i's at ``places[ORDER * i]``). VW text's namespaces (`VWParser`) and LIBSVM's
     groups (`cross_groups`) cross here."""
     cdef int last = order - 1, k
@@ -211,7 +212,7 @@ cdef Py_ssize_t cross_term(int order, const Py_ssize_t *start, const Py_ssize_t 
             k += 1
         first, n_last, h = start[last], count[last], prefix[last]
         for j in range(idx[last], n_last):
-            keys[at] = offset + <long long>((h ^ sh[first + j]) & mask)
+            words[at] = (offset + ((h ^ sh[first + j]) & mask)) << low | <uint64_t>at
             vals[at] = product[last] * sv[first + j]
             if places != NULL:
                 for k in range(last):
@@ -372,9 +373,10 @@ cdef class VWParser(Parser):
         self.n_crosses += 1
         return True
 
-    cdef Py_ssize_t cross(self, int term, Py_ssize_t at, bint named) noexcept nogil:
-        """Append interaction ``term``'s pairs to the row's from ``at`` (`cross_term` over the
-        features grouped by namespace); return the new end (-1: out of memory)."""
+    cdef Py_ssize_t cross(self, int term, const uint64_t *gh, const double *gv, Py_ssize_t at,
+                          bint named) noexcept nogil:
+        """Append interaction ``term``'s pairs to the row's words from ``at`` (`cross_term` over
+        the features grouped by namespace, (gh, gv)); return the new end (-1: out of memory)."""
         cdef int order = self.terms[term][0], k
         cdef Py_ssize_t start[ORDER]
         cdef Py_ssize_t count[ORDER]
@@ -386,13 +388,13 @@ cdef class VWParser(Parser):
             c = self.terms[term][k + 1]
             start[k], count[k] = self.ns_start[c], self.ns_count[c]
             same[k] = k > 0 and c == self.terms[term][k]
-        end = cross_term(order, start, count, same, self.sh, self.sv, self.mask, 0, self.keys, self.vals, at,
-                         self.places if named else NULL)
+        end = cross_term(order, start, count, same, gh, gv, self.mask, 0, <uint64_t *>self.keys, self.low,
+                         self.vals, at, self.places if named else NULL)
         if named:
             for p in range(at, end):
                 for k in range(order):
                     features[k] = self.so[self.places[ORDER * p + k]]
-                if not self.add_cross(features, order, self.keys[p]):
+                if not self.add_cross(features, order, <uint64_t>self.keys[p] >> self.low):
                     return -1
         return end
 
@@ -536,39 +538,45 @@ cdef class VWParser(Parser):
         The pairs sort as words ``column << low | place`` (fastprox._rowsort.sort_packed),
         so a row holds at most 2^low pairs (2^24 at 40 bits; beyond, out of memory)."""
         cdef Py_ssize_t i, n = self.nf, total = self.nf, at
-        cdef bint room
+        cdef bint room, grouped = True
         cdef unsigned char c
-        cdef int term, k, run
+        cdef int term, k, run, low = self.low
         cdef uint64_t m = self.mask
         cdef double size
         cdef bint named = self.names is not None
-        cdef long long *keys
         cdef double *vals
-        cdef uint64_t *sh
-        cdef double *sv
-        cdef unsigned long long place = (<unsigned long long>1 << self.low) - 1
+        cdef const uint64_t *fh
+        cdef const double *fv
         cdef unsigned long long *words
         if self.n_terms:
-            # the features grouped by namespace, in order within each (VW's feature spaces)
-            for i in range(n):
-                self.ns_count[self.fn[i]] += 1
-            at = 0
+            # the features grouped by namespace, in order within each (VW's feature spaces):
+            # as they came when each namespace's are together (|a ... |b ...), else copied
             for i in range(n):
                 c = self.fn[i]
-                if not self.placed[c]:
-                    self.placed[c] = True
-                    self.ns_start[c] = at
-                    at += self.ns_count[c]
-            for i in range(n):      # ns_start as the cursors, then back to the starts
-                c = self.fn[i]
-                self.sh[self.ns_start[c]], self.sv[self.ns_start[c]] = self.fh[i], self.fv[i]
-                self.so[self.ns_start[c]] = i
-                self.ns_start[c] += 1
-            for i in range(n):
-                c = self.fn[i]
-                if self.placed[c]:
-                    self.placed[c] = False
-                    self.ns_start[c] -= self.ns_count[c]
+                if self.ns_count[c] == 0:
+                    self.ns_start[c] = i
+                elif c != self.fn[i - 1]:
+                    grouped = False
+                self.ns_count[c] += 1
+            if not grouped or named:
+                at = 0
+                for i in range(n):
+                    c = self.fn[i]
+                    if not self.placed[c]:
+                        self.placed[c] = True
+                        self.ns_start[c] = at
+                        at += self.ns_count[c]
+                for i in range(n):      # ns_start as the cursors, then back to the starts
+                    c = self.fn[i]
+                    self.sh[self.ns_start[c]], self.sv[self.ns_start[c]] = self.fh[i], self.fv[i]
+                    self.so[self.ns_start[c]] = i
+                    self.ns_start[c] += 1
+                for i in range(n):
+                    c = self.fn[i]
+                    if self.placed[c]:
+                        self.placed[c] = False
+                        self.ns_start[c] -= self.ns_count[c]
+                grouped = False
             for term in range(self.n_terms):   # unordered tuples: C(n + r - 1, r) per run of r
                 size, k = 1.0, 1
                 while k <= self.terms[term][0]:
@@ -579,27 +587,26 @@ cdef class VWParser(Parser):
                         size = size * (self.ns_count[c] + i) / (i + 1)
                     k += run
                 total += <Py_ssize_t>min(size + 0.5, MAX_PAIRS)
-        room = total < MAX_PAIRS and <unsigned long long>total <= place and self.reserve_row(total, total) and self.reserve_nnz(total)
-        # (the buffers in locals: the compiler need not reload them after each store)
-        keys, vals, sh, sv = self.keys, self.vals, self.sh, self.sv
+        room = (total < MAX_PAIRS and <unsigned long long>total >> low == 0 and self.reserve_row(total, total)
+                and self.reserve_nnz(total))
+        # (the buffers in locals, after reserve_row may move them: the compiler need not
+        # reload them after each store)
+        words, vals, fh, fv = <unsigned long long *>self.keys, self.vals, self.fh, self.fv
         at = -1
         if room:
             for i in range(n):
-                keys[i], vals[i] = <long long>(self.fh[i] & m), self.fv[i]
+                words[i], vals[i] = (fh[i] & m) << low | <unsigned long long>i, fv[i]
             at = n
             for term in range(self.n_terms):
-                at = self.cross(term, at, named)
+                at = self.cross(term, fh if grouped else self.sh, fv if grouped else self.sv, at, named)
                 if at < 0:
                     break
         for i in range(n):
             self.ns_count[self.fn[i]] = 0
         if at < 0:
             return False
-        words = <unsigned long long *>keys
-        for i in range(at):
-            words[i] = <unsigned long long>keys[i] << self.low | <unsigned long long>i
-        sort_packed(words, <unsigned long long *>sh, at, self.low)
-        self.nnz += merge_sorted_words(words, at, self.low, vals, self.indices + self.nnz, self.data + self.nnz)
+        sort_packed(words, <unsigned long long *>self.sh, at, low)
+        self.nnz += merge_sorted_words(words, at, low, vals, self.indices + self.nnz, self.data + self.nnz)
         return True
 
     def feed(self, bytearray buf, Py_ssize_t pos, Py_ssize_t size, bint final,
@@ -745,7 +752,7 @@ def cross_groups(const double[::1] data, const int64_t[::1] indices, const int64
             a, b = indptr[r], indptr[r + 1]
             m = b - a
             for i in range(a, b):      # the row's own entries, and its features grouped by slot
-                keys[i - a], vals[i - a] = indices[i], data[i]
+                keys[i - a], vals[i - a] = <long long>(<uint64_t>indices[i] << low | <uint64_t>(i - a)), data[i]
                 if slot[indices[i]] >= 0:
                     counts[slot[indices[i]]] += 1
             at = 0
@@ -766,12 +773,10 @@ def cross_groups(const double[::1] data, const int64_t[::1] indices, const int64
                     c = term_slots[t, k + 1]
                     start[k], count[k] = starts[c], counts[c]
                     same[k] = k > 0 and c == term_slots[t, k]
-                at = cross_term(order, start, count, same, &sh[0], &sv[0], mask, n + (<long long>t << bits),
-                                &keys[0], &vals[0], at, NULL)
+                at = cross_term(order, start, count, same, &sh[0], &sv[0], mask, n + (<uint64_t>t << bits),
+                                <uint64_t *>&keys[0], low, &vals[0], at, NULL)
             for s in range(n_slots):
                 counts[s] = 0
-            for i in range(at):
-                keys[i] = <long long>(<uint64_t>keys[i] << low | <uint64_t>i)
             sort_packed(<unsigned long long *>&keys[0], <unsigned long long *>&scratch[0], at, low)
             out += merge_sorted_words(<unsigned long long *>&keys[0], at, low, &vals[0], &out_indices[out],
                                       &out_data[out])
