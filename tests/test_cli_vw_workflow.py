@@ -510,3 +510,49 @@ def test_a_model_continued_into_its_own_file(halves, tmp_path, capsys):
     assert model.read_bytes() == one.read_bytes()
     status, _, err = run(capsys, "train", "-i", model, d / "b.svm", "--readable-model", model)
     assert status == 1 and "--readable-model" in err
+
+
+def test_the_progressive_loss_divides_by_the_weight_sum(tmp_path, capsys):
+    """With importance weights, the table's and the summary's mean loss is the summed
+    weighted loss over the weights' sum, as VW's (not over the examples' count); the
+    model file keeps the sum, which -i continues (the steps differ: AdaGrad's automatic
+    ones are set from the rows a run reads first)."""
+    import json
+    rng = np.random.default_rng(3)
+    lines = [f"{rng.choice([-1, 1])} {w} |a x{rng.integers(20)} y{rng.integers(20)} |b z{rng.integers(9)}"
+             for w in rng.choice([0.0, 0.5, 1.0, 3.0], size=600)]
+    a, b = tmp_path / "a.vw", tmp_path / "b.vw"
+    a.write_text("\n".join(lines[:300]) + "\n")
+    b.write_text("\n".join(lines[300:]) + "\n")
+    weights = [float(line.split()[1]) for line in lines]
+    model, first, second = tmp_path / "m.npz", tmp_path / "m1.npz", tmp_path / "m2.npz"
+    status, out, err = run(capsys, "train", a, b, "-f", model, "--chunk-rows", 128)
+    assert status == 0
+    progress = json.loads(str(np.load(model)["header"]))["fitted"]["progress_"]
+    assert progress["examples"] == 600 and progress["weight_sum"] == pytest.approx(sum(weights), rel=1e-12)
+    mean = float(re.search(r"^average loss = ([0-9.]+)$", err, re.M).group(1))
+    assert mean == pytest.approx(progress["loss_sum"] / sum(weights), abs=1e-6)
+    assert value(out, "progressive loss") == pytest.approx(mean, abs=1e-6)
+    assert abs(mean - progress["loss_sum"] / 600) > 1e-3        # (the count would give another mean)
+    assert run(capsys, "train", a, "-f", first, "--chunk-rows", 128, "--quiet")[0] == 0
+    assert run(capsys, "train", "-i", first, b, "-f", second, "--chunk-rows", 128, "--quiet")[0] == 0
+    continued = json.loads(str(np.load(second)["header"]))["fitted"]["progress_"]
+    assert continued["weight_sum"] == progress["weight_sum"] and continued["examples"] == 600
+
+
+def test_a_progress_entry_without_weight_sums_takes_the_counts(halves, tmp_path, capsys):
+    """A model file written before the weight sums were kept (no weight_sum,
+    last_weight_sum) loads with the examples' counts as its sums: what they are when
+    every weight is 1, as every such file's LIBSVM or unweighted VW input had."""
+    import json
+
+    from fastprox.model_io.header import check_progress
+    d, _, _ = halves
+    model = tmp_path / "m.npz"
+    assert run(capsys, "train", d / "a.svm", "-f", model, "--quiet")[0] == 0
+    good = json.loads(str(np.load(model)["header"]))["fitted"]["progress_"]
+    assert good["weight_sum"] == good["examples"] == 1000
+    old = {k: v for k, v in good.items() if k not in ("weight_sum", "last_weight_sum")}
+    assert check_progress(dict(old)) == good
+    with pytest.raises(ValueError, match="weight_sum"):
+        check_progress({**good, "weight_sum": -1.0})
