@@ -118,11 +118,18 @@ cdef inline uint32_t hashstring(const char *p, Py_ssize_t n, uint32_t seed, cons
     exact) while 8 bytes lie before ``end``; the byte after the name is not a digit
     (a delimiter, a space or the NUL after the text)."""
     cdef uint64_t value = 0
+    cdef Py_ssize_t i
     while n > 0 and 0 <= p[0] <= 32:
         p += 1
         n -= 1
     while n > 0 and 0 <= p[n - 1] <= 32:
         n -= 1
+    if 0 < n <= 4:                      # (short names, byte by byte)
+        for i in range(n):
+            if not is_digit(p[i]):
+                return murmur3_32(p, n, seed)
+            value = value * 10 + <uint64_t>(p[i] - 48)
+        return <uint32_t>value + seed
     if scan_digits(p, end, &value) != p + n:
         return murmur3_32(p, n, seed)
     return <uint32_t>value + seed
