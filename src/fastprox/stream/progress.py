@@ -53,12 +53,13 @@ class Table:
         self.next = self._first() if write else math.inf    # the example count of the next line
         self.last_rows, self.last_total, self.last_weight = 0, 0.0, 0.0
         self.holding_out = False
-        self.held_rows, self.held_total = 0, 0.0            # held-out examples, their summed loss
+        self.held_rows, self.held_total = 0.0, 0.0          # held-out examples' weight, their summed loss
         self.held_last_rows, self.held_last_total = 0, 0.0
 
-    def add_holdout(self, loss):
-        """Count a held-out example of loss ``loss``."""
-        self.held_rows += 1
+    def add_holdout(self, loss, weight):
+        """Count a held-out example of importance weight ``weight`` and (weighted)
+        loss ``loss``."""
+        self.held_rows += weight
         self.held_total += loss
 
     def saved(self):
@@ -129,9 +130,10 @@ def _weighted_mean(total, weight):
     return decimal(total / weight) if weight > 0 else "n.a."
 
 
-def _holdout_mean(total, rows):
-    """A holdout column: the mean loss, or "unknown" without held-out rows (VW's word)."""
-    return decimal(total / rows) if rows else "unknown"
+def _holdout_mean(total, weight):
+    """A holdout column: the mean loss over the held-out examples' weight, or "unknown"
+    without held-out rows (or weight: VW's word)."""
+    return decimal(total / weight) if weight > 0 else "unknown"
 
 
 def decimal(x):

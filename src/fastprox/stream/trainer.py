@@ -60,7 +60,7 @@ class Trainer:
         self.holdout, self.predictions = holdout, predictions
         self.passes = 0             # passes begun
         self.pass_seen = 0          # rows of the pass met, held out or not
-        self.held_out = (0.0, 0)    # the pass's held-out rows' summed loss, and their number
+        self.held_out = (0.0, 0.0)  # the pass's held-out rows' summed (weighted) loss, and their weight
 
     def go_on_from(self, progress):
         """Continue the counters a model file saved (``fitted.progress_``: the table's,
@@ -83,7 +83,7 @@ class Trainer:
     def begin_pass(self):
         self.pass_rows, self.pass_loss, self.pass_seen, self.pass_weight = 0, 0.0, 0, 0.0
         self.passes += 1
-        self.held_out = (0.0, 0)    # the pass's held-out rows' summed loss, and their number
+        self.held_out = (0.0, 0.0)  # the pass's held-out rows' summed (weighted) loss, and their weight
         if self.holdout is not None:
             self.table.holding_out = self.passes >= 2      # VW's "h" lines
 
@@ -204,9 +204,10 @@ class Trainer:
         """Score row i of the chunk, held out: its loss into the pass's holdout and the
         table's holdout counts; its prediction written."""
         scores = self._margins(rows, i)
-        loss = example_loss(self.est, scores, rows.target[i])
-        self.held_out = (self.held_out[0] + loss, self.held_out[1] + 1)
-        self.table.add_holdout(loss)
+        weight = 1.0 if rows.weights is None else rows.weights[i]
+        loss = weight * example_loss(self.est, scores, rows.target[i])
+        self.held_out = (self.held_out[0] + loss, self.held_out[1] + weight)
+        self.table.add_holdout(loss, weight)
         if self.predictions:
             self.predictions(prediction_line(self.est, scores, rows.tag(i)))
 
