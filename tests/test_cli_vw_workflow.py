@@ -127,25 +127,26 @@ def test_bad_initial_models_give_one_line(halves, tmp_path, capsys):
     assert status == 1 and "-i continues a model on data" in err
 
 
-def holdout_reference(X, y, passes, period, after=None, **params):
+def holdout_reference(X, y, passes, period, after=None, sample_weight=None, **params):
     """The eager holdout: per pass, the estimator steps over every row but the
     period-th ones (1-based; with ``after``, those after the first ``after``), each
     of which is scored by the model of its moment; the models after each pass and
-    each pass's mean holdout log loss."""
+    each pass's mean holdout log loss (over the held-out rows' weights, as VW's)."""
     est = ProxClassifier(**params)
+    w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
     models, losses = [], []
     held = [i for i in range(X.shape[0]) if ((i + 1) % period == 0 if after is None else i + 1 > after)]
     for _ in range(passes):
         total, start = 0.0, 0
         for i in held + [X.shape[0]]:
             if i > start:
-                est.partial_fit(X[start:i], y[start:i], classes=[-1, 1])
+                est.partial_fit(X[start:i], y[start:i], classes=[-1, 1], sample_weight=w[start:i])
             if i < X.shape[0]:
                 margin = est.decision_function(X[i])[0]
-                total += math.log1p(math.exp(-margin if y[i] > 0 else margin))
+                total += w[i] * math.log1p(math.exp(-margin if y[i] > 0 else margin))
             start = i + 1
         models.append((est.coef_.copy(), est.intercept_.copy()))
-        losses.append(total / len(held))
+        losses.append(total / sum(w[i] for i in held))
     return models, losses
 
 
@@ -510,3 +511,69 @@ def test_a_model_continued_into_its_own_file(halves, tmp_path, capsys):
     assert model.read_bytes() == one.read_bytes()
     status, _, err = run(capsys, "train", "-i", model, d / "b.svm", "--readable-model", model)
     assert status == 1 and "--readable-model" in err
+
+
+def test_the_progressive_loss_divides_by_the_weight_sum(tmp_path, capsys):
+    """With importance weights, the table's and the summary's mean loss is the summed
+    weighted loss over the weights' sum, as VW's (not over the examples' count); the
+    model file keeps the sum, which -i continues (the steps differ: AdaGrad's automatic
+    ones are set from the rows a run reads first)."""
+    import json
+    rng = np.random.default_rng(3)
+    lines = [f"{rng.choice([-1, 1])} {w} |a x{rng.integers(20)} y{rng.integers(20)} |b z{rng.integers(9)}"
+             for w in rng.choice([0.0, 0.5, 1.0, 3.0], size=600)]
+    a, b = tmp_path / "a.vw", tmp_path / "b.vw"
+    a.write_text("\n".join(lines[:300]) + "\n")
+    b.write_text("\n".join(lines[300:]) + "\n")
+    weights = [float(line.split()[1]) for line in lines]
+    model, first, second = tmp_path / "m.npz", tmp_path / "m1.npz", tmp_path / "m2.npz"
+    status, out, err = run(capsys, "train", a, b, "-f", model, "--chunk-rows", 128)
+    assert status == 0
+    progress = json.loads(str(np.load(model)["header"]))["fitted"]["progress_"]
+    assert progress["examples"] == 600 and progress["weight_sum"] == pytest.approx(sum(weights), rel=1e-12)
+    mean = float(re.search(r"^average loss = ([0-9.]+)$", err, re.M).group(1))
+    assert mean == pytest.approx(progress["loss_sum"] / sum(weights), abs=1e-6)
+    assert value(out, "progressive loss") == pytest.approx(mean, abs=1e-6)
+    assert abs(mean - progress["loss_sum"] / 600) > 1e-3        # (the count would give another mean)
+    assert run(capsys, "train", a, "-f", first, "--chunk-rows", 128, "--quiet")[0] == 0
+    assert run(capsys, "train", "-i", first, b, "-f", second, "--chunk-rows", 128, "--quiet")[0] == 0
+    continued = json.loads(str(np.load(second)["header"]))["fitted"]["progress_"]
+    assert continued["weight_sum"] == progress["weight_sum"] and continued["examples"] == 600
+
+
+def test_a_progress_entry_without_weight_sums_takes_the_counts(halves, tmp_path, capsys):
+    """A model file written before the weight sums were kept (no weight_sum,
+    last_weight_sum) loads with the examples' counts as its sums: what they are when
+    every weight is 1, as every such file's LIBSVM or unweighted VW input had."""
+    import json
+
+    from fastprox.model_io.header import check_progress
+    d, _, _ = halves
+    model = tmp_path / "m.npz"
+    assert run(capsys, "train", d / "a.svm", "-f", model, "--quiet")[0] == 0
+    good = json.loads(str(np.load(model)["header"]))["fitted"]["progress_"]
+    assert good["weight_sum"] == good["examples"] == 1000
+    old = {k: v for k, v in good.items() if k not in ("weight_sum", "last_weight_sum")}
+    assert check_progress(dict(old)) == good
+    with pytest.raises(ValueError, match="weight_sum"):
+        check_progress({**good, "weight_sum": -1.0})
+
+
+def test_the_holdout_loss_divides_by_the_held_out_weights(tmp_path, capsys):
+    """With importance weights, a pass's holdout loss is the held-out rows' summed
+    weighted loss over their weights' sum, as VW's: the eager reference's."""
+    from fastprox.vw import load_vw
+    rng = np.random.default_rng(4)
+    lines = [f"{rng.choice([-1, 1])} {w} |a x{rng.integers(30)} y{rng.integers(30)} |b z{rng.integers(9)}"
+             for w in rng.choice([0.5, 1.0, 4.0], size=400)]
+    data = tmp_path / "w.vw"
+    data.write_text("\n".join(lines) + "\n")
+    status, out, _ = run(capsys, "train", data, "--passes", 3, "--holdout-period", 5, "--early-terminate", 5,
+                         "--chunk-rows", 64, "--schedule", "invsqrt", "--hash-bits", 12, "--quiet")
+    assert status == 0
+    X, y, w, _ = load_vw(data, hash_bits=12)
+    _, losses = holdout_reference(X, y, 3, 5, sample_weight=w, schedule="invsqrt")
+    shown = re.search(r"each pass: ([^;]*);", out).group(1).split(", ")
+    assert [float(v) for v in shown] == pytest.approx(losses, abs=1e-6)
+    _, unweighted = holdout_reference(X, y, 3, 5, schedule="invsqrt")
+    assert abs(losses[0] - unweighted[0]) > 1e-3

@@ -1,7 +1,8 @@
 """A row's (index, value) pairs sorted by index in place, without allocation (or its
 columns packed with their places into words, sorted, the values gathered after): what
 the readers that make canonical CSR rows (fastprox._hashing's buckets, fastprox._vw's
-hashed features) share before they merge the indices met twice."""
+hashed features) share before they merge the indices met twice (`merge_sorted_words`)."""
+from libc.stdint cimport int32_t, int64_t
 
 
 cdef inline void sift_pair(long long* k, double* v, Py_ssize_t root, Py_ssize_t n) noexcept nogil:
@@ -46,10 +47,16 @@ cdef inline void sort_pairs(long long* k, double* v, Py_ssize_t n) noexcept nogi
         sift_pair(k, v, 0, i)
 
 
-cdef inline void insertion_sort_words(unsigned long long* w, Py_ssize_t n) noexcept nogil:
-    """Sort the words w[:n] by insertion: for short or nearly sorted rows."""
+ctypedef fused sortable:
+    int32_t
+    unsigned long long
+
+
+cdef inline void insertion_sort(sortable* w, Py_ssize_t n) noexcept nogil:
+    """Sort w[:n] by insertion: for short or nearly sorted rows (a row's packed words
+    here, a parser arc's tags in fastprox._kernel.structured.arcs)."""
     cdef Py_ssize_t i, j
-    cdef unsigned long long word
+    cdef sortable word
     for i in range(1, n):
         word = w[i]
         j = i - 1
@@ -93,7 +100,7 @@ cdef inline void sort_packed(unsigned long long* w, unsigned long long* t, Py_ss
     cdef unsigned long long bits = 0
     cdef int top = 0, width, shift
     if n <= 32:
-        insertion_sort_words(w, n)
+        insertion_sort(w, n)
         return
     for i in range(n):
         bits |= w[i]
@@ -111,7 +118,7 @@ cdef inline void sort_packed(unsigned long long* w, unsigned long long* t, Py_ss
             width += 1
         width = min(width, top) if top > 0 else 1
         digit_pass(w, t, n, low + top - width, width)
-        insertion_sort_words(t, n)
+        insertion_sort(t, n)
         for i in range(n):
             w[i] = t[i]
         return
@@ -119,3 +126,26 @@ cdef inline void sort_packed(unsigned long long* w, unsigned long long* t, Py_ss
         digit_pass(w, t, n, shift, 8)
         for i in range(n):
             w[i] = t[i]
+
+
+cdef inline Py_ssize_t merge_sorted_words(const unsigned long long* w, Py_ssize_t n, int low,
+                                         const double* vals, int64_t* indices, double* data) noexcept nogil:
+    """The words w[:n] sorted by `sort_packed` (a column in the bits from ``low`` up, a
+    pair's place in ``vals`` below) into a canonical row: each column once in
+    ``indices``, its pairs' values summed in order in ``data``; return the columns."""
+    cdef unsigned long long place = (<unsigned long long>1 << low) - 1, word, last
+    cdef Py_ssize_t i, out = 1
+    if n == 0:
+        return 0
+    last = w[0] >> low
+    indices[0], data[0] = <int64_t>last, vals[w[0] & place]
+    for i in range(1, n):
+        word = w[i]
+        if word >> low == last:
+            data[out - 1] += vals[word & place]
+        else:
+            last = word >> low
+            indices[out] = <int64_t>last
+            data[out] = vals[word & place]
+            out += 1
+    return out

@@ -37,7 +37,7 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free
 from libc.string cimport memchr, memcpy
 from fastprox._text cimport *
-from fastprox._rowsort cimport sort_packed
+from fastprox._rowsort cimport merge_sorted_words, sort_packed
 from fastprox._libsvm cimport Parser
 
 import array as pyarray
@@ -118,11 +118,18 @@ cdef inline uint32_t hashstring(const char *p, Py_ssize_t n, uint32_t seed, cons
     exact) while 8 bytes lie before ``end``; the byte after the name is not a digit
     (a delimiter, a space or the NUL after the text)."""
     cdef uint64_t value = 0
+    cdef Py_ssize_t i
     while n > 0 and 0 <= p[0] <= 32:
         p += 1
         n -= 1
     while n > 0 and 0 <= p[n - 1] <= 32:
         n -= 1
+    if 0 < n <= 4:                      # (short names, byte by byte)
+        for i in range(n):
+            if not is_digit(p[i]):
+                return murmur3_32(p, n, seed)
+            value = value * 10 + <uint64_t>(p[i] - 48)
+        return <uint32_t>value + seed
     if scan_digits(p, end, &value) != p + n:
         return murmur3_32(p, n, seed)
     return <uint32_t>value + seed
@@ -146,9 +153,15 @@ def hash_string(bytes text, uint32_t seed=0):
     return hashstring(text, len(text), seed, <const char *>text + len(text))  # (bytes end with a NUL)
 
 
+cdef bint NAME_ENDS[256]                # the bytes that end a name (`ends_name`)
+for _c in range(256):
+    NAME_ENDS[_c] = _c in (32, 9, 58, 124, 13, 0)
+
+
 cdef inline bint ends_name(char c) noexcept nogil:
-    """Whether ``c`` ends a feature's or a namespace's name (VW's read_name)."""
-    return c == 32 or c == 9 or c == 58 or c == 124 or c == 13 or c == 0
+    """Whether ``c`` ends a feature's or a namespace's name (VW's read_name): space,
+    tab, ':', '|', CR or NUL, looked up (one load, no chain of tests per byte)."""
+    return NAME_ENDS[<unsigned char>c]
 
 
 cdef inline bint ends_value(char c) noexcept nogil:
@@ -180,16 +193,17 @@ cdef inline bint ensure(void **block, Py_ssize_t *capacity, Py_ssize_t need, siz
 
 
 cdef Py_ssize_t cross_term(int order, const Py_ssize_t *start, const Py_ssize_t *count, const bint *same,
-                           const uint64_t *sh, const double *sv, uint64_t mask, long long offset,
-                           long long *keys, double *vals, Py_ssize_t at, int64_t *places) noexcept nogil:
-    """Append one interaction's pairs to (keys, vals) from ``at``; return the new end.
+                           const uint64_t *sh, const double *sv, uint64_t mask, uint64_t offset,
+                           uint64_t *words, int low, double *vals, Py_ssize_t at, int64_t *places) noexcept nogil:
+    """Append one interaction's pairs to (words, vals) from ``at``; return the new end.
     Its k-th factor's features are (sh, sv)[start[k]:start[k] + count[k]] (hash, value), in
     order; ``same[k]``: the k-th factor is the one before again. VW's generic
     interaction: an odometer over the factors' features, each index starting from the
     one before in a repeated factor (unordered tuples, diagonal included), the hash
     ``FNV_PRIME * (h ^ next)`` down the prefix, then ``^`` the last feature's
-    (interactions_predict.h); a pair's key ``offset + (hash & mask)``, its value the
-    product. With ``places``, each pair's features' places in (sh, sv), ORDER per pair
+    (interactions_predict.h); a pair's column ``offset + (hash & mask)``, packed with its
+    place as the word ``column << low | at`` (fastprox._rowsort.sort_packed's), its value
+    the product. With ``places``, each pair's features' places in (sh, sv), ORDER per pair
     (pair i's at ``places[ORDER * i]``). VW text's namespaces (`VWParser`) and LIBSVM's
     groups (`cross_groups`) cross here."""
     cdef int last = order - 1, k
@@ -211,7 +225,7 @@ cdef Py_ssize_t cross_term(int order, const Py_ssize_t *start, const Py_ssize_t 
             k += 1
         first, n_last, h = start[last], count[last], prefix[last]
         for j in range(idx[last], n_last):
-            keys[at] = offset + <long long>((h ^ sh[first + j]) & mask)
+            words[at] = (offset + ((h ^ sh[first + j]) & mask)) << low | <uint64_t>at
             vals[at] = product[last] * sv[first + j]
             if places != NULL:
                 for k in range(last):
@@ -266,6 +280,7 @@ cdef class VWParser(Parser):
     cdef Py_ssize_t n_spans, span_capacity, n_crosses, cross_capacity, row_span
     cdef object names
     cdef readonly uint64_t mask
+    cdef uint32_t short_ns[256]             # the hash of each one-byte namespace name
     cdef int low                            # the bits below a sorted word's column: its pair's place
     cdef readonly bint any_tag, any_weight
     cdef bint need_label
@@ -273,6 +288,7 @@ cdef class VWParser(Parser):
     def __cinit__(self, bint want_qid, bint allow_nonfinite, Py_ssize_t max_line, int bits, interactions=(),
                   names=None, bint need_label=True):
         cdef int i
+        cdef char name[2]
         if not 1 <= bits <= MAX_BITS:
             raise ValueError(f"bits={bits} must be in [1, {MAX_BITS}]")
         if len(interactions) > 64:
@@ -293,6 +309,8 @@ cdef class VWParser(Parser):
         for i in range(256):
             self.ns_count[i] = 0
             self.placed[i] = False
+            name[0], name[1] = <char>i, 0
+            self.short_ns[i] = hashstring(name, 1, 0, name + 1)
         if not self.reserve_row(256, 1024):
             raise MemoryError()
 
@@ -372,9 +390,10 @@ cdef class VWParser(Parser):
         self.n_crosses += 1
         return True
 
-    cdef Py_ssize_t cross(self, int term, Py_ssize_t at, bint named) noexcept nogil:
-        """Append interaction ``term``'s pairs to the row's from ``at`` (`cross_term` over the
-        features grouped by namespace); return the new end (-1: out of memory)."""
+    cdef Py_ssize_t cross(self, int term, const uint64_t *gh, const double *gv, Py_ssize_t at,
+                          bint named) noexcept nogil:
+        """Append interaction ``term``'s pairs to the row's words from ``at`` (`cross_term` over
+        the features grouped by namespace, (gh, gv)); return the new end (-1: out of memory)."""
         cdef int order = self.terms[term][0], k
         cdef Py_ssize_t start[ORDER]
         cdef Py_ssize_t count[ORDER]
@@ -386,13 +405,13 @@ cdef class VWParser(Parser):
             c = self.terms[term][k + 1]
             start[k], count[k] = self.ns_start[c], self.ns_count[c]
             same[k] = k > 0 and c == self.terms[term][k]
-        end = cross_term(order, start, count, same, self.sh, self.sv, self.mask, 0, self.keys, self.vals, at,
-                         self.places if named else NULL)
+        end = cross_term(order, start, count, same, gh, gv, self.mask, 0, <uint64_t *>self.keys, self.low,
+                         self.vals, at, self.places if named else NULL)
         if named:
             for p in range(at, end):
                 for k in range(order):
                     features[k] = self.so[self.places[ORDER * p + k]]
-                if not self.add_cross(features, order, self.keys[p]):
+                if not self.add_cross(features, order, <uint64_t>self.keys[p] >> self.low):
                     return -1
         return end
 
@@ -477,7 +496,7 @@ cdef class VWParser(Parser):
                 while p < e and not ends_name(p[0]):
                     p += 1
                 ns_len = p - ns_name
-                ns_hash = hashstring(ns_name, ns_len, 0, end)
+                ns_hash = self.short_ns[<unsigned char>ns_name[0]] if ns_len == 1 else hashstring(ns_name, ns_len, 0, end)
                 if p < e and p[0] == 58:
                     q = scan_number(p + 1, end, &ns_value)
                     if q == NULL or (q < e and not ends_value(q[0])) or not isfinite(ns_value):
@@ -536,42 +555,45 @@ cdef class VWParser(Parser):
         The pairs sort as words ``column << low | place`` (fastprox._rowsort.sort_packed),
         so a row holds at most 2^low pairs (2^24 at 40 bits; beyond, out of memory)."""
         cdef Py_ssize_t i, n = self.nf, total = self.nf, at
-        cdef bint room
+        cdef bint room, grouped = True
         cdef unsigned char c
-        cdef int term, k, run
+        cdef int term, k, run, low = self.low
         cdef uint64_t m = self.mask
         cdef double size
         cdef bint named = self.names is not None
-        cdef long long *keys
         cdef double *vals
-        cdef uint64_t *sh
-        cdef double *sv
-        cdef int64_t *indices
-        cdef double *data
-        cdef Py_ssize_t out
-        cdef unsigned long long word, last, place = (<unsigned long long>1 << self.low) - 1
+        cdef const uint64_t *fh
+        cdef const double *fv
         cdef unsigned long long *words
         if self.n_terms:
-            # the features grouped by namespace, in order within each (VW's feature spaces)
-            for i in range(n):
-                self.ns_count[self.fn[i]] += 1
-            at = 0
+            # the features grouped by namespace, in order within each (VW's feature spaces):
+            # as they came when each namespace's are together (|a ... |b ...), else copied
             for i in range(n):
                 c = self.fn[i]
-                if not self.placed[c]:
-                    self.placed[c] = True
-                    self.ns_start[c] = at
-                    at += self.ns_count[c]
-            for i in range(n):      # ns_start as the cursors, then back to the starts
-                c = self.fn[i]
-                self.sh[self.ns_start[c]], self.sv[self.ns_start[c]] = self.fh[i], self.fv[i]
-                self.so[self.ns_start[c]] = i
-                self.ns_start[c] += 1
-            for i in range(n):
-                c = self.fn[i]
-                if self.placed[c]:
-                    self.placed[c] = False
-                    self.ns_start[c] -= self.ns_count[c]
+                if self.ns_count[c] == 0:
+                    self.ns_start[c] = i
+                elif c != self.fn[i - 1]:
+                    grouped = False
+                self.ns_count[c] += 1
+            if not grouped or named:
+                at = 0
+                for i in range(n):
+                    c = self.fn[i]
+                    if not self.placed[c]:
+                        self.placed[c] = True
+                        self.ns_start[c] = at
+                        at += self.ns_count[c]
+                for i in range(n):      # ns_start as the cursors, then back to the starts
+                    c = self.fn[i]
+                    self.sh[self.ns_start[c]], self.sv[self.ns_start[c]] = self.fh[i], self.fv[i]
+                    self.so[self.ns_start[c]] = i
+                    self.ns_start[c] += 1
+                for i in range(n):
+                    c = self.fn[i]
+                    if self.placed[c]:
+                        self.placed[c] = False
+                        self.ns_start[c] -= self.ns_count[c]
+                grouped = False
             for term in range(self.n_terms):   # unordered tuples: C(n + r - 1, r) per run of r
                 size, k = 1.0, 1
                 while k <= self.terms[term][0]:
@@ -582,37 +604,26 @@ cdef class VWParser(Parser):
                         size = size * (self.ns_count[c] + i) / (i + 1)
                     k += run
                 total += <Py_ssize_t>min(size + 0.5, MAX_PAIRS)
-        room = total < MAX_PAIRS and <unsigned long long>total <= place and self.reserve_row(total, total) and self.reserve_nnz(total)
-        # (the buffers in locals: the compiler need not reload them after each store)
-        keys, vals, sh, sv = self.keys, self.vals, self.sh, self.sv
+        room = (total < MAX_PAIRS and <unsigned long long>total >> low == 0 and self.reserve_row(total, total)
+                and self.reserve_nnz(total))
+        # (the buffers in locals, after reserve_row may move them: the compiler need not
+        # reload them after each store)
+        words, vals, fh, fv = <unsigned long long *>self.keys, self.vals, self.fh, self.fv
         at = -1
         if room:
             for i in range(n):
-                keys[i], vals[i] = <long long>(self.fh[i] & m), self.fv[i]
+                words[i], vals[i] = (fh[i] & m) << low | <unsigned long long>i, fv[i]
             at = n
             for term in range(self.n_terms):
-                at = self.cross(term, at, named)
+                at = self.cross(term, fh if grouped else self.sh, fv if grouped else self.sv, at, named)
                 if at < 0:
                     break
         for i in range(n):
             self.ns_count[self.fn[i]] = 0
         if at < 0:
             return False
-        words = <unsigned long long *>keys
-        for i in range(at):
-            words[i] = <unsigned long long>keys[i] << self.low | <unsigned long long>i
-        sort_packed(words, <unsigned long long *>sh, at, self.low)
-        indices, data, out, last = self.indices + self.nnz, self.data + self.nnz, 0, m + 1   # (no column)
-        for i in range(at):
-            word = words[i]
-            if word >> self.low == last:
-                data[out - 1] += vals[word & place]
-            else:
-                last = word >> self.low
-                indices[out] = <int64_t>last
-                data[out] = vals[word & place]
-                out += 1
-        self.nnz += out
+        sort_packed(words, <unsigned long long *>self.sh, at, low)
+        self.nnz += merge_sorted_words(words, at, low, vals, self.indices + self.nnz, self.data + self.nnz)
         return True
 
     def feed(self, bytearray buf, Py_ssize_t pos, Py_ssize_t size, bint final,
@@ -702,7 +713,7 @@ def cross_groups(const double[::1] data, const int64_t[::1] indices, const int64
     cdef Py_ssize_t r, i, a, b, m, at, total = 0, longest = 0, out = 0, s, c
     cdef int t, k, order, run, low
     cdef double size, pairs
-    cdef uint64_t mask = (<uint64_t>1 << bits) - 1, word, last, place
+    cdef uint64_t mask = (<uint64_t>1 << bits) - 1
     cdef int64_t width = n + (<int64_t>n_terms << bits)
     if n_terms > 64 or any(not 2 <= len(term) <= ORDER for term in terms):
         raise ValueError(f"at most 64 interactions of 2 to {MAX_ORDER} groups each")
@@ -745,7 +756,6 @@ def cross_groups(const double[::1] data, const int64_t[::1] indices, const int64
         low -= 1
     if longest > 0 and (<uint64_t>(longest - 1) >> low) != 0:
         raise MemoryError(f"a row of {longest} pairs over {width} columns: too many to sort")
-    place = (<uint64_t>1 << low) - 1
     cdef double[::1] out_data = np.empty(total, dtype=np.float64)
     cdef int64_t[::1] out_indices = np.empty(total, dtype=np.int64)
     cdef int64_t[::1] out_indptr = np.zeros(rows + 1, dtype=np.int64)
@@ -759,7 +769,7 @@ def cross_groups(const double[::1] data, const int64_t[::1] indices, const int64
             a, b = indptr[r], indptr[r + 1]
             m = b - a
             for i in range(a, b):      # the row's own entries, and its features grouped by slot
-                keys[i - a], vals[i - a] = indices[i], data[i]
+                keys[i - a], vals[i - a] = <long long>(<uint64_t>indices[i] << low | <uint64_t>(i - a)), data[i]
                 if slot[indices[i]] >= 0:
                     counts[slot[indices[i]]] += 1
             at = 0
@@ -780,22 +790,12 @@ def cross_groups(const double[::1] data, const int64_t[::1] indices, const int64
                     c = term_slots[t, k + 1]
                     start[k], count[k] = starts[c], counts[c]
                     same[k] = k > 0 and c == term_slots[t, k]
-                at = cross_term(order, start, count, same, &sh[0], &sv[0], mask, n + (<long long>t << bits),
-                                &keys[0], &vals[0], at, NULL)
+                at = cross_term(order, start, count, same, &sh[0], &sv[0], mask, n + (<uint64_t>t << bits),
+                                <uint64_t *>&keys[0], low, &vals[0], at, NULL)
             for s in range(n_slots):
                 counts[s] = 0
-            for i in range(at):
-                keys[i] = <long long>(<uint64_t>keys[i] << low | <uint64_t>i)
             sort_packed(<unsigned long long *>&keys[0], <unsigned long long *>&scratch[0], at, low)
-            last = <uint64_t>width       # (no column)
-            for i in range(at):
-                word = <uint64_t>keys[i]
-                if word >> low == last:
-                    out_data[out - 1] += vals[word & place]
-                else:
-                    last = word >> low
-                    out_indices[out] = <int64_t>last
-                    out_data[out] = vals[word & place]
-                    out += 1
+            out += merge_sorted_words(<unsigned long long *>&keys[0], at, low, &vals[0], &out_indices[out],
+                                      &out_data[out])
             out_indptr[r + 1] = out
     return np.asarray(out_data)[:out], np.asarray(out_indices)[:out], np.asarray(out_indptr)

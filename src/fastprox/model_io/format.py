@@ -154,6 +154,10 @@ FITTED = dict(n_features_in_=_INT, t_=_INT, n_iter_=_INT, progressive_loss_=_NUM
 #: the label statistics (``labels``: [[label, count], ...] of a classifier, [n, mean, m2] of a regressor).
 PROGRESS = dict(examples=_INT, loss_sum=_NUMBER, last_examples=_INT, last_loss_sum=_NUMBER, features=_INT,
                 labels=(list,))
+#: ``fitted.progress_``'s optional counters: the examples' importance weights summed (VW's
+#: weighted example sum, which the means divide by), and at the table's last line; a file
+#: without them (written before) takes the examples' counts (`check_progress`).
+PROGRESS_WEIGHTS = dict(weight_sum=_NUMBER, last_weight_sum=_NUMBER)
 #: ``fitted.input_`` (optional, version 8): how the reader made the columns (VW text's
 #: hashing, the interactions crossed), for predict and train -i to read as training did.
 INPUT = dict(format=_NAME, interactions=(list,), bits=_INT)

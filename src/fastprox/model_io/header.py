@@ -12,7 +12,7 @@ from .._registry import LOSSES, PENALTIES, SCHEDULES, UPDATES
 from .._interactions import recorded_terms
 from .._validation import (MAX_HASH_BITS, CLASSIFICATION_LOSSES, MULTI_CLASS, MULTINOMIAL_LOSSES, REGRESSION_LOSSES,
                            check_hash_bits, check_number, check_one_of, check_params, check_single_rows)
-from .format import (CLASS_NAMES, FITTED, INPUT, PROGRESS, FORMAT, HEADER, INT_MAX, KIND_NAMES, LEARNER, LONG_MAX,
+from .format import (CLASS_NAMES, FITTED, INPUT, PROGRESS, PROGRESS_WEIGHTS, FORMAT, HEADER, INT_MAX, KIND_NAMES, LEARNER, LONG_MAX,
                      MAX_STEPS, PARAMS, READS, SCALARS)
 from .upgrades import param_keys, upgraded
 
@@ -155,14 +155,19 @@ def check_input(recorded, n_features):
 
 
 def check_progress(progress):
-    """``fitted.progress_`` (`PROGRESS`): counters that are non-negative integers or
-    finite numbers, labels as [label, count] pairs or [n, mean, m2]."""
-    progress = _typed("fitted.progress_", progress, PROGRESS)
+    """``fitted.progress_`` (`PROGRESS`, and `PROGRESS_WEIGHTS` where given): counters
+    that are non-negative integers or finite numbers, labels as [label, count] pairs or
+    [n, mean, m2]. A weight sum not given (a file written before they were kept) is
+    derived: the examples' count, which it is when every importance weight is 1."""
+    given = {key: kinds for key, kinds in PROGRESS_WEIGHTS.items() if type(progress) is dict and key in progress}
+    progress = _typed("fitted.progress_", progress, {**PROGRESS, **given})
     with in_section("fitted.progress_"):
         for key in ("examples", "last_examples", "features"):
             check_number(key, progress[key], 0, integer=True)
-        for key in ("loss_sum", "last_loss_sum"):
+        for key in ("loss_sum", "last_loss_sum", *given):
             check_number(key, progress[key], 0.0)
+        progress.setdefault("weight_sum", progress["examples"])
+        progress.setdefault("last_weight_sum", progress["last_examples"])
         labels = progress["labels"]
         pairs = all(type(p) is list and len(p) == 2 and all(type(v) in (int, float) for v in p) for p in labels)
         moments = len(labels) == 3 and all(type(v) in (int, float) for v in labels)

@@ -41,10 +41,11 @@ class Holdout:
             return range(min(max(self.after - seen, 0), n), n)
         return range((-(seen + 1)) % self.period, n, self.period)
 
-    def end_pass(self, number, total, rows, learner):
-        """Take pass ``number``'s holdout (``rows`` rows of summed loss ``total``, the
+    def end_pass(self, number, total, weight, learner):
+        """Take pass ``number``'s holdout (rows of importance weights summing to
+        ``weight`` and of summed weighted loss ``total``: their mean is VW's, the
         model ``learner`` at its end); whether the run stops here."""
-        loss = total / rows if rows else None
+        loss = total / weight if weight > 0 else None
         self.losses.append(loss)
         if loss is not None and loss < self.best_loss:
             self.best_loss, self.best_pass, self.no_win = loss, number, 0

@@ -37,7 +37,9 @@ _WIDTHS = (10, 10, 12, 10, 10, 9)
 
 
 class Table:
-    """The progressive validation table: the examples trained and their summed loss,
+    """The progressive validation table: the examples trained, their weight (the sum
+    of their importance weights, VW's weighted example sum) and their summed loss
+    (each example's weighted), whose means divide by the weight as VW's do,
     and lines given to ``write`` as they come (no lines when ``write`` is None:
     --quiet), at the example counts ``interval`` sets (VW's --progress): a float
     multiplies the count of the last line (2.0: 1, 2, 4, 8, ...), an int adds to it
@@ -47,28 +49,31 @@ class Table:
     def __init__(self, write, predicts, interval=2.0):
         self.write, self.predicts, self.interval = write, predicts, interval
         self.rows, self.total = 0, 0.0          # examples trained, their summed loss
+        self.weight = 0.0                       # their importance weights' sum
         self.next = self._first() if write else math.inf    # the example count of the next line
-        self.last_rows, self.last_total = 0, 0.0
+        self.last_rows, self.last_total, self.last_weight = 0, 0.0, 0.0
         self.holding_out = False
-        self.held_rows, self.held_total = 0, 0.0            # held-out examples, their summed loss
+        self.held_rows, self.held_total = 0.0, 0.0          # held-out examples' weight, their summed loss
         self.held_last_rows, self.held_last_total = 0, 0.0
 
-    def add_holdout(self, loss):
-        """Count a held-out example of loss ``loss``."""
-        self.held_rows += 1
+    def add_holdout(self, loss, weight):
+        """Count a held-out example of importance weight ``weight`` and (weighted)
+        loss ``loss``."""
+        self.held_rows += weight
         self.held_total += loss
 
     def saved(self):
         """The counters a model file keeps (``fitted.progress_``) for `go_on_from_saved`."""
         return {"examples": self.rows, "loss_sum": self.total, "last_examples": self.last_rows,
-                "last_loss_sum": self.last_total}
+                "last_loss_sum": self.last_total, "weight_sum": self.weight, "last_weight_sum": self.last_weight}
 
     def go_on_from_saved(self, saved):
         """Continue the counters of a run that saved them (`saved`): the next line at
         the count this table's interval sets after the saved table's last line (the
         first, for a table that printed none)."""
-        self.rows, self.total = saved["examples"], saved["loss_sum"]
+        self.rows, self.total, self.weight = saved["examples"], saved["loss_sum"], saved["weight_sum"]
         self.last_rows, self.last_total = saved["last_examples"], saved["last_loss_sum"]
+        self.last_weight = saved["last_weight_sum"]
         if self.write is None:
             return
         self.next = self._after(self.last_rows) if self.last_rows else self._first()
@@ -90,11 +95,14 @@ class Table:
         lines: fastprox.stream.preview): the next line is its next."""
         if shown.last_rows:
             self.next, self.last_rows, self.last_total = shown.next, shown.last_rows, shown.last_total
+            self.last_weight = shown.last_weight
 
-    def add(self, rows, loss):
-        """Count ``rows`` examples whose summed loss is ``loss`` (no line)."""
+    def add(self, rows, loss, weight):
+        """Count ``rows`` examples of importance weights summing to ``weight`` whose
+        summed (weighted) loss is ``loss`` (no line)."""
         self.rows += rows
         self.total += loss
+        self.weight += weight
 
     def line(self, label, prediction, features):
         """The line at the current count, then the next count doubled."""
@@ -107,18 +115,25 @@ class Table:
                 self.held_total - self.held_last_total, self.held_rows - self.held_last_rows)
             self.held_last_rows, self.held_last_total = self.held_rows, self.held_total
         else:
-            mean = decimal(self.total / self.rows)
-            since = decimal((self.total - self.last_total) / (self.rows - self.last_rows))
+            mean = _weighted_mean(self.total, self.weight)
+            since = _weighted_mean(self.total - self.last_total, self.weight - self.last_weight)
         fields = (mean, since, str(self.rows), _number(label), _number(prediction), str(features))
         self.write(" ".join(f.ljust(n) for f, n in zip(fields, _WIDTHS)).rstrip()
                    + (" h" if self.holding_out else ""))
-        self.last_rows, self.last_total = self.rows, self.total
+        self.last_rows, self.last_total, self.last_weight = self.rows, self.total, self.weight
         self.next = self._after(self.rows)
 
 
-def _holdout_mean(total, rows):
-    """A holdout column: the mean loss, or "unknown" without held-out rows (VW's word)."""
-    return decimal(total / rows) if rows else "unknown"
+def _weighted_mean(total, weight):
+    """A mean loss column: the summed loss over the examples' weight, as VW divides it;
+    "n.a." when their weights are all 0."""
+    return decimal(total / weight) if weight > 0 else "n.a."
+
+
+def _holdout_mean(total, weight):
+    """A holdout column: the mean loss over the held-out examples' weight, or "unknown"
+    without held-out rows (or weight: VW's word)."""
+    return decimal(total / weight) if weight > 0 else "unknown"
 
 
 def decimal(x):
@@ -202,7 +217,7 @@ def summary(table, stats, loss, classes, multinomial, features, passes=1, holdou
     marks it), the best constant and its loss (known only now: see the module's
     docstring), stored values in all."""
     constant, constant_loss = stats.best_constant(loss, classes, multinomial)
-    mean = decimal(table.total / max(table.rows, 1))
+    mean = _weighted_mean(table.total, table.weight) if table.rows else decimal(0.0)
     if holdout is not None:
         mean = "undefined (no holdout)" if holdout.best_pass is None else decimal(holdout.best_loss) + " h"
     used = f"passes used = {passes}\n" if passes > 1 else ""

@@ -56,11 +56,11 @@ class Trainer:
         self.held, self.held_rows, self.held_bytes = [], 0, 0
         self.features = 0           # stored values trained on (held-out rows' not counted, as VW)
         self.from_loss = _probability_from_loss(est)
-        self.pass_rows = self.pass_loss = 0
+        self.pass_rows = self.pass_loss = self.pass_weight = 0
         self.holdout, self.predictions = holdout, predictions
         self.passes = 0             # passes begun
         self.pass_seen = 0          # rows of the pass met, held out or not
-        self.held_out = (0.0, 0)    # the pass's held-out rows' summed loss, and their number
+        self.held_out = (0.0, 0.0)  # the pass's held-out rows' summed (weighted) loss, and their weight
 
     def go_on_from(self, progress):
         """Continue the counters a model file saved (``fitted.progress_``: the table's,
@@ -81,9 +81,9 @@ class Trainer:
         return self.end_pass()
 
     def begin_pass(self):
-        self.pass_rows, self.pass_loss, self.pass_seen = 0, 0.0, 0
+        self.pass_rows, self.pass_loss, self.pass_seen, self.pass_weight = 0, 0.0, 0, 0.0
         self.passes += 1
-        self.held_out = (0.0, 0)    # the pass's held-out rows' summed loss, and their number
+        self.held_out = (0.0, 0.0)  # the pass's held-out rows' summed (weighted) loss, and their weight
         if self.holdout is not None:
             self.table.holding_out = self.passes >= 2      # VW's "h" lines
 
@@ -96,14 +96,14 @@ class Trainer:
 
     def end_pass(self):
         """Start a model on the rows still held, if any; the pass's (mean progressive
-        loss, rows)."""
+        loss, over the rows' importance weights as VW's, rows)."""
         if self.est.learner is None and self.held:
             self._start()
         if not self.pass_rows:
             raise ValueError(f"{self.source.name}: no rows to train on")
         if self.classes is not None:
             self.est.classes = self.classes.final()
-        return self.pass_loss / self.pass_rows, self.pass_rows
+        return self.pass_loss / self.pass_weight if self.pass_weight > 0 else 0.0, self.pass_rows
 
     def stops(self):
         """After `end_pass`, with a holdout: whether the holdout loss has not improved for
@@ -204,9 +204,10 @@ class Trainer:
         """Score row i of the chunk, held out: its loss into the pass's holdout and the
         table's holdout counts; its prediction written."""
         scores = self._margins(rows, i)
-        loss = example_loss(self.est, scores, rows.target[i])
-        self.held_out = (self.held_out[0] + loss, self.held_out[1] + 1)
-        self.table.add_holdout(loss)
+        weight = 1.0 if rows.weights is None else rows.weights[i]
+        loss = weight * example_loss(self.est, scores, rows.target[i])
+        self.held_out = (self.held_out[0] + loss, self.held_out[1] + weight)
+        self.table.add_holdout(loss, weight)
         if self.predictions:
             self.predictions(prediction_line(self.est, scores, rows.tag(i)))
 
@@ -229,12 +230,15 @@ class Trainer:
         """The kernel's steps over rows [start, stop) of a chunk; their summed loss."""
         if start == stop:
             return 0.0
+        part = rows.part(start, stop)
         try:
-            loss = self.est.learner.fit_rows(*rows.part(start, stop), None, self.est.params["batch_size"])
+            loss = self.est.learner.fit_rows(*part, None, self.est.params["batch_size"])
         except NonFiniteMargin as e:
             raise ValueError(f"{rows.where(start + e.row)}: {e.detail}") from None
-        self.table.add(stop - start, loss)
+        weight = stop - start if part[4] is None else sum(part[4])
+        self.table.add(stop - start, loss, weight)
         self.pass_loss += loss
+        self.pass_weight += weight
         return loss
 
     def _prediction(self, rows, i):

@@ -182,17 +182,8 @@ cdef inline Py_ssize_t arc_count(const ArcPlan* plan, const uint64_t* tokens, Py
     return <Py_ssize_t>indptr[N * n]
 
 
-cdef inline void _sort(int32_t* a, Py_ssize_t k) noexcept nogil:
-    """Insertion sort of a[0..k) (k is at most the number of distinct tags)."""
-    cdef Py_ssize_t i, j
-    cdef int32_t x
-    for i in range(1, k):
-        x = a[i]
-        j = i - 1
-        while j >= 0 and a[j] > x:
-            a[j + 1] = a[j]
-            j -= 1
-        a[j + 1] = x
+# (an insertion sort of a[0..k): k is at most the number of distinct tags)
+from fastprox._rowsort cimport insertion_sort as _sort
 
 
 cdef inline void _emit(Py_ssize_t b, uint64_t x, uint64_t d, const int32_t* plain_at,
