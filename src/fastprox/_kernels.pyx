@@ -586,8 +586,9 @@ cdef class Learner:
         return copy
 
     def _use_general_step(self):
-        """Route every row through the general `step` (private: the tests that prove
-        each fast row kernel computes the general path's bits)."""
+        """Route every row through the general `step`, and a structured learner's
+        rows through the general structured step (private: the tests that prove each
+        fast row kernel and loop computes the general path's bits)."""
         cdef Params* params = &self.c.params
         params.plain_fobos = params.plain_adagrad = params.plain_dual = params.plain_rows = False
         params.plain_normalized = params.structured_rows = False

@@ -16,7 +16,11 @@
 # t += 1. Every rule of the table but the normalized schedule, under the gradient
 # step (`_validation.check_structured`; a Learner built with loss=None has passed
 # it). Cost O(nnz K + m) per example, plus the group prox's (squared_group:
-# O(p log p)); features outside the example are caught up lazily, as always.
+# O(p log p)); features outside the example are caught up lazily, as always. The rows
+# of rda and of fobos under AdaGrad with a separable penalty take loops of their own
+# (`dual_adagrad_rows`, `adagrad_rows`: the same bits without the per-entry choice of
+# rule; `Params.structured_rows` off, as `Learner._use_general_step` sets it, takes
+# the general step's).
 #
 # C-level API, for a compiled caller (SequenceTagger.fit's loop) that holds a
 # `fastprox._kernels.Learner` built with loss=None (cimport it: `_kernels.pxd`) and
