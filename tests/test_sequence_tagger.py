@@ -337,6 +337,51 @@ def test_rda_adagrad_rows_equal_the_general_step(penalty, rho):
         assert model_bits(fast) == model_bits(general)
 
 
+
+def state_bytes(model):
+    """The bytes of a tagger's whole kernel state: its arrays (the state rows with the
+    averaged sums and stamps), the unpenalized entries' sums and the scalars."""
+    state = model._learner._learner.__getstate__()
+    arrays = {**state.pop("arrays"), **{k: v for k, v in state.items() if isinstance(v, np.ndarray)}}
+    scalars = {k: v for k, v in state.items() if not isinstance(v, np.ndarray)}
+    return b"".join(arrays[k].tobytes() for k in sorted(arrays)), scalars
+
+
+class GeneralStepTagger(SequenceTagger):
+    """A SequenceTagger whose kernel takes the general structured step for every rule
+    (`Learner._use_general_step`: no row loops of its own)."""
+
+    def new_learner(self, n_features, n_outputs, n_unpenalized):
+        learner = super().new_learner(n_features, n_outputs, n_unpenalized)
+        learner._learner._use_general_step()
+        return learner
+
+
+@pytest.mark.parametrize("penalty, l1_ratio", [("l2", 0.15), ("l1", 0.15), ("elasticnet", 0.3), ("none", 0.15)])
+@pytest.mark.parametrize("K", [3, 4])
+def test_fobos_adagrad_rows_equal_the_general_step(penalty, l1_ratio, K):
+    """fobos with AdaGrad and a separable penalty scores and updates the structured
+    rows by its own loops (`steps/structured.pxd`: `adagrad_rows`), the averaged
+    iterate kept or not: the same state, bit for bit, as the general step's, over
+    several passes with sample weights, empty sequences, an odd and an even K, the
+    averaging begun mid-pass or not at all, and a warm start."""
+    rng = np.random.default_rng(K)
+    X, y, lengths = random_sequences(rng, 30, 25, K, longest=7)
+    weights = rng.uniform(0.5, 2.0, len(lengths))
+    assert (lengths == 0).any()
+    for loss in LOSSES:
+        for average in (False, 45):
+            params = dict(loss=loss, update="fobos", schedule="adagrad", penalty=penalty, alpha=0.05,
+                          l1_ratio=l1_ratio, eta0=0.5, max_iter=3, average=average, random_state=1,
+                          warm_start=True)
+            fast, general = SequenceTagger(**params), GeneralStepTagger(**params)
+            for model in (fast, general):
+                model.fit(X, y, lengths, sample_weight=weights)
+                model.set_params(max_iter=2).fit(X, y, lengths)
+            assert state_bytes(fast) == state_bytes(general)
+            assert model_bits(fast) == model_bits(general)
+
+
 @pytest.mark.parametrize("loss", LOSSES)
 def test_partial_fit_and_pickles_mid_stream_give_the_same_bits(loss):
     """fit with one pass, partial_fit over two halves, and the same with a pickle

@@ -234,6 +234,7 @@ cdef class Learner:
         c.params.plain_adagrad = n_outputs == 1 and rule.fast_rows == "adagrad"
         c.params.plain_dual = n_outputs == 1 and rule.fast_rows == "dual"
         c.params.plain_normalized = n_outputs == 1 and rule.fast_rows == "normalized"
+        c.params.structured_rows = True
         # Weighted rows take the general step: a weighted variant of the dedicated one
         # (a fused type) kept its loop but made GCC stop inlining prox_l1_linf into it,
         # +11% instructions on the unweighted l1_linf pass (callgrind).
@@ -587,11 +588,12 @@ cdef class Learner:
         return copy
 
     def _use_general_step(self):
-        """Route every row through the general `step` (private: the tests that prove
-        each fast row kernel computes the general path's bits)."""
+        """Route every row through the general `step`, and a structured learner's
+        rows through the general structured step (private: the tests that prove each
+        fast row kernel and loop computes the general path's bits)."""
         cdef Params* params = &self.c.params
         params.plain_fobos = params.plain_adagrad = params.plain_dual = params.plain_rows = False
-        params.plain_normalized = False
+        params.plain_normalized = params.structured_rows = False
 
     @property
     def n_ops(self):

@@ -103,6 +103,8 @@ cdef struct Params:
     bint plain_dual               # one output, rda or ftrl, l1/l2/elasticnet/none
     bint plain_rows               # fobos, scalar step, l1_l2/l1_linf over W's rows, unweighted
     bint plain_normalized         # one output, fobos + normalized, l1/none, either step
+    bint structured_rows          # the structured step's own loops for rda's or fobos's AdaGrad rows
+                                  # (`steps/structured.pxd`); False: the general step's (tests)
     bint invariant                # fobos's forward step is the importance-invariant flow
     double alpha_pen              # alpha: the penalty's weight (0 under penalty none)
     double l1_share               # rho: the l1 part of the penalty, r(w) = rho |w| + (1 - rho) w^2/2

@@ -16,7 +16,11 @@
 # t += 1. Every rule of the table but the normalized schedule, under the gradient
 # step (`_validation.check_structured`; a Learner built with loss=None has passed
 # it). Cost O(nnz K + m) per example, plus the group prox's (squared_group:
-# O(p log p)); features outside the example are caught up lazily, as always.
+# O(p log p)); features outside the example are caught up lazily, as always. The rows
+# of rda and of fobos under AdaGrad with a separable penalty take loops of their own
+# (`dual_adagrad_rows`, `adagrad_rows`: the same bits without the per-entry choice of
+# rule; `Params.structured_rows` off, as `Learner._use_general_step` sets it, takes
+# the general step's).
 #
 # C-level API, for a compiled caller (SequenceTagger.fit's loop) that holds a
 # `fastprox._kernels.Learner` built with loss=None (cimport it: `_kernels.pxd`) and
@@ -49,19 +53,22 @@
 # Python `scores`) release what they catch up themselves.
 from libc.float cimport DBL_MAX
 from libc.math cimport fabs, sqrt, copysign
-from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, RDA, FTRL, ADAGRAD
-from fastprox._kernel.base.state cimport Ctx, MEMO_FIELDS, ensure_scratch, DUAL_SUM, DUAL_SQUARES
-from fastprox._kernel.rules.average cimport averaging
+from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, RDA, FTRL, ADAGRAD, BERHU
+from fastprox._kernel.base.state cimport (Ctx, MEMO_FIELDS, ensure_scratch, entry, DUAL_SUM, DUAL_SQUARES,
+                                          ROW_LAST_STEP, ADAGRAD_W, ADAGRAD_ETA)
+from fastprox._kernel.rules.average cimport averaging, adagrad_skipped_sum
+from fastprox._kernel.rules.adagrad cimport adagrad_after
+from fastprox._kernel.lanes.pairs cimport adagrad_outputs2
 from fastprox._kernel.base.csr cimport FASTPROX_PREFETCH
 from fastprox._kernel.rules.schedules cimport begin_step
-from fastprox._kernel.rules.fobos cimport advance_cumulants, end_step
+from fastprox._kernel.rules.fobos cimport advance_cumulants, end_step, stamp
 from fastprox._kernel.rules.dual cimport set_weight_params
 from fastprox._kernel.groups.groups cimport groups_prox_step
 from fastprox._kernel.rules.intercept cimport (unpenalized_at, unpenalized_memo, unpenalized_value, unpenalized_update,
                                   intercept_value, apply_intercept)
 from fastprox._kernel.losses.gradients cimport GRADIENT_MAX, refused
 from fastprox._kernel.steps.step cimport (margins, weight, catch_up_feature, collect, touch, apply_collected,
-                             abandon_step, release, release_row)
+                             apply, abandon_step, release, release_row)
 
 cdef extern from *:
     """
@@ -103,6 +110,8 @@ cdef inline void emissions(Ctx* c, const value_t* data, const index_t* indices, 
             prefetch_item(c, indices, indptr[first + i + 1], indptr[first + i + 2])
         if dual_adagrad_rows(c):
             dual_adagrad_margins(c, data, indices, indptr[first + i], indptr[first + i + 1])
+        elif adagrad_rows(c):
+            adagrad_margins(c, data, indices, indptr[first + i], indptr[first + i + 1])
         else:
             margins(c, data, indices, indptr[first + i], indptr[first + i + 1])
         for k in range(K):
@@ -116,8 +125,8 @@ cdef inline bint dual_adagrad_rows(Ctx* c) noexcept nogil:
     The structured items' rows then take `dual_adagrad_margins` and
     `dual_adagrad_apply`, the general step's arithmetic without its per-entry choice
     of rule (the CRF's steps update all K entries of every feature they meet)."""
-    return (c.params.update == RDA and c.params.schedule == ADAGRAD and not c.params.grouped
-            and not averaging(c) and c.layout.n_row_fields == 0)
+    return (c.params.structured_rows and c.params.update == RDA and c.params.schedule == ADAGRAD
+            and not c.params.grouped and not averaging(c) and c.layout.n_row_fields == 0)
 
 
 cdef inline void dual_adagrad_margins(Ctx* c, const value_t* data, const index_t* indices, long long lo,
@@ -162,6 +171,72 @@ cdef inline void dual_adagrad_apply(Ctx* c, long long n_touched) noexcept nogil:
             e[k * stride + DUAL_SUM] += g
             e[k * stride + DUAL_SQUARES] += g * g
             sums[k] = 0.0
+    c.cursor.n_ops += n_touched * K
+
+
+cdef inline bint adagrad_rows(Ctx* c) noexcept nogil:
+    """Whether every entry is fobos's under AdaGrad with a separable penalty (l1, l2,
+    elastic net, none; no groups, no Berhu), the averaged sums kept or not. The
+    structured items' rows then take `adagrad_margins` and `adagrad_apply`, the general
+    step's arithmetic without its per-entry choice of rule."""
+    return (c.params.structured_rows and c.params.update == FOBOS and c.params.schedule == ADAGRAD
+            and not c.params.grouped and c.params.penalty != BERHU)
+
+
+cdef inline void adagrad_margins(Ctx* c, const value_t* data, const index_t* indices, long long lo,
+                                 long long hi) noexcept nogil:
+    """`_step.margins` under `adagrad_rows`: each feature caught up as `_fobos.catch_up`
+    does it (the skipped averaged iterates into S, `adagrad_skipped_sum`, once the
+    averaged steps have begun: before, each adds 0; then the weights after the skipped
+    proxes, `adagrad_after`; the row's step t), then the same sums in the same order."""
+    cdef int k, K = c.params.n_outputs
+    cdef long long nz, stride = c.layout.n_entry_fields
+    cdef long long S = c.layout.avg_sum_at, t = c.cursor.t
+    cdef bint summing = averaging(c) and t >= c.params.average_from
+    cdef double x, skipped
+    cdef double* scores = c.arrays.scores
+    cdef double* row
+    cdef double* e
+    for k in range(K):
+        scores[k] = intercept_value(c, k)
+    for nz in range(lo, hi):
+        row = c.arrays.state + indices[nz] * c.layout.width
+        e = entry(c, row, 0)
+        if row[ROW_LAST_STEP] < t:
+            skipped = t - row[ROW_LAST_STEP]
+            for k in range(K):
+                if summing:
+                    e[k * stride + S] += adagrad_skipped_sum(c, row, k)
+                e[k * stride + ADAGRAD_W] = adagrad_after(c, e[k * stride + ADAGRAD_W],
+                                                          e[k * stride + ADAGRAD_ETA], skipped)
+            row[ROW_LAST_STEP] = t
+        x = data[nz]
+        for k in range(K):
+            scores[k] += e[k * stride + ADAGRAD_W] * x
+    c.cursor.n_ops += (hi - lo) * K
+
+
+cdef inline void adagrad_apply(Ctx* c, long long n_touched) noexcept nogil:
+    """`_step.apply_collected` (divisor 1) under `adagrad_rows`: per touched feature its
+    entries' AdaGrad step and prox two outputs at a time (`_lanes.pairs`'
+    `adagrad_outputs2`, as a single row's outputs take them; an odd K's last by
+    `_step.apply`), the sums left at 0, then `_fobos.stamp` (the new iterates into S
+    where the step is averaged; the row's step t + 1)."""
+    cdef int k, K = c.params.n_outputs
+    cdef long long i
+    cdef double* row
+    cdef double* sums
+    for i in range(n_touched):
+        row = c.arrays.state + c.scratch.touched_features[i] * c.layout.width
+        sums = c.scratch.batch_grads + c.scratch.touched_features[i] * K
+        for k in range(0, K - 1, 2):
+            adagrad_outputs2(entry(c, row, k), entry(c, row, k + 1), sums[k], sums[k + 1], sums[k], sums[k + 1],
+                             c.params.alpha_pen, c.params.l1_share, c.params.delta, c.params.eta0)
+        if K % 2:
+            apply(c, row, K - 1, sums[K - 1], sums[K - 1])
+        for k in range(K):
+            sums[k] = 0.0
+        stamp(c, row)
     c.cursor.n_ops += n_touched * K
 
 
@@ -286,6 +361,8 @@ cdef inline void finish_step(Ctx* c, long long n_touched, const double* u_grad, 
     advance_cumulants(c)
     if dual_adagrad_rows(c):
         dual_adagrad_apply(c, n_touched)
+    elif adagrad_rows(c):
+        adagrad_apply(c, n_touched)
     else:
         apply_collected(c, n_touched, 1.0)
     if c.params.grouped and c.params.update == FOBOS:
