@@ -31,8 +31,8 @@ def add_arguments(parser):
                        help="the arc templates: a set ('all'; 'table-1': McDonald et al.'s 76; 'mkl-ewt': the 46 "
                             "that online MKL chose on EWT; "
                             "'mkl-ewt-feats': those and the 14 of the UPOS|FEATS tags; 'mkl-ewt-feats-ctx': those and "
-                            "20 more of the UPOS|FEATS tags beside a surrounding POS or a lemma, the default; "
-                            "'ewt-no-prefix': those less the 10 of 5-character prefixes) or names "
+                            "20 more of the UPOS|FEATS tags beside a surrounding POS or a lemma; "
+                            "'ewt-no-prefix': those less the 10 of 5-character prefixes, the default) or names "
                             "of fastprox.structured.arcs.TEMPLATES, comma-separated")
     train.add_argument("--bits", type=int, default=PARSER_DEFAULTS["bits"],
                        help="hash the arc features into 2^BITS columns")

@@ -56,7 +56,7 @@ class DependencyParser(StructuredEstimator):
     penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma
         The rule (docs/contract.md; the manual's table of rules): every update,
         schedule and penalty but ``schedule="normalized"``. The defaults, FOBOS
-        with the constant step 0.02 and no penalty, averaged (``average``), are
+        with the constant step 0.012 and no penalty, averaged (``average``), are
         the setting bench/dependency_parsing.py found best on UD English EWT.
     groups : "templates", array of int or None, default="templates"
         The group of each feature for the group penalties (read only under
@@ -65,19 +65,20 @@ class DependencyParser(StructuredEstimator):
         array gives them for arcs given as rows.
     group_weights, max_iter, shuffle, random_state, warm_start, verbose
         As for `SequenceTagger` (the structured estimators' shell), a sentence
-        being an example; ``max_iter`` defaults to 3 passes.
+        being an example; ``max_iter`` defaults to 6 passes (the averaged model
+        at the smaller step keeps gaining until then on EWT).
     projective : bool, default=False
         Decode projective trees (Eisner, O(n^3)) rather than any tree
         (Chu-Liu-Edmonds, O(n^2)).
     templates, bits, lowercase, pos
         The arc features of treebank sentences (`ArcFeatures`); unused with
-        rows. ``templates="mkl-ewt-feats-ctx"`` (the default) are the 46
+        rows. ``templates="mkl-ewt-feats-ctx"`` are the 46
         templates that online MKL ranked first on UD English EWT (``"mkl-ewt"``)
         and 34 of the UPOS|FEATS tags (``x`` atoms): the 14 of
         ``"mkl-ewt-feats"`` (each side's tag, the pair, each beside the other
         side's POS or word) and 20 beside a surrounding POS, the other side's
-        lemma or the own neighbour's POS; ``"ewt-no-prefix"`` those less the
-        10 of 5-character prefixes (70); ``"all"`` the 136.
+        lemma or the own neighbour's POS; ``"ewt-no-prefix"`` (the default)
+        those less the 10 of 5-character prefixes (70); ``"all"`` the 136.
     average : bool or int, default=True
         As for `SequenceTagger`: keep the averaged iterate (the averaged
         perceptron's, MSTParser's), which ``coef_`` and predict read. On by

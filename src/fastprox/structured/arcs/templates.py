@@ -100,7 +100,7 @@ TEMPLATES = tuple(name for base in BASES for name in (base, base + ".dd"))
 #: The 46 templates (60% of :data:`TEMPLATES`, in its order) that online MKL (the squared
 #: group norm, one group per template) ranks first on UD English EWT's training
 #: sentences: the templates standard SVMs retrained on did best with
-#: (bench/papers/template_selection.md); DependencyParser's default. Mostly POS
+#: (bench/papers/template_selection.md); the base of DependencyParser's default. Mostly POS
 #: templates: the word-pair ones are left out.
 MKL_EWT = (
     "hw.hp", "hw.hp.dd", "hw", "hw.dd", "hp", "hp.dd", "hl.hp", "hl.hp.dd", "hl", "hl.dd", "hf.hp",
@@ -124,15 +124,15 @@ MKL_EWT_FEATS = tuple(name for name in TEMPLATES
                       if name in MKL_EWT or name.removesuffix(".dd") in FEATS_TEMPLATES)
 
 #: :data:`MKL_EWT_FEATS` and the :data:`FEATS_CONTEXT` with their conjunctions with ``dd`` (80
-#: templates): DependencyParser's default, the most accurate set on UD English EWT's dev
-#: sentences (bench/results/dependency_parsing.md).
+#: templates): DependencyParser's default until the sixth session (bench/results/dependency_parsing.md).
 MKL_EWT_FEATS_CONTEXT = tuple(name for name in TEMPLATES
                               if name in MKL_EWT_FEATS or name.removesuffix(".dd") in FEATS_CONTEXT)
 
 #: :data:`MKL_EWT_FEATS_CONTEXT` without the 10 templates of McDonald's 5-character prefixes (``f``
 #: atoms: hf, hf.hp, hf.hp.mp, hp.mf.mp with ``dd`` and without, mf and mf.mp with ``dd``; 70
-#: templates): on UD English EWT the prefixes add nothing the words, lemmas and UPOS|FEATS tags do
-#: not already give, and cost about 8% of a pass (bench/results/dependency_parsing.md).
+#: templates): DependencyParser's default (with eta0 0.012 and 6 passes): on UD English EWT the
+#: prefixes add nothing the words, lemmas and UPOS|FEATS tags do not already give, and cost about
+#: 8% of a pass (bench/results/dependency_parsing.md).
 EWT_NO_PREFIX = tuple(name for name in MKL_EWT_FEATS_CONTEXT if "f" not in name)     # (only hf, mf have an f)
 
 #: Named template sets :func:`select` takes in place of a list of names.
