@@ -53,7 +53,7 @@ def is_model(path):
 
 def describe_model(path):
     """The text block printed for a model file: its class and width, its classes,
-    its hashing and how its data were read (``fitted.input_``)."""
+    its hashing and how its data were read (``fitted.input_``, ``fitted.zero_based_``)."""
     est = StreamModel.from_file(path)
     lines = [path, f"  model      {'ProxRegressor' if est.regression else 'ProxClassifier'}"
                    f"(loss={est.loss!r}, penalty={est.params['penalty']!r})",
@@ -62,7 +62,11 @@ def describe_model(path):
         lines.append(f"  classes    {' '.join(map(format_label, est.classes))}")
     if est.hash_bits is not None:
         lines.append(f"  hashing    ids hashed into 2^{est.hash_bits} columns (--hash-bits {est.hash_bits})")
-    lines.append(f"  input      {'as given (nothing recorded)' if est.input is None else describe_input(est.input)}")
+    read = [] if est.input is None else [describe_input(est.input)]
+    if est.zero_based is not None:
+        read.append(("LIBSVM, " if est.input is None else "")
+                    + f"indices from {1 - est.zero_based} (--{'zero' if est.zero_based else 'one'}-based)")
+    lines.append(f"  input      {', '.join(read) or 'as given (nothing recorded)'}")
     return "\n".join(lines)
 
 
@@ -110,7 +114,7 @@ def scan(paths, chunk_rows, zero_based="auto", max_line_bytes=MAX_LINE_BYTES, **
     and label counts, all files together."""
     summary = Summary()
     for path in paths:
-        halves = None if zero_based is True or vw else _scan_halves(path, chunk_rows, max_line_bytes)
+        halves = None if zero_based in (True, False) or vw else _scan_halves(path, chunk_rows, max_line_bytes)
         if halves is not None:
             summary.merge(*halves)
             continue

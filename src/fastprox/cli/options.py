@@ -1,4 +1,4 @@
-"""The reading options the commands share (``--hash-bits``, ``--zero-based``,
+"""The reading options the commands share (``--hash-bits``, ``--zero-based``, ``--one-based``,
 ``--max-line-bytes``, with ``--chunk-rows``; the format, ``--format`` and VW's
 interactions ``-q``, ``--cubic``, ``--interactions``) and the reader's arguments they give."""
 from .._interactions import recorded_terms, spelled, terms_of
@@ -9,13 +9,18 @@ from ..vw.reader import DEFAULT_BITS, interaction_terms, looks_like_vw
 
 def add_reader_options(parser, hashing=None):
     """The reading options the commands share: --hash-bits (``hashing``: what it
-    does in this command; None: no such option), --zero-based and --max-line-bytes,
+    does in this command; None: no such option), --zero-based or --one-based and --max-line-bytes,
     --format and VW's interactions."""
     if hashing:
         parser.add_argument("--hash-bits", type=int, metavar="B", help=hashing)
-    parser.add_argument("--zero-based", action="store_true",
-                        help="the indices start at 0 (default: off, decided by the first rows: "
-                             "zero-based if they hold an index 0)")
+    indexing = parser.add_mutually_exclusive_group()
+    indexing.add_argument("--zero-based", action="store_true",
+                          help="the LIBSVM indices start at 0 (default: as the model file records its "
+                               "training files were read, else decided by the first rows: zero-based "
+                               "if they hold an index 0)")
+    indexing.add_argument("--one-based", action="store_true",
+                          help="the LIBSVM indices start at 1: an index 0 is an error (default: as "
+                               "for --zero-based)")
     parser.add_argument("--max-line-bytes", type=int, default=MAX_LINE_BYTES, metavar="N",
                         help="the longest line read: a longer one (binary data, an endless stream "
                              "such as /dev/zero) stops the command once N bytes of it are read")
@@ -36,11 +41,12 @@ def add_reader_options(parser, hashing=None):
 
 def reading(args):
     """The reader's keyword arguments (iter_chunks) that the commands' options give:
-    --chunk-rows, --zero-based, --max-line-bytes (each checked by the reader); for VW
+    --chunk-rows, --zero-based or --one-based, --max-line-bytes (each checked by the reader); for VW
     text, also ``format="vw"``, ``vw_bits`` (--hash-bits, default VW's 18) and
     ``terms``, the interactions; for LIBSVM groups crossed, ``crossing`` (the
     command's ``args.crossing``, fastprox.stream.groups.GroupCrossing)."""
-    kwargs = dict(chunk_rows=args.chunk_rows, zero_based=True if args.zero_based else "auto",
+    indexing = True if args.zero_based else (False if getattr(args, "one_based", False) else "auto")
+    kwargs = dict(chunk_rows=args.chunk_rows, zero_based=indexing,
                   max_line_bytes=args.max_line_bytes)
     if is_vw(args):
         bits = getattr(args, "hash_bits", None)
@@ -102,3 +108,12 @@ def take_recorded(args, recorded, model, groups=None):
         if args.crossing is None or list(args.crossing.model_groups()) != list(groups):
             raise ValueError(f"{model} records LIBSVM groups crossed, but its groups are not the group file's "
                              f"followed by a block per interaction: it was not written by fastprox train")
+
+
+def take_indexing(args, recorded):
+    """Read LIBSVM files with the indexing the model file records for its training
+    files (``recorded``: its ``fitted.zero_based_``; None: nothing recorded, each file's
+    first rows decide), unless --zero-based or --one-based is given: that says how
+    this file is written, and wins."""
+    if recorded is not None and not args.zero_based and not args.one_based:
+        args.zero_based, args.one_based = recorded, not recorded

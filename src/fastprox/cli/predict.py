@@ -30,7 +30,7 @@ from ..stream.files import CHUNK_ROWS, check_readable, labelled_chunks
 from ..stream.labels import format_label
 from ..stream.model import StreamModel
 from .metrics import Metrics, metric_lines
-from .options import add_reader_options, reading, take_recorded
+from .options import add_reader_options, reading, take_indexing, take_recorded
 
 
 def add_arguments(parser):
@@ -57,6 +57,7 @@ def run(args):
         raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
                          f"{args.model} holds a {name}(loss={est.loss!r})")
     take_recorded(args, est.input, args.model, est.params.get("groups"))
+    take_indexing(args, est.zero_based)
     read = reading(args)
     if read.get("format") == "vw":      # VW's hashes are the columns: the model's width gives -b
         bits = est.n_features.bit_length() - 1

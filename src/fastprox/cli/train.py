@@ -200,6 +200,8 @@ def run(args):
             trainer, losses = trained[0]
         else:
             trainer, losses = _train(args, est, source, holdout, None)
+    if getattr(source, "zero_based", None) is not None:     # (the file records it, for predict and -i)
+        est.zero_based = source.zero_based
     trained = time.perf_counter()
     if not args.quiet and trainer is not None:      # (a parallel run's table is a line per round)
         summary(trainer.table, trainer.stats, kernel_loss(est.loss), est.classes,

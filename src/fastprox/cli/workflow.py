@@ -22,7 +22,7 @@ from ..stream.holdout import EARLY_TERMINATE, HOLDOUT_PERIOD, Holdout
 from ..stream.model import StreamModel
 from ..stream.sources import MODEL_WIDTH
 from ..stream.progress import decimal
-from .options import take_recorded
+from .options import take_indexing, take_recorded
 
 
 def add_workflow_options(parser):
@@ -111,6 +111,7 @@ def initial_model(args, estimator_options):
     est = StreamModel.from_file(path)
     est.quiet = args.quiet
     take_recorded(args, est.input, f"-i {path}", est.params.get("groups"))     # (VW text's --hash-bits is the recorded -b)
+    take_indexing(args, est.zero_based)
     defaults = REGRESSOR_DEFAULTS if est.regression else CLASSIFIER_DEFAULTS
     est.params = {**{key: est.params[key] for key in defaults if key in est.params}, **est.params}
     differ = []

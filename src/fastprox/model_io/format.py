@@ -7,7 +7,7 @@ included. This format stores only the features the model has touched, names
 its version, and is read without pickle: loading an untrusted file runs no
 code.
 
-Format, version 8
+Format, version 9
 -----------------
 A NumPy ``.npz`` archive (a zip of ``.npy`` arrays, deflated but for
 ``state`` and ``rows``, whose float64 values and sorted indices deflate by under a
@@ -20,7 +20,7 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
 ``header``
     0-d unicode array holding a JSON object:
 
-    - ``format``: ``"fastprox-model"``; ``version``: ``8``;
+    - ``format``: ``"fastprox-model"``; ``version``: ``9``;
     - ``class``: ``"ProxClassifier"`` or ``"ProxRegressor"``;
     - ``params``: ``get_params()`` (``random_state`` must be None or an int;
       arrays such as ``groups`` become lists, a ``class_weight`` dict a list of
@@ -56,7 +56,12 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
       such as ``"ab"``, or LIBSVM group ids joined by commas such as ``"0,1"``;
       VW's deduplication applied) and ``bits`` (VW text: its ``-b``, the model
       having 2^bits features; LIBSVM groups: each term's block of 2^bits crossed
-      columns after the group file's features).
+      columns after the group file's features). Files of ``fastprox train`` on
+      LIBSVM text also hold ``zero_based_`` (true or false): whether the training
+      files' indices were read as starting at 0 (``--zero-based``, or decided by
+      the files themselves), which ``fastprox predict`` and ``train -i`` apply to
+      their files unless given ``--zero-based`` or ``--one-based``; it is left
+      out where the files were read both ways, or for VW text (hashed names).
 
 ``rows`` (int64, r) and ``state`` (float64, r x width)
     The rows of the kernel's (n_features, width) state array that differ,
@@ -101,7 +106,10 @@ memory available is refused before it is allocated. Writing refuses what
 loading would (a parameter changed after the fit, a model whose steps
 overflowed), so that every file written loads.
 
-Earlier versions load too. Version 7 differs from version 8 only in having no
+Earlier versions load too. Version 8 differs from version 9 only in having no
+``zero_based_`` entry: such files' LIBSVM indices are decided per file, as when
+neither ``--zero-based`` nor ``--one-based`` is given (the first rows decide).
+Version 7 differs from version 8 only in having no
 ``input_`` entry: such files load as models of their columns as given (no
 interactions recorded; `fastprox predict` takes ``-q`` as given).
 Version 6 differs from version 7 only in having no
@@ -128,8 +136,8 @@ the parameter; such files load as models without group weights.
 from .._kernels import SAVED
 
 FORMAT = "fastprox-model"
-VERSION = 8
-READS = (1, 2, 3, 4, 5, 6, 7, 8)   # versions this fastprox reads (see the format's history above)
+VERSION = 9
+READS = (1, 2, 3, 4, 5, 6, 7, 8, 9)   # versions this fastprox reads (see the format's history above)
 
 CLASS_NAMES = ("ProxClassifier", "ProxRegressor")
 
@@ -161,6 +169,9 @@ PROGRESS_WEIGHTS = dict(weight_sum=_NUMBER, last_weight_sum=_NUMBER)
 #: ``fitted.input_`` (optional, version 8): how the reader made the columns (VW text's
 #: hashing, the interactions crossed), for predict and train -i to read as training did.
 INPUT = dict(format=_NAME, interactions=(list,), bits=_INT)
+#: ``fitted.zero_based_`` (optional, version 9): whether the LIBSVM training files'
+#: indices started at 0, for predict and train -i to read their files as training did.
+ZERO_BASED = _BOOL
 PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_ratio=_NUMBER, update=_NAME,
                schedule=_NAME + (type(None),), step=_NAME + (type(None),),
                eta0=_NUMBER + _NAME, delta=_NUMBER + _NAME, rda_rho=_NUMBER, berhu_gamma=_NUMBER,

@@ -13,7 +13,7 @@ from .._interactions import recorded_terms
 from .._validation import (MAX_HASH_BITS, CLASSIFICATION_LOSSES, MULTI_CLASS, MULTINOMIAL_LOSSES, REGRESSION_LOSSES,
                            check_hash_bits, check_number, check_one_of, check_params, check_single_rows)
 from .format import (CLASS_NAMES, FITTED, INPUT, PROGRESS, PROGRESS_WEIGHTS, FORMAT, HEADER, INT_MAX, KIND_NAMES, LEARNER, LONG_MAX,
-                     MAX_STEPS, PARAMS, READS, SCALARS)
+                     MAX_STEPS, PARAMS, READS, SCALARS, ZERO_BASED)
 from .upgrades import param_keys, upgraded
 
 Header = namedtuple("Header", "version name params learner scalars fitted")
@@ -118,14 +118,17 @@ def _check_scalars(scalars, spec):
 
 def _check_fitted(fitted, spec, scalars, version):
     """The fitted attributes, those the kernel also holds equal to its; the optional
-    ``progress_`` (`check_progress`) and (version 8) ``input_`` (`check_input`)."""
-    optional = ("progress_",) + ("input_",) * (version >= 8)
+    ``progress_`` (`check_progress`), (version 8) ``input_`` (`check_input`) and
+    (version 9) ``zero_based_`` (true or false)."""
+    optional = ("progress_",) + ("input_",) * (version >= 8) + ("zero_based_",) * (version >= 9)
     extra = {key: fitted.pop(key) for key in optional if key in fitted} if type(fitted) is dict else {}
     fitted = _typed("fitted", fitted, FITTED)
     if "progress_" in extra:
         fitted["progress_"] = check_progress(extra["progress_"])
     if "input_" in extra:
         fitted["input_"] = check_input(extra["input_"], spec["n_features"])
+    if "zero_based_" in extra:
+        fitted.update(_typed("fitted", {"zero_based_": extra["zero_based_"]}, {"zero_based_": ZERO_BASED}))
     if fitted["n_features_in_"] != spec["n_features"]:
         raise ValueError(f"n_features_in_={fitted['n_features_in_']} but the model has "
                          f"{spec['n_features']} features")

@@ -81,4 +81,5 @@ class GroupCrossing:
             np.asarray(chunk.data, dtype=np.float64), np.asarray(chunk.indices, dtype=np.int64),
             np.asarray(chunk.indptr, dtype=np.int64), self.slot, self.slot_terms, self.bits, self.n)
         itype = np.int64 if max(self.width, len(data)) > 2**31 - 1 else np.int32
-        return Chunk(data, indices.astype(itype), indptr.astype(itype), chunk.y, chunk.qids, self.width)
+        return Chunk(data, indices.astype(itype), indptr.astype(itype), chunk.y, chunk.qids, self.width,
+                     chunk.offset)

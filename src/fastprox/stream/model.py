@@ -42,6 +42,9 @@ class StreamModel:
         #: How the reader made the columns (fastprox._interactions.record: VW text, the
         #: interactions), saved as ``fitted.input_``; None: the file's columns as given.
         self.input = None
+        #: Whether the LIBSVM training files' indices started at 0, saved as
+        #: ``fitted.zero_based_``; None: not known (VW text, files read both ways).
+        self.zero_based = None
 
     def auto_steps(self):
         """Whether the steps wait for the first AUTO_ROWS rows ("auto" under AdaGrad;
@@ -76,6 +79,7 @@ class StreamModel:
         model.hash_bits = saved.fitted["hash_bits_"]
         model.progress = saved.fitted.get("progress_")
         model.input = saved.fitted.get("input_")
+        model.zero_based = saved.fitted.get("zero_based_")
         model.quiet, model.width_origin = True, None
         return model
 
@@ -111,6 +115,8 @@ class StreamModel:
                   "hash_bits_": self.params["hash_bits"]}
         if self.input is not None:
             fitted["input_"] = self.input
+        if self.zero_based is not None:
+            fitted["zero_based_"] = self.zero_based
         if progress is not None and all(x - x == 0 for x in (progress["loss_sum"], progress["last_loss_sum"])):
             fitted["progress_"] = progress
         write_model(path, "ProxRegressor" if self.regression else "ProxClassifier", self.params,

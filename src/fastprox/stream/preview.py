@@ -23,11 +23,11 @@ from .trainer import Trainer, predicts
 
 
 def wanted(reading, bits, params):
-    """Whether the first lines can be shown early: the indices settled (--zero-based),
+    """Whether the first lines can be shown early: the indices settled (--zero-based, --one-based),
     or every column alike (`Preview`); never for LIBSVM groups crossed."""
     if reading.get("crossing") is not None:      # (the rows are crossed after the reader)
         return False
-    return reading["zero_based"] is True or (bits is None and params["groups"] is None
+    return reading["zero_based"] in (True, False) or (bits is None and params["groups"] is None
                                              and params["group_weights"] is None)
 
 

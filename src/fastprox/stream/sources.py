@@ -55,6 +55,17 @@ class FileSource:
         #: first pass when set (train --invert-hash).
         self.names = None
         self.passes_read = 0
+        #: The index offsets (0: zero-based, 1: one-based) the first pass read its
+        #: LIBSVM files' rows with (`zero_based`).
+        self.offsets = set()
+
+    @property
+    def zero_based(self):
+        """Whether the LIBSVM files' indices were read as starting at 0 (given, or decided
+        by each file's first rows); None where nothing says (VW text, no feature read)
+        or the files were read both ways: what the model file records
+        (``fitted.zero_based_``) for predict and train -i."""
+        return self.offsets == {0} if len(self.offsets) == 1 else None
 
     def show_first_lines(self, est, table, quiet):
         """Show the table's first lines as the first chunk's rows arrive (a Preview),
@@ -105,6 +116,8 @@ class FileSource:
                         named.clear()
                     elif self.names is not None and not self.passes_read and not self.vw:
                         self.names.add(chunk, self.bits)
+                    if not self.vw and not self.passes_read and len(chunk.data):
+                        self.offsets.add(chunk.offset)     # (decided once a row has an index)
                     yield hashed(chunk, self.bits), chunk.y, (path, row)
                     row += chunk.shape[0]
             shown = None
@@ -117,7 +130,10 @@ class FileSource:
     def test_chunks(self):
         if self.test_path is None:
             return None
-        return labelled_chunks(self.test_path, bits=self.bits, **self.reading)
+        reading = self.reading
+        if reading.get("zero_based") == "auto" and self.zero_based is not None:
+            reading = {**reading, "zero_based": self.zero_based}    # (as the training files were read)
+        return labelled_chunks(self.test_path, bits=self.bits, **reading)
 
 
 class DefaultSource:
