@@ -58,7 +58,9 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser(command=None):
     """The parser: one sub-parser per command; only `command`'s options are built
-    (all of them when None), so that a run imports what it uses and no more."""
+    (all of them when None), so that a run imports what it uses and no more: the
+    other commands' modules, whose first docstring lines are their summaries in the
+    help, are imported only for the whole parser (``fastprox --help``)."""
     from .. import __version__
     parser = _Parser(prog="fastprox", description="Lazy, exact proximal online learners "
                      "(FOBOS, RDA, FTRL with AdaGrad) on LIBSVM files, streamed.")
@@ -66,12 +68,14 @@ def build_parser(command=None):
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                      parser_class=_Parser)
     for name in COMMANDS:
+        if command not in (None, name):
+            commands.add_parser(name)
+            continue
         module = import_module(f".{name}", __name__)
         summary = module.__doc__.strip().splitlines()[0]
         sub = commands.add_parser(name, help=summary, description=module.__doc__)
-        if command in (None, name):
-            module.add_arguments(sub)
-            sub.set_defaults(run=module.run)
+        module.add_arguments(sub)
+        sub.set_defaults(run=module.run)
     return parser
 
 
