@@ -7,7 +7,12 @@ asked to its last handed over), the time it waited on a full queue (the kernel
 behind), the main thread's CPU time, the time it waited on an empty queue (the reader
 behind), and the time to the first chunk. CPU times do not depend on the other jobs
 of the machine; the waits do (a thread waiting for a core is not counted as waiting
-on the queue, but its partner then waits on it).
+on the queue, but its partner then waits on it). From each chunk's CPU time in
+either thread, ``pipeline`` is the wall the two threads would take on two cores of
+their own (the reader runs ahead, the kernel takes each chunk once it is read and
+the one before is learnt): the larger thread's CPU plus ``fill/drain``, what the
+hand-off costs (the first chunk's parse, the last chunk's learning); a figure that
+does not depend on the machine's load either.
 
 Run: ``PYTHONPATH=src python -m bench.vw_threads FILE [train options ...]``, e.g.
 ``python -m bench.vw_threads train.vw -q ab``; prints one line of figures (seconds).
@@ -31,9 +36,12 @@ def instrumented(figures):
         def timed_chunks():
             start = time.thread_time()
             try:
-                yield from chunks
+                for chunk in chunks:
+                    figures["read"].append(time.thread_time() - start)
+                    yield chunk
+                    start = time.thread_time()
             finally:
-                figures["reader cpu"] += time.thread_time() - start
+                figures["reader cpu"] = sum(figures["read"]) + time.thread_time() - start
 
         put = queue.Queue.put
 
@@ -47,8 +55,11 @@ def instrumented(figures):
         queue.Queue.put = timed_put
         try:
             inner = plain(timed_chunks(), depth)
+            learnt = None
             while True:
                 t = time.perf_counter()
+                if learnt is not None:
+                    figures["learn"].append(time.thread_time() - learnt)
                 try:
                     item = next(inner)
                 except StopIteration:
@@ -58,6 +69,7 @@ def instrumented(figures):
                     figures["kernel waits"] += waited
                     if "first chunk" not in figures:
                         figures["first chunk"] = time.perf_counter() - figures["t0"]
+                learnt = time.thread_time()
                 yield item
         finally:
             queue.Queue.put = put
@@ -65,9 +77,21 @@ def instrumented(figures):
     return read_ahead
 
 
+def pipeline(read, learn):
+    """The wall of the chunks' parses ``read`` and learning ``learn`` (CPU seconds,
+    in order) on two cores of their own: the kernel starts a chunk once it is read and
+    the chunk before is learnt (the reader, two chunks ahead at most, is never held
+    back while it is the slower)."""
+    ready = end = 0.0
+    for parse, step in zip(read, learn):
+        ready += parse
+        end = max(end, ready) + step
+    return end
+
+
 def run(args):
     """The figures (a dict of seconds) of ``fastprox train ARGS --model TMP --quiet``."""
-    figures = {"reader cpu": 0.0, "reader waits": 0.0, "kernel waits": 0.0}
+    figures = {"reader cpu": 0.0, "reader waits": 0.0, "kernel waits": 0.0, "read": [], "learn": []}
     sources.read_ahead = instrumented(figures)
     with tempfile.TemporaryDirectory() as work:
         figures["t0"] = time.perf_counter()
@@ -77,6 +101,9 @@ def run(args):
         figures["wall"] = time.perf_counter() - figures.pop("t0")
     if status:
         raise SystemExit(status)
+    read, learn = figures.pop("read"), figures.pop("learn")
+    figures["pipeline"] = pipeline(read, learn)
+    figures["fill/drain"] = figures["pipeline"] - max(sum(read), sum(learn))
     return figures
 
 
