@@ -38,7 +38,7 @@ The package's modules: `reader` (the one pass: iter_libsvm, iter_chunks, Chunk),
 `load` (load_libsvm, a large file read in two halves at once), `writer`
 (dump_libsvm), `sources` (standard input, file objects, paths, compression).
 """
-from .load import SPLIT_BYTES, half_readers, load_libsvm, read_halves, split_point
+from .load import SPLIT_BYTES, half_readers, load_libsvm, read_halves, split_point, split_points
 from .reader import BLOCK_BYTES, MAX_LINE_BYTES, Chunk, iter_chunks, iter_libsvm
 from .sources import STDIN, open_source, read_once, source_name
 from .writer import dump_libsvm
@@ -46,6 +46,6 @@ from .._docstrings import with_shared_entries
 
 iter_libsvm.__doc__ = with_shared_entries(iter_libsvm, load_libsvm)     # the parameters they share
 
-__all__ = ["load_libsvm", "iter_libsvm", "dump_libsvm", "iter_chunks", "Chunk", "split_point", "half_readers",
-           "read_halves", "open_source", "read_once", "source_name", "STDIN", "BLOCK_BYTES", "MAX_LINE_BYTES",
-           "SPLIT_BYTES"]
+__all__ = ["load_libsvm", "iter_libsvm", "dump_libsvm", "iter_chunks", "Chunk", "split_point", "split_points",
+           "half_readers", "read_halves", "open_source", "read_once", "source_name", "STDIN", "BLOCK_BYTES",
+           "MAX_LINE_BYTES", "SPLIT_BYTES"]

@@ -70,29 +70,42 @@ def load_libsvm(path, n_features=None, dtype="float64", zero_based="auto",
 
 def split_point(path):
     """Where a plain regular file of over SPLIT_BYTES splits into two halves of
-    whole lines (the byte after the first newline past its middle); None for
-    smaller or compressed files, for sources read once (`read_once`), which
-    are read in one pass, and where no newline follows the middle within
-    MAX_LINE_BYTES (the pass then stops at that line). The newline is looked
-    for a piece at a time: a long line is never held."""
+    whole lines (`split_points`); None where it does not."""
+    points = split_points(path, 2)
+    return points[0] if points else None
+
+
+def split_points(path, pieces, least=None):
+    """Where a plain regular file of over ``least`` bytes (None: SPLIT_BYTES) splits
+    into ``pieces`` spans of whole lines, in order: the byte after the first newline
+    past each i/pieces of its size (a point that would not start a later span than
+    the one before is left out); [] for smaller or compressed files, for sources read once (`read_once`),
+    which are read in one pass, and where no newline follows a point within
+    MAX_LINE_BYTES (the pass then stops at that line). The newline is looked for a
+    piece at a time: a long line is never held."""
     if read_once(path):
-        return None
+        return []
     size = os.path.getsize(path)
-    if size <= SPLIT_BYTES:
-        return None
+    if size <= (SPLIT_BYTES if least is None else least):
+        return []
+    points = []
     with open(path, "rb") as f:
         if decompressor(read_head(f, MAGIC_BYTES)) is not None:
-            return None
-        at = f.seek(size // 2)
-        while at - size // 2 <= MAX_LINE_BYTES:
-            piece = f.read(PIECE_BYTES)
-            newline = piece.find(b"\n")
-            if newline >= 0:
-                return at + newline + 1 if at + newline + 1 < size else None
-            if not piece:
-                return None
-            at += len(piece)
-        return None
+            return []
+        for i in range(1, pieces):
+            at = f.seek(size * i // pieces)
+            while True:
+                piece = f.read(PIECE_BYTES)
+                newline = piece.find(b"\n")
+                if newline >= 0 or not piece or at + len(piece) - size * i // pieces > MAX_LINE_BYTES:
+                    break
+                at += len(piece)
+            if newline < 0:
+                return []
+            point = at + newline + 1
+            if point < size and (not points or point > points[-1]):
+                points.append(point)
+    return points
 
 
 def half_readers(path, chunk_rows, max_line_bytes=MAX_LINE_BYTES):

@@ -15,14 +15,22 @@ import queue
 import threading
 
 from .._hashing import hash_indices
-from ..libsvm import MAX_LINE_BYTES, STDIN, Chunk, iter_chunks, open_source, read_once, source_name
-from ..vw.reader import iter_vw_chunks
+from ..libsvm import MAX_LINE_BYTES, STDIN, Chunk, iter_chunks, open_source, read_once, source_name, split_points
+from ..vw.reader import iter_vw_chunks, vw_reader
 
 #: Default rows per chunk of a stream (the commands' --chunk-rows): small enough that a
 #: chunk's arrays stay in cache and, in `train`, that parsing the next chunk
 #: overlaps learning this one from the start; as iter_libsvm's default, the
 #: rows from which zero_based="auto" decides.
 CHUNK_ROWS = 10_000
+
+
+#: VW text's bytes per span that one of PARSERS threads parses while the other parses
+#: the next (`vw_chunks`): a few chunks' worth, so that a thread holds a whole span's
+#: chunks (SPAN_CHUNKS) while the stream takes the other's.
+SPAN_BYTES = 1 << 20
+PARSERS = 2
+SPAN_CHUNKS = 4
 
 
 def check_readable(paths):
@@ -61,10 +69,95 @@ def chunks_of(source, format="libsvm", vw_bits=None, terms=(), n_features=None, 
     if crossing is not None:
         return map(crossing.crossed, iter_chunks(source, n_features=crossing.n, **reading))
     if format == "vw":
-        return iter_vw_chunks(source, vw_bits, terms, reading["chunk_rows"], preview=reading.get("preview"),
-                              unlabelled=reading.get("unlabelled", False), names=names,
-                              max_line_bytes=reading.get("max_line_bytes", MAX_LINE_BYTES))
+        return vw_chunks(source, vw_bits, terms, reading["chunk_rows"], preview=reading.get("preview"),
+                         unlabelled=reading.get("unlabelled", False), names=names,
+                         max_line_bytes=reading.get("max_line_bytes", MAX_LINE_BYTES))
     return iter_chunks(source, n_features=n_features, **reading)
+
+
+def vw_chunks(source, bits, terms, chunk_rows, names=None, **vw):
+    """iter_vw_chunks's chunks of ``source``; a plain regular file of more than two
+    spans of SPAN_BYTES is parsed by PARSERS threads at once, a span each in turn
+    (`parallel_chunks`), unless its names are gathered (in the order they are met).
+    The rows are the same, in the same order; an error names its line in the file."""
+    spans = [] if names is not None or not isinstance(source, (str, os.PathLike)) else \
+        split_points(source, os.path.getsize(source) // SPAN_BYTES, 2 * SPAN_BYTES)
+    if not spans:
+        return iter_vw_chunks(source, bits, terms, chunk_rows, names=names, **vw)
+    preview = vw.pop("preview", None)
+    starts = [0] + spans
+    readers = {}
+
+    def read_span(i):         # (in thread i % PARSERS, with its reader)
+        span = (starts[i], starts[i + 1] if i + 1 < len(starts) else None)
+        if i < PARSERS:
+            readers[i] = vw_reader(source, bits, terms, chunk_rows, span=span, preview=preview if i == 0 else None, **vw)
+            return iter(readers[i])
+        return readers[i % PARSERS].read_span(span)
+
+    def failed(i, error):
+        """Span i's error again, its line counted from the file's start (the lines
+        before the span counted; the span read again)."""
+        if not i or not isinstance(error, ValueError):
+            return error
+        lines, left = 0, starts[i]
+        with open(source, "rb") as f:
+            while left > 0:
+                piece = f.read(min(left, SPAN_BYTES))
+                if not piece:
+                    break
+                lines, left = lines + piece.count(b"\n"), left - len(piece)
+        span = (starts[i], starts[i + 1] if i + 1 < len(starts) else None)
+        for _ in vw_reader(source, bits, terms, chunk_rows, span=span, first_line=lines, **vw):
+            pass
+        return error
+
+    return parallel_chunks(len(starts), read_span, failed)
+
+
+def parallel_chunks(n, read_span, failed, parsers=PARSERS, depth=SPAN_CHUNKS):
+    """The chunks of ``read_span(i)`` for i in range(n), in order, span i parsed by
+    thread i % parsers, each thread at most ``depth`` chunks ahead of the stream (the
+    memory stays bounded). A span's exception is raised in its place in the order,
+    as ``failed(i, error)`` raises or returns it. Closing the iterator stops the
+    threads."""
+    ahead = [queue.Queue(maxsize=depth) for _ in range(parsers)]
+    stop = threading.Event()
+    end = object()
+
+    def parse(k):
+        try:
+            for i in range(k, n, parsers):
+                for chunk in read_span(i):
+                    if stop.is_set():
+                        return
+                    ahead[k].put(chunk)
+                ahead[k].put(end)
+        except BaseException as e:          # raised by the stream, in its place
+            ahead[k].put(_Failure(e))
+
+    threads = [threading.Thread(target=parse, args=(k,), daemon=True) for k in range(parsers)]
+    for thread in threads:
+        thread.start()
+    try:
+        for i in range(n):
+            while True:
+                item = ahead[i % parsers].get()
+                if item is end:
+                    break
+                if isinstance(item, _Failure):
+                    raise failed(i, item.error)
+                yield item
+    finally:
+        stop.set()
+        for thread in threads:
+            while thread.is_alive():        # unblock a thread waiting on a full queue
+                for q in ahead:
+                    try:
+                        q.get_nowait()
+                    except queue.Empty:
+                        pass
+                thread.join(0.01)
 
 
 def labelled_chunks(path, chunk_rows, bits=None, zero_based="auto", max_line_bytes=MAX_LINE_BYTES, **vw):

@@ -111,8 +111,11 @@ class VWReader(Reader):
     """One pass over VW text (see fastprox.libsvm.reader.Reader, whose reading of
     blocks and lines it keeps), a VWParser in place of the LIBSVM one."""
 
+    #: The lines before the span read, which its messages' line numbers count too.
+    first_line = 0
+
     def __init__(self, path, chunk_rows, hash_bits, terms, block_bytes, max_line_bytes, names=None,
-                 unlabelled=False):
+                 unlabelled=False, span=None):
         if not positive_int(hash_bits, MAX_BITS):
             raise ValueError(f"hash_bits must be an integer in [1, {MAX_BITS}] (2^hash_bits columns, "
                              f"VW's -b), not {hash_bits!r}")
@@ -120,7 +123,7 @@ class VWReader(Reader):
             raise ValueError(f"names must be None or a dict to fill (column -> 'namespace^feature'), "
                              f"not {type(names).__name__}")
         super().__init__(path, chunk_rows, 1 << hash_bits, "float64", True, False, False, block_bytes,
-                         max_line_bytes)
+                         max_line_bytes, span=span)
         self.parser = VWParser(False, False, self.max_line, hash_bits, terms, names, not unlabelled)
 
     def _take(self):
@@ -132,6 +135,16 @@ class VWReader(Reader):
         data, indices, indptr, labels, weights, tags = self.parser.take(
             max(self.n_features, self.parser.nnz) > INT32_MAX)
         return VWChunk(data, indices, indptr, labels, self.n_features, weights, tags)
+
+    def _where(self, line):
+        return super()._where(self.first_line + line)
+
+    def read_span(self, span, preview=None):
+        """The chunks of ``span`` (as `iter_vw_chunks`'s) of the same file, read again with
+        this reader's parser and buffers (warm pages, no fresh ones); its messages'
+        line numbers then count from the span before's."""
+        self.span, self.size, self.failure, self.preview, self.previewed = span, 0, None, preview, 0
+        return iter(self)
 
     def _check_unfinished(self, pos, start):
         where = self._where(self.parser.line + 1)
@@ -183,12 +196,23 @@ def iter_vw_chunks(path, hash_bits=DEFAULT_BITS, interactions=(), chunk_rows=10_
     iterator of VWChunk
         Chunks 2^hash_bits columns wide; an empty source gives one chunk of no rows.
     """
+    return iter(vw_reader(path, hash_bits, interactions, chunk_rows, names=names, unlabelled=unlabelled,
+                          block_bytes=block_bytes, max_line_bytes=max_line_bytes, preview=preview))
+
+
+def vw_reader(path, hash_bits, interactions, chunk_rows, *, names=None, unlabelled=False, block_bytes=BLOCK_BYTES,
+              max_line_bytes=MAX_LINE_BYTES, preview=None, span=None, first_line=0):
+    """`iter_vw_chunks`'s reader (its arguments), the chunks read by iterating it; with
+    ``span`` (``(start, stop)``, whole lines of a plain regular file as
+    fastprox.libsvm.split_points gives them; stop None: to its end) only those bytes,
+    its messages counting ``first_line`` lines before them; `VWReader.read_span`
+    reads another span of the file with it."""
     if not positive_int(chunk_rows):
         raise ValueError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")
     reader = VWReader(path, int(chunk_rows), hash_bits, list(interactions), block_bytes, max_line_bytes, names,
-                      unlabelled)
-    reader.preview = preview
-    return iter(reader)
+                      unlabelled, span)
+    reader.preview, reader.first_line = preview, first_line
+    return reader
 
 
 def load_vw(path, hash_bits=DEFAULT_BITS, quadratic=(), cubic=(), interactions=(), names=None,
