@@ -259,15 +259,16 @@ def _never_resume(on=True, take=OpenReaders.take):
 def test_sync_rows_rounds_resume_inside_open_files(client, files):
     """A group's next round runs where its last one did and goes on reading the file it
     stopped inside: each file is opened once a pass (files of 2,500 rows, rounds of
-    1,000), and once by the start's reading of the first rows. Opening it again and
-    skipping the rows read gives the same bits."""
+    1,000), and once by each worker's start (the first rows read where each copy
+    of the model is made). Opening it again and skipping the rows read gives the
+    same bits."""
     paths, _ = files
     client.run(_count_opens)
     try:
         est = fit(ProxClassifier(), paths, client=client, passes=2, sync_rows=1000)
     finally:
         opened = sum(client.run(_opens).values(), [])
-    assert sorted(opened) == sorted(3 * paths)        # the start task's reading, then a pass each
+    assert sorted(opened) == sorted(4 * paths)        # the 2 workers' starts, then a pass each
     client.run(_never_resume)
     try:
         reopened = fit(ProxClassifier(), paths, client=client, passes=2, sync_rows=1000)

@@ -163,10 +163,12 @@ def _default_client():
 
 
 def _shares(client, data, y, reading):
-    """(shares, their data as Delayed blocks, or None) for files, a dask.array or a dask.bag."""
-    import dask.array as da
-    import dask.bag as db
-    if isinstance(data, da.Array):
+    """(shares, their data as Delayed blocks, or None) for files, a dask.array or a dask.bag.
+    dask.array and dask.bag are looked up, not imported: data of theirs have imported
+    them already, and a run over files should not pay for their import (much of
+    Dask's array and bag machinery) on its critical path."""
+    da, db = sys.modules.get("dask.array"), sys.modules.get("dask.bag")
+    if da is not None and isinstance(data, da.Array):
         if y is None:
             raise ValueError("a dask.array X needs y, a dask.array of labels chunked as X's rows")
         if data.ndim != 2 or len(data.chunks[1]) != 1:
@@ -174,7 +176,7 @@ def _shares(client, data, y, reading):
         y = da.asarray(y).rechunk({0: data.chunks[0]})
         blocks = [_pair(X, yb) for X, yb in zip(data.to_delayed()[:, 0], y.to_delayed())]
         return [BlockShare(data.name, i, n, reading["hash_bits"]) for i, n in enumerate(data.chunks[0])], blocks
-    if isinstance(data, db.Bag):
+    if db is not None and isinstance(data, db.Bag):
         parts = data.to_delayed()
         return [BlockShare(data.name, i, hash_bits=reading["hash_bits"]) for i in range(len(parts))], parts
     if y is not None:

@@ -137,40 +137,48 @@ def _sequential(client, est, shares, data, passes, say, futures, watch):
 def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futures, watch):
     kind = mix_kind(est.params["update"], est.params["schedule"], est.params["penalty"])
     groups = deal(shares, n_groups)
-    model = _submit(client, _tasks.start, est, shares, data=_head(shares, data))
-    futures.append(model)
+    homes = [] if data else sorted(client.scheduler_info()["workers"])[:len(groups)]
+    if homes:       # the start made on each worker (the same bits): no worker waits for another's
+        models = [(client.submit(_tasks.start, est, shares, pure=False, **_at(w)), w) for w in homes]
+    else:
+        models = [(_submit(client, _tasks.start, est, shares, data=_head(shares, data)), None)]
+    futures.extend(m for m, _ in models)
     resume = _Resume(client) if sync_rows is not None and not data else None
     try:
-        return _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch,
+        return _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch,
                        shardable(est.params["penalty"]))
     finally:
         if resume is not None:
             resume.close()
 
 
-def _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch, shards=False):
-    """The parallel mode's passes from the start ``model``: rounds of the groups'
+def _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch, shards=False):
+    """The parallel mode's passes from the start ``models``: rounds of the groups'
     tasks, their contributions tree-added and mixed into the next model (``shards``:
-    a round of W workers mixed as W ranges of the features, `_mix`)."""
+    a round of W workers mixed as W ranges of the features, `_mix`). ``models``:
+    copies of the global model, the same bits, each as (future, the worker asked to
+    hold it, or None): group g trains from copy g (modulo their number) where it lies."""
     losses, rounds = [], []
     for p in range(passes):
         cursors = {g: (0, 0) for g in range(len(groups))}
         pass_rows, pass_loss, r = 0, 0.0, 0
         while cursors:
             began = time.perf_counter()
-            parts = [_group(client, model, g, groups[g], shares, data, cursor, sync_rows, kind, resume)
-                     for g, cursor in cursors.items()]
+            parts = [_group(client, models[g % len(models)], g, groups[g], shares, data, cursor, sync_rows, kind,
+                            resume) for g, cursor in cursors.items()]
             futures.extend(parts)
             watch.done(parts)
             trained = time.perf_counter()
             if resume is not None:
                 resume.ran(dict(zip(cursors, parts)))
-            model, info = _mix(client, model, parts, kind, shards, futures)
-            futures += [model, info]
+            last = sync_rows is None and p + 1 == passes       # (its model goes to the client only)
+            models, info = _mix(client, models, parts, kind, shards, futures, 1 if last else len(models))
+            futures += [m for m, _ in models] + [info]
             info = watch.result(info)
-            watch.done([model])
-            if model.status == "error":
-                model.result()      # raises the mixing task's error
+            watch.done([m for m, _ in models])
+            for model, _ in models:
+                if model.status == "error":
+                    model.result()      # raises the mixing task's error
             mixed = time.perf_counter()
             r += 1
             pass_rows += info["rows"]
@@ -183,23 +191,33 @@ def _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, f
             say(f"pass {p + 1}/{passes}, round {r}: {len(parts)} worker(s), {info['rows']:,} rows "
                 f"({pass_rows:,} this pass), progressive loss {decimal(info['loss'] / max(info['rows'], 1))}, "
                 f"train {record['train_seconds']:.2f} s, mix {record['mix_seconds']:.3f} s")
-            futures[:] = [model]
+            futures[:] = [m for m, _ in models]
         if not pass_rows:
             raise ValueError(f"{', '.join(s.name for s in shares)}: no rows to train on")
         losses.append((pass_loss / pass_rows, pass_rows))
-    return Result(watch.result(model), losses, None, rounds)
+    return Result(watch.result(models[0][0]), losses, None, rounds)
 
 
-def _mix(client, model, parts, kind, shards, futures):
-    """The futures of the next model and of the round's `_tasks.summary`. With
-    ``shards`` and 2 to SHARDED_UP_TO contributions (W), reduce-scatter (as AllReduce does): the
+def _at(worker):
+    """Placement on ``worker`` if it can (Dask may run the task elsewhere: the worker lost)."""
+    return dict(workers=[worker], allow_other_workers=True)
+
+
+def _mix(client, models, parts, kind, shards, futures, copies):
+    """The next model's copies (as ``models``: (future, worker or None); as many as
+    ``copies`` at most) and the
+    future of the round's `_tasks.summary`. With ``shards`` and 2 to SHARDED_UP_TO
+    contributions (W), reduce-scatter then all-gather (as AllReduce does): the
     features cut into W ranges, each range's slices of the contributions tree-added
     and mixed on the worker holding the contribution of that index, so that the
     workers share the additions and the mix instead of one doing them while the
-    others wait; the ranges joined into the model (the unsharded mix's bits)."""
+    others wait; the ranges joined into the model (the unsharded mix's bits) on
+    the workers of the first ``copies`` of ``models``, each then holding its copy
+    for the next round."""
+    model = models[0][0]
     if not shards or not 2 <= len(parts) <= SHARDED_UP_TO:
         summed = _tree(client, parts, futures)
-        return (client.submit(_tasks.mix, model, summed, kind, pure=False),
+        return ([(client.submit(_tasks.mix, model, summed, kind, pure=False), None)],
                 client.submit(_tasks.summary, summed, pure=False))
     n = len(parts)
     held = client.who_has(parts)
@@ -211,20 +229,25 @@ def _mix(client, model, parts, kind, shards, futures):
         futures.extend(cuts)
         summed = _tree(client, cuts, futures, **where[s])
         first = summed if s == 0 else first
-        mixed.append(client.submit(_tasks.mix_shard, model, summed, s, n, kind, pure=False, **where[s]))
+        local = next((m for m, w in models if w in where[s].get("workers", ())), model)
+        mixed.append(client.submit(_tasks.mix_shard, local, summed, s, n, kind, pure=False, **where[s]))
     futures.extend(mixed)
-    return (client.submit(_tasks.join, model, *mixed, pure=False),
+    return ([(client.submit(_tasks.join, m, *mixed, pure=False, **(_at(w) if w else {})), w)
+             for m, w in models[:copies]],
             client.submit(_tasks.summary, first, pure=False))
 
 
 def _group(client, model, g, members, shares, data, cursor, sync_rows, kind, resume):
-    """The future of group g's contribution to a round: one task streaming its files
-    from ``cursor`` (``sync_rows`` rows, or to their end; with ``resume``, on the
-    worker whose open reader it can resume); for a Dask collection, a chain of
-    tasks, a block each, then its contribution (a pass per round)."""
+    """The future of group g's contribution to a round from ``model`` (future, worker
+    or None): one task streaming its files from ``cursor`` (``sync_rows`` rows, or to
+    their end; with ``resume``, on the worker whose open reader it can resume, else
+    where the model's copy lies); for a Dask collection, a chain of tasks, a block
+    each, then its contribution (a pass per round)."""
+    model, home = model
     if not data:
+        where = (resume.where(g) if resume else {}) or (_at(home) if home else {})
         return client.submit(_tasks.train_group, model, g, [shares[i] for i in members], cursor, sync_rows,
-                             kind, resume and resume.run, pure=False, **(resume.where(g) if resume else {}))
+                             kind, resume and resume.run, pure=False, **where)
     trainer = None
     for i in members:
         trainer = _submit(client, _tasks.train_block, model, trainer, shares[i], data=[data[i]])
