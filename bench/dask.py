@@ -262,6 +262,9 @@ def main(argv=None):
     parser.add_argument("--dask-defaults", action="store_true",
                         help="with --cores-per-machine 1: run the cluster with Dask's own settings (its "
                              "profiler, ticks and monitors) instead of bench.dask_pinned.QUIET")
+    parser.add_argument("--cold", action="store_true",
+                        help="with --cores-per-machine 1: time the cluster's first fit too (by default an "
+                             "untimed fit over 2 files warms it first, as a long-lived cluster is warm)")
     parser.add_argument("--timeline", action="store_true",
                         help="with --cores-per-machine 1: the phases of one-pass runs stamped in every "
                              "process (bench.dask_timeline), to bench/results/dask_timeline.md")

@@ -147,9 +147,11 @@ def timed_run(client, files, passes, model, workers):
     from distributed import get_task_stream
     client.run(collect)
     with get_task_stream(client) as stream:
-        out = subprocess.run([sys.executable, "-c", CLIENT_RUN, client.scheduler.address, str(passes), str(model),
-                              *map(str, files)], check=True, capture_output=True, text=True).stdout
-    result = json.loads(out.strip().splitlines()[-1])
+        done = subprocess.run([sys.executable, "-c", CLIENT_RUN, client.scheduler.address, str(passes), str(model),
+                               *map(str, files)], capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"error: the timed client failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
     stamps = [("client", *s) for s in result["stamps"]]
     for address, found in client.run(collect).items():
         stamps += [(f"worker {workers[address]}", what, b, e, c0, c1) for what, b, e, c0, c1, _ in found]

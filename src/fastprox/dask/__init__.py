@@ -43,7 +43,9 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         compressed: each read by the worker its task runs on, chunk by chunk,
         never through the client); a dask.array of rows (sparse or dense
         chunks, one chunk across the columns); or a dask.bag whose items are
-        ``(X, y)`` blocks. The shares are the files, the array's row blocks, or
+        ``(X, y)`` blocks or ``(X, y, sample_weight)`` triples (the rows'
+        importance weights, as ``partial_fit``'s; the progressive losses are
+        means over them). The shares are the files, the array's row blocks, or
         the bag's partitions.
     y : dask.array or None, default=None
         The labels of a dask.array of rows, chunked as its rows.

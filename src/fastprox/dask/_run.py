@@ -161,7 +161,7 @@ def _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, 
     losses, rounds = [], []
     for p in range(passes):
         cursors = {g: (0, 0) for g in range(len(groups))}
-        pass_rows, pass_loss, r = 0, 0.0, 0
+        pass_rows, pass_loss, pass_weight, r = 0, 0.0, 0.0, 0
         while cursors:
             began = time.perf_counter()
             parts = [_group(client, models[g % len(models)], g, groups[g], shares, data, cursor, sync_rows, kind,
@@ -183,19 +183,26 @@ def _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, 
             r += 1
             pass_rows += info["rows"]
             pass_loss += info["loss"]
+            pass_weight += info["weight"]
             cursors = {g: c for g, c in info["cursors"].items() if c[0] < len(groups[g])}
             record = dict(pass_=p + 1, round=r, workers=len(parts), rows=info["rows"],
                           train_seconds=trained - began, mix_seconds=mixed - trained,
                           mix_bytes=info["nbytes"] * len(parts))
             rounds.append(record)
             say(f"pass {p + 1}/{passes}, round {r}: {len(parts)} worker(s), {info['rows']:,} rows "
-                f"({pass_rows:,} this pass), progressive loss {decimal(info['loss'] / max(info['rows'], 1))}, "
+                f"({pass_rows:,} this pass), progressive loss {decimal(_mean(info['loss'], info['weight']))}, "
                 f"train {record['train_seconds']:.2f} s, mix {record['mix_seconds']:.3f} s")
             futures[:] = [m for m, _ in models]
         if not pass_rows:
             raise ValueError(f"{', '.join(s.name for s in shares)}: no rows to train on")
-        losses.append((pass_loss / pass_rows, pass_rows))
+        losses.append((_mean(pass_loss, pass_weight), pass_rows))
     return Result(watch.result(models[0][0]), losses, None, rounds)
+
+
+def _mean(loss, weight):
+    """A progressive mean loss: the rows' summed (weighted) loss over their importance
+    weights' sum, as `fastprox train`'s (VW's); 0 without weight."""
+    return loss / weight if weight > 0 else 0.0
 
 
 def _at(worker):
