@@ -172,11 +172,11 @@ def _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, 
             if resume is not None:
                 resume.ran(dict(zip(cursors, parts)))
             last = sync_rows is None and p + 1 == passes       # (its model goes to the client only)
-            models, info = _mix(client, models, parts, kind, shards, futures, 1 if last else len(models))
+            models, info, pieces = _mix(client, models, parts, kind, shards, futures, 0 if last else len(models))
             futures += [m for m, _ in models] + [info]
             info = watch.result(info)
-            watch.done([m for m, _ in models])
-            for model, _ in models:
+            watch.done([m for m, _ in models] + pieces)
+            for model in [m for m, _ in models] + pieces:
                 if model.status == "error":
                     model.result()      # raises the mixing task's error
             mixed = time.perf_counter()
@@ -196,7 +196,8 @@ def _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, 
         if not pass_rows:
             raise ValueError(f"{', '.join(s.name for s in shares)}: no rows to train on")
         losses.append((_mean(pass_loss, pass_weight), pass_rows))
-    return Result(watch.result(models[0][0]), losses, None, rounds)
+    model = watch.result(models[0][0])
+    return Result(_tasks.join(model, *client.gather(pieces)) if pieces else model, losses, None, rounds)
 
 
 def _mean(loss, weight):
@@ -212,8 +213,11 @@ def _at(worker):
 
 def _mix(client, models, parts, kind, shards, futures, copies):
     """The next model's copies (as ``models``: (future, worker or None); as many as
-    ``copies`` at most) and the
-    future of the round's `_tasks.summary`. With ``shards`` and 2 to SHARDED_UP_TO
+    ``copies`` at most), the future of the round's `_tasks.summary`, and the mixed
+    shards still to join: ``copies`` 0 (the run's last round) has the client fetch
+    the shards from their workers at once and join them (`_tasks.join`) instead of
+    a worker joining them for the client to fetch, the one copy being then the
+    model without its learner (`_tasks.shell`); else none. With ``shards`` and 2 to SHARDED_UP_TO
     contributions (W), reduce-scatter then all-gather (as AllReduce does): the
     features cut into W ranges, each range's slices of the contributions tree-added
     and mixed on the worker holding the contribution of that index, so that the
@@ -225,7 +229,7 @@ def _mix(client, models, parts, kind, shards, futures, copies):
     if not shards or not 2 <= len(parts) <= SHARDED_UP_TO:
         summed = _tree(client, parts, futures)
         return ([(client.submit(_tasks.mix, model, summed, kind, pure=False), None)],
-                client.submit(_tasks.summary, summed, pure=False))
+                client.submit(_tasks.summary, summed, pure=False), [])
     n = len(parts)
     held = client.who_has(parts)
     where = [dict(workers=list(held.get(p.key, ())), allow_other_workers=True) if held.get(p.key) else {}
@@ -239,9 +243,11 @@ def _mix(client, models, parts, kind, shards, futures, copies):
         local = next((m for m, w in models if w in where[s].get("workers", ())), model)
         mixed.append(client.submit(_tasks.mix_shard, local, summed, s, n, kind, pure=False, **where[s]))
     futures.extend(mixed)
+    info = client.submit(_tasks.summary, first, pure=False)
+    if not copies:
+        return [(client.submit(_tasks.shell, model, pure=False), None)], info, mixed
     return ([(client.submit(_tasks.join, m, *mixed, pure=False, **(_at(w) if w else {})), w)
-             for m, w in models[:copies]],
-            client.submit(_tasks.summary, first, pure=False))
+             for m, w in models[:copies]], info, [])
 
 
 def _group(client, model, g, members, shares, data, cursor, sync_rows, kind, resume):

@@ -184,6 +184,14 @@ def join(est, *shards):
     return out
 
 
+def shell(est):
+    """``est`` without its learner (its parameters and classes: a few bytes), which the
+    client joins the last round's mixed shards into (`join`)."""
+    out = copy.copy(est)
+    out.learner = None
+    return out
+
+
 def add(*contributions):
     """The sum of contributions (a node of the tree reduction), their cursors joined."""
     started = time.perf_counter()
