@@ -164,15 +164,24 @@ def _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, 
         pass_rows, pass_loss, pass_weight, r = 0, 0.0, 0.0, 0
         while cursors:
             began = time.perf_counter()
-            parts = [_group(client, models[g % len(models)], g, groups[g], shares, data, cursor, sync_rows, kind,
-                            resume) for g, cursor in cursors.items()]
+            planned = [_group(client, models[g % len(models)], g, groups[g], shares, data, cursor, sync_rows, kind,
+                              resume) for g, cursor in cursors.items()]
+            parts = [f for f, _ in planned]
             futures.extend(parts)
+            last = sync_rows is None and p + 1 == passes       # (its model goes to the client only)
+            early = resume is None and all(w for _, w in planned)
+            if early:       # the mix submitted with the round: a group's slices travel as soon as it ends
+                models, info, pieces = _mix(client, models, planned, kind, shards, futures,
+                                            0 if last else len(models))
             watch.done(parts)
             trained = time.perf_counter()
             if resume is not None:
                 resume.ran(dict(zip(cursors, parts)))
-            last = sync_rows is None and p + 1 == passes       # (its model goes to the client only)
-            models, info, pieces = _mix(client, models, parts, kind, shards, futures, 0 if last else len(models))
+            if not early:
+                held = client.who_has(parts)
+                models, info, pieces = _mix(client, models, [(f, next(iter(held.get(f.key, ())), None))
+                                                             for f in parts], kind, shards, futures,
+                                            0 if last else len(models))
             futures += [m for m, _ in models] + [info]
             info = watch.result(info)
             watch.done([m for m, _ in models] + pieces)
@@ -224,16 +233,15 @@ def _mix(client, models, parts, kind, shards, futures, copies):
     workers share the additions and the mix instead of one doing them while the
     others wait; the ranges joined into the model (the unsharded mix's bits) on
     the workers of the first ``copies`` of ``models``, each then holding its copy
-    for the next round."""
+    for the next round. ``parts``: the contributions' futures, each with the
+    worker that holds it (or is asked to run it), or None."""
     model = models[0][0]
+    parts, where = [f for f, _ in parts], [_at(w) if w else {} for _, w in parts]
     if not shards or not 2 <= len(parts) <= SHARDED_UP_TO:
         summed = _tree(client, parts, futures)
         return ([(client.submit(_tasks.mix, model, summed, kind, pure=False), None)],
                 client.submit(_tasks.summary, summed, pure=False), [])
     n = len(parts)
-    held = client.who_has(parts)
-    where = [dict(workers=list(held.get(p.key, ())), allow_other_workers=True) if held.get(p.key) else {}
-             for p in parts]
     mixed, first = [], None
     for s in range(n):
         cuts = [client.submit(_tasks.cut, p, s, n, pure=False, **where[i]) for i, p in enumerate(parts)]
@@ -252,19 +260,20 @@ def _mix(client, models, parts, kind, shards, futures, copies):
 
 def _group(client, model, g, members, shares, data, cursor, sync_rows, kind, resume):
     """The future of group g's contribution to a round from ``model`` (future, worker
-    or None): one task streaming its files from ``cursor`` (``sync_rows`` rows, or to
-    their end; with ``resume``, on the worker whose open reader it can resume, else
-    where the model's copy lies); for a Dask collection, a chain of tasks, a block
-    each, then its contribution (a pass per round)."""
+    or None), with the worker of the model's copy it is asked to run on (or None):
+    one task streaming its files from ``cursor`` (``sync_rows`` rows, or to their
+    end; with ``resume``, on the worker whose open reader it can resume, else where
+    the model's copy lies); for a Dask collection, a chain of tasks, a block each,
+    then its contribution (a pass per round)."""
     model, home = model
     if not data:
         where = (resume.where(g) if resume else {}) or (_at(home) if home else {})
-        return client.submit(_tasks.train_group, model, g, [shares[i] for i in members], cursor, sync_rows,
-                             kind, resume and resume.run, pure=False, **where)
+        return (client.submit(_tasks.train_group, model, g, [shares[i] for i in members], cursor, sync_rows,
+                              kind, resume and resume.run, pure=False, **where), home)
     trainer = None
     for i in members:
         trainer = _submit(client, _tasks.train_block, model, trainer, shares[i], data=[data[i]])
-    return client.submit(_tasks.contribute, model, trainer, g, (len(members), 0), kind, pure=False)
+    return client.submit(_tasks.contribute, model, trainer, g, (len(members), 0), kind, pure=False), None
 
 
 class _Resume:
