@@ -22,7 +22,7 @@ CPU seconds there:
 A cold run (the cluster just started, fastprox not yet imported by the
 workers: the probes' import is stamped apart) then warm runs on the same
 cluster, as a long-lived cluster serves its users. Written to
-``bench/results/dask_timeline.md``.
+``dask_timeline.md`` beside ``--out`` (``bench/results/``).
 """
 import json
 import os
@@ -35,7 +35,6 @@ from bench.dask import CLUSTER_RUN, RULE_OPTIONS, generate, passes_options, upti
 from bench.dask_pinned import QUIET, pin
 from bench.machine import describe_machine
 
-RESULTS = Path(__file__).resolve().parent / "results"
 #: `fastprox.dask._tasks`' task functions the worker probes stamp (begin and end).
 TASKS = ("start", "train_group", "contribute", "_round_trainer", "cut", "add", "mix_shard", "join", "mix",
          "summary")
@@ -195,7 +194,7 @@ def run(args):
                              cold=k == 0))
             print(f"timeline run {k}: {seconds:.2f} s", file=sys.stderr, flush=True)
     one = one_core(files, out)
-    write(RESULTS / "dask_timeline.md", files, runs, one, load_before, uptime(), args)
+    write(Path(args.out).with_name("dask_timeline.md"), files, runs, one, load_before, uptime(), args)
     return 0
 
 
