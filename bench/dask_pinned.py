@@ -24,6 +24,16 @@ Beside them, two halves at once (`halves`): each half of the files trained by
 a ``fastprox train`` of its own, pinned to its own core, both at once: the most
 2 one-core workers can make of this machine, with nothing between them.
 
+What is timed, and why. The one core is a fresh ``fastprox train`` process each
+run, as a user runs it: its interpreter's start and its imports are in its
+time. The cluster is long-lived, as a user's is: started, pinned and warmed
+by an untimed fit over `WARM_FILES` files before the clock (the workers have
+imported fastprox and run a fit, as after any earlier one; ``--cold`` times
+its first fit instead). Its time runs
+from the client's `fit` to its saved model; the client process's whole time
+(its interpreter, imports and connection included), like for like with the
+one core's process, is reported beside it.
+
 Wall time from the files to a saved model, one pass and three, ``--runs``
 interleaved runs (the median), and the test accuracy of every saved model
 against the single machine's; the load (``uptime``) before and after. Writes
@@ -150,7 +160,7 @@ def tasks(stream):
 
 
 #: Files of the untimed fit that warms the cluster before the timed runs (unless
-#: ``--cold``): the workers' imports, and their allocator grown to the model's arrays.
+#: ``--cold``): the workers have imported fastprox and run a fit, as after any earlier one.
 WARM_FILES = 2
 
 
@@ -226,7 +236,7 @@ def write(path, files, total, rows, load_before, load_after, args):
              "the saved model). The cluster is long-lived, as a user's is: started before the clock, and "
              + ("its first fit timed (`--cold`: the workers import fastprox in it)." if args.cold else
                 f"warmed by an untimed fit over {WARM_FILES} files before the timed runs (the workers' imports, "
-                "their allocator grown to the model's arrays), as a cluster that has served fits before.")
+                "a fit run), as a cluster that has served fits before.")
              + " Its wall time is from `fit` to the saved model (the client's interpreter, imports and "
              "connection excluded); the column 'with the client's start' times the client's process from its "
              "start to its exit, like for like with the one core's process.",

@@ -37,7 +37,7 @@ from bench.machine import describe_machine
 
 #: `fastprox.dask._tasks`' task functions the worker probes stamp (begin and end).
 TASKS = ("start", "train_group", "contribute", "_round_trainer", "cut", "add", "mix_shard", "join", "mix",
-         "summary")
+         "summary", "shell")
 #: This worker's stamps: (what, begin, end, process CPU at begin, at end, thread CPU spent).
 STAMPS = []
 
@@ -125,6 +125,7 @@ def probed(name, func):
 _run._Watch.done = probed("client waits (futures)", _run._Watch.done)
 _run._Watch.result = probed("client fetches a result", _run._Watch.result)
 _run._mix = probed("client submits the mix", _run._mix)
+client.gather = probed("client gathers the last round's mixed shards", client.gather)
 began, cpu = time.perf_counter(), time.process_time()
 est = fit(ProxClassifier(schedule="adagrad", step="gradient", alpha=1e-6), files, client=client, passes=passes)
 stamp("fit", began, cpu)

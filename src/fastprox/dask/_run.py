@@ -252,8 +252,9 @@ def _mix(client, models, parts, kind, shards, futures, copies):
         mixed.append(client.submit(_tasks.mix_shard, local, summed, s, n, kind, pure=False, **where[s]))
     futures.extend(mixed)
     info = client.submit(_tasks.summary, first, pure=False)
-    if not copies:
-        return [(client.submit(_tasks.shell, model, pure=False), None)], info, mixed
+    if not copies:          # (where the model lies: not a worker fetching it to drop its learner)
+        home = models[0][1]
+        return [(client.submit(_tasks.shell, model, pure=False, **(_at(home) if home else {})), None)], info, mixed
     return ([(client.submit(_tasks.join, m, *mixed, pure=False, **(_at(w) if w else {})), w)
              for m, w in models[:copies]], info, [])
 
