@@ -265,9 +265,8 @@ def main(argv=None):
     parser.add_argument("--cold", action="store_true",
                         help="with --cores-per-machine 1: time the cluster's first fit too (by default an "
                              "untimed fit over 2 files warms it first, as a long-lived cluster is warm)")
-    parser.add_argument("--timeline", action="store_true",
-                        help="with --cores-per-machine 1: the phases of one-pass runs stamped in every "
-                             "process (bench.dask_timeline), to bench/results/dask_timeline.md")
+    timeline = "with --cores-per-machine 1: one-pass runs' phases stamped in every process (bench.dask_timeline)"
+    parser.add_argument("--timeline", action="store_true", help=timeline + ", to dask_timeline.md beside --out")
     args = parser.parse_args(argv)
     if args.cores_per_machine not in (None, 1):
         raise SystemExit(f"error: --cores-per-machine takes 1 (a machine is one pinned core), "
