@@ -262,6 +262,11 @@ def main(argv=None):
     parser.add_argument("--dask-defaults", action="store_true",
                         help="with --cores-per-machine 1: run the cluster with Dask's own settings (its "
                              "profiler, ticks and monitors) instead of bench.dask_pinned.QUIET")
+    parser.add_argument("--cold", action="store_true",
+                        help="with --cores-per-machine 1: time the cluster's first fit too (by default an "
+                             "untimed fit over 2 files warms it first, as a long-lived cluster is warm)")
+    timeline = "with --cores-per-machine 1: one-pass runs' phases stamped in every process (bench.dask_timeline)"
+    parser.add_argument("--timeline", action="store_true", help=timeline + ", to dask_timeline.md beside --out")
     args = parser.parse_args(argv)
     if args.cores_per_machine not in (None, 1):
         raise SystemExit(f"error: --cores-per-machine takes 1 (a machine is one pinned core), "
@@ -271,6 +276,9 @@ def main(argv=None):
     files, test = generate(Path(args.dir), args.files, args.rows, test_rows=args.test_rows)
     if args.generate_only:
         return 0
+    if args.cores_per_machine == 1 and args.timeline:
+        from bench import dask_timeline
+        return dask_timeline.run(args)
     if args.cores_per_machine == 1:
         from bench import dask_pinned
         return dask_pinned.run(args)

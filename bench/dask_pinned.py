@@ -24,6 +24,16 @@ Beside them, two halves at once (`halves`): each half of the files trained by
 a ``fastprox train`` of its own, pinned to its own core, both at once: the most
 2 one-core workers can make of this machine, with nothing between them.
 
+What is timed, and why. The one core is a fresh ``fastprox train`` process each
+run, as a user runs it: its interpreter's start and its imports are in its
+time. The cluster is long-lived, as a user's is: started, pinned and warmed
+by an untimed fit over `WARM_FILES` files before the clock (the workers have
+imported fastprox and run a fit, as after any earlier one; ``--cold`` times
+its first fit instead). Its time runs
+from the client's `fit` to its saved model; the client process's whole time
+(its interpreter, imports and connection included), like for like with the
+one core's process, is reported beside it.
+
 Wall time from the files to a saved model, one pass and three, ``--runs``
 interleaved runs (the median), and the test accuracy of every saved model
 against the single machine's; the load (``uptime``) before and after. Writes
@@ -122,13 +132,17 @@ def cluster(client, files, passes, model):
     start-up excluded from the seconds and the CPU seconds)."""
     from distributed import get_task_stream
     before, own = client.run(_cpu), time.process_time()
+    began = time.perf_counter()
     with get_task_stream(client) as stream:
-        out = subprocess.run([sys.executable, "-c", CLUSTER_RUN, client.scheduler.address, str(passes), str(model),
-                              *map(str, files)], check=True, capture_output=True, text=True).stdout
+        done = subprocess.run([sys.executable, "-c", CLUSTER_RUN, client.scheduler.address, str(passes), str(model),
+                               *map(str, files)], capture_output=True, text=True)
+    whole = time.perf_counter() - began
+    if done.returncode:
+        raise SystemExit(f"error: the cluster's client failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
     after = client.run(_cpu)
-    result = json.loads(out.strip().splitlines()[-1])
+    result = json.loads(done.stdout.strip().splitlines()[-1])
     return (result["seconds"], [_parts(before[w], after[w]) for w in sorted(after)], result["cpu"],
-            time.process_time() - own, dict(rounds=result["rounds"], tasks=tasks(stream.data)))
+            time.process_time() - own, dict(rounds=result["rounds"], tasks=tasks(stream.data), whole=whole))
 
 
 def tasks(stream):
@@ -143,6 +157,11 @@ def tasks(stream):
         for part in task["startstops"]:
             kind[1 if part["action"] == "compute" else 2] += part["stop"] - part["start"]
     return found
+
+
+#: Files of the untimed fit that warms the cluster before the timed runs (unless
+#: ``--cold``): the workers have imported fastprox and run a fit, as after any earlier one.
+WARM_FILES = 2
 
 
 def run(args):
@@ -161,6 +180,8 @@ def run(args):
             Client(two) as client:
         for core, worker in enumerate(sorted(client.scheduler_info()["workers"])):
             client.run(pin, core, workers=[worker])
+        if not args.cold:           # a long-lived cluster has served fits before (WARM_FILES: untimed)
+            cluster(client, files[:WARM_FILES], 1, out / "pinned-warm.npz")
         for passes in (1, 3):
             found = {"one core (fastprox train)": [], "2 workers, a core each": [],
                      "two halves at once, a core each (no Dask)": []}
@@ -208,26 +229,35 @@ def write(path, files, total, rows, load_before, load_after, args):
              "cache; rule `bench.dask.RULE` (FOBOS + AdaGrad, l1 1e-6); the cluster in parallel mode, a mix "
              "per pass.",
              "- One core: `fastprox train FILES --model M` (with `--holdout-off` from 2 passes: every row "
-             "trained, as on the cluster) pinned to core 0 (start-up included). Cluster: "
-             "`fastprox.dask.fit` then `save_model` from a client process (its start-up and the cluster's "
-             "excluded), every thread of worker i pinned to core i; scheduler (the benchmark's process) "
-             "and client not pinned, their CPU seconds given (the client's from `fit` to the saved model).",
+             "trained, as on the cluster) pinned to core 0, a fresh process each run, as a user runs it: its "
+             "interpreter's start and its imports are in its time. Cluster: `fastprox.dask.fit` then "
+             "`save_model` from a client process, every thread of worker i pinned to core i; scheduler (the "
+             "benchmark's process) and client not pinned, their CPU seconds given (the client's from `fit` to "
+             "the saved model). The cluster is long-lived, as a user's is: started before the clock, and "
+             + ("its first fit timed (`--cold`: the workers import fastprox in it)." if args.cold else
+                f"warmed by an untimed fit over {WARM_FILES} files before the timed runs (the workers' imports, "
+                "a fit run), as a cluster that has served fits before.")
+             + " Its wall time is from `fit` to the saved model (the client's interpreter, imports and "
+             "connection excluded); the column 'with the client's start' times the client's process from its "
+             "start to its exit, like for like with the one core's process.",
              f"- Command: `PYTHONPATH=src python -m bench.dask --cores-per-machine 1 --dir {args.dir} --files "
              f"{args.files} --rows {args.rows} --runs {args.runs}{' --dask-defaults' if args.dask_defaults else ''}` "
              "(the files are made once and reused).",
              "- Dask's settings: " + ("its defaults (`--dask-defaults`)." if args.dask_defaults else
                                       "`bench.dask_pinned.QUIET`: " + ", ".join(f"`{k}: {v}`" for k, v in QUIET.items())
                                       + " (docs/dask.md, §7)."), "",
-             "| run | passes | wall time, files -> saved model (s) | speed vs one core | CPU s of the workers "
+             "| run | passes | wall time, files -> saved model (s) | speed vs one core | with the client's start "
+             "(s, speed) | CPU s of the workers "
              "(each) or of the process | client / scheduler CPU s | test accuracy | vs one core (points) | every run (s) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         b = base[r["passes"]]
         side = f"{r['client_cpu']:.1f} / {r['scheduler_cpu']:.1f}" if "client_cpu" in r else "-"
         workers = " (" + " + ".join(f"{c['all']:.1f}" for c in r["workers_cpu"]) + ")" if "workers_cpu" in r else ""
         scored = (f"{r['accuracy']:.4f} | {100 * (r['accuracy'] - b['accuracy']):+.2f}" if r["accuracy"] is not None
                   else "- (half the rows each) | -")
-        lines.append(f"| {r['name']} | {r['passes']} | {r['seconds']:.2f} | {b['seconds'] / r['seconds']:.2f}x | "
+        whole = f"{r['whole']:.2f}, {b['seconds'] / r['whole']:.2f}x" if "whole" in r else "-"
+        lines.append(f"| {r['name']} | {r['passes']} | {r['seconds']:.2f} | {b['seconds'] / r['seconds']:.2f}x | {whole} | "
                      f"{r['cpu']:.1f}{workers} | {side} | {scored} | {', '.join(f'{t:.2f}' for t in r['times'])} |")
     lines += ["", "Each worker's CPU seconds by thread (the median run): its event loop (Dask's messages, "
               "heartbeats, the transfers), its task thread (training, the contribution, the sums and the mix), "

@@ -259,15 +259,16 @@ def _never_resume(on=True, take=OpenReaders.take):
 def test_sync_rows_rounds_resume_inside_open_files(client, files):
     """A group's next round runs where its last one did and goes on reading the file it
     stopped inside: each file is opened once a pass (files of 2,500 rows, rounds of
-    1,000), and once by the start's reading of the first rows. Opening it again and
-    skipping the rows read gives the same bits."""
+    1,000), and once by each worker's start (the first rows read where each copy
+    of the model is made). Opening it again and skipping the rows read gives the
+    same bits."""
     paths, _ = files
     client.run(_count_opens)
     try:
         est = fit(ProxClassifier(), paths, client=client, passes=2, sync_rows=1000)
     finally:
         opened = sum(client.run(_opens).values(), [])
-    assert sorted(opened) == sorted(3 * paths)        # the start task's reading, then a pass each
+    assert sorted(opened) == sorted(4 * paths)        # the 2 workers' starts, then a pass each
     client.run(_never_resume)
     try:
         reopened = fit(ProxClassifier(), paths, client=client, passes=2, sync_rows=1000)
@@ -644,6 +645,33 @@ def test_dask_bag_of_blocks(client):
     assert _same_bits(seq, ProxClassifier().partial_fit(X, y, classes=[-1, 1]))
     with pytest.raises(ValueError, match="sync_rows is for files"):
         fit(ProxClassifier(), bag, client=client, sync_rows=1000)
+
+
+def test_dask_bag_sample_weights_weigh_steps_and_the_pass_mean(client):
+    """A bag's (X, y, sample_weight) items weigh the rows as partial_fit's sample_weight
+    (sequential mode: its bits), and a pass's progressive loss is the weighted losses'
+    sum over the weights' sum, as fastprox train's (VW's): in parallel mode too (with
+    one group its pass is the sequential one, so the same mean; with two, the rounds'
+    weights add up)."""
+    X, y = _problem(6000, 100, 5)
+    w = np.random.default_rng(5).uniform(0.05, 4.0, size=len(y))
+    w[::7] = 0.0
+    bag = db.from_sequence([(X[i:i + 1000], y[i:i + 1000], w[i:i + 1000]) for i in range(0, 6000, 1000)],
+                           npartitions=3)
+    rule = dict(schedule="adagrad")
+    seq = fit(ProxClassifier(**rule), bag, client=client, sequential=True)
+    assert _same_bits(seq, ProxClassifier(**rule).partial_fit(X, y, classes=[-1, 1], sample_weight=w))
+    one = fit(ProxClassifier(**rule), bag, client=client, n_workers=1)
+    assert one.progressive_loss_ == pytest.approx(seq.progressive_loss_, rel=1e-9)
+    unweighted = fit(ProxClassifier(**rule), db.from_sequence([(X[i:i + 1000], y[i:i + 1000]) for i in
+                                                                range(0, 6000, 1000)], npartitions=3),
+                     client=client, n_workers=1)
+    assert not _same_bits(one, unweighted)
+    two = fit(ProxClassifier(**rule), bag, client=client, n_workers=2, passes=2)
+    assert 0 < two.progressive_loss_ < 1 and two.t_ == 2 * 6000
+    bad = db.from_sequence([(X[:1000], y[:1000], w[:999])], npartitions=1)
+    with pytest.raises(ValueError, match="block 0: X has 1000 rows but sample_weight has 999"):
+        fit(ProxClassifier(**rule), bad, client=client, sequential=True)
 
 
 # --- faults -----------------------------------------------------------------------------

@@ -52,3 +52,15 @@ def test_pinned_cores_compare_one_core_with_two(tmp_path):
     assert "| passes | worker | all | event loop |" in text and "| `train_group` |" in text and "`distributed.worker.profile.enabled: False`" in text
     wrong = _run("bench.dask", "--cores-per-machine", "2", "--dir", str(tmp_path / "data"))
     assert "takes 1" in wrong.stderr and "Traceback" not in wrong.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pins 2 workers to 2 cores")
+def test_pinned_timeline_stamps_every_process(tmp_path):
+    out = tmp_path / "dask.md"
+    done = _run("bench.dask", "--cores-per-machine", "1", "--timeline", "--dir", str(tmp_path / "data"), "--files",
+                "2", "--rows", "3000", "--test-rows", "2000", "--runs", "1", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "dask_timeline.md").read_text()
+    assert "## Run 0 (cold" in text and "## Run 1 (warm)" in text and "| worker 1 | train_group |" in text
+    assert "| client | save_model |" in text and "| worker 0 | first rows read |" in text

@@ -43,7 +43,9 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         compressed: each read by the worker its task runs on, chunk by chunk,
         never through the client); a dask.array of rows (sparse or dense
         chunks, one chunk across the columns); or a dask.bag whose items are
-        ``(X, y)`` blocks. The shares are the files, the array's row blocks, or
+        ``(X, y)`` blocks or ``(X, y, sample_weight)`` triples (the rows'
+        importance weights, as ``partial_fit``'s; the progressive losses are
+        means over them). The shares are the files, the array's row blocks, or
         the bag's partitions.
     y : dask.array or None, default=None
         The labels of a dask.array of rows, chunked as its rows.
@@ -163,10 +165,12 @@ def _default_client():
 
 
 def _shares(client, data, y, reading):
-    """(shares, their data as Delayed blocks, or None) for files, a dask.array or a dask.bag."""
-    import dask.array as da
-    import dask.bag as db
-    if isinstance(data, da.Array):
+    """(shares, their data as Delayed blocks, or None) for files, a dask.array or a dask.bag.
+    dask.array and dask.bag are looked up, not imported: data of theirs have imported
+    them already, and a run over files should not pay for their import (much of
+    Dask's array and bag machinery) on its critical path."""
+    da, db = sys.modules.get("dask.array"), sys.modules.get("dask.bag")
+    if da is not None and isinstance(data, da.Array):
         if y is None:
             raise ValueError("a dask.array X needs y, a dask.array of labels chunked as X's rows")
         if data.ndim != 2 or len(data.chunks[1]) != 1:
@@ -174,7 +178,7 @@ def _shares(client, data, y, reading):
         y = da.asarray(y).rechunk({0: data.chunks[0]})
         blocks = [_pair(X, yb) for X, yb in zip(data.to_delayed()[:, 0], y.to_delayed())]
         return [BlockShare(data.name, i, n, reading["hash_bits"]) for i, n in enumerate(data.chunks[0])], blocks
-    if isinstance(data, db.Bag):
+    if db is not None and isinstance(data, db.Bag):
         parts = data.to_delayed()
         return [BlockShare(data.name, i, hash_bits=reading["hash_bits"]) for i in range(len(parts))], parts
     if y is not None:

@@ -137,98 +137,144 @@ def _sequential(client, est, shares, data, passes, say, futures, watch):
 def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futures, watch):
     kind = mix_kind(est.params["update"], est.params["schedule"], est.params["penalty"])
     groups = deal(shares, n_groups)
-    model = _submit(client, _tasks.start, est, shares, data=_head(shares, data))
-    futures.append(model)
+    homes = [] if data else sorted(client.scheduler_info()["workers"])[:len(groups)]
+    if homes:       # the start made on each worker (the same bits): no worker waits for another's
+        models = [(client.submit(_tasks.start, est, shares, pure=False, **_at(w)), w) for w in homes]
+    else:
+        models = [(_submit(client, _tasks.start, est, shares, data=_head(shares, data)), None)]
+    futures.extend(m for m, _ in models)
     resume = _Resume(client) if sync_rows is not None and not data else None
     try:
-        return _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch,
+        return _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch,
                        shardable(est.params["penalty"]))
     finally:
         if resume is not None:
             resume.close()
 
 
-def _rounds(client, model, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch, shards=False):
-    """The parallel mode's passes from the start ``model``: rounds of the groups'
+def _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch, shards=False):
+    """The parallel mode's passes from the start ``models``: rounds of the groups'
     tasks, their contributions tree-added and mixed into the next model (``shards``:
-    a round of W workers mixed as W ranges of the features, `_mix`)."""
+    a round of W workers mixed as W ranges of the features, `_mix`). ``models``:
+    copies of the global model, the same bits, each as (future, the worker asked to
+    hold it, or None): group g trains from copy g (modulo their number) where it lies."""
     losses, rounds = [], []
     for p in range(passes):
         cursors = {g: (0, 0) for g in range(len(groups))}
-        pass_rows, pass_loss, r = 0, 0.0, 0
+        pass_rows, pass_loss, pass_weight, r = 0, 0.0, 0.0, 0
         while cursors:
             began = time.perf_counter()
-            parts = [_group(client, model, g, groups[g], shares, data, cursor, sync_rows, kind, resume)
-                     for g, cursor in cursors.items()]
+            planned = [_group(client, models[g % len(models)], g, groups[g], shares, data, cursor, sync_rows, kind,
+                              resume) for g, cursor in cursors.items()]
+            parts = [f for f, _ in planned]
             futures.extend(parts)
+            last = sync_rows is None and p + 1 == passes       # (its model goes to the client only)
+            early = resume is None and all(w for _, w in planned)
+            if early:       # the mix submitted with the round: a group's slices travel as soon as it ends
+                models, info, pieces = _mix(client, models, planned, kind, shards, futures,
+                                            0 if last else len(models))
             watch.done(parts)
             trained = time.perf_counter()
             if resume is not None:
                 resume.ran(dict(zip(cursors, parts)))
-            model, info = _mix(client, model, parts, kind, shards, futures)
-            futures += [model, info]
+            if not early:
+                held = client.who_has(parts)
+                models, info, pieces = _mix(client, models, [(f, next(iter(held.get(f.key, ())), None))
+                                                             for f in parts], kind, shards, futures,
+                                            0 if last else len(models))
+            futures += [m for m, _ in models] + [info]
             info = watch.result(info)
-            watch.done([model])
-            if model.status == "error":
-                model.result()      # raises the mixing task's error
+            watch.done([m for m, _ in models] + pieces)
+            for model in [m for m, _ in models] + pieces:
+                if model.status == "error":
+                    model.result()      # raises the mixing task's error
             mixed = time.perf_counter()
             r += 1
             pass_rows += info["rows"]
             pass_loss += info["loss"]
+            pass_weight += info["weight"]
             cursors = {g: c for g, c in info["cursors"].items() if c[0] < len(groups[g])}
             record = dict(pass_=p + 1, round=r, workers=len(parts), rows=info["rows"],
                           train_seconds=trained - began, mix_seconds=mixed - trained,
                           mix_bytes=info["nbytes"] * len(parts))
             rounds.append(record)
             say(f"pass {p + 1}/{passes}, round {r}: {len(parts)} worker(s), {info['rows']:,} rows "
-                f"({pass_rows:,} this pass), progressive loss {decimal(info['loss'] / max(info['rows'], 1))}, "
+                f"({pass_rows:,} this pass), progressive loss {decimal(_mean(info['loss'], info['weight']))}, "
                 f"train {record['train_seconds']:.2f} s, mix {record['mix_seconds']:.3f} s")
-            futures[:] = [model]
+            futures[:] = [m for m, _ in models]
         if not pass_rows:
             raise ValueError(f"{', '.join(s.name for s in shares)}: no rows to train on")
-        losses.append((pass_loss / pass_rows, pass_rows))
-    return Result(watch.result(model), losses, None, rounds)
+        losses.append((_mean(pass_loss, pass_weight), pass_rows))
+    model = watch.result(models[0][0])
+    return Result(_tasks.join(model, *client.gather(pieces)) if pieces else model, losses, None, rounds)
 
 
-def _mix(client, model, parts, kind, shards, futures):
-    """The futures of the next model and of the round's `_tasks.summary`. With
-    ``shards`` and 2 to SHARDED_UP_TO contributions (W), reduce-scatter (as AllReduce does): the
+def _mean(loss, weight):
+    """A progressive mean loss: the rows' summed (weighted) loss over their importance
+    weights' sum, as `fastprox train`'s (VW's); 0 without weight."""
+    return loss / weight if weight > 0 else 0.0
+
+
+def _at(worker):
+    """Placement on ``worker`` if it can (Dask may run the task elsewhere: the worker lost)."""
+    return dict(workers=[worker], allow_other_workers=True)
+
+
+def _mix(client, models, parts, kind, shards, futures, copies):
+    """The next model's copies (as ``models``: (future, worker or None); as many as
+    ``copies`` at most), the future of the round's `_tasks.summary`, and the mixed
+    shards still to join: ``copies`` 0 (the run's last round) has the client fetch
+    the shards from their workers at once and join them (`_tasks.join`) instead of
+    a worker joining them for the client to fetch, the one copy being then the
+    model without its learner (`_tasks.shell`); else none. With ``shards`` and 2 to SHARDED_UP_TO
+    contributions (W), reduce-scatter then all-gather (as AllReduce does): the
     features cut into W ranges, each range's slices of the contributions tree-added
     and mixed on the worker holding the contribution of that index, so that the
     workers share the additions and the mix instead of one doing them while the
-    others wait; the ranges joined into the model (the unsharded mix's bits)."""
+    others wait; the ranges joined into the model (the unsharded mix's bits) on
+    the workers of the first ``copies`` of ``models``, each then holding its copy
+    for the next round. ``parts``: the contributions' futures, each with the
+    worker that holds it (or is asked to run it), or None."""
+    model = models[0][0]
+    parts, where = [f for f, _ in parts], [_at(w) if w else {} for _, w in parts]
     if not shards or not 2 <= len(parts) <= SHARDED_UP_TO:
         summed = _tree(client, parts, futures)
-        return (client.submit(_tasks.mix, model, summed, kind, pure=False),
-                client.submit(_tasks.summary, summed, pure=False))
+        return ([(client.submit(_tasks.mix, model, summed, kind, pure=False), None)],
+                client.submit(_tasks.summary, summed, pure=False), [])
     n = len(parts)
-    held = client.who_has(parts)
-    where = [dict(workers=list(held.get(p.key, ())), allow_other_workers=True) if held.get(p.key) else {}
-             for p in parts]
     mixed, first = [], None
     for s in range(n):
         cuts = [client.submit(_tasks.cut, p, s, n, pure=False, **where[i]) for i, p in enumerate(parts)]
         futures.extend(cuts)
         summed = _tree(client, cuts, futures, **where[s])
         first = summed if s == 0 else first
-        mixed.append(client.submit(_tasks.mix_shard, model, summed, s, n, kind, pure=False, **where[s]))
+        local = next((m for m, w in models if w in where[s].get("workers", ())), model)
+        mixed.append(client.submit(_tasks.mix_shard, local, summed, s, n, kind, pure=False, **where[s]))
     futures.extend(mixed)
-    return (client.submit(_tasks.join, model, *mixed, pure=False),
-            client.submit(_tasks.summary, first, pure=False))
+    info = client.submit(_tasks.summary, first, pure=False)
+    if not copies:          # (where the model lies: not a worker fetching it to drop its learner)
+        home = models[0][1]
+        return [(client.submit(_tasks.shell, model, pure=False, **(_at(home) if home else {})), None)], info, mixed
+    return ([(client.submit(_tasks.join, m, *mixed, pure=False, **(_at(w) if w else {})), w)
+             for m, w in models[:copies]], info, [])
 
 
 def _group(client, model, g, members, shares, data, cursor, sync_rows, kind, resume):
-    """The future of group g's contribution to a round: one task streaming its files
-    from ``cursor`` (``sync_rows`` rows, or to their end; with ``resume``, on the
-    worker whose open reader it can resume); for a Dask collection, a chain of
-    tasks, a block each, then its contribution (a pass per round)."""
+    """The future of group g's contribution to a round from ``model`` (future, worker
+    or None), with the worker of the model's copy it is asked to run on (or None):
+    one task streaming its files from ``cursor`` (``sync_rows`` rows, or to their
+    end; with ``resume``, on the worker whose open reader it can resume, else where
+    the model's copy lies); for a Dask collection, a chain of tasks, a block each,
+    then its contribution (a pass per round)."""
+    model, home = model
     if not data:
-        return client.submit(_tasks.train_group, model, g, [shares[i] for i in members], cursor, sync_rows,
-                             kind, resume and resume.run, pure=False, **(resume.where(g) if resume else {}))
+        where = (resume.where(g) if resume else {}) or (_at(home) if home else {})
+        return (client.submit(_tasks.train_group, model, g, [shares[i] for i in members], cursor, sync_rows,
+                              kind, resume and resume.run, pure=False, **where), home)
     trainer = None
     for i in members:
         trainer = _submit(client, _tasks.train_block, model, trainer, shares[i], data=[data[i]])
-    return client.submit(_tasks.contribute, model, trainer, g, (len(members), 0), kind, pure=False)
+    return client.submit(_tasks.contribute, model, trainer, g, (len(members), 0), kind, pure=False), None
 
 
 class _Resume:

@@ -57,7 +57,9 @@ class FileShare:
 class BlockShare:
     """Block ``index`` of a Dask collection named ``name``: a (X, y) pair (X a
     scipy matrix or a dense array) or a list of such pairs (a bag's partition),
-    its ids hashed into 2^hash_bits columns if ``hash_bits``."""
+    its ids hashed into 2^hash_bits columns if ``hash_bits``. A bag's item may be
+    a triple (X, y, sample_weight): its rows' importance weights, as
+    ``partial_fit``'s (and VW's: the progressive loss is a mean over them)."""
 
     def __init__(self, name, index, size=0, hash_bits=None):
         self.name, self.index, self.size = f"{name} block {index}", index, size
@@ -65,13 +67,13 @@ class BlockShare:
 
     def chunks(self, data):
         row = 0
-        for X, y in ([data] if isinstance(data, tuple) else data):
+        for X, y, *weights in ([data] if isinstance(data, tuple) else data):
             X, y = _csr(X), np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
             if X.shape[0] != len(y):
                 raise ValueError(f"{self.name}: X has {X.shape[0]} rows but y has {len(y)} labels")
             if self.hash_bits is not None:
                 X = hash_features(X, self.hash_bits)
-            yield X, y, row
+            yield (_weighted(X, y, weights[0], self.name) if weights else X), y, row
             row += X.shape[0]
 
     def locator(self, row):
@@ -88,6 +90,18 @@ def _csr(X):
         X = X.copy()
         X.sum_duplicates()
     return X
+
+
+def _weighted(X, y, sample_weight, name):
+    """CSR rows ``X`` with their importance weights, as the VW reader's chunks carry
+    them (`fastprox.vw.reader.VWChunk`: the trainer weighs each row's step and loss)."""
+    from ..vw.reader import VWChunk
+    w = np.ascontiguousarray(sample_weight, dtype=np.float64).reshape(-1)
+    if len(w) != len(y):
+        raise ValueError(f"{name}: X has {len(y)} rows but sample_weight has {len(w)} weights")
+    if not (np.isfinite(w).all() and (w >= 0).all()):
+        raise ValueError(f"{name}: sample_weight must be finite and >= 0 (importance weights)")
+    return VWChunk(X.data, X.indices, X.indptr, y, X.shape[1], w, None)
 
 
 class Window:
@@ -131,13 +145,17 @@ def _continued(ahead, items):
 
 
 def rows_of(X, a, b):
-    """Rows [a, b) of a CSR matrix or a reader's Chunk."""
+    """Rows [a, b) of a CSR matrix or a reader's Chunk (a weighted one's weights kept)."""
     if not isinstance(X, Chunk):
         return X[a:b]
     indptr = np.asarray(X.indptr)
     lo, hi = indptr[a], indptr[b]
-    return Chunk(np.asarray(X.data)[lo:hi], np.asarray(X.indices)[lo:hi], indptr[a:b + 1] - lo,
-                 np.asarray(X.y)[a:b], np.asarray(X.qids)[a:b], X.shape[1])
+    data, indices, y = np.asarray(X.data)[lo:hi], np.asarray(X.indices)[lo:hi], np.asarray(X.y)[a:b]
+    weights = getattr(X, "weights", None)
+    if weights is not None:
+        tags = None if X.tags is None else X.tags[a:b]
+        return type(X)(data, indices, indptr[a:b + 1] - lo, y, X.shape[1], np.asarray(weights)[a:b], tags)
+    return Chunk(data, indices, indptr[a:b + 1] - lo, y, np.asarray(X.qids)[a:b], X.shape[1])
 
 
 def file_shares(paths, **reading):

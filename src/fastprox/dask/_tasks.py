@@ -155,6 +155,7 @@ def contribute(est, trainer, group, cursor, kind):
                           trainer.midpoint.early(trainer.pass_rows))
     result.cursors = {group: cursor}
     result.seconds = 0.0
+    result.weight = trainer.pass_weight         # the rows' importance weights, summed (the loss's divisor)
     result.start_width = est.learner.n_features
     return result
 
@@ -164,7 +165,7 @@ def cut(part, s, n):
     start's features), its cursors kept: one worker's part of a shard's sum."""
     lo, hi = shard_bounds(part.start_width, n)[s]
     result = sharded(part, lo, hi)
-    result.cursors, result.seconds = part.cursors, part.seconds
+    result.cursors, result.seconds, result.weight = part.cursors, part.seconds, part.weight
     return result
 
 
@@ -183,15 +184,23 @@ def join(est, *shards):
     return out
 
 
+def shell(est):
+    """``est`` without its learner (its parameters and classes: a few bytes), which the
+    client joins the last round's mixed shards into (`join`)."""
+    out = copy.copy(est)
+    out.learner = None
+    return out
+
+
 def add(*contributions):
     """The sum of contributions (a node of the tree reduction), their cursors joined."""
     started = time.perf_counter()
     result = contributions[0]
     for c in contributions[1:]:
         cursors = {**result.cursors, **c.cursors}
-        seconds = max(result.seconds, c.seconds)
+        seconds, weight = max(result.seconds, c.seconds), result.weight + c.weight
         result = result + c
-        result.cursors, result.seconds = cursors, seconds
+        result.cursors, result.seconds, result.weight = cursors, seconds, weight
     result.seconds += time.perf_counter() - started
     return result
 
@@ -204,10 +213,11 @@ def mix(est, summed, kind):
 
 
 def summary(summed):
-    """What the client prints and schedules by: rows, steps, summed loss, cursors,
-    the bytes of one contribution, the slowest path's adding time."""
-    return dict(rows=summed.rows, steps=summed.steps, loss=summed.loss, cursors=summed.cursors,
-                nbytes=summed.nbytes, seconds=summed.seconds)
+    """What the client prints and schedules by: rows, steps, summed loss and the
+    importance weights' sum it is a mean over, cursors, the bytes of one
+    contribution, the slowest path's adding time."""
+    return dict(rows=summed.rows, steps=summed.steps, loss=summed.loss, weight=summed.weight,
+                cursors=summed.cursors, nbytes=summed.nbytes, seconds=summed.seconds)
 
 
 def train_in_turn(trainer, est, share, first, last, data=None):
