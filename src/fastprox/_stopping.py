@@ -210,9 +210,9 @@ def held_out_score(learner, X, y, sample_weight, classes):
 def held_out_margins(learner, X):
     """A function of no arguments: `_core.margins(learner, X)` of the current model
     (averaged where the learner averages), bit for bit, reading the weights of X's
-    own columns only (`Learner.coef_at`): X's indices are mapped once to positions
-    among its distinct columns (those at or beyond the model's width to one past
-    them, weighing 0 as in `margins`).
+    own columns only (`Learner.coef_at`): X's indices are mapped once, through an
+    O(d) table, to positions among its distinct columns (those at or beyond the
+    model's width to one past them, weighing 0 as in `margins`).
 
     Parameters
     ----------
@@ -229,7 +229,9 @@ def held_out_margins(learner, X):
     data, indices, indptr = kernel_arrays(X)
     indices = np.asarray(indices)
     columns = sorted_rows(indices[indices < learner.n_features], learner.n_features)     # O(d), not a sort
-    local = np.searchsorted(columns, indices).astype(indices.dtype)
+    position = np.full(max(learner.n_features, X.shape[1]), len(columns), dtype=indices.dtype)
+    position[columns] = np.arange(len(columns), dtype=indices.dtype)
+    local = position[indices]       # a lookup per entry (a search per entry cost more than the passes' reads)
     averaged = learner.average > 0
 
     def margins():
