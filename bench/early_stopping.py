@@ -14,10 +14,19 @@ one process) and the test accuracy of the same fits. The target (issue 39): at e
 set, a fastprox fit as accurate as scikit-learn's best of its two settings, in less
 wall time than that fit of scikit-learn's. Writes bench/results/early_stopping.md.
 
-    python -m bench.early_stopping [--runs 3] [--data ../shared/data] [--quick] [--out ...]
+``--trace`` adds, per set, one more (untimed) fit of each learner and setting with the
+quantity its stopping rule read after each pass: the held-out score under
+early_stopping, else the mean training loss (scikit-learn: its objective, the loss
+plus its penalty, as its verbose output prints it), and the passes without
+improvement counted by the rule (scikit-learn's rule applied to the values read).
+
+    python -m bench.early_stopping [--runs 3] [--data ../shared/data] [--quick] [--trace] [--out ...]
 """
 import argparse
+import contextlib
+import io
 import os
+import re
 import statistics
 import time
 import warnings
@@ -25,6 +34,9 @@ from pathlib import Path
 
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import SGDClassifier
+from sklearn.linear_model import _stochastic_gradient as sgd_module
+
+import fastprox._stopping
 
 from fastprox import ProxClassifier
 from bench.defaults import suite_sets
@@ -63,6 +75,80 @@ def measure(problem, runs):
     return out
 
 
+def traced(cls, params, X, y):
+    """One fit of cls(**params) on (X, y) and the values its stopping rule read after
+    each pass (`--trace`): fastprox's from its rule's own reads (`_stopping.StoppingRule`),
+    a held-out score or a pass's summed loss (divided here by its rows); scikit-learn's
+    held-out scores from its validation callback, its objectives from its verbose
+    output. Returns (fitted estimator, values)."""
+    values = []
+    if cls is ProxClassifier:
+        rule, make = fastprox._stopping.StoppingRule.__call__, fastprox._stopping.StoppingRule.__init__
+
+        def init(self, est, n_rows, score=None):
+            def scored():
+                values.append(score())
+                return values[-1]
+            make(self, est, n_rows, None if score is None else scored)
+
+        def read(self, index, loss):
+            if self.score is None:
+                values.append(loss / self.n_rows)
+            return rule(self, index, loss)
+        with _patched(fastprox._stopping.StoppingRule, __init__=init, __call__=read):
+            return cls(**params).fit(X, y), values
+    callback = sgd_module._ValidationScoreCallback.__call__
+
+    def scored(self, coef, intercept):
+        values.append(callback(self, coef, intercept))
+        return values[-1]
+    printed = io.StringIO()
+    with _patched(sgd_module._ValidationScoreCallback, __call__=scored), contextlib.redirect_stdout(printed):
+        est = cls(**params, verbose=1).fit(X, y)
+    if not params.get("early_stopping"):
+        values = [float(v) for v in re.findall(r"Objective: ([-+\d.e]+)", printed.getvalue())]
+    return est, values
+
+
+@contextlib.contextmanager
+def _patched(owner, **attributes):
+    """owner's attributes replaced for the block."""
+    saved = {name: getattr(owner, name) for name in attributes}
+    for name, value in attributes.items():
+        setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(owner, name, value)
+
+
+def waits(values, tol, score):
+    """scikit-learn's no-improvement counter after each pass, for the values its rule
+    read (scores: higher is better; losses: lower)."""
+    best, waited, out = None, 0, []
+    for v in values:
+        stalled = best is not None and (v < best + tol if score else v > best - tol)
+        best = v if best is None else (max(best, v) if score else min(best, v))
+        waited = waited + 1 if stalled else 0
+        out.append(waited)
+    return out
+
+
+def trace(problem):
+    """The `--trace` rows of one problem: per learner and setting, the values read after
+    each pass and the counter."""
+    rows = []
+    for library, (cls, extra) in LIBRARIES.items():
+        for setting, params in SETTINGS.items():
+            est, values = traced(cls, {**COMMON, **extra, **params}, problem.X_train, problem.y_train)
+            score = setting == "early_stopping"
+            rows.append([problem.name, library, setting, "held-out score" if score else "mean loss",
+                         " ".join(f"{v:.4f}" for v in values),
+                         " ".join(map(str, waits(values, COMMON["tol"], score))), int(est.n_iter_)])
+    return rows
+
+
 def rows_of(problem, results):
     """The table's rows of one problem, and its verdict: scikit-learn's most accurate
     fit (the faster of a tie), and the fastest fastprox fit at least as accurate (else
@@ -91,11 +177,12 @@ def problems(args):
     return suite_sets(args.data)
 
 
-def report(args, table, verdicts, load):
+def report(args, table, verdicts, load, traces=()):
     """The Markdown report."""
     return "\n".join([
         "# Stopping and averaging: fastprox against SGDClassifier", "",
-        f"`python -m bench.early_stopping --runs {args.runs}" + (" --quick" if args.quick else "") + "`", "",
+        f"`python -m bench.early_stopping --runs {args.runs}" + (" --quick" if args.quick else "")
+        + (" --trace" if args.trace else "") + "`", "",
         describe_machine(), describe_lanes(), f"- Load average (1 min) at the start and the end: {load}", "",
         f"Every fit: `{', '.join(f'{k}={v!r}' for k, v in COMMON.items())}`, with `early_stopping=True` "
         "or `average=True`, each library's defaults otherwise (fastprox: normalized schedule, invariant "
@@ -110,7 +197,14 @@ def report(args, table, verdicts, load):
         md_table(["set", "scikit-learn's best", "fastprox's", "wall speed-up", "CPU speed-up", "target"],
                  verdicts),
         "",
-    ])
+    ] + ([] if not traces else [
+        "## What each stopping rule read, pass by pass (`--trace`)", "",
+        "One more fit of each, untimed. The values: the held-out score (early_stopping), else the "
+        "mean training loss (fastprox: each row's loss before its step; scikit-learn: its objective, "
+        "loss plus penalty, from its verbose output); waited: scikit-learn's no-improvement counter "
+        f"over those values (tol={COMMON['tol']}); a fit stops when it reaches n_iter_no_change (5).", "",
+        md_table(["set", "library", "setting", "read", "after each pass", "waited", "epochs"], traces), "",
+    ]))
 
 
 def main(argv=None):
@@ -118,23 +212,27 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=3, help="timed fits per learner (median; default 3)")
     parser.add_argument("--data", default="../shared/data", help="folder of the LIBSVM sets")
     parser.add_argument("--quick", action="store_true", help="one small synthetic set, for a smoke test")
+    parser.add_argument("--trace", action="store_true",
+                        help="add each rule's values pass by pass (one more untimed fit of each)")
     parser.add_argument("--out", default=str(BENCH / "results" / "early_stopping.md"))
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error(f"--runs must be at least 1, got {args.runs}")
     warnings.simplefilter("ignore", ConvergenceWarning)
-    table, verdicts = [], []
+    table, verdicts, traces = [], [], []
     load = [f"{os.getloadavg()[0]:.1f}"]
     for problem in problems(args):
         try:
             rows, verdict = rows_of(problem, measure(problem, args.runs))
+            if args.trace:
+                traces += trace(problem)
         finally:
             problem.close()
         table += rows
         verdicts.append(verdict)
         print(*rows, verdict, sep="\n", flush=True)
     load.append(f"{os.getloadavg()[0]:.1f}")
-    text = report(args, table, verdicts, ", ".join(load))
+    text = report(args, table, verdicts, ", ".join(load), traces)
     Path(args.out).write_text(text)
     print(text)
     return text

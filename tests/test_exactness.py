@@ -215,6 +215,57 @@ def test_kernel_refuses_arrays_it_would_read_outside(case, message):
     assert learner.t == 0
 
 
+@pytest.mark.parametrize("rule", [("fobos", "normalized", "none"), ("fobos", "adagrad", "l2"),
+                                  ("fobos", "invsqrt", "l1"), ("rda", "adagrad", "l1")])
+def test_coef_at_reads_coefs_columns_bit_for_bit(rule):
+    """`coef_at` gives `coef`'s columns, bit for bit (the averaged iterate's too), with
+    the state untouched, and refuses a column outside the model."""
+    X = sp.random(80, 30, density=0.2, format="csr", random_state=3)
+    y = np.where(np.random.default_rng(3).normal(size=80) > 0, 1.0, -1.0)
+    learner = Learner(30, 1, *rule, "log", alpha=0.01, average=5)
+    learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1)
+    columns = np.array([29, 0, 7, 7, 12], dtype=np.int64)
+    for averaged in (False, True):
+        np.testing.assert_array_equal(learner.coef_at(columns, averaged), learner.coef(averaged)[:, columns])
+    assert learner.coef_at(np.zeros(0, dtype=np.int64)).shape == (1, 0)
+    with pytest.raises(ValueError, match="lies outside the model"):
+        learner.coef_at(np.array([30], dtype=np.int64))
+
+
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+@pytest.mark.parametrize("case, message", [
+    ("decreasing", "inconsistent CSR arrays"),
+    ("past the end", "inconsistent CSR arrays"),
+    ("first not 0", "inconsistent CSR arrays"),
+    ("short data", "inconsistent CSR arrays"),
+    ("short indices", "inconsistent CSR arrays"),
+    ("index", "column index lies outside"),
+])
+def test_margins_refuse_arrays_they_would_read_outside(itype, case, message):
+    """`Learner.margins`' loop reads without bounds checks, so the arrays are checked
+    first: malformed CSR arrays raise a ValueError (no crash, no read outside)."""
+    learner = Learner(5, 1, "fobos", "invsqrt", "l1", "log")
+    learner.fit_rows(np.ones(3), np.array([0, 1, 4], dtype=itype), np.array([0, 2, 3], dtype=itype), np.ones(2),
+                     None, None, 1)
+    data, indices, indptr = np.ones(3), np.array([0, 1, 4], dtype=itype), np.array([0, 2, 3], dtype=itype)
+    np.testing.assert_allclose(learner.margins(data, indices, indptr, 5).ravel(),
+                               [learner.row_margins(data[:2], indices[:2])[0], learner.row_margins(data[2:], indices[2:])[0]])
+    if case == "decreasing":
+        indptr = np.array([0, 3, 2], dtype=itype)
+    elif case == "past the end":
+        indptr = np.array([0, 2, 9], dtype=itype)
+    elif case == "first not 0":
+        indptr = np.array([1, 2, 3], dtype=itype)
+    elif case == "short data":
+        data = np.ones(2)
+    elif case == "short indices":
+        indices = indices[:2]
+    else:
+        indices = np.array([0, 7, 1], dtype=itype)
+    with pytest.raises(ValueError, match=message):
+        learner.margins(data, indices, indptr, 5)
+
+
 @pytest.mark.parametrize("itype", [np.int32, np.int64])
 @pytest.mark.parametrize("bad", [-1, 5, 2**31 - 1, -(2**31)])
 def test_kernel_refuses_every_index_outside_the_model(itype, bad):

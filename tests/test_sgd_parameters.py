@@ -15,7 +15,8 @@ from sklearn.model_selection import StratifiedShuffleSplit
 
 from fastprox import ProxClassifier, ProxRegressor, load_model, save_model
 from fastprox._sklearn_names import EQUIVALENTS, UNMAPPED_RATES, UnknownParameter
-from fastprox._stopping import StoppingRule, stratified_split, validation_split
+from fastprox._core import margins, pass_order
+from fastprox._stopping import StoppingRule, held_out_margins, stratified_split, validation_split
 
 
 def problem(n=600, d=40, classes=2, seed=0, noise=0.5):
@@ -168,6 +169,50 @@ def test_stratified_split_draws_as_sklearns_splitter(labels, kind, fraction, see
         np.testing.assert_array_equal(a, b)
         assert a.dtype == b.dtype
     assert ours_rng.randint(2**31 - 1) == theirs_rng.randint(2**31 - 1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(n=st.integers(0, 300), subset=st.booleans(), seed=st.integers(0, 2**31 - 1))
+def test_pass_order_draws_as_the_permutation(n, subset, seed):
+    """`pass_order` visits the rows in the order ``rows[rng.permutation(len(rows))]``
+    gives (``rng.permutation(n)`` for all rows), as int64, leaves the generator where
+    the permutation leaves it and the rows as they were: the shuffles, and so the
+    models, are those of the permutation's gather. Without a generator, the rows as
+    given."""
+    rows = np.flatnonzero(np.random.RandomState(seed).rand(n) < 0.7).astype(np.int64) if subset else None
+    kept = None if rows is None else rows.copy()
+    ours_rng, theirs_rng = np.random.RandomState(seed), np.random.RandomState(seed)
+    ours = pass_order(n, rows, ours_rng)
+    theirs = theirs_rng.permutation(n) if rows is None else rows[theirs_rng.permutation(len(rows))]
+    np.testing.assert_array_equal(ours, theirs)
+    assert ours.dtype == np.int64 and ours.flags.c_contiguous
+    assert ours_rng.randint(2**31 - 1) == theirs_rng.randint(2**31 - 1)
+    if rows is not None:
+        np.testing.assert_array_equal(rows, kept)
+    assert pass_order(n, rows, None) is rows
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), classes=st.sampled_from([2, 3]), wide=st.booleans(),
+       params=st.sampled_from([{}, dict(penalty="l2", alpha=1e-3), dict(penalty="l1", alpha=1e-3),
+                               dict(average=True), dict(average=3, penalty="l2", alpha=1e-3, schedule="adagrad"),
+                               dict(groups=np.repeat(np.arange(4), 3), penalty="l1_l2", alpha=1e-3, schedule="invsqrt", step="gradient")]))
+def test_held_out_margins_are_the_models_bit_for_bit(seed, classes, wide, params):
+    """The held-out rows' margins read from their own columns' weights (`coef_at`)
+    equal `_core.margins`' from the whole model, bit for bit, mid-training and after,
+    averaged where the model averages, with columns the model never saw (weight 0),
+    rows without entries, several outputs and a grouped model."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(60, 12, density=0.2, format="csr", random_state=seed)
+    y = rng.integers(0, classes, 60)
+    est = ProxClassifier(random_state=0, **params).fit(X, y)
+    learner = est._learner
+    held = sp.random(15, 16 if wide else 12, density=0.3, format="csr", random_state=seed + 1)
+    held.data[:] = rng.normal(size=held.nnz)
+    read = held_out_margins(learner, held)
+    for _ in range(2):
+        np.testing.assert_array_equal(read(), margins(learner, held))
+        est.partial_fit(X[:7], y[:7])
 
 
 @pytest.mark.parametrize("classes, params", [(2, {}), (3, {}), (2, dict(average=True, schedule="adagrad")),

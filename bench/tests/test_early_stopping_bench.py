@@ -17,3 +17,23 @@ def test_quick_run_writes_the_table(tmp_path, capsys):
     for name, library, setting, epochs, cpu, wall, accuracy in table:
         assert 1 <= int(epochs) <= 1000 and float(wall) > 0 and float(cpu) >= 0 and 0 <= float(accuracy) <= 1
     assert len(verdicts) == 1 and verdicts[0][-1] in ("met", "not met")
+
+
+def test_trace_gives_each_rules_values_pass_by_pass(tmp_path):
+    """--trace: a row per learner and setting, a value and a counter per pass run (as
+    many as the fit's epochs), the counter at n_iter_no_change where the fit stopped."""
+    text = early_stopping.main(["--quick", "--runs", "1", "--trace", "--out", str(tmp_path / "out.md")])
+    assert "--trace`" in text and "## What each stopping rule read" in text
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines()
+            if line.startswith("| text-like") and ("held-out score" in line or "mean loss" in line)]
+    assert {(r[1], r[2]) for r in rows} == {(lib, s) for lib in early_stopping.LIBRARIES
+                                            for s in early_stopping.SETTINGS}
+    for name, library, setting, read, values, waited, epochs in rows:
+        assert read == ("held-out score" if setting == "early_stopping" else "mean loss")
+        assert len(values.split()) == len(waited.split()) == int(epochs)
+        assert int(waited.split()[-1]) == 5 or int(epochs) == early_stopping.COMMON["max_iter"]
+
+
+def test_waits_is_sklearns_counter():
+    assert early_stopping.waits([0.5, 0.5005, 0.6, 0.6, 0.6009], 1e-3, True) == [0, 1, 0, 1, 2]
+    assert early_stopping.waits([1.0, 0.9, 0.8995, 0.95, 0.7], 1e-3, False) == [0, 0, 1, 2, 0]

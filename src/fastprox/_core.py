@@ -241,15 +241,24 @@ def run_passes(learner, X, target, sample_weight, batch_size, passes=1, rng=None
     for i in range(passes):     # a call per pass (it reacts to Ctrl-C itself): X checked once
         if i and pause is not None:
             pause()
-        if rows is None:
-            order = rng.permutation(n).astype(np.int64) if rng is not None else None
-        else:
-            order = rows[rng.permutation(len(rows))] if rng is not None else rows
-        loss = learner.fit_rows(data, indices, indptr, target, sw, order, batch_size, pause)
+        loss = learner.fit_rows(data, indices, indptr, target, sw, pass_order(n, rows, rng), batch_size, pause)
         total += loss
         if after_pass is not None and after_pass(i, loss):
             break
     return total
+
+
+def pass_order(n, rows, rng):
+    """The rows a pass visits, in order: `rows` (int64 indices; None: all n rows),
+    shuffled by `rng` if given, as ``rows[rng.permutation(len(rows))]`` shuffles them
+    (``np.arange(n)`` for None): the same draws and the same order. A copy shuffled in
+    place, without the permutation's index array and the gather through it; None
+    where the rows are all n in order (the kernel needs no order then)."""
+    if rng is None:
+        return rows
+    order = np.arange(n, dtype=np.int64) if rows is None else rows.astype(np.int64, copy=True)
+    rng.shuffle(order)
+    return order
 
 
 def margins(learner, X):

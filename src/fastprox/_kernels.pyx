@@ -644,6 +644,31 @@ cdef class Learner:
             self._coef, self._coef_t = result, c.cursor.t
         return result
 
+    def coef_at(self, const long long[::1] columns, bint averaged=False):
+        """`coef`'s columns ``columns`` (each in [0, n_features)) as a new (K, m) array,
+        bit for bit, reading only those features' entries where `coef` reads all d:
+        what a few rows' margins need (`margins`' ``weights``), such as the held-out
+        rows `fit` scores after each pass. A grouped model's come from `coef`."""
+        cdef Ctx c = self.c
+        cdef Py_ssize_t i, m = columns.shape[0]
+        cdef int k
+        cdef double[:, ::1] out
+        if averaged and not c.params.average_from:
+            raise ValueError("this learner keeps no averaged iterate; build it with average >= 1.")
+        for i in range(m):
+            if not 0 <= columns[i] < c.params.n_features:
+                raise ValueError(f"column {columns[i]} lies outside the model's [0, {c.params.n_features}).")
+        if c.params.grouped:
+            return np.ascontiguousarray(self.coef(averaged)[:, np.asarray(columns)])
+        result = np.zeros((c.params.n_outputs, m))
+        out = result
+        with nogil:
+            set_weight_params(&c)
+            for i in range(m):
+                for k in range(c.params.n_outputs):
+                    out[k, i] = averaged_entry(&c, columns[i], k) if averaged else current(&c, columns[i], k)
+        return result
+
     def averaged_coef(self):
         """The averaged iterate's weights (K, d), read-only: ``coef(averaged=True)``."""
         return self.coef(averaged=True)
@@ -663,16 +688,18 @@ cdef class Learner:
             return np.array([unpenalized_now(c, u) for u in range(self.n_outputs + self.n_unpenalized)])
         return np.frombuffer(self.arrays["bavg"], dtype=np.float64) / n
 
-    def margins(self, data, indices, indptr, long long width, bint averaged=False):
+    def margins(self, data, indices, indptr, long long width, bint averaged=False, weights=None):
         """<w_k, x_i> + b_k of the eager model w_{T+1} for the CSR rows of a matrix of
         `width` columns given as `fit_rows` takes them (NumPy or ``array.array``
         buffers): a (n, K) array. Columns at or beyond n_features, which the model
         never saw, have weight 0; an index outside [0, width) raises ValueError, as
         in `fit_rows`. A margin that is not finite (NaN or infinity in the row, or
         finite values so large that it overflows) raises `NonFiniteMargin` naming
-        its row: never a NaN prediction."""
+        its row: never a NaN prediction. ``weights`` (K, m), if given, are read in
+        place of the model's (`coef_at`'s, the rows' indices then positions among
+        its columns; m and beyond weigh 0), the same sums."""
         from fastprox._validation import NonFiniteMargin
-        W = self.averaged_coef() if averaged else self.coef()
+        W = weights if weights is not None else self.averaged_coef() if averaged else self.coef()
         out = np.empty((max(len(indptr) - 1, 0), self.n_outputs))
         kind = csr_kind(data, indices)
         if kind == 0:

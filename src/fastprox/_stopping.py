@@ -18,7 +18,7 @@ try:        # private to scikit-learn: where it moves, the splitter itself draws
 except ImportError:     # pragma: no cover
     _approximate_mode = None
 
-from ._core import margins, predictions
+from ._core import kernel_arrays, predictions
 
 
 def validation_split(est, y, sample_weight, classifier):
@@ -62,8 +62,8 @@ def validation_split(est, y, sample_weight, classifier):
 
 
 def sorted_rows(rows, n):
-    """Distinct row indices below n, sorted, as int64: by a mask, O(n), where a sort
-    is O(n log n)."""
+    """Distinct indices below n (rows, or a held-out set's columns), sorted, as int64:
+    by a mask, O(n), where a sort is O(n log n)."""
     mask = np.zeros(n, dtype=bool)
     mask[rows] = True
     return np.flatnonzero(mask).astype(np.int64)
@@ -174,7 +174,10 @@ def held_out_score(learner, X, y, sample_weight, classes):
     """A function of no arguments: the current model's score on the held-out rows,
     as the estimator's ``score`` gives it (accuracy over ``classes``, R^2 for a
     regressor: ``classes`` None), weighted by ``sample_weight``, read without the
-    estimator's lock (the training call holds it).
+    estimator's lock (the training call holds it). The margins are `_core.margins`',
+    bit for bit, from the weights of the held-out rows' own features only
+    (`held_out_margins`): after each pass, where the model's d weights would be
+    materialized.
 
     Parameters
     ----------
@@ -194,13 +197,48 @@ def held_out_score(learner, X, y, sample_weight, classes):
     callable
         Returning a float.
     """
+    margins = held_out_margins(learner, X)
     if classes is None:
         def score():
-            return float(r2_score(y, margins(learner, X), sample_weight=sample_weight))
+            return float(r2_score(y, margins(), sample_weight=sample_weight))
     else:
         def score():        # accuracy_score's value (np.average of the matches) without its input checks
-            return float(np.average(predictions(margins(learner, X), classes) == y, weights=sample_weight))
+            return float(np.average(predictions(margins(), classes) == y, weights=sample_weight))
     return score
+
+
+def held_out_margins(learner, X):
+    """A function of no arguments: `_core.margins(learner, X)` of the current model
+    (averaged where the learner averages), bit for bit, reading the weights of X's
+    own columns only (`Learner.coef_at`): X's indices are mapped once, through an
+    O(d) table, to positions among its distinct columns (those at or beyond the
+    model's width to one past them, weighing 0 as in `margins`).
+
+    Parameters
+    ----------
+    learner : Learner
+        The kernel being trained (its width fixed for the passes).
+    X : CSR matrix
+        The held-out rows.
+
+    Returns
+    -------
+    callable
+        Returning (n,) margins for one output, (n, K) for K.
+    """
+    data, indices, indptr = kernel_arrays(X)
+    indices = np.asarray(indices)
+    columns = sorted_rows(indices[indices < learner.n_features], learner.n_features)     # O(d), not a sort
+    position = np.full(max(learner.n_features, X.shape[1]), len(columns), dtype=indices.dtype)
+    position[columns] = np.arange(len(columns), dtype=indices.dtype)
+    local = position[indices]       # a lookup per entry (a search per entry cost more than the passes' reads)
+    averaged = learner.average > 0
+
+    def margins():
+        weights = learner.coef_at(columns, averaged)
+        scores = learner.margins(data, local, indptr, len(columns) + 1, averaged=averaged, weights=weights)
+        return scores.ravel() if scores.shape[1] == 1 else scores
+    return margins
 
 
 def warn_unconverged(est, n_iter):

@@ -48,8 +48,11 @@ cdef inline long long _check_rows(Py_ssize_t nnz, const index_t[::1] indices, co
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1, i
     cdef long long lo = 0, hi = n_rows - 1 if all_rows else -1, longest = 0
     cdef bint decreasing = False
+    cdef const index_t* ptr         # the loops read through pointers: a .pxd's view reads keep bounds checks
+    cdef const long long* rows = &order[0] if not all_rows and order.shape[0] else NULL
     if n_rows < 0 or indices.shape[0] != nnz or indptr[0] != 0 or indptr[n_rows] > nnz:
         raise ValueError("inconsistent CSR arrays: data, indices and indptr do not match.")
+    ptr = &indptr[0]
     if n_y != n_rows or n_sw != n_rows:
         raise ValueError(f"y has {n_y} and sample_weight {n_sw} entries for {n_rows} rows.")
     if batch_size < 1:
@@ -57,14 +60,14 @@ cdef inline long long _check_rows(Py_ssize_t nnz, const index_t[::1] indices, co
     with nogil:
         if not all_rows:
             for i in range(order.shape[0]):
-                lo = min(lo, order[i])
-                hi = max(hi, order[i])
+                lo = min(lo, rows[i])
+                hi = max(hi, rows[i])
         if hi < n_rows and lo >= 0:
             if want_longest:
                 for i in range(n_rows):
-                    longest = max(longest, indptr[i + 1] - indptr[i])
+                    longest = max(longest, ptr[i + 1] - ptr[i])
             for i in range(n_rows):
-                decreasing |= indptr[i + 1] < indptr[i]
+                decreasing |= ptr[i + 1] < ptr[i]
             if decreasing:
                 lo = -1
             elif outside(&indices[0] if nnz else NULL, nnz, d):
@@ -96,8 +99,9 @@ cdef inline bint outside(const index_t* indices, Py_ssize_t nnz, long long d) no
 cdef inline bint consecutive(const long long[::1] order) noexcept nogil:
     """Whether the rows are visited in file order (order[i + 1] = order[i] + 1)."""
     cdef Py_ssize_t i
+    cdef const long long* rows = &order[0] if order.shape[0] else NULL     # (no bounds checks)
     for i in range(order.shape[0] - 1):
-        if order[i + 1] != order[i] + 1:
+        if rows[i + 1] != rows[i] + 1:
             return False
     return True
 
@@ -166,34 +170,52 @@ cdef inline int margins_csr(const double[:, ::1] W, const value_t[::1] data,
                             long long width, double[:, ::1] out) except -1:
     """out[i, k] = sum of W[k, j] x_ij over row i's stored entries with j < W's width,
     for rows of a matrix of `width` columns: an index outside [0, width) is refused
-    as `_check_rows` refuses it (a malformed matrix), not skipped."""
+    as `_check_rows` refuses it (a malformed matrix), not skipped. The loop reads
+    through pointers once the arrays are checked (a .pxd's view reads keep bounds
+    checks); one output's sum is kept in a register, added in the same order."""
     cdef Py_ssize_t i, n = out.shape[0], K = W.shape[0], d = W.shape[1], nnz = indices.shape[0]
     cdef index_t nz, j
     cdef int k
-    cdef bint valid = indptr.shape[0] == n + 1 and data.shape[0] == nnz and (n == 0 or indptr[0] == 0)
+    cdef double z
+    cdef bint valid = (indptr.shape[0] == n + 1 and data.shape[0] == nnz and out.shape[1] == K
+                       and (n == 0 or indptr[0] == 0))
+    cdef const index_t* ptr = &indptr[0] if valid else NULL
+    cdef const index_t* ind = &indices[0] if nnz else NULL
+    cdef const value_t* x = &data[0] if nnz else NULL
+    cdef const double* w = &W[0, 0] if K * d else NULL
+    cdef double* o = &out[0, 0] if n * K else NULL
     for i in range(n):
-        valid = valid and indptr[i] <= indptr[i + 1] <= nnz
+        valid = valid and ptr[i] <= ptr[i + 1] <= nnz
     if not valid:
         raise ValueError("inconsistent CSR arrays: data, indices and indptr do not match.")
-    if outside(&indices[0] if nnz else NULL, nnz, width):
+    if outside(ind, nnz, width):
         raise ValueError(f"a column index lies outside [0, {width}): the matrix is malformed.")
     with nogil:
         for i in range(n):
+            if K == 1:
+                z = 0.0
+                for nz in range(ptr[i], ptr[i + 1]):
+                    j = ind[nz]
+                    if j < d:
+                        z += w[j] * x[nz]
+                o[i] = z
+                continue
             for k in range(K):
-                out[i, k] = 0.0
-            for nz in range(indptr[i], indptr[i + 1]):
-                j = indices[nz]
+                o[i * K + k] = 0.0
+            for nz in range(ptr[i], ptr[i + 1]):
+                j = ind[nz]
                 if j < d:
                     for k in range(K):
-                        out[i, k] += W[k, j] * data[nz]
+                        o[i * K + k] += w[k * d + j] * x[nz]
     return 0
 
 
 cdef inline Py_ssize_t first_nonfinite(const double[:, ::1] out) noexcept nogil:
     """The first row of `out` holding NaN or an infinity; -1 if none does."""
-    cdef Py_ssize_t i, k
+    cdef Py_ssize_t i, k, K = out.shape[1]
+    cdef const double* o = &out[0, 0] if out.shape[0] * K else NULL    # (no bounds checks)
     for i in range(out.shape[0]):
-        for k in range(out.shape[1]):
-            if not fabs(out[i, k]) <= DBL_MAX:
+        for k in range(K):
+            if not fabs(o[i * K + k]) <= DBL_MAX:
                 return i
     return -1
