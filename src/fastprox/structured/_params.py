@@ -26,5 +26,5 @@ PARSER_LOSSES = ("hinge", "perceptron")
 PARSER_DEFAULTS = dict(loss="hinge", penalty="none", alpha=1e-3, l1_ratio=0.15, update="fobos",
                        schedule="constant", eta0=0.012, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
                        groups="templates", group_weights=None, max_iter=6, shuffle=True, random_state=None,
-                       warm_start=False, verbose=0, projective=False, templates="ewt-no-prefix", bits=25,
+                       warm_start=False, verbose=0, projective=False, templates="ewt-no-prefix", bits=26,
                        lowercase=False, pos="UPOS", average=True)
