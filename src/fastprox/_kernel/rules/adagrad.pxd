@@ -16,8 +16,12 @@ cdef extern from *:
        is below 5.2 m 2^-53 + 5 log2(m) 2^-53, 3.8e-11 here: the contract allows 1e-9);
        beyond, by libm's exp and log1p. */
     #define FASTPROX_POWER_MAX 65536.0
+    /* Below this, log1p and expm1 are the first four terms of their series, to rounding:
+       the fifth is under 2^-56 / 5 of the sum (`small_log1p`, `small_expm1`). */
+    #define FASTPROX_SERIES_MAX (1.0 / 16384)
     """
     const double POWER_MAX "FASTPROX_POWER_MAX"
+    const double SERIES_MAX "FASTPROX_SERIES_MAX"
 
 cdef enum:
     L2_LANES = 8                  # the entries `l2_powers` takes at a time
@@ -35,7 +39,7 @@ cdef inline double adagrad_after(Ctx* c, double w, double eta, double m) noexcep
     averaged iterate's catch-up reads it at each of the skipped steps). Kept in line:
     with that second caller GCC left it a call in the AdaGrad rows' l2 catch-up, 15-20%
     slower."""
-    cdef double a, kept, lost
+    cdef double a, kept, lost, L
     if m <= 0 or w == 0.0 or c.params.alpha_pen == 0.0:
         return w
     a = c.params.alpha_pen * eta
@@ -43,10 +47,38 @@ cdef inline double adagrad_after(Ctx* c, double w, double eta, double m) noexcep
         return berhu_const_catch_up(w, a, m, c.params.berhu_gamma)
     if c.params.l1_share == 1.0:
         return soft_threshold(w, m * a)
+    if c.params.l2_powering:
+        if c.params.l1_share == 0.0:
+            return w * l2_power(a, m, &lost)
+        kept = l2_power(a * (1.0 - c.params.l1_share), m, &lost)
+        return copysign(max(0.0, kept * fabs(w) - c.params.l1_share / (1.0 - c.params.l1_share) * lost), w)
+    L = -m * small_log1p(a * (1.0 - c.params.l1_share))
     if c.params.l1_share == 0.0:
-        return w * l2_power(a, m, &lost)
-    kept = l2_power(a * (1.0 - c.params.l1_share), m, &lost)
-    return copysign(max(0.0, kept * fabs(w) - c.params.l1_share / (1.0 - c.params.l1_share) * lost), w)
+        return w * small_exp(L)
+    return copysign(max(0.0, small_exp(L) * fabs(w)
+                             + c.params.l1_share / (1.0 - c.params.l1_share) * small_expm1(L)), w)
+
+
+cdef inline double small_log1p(double x) noexcept nogil:
+    """log1p(x); where |x| <= SERIES_MAX its series' first four terms (the common
+    catch-up: alpha eta is small, and libm's call was a fifth of an l2 pass)."""
+    if fabs(x) <= SERIES_MAX:
+        return x * (1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x)))
+    return log1p(x)
+
+
+cdef inline double small_expm1(double x) noexcept nogil:
+    """expm1(x); where |x| <= SERIES_MAX its series' first four terms."""
+    if fabs(x) <= SERIES_MAX:
+        return x * (1.0 + x * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0))))
+    return expm1(x)
+
+
+cdef inline double small_exp(double x) noexcept nogil:
+    """exp(x); where |x| <= SERIES_MAX, 1 + `small_expm1`(x)."""
+    if fabs(x) <= SERIES_MAX:
+        return 1.0 + small_expm1(x)
+    return exp(x)
 
 
 cdef inline double l2_power(double a, double m, double* lost) noexcept nogil:
