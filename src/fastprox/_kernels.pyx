@@ -219,6 +219,10 @@ cdef class Learner:
         if loss is None:
             check_structured(step, schedule)
         c.params.invariant = step == "invariant"
+        # A structured learner's entries of a feature share their skipped steps, so one
+        # powering serves its K entries; a flat row's entry would pay it alone (slower than
+        # libm's exp and log1p there): the form is the learner's, fast rows and general step alike.
+        c.params.l2_powering = loss is None
         family = PENALTIES[penalty].family
         c.params.l1_share = l1_share(penalty, l1_ratio)
         c.params.grouped = family == "group"

@@ -10,6 +10,7 @@ import numpy as np
 from fastprox._validation import check_group_weights
 
 from fastprox._kernel.rules.prox cimport soft_threshold, prox_berhu as _prox_berhu
+from fastprox._kernel.rules.adagrad cimport l2_power
 from fastprox._kernel.groups.group_prox cimport (prox_l1_l2 as _l1_l2, prox_l1_linf as _l1_linf,
                                    prox_sparse_group as _sparse_group, squared_group_tau)
 
@@ -99,3 +100,11 @@ def prox_squared_group(blocks, a, weights=None):
         tau = squared_group_tau(&norms[0], dptr, norms.shape[0], _threshold(a), &work[0])
     out = [prox_l1_l2(V, tau * (1.0 if d is None else d[G])) for G, V in enumerate(blocks)]
     return out, tau
+
+
+def _l2_power(double a, double m):
+    """(r^m, 1 - r^m) for r = 1 / (1 + a): the kernel's factor of m l2 proxes with the
+    threshold a (`_kernel/rules/adagrad.pxd`, `l2_power`), for its accuracy test."""
+    cdef double lost
+    cdef double kept = l2_power(a, m, &lost)
+    return kept, lost

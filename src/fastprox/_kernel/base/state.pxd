@@ -106,6 +106,8 @@ cdef struct Params:
     bint structured_rows          # the structured step's own loops for rda's or fobos's AdaGrad rows
                                   # (`steps/structured.pxd`); False: the general step's (tests)
     bint invariant                # fobos's forward step is the importance-invariant flow
+    bint l2_powering              # AdaGrad's lazy l2 shrink by binary powering (`rules/adagrad.l2_powers`,
+                                  # structured learners: K entries share it); else by exp/log1p
     double alpha_pen              # alpha: the penalty's weight (0 under penalty none)
     double l1_share               # rho: the l1 part of the penalty, r(w) = rho |w| + (1 - rho) w^2/2
     double eta0                   # eta_0: the schedules' base step

@@ -30,7 +30,7 @@ from fastprox._kernel.base.state cimport (Ctx, entry, normalized_l1_rows, ROW_LA
                                           MEMO_FIELDS,
                                           INTERCEPT_FIELDS, AVG_FIELDS, AVG_Q, AVG_P, AVG_NODE_P,
                                           AVG_NODE_PQ)
-from fastprox._kernel.rules.adagrad cimport adagrad_after, small_log1p, small_exp, small_expm1
+from fastprox._kernel.rules.adagrad cimport adagrad_after, l2_power, small_log1p, small_exp, small_expm1
 
 cdef extern from "_kernel/out_of_line.h":
     pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
@@ -188,9 +188,11 @@ cdef inline double adagrad_skipped_sum(Ctx* c, double* row, int k) noexcept nogi
     """The sum of entry k's iterates over the averaged steps t0+1 .. t that the row
     skipped (t0: its last step), each `adagrad_after` i proxes with the frozen step:
     sum_{i=i0}^{n} of |w| - i a (l1), w r^i (l2), (|w| + c) r^i - c (elastic net,
-    c = rho / (1 - rho)), r = 1 / (1 + a (1 - rho)), n the last i where it is non-zero."""
+    c = rho / (1 - rho)), r = 1 / (1 + a (1 - rho)), n the last i where it is non-zero;
+    under `Params.l2_powering` the geometric sums from `l2_power`'s 1 - r^cnt, without
+    cancellation; else by the series or libm's exp, log1p and expm1."""
     cdef double* e = entry(c, row, k)
-    cdef double w = e[ADAGRAD_W], aw = fabs(w), a, lam, geo, cc
+    cdef double w = e[ADAGRAD_W], aw = fabs(w), a, lost, lam, geo, cc
     cdef long long t0 = <long long>row[ROW_LAST_STEP]
     cdef long long i0 = max(<long long>1, c.params.average_from - t0), n = c.cursor.t - t0, lo, mid, cnt
     if w == 0.0 or i0 > n:
@@ -212,8 +214,15 @@ cdef inline double adagrad_skipped_sum(Ctx* c, double* row, int k) noexcept nogi
     a = c.params.alpha_pen * e[ADAGRAD_ETA]
     if c.params.l1_share == 1.0:
         return copysign(cnt * aw - a * (<double>(i0 + n) * cnt / 2.0), w)
-    lam = -small_log1p(a * (1.0 - c.params.l1_share))       # log r
-    geo = small_exp(i0 * lam) * (small_expm1(cnt * lam) / small_expm1(lam))     # sum_{i0}^{n} r^i
+    a = a * (1.0 - c.params.l1_share)
+    if c.params.l2_powering:
+        l2_power(a, cnt, &lost)
+        geo = lost / a if a > 0.0 else <double>cnt      # sum_{i=1}^{cnt} r^i = (1 - r^cnt) / a
+        if i0 > 1:
+            geo = geo * l2_power(a, i0 - 1, &lost)      # sum_{i=i0}^{n} r^i
+    else:
+        lam = -small_log1p(a)       # log r
+        geo = small_exp(i0 * lam) * (small_expm1(cnt * lam) / small_expm1(lam))     # sum_{i0}^{n} r^i
     if c.params.l1_share == 0.0:
         return w * geo
     cc = c.params.l1_share / (1.0 - c.params.l1_share)

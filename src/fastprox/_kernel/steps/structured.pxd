@@ -57,7 +57,7 @@ from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, RDA, FTRL, ADA
 from fastprox._kernel.base.state cimport (Ctx, MEMO_FIELDS, ensure_scratch, entry, DUAL_SUM, DUAL_SQUARES,
                                           ROW_LAST_STEP, ADAGRAD_W, ADAGRAD_ETA)
 from fastprox._kernel.rules.average cimport averaging, adagrad_skipped_sum
-from fastprox._kernel.rules.adagrad cimport adagrad_after
+from fastprox._kernel.rules.adagrad cimport adagrad_after, l2_powers, L2_LANES
 from fastprox._kernel.lanes.pairs cimport adagrad_outputs2
 from fastprox._kernel.base.csr cimport FASTPROX_PREFETCH
 from fastprox._kernel.rules.schedules cimport begin_step
@@ -188,11 +188,13 @@ cdef inline void adagrad_margins(Ctx* c, const value_t* data, const index_t* ind
     """`_step.margins` under `adagrad_rows`: each feature caught up as `_fobos.catch_up`
     does it (the skipped averaged iterates into S, `adagrad_skipped_sum`, once the
     averaged steps have begun: before, each adds 0; then the weights after the skipped
-    proxes, `adagrad_after`; the row's step t), then the same sums in the same order."""
+    proxes, `adagrad_after`; the row's step t), then the same sums in the same order.
+    Under l2 the K entries' shrinks are `l2_powers`' (`adagrad_l2_catch_up`)."""
     cdef int k, K = c.params.n_outputs
     cdef long long nz, stride = c.layout.n_entry_fields
     cdef long long S = c.layout.avg_sum_at, t = c.cursor.t
     cdef bint summing = averaging(c) and t >= c.params.average_from
+    cdef bint l2 = c.params.l1_share == 0.0 and c.params.alpha_pen > 0.0
     cdef double x, skipped
     cdef double* scores = c.arrays.scores
     cdef double* row
@@ -204,16 +206,46 @@ cdef inline void adagrad_margins(Ctx* c, const value_t* data, const index_t* ind
         e = entry(c, row, 0)
         if row[ROW_LAST_STEP] < t:
             skipped = t - row[ROW_LAST_STEP]
-            for k in range(K):
-                if summing:
-                    e[k * stride + S] += adagrad_skipped_sum(c, row, k)
-                e[k * stride + ADAGRAD_W] = adagrad_after(c, e[k * stride + ADAGRAD_W],
-                                                          e[k * stride + ADAGRAD_ETA], skipped)
+            if l2:
+                adagrad_l2_catch_up(c, row, e, skipped, summing)
+            else:
+                for k in range(K):
+                    if summing:
+                        e[k * stride + S] += adagrad_skipped_sum(c, row, k)
+                    e[k * stride + ADAGRAD_W] = adagrad_after(c, e[k * stride + ADAGRAD_W],
+                                                              e[k * stride + ADAGRAD_ETA], skipped)
             row[ROW_LAST_STEP] = t
         x = data[nz]
         for k in range(K):
             scores[k] += e[k * stride + ADAGRAD_W] * x
     c.cursor.n_ops += (hi - lo) * K
+
+
+cdef inline void adagrad_l2_catch_up(Ctx* c, double* row, double* e, double skipped, bint summing) noexcept nogil:
+    """`adagrad_margins`' catch-up of a row `skipped` steps behind under l2 (alpha > 0):
+    `adagrad_after`'s w r^m and, where the averaged sums take all the skipped iterates
+    (the row's last step at or after the first averaged one), `adagrad_skipped_sum`'s
+    w (1 - r^m) / a, from one `l2_powers` of L2_LANES entries at a time: their bits."""
+    cdef int k, k0 = 0, n, lanes = L2_LANES, K = c.params.n_outputs
+    cdef long long stride = c.layout.n_entry_fields, S = c.layout.avg_sum_at
+    cdef bint whole = summing and c.params.average_from <= row[ROW_LAST_STEP] + 1
+    cdef double a[L2_LANES]
+    cdef double kept[L2_LANES]
+    cdef double lost[L2_LANES]
+    cdef double* f
+    while k0 < K:
+        n = lanes if K - k0 > lanes else K - k0
+        f = e + k0 * stride
+        for k in range(n):
+            a[k] = c.params.alpha_pen * f[k * stride + ADAGRAD_ETA]
+        l2_powers(a, skipped, kept, lost, n)
+        for k in range(n):
+            if whole:
+                f[k * stride + S] += f[k * stride + ADAGRAD_W] * (lost[k] / a[k] if a[k] > 0.0 else skipped)
+            elif summing:
+                f[k * stride + S] += adagrad_skipped_sum(c, row, k0 + k)
+            f[k * stride + ADAGRAD_W] = f[k * stride + ADAGRAD_W] * kept[k]
+        k0 += lanes
 
 
 cdef inline void adagrad_apply(Ctx* c, long long n_touched) noexcept nogil:
