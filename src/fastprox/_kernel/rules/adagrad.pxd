@@ -83,13 +83,20 @@ cdef inline double small_exp(double x) noexcept nogil:
 
 cdef inline double l2_power(double a, double m, double* lost) noexcept nogil:
     """r^m for r = 1 / (1 + a), a >= 0, m >= 0 a whole number: the factor of m l2 proxes
-    with the threshold a (each divides by 1 + a), the shrink of every lazy l2 catch-up
-    under AdaGrad (`adagrad_after`, `_kernel/steps/rows_invariant.pxd`, the averaged sums'
-    geometric series); 1 - r^m into lost[0]. `l2_powers` of one entry: the same bits as
-    the structured rows' K entries at a time."""
+    with the threshold a (each divides by 1 + a), the shrink of a structured learner's
+    lazy l2 catch-ups under AdaGrad (`Params.l2_powering`: `adagrad_after`, the averaged
+    sums' geometric series); 1 - r^m into lost[0]. `l2_powers` of one entry: the same
+    bits as the structured rows' K entries at a time."""
     cdef double kept
     l2_powers(&a, m, &kept, lost, 1)
     return kept
+
+
+cdef inline double l2_geometric_sum(double lost, double a, double m) noexcept nogil:
+    """sum_{i=1}^{m} r^i = (1 - r^m) / a for r = 1 / (1 + a), from `l2_powers`' lost =
+    1 - r^m (m itself where a = 0): the skipped iterates' shrinks that the averaged sums
+    add (`average.adagrad_skipped_sum`, the structured rows' `adagrad_l2_catch_up`)."""
+    return lost / a if a > 0.0 else m
 
 
 cdef inline void l2_powers(const double* a, double m, double* kept, double* lost, int n) noexcept nogil:
@@ -101,8 +108,9 @@ cdef inline void l2_powers(const double* a, double m, double* kept, double* lost
     2^-53 to a relative error that the squarings double: r's own (2 2^-53) and theirs
     stay under 5.2 m 2^-53 + 5 log2(m) 2^-53 (3.8e-11 at POWER_MAX: the contract allows
     1e-9), whatever a. Beyond, exp(-m log1p(a)) and -expm1 of it: a few |m log1p(a)|
-    2^-53 (under 746 where r^m is not 0). It replaced libm's exp and log1p per entry, a
-    quarter of an AdaGrad l2 pass (tests/test_l2_power.py: against mpmath)."""
+    2^-53 (under 746 where r^m is not 0). In structured learners it replaced libm's exp
+    and log1p per entry, a quarter of an AdaGrad l2 pass (tests/test_l2_power.py: against
+    mpmath)."""
     cdef double x[L2_LANES]
     cdef double y[L2_LANES]
     cdef double L

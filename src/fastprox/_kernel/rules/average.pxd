@@ -30,7 +30,7 @@ from fastprox._kernel.base.state cimport (Ctx, entry, normalized_l1_rows, ROW_LA
                                           MEMO_FIELDS,
                                           INTERCEPT_FIELDS, AVG_FIELDS, AVG_Q, AVG_P, AVG_NODE_P,
                                           AVG_NODE_PQ)
-from fastprox._kernel.rules.adagrad cimport adagrad_after, l2_power, small_log1p, small_exp, small_expm1
+from fastprox._kernel.rules.adagrad cimport adagrad_after, l2_power, l2_geometric_sum, small_log1p, small_exp, small_expm1
 
 cdef extern from "_kernel/out_of_line.h":
     pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
@@ -217,7 +217,7 @@ cdef inline double adagrad_skipped_sum(Ctx* c, double* row, int k) noexcept nogi
     a = a * (1.0 - c.params.l1_share)
     if c.params.l2_powering:
         l2_power(a, cnt, &lost)
-        geo = lost / a if a > 0.0 else <double>cnt      # sum_{i=1}^{cnt} r^i = (1 - r^cnt) / a
+        geo = l2_geometric_sum(lost, a, cnt)            # sum_{i=1}^{cnt} r^i
         if i0 > 1:
             geo = geo * l2_power(a, i0 - 1, &lost)      # sum_{i=i0}^{n} r^i
     else:

@@ -57,7 +57,7 @@ from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, RDA, FTRL, ADA
 from fastprox._kernel.base.state cimport (Ctx, MEMO_FIELDS, ensure_scratch, entry, DUAL_SUM, DUAL_SQUARES,
                                           ROW_LAST_STEP, ADAGRAD_W, ADAGRAD_ETA)
 from fastprox._kernel.rules.average cimport averaging, adagrad_skipped_sum
-from fastprox._kernel.rules.adagrad cimport adagrad_after, l2_powers, L2_LANES
+from fastprox._kernel.rules.adagrad cimport adagrad_after, l2_powers, l2_geometric_sum, L2_LANES
 from fastprox._kernel.lanes.pairs cimport adagrad_outputs2
 from fastprox._kernel.base.csr cimport FASTPROX_PREFETCH
 from fastprox._kernel.rules.schedules cimport begin_step
@@ -241,7 +241,7 @@ cdef inline void adagrad_l2_catch_up(Ctx* c, double* row, double* e, double skip
         l2_powers(a, skipped, kept, lost, n)
         for k in range(n):
             if whole:
-                f[k * stride + S] += f[k * stride + ADAGRAD_W] * (lost[k] / a[k] if a[k] > 0.0 else skipped)
+                f[k * stride + S] += f[k * stride + ADAGRAD_W] * l2_geometric_sum(lost[k], a[k], skipped)
             elif summing:
                 f[k * stride + S] += adagrad_skipped_sum(c, row, k0 + k)
             f[k * stride + ADAGRAD_W] = f[k * stride + ADAGRAD_W] * kept[k]
