@@ -291,40 +291,9 @@ def read_ahead(chunks, depth=2):
     """The chunks of an iterator, produced by a reader thread up to ``depth`` ahead:
     the parser and the kernel both release the GIL, so on two cores parsing the
     next chunk overlaps learning from this one (as Vowpal Wabbit's parser thread
-    does). Order is kept; the reader's exception is raised here, in order."""
-    ahead = queue.Queue(maxsize=depth)
-    done = object()
-    stop = threading.Event()
-
-    def read():
-        try:
-            for item in chunks:
-                if stop.is_set():
-                    return
-                ahead.put(item)
-        except BaseException as e:          # handed to the consumer, raised there
-            ahead.put(_Failure(e))
-            return
-        ahead.put(done)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        while True:
-            item = ahead.get()
-            if item is done:
-                return
-            if isinstance(item, _Failure):
-                raise item.error
-            yield item
-    finally:
-        stop.set()
-        while reader.is_alive():            # unblock a reader waiting on a full queue
-            try:
-                ahead.get(timeout=0.05)
-            except queue.Empty:
-                pass
-        reader.join()
+    does). Order is kept; the reader's exception is raised here, in order: one span
+    parsed by one thread (`parallel_chunks`)."""
+    return parallel_chunks(1, lambda i: chunks, lambda i, error: error, parsers=1, depth=depth)
 
 
 class _Failure:
