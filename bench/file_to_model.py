@@ -89,7 +89,7 @@ VW_SETS = ["a9a", "a9a x20", "zipf s=1 n=200,000"]
 VW_ONLY = {"a9a x20": ("a9a/a9a", "a9a/a9a.t", 20)}
 #: The heading of the report's VW-format section.
 VW_SECTION = "## VW's text format: both tools read the same VW file"
-FASTPROX = [sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())"]
+FASTPROX = [sys.executable, "-c", "import sys; from fastprox.cli import console; sys.exit(console())"]  # (the console script)
 VW = [sys.executable, "-m", "vowpalwabbit"]
 
 

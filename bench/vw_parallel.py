@@ -23,7 +23,7 @@ RESULTS = Path(__file__).parent / "results" / "vw_parallel.md"
 
 #: fastprox train with the VW spans of ``sys.argv[1]`` bytes (one thread: more than the file).
 TRAIN = ("import sys; from fastprox.stream import files; files.SPAN_BYTES = int(sys.argv[1]); "
-         "from fastprox.cli import main; sys.exit(main(sys.argv[2:]))")
+         "from fastprox.cli import console; sys.exit(console(sys.argv[2:]))")
 WAYS = {"one thread": str(1 << 62), "two threads": None}
 
 

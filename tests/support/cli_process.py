@@ -7,7 +7,7 @@ from pathlib import Path
 import fastprox
 
 SRC = str(Path(fastprox.__file__).resolve().parents[1])
-_MAIN = "import sys; from fastprox.cli import main; sys.exit(main(sys.argv[1:]))"
+_MAIN = "import sys; from fastprox.cli import console; sys.exit(console())"
 
 
 def cli_command(*argv):

@@ -17,9 +17,11 @@ compete with the reader thread: unless OPENBLAS_NUM_THREADS is set, it is set
 to 1 before the command's modules (and so NumPy) are imported.
 """
 import argparse
+import atexit
 import gc
 import os
 import sys
+import threading
 from importlib import import_module
 
 COMMANDS = ("train", "predict", "info", "tag", "parse")
@@ -107,6 +109,51 @@ def main(argv=None):
     except Exception as e:              # a bug: one line all the same, and how to report it
         return _fail(f"internal error ({type(e).__name__}: {e}); please report it with the "
                      f"command line that gave it")
+
+
+def console(argv=None):
+    """Run the ``fastprox`` command as the console script does, and end the process.
+
+    `main`, then, once standard output and standard error are flushed, the exit
+    functions run (``atexit``) and no thread but daemon ones is left, the process
+    ends at once (``os._exit``) rather than through the interpreter's teardown,
+    which frees every module, object and array one at a time for a process about
+    to end. Every file the command writes is closed before `main` returns (a model
+    file written atomically and synced), so nothing is lost; when those conditions
+    do not hold (a flush fails, a non-daemon thread runs), the interpreter exits as
+    usual.
+
+    Parameters
+    ----------
+    argv : list of str or None
+        The arguments (``sys.argv[1:]`` when None).
+
+    Returns
+    -------
+    int
+        The exit status, when the process could not end at once (the interpreter
+        then exits with it, as ``sys.exit(main())`` would).
+    """
+    status = main(argv)
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
+    if (run_exit_functions is None or not _flushed()    # (the usual exit runs them, reports it)
+            or not all(t.daemon for t in threading.enumerate() if t is not threading.main_thread())):
+        return status
+    run_exit_functions()        # (once: they are cleared)
+    if not _flushed():
+        return status
+    os._exit(status)
+
+
+def _flushed():
+    """Whether standard output and standard error are flushed (False if a flush fails:
+    a closed or failing stream, which the interpreter's usual exit reports)."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return True
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def _reworded(message, command):
