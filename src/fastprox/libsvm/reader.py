@@ -174,12 +174,14 @@ class Reader:
         self.width = 1
         self.buf = bytearray(1)  # the text read is buf[:size], then a NUL
         self.size = 0
+        self.left = None        # the bytes left to read, if known (a plain regular file): `_block`
         self.failure = None     # a decompression error that follows the bytes read
         self.preview, self.previewed = None, 0      # see iter_chunks; the rows it has seen
 
     def __iter__(self):
         parser, pos, eof, emitted = self.parser, 0, False, False
         with self._stream() as f:
+            self.left = sources.bytes_left(f, None if self.span is None else self.span[1])
             while True:
                 lo, hi = self._bounds()
                 pos = parser.feed(self.buf, pos, self.size, eof, self.chunk_rows - parser.rows,
@@ -224,8 +226,10 @@ class Reader:
         while True:
             pos = self._make_room(pos)
             start = self.size
-            read = self._read(f, memoryview(self.buf)[start:start + self.block_bytes])
+            read = self._read(f, memoryview(self.buf)[start:start + self._block()])
             self.size = start + read
+            if self.left is not None:
+                self.left -= read
             self.buf[self.size] = 0
             if not read:
                 return pos, True
@@ -246,7 +250,8 @@ class Reader:
         """Room for a block behind the text: the unfinished line moved to the front
         if the buffer is full, the buffer grown if it is still full. Returns where
         the line starts."""
-        if len(self.buf) - self.size > self.block_bytes:
+        block = self._block()
+        if len(self.buf) - self.size > block:
             return pos
         tail = self.size - pos
         if pos:
@@ -254,10 +259,18 @@ class Reader:
                 view[:tail] = view[pos:self.size]
             self.size, pos = tail, 0
             self.buf[tail] = 0
-        need = self.size + self.block_bytes + 1
+        need = self.size + block + 1
         if need > len(self.buf):    # doubling, to the line's bound and a block at most
-            _grow(self.buf, max(need, min(2 * len(self.buf), self.max_line + self.block_bytes + 1)))
+            _grow(self.buf, max(need, min(2 * len(self.buf), self.max_line + block + 1)))
         return pos
+
+    def _block(self):
+        """The bytes to read next: a block, or what is left of a plain file if less (and a
+        piece more, to find its end whatever was appended), so that a file smaller than a
+        block neither zeroes nor faults in a block's buffer."""
+        if self.left is None:
+            return self.block_bytes
+        return min(self.block_bytes, max(self.left, 0) + PIECE_BYTES)
 
     def _read(self, f, into):
         """Read what the stream has into ``into`` (up to the span's end) and return

@@ -79,6 +79,25 @@ def decompressor(head):
     return next((opener for magic, opener in _COMPRESSED if head.startswith(magic)), None)
 
 
+def bytes_left(f, end=None):
+    """The bytes of the stream ``f`` from where it is to ``end`` (to its end if None),
+    when ``f`` is a plain regular file (`open_source`'s of one, whose first bytes were
+    put back, counted); None for another source (a pipe, a decompressor), whose size is
+    not known."""
+    head = 0
+    if isinstance(f, _Rejoined):
+        head, f = len(f.head), f.rest
+    if not isinstance(f, io.BufferedReader):
+        return None
+    try:
+        info = os.fstat(f.fileno())
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return head + max(0, (info.st_size if end is None else end) - f.tell())
+
+
 class _Rejoined(io.RawIOBase):
     """A stream whose first bytes were read (to recognise its compression), with
     them put back: the first read gives those bytes followed by the rest of the

@@ -144,6 +144,7 @@ class VWReader(Reader):
         this reader's parser and buffers (warm pages, no fresh ones); its messages'
         line numbers then count from the span before's."""
         self.span, self.size, self.failure, self.preview, self.previewed = span, 0, None, preview, 0
+        self.buf[0] = 0         # (the text read is buf[:0], then a NUL)
         return iter(self)
 
     def _check_unfinished(self, pos, start):
