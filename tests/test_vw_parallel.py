@@ -100,3 +100,27 @@ def test_train_learns_the_same_model(tmp_path, spans):
         models.append(load_model(model))
     assert np.array_equal(models[0].coef_, models[1].coef_)
     assert np.array_equal(models[0].intercept_, models[1].intercept_)
+
+
+@pytest.mark.parametrize("kernel_seconds, alone", [(0.0, False), (1e6, True)])
+def test_a_second_parser_joins_only_while_the_kernel_waits(tmp_path, spans, monkeypatch, kernel_seconds, alone):
+    """A kernel that took no CPU time over the trial spans (the parser the slower) gets
+    a second parser; one that took more than the parser keeps one: the later spans are
+    then all parsed by thread 0. The rows are the same either way."""
+    path = tmp_path / "d.vw"
+    path.write_text("\n".join(LINES) + "\n")
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(files, "kernel_clock", lambda: lambda: kernel_seconds * next(ticks))
+    parsed_by = []
+    plain = files.parallel_chunks
+
+    def traced(n, read_span, failed, **kw):
+        return plain(n, lambda i, k: (parsed_by.append((i, k)), read_span(i, k))[1], failed, **kw)
+
+    monkeypatch.setattr(files, "parallel_chunks", traced)
+    one, _ = joined(iter_vw_chunks(str(path), 16, [b"ab"], 100))
+    two, _ = joined(files.vw_chunks(str(path), 16, [b"ab"], 100))
+    assert all(np.array_equal(one[key], two[key]) for key in one)
+    first = 2 * files.TRIAL
+    assert all(k == 0 for i, k in parsed_by if i < first)
+    assert len(parsed_by) > first + 4 and any(k for _, k in parsed_by) != alone

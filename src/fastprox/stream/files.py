@@ -10,9 +10,11 @@ multiply a matrix by the weights, make NumPy arrays (`labelled_chunks`).
 import contextlib
 import errno
 import io
+import math
 import os
 import queue
 import threading
+import time
 
 from .._hashing import hash_indices
 from ..libsvm import MAX_LINE_BYTES, STDIN, Chunk, iter_chunks, open_source, read_once, source_name, split_points
@@ -31,6 +33,13 @@ CHUNK_ROWS = 10_000
 SPAN_BYTES = 1 << 20
 PARSERS = 2
 SPAN_CHUNKS = 4
+#: The spans on which one parser thread is timed against the kernel (`vw_chunks`), after
+#: as many spans of start-up, and the kernel's share of the parser's CPU time from which the
+#: kernel is the slower of the two even with one parser: a second would not shorten
+#: the pass (the reader and the kernel already fill the two cores) but compete with
+#: them for the cores and their caches.
+TRIAL = 2
+KERNEL_SHARE = 0.5
 
 
 def check_readable(paths):
@@ -77,9 +86,13 @@ def chunks_of(source, format="libsvm", vw_bits=None, terms=(), n_features=None, 
 
 def vw_chunks(source, bits, terms, chunk_rows, names=None, **vw):
     """iter_vw_chunks's chunks of ``source``; a plain regular file of more than two
-    spans of SPAN_BYTES is parsed by PARSERS threads at once, a span each in turn
-    (`parallel_chunks`), unless its names are gathered (in the order they are met).
-    The rows are the same, in the same order; an error names its line in the file."""
+    spans of SPAN_BYTES is parsed a span at a time in turn by one thread, joined by
+    a second (`parallel_chunks`) unless, on TRIAL spans after the first TRIAL, the
+    thread that consumes the rows (the kernel's) took at least KERNEL_SHARE of the
+    parser's CPU time: it would then wait for neither, and a third thread would only
+    compete for the two cores. Names are gathered in one pass (in the order they are
+    met). The rows are the same, in the same order; an error names its line in the
+    file."""
     spans = [] if names is not None or not isinstance(source, (str, os.PathLike)) else \
         split_points(source, os.path.getsize(source) // SPAN_BYTES, 2 * SPAN_BYTES)
     if not spans:
@@ -88,12 +101,12 @@ def vw_chunks(source, bits, terms, chunk_rows, names=None, **vw):
     starts = [0] + spans
     readers = {}
 
-    def read_span(i):         # (in thread i % PARSERS, with its reader)
+    def read_span(i, k):        # (in parser thread k, with its reader)
         span = (starts[i], starts[i + 1] if i + 1 < len(starts) else None)
-        if i < PARSERS:
-            readers[i] = vw_reader(source, bits, terms, chunk_rows, span=span, preview=preview if i == 0 else None, **vw)
-            return iter(readers[i])
-        return readers[i % PARSERS].read_span(span)
+        if k not in readers:
+            readers[k] = vw_reader(source, bits, terms, chunk_rows, span=span, preview=preview if i == 0 else None, **vw)
+            return iter(readers[k])
+        return readers[k].read_span(span)
 
     def failed(i, error):
         """Span i's error again, its line counted from the file's start (the lines
@@ -112,37 +125,91 @@ def vw_chunks(source, bits, terms, chunk_rows, names=None, **vw):
             pass
         return error
 
-    return parallel_chunks(len(starts), read_span, failed)
+    return parallel_chunks(len(starts), read_span, failed, trial=TRIAL)
 
 
-def parallel_chunks(n, read_span, failed, parsers=PARSERS, depth=SPAN_CHUNKS):
-    """The chunks of ``read_span(i)`` for i in range(n), in order, span i parsed by
-    thread i % parsers, each thread at most ``depth`` chunks ahead of the stream (the
-    memory stays bounded). A span's exception is raised in its place in the order,
-    as ``failed(i, error)`` raises or returns it. Closing the iterator stops the
-    threads."""
+def kernel_clock():
+    """A function giving the CPU seconds of the thread that consumes the rows (the
+    main thread: the commands' kernel; NaN once it cannot be read), or None where
+    threads have no CPU clock."""
+    try:
+        clock = time.pthread_getcpuclockid(threading.main_thread().ident)
+        time.clock_gettime(clock)
+    except (AttributeError, OSError):
+        return None
+
+    def seconds():
+        try:
+            return time.clock_gettime(clock)
+        except OSError:
+            return math.nan     # (no decision: NaN compares false)
+    return seconds
+
+
+def parallel_chunks(n, read_span, failed, parsers=PARSERS, depth=SPAN_CHUNKS, trial=None):
+    """The chunks of ``read_span(i, k)`` for i in range(n), in order, span i parsed by
+    the parser thread k that claimed it (the spans are claimed in order), each thread
+    at most ``depth`` chunks ahead of the stream (the memory stays bounded). With
+    ``trial``, thread 0 alone parses the first 2 * ``trial`` spans, and the others join
+    only if the kernel (`kernel_clock`) took less than KERNEL_SHARE of its CPU time over
+    the last ``trial`` of them (decided once, past the first chunks' start-up). A span's exception is raised
+    in its place in the order, as ``failed(i, error)`` raises or returns it. Closing
+    the iterator stops the threads."""
     ahead = [queue.Queue(maxsize=depth) for _ in range(parsers)]
-    stop = threading.Event()
+    stop, go = threading.Event(), threading.Event()
+    claimed = threading.Condition()
+    owner, state = [None] * n, {"next": 0, "alone": False}
     end = object()
+    clock = kernel_clock() if trial is not None and parsers > 1 else None
+    if clock is None:
+        go.set()
+
+    def claim(k):
+        """The next span, claimed by thread k; None when none is left."""
+        with claimed:
+            i = state["next"]
+            if i >= n or (k and state["alone"]):
+                return None
+            state["next"], owner[i] = i + 1, k
+            claimed.notify_all()
+            return i
 
     def parse(k):
+        mark = None     # thread 0's and the kernel's CPU times when span `trial` starts
         try:
-            for i in range(k, n, parsers):
-                for chunk in read_span(i):
+            if k:
+                go.wait()
+            while not stop.is_set():
+                i = claim(k)
+                if i is None:
+                    return
+                if i == trial and not go.is_set():
+                    mark = (time.thread_time(), clock())
+                for chunk in read_span(i, k):
                     if stop.is_set():
                         return
                     ahead[k].put(chunk)
                 ahead[k].put(end)
+                if mark is not None and i == 2 * trial - 1 and not go.is_set():
+                    state["alone"] = clock() - mark[1] >= KERNEL_SHARE * (time.thread_time() - mark[0])
+                    go.set()
         except BaseException as e:          # raised by the stream, in its place
             ahead[k].put(_Failure(e))
+        finally:
+            if not k:
+                go.set()        # (the others wait no longer than thread 0 runs)
 
     threads = [threading.Thread(target=parse, args=(k,), daemon=True) for k in range(parsers)]
     for thread in threads:
         thread.start()
     try:
         for i in range(n):
+            with claimed:
+                while owner[i] is None:
+                    claimed.wait()
+            k = owner[i]
             while True:
-                item = ahead[i % parsers].get()
+                item = ahead[k].get()
                 if item is end:
                     break
                 if isinstance(item, _Failure):
@@ -150,6 +217,7 @@ def parallel_chunks(n, read_span, failed, parsers=PARSERS, depth=SPAN_CHUNKS):
                 yield item
     finally:
         stop.set()
+        go.set()
         for thread in threads:
             while thread.is_alive():        # unblock a thread waiting on a full queue
                 for q in ahead:
@@ -293,7 +361,7 @@ def read_ahead(chunks, depth=2):
     next chunk overlaps learning from this one (as Vowpal Wabbit's parser thread
     does). Order is kept; the reader's exception is raised here, in order: one span
     parsed by one thread (`parallel_chunks`)."""
-    return parallel_chunks(1, lambda i: chunks, lambda i, error: error, parsers=1, depth=depth)
+    return parallel_chunks(1, lambda i, k: chunks, lambda i, error: error, parsers=1, depth=depth)
 
 
 class _Failure:
