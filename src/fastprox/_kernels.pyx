@@ -53,7 +53,8 @@ from cpython cimport array
 import array as pyarray
 import copy as pycopy
 
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcpy
+from libc.stdint cimport uint64_t
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS, PyBUF_FORMAT
 from libc.stdlib cimport calloc, realloc, free
 from fastprox._kernel.losses.losses cimport logsum_pop, LOG
@@ -520,13 +521,20 @@ cdef class Learner:
         a feature never touched: their indices (int64, increasing) and their values
         (float64, row after row). A model file stores only these."""
         cdef const double[::1] a = self.arrays["state"]
-        cdef Py_ssize_t j, width = self.c.layout.width, r = 0
-        cdef array.array rows = zeros_int64(self.n_features), values, initial = zeros(width)
+        cdef Py_ssize_t j, k, width = self.c.layout.width, r = 0
+        # (rows written only as found: no pass zeroing, and faulting in, one per feature)
+        cdef array.array rows = array.clone(array.array("q"), self.n_features, zero=False), values
+        cdef array.array initial = zeros(width)
+        cdef const uint64_t* untouched = <const uint64_t*>initial.data.as_doubles
+        cdef const uint64_t* row
         stamp_origin(&self.c, initial.data.as_doubles)
-        for j in range(self.n_features):
-            if width and memcmp(&a[j * width], initial.data.as_doubles, width * sizeof(double)) != 0:
-                rows.data.as_longlongs[r] = j
-                r += 1
+        for j in range(self.n_features if width else 0):
+            row = <const uint64_t*>&a[j * width]
+            for k in range(width):      # (bit for bit, a word at a time: memcmp's call per row cost more)
+                if row[k] != untouched[k]:
+                    rows.data.as_longlongs[r] = j
+                    r += 1
+                    break
         array.resize(rows, r)
         values = zeros(r * width)
         for j in range(r):
