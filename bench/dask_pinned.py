@@ -47,7 +47,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.dask import CLUSTER_RUN, RULE_OPTIONS, accuracy, generate, passes_options, uptime
+from bench.dask import CLUSTER_RUN, RULE_OPTIONS, USER_ENVIRON, accuracy, generate, passes_options, uptime
 from bench.machine import describe_machine
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -76,7 +76,8 @@ def single(files, passes, model, core=0):
     began = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())",
                     "train", *map(str, files), *passes_options(passes), *RULE_OPTIONS,
-                    "--model", str(model), "--quiet"], check=True, preexec_fn=lambda: pin(core))
+                    "--model", str(model), "--quiet"], check=True, preexec_fn=lambda: pin(core),
+                   env=USER_ENVIRON)
     return time.perf_counter() - began, _children_cpu() - cpu
 
 
@@ -91,7 +92,7 @@ def halves(files, passes, out):
     running = [subprocess.Popen([sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())",
                                  "train", *(str(files[i]) for i in group), *passes_options(passes), *RULE_OPTIONS,
                                  "--model", str(out / f"half-{core}.npz"), "--quiet"],
-                                preexec_fn=lambda core=core: pin(core))
+                                preexec_fn=lambda core=core: pin(core), env=USER_ENVIRON)
                for core, group in enumerate(groups)]
     cpu = []
     for process in running:             # (each its own: the cluster's processes are children too)
@@ -135,7 +136,7 @@ def cluster(client, files, passes, model):
     began = time.perf_counter()
     with get_task_stream(client) as stream:
         done = subprocess.run([sys.executable, "-c", CLUSTER_RUN, client.scheduler.address, str(passes), str(model),
-                               *map(str, files)], capture_output=True, text=True)
+                               *map(str, files)], capture_output=True, text=True, env=USER_ENVIRON)
     whole = time.perf_counter() - began
     if done.returncode:
         raise SystemExit(f"error: the cluster's client failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
