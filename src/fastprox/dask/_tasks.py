@@ -46,7 +46,7 @@ def start(est, shares, *data):
     trainer = _trainer(est, shares[0], False)
     held, rows, nbytes = [], 0, 0
     for k, share in enumerate(shares[:len(data)] if data else shares):
-        for X, y, row in share.chunks(data[k] if data else None):
+        for X, y, row in share.chunks(data[k] if data else None, ahead=False):     # (no rows parsed beyond)
             if trainer.classes is not None:
                 trainer.classes.meet(y, share.locator(row))
             held.append(X)
