@@ -53,7 +53,7 @@ def _timed(name, func):
             return func(*args, **kwargs)
         finally:
             _stamp(name, began, cpu, thread)
-    probe.__wrapped__ = func
+    probe.probed = func
     return probe
 
 
@@ -83,7 +83,7 @@ def install():
     _stamp("import fastprox.dask", began, cpu, thread)
     for name in TASKS:
         func = getattr(_tasks, name)
-        setattr(_tasks, name, _timed(name, getattr(func, "__wrapped__", func)))
+        setattr(_tasks, name, _timed(name, getattr(func, "probed", func)))     # (the task as it is: lifted)
     if not hasattr(_tasks._marked, "original"):
         original = _tasks._marked
         _tasks._marked = _marked(original)
