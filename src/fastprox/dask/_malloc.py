@@ -6,9 +6,9 @@ to the system at once. Set in the environment, a threshold also turns off
 glibc's own rule that raises the mmap threshold to the blocks a program frees:
 it stays at 128 KiB, and every block above it (each chunk's arrays the reader
 parses, each copy of the model, each array of a contribution and a mix) is
-mapped anew and its pages faulted in as they are first written. A round then
-takes about five times the page faults of ``fastprox train`` on the same
-files (docs/dask.md). While a task of the run works, `lifted` sets the
+mapped anew and its pages faulted in as they are first written: a round then
+takes several times the page faults of ``fastprox train`` on the same files
+(docs/dask.md, section 7). While a task of the run works, `lifted` sets the
 thresholds that rule reaches (blocks up to 32 MiB from the heap, freed memory
 kept up to 64 MiB: a chunk's memory serves the next); when the last such task
 of the process ends, it puts the environment's thresholds back and trims the
