@@ -5,6 +5,7 @@ import pickle
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -31,20 +32,45 @@ class FakeLibc:
         return 1
 
 
-def test_lifted_while_any_task_works_and_put_back_after_the_last():
+RESTORE = {M_TRIM_THRESHOLD: 65536, M_MMAP_THRESHOLD: 131072}
+LOWERED = [("mallopt", M_TRIM_THRESHOLD, 65536), ("mallopt", M_MMAP_THRESHOLD, 131072), ("malloc_trim", 0)]
+
+
+def _lowered(libc):
+    """Wait (up to 10 s) for the timer to have put the thresholds back and trimmed."""
+    deadline = time.monotonic() + 10
+    while libc.calls[-1:] != [("malloc_trim", 0)] and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_lifted_while_tasks_work_and_put_back_once_none_has_for_a_while():
     libc = FakeLibc()
-    thresholds = Thresholds(libc, {M_TRIM_THRESHOLD: 65536, M_MMAP_THRESHOLD: 131072})
+    thresholds = Thresholds(libc, RESTORE, after=0.05)
     with thresholds:
-        with thresholds:                # a second task, or a task inside a task (train_group's contribute)
+        with thresholds:                # a task inside a task (train_group's contribute)
             pass
         assert libc.calls == [("mallopt", p, v) for p, v in LIFTED.items()]
-    assert libc.calls[len(LIFTED):] == [("mallopt", M_TRIM_THRESHOLD, 65536), ("mallopt", M_MMAP_THRESHOLD, 131072),
-                                        ("malloc_trim", 0)]
+    _lowered(libc)
+    assert libc.calls[len(LIFTED):] == LOWERED and not thresholds.up
+
+
+def test_a_task_soon_after_the_last_finds_them_still_lifted():
+    libc = FakeLibc()
+    thresholds = Thresholds(libc, RESTORE, after=60.0)
+    for _ in range(3):                  # a round's training, then its mix's tasks
+        with thresholds:
+            pass
+    assert libc.calls == [("mallopt", p, v) for p, v in LIFTED.items()] and thresholds.up
+    thresholds.after = 0.0              # the last timer waits a minute: a new one, at once
+    with thresholds:
+        pass
+    _lowered(libc)
+    assert libc.calls[len(LIFTED):] == LOWERED
 
 
 def test_tasks_of_several_threads_share_one_lift():
     libc = FakeLibc()
-    thresholds = Thresholds(libc, {M_TRIM_THRESHOLD: 65536, M_MMAP_THRESHOLD: 131072})
+    thresholds = Thresholds(libc, RESTORE, after=0.0)
     inside, leave = threading.Barrier(3), threading.Event()
 
     def task():
@@ -56,11 +82,12 @@ def test_tasks_of_several_threads_share_one_lift():
     for t in threads:
         t.start()
     inside.wait()
-    assert len(libc.calls) == len(LIFTED) and thresholds.working == 2
+    assert len(libc.calls) == len(LIFTED) and thresholds.working == 2 and thresholds.timer is None
     leave.set()
     for t in threads:
         t.join()
-    assert thresholds.working == 0 and libc.calls[-1] == ("malloc_trim", 0) and len(libc.calls) == 2 * len(LIFTED) + 1
+    _lowered(libc)
+    assert thresholds.working == 0 and libc.calls[len(LIFTED):] == LOWERED
 
 
 def test_nothing_changes_where_the_environment_fixes_no_threshold(monkeypatch):
@@ -74,13 +101,14 @@ def test_nothing_changes_where_the_environment_fixes_no_threshold(monkeypatch):
 
 def test_an_exception_still_puts_the_thresholds_back():
     libc = FakeLibc()
-    thresholds = Thresholds(libc, {M_TRIM_THRESHOLD: 65536, M_MMAP_THRESHOLD: 131072})
+    thresholds = Thresholds(libc, RESTORE, after=0.0)
     try:
         with thresholds:
             raise ValueError("a.svm:3: bad line")
     except ValueError:
         pass
-    assert thresholds.working == 0 and libc.calls[-1] == ("malloc_trim", 0)
+    _lowered(libc)
+    assert thresholds.working == 0 and libc.calls[len(LIFTED):] == LOWERED
 
 
 def test_the_tasks_pickle_by_name():

@@ -10,9 +10,11 @@ mapped anew and its pages faulted in as they are first written: a round then
 takes several times the page faults of ``fastprox train`` on the same files
 (docs/dask.md, section 7). While a task of the run works, `lifted` sets the
 thresholds that rule reaches (blocks up to 32 MiB from the heap, freed memory
-kept up to 64 MiB: a chunk's memory serves the next); when the last such task
-of the process ends, it puts the environment's thresholds back and trims the
-heap (``malloc_trim``), as Dask wants it between tasks. Where the environment
+kept up to 64 MiB: a chunk's memory serves the next); once the process has run
+none of these tasks for RESTORE_AFTER seconds (the run's next task, the round's
+mix after its training or the next round, comes within milliseconds and finds
+the memory the last one freed), it puts the environment's thresholds back and
+trims the heap (``malloc_trim``), as Dask wants it between runs. Where the environment
 sets no threshold (glibc's rule at work), or the C library is not glibc,
 nothing is changed. The model's bits do not depend on where its memory lies.
 """
@@ -49,15 +51,21 @@ def _setting(name):
         return None
 
 
-class Thresholds:
-    """The allocator's thresholds lifted while at least one task works (a context
-    manager; tasks of several threads of a worker share it): ``libc`` the C
-    library (None: nothing to do), ``restore`` {mallopt parameter: bytes} to put
-    back when the last task ends."""
+#: Seconds without a task of a run after which a worker puts the environment's
+#: thresholds back: longer than the gaps between a run's tasks on a worker (the
+#: slices of a mix crossing, a round's next task), short against a user's pause.
+RESTORE_AFTER = 1.0
 
-    def __init__(self, libc, restore):
-        self.libc, self.restore = libc, restore
-        self.lock, self.working = threading.Lock(), 0
+
+class Thresholds:
+    """The allocator's thresholds lifted while tasks work (a context manager; tasks
+    of several threads of a worker share it): ``libc`` the C library (None: nothing
+    to do), ``restore`` {mallopt parameter: bytes} put back (and the heap trimmed)
+    once no task has worked for ``after`` seconds (a timer thread)."""
+
+    def __init__(self, libc, restore, after=RESTORE_AFTER):
+        self.libc, self.restore, self.after = libc, restore, after
+        self.lock, self.working, self.up, self.timer = threading.Lock(), 0, False, None
 
     @classmethod
     def of_process(cls):
@@ -71,9 +79,13 @@ class Thresholds:
     def __enter__(self):
         if self.libc is not None:
             with self.lock:
-                if not self.working:
+                if self.timer is not None:      # (a timer that already fired finds a task working)
+                    self.timer.cancel()
+                    self.timer = None
+                if not self.up:
                     for param, value in LIFTED.items():
                         self.libc.mallopt(param, value)
+                    self.up = True
                 self.working += 1
         return self
 
@@ -82,10 +94,22 @@ class Thresholds:
             with self.lock:
                 self.working -= 1
                 if not self.working:
-                    for param, value in self.restore.items():
-                        self.libc.mallopt(param, value)
-                    self.libc.malloc_trim(0)
+                    self.timer = threading.Timer(self.after, self._lower)
+                    self.timer.daemon = True
+                    self.timer.start()
         return False
+
+    def _lower(self):
+        """The timer's: the environment's thresholds back, the heap trimmed, unless a
+        task has begun since (or a later timer is the one to do it)."""
+        with self.lock:
+            if self.working or self.timer is not threading.current_thread():
+                return
+            self.timer = None
+            for param, value in self.restore.items():
+                self.libc.mallopt(param, value)
+            self.up = False
+        self.libc.malloc_trim(0)
 
 
 #: This process's thresholds (made at the first task).
