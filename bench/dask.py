@@ -47,6 +47,12 @@ RESULTS = BENCH / "results"
 D = 1 << 20
 PER_ROW = 60
 MARKER = Path("/tmp/dask_bench_running")
+#: The environment as the user gave it, read before any cluster starts: Dask's nanny
+#: writes its workers' variables (``distributed.nanny.pre-spawn-environ``, among them
+#: MALLOC_TRIM_THRESHOLD_=65536) into the environment of the process that starts them,
+#: where every later child would inherit them. `fastprox train` and the client
+#: processes run in this one, as a user's do (docs/dask.md: the allocator's thresholds).
+USER_ENVIRON = dict(os.environ)
 
 
 def generate(directory, files, rows, seed=0, test_rows=100_000):
@@ -122,7 +128,7 @@ def single(files, passes, model):
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())",
                     "train", *map(str, files), *passes_options(passes), *RULE_OPTIONS,
-                    "--model", str(model), "--quiet"], check=True)
+                    "--model", str(model), "--quiet"], check=True, env=USER_ENVIRON)
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return seconds, after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime, None
@@ -140,7 +146,8 @@ def cluster(client, files, passes, model):
     import json
     before = client.run(_cpu)
     out = subprocess.run([sys.executable, "-c", CLUSTER_RUN, client.scheduler.address, str(passes), str(model),
-                          *map(str, files)], check=True, capture_output=True, text=True).stdout
+                          *map(str, files)], check=True, capture_output=True, text=True,
+                         env=USER_ENVIRON).stdout
     after = client.run(_cpu)
     result = json.loads(out.strip().splitlines()[-1])
     return result["seconds"], sum(after[w] - before[w] for w in after), result["rounds"]

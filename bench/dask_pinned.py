@@ -47,7 +47,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.dask import CLUSTER_RUN, RULE_OPTIONS, accuracy, generate, passes_options, uptime
+from bench.dask import CLUSTER_RUN, RULE_OPTIONS, USER_ENVIRON, accuracy, generate, passes_options, uptime
 from bench.machine import describe_machine
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -66,22 +66,26 @@ def pin(core):
 
 
 def _children_cpu():
+    """(CPU seconds, minor page faults) of this process's waited-for children."""
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return used.ru_utime + used.ru_stime
+    return used.ru_utime + used.ru_stime, used.ru_minflt
 
 
 def single(files, passes, model, core=0):
-    """(seconds, CPU seconds) of one `fastprox train` pinned to ``core``, to a saved model."""
-    cpu = _children_cpu()
+    """(seconds, CPU seconds, minor page faults) of one `fastprox train` pinned to
+    ``core``, to a saved model."""
+    cpu, faults = _children_cpu()
     began = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())",
                     "train", *map(str, files), *passes_options(passes), *RULE_OPTIONS,
-                    "--model", str(model), "--quiet"], check=True, preexec_fn=lambda: pin(core))
-    return time.perf_counter() - began, _children_cpu() - cpu
+                    "--model", str(model), "--quiet"], check=True, preexec_fn=lambda: pin(core),
+                   env=USER_ENVIRON)
+    after, faulted = _children_cpu()
+    return time.perf_counter() - began, after - cpu, faulted - faults
 
 
 def halves(files, passes, out):
-    """(seconds, each process's CPU seconds) of two `fastprox train` at once, each on
+    """(seconds, each process's CPU seconds, each one's minor page faults) of two `fastprox train` at once, each on
     one group's files (fastprox.dask's deal: equal bytes) and pinned to its own core:
     two one-core machines with nothing between them (no Dask, no mix), the most
     that 2 one-core workers can make of this machine (both cores busy at once)."""
@@ -91,16 +95,17 @@ def halves(files, passes, out):
     running = [subprocess.Popen([sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())",
                                  "train", *(str(files[i]) for i in group), *passes_options(passes), *RULE_OPTIONS,
                                  "--model", str(out / f"half-{core}.npz"), "--quiet"],
-                                preexec_fn=lambda core=core: pin(core))
+                                preexec_fn=lambda core=core: pin(core), env=USER_ENVIRON)
                for core, group in enumerate(groups)]
-    cpu = []
+    cpu, faults = [], []
     for process in running:             # (each its own: the cluster's processes are children too)
         _, status, used = os.wait4(process.pid, 0)
         process.returncode = os.waitstatus_to_exitcode(status)
         if status:
             raise SystemExit(f"error: a half's fastprox train ended with status {process.returncode}")
         cpu.append(used.ru_utime + used.ru_stime)
-    return time.perf_counter() - began, cpu
+        faults.append(used.ru_minflt)
+    return time.perf_counter() - began, cpu, faults
 
 
 def _cpu():
@@ -113,7 +118,8 @@ def _cpu():
         seconds = (int(fields[11]) + int(fields[12])) / tick
         live += seconds
         main += seconds if int(tid) == own else 0.0
-    return dict(all=time.process_time(), main=main, live=live)
+    return dict(all=time.process_time(), main=main, live=live,
+                faults=resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
 
 
 def _parts(before, after):
@@ -122,7 +128,7 @@ def _parts(before, after):
     total = after["all"] - before["all"]
     loop = after["main"] - before["main"]
     task = after["live"] - before["live"] - loop
-    return dict(all=total, loop=loop, task=task, ended=total - loop - task)
+    return dict(all=total, loop=loop, task=task, ended=total - loop - task, faults=after["faults"] - before["faults"])
 
 
 def cluster(client, files, passes, model):
@@ -135,7 +141,7 @@ def cluster(client, files, passes, model):
     began = time.perf_counter()
     with get_task_stream(client) as stream:
         done = subprocess.run([sys.executable, "-c", CLUSTER_RUN, client.scheduler.address, str(passes), str(model),
-                               *map(str, files)], capture_output=True, text=True)
+                               *map(str, files)], capture_output=True, text=True, env=USER_ENVIRON)
     whole = time.perf_counter() - began
     if done.returncode:
         raise SystemExit(f"error: the cluster's client failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
@@ -187,18 +193,20 @@ def run(args):
                      "two halves at once, a core each (no Dask)": []}
             for _ in range(args.runs):
                 model = out / f"pinned-{passes}-single.npz"
-                seconds, cpu = single(files, passes, model)
-                found["one core (fastprox train)"].append(dict(seconds=seconds, cpu=cpu, accuracy=accuracy(model, test)))
+                seconds, cpu, faults = single(files, passes, model)
+                found["one core (fastprox train)"].append(dict(seconds=seconds, cpu=cpu, faults=[faults],
+                                                               accuracy=accuracy(model, test)))
                 model = out / f"pinned-{passes}-cluster.npz"
                 seconds, cpu, client_cpu, scheduler_cpu, ran = cluster(client, files, passes, model)
                 found["2 workers, a core each"].append(dict(seconds=seconds, cpu=sum(c["all"] for c in cpu),
-                                                            workers_cpu=cpu,
+                                                            workers_cpu=cpu, faults=[c["faults"] for c in cpu],
                                                             client_cpu=client_cpu,
                                                             scheduler_cpu=scheduler_cpu, **ran,
                                                             accuracy=accuracy(model, test)))
-                seconds, cpu = halves(files, passes, out)
+                seconds, cpu, faults = halves(files, passes, out)
                 found["two halves at once, a core each (no Dask)"].append(
-                    dict(seconds=seconds, cpu=sum(cpu), workers_cpu=[dict(all=c) for c in cpu], accuracy=None))
+                    dict(seconds=seconds, cpu=sum(cpu), workers_cpu=[dict(all=c) for c in cpu], faults=faults,
+                         accuracy=None))
                 for name, runs in found.items():
                     print(name, passes, f"{runs[-1]['seconds']:.2f} s", runs[-1]["accuracy"], file=sys.stderr, flush=True)
             for name, runs in found.items():
@@ -239,7 +247,11 @@ def write(path, files, total, rows, load_before, load_after, args):
                 "a fit run), as a cluster that has served fits before.")
              + " Its wall time is from `fit` to the saved model (the client's interpreter, imports and "
              "connection excluded); the column 'with the client's start' times the client's process from its "
-             "start to its exit, like for like with the one core's process.",
+             "start to its exit, like for like with the one core's process. The one core, the halves and the "
+             "client run in the environment the benchmark was started in (`bench.dask.USER_ENVIRON`), as a "
+             "user's shell gives it, not in the one Dask's nanny writes into the process that starts the "
+             "workers (`MALLOC_TRIM_THRESHOLD_=65536`: docs/dask.md, the allocator's thresholds); the workers "
+             "have the nanny's, as a user's workers do.",
              f"- Command: `PYTHONPATH=src python -m bench.dask --cores-per-machine 1 --dir {args.dir} --files "
              f"{args.files} --rows {args.rows} --runs {args.runs}{' --dask-defaults' if args.dask_defaults else ''}` "
              "(the files are made once and reused).",
@@ -248,8 +260,9 @@ def write(path, files, total, rows, load_before, load_after, args):
                                       + " (docs/dask.md, §7)."), "",
              "| run | passes | wall time, files -> saved model (s) | speed vs one core | with the client's start "
              "(s, speed) | CPU s of the workers "
-             "(each) or of the process | client / scheduler CPU s | test accuracy | vs one core (points) | every run (s) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "(each) or of the process | minor page faults, thousands (each process) | client / scheduler CPU s | "
+             "test accuracy | vs one core (points) | every run (s) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         b = base[r["passes"]]
         side = f"{r['client_cpu']:.1f} / {r['scheduler_cpu']:.1f}" if "client_cpu" in r else "-"
@@ -258,7 +271,7 @@ def write(path, files, total, rows, load_before, load_after, args):
                   else "- (half the rows each) | -")
         whole = f"{r['whole']:.2f}, {b['seconds'] / r['whole']:.2f}x" if "whole" in r else "-"
         lines.append(f"| {r['name']} | {r['passes']} | {r['seconds']:.2f} | {b['seconds'] / r['seconds']:.2f}x | {whole} | "
-                     f"{r['cpu']:.1f}{workers} | {side} | {scored} | {', '.join(f'{t:.2f}' for t in r['times'])} |")
+                     f"{r['cpu']:.1f}{workers} | {' + '.join(f'{f / 1e3:.0f}' for f in r['faults'])} | {side} | {scored} | {', '.join(f'{t:.2f}' for t in r['times'])} |")
     lines += ["", "Each worker's CPU seconds by thread (the median run): its event loop (Dask's messages, "
               "heartbeats, the transfers), its task thread (training, the contribution, the sums and the mix), "
               "the threads that ended (the readers: parsing):", "",

@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.dask import CLUSTER_RUN, RULE_OPTIONS, generate, passes_options, uptime
+from bench.dask import CLUSTER_RUN, RULE_OPTIONS, USER_ENVIRON, generate, passes_options, uptime
 from bench.dask_pinned import QUIET, pin
 from bench.machine import describe_machine
 
@@ -53,7 +53,7 @@ def _timed(name, func):
             return func(*args, **kwargs)
         finally:
             _stamp(name, began, cpu, thread)
-    probe.__wrapped__ = func
+    probe.probed = func
     return probe
 
 
@@ -83,7 +83,7 @@ def install():
     _stamp("import fastprox.dask", began, cpu, thread)
     for name in TASKS:
         func = getattr(_tasks, name)
-        setattr(_tasks, name, _timed(name, getattr(func, "__wrapped__", func)))
+        setattr(_tasks, name, _timed(name, getattr(func, "probed", func)))     # (the task as it is: lifted)
     if not hasattr(_tasks._marked, "original"):
         original = _tasks._marked
         _tasks._marked = _marked(original)
@@ -148,7 +148,7 @@ def timed_run(client, files, passes, model, workers):
     client.run(collect)
     with get_task_stream(client) as stream:
         done = subprocess.run([sys.executable, "-c", CLIENT_RUN, client.scheduler.address, str(passes), str(model),
-                               *map(str, files)], capture_output=True, text=True)
+                               *map(str, files)], capture_output=True, text=True, env=USER_ENVIRON)
     if done.returncode:
         raise SystemExit(f"error: the timed client failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -229,7 +229,8 @@ def one_core(files, out, passes=1):
     began = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", ONE_CORE, "train", *map(str, files), *passes_options(passes),
                            *RULE_OPTIONS, "--model", str(out / "timeline-single.npz"), "--quiet"],
-                          check=True, capture_output=True, text=True, preexec_fn=lambda: pin(0))
+                          check=True, capture_output=True, text=True, preexec_fn=lambda: pin(0),
+                          env=USER_ENVIRON)
     seconds = time.perf_counter() - began
     parts = json.loads(done.stdout.strip().splitlines()[-1])
     return dict(parts, seconds=seconds, interpreter=seconds - parts["imports"] - parts["main"])

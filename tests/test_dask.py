@@ -238,9 +238,9 @@ def _count_opens():
     chunks = _shares.FileShare.chunks
     _shares.opened = []
 
-    def counted(self, data=None):
+    def counted(self, data=None, ahead=True):
         _shares.opened.append(self.name)
-        return chunks(self, data)
+        return chunks(self, data, ahead)
     counted.uncounted = chunks
     _shares.FileShare.chunks = counted
 

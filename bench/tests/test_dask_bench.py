@@ -49,6 +49,7 @@ def test_pinned_cores_compare_one_core_with_two(tmp_path):
     assert "| one core (fastprox train) | 3 |" in text and "| 2 workers, a core each | 1 |" in text
     assert "| two halves at once, a core each (no Dask) | 1 |" in text and "The two halves at once" in text
     assert "the target is stated at >= 2 GB" in text
+    assert "minor page faults, thousands" in text and "`bench.dask.USER_ENVIRON`" in text
     assert "| passes | worker | all | event loop |" in text and "| `train_group` |" in text and "`distributed.worker.profile.enabled: False`" in text
     wrong = _run("bench.dask", "--cores-per-machine", "2", "--dir", str(tmp_path / "data"))
     assert "takes 1" in wrong.stderr and "Traceback" not in wrong.stderr
@@ -64,3 +65,28 @@ def test_pinned_timeline_stamps_every_process(tmp_path):
     text = (tmp_path / "dask_timeline.md").read_text()
     assert "## Run 0 (cold" in text and "## Run 1 (warm)" in text and "| worker 1 | train_group |" in text
     assert "| client | save_model |" in text and "| worker 0 | first rows read |" in text
+
+
+USER_ENVIRON = r"""
+import os
+if __name__ == "__main__":
+    import bench.dask
+    from distributed import LocalCluster
+    with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=None):
+        print("MALLOC_TRIM_THRESHOLD_" in os.environ, "MALLOC_TRIM_THRESHOLD_" in bench.dask.USER_ENVIRON)
+"""
+
+
+def test_the_one_core_runs_without_the_nannys_environment(tmp_path):
+    """Dask's nanny writes its workers' MALLOC_TRIM_THRESHOLD_ into the environment of
+    the process that starts them (the benchmark's); `fastprox train` and the client run in
+    the environment read before (bench.dask.USER_ENVIRON), as from a user's shell."""
+    script = tmp_path / "environ.py"
+    script.write_text(USER_ENVIRON)
+    import fastprox
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_TRIM_THRESHOLD_"}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(fastprox.__file__).parents[1]), str(ROOT)])
+    done = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]

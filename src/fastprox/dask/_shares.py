@@ -36,10 +36,12 @@ class FileShare:
         except OSError:
             return 0
 
-    def chunks(self, data=None):
+    def chunks(self, data=None, ahead=True):
         """(chunk, labels, first row) of the file, read ahead by a thread as `fastprox
-        train` reads (the parser and the kernel overlap)."""
-        return read_ahead(self._read())
+        train` reads (the parser and the kernel overlap); ``ahead`` False: parsed as
+        they are asked for, in the caller's thread (a reader that stops after its
+        first rows, `_tasks.start`, parses none it does not use)."""
+        return read_ahead(self._read()) if ahead else self._read()
 
     def _read(self):
         refuse_directory(self.path)     # (on the worker: the client may not see its files)
@@ -65,7 +67,9 @@ class BlockShare:
         self.name, self.index, self.size = f"{name} block {index}", index, size
         self.hash_bits = hash_bits
 
-    def chunks(self, data):
+    def chunks(self, data, ahead=True):
+        """(rows, labels, first row) of the block's pieces, in order (``ahead``: as
+        `FileShare.chunks`; the data are in memory, nothing to read ahead)."""
         row = 0
         for X, y, *weights in ([data] if isinstance(data, tuple) else data):
             X, y = _csr(X), np.ascontiguousarray(y, dtype=np.float64).reshape(-1)

@@ -16,6 +16,7 @@ from .._validation import kernel_arrays
 from ..stream.labels import LABEL_BUFFER_BYTES
 from ..stream.progress import NoBar, Table
 from ..stream.trainer import Trainer, predicts
+from ._malloc import lifted
 from ._open import OPEN
 from ._shares import Window, rows_of
 
@@ -34,6 +35,7 @@ def _trainer(est, share, lines):
     return Trainer(est, share, Table(Lines() if lines else None, predicts(est)), NoBar())
 
 
+@lifted
 def start(est, shares, *data):
     """The global model at step 0, from the first rows of the shares (in order) as
     one machine starts it: "auto" steps from the first AUTO_ROWS rows, the classes
@@ -44,7 +46,7 @@ def start(est, shares, *data):
     trainer = _trainer(est, shares[0], False)
     held, rows, nbytes = [], 0, 0
     for k, share in enumerate(shares[:len(data)] if data else shares):
-        for X, y, row in share.chunks(data[k] if data else None):
+        for X, y, row in share.chunks(data[k] if data else None, ahead=False):     # (no rows parsed beyond)
             if trainer.classes is not None:
                 trainer.classes.meet(y, share.locator(row))
             held.append(X)
@@ -68,6 +70,7 @@ def start(est, shares, *data):
     return est
 
 
+@lifted
 def train_group(est, group, shares, cursor, limit, kind, run=None):
     """A worker's part of a round: from the global model ``est``, train on the
     group's ``shares`` from ``cursor`` (share index, row) for ``limit`` rows (None:
@@ -138,6 +141,7 @@ def _ahead_then(ahead, items):
     yield from items
 
 
+@lifted
 def train_block(est, trainer, share, data):
     """A group's part of a round over a Dask collection, one block per task (a worker
     holds the block it trains on): ``trainer`` (None for the group's first block: a
@@ -148,6 +152,7 @@ def train_block(est, trainer, share, data):
     return trainer
 
 
+@lifted
 def contribute(est, trainer, group, cursor, kind):
     """The group's `Contribution` to the mix: what ``trainer``'s model, trained from
     the global model ``est`` this round, adds; with the group's new cursor."""
@@ -160,6 +165,7 @@ def contribute(est, trainer, group, cursor, kind):
     return result
 
 
+@lifted
 def cut(part, s, n):
     """Shard ``s`` of ``n`` of a contribution (`_mixing.sharded`, the ranges of the
     start's features), its cursors kept: one worker's part of a shard's sum."""
@@ -169,6 +175,7 @@ def cut(part, s, n):
     return result
 
 
+@lifted
 def mix_shard(est, summed, s, n, kind):
     """Shard ``s`` of ``n`` of the next global model's learner: the start ``est``'s
     features of that range mixed with ``summed`` (the sum of the workers' `cut`s)."""
@@ -176,6 +183,7 @@ def mix_shard(est, summed, s, n, kind):
     return mixed(shard(est.learner, lo, hi), summed, kind)
 
 
+@lifted
 def join(est, *shards):
     """The next global model: ``est`` with the learner whose features are the mixed
     ``shards``' in turn."""
@@ -192,6 +200,7 @@ def shell(est):
     return out
 
 
+@lifted
 def add(*contributions):
     """The sum of contributions (a node of the tree reduction), their cursors joined."""
     started = time.perf_counter()
@@ -205,6 +214,7 @@ def add(*contributions):
     return result
 
 
+@lifted
 def mix(est, summed, kind):
     """The next global model: ``est`` with the mixed kernel."""
     out = copy.copy(est)
@@ -220,6 +230,7 @@ def summary(summed):
                 cursors=summed.cursors, nbytes=summed.nbytes, seconds=summed.seconds)
 
 
+@lifted
 def train_in_turn(trainer, est, share, first, last, data=None):
     """Sequential mode: the trainer (None: a new one, for ``est``) takes the share's
     rows where they are, as `fastprox train` takes a file's: the same model, bit
