@@ -1,5 +1,5 @@
-"""Smoke test of bench/early_stopping.py in its quick mode: the table's rows (both
-libraries and fastprox with scikit-learn's penalty, both settings), the verdicts and the
+"""Smoke test of bench/early_stopping.py in its quick mode: the table's rows (every
+learner and each of its settings), the verdicts and the
 report's machine and load lines; no timings."""
 from bench import early_stopping
 
@@ -12,8 +12,7 @@ def test_quick_run_writes_the_table(tmp_path, capsys):
     cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines()
              if line.startswith("| text-like")]
     table, verdicts = [c for c in cells if len(c) == 7], [c for c in cells if len(c) == 6]
-    assert {(c[1], c[2]) for c in table} == {(lib, s) for lib in early_stopping.LIBRARIES
-                                             for s in early_stopping.SETTINGS}
+    assert {(c[1], c[2]) for c in table} == {(lib, s) for lib, _, _, s, _ in early_stopping.learners()}
     for name, library, setting, epochs, cpu, wall, accuracy in table:
         assert 1 <= int(epochs) <= 1000 and float(wall) > 0 and float(cpu) >= 0 and 0 <= float(accuracy) <= 1
     assert len(verdicts) == 1 and verdicts[0][-1] in ("met", "not met")
@@ -26,8 +25,7 @@ def test_trace_gives_each_rules_values_pass_by_pass(tmp_path):
     assert "--trace`" in text and "## What each stopping rule read" in text
     rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines()
             if line.startswith("| text-like") and ("held-out score" in line or "mean loss" in line)]
-    assert {(r[1], r[2]) for r in rows} == {(lib, s) for lib in early_stopping.LIBRARIES
-                                            for s in early_stopping.SETTINGS}
+    assert {(r[1], r[2]) for r in rows} == {(lib, s) for lib, _, _, s, _ in early_stopping.learners()}
     for name, library, setting, read, values, waited, epochs in rows:
         assert read == ("held-out score" if setting == "early_stopping" else "mean loss")
         assert len(values.split()) == len(waited.split()) == int(epochs)
