@@ -358,13 +358,15 @@ class GeneralStepTagger(SequenceTagger):
 
 
 @pytest.mark.parametrize("penalty, l1_ratio", [("l2", 0.15), ("l1", 0.15), ("elasticnet", 0.3), ("none", 0.15)])
-@pytest.mark.parametrize("K", [3, 4])
+@pytest.mark.parametrize("K", [3, 4, 11])
 def test_fobos_adagrad_rows_equal_the_general_step(penalty, l1_ratio, K):
     """fobos with AdaGrad and a separable penalty scores and updates the structured
     rows by its own loops (`steps/structured.pxd`: `adagrad_rows`), the averaged
     iterate kept or not: the same state, bit for bit, as the general step's, over
-    several passes with sample weights, empty sequences, an odd and an even K, the
-    averaging begun mid-pass or not at all, and a warm start."""
+    several passes with sample weights, empty sequences, an odd and an even K (and one
+    past a block of `l2_powers`' lanes), the averaging begun mid-pass or not at all (a
+    row's first catch-up after it began takes only the averaged iterates), and a warm
+    start."""
     rng = np.random.default_rng(K)
     X, y, lengths = random_sequences(rng, 30, 25, K, longest=7)
     weights = rng.uniform(0.5, 2.0, len(lengths))

@@ -223,15 +223,25 @@ cdef inline void adagrad_margins(Ctx* c, const value_t* data, const index_t* ind
 
 cdef inline void adagrad_l2_catch_up(Ctx* c, double* row, double* e, double skipped, bint summing) noexcept nogil:
     """`adagrad_margins`' catch-up of a row `skipped` steps behind under l2 (alpha > 0):
-    `adagrad_after`'s w r^m and, where the averaged sums take all the skipped iterates
-    (the row's last step at or after the first averaged one), `adagrad_skipped_sum`'s
-    w (1 - r^m) / a, from one `l2_powers` of L2_LANES entries at a time: their bits."""
+    `adagrad_after`'s w r^m and the averaged sums' `adagrad_skipped_sum`, from
+    `l2_powers` of L2_LANES entries at a time: their bits. Where the averaged sums take
+    all the skipped iterates (the row's last step at or after the first averaged one)
+    that sum is w (1 - r^m) / a, from the same powering; where they take only the last
+    cnt = t - average_from + 1 (the row's first catch-up after the averaging began,
+    most rows' in an average over the last pass), w (1 - r^cnt) / a r^(m - cnt), from
+    two more (`adagrad_skipped_sum`'s, K entries at a time rather than one)."""
     cdef int k, k0 = 0, n, lanes = L2_LANES, K = c.params.n_outputs
     cdef long long stride = c.layout.n_entry_fields, S = c.layout.avg_sum_at
     cdef bint whole = summing and c.params.average_from <= row[ROW_LAST_STEP] + 1
+    cdef bint partial = summing and not whole
+    cdef double cnt = c.cursor.t - c.params.average_from + 1, before = skipped - cnt
     cdef double a[L2_LANES]
     cdef double kept[L2_LANES]
     cdef double lost[L2_LANES]
+    cdef double kept_cnt[L2_LANES]
+    cdef double lost_cnt[L2_LANES]
+    cdef double kept_before[L2_LANES]
+    cdef double lost_before[L2_LANES]
     cdef double* f
     while k0 < K:
         n = lanes if K - k0 > lanes else K - k0
@@ -239,11 +249,15 @@ cdef inline void adagrad_l2_catch_up(Ctx* c, double* row, double* e, double skip
         for k in range(n):
             a[k] = c.params.alpha_pen * f[k * stride + ADAGRAD_ETA]
         l2_powers(a, skipped, kept, lost, n)
+        if partial:
+            l2_powers(a, cnt, kept_cnt, lost_cnt, n)
+            l2_powers(a, before, kept_before, lost_before, n)
         for k in range(n):
             if whole:
                 f[k * stride + S] += f[k * stride + ADAGRAD_W] * l2_geometric_sum(lost[k], a[k], skipped)
-            elif summing:
-                f[k * stride + S] += adagrad_skipped_sum(c, row, k0 + k)
+            elif partial:
+                f[k * stride + S] += (0.0 if f[k * stride + ADAGRAD_W] == 0.0 else f[k * stride + ADAGRAD_W]
+                                      * (l2_geometric_sum(lost_cnt[k], a[k], cnt) * kept_before[k]))
             f[k * stride + ADAGRAD_W] = f[k * stride + ADAGRAD_W] * kept[k]
         k0 += lanes
 
