@@ -5,8 +5,9 @@ the invariant step, no penalty) run within 1.5x of the plain gradient pass (``fo
 ``invsqrt``, ``l1``) and at least as fast as ``SGDClassifier(penalty="l2")``'s pass on
 every set of the peer suite, and that the plain pass run at least 2x scikit-learn's l1
 pass. Each learner makes one unshuffled pass over the training rows of each set (the
-suite shuffled them once), the learners interleaved run after run in one process; the
-table gives the median seconds over the runs and the ratios of medians.
+suite shuffled them once), the learners interleaved run after run in one process, in a
+new random order each run (`timings` says why); the table gives the median seconds over the
+runs and the ratios of medians.
 
 The learners: fastprox's defaults and its plain pass (alpha = 1/n, the suite's);
 scikit-learn's ``SGDClassifier(loss="log_loss", penalty=..., alpha=1/n, max_iter=1,
@@ -27,6 +28,7 @@ wall-clock time, for a quiet machine. Writes bench/results/default_speed.md.
 import argparse
 import math
 import os
+import random
 import statistics
 import sys
 import time
@@ -82,14 +84,20 @@ RATIOS = (("defaults / plain", "defaults", "plain fobos+invsqrt+l1"),
 
 
 def timings(problem, runs, clock):
-    """{learner: [seconds of one pass per run]}, the learners interleaved (VW's files
-    written and its cache filled first, untimed)."""
+    """{learner: [seconds of one pass per run]}, the learners interleaved, in a new
+    seeded random order each run (VW's files written and its cache filled first,
+    untimed). A fit runs with the caches its predecessor left: after another library's
+    work they are cold (a hundred to a few hundred microseconds more, whatever the
+    learner), after a fit of the same library warm. In a fixed order each learner
+    would have the same predecessor every run: the plain pass always followed the
+    defaults and the defaults VW, a third of the defaults' fit on the rcv1 sample."""
     alpha = 1.0 / problem.X_train.shape[0]
     problem.vw_cache_path(int(vw_bits(problem)))
-    passes = {name: make(problem, alpha) for name, make in LEARNERS.items()}
+    passes = [(name, make(problem, alpha)) for name, make in LEARNERS.items()]
     out = {name: [] for name in LEARNERS}
+    order = random.Random(0)
     for _ in range(runs):
-        for name, one_pass in passes.items():
+        for name, one_pass in order.sample(passes, len(passes)):
             start = clock()
             one_pass()
             out[name].append(clock() - start)
@@ -133,7 +141,7 @@ def main():
         f"- Load average (1, 5, 15 min): {before} at the start, {load()} at the end "
         f"({time.perf_counter() - started:.0f} s)", "",
         f"Median {clock} of one unshuffled pass over the training rows ({args.runs} interleaved runs "
-        "in one process). The defaults: `ProxClassifier()`; plain: `ProxClassifier(schedule=\"invsqrt\", "
+        "in one process, each in a new seeded random order). The defaults: `ProxClassifier()`; plain: `ProxClassifier(schedule=\"invsqrt\", "
         "step=\"gradient\", penalty=\"l1\", alpha=1/n)`; sklearn: `SGDClassifier(loss=\"log_loss\", "
         "penalty=..., alpha=1/n, max_iter=1, tol=None, shuffle=False)`; each a `fit`, so with its "
         "checks and label encoding. VW: its defaults with the logistic loss, in process, from its text "
