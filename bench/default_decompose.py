@@ -1,29 +1,32 @@
-"""Where the defaults' one-pass time goes: fixed, per row and per non-zero.
+"""Where the one-pass time goes: a fixed part and a part a row, from fits over prefixes.
 
 Issue 38's ratios (bench/default_speed.py) compare whole fits. This splits each learner's
-fit time on each set into a fixed part (the median fit over the first rows that hold both
-classes: checks, label encoding, allocation, setup, the model's final reads) and a part that grows
-with the rows: the CPU-time medians of fits over growing prefixes of the training rows
-(interleaved, one process), fitted by least squares as fixed + slope x rows. (A row's and
+fit time on each set into a fixed part (the median fit over the first rows that hold
+both classes: checks, label encoding, allocation, setup, the model's final reads) and a
+part that grows with the rows: the CPU-time medians of fits over growing prefixes of the
+training rows (interleaved, one process), fitted by least squares as fixed + slope x rows. (A row's and
 a non-zero's shares of the slope cannot be told apart from one set's prefixes, whose
 non-zeros grow with their rows, nor across sets, whose non-zeros differ in cache misses:
-callgrind's instructions a row over sets of different row lengths split them.) The learners: the defaults, the plain pass and scikit-learn's l2 pass, as in
-bench/default_speed.py. Prints a markdown table.
+callgrind's instructions a row over sets of different row lengths split them.) The
+learners: the defaults, the plain pass and scikit-learn's l2 pass, as in
+bench/default_speed.py. Writes bench/results/default_decompose.md.
 
-    python -m bench.default_decompose [--runs 7] [--data ../shared/data] [--sets 'a9a;w8a']
+    python -m bench.default_decompose [--runs 7] [--data ../shared/data] [--sets 'a9a;w8a'] [--out ...]
 """
 import argparse
-import os
 import random
 import statistics
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from bench.default_speed import LEARNERS
+from bench.default_speed import BENCH, LEARNERS, load
 from bench.defaults import suite_sets
+from bench.machine import describe_lanes, describe_machine
 from bench.papers._common import md_table
 
 NAMES = ("defaults", "plain fobos+invsqrt+l1", "sklearn l2")
@@ -78,11 +81,12 @@ def main():
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--sets", default="", help="set names separated by ; (default: the suite)")
+    parser.add_argument("--out", default=str(BENCH / "results" / "default_decompose.md"))
     args = parser.parse_args()
     warnings.simplefilter("ignore", ConvergenceWarning)
     problems = [p for p in suite_sets(args.data)
                 if not args.sets or p.name in args.sets.split(";")]
-    load = "{:.2f}, {:.2f}, {:.2f}".format(*os.getloadavg())
+    before = load()
     lines = decompose(problems, args.runs)
     header = ["set", "rows", "nnz/row"] + [f"{n}: {part}" for n in NAMES
                                            for part in ("fixed µs", "ns/row", "total ms")]
@@ -93,8 +97,18 @@ def main():
             cell for name in NAMES for cell in (f"{lines[p.name, name][0] * 1e6:.0f}",
                                                 f"{lines[p.name, name][1] * 1e9:.1f}",
                                                 f"{lines[p.name, name][2] * 1e3:.2f}")])
-    print(f"Load average at the start: {load}\n")
-    print(md_table(header, rows))
+    text = "\n".join([
+        "# The defaults' fit: fixed and per row", "",
+        f"`python -m bench.default_decompose {' '.join(sys.argv[1:])}`".replace(" `", "`"), "",
+        describe_machine(), describe_lanes(),
+        f"- Load average (1, 5, 15 min): {before} at the start, {load()} at the end", "",
+        "Median CPU seconds of fits over prefixes of the training rows (the fewest rows with both "
+        f"classes, then 1/4, 1/2, 3/4 and all of them; {args.runs} runs, interleaved in a new random "
+        "order each run). Fixed: the fit over the fewest rows; a row: the least-squares slope over the "
+        "prefixes; total: the fit over all rows. The learners as in `bench.default_speed`.", "",
+        md_table(header, rows), ""])
+    Path(args.out).write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":
