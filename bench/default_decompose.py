@@ -16,7 +16,6 @@ bench/default_speed.py. Writes bench/results/default_decompose.md.
 import argparse
 import random
 import statistics
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -24,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from bench.default_speed import BENCH, LEARNERS, load
+from bench.default_speed import BENCH, LEARNERS, command, load
 from bench.defaults import suite_sets
 from bench.machine import describe_lanes, describe_machine
 from bench.papers._common import md_table
@@ -99,7 +98,7 @@ def main():
                                                 f"{lines[p.name, name][2] * 1e3:.2f}")])
     text = "\n".join([
         "# The defaults' fit: fixed and per row", "",
-        f"`python -m bench.default_decompose {' '.join(sys.argv[1:])}`".replace(" `", "`"), "",
+        command("bench.default_decompose"), "",
         describe_machine(), describe_lanes(),
         f"- Load average (1, 5, 15 min): {before} at the start, {load()} at the end", "",
         "Median CPU seconds of fits over prefixes of the training rows (the fewest rows with both "

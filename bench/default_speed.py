@@ -21,7 +21,11 @@ VW times include.
 
 The clock is the process's CPU time by default (all its threads: VW parses on a
 second one), which other jobs on the machine disturb least; ``--clock wall`` takes
-wall-clock time, for a quiet machine. Writes bench/results/default_speed.md.
+wall-clock time, for a quiet machine. On a loaded machine, run it with
+``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``: each pass is sequential, but the BLAS and
+OpenMP pools' idle threads spun inside scikit-learn's fit (its rcv1 sample fit took 8 ms
+of CPU with them, 1.2 ms without; threadpoolctl's limits, set after the import, left 3
+ms); the report's command names them. Writes bench/results/default_speed.md.
 
     python -m bench.default_speed [--runs 9] [--clock process|wall] [--data ../shared/data] [--out ...]
 """
@@ -121,6 +125,13 @@ def load():
     return "{:.2f}, {:.2f}, {:.2f}".format(*os.getloadavg())
 
 
+def command(module):
+    """The command that ran `module`, with the thread pools' sizes set in the environment."""
+    pools = "".join(f"{name}={os.environ[name]} " for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+                    if name in os.environ)
+    return f"`{pools}python -m {module} {' '.join(sys.argv[1:])}`".replace(" `", "`")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9)
@@ -136,7 +147,7 @@ def main():
              else "wall-clock seconds")
     text = "\n".join([
         "# One-pass time of the defaults", "",
-        f"`python -m bench.default_speed {' '.join(sys.argv[1:])}`".replace(" `", "`"), "",
+        command("bench.default_speed"), "",
         describe_machine(), describe_lanes(),
         f"- Load average (1, 5, 15 min): {before} at the start, {load()} at the end "
         f"({time.perf_counter() - started:.0f} s)", "",
