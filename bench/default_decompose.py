@@ -18,14 +18,12 @@ import random
 import statistics
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from bench.default_speed import BENCH, LEARNERS, command, load
+from bench.default_speed import BENCH, LEARNERS, load, write_report
 from bench.defaults import suite_sets
-from bench.machine import describe_lanes, describe_machine
 from bench.papers._common import md_table
 
 NAMES = ("defaults", "plain fobos+invsqrt+l1", "sklearn l2")
@@ -85,7 +83,7 @@ def main():
     warnings.simplefilter("ignore", ConvergenceWarning)
     problems = [p for p in suite_sets(args.data)
                 if not args.sets or p.name in args.sets.split(";")]
-    before = load()
+    started, before = time.perf_counter(), load()
     lines = decompose(problems, args.runs)
     header = ["set", "rows", "nnz/row"] + [f"{n}: {part}" for n in NAMES
                                            for part in ("fixed µs", "ns/row", "total ms")]
@@ -96,18 +94,13 @@ def main():
             cell for name in NAMES for cell in (f"{lines[p.name, name][0] * 1e6:.0f}",
                                                 f"{lines[p.name, name][1] * 1e9:.1f}",
                                                 f"{lines[p.name, name][2] * 1e3:.2f}")])
-    text = "\n".join([
-        "# The defaults' fit: fixed and per row", "",
-        command("bench.default_decompose"), "",
-        describe_machine(), describe_lanes(),
-        f"- Load average (1, 5, 15 min): {before} at the start, {load()} at the end", "",
-        "Median CPU seconds of fits over prefixes of the training rows (the fewest rows with both "
-        f"classes, then 1/4, 1/2, 3/4 and all of them; {args.runs} runs, interleaved in a new random "
-        "order each run). Fixed: the fit over the fewest rows; a row: the least-squares slope over the "
-        "prefixes; total: the fit over all rows. The learners as in `bench.default_speed`.", "",
-        md_table(header, rows), ""])
-    Path(args.out).write_text(text)
-    print(text)
+    method = ("Median CPU seconds of fits over prefixes of the training rows (the fewest rows with "
+              f"both classes, then 1/4, 1/2, 3/4 and all of them; {args.runs} runs, interleaved in a new "
+              "random order each run). Fixed: the fit over the fewest rows; a row: the least-squares "
+              "slope over the prefixes; total: the fit over all rows. The learners as in "
+              "`bench.default_speed`.")
+    write_report(args.out, "The defaults' fit: fixed and per row", "bench.default_decompose", started,
+                 before, method, md_table(header, rows))
 
 
 if __name__ == "__main__":

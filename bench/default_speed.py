@@ -33,6 +33,7 @@ import argparse
 import math
 import os
 import random
+import shlex
 import statistics
 import sys
 import time
@@ -125,11 +126,19 @@ def load():
     return "{:.2f}, {:.2f}, {:.2f}".format(*os.getloadavg())
 
 
-def command(module):
-    """The command that ran `module`, with the thread pools' sizes set in the environment."""
+def write_report(out, title, module, started, before, method, table):
+    """Write and print the markdown report `title` of `module`'s run: its command (with the
+    thread pools' sizes set in the environment), the machine, the lanes, the load average
+    at the start (`before`, `started` by perf_counter) and now, `method` and `table`."""
     pools = "".join(f"{name}={os.environ[name]} " for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
                     if name in os.environ)
-    return f"`{pools}python -m {module} {' '.join(sys.argv[1:])}`".replace(" `", "`")
+    text = "\n".join([
+        f"# {title}", "", f"`{pools}python -m {module} {shlex.join(sys.argv[1:])}`".replace(" `", "`"), "",
+        describe_machine(), describe_lanes(),
+        f"- Load average (1, 5, 15 min): {before} at the start, {load()} at the end "
+        f"({time.perf_counter() - started:.0f} s)", "", method, "", table, ""])
+    Path(out).write_text(text)
+    print(text)
 
 
 def main():
@@ -145,23 +154,17 @@ def main():
     header = ["set", "non-zeros"] + list(LEARNERS) + [name for name, _, _ in RATIOS]
     clock = ("CPU seconds of the process (all its threads)" if args.clock == "process"
              else "wall-clock seconds")
-    text = "\n".join([
-        "# One-pass time of the defaults", "",
-        command("bench.default_speed"), "",
-        describe_machine(), describe_lanes(),
-        f"- Load average (1, 5, 15 min): {before} at the start, {load()} at the end "
-        f"({time.perf_counter() - started:.0f} s)", "",
+    method = (
         f"Median {clock} of one unshuffled pass over the training rows ({args.runs} interleaved runs "
-        "in one process, each in a new seeded random order). The defaults: `ProxClassifier()`; plain: `ProxClassifier(schedule=\"invsqrt\", "
-        "step=\"gradient\", penalty=\"l1\", alpha=1/n)`; sklearn: `SGDClassifier(loss=\"log_loss\", "
-        "penalty=..., alpha=1/n, max_iter=1, tol=None, shuffle=False)`; each a `fit`, so with its "
-        "checks and label encoding. VW: its defaults with the logistic loss, in process, from its text "
-        "format (parsing included), from its binary cache (reading it included), and its setup over no "
-        "rows (the 2^b weights' allocation, included in both). Issue 38's targets: defaults / plain at "
-        "most 1.5, sklearn l2 / defaults at least 1, sklearn l1 / plain at least 2.", "",
-        md_table(header, rows), ""])
-    Path(args.out).write_text(text)
-    print(text)
+        "in one process, each in a new seeded random order). The defaults: `ProxClassifier()`; plain: "
+        "`ProxClassifier(schedule=\"invsqrt\", step=\"gradient\", penalty=\"l1\", alpha=1/n)`; sklearn: "
+        "`SGDClassifier(loss=\"log_loss\", penalty=..., alpha=1/n, max_iter=1, tol=None, shuffle=False)`; "
+        "each a `fit`, so with its checks and label encoding. VW: its defaults with the logistic loss, in "
+        "process, from its text format (parsing included), from its binary cache (reading it included), "
+        "and its setup over no rows (the 2^b weights' allocation, included in both). Issue 38's targets: "
+        "defaults / plain at most 1.5, sklearn l2 / defaults at least 1, sklearn l1 / plain at least 2.")
+    write_report(args.out, "One-pass time of the defaults", "bench.default_speed", started, before, method,
+                 md_table(header, rows))
 
 
 if __name__ == "__main__":
