@@ -5,8 +5,9 @@ the invariant step, no penalty) run within 1.5x of the plain gradient pass (``fo
 ``invsqrt``, ``l1``) and at least as fast as ``SGDClassifier(penalty="l2")``'s pass on
 every set of the peer suite, and that the plain pass run at least 2x scikit-learn's l1
 pass. Each learner makes one unshuffled pass over the training rows of each set (the
-suite shuffled them once), the learners interleaved run after run in one process; the
-table gives the median seconds over the runs and the ratios of medians.
+suite shuffled them once), the learners interleaved run after run in one process, in a
+new random order each run (`timings` says why); the table gives the median seconds over the
+runs and the ratios of medians.
 
 The learners: fastprox's defaults and its plain pass (alpha = 1/n, the suite's);
 scikit-learn's ``SGDClassifier(loss="log_loss", penalty=..., alpha=1/n, max_iter=1,
@@ -20,13 +21,19 @@ VW times include.
 
 The clock is the process's CPU time by default (all its threads: VW parses on a
 second one), which other jobs on the machine disturb least; ``--clock wall`` takes
-wall-clock time, for a quiet machine. Writes bench/results/default_speed.md.
+wall-clock time, for a quiet machine. On a loaded machine, run it with
+``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``: each pass is sequential, but the BLAS and
+OpenMP pools' idle threads spun inside scikit-learn's fit (its rcv1 sample fit took 8 ms
+of CPU with them, 1.2 ms without; threadpoolctl's limits, set after the import, left 3
+ms); the report's command names them. Writes bench/results/default_speed.md.
 
     python -m bench.default_speed [--runs 9] [--clock process|wall] [--data ../shared/data] [--out ...]
 """
 import argparse
 import math
 import os
+import random
+import shlex
 import statistics
 import sys
 import time
@@ -82,14 +89,20 @@ RATIOS = (("defaults / plain", "defaults", "plain fobos+invsqrt+l1"),
 
 
 def timings(problem, runs, clock):
-    """{learner: [seconds of one pass per run]}, the learners interleaved (VW's files
-    written and its cache filled first, untimed)."""
+    """{learner: [seconds of one pass per run]}, the learners interleaved, in a new
+    seeded random order each run (VW's files written and its cache filled first,
+    untimed). A fit runs with the caches its predecessor left: after another library's
+    work they are cold (a hundred to a few hundred microseconds more, whatever the
+    learner), after a fit of the same library warm. In a fixed order each learner
+    would have the same predecessor every run: the plain pass always followed the
+    defaults and the defaults VW, a third of the defaults' fit on the rcv1 sample."""
     alpha = 1.0 / problem.X_train.shape[0]
     problem.vw_cache_path(int(vw_bits(problem)))
-    passes = {name: make(problem, alpha) for name, make in LEARNERS.items()}
+    passes = [(name, make(problem, alpha)) for name, make in LEARNERS.items()]
     out = {name: [] for name in LEARNERS}
+    order = random.Random(0)
     for _ in range(runs):
-        for name, one_pass in passes.items():
+        for name, one_pass in order.sample(passes, len(passes)):
             start = clock()
             one_pass()
             out[name].append(clock() - start)
@@ -113,6 +126,21 @@ def load():
     return "{:.2f}, {:.2f}, {:.2f}".format(*os.getloadavg())
 
 
+def write_report(out, title, module, started, before, method, table):
+    """Write and print the markdown report `title` of `module`'s run: its command (with the
+    thread pools' sizes set in the environment), the machine, the lanes, the load average
+    at the start (`before`, `started` by perf_counter) and now, `method` and `table`."""
+    pools = "".join(f"{name}={os.environ[name]} " for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+                    if name in os.environ)
+    text = "\n".join([
+        f"# {title}", "", f"`{pools}python -m {module} {shlex.join(sys.argv[1:])}`".replace(" `", "`"), "",
+        describe_machine(), describe_lanes(),
+        f"- Load average (1, 5, 15 min): {before} at the start, {load()} at the end "
+        f"({time.perf_counter() - started:.0f} s)", "", method, "", table, ""])
+    Path(out).write_text(text)
+    print(text)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9)
@@ -126,23 +154,17 @@ def main():
     header = ["set", "non-zeros"] + list(LEARNERS) + [name for name, _, _ in RATIOS]
     clock = ("CPU seconds of the process (all its threads)" if args.clock == "process"
              else "wall-clock seconds")
-    text = "\n".join([
-        "# One-pass time of the defaults", "",
-        f"`python -m bench.default_speed {' '.join(sys.argv[1:])}`".replace(" `", "`"), "",
-        describe_machine(), describe_lanes(),
-        f"- Load average (1, 5, 15 min): {before} at the start, {load()} at the end "
-        f"({time.perf_counter() - started:.0f} s)", "",
+    method = (
         f"Median {clock} of one unshuffled pass over the training rows ({args.runs} interleaved runs "
-        "in one process). The defaults: `ProxClassifier()`; plain: `ProxClassifier(schedule=\"invsqrt\", "
-        "step=\"gradient\", penalty=\"l1\", alpha=1/n)`; sklearn: `SGDClassifier(loss=\"log_loss\", "
-        "penalty=..., alpha=1/n, max_iter=1, tol=None, shuffle=False)`; each a `fit`, so with its "
-        "checks and label encoding. VW: its defaults with the logistic loss, in process, from its text "
-        "format (parsing included), from its binary cache (reading it included), and its setup over no "
-        "rows (the 2^b weights' allocation, included in both). Issue 38's targets: defaults / plain at "
-        "most 1.5, sklearn l2 / defaults at least 1, sklearn l1 / plain at least 2.", "",
-        md_table(header, rows), ""])
-    Path(args.out).write_text(text)
-    print(text)
+        "in one process, each in a new seeded random order). The defaults: `ProxClassifier()`; plain: "
+        "`ProxClassifier(schedule=\"invsqrt\", step=\"gradient\", penalty=\"l1\", alpha=1/n)`; sklearn: "
+        "`SGDClassifier(loss=\"log_loss\", penalty=..., alpha=1/n, max_iter=1, tol=None, shuffle=False)`; "
+        "each a `fit`, so with its checks and label encoding. VW: its defaults with the logistic loss, in "
+        "process, from its text format (parsing included), from its binary cache (reading it included), "
+        "and its setup over no rows (the 2^b weights' allocation, included in both). Issue 38's targets: "
+        "defaults / plain at most 1.5, sklearn l2 / defaults at least 1, sklearn l1 / plain at least 2.")
+    write_report(args.out, "One-pass time of the defaults", "bench.default_speed", started, before, method,
+                 md_table(header, rows))
 
 
 if __name__ == "__main__":

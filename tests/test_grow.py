@@ -175,3 +175,18 @@ def test_outputs_count_in_the_memory_check():
     from fastprox._validation import ModelTooLarge
     with pytest.raises(ModelTooLarge, match="2147483647 output"):
         Learner(0, 2**31 - 1, "fobos", "invsqrt", "l1", "log")
+
+
+def test_only_states_past_checked_bytes_ask_the_memory_available(monkeypatch):
+    """A small state is allocated without reading /proc/meminfo (a tenth of a
+    millisecond a fit); a larger one is still refused where it would not fit."""
+    from fastprox import _validation
+    from fastprox._validation import CHECKED_BYTES, ModelTooLarge
+
+    def unasked():
+        raise AssertionError("asked")
+    monkeypatch.setattr(_validation, "available_memory", unasked)
+    Learner(CHECKED_BYTES // 64, 1, "fobos", "invsqrt", "l1", "log")
+    monkeypatch.setattr(_validation, "available_memory", lambda: CHECKED_BYTES)
+    with pytest.raises(ModelTooLarge, match=f"{CHECKED_BYTES // 8} features x 1 output"):
+        Learner(CHECKED_BYTES // 8, 1, "fobos", "invsqrt", "l1", "log")
