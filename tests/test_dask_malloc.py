@@ -6,15 +6,14 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 
 from fastprox import dump_libsvm
 from fastprox.dask import _malloc, _tasks
 from fastprox.dask._malloc import LIFTED, M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, Thresholds
+from tests.support.cli_process import SRC
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 class FakeLibc:
@@ -149,7 +148,7 @@ def test_a_round_has_the_same_bits_with_the_thresholds_lifted(tmp_path):
         paths.append(str(tmp_path / f"part-{k}.svm"))
         dump_libsvm(X, y, paths[-1])
     env = {k: v for k, v in os.environ.items() if k not in _malloc.ENVIRON.values()}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([SRC, env.get("PYTHONPATH", "")])
     found = [subprocess.run([sys.executable, "-c", ROUND, *paths], env=dict(env, **extra), capture_output=True,
                             text=True, check=True).stdout.split()
              for extra in ({}, {"MALLOC_TRIM_THRESHOLD_": "65536"})]
