@@ -121,14 +121,19 @@ def passes_options(passes):
     return ("--passes", str(passes)) + (("--holdout-off",) if passes > 1 else ())
 
 
+def train_command(files, passes, model):
+    """The command line of one machine's (or one half's) `fastprox train` of ``files``,
+    ``passes`` passes by the benchmark's rule, to the model file ``model``, quiet."""
+    return [sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())",
+            "train", *map(str, files), *passes_options(passes), *RULE_OPTIONS, "--model", str(model), "--quiet"]
+
+
 def single(files, passes, model):
     """(seconds, CPU seconds) of one machine's `fastprox train` to a saved model."""
     import resource
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())",
-                    "train", *map(str, files), *passes_options(passes), *RULE_OPTIONS,
-                    "--model", str(model), "--quiet"], check=True, env=USER_ENVIRON)
+    subprocess.run(train_command(files, passes, model), check=True, env=USER_ENVIRON)
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return seconds, after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime, None

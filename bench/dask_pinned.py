@@ -47,7 +47,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.dask import CLUSTER_RUN, RULE_OPTIONS, USER_ENVIRON, accuracy, generate, passes_options, uptime
+from bench.dask import CLUSTER_RUN, USER_ENVIRON, accuracy, generate, train_command, uptime
 from bench.machine import describe_machine
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -76,9 +76,7 @@ def single(files, passes, model, core=0):
     ``core``, to a saved model."""
     cpu, faults = _children_cpu()
     began = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())",
-                    "train", *map(str, files), *passes_options(passes), *RULE_OPTIONS,
-                    "--model", str(model), "--quiet"], check=True, preexec_fn=lambda: pin(core),
+    subprocess.run(train_command(files, passes, model), check=True, preexec_fn=lambda: pin(core),
                    env=USER_ENVIRON)
     after, faulted = _children_cpu()
     return time.perf_counter() - began, after - cpu, faulted - faults
@@ -92,9 +90,7 @@ def halves(files, passes, out):
     from fastprox.dask._shares import deal, file_shares
     groups = deal(file_shares(files), 2)
     began = time.perf_counter()
-    running = [subprocess.Popen([sys.executable, "-c", "import sys; from fastprox.cli import main; sys.exit(main())",
-                                 "train", *(str(files[i]) for i in group), *passes_options(passes), *RULE_OPTIONS,
-                                 "--model", str(out / f"half-{core}.npz"), "--quiet"],
+    running = [subprocess.Popen(train_command([files[i] for i in group], passes, out / f"half-{core}.npz"),
                                 preexec_fn=lambda core=core: pin(core), env=USER_ENVIRON)
                for core, group in enumerate(groups)]
     cpu, faults = [], []
