@@ -14,7 +14,6 @@ bench/default_speed.py. Writes bench/results/default_decompose.md.
     python -m bench.default_decompose [--runs 7] [--data ../shared/data] [--sets 'a9a;w8a'] [--out ...]
 """
 import argparse
-import random
 import statistics
 import time
 import warnings
@@ -22,7 +21,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from bench.default_speed import BENCH, LEARNERS, load, write_report
+from bench.default_speed import BENCH, LEARNERS, interleaved, load, write_report
 from bench.defaults import suite_sets
 from bench.papers._common import md_table
 
@@ -46,19 +45,12 @@ def prefix_sizes(problem):
 
 
 def fit_times(problem, runs):
-    """{(learner, rows): median CPU seconds} over the prefixes, all interleaved, in a new
-    seeded random order each run (as `bench.default_speed.timings`, which says why)."""
+    """{(learner, rows): median CPU seconds} over the prefixes, all interleaved
+    (`bench.default_speed.interleaved`)."""
     alpha = 1.0 / problem.X_train.shape[0]
     fits = [((name, rows), LEARNERS[name](Prefix(problem, rows), alpha))
             for rows in prefix_sizes(problem) for name in NAMES]
-    times = {key: [] for key, _ in fits}
-    order = random.Random(0)
-    for _ in range(runs):
-        for key, fit in order.sample(fits, len(fits)):
-            start = time.process_time()
-            fit()
-            times[key].append(time.process_time() - start)
-    return {key: statistics.median(v) for key, v in times.items()}
+    return {key: statistics.median(v) for key, v in interleaved(fits, runs, time.process_time).items()}
 
 
 def decompose(problems, runs):

@@ -98,14 +98,19 @@ def timings(problem, runs, clock):
     defaults and the defaults VW, a third of the defaults' fit on the rcv1 sample."""
     alpha = 1.0 / problem.X_train.shape[0]
     problem.vw_cache_path(int(vw_bits(problem)))
-    passes = [(name, make(problem, alpha)) for name, make in LEARNERS.items()]
-    out = {name: [] for name in LEARNERS}
+    return interleaved([(name, make(problem, alpha)) for name, make in LEARNERS.items()], runs, clock)
+
+
+def interleaved(fits, runs, clock):
+    """{key: [seconds by ``clock`` of each run]} of the (key, fit) pairs of ``fits``, the
+    fits run one after another, in a new seeded random order each run (`timings` says why)."""
+    out = {key: [] for key, _ in fits}
     order = random.Random(0)
     for _ in range(runs):
-        for name, one_pass in order.sample(passes, len(passes)):
+        for key, fit in order.sample(fits, len(fits)):
             start = clock()
-            one_pass()
-            out[name].append(clock() - start)
+            fit()
+            out[key].append(clock() - start)
     return out
 
 
