@@ -23,10 +23,15 @@ without a test file on the training file (marked "train").
 
 fastprox runs from wherever ``import fastprox`` finds it (an install, or a
 source tree on PYTHONPATH), byte-compiled first as pip does on install, so
-that no run pays for compiling its modules. Start-up is measured alone too:
-``python -c pass``, ``python -c "import numpy"``, ``fastprox info --help``
-and VW's ``--version``. The machine's load average is recorded before and
-after: other jobs on its cores slow both tools, unevenly.
+that no run pays for compiling its modules. Both tools run in two interpreters
+(bench.interpreters): this machine's as it is, and a clean one over the same
+installed packages that runs none of this machine's ``.pth`` files (the
+sandbox's imports certifi at every start); each time and ratio is given in
+both, the verdict uses the clean one (the report says why). Start-up is
+measured alone too, in both: ``python -c pass``, ``python -c "import
+numpy"``, ``python -c "import vowpalwabbit"``, ``fastprox info --help`` and
+VW's ``--version``. The machine's load average is recorded before and after:
+other jobs on its cores slow both tools, unevenly.
 
 VW's own format (``--vw-text``): the same rows written once in VW's text format
 with their columns dealt to three namespaces (``|a``, ``|b``, ``|c`` by column mod 3,
@@ -61,6 +66,7 @@ import numpy as np
 
 import fastprox
 from fastprox import dump_libsvm, load_libsvm
+from bench.interpreters import CLEAN, MACHINE, clean_interpreter, describe as skipped_start
 from bench.machine import describe_machine
 from bench.throughput import zipf_text
 from bench.peers import data
@@ -89,8 +95,21 @@ VW_SETS = ["a9a", "a9a x20", "zipf s=1 n=200,000"]
 VW_ONLY = {"a9a x20": ("a9a/a9a", "a9a/a9a.t", 20)}
 #: The heading of the report's VW-format section.
 VW_SECTION = "## VW's text format: both tools read the same VW file"
-FASTPROX = [sys.executable, "-c", "import sys; from fastprox.cli import console; sys.exit(console())"]  # (the console script)
-VW = [sys.executable, "-m", "vowpalwabbit"]
+
+
+def tools(python):
+    """(fastprox's, VW's) command prefix run by the interpreter ``python``: the console
+    script's entry, and the ``vw`` of the vowpalwabbit package."""
+    return ([str(python), "-c", "import sys; from fastprox.cli import console; sys.exit(console())"],
+            [str(python), "-m", "vowpalwabbit"])
+
+
+FASTPROX, VW = tools(sys.executable)
+
+
+def tag(interpreter):
+    """The suffix of a timing's name run in ``interpreter`` ("" for this machine's)."""
+    return "" if interpreter == MACHINE else f" {interpreter}"
 
 
 def peer_synthetic():
@@ -139,17 +158,20 @@ def _zero_based(line):
     return " ".join(f"{int(i) - 1}:{v}" for i, _, v in (f.partition(":") for f in line.split()[1:]))
 
 
-def commands(paths, work):
-    """name -> shell command of each timed run."""
-    fp, vw = shlex.join(map(str, FASTPROX)), shlex.join(map(str, VW))
+def commands(paths, work, pythons):
+    """name -> shell command of each timed run, each tool in each interpreter of
+    ``pythons`` ({interpreter: python}; the names of the clean one's end in " clean")."""
     fp_model, vw_model = work / "model.npz", work / "model.vw"
-    return {
-        "fastprox": f"{fp} train {paths['svm']} --model {fp_model}",
-        "vw": f"{vw} -d {paths['vw']} --loss_function logistic -f {vw_model}",
-        "fastprox gz": f"zcat {paths['svm.gz']} | {fp} train - --model {fp_model}",
-        "vw gz": f"zcat {paths['vw.gz']} | {vw} -d /dev/stdin --loss_function logistic -f {vw_model}",
-        "zcat": f"zcat {paths['svm.gz']} > /dev/null",
-    }
+    named = {}
+    for interpreter, python in pythons.items():
+        fp, vw = (shlex.join(map(str, tool)) for tool in tools(python))
+        t = tag(interpreter)
+        named.update({
+            f"fastprox{t}": f"{fp} train {paths['svm']} --model {fp_model}",
+            f"vw{t}": f"{vw} -d {paths['vw']} --loss_function logistic -f {vw_model}",
+            f"fastprox gz{t}": f"zcat {paths['svm.gz']} | {fp} train - --model {fp_model}",
+            f"vw gz{t}": f"zcat {paths['vw.gz']} | {vw} -d /dev/stdin --loss_function logistic -f {vw_model}"})
+    return {**named, "zcat": f"zcat {paths['svm.gz']} > /dev/null"}
 
 
 def timed(command):
@@ -248,10 +270,10 @@ def _patched(owner, name, value):
         setattr(owner, name, saved)
 
 
-def measure(name, runs, work):
+def measure(name, runs, work, pythons):
     X, y, X_test, y_test, copies, tested = problem(name)
     paths = write_files(X, y, copies, work)
-    results = interleaved(commands(paths, work), runs)
+    results = interleaved(commands(paths, work, pythons), runs)
     phases = profile(paths["svm"], work, runs)
     fp_out, vw_out = results["fastprox"][1], results["vw"][1]
     row = {"name": name, "rows": X.shape[0] * copies, "mb": paths["svm"].stat().st_size / 1e6,
@@ -279,8 +301,9 @@ def vw_lines(X, y):
     return "\n".join(lines) + "\n"
 
 
-def measure_vw_text(name, runs, work):
-    """fastprox against VW on the same VW file, without and with -q ab (`vw_lines`)."""
+def measure_vw_text(name, runs, work, pythons):
+    """fastprox against VW on the same VW file, without and with -q ab (`vw_lines`),
+    each in each interpreter of ``pythons``."""
     X, y, X_test, y_test, copies, tested = problem(name)
     train, test = work / "train.vw", work / "test.vw"
     train.write_text(vw_lines(X, y) * copies)
@@ -288,23 +311,28 @@ def measure_vw_text(name, runs, work):
     fp, vw = shlex.join(map(str, FASTPROX)), shlex.join(map(str, VW))
     row = {"name": name, "rows": X.shape[0] * copies, "mb": train.stat().st_size / 1e6, "test": tested}
     for q in ("", " -q ab"):
-        named = {"fastprox": f"{fp} train {train}{q} --model {work / 'model.npz'}",
-                 "vw": f"{vw} -d {train}{q} --loss_function logistic -b 18 -f {work / 'model.vw'}"}
+        named = {}
+        for interpreter, python in pythons.items():
+            fp_in, vw_in = (shlex.join(map(str, tool)) for tool in tools(python))
+            named[f"fastprox{q}{tag(interpreter)}"] = f"{fp_in} train {train}{q} --model {work / 'model.npz'}"
+            named[f"vw{q}{tag(interpreter)}"] = (f"{vw_in} -d {train}{q} --loss_function logistic -b 18 "
+                                                 f"-f {work / 'model.vw'}")
         results = interleaved(named, runs)
+        row.update({key: seconds for key, (seconds, _) in results.items()})
         preds = work / "vw_pred.txt"
         timed(f"{vw} -t -i {work / 'model.vw'} -d {test} -p {preds} --quiet")
         predicted = np.array(timed(f"{fp} predict {work / 'model.npz'} {test}{q} --quiet")[1].stdout.split(), float)
         truth = np.where(y_test > 0, 1.0, -1.0)
-        row.update({f"fastprox{q}": results["fastprox"][0], f"vw{q}": results["vw"][0],
-                    f"fp_loss{q}": float(re.search(r"progressive loss: ([0-9.]+)", results["fastprox"][1].stdout).group(1)),
-                    f"vw_loss{q}": float(re.search(r"average loss = ([0-9.]+)", results["vw"][1].stderr).group(1)),
+        row.update({f"fp_loss{q}": float(re.search(r"progressive loss: ([0-9.]+)", results[f"fastprox{q}"][1].stdout).group(1)),
+                    f"vw_loss{q}": float(re.search(r"average loss = ([0-9.]+)", results[f"vw{q}"][1].stderr).group(1)),
                     f"fp_acc{q}": float(np.mean(np.where(predicted > 0, 1.0, -1.0) == truth)),
                     f"vw_acc{q}": float(np.mean(np.where(np.loadtxt(preds) > 0, 1.0, -1.0) == truth))})
     return row
 
 
-def vw_text_section(rows, runs, load, target):
-    """The report's VW-format section (markdown), with its verdict against ``target``."""
+def vw_text_section(rows, runs, load, target, start, clean):
+    """The report's VW-format section (markdown), with its verdict against ``target``
+    in the clean interpreter (`interpreter_note`; ``start`` its `startup` figures)."""
     lines = [VW_SECTION, "", "Generated by `python -m bench.file_to_model --vw-text` (see its docstring).", "",
              describe_machine() + "; 2 cores shared with other work",
              f"- Python {platform.python_version()}, fastprox {fastprox.__version__}, vowpalwabbit "
@@ -312,21 +340,31 @@ def vw_text_section(rows, runs, load, target):
              f"- Median of {runs} interleaved rounds; wall seconds of the whole command, start-up included. "
              "fastprox: `fastprox train f.vw [-q ab] --model OUT` (the defaults, 2^18 columns as VW's -b 18); "
              "VW: `vw -d f.vw [-q ab] --loss_function logistic -b 18 -f OUT`. The columns are dealt to "
-             "namespaces a, b, c by column mod 3.", "",
-             "| data | rows | VW MB | fastprox s | VW s | VW / fastprox | fastprox s -q ab | VW s -q ab "
-             "| VW / fastprox -q ab | progressive loss fastprox / VW (-q ab) | accuracy fastprox / VW (-q ab) |",
+             "namespaces a, b, c by column mod 3.",
+             *interpreter_note(start, clean),
+             "- Each time: this machine's interpreter / the clean one (VW / fastprox: their ratio each).", "",
+             "| data | rows | VW MB | fastprox s | VW s | **VW / fastprox** | fastprox s -q ab | VW s -q ab "
+             "| **VW / fastprox -q ab** | progressive loss fastprox / VW (-q ab) | accuracy fastprox / VW (-q ab) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    c, q = tag(CLEAN), " -q ab"
+    pair = lambda r, key: f"{r[key]:.3f} / {r[key + c]:.3f}"
+    ratio = lambda r, vw, fp, t="": r[vw + t] / r[fp + t]
+    both = lambda r, vw, fp: f"{ratio(r, vw, fp):.2f} / **{ratio(r, vw, fp, c):.2f}**"
     for r in rows:
         lines.append(
-            f"| {r['name']} | {r['rows']:,} | {r['mb']:.1f} | {r['fastprox']:.3f} | {r['vw']:.3f} | "
-            f"{r['vw'] / r['fastprox']:.2f} | {r['fastprox -q ab']:.3f} | {r['vw -q ab']:.3f} | "
-            f"{r['vw -q ab'] / r['fastprox -q ab']:.2f} | {r['fp_loss']:.4f} / {r['vw_loss']:.4f} "
+            f"| {r['name']} | {r['rows']:,} | {r['mb']:.1f} | {pair(r, 'fastprox')} | {pair(r, 'vw')} | "
+            f"{both(r, 'vw', 'fastprox')} | {pair(r, 'fastprox' + q)} | {pair(r, 'vw' + q)} | "
+            f"{both(r, 'vw' + q, 'fastprox' + q)} | {r['fp_loss']:.4f} / {r['vw_loss']:.4f} "
             f"({r['fp_loss -q ab']:.4f} / {r['vw_loss -q ab']:.4f}) | {r['fp_acc']:.4f} / {r['vw_acc']:.4f} "
             f"({r['fp_acc -q ab']:.4f} / {r['vw_acc -q ab']:.4f}; {r['test']}) |")
-    reached = [r["name"] for r in rows if min(r["vw"] / r["fastprox"], r["vw -q ab"] / r["fastprox -q ab"]) >= target]
-    missed = [r["name"] for r in rows if r["name"] not in reached]
-    lines += ["", f"- VW's time / fastprox's >= {target} without and with -q ab: {', '.join(reached) or 'none'}.",
-              f"- Below {target} somewhere: {', '.join(missed) or 'none'}."]
+    reached = lambda t: [r["name"] for r in rows
+                         if min(ratio(r, "vw", "fastprox", t), ratio(r, "vw" + q, "fastprox" + q, t)) >= target]
+    missed = [r["name"] for r in rows if r["name"] not in reached(c)]
+    lines += ["", f"- VW's time / fastprox's >= {target} without and with -q ab, clean interpreter: "
+              f"{', '.join(reached(c)) or 'none'} (this machine's: {', '.join(reached('')) or 'none'}).",
+              f"- Below {target} somewhere (clean): {', '.join(missed) or 'none'}.",
+              native_vw(rows, start, [("vw" + c, "fastprox" + c), ("vw" + q + c, "fastprox" + q + c)])
+              + " (without / with -q ab)"]
     return "\n".join(lines) + "\n"
 
 
@@ -341,17 +379,55 @@ def replace_section(path, section):
     return text[:start] + section + (text[end + 1:] if end >= 0 else "")
 
 
-STARTUP = {  # what start-up alone costs: the interpreter, NumPy, each tool doing nothing
-    "python -c pass": [sys.executable, "-c", "pass"],
-    "python -c \"import numpy\"": [sys.executable, "-c", "import numpy"],
-    "fastprox info --help": FASTPROX + ["info", "--help"],
-    "VW --version": VW + ["--version"],
-}
+def startup_commands(python):
+    """What start-up alone costs in the interpreter ``python``: the interpreter, NumPy,
+    VW's Python wrapper imported, each tool doing nothing (name -> argv)."""
+    fp, vw = tools(python)
+    return {"python -c pass": [python, "-c", "pass"],
+            "python -c \"import numpy\"": [python, "-c", "import numpy"],
+            "python -c \"import vowpalwabbit\"": [python, "-c", "import vowpalwabbit"],
+            "fastprox info --help": fp + ["info", "--help"],
+            "VW --version": vw + ["--version"]}
 
 
-def startup(runs):
-    """Median seconds of each STARTUP command."""
-    return {name: interleaved({name: shlex.join(cmd)}, runs)[name][0] for name, cmd in STARTUP.items()}
+def startup(runs, pythons):
+    """Median seconds of each `startup_commands` command in each interpreter of
+    ``pythons`` (named as `tag` says), interleaved."""
+    named = {f"{name}{tag(interpreter)}": shlex.join(map(str, argv))
+             for interpreter, python in pythons.items() for name, argv in startup_commands(python).items()}
+    return {name: seconds for name, (seconds, _) in interleaved(named, runs).items()}
+
+
+def interpreter_note(start, clean):
+    """Why the tools run in two interpreters, what the clean one (``clean``) skips and
+    saves, and which the verdict uses: markdown list items."""
+    c = tag(CLEAN)
+    both = lambda name: f"`{name}` {start[name]:.3f} / {start[name + c]:.3f} s"
+    wrapper = 'python -c "import vowpalwabbit"'
+    return [
+        f"- Each tool runs in two interpreters: *this machine's* ({sys.executable}) as it is, and a *clean* "
+        "one, a virtual environment over the same installed packages whose one `.pth` line names this "
+        "one's site-packages (`bench.interpreters`). " + skipped_start(clean),
+        "- Start-up alone, this machine's / clean (median, interleaved): " + ", ".join(
+            both(name) for name in startup_commands(sys.executable)) + ".",
+        "- **The verdict uses the clean interpreter**, with this machine's figures beside it: the sandbox "
+        "writes that `.pth` at container start, a user's Python has none, and it costs every Python "
+        "process here the same time whatever the process does. VW here is the vowpalwabbit package's "
+        "`python -m vowpalwabbit` (PyPI ships no `vw` binary, and Debian 13 packages none), so in each "
+        "column both tools run in the same interpreter. VW's own import (`vowpalwabbit.version` reads "
+        "`importlib.metadata`) brings in most of what certifi's brought, so the clean interpreter takes "
+        "less off VW's start than off fastprox's.",
+        "- **Against it**: a user of VW's C++ `vw` pays no interpreter at all. VW's clean times less "
+        f"`{wrapper}` ({start[wrapper + c]:.3f} s clean) "
+        "stand in for that below (an estimate: the difference of two medians)."]
+
+
+def native_vw(rows, start, keys):
+    """A verdict line: VW / fastprox with VW's clean times less its wrapper's start
+    (`interpreter_note`), for each row and each ``(VW key, fastprox key)`` of ``keys``."""
+    wrapper = start['python -c "import vowpalwabbit"' + tag(CLEAN)]
+    return ("- VW / fastprox with VW's clean time less its wrapper's start (a C++ `vw`, estimated): " + "; ".join(
+        f"{r['name']} " + " / ".join(f"{(r[vw] - wrapper) / r[fp]:.2f}" for vw, fp in keys) for r in rows) + ".")
 
 
 #: What would close the gap, by the phase that takes most of fastprox's time.
@@ -372,13 +448,14 @@ REMEDIES = {
 
 
 def _why(row, floor, target):
-    """Why a file's time is above VW's / target: the start-up floor, and the phase
-    that takes most of the work (fastprox's own time past start-up)."""
-    budget = row["vw"] / target
+    """Why a file's time (clean interpreter) is above VW's / target: the start-up
+    floor, and the phase that takes most of the work (fastprox's own time past
+    start-up)."""
+    budget = row["vw clean"] / target
     phases = {"pass": row["phase pass"] - row["phase model"], "model": row["phase model"],
               "write": row["phase write"]}
     worst = max(phases, key=phases.get)
-    text = (f"VW's {row['vw']:.3f} s / {target} leaves {budget:.3f} s; start-up takes {floor:.3f} s "
+    text = (f"VW's {row['vw clean']:.3f} s / {target} leaves {budget:.3f} s; start-up takes {floor:.3f} s "
             f"and the work {sum(phases.values()):.3f} s, most of it {worst} ({phases[worst]:.3f} s). ")
     if floor >= 0.7 * budget:
         text += f"{REMEDIES['start-up']}; then {REMEDIES[worst][0].lower()}{REMEDIES[worst][1:]}."
@@ -388,34 +465,38 @@ def _why(row, floor, target):
 
 
 def verdict(rows, start, target):
-    """Where fastprox reaches ``target`` times VW's speed, where not and why (the
-    phase that takes most of its time; zcat's own time for the pipe), and the
-    start-up floors."""
+    """Where fastprox reaches ``target`` times VW's speed in the clean interpreter
+    (this machine's beside it), where not and why (the phase that takes most of its
+    time; zcat's own time for the pipe), and the start-up floors."""
     def names(test):
         return ", ".join(r["name"] for r in rows if test(r)) or "none"
-    python, numpy = start["python -c pass"], start['python -c "import numpy"']
-    floor = start["fastprox info --help"]
-    reached = lambda r: r["vw"] / r["fastprox"] >= target and r["vw gz"] / r["fastprox gz"] >= target
-    lines = [f"- VW's time / fastprox's >= {target} from the file and from the gzip pipe: {names(reached)}.",
-             f"- Below {target} somewhere: {names(lambda r: not reached(r))}. Why, file by file:"]
+    c = tag(CLEAN)
+    python, numpy = start["python -c pass" + c], start['python -c "import numpy"' + c]
+    floor = start["fastprox info --help" + c]
+    reached = lambda r, t=c: r[f"vw{t}"] / r[f"fastprox{t}"] >= target and r[f"vw gz{t}"] / r[f"fastprox gz{t}"] >= target
+    lines = [f"- VW's time / fastprox's >= {target} from the file and from the gzip pipe, clean interpreter: "
+             f"{names(reached)} (this machine's: {names(lambda r: reached(r, ''))}).",
+             f"- Below {target} somewhere (clean): {names(lambda r: not reached(r))}. Why, file by file:"]
     for r in rows:
-        if r["vw"] / r["fastprox"] < target:
+        if r["vw clean"] / r["fastprox clean"] < target:
             lines.append(f"  - {r['name']}, from the file: " + _why(r, floor, target))
-        if r["vw gz"] / r["fastprox gz"] < target:
-            bound = "" if r["zcat"] < r["vw gz"] / target else (
-                f" zcat alone takes {r['zcat']:.3f} s, more than VW's {r['vw gz']:.3f} s / {target}: "
+        if r["vw gz clean"] / r["fastprox gz clean"] < target:
+            bound = "" if r["zcat"] < r["vw gz clean"] / target else (
+                f" zcat alone takes {r['zcat']:.3f} s, more than VW's {r['vw gz clean']:.3f} s / {target}: "
                 f"no reader of that pipe can reach the target.")
-            lines.append(f"  - {r['name']}, from the gzip pipe: {r['fastprox gz']:.3f} s against VW's "
-                         f"{r['vw gz']:.3f} s; zcat, the reader and the kernel share the two cores."
+            lines.append(f"  - {r['name']}, from the gzip pipe: {r['fastprox gz clean']:.3f} s against VW's "
+                         f"{r['vw gz clean']:.3f} s; zcat, the reader and the kernel share the two cores."
                          f"{bound}")
     return lines + [
-        f"- Start-up floors: doing nothing, fastprox takes {floor:.3f} s and "
-        f"VW {start['VW --version']:.3f} s; the interpreter alone takes {python:.3f} s. "
+        native_vw(rows, start, [("vw clean", "fastprox clean"), ("vw gz clean", "fastprox gz clean")])
+        + " (from the file / the pipe)",
+        f"- Start-up floors (clean): doing nothing, fastprox takes {floor:.3f} s and "
+        f"VW {start['VW --version' + c]:.3f} s; the interpreter alone takes {python:.3f} s. "
         f"`fastprox train` on LIBSVM files imports no NumPy, whose import would add "
         f"{numpy - python:.3f} s."]
 
 
-def report(rows, runs, start, load, target):
+def report(rows, runs, start, load, target, clean):
     lines = [
         "# File to model: `fastprox train` vs Vowpal Wabbit", "",
         "Generated by `python -m bench.file_to_model` (see its docstring for the method).", "",
@@ -423,8 +504,8 @@ def report(rows, runs, start, load, target):
         f"- Python {platform.python_version()}, fastprox {fastprox.__version__} "
         f"({Path(fastprox.__file__).parent}), vowpalwabbit {version('vowpalwabbit')}, numpy {np.__version__}",
         f"- Load average (1 min) before / after: {load[0]:.2f} / {load[1]:.2f}.",
-        f"- Median of {runs} interleaved rounds; wall seconds of the whole command (start-up "
-        "included). Start-up alone: " + ", ".join(f"`{name}` {s:.3f} s" for name, s in start.items()) + ".",
+        f"- Median of {runs} interleaved rounds; wall seconds of the whole command (start-up included).",
+        *interpreter_note(start, clean),
         "- fastprox: `fastprox train FILE --model OUT`, nothing else given (no width, no classes: "
         "one read, the model grows, the labels recognized as they come), the defaults of "
         f"fastprox {fastprox.__version__} (`ProxClassifier`'s docstring), its progress table on stderr. VW 9 "
@@ -433,29 +514,33 @@ def report(rows, runs, start, load, target):
         "train - --model OUT` and `zcat f.vw.gz | vw -d /dev/stdin ...` (gzip level 1).",
         "- Progressive loss: the mean logistic loss of each row before its update "
         "(fastprox's report, VW's `average loss`).", "",
-        "| data | rows | ids | LIBSVM MB | fastprox s | VW s | VW / fastprox | fastprox s (gz pipe) "
-        "| VW s (gz pipe) | VW / fastprox (gz pipe) | progressive loss fastprox / VW "
+        "- Each time: this machine's interpreter / the clean one (VW / fastprox: their ratio each).", "",
+        "| data | rows | ids | LIBSVM MB | fastprox s | VW s | **VW / fastprox** | fastprox s (gz pipe) "
+        "| VW s (gz pipe) | **VW / fastprox (gz pipe)** | progressive loss fastprox / VW "
         "| accuracy fastprox / VW |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
+    c = tag(CLEAN)
+    pair = lambda r, key: f"{r[key]:.3f} / {r[key + c]:.3f}"
+    ratio = lambda r, vw, fp: f"{r[vw] / r[fp]:.2f} / **{r[vw + c] / r[fp + c]:.2f}**"
     for r in rows:
         lines.append(
-            f"| {r['name']} | {r['rows']:,} | {r['ids']:,} | {r['mb']:.1f} | {r['fastprox']:.3f} | "
-            f"{r['vw']:.3f} | {r['vw'] / r['fastprox']:.2f} | {r['fastprox gz']:.3f} | {r['vw gz']:.3f} "
-            f"| {r['vw gz'] / r['fastprox gz']:.2f} | {r['fp_loss']:.4f} / {r['vw_loss']:.4f} "
+            f"| {r['name']} | {r['rows']:,} | {r['ids']:,} | {r['mb']:.1f} | {pair(r, 'fastprox')} | "
+            f"{pair(r, 'vw')} | {ratio(r, 'vw', 'fastprox')} | {pair(r, 'fastprox gz')} | {pair(r, 'vw gz')} "
+            f"| {ratio(r, 'vw gz', 'fastprox gz')} | {r['fp_loss']:.4f} / {r['vw_loss']:.4f} "
             f"| {r['fp_acc']:.4f} / {r['vw_acc']:.4f} ({r['test']}) |")
     lines += ["", "Where fastprox's time goes (seconds, median of fresh processes): the "
               "reader alone on one thread; `train`'s pass, the reader in its own thread and the "
               "kernel in the main one; the kernel's steps within it; making and growing the model "
               "(within the pass); writing the model file (the kernel's changed rows, a zip, fsync of "
               "the file and its directory). The whole command adds start-up "
-              f"(`fastprox info --help`: {start['fastprox info --help']:.3f} s).", "",
+              f"(`fastprox info --help`, clean: {start['fastprox info --help' + c]:.3f} s).", "",
               "| data | parse alone | pass | kernel | make + grow model | write model | "
               "pass + write + start-up |", "|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['name']} | {r['phase parse']:.3f} | {r['phase pass']:.3f} | "
                      f"{r['phase kernel']:.3f} | {r['phase model']:.3f} | {r['phase write']:.3f} | "
-                     f"{r['phase pass'] + r['phase write'] + start['fastprox info --help']:.3f} |")
+                     f"{r['phase pass'] + r['phase write'] + start['fastprox info --help' + c]:.3f} |")
     return "\n".join(lines + [""] + verdict(rows, start, target)) + "\n"
 
 
@@ -474,26 +559,20 @@ def main():
     args = parser.parse_args()
     compileall.compile_dir(Path(fastprox.__file__).parent, quiet=1)
     load = [os.getloadavg()[0]]
-    if args.vw_text:
-        sets = args.sets if args.sets != SETS else VW_SETS
-        with tempfile.TemporaryDirectory() as tmp:
-            rows = []
-            for name in sets:
-                rows.append(measure_vw_text(name, args.runs, Path(tmp)))
-                print(rows[-1], flush=True)
-        load.append(os.getloadavg()[0])
-        section = vw_text_section(rows, args.runs, load, args.target)
-        args.out.write_text(replace_section(args.out, section))
-        print(section)
-        return
-    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name in args.sets:
-            rows.append(measure(name, args.runs, Path(tmp)))
-            print({k: v for k, v in rows[-1].items()}, flush=True)
-    start = startup(max(args.runs, 5))
-    load.append(os.getloadavg()[0])
-    text = report(rows, args.runs, start, load, args.target)
+        pythons = {MACHINE: sys.executable, CLEAN: clean_interpreter(Path(tmp) / "clean")}
+        rows = []
+        for name in (args.sets if not args.vw_text or args.sets != SETS else VW_SETS):
+            rows.append((measure_vw_text if args.vw_text else measure)(name, args.runs, Path(tmp), pythons))
+            print(rows[-1], flush=True)
+        start = startup(max(args.runs, 5), pythons)
+        load.append(os.getloadavg()[0])
+        if args.vw_text:
+            section = vw_text_section(rows, args.runs, load, args.target, start, pythons[CLEAN])
+            args.out.write_text(replace_section(args.out, section))
+            print(section)
+            return
+        text = report(rows, args.runs, start, load, args.target, pythons[CLEAN])
     args.out.write_text(text)
     print(text)
 
