@@ -2,7 +2,7 @@
 columns packed with their places into words, sorted, the values gathered after): what
 the readers that make canonical CSR rows (fastprox._hashing's buckets, fastprox._vw's
 hashed features) share before they merge the indices met twice (`merge_sorted_words`)."""
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t
 
 
 cdef inline void sift_pair(long long* k, double* v, Py_ssize_t root, Py_ssize_t n) noexcept nogil:
@@ -85,6 +85,39 @@ cdef inline void digit_pass(unsigned long long* w, unsigned long long* d, Py_ssi
         count[c] += 1
 
 
+cdef inline void two_digit_sort(unsigned long long* w, unsigned long long* t, Py_ssize_t n,
+                                int low, int width) noexcept nogil:
+    """Sort w[:n] (at most 2^32 words) by their key's two ``width``-bit digits (at most
+    12 bits each) from bit ``low`` up, through t[:n]: `digit_pass` twice, with both
+    digits counted in one read of the words and their starts summed in one loop."""
+    cdef uint32_t first[4096]
+    cdef uint32_t second[4096]
+    cdef Py_ssize_t i, digits = <Py_ssize_t>1 << width
+    cdef unsigned long long word, digit_mask = digits - 1
+    cdef uint32_t c, d, total = 0, total2 = 0
+    for i in range(digits):
+        first[i] = 0
+        second[i] = 0
+    for i in range(n):
+        word = w[i] >> low
+        first[word & digit_mask] += 1
+        second[(word >> width) & digit_mask] += 1
+    for i in range(digits):
+        c, d = first[i], second[i]
+        first[i], second[i] = total, total2
+        total, total2 = total + c, total2 + d
+    for i in range(n):
+        word = w[i]
+        c = first[(word >> low) & digit_mask]
+        first[(word >> low) & digit_mask] = c + 1
+        t[c] = word
+    for i in range(n):
+        word = t[i]
+        c = second[(word >> (low + width)) & digit_mask]
+        second[(word >> (low + width)) & digit_mask] = c + 1
+        w[c] = word
+
+
 cdef inline void sort_packed(unsigned long long* w, unsigned long long* t, Py_ssize_t n,
                              int low) noexcept nogil:
     """Sort the words w[:n] through the scratch t[:n], each a key in its bits from ``low``
@@ -109,8 +142,7 @@ cdef inline void sort_packed(unsigned long long* w, unsigned long long* t, Py_ss
         top += 1
     width = (top + 1) // 2 if top > 1 else 1
     if n <= 2048 and top <= 24 and (<Py_ssize_t>1 << width) <= 4 * n:
-        digit_pass(w, t, n, low, width)
-        digit_pass(t, w, n, low + width, width)
+        two_digit_sort(w, t, n, low, width)
         return
     if n <= 2048:
         width = 5

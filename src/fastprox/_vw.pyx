@@ -211,6 +211,7 @@ cdef Py_ssize_t cross_term(int order, const Py_ssize_t *start, const Py_ssize_t 
     cdef uint64_t prefix[ORDER]         # the hash of the positions before k
     cdef double product[ORDER]          # their values' product
     cdef uint64_t h
+    cdef double value
     cdef Py_ssize_t j, first, n_last
     for k in range(order):
         if count[k] == 0:
@@ -223,14 +224,15 @@ cdef Py_ssize_t cross_term(int order, const Py_ssize_t *start, const Py_ssize_t 
             product[k + 1] = sv[start[k] + idx[k]] * (1.0 if k == 0 else product[k])
             idx[k + 1] = idx[k] if same[k + 1] else 0
             k += 1
-        first, n_last, h = start[last], count[last], prefix[last]
-        for j in range(idx[last], n_last):
-            words[at] = (offset + ((h ^ sh[first + j]) & mask)) << low | <uint64_t>at
-            vals[at] = product[last] * sv[first + j]
-            if places != NULL:
+        first, n_last, h, value = start[last], count[last], prefix[last], product[last]
+        if places != NULL:
+            for j in range(idx[last], n_last):
                 for k in range(last):
-                    places[ORDER * at + k] = start[k] + idx[k]
-                places[ORDER * at + last] = first + j
+                    places[ORDER * (at + j - idx[last]) + k] = start[k] + idx[k]
+                places[ORDER * (at + j - idx[last]) + last] = first + j
+        for j in range(idx[last], n_last):     # (the last factor's run: the inner loop)
+            words[at] = (offset + ((h ^ sh[first + j]) & mask)) << low | <uint64_t>at
+            vals[at] = value * sv[first + j]
             at += 1
         k = last - 1                    # up: the next prefix
         while k >= 0:
