@@ -573,7 +573,9 @@ def main():
             print(section)
             return
         text = report(rows, args.runs, start, load, args.target, pythons[CLEAN])
-    args.out.write_text(text)
+    old = args.out.read_text() if args.out.exists() else ""
+    kept = old.find(VW_SECTION)         # (the VW-format section, from its own runs, kept)
+    args.out.write_text(text + ("\n" + old[kept:] if kept >= 0 else ""))
     print(text)
 
 
