@@ -24,7 +24,7 @@ training rows less those over the first quarter, over the rows between (the fixe
 of a fit cancels), all interleaved in a new random order each run in one process.
 Writes bench/results/default_floor.md.
 
-    python -m bench.default_floor [--runs 9] [--data ../shared/data] [--sets 'a9a;w8a'] [--out ...]
+    python -m bench.default_floor [--runs 25] [--data ../shared/data] [--sets 'a9a;w8a'] [--out ...]
 """
 import statistics
 import time
@@ -74,7 +74,7 @@ def slopes(problem, runs):
 
 
 def main():
-    args, problems = suite_arguments(__doc__, "default_floor.md", 9)
+    args, problems = suite_arguments(__doc__, "default_floor.md", 25)
     started, before = time.perf_counter(), load()
     rows = []
     for p in problems:
