@@ -65,16 +65,22 @@ def decompose(problems, runs):
     return lines
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7)
+def suite_arguments(doc, out, runs):
+    """The command line of a benchmark over the suite's sets (``--runs``, ``--data``,
+    ``--sets``, ``--out``, defaults `runs` and bench/results/`out`), described by the first
+    line of `doc`: (its arguments, the sets it names)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=runs)
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--sets", default="", help="set names separated by ; (default: the suite)")
-    parser.add_argument("--out", default=str(BENCH / "results" / "default_decompose.md"))
+    parser.add_argument("--out", default=str(BENCH / "results" / out))
     args = parser.parse_args()
     warnings.simplefilter("ignore", ConvergenceWarning)
-    problems = [p for p in suite_sets(args.data)
-                if not args.sets or p.name in args.sets.split(";")]
+    return args, [p for p in suite_sets(args.data) if not args.sets or p.name in args.sets.split(";")]
+
+
+def main():
+    args, problems = suite_arguments(__doc__, "default_decompose.md", 7)
     started, before = time.perf_counter(), load()
     lines = decompose(problems, args.runs)
     header = ["set", "rows", "nnz/row"] + [f"{n}: {part}" for n in NAMES
