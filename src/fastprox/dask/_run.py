@@ -249,7 +249,7 @@ def _mix(client, models, parts, kind, shards, futures, copies):
         summed = _tree(client, cuts, futures, **where[s])
         first = summed if s == 0 else first
         local = next((m for m, w in models if w in where[s].get("workers", ())), model)
-        mixed.append(client.submit(_tasks.mix_shard, local, summed, s, n, kind, pure=False, **where[s]))
+        mixed.append(client.submit(_tasks.mix_shard, local, summed, s, n, kind, not copies, pure=False, **where[s]))
     futures.extend(mixed)
     info = client.submit(_tasks.summary, first, pure=False)
     if not copies:          # (where the model lies: not a worker fetching it to drop its learner)
