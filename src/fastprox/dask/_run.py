@@ -184,8 +184,9 @@ def _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, 
                                             0 if last else len(models))
             futures += [m for m, _ in models] + [info]
             info = watch.result(info)
-            watch.done([m for m, _ in models] + pieces)
-            for model in [m for m, _ in models] + pieces:
+            pieces = [watch.result(piece) for piece in pieces]     # (one travels while the next mixes)
+            watch.done([m for m, _ in models])
+            for model in [m for m, _ in models]:
                 if model.status == "error":
                     model.result()      # raises the mixing task's error
             mixed = time.perf_counter()
@@ -206,7 +207,7 @@ def _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, 
             raise ValueError(f"{', '.join(s.name for s in shares)}: no rows to train on")
         losses.append((_mean(pass_loss, pass_weight), pass_rows))
     model = watch.result(models[0][0])
-    return Result(_tasks.join(model, *client.gather(pieces)) if pieces else model, losses, None, rounds)
+    return Result(_tasks.join(model, *pieces) if pieces else model, losses, None, rounds)
 
 
 def _mean(loss, weight):
@@ -224,7 +225,8 @@ def _mix(client, models, parts, kind, shards, futures, copies):
     """The next model's copies (as ``models``: (future, worker or None); as many as
     ``copies`` at most), the future of the round's `_tasks.summary`, and the mixed
     shards still to join: ``copies`` 0 (the run's last round) has the client fetch
-    the shards from their workers at once and join them (`_tasks.join`) instead of
+    the shards (`_mixing.unpacked`) from their workers, each as soon as it is mixed,
+    and join them (`_tasks.join`) instead of
     a worker joining them for the client to fetch, the one copy being then the
     model without its learner (`_tasks.shell`); else none. With ``shards`` and 2 to SHARDED_UP_TO
     contributions (W), reduce-scatter then all-gather (as AllReduce does): the
