@@ -462,7 +462,9 @@ def _adagrad_moves(prefix, W0, W, G0, G, delta, f=0.0, W_f=None):
         early = _widened(W_f, W.shape[-1]) - W0
         early *= H
         np.copyto(early, 0.0, where=unmet)
-    crossed = met & (W0 != 0) & (np.sign(W) == -np.sign(W0))
+    crossed = (W0 > 0) & (W < 0)                    # strictly across zero (W0 != 0, sign(W) == -sign(W0)),
+    crossed |= (W0 < 0) & (W > 0)                   # in masks of a byte a feature, not signs of eight
+    crossed &= met
     np.copyto(H, 0.0, where=unmet)
     return {prefix + "move": move, prefix + "early": early, prefix + "fmove": f * move,
             prefix + "reach": H, prefix + "crossed": crossed.astype(np.float64),
