@@ -309,8 +309,9 @@ def shard(learner, lo, hi, width=0):
     """A new Learner of ``learner``'s features [lo, hi) (``hi`` None: to its end): its
     state rows, its intercepts, scalars and parameters (a `shardable` rule: no
     per-feature arrays beside the state), at least ``width`` features wide (the rows
-    beyond the range's never touched, as `grow` makes them). The start of a shard's mix: ``mixed(shard(start, lo, hi), summed
-    shards, kind)`` is those features of ``mixed(start, summed, kind)``, bit for bit."""
+    beyond the range's never touched, as `grow` makes them). The start of a shard's
+    mix: ``mixed(shard(start, lo, hi), summed shards, kind)`` is those features of
+    ``mixed(start, summed, kind)``, bit for bit."""
     rows = _views(learner)["state"][lo:hi]
     return _own(unpacked(learner), [rows], max(width, rows.shape[0]))
 
