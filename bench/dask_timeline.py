@@ -16,7 +16,8 @@ CPU seconds there:
   contribution;
 - the client (a process of its own, as in bench.dask_pinned): its imports and
   its connection (not in the timed run, as there), `fit` called, the rounds'
-  futures waited for, the model fetched, `fit` returned, the model saved;
+  futures waited for, the results fetched (the last round's mixed shards among
+  them), the shards joined, `fit` returned, the model saved;
 - Dask's task stream: each task's input transfers between the workers.
 
 A cold run (the cluster just started, fastprox not yet imported by the
@@ -125,7 +126,7 @@ def probed(name, func):
 _run._Watch.done = probed("client waits (futures)", _run._Watch.done)
 _run._Watch.result = probed("client fetches a result", _run._Watch.result)
 _run._mix = probed("client submits the mix", _run._mix)
-client.gather = probed("client gathers the last round's mixed shards", client.gather)
+_run._tasks.joined = probed("client joins the last round's mixed shards", _run._tasks.joined)
 began, cpu = time.perf_counter(), time.process_time()
 est = fit(ProxClassifier(schedule="adagrad", step="gradient", alpha=1e-6), files, client=client, passes=passes)
 stamp("fit", began, cpu)

@@ -22,7 +22,7 @@ from distributed.utils import key_split
 
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm, load_model, save_model
 from fastprox._core import run_passes
-from fastprox._mixing import MOST_MOVES, MOST_STEADY_MOVES, SQUARED_FROM, Midpoint, _copy, _fields, contribution, mix_kind, mixed, total
+from fastprox._mixing import MOST_MOVES, MOST_STEADY_MOVES, SQUARED_FROM, Midpoint, copied, _fields, contribution, mix_kind, mixed, total
 from fastprox._registry import RULES
 from fastprox.cli import main
 from fastprox.stream.trainer import Trainer
@@ -324,7 +324,7 @@ def test_mixing_two_workers(rule):
     target = est._encode(y, None, False)[0]
     workers = []
     for part in (slice(0, 300), slice(300, 1000)):
-        learner = _copy(start)
+        learner = copied(start)
         run_passes(learner, X[part], target[part], None, 1)
         workers.append(learner)
     contributions = [contribution(start, w, 300 if i == 0 else 700, 0.0, kind) for i, w in enumerate(workers)]
@@ -353,7 +353,7 @@ def _adagrad_start(seed=0):
 
 
 def _trained(start, X, target):
-    learner = _copy(start)
+    learner = copied(start)
     run_passes(learner, X, target, None, 1)
     return learner
 
@@ -375,7 +375,7 @@ def test_adagrad_mix_of_disjoint_features_is_one_machine_in_turn():
     a_rows.eliminate_zeros()
     b_rows.eliminate_zeros()
     A, B = _trained(start, a_rows, target[:500]), _trained(start, b_rows, target[500:])
-    in_turn = _copy(A)
+    in_turn = copied(A)
     run_passes(in_turn, b_rows, target[500:], None, 1)
     m = _mix(start, [A, B])
     old = (np.array(_fields(start)[3]["G"]) > 0) & (B.coef() != 0)     # met before, not shrunk to 0 by B
@@ -449,7 +449,7 @@ def test_midpoint_keeps_the_last_point_at_most_half_way():
     """Midpoint keeps the weights at the first chunk boundaries past 1, 2, 4, ... rows
     (two at most) and gives the last one at most half-way through the round."""
     start, X, target = _adagrad_start(3)
-    learner, point = _copy(start), Midpoint()
+    learner, point = copied(start), Midpoint()
     for a in range(0, 1000, 100):       # chunks of 100 rows
         point.note(learner, a)
         run_passes(learner, X[a:a + 100], target[a:a + 100], None, 1)
@@ -574,7 +574,7 @@ def test_sharded_mix_is_the_unsharded_mix_bit_for_bit(params):
     added in the tree's order and mixed from that range of the start, then joined:
     the pickle of the unsharded mix, for 1 to 4 ranges."""
     import pickle
-    from fastprox._mixing import joined, shard, shard_bounds, shardable, sharded
+    from fastprox._mixing import joined, mixed_shard, shard, shard_bounds, shardable, sharded, unpacked
     rng = np.random.default_rng(6)
     X = sp.random(2400, 400, density=0.02, format="csr", random_state=rng)
     y = np.where(X @ rng.normal(size=400) > 0, 1, -1)
@@ -585,7 +585,7 @@ def test_sharded_mix_is_the_unsharded_mix_bit_for_bit(params):
     assert shardable(start.penalty) and not shardable("l1_l2") and not shardable("berhu")
     workers = []
     for a in range(400, 2400, 500):                 # 4 workers, each meeting features beyond the start's 300
-        learner = _copy(start)
+        learner = copied(start)
         learner.grow(400)
         run_passes(learner, X[a:a + 500], target[a:a + 500], None, 1)
         workers.append(learner)
@@ -594,12 +594,18 @@ def test_sharded_mix_is_the_unsharded_mix_bit_for_bit(params):
     def tree(p):
         return p[0] + p[1] if len(p) == 2 else tree(p[:2]) + tree(p[2:])
 
+    before = pickle.dumps(start)
+    assert pickle.dumps(copied(start)) == before
     whole = pickle.dumps(mixed(start, tree(parts), kind))
     for n in (1, 2, 3, 4):
         bounds = shard_bounds(start.n_features, n)
         assert bounds[0][0] == 0 and bounds[-1][1] is None
         shards = [mixed(shard(start, lo, hi), tree([sharded(p, lo, hi) for p in parts]), kind) for lo, hi in bounds]
         assert pickle.dumps(joined(shards)) == whole
+        in_place = [mixed_shard(start, tree([sharded(p, lo, hi) for p in parts]), lo, hi, kind) for lo, hi in bounds]
+        assert pickle.dumps(joined(in_place)) == whole
+        assert pickle.dumps(joined([pickle.loads(pickle.dumps(unpacked(x))) for x in in_place])) == whole
+    assert pickle.dumps(start) == before            # (each shard mixed in a learner of its own)
 
 
 # --- inputs: Dask collections -----------------------------------------------------------

@@ -49,6 +49,7 @@ def test_pinned_cores_compare_one_core_with_two(tmp_path):
     assert "| one core (fastprox train) | 3 |" in text and "| 2 workers, a core each | 1 |" in text
     assert "| two halves at once, a core each (no Dask) | 1 |" in text and "The two halves at once" in text
     assert "the target is stated at >= 2 GB" in text
+    assert "speed, median of the runs' own (each run's)" in text and "the median of the runs' own ratios" in text
     assert "minor page faults, thousands" in text and "`bench.dask.USER_ENVIRON`" in text
     assert "| passes | worker | all | event loop |" in text and "| `train_group` |" in text and "`distributed.worker.profile.enabled: False`" in text
     wrong = _run("bench.dask", "--cores-per-machine", "2", "--dir", str(tmp_path / "data"))
@@ -65,6 +66,15 @@ def test_pinned_timeline_stamps_every_process(tmp_path):
     text = (tmp_path / "dask_timeline.md").read_text()
     assert "## Run 0 (cold" in text and "## Run 1 (warm)" in text and "| worker 1 | train_group |" in text
     assert "| client | save_model |" in text and "| worker 0 | first rows read |" in text
+    assert "| client | client joins the last round's mixed shards |" in text
+
+
+def test_per_run_speed_is_the_median_of_each_runs_own_ratio():
+    """Each run's one core over the cluster timed beside it, then their median (the
+    upper one of an even count, as the benchmark's medians of times)."""
+    from bench.dask_pinned import per_run
+    assert per_run([8.0, 9.0, 10.0], [4.0, 6.0, 4.0]) == (2.0, [2.0, 1.5, 2.5])
+    assert per_run([8.0, 6.0], [4.0, 4.0])[0] == 2.0
 
 
 USER_ENVIRON = r"""

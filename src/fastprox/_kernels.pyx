@@ -438,6 +438,13 @@ cdef class Learner:
 
     # ------------------------------------------------------------------ pickling
     def __reduce__(self):
+        return (Learner, self.init_args(), self.__getstate__())
+
+    def init_args(self):
+        """The arguments that construct a learner of this one's width and parameters
+        (its state aside, never touched): what a pickle keeps beside the state, without
+        copying the state (fastprox.dask builds copies, shards and joins of a model
+        from them and the state's rows)."""
         args = (self.n_features, self.n_outputs, self.update, self.schedule, self.penalty,
                 self.loss, self.alpha, self.l1_ratio, self.eta0, self.delta, self.rda_rho,
                 self.berhu_gamma, self.epsilon, self.fit_intercept, self.ovr, self.multinomial,
@@ -446,7 +453,7 @@ cdef class Learner:
             args += (self.n_unpenalized,)
         if self.average:
             args += (self.average,)
-        return (Learner, args, self.__getstate__())
+        return args
 
     def __getstate__(self):
         return {"arrays": {name: np.frombuffer(a, dtype=np.int64 if name in SAVED_INT64 else np.float64)

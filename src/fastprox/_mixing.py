@@ -35,7 +35,7 @@ pickle keeps (`Learner.__reduce__`), laid out as `model_io.layout` describes the
 every weight is read caught up (`Learner.coef`), so the mixed state owes no
 lazy catch-up. Pure NumPy, no Dask.
 """
-from ._kernels import Learner
+from ._kernels import SAVED_INT64, Learner
 from ._numpy import np
 from ._registry import PENALTIES
 from .model_io.layout import adagrad_steps, state_layout
@@ -167,17 +167,15 @@ def total(contributions):
 def _fields(learner, copy=True):
     """A learner's pickled arrays and scalars, and its fields by name as views into
     the state: entry fields (K, d), row fields (d,), the intercepts' ``bsum`` and
-    ``bsquares`` (K,): (arrays, scalars, fields, entry names). ``copy`` False: the
-    fields are read-only views of the learner's own state (no arrays, no scalars:
-    for reading, without copying the model)."""
+    ``bsquares`` (K,): (constructor's arguments, arrays, scalars, fields, entry
+    names). ``copy`` False: the arrays are views of the learner's own (no copy of
+    the model: for reading, or for writing a learner the caller owns, `_own`)."""
     if copy:
         _, args, state = learner.__reduce__()
         arrays = state["arrays"]
         scalars = {k: v for k, v in state.items() if k != "arrays"}
     else:
-        args, scalars = None, None
-        arrays = {name: np.frombuffer(buf, dtype=np.float64).reshape(shape)
-                  for name, (buf, shape) in learner.saved_arrays().items() if name in ("state", "bstate")}
+        args, arrays, scalars = learner.init_args(), _views(learner), {**learner.scalars(), **learner.average_state()}
     spec = dict(update=learner.update, schedule=learner.schedule, penalty=learner.penalty,
                 n_outputs=learner.n_outputs, l1_ratio=learner.l1_ratio)
     st, K = arrays["state"], learner.n_outputs
@@ -220,18 +218,20 @@ def contribution(start, learner, rows, loss, kind, midpoint=None):
                         {k: np.ascontiguousarray(v, dtype=np.float64) for k, v in arrays.items()}).compact()
 
 
-def mixed(start, summed, kind):
-    """The next global model, a new Learner: ``start`` (the model every worker
-    began from) moved by ``summed``, the sum of the workers' contributions."""
+def mixed(start, summed, kind, own=False):
+    """The next global model: ``start`` (the model every worker began from) moved by
+    ``summed``, the sum of the workers' contributions; a new Learner, or with
+    ``own`` (``start`` is the caller's to change, as `mixed_shard`'s shard) ``start``
+    itself, changed in place (no copy of the model: the same bits)."""
     if not summed.rows:             # nobody trained: the model as it was
-        return _copy(start)
+        return start if own else copied(start)
     a = summed.dense().arrays
     d = max(start.n_features, max(v.shape[-1] for v in a.values() if v.ndim == 2))
     base = start
     if d > start.n_features:        # features a worker met first: never touched before
-        base = _copy(start)
+        base, own = copied(start), False
         base.grow(d)
-    args, arrays, scalars, f, entry = _fields(base)
+    args, arrays, scalars, f, entry = _fields(base, copy=not own)
     steps = summed.steps if kind != "average" else round(summed.steps / summed.parts)
     scalars = dict(scalars, t=start.t + steps, n_ops=start.n_ops + summed.n_ops)
 
@@ -265,9 +265,19 @@ def mixed(start, summed, kind):
         scalars.update(P=1.0, Q=0.0, since_rebase=0)
         if PENALTIES[base.penalty].family == "group":
             _stamp_groups(base, arrays, W, scalars["t"])
-    learner = Learner(*args)
+    learner = base if own else Learner(*args)
     learner.__setstate__({"arrays": arrays, **scalars})
     return learner
+
+
+def mixed_shard(start, summed, lo, hi, kind):
+    """Features [lo, hi) (``hi`` None: to the end, the features the workers met first
+    included) of ``mixed(start, summed, kind)``, bit for bit, from ``summed``, the sum
+    of the workers' `sharded` contributions of that range: the shard of the start
+    made at the width the sum shows (so never grown) and mixed in place."""
+    a = summed.dense().arrays
+    width = max((v.shape[-1] for v in a.values() if v.ndim == 2), default=0)
+    return mixed(shard(start, lo, hi, width), summed, kind, own=True)
 
 
 def shardable(penalty):
@@ -295,28 +305,58 @@ def sharded(contribution, lo, hi):
     return Contribution(c.rows, c.steps, c.loss, c.n_ops, arrays, c.parts)
 
 
-def shard(learner, lo, hi):
+def shard(learner, lo, hi, width=0):
     """A new Learner of ``learner``'s features [lo, hi) (``hi`` None: to its end): its
-    state rows, its intercepts, scalars and parameters (a `shardable` rule). The
-    start of a shard's mix: ``mixed(shard(start, lo, hi), summed shards, kind)`` is
-    those features of ``mixed(start, summed, kind)``, bit for bit."""
-    make, args, state = learner.__reduce__()
-    arrays = dict(state["arrays"], state=np.ascontiguousarray(state["arrays"]["state"][lo:hi]))
-    part = make(arrays["state"].shape[0], *args[1:])
-    part.__setstate__(dict(state, arrays=arrays))
-    return part
+    state rows, its intercepts, scalars and parameters (a `shardable` rule: no
+    per-feature arrays beside the state), at least ``width`` features wide (the rows
+    beyond the range's never touched, as `grow` makes them). The start of a shard's
+    mix: ``mixed(shard(start, lo, hi), summed shards, kind)`` is those features of
+    ``mixed(start, summed, kind)``, bit for bit."""
+    rows = _views(learner)["state"][lo:hi]
+    return _own(unpacked(learner), [rows], max(width, rows.shape[0]))
 
 
 def joined(shards):
     """The Learner whose features are the ``shards``' in turn (mixed shards of one
-    model, in order of their ranges): the intercepts and scalars are the first's
-    (every shard's mix computes the same)."""
-    make, args, state = shards[0].__reduce__()
-    rows = [_fields(s, copy=False)[1]["state"] for s in shards]
-    arrays = dict(state["arrays"], state=np.concatenate(rows))
-    learner = make(arrays["state"].shape[0], *args[1:])
-    learner.__setstate__(dict(state, arrays=arrays))
-    return learner
+    model, in order of their ranges; Learners or their `unpacked` parts): the
+    intercepts and scalars are the first's (every shard's mix computes the same)."""
+    shards = [s if isinstance(s, tuple) else unpacked(s) for s in shards]
+    rows = [arrays["state"] for _, arrays, _ in shards]
+    return _own(shards[0], rows, sum(r.shape[0] for r in rows))
+
+
+def unpacked(learner):
+    """``learner`` as its parts: (the constructor's arguments, the arrays a pickle
+    keeps, as views of its own, the scalars). Pickled, they are the learner's bytes
+    without the kernel object, which the receiving process then does not build (a
+    new state allocated, then the received one copied in) before `joined` copies
+    the rows again: the last round's mixed shards travel to the client so."""
+    return learner.init_args(), _views(learner), {**learner.scalars(), **learner.average_state()}
+
+
+def _views(learner):
+    """The arrays a pickle keeps of ``learner`` (`Learner.__getstate__`'s), as views of
+    its own (writable: copy them, or write only a learner that is the caller's)."""
+    return {name: np.frombuffer(buf, dtype=np.int64 if name in SAVED_INT64 else np.float64).reshape(shape)
+            for name, (buf, shape) in learner.saved_arrays().items()}
+
+
+def _own(parts, rows, width):
+    """A new Learner of the parameters, intercepts and scalars of ``parts`` (a
+    learner's, `unpacked`), ``width`` features wide, whose first state rows are the
+    blocks ``rows`` in turn (the rest never touched): written into the new learner's
+    own state, the one allocation of the model (a pickle's round trip would copy it
+    twice more)."""
+    args, saved, scalars = parts
+    out = Learner(width, *args[1:])
+    arrays = {name: np.array(a) for name, a in saved.items() if name != "state"}
+    arrays["state"] = state = _views(out)["state"]
+    at = 0
+    for block in rows:
+        state[at:at + block.shape[0]] = block
+        at += block.shape[0]
+    out.__setstate__({"arrays": arrays, **scalars})
+    return out
 
 
 #: The most the rescaled moves of the workers that met a coordinate may add up to,
@@ -423,7 +463,9 @@ def _adagrad_moves(prefix, W0, W, G0, G, delta, f=0.0, W_f=None):
         early = _widened(W_f, W.shape[-1]) - W0
         early *= H
         np.copyto(early, 0.0, where=unmet)
-    crossed = met & (W0 != 0) & (np.sign(W) == -np.sign(W0))
+    crossed = (W0 > 0) & (W < 0)                    # strictly across zero (W0 != 0, sign(W) == -sign(W0)),
+    crossed |= (W0 < 0) & (W > 0)                   # in masks of a byte a feature, not signs of eight
+    crossed &= met
     np.copyto(H, 0.0, where=unmet)
     return {prefix + "move": move, prefix + "early": early, prefix + "fmove": f * move,
             prefix + "reach": H, prefix + "crossed": crossed.astype(np.float64),
@@ -505,12 +547,10 @@ def _widened(a, width):
     return a if a.shape[-1] == width else np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, width - a.shape[-1])])
 
 
-def _copy(learner):
+def copied(learner):
     """An independent copy of a learner (its arrays its own)."""
-    make, args, state = learner.__reduce__()
-    copy = make(*args)
-    copy.__setstate__(state)
-    return copy
+    parts = unpacked(learner)
+    return _own(parts, [parts[1]["state"]], learner.n_features)
 
 
 def _stamp_groups(learner, arrays, W, t):

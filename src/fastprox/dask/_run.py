@@ -142,20 +142,28 @@ def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futur
         models = [(client.submit(_tasks.start, est, shares, pure=False, **_at(w)), w) for w in homes]
     else:
         models = [(_submit(client, _tasks.start, est, shares, data=_head(shares, data)), None)]
-    futures.extend(m for m, _ in models)
+    # The model without its learner, for the client to join the last round's mixed shards into (its
+    # parameters and classes, the same every round): made now, where the start lies, before the
+    # round's tasks queue behind it, not at the end, where an idle worker took it from the busy one
+    # (the whole model fetched from a worker still training).
+    home = models[0][1]
+    shell = client.submit(_tasks.shell, models[0][0], pure=False, **(_at(home) if home else {}))
+    futures.extend([m for m, _ in models] + [shell])
     resume = _Resume(client) if sync_rows is not None and not data else None
     try:
         return _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch,
-                       shardable(est.params["penalty"]))
+                       shell, shardable(est.params["penalty"]))
     finally:
         if resume is not None:
             resume.close()
 
 
-def _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch, shards=False):
+def _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, futures, resume, watch, shell,
+            shards=False):
     """The parallel mode's passes from the start ``models``: rounds of the groups'
     tasks, their contributions tree-added and mixed into the next model (``shards``:
-    a round of W workers mixed as W ranges of the features, `_mix`). ``models``:
+    a round of W workers mixed as W ranges of the features, `_mix`, the last one's
+    shards joined by the client into ``shell``, the model without its learner). ``models``:
     copies of the global model, the same bits, each as (future, the worker asked to
     hold it, or None): group g trains from copy g (modulo their number) where it lies."""
     losses, rounds = [], []
@@ -172,7 +180,7 @@ def _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, 
             early = resume is None and all(w for _, w in planned)
             if early:       # the mix submitted with the round: a group's slices travel as soon as it ends
                 models, info, pieces = _mix(client, models, planned, kind, shards, futures,
-                                            0 if last else len(models))
+                                            0 if last else len(models), shell)
             watch.done(parts)
             trained = time.perf_counter()
             if resume is not None:
@@ -181,11 +189,12 @@ def _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, 
                 held = client.who_has(parts)
                 models, info, pieces = _mix(client, models, [(f, next(iter(held.get(f.key, ())), None))
                                                              for f in parts], kind, shards, futures,
-                                            0 if last else len(models))
+                                            0 if last else len(models), shell)
             futures += [m for m, _ in models] + [info]
             info = watch.result(info)
-            watch.done([m for m, _ in models] + pieces)
-            for model in [m for m, _ in models] + pieces:
+            pieces = [watch.result(piece) for piece in pieces]     # (one travels while the next mixes)
+            watch.done([m for m, _ in models])
+            for model in [m for m, _ in models]:
                 if model.status == "error":
                     model.result()      # raises the mixing task's error
             mixed = time.perf_counter()
@@ -206,7 +215,7 @@ def _rounds(client, models, shares, data, groups, passes, sync_rows, kind, say, 
             raise ValueError(f"{', '.join(s.name for s in shares)}: no rows to train on")
         losses.append((_mean(pass_loss, pass_weight), pass_rows))
     model = watch.result(models[0][0])
-    return Result(_tasks.join(model, *client.gather(pieces)) if pieces else model, losses, None, rounds)
+    return Result(_tasks.join(model, *pieces) if pieces else model, losses, None, rounds)
 
 
 def _mean(loss, weight):
@@ -220,13 +229,14 @@ def _at(worker):
     return dict(workers=[worker], allow_other_workers=True)
 
 
-def _mix(client, models, parts, kind, shards, futures, copies):
+def _mix(client, models, parts, kind, shards, futures, copies, shell):
     """The next model's copies (as ``models``: (future, worker or None); as many as
     ``copies`` at most), the future of the round's `_tasks.summary`, and the mixed
     shards still to join: ``copies`` 0 (the run's last round) has the client fetch
-    the shards from their workers at once and join them (`_tasks.join`) instead of
-    a worker joining them for the client to fetch, the one copy being then the
-    model without its learner (`_tasks.shell`); else none. With ``shards`` and 2 to SHARDED_UP_TO
+    the shards (`_mixing.unpacked`) from their workers, each as soon as it is mixed,
+    and join them (`_tasks.join`) instead of a worker joining them for the client to
+    fetch, the one copy being then ``shell``, the model without its learner
+    (`_tasks.shell`); else none. With ``shards`` and 2 to SHARDED_UP_TO
     contributions (W), reduce-scatter then all-gather (as AllReduce does): the
     features cut into W ranges, each range's slices of the contributions tree-added
     and mixed on the worker holding the contribution of that index, so that the
@@ -249,12 +259,11 @@ def _mix(client, models, parts, kind, shards, futures, copies):
         summed = _tree(client, cuts, futures, **where[s])
         first = summed if s == 0 else first
         local = next((m for m, w in models if w in where[s].get("workers", ())), model)
-        mixed.append(client.submit(_tasks.mix_shard, local, summed, s, n, kind, pure=False, **where[s]))
+        mixed.append(client.submit(_tasks.mix_shard, local, summed, s, n, kind, not copies, pure=False, **where[s]))
     futures.extend(mixed)
     info = client.submit(_tasks.summary, first, pure=False)
-    if not copies:          # (where the model lies: not a worker fetching it to drop its learner)
-        home = models[0][1]
-        return [(client.submit(_tasks.shell, model, pure=False, **(_at(home) if home else {})), None)], info, mixed
+    if not copies:
+        return [(shell, None)], info, mixed
     return ([(client.submit(_tasks.join, m, *mixed, pure=False, **(_at(w) if w else {})), w)
              for m, w in models[:copies]], info, [])
 

@@ -11,7 +11,8 @@ import copy
 import time
 
 from .._core import AUTO_ROWS
-from .._mixing import Midpoint, contribution, joined, mix_kind, mixed, shard, shard_bounds, sharded
+from .._mixing import (Midpoint, contribution, copied, joined, mix_kind, mixed, mixed_shard, shard_bounds, sharded,
+                       unpacked)
 from .._validation import kernel_arrays
 from ..stream.labels import LABEL_BUFFER_BYTES
 from ..stream.progress import NoBar, Table
@@ -98,7 +99,7 @@ def train_group(est, group, shares, cursor, limit, kind, run=None):
 def _round_trainer(est):
     """A trainer of a copy of the global model ``est``, for a round's rows."""
     local = copy.copy(est)
-    local.learner = copy.copy(est.learner)
+    local.learner = copied(est.learner)
     trainer = _trainer(local, None, False)
     trainer.begin_pass()
     trainer.midpoint = Midpoint(mix_kind(est.params["update"], est.params["schedule"], est.params["penalty"]))
@@ -176,11 +177,13 @@ def cut(part, s, n):
 
 
 @lifted
-def mix_shard(est, summed, s, n, kind):
+def mix_shard(est, summed, s, n, kind, parts=False):
     """Shard ``s`` of ``n`` of the next global model's learner: the start ``est``'s
-    features of that range mixed with ``summed`` (the sum of the workers' `cut`s)."""
+    features of that range mixed with ``summed`` (the sum of the workers' `cut`s);
+    ``parts``: as its `unpacked` parts (the run's last round: for the client to join)."""
     lo, hi = shard_bounds(est.learner.n_features, n)[s]
-    return mixed(shard(est.learner, lo, hi), summed, kind)
+    out = mixed_shard(est.learner, summed, lo, hi, kind)
+    return unpacked(out) if parts else out
 
 
 @lifted
