@@ -351,7 +351,9 @@ def test_rda_adagrad_rows_equal_the_general_step(penalty, rho, label_features):
     begun (average past the last step) takes the general step's, and leaves the last
     iterate as it is: the same bits."""
     rng = np.random.default_rng(3)
-    X, y, lengths = random_sequences(rng, 40, 30, 4, longest=7)
+    X, y, lengths = (random_sequences(rng, 40, 30, 4, longest=7) if label_features == "all" else
+                     random_sequences(rng, 40, 200, 4, longest=7, density=0.02))
+    assert label_features == "all" or not seen_mask(X, y, 4).all()
     params = dict(update="rda", schedule="adagrad", penalty=penalty, alpha=1e-3, rda_rho=rho, max_iter=2,
                   random_state=0, label_features=label_features)
     for loss in LOSSES:
@@ -394,7 +396,9 @@ def test_fobos_adagrad_rows_equal_the_general_step(penalty, l1_ratio, K, label_f
     general step masks the others' gradient: the same model (the entries outside,
     0 in both, differ only in AdaGrad's frozen step, which no weight reads)."""
     rng = np.random.default_rng(K)
-    X, y, lengths = random_sequences(rng, 30, 25, K, longest=7)
+    X, y, lengths = (random_sequences(rng, 30, 25, K, longest=7) if label_features == "all" else
+                     random_sequences(rng, 30, 200, K, longest=7, density=0.03))
+    assert label_features == "all" or not seen_mask(X, y, K).all()
     weights = rng.uniform(0.5, 2.0, len(lengths))
     assert (lengths == 0).any()
     for loss in LOSSES:
