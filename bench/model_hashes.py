@@ -98,8 +98,8 @@ def tagger_rows(n_sentences):
 
 def tagger_hashes():
     """(name, hash) of SequenceTagger under every rule and loss, plain and averaged on
-    200 CoNLL-2000 sentences; under the group penalties also with the templates' groups
-    and group weights, on 30 sentences (a group prox costs the group's size: l1_linf
+    200 CoNLL-2000 sentences, and the CRF with ``label_features="seen"``; under the group
+    penalties also with the templates' groups and group weights, on 30 sentences (a group prox costs the group's size: l1_linf
     over 200 sentences' template blocks takes seconds a model)."""
     X, y, lengths, _ = tagger_rows(200)
     gX, gy, glengths, groups = tagger_rows(30)
@@ -116,6 +116,8 @@ def tagger_hashes():
             for loss in SEQUENCE_LOSSES:
                 yield f"{name}/{loss}{suffix}", digest(
                     lambda: SequenceTagger(loss=loss, **params).fit(*data), TAGGER_ARRAYS)
+        yield f"{name}/log/seen", digest(       # the seen (feature, label) pairs only, the CRF
+            lambda: SequenceTagger(label_features="seen", **base).fit(X, y, lengths), TAGGER_ARRAYS)
 
 
 def parser_hashes():

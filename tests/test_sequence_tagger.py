@@ -223,12 +223,19 @@ def test_predict_marginals_is_for_the_log_loss_only():
 
 
 # ---------------------------------------------------------------------- training
-def check_lazy_equals_eager(rule, data):
+def seen_mask(X, y, K):
+    """(d, K): whether an item with feature j (a stored entry of X) is labelled k."""
+    structure = sp.csr_matrix((np.ones(X.nnz), X.indices, X.indptr), shape=X.shape)
+    return np.asarray((structure.T @ np.eye(K)[y]) > 0)
+
+
+def check_lazy_equals_eager(rule, data, label_features="all"):
     s = data.draw(streams(rule))
     K = s["K"]
-    model = tagger(rule, s).partial_fit(s["X"], s["y"], s["lengths"], classes=np.arange(K),
-                                        sample_weight=s["weights"])
+    model = tagger(rule, s, label_features=label_features)
+    model.partial_fit(s["X"], s["y"], s["lengths"], classes=np.arange(K), sample_weight=s["weights"])
     eager = StructuredUpdateReference(s["d"], K, K * K + 2 * K, *rule, **s["params"])
+    mask = seen_mask(s["X"], s["y"], K) if label_features == "seen" else np.ones((s["d"], K), bool)
     for r, (Xs, ys) in enumerate(split(s["X"], s["y"], s["lengths"])):
         Xd = Xs.toarray()
         try:
@@ -236,7 +243,11 @@ def check_lazy_equals_eager(rule, data):
         except Tie:
             assume(False)
         assume(not (rule[1] == "adagrad" and s["loss"] == "log" and cancels(Xd, Q, u)))
-        eager.step(Xd, Q, u, 1.0 if s["weights"] is None else s["weights"][r])
+        h = 1.0 if s["weights"] is None else s["weights"][r]
+        if label_features == "seen":        # W's gradient outside the seen pairs dropped
+            eager.step_rows(np.arange(s["d"]), (Xd.T @ Q) * mask, Q.sum(axis=0), u, h)
+        else:
+            eager.step(Xd, Q, u, h)
     assert model.t_ == eager.t
     U = eager.unpenalized()
     close = assert_contract_close if s["loss"] != "log" else assert_close_to_rounded_zeros
@@ -281,6 +292,17 @@ def test_lazy_equals_eager(rule, data):
     check_lazy_equals_eager(rule, data)
 
 
+@pytest.mark.parametrize("rule", RULES, ids=["-".join(r) for r in RULES])
+@settings(SETTINGS, max_examples=8)
+@given(data=st.data())
+def test_seen_label_features_lazy_equals_eager(rule, data):
+    """label_features="seen": every rule, the three losses: the tagger's model after
+    one partial_fit equals the eager reference's stepped with W's gradient masked to
+    the (feature, gold label) pairs of the data (the contract's update of the model
+    whose feature map is Phi restricted to those pairs); W is 0 outside them."""
+    check_lazy_equals_eager(rule, data, label_features="seen")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("rule", RULES, ids=["-".join(r) for r in RULES])
 @settings(SETTINGS, max_examples=150)
@@ -321,16 +343,19 @@ def test_compiled_loop_equals_step_decoded(rule, loss, data, dtype, itype):
     assert np.concatenate([model.transitions_.ravel(), model.start_, model.stop_]).tobytes() == U.tobytes()
 
 
+@pytest.mark.parametrize("label_features", ["all", "seen"])
 @pytest.mark.parametrize("penalty, rho", [("l1", 0.0), ("l1", 0.5), ("none", 0.0)])
-def test_rda_adagrad_rows_equal_the_general_step(penalty, rho):
+def test_rda_adagrad_rows_equal_the_general_step(penalty, rho, label_features):
     """rda with AdaGrad and a separable penalty scores and updates the CRF's rows by
     its own loops (`steps/structured.pxd`: `dual_adagrad_rows`); an averaged iterate not yet
     begun (average past the last step) takes the general step's, and leaves the last
     iterate as it is: the same bits."""
     rng = np.random.default_rng(3)
-    X, y, lengths = random_sequences(rng, 40, 30, 4, longest=7)
+    X, y, lengths = (random_sequences(rng, 40, 30, 4, longest=7) if label_features == "all" else
+                     random_sequences(rng, 40, 200, 4, longest=7, density=0.02))
+    assert label_features == "all" or not seen_mask(X, y, 4).all()
     params = dict(update="rda", schedule="adagrad", penalty=penalty, alpha=1e-3, rda_rho=rho, max_iter=2,
-                  random_state=0)
+                  random_state=0, label_features=label_features)
     for loss in LOSSES:
         fast = SequenceTagger(loss=loss, **params).fit(X, y, lengths)
         general = SequenceTagger(loss=loss, average=10 ** 6, **params).fit(X, y, lengths)
@@ -357,31 +382,39 @@ class GeneralStepTagger(SequenceTagger):
         return learner
 
 
+@pytest.mark.parametrize("label_features", ["all", "seen"])
 @pytest.mark.parametrize("penalty, l1_ratio", [("l2", 0.15), ("l1", 0.15), ("elasticnet", 0.3), ("none", 0.15)])
 @pytest.mark.parametrize("K", [3, 4, 11])
-def test_fobos_adagrad_rows_equal_the_general_step(penalty, l1_ratio, K):
+def test_fobos_adagrad_rows_equal_the_general_step(penalty, l1_ratio, K, label_features):
     """fobos with AdaGrad and a separable penalty scores and updates the structured
     rows by its own loops (`steps/structured.pxd`: `adagrad_rows`), the averaged
     iterate kept or not: the same state, bit for bit, as the general step's, over
     several passes with sample weights, empty sequences, an odd and an even K (and one
     past a block of `l2_powers`' lanes), the averaging begun mid-pass or not at all (a
     row's first catch-up after it began takes only the averaged iterates), and a warm
-    start."""
+    start. With label_features="seen" the loops visit the seen entries only and the
+    general step masks the others' gradient: the same model (the entries outside,
+    0 in both, differ only in AdaGrad's frozen step, which no weight reads)."""
     rng = np.random.default_rng(K)
-    X, y, lengths = random_sequences(rng, 30, 25, K, longest=7)
+    X, y, lengths = (random_sequences(rng, 30, 25, K, longest=7) if label_features == "all" else
+                     random_sequences(rng, 30, 200, K, longest=7, density=0.03))
+    assert label_features == "all" or not seen_mask(X, y, K).all()
     weights = rng.uniform(0.5, 2.0, len(lengths))
     assert (lengths == 0).any()
     for loss in LOSSES:
         for average in (False, 45):
             params = dict(loss=loss, update="fobos", schedule="adagrad", penalty=penalty, alpha=0.05,
                           l1_ratio=l1_ratio, eta0=0.5, max_iter=3, average=average, random_state=1,
-                          warm_start=True)
+                          warm_start=True, label_features=label_features)
             fast, general = SequenceTagger(**params), GeneralStepTagger(**params)
             for model in (fast, general):
                 model.fit(X, y, lengths, sample_weight=weights)
                 model.set_params(max_iter=2).fit(X, y, lengths)
-            assert state_bytes(fast) == state_bytes(general)
+            if label_features == "all":
+                assert state_bytes(fast) == state_bytes(general)
             assert model_bits(fast) == model_bits(general)
+            if label_features == "seen":
+                assert np.all(fast.coef_[~seen_mask(X, y, K)] == 0)
 
 
 @pytest.mark.parametrize("loss", LOSSES)
@@ -405,6 +438,38 @@ def test_partial_fit_and_pickles_mid_stream_give_the_same_bits(loss):
     assert model_bits(a) == model_bits(b) and a.t_ == 120
     warm = SequenceTagger(loss=loss, max_iter=1, random_state=5, warm_start=True).fit(X, labels, lengths)
     assert warm.fit(X, labels, lengths).t_ == 80
+
+
+@pytest.mark.parametrize("update", ["rda", "fobos"])
+def test_seen_label_features_grow_with_partial_fit(update):
+    """label_features="seen": each partial_fit adds its sequences' (feature, gold
+    label) pairs before its steps. A label first seen in the second call learns
+    nothing before it (its column is 0) and then learns on its features; a pickle
+    between the calls continues to the same bits; one partial_fit of all equals
+    fit's one pass in the same order; switching label_features mid-stream is refused."""
+    rng = np.random.default_rng(7)
+    X, y, lengths = random_sequences(rng, 40, 200, 4, longest=6, density=0.05)
+    cut = int(lengths[:20].sum())
+    y[:cut][y[:cut] == 3] = 0                       # label 3 only in the second half
+    assert (y[cut:] == 3).any()
+    params = dict(update=update, label_features="seen", alpha=1e-3)
+    halves = SequenceTagger(**params).partial_fit(X[:cut], y[:cut], lengths[:20], classes=np.arange(4))
+    assert np.all(halves.coef_[:, 3] == 0) and np.any(halves.coef_ != 0)
+    assert np.all(halves.coef_[~seen_mask(X[:cut], y[:cut], 4)] == 0)
+    pickled = pickle.loads(pickle.dumps(halves))
+    for model in (halves, pickled):
+        model.partial_fit(X[cut:], y[cut:], lengths[20:])
+    assert model_bits(halves) == model_bits(pickled)
+    assert np.all(halves.coef_[~seen_mask(X, y, 4)] == 0) and np.any(halves.coef_[:, 3] != 0)
+    one = SequenceTagger(shuffle=False, max_iter=1, **params).fit(X, y, lengths)
+    whole = SequenceTagger(**params).partial_fit(X, y, lengths, classes=np.arange(4))
+    assert model_bits(one) == model_bits(whole)
+    assert not np.array_equal(one.coef_, SequenceTagger(shuffle=False, max_iter=1, update=update,
+                                                        alpha=1e-3).fit(X, y, lengths).coef_)
+    with pytest.raises(ValueError, match="label_features='all' but the model was fitted with the other"):
+        halves.set_params(label_features="all").partial_fit(X, y, lengths)
+    with pytest.raises(ValueError, match="label_features"):
+        SequenceTagger(label_features="some").fit(X, y, lengths)
 
 
 def test_clone_get_params_and_set_params():

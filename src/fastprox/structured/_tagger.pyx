@@ -82,7 +82,8 @@ cdef class _Buffers:
 
 def fit_sequences(Learner learner, data, indices, indptr, const int64_t[::1] y, const int64_t[::1] starts,
                   const int64_t[::1] order, const double[::1] weights, int loss, double[::1] losses,
-                  int64_t[::1] errors, example_base):
+                  int64_t[::1] errors, example_base, const long long[::1] support_ptr=None,
+                  const int[::1] support_labels=None):
     """One step per sequence ``order[0], order[1], ...`` (sequence r's items are the
     CSR rows starts[r] .. starts[r + 1] - 1, their labels y there), of weight
     weights[r] (weights empty: 1). ``losses`` (empty, or one per entry of ``order``)
@@ -91,19 +92,29 @@ def fit_sequences(Learner learner, data, indices, indptr, const int64_t[::1] y, 
     arrays (rows within the model's features, labels in 0..K-1, starts from 0,
     non-decreasing, up to the rows). A sequence refused by the step (a score not
     finite, a gradient that could overflow the state) raises ValueError naming
-    sequence ``example_base + position`` in this call; the ones before it stay."""
+    sequence ``example_base + position`` in this call; the ones before it stay.
+    ``support_ptr`` and ``support_labels`` (None: every label), the emission support
+    as CSR (feature j's labels, sorted, ``support_labels[support_ptr[j]:support_ptr[j +
+    1]]``; the caller has checked it), restrict W's learning to those entries
+    (`Ctx.support`) for this call."""
+    cdef Ctx* c = &learner.c
     kind = csr_kind(data, indices)
-    if kind == 0:
-        return _fit[double, int](learner, data, indices, indptr, y, starts, order, weights, loss, losses,
-                                 errors, example_base)
-    if kind == 1:
-        return _fit[double, longlong](learner, data, indices, indptr, y, starts, order, weights, loss, losses,
-                                      errors, example_base)
-    if kind == 2:
-        return _fit[float, int](learner, data, indices, indptr, y, starts, order, weights, loss, losses,
-                                errors, example_base)
-    return _fit[float, longlong](learner, data, indices, indptr, y, starts, order, weights, loss, losses,
-                                 errors, example_base)
+    if support_ptr is not None:
+        c.support.ptr, c.support.labels = &support_ptr[0], &support_labels[0] if support_labels.shape[0] else NULL
+    try:
+        if kind == 0:
+            return _fit[double, int](learner, data, indices, indptr, y, starts, order, weights, loss, losses,
+                                     errors, example_base)
+        if kind == 1:
+            return _fit[double, longlong](learner, data, indices, indptr, y, starts, order, weights, loss,
+                                          losses, errors, example_base)
+        if kind == 2:
+            return _fit[float, int](learner, data, indices, indptr, y, starts, order, weights, loss, losses,
+                                    errors, example_base)
+        return _fit[float, longlong](learner, data, indices, indptr, y, starts, order, weights, loss, losses,
+                                     errors, example_base)
+    finally:
+        c.support.ptr, c.support.labels = NULL, NULL
 
 
 cdef Py_ssize_t _longest_sequence(const int64_t[::1] starts) noexcept nogil:

@@ -17,7 +17,8 @@ from sklearn.utils.metaestimators import available_if
 from .._concurrency import lock_of
 from .._docstrings import sharing
 from . import _tagger
-from ._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS as DEFAULTS
+from .._validation import check_one_of
+from ._params import LABEL_FEATURES, SEQUENCE_LOSSES, TAGGER_DEFAULTS as DEFAULTS
 from ._estimator import NO_WEIGHTS, StructuredEstimator, sequence_weights
 from .learner import item_arrays
 from .model_file import read_structured_model, write_structured_model
@@ -73,6 +74,18 @@ class SequenceTagger(StructuredEstimator):
         the last iterate. Kept exactly under update="fobos" with AdaGrad or a
         scalar schedule, and under rda or ftrl with l1 or no penalty; refused
         elsewhere (the defaults' l2 under rda among them).
+    label_features : {"all", "seen"}, default="all"
+        Which emission weights W[j, k] learn. ``"all"``: every feature with every
+        label. ``"seen"``: only the pairs (feature j, label k) where an item of the
+        training data with feature j is labelled k (CRFsuite's state features, its
+        default); the others stay 0, so that a step scores, catches up and updates
+        only a feature's seen labels (fewer than K for most features: cheaper
+        passes, a smaller effective model). The pairs are those of the sequences
+        `fit` gets; each `partial_fit` (and a warm-started `fit`) adds its own
+        sequences' pairs before its steps, so a label first seen later starts
+        learning on the features it is seen with then. Exact under every rule: an
+        entry outside the pairs has weight 0 and no gradient, which every rule's
+        step and catch-up leave at 0.
 
     Attributes
     ----------
@@ -109,10 +122,16 @@ class SequenceTagger(StructuredEstimator):
                  berhu_gamma=DEFAULTS["berhu_gamma"], groups=None, group_weights=None,
                  fit_intercept=DEFAULTS["fit_intercept"], max_iter=DEFAULTS["max_iter"],
                  shuffle=DEFAULTS["shuffle"], random_state=None, warm_start=False, verbose=0,
-                 average=DEFAULTS["average"]):
+                 average=DEFAULTS["average"], label_features=DEFAULTS["label_features"]):
         super().__init__(loss, penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma,
                          groups, group_weights, fit_intercept, max_iter, shuffle, random_state, warm_start,
                          verbose, average)
+        self.label_features = label_features
+
+    def check_params(self):
+        """The shared checks (`StructuredEstimator.check_params`) and ``label_features``."""
+        super().check_params()
+        check_one_of("label_features", self.label_features, LABEL_FEATURES)
 
     # ------------------------------------------------------------------ training
     def fit(self, X, y, lengths, sample_weight=None):
@@ -175,16 +194,24 @@ class SequenceTagger(StructuredEstimator):
             K = len(self.classes_)
             self._learner = self.new_learner(n_features, K, K * K + 2 * K)
             self.n_features_in_ = n_features
+            self._support = None
         elif n_features != self.n_features_in_:
             raise ValueError(f"X has {n_features} features, but SequenceTagger is expecting "
                              f"{self.n_features_in_} features as input.")
+        elif (self.label_features == "seen") != (self.__dict__.get("_support") is not None):
+            raise ValueError(f"cannot continue training the model: label_features={self.label_features!r} but "
+                             "the model was fitted with the other (set_params after the fit); set it back, "
+                             "or fit again" + (" with warm_start=False" if self.warm_start else ""))
         self.__dict__.pop("_snapshot", None)
         loss = _tagger.LOSSES[self.loss]
+        if self.label_features == "seen":
+            self._support = seen_pairs(self._support, indices, indptr, target, n_features, len(self.classes_))
+        support = (None, None) if self._support is None else self._support
 
         def step(chunk, losses, errors):
             _tagger.fit_sequences(self._learner._learner, data, indices, indptr, target, starts, chunk,
                                   NO_WEIGHTS if weights is None else weights, loss, losses, errors,
-                                  self._learner.t_ + 1)
+                                  self._learner.t_ + 1, *support)
         self.run_passes(n_sequences, incremental, step,
                         None if report is None else lambda *chunk: report(*chunk, starts, indptr))
 
@@ -314,6 +341,27 @@ def load_tagger(path):
     model._snapshot = (t, coef, saved.arrays["intercept"], u[:K * K].reshape(K, K), u[K * K:K * K + K],
                        u[K * K + K:])
     return model, saved.extras
+
+
+def seen_pairs(support, indices, indptr, target, n_features, K):
+    """The emission support of ``label_features="seen"``: ``support`` (a previous
+    call's, or None) grown by the pairs (feature, gold label) of these items, as CSR
+    over the features (ptr int64 of n_features + 1, each feature's labels int32,
+    sorted)."""
+    items = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    keys = np.asarray(indices, dtype=np.int64) * K + target[items]
+    if support is not None:
+        ptr, labels = support
+        keys = np.concatenate([np.repeat(np.arange(n_features, dtype=np.int64) * K, np.diff(ptr)) + labels, keys])
+    if n_features * K <= 8 * len(keys):     # (a mark per entry: no sort)
+        marks = np.zeros(n_features * K, dtype=bool)
+        marks[keys] = True
+        keys = np.flatnonzero(marks)
+    else:
+        keys = np.unique(keys)
+    ptr = np.zeros(n_features + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys // K, minlength=n_features), out=ptr[1:])
+    return ptr, np.ascontiguousarray(keys % K, dtype=np.int32)
 
 
 def _matrix(X):

@@ -223,6 +223,15 @@ cdef struct Groups:
     long long n_touched
 
 
+cdef struct Support:
+    # The emission support of a sequence model trained with label_features="seen"
+    # (`_kernel/steps/structured.pxd`): feature j's labels, sorted, are
+    # labels[ptr[j]:ptr[j + 1]]; the other entries of its row stay 0. Set by the
+    # tagger's loop for the duration of a call; ptr NULL: every label.
+    const long long* ptr
+    const int* labels
+
+
 cdef struct Ctx:
     # What one step reads and writes, as plain C values and pointers into the
     # Learner's arrays: copied to a local for a run of steps, so that stores
@@ -236,6 +245,7 @@ cdef struct Ctx:
     Groups groups
     Heap heap                     # Berhu's l2-phase schedule
     const lanes_t* lanes          # the passes in lanes the step runs (`_kernels`' choice, set by each pass)
+    Support support               # structured steps: the emission entries that learn (ptr NULL: all)
 
 
 cdef enum:

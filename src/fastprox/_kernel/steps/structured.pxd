@@ -133,10 +133,11 @@ cdef inline void dual_adagrad_margins(Ctx* c, const value_t* data, const index_t
                                       long long hi) noexcept nogil:
     """`_step.margins` under `dual_adagrad_rows`: the same sums in the same order,
     w_jk = `dual_weight`(s_jk, (delta + sqrt(G_jk)) / eta0) (no catch-up: rda's
-    entries are current)."""
+    entries are current). With an emission support (`Ctx.support`) each feature's
+    seen labels only: the others' weights are 0."""
     cdef int k, K = c.params.n_outputs
-    cdef long long nz, stride = c.layout.n_entry_fields
-    cdef double x, beta, den, m, w
+    cdef long long nz, j, p, stride = c.layout.n_entry_fields
+    cdef double x
     cdef double* scores = c.arrays.scores
     cdef const double* e
     cdef double delta = c.params.delta, inv_eta0 = c.params.inv_eta0, rho = c.params.rda_rho
@@ -144,28 +145,52 @@ cdef inline void dual_adagrad_margins(Ctx* c, const value_t* data, const index_t
     for k in range(K):
         scores[k] = intercept_value(c, k)
     for nz in range(lo, hi):
-        e = c.arrays.state + indices[nz] * c.layout.width
+        j = indices[nz]
+        e = c.arrays.state + j * c.layout.width
         x = data[nz]
-        for k in range(K):         # branch-free, so that the compiler takes K entries at a time
-            beta = (delta + sqrt(e[k * stride + DUAL_SQUARES])) * inv_eta0
-            den = beta + l2
-            m = fabs(-e[k * stride + DUAL_SUM]) - (l1 + beta * rho)
-            w = copysign(0.0 if 0.0 > m else m, -e[k * stride + DUAL_SUM]) / den
-            scores[k] += (w if den > 0.0 else 0.0) * x
-    c.cursor.n_ops += (hi - lo) * K
+        if c.support.ptr == NULL:
+            for k in range(K):     # branch-free, so that the compiler takes K entries at a time
+                scores[k] += dual_adagrad_weight(e + k * stride, delta, inv_eta0, rho, l1, l2) * x
+            c.cursor.n_ops += K
+            continue
+        for p in range(c.support.ptr[j], c.support.ptr[j + 1]):
+            k = c.support.labels[p]
+            scores[k] += dual_adagrad_weight(e + k * stride, delta, inv_eta0, rho, l1, l2) * x
+        c.cursor.n_ops += c.support.ptr[j + 1] - c.support.ptr[j]
+
+
+cdef inline double dual_adagrad_weight(const double* f, double delta, double inv_eta0, double rho, double l1,
+                                      double l2) noexcept nogil:
+    """The weight of rda + AdaGrad's entry f (s, G): `dual_weight`(s, (delta +
+    sqrt(G)) / eta0), branch-free (0 where the denominator is not positive)."""
+    cdef double beta = (delta + sqrt(f[DUAL_SQUARES])) * inv_eta0
+    cdef double den = beta + l2
+    cdef double m = fabs(-f[DUAL_SUM]) - (l1 + beta * rho)
+    cdef double w = copysign(0.0 if 0.0 > m else m, -f[DUAL_SUM]) / den
+    return w if den > 0.0 else 0.0
 
 
 cdef inline void dual_adagrad_apply(Ctx* c, long long n_touched) noexcept nogil:
     """`_step.apply_collected` (divisor 1) under `dual_adagrad_rows`: s += g, G += g^2
-    per entry, the sums left at 0."""
+    per entry (the support's entries, `Ctx.support`, where it is set), the sums left
+    at 0."""
     cdef int k, K = c.params.n_outputs
-    cdef long long i, stride = c.layout.n_entry_fields
+    cdef long long i, j, p, stride = c.layout.n_entry_fields
     cdef double g
     cdef double* e
     cdef double* sums
     for i in range(n_touched):
-        e = c.arrays.state + c.scratch.touched_features[i] * c.layout.width
-        sums = c.scratch.batch_grads + c.scratch.touched_features[i] * K
+        j = c.scratch.touched_features[i]
+        e = c.arrays.state + j * c.layout.width
+        sums = c.scratch.batch_grads + j * K
+        if c.support.ptr != NULL:
+            for p in range(c.support.ptr[j], c.support.ptr[j + 1]):
+                k = c.support.labels[p]
+                g = sums[k]
+                e[k * stride + DUAL_SUM] += g
+                e[k * stride + DUAL_SQUARES] += g * g
+                sums[k] = 0.0
+            continue
         for k in range(K):
             g = sums[k]
             e[k * stride + DUAL_SUM] += g
@@ -189,9 +214,11 @@ cdef inline void adagrad_margins(Ctx* c, const value_t* data, const index_t* ind
     does it (the skipped averaged iterates into S, `adagrad_skipped_sum`, once the
     averaged steps have begun: before, each adds 0; then the weights after the skipped
     proxes, `adagrad_after`; the row's step t), then the same sums in the same order.
-    Under l2 the K entries' shrinks are `l2_powers`' (`adagrad_l2_catch_up`)."""
+    Under l2 the K entries' shrinks are `l2_powers`' (`adagrad_l2_catch_up`). With an
+    emission support (`Ctx.support`) only a feature's seen labels are caught up and
+    summed: the others' weights are 0."""
     cdef int k, K = c.params.n_outputs
-    cdef long long nz, stride = c.layout.n_entry_fields
+    cdef long long nz, j, p, n = K, stride = c.layout.n_entry_fields
     cdef long long S = c.layout.avg_sum_at, t = c.cursor.t
     cdef bint summing = averaging(c) and t >= c.params.average_from
     cdef bint l2 = c.params.l1_share == 0.0 and c.params.alpha_pen > 0.0
@@ -199,30 +226,41 @@ cdef inline void adagrad_margins(Ctx* c, const value_t* data, const index_t* ind
     cdef double* scores = c.arrays.scores
     cdef double* row
     cdef double* e
+    cdef const int* ks = NULL
     for k in range(K):
         scores[k] = intercept_value(c, k)
     for nz in range(lo, hi):
-        row = c.arrays.state + indices[nz] * c.layout.width
+        j = indices[nz]
+        row = c.arrays.state + j * c.layout.width
         e = entry(c, row, 0)
+        if c.support.ptr != NULL:
+            ks, n = c.support.labels + c.support.ptr[j], c.support.ptr[j + 1] - c.support.ptr[j]
         if row[ROW_LAST_STEP] < t:
             skipped = t - row[ROW_LAST_STEP]
             if l2:
-                adagrad_l2_catch_up(c, row, e, skipped, summing)
+                adagrad_l2_catch_up(c, row, e, ks, n, skipped, summing)
             else:
-                for k in range(K):
+                for p in range(n):
+                    k = p if ks == NULL else ks[p]
                     if summing:
                         e[k * stride + S] += adagrad_skipped_sum(c, row, k)
                     e[k * stride + ADAGRAD_W] = adagrad_after(c, e[k * stride + ADAGRAD_W],
                                                               e[k * stride + ADAGRAD_ETA], skipped)
             row[ROW_LAST_STEP] = t
         x = data[nz]
-        for k in range(K):
-            scores[k] += e[k * stride + ADAGRAD_W] * x
-    c.cursor.n_ops += (hi - lo) * K
+        if ks == NULL:
+            for k in range(K):
+                scores[k] += e[k * stride + ADAGRAD_W] * x
+        else:
+            for p in range(n):
+                scores[ks[p]] += e[ks[p] * stride + ADAGRAD_W] * x
+        c.cursor.n_ops += n
 
 
-cdef inline void adagrad_l2_catch_up(Ctx* c, double* row, double* e, double skipped, bint summing) noexcept nogil:
-    """`adagrad_margins`' catch-up of a row `skipped` steps behind under l2 (alpha > 0):
+cdef inline void adagrad_l2_catch_up(Ctx* c, double* row, double* e, const int* ks, long long n_entries,
+                                     double skipped, bint summing) noexcept nogil:
+    """`adagrad_margins`' catch-up of a row `skipped` steps behind under l2 (alpha > 0),
+    of its entries ks[0 .. n_entries) (ks NULL: 0 .. n_entries):
     `adagrad_after`'s w r^m and the averaged sums' `adagrad_skipped_sum`, from
     `l2_powers` of L2_LANES entries at a time: their bits. Where the averaged sums take
     all the skipped iterates (the row's last step at or after the first averaged one)
@@ -230,7 +268,7 @@ cdef inline void adagrad_l2_catch_up(Ctx* c, double* row, double* e, double skip
     cnt = t - average_from + 1 (the row's first catch-up after the averaging began,
     most rows' in an average over the last pass), w (1 - r^cnt) / a r^(m - cnt), from
     two more (`adagrad_skipped_sum`'s, K entries at a time rather than one)."""
-    cdef int k, k0 = 0, n, lanes = L2_LANES, K = c.params.n_outputs
+    cdef int k, k0 = 0, n, lanes = L2_LANES
     cdef long long stride = c.layout.n_entry_fields, S = c.layout.avg_sum_at
     cdef bint whole = summing and c.params.average_from <= row[ROW_LAST_STEP] + 1
     cdef bint partial = summing and not whole
@@ -242,23 +280,23 @@ cdef inline void adagrad_l2_catch_up(Ctx* c, double* row, double* e, double skip
     cdef double lost_cnt[L2_LANES]
     cdef double kept_before[L2_LANES]
     cdef double lost_before[L2_LANES]
-    cdef double* f
-    while k0 < K:
-        n = lanes if K - k0 > lanes else K - k0
-        f = e + k0 * stride
+    cdef double* f[L2_LANES]
+    while k0 < n_entries:
+        n = lanes if n_entries - k0 > lanes else n_entries - k0
         for k in range(n):
-            a[k] = c.params.alpha_pen * f[k * stride + ADAGRAD_ETA]
+            f[k] = e + (k0 + k if ks == NULL else ks[k0 + k]) * stride
+            a[k] = c.params.alpha_pen * f[k][ADAGRAD_ETA]
         l2_powers(a, skipped, kept, lost, n)
         if partial:
             l2_powers(a, cnt, kept_cnt, lost_cnt, n)
             l2_powers(a, before, kept_before, lost_before, n)
         for k in range(n):
             if whole:
-                f[k * stride + S] += f[k * stride + ADAGRAD_W] * l2_geometric_sum(lost[k], a[k], skipped)
+                f[k][S] += f[k][ADAGRAD_W] * l2_geometric_sum(lost[k], a[k], skipped)
             elif partial:
-                f[k * stride + S] += (0.0 if f[k * stride + ADAGRAD_W] == 0.0 else f[k * stride + ADAGRAD_W]
-                                      * (l2_geometric_sum(lost_cnt[k], a[k], cnt) * kept_before[k]))
-            f[k * stride + ADAGRAD_W] = f[k * stride + ADAGRAD_W] * kept[k]
+                f[k][S] += (0.0 if f[k][ADAGRAD_W] == 0.0 else f[k][ADAGRAD_W]
+                            * (l2_geometric_sum(lost_cnt[k], a[k], cnt) * kept_before[k]))
+            f[k][ADAGRAD_W] = f[k][ADAGRAD_W] * kept[k]
         k0 += lanes
 
 
@@ -267,14 +305,29 @@ cdef inline void adagrad_apply(Ctx* c, long long n_touched) noexcept nogil:
     entries' AdaGrad step and prox two outputs at a time (`_lanes.pairs`'
     `adagrad_outputs2`, as a single row's outputs take them; an odd K's last by
     `_step.apply`), the sums left at 0, then `_fobos.stamp` (the new iterates into S
-    where the step is averaged; the row's step t + 1)."""
+    where the step is averaged; the row's step t + 1). With an emission support
+    (`Ctx.support`) the seen entries only, paired in their order."""
     cdef int k, K = c.params.n_outputs
-    cdef long long i
+    cdef long long i, j, p, n
     cdef double* row
     cdef double* sums
+    cdef const int* ks
     for i in range(n_touched):
-        row = c.arrays.state + c.scratch.touched_features[i] * c.layout.width
-        sums = c.scratch.batch_grads + c.scratch.touched_features[i] * K
+        j = c.scratch.touched_features[i]
+        row = c.arrays.state + j * c.layout.width
+        sums = c.scratch.batch_grads + j * K
+        if c.support.ptr != NULL:
+            ks, n = c.support.labels + c.support.ptr[j], c.support.ptr[j + 1] - c.support.ptr[j]
+            for p in range(0, n - 1, 2):
+                adagrad_outputs2(entry(c, row, ks[p]), entry(c, row, ks[p + 1]), sums[ks[p]], sums[ks[p + 1]],
+                                 sums[ks[p]], sums[ks[p + 1]], c.params.alpha_pen, c.params.l1_share,
+                                 c.params.delta, c.params.eta0)
+            if n % 2:
+                apply(c, row, ks[n - 1], sums[ks[n - 1]], sums[ks[n - 1]])
+            for p in range(n):
+                sums[ks[p]] = 0.0
+            stamp(c, row)
+            continue
         for k in range(0, K - 1, 2):
             adagrad_outputs2(entry(c, row, k), entry(c, row, k + 1), sums[k], sums[k + 1], sums[k], sums[k + 1],
                              c.params.alpha_pen, c.params.l1_share, c.params.delta, c.params.eta0)
@@ -351,12 +404,67 @@ cdef inline void structured_step(Ctx* c, const value_t* data, const index_t* ind
     for k in range(K):
         c.arrays.intercept_grad[k] = 0.0
     for i in range(n_items):
-        n_touched = collect(c, data, indices, indptr[first + i], indptr[first + i + 1], q + i * K,
-                            n_touched, True)
+        if seen_rows(c):
+            n_touched = collect_seen(c, data, indices, indptr[first + i], indptr[first + i + 1], q + i * K,
+                                     n_touched)
+        else:
+            n_touched = collect(c, data, indices, indptr[first + i], indptr[first + i + 1], q + i * K,
+                                n_touched, True)
         for k in range(K):
             c.arrays.intercept_grad[k] += q[i * K + k]
     c.cursor.n_ops += (indptr[first + n_items] - indptr[first]) * K
     finish_step(c, n_touched, u_grad, h)
+
+
+cdef inline bint seen_rows(Ctx* c) noexcept nogil:
+    """Whether an emission support is set (`Ctx.support`: SequenceTagger's
+    label_features="seen") and the rows take loops of their own (`dual_adagrad_rows`,
+    `adagrad_rows`), which then visit the seen entries only. Under the general step
+    the support masks the gradient sums instead (`finish_step`): the same model."""
+    return c.support.ptr != NULL and (dual_adagrad_rows(c) or adagrad_rows(c))
+
+
+cdef inline long long collect_seen(Ctx* c, const value_t* data, const index_t* indices, long long lo,
+                                   long long hi, const double* q, long long n_touched) noexcept nogil:
+    """`_step.collect` (features caught up by the margins) under `seen_rows`: the
+    gradient x q^T on each feature's seen labels only."""
+    cdef long long nz, j, p
+    cdef double x
+    cdef double* sums
+    for nz in range(lo, hi):
+        j = indices[nz]
+        n_touched = touch(c, j, n_touched, True)
+        x = data[nz]
+        sums = c.scratch.batch_grads + j * c.params.n_outputs
+        for p in range(c.support.ptr[j], c.support.ptr[j + 1]):
+            sums[c.support.labels[p]] += q[c.support.labels[p]] * x
+    return n_touched
+
+
+cdef inline double seen_gradient(Ctx* c, long long j, double h, double steepest) noexcept nogil:
+    """`finish_step`'s scaling of feature j's gradient sums by h under an emission
+    support: the seen entries' (the others are left 0: under `seen_rows` never
+    written, under the general step set to 0, so that they stay 0 under every rule);
+    returns the running bound."""
+    cdef int k, K = c.params.n_outputs
+    cdef long long p = c.support.ptr[j], end = c.support.ptr[j + 1]
+    cdef double g
+    cdef double* sums = c.scratch.batch_grads + j * K
+    if seen_rows(c):
+        for p in range(c.support.ptr[j], end):
+            g = h * sums[c.support.labels[p]]
+            sums[c.support.labels[p]] = g
+            steepest = steeper(steepest, g)
+        return steepest
+    for k in range(K):
+        if p < end and c.support.labels[p] == k:
+            g = h * sums[k]
+            sums[k] = g
+            steepest = steeper(steepest, g)
+            p += 1
+        else:
+            sums[k] = 0.0
+    return steepest
 
 
 cdef inline void structured_step_rows(Ctx* c, const long long* features, long long n_rows, const double* G,
@@ -391,6 +499,9 @@ cdef inline void finish_step(Ctx* c, long long n_touched, const double* u_grad, 
     cdef double* memo
     for i in range(n_touched):
         j = c.scratch.touched_features[i]
+        if c.support.ptr != NULL:
+            steepest = seen_gradient(c, j, h, steepest)
+            continue
         for k in range(K):
             g = h * c.scratch.batch_grads[j * K + k]
             c.scratch.batch_grads[j * K + k] = g
