@@ -175,28 +175,31 @@ cdef inline void dual_adagrad_apply(Ctx* c, long long n_touched) noexcept nogil:
     per entry (the support's entries, `Ctx.support`, where it is set), the sums left
     at 0."""
     cdef int k, K = c.params.n_outputs
-    cdef long long i, j, p, stride = c.layout.n_entry_fields
+    cdef long long i, j, p, n, stride = c.layout.n_entry_fields
     cdef double g
     cdef double* e
     cdef double* sums
+    cdef const int* ks
     for i in range(n_touched):
         j = c.scratch.touched_features[i]
         e = c.arrays.state + j * c.layout.width
         sums = c.scratch.batch_grads + j * K
-        if c.support.ptr != NULL:
-            for p in range(c.support.ptr[j], c.support.ptr[j + 1]):
-                k = c.support.labels[p]
-                g = sums[k]
-                e[k * stride + DUAL_SUM] += g
-                e[k * stride + DUAL_SQUARES] += g * g
-                sums[k] = 0.0
-            continue
-        for k in range(K):
+        ks, n = support_of(c, j)
+        for p in range(n):
+            k = p if ks == NULL else ks[p]
             g = sums[k]
             e[k * stride + DUAL_SUM] += g
             e[k * stride + DUAL_SQUARES] += g * g
             sums[k] = 0.0
     c.cursor.n_ops += n_touched * K
+
+
+cdef inline (const int*, long long) support_of(Ctx* c, long long j) noexcept nogil:
+    """Feature j's entries that learn: (its seen labels, their number) under an emission
+    support (`Ctx.support`), else (NULL, K): every label, entry p being label p."""
+    if c.support.ptr == NULL:
+        return NULL, c.params.n_outputs
+    return c.support.labels + c.support.ptr[j], c.support.ptr[j + 1] - c.support.ptr[j]
 
 
 cdef inline bint adagrad_rows(Ctx* c) noexcept nogil:
@@ -218,7 +221,7 @@ cdef inline void adagrad_margins(Ctx* c, const value_t* data, const index_t* ind
     emission support (`Ctx.support`) only a feature's seen labels are caught up and
     summed: the others' weights are 0."""
     cdef int k, K = c.params.n_outputs
-    cdef long long nz, j, p, n = K, stride = c.layout.n_entry_fields
+    cdef long long nz, j, p, n, stride = c.layout.n_entry_fields
     cdef long long S = c.layout.avg_sum_at, t = c.cursor.t
     cdef bint summing = averaging(c) and t >= c.params.average_from
     cdef bint l2 = c.params.l1_share == 0.0 and c.params.alpha_pen > 0.0
@@ -226,15 +229,14 @@ cdef inline void adagrad_margins(Ctx* c, const value_t* data, const index_t* ind
     cdef double* scores = c.arrays.scores
     cdef double* row
     cdef double* e
-    cdef const int* ks = NULL
+    cdef const int* ks
     for k in range(K):
         scores[k] = intercept_value(c, k)
     for nz in range(lo, hi):
         j = indices[nz]
         row = c.arrays.state + j * c.layout.width
         e = entry(c, row, 0)
-        if c.support.ptr != NULL:
-            ks, n = c.support.labels + c.support.ptr[j], c.support.ptr[j + 1] - c.support.ptr[j]
+        ks, n = support_of(c, j)
         if row[ROW_LAST_STEP] < t:
             skipped = t - row[ROW_LAST_STEP]
             if l2:
@@ -307,7 +309,7 @@ cdef inline void adagrad_apply(Ctx* c, long long n_touched) noexcept nogil:
     `_step.apply`), the sums left at 0, then `_fobos.stamp` (the new iterates into S
     where the step is averaged; the row's step t + 1). With an emission support
     (`Ctx.support`) the seen entries only, paired in their order."""
-    cdef int k, K = c.params.n_outputs
+    cdef int k, k2, K = c.params.n_outputs
     cdef long long i, j, p, n
     cdef double* row
     cdef double* sums
@@ -316,25 +318,17 @@ cdef inline void adagrad_apply(Ctx* c, long long n_touched) noexcept nogil:
         j = c.scratch.touched_features[i]
         row = c.arrays.state + j * c.layout.width
         sums = c.scratch.batch_grads + j * K
-        if c.support.ptr != NULL:
-            ks, n = c.support.labels + c.support.ptr[j], c.support.ptr[j + 1] - c.support.ptr[j]
-            for p in range(0, n - 1, 2):
-                adagrad_outputs2(entry(c, row, ks[p]), entry(c, row, ks[p + 1]), sums[ks[p]], sums[ks[p + 1]],
-                                 sums[ks[p]], sums[ks[p + 1]], c.params.alpha_pen, c.params.l1_share,
-                                 c.params.delta, c.params.eta0)
-            if n % 2:
-                apply(c, row, ks[n - 1], sums[ks[n - 1]], sums[ks[n - 1]])
-            for p in range(n):
-                sums[ks[p]] = 0.0
-            stamp(c, row)
-            continue
-        for k in range(0, K - 1, 2):
-            adagrad_outputs2(entry(c, row, k), entry(c, row, k + 1), sums[k], sums[k + 1], sums[k], sums[k + 1],
+        ks, n = support_of(c, j)
+        for p in range(0, n - 1, 2):
+            k = p if ks == NULL else ks[p]
+            k2 = p + 1 if ks == NULL else ks[p + 1]
+            adagrad_outputs2(entry(c, row, k), entry(c, row, k2), sums[k], sums[k2], sums[k], sums[k2],
                              c.params.alpha_pen, c.params.l1_share, c.params.delta, c.params.eta0)
-        if K % 2:
-            apply(c, row, K - 1, sums[K - 1], sums[K - 1])
-        for k in range(K):
-            sums[k] = 0.0
+        if n % 2:
+            k = n - 1 if ks == NULL else ks[n - 1]
+            apply(c, row, k, sums[k], sums[k])
+        for p in range(n):
+            sums[p if ks == NULL else ks[p]] = 0.0
         stamp(c, row)
     c.cursor.n_ops += n_touched * K
 
