@@ -107,6 +107,11 @@ def tools(python):
 FASTPROX, VW = tools(sys.executable)
 
 
+def shell_tools(python):
+    """`tools` as shell text: (fastprox's, VW's) command prefixes, quoted."""
+    return tuple(shlex.join(map(str, tool)) for tool in tools(python))
+
+
 def tag(interpreter):
     """The suffix of a timing's name run in ``interpreter`` ("" for this machine's)."""
     return "" if interpreter == MACHINE else f" {interpreter}"
@@ -164,7 +169,7 @@ def commands(paths, work, pythons):
     fp_model, vw_model = work / "model.npz", work / "model.vw"
     named = {}
     for interpreter, python in pythons.items():
-        fp, vw = (shlex.join(map(str, tool)) for tool in tools(python))
+        fp, vw = shell_tools(python)
         t = tag(interpreter)
         named.update({
             f"fastprox{t}": f"{fp} train {paths['svm']} --model {fp_model}",
@@ -308,12 +313,12 @@ def measure_vw_text(name, runs, work, pythons):
     train, test = work / "train.vw", work / "test.vw"
     train.write_text(vw_lines(X, y) * copies)
     test.write_text(vw_lines(X_test, y_test))
-    fp, vw = shlex.join(map(str, FASTPROX)), shlex.join(map(str, VW))
+    fp, vw = shell_tools(sys.executable)
     row = {"name": name, "rows": X.shape[0] * copies, "mb": train.stat().st_size / 1e6, "test": tested}
     for q in ("", " -q ab"):
         named = {}
         for interpreter, python in pythons.items():
-            fp_in, vw_in = (shlex.join(map(str, tool)) for tool in tools(python))
+            fp_in, vw_in = shell_tools(python)
             named[f"fastprox{q}{tag(interpreter)}"] = f"{fp_in} train {train}{q} --model {work / 'model.npz'}"
             named[f"vw{q}{tag(interpreter)}"] = (f"{vw_in} -d {train}{q} --loss_function logistic -b 18 "
                                                  f"-f {work / 'model.vw'}")
