@@ -19,7 +19,8 @@ wall time than that fit of scikit-learn's. Writes bench/results/early_stopping.m
 ``--trace`` adds, per set, one more (untimed) fit of each learner and setting with the
 quantity its stopping rule read after each pass: the held-out score under
 early_stopping, else the mean training loss (scikit-learn: its objective, the loss
-plus its penalty, as its verbose output prints it), and the passes without
+plus its penalty, as its verbose output prints it; its held-out score under log_loss
+is not the accuracy but what its callback computes, `report` says why), and the passes without
 improvement counted by the rule (scikit-learn's rule applied to the values read).
 
     python -m bench.early_stopping [--runs 3] [--data ../shared/data] [--quick] [--trace] [--out ...]
@@ -34,6 +35,7 @@ import time
 import warnings
 from pathlib import Path
 
+import sklearn
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import SGDClassifier
 from sklearn.linear_model import _stochastic_gradient as sgd_module
@@ -225,7 +227,11 @@ def report(args, table, verdicts, load, traces=()):
         "## What each stopping rule read, pass by pass (`--trace`)", "",
         "One more fit of each, untimed. The values: the held-out score (early_stopping), else the "
         "mean training loss (fastprox: each row's loss before its step; scikit-learn: its objective, "
-        "loss plus penalty, from its verbose output); waited: scikit-learn's no-improvement counter "
+        "loss plus penalty, from its verbose output); scikit-learn's held-out scores are those its rule "
+        "read, which under log_loss are not the accuracy (its validation callback, scikit-learn "
+        f"{sklearn.__version__}, scores its held-out labels encoded as 0 and 1 against the classes -1 "
+        "and 1: the share of held-out rows both positive and predicted positive); waited: scikit-learn's "
+        "no-improvement counter "
         f"over those values (tol={COMMON['tol']}); a fit stops when it reaches n_iter_no_change (5).", "",
         md_table(["set", "library", "setting", "read", "after each pass", "waited", "epochs"], traces), "",
     ]))

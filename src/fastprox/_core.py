@@ -169,6 +169,13 @@ def check_same_hashing(params, hash_bits):
                          f"hash_bits_={hash_bits!r} (set_params after the fit); set it back, or fit again")
 
 
+def reads_head(params, multinomial):
+    """Whether `new_learner` reads its `head` rows for these checked parameters: where
+    an "auto" step is set by them (`auto_steps`), so that a caller whose head is a
+    subset of X (a validation split's training rows) copies it only then."""
+    return auto_steps(params, schedule_and_step(params, multinomial)[0])
+
+
 def auto_steps(params, schedule):
     """Whether eta0 or delta is "auto" under AdaGrad (`schedule`), set by the
     first rows' scale; no other schedule's steps read the data."""

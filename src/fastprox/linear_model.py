@@ -18,7 +18,7 @@ from ._sklearn_names import catching_unknown, refuse_unknown
 from ._stopping import StoppingRule, held_out_score, validation_split, warn_unconverged
 from ._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes, check_same_groups,
                     check_same_hashing, check_same_kernel, encode_labels, has_proba, margins, model_coef,
-                    model_intercept, new_learner, predictions, probabilities, run_passes)
+                    model_intercept, new_learner, predictions, probabilities, reads_head, run_passes)
 from ._arrays import all_finite, two_labels
 from ._docstrings import sharing
 from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
@@ -306,7 +306,8 @@ class _BaseProx(BaseEstimator):
         rows, held_out = (None, None) if incremental else validation_split(
             self, y, sample_weight, self._losses is not REGRESSION_LOSSES)
         if first:
-            head = X if rows is None else X[rows[:AUTO_ROWS]]       # the "auto" steps read training rows
+            head = (X if rows is None or not reads_head(vars(self), multinomial)
+                    else X[rows[:AUTO_ROWS]])       # the "auto" steps read training rows
             self._learner = new_learner(vars(self), X.shape[1], n_outputs, ovr, multinomial, [head])
         self._grow(X)
         rng = None
