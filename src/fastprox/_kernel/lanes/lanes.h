@@ -180,10 +180,10 @@ static int fastprox_upper_in_use(void)
    slower than AVX2 on every CPU measured so far. An AMD EPYC of family 25 model 17 (Zen 4,
    which executes AVX-512 in two 256-bit halves): the defaults' pass 7-9% longer on the
    peer suite's short-row sets (a9a, w8a, ijcnn1), within 5% either way on the others
-   (in-process medians of 31 passes). An Intel Xeon of family 6 model 207: 2-18% longer on
-   the peer suite's sets, most on the short-row ones, but in one run of two 4% shorter on
-   the rcv1 sample (interleaved CPU-time medians of 11 passes,
-   bench/results/default_decompose.md). The set stays in the table, where
+   (in-process medians of 31 passes). An Intel Xeon of family 6 model 207: 0-18% longer on
+   eight of the peer suite's nine sets, most on the short-row ones (a9a, w8a, ijcnn1: 10-18%),
+   and within 4% either way on the rcv1 sample (interleaved CPU-time medians of 11 passes,
+   three runs, bench/results/default_decompose.md). The set stays in the table, where
    `use_lanes` takes it (the tests of its bits, the benchmarks). */
 static int fastprox_lanes_passed_over(const fastprox_lanes *lanes)
 {
