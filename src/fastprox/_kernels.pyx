@@ -72,7 +72,7 @@ from fastprox._kernel.base.buffers cimport zeros, zeros_int64, double_ptr, int64
 from fastprox._kernel.base.state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
                               wants_factor_memo, uses_lanes,
                               set_layout, FTRL_ROOTS_ENTRIES, PREFETCH_STEPS)
-from fastprox._kernel.lanes.lanes cimport lanes_t, lanes_at, lanes_best, cpu_family, LANES_COUNT
+from fastprox._kernel.lanes.lanes cimport lanes_t, lanes_at, lanes_best, upper_in_use, LANES_COUNT
 from fastprox._kernel.rules.fobos cimport stamp_origin, zero_origin
 from fastprox._kernel.rules.dual cimport set_weight_params
 from fastprox._kernel.groups.groups cimport groups_replay, groups_materialize
@@ -110,25 +110,25 @@ cdef long long PREFETCH_BYTES = 1 << 20
 # kernel keeps one call per pass, and so one check of X, however long the pass.
 cdef Py_ssize_t SIGNAL_ROWS = 1 << 16
 # The instruction set of the passes in lanes (`_kernel/lanes/lanes.h`): the widest this CPU runs
-# (but where a narrower one measured faster on its family), chosen once here; each pass
-# copies it into its context (`fit_csr`).
+# but AVX-512 (slower than AVX2 wherever measured), chosen once here; each pass copies it
+# into its context (`fit_csr`).
 cdef const lanes_t* LANES = lanes_best()
 
 
 def lanes():
     """The instruction set the normalized and AdaGrad rows run in ("portable", "sse2",
-    "avx2" or "avx512"): chosen at import, the widest this CPU runs but where a narrower
-    one measured faster on its family (`_kernel/lanes/lanes.h`: AVX2 on AMD's family 25). The model's
-    bits do not depend on it."""
+    "avx2" or "avx512"): chosen at import, the widest this CPU runs but AVX-512, which
+    measured slower than AVX2 on every CPU measured, AMD's and Intel's
+    (`_kernel/lanes/lanes.h`); `use_lanes` takes it. The model's bits do not depend on it."""
     return LANES.name.decode()
 
 
-def cpu():
-    """The CPU's vendor and family as cpuid gives them ("", 0 where it gives none):
-    what the import's choice of lanes reads."""
-    cdef char vendor[13]
-    family = cpu_family(vendor)
-    return vendor.decode(), family
+def upper_state_in_use():
+    """Whether the upper halves of the vector registers are in use now (None where the CPU
+    cannot tell): the passes in lanes leave them zeroed, since on Intel's cores the SSE
+    code that runs after them would wait on them (tests/test_pairs.py)."""
+    cdef int used = upper_in_use()
+    return None if used < 0 else bool(used)
 
 
 def lanes_available():

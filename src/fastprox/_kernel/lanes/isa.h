@@ -25,6 +25,8 @@
        Q_ADD(q, i, v, k)               *q gets the first k lanes of v, the row's terms i .. i + k - 1, each
                                        into partial (its term's index) mod 4 (the other lanes add nothing)
        Q_TOTAL(q)                      (s0 + s2) + (s1 + s3), as `fastprox_sum4_total`
+       LANES_LEAVE()                   the upper halves of the vector registers zeroed (vzeroupper in the
+                                       AVX sets, nothing in the others), as a pass returns
    LANES_TARGET is the set's target attribute (none for the baseline), LANES_ISA_NAME its name. */
 #undef LANES
 #undef LANES_TARGET
@@ -60,6 +62,7 @@
 #undef Q_START
 #undef Q_ADD
 #undef Q_TOTAL
+#undef LANES_LEAVE
 
 #if FASTPROX_LANES_ISA == FASTPROX_LANES_PORTABLE
 /* One lane of plain C: the code for CPUs without SSE2 and other architectures. */
@@ -98,6 +101,7 @@
 #define Q_START fastprox_sum4_start
 #define Q_ADD(q, i, v, k) fastprox_sum4_add((q), (i), (v))
 #define Q_TOTAL(q) fastprox_sum4_total(&(q))
+#define LANES_LEAVE() ((void)0)
 
 #elif FASTPROX_LANES_ISA == FASTPROX_LANES_SSE2
 /* Two lanes: _kernel/lanes/pairs.h's SSE2 operations (the baseline of x86-64). */
@@ -168,6 +172,7 @@ static inline double fastprox_sse2_sum4_total(fastprox_sse2_sum4 q)
 #define Q_START fastprox_sse2_sum4_start
 #define Q_ADD(q, i, v, k) fastprox_sse2_sum4_add((q), (v), (k))
 #define Q_TOTAL fastprox_sse2_sum4_total
+#define LANES_LEAVE() ((void)0)
 
 #elif FASTPROX_LANES_ISA == FASTPROX_LANES_AVX2
 /* Four lanes of AVX (chosen where the CPU has AVX2: every AVX CPU since 2013). */
@@ -178,13 +183,13 @@ static inline double fastprox_sse2_sum4_total(fastprox_sse2_sum4 q)
 #define LANES_NAME(f) fastprox_avx2_##f
 #define V __m256d
 #define M __m256d
-static inline LANES_TARGET __m256d fastprox_avx2_gather(double *const *rows, int k)
+LANES_INLINE __m256d fastprox_avx2_gather(double *const *rows, int k)
 {
     __m128d lo = _mm_loadh_pd(_mm_load_sd(rows[0] + k), rows[1] + k);
     __m128d hi = _mm_loadh_pd(_mm_load_sd(rows[2] + k), rows[3] + k);
     return _mm256_insertf128_pd(_mm256_castpd128_pd256(lo), hi, 1);
 }
-static inline LANES_TARGET void fastprox_avx2_scatter(double *const *rows, int k, __m256d v)
+LANES_INLINE void fastprox_avx2_scatter(double *const *rows, int k, __m256d v)
 {
     __m128d lo = _mm256_castpd256_pd128(v), hi = _mm256_extractf128_pd(v, 1);
     _mm_storel_pd(rows[0] + k, lo);
@@ -192,17 +197,17 @@ static inline LANES_TARGET void fastprox_avx2_scatter(double *const *rows, int k
     _mm_storel_pd(rows[2] + k, hi);
     _mm_storeh_pd(rows[3] + k, hi);
 }
-static inline LANES_TARGET __m256d fastprox_avx2_pairs(double *const *rows, int k)
+LANES_INLINE __m256d fastprox_avx2_pairs(double *const *rows, int k)
 {
     return _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(rows[0] + k)), _mm_loadu_pd(rows[2] + k), 1);
 }
-static inline LANES_TARGET void fastprox_avx2_gather_pair(double *const *rows, int k, __m256d *a, __m256d *b)
+LANES_INLINE void fastprox_avx2_gather_pair(double *const *rows, int k, __m256d *a, __m256d *b)
 {
     __m256d even = fastprox_avx2_pairs(rows, k), odd = fastprox_avx2_pairs(rows + 1, k);   /* rows 0, 2; 1, 3 */
     *a = _mm256_unpacklo_pd(even, odd);
     *b = _mm256_unpackhi_pd(even, odd);
 }
-static inline LANES_TARGET void fastprox_avx2_scatter_pair(double *const *rows, int k, __m256d a, __m256d b)
+LANES_INLINE void fastprox_avx2_scatter_pair(double *const *rows, int k, __m256d a, __m256d b)
 {
     __m256d even = _mm256_unpacklo_pd(a, b), odd = _mm256_unpackhi_pd(a, b);
     _mm_storeu_pd(rows[0] + k, _mm256_castpd256_pd128(even));
@@ -210,12 +215,12 @@ static inline LANES_TARGET void fastprox_avx2_scatter_pair(double *const *rows, 
     _mm_storeu_pd(rows[2] + k, _mm256_extractf128_pd(even, 1));
     _mm_storeu_pd(rows[3] + k, _mm256_extractf128_pd(odd, 1));
 }
-static inline LANES_TARGET __m256d fastprox_avx2_load_tail(const double *p, long long k)
+LANES_INLINE __m256d fastprox_avx2_load_tail(const double *p, long long k)
 {
     __m256i lanes = _mm256_set_epi64x(3, 2, 1, 0);
     return _mm256_maskload_pd(p, _mm256_cmpgt_epi64(_mm256_set1_epi64x(k), lanes));
 }
-static inline LANES_TARGET __m256d fastprox_avx2_soft(__m256d v, __m256d thr)
+LANES_INLINE __m256d fastprox_avx2_soft(__m256d v, __m256d thr)
 {
     const __m256d sign = _mm256_set1_pd(-0.0);
     __m256d m = _mm256_sub_pd(_mm256_andnot_pd(sign, v), thr);
@@ -246,18 +251,18 @@ static inline LANES_TARGET __m256d fastprox_avx2_soft(__m256d v, __m256d thr)
 #define V_KEEP _mm256_and_pd
 #define V_SOFT fastprox_avx2_soft
 /* The four partial sums in one vector (a term's lane is its index mod 4). */
-static inline LANES_TARGET __m256d fastprox_avx2_sum4_start(double start)
+LANES_INLINE __m256d fastprox_avx2_sum4_start(double start)
 {
     return _mm256_set_pd(0.0, 0.0, 0.0, start);
 }
-static inline LANES_TARGET void fastprox_avx2_sum4_add(__m256d *q, __m256d v, long long k)
+LANES_INLINE void fastprox_avx2_sum4_add(__m256d *q, __m256d v, long long k)
 {
     if (k < 4)
         v = _mm256_and_pd(v, _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(k),
                                                                      _mm256_set_epi64x(3, 2, 1, 0))));
     *q = _mm256_add_pd(*q, v);
 }
-static inline LANES_TARGET double fastprox_avx2_sum4_total(__m256d q)
+LANES_INLINE double fastprox_avx2_sum4_total(__m256d q)
 {
     __m128d t = _mm_add_pd(_mm256_castpd256_pd128(q), _mm256_extractf128_pd(q, 1));
     return _mm_cvtsd_f64(t) + _mm_cvtsd_f64(_mm_unpackhi_pd(t, t));
@@ -266,6 +271,7 @@ static inline LANES_TARGET double fastprox_avx2_sum4_total(__m256d q)
 #define Q_START fastprox_avx2_sum4_start
 #define Q_ADD(q, i, v, k) fastprox_avx2_sum4_add((q), (v), (k))
 #define Q_TOTAL fastprox_avx2_sum4_total
+#define LANES_LEAVE _mm256_zeroupper
 
 #elif FASTPROX_LANES_ISA == FASTPROX_LANES_AVX512
 /* Eight lanes of AVX-512F, masks in mask registers. */
@@ -276,11 +282,11 @@ static inline LANES_TARGET double fastprox_avx2_sum4_total(__m256d q)
 #define LANES_NAME(f) fastprox_avx512_##f
 #define V __m512d
 #define M __mmask8
-static inline LANES_TARGET __m128d fastprox_avx512_gather2(double *const *rows, int k)
+LANES_INLINE __m128d fastprox_avx512_gather2(double *const *rows, int k)
 {
     return _mm_loadh_pd(_mm_load_sd(rows[0] + k), rows[1] + k);
 }
-static inline LANES_TARGET __m512d fastprox_avx512_gather(double *const *rows, int k)
+LANES_INLINE __m512d fastprox_avx512_gather(double *const *rows, int k)
 {
     __m256d lo = _mm256_insertf128_pd(_mm256_castpd128_pd256(fastprox_avx512_gather2(rows, k)),
                                       fastprox_avx512_gather2(rows + 2, k), 1);
@@ -288,12 +294,12 @@ static inline LANES_TARGET __m512d fastprox_avx512_gather(double *const *rows, i
                                       fastprox_avx512_gather2(rows + 6, k), 1);
     return _mm512_insertf64x4(_mm512_castpd256_pd512(lo), hi, 1);
 }
-static inline LANES_TARGET void fastprox_avx512_scatter2(double *const *rows, int k, __m128d v)
+LANES_INLINE void fastprox_avx512_scatter2(double *const *rows, int k, __m128d v)
 {
     _mm_storel_pd(rows[0] + k, v);
     _mm_storeh_pd(rows[1] + k, v);
 }
-static inline LANES_TARGET void fastprox_avx512_scatter(double *const *rows, int k, __m512d v)
+LANES_INLINE void fastprox_avx512_scatter(double *const *rows, int k, __m512d v)
 {
     __m256d lo = _mm512_castpd512_pd256(v), hi = _mm512_extractf64x4_pd(v, 1);
     fastprox_avx512_scatter2(rows, k, _mm256_castpd256_pd128(lo));
@@ -301,19 +307,19 @@ static inline LANES_TARGET void fastprox_avx512_scatter(double *const *rows, int
     fastprox_avx512_scatter2(rows + 4, k, _mm256_castpd256_pd128(hi));
     fastprox_avx512_scatter2(rows + 6, k, _mm256_extractf128_pd(hi, 1));
 }
-static inline LANES_TARGET __m512d fastprox_avx512_pairs(double *const *rows, int k)
+LANES_INLINE __m512d fastprox_avx512_pairs(double *const *rows, int k)
 {
     __m256d lo = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(rows[0] + k)), _mm_loadu_pd(rows[2] + k), 1);
     __m256d hi = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(rows[4] + k)), _mm_loadu_pd(rows[6] + k), 1);
     return _mm512_insertf64x4(_mm512_castpd256_pd512(lo), hi, 1);
 }
-static inline LANES_TARGET void fastprox_avx512_gather_pair(double *const *rows, int k, __m512d *a, __m512d *b)
+LANES_INLINE void fastprox_avx512_gather_pair(double *const *rows, int k, __m512d *a, __m512d *b)
 {
     __m512d even = fastprox_avx512_pairs(rows, k), odd = fastprox_avx512_pairs(rows + 1, k);
     *a = _mm512_unpacklo_pd(even, odd);
     *b = _mm512_unpackhi_pd(even, odd);
 }
-static inline LANES_TARGET void fastprox_avx512_scatter_pair(double *const *rows, int k, __m512d a, __m512d b)
+LANES_INLINE void fastprox_avx512_scatter_pair(double *const *rows, int k, __m512d a, __m512d b)
 {
     __m512d even = _mm512_unpacklo_pd(a, b), odd = _mm512_unpackhi_pd(a, b);
     __m256d even_lo = _mm512_castpd512_pd256(even), even_hi = _mm512_extractf64x4_pd(even, 1);
@@ -327,7 +333,7 @@ static inline LANES_TARGET void fastprox_avx512_scatter_pair(double *const *rows
     _mm_storeu_pd(rows[6] + k, _mm256_extractf128_pd(even_hi, 1));
     _mm_storeu_pd(rows[7] + k, _mm256_extractf128_pd(odd_hi, 1));
 }
-static inline LANES_TARGET __m512d fastprox_avx512_soft(__m512d v, __m512d thr)
+LANES_INLINE __m512d fastprox_avx512_soft(__m512d v, __m512d thr)
 {
     const __m512i sign = _mm512_set1_epi64((long long)0x8000000000000000ULL);
     __m512d m = _mm512_abs_pd(_mm512_max_pd(_mm512_setzero_pd(), _mm512_sub_pd(_mm512_abs_pd(v), thr)));
@@ -361,7 +367,7 @@ static inline LANES_TARGET __m512d fastprox_avx512_soft(__m512d v, __m512d thr)
 /* The four partial sums in one vector of four, started and totalled as AVX2's (AVX
    instructions, which every AVX-512 CPU has): a group's low half, then its high half
    (terms i + 4 .. i + 7, which follow the low half's in each partial) where it has any. */
-static inline LANES_TARGET void fastprox_avx512_sum4_add(__m256d *q, __m512d v, long long k)
+LANES_INLINE void fastprox_avx512_sum4_add(__m256d *q, __m512d v, long long k)
 {
     if (k < 8)
         v = _mm512_maskz_mov_pd((__mmask8)((1u << k) - 1), v);
@@ -373,4 +379,5 @@ static inline LANES_TARGET void fastprox_avx512_sum4_add(__m256d *q, __m512d v, 
 #define Q_START fastprox_avx2_sum4_start
 #define Q_ADD(q, i, v, k) fastprox_avx512_sum4_add((q), (v), (k))
 #define Q_TOTAL fastprox_avx2_sum4_total
+#define LANES_LEAVE _mm256_zeroupper
 #endif

@@ -3,13 +3,12 @@
    lane), SSE2 (two, the baseline of x86-64), AVX2 (four) and AVX-512 (eight), the last
    two compiled with GCC's target attribute whatever the build machine, so that one
    build runs on any x86-64 and takes the widest lanes the CPU it runs on has, but
-   where a narrower set measured faster on the CPU's family (other architectures and
+   AVX-512, which measured slower than AVX2 on every CPU measured (other architectures and
    compilers run the portable code). Every set gives the portable code's bits
    (tests/c/lanes.c, tests/test_pairs.py). `_kernels` chooses a set once, at import
    (`fastprox_lanes_best`), and each pass copies the choice into its context. */
 #ifndef FASTPROX_LANES_H
 #define FASTPROX_LANES_H
-#include <string.h>
 #include "pairs.h"
 #include "../base/layout.h"
 
@@ -18,6 +17,12 @@
 #else
 #define FASTPROX_ALWAYS_INLINE
 #endif
+/* A set's operations and the passes' parts (`_kernel/lanes/isa.h`, `_kernel/lanes/passes.h`), inlined
+   into the table's entries whatever the compiler's estimate: GCC 12 gives a function that
+   takes vector arguments no vzeroupper at its return, so a helper left out of line
+   (AVX-512's scatter of pairs was) can return to the Cython code with the upper halves of the
+   vector registers in use. */
+#define LANES_INLINE static inline FASTPROX_ALWAYS_INLINE LANES_TARGET
 
 /* A row as the passes read it (`_rows.lane_entries`): its n non-zeros' state rows,
    padded to a multiple of the widest lanes with `dummy`, a zero row of the state's width
@@ -151,53 +156,51 @@ static const fastprox_lanes *fastprox_lanes_at(int i)
 #if FASTPROX_LANES_WIDE
 #include <cpuid.h>
 #endif
-/* The CPU's vendor (cpuid's 12 characters, "" where unknown) and family (with the
-   extended family, 0 where unknown), for the import's choice and the benchmarks. */
-static int fastprox_cpu_family(char vendor[13])
+/* Whether the upper halves of the vector registers are in use as the caller runs (XGETBV
+   of ECX 1, XINUSE: its YMM_Hi128 and ZMM_Hi256 bits): 1 or 0, -1 where the CPU cannot tell.
+   Every pass leaves them zeroed (LANES_LEAVE): on Intel's cores the SSE code that runs while
+   they are in use (the Cython kernels, the interpreter) waits on them, until the next
+   vzeroupper. For the test that checks it. */
+static int fastprox_upper_in_use(void)
 {
 #if FASTPROX_LANES_WIDE
-    unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0, family;
+    unsigned int eax, ebx, ecx, edx, lo, hi;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & bit_OSXSAVE) ||
+        !__get_cpuid_count(0xd, 1, &eax, &ebx, &ecx, &edx) || !(eax & (1u << 2)))
+        return -1;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
+    (void)hi;
+    return (lo & ((1u << 2) | (1u << 6))) != 0;
+#else
+    return -1;
 #endif
-    vendor[0] = 0;
-#if FASTPROX_LANES_WIDE
-    if (__get_cpuid(0, &eax, &ebx, &ecx, &edx)) {
-        memcpy(vendor, &ebx, 4);
-        memcpy(vendor + 4, &edx, 4);
-        memcpy(vendor + 8, &ecx, 4);
-        vendor[12] = 0;
-    }
-    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
-        family = (eax >> 8) & 0xf;
-        return family == 0xf ? family + ((eax >> 20) & 0xff) : family;
-    }
-#endif
-    return 0;
 }
 
-/* Whether a narrower set measured faster than `lanes` on this CPU's family. AMD family
-   25 (Zen 3 and Zen 4; Zen 4 executes AVX-512 in two 256-bit halves): AVX-512 is, AVX2's
-   defaults' pass took 7-9% less time than AVX-512's on the peer suite's short-row sets
-   (a9a, w8a, ijcnn1) and within 5% either way on the others (in-process medians of 31
-   passes, an EPYC of family 25 model 17). Other CPUs (Intel's among them) take the
-   widest set until measured. */
-static int fastprox_lanes_capped(const fastprox_lanes *lanes)
+/* Whether the import passes over `lanes` for a narrower set: AVX-512, which has measured
+   slower than AVX2 on every CPU measured so far. An AMD EPYC of family 25 model 17 (Zen 4,
+   which executes AVX-512 in two 256-bit halves): the defaults' pass 7-9% longer on the
+   peer suite's short-row sets (a9a, w8a, ijcnn1), within 5% either way on the others
+   (in-process medians of 31 passes). An Intel Xeon of family 6 model 207: 0-18% longer on
+   eight of the peer suite's nine sets, most on the short-row ones (a9a, w8a, ijcnn1: 10-18%),
+   and within 4% either way on the rcv1 sample (interleaved CPU-time medians of 11 passes,
+   three runs, bench/results/default_decompose.md). The set stays in the table, where
+   `use_lanes` takes it (the tests of its bits, the benchmarks). */
+static int fastprox_lanes_passed_over(const fastprox_lanes *lanes)
 {
 #if FASTPROX_LANES_WIDE
-    char vendor[13];
-    int family = fastprox_cpu_family(vendor);
-    return lanes == &fastprox_avx512_lanes && !strcmp(vendor, "AuthenticAMD") && family == 25;
+    return lanes == &fastprox_avx512_lanes;
 #else
     (void)lanes;
     return 0;
 #endif
 }
 
-/* The import's choice: the widest set this CPU runs, but where a narrower one measured
-   faster on its family (`fastprox_lanes_capped`). */
+/* The import's choice: the widest set this CPU runs, but AVX-512
+   (`fastprox_lanes_passed_over`). */
 static const fastprox_lanes *fastprox_lanes_best(void)
 {
     int i = FASTPROX_LANES_COUNT - 1;
-    while (fastprox_lanes_at(i) == NULL || fastprox_lanes_capped(fastprox_lanes_at(i)))
+    while (fastprox_lanes_at(i) == NULL || fastprox_lanes_passed_over(fastprox_lanes_at(i)))
         i--;
     return fastprox_lanes_at(i);
 }

@@ -33,4 +33,4 @@ cdef extern from "_kernel/lanes/lanes.h" nogil:
     const int LANES_COUNT "FASTPROX_LANES_COUNT"
     const lanes_t* lanes_at "fastprox_lanes_at"(int i)
     const lanes_t* lanes_best "fastprox_lanes_best"()
-    int cpu_family "fastprox_cpu_family"(char* vendor)
+    int upper_in_use "fastprox_upper_in_use"()

@@ -14,11 +14,9 @@
    (G, factor)), the step storing (m, w) as the next row's first pass loads them: a
    load that spans two earlier stores of a row still in flight cannot take its data
    from them (store forwarding), and waits. */
-#define LANES_FN static inline LANES_TARGET
-#define LANES_SPECIAL static inline FASTPROX_ALWAYS_INLINE LANES_TARGET
 
 /* acc + v's first k lanes (k <= L), one at a time in lane order. */
-LANES_SPECIAL double LANES_NAME(sum)(double acc, V v, long long k)
+LANES_INLINE double LANES_NAME(sum)(double acc, V v, long long k)
 {
     double t[LANES];
     int j;
@@ -29,7 +27,7 @@ LANES_SPECIAL double LANES_NAME(sum)(double acc, V v, long long k)
 }
 
 /* The largest of v's lanes, by V_MAX's rule. */
-LANES_FN double LANES_NAME(max)(V v)
+LANES_INLINE double LANES_NAME(max)(V v)
 {
     double t[LANES], m;
     int j;
@@ -48,7 +46,7 @@ LANES_FN double LANES_NAME(max)(V v)
    feature). Nothing stored: the caller stores the scales whether they grew or not (a
    feature's first value, m = 0, comes at random in a text set's rows, and a branch on
    it was mispredicted on one group in two of the Zipf sets' rows, callgrind). */
-LANES_SPECIAL V LANES_NAME(rescale)(V x, V w, V *m, V *share, int *moved)
+LANES_INLINE V LANES_NAME(rescale)(V x, V w, V *m, V *share, int *moved)
 {
     const V zero = V_ZERO, one = V_SET1(1.0);
     V a = V_ABS(x), square = one, v;
@@ -73,9 +71,9 @@ LANES_SPECIAL V LANES_NAME(rescale)(V x, V w, V *m, V *share, int *moved)
    so this pass stores nothing (a refused row's caller stores the memos:
    `_rows.keep_scales`); the margin's terms w x added to *acc's partial sums, N_t's
    shares to *norms' partial sums, and the largest |x| into *top. */
-LANES_SPECIAL void LANES_NAME(normalized_margin_of)(const fastprox_lane_row *row, long long i, V x, long long k,
-                                                    const int penalized, double R, double alpha, Q *acc,
-                                                    Q *norms, V *top)
+LANES_INLINE void LANES_NAME(normalized_margin_of)(const fastprox_lane_row *row, long long i, V x, long long k,
+                                                   const int penalized, double R, double alpha, Q *acc,
+                                                   Q *norms, V *top)
 {
     const int fields = penalized ? FASTPROX_NORM_ROW_FIELDS : FASTPROX_NORM_PLAIN_ROW_FIELDS;
     double *const *r = row->rows + i;
@@ -100,8 +98,8 @@ LANES_SPECIAL void LANES_NAME(normalized_margin_of)(const fastprox_lane_row *row
     *top = V_MAX(V_ABS(x), *top);
 }
 
-LANES_SPECIAL double LANES_NAME(normalized_margin_in)(fastprox_lane_row row, const int penalized, double R,
-                                                    double alpha, double acc, double *norms, double *x_max)
+LANES_INLINE double LANES_NAME(normalized_margin_in)(fastprox_lane_row row, const int penalized, double R,
+                                                     double alpha, double acc, double *norms, double *x_max)
 {
     V top = V_SET1(*x_max);
     Q margin = Q_START(acc), sum = Q_START(*norms);
@@ -120,8 +118,8 @@ LANES_SPECIAL double LANES_NAME(normalized_margin_in)(fastprox_lane_row row, con
 /* A group's G += g^2, g = q x, and its step factors eta0 / (m sqrt(G)), 0 where G is
    not positive (`_normalized.normalized_accumulate`, `normalized_factor`): G stored, and
    under l1 the factors (the catch-up reads them). Returns the factors. */
-LANES_SPECIAL V LANES_NAME(normalized_factors_of)(double *const *r, V x, V m, const int penalized, double q,
-                                                  double eta0)
+LANES_INLINE V LANES_NAME(normalized_factors_of)(double *const *r, V x, V m, const int penalized, double q,
+                                                 double eta0)
 {
     const int fields = penalized ? FASTPROX_NORM_ROW_FIELDS : FASTPROX_NORM_PLAIN_ROW_FIELDS;
     V g = V_MUL(V_SET1(q), x);
@@ -138,8 +136,8 @@ LANES_SPECIAL V LANES_NAME(normalized_factors_of)(double *const *r, V x, V m, co
    r, and where eta > 0 w <- w - eta (sigma x), soft-thresholded by alpha eta under l1
    (stamped R there) (`_normalized.normalized_fobos_step`; without a penalty soft(v, 0)
    is v); (m, w) stored together. */
-LANES_SPECIAL void LANES_NAME(normalized_step_of)(double *const *r, V x, V factor, V w, V m, const int penalized,
-                                                  double sigma, double rate, double alpha, double R)
+LANES_INLINE void LANES_NAME(normalized_step_of)(double *const *r, V x, V factor, V w, V m, const int penalized,
+                                                 double sigma, double rate, double alpha, double R)
 {
     const int fields = penalized ? FASTPROX_NORM_ROW_FIELDS : FASTPROX_NORM_PLAIN_ROW_FIELDS;
     V eta = V_MUL(factor, V_SET1(rate));
@@ -154,17 +152,17 @@ LANES_SPECIAL void LANES_NAME(normalized_step_of)(double *const *r, V x, V facto
 /* The invariant step's second pass, for a group: its G and factors
    (`normalized_factors_of`), the factors kept in the memo; adds the terms factor r x^2
    of the row's step norm to *step_norm's partial sums. */
-LANES_SPECIAL void LANES_NAME(normalized_factors_group)(const fastprox_lane_row *row, long long i, V x, long long k,
-                                                        const int penalized, double q, double rate, double eta0,
-                                                        Q *step_norm)
+LANES_INLINE void LANES_NAME(normalized_factors_group)(const fastprox_lane_row *row, long long i, V x, long long k,
+                                                       const int penalized, double q, double rate, double eta0,
+                                                       Q *step_norm)
 {
     V factor = LANES_NAME(normalized_factors_of)(row->rows + i, x, V_LOAD(row->scale + i), penalized, q, eta0);
     V_STORE(row->factor + i, factor);
     Q_ADD(step_norm, i, V_MUL(V_MUL(V_MUL(factor, V_SET1(rate)), x), x), k);
 }
 
-LANES_SPECIAL double LANES_NAME(normalized_factors_in)(fastprox_lane_row row, const int penalized, double q,
-                                                     double rate, double eta0, double step_norm)
+LANES_INLINE double LANES_NAME(normalized_factors_in)(fastprox_lane_row row, const int penalized, double q,
+                                                      double rate, double eta0, double step_norm)
 {
     Q norm = Q_START(step_norm);
     long long i, n = row.n;
@@ -177,8 +175,8 @@ LANES_SPECIAL double LANES_NAME(normalized_factors_in)(fastprox_lane_row row, co
 }
 
 /* The invariant step's last pass: the step of sigma with the factors the second kept. */
-LANES_SPECIAL void LANES_NAME(normalized_step_in)(fastprox_lane_row row, const int penalized, double sigma,
-                                                double rate, double alpha, double R)
+LANES_INLINE void LANES_NAME(normalized_step_in)(fastprox_lane_row row, const int penalized, double sigma,
+                                                 double rate, double alpha, double R)
 {
     long long i, n = row.n;
     for (i = 0; i + LANES <= n; i += LANES)
@@ -192,9 +190,9 @@ LANES_SPECIAL void LANES_NAME(normalized_step_in)(fastprox_lane_row row, const i
 }
 
 /* The gradient step's second pass, for a group: its factors, then its step of q. */
-LANES_SPECIAL void LANES_NAME(normalized_update_of)(const fastprox_lane_row *row, long long i, V x,
-                                                    const int penalized, double q, double rate, double eta0,
-                                                    double alpha, double R)
+LANES_INLINE void LANES_NAME(normalized_update_of)(const fastprox_lane_row *row, long long i, V x,
+                                                   const int penalized, double q, double rate, double eta0,
+                                                   double alpha, double R)
 {
     V m = V_LOAD(row->scale + i);
     V factor = LANES_NAME(normalized_factors_of)(row->rows + i, x, m, penalized, q, eta0);
@@ -202,8 +200,8 @@ LANES_SPECIAL void LANES_NAME(normalized_update_of)(const fastprox_lane_row *row
                                    R);
 }
 
-LANES_SPECIAL void LANES_NAME(normalized_update_in)(fastprox_lane_row row, const int penalized, double q,
-                                                  double rate, double eta0, double alpha, double R)
+LANES_INLINE void LANES_NAME(normalized_update_in)(fastprox_lane_row row, const int penalized, double q,
+                                                   double rate, double eta0, double alpha, double R)
 {
     long long i, n = row.n;
     for (i = 0; i + LANES <= n; i += LANES)
@@ -217,8 +215,8 @@ LANES_SPECIAL void LANES_NAME(normalized_update_in)(fastprox_lane_row row, const
    catch-up w <- soft(w, (t - t0) alpha eta), stamped t (no branch: a current row's
    threshold is 0, which keeps it), the weights kept in the memo; the margin's terms w x
    added to *acc and the largest |x| into *top. */
-LANES_SPECIAL void LANES_NAME(adagrad_margin_of)(const fastprox_lane_row *row, long long i, V x, long long k,
-                                                 double t, double alpha, double *acc, V *top)
+LANES_INLINE void LANES_NAME(adagrad_margin_of)(const fastprox_lane_row *row, long long i, V x, long long k,
+                                                double t, double alpha, double *acc, V *top)
 {
     double *const *r = row->rows + i;
     V t0, w, thr;
@@ -232,7 +230,7 @@ LANES_SPECIAL void LANES_NAME(adagrad_margin_of)(const fastprox_lane_row *row, l
     *top = V_MAX(V_ABS(x), *top);
 }
 
-LANES_SPECIAL double LANES_NAME(adagrad_margin_in)(fastprox_lane_row row, double t, double alpha, double acc,
+LANES_INLINE double LANES_NAME(adagrad_margin_in)(fastprox_lane_row row, double t, double alpha, double acc,
                                                   double *x_max)
 {
     V top = V_SET1(*x_max);
@@ -250,8 +248,8 @@ LANES_SPECIAL double LANES_NAME(adagrad_margin_in)(fastprox_lane_row row, double
    where eta > 0 w <- prox(w - eta g) with threshold alpha eta: soft(v, a rho1) / (1 + a
    (1 - rho1)), soft(v, a) for rho1 = 1 (`l1`) (`_adagrad.adagrad_step`,
    `_fobos.fobos_prox`); stamped t + 1. */
-LANES_SPECIAL void LANES_NAME(adagrad_step_of)(const fastprox_lane_row *row, long long i, V x, double q, double t,
-                                               double alpha, const int l1, double rho1, double delta, double eta0)
+LANES_INLINE void LANES_NAME(adagrad_step_of)(const fastprox_lane_row *row, long long i, V x, double q, double t,
+                                              double alpha, const int l1, double rho1, double delta, double eta0)
 {
     const int at_G = FASTPROX_ADAGRAD_ROW_FIELDS + FASTPROX_ADAGRAD_G;
     double *const *r = row->rows + i;
@@ -268,8 +266,8 @@ LANES_SPECIAL void LANES_NAME(adagrad_step_of)(const fastprox_lane_row *row, lon
     V_SCATTER2(r, FASTPROX_ROW_LAST_STEP, V_SET1(t + 1.0), V_BLEND(V_GT(eta, V_ZERO), step, w));
 }
 
-LANES_SPECIAL void LANES_NAME(adagrad_step_in)(fastprox_lane_row row, double q, double t, double alpha,
-                                             const int l1, double rho1, double delta, double eta0)
+LANES_INLINE void LANES_NAME(adagrad_step_in)(fastprox_lane_row row, double q, double t, double alpha,
+                                              const int l1, double rho1, double delta, double eta0)
 {
     long long i, n = row.n;
     for (i = 0; i + LANES <= n; i += LANES)
@@ -278,21 +276,23 @@ LANES_SPECIAL void LANES_NAME(adagrad_step_in)(fastprox_lane_row row, double q, 
         LANES_NAME(adagrad_step_of)(&row, i, V_LOAD_TAIL(row.x + i, n - i), q, t, alpha, l1, rho1, delta, eta0);
 }
 
-/* The table's entries: each pass with its layout or penalty a constant. */
+/* The table's entries: each pass with its layout or penalty a constant, then LANES_LEAVE. */
 static LANES_TARGET double LANES_NAME(normalized_margin)(const fastprox_lane_row *row, int penalized, double R,
                                                          double alpha, double acc, double *norms, double *x_max)
 {
-    if (penalized)
-        return LANES_NAME(normalized_margin_in)(*row, 1, R, alpha, acc, norms, x_max);
-    return LANES_NAME(normalized_margin_in)(*row, 0, R, alpha, acc, norms, x_max);
+    double margin = penalized ? LANES_NAME(normalized_margin_in)(*row, 1, R, alpha, acc, norms, x_max)
+                              : LANES_NAME(normalized_margin_in)(*row, 0, R, alpha, acc, norms, x_max);
+    LANES_LEAVE();
+    return margin;
 }
 
 static LANES_TARGET double LANES_NAME(normalized_factors)(const fastprox_lane_row *row, int penalized, double q,
                                                           double rate, double eta0, double step_norm)
 {
-    if (penalized)
-        return LANES_NAME(normalized_factors_in)(*row, 1, q, rate, eta0, step_norm);
-    return LANES_NAME(normalized_factors_in)(*row, 0, q, rate, eta0, step_norm);
+    double norm = penalized ? LANES_NAME(normalized_factors_in)(*row, 1, q, rate, eta0, step_norm)
+                            : LANES_NAME(normalized_factors_in)(*row, 0, q, rate, eta0, step_norm);
+    LANES_LEAVE();
+    return norm;
 }
 
 static LANES_TARGET void LANES_NAME(normalized_step)(const fastprox_lane_row *row, int penalized, double sigma,
@@ -302,6 +302,7 @@ static LANES_TARGET void LANES_NAME(normalized_step)(const fastprox_lane_row *ro
         LANES_NAME(normalized_step_in)(*row, 1, sigma, rate, alpha, R);
     else
         LANES_NAME(normalized_step_in)(*row, 0, sigma, rate, alpha, R);
+    LANES_LEAVE();
 }
 
 static LANES_TARGET void LANES_NAME(normalized_update)(const fastprox_lane_row *row, int penalized, double q,
@@ -311,12 +312,15 @@ static LANES_TARGET void LANES_NAME(normalized_update)(const fastprox_lane_row *
         LANES_NAME(normalized_update_in)(*row, 1, q, rate, eta0, alpha, R);
     else
         LANES_NAME(normalized_update_in)(*row, 0, q, rate, eta0, alpha, R);
+    LANES_LEAVE();
 }
 
 static LANES_TARGET double LANES_NAME(adagrad_margin)(const fastprox_lane_row *row, double t, double alpha,
                                                       double acc, double *x_max)
 {
-    return LANES_NAME(adagrad_margin_in)(*row, t, alpha, acc, x_max);
+    double margin = LANES_NAME(adagrad_margin_in)(*row, t, alpha, acc, x_max);
+    LANES_LEAVE();
+    return margin;
 }
 
 static LANES_TARGET void LANES_NAME(adagrad_step)(const fastprox_lane_row *row, double q, double t, double alpha,
@@ -326,6 +330,7 @@ static LANES_TARGET void LANES_NAME(adagrad_step)(const fastprox_lane_row *row, 
         LANES_NAME(adagrad_step_in)(*row, q, t, alpha, 1, rho1, delta, eta0);
     else
         LANES_NAME(adagrad_step_in)(*row, q, t, alpha, 0, rho1, delta, eta0);
+    LANES_LEAVE();
 }
 
 static const fastprox_lanes LANES_NAME(lanes) = {
@@ -333,5 +338,3 @@ static const fastprox_lanes LANES_NAME(lanes) = {
     LANES_NAME(normalized_step), LANES_NAME(normalized_update), LANES_NAME(adagrad_margin),
     LANES_NAME(adagrad_step),
 };
-#undef LANES_FN
-#undef LANES_SPECIAL
