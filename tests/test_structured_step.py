@@ -376,6 +376,40 @@ def test_bad_input_raises_and_changes_nothing():
             StructuredLearner(**kwargs)
 
 
+@pytest.mark.parametrize("rule", [("fobos", "adagrad", "l2"), ("rda", "adagrad", "l2"),
+                                  ("fobos", "constant", "l1")], ids=lambda r: "-".join(r))
+@pytest.mark.parametrize("where", ["W", "intercept", "unpenalized"])
+def test_a_gradient_of_2_to_the_480_is_refused_and_one_below_it_steps(rule, where):
+    """The step's check at its boundary, for each gradient it scales (W's sums, the
+    intercepts', the unpenalized entries') and each form of W's rows (fobos + AdaGrad's
+    and rda + AdaGrad's own loops, the general step): a gradient of magnitude 2^480
+    refuses the example, leaving the model as it was; the largest double below it
+    steps."""
+    top = 2.0 ** 480
+    below = np.nextafter(top, 0.0)
+    update, schedule, penalty = rule
+    for size, refused in ((top, True), (below, False)):
+        lazy = StructuredLearner(3, 2, 2, update=update, schedule=schedule, penalty=penalty, alpha=0.01)
+        lazy.step(sp.csr_matrix(np.ones((1, 3))), np.array([[0.5, -0.5]]), np.array([1.0, -1.0]))
+        before = model_bits(lazy)
+        X = sp.csr_matrix(np.array([[1.0, 0.0, 2.0 ** -600]]))
+        Q = np.array([[0.5, -0.5]])
+        u = np.array([0.0, 1.0])
+        if where == "W":                # the gradient x q of feature 0, label 1
+            X, Q = sp.csr_matrix(np.array([[size, 0.0, 2.0 ** -600]])), np.array([[0.0, -1.0]])
+        elif where == "intercept":      # sum_i q_i (W's x q is 2^-600 q: far below)
+            X, Q = sp.csr_matrix(np.array([[0.0, 0.0, 2.0 ** -600]])), np.array([[size, -0.5]])
+        else:
+            u = np.array([0.0, -size])
+        if refused:
+            with pytest.raises(ValueError, match=r"example at step 2: its gradient .* reached 2\^480"):
+                lazy.step(X, Q, u)
+            assert lazy.t_ == 1 and model_bits(lazy) == before
+        else:
+            lazy.step(X, Q, u)
+            assert lazy.t_ == 2
+
+
 @pytest.mark.parametrize("rule", [("fobos", "inv", "berhu"), ("fobos", "invsqrt", "squared_group"),
                                   ("ftrl", "adagrad", "l1")], ids=lambda r: "-".join(r))
 def test_a_refused_example_leaves_the_model_of_the_examples_before(rule):

@@ -435,30 +435,31 @@ cdef inline long long collect_seen(Ctx* c, const value_t* data, const index_t* i
     return n_touched
 
 
-cdef inline double seen_gradient(Ctx* c, long long j, double h, double steepest) noexcept nogil:
+cdef inline bint seen_gradient(Ctx* c, long long j, double h) noexcept nogil:
     """`finish_step`'s scaling of feature j's gradient sums by h under an emission
     support: the seen entries' (the others are left 0: under `seen_rows` never
     written, under the general step set to 0, so that they stay 0 under every rule);
-    returns the running bound."""
+    returns whether one of them is `too_steep`."""
     cdef int k, K = c.params.n_outputs
     cdef long long p = c.support.ptr[j], end = c.support.ptr[j + 1]
     cdef double g
     cdef double* sums = c.scratch.batch_grads + j * K
+    cdef bint steep = False
     if seen_rows(c):
         for p in range(c.support.ptr[j], end):
             g = h * sums[c.support.labels[p]]
             sums[c.support.labels[p]] = g
-            steepest = steeper(steepest, g)
-        return steepest
+            steep |= too_steep(g)
+        return steep
     for k in range(K):
         if p < end and c.support.labels[p] == k:
             g = h * sums[k]
             sums[k] = g
-            steepest = steeper(steepest, g)
+            steep |= too_steep(g)
             p += 1
         else:
             sums[k] = 0.0
-    return steepest
+    return steep
 
 
 cdef inline void structured_step_rows(Ctx* c, const long long* features, long long n_rows, const double* G,
@@ -488,25 +489,28 @@ cdef inline void finish_step(Ctx* c, long long n_touched, const double* u_grad, 
     would reach GRADIENT_MAX, nothing (`refused`: the caller raises)."""
     cdef int k, K = c.params.n_outputs
     cdef long long i, j, u
-    cdef double g, steepest = 0.0
+    cdef double g
+    cdef bint steep = False
     cdef double* b
     cdef double* memo
+    cdef double* sums
     for i in range(n_touched):
         j = c.scratch.touched_features[i]
         if c.support.ptr != NULL:
-            steepest = seen_gradient(c, j, h, steepest)
+            steep |= seen_gradient(c, j, h)
             continue
-        for k in range(K):
-            g = h * c.scratch.batch_grads[j * K + k]
-            c.scratch.batch_grads[j * K + k] = g
-            steepest = steeper(steepest, g)
+        sums = c.scratch.batch_grads + j * K
+        for k in range(K):          # branch-free, so that the compiler takes K entries at a time
+            g = h * sums[k]
+            sums[k] = g
+            steep |= too_steep(g)
     for k in range(K):
         c.arrays.intercept_grad[k] *= h
         if c.params.fit_intercept:
-            steepest = steeper(steepest, c.arrays.intercept_grad[k])
+            steep |= too_steep(c.arrays.intercept_grad[k])
     for u in range(c.params.n_unpenalized):
-        steepest = steeper(steepest, h * u_grad[u])
-    if refused(c, steepest, 1.0):
+        steep |= too_steep(h * u_grad[u])
+    if refused(c, GRADIENT_MAX if steep else 0.0, 1.0):
         abandon_step(c, n_touched)
         return
     advance_cumulants(c)
@@ -534,12 +538,11 @@ cdef inline void finish_step(Ctx* c, long long n_touched, const double* u_grad, 
     end_step(c)
 
 
-cdef inline double steeper(double steepest, double g) noexcept nogil:
-    """The running bound of `finish_step`'s check: GRADIENT_MAX once a gradient is not
-    finite or reaches it (`refused` then stops the step), else the larger magnitude."""
-    if not fabs(g) < GRADIENT_MAX:
-        return GRADIENT_MAX
-    return steepest if fabs(g) <= steepest else fabs(g)
+cdef inline bint too_steep(double g) noexcept nogil:
+    """Whether a gradient of `finish_step` is not finite or reaches GRADIENT_MAX: then
+    `refused` stops the step (the only test its bound takes, so that the check is a
+    flag, not a running maximum)."""
+    return not fabs(g) < GRADIENT_MAX
 
 
 cdef inline int refuse_example(Ctx* c, object example) except -1:
