@@ -779,7 +779,7 @@ def test_a_directory_among_the_files_is_named(client, files, tmp_path):
     paths, _ = files
     (tmp_path / "part-dir.svm").mkdir()
     for given in ([paths[0], str(tmp_path / "part-dir.svm")], str(tmp_path / "part-*.svm")):
-        with pytest.raises(IsADirectoryError, match="is a directory, not a LIBSVM file") as info:
+        with pytest.raises(IsADirectoryError, match="is a directory, not a data file") as info:
             fit(ProxClassifier(), given, client=client)
         assert info.value.filename == str(tmp_path / "part-dir.svm")
 

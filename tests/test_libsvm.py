@@ -20,6 +20,7 @@ from sklearn.datasets import load_svmlight_file
 
 from fastprox.libsvm import load, reader, writer
 from fastprox.libsvm import dump_libsvm, iter_libsvm, load_libsvm
+from fastprox.structured.io import read_conll
 from tests.support.shared import SHARED_DATA, missing
 
 #: Every file of the shared data directory (tests/support/shared.py), each compared below.
@@ -440,8 +441,17 @@ def test_missing_and_unreadable_files(tmp_path):
         load_libsvm(tmp_path / "missing.svm")
     with pytest.raises(FileNotFoundError):
         next(iter_libsvm(tmp_path / "missing.svm"))
-    with pytest.raises(IsADirectoryError):
-        load_libsvm(tmp_path)
+
+
+@pytest.mark.parametrize("read", [load_libsvm, lambda path: next(iter_libsvm(path)),
+                                  lambda path: list(read_conll(path, ["word", "chunk"]))],
+                         ids=["load_libsvm", "iter_libsvm", "read_conll"])
+def test_a_directory_is_refused_with_what_to_give(tmp_path, read):
+    """A data set's folder given for its file (`shared/data/a9a` for `a9a/a9a`) names
+    the folder and says to give the files in it, in every reader of a path."""
+    with pytest.raises(IsADirectoryError, match="is a directory, not a data file: give the files in it") as info:
+        read(tmp_path)
+    assert os.fspath(info.value.filename) == os.fspath(tmp_path)
 
 
 @pytest.mark.parametrize("kwargs", [{"dtype": np.int64}, {"zero_based": "yes"},

@@ -14,8 +14,8 @@ import os
 
 from .._numpy import np
 from ..hashing import hash_features
-from ..libsvm import MAX_LINE_BYTES, Chunk, iter_chunks, source_name
-from ..stream.files import CHUNK_ROWS, hashed, pumped, read_ahead, refuse_directory, row_locator
+from ..libsvm import MAX_LINE_BYTES, Chunk, iter_chunks, refuse_directory, source_name
+from ..stream.files import CHUNK_ROWS, hashed, pumped, read_ahead, row_locator
 
 
 class FileShare:

@@ -40,12 +40,12 @@ The package's modules: `reader` (the one pass: iter_libsvm, iter_chunks, Chunk),
 """
 from .load import SPLIT_BYTES, half_readers, load_libsvm, read_halves, split_point, split_points
 from .reader import BLOCK_BYTES, MAX_LINE_BYTES, Chunk, iter_chunks, iter_libsvm
-from .sources import STDIN, open_source, read_once, source_name
+from .sources import STDIN, open_source, read_once, refuse_directory, source_name
 from .writer import dump_libsvm
 from .._docstrings import with_shared_entries
 
 iter_libsvm.__doc__ = with_shared_entries(iter_libsvm, load_libsvm)     # the parameters they share
 
 __all__ = ["load_libsvm", "iter_libsvm", "dump_libsvm", "iter_chunks", "Chunk", "split_point", "split_points",
-           "half_readers", "read_halves", "open_source", "read_once", "source_name", "STDIN", "BLOCK_BYTES",
+           "half_readers", "read_halves", "open_source", "read_once", "refuse_directory", "source_name", "STDIN", "BLOCK_BYTES",
            "MAX_LINE_BYTES", "SPLIT_BYTES"]

@@ -4,6 +4,7 @@ its first bytes, whatever the name. Shared by the readers of other text formats
 (fastprox.structured.io)."""
 import bz2
 import contextlib
+import errno
 import gzip
 import io
 import lzma
@@ -39,6 +40,12 @@ def source_name(source):
     return os.fspath(source)
 
 
+def refuse_directory(path):
+    """IsADirectoryError naming ``path`` if it is a directory (a pattern's match, a
+    data set's folder given by mistake): `open` would fail with a bare "Is a
+    directory" that does not say what to give instead."""
+    if path != STDIN and not hasattr(path, "read") and os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a data file: give the files in it", path)
 
 
 @contextlib.contextmanager
@@ -55,6 +62,7 @@ def open_source(source):
         elif hasattr(source, "read"):
             f = source
         else:
+            refuse_directory(source)
             f = stack.enter_context(open(source, "rb"))
         head = read_head(f, MAGIC_BYTES)
         stream, opener = _Rejoined(head, f), decompressor(head)

@@ -8,7 +8,6 @@ start-up of a command on a small file). Only evaluating and predicting, which
 multiply a matrix by the weights, make NumPy arrays (`labelled_chunks`).
 """
 import contextlib
-import errno
 import io
 import math
 import os
@@ -17,7 +16,8 @@ import threading
 import time
 
 from .._hashing import hash_indices
-from ..libsvm import MAX_LINE_BYTES, STDIN, Chunk, iter_chunks, open_source, read_once, source_name, split_points
+from ..libsvm import (MAX_LINE_BYTES, STDIN, Chunk, iter_chunks, open_source, read_once, refuse_directory,
+                      source_name, split_points)
 from ..vw.reader import iter_vw_chunks, vw_reader
 
 #: Default rows per chunk of a stream (the commands' --chunk-rows): small enough that a
@@ -58,13 +58,6 @@ def check_readable(paths):
             raise ValueError(f"{source_name(path)} is given twice, but it can be read only "
                              f"once (standard input, a pipe)")
         seen.add(path)
-
-
-def refuse_directory(path):
-    """IsADirectoryError naming ``path`` if it is a directory (a pattern's match, a
-    path given by mistake): the reader would fail with a bare "Is a directory"."""
-    if path != STDIN and os.path.isdir(path):
-        raise IsADirectoryError(errno.EISDIR, "is a directory, not a LIBSVM file: give the files in it", path)
 
 
 def chunks_of(source, format="libsvm", vw_bits=None, terms=(), n_features=None, names=None, crossing=None,
