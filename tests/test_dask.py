@@ -28,6 +28,7 @@ from fastprox.cli import main
 from fastprox.stream.trainer import Trainer
 from fastprox.dask import ClusterError, fit
 from fastprox.dask._open import OpenReaders
+from tests.support.clusters import DASHBOARD
 
 #: Test accuracy of the parallel mode (2 workers) after 3 passes against one
 #: machine's 3 passes over the same rows, on the small sets below (10,000 rows a
@@ -42,7 +43,7 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])    # client.run's fu
 
 @pytest.fixture(scope="module")
 def client():
-    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=DASHBOARD) as cluster, \
             Client(cluster) as c:
         yield c
 
@@ -197,7 +198,7 @@ def test_parallel_model_depends_on_the_groups_not_on_the_cluster(client, files):
     count groups give it."""
     paths, _ = files
     est = fit(ProxClassifier(), paths, client=client, passes=2, n_workers=2)
-    with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=DASHBOARD) as cluster, \
             Client(cluster) as one:
         alone = fit(ProxClassifier(), paths, client=one, passes=2, n_workers=2)
     assert _same_bits(est, alone) and [r["workers"] for r in alone.cluster_rounds_] == [2, 2]
@@ -747,7 +748,7 @@ def test_a_share_that_kills_every_worker_is_a_clear_error(files, tmp_path):
     ConnectionError that the command line prints as one line; no model."""
     paths, _ = files
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
-            LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, \
+            LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=DASHBOARD) as cluster, \
             Client(cluster) as c:
         c.run(_die_always)
         with pytest.raises(ClusterError, match="no model was returned"):
@@ -761,7 +762,7 @@ def test_a_cluster_without_workers_ends_with_the_timeout(files, sequential):
     no-workers timeout is off by default); fit ends with ClusterError once it has had
     no worker for ``timeout`` seconds, and the command line likewise."""
     paths, _ = files
-    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, Client(cluster) as c:
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=DASHBOARD) as cluster, Client(cluster) as c:
         cluster.scale(0)
         while c.scheduler_info(n_workers=1)["n_workers"]:
             time.sleep(0.05)
