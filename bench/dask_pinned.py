@@ -22,7 +22,10 @@ reader threads each round starts and ends: the parsing).
 
 Beside them, two halves at once (`halves`): each half of the files trained by
 a ``fastprox train`` of its own, pinned to its own core, both at once: the most
-2 one-core workers can make of this machine, with nothing between them.
+2 one-core workers can make of this machine, with nothing between them. And
+the cores themselves (`cores`): a loop that touches no memory, alone and two at
+once, which says how much of what the halves lose is the cores' and how much
+what they share; with the host's steal over the whole run.
 
 What is timed, and why. The one core is a fresh ``fastprox train`` process each
 run, as a user runs it: its interpreter's start and its imports are in its
@@ -108,6 +111,34 @@ def halves(files, passes, out):
     return time.perf_counter() - began, cpu, faults
 
 
+#: The cores probe's work: a loop of the interpreter's own over a few cache lines (about
+#: a second on one core), which neither memory nor the caches the cores share slow down.
+PROBE = "total = 0\nfor i in range(25_000_000):\n    total += i"
+
+
+def cores(runs):
+    """(median, each run's) speed of the cores themselves: `PROBE` pinned to core 0
+    alone, then two of it at once on cores 0 and 1; a run's speed is twice the one
+    alone's seconds over the two's (2.00x: the cores give 2 processes all they give
+    one). What the halves lose beyond it, two processes of fastprox's work lose to
+    what the cores share (caches, memory, the host)."""
+    def at_once(on):
+        began = time.perf_counter()
+        running = [subprocess.Popen([sys.executable, "-c", PROBE], preexec_fn=lambda core=core: pin(core))
+                   for core in on]
+        if any(process.wait() for process in running):
+            raise SystemExit("error: the cores probe's loop failed")
+        return time.perf_counter() - began
+    ratios = [2 * at_once([0]) / at_once([0, 1]) for _ in range(runs)]
+    return sorted(ratios)[len(ratios) // 2], ratios
+
+
+def steal():
+    """Seconds the host took this machine's cores for other guests (steal, /proc/stat), so far."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else 0.0
+
+
 def _cpu():
     """This process's CPU seconds: in all, its main thread's (a worker's event loop),
     and its live threads' (the rest ran in threads that ended: the readers)."""
@@ -179,7 +210,7 @@ def run(args):
     files, test = generate(Path(args.dir), args.files, args.rows, test_rows=args.test_rows)
     total = sum(f.stat().st_size for f in files)
     out = Path(args.dir)
-    load_before = uptime()
+    load_before, stolen = uptime(), steal()
     rows = []
     with dask.config.set({} if args.dask_defaults else QUIET), \
             LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as two, \
@@ -212,7 +243,9 @@ def run(args):
             for name, runs in found.items():
                 ranked = sorted(runs, key=lambda r: r["seconds"])
                 rows.append(dict(ranked[len(ranked) // 2], name=name, passes=passes, times=[r["seconds"] for r in runs]))
-    write(Path(args.out).with_name("dask_pinned.md"), files, total, rows, load_before, uptime(), args)
+    probe = cores(args.runs)
+    write(Path(args.out).with_name("dask_pinned.md"), files, total, rows, load_before, uptime(), args,
+          probe=probe, stolen=steal() - stolen)
     return 0
 
 
@@ -237,7 +270,7 @@ def _load(line):
         return 0.0
 
 
-def write(path, files, total, rows, load_before, load_after, args):
+def write(path, files, total, rows, load_before, load_after, args, probe, stolen):
     base = {r["passes"]: r for r in rows if r["name"].startswith("one core")}
     lines = ["# Machines as pinned cores: one `fastprox train` on one core against 2 one-core workers", "",
              describe_machine(), f"- Load before: `{load_before}`", f"- Load after: `{load_after}`",
@@ -316,6 +349,11 @@ def write(path, files, total, rows, load_before, load_after, args):
               f"between them: {base[1]['seconds'] / ceiling[1]['seconds']:.2f}x for one pass, "
               f"{base[3]['seconds'] / ceiling[3]['seconds']:.2f}x for three. Their CPU seconds against the one "
               f"core's say what running both cores at once costs each (the same code, half the bytes each)."]
+    lines += ["", f"The cores themselves (`PROBE`, a loop of the interpreter's own that neither memory nor the "
+              f"shared caches slow: one alone on core 0, then two at once on cores 0 and 1, {len(probe[1])} "
+              f"runs after the timed ones): {probe[0]:.2f}x, each run's "
+              f"{', '.join(f'{x:.2f}' for x in probe[1])}. The host took {stolen:.1f} s of this machine's "
+              f"cores for other guests during the whole run (steal, `/proc/stat`)."]
     lines += ["", f"Targets: at least 1.7x the one-core machine with two one-core workers, one pass from "
               f"{'>= 2 GB' if total >= 2e9 else f'{total / 1e9:.2f} GB (the target is stated at >= 2 GB)'}: "
               f"**{'met' if speed >= 1.7 else 'not met'}** ({speed:.2f}x, the ratio of the medians: the verdict; "

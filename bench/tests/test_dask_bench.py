@@ -49,6 +49,7 @@ def test_pinned_cores_compare_one_core_with_two(tmp_path):
     assert "| one core (fastprox train) | 3 |" in text and "| 2 workers, a core each | 1 |" in text
     assert "| two halves at once, a core each (no Dask) | 1 |" in text and "The two halves at once" in text
     assert "the target is stated at >= 2 GB" in text
+    assert "The cores themselves" in text and "(steal, `/proc/stat`)" in text
     assert "speed, median of the runs' own (each run's)" in text and "the median of the runs' own ratios" in text
     assert "minor page faults, thousands" in text and "`bench.dask.USER_ENVIRON`" in text
     assert "| passes | worker | all | event loop |" in text and "| `train_group` |" in text and "`distributed.worker.profile.enabled: False`" in text
