@@ -466,7 +466,8 @@ cdef inline lane_row_t lane_entries(Ctx* c, const value_t* data, const index_t* 
                                     long long lo, long long hi) noexcept nogil:
     """A row as the passes in lanes read it (`_kernel/lanes/lanes.h`'s fastprox_lane_row): the state
     rows of its non-zeros, each address taken once (by the prefetching, which keeps them
-    in the step's slot, or here), padded with the dummy row; its values (in place where
+    in the step's slot, or by the lanes' `state_rows`, four at a time in the AVX sets),
+    padded with the dummy row; its values (in place where
     they are doubles, else converted into c.scratch.lane_block); the memos in the lane
     block (sized by `ensure_scratch`)."""
     cdef lane_row_t row
@@ -477,10 +478,13 @@ cdef inline lane_row_t lane_entries(Ctx* c, const value_t* data, const index_t* 
     cdef long long width = c.layout.width, size = c.scratch.lane_size, i
     row.n = hi - lo
     if c.scratch.lane_tag[c.scratch.lane_at % LANE_SLOTS] != lo:
-        for i in range(row.n):
-            rows[i] = state + indices[lo + i] * width
-    for i in range(row.n, row.n + c.lanes.width - 1):
-        rows[i] = block + 4 * size
+        if index_t is int:
+            c.lanes.state_rows(rows, state, indices + lo, NULL, row.n, width, block + 4 * size)
+        else:
+            c.lanes.state_rows(rows, state, NULL, indices + lo, row.n, width, block + 4 * size)
+    else:
+        for i in range(row.n, row.n + c.lanes.width - 1):
+            rows[i] = block + 4 * size
     if value_t is double:
         row.x = data + lo
     else:
