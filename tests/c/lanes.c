@@ -1,8 +1,9 @@
 /* Runs every pass of _kernel/lanes/lanes.h with each instruction set this CPU runs on the same
    random rows (values with zeros, infinities, NaN, tiny and huge numbers; rows of 0 to
-   21 distinct features, so every padding of every width) and compares the bits of the
-   states and results with the portable code's. Prints one line per set: its name, its
-   lanes and "ok" or the first difference; exits 1 if a set differs. */
+   21 distinct features, so every padding of every width; their state rows taken by each
+   set's `state_rows`) and compares the bits of the states and results with the portable
+   code's. Prints one line per set: its name, its lanes and "ok" or the first difference;
+   exits 1 if a set differs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,10 +48,16 @@ static void run(const fastprox_lanes *L, const trial *tr, int pass, result *res)
     memcpy(x, tr->x, n * sizeof(double));   /* (a pass reads nothing beyond them: -fsanitize=address) */
     memcpy(res->state, tr->state, sizeof res->state);
     memset(res->out, 0, sizeof res->out);
+    long long wide[LONGEST];
     for (i = 0; i < n; i++)
-        rows[i] = res->state + tr->features[i] * tr->width;
+        wide[i] = tr->features[i];
     for (i = n; i < n + FASTPROX_LANES_MAX; i++)
         rows[i] = dummy;
+    /* the state rows by the set's own rule (32-bit indices on the even passes, 64-bit on
+       the odd), then the count of those that are not the row's feature's: 0 in every set */
+    L->state_rows(rows, res->state, pass % 2 ? NULL : tr->features, pass % 2 ? wide : NULL, n, tr->width, dummy);
+    for (i = 0; i < n + FASTPROX_LANES_MAX; i++)
+        res->out[15] += rows[i] != (i < n ? res->state + tr->features[i] * tr->width : dummy);
     switch (pass) {
     case 0: case 1:             /* the invariant step: margin, factors, step */
         res->out[0] = L->normalized_margin(&row, penalized, fabs(s[0]), penalized ? fabs(s[1]) : 0.0, s[2], &norms,

@@ -40,6 +40,8 @@ typedef struct fastprox_lane_row {
 typedef struct fastprox_lanes {
     const char *name;
     int width;                      /* L, the lanes of one instruction */
+    void (*state_rows)(double **rows, double *state, const int *idx32, const long long *idx64, long long n,
+                       long long width, double *dummy);
     double (*normalized_margin)(const fastprox_lane_row *row, int penalized, double R, double alpha, double acc,
                                 double *norms, double *x_max);
     double (*normalized_factors)(const fastprox_lane_row *row, int penalized, double q, double rate, double eta0,

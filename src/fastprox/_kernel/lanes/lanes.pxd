@@ -12,6 +12,8 @@ cdef extern from "_kernel/lanes/lanes.h" nogil:
     ctypedef struct lanes_t "fastprox_lanes":
         const char* name
         int width
+        void (*state_rows)(double** rows, double* state, const int* idx32, const long long* idx64, long long n,
+                           long long width, double* dummy) noexcept nogil
         double (*normalized_margin)(const lane_row_t* row, bint penalized, double threshold_sum, double alpha,
                                     double acc, double* norms, double* x_max) noexcept nogil
         double (*normalized_factors)(const lane_row_t* row, bint penalized, double q, double rate, double eta0,

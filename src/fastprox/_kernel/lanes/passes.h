@@ -276,6 +276,35 @@ LANES_INLINE void LANES_NAME(adagrad_step_in)(fastprox_lane_row row, double q, d
         LANES_NAME(adagrad_step_of)(&row, i, V_LOAD_TAIL(row.x + i, n - i), q, t, alpha, l1, rho1, delta, eta0);
 }
 
+/* A row's state rows (`_rows.lane_entries`): rows[i] = state + idx[i] width for its n
+   non-zeros, then the dummy row in the LANES - 1 places the last group's other lanes read.
+   32-bit indices (idx32; else idx64) four at a time in the AVX sets: sign-extended, their
+   byte offsets idx width 8 by one 32 x 32 -> 64-bit product (indices are in [0, 2^31) and a
+   state row's bytes far below 2^32), added to the state's address; the same pointers as
+   the one-at-a-time loop, which does the rest. */
+static LANES_TARGET void LANES_NAME(state_rows)(double **rows, double *state, const int *idx32,
+                                                const long long *idx64, long long n, long long width, double *dummy)
+{
+    long long i = 0;
+    if (idx32 != NULL) {
+#if FASTPROX_LANES_ISA == FASTPROX_LANES_AVX2 || FASTPROX_LANES_ISA == FASTPROX_LANES_AVX512
+        const __m256i base = _mm256_set1_epi64x((long long)state), bytes = _mm256_set1_epi64x(width * 8);
+        for (; i + 4 <= n; i += 4) {
+            __m256i j = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(idx32 + i)));
+            _mm256_storeu_si256((__m256i *)(rows + i), _mm256_add_epi64(base, _mm256_mul_epu32(j, bytes)));
+        }
+#endif
+        for (; i < n; i++)
+            rows[i] = state + (long long)idx32[i] * width;
+    } else {
+        for (; i < n; i++)
+            rows[i] = state + idx64[i] * width;
+    }
+    for (i = n; i < n + LANES - 1; i++)
+        rows[i] = dummy;
+    LANES_LEAVE();
+}
+
 /* The table's entries: each pass with its layout or penalty a constant, then LANES_LEAVE. */
 static LANES_TARGET double LANES_NAME(normalized_margin)(const fastprox_lane_row *row, int penalized, double R,
                                                          double alpha, double acc, double *norms, double *x_max)
@@ -334,7 +363,7 @@ static LANES_TARGET void LANES_NAME(adagrad_step)(const fastprox_lane_row *row, 
 }
 
 static const fastprox_lanes LANES_NAME(lanes) = {
-    LANES_ISA_NAME, LANES, LANES_NAME(normalized_margin), LANES_NAME(normalized_factors),
+    LANES_ISA_NAME, LANES, LANES_NAME(state_rows), LANES_NAME(normalized_margin), LANES_NAME(normalized_factors),
     LANES_NAME(normalized_step), LANES_NAME(normalized_update), LANES_NAME(adagrad_margin),
     LANES_NAME(adagrad_step),
 };

@@ -232,12 +232,35 @@ cdef inline double dot2(double acc, pair w, const value_t* data, long long nz, b
     return acc
 
 
+cdef inline double l1_margin_pair(double* state, long long width, const value_t* data, const index_t* indices,
+                              long long nz, bint two, double shrink_product, double threshold_sum, double acc,
+                              double* x_max) noexcept nogil:
+    """`fobos_l1_row`'s margin for non-zeros nz and nz + 1 (`two`), or nz alone (an odd
+    row's last, both lanes on its state row as `entries` gives them): their catch-up,
+    acc plus their terms, returned, and the largest |x| into x_max[0]. `two` a constant
+    at each call: the row's pairs, then its last one, with no test of `two` per pair."""
+    cdef double* e = state + indices[nz] * width
+    cdef double* f = state + indices[nz + two] * width
+    x_max[0] = abs_max2(x_max[0], data, nz, two)
+    return dot2(acc, l1_catch_up2(e, f, shrink_product, threshold_sum), data, nz, two)
+
+
+cdef inline void l1_step_pair(double* state, long long width, const value_t* data, const index_t* indices,
+                              long long nz, bint two, double q, double eta, double a,
+                              double threshold_sum) noexcept nogil:
+    """`fobos_l1_row`'s step of non-zeros nz and nz + 1 (`two`), or nz alone, as
+    `l1_margin_pair` takes them."""
+    l1_step2(state + indices[nz] * width, state + indices[nz + two] * width, data[nz], data[nz + two], q, eta, a,
+             threshold_sum)
+
+
 cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
                                 long long lo, long long hi, double y, double sw,
                                 loss_t* loss, eta_t* schedule) noexcept nogil:
-    """`fobos_row` in the l1 layout (Q stamp, w), its non-zeros two at a time (e, f),
-    each instruction of the catch-up and of the step for both (`_kernel/lanes/pairs.h`); the same
-    operations in the same order, the same bits.
+    """`fobos_row` in the l1 layout (Q stamp, w), its non-zeros two at a time
+    (`l1_margin_pair`, `l1_step_pair`: the row's pairs, then an odd row's last), each
+    instruction of the catch-up and of the step for both (`_kernel/lanes/pairs.h`); the
+    same operations in the same order, the same bits.
 
     Mirrors as `fobos_row` says, with l1's P = 1 (no P stamp, no ratio)."""
     cdef double* state = c.arrays.state
@@ -245,13 +268,11 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
     cdef double eta, acc = c.arrays.intercepts[INTERCEPT_SUM], a, q, total
     cdef double x_max = intercept_feature(c)
-    cdef double* e
-    cdef double* f
-    cdef bint two
-    for nz in range(lo, hi, 2):
-        two = entries(state, width, indices, nz, hi, &e, &f)
-        acc = dot2(acc, l1_catch_up2(e, f, shrink_product, threshold_sum), data, nz, two)
-        x_max = abs_max2(x_max, data, nz, two)
+    for nz in range(lo, hi - 1, 2):
+        acc = l1_margin_pair(state, width, data, indices, nz, True, shrink_product, threshold_sum, acc, &x_max)
+    if (hi - lo) & 1:
+        acc = l1_margin_pair(state, width, data, indices, hi - 1, False, shrink_product, threshold_sum, acc,
+                             &x_max)
     c.arrays.scores[0] = acc
     next_eta(c, schedule_of(schedule))
     total = 0.0
@@ -261,9 +282,10 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     advance_separable(c, c.params.alpha_pen * c.cursor.eta, 1.0)     # (l1: the layout's share)
     threshold_sum, eta = c.cursor.threshold_sum, c.cursor.eta
     a = c.params.alpha_pen * eta
-    for nz in range(lo, hi, 2):
-        two = entries(state, width, indices, nz, hi, &e, &f)
-        l1_step2(e, f, data[nz], data[nz + two], q, eta, a, threshold_sum)
+    for nz in range(lo, hi - 1, 2):
+        l1_step_pair(state, width, data, indices, nz, True, q, eta, a, threshold_sum)
+    if (hi - lo) & 1:
+        l1_step_pair(state, width, data, indices, hi - 1, False, q, eta, a, threshold_sum)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     return total
@@ -466,7 +488,8 @@ cdef inline lane_row_t lane_entries(Ctx* c, const value_t* data, const index_t* 
                                     long long lo, long long hi) noexcept nogil:
     """A row as the passes in lanes read it (`_kernel/lanes/lanes.h`'s fastprox_lane_row): the state
     rows of its non-zeros, each address taken once (by the prefetching, which keeps them
-    in the step's slot, or here), padded with the dummy row; its values (in place where
+    in the step's slot, or by the lanes' `state_rows`, four at a time in the AVX sets),
+    padded with the dummy row; its values (in place where
     they are doubles, else converted into c.scratch.lane_block); the memos in the lane
     block (sized by `ensure_scratch`)."""
     cdef lane_row_t row
@@ -477,10 +500,13 @@ cdef inline lane_row_t lane_entries(Ctx* c, const value_t* data, const index_t* 
     cdef long long width = c.layout.width, size = c.scratch.lane_size, i
     row.n = hi - lo
     if c.scratch.lane_tag[c.scratch.lane_at % LANE_SLOTS] != lo:
-        for i in range(row.n):
-            rows[i] = state + indices[lo + i] * width
-    for i in range(row.n, row.n + c.lanes.width - 1):
-        rows[i] = block + 4 * size
+        if index_t is int:
+            c.lanes.state_rows(rows, state, indices + lo, NULL, row.n, width, block + 4 * size)
+        else:
+            c.lanes.state_rows(rows, state, NULL, indices + lo, row.n, width, block + 4 * size)
+    else:
+        for i in range(row.n, row.n + c.lanes.width - 1):
+            rows[i] = block + 4 * size
     if value_t is double:
         row.x = data + lo
     else:
