@@ -347,20 +347,25 @@ def test_compiled_loop_equals_step_decoded(rule, loss, data, dtype, itype):
 @pytest.mark.parametrize("penalty, rho", [("l1", 0.0), ("l1", 0.5), ("none", 0.0)])
 def test_rda_adagrad_rows_equal_the_general_step(penalty, rho, label_features):
     """rda with AdaGrad and a separable penalty scores and updates the CRF's rows by
-    its own loops (`steps/structured.pxd`: `dual_adagrad_rows`); an averaged iterate not yet
-    begun (average past the last step) takes the general step's, and leaves the last
-    iterate as it is: the same bits."""
+    its own loops (`steps/structured.pxd`: `dual_adagrad_rows`), the averaged iterate
+    kept or not: the same state, bit for bit, as the general step's, over several
+    passes with sample weights, empty sequences, the averaging begun mid-pass, not
+    yet begun (average past the last step) or from the first step, an l1 threshold
+    that zeroes entries between their visits (the skipped iterates' sums stop where
+    they reach 0), and a warm start. With label_features="seen" the loops visit the
+    seen entries only: the same model."""
     rng = np.random.default_rng(3)
     X, y, lengths = (random_sequences(rng, 40, 30, 4, longest=7) if label_features == "all" else
                      random_sequences(rng, 40, 200, 4, longest=7, density=0.02))
     assert label_features == "all" or not seen_mask(X, y, 4).all()
-    params = dict(update="rda", schedule="adagrad", penalty=penalty, alpha=1e-3, rda_rho=rho, max_iter=2,
-                  random_state=0, label_features=label_features)
+    weights = rng.uniform(0.5, 2.0, len(lengths))
+    assert (lengths == 0).any()
     for loss in LOSSES:
-        fast = SequenceTagger(loss=loss, **params).fit(X, y, lengths)
-        general = SequenceTagger(loss=loss, average=10 ** 6, **params).fit(X, y, lengths)
-        assert model_bits(fast) == model_bits(general)
-
+        for average in (False, 1, 57, 10 ** 6):
+            params = dict(loss=loss, update="rda", schedule="adagrad", penalty=penalty, alpha=1e-2, rda_rho=rho,
+                          eta0=0.5, max_iter=3, average=average, random_state=0, warm_start=True,
+                          label_features=label_features)
+            assert_rows_equal_the_general_step(params, X, y, lengths, weights, 4)
 
 
 def state_bytes(model):
@@ -380,6 +385,22 @@ class GeneralStepTagger(SequenceTagger):
         learner = super().new_learner(n_features, n_outputs, n_unpenalized)
         learner._learner._use_general_step()
         return learner
+
+
+def assert_rows_equal_the_general_step(params, X, y, lengths, weights, K):
+    """A tagger of `params` (warm_start) trained by the rows' own loops and one by the
+    general step (`GeneralStepTagger`), each a fit with sample weights and two more
+    passes: the same kernel state, bit for bit (with label_features="seen" the same
+    model, the entries outside the seen pairs 0)."""
+    fast, general = SequenceTagger(**params), GeneralStepTagger(**params)
+    for model in (fast, general):
+        model.fit(X, y, lengths, sample_weight=weights)
+        model.set_params(max_iter=2).fit(X, y, lengths)
+    if params["label_features"] == "all":
+        assert state_bytes(fast) == state_bytes(general)
+    assert model_bits(fast) == model_bits(general)
+    if params["label_features"] == "seen":
+        assert np.all(fast.coef_[~seen_mask(X, y, K)] == 0)
 
 
 @pytest.mark.parametrize("label_features", ["all", "seen"])
@@ -406,15 +427,7 @@ def test_fobos_adagrad_rows_equal_the_general_step(penalty, l1_ratio, K, label_f
             params = dict(loss=loss, update="fobos", schedule="adagrad", penalty=penalty, alpha=0.05,
                           l1_ratio=l1_ratio, eta0=0.5, max_iter=3, average=average, random_state=1,
                           warm_start=True, label_features=label_features)
-            fast, general = SequenceTagger(**params), GeneralStepTagger(**params)
-            for model in (fast, general):
-                model.fit(X, y, lengths, sample_weight=weights)
-                model.set_params(max_iter=2).fit(X, y, lengths)
-            if label_features == "all":
-                assert state_bytes(fast) == state_bytes(general)
-            assert model_bits(fast) == model_bits(general)
-            if label_features == "seen":
-                assert np.all(fast.coef_[~seen_mask(X, y, K)] == 0)
+            assert_rows_equal_the_general_step(params, X, y, lengths, weights, K)
 
 
 @pytest.mark.parametrize("loss", LOSSES)

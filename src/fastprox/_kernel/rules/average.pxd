@@ -242,6 +242,20 @@ cdef inline double dual_at(Ctx* c, double s, double beta, double T) noexcept nog
     return soft_threshold(-s, T * c.params.alpha_pen * c.params.l1_share + beta * c.params.rda_rho) / beta
 
 
+cdef inline long long dual_last_nonzero(Ctx* c, double s, double beta, long long lo, long long hi) noexcept nogil:
+    """The last step tau in lo .. hi - 1 whose weight `dual_at`(s, beta, tau) is not 0,
+    given that lo's is not and hi's is: from where the threshold tau alpha + beta rda_rho
+    meets |s| (alpha > 0), stepped to the exact boundary of the weight's own test (not 0
+    up to it, 0 after: the threshold does not decrease with tau)."""
+    cdef double guess = (fabs(s) - beta * c.params.rda_rho) / (c.params.alpha_pen * c.params.l1_share)
+    cdef long long mid = lo if not guess > lo else hi - 1 if not guess < hi - 1 else <long long>guess
+    while mid + 1 < hi and dual_at(c, s, beta, mid + 1) != 0.0:
+        mid += 1
+    while dual_at(c, s, beta, mid) == 0.0:
+        mid -= 1
+    return mid
+
+
 # FASTPROX_OUT_OF_LINE
 cdef inline double dual_skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
     """The sum of entry k's weights after the averaged steps tau in A+1 .. t that the row
@@ -256,13 +270,7 @@ cdef inline double dual_skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
     if first_w == 0.0 or c.params.alpha_pen == 0.0:
         return first_w * (hi - lo + 1)      # (no penalty: the weight stays as it is)
     if dual_at(c, e[DUAL_SUM], beta, hi) == 0.0:
-        mid = lo                            # non-zero at mid, zero at hi
-        while hi - mid > 1:
-            if dual_at(c, e[DUAL_SUM], beta, mid + (hi - mid) // 2) != 0.0:
-                mid = mid + (hi - mid) // 2
-            else:
-                hi = mid + (hi - mid) // 2
-        hi = mid
+        hi = dual_last_nonzero(c, e[DUAL_SUM], beta, lo, hi)
     cnt = hi - lo + 1
     return copysign(cnt * (fabs(e[DUAL_SUM]) - beta * c.params.rda_rho)
                     - c.params.alpha_pen * (<double>(lo + hi) * cnt / 2.0), -e[DUAL_SUM]) / beta
@@ -270,8 +278,11 @@ cdef inline double dual_skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
 
 cdef inline void dual_catch_up(Ctx* c, double* row) noexcept nogil:
     """The dual rules' averaged catch-up: the skipped weights join the sums, the row's
-    stamp A is the current step (their weights themselves need none)."""
+    stamp A is the current step (their weights themselves need none); nothing to do
+    where A is (a feature met again in the step: every sum would add 0)."""
     cdef int k
+    if row[c.layout.avg_stamp_at] >= c.cursor.t:
+        return
     for k in range(c.params.n_outputs):
         entry(c, row, k)[c.layout.avg_sum_at] += dual_skipped_sum(c, row, k)
     row[c.layout.avg_stamp_at] = c.cursor.t

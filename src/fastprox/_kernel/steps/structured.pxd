@@ -52,11 +52,11 @@
 # schedule until their update). Reads that need no step (`feature_weights`, the
 # Python `scores`) release what they catch up themselves.
 from libc.float cimport DBL_MAX
-from libc.math cimport fabs, sqrt, copysign
+from libc.math cimport fabs, sqrt, copysign, NAN
 from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, RDA, FTRL, ADAGRAD, BERHU
 from fastprox._kernel.base.state cimport (Ctx, MEMO_FIELDS, ensure_scratch, entry, DUAL_SUM, DUAL_SQUARES,
                                           ROW_LAST_STEP, ADAGRAD_W, ADAGRAD_ETA)
-from fastprox._kernel.rules.average cimport averaging, adagrad_skipped_sum
+from fastprox._kernel.rules.average cimport averaging, adagrad_skipped_sum, dual_skipped_sum
 from fastprox._kernel.rules.adagrad cimport adagrad_after, l2_powers, l2_geometric_sum, L2_LANES
 from fastprox._kernel.lanes.pairs cimport adagrad_outputs2
 from fastprox._kernel.base.csr cimport FASTPROX_PREFETCH
@@ -75,8 +75,12 @@ cdef extern from *:
     /* A step's batch scratch (gradient sums, marks), which `ensure_scratch` allocates for
        mini-batches: every structured example is one. */
     #define FASTPROX_STRUCTURED_BATCH 2
+    /* The labels a row's averaged rda catch-up takes branch-free on the stack
+       (`dual_averaged_catch_up`; more take it entry by entry). */
+    #define FASTPROX_STRUCTURED_MAX_K 64
     """
     const int STRUCTURED_BATCH "FASTPROX_STRUCTURED_BATCH"
+    const int STRUCTURED_MAX_K "FASTPROX_STRUCTURED_MAX_K"
 
 
 cdef inline int structured_scratch(Ctx* c, long long longest) except -1:
@@ -121,32 +125,39 @@ cdef inline void emissions(Ctx* c, const value_t* data, const index_t* indices, 
 
 cdef inline bint dual_adagrad_rows(Ctx* c) noexcept nogil:
     """Whether every weight is rda's closed form of its entry's (s, G) alone: rda with
-    AdaGrad, a separable penalty (no groups), no averaged sums (no row fields to keep).
-    The structured items' rows then take `dual_adagrad_margins` and
-    `dual_adagrad_apply`, the general step's arithmetic without its per-entry choice
-    of rule (the CRF's steps update all K entries of every feature they meet)."""
+    AdaGrad, a separable penalty (no groups), the averaged sums kept (l1 or none: the
+    row's stamp A its one row field) or not (no row fields). The structured items'
+    rows then take `dual_adagrad_margins` and `dual_adagrad_apply`, the general step's
+    arithmetic without its per-entry choice of rule (the CRF's steps update all K
+    entries of every feature they meet)."""
     return (c.params.structured_rows and c.params.update == RDA and c.params.schedule == ADAGRAD
-            and not c.params.grouped and not averaging(c) and c.layout.n_row_fields == 0)
+            and not c.params.grouped and c.layout.n_row_fields == (1 if averaging(c) else 0))
 
 
 cdef inline void dual_adagrad_margins(Ctx* c, const value_t* data, const index_t* indices, long long lo,
                                       long long hi) noexcept nogil:
     """`_step.margins` under `dual_adagrad_rows`: the same sums in the same order,
-    w_jk = `dual_weight`(s_jk, (delta + sqrt(G_jk)) / eta0) (no catch-up: rda's
-    entries are current). With an emission support (`Ctx.support`) each feature's
-    seen labels only: the others' weights are 0."""
+    w_jk = `dual_weight`(s_jk, (delta + sqrt(G_jk)) / eta0) (rda's entries are
+    current: the only catch-up is the averaged sums', `dual_averaged_catch_up`). With
+    an emission support (`Ctx.support`) each feature's seen labels only: the others'
+    weights are 0."""
     cdef int k, K = c.params.n_outputs
     cdef long long nz, j, p, stride = c.layout.n_entry_fields
     cdef double x
     cdef double* scores = c.arrays.scores
+    cdef double* row
     cdef const double* e
     cdef double delta = c.params.delta, inv_eta0 = c.params.inv_eta0, rho = c.params.rda_rho
     cdef double l1 = c.dual.l1_threshold, l2 = c.dual.l2_weight
+    cdef bint summing = averaging(c)
     for k in range(K):
         scores[k] = intercept_value(c, k)
     for nz in range(lo, hi):
         j = indices[nz]
-        e = c.arrays.state + j * c.layout.width
+        row = c.arrays.state + j * c.layout.width
+        if summing:
+            dual_averaged_catch_up(c, row, j)
+        e = entry(c, row, 0)
         x = data[nz]
         if c.support.ptr == NULL:
             for k in range(K):     # branch-free, so that the compiler takes K entries at a time
@@ -173,16 +184,21 @@ cdef inline double dual_adagrad_weight(const double* f, double delta, double inv
 cdef inline void dual_adagrad_apply(Ctx* c, long long n_touched) noexcept nogil:
     """`_step.apply_collected` (divisor 1) under `dual_adagrad_rows`: s += g, G += g^2
     per entry (the support's entries, `Ctx.support`, where it is set), the sums left
-    at 0."""
+    at 0; averaging, then `_average.add_dual_iterate`'s (the new weights into S where
+    the step is averaged, the row's stamp A the step t + 1)."""
     cdef int k, K = c.params.n_outputs
-    cdef long long i, j, p, n, stride = c.layout.n_entry_fields
-    cdef double g
+    cdef long long i, j, p, n, stride = c.layout.n_entry_fields, S = c.layout.avg_sum_at
+    cdef double g, T = c.cursor.t + 1, threshold = T * c.params.alpha_pen * c.params.l1_share
+    cdef double delta = c.params.delta, inv_eta0 = c.params.inv_eta0, rho = c.params.rda_rho
+    cdef bint summing = averaging(c), adding = summing and c.cursor.t + 1 >= c.params.average_from
+    cdef double* row
     cdef double* e
     cdef double* sums
     cdef const int* ks
     for i in range(n_touched):
         j = c.scratch.touched_features[i]
-        e = c.arrays.state + j * c.layout.width
+        row = c.arrays.state + j * c.layout.width
+        e = entry(c, row, 0)
         sums = c.scratch.batch_grads + j * K
         ks, n = support_of(c, j)
         for p in range(n):
@@ -191,7 +207,67 @@ cdef inline void dual_adagrad_apply(Ctx* c, long long n_touched) noexcept nogil:
             e[k * stride + DUAL_SUM] += g
             e[k * stride + DUAL_SQUARES] += g * g
             sums[k] = 0.0
+        if adding:          # `dual_at`(s, beta, T): `dual_adagrad_weight` with no l2 weight, branch-free
+            for p in range(n):
+                k = p if ks == NULL else ks[p]
+                e[k * stride + S] += dual_adagrad_weight(e + k * stride, delta, inv_eta0, rho, threshold, 0.0)
+        if summing:
+            row[c.layout.avg_stamp_at] = T
     c.cursor.n_ops += n_touched * K
+
+
+cdef inline void dual_averaged_catch_up(Ctx* c, double* row, long long j) noexcept nogil:
+    """`_average.dual_catch_up` under `dual_adagrad_rows` (the support's entries only,
+    `Ctx.support`, where it is set: the others' weights and sums stay 0): the skipped
+    iterates into S (`dual_skipped_sum`), the row's stamp A the current step. Under l1
+    (alpha > 0) `dual_skipped_sum`'s two common cases, branch-free over the entries
+    (`dual_skipped_terms`): the weight 0 at the first skipped step (so at every one:
+    nothing to add) or not 0 at the last (the arithmetic series); an entry whose weight
+    reaches 0 between them takes `dual_skipped_sum` itself."""
+    cdef long long p, n, lo = max(<long long>row[c.layout.avg_stamp_at] + 1, c.params.average_from)
+    cdef long long stride = c.layout.n_entry_fields, S = c.layout.avg_sum_at
+    cdef const int* ks
+    cdef double* e
+    cdef double terms[STRUCTURED_MAX_K]
+    if row[c.layout.avg_stamp_at] >= c.cursor.t:
+        return
+    ks, n = support_of(c, j)
+    if lo <= c.cursor.t and c.params.alpha_pen > 0.0 and ks == NULL and n <= STRUCTURED_MAX_K:
+        e = entry(c, row, 0)
+        if dual_skipped_terms(c, e, stride, n, lo, c.cursor.t, terms):
+            for p in range(n):
+                if terms[p] != terms[p]:        # NaN: the weight reaches 0 in the range
+                    terms[p] = dual_skipped_sum(c, row, p)
+        for p in range(n):
+            e[p * stride + S] += terms[p]
+    else:
+        for p in range(n):
+            entry(c, row, p if ks == NULL else ks[p])[S] += dual_skipped_sum(c, row, p if ks == NULL else ks[p])
+    row[c.layout.avg_stamp_at] = c.cursor.t
+
+
+cdef inline bint dual_skipped_terms(Ctx* c, const double* e, long long stride, long long n, long long lo,
+                                    long long hi, double* terms) noexcept nogil:
+    """`dual_skipped_sum` of entries e[k stride], k < n, over the steps lo .. hi (lo <=
+    hi, alpha > 0), its arithmetic in its order, branch-free: 0 where the weight at lo
+    is 0, the series where the weight at hi is not, NaN where it reaches 0 between
+    (returns whether one does)."""
+    cdef long long k, crossing = 0
+    cdef double cnt = hi - lo + 1, span = <double>(lo + hi) * cnt / 2.0
+    cdef double at_lo = <double>lo * c.params.alpha_pen * c.params.l1_share
+    cdef double at_hi = <double>hi * c.params.alpha_pen * c.params.l1_share
+    cdef double beta, s, off, series
+    cdef bint first, last
+    for k in range(n):
+        s = e[k * stride + DUAL_SUM]
+        beta = (c.params.delta + sqrt(e[k * stride + DUAL_SQUARES])) * c.params.inv_eta0
+        off = beta * c.params.rda_rho
+        first = beta > 0.0 and fabs(-s) - (at_lo + off) > 0.0
+        last = fabs(-s) - (at_hi + off) > 0.0
+        series = copysign(cnt * (fabs(s) - off) - c.params.alpha_pen * span, -s) / beta
+        terms[k] = (series if last else NAN) if first else 0.0
+        crossing += first and not last
+    return crossing > 0
 
 
 cdef inline (const int*, long long) support_of(Ctx* c, long long j) noexcept nogil:
