@@ -50,6 +50,9 @@ CONFIGS = [
      dict(update="fobos", schedule="constant", eta0=0.1, alpha=3e-5, max_iter=5, average=8937)),
     ("CRF (log), fobos + adagrad, eta0 0.3, l2 1e-4, 5 passes, averaged over the last pass",
      dict(update="fobos", schedule="adagrad", max_iter=5, average=4 * 8936 + 1)),
+    ("CRF (log), rda + adagrad, eta0 0.5, l1 5e-5, 3 passes, averaged from the second pass "
+     "(chosen on a development split of train.txt: its eleventh-session section)",
+     dict(penalty="l1", alpha=5e-5, eta0=0.5, max_iter=3, average=8937)),
     ("CRF (log), rda + adagrad, eta0 0.3, l2 1e-4, 4 passes, the seen (feature, label) pairs only",
      dict(label_features="seen")),
     ("CRF (log), fobos + adagrad, eta0 0.3, l2 1e-4, 5 passes, averaged over the last pass, the seen pairs only",
