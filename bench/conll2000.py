@@ -15,7 +15,8 @@ templates over words and POS tags, a vocabulary of the features seen at least
 Training time is process CPU time (other jobs share the cores; wall time beside
 it), the median of ``--runs`` trainings for the learners whose times the targets
 compare (CRFsuite's perceptron and fastprox's), one training for CRFsuite's
-L-BFGS. CRFsuite's time is its ``train`` call (features built from the attributes
+L-BFGS; the trainings run in interleaved rounds (every learner once a round), so
+that a faster or slower stretch of the shared machine falls on all of them alike. CRFsuite's time is its ``train`` call (features built from the attributes
 and the epochs); appending the items from Python, like making fastprox's CSR rows,
 is loading the data and is not timed. Scores are conlleval's (chunk precision, recall, F1) and per-item
 accuracy on test.txt. Writes ``bench/results/conll2000.md``.
@@ -27,7 +28,9 @@ import os
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -93,17 +96,36 @@ def scores(y_true, y_pred, lengths):
             "recall": s.recall, "f1": s.f1}
 
 
-def timed(train, runs, prepare=lambda: None):
-    """(median CPU seconds, median wall seconds, the last result) of ``runs`` calls of
-    ``train(prepare())``, ``prepare`` untimed."""
-    cpu, wall, result = [], [], None
-    for _ in range(runs):
-        ready = prepare()
-        c, w = time.process_time(), time.perf_counter()
-        result = train(ready)
-        cpu.append(time.process_time() - c)
-        wall.append(time.perf_counter() - w)
-    return statistics.median(cpu), statistics.median(wall), result
+@dataclass
+class Learner:
+    """A row of the report: ``prepare()`` readies a training (loading the data:
+    untimed), ``train(ready)`` is the timed training, ``score(result)`` the last
+    training's test scores; ``runs`` trainings."""
+    name: str
+    runs: int
+    train: Callable
+    score: Callable
+    prepare: Callable = lambda: None
+
+
+def interleaved(learners):
+    """The report's rows: every learner trained ``runs`` times in interleaved rounds
+    (round r trains, in order, each learner with more than r runs), so that a faster
+    or slower stretch of this shared machine falls on every learner alike; the
+    medians of the CPU and wall seconds, the scores of the last training."""
+    cpu, wall, last = {}, {}, {}
+    for r in range(max(learner.runs for learner in learners)):
+        for learner in learners:
+            if r < learner.runs:
+                ready = learner.prepare()
+                c, w = time.process_time(), time.perf_counter()
+                last[learner.name] = learner.train(ready)
+                cpu.setdefault(learner.name, []).append(time.process_time() - c)
+                wall.setdefault(learner.name, []).append(time.perf_counter() - w)
+                print(learner.name, f"round {r + 1}: {cpu[learner.name][-1]:.2f} s CPU", flush=True)
+    return [{"learner": learner.name, "cpu": statistics.median(cpu[learner.name]),
+             "wall": statistics.median(wall[learner.name]), "runs": learner.runs, **learner.score(last[learner.name])}
+            for learner in learners]
 
 
 #: CRFsuite's L-BFGS run to its own stopping rule (--converged; about 550 s CPU here).
@@ -115,43 +137,46 @@ CONVERGED = ("L-BFGS CRF, c1 0.1, c2 0.1, to convergence", "lbfgs", {"c1": 0.1, 
 RECORDED_CONVERGED = {"f1": 0.93859, "cpu": 503.94}
 
 
-def run_crfsuite(X, y, lengths, Xt, yt, lt, runs, converged=False):
+def crfsuite_learners(X, y, lengths, Xt, yt, lt, runs, folder, converged=False):
+    """CRFsuite's rows (`CRFSUITE`, and `CONVERGED` if asked), each training's model
+    written under ``folder``."""
     import pycrfsuite
     items, test_items = attribute_sequences(X, lengths), attribute_sequences(Xt, lt)
     starts = np.concatenate([[0], np.cumsum(lengths)])
     labels = [list(y[a:b]) for a, b in zip(starts[:-1], starts[1:])]
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, algorithm, params, times in CRFSUITE + ([CONVERGED] if converged else []):
-            path = os.path.join(tmp, f"{algorithm}.crfsuite")
 
-            def prepare():
-                """The trainer with the items appended (loading the data: untimed)."""
-                trainer = pycrfsuite.Trainer(algorithm=algorithm, verbose=False)
-                for xs, ys in zip(items, labels):
-                    trainer.append(xs, ys)
-                trainer.set_params(params)
-                return trainer
+    def learner(name, algorithm, params, times):
+        path = os.path.join(folder, f"{algorithm}-{len(name)}.crfsuite")
 
-            cpu, wall, _ = timed(lambda trainer: trainer.train(path), runs if times == "all" else 1, prepare)
+        def prepare():
+            """The trainer with the items appended (loading the data: untimed)."""
+            trainer = pycrfsuite.Trainer(algorithm=algorithm, verbose=False)
+            for xs, ys in zip(items, labels):
+                trainer.append(xs, ys)
+            trainer.set_params(params)
+            return trainer
+
+        def train(trainer):
+            trainer.train(path)
+            return path
+
+        def score(trained):
             tagger = pycrfsuite.Tagger()
-            tagger.open(path)
+            tagger.open(trained)
             predicted = np.array([label for xs in test_items for label in tagger.tag(xs)])
             tagger.close()
-            rows.append({"learner": f"CRFsuite {name}", "cpu": cpu, "wall": wall, "runs": runs if times == "all"
-                         else 1, **scores(yt, predicted, lt)})
-            print(rows[-1], flush=True)
-    return rows
+            return scores(yt, predicted, lt)
+        return Learner(f"CRFsuite {name}", runs if times == "all" else 1, train, score, prepare)
+    return [learner(*setting) for setting in CRFSUITE + ([CONVERGED] if converged else [])]
 
 
-def run_fastprox(X, y, lengths, Xt, yt, lt, runs):
-    rows = []
-    for name, params in CONFIGS:
-        cpu, wall, model = timed(lambda _: SequenceTagger(random_state=0, **params).fit(X, y, lengths), runs)
-        rows.append({"learner": f"fastprox {name}", "cpu": cpu, "wall": wall, "runs": runs,
-                     **scores(yt, model.predict(Xt, lt), lt)})
-        print(rows[-1], flush=True)
-    return rows
+def fastprox_learners(X, y, lengths, Xt, yt, lt, runs):
+    """fastprox's rows (`CONFIGS`)."""
+    def learner(name, params):
+        return Learner(f"fastprox {name}", runs,
+                       lambda _: SequenceTagger(random_state=0, **params).fit(X, y, lengths),
+                       lambda model: scores(yt, model.predict(Xt, lt), lt))
+    return [learner(name, params) for name, params in CONFIGS]
 
 
 def report(rows, args, X, lengths, load):
@@ -207,7 +232,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     load_average = os.getloadavg()[0]
     fx, X, y, lengths, Xt, yt, lt = load(args.min_count)
-    rows = run_crfsuite(X, y, lengths, Xt, yt, lt, args.runs, args.converged) + run_fastprox(X, y, lengths, Xt, yt, lt, args.runs)
+    with tempfile.TemporaryDirectory() as folder:
+        rows = interleaved(crfsuite_learners(X, y, lengths, Xt, yt, lt, args.runs, folder, args.converged)
+                           + fastprox_learners(X, y, lengths, Xt, yt, lt, args.runs))
     text = report(rows, args, X, lengths, load_average)
     Path(args.out).write_text(text)
     print(text)
