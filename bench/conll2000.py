@@ -145,8 +145,8 @@ def crfsuite_learners(X, y, lengths, Xt, yt, lt, runs, folder, converged=False):
     starts = np.concatenate([[0], np.cumsum(lengths)])
     labels = [list(y[a:b]) for a, b in zip(starts[:-1], starts[1:])]
 
-    def learner(name, algorithm, params, times):
-        path = os.path.join(folder, f"{algorithm}-{len(name)}.crfsuite")
+    def learner(at, name, algorithm, params, times):
+        path = os.path.join(folder, f"{at}-{algorithm}.crfsuite")   # (at: two settings may share an algorithm)
 
         def prepare():
             """The trainer with the items appended (loading the data: untimed)."""
@@ -167,7 +167,7 @@ def crfsuite_learners(X, y, lengths, Xt, yt, lt, runs, folder, converged=False):
             tagger.close()
             return scores(yt, predicted, lt)
         return Learner(f"CRFsuite {name}", runs if times == "all" else 1, train, score, prepare)
-    return [learner(*setting) for setting in CRFSUITE + ([CONVERGED] if converged else [])]
+    return [learner(at, *setting) for at, setting in enumerate(CRFSUITE + ([CONVERGED] if converged else []))]
 
 
 def fastprox_learners(X, y, lengths, Xt, yt, lt, runs):
