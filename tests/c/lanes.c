@@ -222,7 +222,60 @@ static int rows_same(const rows_trial *a, const rows_trial *b)
     return a->out[0] == b->out[0] && a->out[1] == b->out[1];
 }
 
-/* The structured rows' passes of set L against the portable code's; 0 if they differ. */
+/* The reference: `dual_adagrad_weight` and `dual_skipped_terms`' term of an entry (s, G),
+   as the Cython code computes them. */
+static double rows_weight(const double *f, double delta, double inv_eta0, double rho, double l1, double l2)
+{
+    double beta = (delta + sqrt(f[1])) * inv_eta0, den = beta + l2, m = fabs(-f[0]) - (l1 + beta * rho);
+    double w = copysign(0.0 > m ? 0.0 : m, -f[0]) / den;
+    return den > 0.0 ? w : 0.0;
+}
+
+static double rows_term(const double *f, const double *p, double cnt, int *crossing)
+{
+    double s = f[0], beta = (p[0] + sqrt(f[1])) * p[1], off = beta * p[2];
+    int first = beta > 0.0 && fabs(-s) - (p[6] + off) > 0.0, last = fabs(-s) - (p[7] + off) > 0.0;
+    double series = copysign(cnt * (fabs(s) - off) - p[8] * p[9], -s) / beta;
+    *crossing |= first && !last;
+    return first ? (last ? series : NAN) : 0.0;
+}
+
+/* The portable code's bits against the reference's (the margins, the apply, the skipped
+   terms of a trial that `rows_run` took with this seed); 0 if they differ. */
+static int rows_reference(const rows_trial *in, int t, int seed, const rows_trial *got)
+{
+    rows_trial ref = *in;
+    const double *p = in->p;
+    int k, crossing = 0;
+    srand(seed);
+    if (t % 5 == 0) {
+        double x = p[4] * (rand() % 2 ? 1 : -1);
+        for (k = 0; k < in->K; k++)
+            ref.scores[k] += rows_weight(ref.e + k * in->stride, p[0], p[1], p[2], p[3], p[5]) * x;
+    } else if (t % 5 == 1) {
+        for (k = 0; k < in->K; k++) {
+            double *f = ref.e + k * in->stride, g = ref.sums[k];
+            f[0] += g;
+            f[1] += g * g;
+            ref.sums[k] = 0.0;
+            if (in->stride == 3)
+                f[2] += rows_weight(f, p[0], p[1], p[2], p[3], 0.0);
+        }
+    } else if (t % 5 == 2) {
+        double cnt = 1 + rand() % 50;
+        for (k = 0; k < in->K; k++)
+            ref.terms[k] = rows_term(ref.e + k * in->stride, p, cnt, &crossing);
+        for (k = 0; k < in->K && !crossing; k++)
+            ref.e[k * in->stride + in->stride - 1] += ref.terms[k];
+        ref.out[0] = crossing;
+    } else {
+        return 1;
+    }
+    return rows_same(&ref, got);
+}
+
+/* The structured rows' passes of set L against the portable code's, and the portable
+   code's against the reference (`rows_reference`); 0 if they differ. */
 static int rows_ok(const fastprox_lanes *L)
 {
     static rows_trial in, expected, got;
@@ -233,6 +286,11 @@ static int rows_ok(const fastprox_lanes *L)
         seed = rand();
         srand(seed);
         rows_run(fastprox_lanes_at(0), &in, t, &expected);
+        if (!rows_reference(&in, t, seed, &expected)) {
+            printf("portable: structured rows trial %d (pass %d, K %d, stride %d) differs from the reference\n", t,
+                   t % 5, in.K, in.stride);
+            return 0;
+        }
         srand(seed);
         rows_run(L, &in, t, &got);
         if (!rows_same(&expected, &got)) {

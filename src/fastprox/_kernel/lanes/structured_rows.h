@@ -15,8 +15,11 @@
    gives the portable code's bits (tests/c/lanes.c). */
 /* The sign and mask operations isa.h lacks, exact in every set: RV_NEG(v) -v (the sign
    bit flipped), RV_COPYSIGN(a, b) |a| with b's sign bit, RM_NONE no lane, RM_ANDNOT(m, n)
-   m and not n, RM_NOT_LT(a, b) !(a < b) (true where either is NaN). */
+   m and not n, RM_OR(m, n) m or n, RM_NOT_LT(a, b) !(a < b) and RM_NOT_LE(a, b) !(a <= b)
+   (true where either is NaN). */
 #undef RV_NEG
+#undef RM_OR
+#undef RM_NOT_LE
 #undef RM_NONE
 #undef RV_COPYSIGN
 #undef RM_ANDNOT
@@ -28,12 +31,16 @@
 #define RV_COPYSIGN(a, b) copysign((a), (b))
 #define RM_ANDNOT(m, n) ((m) && !(n))
 #define RM_NOT_LT(a, b) (!((a) < (b)))
+#define RM_NOT_LE(a, b) (!((a) <= (b)))
+#define RM_OR(m, n) ((m) || (n))
 #elif FASTPROX_LANES_ISA == FASTPROX_LANES_SSE2
 #define RV_NEG(a) _mm_xor_pd((a), _mm_set1_pd(-0.0))
 #define RM_NONE _mm_setzero_pd()
 #define RV_COPYSIGN(a, b) _mm_or_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), (a)), _mm_and_pd(_mm_set1_pd(-0.0), (b)))
 #define RM_ANDNOT(m, n) _mm_andnot_pd((n), (m))
 #define RM_NOT_LT(a, b) _mm_cmpnlt_pd((a), (b))
+#define RM_NOT_LE(a, b) _mm_cmpnle_pd((a), (b))
+#define RM_OR _mm_or_pd
 #elif FASTPROX_LANES_ISA == FASTPROX_LANES_AVX2
 #define RV_NEG(a) _mm256_xor_pd((a), _mm256_set1_pd(-0.0))
 #define RM_NONE _mm256_setzero_pd()
@@ -41,6 +48,8 @@
     _mm256_or_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), (a)), _mm256_and_pd(_mm256_set1_pd(-0.0), (b)))
 #define RM_ANDNOT(m, n) _mm256_andnot_pd((n), (m))
 #define RM_NOT_LT(a, b) _mm256_cmp_pd((a), (b), _CMP_NLT_UQ)
+#define RM_NOT_LE(a, b) _mm256_cmp_pd((a), (b), _CMP_NLE_UQ)
+#define RM_OR _mm256_or_pd
 #elif FASTPROX_LANES_ISA == FASTPROX_LANES_AVX512
 #define RM_NONE ((__mmask8)0)
 #define RV_NEG(a) \
@@ -50,6 +59,23 @@
                                                   _mm512_set1_epi64((long long)0x8000000000000000ULL), 0xd8))
 #define RM_ANDNOT(m, n) ((__mmask8)((m) & ~(n)))
 #define RM_NOT_LT(a, b) _mm512_cmp_pd_mask((a), (b), _CMP_NLT_UQ)
+#define RM_NOT_LE(a, b) _mm512_cmp_pd_mask((a), (b), _CMP_NLE_UQ)
+#define RM_OR(m, n) ((__mmask8)((m) | (n)))
+#endif
+
+#ifndef FASTPROX_DUAL_SPARSE
+#define FASTPROX_DUAL_SPARSE
+#include <float.h>
+/* Whether rda + AdaGrad's weights (`dual_weight`) under these constants tell a weight of
+   0 without their square root and division: rho = 0, and every finite G gives a finite
+   beta = (delta + sqrt(G)) inv_eta0 and a positive beta + l2 (the bounds at G = DBL_MAX
+   and G = 0: the operations are monotone). Then l1 + beta rho is l1, and an entry whose
+   m = |s| - l1 is not positive, G finite, has the weight copysign(0, -s) (`zero_weights`). */
+static inline int fastprox_dual_sparse(double delta, double inv_eta0, double rho, double l2)
+{
+    return rho == 0.0 && inv_eta0 > 0.0 && delta * inv_eta0 + l2 > 0.0 &&
+           (delta + sqrt(DBL_MAX)) * inv_eta0 < INFINITY;
+}
 #endif
 
 /* L entry pointers: entries k .. k + L - 1 of a feature's row e. */
@@ -82,16 +108,35 @@ LANES_INLINE M LANES_NAME(fresh)(long long rest)
     return V_GT(V_LOAD(lane), V_SET1((double)(LANES - rest) - 0.5));
 }
 
+/* Whether every lane's `dual_weight` is 0 where `fastprox_dual_sparse` holds: |s| - l1
+   not positive and G finite (an entry below its l1 threshold: four in ten groups of the
+   CoNLL-2000 tagger's rows under l1). Its weight is then copysign(0, -s), its bits. */
+LANES_INLINE int LANES_NAME(zero_weights)(V s, V G, double l1)
+{
+    return !M_ANY(RM_OR(RM_NOT_LE(V_SUB(V_ABS(RV_NEG(s)), V_SET1(l1)), V_ZERO), RM_NOT_LT(G, V_SET1(INFINITY))));
+}
+
+/* `dual_weight`, or where `sparse` (`fastprox_dual_sparse`) and every lane's is 0
+   (`zero_weights`) its bits without the square root and division. */
+LANES_INLINE V LANES_NAME(dual_weight_or_zero)(V s, V G, double delta, double inv_eta0, double rho, double l1,
+                                               double l2, const int sparse)
+{
+    if (sparse && LANES_NAME(zero_weights)(s, G, l1))
+        return RV_COPYSIGN(V_ZERO, RV_NEG(s));
+    return LANES_NAME(dual_weight)(s, G, delta, inv_eta0, rho, l1, l2);
+}
+
 /* scores[k] += w_k x for the L entries k .. k + L - 1 of row e (`dual_adagrad_margins`),
    where `fresh` says (the others' scores stored as they are) if `overlap`. */
 LANES_INLINE void LANES_NAME(dual_margins_of)(const double *e, long long stride, long long k, double x,
                                               double *scores, double delta, double inv_eta0, double rho, double l1,
-                                              double l2, const int overlap, M fresh)
+                                              double l2, const int sparse, const int overlap, M fresh)
 {
     V s, G, before = V_LOAD(scores + k), after;
     ENTRIES(r, e, k, stride);
     V_GATHER2(r, FASTPROX_DUAL_SUM, &s, &G);
-    after = V_ADD(before, V_MUL(LANES_NAME(dual_weight)(s, G, delta, inv_eta0, rho, l1, l2), V_SET1(x)));
+    after = V_ADD(before, V_MUL(LANES_NAME(dual_weight_or_zero)(s, G, delta, inv_eta0, rho, l1, l2, sparse),
+                                V_SET1(x)));
     V_STORE(scores + k, overlap ? V_BLEND(fresh, after, before) : after);
 }
 
@@ -99,11 +144,11 @@ LANES_INLINE void LANES_NAME(dual_margins_of)(const double *e, long long stride,
    where the lanes stopped. */
 LANES_INLINE long long LANES_NAME(dual_margins_in)(const double *e, long long stride, long long from, long long K,
                                                    double x, double *scores, double delta, double inv_eta0,
-                                                   double rho, double l1, double l2)
+                                                   double rho, double l1, double l2, const int sparse)
 {
     long long k;
     for (k = from; k + LANES <= K; k += LANES)
-        LANES_NAME(dual_margins_of)(e, stride, k, x, scores, delta, inv_eta0, rho, l1, l2, 0, RM_NONE);
+        LANES_NAME(dual_margins_of)(e, stride, k, x, scores, delta, inv_eta0, rho, l1, l2, sparse, 0, RM_NONE);
     return k;
 }
 
@@ -113,7 +158,7 @@ LANES_INLINE long long LANES_NAME(dual_margins_in)(const double *e, long long st
    weight; where `fresh` says if `overlap` (the others' fields stored as they are). */
 LANES_INLINE void LANES_NAME(dual_apply_of)(double *e, long long stride, long long k, double *sums, long long S,
                                             double delta, double inv_eta0, double rho, double threshold,
-                                            const int overlap, M fresh)
+                                            const int sparse, const int overlap, M fresh)
 {
     V s, G, s1, G1, g = V_LOAD(sums + k);
     ENTRIES(r, e, k, stride);
@@ -123,8 +168,8 @@ LANES_INLINE void LANES_NAME(dual_apply_of)(double *e, long long stride, long lo
     V_SCATTER2(r, FASTPROX_DUAL_SUM, overlap ? V_BLEND(fresh, s1, s) : s1, overlap ? V_BLEND(fresh, G1, G) : G1);
     V_STORE(sums + k, V_ZERO);
     if (S >= 0) {
-        V sum = V_GATHER(r, S), added = V_ADD(sum, LANES_NAME(dual_weight)(s1, G1, delta, inv_eta0, rho, threshold,
-                                                                          0.0));
+        V sum = V_GATHER(r, S);
+        V added = V_ADD(sum, LANES_NAME(dual_weight_or_zero)(s1, G1, delta, inv_eta0, rho, threshold, 0.0, sparse));
         V_SCATTER(r, S, overlap ? V_BLEND(fresh, added, sum) : added);
     }
 }
@@ -133,11 +178,11 @@ LANES_INLINE void LANES_NAME(dual_apply_of)(double *e, long long stride, long lo
    where the lanes stopped. */
 LANES_INLINE long long LANES_NAME(dual_apply_in)(double *e, long long stride, long long from, long long K,
                                                  double *sums, long long S, double delta, double inv_eta0,
-                                                 double rho, double threshold)
+                                                 double rho, double threshold, const int sparse)
 {
     long long k;
     for (k = from; k + LANES <= K; k += LANES)
-        LANES_NAME(dual_apply_of)(e, stride, k, sums, S, delta, inv_eta0, rho, threshold, 0, RM_NONE);
+        LANES_NAME(dual_apply_of)(e, stride, k, sums, S, delta, inv_eta0, rho, threshold, sparse, 0, RM_NONE);
     return k;
 }
 
@@ -147,7 +192,9 @@ LANES_INLINE long long LANES_NAME(dual_apply_in)(double *e, long long stride, lo
    arithmetic series copysign(cnt (|s| - beta rho) - alpha span, -s) / beta where the
    weight at hi is not, NaN where it reaches 0 between. *crossing gets whether one
    does; returns where the lanes stopped. (A function of e alone: a group that overlaps
-   the one before writes the same terms again.) */
+   the one before writes the same terms again.) Where rho = 0 a group none of whose
+   |s| - at_lo is positive has every term 0 (l1 + beta rho is l1, or NaN), without the
+   square root and division. */
 LANES_INLINE long long LANES_NAME(dual_skipped_in)(const double *e, long long stride, long long from, long long n,
                                                    double delta, double inv_eta0, double rho, double alpha,
                                                    double at_lo, double at_hi, double cnt, double span,
@@ -158,6 +205,10 @@ LANES_INLINE long long LANES_NAME(dual_skipped_in)(const double *e, long long st
         V s, G;
         ENTRIES(r, e, k, stride);
         V_GATHER2(r, FASTPROX_DUAL_SUM, &s, &G);
+        if (rho == 0.0 && !M_ANY(V_GT(V_SUB(V_ABS(RV_NEG(s)), V_SET1(at_lo)), V_ZERO))) {
+            V_STORE(terms + k, V_ZERO);
+            continue;
+        }
         V beta = V_MUL(V_ADD(V_SET1(delta), V_SQRT(G)), V_SET1(inv_eta0));
         V off = V_MUL(beta, V_SET1(rho));
         V a = V_ABS(RV_NEG(s));
@@ -246,24 +297,26 @@ static LANES_TARGET void LANES_NAME(dual_margins)(const double *e, long long str
                                                   double *scores, double delta, double inv_eta0, double rho,
                                                   double l1, double l2)
 {
-    long long k = LANES_NAME(dual_margins_in)(e, stride, 0, K, x, scores, delta, inv_eta0, rho, l1, l2);
+    const int sparse = fastprox_dual_sparse(delta, inv_eta0, rho, l2);
+    long long k = LANES_NAME(dual_margins_in)(e, stride, 0, K, x, scores, delta, inv_eta0, rho, l1, l2, sparse);
     if (k < K && K >= LANES)
-        LANES_NAME(dual_margins_of)(e, stride, K - LANES, x, scores, delta, inv_eta0, rho, l1, l2, 1,
+        LANES_NAME(dual_margins_of)(e, stride, K - LANES, x, scores, delta, inv_eta0, rho, l1, l2, sparse, 1,
                                     LANES_NAME(fresh)(K - k));
     else if (k < K)
-        fastprox_portable_dual_margins_in(e, stride, k, K, x, scores, delta, inv_eta0, rho, l1, l2);
+        fastprox_portable_dual_margins_in(e, stride, k, K, x, scores, delta, inv_eta0, rho, l1, l2, sparse);
     LANES_LEAVE();
 }
 
 static LANES_TARGET void LANES_NAME(dual_apply)(double *e, long long stride, long long K, double *sums, long long S,
                                                 double delta, double inv_eta0, double rho, double threshold)
 {
-    long long k = LANES_NAME(dual_apply_in)(e, stride, 0, K, sums, S, delta, inv_eta0, rho, threshold);
+    const int sparse = fastprox_dual_sparse(delta, inv_eta0, rho, 0.0);
+    long long k = LANES_NAME(dual_apply_in)(e, stride, 0, K, sums, S, delta, inv_eta0, rho, threshold, sparse);
     if (k < K && K >= LANES)
-        LANES_NAME(dual_apply_of)(e, stride, K - LANES, sums, S, delta, inv_eta0, rho, threshold, 1,
+        LANES_NAME(dual_apply_of)(e, stride, K - LANES, sums, S, delta, inv_eta0, rho, threshold, sparse, 1,
                                   LANES_NAME(fresh)(K - k));
     else if (k < K)
-        fastprox_portable_dual_apply_in(e, stride, k, K, sums, S, delta, inv_eta0, rho, threshold);
+        fastprox_portable_dual_apply_in(e, stride, k, K, sums, S, delta, inv_eta0, rho, threshold, sparse);
     LANES_LEAVE();
 }
 
