@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from sklearn.base import clone
 
+from fastprox import _kernels
 from fastprox._decoders import forward_backward, viterbi
 from fastprox._registry import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
 from fastprox.structured import SequenceTagger, StructuredLearner
@@ -366,6 +367,30 @@ def test_rda_adagrad_rows_equal_the_general_step(penalty, rho, label_features):
                           eta0=0.5, max_iter=3, average=average, random_state=0, warm_start=True,
                           label_features=label_features)
             assert_rows_equal_the_general_step(params, X, y, lengths, weights, 4)
+
+
+@pytest.mark.parametrize("K", [3, 11])
+def test_rda_adagrad_rows_in_every_set_of_lanes_equal_the_general_step(K):
+    """The rows' loops over a feature's K entries run in lanes (`_kernel/lanes/structured_rows.h`,
+    `Ctx.lanes`): with every set this CPU runs (`_kernels.use_lanes`; K = 3 and 11, whose
+    last entries take the portable code at every width) the kernel state is the general
+    step's, bit for bit, under l1 with rho > 0 averaged from mid-pass and under l2; and
+    each set leaves the upper halves of the vector registers unused."""
+    rng = np.random.default_rng(5)
+    X, y, lengths = random_sequences(rng, 40, 30, K, longest=7)
+    weights = rng.uniform(0.5, 2.0, len(lengths))
+    before = _kernels.lanes()
+    try:
+        for name in _kernels.lanes_available():
+            _kernels.use_lanes(name)
+            for penalty, rho, average in (("l1", 0.5, 57), ("l2", 0.0, False)):
+                params = dict(loss="log", update="rda", schedule="adagrad", penalty=penalty, alpha=1e-2,
+                              rda_rho=rho, eta0=0.5, max_iter=3, average=average, random_state=0,
+                              warm_start=True, label_features="all")
+                assert_rows_equal_the_general_step(params, X, y, lengths, weights, K)
+            assert not _kernels.upper_state_in_use(), name
+    finally:
+        _kernels.use_lanes(before)
 
 
 def state_bytes(model):

@@ -115,8 +115,16 @@ cdef Py_ssize_t SIGNAL_ROWS = 1 << 16
 cdef const lanes_t* LANES = lanes_best()
 
 
+cdef const lanes_t* chosen_lanes() noexcept nogil:
+    """The passes in lanes a pass copies into its context: the import's choice, or
+    `use_lanes`'. For the compiled callers of the structured steps (`_kernel/steps/structured.pxd`'s
+    `structured_scratch`)."""
+    return LANES
+
+
 def lanes():
-    """The instruction set the normalized and AdaGrad rows run in ("portable", "sse2",
+    """The instruction set the normalized and AdaGrad rows (and the structured rows' rda +
+    AdaGrad entries) run in ("portable", "sse2",
     "avx2" or "avx512"): chosen at import, the widest this CPU runs but AVX-512, which
     measured slower than AVX2 on every CPU measured, AMD's and Intel's
     (`_kernel/lanes/lanes.h`); `use_lanes` takes it. The model's bits do not depend on it."""

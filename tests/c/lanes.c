@@ -2,8 +2,11 @@
    random rows (values with zeros, infinities, NaN, tiny and huge numbers; rows of 0 to
    21 distinct features, so every padding of every width; their state rows taken by each
    set's `state_rows`) and compares the bits of the states and results with the portable
-   code's. Prints one line per set: its name, its lanes and "ok" or the first difference;
-   exits 1 if a set differs. */
+   code's; then the structured rows' passes (`_kernel/lanes/structured_rows.h`) on random
+   features of K entries (K = 1, 3, 4, 5, 8, 11, 22, 23: every tail of every width) of
+   stride 2 (s, G) and 3 (s, G, S), with entries s = 0, -0, |s| at the l1 threshold, G = 0,
+   huge values (no NaN). Prints one line per set: its name, its lanes and "ok" or the first
+   difference; exits 1 if a set differs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +137,171 @@ static int same(const result *a, const result *b, int width)
     return 1;
 }
 
+/* The structured rows' passes: one trial's feature row e (K entries of `stride` fields),
+   gradient sums, scores and scalars. */
+#define RK 23
+typedef struct {
+    double e[RK * 3], sums[RK], scores[RK], terms[RK], p[12];
+    int K, stride, out[2];
+} rows_trial;
+
+static const int rows_K[] = {1, 3, 4, 5, 8, 11, 22, 23};
+
+static double rows_draw(void)
+{
+    static const double special[] = {0.0, -0.0, 1.0, -1.0, 1e-300, 5e-324, 1e300, -1e300, 0.1, 2.0};
+    if (rand() % 4 == 0)
+        return special[rand() % 10];
+    return ((double)rand() / RAND_MAX - 0.5) * pow(10, rand() % 9 - 4);
+}
+
+static void rows_make(rows_trial *tr, int t)
+{
+    int k;
+    double *p = tr->p;
+    tr->K = rows_K[t % 8];
+    tr->stride = 2 + (t / 8) % 2;
+    for (k = 0; k < 12; k++)
+        p[k] = fabs(rows_draw());
+    p[5] = rand() % 2 ? 0.0 : p[5];                 /* l2: none (the apply's) or some */
+    p[1] = rand() % 8 ? 1.0 / (0.05 + p[1]) : p[1]; /* inv_eta0 */
+    p[2] = rand() % 2 ? 0.0 : p[2];                 /* rho */
+    for (k = 0; k < RK; k++) {
+        double *f = tr->e + k * tr->stride, G = rand() % 5 ? fabs(rows_draw()) : 0.0;
+        double beta = (p[0] + sqrt(G)) * p[1];
+        f[0] = rows_draw();
+        f[1] = G;
+        if (rand() % 5 == 0)                        /* |s| at the threshold: the weight's m = 0 */
+            f[0] = copysign(p[3] + beta * p[2], rows_draw());
+        if (rand() % 8 == 0)                        /* at the skipped sums' threshold at lo */
+            f[0] = copysign(p[6] + beta * p[2], rows_draw());
+        if (tr->stride == 3)
+            f[2] = rows_draw();
+        tr->sums[k] = rand() % 6 ? rows_draw() : 0.0;
+        tr->scores[k] = rows_draw();
+    }
+    p[7] = p[6] + fabs(rows_draw());                /* at_hi >= at_lo */
+}
+
+static void rows_run(const fastprox_lanes *L, const rows_trial *in, int t, rows_trial *tr)
+{
+    double *p = tr->p;
+    *tr = *in;
+    tr->out[0] = tr->out[1] = 0;
+    switch (t % 5) {
+    case 0:
+        L->dual_margins(tr->e, tr->stride, tr->K, p[4] * (rand() % 2 ? 1 : -1), tr->scores, p[0], p[1], p[2], p[3],
+                        p[5]);
+        break;
+    case 1:
+        L->dual_apply(tr->e, tr->stride, tr->K, tr->sums, tr->stride == 3 ? 2 : -1, p[0], p[1], p[2], p[3]);
+        break;
+    case 2:
+        tr->out[0] = L->dual_skipped(tr->e, tr->stride, tr->K, p[0], p[1], p[2], p[8], p[6], p[7], 1 + rand() % 50,
+                                     p[9], tr->stride - 1, tr->terms);
+        break;
+    case 3:
+        L->add_products(tr->sums, tr->scores, p[11] * (rand() % 2 ? 1 : -1), tr->K);
+        break;
+    default:
+        tr->out[1] = L->scale_sums(tr->sums, tr->K, p[10] * (rand() % 2 ? 1 : -1), rand() % 2 ? 1.0 : 0x1p480);
+        break;
+    }
+}
+
+static int rows_same(const rows_trial *a, const rows_trial *b)
+{
+    int k;
+    for (k = 0; k < RK * 3; k++)
+        if (bits(a->e[k]) != bits(b->e[k]))
+            return 0;
+    for (k = 0; k < RK; k++)
+        if (bits(a->sums[k]) != bits(b->sums[k]) || bits(a->scores[k]) != bits(b->scores[k]) ||
+            bits(a->terms[k]) != bits(b->terms[k]))
+            return 0;
+    return a->out[0] == b->out[0] && a->out[1] == b->out[1];
+}
+
+/* The reference: `dual_adagrad_weight` and `dual_skipped_terms`' term of an entry (s, G),
+   as the Cython code computes them. */
+static double rows_weight(const double *f, double delta, double inv_eta0, double rho, double l1, double l2)
+{
+    double beta = (delta + sqrt(f[1])) * inv_eta0, den = beta + l2, m = fabs(-f[0]) - (l1 + beta * rho);
+    double w = copysign(0.0 > m ? 0.0 : m, -f[0]) / den;
+    return den > 0.0 ? w : 0.0;
+}
+
+static double rows_term(const double *f, const double *p, double cnt, int *crossing)
+{
+    double s = f[0], beta = (p[0] + sqrt(f[1])) * p[1], off = beta * p[2];
+    int first = beta > 0.0 && fabs(-s) - (p[6] + off) > 0.0, last = fabs(-s) - (p[7] + off) > 0.0;
+    double series = copysign(cnt * (fabs(s) - off) - p[8] * p[9], -s) / beta;
+    *crossing |= first && !last;
+    return first ? (last ? series : NAN) : 0.0;
+}
+
+/* The portable code's bits against the reference's (the margins, the apply, the skipped
+   terms of a trial that `rows_run` took with this seed); 0 if they differ. */
+static int rows_reference(const rows_trial *in, int t, int seed, const rows_trial *got)
+{
+    rows_trial ref = *in;
+    const double *p = in->p;
+    int k, crossing = 0;
+    srand(seed);
+    if (t % 5 == 0) {
+        double x = p[4] * (rand() % 2 ? 1 : -1);
+        for (k = 0; k < in->K; k++)
+            ref.scores[k] += rows_weight(ref.e + k * in->stride, p[0], p[1], p[2], p[3], p[5]) * x;
+    } else if (t % 5 == 1) {
+        for (k = 0; k < in->K; k++) {
+            double *f = ref.e + k * in->stride, g = ref.sums[k];
+            f[0] += g;
+            f[1] += g * g;
+            ref.sums[k] = 0.0;
+            if (in->stride == 3)
+                f[2] += rows_weight(f, p[0], p[1], p[2], p[3], 0.0);
+        }
+    } else if (t % 5 == 2) {
+        double cnt = 1 + rand() % 50;
+        for (k = 0; k < in->K; k++)
+            ref.terms[k] = rows_term(ref.e + k * in->stride, p, cnt, &crossing);
+        for (k = 0; k < in->K && !crossing; k++)
+            ref.e[k * in->stride + in->stride - 1] += ref.terms[k];
+        ref.out[0] = crossing;
+    } else {
+        return 1;
+    }
+    return rows_same(&ref, got);
+}
+
+/* The structured rows' passes of set L against the portable code's, and the portable
+   code's against the reference (`rows_reference`); 0 if they differ. */
+static int rows_ok(const fastprox_lanes *L)
+{
+    static rows_trial in, expected, got;
+    int t, seed;
+    srand(2);
+    for (t = 0; t < TRIALS; t++) {
+        rows_make(&in, t / 5);
+        seed = rand();
+        srand(seed);
+        rows_run(fastprox_lanes_at(0), &in, t, &expected);
+        if (!rows_reference(&in, t, seed, &expected)) {
+            printf("portable: structured rows trial %d (pass %d, K %d, stride %d) differs from the reference\n", t,
+                   t % 5, in.K, in.stride);
+            return 0;
+        }
+        srand(seed);
+        rows_run(L, &in, t, &got);
+        if (!rows_same(&expected, &got)) {
+            printf("%s (%d lanes): structured rows trial %d (pass %d, K %d, stride %d) differs from the portable "
+                   "code\n", L->name, L->width, t, t % 5, in.K, in.stride);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int main(void)
 {
     static trial tr;
@@ -158,8 +326,10 @@ int main(void)
                 bad = failed = 1;
             }
         }
+        if (!bad && !rows_ok(L))
+            bad = failed = 1;
         if (!bad)
-            printf("%s (%d lanes): ok, %d trials\n", L->name, L->width, TRIALS);
+            printf("%s (%d lanes): ok, %d trials, %d of the structured rows\n", L->name, L->width, TRIALS, TRIALS);
     }
     return failed;
 }

@@ -1,9 +1,14 @@
 /* The state rows' fields of the rules whose single-output rows run in lanes
    (`_kernel/lanes/lanes.h`), named once here for the C passes and for `_kernel/base/state.pxd`, which declares
-   them. A feature's row holds its row fields, then its entries (one per output). */
+   them. A feature's row holds its row fields, then its entries (one per output); the
+   dual rules' entries (rda, ftrl) begin with their two sums, which the structured
+   rows' passes in lanes read (`_kernel/lanes/structured_rows.h`). */
 #ifndef FASTPROX_LAYOUT_H
 #define FASTPROX_LAYOUT_H
 enum {
+    /* rda, ftrl: entries (s or z, G or n, ...) */
+    FASTPROX_DUAL_SUM = 0,          /* s (rda: the sum of gradients) or z (ftrl) */
+    FASTPROX_DUAL_SQUARES = 1,      /* G (rda + adagrad) or n (ftrl): the sum of squared gradients */
     /* fobos + adagrad: row (t0), entries (w, G, eta) */
     FASTPROX_ROW_LAST_STEP = 0,     /* t0, the step the row's entries are current at */
     FASTPROX_ADAGRAD_ROW_FIELDS = 1,

@@ -10,8 +10,8 @@ from fastprox._kernel.lanes.lanes cimport lanes_t, LANES_MAX
 # Named offsets of the state's fields (as Vowpal Wabbit's W_ZT, W_G2). Row j of the
 # state holds n_row_fields per-feature fields, then K entries of n_entry_fields each;
 # `entry` points at entry k of a row, the offsets below index into it. The fields of
-# fobos + adagrad and fobos + normalized are named in _kernel/base/layout.h, which the passes in
-# lanes (`_kernel/lanes/lanes.h`) read too:
+# the dual rules' sums, fobos + adagrad and fobos + normalized are named in _kernel/base/layout.h,
+# which the passes in lanes (`_kernel/lanes/lanes.h`) read too:
 #   fobos + adagrad: row (ROW_LAST_STEP: t0, the step the row's entries are current
 #   at), entries (ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA: the weight, the sum of squared
 #   gradients, the step eta0 / (delta + sqrt(G)) G gives, frozen for the catch-up);
@@ -22,6 +22,8 @@ from fastprox._kernel.lanes.lanes cimport lanes_t, LANES_MAX
 #   and G (NORM_PLAIN_ROW_FIELDS, NORM_PLAIN_ENTRY; the scale is a row's last field in both).
 cdef extern from "_kernel/base/layout.h":
     enum:
+        DUAL_SUM "FASTPROX_DUAL_SUM"          # the dual rules (rda, ftrl, rda groups) share their first two
+        DUAL_SQUARES "FASTPROX_DUAL_SQUARES"  # fields: s (rda) or z (ftrl); G (rda + adagrad) or n (ftrl)
         ROW_LAST_STEP "FASTPROX_ROW_LAST_STEP"
         ADAGRAD_ROW_FIELDS "FASTPROX_ADAGRAD_ROW_FIELDS"
         ADAGRAD_W "FASTPROX_ADAGRAD_W"
@@ -44,9 +46,7 @@ cdef enum:
     FOBOS_ENTRY = 1               # (the P and Q stamps are row fields: `Layout.shrink_stamp_at`)
 
 cdef enum:
-    # the dual rules (rda, ftrl, rda groups) share their first two fields
-    DUAL_SUM = 0                  # s (rda: sum of gradients) or z (ftrl)
-    DUAL_SQUARES = 1              # G (rda + adagrad) or n (ftrl): the sum of squared gradients
+    # the dual rules' fields (DUAL_SUM, DUAL_SQUARES: _kernel/base/layout.h)
     RDA_S = DUAL_SUM
     RDA_G = DUAL_SQUARES
     FTRL_Z = DUAL_SUM

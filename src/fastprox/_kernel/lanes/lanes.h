@@ -1,12 +1,14 @@
-/* The single-output normalized and AdaGrad rows' passes in lanes as wide as the CPU
-   has, chosen at run time: `_kernel/lanes/passes.h` instantiated for the portable code (one
-   lane), SSE2 (two, the baseline of x86-64), AVX2 (four) and AVX-512 (eight), the last
-   two compiled with GCC's target attribute whatever the build machine, so that one
-   build runs on any x86-64 and takes the widest lanes the CPU it runs on has, but
-   AVX-512, which measured slower than AVX2 on every CPU measured (other architectures and
-   compilers run the portable code). Every set gives the portable code's bits
-   (tests/c/lanes.c, tests/test_pairs.py). `_kernels` chooses a set once, at import
-   (`fastprox_lanes_best`), and each pass copies the choice into its context. */
+/* The single-output normalized and AdaGrad rows' passes, and the structured rows' rda +
+   AdaGrad passes over a feature's K entries, in lanes as wide as the CPU has, chosen at
+   run time: `_kernel/lanes/passes.h` and `_kernel/lanes/structured_rows.h` instantiated
+   for the portable code (one lane), SSE2 (two, the baseline of x86-64), AVX2 (four) and
+   AVX-512 (eight), the last two compiled with GCC's target attribute whatever the build
+   machine, so that one build runs on any x86-64 and takes the widest lanes the CPU it
+   runs on has, but AVX-512, which measured slower than AVX2 on every CPU measured (other
+   architectures and compilers run the portable code). Every set gives the portable
+   code's bits (tests/c/lanes.c, tests/test_pairs.py, tests/test_sequence_tagger.py).
+   `_kernels` chooses a set once, at import (`fastprox_lanes_best`), and each pass copies
+   the choice into its context. */
 #ifndef FASTPROX_LANES_H
 #define FASTPROX_LANES_H
 #include "pairs.h"
@@ -53,6 +55,15 @@ typedef struct fastprox_lanes {
     double (*adagrad_margin)(const fastprox_lane_row *row, double t, double alpha, double acc, double *x_max);
     void (*adagrad_step)(const fastprox_lane_row *row, double q, double t, double alpha, double rho1, double delta,
                          double eta0);
+    /* the structured rows' rda + AdaGrad entries (`_kernel/lanes/structured_rows.h`) */
+    void (*dual_margins)(const double *e, long long stride, long long K, double x, double *scores, double delta,
+                         double inv_eta0, double rho, double l1, double l2);
+    void (*dual_apply)(double *e, long long stride, long long K, double *sums, long long S, double delta,
+                       double inv_eta0, double rho, double threshold);
+    int (*dual_skipped)(double *e, long long stride, long long n, double delta, double inv_eta0, double rho,
+                        double alpha, double at_lo, double at_hi, double cnt, double span, long long S, double *terms);
+    int (*scale_sums)(double *sums, long long K, double h, double limit);
+    void (*add_products)(double *sums, const double *q, double x, long long K);
 } fastprox_lanes;
 
 /* The single-output normalized rows' sums over a row (the margin, the invariant step's
@@ -93,12 +104,14 @@ static inline double fastprox_sum4_total(const fastprox_sum4 *q)
 
 #define FASTPROX_LANES_ISA FASTPROX_LANES_PORTABLE
 #include "isa.h"
+#include "structured_rows.h"
 #include "passes.h"
 #undef FASTPROX_LANES_ISA
 
 #if defined(__SSE2__)
 #define FASTPROX_LANES_ISA FASTPROX_LANES_SSE2
 #include "isa.h"
+#include "structured_rows.h"
 #include "passes.h"
 #undef FASTPROX_LANES_ISA
 #endif
@@ -110,10 +123,12 @@ static inline double fastprox_sum4_total(const fastprox_sum4 *q)
 #define FASTPROX_LANES_WIDE 1
 #define FASTPROX_LANES_ISA FASTPROX_LANES_AVX2
 #include "isa.h"
+#include "structured_rows.h"
 #include "passes.h"
 #undef FASTPROX_LANES_ISA
 #define FASTPROX_LANES_ISA FASTPROX_LANES_AVX512
 #include "isa.h"
+#include "structured_rows.h"
 #include "passes.h"
 #undef FASTPROX_LANES_ISA
 #else

@@ -1,5 +1,5 @@
 # The Cython side of `_kernel/lanes/lanes.h`: the single-output normalized and AdaGrad rows' passes
-# in lanes as wide as the CPU has (portable, SSE2, AVX2, AVX-512; the same bits), one
+# and the structured rows' rda + AdaGrad entries' (`_kernel/lanes/structured_rows.h`) in lanes as wide as the CPU has (portable, SSE2, AVX2, AVX-512; the same bits), one
 # table of passes per instruction set, chosen once at import (`_kernels`).
 cdef extern from "_kernel/lanes/lanes.h" nogil:
     ctypedef struct lane_row_t "fastprox_lane_row":
@@ -26,6 +26,15 @@ cdef extern from "_kernel/lanes/lanes.h" nogil:
                                  double* x_max) noexcept nogil
         void (*adagrad_step)(const lane_row_t* row, double q, double t, double alpha, double l1_share,
                              double delta, double eta0) noexcept nogil
+        void (*dual_margins)(const double* e, long long stride, long long K, double x, double* scores,
+                             double delta, double inv_eta0, double rho, double l1, double l2) noexcept nogil
+        void (*dual_apply)(double* e, long long stride, long long K, double* sums, long long S, double delta,
+                           double inv_eta0, double rho, double threshold) noexcept nogil
+        bint (*dual_skipped)(double* e, long long stride, long long n, double delta, double inv_eta0,
+                             double rho, double alpha, double at_lo, double at_hi, double cnt, double span,
+                             long long S, double* terms) noexcept nogil
+        bint (*scale_sums)(double* sums, long long K, double h, double limit) noexcept nogil
+        void (*add_products)(double* sums, const double* q, double x, long long K) noexcept nogil
     ctypedef struct sum4_t "fastprox_sum4":
         double s[4]
     sum4_t sum4_start "fastprox_sum4_start"(double start)

@@ -366,4 +366,6 @@ static const fastprox_lanes LANES_NAME(lanes) = {
     LANES_ISA_NAME, LANES, LANES_NAME(state_rows), LANES_NAME(normalized_margin), LANES_NAME(normalized_factors),
     LANES_NAME(normalized_step), LANES_NAME(normalized_update), LANES_NAME(adagrad_margin),
     LANES_NAME(adagrad_step),
+    LANES_NAME(dual_margins), LANES_NAME(dual_apply), LANES_NAME(dual_skipped), LANES_NAME(scale_sums),
+    LANES_NAME(add_products),
 };

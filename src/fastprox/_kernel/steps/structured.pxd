@@ -52,7 +52,7 @@
 # schedule until their update). Reads that need no step (`feature_weights`, the
 # Python `scores`) release what they catch up themselves.
 from libc.float cimport DBL_MAX
-from libc.math cimport fabs, sqrt, copysign, NAN
+from libc.math cimport fabs, sqrt, copysign
 from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, RDA, FTRL, ADAGRAD, BERHU
 from fastprox._kernel.base.state cimport (Ctx, MEMO_FIELDS, ensure_scratch, entry, DUAL_SUM, DUAL_SQUARES,
                                           ROW_LAST_STEP, ADAGRAD_W, ADAGRAD_ETA)
@@ -67,8 +67,9 @@ from fastprox._kernel.groups.groups cimport groups_prox_step
 from fastprox._kernel.rules.intercept cimport (unpenalized_at, unpenalized_memo, unpenalized_value, unpenalized_update,
                                   intercept_value, apply_intercept)
 from fastprox._kernel.losses.gradients cimport GRADIENT_MAX, refused
-from fastprox._kernel.steps.step cimport (margins, weight, catch_up_feature, collect, touch, apply_collected,
+from fastprox._kernel.steps.step cimport (margins, weight, catch_up_feature, touch, apply_collected,
                              apply, abandon_step, release, release_row)
+from fastprox._kernels cimport chosen_lanes
 
 cdef extern from *:
     """
@@ -85,8 +86,10 @@ cdef extern from *:
 
 cdef inline int structured_scratch(Ctx* c, long long longest) except -1:
     """Allocate what the structured steps write: the gradient sums and feature marks of a
-    mini-batch, ftrl's memo for items of up to `longest` non-zeros. With the GIL, before
-    the steps, and again after `Learner.grow` (which frees them)."""
+    mini-batch, ftrl's memo for items of up to `longest` non-zeros; and take the passes in
+    lanes `_kernels` chose (`Ctx.lanes`: the rows' loops over a feature's K entries). With
+    the GIL, before the steps, and again after `Learner.grow` (which frees them)."""
+    c.lanes = chosen_lanes()
     return ensure_scratch(c, longest, STRUCTURED_BATCH)
 
 
@@ -138,8 +141,9 @@ cdef inline void dual_adagrad_margins(Ctx* c, const value_t* data, const index_t
                                       long long hi) noexcept nogil:
     """`_step.margins` under `dual_adagrad_rows`: the same sums in the same order,
     w_jk = `dual_weight`(s_jk, (delta + sqrt(G_jk)) / eta0) (rda's entries are
-    current: the only catch-up is the averaged sums', `dual_averaged_catch_up`). With
-    an emission support (`Ctx.support`) each feature's seen labels only: the others'
+    current: the only catch-up is the averaged sums', `dual_averaged_catch_up`), a
+    feature's K entries in lanes (`Ctx.lanes`' `dual_margins`). With an emission
+    support (`Ctx.support`) each feature's seen labels only, one at a time: the others'
     weights are 0."""
     cdef int k, K = c.params.n_outputs
     cdef long long nz, j, p, stride = c.layout.n_entry_fields
@@ -160,8 +164,7 @@ cdef inline void dual_adagrad_margins(Ctx* c, const value_t* data, const index_t
         e = entry(c, row, 0)
         x = data[nz]
         if c.support.ptr == NULL:
-            for k in range(K):     # branch-free, so that the compiler takes K entries at a time
-                scores[k] += dual_adagrad_weight(e + k * stride, delta, inv_eta0, rho, l1, l2) * x
+            c.lanes.dual_margins(e, stride, K, x, scores, delta, inv_eta0, rho, l1, l2)
             c.cursor.n_ops += K
             continue
         for p in range(c.support.ptr[j], c.support.ptr[j + 1]):
@@ -173,7 +176,9 @@ cdef inline void dual_adagrad_margins(Ctx* c, const value_t* data, const index_t
 cdef inline double dual_adagrad_weight(const double* f, double delta, double inv_eta0, double rho, double l1,
                                       double l2) noexcept nogil:
     """The weight of rda + AdaGrad's entry f (s, G): `dual_weight`(s, (delta +
-    sqrt(G)) / eta0), branch-free (0 where the denominator is not positive)."""
+    sqrt(G)) / eta0), branch-free (0 where the denominator is not positive); the
+    seen entries' (`Ctx.support`). Every feature's K entries take `Ctx.lanes`'
+    `dual_margins` and `dual_apply`, its operations in lanes."""
     cdef double beta = (delta + sqrt(f[DUAL_SQUARES])) * inv_eta0
     cdef double den = beta + l2
     cdef double m = fabs(-f[DUAL_SUM]) - (l1 + beta * rho)
@@ -185,7 +190,8 @@ cdef inline void dual_adagrad_apply(Ctx* c, long long n_touched) noexcept nogil:
     """`_step.apply_collected` (divisor 1) under `dual_adagrad_rows`: s += g, G += g^2
     per entry (the support's entries, `Ctx.support`, where it is set), the sums left
     at 0; averaging, then `_average.add_dual_iterate`'s (the new weights into S where
-    the step is averaged, the row's stamp A the step t + 1)."""
+    the step is averaged, the row's stamp A the step t + 1). A feature's K entries in
+    lanes (`Ctx.lanes`' `dual_apply`), the seen entries one at a time."""
     cdef int k, K = c.params.n_outputs
     cdef long long i, j, p, n, stride = c.layout.n_entry_fields, S = c.layout.avg_sum_at
     cdef double g, T = c.cursor.t + 1, threshold = T * c.params.alpha_pen * c.params.l1_share
@@ -201,73 +207,64 @@ cdef inline void dual_adagrad_apply(Ctx* c, long long n_touched) noexcept nogil:
         e = entry(c, row, 0)
         sums = c.scratch.batch_grads + j * K
         ks, n = support_of(c, j)
-        for p in range(n):
-            k = p if ks == NULL else ks[p]
-            g = sums[k]
-            e[k * stride + DUAL_SUM] += g
-            e[k * stride + DUAL_SQUARES] += g * g
-            sums[k] = 0.0
-        if adding:          # `dual_at`(s, beta, T): `dual_adagrad_weight` with no l2 weight, branch-free
-            for p in range(n):
-                k = p if ks == NULL else ks[p]
-                e[k * stride + S] += dual_adagrad_weight(e + k * stride, delta, inv_eta0, rho, threshold, 0.0)
+        if ks == NULL:
+            c.lanes.dual_apply(e, stride, K, sums, S if adding else -1, delta, inv_eta0, rho, threshold)
+        else:
+            seen_apply(e, stride, ks, n, sums, S if adding else -1, delta, inv_eta0, rho, threshold)
         if summing:
             row[c.layout.avg_stamp_at] = T
     c.cursor.n_ops += n_touched * K
+
+
+cdef inline void seen_apply(double* e, long long stride, const int* ks, long long n, double* sums, long long S,
+                            double delta, double inv_eta0, double rho, double threshold) noexcept nogil:
+    """`dual_adagrad_apply` of a feature's seen entries ks[0 .. n) (`Ctx.support`): the
+    operations of `Ctx.lanes`' `dual_apply` one entry at a time (S < 0: not averaged)."""
+    cdef long long p, k
+    cdef double g
+    for p in range(n):
+        k = ks[p]
+        g = sums[k]
+        e[k * stride + DUAL_SUM] += g
+        e[k * stride + DUAL_SQUARES] += g * g
+        sums[k] = 0.0
+        if S >= 0:          # `dual_at`(s, beta, T): `dual_adagrad_weight` with no l2 weight
+            e[k * stride + S] += dual_adagrad_weight(e + k * stride, delta, inv_eta0, rho, threshold, 0.0)
 
 
 cdef inline void dual_averaged_catch_up(Ctx* c, double* row, long long j) noexcept nogil:
     """`_average.dual_catch_up` under `dual_adagrad_rows` (the support's entries only,
     `Ctx.support`, where it is set: the others' weights and sums stay 0): the skipped
     iterates into S (`dual_skipped_sum`), the row's stamp A the current step. Under l1
-    (alpha > 0) `dual_skipped_sum`'s two common cases, branch-free over the entries
-    (`dual_skipped_terms`): the weight 0 at the first skipped step (so at every one:
-    nothing to add) or not 0 at the last (the arithmetic series); an entry whose weight
-    reaches 0 between them takes `dual_skipped_sum` itself."""
+    (alpha > 0) `dual_skipped_sum`'s two common cases, in lanes (`Ctx.lanes`'
+    `dual_skipped`: `dual_skipped_sum`'s arithmetic in its order, over the steps lo ..
+    t): the weight 0 at the first skipped step (so at every one: nothing to add) or not
+    0 at the last (the arithmetic series), added to S there; where an entry's weight
+    reaches 0 between them (NaN in `terms`) it takes `dual_skipped_sum` itself, and the
+    row's terms are added here."""
     cdef long long p, n, lo = max(<long long>row[c.layout.avg_stamp_at] + 1, c.params.average_from)
     cdef long long stride = c.layout.n_entry_fields, S = c.layout.avg_sum_at
     cdef const int* ks
     cdef double* e
     cdef double terms[STRUCTURED_MAX_K]
+    cdef double cnt = c.cursor.t - lo + 1, alpha = c.params.alpha_pen, share = c.params.l1_share
     if row[c.layout.avg_stamp_at] >= c.cursor.t:
         return
     ks, n = support_of(c, j)
     if lo <= c.cursor.t and c.params.alpha_pen > 0.0 and ks == NULL and n <= STRUCTURED_MAX_K:
         e = entry(c, row, 0)
-        if dual_skipped_terms(c, e, stride, n, lo, c.cursor.t, terms):
-            for p in range(n):
+        if c.lanes.dual_skipped(e, stride, n, c.params.delta, c.params.inv_eta0, c.params.rda_rho,
+                                alpha, <double>lo * alpha * share, <double>c.cursor.t * alpha * share, cnt,
+                                <double>(lo + c.cursor.t) * cnt / 2.0, S, terms):
+            for p in range(n):                  # (the terms not added)
                 if terms[p] != terms[p]:        # NaN: the weight reaches 0 in the range
                     terms[p] = dual_skipped_sum(c, row, p)
-        for p in range(n):
-            e[p * stride + S] += terms[p]
+            for p in range(n):
+                e[p * stride + S] += terms[p]
     else:
         for p in range(n):
             entry(c, row, p if ks == NULL else ks[p])[S] += dual_skipped_sum(c, row, p if ks == NULL else ks[p])
     row[c.layout.avg_stamp_at] = c.cursor.t
-
-
-cdef inline bint dual_skipped_terms(Ctx* c, const double* e, long long stride, long long n, long long lo,
-                                    long long hi, double* terms) noexcept nogil:
-    """`dual_skipped_sum` of entries e[k stride], k < n, over the steps lo .. hi (lo <=
-    hi, alpha > 0), its arithmetic in its order, branch-free: 0 where the weight at lo
-    is 0, the series where the weight at hi is not, NaN where it reaches 0 between
-    (returns whether one does)."""
-    cdef long long k, crossing = 0
-    cdef double cnt = hi - lo + 1, span = <double>(lo + hi) * cnt / 2.0
-    cdef double at_lo = <double>lo * c.params.alpha_pen * c.params.l1_share
-    cdef double at_hi = <double>hi * c.params.alpha_pen * c.params.l1_share
-    cdef double beta, s, off, series
-    cdef bint first, last
-    for k in range(n):
-        s = e[k * stride + DUAL_SUM]
-        beta = (c.params.delta + sqrt(e[k * stride + DUAL_SQUARES])) * c.params.inv_eta0
-        off = beta * c.params.rda_rho
-        first = beta > 0.0 and fabs(-s) - (at_lo + off) > 0.0
-        last = fabs(-s) - (at_hi + off) > 0.0
-        series = copysign(cnt * (fabs(s) - off) - c.params.alpha_pen * span, -s) / beta
-        terms[k] = (series if last else NAN) if first else 0.0
-        crossing += first and not last
-    return crossing > 0
 
 
 cdef inline (const int*, long long) support_of(Ctx* c, long long j) noexcept nogil:
@@ -478,12 +475,24 @@ cdef inline void structured_step(Ctx* c, const value_t* data, const index_t* ind
             n_touched = collect_seen(c, data, indices, indptr[first + i], indptr[first + i + 1], q + i * K,
                                      n_touched)
         else:
-            n_touched = collect(c, data, indices, indptr[first + i], indptr[first + i + 1], q + i * K,
-                                n_touched, True)
+            n_touched = collect_items(c, data, indices, indptr[first + i], indptr[first + i + 1], q + i * K,
+                                      n_touched)
         for k in range(K):
             c.arrays.intercept_grad[k] += q[i * K + k]
     c.cursor.n_ops += (indptr[first + n_items] - indptr[first]) * K
     finish_step(c, n_touched, u_grad, h)
+
+
+cdef inline long long collect_items(Ctx* c, const value_t* data, const index_t* indices, long long lo,
+                                    long long hi, const double* q, long long n_touched) noexcept nogil:
+    """`_step.collect` (each feature caught up as the step meets it) with a feature's K
+    sums in lanes (`Ctx.lanes`' `add_products`: sums[k] += q[k] x, the same sums)."""
+    cdef long long nz, j
+    for nz in range(lo, hi):
+        j = indices[nz]
+        n_touched = touch(c, j, n_touched, True)
+        c.lanes.add_products(c.scratch.batch_grads + j * c.params.n_outputs, q, data[nz], c.params.n_outputs)
+    return n_touched
 
 
 cdef inline bint seen_rows(Ctx* c) noexcept nogil:
@@ -561,25 +570,21 @@ cdef inline void structured_step_rows(Ctx* c, const long long* features, long lo
 cdef inline void finish_step(Ctx* c, long long n_touched, const double* u_grad, double h) noexcept nogil:
     """The update of a structured step whose gradient sums are collected (W's in
     c.scratch.batch_grads over the touched features, the intercepts' in
-    c.arrays.intercept_grad), all times h; or, if a score was not finite or a gradient
-    would reach GRADIENT_MAX, nothing (`refused`: the caller raises)."""
+    c.arrays.intercept_grad), all times h (a feature's K sums in lanes: `Ctx.lanes`'
+    `scale_sums`); or, if a score was not finite or a gradient would reach GRADIENT_MAX,
+    nothing (`refused`: the caller raises)."""
     cdef int k, K = c.params.n_outputs
     cdef long long i, j, u
     cdef double g
     cdef bint steep = False
     cdef double* b
     cdef double* memo
-    cdef double* sums
     for i in range(n_touched):
         j = c.scratch.touched_features[i]
         if c.support.ptr != NULL:
             steep |= seen_gradient(c, j, h)
             continue
-        sums = c.scratch.batch_grads + j * K
-        for k in range(K):          # branch-free, so that the compiler takes K entries at a time
-            g = h * sums[k]
-            sums[k] = g
-            steep |= too_steep(g)
+        steep |= c.lanes.scale_sums(c.scratch.batch_grads + j * K, K, h, GRADIENT_MAX)   # `too_steep`'s test
     for k in range(K):
         c.arrays.intercept_grad[k] *= h
         if c.params.fit_intercept:
