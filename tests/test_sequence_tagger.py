@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from sklearn.base import clone
 
+from fastprox import _kernels
 from fastprox._decoders import forward_backward, viterbi
 from fastprox._registry import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
 from fastprox.structured import SequenceTagger, StructuredLearner
@@ -428,6 +429,25 @@ def test_fobos_adagrad_rows_equal_the_general_step(penalty, l1_ratio, K, label_f
                           l1_ratio=l1_ratio, eta0=0.5, max_iter=3, average=average, random_state=1,
                           warm_start=True, label_features=label_features)
             assert_rows_equal_the_general_step(params, X, y, lengths, weights, K)
+
+
+@pytest.mark.parametrize("K", [1, 3, 4, 22, 23])
+def test_every_set_of_lanes_trains_the_same_crf(K):
+    """The CRF's forward-backward takes its K x K products in the lanes `_kernels` chose
+    (`use_lanes`): every set this CPU runs trains the same model, bit for bit, and predicts
+    the same marginals (K below a vector, a multiple of one, CoNLL-2000's 22 and one more)."""
+    rng = np.random.default_rng(K)
+    X, y, lengths = random_sequences(rng, 25, 30, K, longest=9)
+    before = _kernels.lanes()
+    results = []
+    try:
+        for name in _kernels.lanes_available():
+            _kernels.use_lanes(name)
+            model = SequenceTagger(loss="log", max_iter=2, random_state=3, penalty="l1", alpha=1e-3).fit(X, y, lengths)
+            results.append(model_bits(model) + model.predict_marginals(X, lengths).tobytes())
+    finally:
+        _kernels.use_lanes(before)
+    assert len(results) >= 2 and all(bits == results[0] for bits in results)
 
 
 @pytest.mark.parametrize("loss", LOSSES)

@@ -3,6 +3,7 @@
 # of its context without going through Python.
 cimport cython
 from fastprox._kernel.base.state cimport Ctx
+from fastprox._kernel.lanes.lanes cimport lanes_t
 
 
 @cython.final
@@ -29,3 +30,8 @@ cdef class Learner:
     cdef _size_history(self)
     cdef _drop_ftrl_roots(self)
     cdef _attach(self, dict saved)
+
+
+# The passes in lanes `lanes()` names, for the code that runs them outside a pass's
+# context (the CRF's forward-backward: `structured._tagger`, `_decoders`).
+cdef const lanes_t* chosen_lanes() noexcept nogil

@@ -115,6 +115,10 @@ cdef Py_ssize_t SIGNAL_ROWS = 1 << 16
 cdef const lanes_t* LANES = lanes_best()
 
 
+cdef const lanes_t* chosen_lanes() noexcept nogil:
+    return LANES
+
+
 def lanes():
     """The instruction set the normalized and AdaGrad rows run in ("portable", "sse2",
     "avx2" or "avx512"): chosen at import, the widest this CPU runs but AVX-512, which

@@ -2,8 +2,11 @@
    random rows (values with zeros, infinities, NaN, tiny and huge numbers; rows of 0 to
    21 distinct features, so every padding of every width; their state rows taken by each
    set's `state_rows`) and compares the bits of the states and results with the portable
-   code's. Prints one line per set: its name, its lanes and "ok" or the first difference;
-   exits 1 if a set differs. */
+   code's; and the CRF's products (`chain_combine`, _kernel/lanes/chain.h) for K = 1, 2, 3, 4,
+   5, 8, 22, 23 labels, every count of rows up to K + 3, one output row or K, strided
+   weights or not, summed from out's values or from the first product, with the portable
+   code's bits, which the scalar loop's must be. Prints one line per set: its name, its
+   lanes and "ok" or the first difference; exits 1 if a set differs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,11 +137,74 @@ static int same(const result *a, const result *b, int width)
     return 1;
 }
 
+/* The scalar loop `chain_combine` stands for (forward_backward.pxd's products): j outer. */
+static void chain_reference(const double *w, long long ws, const double *rows, long long count, long long K,
+                            double *out, int start, long long outputs, long long wstep)
+{
+    long long o, j, k;
+    for (o = 0; o < outputs; o++) {
+        double *y = out + o * K;
+        for (j = 0; j < count; j++)
+            for (k = 0; k < K; k++)
+                y[k] = start && j == 0 ? w[o * wstep] * rows[k] : y[k] + w[o * wstep + j * ws] * rows[j * K + k];
+    }
+}
+
+#define CHAIN_GUARD 9           /* doubles after the outputs that no set may write */
+
+/* `chain_combine` of set L on random inputs against the portable code's (and the portable
+   code's against the scalar loop's, where L is the portable code): 0 if every bit agrees. */
+static int chain_trials(const fastprox_lanes *L)
+{
+    static const long long sizes[] = {1, 2, 3, 4, 5, 8, 22, 23};
+    const fastprox_lanes *P = fastprox_lanes_at(0);
+    int s, t;
+    for (s = 0; s < (int)(sizeof sizes / sizeof sizes[0]); s++) {
+        long long K = sizes[s];
+        for (t = 0; t < 400; t++) {
+            long long count = 1 + rand() % (K + 3), outputs = rand() % 2 ? K : 1, strided = rand() % 2;
+            long long ws = strided ? K : 1, wstep = strided ? 1 : count;
+            long long nw = (outputs - 1) * wstep + (count - 1) * ws + 1, nout = outputs * K + CHAIN_GUARD, i;
+            int start = rand() % 2, bad = 0;
+            /* exact sizes (AddressSanitizer: a read past the rows or the weights fails) */
+            double *w = malloc(nw * sizeof(double)), *rows = malloc(count * K * sizeof(double));
+            double *want = malloc(nout * sizeof(double)), *got = malloc(nout * sizeof(double));
+            for (i = 0; i < nw; i++)
+                w[i] = rand() % 3 ? fabs(draw()) : draw();      /* mostly non-negative, as exps are */
+            for (i = 0; i < count * K; i++)
+                rows[i] = rand() % 3 ? fabs(draw()) : draw();
+            for (i = 0; i < nout; i++)
+                want[i] = got[i] = draw();
+            if (L == P)
+                chain_reference(w, ws, rows, count, K, want, start, outputs, wstep);
+            else
+                P->chain_combine(w, ws, rows, count, K, want, start, outputs, wstep);
+            L->chain_combine(w, ws, rows, count, K, got, start, outputs, wstep);
+            for (i = 0; i < nout && !bad; i++)
+                bad = bits(want[i]) != bits(got[i]);
+            if (bad)
+                printf("%s (%d lanes): chain_combine differs from the %s at K %lld, %lld rows, %lld outputs, "
+                       "strided %lld, start %d: entry %lld\n", L->name, L->width,
+                       L == P ? "scalar loop" : "portable code", K, count, outputs, strided, start, i - 1);
+            free(w);
+            free(rows);
+            free(want);
+            free(got);
+            if (bad)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 int main(void)
 {
     static trial tr;
     static result expected, got;
     int k, t, failed = 0;
+    srand(2);
+    if (chain_trials(fastprox_lanes_at(0)))
+        failed = 1;
     for (k = 1; k < FASTPROX_LANES_COUNT; k++) {
         const fastprox_lanes *L = fastprox_lanes_at(k);
         int bad = 0;
@@ -158,6 +224,9 @@ int main(void)
                 bad = failed = 1;
             }
         }
+        srand(2);
+        if (!bad && chain_trials(L))
+            bad = failed = 1;
         if (!bad)
             printf("%s (%d lanes): ok, %d trials\n", L->name, L->width, TRIALS);
     }

@@ -53,6 +53,9 @@ typedef struct fastprox_lanes {
     double (*adagrad_margin)(const fastprox_lane_row *row, double t, double alpha, double acc, double *x_max);
     void (*adagrad_step)(const fastprox_lane_row *row, double q, double t, double alpha, double rho1, double delta,
                          double eta0);
+    /* the CRF's products (`_kernel/lanes/chain.h`) */
+    void (*chain_combine)(const double *w, long long ws, const double *rows, long long count, long long K,
+                          double *out, int start, long long outputs, long long wstep);
 } fastprox_lanes;
 
 /* The single-output normalized rows' sums over a row (the margin, the invariant step's
@@ -93,12 +96,14 @@ static inline double fastprox_sum4_total(const fastprox_sum4 *q)
 
 #define FASTPROX_LANES_ISA FASTPROX_LANES_PORTABLE
 #include "isa.h"
+#include "chain.h"
 #include "passes.h"
 #undef FASTPROX_LANES_ISA
 
 #if defined(__SSE2__)
 #define FASTPROX_LANES_ISA FASTPROX_LANES_SSE2
 #include "isa.h"
+#include "chain.h"
 #include "passes.h"
 #undef FASTPROX_LANES_ISA
 #endif
@@ -110,10 +115,12 @@ static inline double fastprox_sum4_total(const fastprox_sum4 *q)
 #define FASTPROX_LANES_WIDE 1
 #define FASTPROX_LANES_ISA FASTPROX_LANES_AVX2
 #include "isa.h"
+#include "chain.h"
 #include "passes.h"
 #undef FASTPROX_LANES_ISA
 #define FASTPROX_LANES_ISA FASTPROX_LANES_AVX512
 #include "isa.h"
+#include "chain.h"
 #include "passes.h"
 #undef FASTPROX_LANES_ISA
 #else

@@ -26,6 +26,8 @@ cdef extern from "_kernel/lanes/lanes.h" nogil:
                                  double* x_max) noexcept nogil
         void (*adagrad_step)(const lane_row_t* row, double q, double t, double alpha, double l1_share,
                              double delta, double eta0) noexcept nogil
+        void (*chain_combine)(const double* w, long long ws, const double* rows, long long count, long long K,
+                              double* out, bint start, long long outputs, long long wstep) noexcept nogil
     ctypedef struct sum4_t "fastprox_sum4":
         double s[4]
     sum4_t sum4_start "fastprox_sum4_start"(double start)
