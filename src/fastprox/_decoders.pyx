@@ -63,7 +63,7 @@ def viterbi(E, A, s, e, y=None, cost=False):
     cdef double score
     with nogil:
         score = viterbi_kernel(_in(Ev), &Av[0], &sv[0], &ev[0], nn, KK, _in(goldv),
-                               &deltav[0], _out(backv), _out(labelsv))
+                               &deltav[0], _out(backv), _out(labelsv), chosen_lanes())
     return labels, float(score)
 
 

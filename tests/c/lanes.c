@@ -5,8 +5,9 @@
    code's; and the CRF's products (`chain_combine`, _kernel/lanes/chain.h) for K = 1, 2, 3, 4,
    5, 8, 22, 23 labels, every count of rows up to K + 3, one output row or K, strided
    weights or not, summed from out's values or from the first product, with the portable
-   code's bits, which the scalar loop's must be. Prints one line per set: its name, its
-   lanes and "ok" or the first difference; exits 1 if a set differs. */
+   code's bits, which the scalar loop's must be; and Viterbi's step (`chain_best`) likewise
+   on scores with ties, infinities and NaN. Prints one line per set: its name, its lanes
+   and "ok" or the first difference; exits 1 if a set differs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +153,75 @@ static void chain_reference(const double *w, long long ws, const double *rows, l
 
 #define CHAIN_GUARD 9           /* doubles after the outputs that no set may write */
 
+/* The scalar loop `chain_best` stands for (viterbi.pxd's step): j outer, a strict >. */
+static void best_reference(const double *prev, const double *A, long long K, double *best, int64_t *rows)
+{
+    long long j, k;
+    for (k = 0; k < K; k++) {
+        best[k] = prev[0] + A[k];
+        rows[k] = 0;
+    }
+    for (j = 1; j < K; j++)
+        for (k = 0; k < K; k++) {
+            double c = prev[j] + A[j * K + k];
+            if (c > best[k]) {
+                best[k] = c;
+                rows[k] = j;
+            }
+        }
+}
+
+/* A score: small integers (ties), and now and then a special value. */
+static double score(void)
+{
+    return rand() % 8 ? (double)(rand() % 5 - 2) : draw();
+}
+
+/* `chain_best` of set L against the portable code's (the portable code's against the scalar
+   loop's where L is it), K = 1 to 40: 0 if every bit of the bests and every row agrees. */
+static int best_trials(const fastprox_lanes *L)
+{
+    const fastprox_lanes *P = fastprox_lanes_at(0);
+    long long K, i;
+    int t;
+    for (K = 1; K <= 40; K++)
+        for (t = 0; t < 50; t++) {
+            double *prev = malloc(K * sizeof(double)), *A = malloc(K * K * sizeof(double));
+            double *want = malloc((K + CHAIN_GUARD) * sizeof(double));
+            double *got = malloc((K + CHAIN_GUARD) * sizeof(double));
+            int64_t *want_rows = malloc((K + CHAIN_GUARD) * sizeof(int64_t));
+            int64_t *got_rows = malloc((K + CHAIN_GUARD) * sizeof(int64_t));
+            int bad = 0;
+            for (i = 0; i < K; i++)
+                prev[i] = score();
+            for (i = 0; i < K * K; i++)
+                A[i] = score();
+            for (i = 0; i < K + CHAIN_GUARD; i++) {
+                want[i] = got[i] = draw();
+                want_rows[i] = got_rows[i] = rand();
+            }
+            if (L == P)
+                best_reference(prev, A, K, want, want_rows);
+            else
+                P->chain_best(prev, A, K, want, want_rows);
+            L->chain_best(prev, A, K, got, got_rows);
+            for (i = 0; i < K + CHAIN_GUARD && !bad; i++)
+                bad = bits(want[i]) != bits(got[i]) || want_rows[i] != got_rows[i];
+            if (bad)
+                printf("%s (%d lanes): chain_best differs from the %s at K %lld: entry %lld\n", L->name, L->width,
+                       L == P ? "scalar loop" : "portable code", K, i - 1);
+            free(prev);
+            free(A);
+            free(want);
+            free(got);
+            free(want_rows);
+            free(got_rows);
+            if (bad)
+                return 1;
+        }
+    return 0;
+}
+
 /* `chain_combine` of set L on random inputs against the portable code's (and the portable
    code's against the scalar loop's, where L is the portable code): 0 if every bit agrees. */
 static int chain_trials(const fastprox_lanes *L)
@@ -203,7 +273,7 @@ int main(void)
     static result expected, got;
     int k, t, failed = 0;
     srand(2);
-    if (chain_trials(fastprox_lanes_at(0)))
+    if (chain_trials(fastprox_lanes_at(0)) || best_trials(fastprox_lanes_at(0)))
         failed = 1;
     for (k = 1; k < FASTPROX_LANES_COUNT; k++) {
         const fastprox_lanes *L = fastprox_lanes_at(k);
@@ -225,7 +295,7 @@ int main(void)
             }
         }
         srand(2);
-        if (!bad && chain_trials(L))
+        if (!bad && (chain_trials(L) || best_trials(L)))
             bad = failed = 1;
         if (!bad)
             printf("%s (%d lanes): ok, %d trials\n", L->name, L->width, TRIALS);

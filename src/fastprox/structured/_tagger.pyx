@@ -57,7 +57,7 @@ cdef struct Scratch:
     int64_t* labels     # n: the decoded labels
     int64_t* plain      # n: the plain Viterbi labels (progressive errors)
     int64_t* back       # (n - 1) K backpointers
-    const lanes_t* lanes    # forward-backward's products (`_kernels.chosen_lanes`)
+    const lanes_t* lanes    # the decoders' K x K steps (`_kernels.chosen_lanes`)
 
 
 cdef class _Buffers:
@@ -248,14 +248,14 @@ cdef double _decode(Ctx* c, Scratch* s, const int64_t* gold, Py_ssize_t n, Py_ss
         return 0.0
     gold_value = gold_score(s.E, A, start, stop, gold, n, K)
     if errors != NULL and loss != PERCEPTRON:
-        viterbi(s.E, A, start, stop, n, K, NULL, s.delta, s.back, s.plain)
+        viterbi(s.E, A, start, stop, n, K, NULL, s.delta, s.back, s.plain, s.lanes)
         errors[position] = differing(s.plain, gold, n)
     if loss == LOG:
         value = forward_backward(s.E, A, start, stop, n, K, s.work, s.mu, s.xi, s.lanes)
         expected_gradient(s, gold, n, K, m)
         return value - gold_value
     best = viterbi(s.E, A, start, stop, n, K, gold if loss == HINGE else NULL, s.delta, s.back,
-                   s.labels)
+                   s.labels, s.lanes)
     if errors != NULL and loss == PERCEPTRON:
         errors[position] = differing(s.labels, gold, n)
     value = best - gold_value
@@ -346,12 +346,13 @@ def viterbi_sequences(const double[:, ::1] E, const double[::1] A, const double[
     cdef int64_t[::1] labels = np.empty(total, np.int64)
     cdef double[::1] delta = np.empty(2 * K)
     cdef int64_t[::1] back = np.empty(max(_longest_sequence(starts) - 1, 1) * K, np.int64)
+    cdef const lanes_t* lanes = chosen_lanes()
     with nogil:
         for r in range(starts.shape[0] - 1):
             first, n = starts[r], starts[r + 1] - starts[r]
             if n:
                 viterbi(&E[first, 0], &A[0], &start[0], &stop[0], n, K, NULL, &delta[0], &back[0],
-                        &labels[first])
+                        &labels[first], lanes)
     return np.asarray(labels)
 
 

@@ -9,6 +9,7 @@
    (`fastprox_lanes_best`), and each pass copies the choice into its context. */
 #ifndef FASTPROX_LANES_H
 #define FASTPROX_LANES_H
+#include <stdint.h>
 #include "pairs.h"
 #include "../base/layout.h"
 
@@ -56,6 +57,7 @@ typedef struct fastprox_lanes {
     /* the CRF's products (`_kernel/lanes/chain.h`) */
     void (*chain_combine)(const double *w, long long ws, const double *rows, long long count, long long K,
                           double *out, int start, long long outputs, long long wstep);
+    void (*chain_best)(const double *prev, const double *A, long long K, double *best, int64_t *rows);
 } fastprox_lanes;
 
 /* The single-output normalized rows' sums over a row (the margin, the invariant step's

@@ -1,6 +1,9 @@
 # The Cython side of `_kernel/lanes/lanes.h`: the single-output normalized and AdaGrad rows' passes
 # in lanes as wide as the CPU has (portable, SSE2, AVX2, AVX-512; the same bits), one
 # table of passes per instruction set, chosen once at import (`_kernels`).
+from libc.stdint cimport int64_t
+
+
 cdef extern from "_kernel/lanes/lanes.h" nogil:
     ctypedef struct lane_row_t "fastprox_lane_row":
         double** rows
@@ -28,6 +31,8 @@ cdef extern from "_kernel/lanes/lanes.h" nogil:
                              double delta, double eta0) noexcept nogil
         void (*chain_combine)(const double* w, long long ws, const double* rows, long long count, long long K,
                               double* out, bint start, long long outputs, long long wstep) noexcept nogil
+        void (*chain_best)(const double* prev, const double* A, long long K, double* best,
+                           int64_t* rows) noexcept nogil
     ctypedef struct sum4_t "fastprox_sum4":
         double s[4]
     sum4_t sum4_start "fastprox_sum4_start"(double start)

@@ -365,5 +365,5 @@ static LANES_TARGET void LANES_NAME(adagrad_step)(const fastprox_lane_row *row, 
 static const fastprox_lanes LANES_NAME(lanes) = {
     LANES_ISA_NAME, LANES, LANES_NAME(state_rows), LANES_NAME(normalized_margin), LANES_NAME(normalized_factors),
     LANES_NAME(normalized_step), LANES_NAME(normalized_update), LANES_NAME(adagrad_margin),
-    LANES_NAME(adagrad_step), LANES_NAME(chain_combine),
+    LANES_NAME(adagrad_step), LANES_NAME(chain_combine), LANES_NAME(chain_best),
 };
