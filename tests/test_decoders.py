@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
+from fastprox import _kernels
 from fastprox._decoders import chu_liu_edmonds, eisner, forward_backward, viterbi
-from tests.support import structured_reference as ref
+from tests.support import forward_backward_scalar, structured_reference as ref
 
 EXAMPLES = settings(max_examples=150, deadline=None)
 FLOATS = st.floats(-5.0, 5.0, allow_nan=False)
@@ -159,6 +160,48 @@ WIDE = st.builds(lambda base, jump: base + jump, FLOATS, st.sampled_from([0.0, -
     st.just(c[0]), arrays(np.float64, c[1].shape, elements=WIDE), st.just(c[2]), st.just(c[3]))))
 def test_forward_backward_with_far_apart_transitions_matches_enumeration(chain):
     assert_marginals_match(chain)
+
+
+@st.composite
+def lane_chains(draw):
+    """A chain of every width the products in lanes split K into (a K below one
+    vector, a multiple of it, a masked last vector: K = 1, 2, 3, 4, 5, 8, 22, 23),
+    scores near or far apart (far apart, some positions and not others take the direct
+    log-sum-exp, splitting the pair marginals' product into runs), or small integers
+    (Viterbi's ties)."""
+    n = draw(st.integers(0, 7))
+    K = draw(st.sampled_from([1, 2, 3, 4, 5, 8, 22, 23]))
+    values = draw(st.sampled_from([FLOATS, WIDE, INTEGERS]))
+    E = draw(arrays(np.float64, (n, K), elements=values))
+    A = draw(arrays(np.float64, (K, K), elements=values))
+    s = draw(arrays(np.float64, (K,), elements=FLOATS))
+    e = draw(arrays(np.float64, (K,), elements=FLOATS))
+    return E, A, s, e
+
+
+@settings(max_examples=60, deadline=None)
+@given(lane_chains(), st.data())
+def test_sequence_decoders_give_the_same_bits_in_every_set_of_lanes(chain, data):
+    """The decoders' K x K steps in lanes (_kernel/lanes/chain.h) in each instruction set this
+    CPU runs: forward-backward against its algorithm one scalar operation at a time (every
+    bit of log Z, mu and xi), Viterbi (plain and cost-augmented) against the portable
+    code's labels and score (the portable code's own against the scalar loop: tests/c/lanes.c)."""
+    logZ, mu, xi = forward_backward_scalar.forward_backward(*(x.tolist() for x in chain))
+    n, K = chain[0].shape
+    want = np.float64(logZ).tobytes() + np.array(mu, np.float64).reshape(n, K).tobytes() + np.array(xi).tobytes()
+    gold = data.draw(arrays(np.int64, (n,), elements=st.integers(0, K - 1)))
+    best = {}
+    before = _kernels.lanes()
+    try:
+        for name in _kernels.lanes_available():
+            _kernels.use_lanes(name)
+            got = forward_backward(*chain)
+            assert np.float64(got[0]).tobytes() + got[1].tobytes() + got[2].tobytes() == want, name
+            best[name] = [(labels.tobytes(), np.float64(score).tobytes())
+                          for labels, score in (viterbi(*chain), viterbi(*chain, y=gold, cost=True))]
+    finally:
+        _kernels.use_lanes(before)
+    assert all(found == best["portable"] for found in best.values()), list(best)
 
 
 def test_forward_backward_one_item_and_one_label():

@@ -455,6 +455,27 @@ def test_fobos_adagrad_rows_equal_the_general_step(penalty, l1_ratio, K, label_f
             assert_rows_equal_the_general_step(params, X, y, lengths, weights, K)
 
 
+@pytest.mark.parametrize("K", [1, 3, 4, 22, 23])
+@pytest.mark.parametrize("loss", LOSSES)
+def test_every_set_of_lanes_trains_the_same_model(K, loss):
+    """The decoders take their K x K steps in the lanes `_kernels` chose (`use_lanes`):
+    every set this CPU runs trains the same model, bit for bit, and predicts the same labels
+    and (log) marginals (K below a vector, a multiple of one, CoNLL-2000's 22 and one more)."""
+    rng = np.random.default_rng(K)
+    X, y, lengths = random_sequences(rng, 25, 30, K, longest=9)
+    before = _kernels.lanes()
+    results = []
+    try:
+        for name in _kernels.lanes_available():
+            _kernels.use_lanes(name)
+            model = SequenceTagger(loss=loss, max_iter=2, random_state=3, penalty="l1", alpha=1e-3).fit(X, y, lengths)
+            results.append(model_bits(model) + model.predict(X, lengths).tobytes()
+                           + (model.predict_marginals(X, lengths).tobytes() if loss == "log" else b""))
+    finally:
+        _kernels.use_lanes(before)
+    assert len(results) >= 2 and all(bits == results[0] for bits in results)
+
+
 @pytest.mark.parametrize("loss", LOSSES)
 def test_partial_fit_and_pickles_mid_stream_give_the_same_bits(loss):
     """fit with one pass, partial_fit over two halves, and the same with a pickle

@@ -24,6 +24,7 @@ from fastprox._kernel.decoders.forward_backward cimport (forward_backward as for
 from fastprox._kernel.decoders.chu_liu_edmonds cimport (chu_liu_edmonds as chu_liu_edmonds_kernel,
                                                         chu_liu_edmonds_work, chu_liu_edmonds_iwork)
 from fastprox._kernel.decoders.eisner cimport eisner as eisner_kernel, eisner_work, eisner_iwork
+from fastprox._kernels cimport chosen_lanes
 
 # Without gold labels the kernels get NULL, the address of an empty view.
 NO_GOLD = np.empty(0, dtype=np.int64)
@@ -62,7 +63,7 @@ def viterbi(E, A, s, e, y=None, cost=False):
     cdef double score
     with nogil:
         score = viterbi_kernel(_in(Ev), &Av[0], &sv[0], &ev[0], nn, KK, _in(goldv),
-                               &deltav[0], _out(backv), _out(labelsv))
+                               &deltav[0], _out(backv), _out(labelsv), chosen_lanes())
     return labels, float(score)
 
 
@@ -90,7 +91,8 @@ def forward_backward(E, A, s, e):
     cdef Py_ssize_t nn = n, KK = K
     cdef double logZ
     with nogil:
-        logZ = forward_backward_kernel(_in(Ev), &Av[0], &sv[0], &ev[0], nn, KK, &workv[0], _out(muv), &xiv[0])
+        logZ = forward_backward_kernel(_in(Ev), &Av[0], &sv[0], &ev[0], nn, KK, &workv[0], _out(muv), &xiv[0],
+                                       chosen_lanes())
     return float(logZ), mu, xi
 
 

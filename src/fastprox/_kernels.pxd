@@ -32,4 +32,7 @@ cdef class Learner:
     cdef _attach(self, dict saved)
 
 
-cdef const lanes_t* chosen_lanes() noexcept nogil    # the import's (or `use_lanes`') set
+# The passes in lanes `lanes()` names (the import's set, or `use_lanes`'), for the compiled
+# code that runs them outside a pass's context: the structured steps (`structured_scratch`
+# copies it into their context) and the CRF's decoders (`structured._tagger`, `_decoders`).
+cdef const lanes_t* chosen_lanes() noexcept nogil

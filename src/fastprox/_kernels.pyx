@@ -118,7 +118,7 @@ cdef const lanes_t* LANES = lanes_best()
 cdef const lanes_t* chosen_lanes() noexcept nogil:
     """The passes in lanes a pass copies into its context: the import's choice, or
     `use_lanes`'. For the compiled callers of the structured steps (`_kernel/steps/structured.pxd`'s
-    `structured_scratch`)."""
+    `structured_scratch`) and of the CRF's decoders (`structured._tagger`, `_decoders`)."""
     return LANES
 
 

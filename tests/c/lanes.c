@@ -5,8 +5,12 @@
    code's; then the structured rows' passes (`_kernel/lanes/structured_rows.h`) on random
    features of K entries (K = 1, 3, 4, 5, 8, 11, 22, 23: every tail of every width) of
    stride 2 (s, G) and 3 (s, G, S), with entries s = 0, -0, |s| at the l1 threshold, G = 0,
-   huge values (no NaN). Prints one line per set: its name, its lanes and "ok" or the first
-   difference; exits 1 if a set differs. */
+   huge values (no NaN); and the CRF's products (`chain_combine`, _kernel/lanes/chain.h) for K = 1, 2, 3, 4,
+   5, 8, 22, 23 labels, every count of rows up to K + 3, one output row or K, strided
+   weights or not, summed from out's values or from the first product, with the portable
+   code's bits, which the scalar loop's must be; and Viterbi's step (`chain_best`) likewise
+   on scores with ties, infinities and NaN. Prints one line per set: its name, its lanes
+   and "ok" or the first difference; exits 1 if a set differs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,6 +304,133 @@ static int rows_ok(const fastprox_lanes *L)
         }
     }
     return 1;
+/* The scalar loop `chain_combine` stands for (forward_backward.pxd's products): j outer. */
+static void chain_reference(const double *w, long long ws, const double *rows, long long count, long long K,
+                            double *out, int start, long long outputs, long long wstep)
+{
+    long long o, j, k;
+    for (o = 0; o < outputs; o++) {
+        double *y = out + o * K;
+        for (j = 0; j < count; j++)
+            for (k = 0; k < K; k++)
+                y[k] = start && j == 0 ? w[o * wstep] * rows[k] : y[k] + w[o * wstep + j * ws] * rows[j * K + k];
+    }
+}
+
+#define CHAIN_GUARD 9           /* doubles after the outputs that no set may write */
+
+/* The scalar loop `chain_best` stands for (viterbi.pxd's step): j outer, a strict >. */
+static void best_reference(const double *prev, const double *A, long long K, double *best, int64_t *rows)
+{
+    long long j, k;
+    for (k = 0; k < K; k++) {
+        best[k] = prev[0] + A[k];
+        rows[k] = 0;
+    }
+    for (j = 1; j < K; j++)
+        for (k = 0; k < K; k++) {
+            double c = prev[j] + A[j * K + k];
+            if (c > best[k]) {
+                best[k] = c;
+                rows[k] = j;
+            }
+        }
+}
+
+/* A score: small integers (ties), and now and then a special value. */
+static double score(void)
+{
+    return rand() % 8 ? (double)(rand() % 5 - 2) : draw();
+}
+
+/* `chain_best` of set L against the portable code's (the portable code's against the scalar
+   loop's where L is it), K = 1 to 40: 0 if every bit of the bests and every row agrees. */
+static int best_trials(const fastprox_lanes *L)
+{
+    const fastprox_lanes *P = fastprox_lanes_at(0);
+    long long K, i;
+    int t;
+    for (K = 1; K <= 40; K++)
+        for (t = 0; t < 50; t++) {
+            double *prev = malloc(K * sizeof(double)), *A = malloc(K * K * sizeof(double));
+            double *want = malloc((K + CHAIN_GUARD) * sizeof(double));
+            double *got = malloc((K + CHAIN_GUARD) * sizeof(double));
+            int64_t *want_rows = malloc((K + CHAIN_GUARD) * sizeof(int64_t));
+            int64_t *got_rows = malloc((K + CHAIN_GUARD) * sizeof(int64_t));
+            int bad = 0;
+            for (i = 0; i < K; i++)
+                prev[i] = score();
+            for (i = 0; i < K * K; i++)
+                A[i] = score();
+            for (i = 0; i < K + CHAIN_GUARD; i++) {
+                want[i] = got[i] = draw();
+                want_rows[i] = got_rows[i] = rand();
+            }
+            if (L == P)
+                best_reference(prev, A, K, want, want_rows);
+            else
+                P->chain_best(prev, A, K, want, want_rows);
+            L->chain_best(prev, A, K, got, got_rows);
+            for (i = 0; i < K + CHAIN_GUARD && !bad; i++)
+                bad = bits(want[i]) != bits(got[i]) || want_rows[i] != got_rows[i];
+            if (bad)
+                printf("%s (%d lanes): chain_best differs from the %s at K %lld: entry %lld\n", L->name, L->width,
+                       L == P ? "scalar loop" : "portable code", K, i - 1);
+            free(prev);
+            free(A);
+            free(want);
+            free(got);
+            free(want_rows);
+            free(got_rows);
+            if (bad)
+                return 1;
+        }
+    return 0;
+}
+
+/* `chain_combine` of set L on random inputs against the portable code's (and the portable
+   code's against the scalar loop's, where L is the portable code): 0 if every bit agrees. */
+static int chain_trials(const fastprox_lanes *L)
+{
+    static const long long sizes[] = {1, 2, 3, 4, 5, 8, 22, 23};
+    const fastprox_lanes *P = fastprox_lanes_at(0);
+    int s, t;
+    for (s = 0; s < (int)(sizeof sizes / sizeof sizes[0]); s++) {
+        long long K = sizes[s];
+        for (t = 0; t < 400; t++) {
+            long long count = 1 + rand() % (K + 3), outputs = rand() % 2 ? K : 1, strided = rand() % 2;
+            long long ws = strided ? K : 1, wstep = strided ? 1 : count;
+            long long nw = (outputs - 1) * wstep + (count - 1) * ws + 1, nout = outputs * K + CHAIN_GUARD, i;
+            int start = rand() % 2, bad = 0;
+            /* exact sizes (AddressSanitizer: a read past the rows or the weights fails) */
+            double *w = malloc(nw * sizeof(double)), *rows = malloc(count * K * sizeof(double));
+            double *want = malloc(nout * sizeof(double)), *got = malloc(nout * sizeof(double));
+            for (i = 0; i < nw; i++)
+                w[i] = rand() % 3 ? fabs(draw()) : draw();      /* mostly non-negative, as exps are */
+            for (i = 0; i < count * K; i++)
+                rows[i] = rand() % 3 ? fabs(draw()) : draw();
+            for (i = 0; i < nout; i++)
+                want[i] = got[i] = draw();
+            if (L == P)
+                chain_reference(w, ws, rows, count, K, want, start, outputs, wstep);
+            else
+                P->chain_combine(w, ws, rows, count, K, want, start, outputs, wstep);
+            L->chain_combine(w, ws, rows, count, K, got, start, outputs, wstep);
+            for (i = 0; i < nout && !bad; i++)
+                bad = bits(want[i]) != bits(got[i]);
+            if (bad)
+                printf("%s (%d lanes): chain_combine differs from the %s at K %lld, %lld rows, %lld outputs, "
+                       "strided %lld, start %d: entry %lld\n", L->name, L->width,
+                       L == P ? "scalar loop" : "portable code", K, count, outputs, strided, start, i - 1);
+            free(w);
+            free(rows);
+            free(want);
+            free(got);
+            if (bad)
+                return 1;
+        }
+    }
+    return 0;
 }
 
 int main(void)
@@ -307,6 +438,9 @@ int main(void)
     static trial tr;
     static result expected, got;
     int k, t, failed = 0;
+    srand(2);
+    if (chain_trials(fastprox_lanes_at(0)) || best_trials(fastprox_lanes_at(0)))
+        failed = 1;
     for (k = 1; k < FASTPROX_LANES_COUNT; k++) {
         const fastprox_lanes *L = fastprox_lanes_at(k);
         int bad = 0;
@@ -327,6 +461,9 @@ int main(void)
             }
         }
         if (!bad && !rows_ok(L))
+            bad = failed = 1;
+        srand(2);
+        if (!bad && (chain_trials(L) || best_trials(L)))
             bad = failed = 1;
         if (!bad)
             printf("%s (%d lanes): ok, %d trials, %d of the structured rows\n", L->name, L->width, TRIALS, TRIALS);

@@ -25,7 +25,7 @@ from libc.stdint cimport int64_t
 from libc.string cimport memset
 
 from fastprox._numpy import np
-from fastprox._kernels cimport Learner
+from fastprox._kernels cimport Learner, chosen_lanes
 from fastprox._kernel.base.types cimport value_t, index_t
 from fastprox._kernel.base.state cimport Ctx
 from fastprox._kernel.base.csr cimport csr_kind
@@ -33,6 +33,7 @@ from fastprox._kernel.steps.structured cimport (structured_scratch, emissions, u
                                         release_items, refuse_example)
 from fastprox._kernel.decoders.viterbi cimport viterbi
 from fastprox._kernel.decoders.forward_backward cimport forward_backward, forward_backward_work
+from fastprox._kernel.lanes.lanes cimport lanes_t
 from cython cimport longlong
 
 #: The losses' codes in the loops, by name (SequenceTagger's `loss`).
@@ -56,6 +57,7 @@ cdef struct Scratch:
     int64_t* labels     # n: the decoded labels
     int64_t* plain      # n: the plain Viterbi labels (progressive errors)
     int64_t* back       # (n - 1) K backpointers
+    const lanes_t* lanes    # the decoders' K x K steps (`_kernels.chosen_lanes`)
 
 
 cdef class _Buffers:
@@ -148,6 +150,7 @@ cdef int _fit(Learner learner, const value_t[::1] data, const index_t[::1] indic
     cdef Py_ssize_t r = 0, position = 0, first = 0, n = 0, count = order.shape[0]
     cdef _Buffers buffers = _Buffers(_longest_sequence(starts), K, m, loss == LOG)
     cdef Scratch* s = &buffers.s
+    s.lanes = chosen_lanes()
     cdef int64_t* errs = &errors[0] if errors.shape[0] else NULL
     cdef const value_t* X = &data[0] if data.shape[0] else NULL
     cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
@@ -245,14 +248,14 @@ cdef double _decode(Ctx* c, Scratch* s, const int64_t* gold, Py_ssize_t n, Py_ss
         return 0.0
     gold_value = gold_score(s.E, A, start, stop, gold, n, K)
     if errors != NULL and loss != PERCEPTRON:
-        viterbi(s.E, A, start, stop, n, K, NULL, s.delta, s.back, s.plain)
+        viterbi(s.E, A, start, stop, n, K, NULL, s.delta, s.back, s.plain, s.lanes)
         errors[position] = differing(s.plain, gold, n)
     if loss == LOG:
-        value = forward_backward(s.E, A, start, stop, n, K, s.work, s.mu, s.xi)
+        value = forward_backward(s.E, A, start, stop, n, K, s.work, s.mu, s.xi, s.lanes)
         expected_gradient(s, gold, n, K, m)
         return value - gold_value
     best = viterbi(s.E, A, start, stop, n, K, gold if loss == HINGE else NULL, s.delta, s.back,
-                   s.labels)
+                   s.labels, s.lanes)
     if errors != NULL and loss == PERCEPTRON:
         errors[position] = differing(s.labels, gold, n)
     value = best - gold_value
@@ -343,12 +346,13 @@ def viterbi_sequences(const double[:, ::1] E, const double[::1] A, const double[
     cdef int64_t[::1] labels = np.empty(total, np.int64)
     cdef double[::1] delta = np.empty(2 * K)
     cdef int64_t[::1] back = np.empty(max(_longest_sequence(starts) - 1, 1) * K, np.int64)
+    cdef const lanes_t* lanes = chosen_lanes()
     with nogil:
         for r in range(starts.shape[0] - 1):
             first, n = starts[r], starts[r + 1] - starts[r]
             if n:
                 viterbi(&E[first, 0], &A[0], &start[0], &stop[0], n, K, NULL, &delta[0], &back[0],
-                        &labels[first])
+                        &labels[first], lanes)
     return np.asarray(labels)
 
 
@@ -361,10 +365,11 @@ def marginal_sequences(const double[:, ::1] E, const double[::1] A, const double
     cdef double[:, ::1] mu = np.empty((total, K))
     cdef double[::1] work = np.empty(forward_backward_work(max(longest, 1), K))
     cdef double[::1] xi = np.empty(K * K)
+    cdef const lanes_t* lanes = chosen_lanes()
     with nogil:
         for r in range(starts.shape[0] - 1):
             first, n = starts[r], starts[r + 1] - starts[r]
             if n:
                 forward_backward(&E[first, 0], &A[0], &start[0], &stop[0], n, K, &work[0], &mu[first, 0],
-                                 &xi[0])
+                                 &xi[0], lanes)
     return np.asarray(mu)

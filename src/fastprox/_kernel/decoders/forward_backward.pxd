@@ -3,6 +3,8 @@
 # subtracted, so that no exp overflows whatever the scores' magnitude.
 from libc.math cimport exp, log, isfinite
 
+from fastprox._kernel.lanes.lanes cimport lanes_t
+
 # A log-sum-exp taken in product form (a sum of products of exps, each at most 1) is
 # trusted while the sum stays at or above exp(-FB_SAFE) ~ 5e-131: far above the
 # smallest normal double, so the terms that underflowed weigh less than 1e-170 of
@@ -14,43 +16,40 @@ cdef enum:
 cdef inline double log_sum_exp(const double* a, Py_ssize_t sa, const double* b, Py_ssize_t sb,
                                Py_ssize_t K) noexcept nogil:
     """``log sum_k exp(a[k*sa] + b[k*sb])`` over k < K (K >= 1), the maximum
-    subtracted before the exps; an infinite maximum is returned as it is."""
-    cdef Py_ssize_t k
+    subtracted before the exps (the first maximum's term is exp(0) = 1, not computed); an
+    infinite maximum is returned as it is."""
+    cdef Py_ssize_t k, top = 0
     cdef double v, m = a[0] + b[0], total = 0.0
     for k in range(1, K):
         v = a[k * sa] + b[k * sb]
         if v > m:
             m = v
+            top = k
     if not isfinite(m):
         return m
     for k in range(K):
-        total += exp((a[k * sa] + b[k * sb]) - m)
+        total += 1.0 if k == top else exp((a[k * sa] + b[k * sb]) - m)
     return m + log(total)
 
 
 cdef inline double _exp_shifted(const double* v, Py_ssize_t K, double* out) noexcept nogil:
-    """out[k] = exp(v[k] - max v), returning max v."""
-    cdef Py_ssize_t k
+    """out[k] = exp(v[k] - max v), returning max v. Where the maximum is finite, the first
+    one's exp is exp(0) = 1, not computed: one libm call fewer a row, the same bits."""
+    cdef Py_ssize_t k, top = 0
     cdef double m = v[0]
     for k in range(1, K):
         if v[k] > m:
             m = v[k]
-    for k in range(K):
+            top = k
+    if isfinite(m):
+        out[top] = 1.0
+    else:
+        top = K
+    for k in range(top):
+        out[k] = exp(v[k] - m)
+    for k in range(top + 1, K):
         out[k] = exp(v[k] - m)
     return m
-
-
-cdef inline void _combine(const double* weights, const double* rows, Py_ssize_t K,
-                          double* out) noexcept nogil:
-    """out[k] = sum_j weights[j] rows[j*K + k]: rows added along memory, j outer."""
-    cdef Py_ssize_t j, k
-    cdef double w
-    for k in range(K):
-        out[k] = weights[0] * rows[k]
-    for j in range(1, K):
-        w = weights[j]
-        for k in range(K):
-            out[k] += w * rows[j * K + k]
 
 
 cdef inline double _sum(const double* x, Py_ssize_t size) noexcept nogil:
@@ -75,8 +74,8 @@ cdef inline Py_ssize_t forward_backward_work(Py_ssize_t n, Py_ssize_t K) noexcep
 
 
 cdef inline double forward_backward(const double* E, const double* A, const double* s, const double* e,
-                                    Py_ssize_t n, Py_ssize_t K, double* work, double* mu,
-                                    double* xi) noexcept nogil:
+                                    Py_ssize_t n, Py_ssize_t K, double* work, double* mu, double* xi,
+                                    const lanes_t* lanes) noexcept nogil:
     """Return log Z and write the marginals of the CRF ``p(y') = exp(score(y')) / Z``.
 
     Parameters
@@ -87,6 +86,8 @@ cdef inline double forward_backward(const double* E, const double* A, const doub
         mu[0:K], the stop marginals mu[(n-1)*K:n*K].
     xi : output, K*K doubles: xi[j*K + k] = sum over i >= 1 of P(y'_{i-1} = j, y'_i = k),
         summing to n - 1.
+    lanes : the instruction set whose passes take the K x K products (`_kernels.chosen_lanes`:
+        `_kernel/lanes/chain.h`); every set gives the same bits.
 
     Returns
     -------
@@ -112,10 +113,11 @@ cdef inline double forward_backward(const double* E, const double* A, const doub
     below exp(-FB_SAFE) takes its block from the log scores directly. O(n K^2) time;
     O(n K + K^2) exps and logs when A's entries lie within FB_SAFE of each other, up
     to O(n K^2) otherwise. Finite inputs whose sums stay in the double range give
-    finite outputs.
+    finite outputs. The products V, W and ``M = sum_i (P[i] / z_i) Q[i]^T`` run in lanes
+    across k, each sum in the scalar loop's order: i (or j) outer, for every k.
     """
-    cdef Py_ssize_t i, j, k
-    cdef double G, logZ, tiny, m, z, c, a, off
+    cdef Py_ssize_t i, j, k, run = 0
+    cdef double G, logZ, tiny, m, z, c, off
     cdef double* alpha = work                  # n*K: the forward log scores
     cdef double* beta = alpha + n * K          # n*K: the backward log scores
     cdef double* P = beta + n * K              # n*K: row i >= 1, exp(alpha_{i-1} - max)
@@ -134,13 +136,9 @@ cdef inline double forward_backward(const double* E, const double* A, const doub
         xi[k] = 0.0
     if n == 0:
         return 0.0
-    G = A[0]
-    for k in range(1, K * K):
-        if A[k] > G:
-            G = A[k]
+    G = _exp_shifted(A, K * K, Ahat)
     for j in range(K):
         for k in range(K):
-            Ahat[j * K + k] = exp(A[j * K + k] - G)
             AhatT[k * K + j] = Ahat[j * K + k]
     tiny = exp(-<double>FB_SAFE)
     for k in range(K):
@@ -149,7 +147,7 @@ cdef inline double forward_backward(const double* E, const double* A, const doub
         prv = alpha + (i - 1) * K
         cur = alpha + i * K
         off = _exp_shifted(prv, K, P + i * K) + G
-        _combine(P + i * K, Ahat, K, V + i * K)
+        lanes.chain_combine(P + i * K, 1, Ahat, K, K, V + i * K, True, 1, 0)
         for k in range(K):
             if V[i * K + k] >= tiny:
                 cur[k] = (log(V[i * K + k]) + off) + E[i * K + k]
@@ -173,7 +171,7 @@ cdef inline double forward_backward(const double* E, const double* A, const doub
         for k in range(K):
             v[k] = E[(i + 1) * K + k] + beta[(i + 1) * K + k]
         off = _exp_shifted(v, K, Q + (i + 1) * K) + G
-        _combine(Q + (i + 1) * K, AhatT, K, W + i * K)
+        lanes.chain_combine(Q + (i + 1) * K, 1, AhatT, K, K, W + i * K, True, 1, 0)
         for j in range(K):
             if W[i * K + j] >= tiny:
                 cur[j] = log(W[i * K + j]) + off
@@ -193,12 +191,13 @@ cdef inline double forward_backward(const double* E, const double* A, const doub
             if i == 1:
                 for j in range(K):
                     mu[j] = (P[K + j] * W[j]) * z
-            for j in range(K):
-                a = P[i * K + j] * z
-                row = M + j * K
-                for k in range(K):
-                    row[k] += a * Q[i * K + k]
+            _scale(P + i * K, K, z)         # the block's row weights P[i, j] / z_i
+            if run == 0:
+                run = i
             continue
+        if run:                             # M += the run of positions before, in their order
+            lanes.chain_combine(P + run * K, K, Q + run * K, i - run, K, M, False, K, 1)
+            run = 0
         # A position whose product form underflows: its block from the log scores.
         prv = alpha + (i - 1) * K
         m = (prv[0] + A[0]) + (E[i * K] + beta[i * K])
@@ -220,6 +219,8 @@ cdef inline double forward_backward(const double* E, const double* A, const doub
             for k in range(K):
                 xi[j * K + k] += row[k]
                 cur[k] += row[k]
+    if run:
+        lanes.chain_combine(P + run * K, K, Q + run * K, n - run, K, M, False, K, 1)
     for k in range(K * K):
         xi[k] += Ahat[k] * M[k]
     return logZ

@@ -4,11 +4,12 @@
 from libc.stdint cimport int64_t
 
 from fastprox._kernel.decoders.hamming cimport hamming
+from fastprox._kernel.lanes.lanes cimport lanes_t
 
 
 cdef inline double viterbi(const double* E, const double* A, const double* s, const double* e,
                            Py_ssize_t n, Py_ssize_t K, const int64_t* gold,
-                           double* delta, int64_t* back, int64_t* labels) noexcept nogil:
+                           double* delta, int64_t* back, int64_t* labels, const lanes_t* lanes) noexcept nogil:
     """Write to `labels` the labelling of highest score and return that score.
 
     Parameters
@@ -24,6 +25,8 @@ cdef inline double viterbi(const double* E, const double* A, const double* s, co
     delta : scratch, 2*K doubles.
     back : scratch, max(n - 1, 0)*K int64 (the backpointers of items 1..n-1).
     labels : output, n int64.
+    lanes : the instruction set whose pass takes the K x K step (`_kernels.chosen_lanes`:
+        `_kernel/lanes/chain.h`'s `chain_best`); every set gives the same bits.
 
     Returns
     -------
@@ -36,36 +39,24 @@ cdef inline double viterbi(const double* E, const double* A, const double* s, co
     ``max_k delta_{n-1}(k) + e[k]``. Ties: every backpointer, and the last label, is
     the smallest label among the maxima, so that among all optimal labellings the
     result is the smallest compared from the last item backwards (the contract's rule).
+    The step's max over j runs in lanes across k, j rising for every k.
     O(n K^2) time, no allocation. Finite inputs give no NaN: a sum beyond the double
     range is +-inf, which callers prevent by bounding the scores' magnitudes.
     """
-    cdef Py_ssize_t i, j, k
+    cdef Py_ssize_t i, k
     cdef double* prev = delta
     cdef double* cur = delta + K
     cdef double* swap
-    cdef const double* row
-    cdef int64_t* bp
-    cdef double c, p, best
+    cdef double c, best
     cdef int64_t last
     if n == 0:
         return 0.0
     for k in range(K):
         prev[k] = E[k] + hamming(gold, 0, k) + s[k]
     for i in range(1, n):
-        bp = back + (i - 1) * K
-        # j outer and k inner, so that the inner loop runs along A's rows; a strict >
+        # j outer and k inner (in lanes), so that the rows of A go along memory; a strict >
         # with j rising keeps the smallest j among the maxima.
-        for k in range(K):
-            cur[k] = prev[0] + A[k]
-            bp[k] = 0
-        for j in range(1, K):
-            p = prev[j]
-            row = A + j * K
-            for k in range(K):
-                c = p + row[k]
-                if c > cur[k]:
-                    cur[k] = c
-                    bp[k] = j
+        lanes.chain_best(prev, A, K, cur, back + (i - 1) * K)
         for k in range(K):
             cur[k] = cur[k] + (E[i * K + k] + hamming(gold, i, k))
         swap = prev

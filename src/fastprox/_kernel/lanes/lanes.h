@@ -1,16 +1,18 @@
-/* The single-output normalized and AdaGrad rows' passes, and the structured rows' rda +
-   AdaGrad passes over a feature's K entries, in lanes as wide as the CPU has, chosen at
-   run time: `_kernel/lanes/passes.h` and `_kernel/lanes/structured_rows.h` instantiated
-   for the portable code (one lane), SSE2 (two, the baseline of x86-64), AVX2 (four) and
-   AVX-512 (eight), the last two compiled with GCC's target attribute whatever the build
-   machine, so that one build runs on any x86-64 and takes the widest lanes the CPU it
-   runs on has, but AVX-512, which measured slower than AVX2 on every CPU measured (other
-   architectures and compilers run the portable code). Every set gives the portable
-   code's bits (tests/c/lanes.c, tests/test_pairs.py, tests/test_sequence_tagger.py).
-   `_kernels` chooses a set once, at import (`fastprox_lanes_best`), and each pass copies
-   the choice into its context. */
+/* The single-output normalized and AdaGrad rows' passes, the structured rows' rda +
+   AdaGrad passes over a feature's K entries, and the linear-chain CRF's K x K products
+   (forward-backward's and Viterbi's), in lanes as wide as the CPU has, chosen at run
+   time: `_kernel/lanes/passes.h`, `_kernel/lanes/structured_rows.h` and
+   `_kernel/lanes/chain.h` instantiated for the portable code (one lane), SSE2 (two, the
+   baseline of x86-64), AVX2 (four) and AVX-512 (eight), the last two compiled with GCC's
+   target attribute whatever the build machine, so that one build runs on any x86-64 and
+   takes the widest lanes the CPU it runs on has, but AVX-512, which measured slower than
+   AVX2 on every CPU measured (other architectures and compilers run the portable code).
+   Every set gives the portable code's bits (tests/c/lanes.c, tests/test_pairs.py,
+   tests/test_sequence_tagger.py, tests/test_decoders.py). `_kernels` chooses a set once,
+   at import (`fastprox_lanes_best`), and each pass copies the choice into its context. */
 #ifndef FASTPROX_LANES_H
 #define FASTPROX_LANES_H
+#include <stdint.h>
 #include "pairs.h"
 #include "../base/layout.h"
 
@@ -64,6 +66,10 @@ typedef struct fastprox_lanes {
                         double alpha, double at_lo, double at_hi, double cnt, double span, long long S, double *terms);
     int (*scale_sums)(double *sums, long long K, double h, double limit);
     void (*add_products)(double *sums, const double *q, double x, long long K);
+    /* the CRF's products (`_kernel/lanes/chain.h`) */
+    void (*chain_combine)(const double *w, long long ws, const double *rows, long long count, long long K,
+                          double *out, int start, long long outputs, long long wstep);
+    void (*chain_best)(const double *prev, const double *A, long long K, double *best, int64_t *rows);
 } fastprox_lanes;
 
 /* The single-output normalized rows' sums over a row (the margin, the invariant step's
@@ -105,6 +111,7 @@ static inline double fastprox_sum4_total(const fastprox_sum4 *q)
 #define FASTPROX_LANES_ISA FASTPROX_LANES_PORTABLE
 #include "isa.h"
 #include "structured_rows.h"
+#include "chain.h"
 #include "passes.h"
 #undef FASTPROX_LANES_ISA
 
@@ -112,6 +119,7 @@ static inline double fastprox_sum4_total(const fastprox_sum4 *q)
 #define FASTPROX_LANES_ISA FASTPROX_LANES_SSE2
 #include "isa.h"
 #include "structured_rows.h"
+#include "chain.h"
 #include "passes.h"
 #undef FASTPROX_LANES_ISA
 #endif
@@ -124,11 +132,13 @@ static inline double fastprox_sum4_total(const fastprox_sum4 *q)
 #define FASTPROX_LANES_ISA FASTPROX_LANES_AVX2
 #include "isa.h"
 #include "structured_rows.h"
+#include "chain.h"
 #include "passes.h"
 #undef FASTPROX_LANES_ISA
 #define FASTPROX_LANES_ISA FASTPROX_LANES_AVX512
 #include "isa.h"
 #include "structured_rows.h"
+#include "chain.h"
 #include "passes.h"
 #undef FASTPROX_LANES_ISA
 #else

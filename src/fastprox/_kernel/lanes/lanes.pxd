@@ -1,6 +1,10 @@
-# The Cython side of `_kernel/lanes/lanes.h`: the single-output normalized and AdaGrad rows' passes
-# and the structured rows' rda + AdaGrad entries' (`_kernel/lanes/structured_rows.h`) in lanes as wide as the CPU has (portable, SSE2, AVX2, AVX-512; the same bits), one
-# table of passes per instruction set, chosen once at import (`_kernels`).
+# The Cython side of `_kernel/lanes/lanes.h`: the single-output normalized and AdaGrad rows' passes,
+# the structured rows' rda + AdaGrad entries' (`_kernel/lanes/structured_rows.h`) and the CRF's
+# K x K products (`_kernel/lanes/chain.h`) in lanes as wide as the CPU has (portable, SSE2, AVX2,
+# AVX-512; the same bits), one table of passes per instruction set, chosen once at import (`_kernels`).
+from libc.stdint cimport int64_t
+
+
 cdef extern from "_kernel/lanes/lanes.h" nogil:
     ctypedef struct lane_row_t "fastprox_lane_row":
         double** rows
@@ -35,6 +39,10 @@ cdef extern from "_kernel/lanes/lanes.h" nogil:
                              long long S, double* terms) noexcept nogil
         bint (*scale_sums)(double* sums, long long K, double h, double limit) noexcept nogil
         void (*add_products)(double* sums, const double* q, double x, long long K) noexcept nogil
+        void (*chain_combine)(const double* w, long long ws, const double* rows, long long count, long long K,
+                              double* out, bint start, long long outputs, long long wstep) noexcept nogil
+        void (*chain_best)(const double* prev, const double* A, long long K, double* best,
+                           int64_t* rows) noexcept nogil
     ctypedef struct sum4_t "fastprox_sum4":
         double s[4]
     sum4_t sum4_start "fastprox_sum4_start"(double start)

@@ -367,5 +367,5 @@ static const fastprox_lanes LANES_NAME(lanes) = {
     LANES_NAME(normalized_step), LANES_NAME(normalized_update), LANES_NAME(adagrad_margin),
     LANES_NAME(adagrad_step),
     LANES_NAME(dual_margins), LANES_NAME(dual_apply), LANES_NAME(dual_skipped), LANES_NAME(scale_sums),
-    LANES_NAME(add_products),
+    LANES_NAME(add_products), LANES_NAME(chain_combine), LANES_NAME(chain_best),
 };
