@@ -349,43 +349,34 @@ static int best_trials(const fastprox_lanes *L)
 {
     const fastprox_lanes *P = fastprox_lanes_at(0);
     long long K, i;
-    int t;
-    for (K = 1; K <= 40; K++)
-        for (t = 0; t < 50; t++) {
+    int t, bad = 0;
+    for (K = 1; K <= 40 && !bad; K++)
+        for (t = 0; t < 50 && !bad; t++) {
+            /* exact sizes for the inputs (AddressSanitizer); the outputs, guards after them */
             double *prev = malloc(K * sizeof(double)), *A = malloc(K * K * sizeof(double));
-            double *want = malloc((K + CHAIN_GUARD) * sizeof(double));
-            double *got = malloc((K + CHAIN_GUARD) * sizeof(double));
-            int64_t *want_rows = malloc((K + CHAIN_GUARD) * sizeof(int64_t));
-            int64_t *got_rows = malloc((K + CHAIN_GUARD) * sizeof(int64_t));
-            int bad = 0;
+            double *best = malloc(2 * (K + CHAIN_GUARD) * sizeof(double)), *got = best + K + CHAIN_GUARD;
+            int64_t *rows = malloc(2 * (K + CHAIN_GUARD) * sizeof(int64_t)), *got_rows = rows + K + CHAIN_GUARD;
             for (i = 0; i < K; i++)
                 prev[i] = score();
             for (i = 0; i < K * K; i++)
                 A[i] = score();
             for (i = 0; i < K + CHAIN_GUARD; i++) {
-                want[i] = got[i] = draw();
-                want_rows[i] = got_rows[i] = rand();
+                best[i] = got[i] = draw();
+                rows[i] = got_rows[i] = rand();
             }
-            if (L == P)
-                best_reference(prev, A, K, want, want_rows);
-            else
-                P->chain_best(prev, A, K, want, want_rows);
+            (L == P ? best_reference : P->chain_best)(prev, A, K, best, rows);
             L->chain_best(prev, A, K, got, got_rows);
             for (i = 0; i < K + CHAIN_GUARD && !bad; i++)
-                bad = bits(want[i]) != bits(got[i]) || want_rows[i] != got_rows[i];
+                bad = bits(best[i]) != bits(got[i]) || rows[i] != got_rows[i];
             if (bad)
                 printf("%s (%d lanes): chain_best differs from the %s at K %lld: entry %lld\n", L->name, L->width,
                        L == P ? "scalar loop" : "portable code", K, i - 1);
             free(prev);
             free(A);
-            free(want);
-            free(got);
-            free(want_rows);
-            free(got_rows);
-            if (bad)
-                return 1;
+            free(best);
+            free(rows);
         }
-    return 0;
+    return bad;
 }
 
 /* `chain_combine` of set L on random inputs against the portable code's (and the portable

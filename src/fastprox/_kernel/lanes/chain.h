@@ -64,27 +64,47 @@ LANES_INLINE __m512i fastprox_avx512_rows(__m512d v)
 #endif
 
 /* The most vectors of sums a block keeps in registers (of SSE2's and AVX2's 16: the sums,
-   the row's weight and a product); `chain_row`'s cases name every rest up to it. */
+   the row's weight and a product); CHAIN_REST_CASES names every rest up to it. */
 #undef CHAIN_BLOCK
 #define CHAIN_BLOCK 8
 
-/* Vector i of a block at p: its last (i = nv - 1) the first `tail` lanes only where `masked`. */
+/* Vector i of a block at p: its last (i = nv - 1) the first `tail` lanes only where `masked`;
+   stored by `full` (L lanes) or `part` (the first `tail`): the sums, or the rows as int64. */
 #define CHAIN_LOAD(p, i) (masked && (i) == nv - 1 ? V_LOAD_TAIL((p) + (i) * LANES, tail) : V_LOAD((p) + (i) * LANES))
-#define CHAIN_STORE(p, i, v)                                                                                   \
+#define CHAIN_PUT(full, part, p, i, v)                                                                         \
     do {                                                                                                       \
         if (masked && (i) == nv - 1)                                                                           \
-            CHAIN_STORE_TAIL((p) + (i) * LANES, (v), tail);                                                    \
+            part((p) + (i) * LANES, (v), tail);                                                                \
         else                                                                                                   \
-            V_STORE((p) + (i) * LANES, (v));                                                                   \
+            full((p) + (i) * LANES, (v));                                                                      \
     } while (0)
+#define CHAIN_STORE(p, i, v) CHAIN_PUT(V_STORE, CHAIN_STORE_TAIL, p, i, v)
+#define CHAIN_STORE_INDEX(p, i, v) CHAIN_PUT(CHAIN_STORE_ROWS, CHAIN_STORE_ROWS_TAIL, p, i, v)
 
-#define CHAIN_STORE_INDEX(p, i, v)                                                                             \
-    do {                                                                                                       \
-        if (masked && (i) == nv - 1)                                                                           \
-            CHAIN_STORE_ROWS_TAIL((p) + (i) * LANES, (v), tail);                                               \
-        else                                                                                                   \
-            CHAIN_STORE_ROWS((p) + (i) * LANES, (v));                                                          \
-    } while (0)
+/* The columns left after a row's full blocks, `rest` of them (less than a block's), as
+   CHAIN_REST(nv, masked): its nv vectors, the last masked where `tail` (rest mod the
+   lanes) is not 0; nothing where rest is 0. A case per (nv, masked) up to CHAIN_BLOCK
+   vectors, so that the block is inlined with constants (`chain_best`'s smaller blocks
+   reach only the first cases). */
+#define CHAIN_REST_CASES(rest, tail)                                                                           \
+    switch ((int)((rest) / LANES) * 2 + ((tail) > 0)) {                                                        \
+    case 1: CHAIN_REST(1, 1); break;                                                                           \
+    case 2: CHAIN_REST(1, 0); break;                                                                           \
+    case 3: CHAIN_REST(2, 1); break;                                                                           \
+    case 4: CHAIN_REST(2, 0); break;                                                                           \
+    case 5: CHAIN_REST(3, 1); break;                                                                           \
+    case 6: CHAIN_REST(3, 0); break;                                                                           \
+    case 7: CHAIN_REST(4, 1); break;                                                                           \
+    case 8: CHAIN_REST(4, 0); break;                                                                           \
+    case 9: CHAIN_REST(5, 1); break;                                                                           \
+    case 10: CHAIN_REST(5, 0); break;                                                                          \
+    case 11: CHAIN_REST(6, 1); break;                                                                          \
+    case 12: CHAIN_REST(6, 0); break;                                                                          \
+    case 13: CHAIN_REST(7, 1); break;                                                                          \
+    case 14: CHAIN_REST(7, 0); break;                                                                          \
+    case 15: CHAIN_REST(8, 1); break;                                                                          \
+    default: break;                                                                                            \
+    }
 
 /* One block of nv (1 to CHAIN_BLOCK) vectors of columns of `chain_combine`'s rows (their
    first column at rows[0]), the last vector's first `tail` lanes only where `masked`: nv
@@ -119,24 +139,7 @@ LANES_INLINE void LANES_NAME(chain_row)(const double *w, long long ws, const dou
         LANES_NAME(chain_block)(w, ws, rows + k, count, K, out + k, start, CHAIN_BLOCK, 0, 0);
     tail = (K - k) % LANES;
 #define CHAIN_REST(nv, masked) LANES_NAME(chain_block)(w, ws, rows + k, count, K, out + k, start, nv, masked, tail)
-    switch ((int)((K - k) / LANES) * 2 + (tail > 0)) {
-    case 1: CHAIN_REST(1, 1); break;
-    case 2: CHAIN_REST(1, 0); break;
-    case 3: CHAIN_REST(2, 1); break;
-    case 4: CHAIN_REST(2, 0); break;
-    case 5: CHAIN_REST(3, 1); break;
-    case 6: CHAIN_REST(3, 0); break;
-    case 7: CHAIN_REST(4, 1); break;
-    case 8: CHAIN_REST(4, 0); break;
-    case 9: CHAIN_REST(5, 1); break;
-    case 10: CHAIN_REST(5, 0); break;
-    case 11: CHAIN_REST(6, 1); break;
-    case 12: CHAIN_REST(6, 0); break;
-    case 13: CHAIN_REST(7, 1); break;
-    case 14: CHAIN_REST(7, 0); break;
-    case 15: CHAIN_REST(8, 1); break;
-    default: break;             /* (K a multiple of a block) */
-    }
+    CHAIN_REST_CASES(K - k, tail);
 #undef CHAIN_REST
 }
 
@@ -150,7 +153,7 @@ LANES_INLINE void LANES_NAME(chain_row)(const double *w, long long ws, const dou
 LANES_INLINE void LANES_NAME(chain_best_block)(const double *prev, const double *A, long long K, double *best,
                                                int64_t *rows, const int nv, const int masked, long long tail)
 {
-    V b[CHAIN_BEST_BLOCK], r[CHAIN_BEST_BLOCK], p = V_SET1(prev[0]), row, c;
+    V b[CHAIN_BLOCK], r[CHAIN_BLOCK], p = V_SET1(prev[0]), row, c;
     long long j;
     int i;
     for (i = 0; i < nv; i++) {
@@ -186,16 +189,7 @@ static LANES_TARGET void LANES_NAME(chain_best)(const double *prev, const double
         LANES_NAME(chain_best_block)(prev, A + k, K, best + k, rows + k, CHAIN_BEST_BLOCK, 0, 0);
     tail = (K - k) % LANES;
 #define CHAIN_REST(nv, masked) LANES_NAME(chain_best_block)(prev, A + k, K, best + k, rows + k, nv, masked, tail)
-    switch ((int)((K - k) / LANES) * 2 + (tail > 0)) {
-    case 1: CHAIN_REST(1, 1); break;
-    case 2: CHAIN_REST(1, 0); break;
-    case 3: CHAIN_REST(2, 1); break;
-    case 4: CHAIN_REST(2, 0); break;
-    case 5: CHAIN_REST(3, 1); break;
-    case 6: CHAIN_REST(3, 0); break;
-    case 7: CHAIN_REST(4, 1); break;
-    default: break;             /* (K a multiple of a block) */
-    }
+    CHAIN_REST_CASES(K - k, tail);
 #undef CHAIN_REST
     LANES_LEAVE();
 }
@@ -214,5 +208,7 @@ static LANES_TARGET void LANES_NAME(chain_combine)(const double *w, long long ws
     LANES_LEAVE();
 }
 #undef CHAIN_LOAD
+#undef CHAIN_PUT
 #undef CHAIN_STORE
 #undef CHAIN_STORE_INDEX
+#undef CHAIN_REST_CASES
