@@ -70,10 +70,12 @@
    0 without their square root and division: rho = 0, and every finite G gives a finite
    beta = (delta + sqrt(G)) inv_eta0 and a positive beta + l2 (the bounds at G = DBL_MAX
    and G = 0: the operations are monotone). Then l1 + beta rho is l1, and an entry whose
-   m = |s| - l1 is not positive, G finite, has the weight copysign(0, -s) (`zero_weights`). */
-static inline int fastprox_dual_sparse(double delta, double inv_eta0, double rho, double l2)
+   m = |s| - l1 is not positive, G finite, has the weight copysign(0, -s) (`zero_weights`).
+   Asked only under an l1 threshold (l1 > 0: without, an entry is 0 only where s is, and
+   the test would cost more than it saves). */
+static inline int fastprox_dual_sparse(double delta, double inv_eta0, double rho, double l1, double l2)
 {
-    return rho == 0.0 && inv_eta0 > 0.0 && delta * inv_eta0 + l2 > 0.0 &&
+    return l1 > 0.0 && rho == 0.0 && inv_eta0 > 0.0 && delta * inv_eta0 + l2 > 0.0 &&
            (delta + sqrt(DBL_MAX)) * inv_eta0 < INFINITY;
 }
 #endif
@@ -192,9 +194,9 @@ LANES_INLINE long long LANES_NAME(dual_apply_in)(double *e, long long stride, lo
    arithmetic series copysign(cnt (|s| - beta rho) - alpha span, -s) / beta where the
    weight at hi is not, NaN where it reaches 0 between. *crossing gets whether one
    does; returns where the lanes stopped. (A function of e alone: a group that overlaps
-   the one before writes the same terms again.) Where rho = 0 a group none of whose
-   |s| - at_lo is positive has every term 0 (l1 + beta rho is l1, or NaN), without the
-   square root and division. */
+   the one before writes the same terms again.) Where rho = 0 and at_lo > 0 a group none
+   of whose |s| - at_lo is positive has every term 0 (at_lo + beta rho is at_lo, or NaN),
+   without the square root and division. */
 LANES_INLINE long long LANES_NAME(dual_skipped_in)(const double *e, long long stride, long long from, long long n,
                                                    double delta, double inv_eta0, double rho, double alpha,
                                                    double at_lo, double at_hi, double cnt, double span,
@@ -205,7 +207,7 @@ LANES_INLINE long long LANES_NAME(dual_skipped_in)(const double *e, long long st
         V s, G;
         ENTRIES(r, e, k, stride);
         V_GATHER2(r, FASTPROX_DUAL_SUM, &s, &G);
-        if (rho == 0.0 && !M_ANY(V_GT(V_SUB(V_ABS(RV_NEG(s)), V_SET1(at_lo)), V_ZERO))) {
+        if (rho == 0.0 && at_lo > 0.0 && !M_ANY(V_GT(V_SUB(V_ABS(RV_NEG(s)), V_SET1(at_lo)), V_ZERO))) {
             V_STORE(terms + k, V_ZERO);
             continue;
         }
@@ -297,7 +299,7 @@ static LANES_TARGET void LANES_NAME(dual_margins)(const double *e, long long str
                                                   double *scores, double delta, double inv_eta0, double rho,
                                                   double l1, double l2)
 {
-    const int sparse = fastprox_dual_sparse(delta, inv_eta0, rho, l2);
+    const int sparse = fastprox_dual_sparse(delta, inv_eta0, rho, l1, l2);
     long long k = LANES_NAME(dual_margins_in)(e, stride, 0, K, x, scores, delta, inv_eta0, rho, l1, l2, sparse);
     if (k < K && K >= LANES)
         LANES_NAME(dual_margins_of)(e, stride, K - LANES, x, scores, delta, inv_eta0, rho, l1, l2, sparse, 1,
@@ -310,7 +312,7 @@ static LANES_TARGET void LANES_NAME(dual_margins)(const double *e, long long str
 static LANES_TARGET void LANES_NAME(dual_apply)(double *e, long long stride, long long K, double *sums, long long S,
                                                 double delta, double inv_eta0, double rho, double threshold)
 {
-    const int sparse = fastprox_dual_sparse(delta, inv_eta0, rho, 0.0);
+    const int sparse = fastprox_dual_sparse(delta, inv_eta0, rho, threshold, 0.0);
     long long k = LANES_NAME(dual_apply_in)(e, stride, 0, K, sums, S, delta, inv_eta0, rho, threshold, sparse);
     if (k < K && K >= LANES)
         LANES_NAME(dual_apply_of)(e, stride, K - LANES, sums, S, delta, inv_eta0, rho, threshold, sparse, 1,

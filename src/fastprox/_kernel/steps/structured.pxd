@@ -192,9 +192,9 @@ cdef inline void dual_adagrad_apply(Ctx* c, long long n_touched) noexcept nogil:
     at 0; averaging, then `_average.add_dual_iterate`'s (the new weights into S where
     the step is averaged, the row's stamp A the step t + 1). A feature's K entries in
     lanes (`Ctx.lanes`' `dual_apply`), the seen entries one at a time."""
-    cdef int k, K = c.params.n_outputs
-    cdef long long i, j, p, n, stride = c.layout.n_entry_fields, S = c.layout.avg_sum_at
-    cdef double g, T = c.cursor.t + 1, threshold = T * c.params.alpha_pen * c.params.l1_share
+    cdef int K = c.params.n_outputs
+    cdef long long i, j, n, stride = c.layout.n_entry_fields, S = c.layout.avg_sum_at
+    cdef double T = c.cursor.t + 1, threshold = T * c.params.alpha_pen * c.params.l1_share
     cdef double delta = c.params.delta, inv_eta0 = c.params.inv_eta0, rho = c.params.rda_rho
     cdef bint summing = averaging(c), adding = summing and c.cursor.t + 1 >= c.params.average_from
     cdef double* row
