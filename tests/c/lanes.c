@@ -304,6 +304,8 @@ static int rows_ok(const fastprox_lanes *L)
         }
     }
     return 1;
+}
+
 /* The scalar loop `chain_combine` stands for (forward_backward.pxd's products): j outer. */
 static void chain_reference(const double *w, long long ws, const double *rows, long long count, long long K,
                             double *out, int start, long long outputs, long long wstep)
