@@ -198,3 +198,28 @@ def test_templates_file_and_hashing(tmp_path, capsys):
     assert "total feature number = 3072" in err and "per-item accuracy 100.00%" in err     # 3 x 2^10
     status, out, err = run(capsys, "tag", "predict", model, train)
     assert status == 0 and "per-item accuracy 100.00%" in err
+
+
+def test_average_option_trains_the_estimators_averaged_model(tmp_path, capsys):
+    from fastprox.structured.features import TemplateFeatures
+    from fastprox.structured.io import labels_and_lengths, read_conll
+    train = conll(tmp_path / "train.txt", SENTENCES * 5)
+    model = str(tmp_path / "m.model")
+    argv = ("tag", "train", train, "--format", "conll", "--penalty", "l1", "--alpha", "1e-3", "--passes", "3",
+            "--seed", "1", "--model", model)
+    status, _, err = run(capsys, *argv, "--average", "6")
+    assert status == 0, err
+    loaded, _ = load_tagger(model)
+    assert loaded.get_params()["average"] == 6
+    sentences = list(read_conll(train, ("w", "pos", "y"), label="y"))
+    X = TemplateFeatures("conll2000").fit_transform(sentences)
+    y, lengths = labels_and_lengths(sentences)
+    python = SequenceTagger(**loaded.get_params()).fit(X, y, lengths)
+    for name in ("coef_", "intercept_", "transitions_"):
+        assert np.array_equal(getattr(loaded, name), getattr(python, name)), name
+    status, _, err = run(capsys, *argv)                      # the default: the last iterate
+    assert status == 0, err
+    last = load_tagger(model)[0]
+    assert last.get_params()["average"] == 0 and not np.array_equal(last.coef_, loaded.coef_)
+    status, _, err = run(capsys, *argv, "--average", "-3")
+    assert status != 0 and "average=-3 must be" in err and "Traceback" not in err

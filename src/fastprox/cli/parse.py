@@ -39,8 +39,10 @@ def add_arguments(parser):
     train.add_argument("--lowercase", action="store_true", help="lowercase the words")
     train.add_argument("--pos", choices=("UPOS", "XPOS", "UPOS+FEATS"), default=PARSER_DEFAULTS["pos"],
                        help="what the templates' POS atoms read: a field, or UPOS and FEATS joined")
-    train.add_argument("--no-average", action="store_true",
-                       help="keep the last iterate, not the averaged one (DependencyParser(average=False))")
+    train.add_argument("--no-average", dest="average", action="store_const", const=False,
+                       default=PARSER_DEFAULTS["average"],
+                       help="keep the last iterate, not the averaged one (DependencyParser(average=False); "
+                            "--average 0 says the same)")
     train.add_argument("--projective", action="store_true",
                        help="decode projective trees (Eisner) rather than any tree (Chu-Liu-Edmonds)")
     train.add_argument("--test", metavar="FILE", help="score the model on this treebank")
@@ -66,8 +68,7 @@ def run_train(args):
         raise ValueError(f"{args.data[0]}: no sentences to train on")
     templates = args.templates if "," not in args.templates else [t.strip() for t in args.templates.split(",")]
     model = DependencyParser(**learner_params(args, "templates"), projective=args.projective,
-                             templates=templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos,
-                             average=False if args.no_average else PARSER_DEFAULTS["average"])
+                             templates=templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos)
     table = StructuredTable(None if args.quiet else stderr_line)
     lengths = np.array([len(s) for s in sentences], dtype=np.int64)
     arcs = np.zeros(lengths.sum() + 1, dtype=np.int64)     # a word's share of its sentence's arcs

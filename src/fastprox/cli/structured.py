@@ -40,6 +40,9 @@ def add_learner_options(parser, defaults, losses, intercept=True):
     group.add_argument("--passes", type=int, default=defaults["max_iter"], help="passes over the training data")
     group.add_argument("--no-shuffle", action="store_true", help="visit the examples in the files' order")
     group.add_argument("--seed", type=int, default=0, help="seed of the passes' shuffling")
+    group.add_argument("--average", type=int, nargs="?", const=1, default=defaults["average"], metavar="A",
+                       help="keep the averaged iterate from step A on (a step is an example; alone: 1; 0: "
+                            "off) and save and test it, as the estimator's average")
     if intercept:
         group.add_argument("--no-intercept", action="store_true", help="fit no label biases")
 
@@ -76,7 +79,7 @@ def learner_params(args, groups=None):
     return dict(loss=args.loss, update=args.update, schedule=args.schedule, penalty=args.penalty,
                 alpha=args.alpha, l1_ratio=args.l1_ratio, eta0=args.eta0, delta=args.delta, rda_rho=args.rda_rho,
                 berhu_gamma=args.berhu_gamma, max_iter=args.passes, shuffle=not args.no_shuffle,
-                random_state=args.seed, groups=groups if group_penalty else None,
+                random_state=args.seed, average=args.average, groups=groups if group_penalty else None,
                 **({"fit_intercept": not args.no_intercept} if "no_intercept" in args else {}))
 
 
