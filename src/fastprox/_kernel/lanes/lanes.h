@@ -159,7 +159,7 @@ static const fastprox_lanes *const fastprox_lanes_all[] = {
 #define FASTPROX_LANES_COUNT ((int)(sizeof fastprox_lanes_all / sizeof fastprox_lanes_all[0]))
 
 /* Whether this CPU runs the set (the portable code and SSE2 run wherever they are built). */
-static int fastprox_lanes_runs(const fastprox_lanes *lanes)
+static inline int fastprox_lanes_runs(const fastprox_lanes *lanes)
 {
 #if FASTPROX_LANES_WIDE
     __builtin_cpu_init();
@@ -173,7 +173,7 @@ static int fastprox_lanes_runs(const fastprox_lanes *lanes)
 }
 
 /* The set of index i of `fastprox_lanes_all` if this CPU runs it, else NULL. */
-static const fastprox_lanes *fastprox_lanes_at(int i)
+static inline const fastprox_lanes *fastprox_lanes_at(int i)
 {
     if (i < 0 || i >= FASTPROX_LANES_COUNT || !fastprox_lanes_runs(fastprox_lanes_all[i]))
         return NULL;
@@ -188,7 +188,7 @@ static const fastprox_lanes *fastprox_lanes_at(int i)
    Every pass leaves them zeroed (LANES_LEAVE): on Intel's cores the SSE code that runs while
    they are in use (the Cython kernels, the interpreter) waits on them, until the next
    vzeroupper. For the test that checks it. */
-static int fastprox_upper_in_use(void)
+static inline int fastprox_upper_in_use(void)
 {
 #if FASTPROX_LANES_WIDE
     unsigned int eax, ebx, ecx, edx, lo, hi;
@@ -212,7 +212,7 @@ static int fastprox_upper_in_use(void)
    and within 4% either way on the rcv1 sample (interleaved CPU-time medians of 11 passes,
    three runs, bench/results/default_decompose.md). The set stays in the table, where
    `use_lanes` takes it (the tests of its bits, the benchmarks). */
-static int fastprox_lanes_passed_over(const fastprox_lanes *lanes)
+static inline int fastprox_lanes_passed_over(const fastprox_lanes *lanes)
 {
 #if FASTPROX_LANES_WIDE
     return lanes == &fastprox_avx512_lanes;
@@ -224,7 +224,7 @@ static int fastprox_lanes_passed_over(const fastprox_lanes *lanes)
 
 /* The import's choice: the widest set this CPU runs, but AVX-512
    (`fastprox_lanes_passed_over`). */
-static const fastprox_lanes *fastprox_lanes_best(void)
+static inline const fastprox_lanes *fastprox_lanes_best(void)
 {
     int i = FASTPROX_LANES_COUNT - 1;
     while (fastprox_lanes_at(i) == NULL || fastprox_lanes_passed_over(fastprox_lanes_at(i)))
