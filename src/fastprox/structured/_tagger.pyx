@@ -57,7 +57,6 @@ cdef struct Scratch:
     int64_t* labels     # n: the decoded labels
     int64_t* plain      # n: the plain Viterbi labels (progressive errors)
     int64_t* back       # (n - 1) K backpointers
-    const lanes_t* lanes    # the decoders' K x K steps (`_kernels.chosen_lanes`)
 
 
 cdef class _Buffers:
@@ -150,7 +149,6 @@ cdef int _fit(Learner learner, const value_t[::1] data, const index_t[::1] indic
     cdef Py_ssize_t r = 0, position = 0, first = 0, n = 0, count = order.shape[0]
     cdef _Buffers buffers = _Buffers(_longest_sequence(starts), K, m, loss == LOG)
     cdef Scratch* s = &buffers.s
-    s.lanes = chosen_lanes()
     cdef int64_t* errs = &errors[0] if errors.shape[0] else NULL
     cdef const value_t* X = &data[0] if data.shape[0] else NULL
     cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
@@ -248,14 +246,14 @@ cdef double _decode(Ctx* c, Scratch* s, const int64_t* gold, Py_ssize_t n, Py_ss
         return 0.0
     gold_value = gold_score(s.E, A, start, stop, gold, n, K)
     if errors != NULL and loss != PERCEPTRON:
-        viterbi(s.E, A, start, stop, n, K, NULL, s.delta, s.back, s.plain, s.lanes)
+        viterbi(s.E, A, start, stop, n, K, NULL, s.delta, s.back, s.plain, c.lanes)
         errors[position] = differing(s.plain, gold, n)
     if loss == LOG:
-        value = forward_backward(s.E, A, start, stop, n, K, s.work, s.mu, s.xi, s.lanes)
+        value = forward_backward(s.E, A, start, stop, n, K, s.work, s.mu, s.xi, c.lanes)
         expected_gradient(s, gold, n, K, m)
         return value - gold_value
     best = viterbi(s.E, A, start, stop, n, K, gold if loss == HINGE else NULL, s.delta, s.back,
-                   s.labels, s.lanes)
+                   s.labels, c.lanes)
     if errors != NULL and loss == PERCEPTRON:
         errors[position] = differing(s.labels, gold, n)
     value = best - gold_value
