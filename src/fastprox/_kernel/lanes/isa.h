@@ -16,9 +16,13 @@
        V_SET1(a), V_ZERO               a in every lane; +0
        V_ADD, V_SUB, V_MUL, V_DIV, V_SQRT
        V_ABS(v)                        |v| (the sign bit cleared)
+       V_NEG(v), V_COPYSIGN(a, b)      -v (the sign bit flipped); |a| with b's sign bit
        V_MAX(a, b)                     a > b ? a : b (maxsd's rule: b where either is NaN)
        V_GT, V_EQ (ordered), V_NEQ (unordered: true for NaN)   -> M
-       M_AND(m, n), M_ANY(m)           both; whether any lane is set
+       V_NOT_LT(a, b), V_NOT_LE(a, b)  !(a < b), !(a <= b) -> M (true where either is NaN)
+       M_AND(m, n), M_OR(m, n)         both; either
+       M_ANDNOT(m, n), M_NONE          m and not n; no lane
+       M_ANY(m)                        whether any lane is set
        V_BLEND(m, a, b), V_KEEP(m, a)  m ? a : b; m ? a : +0
        V_SOFT(v, thr)                  copysign(max0(|v| - thr), v), as `soft_threshold`
        Q, Q_START(a)                   a row's sum in four partial sums (`fastprox_sum4`), a in the first
@@ -49,11 +53,18 @@
 #undef V_DIV
 #undef V_SQRT
 #undef V_ABS
+#undef V_NEG
+#undef V_COPYSIGN
 #undef V_MAX
 #undef V_GT
 #undef V_EQ
 #undef V_NEQ
+#undef V_NOT_LT
+#undef V_NOT_LE
 #undef M_AND
+#undef M_OR
+#undef M_ANDNOT
+#undef M_NONE
 #undef M_ANY
 #undef V_BLEND
 #undef V_KEEP
@@ -94,6 +105,13 @@
 #define V_NEQ(a, b) ((a) != (b))
 #define M_AND(m, n) ((m) && (n))
 #define M_ANY(m) (m)
+#define V_NEG(a) (-(a))
+#define V_COPYSIGN(a, b) copysign((a), (b))
+#define V_NOT_LT(a, b) (!((a) < (b)))
+#define V_NOT_LE(a, b) (!((a) <= (b)))
+#define M_OR(m, n) ((m) || (n))
+#define M_ANDNOT(m, n) ((m) && !(n))
+#define M_NONE 0
 #define V_BLEND(m, a, b) ((m) ? (a) : (b))
 #define V_KEEP(m, a) ((m) ? (a) : 0.0)
 #define V_SOFT(v, thr) fastprox_soft((v), (thr))
@@ -143,6 +161,13 @@ static inline void fastprox_sse2_scatter_pair(double *const *rows, int k, __m128
 #define V_NEQ _mm_cmpneq_pd
 #define M_AND _mm_and_pd
 #define M_ANY(m) _mm_movemask_pd(m)
+#define V_NEG(a) _mm_xor_pd((a), _mm_set1_pd(-0.0))
+#define V_COPYSIGN(a, b) _mm_or_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), (a)), _mm_and_pd(_mm_set1_pd(-0.0), (b)))
+#define V_NOT_LT(a, b) _mm_cmpnlt_pd((a), (b))
+#define V_NOT_LE(a, b) _mm_cmpnle_pd((a), (b))
+#define M_OR _mm_or_pd
+#define M_ANDNOT(m, n) _mm_andnot_pd((n), (m))
+#define M_NONE _mm_setzero_pd()
 #define V_BLEND fastprox_blend2
 #define V_KEEP _mm_and_pd
 #define V_SOFT fastprox_soft2
@@ -247,6 +272,14 @@ LANES_INLINE __m256d fastprox_avx2_soft(__m256d v, __m256d thr)
 #define V_NEQ(a, b) _mm256_cmp_pd((a), (b), _CMP_NEQ_UQ)
 #define M_AND _mm256_and_pd
 #define M_ANY(m) _mm256_movemask_pd(m)
+#define V_NEG(a) _mm256_xor_pd((a), _mm256_set1_pd(-0.0))
+#define V_COPYSIGN(a, b) \
+    _mm256_or_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), (a)), _mm256_and_pd(_mm256_set1_pd(-0.0), (b)))
+#define V_NOT_LT(a, b) _mm256_cmp_pd((a), (b), _CMP_NLT_UQ)
+#define V_NOT_LE(a, b) _mm256_cmp_pd((a), (b), _CMP_NLE_UQ)
+#define M_OR _mm256_or_pd
+#define M_ANDNOT(m, n) _mm256_andnot_pd((n), (m))
+#define M_NONE _mm256_setzero_pd()
 #define V_BLEND(m, a, b) _mm256_blendv_pd((b), (a), (m))
 #define V_KEEP _mm256_and_pd
 #define V_SOFT fastprox_avx2_soft
@@ -361,6 +394,16 @@ LANES_INLINE __m512d fastprox_avx512_soft(__m512d v, __m512d thr)
 #define V_NEQ(a, b) _mm512_cmp_pd_mask((a), (b), _CMP_NEQ_UQ)
 #define M_AND(m, n) ((__mmask8)((m) & (n)))
 #define M_ANY(m) ((m) != 0)
+#define V_NEG(a) \
+    _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(a), _mm512_set1_epi64((long long)0x8000000000000000ULL)))
+#define V_COPYSIGN(a, b) \
+    _mm512_castsi512_pd(_mm512_ternarylogic_epi64(_mm512_castpd_si512(a), _mm512_castpd_si512(b), \
+                                                  _mm512_set1_epi64((long long)0x8000000000000000ULL), 0xd8))
+#define V_NOT_LT(a, b) _mm512_cmp_pd_mask((a), (b), _CMP_NLT_UQ)
+#define V_NOT_LE(a, b) _mm512_cmp_pd_mask((a), (b), _CMP_NLE_UQ)
+#define M_OR(m, n) ((__mmask8)((m) | (n)))
+#define M_ANDNOT(m, n) ((__mmask8)((m) & ~(n)))
+#define M_NONE ((__mmask8)0)
 #define V_BLEND(m, a, b) _mm512_mask_blend_pd((m), (b), (a))
 #define V_KEEP(m, a) _mm512_maskz_mov_pd((m), (a))
 #define V_SOFT fastprox_avx512_soft

@@ -13,56 +13,6 @@
    scaling, `collect_items`' gradient sums: the last two under every rule), the
    conditionals as blends and the sign operations as bit operations, so that every set
    gives the portable code's bits (tests/c/lanes.c). */
-/* The sign and mask operations isa.h lacks, exact in every set: RV_NEG(v) -v (the sign
-   bit flipped), RV_COPYSIGN(a, b) |a| with b's sign bit, RM_NONE no lane, RM_ANDNOT(m, n)
-   m and not n, RM_OR(m, n) m or n, RM_NOT_LT(a, b) !(a < b) and RM_NOT_LE(a, b) !(a <= b)
-   (true where either is NaN). */
-#undef RV_NEG
-#undef RM_OR
-#undef RM_NOT_LE
-#undef RM_NONE
-#undef RV_COPYSIGN
-#undef RM_ANDNOT
-#undef RM_NOT_LT
-
-#if FASTPROX_LANES_ISA == FASTPROX_LANES_PORTABLE
-#define RV_NEG(a) (-(a))
-#define RM_NONE 0
-#define RV_COPYSIGN(a, b) copysign((a), (b))
-#define RM_ANDNOT(m, n) ((m) && !(n))
-#define RM_NOT_LT(a, b) (!((a) < (b)))
-#define RM_NOT_LE(a, b) (!((a) <= (b)))
-#define RM_OR(m, n) ((m) || (n))
-#elif FASTPROX_LANES_ISA == FASTPROX_LANES_SSE2
-#define RV_NEG(a) _mm_xor_pd((a), _mm_set1_pd(-0.0))
-#define RM_NONE _mm_setzero_pd()
-#define RV_COPYSIGN(a, b) _mm_or_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), (a)), _mm_and_pd(_mm_set1_pd(-0.0), (b)))
-#define RM_ANDNOT(m, n) _mm_andnot_pd((n), (m))
-#define RM_NOT_LT(a, b) _mm_cmpnlt_pd((a), (b))
-#define RM_NOT_LE(a, b) _mm_cmpnle_pd((a), (b))
-#define RM_OR _mm_or_pd
-#elif FASTPROX_LANES_ISA == FASTPROX_LANES_AVX2
-#define RV_NEG(a) _mm256_xor_pd((a), _mm256_set1_pd(-0.0))
-#define RM_NONE _mm256_setzero_pd()
-#define RV_COPYSIGN(a, b) \
-    _mm256_or_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), (a)), _mm256_and_pd(_mm256_set1_pd(-0.0), (b)))
-#define RM_ANDNOT(m, n) _mm256_andnot_pd((n), (m))
-#define RM_NOT_LT(a, b) _mm256_cmp_pd((a), (b), _CMP_NLT_UQ)
-#define RM_NOT_LE(a, b) _mm256_cmp_pd((a), (b), _CMP_NLE_UQ)
-#define RM_OR _mm256_or_pd
-#elif FASTPROX_LANES_ISA == FASTPROX_LANES_AVX512
-#define RM_NONE ((__mmask8)0)
-#define RV_NEG(a) \
-    _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(a), _mm512_set1_epi64((long long)0x8000000000000000ULL)))
-#define RV_COPYSIGN(a, b) \
-    _mm512_castsi512_pd(_mm512_ternarylogic_epi64(_mm512_castpd_si512(a), _mm512_castpd_si512(b), \
-                                                  _mm512_set1_epi64((long long)0x8000000000000000ULL), 0xd8))
-#define RM_ANDNOT(m, n) ((__mmask8)((m) & ~(n)))
-#define RM_NOT_LT(a, b) _mm512_cmp_pd_mask((a), (b), _CMP_NLT_UQ)
-#define RM_NOT_LE(a, b) _mm512_cmp_pd_mask((a), (b), _CMP_NLE_UQ)
-#define RM_OR(m, n) ((__mmask8)((m) | (n)))
-#endif
-
 #ifndef FASTPROX_DUAL_SPARSE
 #define FASTPROX_DUAL_SPARSE
 #include <float.h>
@@ -97,8 +47,8 @@ LANES_INLINE V LANES_NAME(dual_weight)(V s, V G, double delta, double inv_eta0, 
 {
     V beta = V_MUL(V_ADD(V_SET1(delta), V_SQRT(G)), V_SET1(inv_eta0));
     V den = V_ADD(beta, V_SET1(l2));
-    V m = V_SUB(V_ABS(RV_NEG(s)), V_ADD(V_SET1(l1), V_MUL(beta, V_SET1(rho))));
-    V w = V_DIV(RV_COPYSIGN(V_MAX(V_ZERO, m), RV_NEG(s)), den);
+    V m = V_SUB(V_ABS(V_NEG(s)), V_ADD(V_SET1(l1), V_MUL(beta, V_SET1(rho))));
+    V w = V_DIV(V_COPYSIGN(V_MAX(V_ZERO, m), V_NEG(s)), den);
     return V_KEEP(V_GT(den, V_ZERO), w);
 }
 
@@ -115,7 +65,7 @@ LANES_INLINE M LANES_NAME(fresh)(long long rest)
    CoNLL-2000 tagger's rows under l1). Its weight is then copysign(0, -s), its bits. */
 LANES_INLINE int LANES_NAME(zero_weights)(V s, V G, double l1)
 {
-    return !M_ANY(RM_OR(RM_NOT_LE(V_SUB(V_ABS(RV_NEG(s)), V_SET1(l1)), V_ZERO), RM_NOT_LT(G, V_SET1(INFINITY))));
+    return !M_ANY(M_OR(V_NOT_LE(V_SUB(V_ABS(V_NEG(s)), V_SET1(l1)), V_ZERO), V_NOT_LT(G, V_SET1(INFINITY))));
 }
 
 /* `dual_weight`, or where `sparse` (`fastprox_dual_sparse`) and every lane's is 0
@@ -124,7 +74,7 @@ LANES_INLINE V LANES_NAME(dual_weight_or_zero)(V s, V G, double delta, double in
                                                double l2, const int sparse)
 {
     if (sparse && LANES_NAME(zero_weights)(s, G, l1))
-        return RV_COPYSIGN(V_ZERO, RV_NEG(s));
+        return V_COPYSIGN(V_ZERO, V_NEG(s));
     return LANES_NAME(dual_weight)(s, G, delta, inv_eta0, rho, l1, l2);
 }
 
@@ -150,7 +100,7 @@ LANES_INLINE long long LANES_NAME(dual_margins_in)(const double *e, long long st
 {
     long long k;
     for (k = from; k + LANES <= K; k += LANES)
-        LANES_NAME(dual_margins_of)(e, stride, k, x, scores, delta, inv_eta0, rho, l1, l2, sparse, 0, RM_NONE);
+        LANES_NAME(dual_margins_of)(e, stride, k, x, scores, delta, inv_eta0, rho, l1, l2, sparse, 0, M_NONE);
     return k;
 }
 
@@ -184,7 +134,7 @@ LANES_INLINE long long LANES_NAME(dual_apply_in)(double *e, long long stride, lo
 {
     long long k;
     for (k = from; k + LANES <= K; k += LANES)
-        LANES_NAME(dual_apply_of)(e, stride, k, sums, S, delta, inv_eta0, rho, threshold, sparse, 0, RM_NONE);
+        LANES_NAME(dual_apply_of)(e, stride, k, sums, S, delta, inv_eta0, rho, threshold, sparse, 0, M_NONE);
     return k;
 }
 
@@ -207,20 +157,20 @@ LANES_INLINE long long LANES_NAME(dual_skipped_in)(const double *e, long long st
         V s, G;
         ENTRIES(r, e, k, stride);
         V_GATHER2(r, FASTPROX_DUAL_SUM, &s, &G);
-        if (rho == 0.0 && at_lo > 0.0 && !M_ANY(V_GT(V_SUB(V_ABS(RV_NEG(s)), V_SET1(at_lo)), V_ZERO))) {
+        if (rho == 0.0 && at_lo > 0.0 && !M_ANY(V_GT(V_SUB(V_ABS(V_NEG(s)), V_SET1(at_lo)), V_ZERO))) {
             V_STORE(terms + k, V_ZERO);
             continue;
         }
         V beta = V_MUL(V_ADD(V_SET1(delta), V_SQRT(G)), V_SET1(inv_eta0));
         V off = V_MUL(beta, V_SET1(rho));
-        V a = V_ABS(RV_NEG(s));
+        V a = V_ABS(V_NEG(s));
         M first = M_AND(V_GT(beta, V_ZERO), V_GT(V_SUB(a, V_ADD(V_SET1(at_lo), off)), V_ZERO));
         M last = V_GT(V_SUB(a, V_ADD(V_SET1(at_hi), off)), V_ZERO);
-        V series = V_DIV(RV_COPYSIGN(V_SUB(V_MUL(V_SET1(cnt), V_SUB(V_ABS(s), off)), V_MUL(V_SET1(alpha), V_SET1(span))),
-                                     RV_NEG(s)),
+        V series = V_DIV(V_COPYSIGN(V_SUB(V_MUL(V_SET1(cnt), V_SUB(V_ABS(s), off)), V_MUL(V_SET1(alpha), V_SET1(span))),
+                                     V_NEG(s)),
                          beta);
         V_STORE(terms + k, V_BLEND(first, V_BLEND(last, series, V_SET1(NAN)), V_ZERO));
-        *crossing |= M_ANY(RM_ANDNOT(first, last)) != 0;
+        *crossing |= M_ANY(M_ANDNOT(first, last)) != 0;
     }
     return k;
 }
@@ -244,7 +194,7 @@ LANES_INLINE long long LANES_NAME(add_terms_in)(double *e, long long stride, lon
 {
     long long k;
     for (k = from; k + LANES <= n; k += LANES)
-        LANES_NAME(add_terms_of)(e, stride, S, terms, k, 0, RM_NONE);
+        LANES_NAME(add_terms_of)(e, stride, S, terms, k, 0, M_NONE);
     return k;
 }
 
@@ -258,7 +208,7 @@ LANES_INLINE void LANES_NAME(scale_sums_of)(double *sums, long long k, double h,
     if (overlap)
         g = V_BLEND(fresh, g, before);
     V_STORE(sums + k, g);
-    *steep |= M_ANY(RM_NOT_LT(V_ABS(g), V_SET1(limit))) != 0;
+    *steep |= M_ANY(V_NOT_LT(V_ABS(g), V_SET1(limit))) != 0;
 }
 
 /* `scale_sums_of` over the sums k = from .. K - 1, L at a time. Returns where the
@@ -268,7 +218,7 @@ LANES_INLINE long long LANES_NAME(scale_sums_in)(double *sums, long long from, l
 {
     long long k;
     for (k = from; k + LANES <= K; k += LANES)
-        LANES_NAME(scale_sums_of)(sums, k, h, limit, steep, 0, RM_NONE);
+        LANES_NAME(scale_sums_of)(sums, k, h, limit, steep, 0, M_NONE);
     return k;
 }
 /* The structured step's gradient sums of a feature's K outputs k .. k + L - 1: sums[k]
@@ -287,7 +237,7 @@ LANES_INLINE long long LANES_NAME(add_products_in)(double *sums, const double *q
 {
     long long k;
     for (k = from; k + LANES <= K; k += LANES)
-        LANES_NAME(add_products_of)(sums, q, x, k, 0, RM_NONE);
+        LANES_NAME(add_products_of)(sums, q, x, k, 0, M_NONE);
     return k;
 }
 #undef ENTRIES
