@@ -10,21 +10,6 @@
    lanes takes its last columns in a masked vector. Viterbi's max-plus step (`chain_best`)
    runs the same way, each column's best and its row in registers. */
 
-#undef CHAIN_STORE_TAIL
-#if FASTPROX_LANES_ISA == FASTPROX_LANES_PORTABLE
-#define CHAIN_STORE_TAIL(p, v, k) ((void)0)     /* (one lane: no tail) */
-#elif FASTPROX_LANES_ISA == FASTPROX_LANES_SSE2
-#define CHAIN_STORE_TAIL(p, v, k) _mm_store_sd((p), (v))
-#elif FASTPROX_LANES_ISA == FASTPROX_LANES_AVX2
-LANES_INLINE void fastprox_avx2_store_tail(double *p, __m256d v, long long k)
-{
-    _mm256_maskstore_pd(p, _mm256_cmpgt_epi64(_mm256_set1_epi64x(k), _mm256_set_epi64x(3, 2, 1, 0)), v);
-}
-#define CHAIN_STORE_TAIL fastprox_avx2_store_tail
-#elif FASTPROX_LANES_ISA == FASTPROX_LANES_AVX512
-#define CHAIN_STORE_TAIL(p, v, k) _mm512_mask_storeu_pd((p), (__mmask8)((1u << (k)) - 1), (v))
-#endif
-
 /* Rows j < 2^52 held as doubles, stored as int64: j + 2^52's bits are 2^52's plus j. */
 #undef CHAIN_STORE_ROWS
 #undef CHAIN_STORE_ROWS_TAIL
@@ -78,7 +63,7 @@ LANES_INLINE __m512i fastprox_avx512_rows(__m512d v)
         else                                                                                                   \
             full((p) + (i) * LANES, (v));                                                                      \
     } while (0)
-#define CHAIN_STORE(p, i, v) CHAIN_PUT(V_STORE, CHAIN_STORE_TAIL, p, i, v)
+#define CHAIN_STORE(p, i, v) CHAIN_PUT(V_STORE, V_STORE_TAIL, p, i, v)
 #define CHAIN_STORE_INDEX(p, i, v) CHAIN_PUT(CHAIN_STORE_ROWS, CHAIN_STORE_ROWS_TAIL, p, i, v)
 
 /* The columns left after a row's full blocks, `rest` of them (less than a block's), as

@@ -9,6 +9,7 @@
        V_LOAD(p), V_STORE(p, v)        L doubles at p (the row's values, the memos)
        V_LOAD_TAIL(p, k)               the first k < L doubles at p, 0 in the other lanes (nothing
                                        beyond p + k is read)
+       V_STORE_TAIL(p, v, k)           v's first k < L lanes stored at p (nothing beyond p + k written)
        V_GATHER(rows, k)               (rows[0][k], ..., rows[L-1][k]): one field of L state rows
        V_SCATTER(rows, k, v)           the reverse, lane 0 first
        V_GATHER2(rows, k, a, b)        *a, *b = fields k and k + 1 of the rows (one load of both a row)
@@ -41,6 +42,7 @@
 #undef V_LOAD
 #undef V_STORE
 #undef V_LOAD_TAIL
+#undef V_STORE_TAIL
 #undef V_GATHER
 #undef V_SCATTER
 #undef V_GATHER2
@@ -87,6 +89,7 @@
 #define V_LOAD(p) (*(p))
 #define V_STORE(p, v) (*(p) = (v))
 #define V_LOAD_TAIL(p, k) 0.0           /* (one lane: no tail) */
+#define V_STORE_TAIL(p, v, k) ((void)0) /* (one lane: no tail) */
 #define V_GATHER(rows, k) ((rows)[0][k])
 #define V_SCATTER(rows, k, v) ((rows)[0][k] = (v))
 #define V_GATHER2(rows, k, a, b) (*(a) = (rows)[0][k], *(b) = (rows)[0][(k) + 1])
@@ -143,6 +146,7 @@ static inline void fastprox_sse2_scatter_pair(double *const *rows, int k, __m128
 #define V_LOAD(p) _mm_loadu_pd(p)
 #define V_STORE(p, v) _mm_storeu_pd((p), (v))
 #define V_LOAD_TAIL(p, k) _mm_load_sd(p)
+#define V_STORE_TAIL(p, v, k) _mm_store_sd((p), (v))
 #define V_GATHER(rows, k) _mm_loadh_pd(_mm_load_sd((rows)[0] + (k)), (rows)[1] + (k))
 #define V_SCATTER(rows, k, v) fastprox_put2((rows)[0], (rows)[1], (k), (v))
 #define V_GATHER2 fastprox_sse2_gather_pair
@@ -245,6 +249,10 @@ LANES_INLINE __m256d fastprox_avx2_load_tail(const double *p, long long k)
     __m256i lanes = _mm256_set_epi64x(3, 2, 1, 0);
     return _mm256_maskload_pd(p, _mm256_cmpgt_epi64(_mm256_set1_epi64x(k), lanes));
 }
+LANES_INLINE void fastprox_avx2_store_tail(double *p, __m256d v, long long k)
+{
+    _mm256_maskstore_pd(p, _mm256_cmpgt_epi64(_mm256_set1_epi64x(k), _mm256_set_epi64x(3, 2, 1, 0)), v);
+}
 LANES_INLINE __m256d fastprox_avx2_soft(__m256d v, __m256d thr)
 {
     const __m256d sign = _mm256_set1_pd(-0.0);
@@ -254,6 +262,7 @@ LANES_INLINE __m256d fastprox_avx2_soft(__m256d v, __m256d thr)
 #define V_LOAD(p) _mm256_loadu_pd(p)
 #define V_STORE(p, v) _mm256_storeu_pd((p), (v))
 #define V_LOAD_TAIL fastprox_avx2_load_tail
+#define V_STORE_TAIL fastprox_avx2_store_tail
 #define V_GATHER fastprox_avx2_gather
 #define V_SCATTER fastprox_avx2_scatter
 #define V_GATHER2 fastprox_avx2_gather_pair
@@ -376,6 +385,7 @@ LANES_INLINE __m512d fastprox_avx512_soft(__m512d v, __m512d thr)
 #define V_LOAD(p) _mm512_loadu_pd(p)
 #define V_STORE(p, v) _mm512_storeu_pd((p), (v))
 #define V_LOAD_TAIL(p, k) _mm512_maskz_loadu_pd((__mmask8)((1u << (k)) - 1), (p))
+#define V_STORE_TAIL(p, v, k) _mm512_mask_storeu_pd((p), (__mmask8)((1u << (k)) - 1), (v))
 #define V_GATHER fastprox_avx512_gather
 #define V_SCATTER fastprox_avx512_scatter
 #define V_GATHER2 fastprox_avx512_gather_pair
