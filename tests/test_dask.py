@@ -113,6 +113,7 @@ def test_import_fastprox_imports_no_dask():
 @pytest.mark.parametrize("options", [
     {}, {"update": "rda"}, {"update": "ftrl", "alpha": 1e-4},
     {"schedule": "invsqrt", "penalty": "elasticnet"}, {"schedule": "normalized"},
+    {"schedule": "inv", "t0": 40.5, "penalty": "l2", "alpha": 1e-4},
 ], ids=lambda o: "-".join(map(str, o.values())) or "defaults")
 def test_sequential_is_the_single_machine_model(client, files, tmp_path, options):
     paths, _ = files

@@ -196,7 +196,8 @@ def step_sizes(params, schedule, head):
     and scaling the features by k scales the weights by 1/k (exactly without
     intercept and penalty), as Vowpal Wabbit's normalized updates do. Rows
     without stored values give unit scale. The other schedules' steps shrink
-    with t: their "auto" eta0 is 0.5, and delta is unused (1e-8)."""
+    with t: their "auto" eta0 is 0.5 (learning_rate="optimal"'s is 1 / alpha,
+    `optimal_steps`), and delta is unused (1e-8)."""
     eta0, delta = params["eta0"], params["delta"]
     if schedule != "adagrad":
         if params.get("learning_rate") == "optimal":
