@@ -296,6 +296,16 @@ def test_parallel_defaults_train_adagrad_and_say_so(client, files, tmp_path):
     assert fit(ProxClassifier(), files[0], client=client, sequential=True).schedule_ == "normalized"
 
 
+@pytest.mark.parametrize("rate", [dict(learning_rate="optimal", alpha=1e-4), dict(learning_rate="invscaling")])
+def test_parallel_takes_the_schedule_a_learning_rate_names(client, files, rate):
+    """scikit-learn's learning_rate names the schedule (and "optimal" its eta0 and t0):
+    the parallel mode trains with it rather than with its own default, "adagrad"."""
+    est = fit(ProxClassifier(**rate, penalty="l2", step="gradient"), files[0], client=client)
+    alone = ProxClassifier(**rate, penalty="l2", step="gradient").fit(*load_libsvm(files[0][0]))
+    assert (est.schedule_, est.eta0_, est.t0_) == (alone.schedule_, alone.eta0_, alone.t0_)
+    assert est.get_params()["schedule"] is None
+
+
 def test_one_worker_is_the_single_machine_model_to_rounding(client, files, tmp_path):
     """A mix of one worker is that worker's model: with n_workers=1 the parallel mode
     is one machine's training, the state rebuilt each pass."""
