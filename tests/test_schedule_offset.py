@@ -106,8 +106,10 @@ def test_optimal_is_inv_with_its_eta0_and_t0(params):
 
 
 def test_offset_model_files_round_trip_and_continue(tmp_path):
+    """t0 in model files, optimal's below 0 (alpha > 1) too: loaded, the model continues as it would have."""
     X, y = dense_problem(seed=2)
     for est in (ProxClassifier(learning_rate="optimal", alpha=1e-3, penalty="l2"),
+                ProxClassifier(learning_rate="optimal", alpha=4.0, penalty="l2"),
                 ProxClassifier(schedule="invsqrt", t0=7.5, alpha=1e-3, penalty="l1", step="gradient")):
         est.fit(X[:200], y[:200])
         save_model(est, tmp_path / "m.npz")
