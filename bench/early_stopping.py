@@ -8,9 +8,11 @@ tol=1e-3 (scikit-learn's defaults) and random_state=0, once with
 otherwise (fastprox: the normalized schedule, the invariant step, no penalty;
 scikit-learn: the "optimal" rate, l2 with alpha 1e-4); fastprox once more with
 scikit-learn's penalty spelled out (penalty="l2", alpha=1e-4), as a ported script
-that names it trains; and fastprox with scikit-learn's whole rule under a scalar rate
-(that penalty, learning_rate="invscaling", power_t=0.5, step="gradient"; LIBRARIES
-says why), early_stopping only. The table gives the passes each ran (n_iter_), the medians of
+that names it trains; fastprox with scikit-learn's whole default rule (that penalty,
+learning_rate="optimal", step="gradient": the faithful port of SGDClassifier's
+defaults); and fastprox with that penalty under invscaling's scalar rate
+(learning_rate="invscaling", power_t=0.5, step="gradient"; LIBRARIES says why),
+early_stopping only. The table gives the passes each ran (n_iter_), the medians of
 ``fit``'s CPU (process) time and wall time over the runs (the learners interleaved in
 one process) and the test accuracy of the same fits. The target (issue 39): at each
 set, a fastprox fit as accurate as scikit-learn's best of its two settings, in less
@@ -53,18 +55,20 @@ BENCH = Path(__file__).resolve().parent
 COMMON = dict(loss="log_loss", max_iter=1000, tol=1e-3, random_state=0)
 SETTINGS = {"early_stopping": dict(early_stopping=True), "average": dict(average=True)}
 #: The learners and the settings each runs: each library's defaults, fastprox with
-#: scikit-learn's penalty, and fastprox with scikit-learn's whole rule as an SGDClassifier
-#: script that leaves "optimal" for a scalar rate would port it: its l2 penalty and alpha,
-#: learning_rate="invscaling" with power_t=0.5 (eta0 / sqrt(t), fastprox's "invsqrt", which
-#: fastprox's estimators map themselves) and SGD's plain gradient step (step="gradient";
-#: fastprox's default under a scalar schedule is the invariant step). scikit-learn's own
-#: "optimal" rate, 1 / (alpha (t + t0)), has no fastprox schedule (fastprox refuses it and
-#: names schedule="inv"). One rule for every set, chosen before measuring any set. That
-#: learner runs early_stopping only: its averaged fits ran 8-79 passes at 4-19 times
-#: scikit-learn's time a pass (the averaged sums under a scalar schedule with l2), never the
-#: fastest accurate fit, and would take the run past 10 minutes.
+#: scikit-learn's penalty, fastprox with scikit-learn's whole default rule (its l2 penalty
+#: and alpha, its "optimal" rate 1 / (alpha (t + t0)) with Bottou's t0, which fastprox maps
+#: onto schedule="inv" with eta0 = 1 / alpha and that t0, and SGD's plain gradient step,
+#: step="gradient", fastprox's default under a scalar schedule being the invariant step),
+#: and fastprox with an SGDClassifier script's rule that leaves "optimal" for a scalar rate:
+#: the same penalty, learning_rate="invscaling" with power_t=0.5 (eta0 / sqrt(t), fastprox's
+#: "invsqrt") and the gradient step. One rule each for every set, chosen before measuring
+#: any set. The invscaling learner runs early_stopping only: its averaged fits ran 8-79
+#: passes at 4-19 times scikit-learn's time a pass (the averaged sums under a scalar schedule
+#: with l2), never the fastest accurate fit, and would take the run past 10 minutes.
 LIBRARIES = {"fastprox": (ProxClassifier, {}, tuple(SETTINGS)),
              "fastprox l2 1e-4": (ProxClassifier, dict(penalty="l2", alpha=1e-4), tuple(SETTINGS)),
+             "fastprox l2 1e-4 optimal": (ProxClassifier, dict(
+                 penalty="l2", alpha=1e-4, learning_rate="optimal", step="gradient"), tuple(SETTINGS)),
              "fastprox l2 1e-4 invscaling": (ProxClassifier, dict(
                  penalty="l2", alpha=1e-4, learning_rate="invscaling", power_t=0.5, step="gradient"),
                  ("early_stopping",)),
@@ -210,10 +214,12 @@ def report(args, table, verdicts, load, traces=()):
         "or `average=True`, each library's defaults otherwise (fastprox: normalized schedule, invariant "
         "step, no penalty; scikit-learn: 'optimal' rate, l2 with alpha 1e-4); `fastprox l2 1e-4` adds "
         "scikit-learn's penalty, `penalty='l2', alpha=1e-4`, to fastprox's defaults; `fastprox l2 1e-4 "
-        "invscaling` (early_stopping only) ports an SGDClassifier script's whole rule with a scalar "
-        "rate, one setting for every set: that penalty, `learning_rate='invscaling', power_t=0.5` "
-        "(fastprox's `invsqrt`, eta0 / sqrt(t), eta0 fastprox's 'auto') and SGD's plain "
-        "`step='gradient'` (scikit-learn's 'optimal' rate has no fastprox schedule). Epochs: n_iter_; "
+        "optimal` ports SGDClassifier's whole default rule: that penalty, `learning_rate='optimal'` "
+        "(scikit-learn's 1 / (alpha (t + t0)) with Bottou's t0: fastprox's `inv` with eta0 = 1 / alpha "
+        "and that t0) and SGD's plain `step='gradient'`; `fastprox l2 1e-4 invscaling` (early_stopping "
+        "only) ports a script's rule with invscaling's scalar rate instead: that penalty, "
+        "`learning_rate='invscaling', power_t=0.5` (fastprox's `invsqrt`, eta0 / sqrt(t), eta0 "
+        "fastprox's 'auto') and `step='gradient'`. One setting each for every set. Epochs: n_iter_; "
         f"CPU and wall seconds: the medians of {args.runs} interleaved fits; accuracy: on the test rows, "
         "of the same fits.", "",
         md_table(["set", "library", "setting", "epochs", "CPU s", "wall s", "test accuracy"], table), "",

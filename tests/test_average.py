@@ -16,7 +16,7 @@ from fastprox._kernels import Learner
 from fastprox._registry import LOSSES, RULES as ALL_RULES
 from fastprox.structured import StructuredLearner
 from tests.support.average_reference import AveragedReference, AveragedStructuredReference
-from tests.support.reference import assert_contract_close
+from tests.support.reference import assert_contract_close, with_offset
 from test_exactness import check_cost_independent_of_d, problems, stream
 from test_structured_step import streams as structured_streams, take
 
@@ -31,7 +31,7 @@ def binary_rows(n, d, density, seed):
 
 
 def build(cls, rule, d, K, loss, params, average, step="gradient"):
-    return cls(d, K, *rule, loss, ovr=K > 1, average=average, step=step, **params)
+    return cls(d, K, *rule, loss, ovr=K > 1, average=average, step=step, **with_offset(rule, params))
 
 
 def check_average(lazy, eager):

@@ -101,6 +101,18 @@ def long_first_run(tmp_path, X, y, first, second):
     return path, labels_
 
 
+def test_t0_is_the_estimators(data, tmp_path):
+    """--t0 trains the estimator's t0 (saved with the model, and checked by train -i)."""
+    d, X, y = data
+    model = tmp_path / "t0.npz"
+    options = ["--schedule", "inv", "--t0", "12.5", "--step", "gradient", "--penalty", "l2", "--alpha", "1e-4"]
+    assert main(["train", str(d / "train.svm"), "--model", str(model), "--quiet", *options]) == 0
+    saved = same_model(model, ProxClassifier(shuffle=False, schedule="inv", t0=12.5, step="gradient",
+                                             penalty="l2", alpha=1e-4).fit(X, y))
+    assert saved.t0 == saved.t0_ == 12.5
+    assert main(["train", "-i", str(model), str(d / "train.svm"), "--quiet", "--t0", "3"]) == 1
+
+
 @pytest.mark.parametrize("first, second", [(0, 1), (-1, 1), (1, 0), (1, -1)])
 def test_a_buffer_of_one_label_falls_back_to_the_conventions(data, tmp_path, monkeypatch, first, second):
     """The buffer fills with one label only: -1 and 0 are taken as negative, +1 as

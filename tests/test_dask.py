@@ -113,6 +113,7 @@ def test_import_fastprox_imports_no_dask():
 @pytest.mark.parametrize("options", [
     {}, {"update": "rda"}, {"update": "ftrl", "alpha": 1e-4},
     {"schedule": "invsqrt", "penalty": "elasticnet"}, {"schedule": "normalized"},
+    {"schedule": "inv", "t0": 40.5, "penalty": "l2", "alpha": 1e-4},
 ], ids=lambda o: "-".join(map(str, o.values())) or "defaults")
 def test_sequential_is_the_single_machine_model(client, files, tmp_path, options):
     paths, _ = files
@@ -293,6 +294,16 @@ def test_parallel_defaults_train_adagrad_and_say_so(client, files, tmp_path):
     save_model(est, tmp_path / "m.npz")
     assert load_model(tmp_path / "m.npz").schedule_ == "adagrad"
     assert fit(ProxClassifier(), files[0], client=client, sequential=True).schedule_ == "normalized"
+
+
+@pytest.mark.parametrize("rate", [dict(learning_rate="optimal", alpha=1e-4), dict(learning_rate="invscaling")])
+def test_parallel_takes_the_schedule_a_learning_rate_names(client, files, rate):
+    """scikit-learn's learning_rate names the schedule (and "optimal" its eta0 and t0):
+    the parallel mode trains with it rather than with its own default, "adagrad"."""
+    est = fit(ProxClassifier(**rate, penalty="l2", step="gradient"), files[0], client=client)
+    alone = ProxClassifier(**rate, penalty="l2", step="gradient").fit(*load_libsvm(files[0][0]))
+    assert (est.schedule_, est.eta0_, est.t0_) == (alone.schedule_, alone.eta0_, alone.t0_)
+    assert est.get_params()["schedule"] is None
 
 
 def test_one_worker_is_the_single_machine_model_to_rounding(client, files, tmp_path):

@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
 from fastprox._registry import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES, losses_of
-from tests.support.reference import EagerReference, assert_contract_close
+from tests.support.reference import EagerReference, assert_contract_close, with_offset
 
 # every supported rule whose penalty acts coordinate-wise (the table of rules');
 # the group penalties are test_exactness_groups'
@@ -47,6 +47,7 @@ def problems(draw, max_rows=30, max_features=20):
         berhu_gamma=draw(st.sampled_from([0.05, 0.5, 2.0])),
         epsilon=draw(st.sampled_from([0.0, 0.1, 1.0])),
         fit_intercept=draw(st.booleans()),
+        t0=draw(st.sampled_from([0.0, 2.5])),      # (kept by the rules that take it: `make`)
     )
     epochs = draw(st.integers(1, 3))
     order = np.concatenate([rng.permutation(n) for _ in range(epochs)]).astype(np.int64)
@@ -56,7 +57,7 @@ def problems(draw, max_rows=30, max_features=20):
 
 def make(cls, rule, X, K, loss, params):
     update, schedule, penalty = rule
-    return cls(X.shape[1], K, update, schedule, penalty, loss, ovr=K > 1, **params)
+    return cls(X.shape[1], K, update, schedule, penalty, loss, ovr=K > 1, **with_offset(rule, params))
 
 
 def one_pass_both(rule, X, y, loss, params):

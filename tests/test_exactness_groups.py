@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
 from fastprox._registry import PENALTIES as PENALTY_TABLE, RULES as ALL_RULES, SCHEDULES, UPDATES, losses_of
-from tests.support.reference import assert_contract_close
+from tests.support.reference import assert_contract_close, with_offset
 from tests.support.reference_multiclass import (GROUP_PENALTIES, MULTINOMIAL_LOSSES, MulticlassReference,
                                   random_group_weights)
 
@@ -58,6 +58,7 @@ def problems(draw, modes=("multinomial", "multinomial", "ovr", "single"), max_ro
         berhu_gamma=draw(st.sampled_from([0.05, 0.5, 2.0])),
         epsilon=draw(st.sampled_from([0.0, 0.1, 1.0])),
         fit_intercept=draw(st.booleans()),
+        t0=draw(st.sampled_from([0.0, 2.5])),      # (kept by the rules that take it: `make`)
         ovr=mode == "ovr",
         multinomial=mode == "multinomial",
         groups=groups,
@@ -71,7 +72,7 @@ def problems(draw, modes=("multinomial", "multinomial", "ovr", "single"), max_ro
 
 def make(cls, rule, pb):
     update, schedule, penalty = rule
-    params = dict(pb["params"])
+    params = with_offset(rule, dict(pb["params"]))
     if penalty not in GROUP_PENALTIES:
         params["groups"] = params["group_weights"] = None
     return cls(pb["X"].shape[1], pb["K"], update, schedule, penalty, pb["loss"], **params)

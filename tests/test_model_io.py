@@ -295,6 +295,34 @@ def test_version_5_files_load_as_models_without_hashing(saved):
     assert after.hash_bits is after.hash_bits_ is None
 
 
+def test_version_9_files_load_as_models_without_an_offset(tmp_path):
+    """A file of format version 9 (no t0 parameter or learner entry) loads as the model
+    of t0 = 0, which trains on as the model saved; a file's t0 is checked (a version 10
+    file without it, a negative one for a parameter, one under a rule without the
+    offset are refused)."""
+    path = tmp_path / "inv.npz"
+    save_model(ProxClassifier(schedule="inv", alpha=1e-4, penalty="l2", eta0=0.3).fit(X, Y), path)
+    before = load_model(path)
+
+    def as_version_9(h):
+        h["version"] = 9
+        del h["params"]["t0"], h["learner"]["t0"]
+
+    after = load_model(edited(path, tmp_path / "v9.npz", as_version_9))
+    same_state(before, after)
+    assert after.t0 == after.t0_ == 0.0
+    same_state(before.partial_fit(X[:100], Y[:100]), after.partial_fit(X[:100], Y[:100]))
+    refused(edited(path, tmp_path / "a.npz", lambda h: h["learner"].pop("t0")), "learner entry lacks ['t0']")
+    refused(edited(path, tmp_path / "b.npz", lambda h: h["params"].update(t0=-1.0)), "t0=-1.0 must be >= 0")
+    refused(edited(path, tmp_path / "c.npz", lambda h: h["learner"].update(t0=-1.0)), "t0=-1.0 must be > -1")
+    refused(edited(path, tmp_path / "d.npz", lambda h: h["learner"].update(t0=2.0)),
+            "params.t0=0.0 but the kernel was fitted with t0=2.0")
+    ftrl = tmp_path / "ftrl.npz"
+    save_model(ProxClassifier(update="ftrl").fit(X, Y), ftrl)
+    refused(edited(ftrl, tmp_path / "e.npz", lambda h: (h["learner"].update(t0=2.0), h["params"].update(t0=2.0))),
+            "t0=2.0 offsets the decaying scalar schedules of update='fobos'")
+
+
 def test_a_hashing_model_remembers_its_hashing(tmp_path):
     """A model trained with hash_bits hashes the raw ids it predicts on, loaded from
     its file too, where a file that did not record it predicted unhashed ids without a

@@ -327,6 +327,18 @@ def test_learning_rates_step_as_sklearns(loss, learning_rate, power_t):
     (dict(power_t=-0.5), "power_t=-0.5 must be >= 0"),
     (dict(n_jobs=0), "n_jobs=0 must be None or a non-zero integer"),
     (dict(n_jobs=1.5), "n_jobs=1.5 must be None"),
+    (dict(learning_rate="optimal"), "alpha must be > 0 since learning_rate is 'optimal'.*use alpha > 0"),
+    (dict(learning_rate="optimal", alpha=1e-4, eta0=0.1), "drop eta0=0.1.*learning_rate=None.*schedule='inv'"),
+    (dict(learning_rate="optimal", alpha=1e-4, t0=5.0), "drop t0=5.0"),
+    (dict(learning_rate="optimal", alpha=1e-4, schedule="inv"), "drop schedule='inv'"),
+    (dict(learning_rate="optimal", alpha=1e-4, batch_size=4), "counts t in rows.*batch_size=1"),
+    (dict(learning_rate="optimal", alpha=1e-4, update="rda"), "update='rda' is not defined with schedule='inv'"),
+    (dict(schedule="inv", t0=-1.0), "t0=-1.0 must be >= 0"),
+    (dict(schedule="inv", t0=float("nan")), "t0=nan must be a finite number"),
+    (dict(schedule="inv", t0=True), "t0=True must be a finite number"),
+    (dict(t0=2.0), "t0=2.0 offsets the decaying scalar schedules.*schedule='normalized' has none"),
+    (dict(schedule="adagrad", t0=2.0), "schedule='adagrad' has none: use t0=0"),
+    (dict(update="rda", schedule="invsqrt", t0=2.0), "update='rda' with schedule='invsqrt' has none"),
 ])
 def test_learning_rates_without_a_schedule_are_refused(params, message):
     X, y = problem()
@@ -365,8 +377,9 @@ def test_every_sgd_parameter_is_taken_or_names_its_equivalent(sgd, cls):
         for make in (lambda: cls(**{name: value}), lambda: cls().set_params(**{name: value})):
             with pytest.raises(ValueError, match=f"does not take '{name}'; {name}: .*(use|train)"):
                 make()
-    with pytest.raises(ValueError, match=r"learning_rate='optimal': .*schedule='inv'"):
-        cls(learning_rate="optimal").fit(X, y)
+    with pytest.raises(ValueError, match=r"alpha must be > 0 since learning_rate is 'optimal'"):
+        cls(learning_rate="optimal").fit(X, y)     # (scikit-learn's default, with fastprox's alpha=0)
+    assert cls(learning_rate="optimal", alpha=1e-4).fit(X, y).schedule_ == "inv"
 
 
 def test_fit_arguments_and_unknown_names_are_refused():

@@ -8,9 +8,10 @@ from array import array
 from math import isfinite, sqrt
 
 from ._arrays import encode_targets, sum_squares
-from ._kernels import Learner
+from ._kernels import Learner, loss_derivative
 from ._numpy import np
 from ._registry import LOSSES
+from ._sklearn_names import optimal_init
 from ._validation import (MULTINOMIAL_LOSSES, as_float_array, average_from, check_groups, kernel_arrays,
                           kernel_loss, kernel_penalty, schedule_and_step)
 
@@ -19,7 +20,7 @@ from ._validation import (MULTINOMIAL_LOSSES, as_float_array, average_from, chec
 AUTO_ROWS = 10_000
 
 DEFAULTS = dict(penalty="l1", alpha=0.0, l1_ratio=0.15, update="fobos", schedule=None,
-                step=None, eta0="auto", delta="auto", rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
+                step=None, eta0="auto", t0=0.0, delta="auto", rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
                 fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
                 warm_start=False, epsilon=0.1, groups=None, group_weights=None, grow_features=False,
                 hash_bits=None, verbose=0, average=False, tol=1e-3, n_iter_no_change=5, early_stopping=False,
@@ -101,7 +102,7 @@ def new_learner(params, n_features, n_outputs, ovr, multinomial, head):
     return Learner(n_features, n_outputs, params["update"], schedule,
                    kernel_penalty(params["penalty"]), kernel_loss(params["loss"]),
                    alpha=params["alpha"], l1_ratio=params["l1_ratio"],
-                   eta0=eta0, delta=delta, rda_rho=params["rda_rho"],
+                   eta0=eta0, t0=schedule_offset(params), delta=delta, rda_rho=params["rda_rho"],
                    berhu_gamma=params["berhu_gamma"], epsilon=params["epsilon"],
                    fit_intercept=params["fit_intercept"], ovr=ovr, multinomial=multinomial,
                    groups=check_groups(params["groups"], n_features),
@@ -119,9 +120,12 @@ def check_same_kernel(params, kernel):
     names = dict(params, loss=kernel_loss(params["loss"]), penalty=kernel_penalty(params["penalty"]))
     names["schedule"], names["step"] = schedule_and_step(params, kernel.multinomial)
     names["average"] = average_from(params.get("average", False))
+    names["t0"] = schedule_offset(params)
     keys = ["update", "penalty", "loss", "fit_intercept", "schedule", "step",
             "alpha", "l1_ratio", "rda_rho", "berhu_gamma", "epsilon"]
     fitted = {key: getattr(kernel, key) for key in keys + ["eta0", "delta"]}
+    fitted["t0"] = getattr(kernel, "t0", 0.0)       # (model files before it: none)
+    keys.append("t0")
     fitted["average"] = getattr(kernel, "average", 0)       # (model files before it: none)
     keys.append("average")
     if auto_steps(params, names["schedule"]):
@@ -134,8 +138,8 @@ def check_same_kernel(params, kernel):
         fitted["multi_class"] = "multinomial" if kernel.multinomial else "ovr"
     for key in keys:
         if names[key] != fitted[key]:
-            given = f"{params[key]!r}" + (f" ({names[key]!r} with the other parameters)"
-                                         if params[key] is None or params[key] == "auto" else "")
+            given = f"{params.get(key)!r}" + (f" ({names[key]!r} with the other parameters)"
+                                             if params.get(key) is None or params.get(key) == "auto" else "")
             raise ValueError(f"params.{key}={given} but the kernel was fitted with "
                              f"{key}={fitted[key]!r} (set_params after the fit); set it back, or fit again")
 
@@ -192,9 +196,12 @@ def step_sizes(params, schedule, head):
     and scaling the features by k scales the weights by 1/k (exactly without
     intercept and penalty), as Vowpal Wabbit's normalized updates do. Rows
     without stored values give unit scale. The other schedules' steps shrink
-    with t: their "auto" eta0 is 0.5, and delta is unused (1e-8)."""
+    with t: their "auto" eta0 is 0.5 (learning_rate="optimal"'s is 1 / alpha,
+    `optimal_steps`), and delta is unused (1e-8)."""
     eta0, delta = params["eta0"], params["delta"]
     if schedule != "adagrad":
+        if params.get("learning_rate") == "optimal":
+            eta0 = optimal_steps(params)[0]
         return 0.5 if eta0 == "auto" else eta0, 1e-8 if delta == "auto" else delta
     if not auto_steps(params, schedule):
         return eta0, delta
@@ -209,6 +216,24 @@ def step_sizes(params, schedule, head):
     if delta == "auto":
         delta = sqrt(squares / len(values)) if squares > 0 else 1.0
     return eta0, delta
+
+
+def schedule_offset(params):
+    """The kernel's t0: the parameter, or learning_rate="optimal"'s (`optimal_steps`)."""
+    if params.get("learning_rate") == "optimal":
+        return optimal_steps(params)[1]
+    return params.get("t0", 0.0)        # (model files before it: none)
+
+
+def optimal_steps(params):
+    """(eta0, t0) of learning_rate="optimal" for the checked parameters ``params``:
+    scikit-learn's steps 1 / (alpha (optimal_init + t - 1)) as schedule="inv"'s eta0 /
+    (t + t0), eta0 = 1 / alpha and t0 = optimal_init - 1, optimal_init by scikit-learn's
+    heuristic (`_sklearn_names.optimal_init`) from the model's loss (its kernel's
+    derivative; a multinomial model's, of the binary form)."""
+    loss, alpha = kernel_loss(params["loss"]), params["alpha"]
+    init = optimal_init(alpha, lambda p: loss_derivative(loss, p, 1.0, params["epsilon"]))
+    return 1.0 / alpha, init - 1.0
 
 
 def head_values(pieces):

@@ -57,12 +57,13 @@ from libc.string cimport memcpy
 from libc.stdint cimport uint64_t
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS, PyBUF_FORMAT
 from libc.stdlib cimport calloc, realloc, free
-from fastprox._kernel.losses.losses cimport logsum_pop, LOG
+from fastprox._kernel.losses.losses cimport logsum_pop, LOG, dloss
 from fastprox._numpy import np
 from fastprox._registry import (LOSSES, PENALTIES, SCHEDULES, UPDATES, averaging as find_averaging, codes,
                                 l1_share, rule as find_rule)
-from fastprox._validation import (check_group_weights, check_invariant_loss, check_memory, check_single_rows,
-                                  check_step, check_structured, NonFiniteMargin)  # (re-exported)
+from fastprox._validation import (check_group_weights, check_invariant_loss, check_memory, check_offset,
+                                  check_single_rows, check_step, check_structured,
+                                  NonFiniteMargin)  # (re-exported)
 from fastprox._kernel.base.types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
@@ -120,6 +121,14 @@ cdef const lanes_t* chosen_lanes() noexcept nogil:
     `use_lanes`'. For the compiled callers of the structured steps (`_kernel/steps/structured.pxd`'s
     `structured_scratch`) and of the CRF's decoders (`structured._tagger`, `_decoders`)."""
     return LANES
+
+
+def loss_derivative(loss, double p, double y, double epsilon):
+    """d loss(p, y) / d p of a loss of the registry (label y = +-1 of a binary loss, a
+    regression loss's target): the kernel's own derivative (`_kernel/losses/losses.pxd`),
+    which scikit-learn's heuristic for the "optimal" rate's first step reads
+    (`_core.optimal_steps`)."""
+    return dloss(LOSS_CODES[loss], p, y, epsilon)
 
 
 def lanes():
@@ -194,7 +203,8 @@ cdef class Learner:
                  double alpha=0.0, double l1_ratio=0.15, double eta0=0.1, double delta=1e-8,
                  double rda_rho=0.0, double berhu_gamma=1.0, double epsilon=0.1,
                  bint fit_intercept=True, bint ovr=False, bint multinomial=False, groups=None,
-                 group_weights=None, step="gradient", long long n_unpenalized=0, long long average=0):
+                 group_weights=None, step="gradient", long long n_unpenalized=0, long long average=0,
+                 double t0=0.0):
         if n_features < 0 or n_outputs < 1 or n_unpenalized < 0:
             raise ValueError(f"a model needs n_features >= 0, n_outputs >= 1 and n_unpenalized >= 0; "
                              f"got {n_features}, {n_outputs} and {n_unpenalized}.")
@@ -208,6 +218,7 @@ cdef class Learner:
         self.step = step
         self.alpha, self.l1_ratio, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
         self.rda_rho, self.berhu_gamma, self.epsilon = rda_rho, berhu_gamma, epsilon
+        self.t0 = t0
         self.fit_intercept, self.ovr, self.multinomial = fit_intercept, ovr, multinomial
         self.groups = None if groups is None else np.asarray(groups, dtype=np.int64)
         c = &self.c
@@ -216,12 +227,13 @@ cdef class Learner:
         c.params.n_outputs, c.params.n_features = n_outputs, n_features
         c.params.n_unpenalized = n_unpenalized
         c.params.ovr, c.params.fit_intercept, c.params.multinomial = ovr, fit_intercept, multinomial
-        c.params.eta0, c.params.delta = eta0, delta
+        c.params.eta0, c.params.delta, c.params.t0 = eta0, delta, t0
         c.params.berhu_gamma, c.params.epsilon = berhu_gamma, epsilon
         c.params.inv_eta0 = 1.0 / eta0 if eta0 > 0.0 else 0.0
         c.params.rda_rho = rda_rho if c.params.update == RDA else 0.0
         rule = find_averaging(update, schedule, penalty) if average else find_rule(update, schedule, penalty)
         self.average = c.params.average_from = average
+        check_offset(t0, update, schedule, lowest=-1.0)
         check_step(step, update, schedule, 1)
         check_invariant_loss(step, loss)
         check_single_rows(step, schedule, multinomial)
@@ -457,11 +469,9 @@ cdef class Learner:
                 self.loss, self.alpha, self.l1_ratio, self.eta0, self.delta, self.rda_rho,
                 self.berhu_gamma, self.epsilon, self.fit_intercept, self.ovr, self.multinomial,
                 self.groups, self.group_weights, self.step)
-        if self.n_unpenalized or self.average:      # (a flat learner's pickle is as it always was)
-            args += (self.n_unpenalized,)
-        if self.average:
-            args += (self.average,)
-        return args
+        optional = (self.n_unpenalized, self.average, self.t0)
+        # up to the last that is not its default 0 (a flat learner's pickle is as it always was)
+        return args + optional[:max([i + 1 for i, value in enumerate(optional) if value], default=0)]
 
     def __getstate__(self):
         return {"arrays": {name: np.frombuffer(a, dtype=np.int64 if name in SAVED_INT64 else np.float64)

@@ -38,6 +38,7 @@ lazy catch-up. Pure NumPy, no Dask.
 from ._kernels import SAVED_INT64, Learner
 from ._numpy import np
 from ._registry import PENALTIES
+from ._sklearn_names import schedule_of
 from .model_io.layout import adagrad_steps, state_layout
 
 #: What a rule mixes: "average" (weights by rows), "adagrad" (moves rescaled to
@@ -48,8 +49,19 @@ MIXES = ("average", "adagrad", "dual")
 def parallel_params(params):
     """The parameters the parallel mode trains with: schedule=None (the data-free
     default, the normalized schedule where the rule takes it) becomes "adagrad",
-    whose mix is sound (`mix_kind`); a schedule given is kept, and checked there."""
-    return dict(params, schedule="adagrad") if params["schedule"] is None else params
+    whose mix is sound (`mix_kind`); a schedule given, or named by scikit-learn's
+    learning_rate, is kept, and checked there (`params_kind`)."""
+    if params["schedule"] is None and params.get("learning_rate") is None:
+        return dict(params, schedule="adagrad")
+    return params
+
+
+def params_kind(params):
+    """`mix_kind` of a model's parameters (`parallel_params`'), the schedule that
+    scikit-learn's learning_rate names taken for it."""
+    schedule = schedule_of(params.get("learning_rate"), params.get("power_t", 0.5), params["schedule"],
+                           params["batch_size"])
+    return mix_kind(params["update"], schedule, params["penalty"])
 
 
 def mix_kind(update, schedule, penalty, step="gradient"):

@@ -330,6 +330,14 @@ def defaults_for(update, penalty, batch_size, multinomial):
     return ("normalized" if normalized else "adagrad"), step
 
 
+def takes_offset(update, schedule):
+    """Whether a rule's steps take the offset t0 of the scalar schedules, eta0 / sqrt(t +
+    t0) and eta0 / (t + t0) (constant's ignore it): fobos's. The dual rules' weights
+    read sqrt(t) / eta0 in closed forms the offset is not defined for; AdaGrad's and the
+    normalized schedule's steps have no t to offset."""
+    return update == "fobos" and SCHEDULES[schedule].kind == "scalar"
+
+
 def penalties_of(family):
     """The names of the penalties of one family, in the table's order."""
     return tuple(p.name for p in PENALTIES.values() if p.family == family)

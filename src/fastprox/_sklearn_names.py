@@ -1,18 +1,22 @@
 """scikit-learn's SGD parameters on fastprox's estimators, for scripts written for
 `SGDClassifier` and `SGDRegressor`: ``learning_rate`` and ``power_t`` mapped onto
-fastprox's ``schedule`` where they mean the same step sizes and refused with the
-mapping named where they do not, ``n_jobs`` checked, and the names fastprox lacks
-refused with their fastprox equivalent. Pure Python, the standard library only: the
-command line's start-up reads `_validation`, which imports this.
+fastprox's ``schedule`` (and, for "optimal", ``eta0`` and ``t0``) where they mean the
+same step sizes and refused with the mapping named where they do not, ``n_jobs``
+checked, and the names fastprox lacks refused with their fastprox equivalent. Pure
+Python, the standard library only: the command line's start-up reads `_validation`,
+which imports this.
 
 scikit-learn's steps (its ``_sgd_fast``): ``constant`` eta0; ``invscaling``
-eta0 / t^power_t, t counting rows from 1; ``optimal`` 1 / (alpha (t + t0)) with
-Bottou's t0; ``adaptive`` eta0 divided by 5 whenever the stopping rule would stop;
-``pa1``, ``pa2`` the passive-aggressive steps. fastprox's scalar schedules (the
-contract's, docs/contract.md) are eta0, eta0 / sqrt(t) and eta0 / t with t counting
-steps from 1: a row per step when batch_size=1, so that ``invscaling`` with power_t
-0.5 or 1 is ``invsqrt`` or ``inv``, power_t 0 ``constant``.
+eta0 / t^power_t, t counting rows from 1; ``optimal`` 1 / (alpha (optimal_init + t -
+1)) with Bottou's heuristic optimal_init (`optimal_init`); ``adaptive`` eta0 divided
+by 5 whenever the stopping rule would stop; ``pa1``, ``pa2`` the passive-aggressive
+steps. fastprox's scalar schedules (the contract's, docs/contract.md) are eta0,
+eta0 / sqrt(t + t0) and eta0 / (t + t0) with t counting steps from 1: a row per step
+when batch_size=1, so that ``invscaling`` with power_t 0.5 or 1 is ``invsqrt`` or
+``inv``, power_t 0 ``constant``, and ``optimal`` is ``inv`` with eta0 = 1 / alpha and
+t0 = optimal_init - 1.
 """
+import math
 import numbers
 
 #: learning_rate="invscaling"'s power_t with a fastprox schedule of the same steps.
@@ -20,9 +24,6 @@ INVSCALING = {0.0: "constant", 0.5: "invsqrt", 1.0: "inv"}
 
 #: scikit-learn's learning rates fastprox has no schedule for, and what to use instead.
 UNMAPPED_RATES = {
-    "optimal": "its 1 / (alpha (t + t0)) with Bottou's heuristic t0 has no fastprox schedule; "
-               "use schedule='inv' (eta0 / t) with eta0 = 1 / (alpha t0), or leave learning_rate=None "
-               "for fastprox's default (the normalized schedule, which needs no tuning)",
     "adaptive": "dividing eta0 by 5 when the stopping rule would stop has no fastprox schedule; "
                 "use schedule='adagrad' (per-coordinate steps that shrink with the gradients seen) "
                 "or learning_rate=None for the default normalized schedule",
@@ -138,6 +139,16 @@ def schedule_of(learning_rate, power_t, schedule, batch_size):
         raise ValueError(f"learning_rate={learning_rate!r}: {UNMAPPED_RATES[learning_rate]}.")
     if learning_rate == "constant":
         mapped = "constant"
+    elif learning_rate == "optimal":
+        mapped = "inv"
+        if schedule is not None:
+            raise ValueError(f"learning_rate='optimal' sets the schedule: its steps 1 / (alpha (t + t0)) are "
+                             f"schedule='inv' with eta0 = 1 / alpha and Bottou's t0; drop schedule={schedule!r}, "
+                             "or set learning_rate=None and give schedule, eta0 and t0.")
+        if batch_size != 1:
+            raise ValueError(f"learning_rate='optimal' counts t in rows, fastprox's schedules in steps of "
+                             f"batch_size={batch_size} rows; use batch_size=1, or learning_rate=None with "
+                             "schedule='inv', eta0 and t0 (eta0 / (t + t0) over the steps).")
     elif learning_rate == "invscaling":
         if isinstance(power_t, bool) or not isinstance(power_t, numbers.Real) or power_t not in INVSCALING:
             raise ValueError(f"learning_rate='invscaling' with power_t={power_t!r} has no fastprox schedule "
@@ -150,12 +161,71 @@ def schedule_of(learning_rate, power_t, schedule, batch_size):
                              "function of the steps) or batch_size=1.")
     else:
         raise ValueError(f"learning_rate={learning_rate!r} is not supported; use None (fastprox's "
-                         "schedule decides), 'constant' or 'invscaling' (with power_t 0.5 or 1).")
+                         "schedule decides), 'constant', 'optimal' or 'invscaling' (with power_t 0.5 or 1).")
     if schedule is not None and schedule != mapped:
         raise ValueError(f"learning_rate={learning_rate!r} (power_t={power_t!r}) is schedule={mapped!r}, but "
                          f"schedule={schedule!r} was given; set one of them (learning_rate=None leaves "
                          "the schedule to `schedule`).")
     return mapped
+
+
+def check_optimal(learning_rate, alpha, eta0, t0):
+    """learning_rate="optimal" reads alpha, and only alpha: refuse alpha = 0 (as
+    scikit-learn does), and an eta0 or a t0 given beside it, which it would override.
+
+    Parameters
+    ----------
+    learning_rate : None or str
+        scikit-learn's learning rate; nothing is checked unless "optimal".
+    alpha : float
+        The penalty weight (a number >= 0, checked before).
+    eta0 : float or "auto"
+        fastprox's base step: "auto" (not given) under "optimal".
+    t0 : float
+        fastprox's schedule offset: 0 (not given) under "optimal".
+
+    Raises
+    ------
+    ValueError
+        Naming the fix.
+    """
+    if learning_rate != "optimal":
+        return
+    if alpha == 0:
+        raise ValueError("alpha must be > 0 since learning_rate is 'optimal': alpha sets its steps, "
+                         "1 / (alpha (t + t0)) (scikit-learn's check); use alpha > 0 (penalty=None "
+                         "keeps the penalty off), or another learning_rate.")
+    for name, value, unset in (("eta0", eta0, "auto"), ("t0", t0, 0.0)):
+        if value != unset:
+            raise ValueError(f"learning_rate='optimal' sets its steps from alpha, 1 / (alpha (t + t0)) "
+                             f"with Bottou's t0, and scikit-learn ignores eta0 under it; drop {name}={value!r}, "
+                             "or set learning_rate=None and give schedule='inv', eta0 and t0 (steps "
+                             "eta0 / (t + t0)).")
+
+
+def optimal_init(alpha, slope):
+    """scikit-learn's ``optimal_init`` for learning_rate="optimal" (its ``_sgd_fast``,
+    after Bottou's SGD code): the typical weight typw = sqrt(1 / sqrt(alpha)), the
+    first step initial_eta0 = typw / max(1, l'(-typw)) with l' the loss's derivative
+    in the prediction at label 1, and optimal_init = 1 / (initial_eta0 alpha), so that
+    the steps 1 / (alpha (optimal_init + t - 1)) begin at initial_eta0.
+
+    Parameters
+    ----------
+    alpha : float
+        The penalty weight, > 0.
+    slope : callable
+        p -> d loss(p, 1) / d p, the loss's derivative at label 1 (of every loss of
+        scikit-learn's and fastprox's: <= 0 at p = -typw < 0, so that the max is 1).
+
+    Returns
+    -------
+    float
+        optimal_init.
+    """
+    typw = math.sqrt(1.0 / math.sqrt(alpha))
+    initial_eta0 = typw / max(1.0, slope(-typw))
+    return 1.0 / (initial_eta0 * alpha)
 
 
 def check_n_jobs(n_jobs):

@@ -9,8 +9,9 @@ import math
 import numbers
 
 from ._numpy import np
-from ._sklearn_names import check_n_jobs, schedule_of
-from ._registry import LOSSES, SCHEDULES, STEPS, UPDATES, averaging, defaults_for, losses_of, penalties_of, rule
+from ._sklearn_names import check_n_jobs, check_optimal, schedule_of
+from ._registry import (LOSSES, SCHEDULES, STEPS, UPDATES, averaging, defaults_for, losses_of, penalties_of, rule,
+                        takes_offset)
 
 #: The penalties of W's entries one by one, and those of its blocks (`_registry.PENALTIES`).
 COORDINATE_PENALTIES = penalties_of("separable") + penalties_of("berhu")
@@ -84,6 +85,8 @@ def check_params(est, losses):
     check_number("alpha", est.alpha, 0.0)
     check_number("l1_ratio", est.l1_ratio, 0.0, high=1.0)
     check_number("eta0", est.eta0, 0.0, low_open=True, auto=True)
+    check_offset(getattr(est, "t0", 0.0), est.update, schedule)     # (absent from model files before it)
+    check_optimal(getattr(est, "learning_rate", None), est.alpha, est.eta0, getattr(est, "t0", 0.0))
     check_number("delta", est.delta, 0.0, auto=True)
     check_number("rda_rho", est.rda_rho, 0.0)
     check_number("berhu_gamma", est.berhu_gamma, 0.0, low_open=True)
@@ -101,6 +104,33 @@ def check_params(est, losses):
     check_stopping(est)
     check_number("power_t", getattr(est, "power_t", 0.5), 0.0)
     check_n_jobs(getattr(est, "n_jobs", None))
+
+
+def check_offset(t0, update, schedule, lowest=0.0):
+    """t0, the offset of the decaying scalar schedules (eta0 / sqrt(t + t0), eta0 / (t +
+    t0)): a finite number >= ``lowest``, and 0 unless the rule's steps take it
+    (`_registry.takes_offset`).
+
+    Parameters
+    ----------
+    t0 : float
+        The offset.
+    update, schedule : str
+        The rule (the schedule resolved).
+    lowest : float, default=0.0
+        The least offset: a parameter's is >= 0; the kernel's is > -1 (which keeps
+        t + t0 > 0 from t = 1 on), as learning_rate="optimal" makes it where alpha > 1.
+
+    Raises
+    ------
+    ValueError
+        Naming the fix.
+    """
+    check_number("t0", t0, lowest, low_open=lowest < 0)
+    if t0 != 0 and not takes_offset(update, schedule):
+        raise ValueError(f"t0={t0!r} offsets the decaying scalar schedules of update='fobos' (eta0 / "
+                         f"sqrt(t + t0), eta0 / (t + t0)); update={update!r} with schedule={schedule!r} has "
+                         "none: use t0=0, or update='fobos' with schedule='invsqrt' or 'inv'.")
 
 
 def check_stopping(est):

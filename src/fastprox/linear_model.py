@@ -36,7 +36,7 @@ class _BaseProx(BaseEstimator):
 
     _losses = ()
 
-    def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, step, eta0, delta, rda_rho,
+    def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, step, eta0, t0, delta, rda_rho,
                  berhu_gamma, batch_size, fit_intercept, max_iter, shuffle, random_state,
                  warm_start, epsilon, groups, group_weights, grow_features, hash_bits, verbose, average,
                  tol, n_iter_no_change, early_stopping, validation_fraction, learning_rate, power_t):
@@ -48,6 +48,7 @@ class _BaseProx(BaseEstimator):
         self.schedule = schedule
         self.step = step
         self.eta0 = eta0
+        self.t0 = t0
         self.delta = delta
         self.rda_rho = rda_rho
         self.berhu_gamma = berhu_gamma
@@ -93,6 +94,12 @@ class _BaseProx(BaseEstimator):
         """The eta0 the model trains with: `eta0`, or what "auto" chose at the first call."""
         check_is_fitted(self, "t_")
         return self._learner.eta0
+
+    @property
+    def t0_(self):
+        """The schedule's offset the model trains with: `t0`, or learning_rate="optimal"'s."""
+        check_is_fitted(self, "t_")
+        return self._learner.t0
 
     @property
     def delta_(self):
@@ -493,6 +500,11 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         Base step size (AdaGrad's eta). "auto" is 0.5, except under "adagrad",
         where it is 1 / sqrt(mean ||(1, x)||^2) over the first 10,000 rows of
         the first training call.
+    t0 : float >= 0, default=0.0
+        The offset of the decaying scalar schedules, eta0 / sqrt(t + t0) and
+        eta0 / (t + t0) (fobos only; "constant" ignores it): the first steps
+        are smaller and the rate's tail the same, Bottou's shifted 1/t, which
+        scikit-learn's "optimal" rate is (``learning_rate``).
     delta : float or "auto", default="auto"
         AdaGrad's offset, eta_j = eta0 / (delta + sqrt(G_j)). "auto" is the root
         mean square of the first rows' stored values; unused by the other
@@ -575,10 +587,15 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         with ``average``. One-vs-rest stops its K outputs together.
     validation_fraction : float in (0, 1), default=0.1
         The share of rows ``early_stopping`` holds out.
-    learning_rate : {None, "constant", "invscaling"}, default=None
+    learning_rate : {None, "constant", "optimal", "invscaling"}, default=None
         scikit-learn's name for the schedule: "constant" is
         ``schedule="constant"``, "invscaling" (eta0 / t^power_t) is "invsqrt"
-        for ``power_t=0.5``, "inv" for 1, "constant" for 0. "optimal",
+        for ``power_t=0.5``, "inv" for 1, "constant" for 0. "optimal" is
+        scikit-learn's 1 / (alpha (t + t0)) with Bottou's t0 from alpha and
+        the loss: ``schedule="inv"`` with ``eta0=1 / alpha`` and that ``t0``
+        (``eta0_``, ``t0_``); it needs ``alpha > 0`` and refuses ``schedule``,
+        ``eta0`` and ``t0`` beside it. Its forward step is ``step``'s, the
+        invariant step by default: scikit-learn's is ``step="gradient"``.
         "adaptive", "pa1" and "pa2" have no fastprox schedule and are refused
         naming what to use; None leaves it to ``schedule``.
     power_t : float, default=0.5
@@ -610,6 +627,8 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         The forward step trained with (``step`` with None resolved).
     eta0_ : float
         The base step trained with ("auto" resolved).
+    t0_ : float
+        The schedule's offset trained with (learning_rate="optimal"'s).
     delta_ : float
         AdaGrad's offset trained with ("auto" resolved).
     hash_bits_ : int or None
@@ -643,7 +662,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     @catching_unknown
     def __init__(self, loss=C["loss"], penalty=C["penalty"], alpha=C["alpha"],
                  l1_ratio=C["l1_ratio"], update=C["update"], schedule=C["schedule"], step=C["step"],
-                 eta0=C["eta0"], delta=C["delta"], rda_rho=C["rda_rho"],
+                 eta0=C["eta0"], t0=C["t0"], delta=C["delta"], rda_rho=C["rda_rho"],
                  berhu_gamma=C["berhu_gamma"], batch_size=C["batch_size"],
                  fit_intercept=C["fit_intercept"], max_iter=C["max_iter"], shuffle=C["shuffle"],
                  random_state=C["random_state"], warm_start=C["warm_start"],
@@ -655,7 +674,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
                  learning_rate=C["learning_rate"], power_t=C["power_t"], n_jobs=C["n_jobs"], **unknown):
         refuse_unknown(type(self).__name__, unknown)
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
-                         schedule=schedule, step=step, eta0=eta0, delta=delta, rda_rho=rda_rho,
+                         schedule=schedule, step=step, eta0=eta0, t0=t0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
@@ -819,7 +838,7 @@ class ProxRegressor(RegressorMixin, _BaseProx):
     @catching_unknown
     def __init__(self, loss=R["loss"], penalty=R["penalty"], alpha=R["alpha"],
                  l1_ratio=R["l1_ratio"], update=R["update"], schedule=R["schedule"], step=R["step"],
-                 eta0=R["eta0"], delta=R["delta"], rda_rho=R["rda_rho"],
+                 eta0=R["eta0"], t0=R["t0"], delta=R["delta"], rda_rho=R["rda_rho"],
                  berhu_gamma=R["berhu_gamma"], batch_size=R["batch_size"],
                  fit_intercept=R["fit_intercept"], max_iter=R["max_iter"], shuffle=R["shuffle"],
                  random_state=R["random_state"], warm_start=R["warm_start"],
@@ -830,7 +849,7 @@ class ProxRegressor(RegressorMixin, _BaseProx):
                  learning_rate=R["learning_rate"], power_t=R["power_t"], **unknown):
         refuse_unknown(type(self).__name__, unknown)
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
-                         schedule=schedule, step=step, eta0=eta0, delta=delta, rda_rho=rda_rho,
+                         schedule=schedule, step=step, eta0=eta0, t0=t0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,

@@ -8,6 +8,8 @@ import mpmath
 import numpy as np
 from scipy.special import expit
 
+from fastprox._registry import takes_offset
+
 
 def dloss(loss, p, y, epsilon):
     z = y * p
@@ -135,13 +137,23 @@ KINKS = {"hinge": lambda p, y, eps: np.abs(y * p - 1),
 TIES = ("perceptron",)
 
 
+def with_offset(rule, params):
+    """The parameters ``params`` of a drawn problem for ``rule`` (update, schedule, ...):
+    without its offset t0 where the rule's steps take none (`_registry.takes_offset`),
+    so that one draw serves every rule."""
+    if "t0" in params and not takes_offset(*rule[:2]):
+        params = {key: value for key, value in params.items() if key != "t0"}
+    return params
+
+
 class EagerReference:
     """K linear models (rows of W) updated densely, one step at a time."""
 
     def __init__(self, n_features, n_outputs, update, schedule, penalty, loss, alpha=0.0,
                  l1_ratio=0.15, eta0=0.1, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
-                 epsilon=0.1, fit_intercept=True, ovr=False, step="gradient"):
+                 epsilon=0.1, fit_intercept=True, ovr=False, step="gradient", t0=0.0):
         self.update, self.schedule, self.penalty, self.loss = update, schedule, penalty, loss
+        self.t0 = t0                   # the scalar schedules' offset (fobos)
         self.forward = step
         self.alpha, self.rho, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
         self.rda_rho, self.gamma, self.epsilon = rda_rho, berhu_gamma, epsilon
@@ -211,8 +223,8 @@ class EagerReference:
         return prox(self.penalty, V, a, self.rho, self.gamma)
 
     def _eta(self, t):
-        return {"constant": self.eta0, "invsqrt": self.eta0 / np.sqrt(t),
-                "inv": self.eta0 / t}[self.schedule]
+        return {"constant": self.eta0, "invsqrt": self.eta0 / np.sqrt(t + self.t0),
+                "inv": self.eta0 / (t + self.t0)}[self.schedule]
 
     def _rescale(self, x):
         """normalized, step 1: weights of features whose |x_j| exceeds their scale m_j

@@ -84,7 +84,7 @@ _INT_LIMITS = {"passes": sys.maxsize, "chunk_rows": sys.maxsize, "n_features": M
 # Command-line option -> estimator parameter, for the options passed through.
 ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule", "step": "step",
                      "penalty": "penalty", "alpha": "alpha", "l1_ratio": "l1_ratio",
-                     "eta0": "eta0", "delta": "delta", "rda_rho": "rda_rho",
+                     "eta0": "eta0", "t0": "t0", "delta": "delta", "rda_rho": "rda_rho",
                      "berhu_gamma": "berhu_gamma", "batch_size": "batch_size",
                      "epsilon": "epsilon", "seed": "random_state", "multi_class": "multi_class",
                      "hash_bits": "hash_bits", "average": "average"}
@@ -139,7 +139,9 @@ def add_arguments(parser):
     meanings = {"alpha": "penalty weight per example", "l1-ratio": "share of l1 in the elastic net",
                 "rda-rho": "enhanced l1-RDA's extra sparsity (rda)",
                 "berhu-gamma": "Berhu's switch point between l1 and squared l2",
-                "epsilon": "width of the huber and epsilon_insensitive losses"}
+                "epsilon": "width of the huber and epsilon_insensitive losses",
+                "t0": "offset of the invsqrt and inv schedules, eta0 / sqrt(t + t0) and eta0 / (t + t0) "
+                      "(fobos)"}
     for name, meaning in meanings.items():
         est.add_argument(f"--{name}", type=float, help=f"{meaning} (default: {d[name.replace('-', '_')]})")
     est.add_argument("--eta0", type=_number_or_auto, metavar="{auto,NUMBER}",

@@ -14,7 +14,7 @@ over a Dask collection, and ``Incremental`` trains it block after block).
 """
 import sys
 
-from .._mixing import mix_kind, parallel_params
+from .._mixing import parallel_params, params_kind
 from ..stream.files import CHUNK_ROWS
 from ..stream.model import StreamModel
 from ._run import MIN_SYNC_ROWS, TIMEOUT, ClusterError, check_sync_rows, quiet, run
@@ -129,7 +129,7 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     est = StreamModel(params, regression, None if classes is None else sorted({float(c) for c in classes}))
     est.width_origin = "the largest feature index in the data"
     if not sequential:
-        mix_kind(params["update"], params["schedule"], params["penalty"])
+        params_kind(params)
     client = client if client is not None else _default_client()
     shares, blocks = _shares(client, data, y, dict(chunk_rows=chunk_rows, n_features=n_features,
                                                    hash_bits=params["hash_bits"], zero_based=zero_based))

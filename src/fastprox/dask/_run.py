@@ -10,7 +10,7 @@ import uuid
 from distributed import KilledWorker, wait
 
 from .._core import AUTO_ROWS
-from .._mixing import mix_kind, shardable
+from .._mixing import params_kind, shardable
 from ..stream.progress import decimal
 from . import _open, _tasks
 from ._shares import deal
@@ -135,7 +135,7 @@ def _sequential(client, est, shares, data, passes, say, futures, watch):
 
 
 def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futures, watch):
-    kind = mix_kind(est.params["update"], est.params["schedule"], est.params["penalty"])
+    kind = params_kind(est.params)
     groups = deal(shares, n_groups)
     homes = [] if data else sorted(client.scheduler_info()["workers"])[:len(groups)]
     if homes:       # the start made on each worker (the same bits): no worker waits for another's

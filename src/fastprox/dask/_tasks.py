@@ -11,7 +11,7 @@ import copy
 import time
 
 from .._core import AUTO_ROWS
-from .._mixing import (Midpoint, contribution, copied, joined, mix_kind, mixed, mixed_shard, shard_bounds, sharded,
+from .._mixing import (Midpoint, contribution, copied, joined, mixed, mixed_shard, params_kind, shard_bounds, sharded,
                        unpacked)
 from .._validation import kernel_arrays
 from ..stream.labels import LABEL_BUFFER_BYTES
@@ -102,7 +102,7 @@ def _round_trainer(est):
     local.learner = copied(est.learner)
     trainer = _trainer(local, None, False)
     trainer.begin_pass()
-    trainer.midpoint = Midpoint(mix_kind(est.params["update"], est.params["schedule"], est.params["penalty"]))
+    trainer.midpoint = Midpoint(params_kind(est.params))
     return trainer
 
 

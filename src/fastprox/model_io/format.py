@@ -7,8 +7,8 @@ included. This format stores only the features the model has touched, names
 its version, and is read without pickle: loading an untrusted file runs no
 code.
 
-Format, version 9
------------------
+Format, version 10
+------------------
 A NumPy ``.npz`` archive (a zip of ``.npy`` arrays, deflated but for
 ``state`` and ``rows``, whose float64 values and sorted indices deflate by under a
 fifth and about two thirds at fifteen and twenty times the cost of storing them; no
@@ -20,14 +20,15 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
 ``header``
     0-d unicode array holding a JSON object:
 
-    - ``format``: ``"fastprox-model"``; ``version``: ``9``;
+    - ``format``: ``"fastprox-model"``; ``version``: ``10``;
     - ``class``: ``"ProxClassifier"`` or ``"ProxRegressor"``;
     - ``params``: ``get_params()`` (``random_state`` must be None or an int;
       arrays such as ``groups`` become lists, a ``class_weight`` dict a list of
       [class, weight] pairs: JSON's keys are strings);
     - ``learner``: the kernel's own constructor arguments (``n_features``,
       ``n_outputs``, ``update``, ``schedule``, ``penalty``, ``loss``,
-      ``alpha``, ``l1_ratio``, ``eta0``, ``delta``, ``rda_rho``,
+      ``alpha``, ``l1_ratio``, ``eta0``, ``t0`` (the schedule's offset: the
+      parameter, or learning_rate="optimal"'s), ``delta``, ``rda_rho``,
       ``berhu_gamma``, ``epsilon``, ``fit_intercept``, ``ovr``,
       ``multinomial``, ``average`` (the first step averaged, 0: none); ``groups`` and ``group_weights`` are members of their
       own). The numbers may differ from ``params`` after a ``set_params``
@@ -106,7 +107,9 @@ memory available is refused before it is allocated. Writing refuses what
 loading would (a parameter changed after the fit, a model whose steps
 overflowed), so that every file written loads.
 
-Earlier versions load too. Version 8 differs from version 9 only in having no
+Earlier versions load too. Version 9 differs from version 10 only in having no
+``t0`` parameter and learner entry: such files load as models of t0 = 0 (the
+schedules without an offset). Version 8 differs from version 9 only in having no
 ``zero_based_`` entry: such files' LIBSVM indices are decided per file, as when
 neither ``--zero-based`` nor ``--one-based`` is given (the first rows decide).
 Version 7 differs from version 8 only in having no
@@ -136,8 +139,8 @@ the parameter; such files load as models without group weights.
 from .._kernels import SAVED
 
 FORMAT = "fastprox-model"
-VERSION = 9
-READS = (1, 2, 3, 4, 5, 6, 7, 8, 9)   # versions this fastprox reads (see the format's history above)
+VERSION = 10
+READS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)   # versions this fastprox reads (see the format's history above)
 
 CLASS_NAMES = ("ProxClassifier", "ProxRegressor")
 
@@ -152,7 +155,8 @@ def estimator_classes():
 # The header's entries and their JSON types (a number is an int or a float; bool is no int).
 _INT, _NUMBER, _BOOL, _NAME = (int,), (int, float), (bool,), (str,)
 LEARNER = dict(n_features=_INT, n_outputs=_INT, update=_NAME, schedule=_NAME, penalty=_NAME, loss=_NAME,
-                step=_NAME, alpha=_NUMBER, l1_ratio=_NUMBER, eta0=_NUMBER, delta=_NUMBER, rda_rho=_NUMBER,
+                step=_NAME, alpha=_NUMBER, l1_ratio=_NUMBER, eta0=_NUMBER, t0=_NUMBER, delta=_NUMBER,
+                rda_rho=_NUMBER,
                 berhu_gamma=_NUMBER, epsilon=_NUMBER, fit_intercept=_BOOL, ovr=_BOOL, multinomial=_BOOL,
                 average=_INT)
 SCALARS = dict(t=_INT, n_ops=_INT, since_rebase=_INT, heap_size=_INT, P=_NUMBER, Q=_NUMBER, N=_NUMBER)
@@ -174,7 +178,7 @@ INPUT = dict(format=_NAME, interactions=(list,), bits=_INT)
 ZERO_BASED = _BOOL
 PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_ratio=_NUMBER, update=_NAME,
                schedule=_NAME + (type(None),), step=_NAME + (type(None),),
-               eta0=_NUMBER + _NAME, delta=_NUMBER + _NAME, rda_rho=_NUMBER, berhu_gamma=_NUMBER,
+               eta0=_NUMBER + _NAME, t0=_NUMBER, delta=_NUMBER + _NAME, rda_rho=_NUMBER, berhu_gamma=_NUMBER,
                batch_size=_INT, fit_intercept=_BOOL, max_iter=_INT, shuffle=_BOOL,
                random_state=(type(None), int), warm_start=_BOOL, epsilon=_NUMBER,
                groups=(type(None), list), group_weights=(type(None), list), multi_class=_NAME,

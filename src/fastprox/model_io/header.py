@@ -11,7 +11,8 @@ from .._core import check_same_hashing, check_same_kernel
 from .._registry import LOSSES, PENALTIES, SCHEDULES, UPDATES
 from .._interactions import recorded_terms
 from .._validation import (MAX_HASH_BITS, CLASSIFICATION_LOSSES, MULTI_CLASS, MULTINOMIAL_LOSSES, REGRESSION_LOSSES,
-                           check_hash_bits, check_number, check_one_of, check_params, check_single_rows)
+                           check_hash_bits, check_number, check_offset, check_one_of, check_params,
+                           check_single_rows)
 from .format import (CLASS_NAMES, FITTED, INPUT, PROGRESS, PROGRESS_WEIGHTS, FORMAT, HEADER, INT_MAX, KIND_NAMES, LEARNER, LONG_MAX,
                      MAX_STEPS, PARAMS, READS, SCALARS, ZERO_BASED)
 from .upgrades import param_keys, upgraded
@@ -93,7 +94,8 @@ def _check_learner(spec, losses):
     with in_section("learner"):
         check_number("n_features", spec["n_features"], 0, high=LONG_MAX, integer=True)
         check_number("n_outputs", spec["n_outputs"], 1, high=INT_MAX, integer=True)
-        check_params(SimpleNamespace(**spec, batch_size=1, max_iter=1), losses)
+        check_params(SimpleNamespace(**dict(spec, t0=0.0), batch_size=1, max_iter=1), losses)
+        check_offset(spec["t0"], spec["update"], spec["schedule"], lowest=-1.0)   # (optimal's may be < 0)
         check_single_rows(spec["step"], spec["schedule"], spec["multinomial"])
         if spec["ovr"] and spec["multinomial"]:
             raise ValueError("ovr and multinomial are both true")

@@ -111,6 +111,7 @@ cdef struct Params:
     double alpha_pen              # alpha: the penalty's weight (0 under penalty none)
     double l1_share               # rho: the l1 part of the penalty, r(w) = rho |w| + (1 - rho) w^2/2
     double eta0                   # eta_0: the schedules' base step
+    double t0                     # the decaying scalar schedules' offset: eta0 / sqrt(t + t0), eta0 / (t + t0)
     double delta                  # delta: AdaGrad's (and FTRL's) denominator offset
     double rda_rho                # rho of RDA's extra l1 term beta_t rho |w|
     double berhu_gamma            # gamma: Berhu's switch between l1 and l2

@@ -5,26 +5,27 @@ from fastprox._kernel.base.types cimport INVSQRT, INV
 from fastprox._kernel.base.state cimport Ctx
 
 
-cdef inline double divisor(int schedule, long long t) noexcept nogil:
+cdef inline double divisor(int schedule, long long t, double t0) noexcept nogil:
     """The scalar schedules' one formula, eta_t = eta0 / divisor: 1 (constant; adagrad's
-    base step), sqrt(t) (invsqrt), t (inv). A schedule's thresholds alpha eta_t divide
+    base step), sqrt(t + t0) (invsqrt), t + t0 (inv), with the learner's offset t0 (0:
+    t itself, exactly, as before the offset). A schedule's thresholds alpha eta_t divide
     alpha eta0 by it too (`step_threshold`), as they always have (same bits). The fast
     rows pass their schedule as a constant (`_kernel/steps/rows.pxd`), the rest read it."""
     if schedule == INVSQRT:
-        return sqrt(<double>t)
+        return sqrt(<double>t + t0)
     if schedule == INV:
-        return <double>t
+        return <double>t + t0
     return 1.0
 
 
 cdef inline double schedule_divisor(Ctx* c, long long t) noexcept nogil:
-    """`divisor` of the learner's schedule."""
-    return divisor(c.params.schedule, t)
+    """`divisor` of the learner's schedule and offset."""
+    return divisor(c.params.schedule, t, c.params.t0)
 
 
 cdef inline double schedule_eta(Ctx* c, int schedule, long long t) noexcept nogil:
     """eta_t of a scalar schedule (eta0 / 1 is eta0: constant and adagrad take eta0)."""
-    return c.params.eta0 / divisor(schedule, t)
+    return c.params.eta0 / divisor(schedule, t, c.params.t0)
 
 
 cdef inline bint varies(int schedule) noexcept nogil:
