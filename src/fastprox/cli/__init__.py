@@ -14,7 +14,10 @@ default.
 The commands do no dense linear algebra, so OpenBLAS's worker threads (one
 per core, started when NumPy is imported) would only take start-up time and
 compete with the reader thread: unless OPENBLAS_NUM_THREADS is set, it is set
-to 1 before the command's modules (and so NumPy) are imported.
+to 1 before the command's modules (and so NumPy) are imported. The commands that
+stream files in chunks have the C allocator keep the memory of the chunks they free
+for the next ones (fastprox._allocator), rather than fault it in again chunk after
+chunk.
 """
 import argparse
 import atexit
@@ -25,6 +28,10 @@ import threading
 from importlib import import_module
 
 COMMANDS = ("train", "predict", "info", "tag", "parse")
+
+#: Commands that stream files in chunks: the C allocator keeps the memory their chunks
+#: free for the next ones (fastprox._allocator.keep_freed_memory).
+_STREAMING = ("train", "predict")
 
 #: Commands whose errors come from the library's checks, reworded (fastprox.cli.errors).
 _REWORDED = ("train", "predict", "info")
@@ -86,6 +93,9 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if command in _STREAMING:
+        from .._allocator import keep_freed_memory
+        keep_freed_memory()
     try:
         args = _parse(command, argv)
         status = args.run(args)

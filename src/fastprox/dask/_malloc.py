@@ -9,8 +9,9 @@ parses, each copy of the model, each array of a contribution and a mix) is
 mapped anew and its pages faulted in as they are first written: a round then
 takes several times the page faults of ``fastprox train`` on the same files
 (docs/dask.md, section 7). While a task of the run works, `lifted` sets the
-thresholds that rule reaches (blocks up to 32 MiB from the heap, freed memory
-kept up to 64 MiB: a chunk's memory serves the next); once the process has run
+thresholds that rule reaches (`fastprox._allocator.LIFTED`: blocks up to 32 MiB
+from the heap, freed memory kept up to 64 MiB: a chunk's memory serves the next);
+once the process has run
 none of these tasks for RESTORE_AFTER seconds (the run's next task, the round's
 mix after its training or the next round, comes within milliseconds and finds
 the memory the last one freed), it puts the environment's thresholds back and
@@ -18,29 +19,23 @@ trims the heap (``malloc_trim``), as Dask wants it between runs. Where the envir
 sets no threshold (glibc's rule at work), or the C library is not glibc,
 nothing is changed. The model's bits do not depend on where its memory lies.
 """
-import ctypes
 import functools
 import os
 import threading
 
-#: mallopt's parameters (malloc.h), the environment variables that set them, and
-#: glibc's default for each where they set none.
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+from .. import _allocator
+from .._allocator import LIFTED, M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
+
+#: The environment variables that set mallopt's thresholds, and glibc's default for
+#: each where they set none.
 ENVIRON = {M_TRIM_THRESHOLD: "MALLOC_TRIM_THRESHOLD_", M_MMAP_THRESHOLD: "MALLOC_MMAP_THRESHOLD_"}
 DEFAULT = 128 * 1024
-#: The thresholds while a task works: the most glibc's own rule reaches on 64-bit
-#: (the mmap threshold's ceiling, 32 MiB, and twice it kept before a trim).
-LIFTED = {M_TRIM_THRESHOLD: 64 << 20, M_MMAP_THRESHOLD: 32 << 20}
 
 
 def _glibc():
-    """The process's C library if it is glibc (mallopt, malloc_trim), else None."""
-    try:
-        libc = ctypes.CDLL(None)
-        libc.gnu_get_libc_version, libc.mallopt, libc.malloc_trim  # noqa: B018 (glibc's symbols)
-    except (OSError, AttributeError):
-        return None
-    return libc
+    """The allocator's calls (`fastprox._allocator`: mallopt, malloc_trim) if the C
+    library is glibc, else None."""
+    return _allocator if _allocator.GLIBC else None
 
 
 def _setting(name):
