@@ -153,3 +153,21 @@ def test_averaged_rows_bits_hypothesis(rule, seed, n, d, density, average, passe
     refusals = [[fit(learner, X, y, sw if weighted else None, order) for order in orders] for learner in learners]
     assert refusals[0] == refusals[1]
     assert state(learners[0]) == state(learners[1])
+
+
+@pytest.mark.parametrize("rule", RULES, ids=IDS)
+def test_averaged_rows_keep_the_general_paths_state_after_a_refused_row(rule):
+    """A row of a huge value (refused under the normalized schedule, its margin
+    overflowing) leaves the state the general step leaves: the normalized rows store
+    their new scales and weights in the fields the layout gives them (A first), not
+    one field further (the kernel's view is shifted by A: its row fields too). (The
+    operation count, not the model, differs: the general step counts the refused
+    margin's.)"""
+    X = sp.csr_matrix(np.array([[1.0, 2.0, 0.0], [0.5, 0.0, 1.0], [1e300, 3.0, 0.0], [1.0, 1.0, 1.0]]))
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    for step in steps_of(rule):
+        learners = pair(rule, 3, "log", 1, step)
+        refusals = [fit(learner, X, y, None, np.arange(4, dtype=np.int64)) for learner in learners]
+        assert refusals[0] == refusals[1] and (refusals[0] is not None or rule[1] != "normalized")
+        (fast, fast_scalars), (general, general_scalars) = map(state, learners)
+        assert fast == general and fast_scalars | {"n_ops": 0} == general_scalars | {"n_ops": 0}, step

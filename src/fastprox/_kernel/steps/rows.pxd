@@ -180,7 +180,7 @@ cdef inline double row_kernel(Ctx* c, const value_t* data, const index_t* indice
     margin, gradient and update, between `row_step`'s begin and its intercept (the
     invariant normalized row leaves the intercept's step size in intercept_eta[0])."""
     if rows_t is FobosL1Rows:
-        return fobos_l1_row(c, data, indices, lo, hi, yr, w, loss, schedule)
+        return fobos_l1_row(c, data, indices, lo, hi, yr, w, loss, schedule, 1)
     elif rows_t is FobosRows:
         return fobos_row(c, data, indices, lo, hi, yr, w, loss, schedule)
     elif rows_t is AdagradL1Rows:
@@ -256,9 +256,9 @@ cdef inline void l1_step_pair(double* state, long long width, int at_w, const va
 
 cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
                                 long long lo, long long hi, double y, double sw,
-                                loss_t* loss, eta_t* schedule) noexcept nogil:
+                                loss_t* loss, eta_t* schedule, int at_w) noexcept nogil:
     """`fobos_row` in the l1 layout (Q stamp, w; with the averaged iterate kept (Q stamp,
-    A, w, S): the weight at the row's field n_row_fields), its non-zeros two at a time
+    A, w, S): the weight at field at_w, 1 or 2, a constant at each call), its non-zeros two at a time
     (`l1_margin_pair`, `l1_step_pair`: the row's pairs, then an odd row's last), each
     instruction of the catch-up and of the step for both (`_kernel/lanes/pairs.h`); the
     same operations in the same order, the same bits.
@@ -266,7 +266,6 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     Mirrors as `fobos_row` says, with l1's P = 1 (no P stamp, no ratio)."""
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
-    cdef int at_w = c.layout.n_row_fields
     cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
     cdef double eta, acc = c.arrays.intercepts[INTERCEPT_SUM], a, q, total
     cdef double x_max = intercept_feature(c)

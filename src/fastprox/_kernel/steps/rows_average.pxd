@@ -11,7 +11,7 @@
 # the dual rules' rows keep A as their first field, before what their kernel reads
 # at fixed places (`_kernel/base/layout.h`): the kernel sees each state row from its
 # second field, its row fields but A (`shift`). Scalar fobos's l1 rows (Q, A, w, S)
-# take the l1 kernel with the weight where the layout puts it (`fobos_l1_row`). The
+# take the l1 kernel with the weight at field 2 (`fobos_l1_row`'s at_w). The
 # normalized schedule's l1 rows keep A between their fields (R, A, m): they take the
 # general step.
 from fastprox._kernel.base.types cimport value_t, index_t, FOBOS
@@ -22,7 +22,8 @@ from fastprox._kernel.rules.dual cimport set_weight_params
 from fastprox._kernel.rules.fobos cimport catch_up, stamp, end_step, scalar_catch_up, stamp_cumulants
 from fastprox._kernel.rules.average cimport constant_sum, scalar_skipped_sum
 from fastprox._kernel.steps.rows cimport (rows_t, step_t, loss_t, eta_t, row_kernel, row_intercept, update_of,
-                                          schedule_of, FobosRows, FobosL1Rows, AdagradL1Rows, AdagradRows,
+                                          schedule_of, fobos_l1_row, FobosRows, FobosL1Rows, AdagradL1Rows,
+                                          AdagradRows,
                                           NormalizedRows, InvariantNormalizedRows, InvariantAdagradRows,
                                           RdaAdagradRows, FtrlRows)
 
@@ -126,8 +127,11 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
             catch_up(c, c.arrays.state + indices[nz] * width)
     c.arrays.state += shift
     c.layout.n_row_fields -= shift
-    total = row_kernel(c, data, indices, lo, hi, y[r], weight_at(sw, r), kernel, loss, schedule,
-                       &intercept_eta)
+    if rows_t is FobosL1Rows:       # (Q, A, w, S): the weight at field 2
+        total = fobos_l1_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule, 2)
+    else:
+        total = row_kernel(c, data, indices, lo, hi, y[r], weight_at(sw, r), kernel, loss, schedule,
+                           &intercept_eta)
     c.arrays.state -= shift
     c.layout.n_row_fields += shift
     if c.cursor.nonfinite:
