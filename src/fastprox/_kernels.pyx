@@ -85,6 +85,7 @@ from fastprox._kernel.steps.rows cimport (row_step, tagged, step_t, loss_t, eta_
                                          RdaRows, RdaAdagradRows, FtrlRows, FtrlRootsRows, LogLoss, AnyLoss,
                                          ConstantEta, InvSqrtEta, InvEta)
 from fastprox._kernel.steps.rows_average cimport (averaged_row_step, averaged_t, pass_step_t, AveragedFobosRows,
+                                                  AveragedFobosL1Rows, AveragedUnpenalizedFobosRows,
                                                   AveragedAdagradL1Rows, AveragedAdagradRows,
                                                   AveragedNormalizedRows, AveragedInvariantNormalizedRows,
                                                   AveragedRdaAdagradRows, AveragedFtrlRows,
@@ -267,10 +268,8 @@ cdef class Learner:
         if c.params.invariant:      # the fast rows take the gradient step only (but normalized's, AdaGrad's)
             c.params.plain_fobos = c.params.plain_rows = False
         if average:     # the averaged rows (`_kernel/steps/rows_average.pxd`) but where A lies among the
-            c.params.plain_rows = False     # fields a row kernel reads: the normalized l1 rows, and fobos's
+            c.params.plain_rows = False     # fields a row kernel reads: the normalized l1 rows
             c.params.plain_normalized = c.params.plain_normalized and c.params.alpha_pen == 0.0
-            c.params.plain_fobos = (c.params.plain_fobos and c.params.alpha_pen > 0.0        # rows without
-                                    and c.params.l1_share < 1.0)                         # its P stamp first
         set_layout(c)
         c.params.rebase_period = max(<long long>n_features * n_outputs, MIN_REBASE_PERIOD)
         self._size_history()
@@ -935,6 +934,10 @@ cdef int pass_averaged(Ctx* c, Pass* p, const value_t* X, const index_t* ind, co
                        pause) except -1:
     """`pass_kernel` with the averaged iterate kept: the averaged row kernel of the rule
     (`_kernel/steps/rows_average.pxd`)."""
+    if c.params.plain_fobos and c.layout.shrink_stamp_at < 0 and c.layout.threshold_stamp_at < 0:
+        return pass_loss(c, p, X, ind, indptr, pause, <AveragedUnpenalizedFobosRows*>NULL)
+    if c.params.plain_fobos and c.layout.shrink_stamp_at < 0:      # l1: (Q, A; w, S)
+        return pass_loss(c, p, X, ind, indptr, pause, <AveragedFobosL1Rows*>NULL)
     if c.params.plain_fobos:
         return pass_loss(c, p, X, ind, indptr, pause, <AveragedFobosRows*>NULL)
     if c.params.plain_adagrad and c.params.invariant:
@@ -968,7 +971,8 @@ cdef int pass_eta(Ctx* c, Pass* p, const value_t* X, const index_t* ind, const i
     """The schedule kind of the pass's eta_t (the row kernels of scalar schedules: fobos,
     rda), then the pass (`run_pass`)."""
     if (pass_step_t is FobosL1Rows or pass_step_t is FobosRows or pass_step_t is RdaRows
-            or pass_step_t is AveragedFobosRows):
+            or pass_step_t is AveragedFobosRows or pass_step_t is AveragedFobosL1Rows
+            or pass_step_t is AveragedUnpenalizedFobosRows):
         if c.params.schedule == INVSQRT:
             return run_pass(c, p, X, ind, indptr, pause, kernel, loss, <InvSqrtEta*>NULL)
         if c.params.schedule == INV:

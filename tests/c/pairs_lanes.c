@@ -25,9 +25,9 @@ int main(void)
                                                  fabs(x[6]), fabs(x[7]), x[8]);
         fastprox_pair s = fastprox_sqrt2(fabs(x[0]), x[1]);
         double e[2] = {x[4], x[0]}, f[2] = {x[5], x[1]}, g[2] = {x[6], x[2]};
-        fastprox_pair c = fastprox_l1_catch_up2(e, f, fabs(x[7]), x[8]);
-        fastprox_l1_step2(e, f, x[2], x[3], x[5], fabs(x[6]), fabs(x[7]), x[8]);
-        fastprox_l1_step2(g, g, x[3], x[3], x[5], fabs(x[6]), fabs(x[7]), x[8]);   /* one entry */
+        fastprox_pair c = fastprox_l1_catch_up2(e, f, 1, fabs(x[7]), x[8]);
+        fastprox_l1_step2(e, f, 1, x[2], x[3], x[5], fabs(x[6]), fabs(x[7]), x[8]);
+        fastprox_l1_step2(g, g, 1, x[3], x[3], x[5], fabs(x[6]), fabs(x[7]), x[8]);   /* one entry */
         printf("%llx %llx %llx %llx %llx %llx %llx %llx %llx %llx %llx %llx %llx", bits(w.a),
                bits(w.b), bits(s.a), bits(s.b), bits(fastprox_max0(x[0])), bits(c.a), bits(c.b),
                bits(e[0]), bits(e[1]), bits(f[0]), bits(f[1]), bits(g[0]), bits(g[1]));

@@ -59,26 +59,27 @@ static inline __m128d fastprox_prox2(__m128d v, __m128d a, double rho1)
     return _mm_div_pd(fastprox_soft2(v, _mm_mul_pd(a, _mm_set1_pd(rho1))),
                       _mm_add_pd(_mm_set1_pd(1.0), _mm_mul_pd(a, _mm_set1_pd(1.0 - rho1))));
 }
-/* FOBOS-l1 entries e, f in the layout (Q stamp, w): the catch-up
+/* FOBOS-l1 entries e, f in the layout (Q stamp, w), or (Q stamp, A, w) with the
+   averaged iterate kept: the weight at field at_w (1, 2). The catch-up
    w <- soft(w, P (Q - stamp)) of both (their stamps are left to the step that
    follows); returns the two weights. */
-static inline fastprox_pair fastprox_l1_catch_up2(double *e, double *f, double P, double Q)
+static inline fastprox_pair fastprox_l1_catch_up2(double *e, double *f, int at_w, double P, double Q)
 {
     __m128d thr = _mm_mul_pd(_mm_set1_pd(P), _mm_sub_pd(_mm_set1_pd(Q), _mm_set_pd(f[0], e[0])));
-    fastprox_pair w = fastprox_pair_of(fastprox_soft2(_mm_set_pd(f[1], e[1]), thr));
-    e[1] = w.a;
-    f[1] = w.b;
+    fastprox_pair w = fastprox_pair_of(fastprox_soft2(_mm_set_pd(f[at_w], e[at_w]), thr));
+    e[at_w] = w.a;
+    f[at_w] = w.b;
     return w;
 }
 /* Their step w <- soft(w - eta (q x), a) with values (xe, xf), both stamped Q. */
-static inline void fastprox_l1_step2(double *e, double *f, double xe, double xf, double q,
+static inline void fastprox_l1_step2(double *e, double *f, int at_w, double xe, double xf, double q,
                                      double eta, double a, double Q)
 {
     __m128d g = _mm_mul_pd(_mm_set1_pd(q), _mm_set_pd(xf, xe));
-    __m128d w = _mm_sub_pd(_mm_set_pd(f[1], e[1]), _mm_mul_pd(_mm_set1_pd(eta), g));
+    __m128d w = _mm_sub_pd(_mm_set_pd(f[at_w], e[at_w]), _mm_mul_pd(_mm_set1_pd(eta), g));
     fastprox_pair r = fastprox_pair_of(fastprox_soft2(w, _mm_set1_pd(a)));
-    e[1] = r.a;
-    f[1] = r.b;
+    e[at_w] = r.a;
+    f[at_w] = r.b;
     e[0] = f[0] = Q;
 }
 /* FOBOS entries e, f in the other scalar-step layouts: (w) without a penalty
@@ -226,19 +227,19 @@ static inline fastprox_pair fastprox_sqrt2(double a, double b)
     fastprox_pair p = {sqrt(a), sqrt(b)};
     return p;
 }
-static inline fastprox_pair fastprox_l1_catch_up2(double *e, double *f, double P, double Q)
+static inline fastprox_pair fastprox_l1_catch_up2(double *e, double *f, int at_w, double P, double Q)
 {
-    fastprox_pair w = {fastprox_soft(e[1], P * (Q - e[0])), fastprox_soft(f[1], P * (Q - f[0]))};
-    e[1] = w.a;
-    f[1] = w.b;
+    fastprox_pair w = {fastprox_soft(e[at_w], P * (Q - e[0])), fastprox_soft(f[at_w], P * (Q - f[0]))};
+    e[at_w] = w.a;
+    f[at_w] = w.b;
     return w;
 }
-static inline void fastprox_l1_step2(double *e, double *f, double xe, double xf, double q,
+static inline void fastprox_l1_step2(double *e, double *f, int at_w, double xe, double xf, double q,
                                      double eta, double a, double Q)
 {
-    double we = fastprox_soft(e[1] - eta * (q * xe), a), wf = fastprox_soft(f[1] - eta * (q * xf), a);
-    e[1] = we;
-    f[1] = wf;
+    double we = fastprox_soft(e[at_w] - eta * (q * xe), a), wf = fastprox_soft(f[at_w] - eta * (q * xf), a);
+    e[at_w] = we;
+    f[at_w] = wf;
     e[0] = f[0] = Q;
 }
 static inline fastprox_pair fastprox_scalar_catch_up2(double *e, double *f, int n_row, int off_Q,

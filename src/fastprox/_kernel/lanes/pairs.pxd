@@ -7,9 +7,9 @@ cdef extern from "_kernel/lanes/pairs.h" nogil:
         double a
         double b
     pair sqrt2 "fastprox_sqrt2"(double a, double b)
-    pair l1_catch_up2 "fastprox_l1_catch_up2"(double* e, double* f, double shrink_product,
+    pair l1_catch_up2 "fastprox_l1_catch_up2"(double* e, double* f, int at_w, double shrink_product,
                                               double threshold_sum)
-    void l1_step2 "fastprox_l1_step2"(double* e, double* f, double xe, double xf, double q,
+    void l1_step2 "fastprox_l1_step2"(double* e, double* f, int at_w, double xe, double xf, double q,
                                       double eta, double a, double threshold_sum)
     pair scalar_catch_up2 "fastprox_scalar_catch_up2"(double* e, double* f, int n_row_fields,
                                                       int threshold_stamp_at, double shrink_product,

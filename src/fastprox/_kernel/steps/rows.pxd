@@ -180,7 +180,7 @@ cdef inline double row_kernel(Ctx* c, const value_t* data, const index_t* indice
     margin, gradient and update, between `row_step`'s begin and its intercept (the
     invariant normalized row leaves the intercept's step size in intercept_eta[0])."""
     if rows_t is FobosL1Rows:
-        return fobos_l1_row(c, data, indices, lo, hi, yr, w, loss, schedule)
+        return fobos_l1_row(c, data, indices, lo, hi, yr, w, loss, schedule, 1)
     elif rows_t is FobosRows:
         return fobos_row(c, data, indices, lo, hi, yr, w, loss, schedule)
     elif rows_t is AdagradL1Rows:
@@ -232,9 +232,9 @@ cdef inline double dot2(double acc, pair w, const value_t* data, long long nz, b
     return acc
 
 
-cdef inline double l1_margin_pair(double* state, long long width, const value_t* data, const index_t* indices,
-                              long long nz, bint two, double shrink_product, double threshold_sum, double acc,
-                              double* x_max) noexcept nogil:
+cdef inline double l1_margin_pair(double* state, long long width, int at_w, const value_t* data,
+                                  const index_t* indices, long long nz, bint two, double shrink_product,
+                                  double threshold_sum, double acc, double* x_max) noexcept nogil:
     """`fobos_l1_row`'s margin for non-zeros nz and nz + 1 (`two`), or nz alone (an odd
     row's last, both lanes on its state row as `entries` gives them): their catch-up,
     acc plus their terms, returned, and the largest |x| into x_max[0]. `two` a constant
@@ -242,22 +242,23 @@ cdef inline double l1_margin_pair(double* state, long long width, const value_t*
     cdef double* e = state + indices[nz] * width
     cdef double* f = state + indices[nz + two] * width
     x_max[0] = abs_max2(x_max[0], data, nz, two)
-    return dot2(acc, l1_catch_up2(e, f, shrink_product, threshold_sum), data, nz, two)
+    return dot2(acc, l1_catch_up2(e, f, at_w, shrink_product, threshold_sum), data, nz, two)
 
 
-cdef inline void l1_step_pair(double* state, long long width, const value_t* data, const index_t* indices,
-                              long long nz, bint two, double q, double eta, double a,
+cdef inline void l1_step_pair(double* state, long long width, int at_w, const value_t* data,
+                              const index_t* indices, long long nz, bint two, double q, double eta, double a,
                               double threshold_sum) noexcept nogil:
     """`fobos_l1_row`'s step of non-zeros nz and nz + 1 (`two`), or nz alone, as
     `l1_margin_pair` takes them."""
-    l1_step2(state + indices[nz] * width, state + indices[nz + two] * width, data[nz], data[nz + two], q, eta, a,
-             threshold_sum)
+    l1_step2(state + indices[nz] * width, state + indices[nz + two] * width, at_w, data[nz], data[nz + two], q,
+             eta, a, threshold_sum)
 
 
 cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
                                 long long lo, long long hi, double y, double sw,
-                                loss_t* loss, eta_t* schedule) noexcept nogil:
-    """`fobos_row` in the l1 layout (Q stamp, w), its non-zeros two at a time
+                                loss_t* loss, eta_t* schedule, int at_w) noexcept nogil:
+    """`fobos_row` in the l1 layout (Q stamp, w; with the averaged iterate kept (Q stamp,
+    A, w, S): the weight at field at_w, 1 or 2, a constant at each call), its non-zeros two at a time
     (`l1_margin_pair`, `l1_step_pair`: the row's pairs, then an odd row's last), each
     instruction of the catch-up and of the step for both (`_kernel/lanes/pairs.h`); the
     same operations in the same order, the same bits.
@@ -269,10 +270,11 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     cdef double eta, acc = c.arrays.intercepts[INTERCEPT_SUM], a, q, total
     cdef double x_max = intercept_feature(c)
     for nz in range(lo, hi - 1, 2):
-        acc = l1_margin_pair(state, width, data, indices, nz, True, shrink_product, threshold_sum, acc, &x_max)
-    if (hi - lo) & 1:
-        acc = l1_margin_pair(state, width, data, indices, hi - 1, False, shrink_product, threshold_sum, acc,
+        acc = l1_margin_pair(state, width, at_w, data, indices, nz, True, shrink_product, threshold_sum, acc,
                              &x_max)
+    if (hi - lo) & 1:
+        acc = l1_margin_pair(state, width, at_w, data, indices, hi - 1, False, shrink_product, threshold_sum,
+                             acc, &x_max)
     c.arrays.scores[0] = acc
     next_eta(c, schedule_of(schedule))
     total = 0.0
@@ -283,9 +285,9 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     threshold_sum, eta = c.cursor.threshold_sum, c.cursor.eta
     a = c.params.alpha_pen * eta
     for nz in range(lo, hi - 1, 2):
-        l1_step_pair(state, width, data, indices, nz, True, q, eta, a, threshold_sum)
+        l1_step_pair(state, width, at_w, data, indices, nz, True, q, eta, a, threshold_sum)
     if (hi - lo) & 1:
-        l1_step_pair(state, width, data, indices, hi - 1, False, q, eta, a, threshold_sum)
+        l1_step_pair(state, width, at_w, data, indices, hi - 1, False, q, eta, a, threshold_sum)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     return total

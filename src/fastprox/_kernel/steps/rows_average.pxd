@@ -7,28 +7,37 @@
 # the row catches its sums up, the row kernel steps, and a last loop adds the new
 # iterates: the general path's bits (tests/test_average_rows.py compares them). The
 # rows' catch-up in the kernel finds them current (an identity). The normalized
-# schedule's rows without a penalty and the dual rules' rows keep A as their first
-# field, before what their kernel reads at fixed places (`_kernel/base/layout.h`): the
-# kernel sees each state row from its second field (`shift`). The normalized
-# schedule's l1 rows keep A between their fields (R, A, m): they take the general step.
+# schedule's rows without a penalty, scalar fobos's without a penalty (A, w, S) and
+# the dual rules' rows keep A as their first field, before what their kernel reads
+# at fixed places (`_kernel/base/layout.h`): the kernel sees each state row from its
+# second field, its row fields but A (`shift`). Scalar fobos's l1 rows (Q, A, w, S)
+# take the l1 kernel with the weight at field 2 (`fobos_l1_row`'s at_w). The
+# normalized schedule's l1 rows keep A between their fields (R, A, m): they take the
+# general step.
 from fastprox._kernel.base.types cimport value_t, index_t, FOBOS
-from fastprox._kernel.base.state cimport Ctx, NORM_W
+from fastprox._kernel.base.state cimport Ctx, NORM_W, FOBOS_W
 from fastprox._kernel.base.csr cimport weight_at
 from fastprox._kernel.rules.schedules cimport begin_schedule_step
 from fastprox._kernel.rules.dual cimport set_weight_params
-from fastprox._kernel.rules.fobos cimport catch_up, stamp, end_step
-from fastprox._kernel.rules.average cimport constant_sum
+from fastprox._kernel.rules.fobos cimport catch_up, stamp, end_step, scalar_catch_up, stamp_cumulants
+from fastprox._kernel.rules.average cimport constant_sum, scalar_skipped_sum
 from fastprox._kernel.steps.rows cimport (rows_t, step_t, loss_t, eta_t, row_kernel, row_intercept, update_of,
-                                          schedule_of, FobosRows, AdagradL1Rows, AdagradRows, NormalizedRows,
-                                          InvariantNormalizedRows, InvariantAdagradRows, RdaAdagradRows,
-                                          FtrlRows)
+                                          schedule_of, fobos_l1_row, FobosRows, FobosL1Rows, AdagradL1Rows,
+                                          AdagradRows,
+                                          NormalizedRows, InvariantNormalizedRows, InvariantAdagradRows,
+                                          RdaAdagradRows, FtrlRows)
 
 
 # The averaged row kernels, each naming the row kernel of `_kernel/steps/rows.pxd` it
-# runs (fobos under a scalar schedule in any layout, AdaGrad with either step, the normalized schedule
+# runs (fobos under a scalar schedule: l2 and elastic net (P stamp), l1 (Q stamp), no
+# penalty; AdaGrad with either step, the normalized schedule
 # without a penalty with either step, rda and ftrl under AdaGrad's steps: the rules
 # whose averaged iterate is kept, but the normalized schedule's l1 rows).
 cdef struct AveragedFobosRows:
+    char tag
+cdef struct AveragedFobosL1Rows:
+    char tag
+cdef struct AveragedUnpenalizedFobosRows:
     char tag
 cdef struct AveragedAdagradL1Rows:
     char tag
@@ -47,6 +56,8 @@ cdef struct AveragedFtrlRows:
 
 ctypedef fused averaged_t:
     AveragedFobosRows
+    AveragedFobosL1Rows
+    AveragedUnpenalizedFobosRows
     AveragedAdagradL1Rows
     AveragedAdagradRows
     AveragedNormalizedRows
@@ -68,6 +79,10 @@ cdef inline double averaged_row_step(Ctx* c, const value_t* data, const index_t*
     `kernel` (`averaged_rows` with its row kernel and the shift of its state rows)."""
     if averaged_t is AveragedFobosRows:
         return averaged_rows(c, data, indices, indptr, y, sw, r, <FobosRows*>NULL, loss, schedule, 0)
+    elif averaged_t is AveragedFobosL1Rows:
+        return averaged_rows(c, data, indices, indptr, y, sw, r, <FobosL1Rows*>NULL, loss, schedule, 0)
+    elif averaged_t is AveragedUnpenalizedFobosRows:
+        return averaged_rows(c, data, indices, indptr, y, sw, r, <FobosRows*>NULL, loss, schedule, 1)
     elif averaged_t is AveragedAdagradL1Rows:
         return averaged_rows(c, data, indices, indptr, y, sw, r, <AdagradL1Rows*>NULL, loss, schedule, 0)
     elif averaged_t is AveragedAdagradRows:
@@ -90,9 +105,11 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
                                  const index_t* indptr, const double* y, const double* sw, long long r,
                                  rows_t* kernel, loss_t* loss, eta_t* schedule, int shift) noexcept nogil:
     """`rows.row_step` with the averaged sums: the row's entries caught up (`catch_up`,
-    the skipped iterates into S, A the step), the row kernel on the state rows seen
-    from field `shift` on, the new iterates into S (`stamp`), the intercept, and
-    `end_step` (the intercepts' sums and the cumulants' history before the rebase).
+    the skipped iterates into S, A the step; scalar fobos's in line,
+    `fobos_averaged_catch_up`), the row kernel on the state rows seen from field
+    `shift` on (their row fields less `shift`), the new iterates into S (`stamp`;
+    scalar fobos's `fobos_add_iterate`), the intercept, and `end_step` (the
+    intercepts' sums and the cumulants' history before the rebase).
 
     Mirrors `_step.step`'s single-row branch: `margins` -> `catch_up`, the row kernel's
     arithmetic, `stamp` -> `add_iterate` / `add_dual_iterate`, `intercept_step`, `end_step`."""
@@ -104,15 +121,25 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     for nz in range(lo, hi):
         if rows_t is NormalizedRows or rows_t is InvariantNormalizedRows:
             plain_normalized_catch_up(c, c.arrays.state + indices[nz] * width)
+        elif rows_t is FobosRows or rows_t is FobosL1Rows:
+            fobos_averaged_catch_up(c, c.arrays.state + indices[nz] * width)
         elif rows_t is not InvariantAdagradRows:     # (which adds the sums in its own loops)
             catch_up(c, c.arrays.state + indices[nz] * width)
     c.arrays.state += shift
-    total = row_kernel(c, data, indices, lo, hi, y[r], weight_at(sw, r), kernel, loss, schedule,
-                       &intercept_eta)
+    c.layout.n_row_fields -= shift
+    if rows_t is FobosL1Rows:       # (Q, A, w, S): the weight at field 2
+        total = fobos_l1_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule, 2)
+    else:
+        total = row_kernel(c, data, indices, lo, hi, y[r], weight_at(sw, r), kernel, loss, schedule,
+                           &intercept_eta)
     c.arrays.state -= shift
+    c.layout.n_row_fields += shift
     if c.cursor.nonfinite:
         return total
-    if rows_t is not InvariantAdagradRows:
+    if rows_t is FobosRows or rows_t is FobosL1Rows:
+        for nz in range(lo, hi):
+            fobos_add_iterate(c, c.arrays.state + indices[nz] * width)
+    elif rows_t is not InvariantAdagradRows:
         for nz in range(lo, hi):
             stamp(c, c.arrays.state + indices[nz] * width)
     row_intercept(c, kernel, schedule, intercept_eta)
@@ -129,3 +156,33 @@ cdef inline void plain_normalized_catch_up(Ctx* c, double* row) noexcept nogil:
     cdef double* e = row + c.layout.n_row_fields
     e[c.layout.avg_sum_at] += constant_sum(c, e[NORM_W], <long long>row[c.layout.avg_stamp_at])
     row[c.layout.avg_stamp_at] = c.cursor.t
+
+
+cdef inline void fobos_averaged_catch_up(Ctx* c, double* row) noexcept nogil:
+    """`catch_up` of a scalar-FOBOS row with one output, in line: nothing where its
+    stamp A is the step (a row met at the step before, or caught up by a rebase since:
+    its P and Q stamps are the cumulants, so its weight's catch-up is the identity
+    and no iterate was skipped); without a penalty the skipped iterates sum to the
+    weight times their count (`average.constant_sum`); else their sum from the
+    history (`average.scalar_skipped_sum`), the weight's catch-up and its stamps."""
+    cdef double* e = row + c.layout.n_row_fields
+    cdef long long s = <long long>row[c.layout.avg_stamp_at]
+    if s >= c.cursor.t:
+        return
+    if c.layout.shrink_stamp_at < 0 and c.layout.threshold_stamp_at < 0:
+        e[c.layout.avg_sum_at] += constant_sum(c, e[FOBOS_W], s)
+    else:
+        e[c.layout.avg_sum_at] += scalar_skipped_sum(c, row, 0)
+        e[FOBOS_W] = scalar_catch_up(c, row, 0)
+        stamp_cumulants(c, row)
+    row[c.layout.avg_stamp_at] = c.cursor.t
+
+
+cdef inline void fobos_add_iterate(Ctx* c, double* row) noexcept nogil:
+    """`stamp` of a scalar-FOBOS row with one output after its row kernel's update, in
+    line: its new weight joins S if the step is averaged, A is the step (the kernel
+    stamped its P and Q already, `_kernel/lanes/pairs.h`)."""
+    cdef double* e = row + c.layout.n_row_fields
+    if c.cursor.t + 1 >= c.params.average_from:
+        e[c.layout.avg_sum_at] += e[FOBOS_W]
+    row[c.layout.avg_stamp_at] = c.cursor.t + 1
