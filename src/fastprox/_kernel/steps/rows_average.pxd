@@ -20,7 +20,7 @@ from fastprox._kernel.base.csr cimport weight_at
 from fastprox._kernel.rules.schedules cimport begin_schedule_step
 from fastprox._kernel.rules.dual cimport set_weight_params
 from fastprox._kernel.rules.fobos cimport catch_up, stamp, end_step, scalar_catch_up, stamp_cumulants
-from fastprox._kernel.rules.average cimport constant_sum, scalar_skipped_sum
+from fastprox._kernel.rules.average cimport constant_sum, scalar_skipped_sum, add_iterate
 from fastprox._kernel.steps.rows cimport (rows_t, step_t, loss_t, eta_t, row_kernel, row_intercept, update_of,
                                           schedule_of, fobos_l1_row, FobosRows, FobosL1Rows, AdagradL1Rows,
                                           AdagradRows,
@@ -108,8 +108,9 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     the skipped iterates into S, A the step; scalar fobos's in line,
     `fobos_averaged_catch_up`), the row kernel on the state rows seen from field
     `shift` on (their row fields less `shift`), the new iterates into S (`stamp`;
-    scalar fobos's `fobos_add_iterate`), the intercept, and `end_step` (the
-    intercepts' sums and the cumulants' history before the rebase).
+    scalar fobos's `average.add_iterate` alone: its row kernel stamped P and Q), the
+    intercept, and `end_step` (the intercepts' sums and the cumulants' history before
+    the rebase).
 
     Mirrors `_step.step`'s single-row branch: `margins` -> `catch_up`, the row kernel's
     arithmetic, `stamp` -> `add_iterate` / `add_dual_iterate`, `intercept_step`, `end_step`."""
@@ -120,7 +121,7 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     begin_schedule_step(c, schedule_of(schedule))
     for nz in range(lo, hi):
         if rows_t is NormalizedRows or rows_t is InvariantNormalizedRows:
-            plain_normalized_catch_up(c, c.arrays.state + indices[nz] * width)
+            unpenalized_catch_up(c, c.arrays.state + indices[nz] * width)
         elif rows_t is FobosRows or rows_t is FobosL1Rows:
             fobos_averaged_catch_up(c, c.arrays.state + indices[nz] * width)
         elif rows_t is not InvariantAdagradRows:     # (which adds the sums in its own loops)
@@ -138,7 +139,7 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
         return total
     if rows_t is FobosRows or rows_t is FobosL1Rows:
         for nz in range(lo, hi):
-            fobos_add_iterate(c, c.arrays.state + indices[nz] * width)
+            add_iterate(c, c.arrays.state + indices[nz] * width)   # (the kernel stamped P and Q)
     elif rows_t is not InvariantAdagradRows:
         for nz in range(lo, hi):
             stamp(c, c.arrays.state + indices[nz] * width)
@@ -148,11 +149,12 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     return total
 
 
-cdef inline void plain_normalized_catch_up(Ctx* c, double* row) noexcept nogil:
-    """`catch_up` of a row of the normalized schedule without a penalty, in line (its
-    one entry): the weight stays as it is while the row is untouched, so the skipped
-    averaged iterates sum to the weight times their count (`average.constant_sum`,
-    without `history_sum`'s test for a history); the stamp A is the step."""
+cdef inline void unpenalized_catch_up(Ctx* c, double* row) noexcept nogil:
+    """`catch_up` of a row without a penalty and with one entry, in line (the normalized
+    schedule's, scalar fobos's: the weight is the entry's first field, NORM_W = FOBOS_W =
+    0): the weight stays as it is while the row is untouched, so the skipped averaged
+    iterates sum to the weight times their count (`average.constant_sum`, without
+    `history_sum`'s test for a history); the stamp A is the step."""
     cdef double* e = row + c.layout.n_row_fields
     e[c.layout.avg_sum_at] += constant_sum(c, e[NORM_W], <long long>row[c.layout.avg_stamp_at])
     row[c.layout.avg_stamp_at] = c.cursor.t
@@ -162,27 +164,16 @@ cdef inline void fobos_averaged_catch_up(Ctx* c, double* row) noexcept nogil:
     """`catch_up` of a scalar-FOBOS row with one output, in line: nothing where its
     stamp A is the step (a row met at the step before, or caught up by a rebase since:
     its P and Q stamps are the cumulants, so its weight's catch-up is the identity
-    and no iterate was skipped); without a penalty the skipped iterates sum to the
-    weight times their count (`average.constant_sum`); else their sum from the
-    history (`average.scalar_skipped_sum`), the weight's catch-up and its stamps."""
+    and no iterate was skipped); without a penalty `unpenalized_catch_up`; else the
+    skipped iterates' sum from the history (`average.scalar_skipped_sum`), the weight's
+    catch-up and its stamps."""
     cdef double* e = row + c.layout.n_row_fields
-    cdef long long s = <long long>row[c.layout.avg_stamp_at]
-    if s >= c.cursor.t:
+    if <long long>row[c.layout.avg_stamp_at] >= c.cursor.t:
         return
     if c.layout.shrink_stamp_at < 0 and c.layout.threshold_stamp_at < 0:
-        e[c.layout.avg_sum_at] += constant_sum(c, e[FOBOS_W], s)
-    else:
-        e[c.layout.avg_sum_at] += scalar_skipped_sum(c, row, 0)
-        e[FOBOS_W] = scalar_catch_up(c, row, 0)
-        stamp_cumulants(c, row)
+        unpenalized_catch_up(c, row)
+        return
+    e[c.layout.avg_sum_at] += scalar_skipped_sum(c, row, 0)
+    e[FOBOS_W] = scalar_catch_up(c, row, 0)
+    stamp_cumulants(c, row)
     row[c.layout.avg_stamp_at] = c.cursor.t
-
-
-cdef inline void fobos_add_iterate(Ctx* c, double* row) noexcept nogil:
-    """`stamp` of a scalar-FOBOS row with one output after its row kernel's update, in
-    line: its new weight joins S if the step is averaged, A is the step (the kernel
-    stamped its P and Q already, `_kernel/lanes/pairs.h`)."""
-    cdef double* e = row + c.layout.n_row_fields
-    if c.cursor.t + 1 >= c.params.average_from:
-        e[c.layout.avg_sum_at] += e[FOBOS_W]
-    row[c.layout.avg_stamp_at] = c.cursor.t + 1
