@@ -94,3 +94,20 @@ def test_the_loss_table():
         for name, loss in LOSSES.items():
             assert loss.value(z, eps, math) == pytest.approx(expected[name], rel=1e-12, abs=1e-15), (name, z)
             assert loss.value(np.array([z]), eps, np)[0] == loss.value(z, eps, math)
+
+
+def test_t0_names_the_schedules_offset_only():
+    """``t0`` is the scalar schedules' offset (the parameter, `Params.t0`,
+    `schedules.pxd`); a row's last step, the kernel's ROW_LAST_STEP, is ``last``
+    (the registry's field, the kernels' locals, comments and docs), so that the
+    two meanings never share a name."""
+    assert state_fields("fobos", "adagrad", "l1") == (("last",), ("w", "G", "eta"))
+    offset = re.compile(r"params\.t0|double t0\b|t \+ t0|offset t0|^\s+return divisor")
+    found = [f"{path.relative_to(SRC)}:{number}: {line.strip()}"
+             for path in sorted((KERNEL / "_kernel").rglob("*")) if path.suffix in (".pxd", ".pyx", ".h")
+             for number, line in enumerate(path.read_text().splitlines(), 1)
+             if re.search(r"\bt0\b", line) and not offset.search(line)]
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    found += [f"{path.name}: {line.strip()}" for path in sorted(docs.rglob("*.md"))
+              for line in path.read_text().splitlines() if re.search(r"`t0` serves|\(t0[;,)]", line)]
+    assert not found, found

@@ -16,8 +16,10 @@ def cleandoc(doc):
 
 def parameter_names(obj):
     """The names of a function's parameters (a class's: its __init__'s, without
-    self), in their order."""
-    code = (obj.__init__ if isinstance(obj, type) else obj).__code__
+    self; a checked __init__'s, `_sklearn_names.checking_names`: the one it wraps), in
+    their order."""
+    function = obj.__init__ if isinstance(obj, type) else obj
+    code = getattr(function, "__wrapped__", function).__code__
     names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
     return [n for n in names if n != "self"]
 

@@ -20,7 +20,7 @@ update        schedule   row fields                  entry fields
 fobos         scalar     P stamp, Q stamp            FOBOS_W
                          (``Layout.shrink_stamp_at``,
                          ``threshold_stamp_at``)
-fobos         adagrad    ROW_LAST_STEP (t0)          ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA
+fobos         adagrad    ROW_LAST_STEP (last)        ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA
 fobos         normalized NORM_STAMP, NORM_SCALE      NORM_W, NORM_G, NORM_FACTOR
               (l1)       (``_kernel/rules/normalized.pxd``)
 fobos         normalized NORM_SCALE (first)          NORM_W, NORM_G

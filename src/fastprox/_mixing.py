@@ -264,7 +264,7 @@ def mixed(start, summed, kind, own=False):
             b, f["bsquares"][...] = _adagrad_moved(base.intercept(), f["bsquares"], wide_a, "b", base.delta,
                                                     summed.parts)
             f["eta"][...] = adagrad_steps(dict(eta0=base.eta0, delta=base.delta), f["G"])
-            f["t0"][...] = scalars["t"]
+            f["last"][...] = scalars["t"]
         else:
             rows = max(summed.rows, 1)
             W, b = wide("w") / rows, a["b"] / rows

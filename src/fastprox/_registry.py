@@ -163,7 +163,7 @@ def state_fields(update, schedule, penalty, *, penalized=True, l1_share=0.0, ftr
     its row's last field).
 
     w: a weight; P, Q: the stamps of the scalar-FOBOS shrink and threshold cumulants;
-    t0: AdaGrad's last step, G its sum of squared gradients, eta its frozen step;
+    last: AdaGrad's last step, G its sum of squared gradients, eta its frozen step;
     R0: the normalized schedule's stamp of its cumulant, m a feature's scale, c its
     step factor; phase, stamp: Berhu's branch and its stamp; s: RDA's gradient sum;
     z, n, root: FTRL's sums and sqrt(n)."""
@@ -184,7 +184,7 @@ def _state_fields(update, schedule, penalty, penalized, l1_share, ftrl_roots):
     if family == "group":
         return (), ("w",) if update == "fobos" else ("s", "G") if schedule == "adagrad" else ("s",)
     if update == "fobos" and schedule == "adagrad":
-        return ("t0",), ("w", "G", "eta")
+        return ("last",), ("w", "G", "eta")
     if update == "fobos" and schedule == "normalized":
         return (("R0", "m"), ("w", "G", "c")) if penalized else (("m",), ("w", "G"))
     if update == "fobos" and family == "berhu":

@@ -49,6 +49,55 @@ EQUIVALENTS = {
 }
 
 
+#: What the structured estimators (SequenceTagger, DependencyParser; the
+#: StructuredLearner beneath them) do instead of the flat estimators' and scikit-learn's
+#: parameters they lack: each parameter of ProxClassifier, ProxRegressor and
+#: `EQUIVALENTS` that they do not take.
+STRUCTURED_EQUIVALENTS = {
+    "t0": "the structured learners' schedules have no offset (steps eta0, eta0 / sqrt(t) or eta0 / t, t "
+          "counting examples from 1); lower eta0 for smaller first steps, or use schedule='adagrad'",
+    "learning_rate": "scikit-learn's name of the schedule; use schedule ('constant', 'invsqrt', 'inv' or "
+                     "'adagrad': the flat estimators' schedules but 'normalized') with eta0",
+    "power_t": "invscaling's exponent; use schedule='invsqrt' (power_t 0.5), 'inv' (1) or 'constant' (0)",
+    "early_stopping": "the structured estimators have no stopping rule: they run max_iter passes; choose "
+                      "max_iter on held-out examples (partial_fit one pass at a time, scoring between passes)",
+    "validation_fraction": "the structured estimators hold out no examples (they have no stopping rule); "
+                           "score your own held-out examples between partial_fit passes to choose max_iter",
+    "n_iter_no_change": "the structured estimators have no stopping rule: they run max_iter passes; choose "
+                        "max_iter on held-out examples (partial_fit one pass at a time)",
+    "tol": "the structured estimators have no stopping rule: they run max_iter passes; choose max_iter on "
+           "held-out examples (partial_fit one pass at a time)",
+    "step": "the structured estimators take the gradient step only (the importance-invariant step is not "
+            "defined for structured outputs); lower eta0 for smaller steps",
+    "batch_size": "the structured estimators step once per example (a sequence or a sentence, all its "
+                  "items at once); nothing to set",
+    "epsilon": "no structured loss has an epsilon; choose loss among the estimator's losses",
+    "grow_features": "the structured estimators take their rows' width from the first training call; "
+                     "give every feature column from the start",
+    "hash_bits": "the structured estimators read the feature columns they are given; hash the features "
+                 "beforehand (fastprox.hash_features)",
+    "multi_class": "a structured output scores its labels jointly (no one-vs-rest); nothing to set",
+    "class_weight": "weigh the examples with fit's sample_weight (one weight per example)",
+    "n_jobs": "a structured estimator trains on one thread; train several in threads (each is "
+              "thread-safe) for parallel fits",
+    "coef_init": "the structured estimators start from zero weights; continue a trained model with "
+                 "warm_start=True (fit) or partial_fit",
+    "intercept_init": "the structured estimators start from zero weights; continue a trained model with "
+                      "warm_start=True (fit) or partial_fit",
+    "offset_init": EQUIVALENTS["offset_init"],
+    "nu": EQUIVALENTS["nu"],
+    "n_iter": EQUIVALENTS["n_iter"],
+    "C": "PassiveAggressiveClassifier's cap on the step; use eta0 (schedule='constant') to bound the "
+         "steps and alpha for a penalty",
+}
+
+#: DependencyParser's own equivalents, over `STRUCTURED_EQUIVALENTS`.
+PARSER_EQUIVALENTS = dict(STRUCTURED_EQUIVALENTS,
+                          hash_bits="the parser hashes its arc features itself; use bits (2^bits feature "
+                                    "columns)",
+                          fit_intercept="an arc's score is its features' alone (no intercept); nothing to set")
+
+
 class UnknownParameter(ValueError, TypeError):
     """A parameter fastprox's estimators do not take: a ValueError naming the
     fastprox equivalent (as the other parameter checks raise), and a TypeError, what
@@ -56,38 +105,66 @@ class UnknownParameter(ValueError, TypeError):
     catches it."""
 
 
-def catching_unknown(init):
-    """Decorate an estimator's ``__init__(self, ..., **unknown)``, whose catch-all only
-    collects names to refuse (`refuse_unknown`): the signature that ``help`` and
-    scikit-learn's introspection (get_params, its estimator checks) read leaves it out,
-    so that the parameters are exactly the named ones.
+def checking_names(init):
+    """Decorate a public estimator's ``__init__``: a keyword argument it does not
+    take raises `UnknownParameter` (`refuse_unknown`) instead of Python's bare
+    TypeError. The signature that ``help`` and scikit-learn's introspection
+    (get_params, clone, its estimator checks) read stays ``init``'s.
 
     Parameters
     ----------
     init : function
-        The ``__init__``, ending in a ``**`` parameter.
+        The ``__init__``, of named parameters.
 
     Returns
     -------
     function
-        ``init``, its ``__signature__`` without that parameter.
+        ``init`` behind the check of its keyword arguments' names.
     """
-    import inspect      # (the estimators' import: the command line's start-up does without it)
-    signature = inspect.signature(init)
-    init.__signature__ = signature.replace(parameters=[
-        p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD])
-    return init
+    import functools    # (the estimators' imports: the command line's start-up does without them)
+    import inspect
+    taken = frozenset(list(inspect.signature(init).parameters)[1:])
+
+    @functools.wraps(init)
+    def checked(self, *args, **kwargs):
+        refuse_unknown(type(self), kwargs.keys() - taken)
+        init(self, *args, **kwargs)
+    return checked
+
+
+class NamedParameters:
+    """Mixin, before scikit-learn's BaseEstimator: ``set_params`` refuses a
+    parameter the estimator lacks as its constructor does (`refuse_unknown`)."""
+
+    def set_params(self, **params):
+        """scikit-learn's ``set_params``; a parameter the estimator lacks raises
+        `UnknownParameter`, naming its fastprox equivalent.
+
+        Parameters
+        ----------
+        **params : dict
+            Parameters by name.
+
+        Returns
+        -------
+        self : object
+            The estimator.
+        """
+        refuse_unknown(type(self), params.keys() - self.get_params(deep=False).keys())
+        return super().set_params(**params)
 
 
 def refuse_unknown(owner, names):
-    """Raise `UnknownParameter` for the parameters ``names`` (a collection of
-    strings) that ``owner`` (the estimator's class name) lacks, naming each one's
-    fastprox equivalent where scikit-learn has it (`EQUIVALENTS`).
+    """Raise `UnknownParameter` for the parameters ``names`` that the estimator
+    class ``owner`` lacks, naming each one's equivalent for that estimator (its
+    ``_equivalents``: scikit-learn's names and the flat estimators' it does not take),
+    else listing its parameters.
 
     Parameters
     ----------
-    owner : str
-        The estimator's class name, for the message.
+    owner : type
+        The estimator's class (its name, ``__init__``'s parameters and
+        ``_equivalents`` make the message).
     names : collection of str
         The parameters given that its signature lacks; nothing is raised when empty.
 
@@ -98,10 +175,13 @@ def refuse_unknown(owner, names):
     """
     if not names:
         return
-    parts = [f"{name}: {EQUIVALENTS[name]}" if name in EQUIVALENTS else
-             f"{name}: not a parameter of {owner} (its parameters: {owner}().get_params())"
-             for name in sorted(names)]
-    raise UnknownParameter(f"{owner} does not take {', '.join(map(repr, sorted(names)))}; " + "; ".join(parts) + ".")
+    import inspect
+    equivalents = getattr(owner, "_equivalents", {})
+    taken = ", ".join(list(inspect.signature(owner.__init__).parameters)[1:])
+    parts = [f"{name}: {equivalents[name]}" if name in equivalents else
+             f"{name}: not a parameter of {owner.__name__} (its parameters: {taken})" for name in sorted(names)]
+    raise UnknownParameter(f"{owner.__name__} does not take {', '.join(map(repr, sorted(names)))}; "
+                           + "; ".join(parts) + ".")
 
 
 def schedule_of(learning_rate, power_t, schedule, batch_size):

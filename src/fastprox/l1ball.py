@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from fastprox._docstrings import sharing
+from fastprox._sklearn_names import checking_names
 from fastprox.projection import SparseL1Ball
 
 _SCHEDULES = {
@@ -57,6 +58,7 @@ class L1BallClassifier:
         The shuffling's seed.
     """
 
+    @checking_names
     def __init__(self, radius=1.0, loss="hinge", eta0=0.1, schedule="invsqrt", max_iter=1,
                  fit_intercept=True, shuffle=True, random_state=None):
         self.radius = radius

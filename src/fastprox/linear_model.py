@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data, _check_samp
 
 from ._concurrency import LearnerState, lock_of
 from ._restore import restored_on_failure
-from ._sklearn_names import catching_unknown, refuse_unknown
+from ._sklearn_names import EQUIVALENTS, NamedParameters, checking_names, refuse_unknown
 from ._stopping import StoppingRule, held_out_score, validation_split, warn_unconverged
 from ._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes, check_same_groups,
                     check_same_hashing, check_same_kernel, encode_labels, has_proba, margins, model_coef,
@@ -25,7 +25,7 @@ from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES,
                           canonical, check_one_of, check_params)
 
 
-class _BaseProx(BaseEstimator):
+class _BaseProx(NamedParameters, BaseEstimator):
     """Shared training loop: a stream of CSR rows through one `Learner`.
 
     Safe to share between threads (`_concurrency`): training calls take turns,
@@ -35,6 +35,7 @@ class _BaseProx(BaseEstimator):
     """
 
     _losses = ()
+    _equivalents = EQUIVALENTS
 
     def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, step, eta0, t0, delta, rda_rho,
                  berhu_gamma, batch_size, fit_intercept, max_iter, shuffle, random_state,
@@ -374,27 +375,10 @@ class _BaseProx(BaseEstimator):
         """
         given = {name for name, value in (("coef_init", coef_init), ("intercept_init", intercept_init))
                  if value is not None}
-        refuse_unknown(type(self).__name__, given)
+        refuse_unknown(type(self), given)
         self._fit(X, y, sample_weight)
         warn_unconverged(self, self.n_iter_)     # after the call: a warning raised as an error keeps the fit
         return self
-
-    def set_params(self, **params):
-        """scikit-learn's ``set_params``; a parameter fastprox lacks raises a
-        ValueError naming its fastprox equivalent (`_sklearn_names.EQUIVALENTS`).
-
-        Parameters
-        ----------
-        **params : dict
-            Parameters by name.
-
-        Returns
-        -------
-        self : object
-            The estimator.
-        """
-        refuse_unknown(type(self).__name__, set(params) - set(self.get_params(deep=False)))
-        return super().set_params(**params)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -659,7 +643,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
 
     _losses = CLASSIFICATION_LOSSES
 
-    @catching_unknown
+    @checking_names
     def __init__(self, loss=C["loss"], penalty=C["penalty"], alpha=C["alpha"],
                  l1_ratio=C["l1_ratio"], update=C["update"], schedule=C["schedule"], step=C["step"],
                  eta0=C["eta0"], t0=C["t0"], delta=C["delta"], rda_rho=C["rda_rho"],
@@ -671,8 +655,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
                  hash_bits=C["hash_bits"], class_weight=C["class_weight"], verbose=C["verbose"],
                  average=C["average"], tol=C["tol"], n_iter_no_change=C["n_iter_no_change"],
                  early_stopping=C["early_stopping"], validation_fraction=C["validation_fraction"],
-                 learning_rate=C["learning_rate"], power_t=C["power_t"], n_jobs=C["n_jobs"], **unknown):
-        refuse_unknown(type(self).__name__, unknown)
+                 learning_rate=C["learning_rate"], power_t=C["power_t"], n_jobs=C["n_jobs"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, step=step, eta0=eta0, t0=t0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
@@ -835,7 +818,7 @@ class ProxRegressor(RegressorMixin, _BaseProx):
 
     _losses = REGRESSION_LOSSES
 
-    @catching_unknown
+    @checking_names
     def __init__(self, loss=R["loss"], penalty=R["penalty"], alpha=R["alpha"],
                  l1_ratio=R["l1_ratio"], update=R["update"], schedule=R["schedule"], step=R["step"],
                  eta0=R["eta0"], t0=R["t0"], delta=R["delta"], rda_rho=R["rda_rho"],
@@ -846,8 +829,7 @@ class ProxRegressor(RegressorMixin, _BaseProx):
                  grow_features=R["grow_features"], hash_bits=R["hash_bits"], verbose=R["verbose"],
                  average=R["average"], tol=R["tol"], n_iter_no_change=R["n_iter_no_change"],
                  early_stopping=R["early_stopping"], validation_fraction=R["validation_fraction"],
-                 learning_rate=R["learning_rate"], power_t=R["power_t"], **unknown):
-        refuse_unknown(type(self).__name__, unknown)
+                 learning_rate=R["learning_rate"], power_t=R["power_t"]):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, step=step, eta0=eta0, t0=t0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,

@@ -69,8 +69,8 @@ from ..vw.reader import DEFAULT_BITS
 from ..stream.trainer import Trainer, predicts
 from .metrics import Metrics, metric_lines
 from .options import add_reader_options, is_vw, reading
-from .workflow import (add_workflow_options, check_workflow, holdout_line, holdout_of, initial_model,
-                       model_width, options_of)
+from .workflow import (add_workflow_options, auto_or, check_workflow, holdout_line, holdout_of, initial_model,
+                       model_width, options_line)
 
 #: Rows of the embedded default data (--rows).
 DEFAULT_ROWS = 100_000
@@ -127,10 +127,11 @@ def add_arguments(parser):
     est.add_argument("--loss", choices=CLASSIFICATION_LOSSES + REGRESSION_LOSSES,
                      help=f"loss (default: {d['loss']}; {REGRESSOR_DEFAULTS['loss']} with --regression)")
     est.add_argument("--update", choices=tuple(UPDATES), help=f"update rule (default: {d['update']})")
-    est.add_argument("--schedule", choices=tuple(SCHEDULES), help="step schedule (default: normalized where "
-                     "the rule takes it: fobos, penalty none or l1, batch size 1, no multinomial; else adagrad)")
-    est.add_argument("--step", choices=STEPS, help="fobos's forward step: the gradient step, or the "
-                     "importance-invariant flow along the row (default: invariant with fobos, batch "
+    est.add_argument("--schedule", type=auto_or(tuple(SCHEDULES)), metavar=_choices(SCHEDULES),
+                     help="step schedule (default: auto: normalized where the rule takes it: fobos, penalty "
+                          "none or l1, batch size 1, no multinomial; else adagrad)")
+    est.add_argument("--step", type=auto_or(STEPS), metavar=_choices(STEPS), help="fobos's forward step: the gradient step, or the "
+                     "importance-invariant flow along the row (default: auto: invariant with fobos, batch "
                      "size 1 and no multinomial; else gradient)")
     est.add_argument("--penalty", choices=COORDINATE_PENALTIES + GROUP_PENALTIES, help=f"penalty (default: {d['penalty']})")
     est.add_argument("--multi-class", choices=("ovr", "multinomial"),
@@ -269,8 +270,37 @@ def _write_outputs(args, est, trainer, losses, source):
     gathered = getattr(source, "names", None) or FeatureNames()      # (a cluster's source keeps none)
     for path, names in ((args.readable_model, None), (args.invert_hash, gathered)):
         if path:
-            lines = readable_lines(est, options_of(est, ESTIMATOR_OPTIONS), names)
+            lines = readable_lines(est, options_line(_parser_actions(), model_options(est)), names)
             atomic_write(path, lambda f: f.writelines(line.encode() for line in lines))
+
+
+def model_options(est):
+    """{option's dest: value}: the values of train's options that rebuild the
+    learner of the StreamModel ``est`` on the same data (the readable model's
+    ``options:`` line, `options_line`): the estimator's (`ESTIMATOR_OPTIONS`), the
+    kind of model, its classes, and how the data were read where that sets the
+    width: VW text's bits and interactions, or --n-features when the width was fixed."""
+    values = {option: est.params.get(param) for option, param in ESTIMATOR_OPTIONS.items()}
+    values.update(regression=est.regression, no_intercept=not est.params.get("fit_intercept", True),
+                  classes=None if est.regression else list(est.classes))
+    if est.input is not None and est.input["format"] == "vw":
+        values.update(format="vw", hash_bits=est.input["bits"], interactions=list(est.input["interactions"]))
+    elif est.input is None and not est.params.get("grow_features") and est.params.get("hash_bits") is None \
+            and est.params.get("groups") is None and est.params.get("group_weights") is None:
+        values["n_features"] = est.learner.n_features
+    return values
+
+
+def _parser_actions():
+    """train's options, as its parser reads them."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_arguments(parser)
+    return parser._actions
+
+
+def _choices(names):
+    """The metavar of an option of ``names`` or auto."""
+    return "{" + ",".join(("auto",) + tuple(names)) + "}"
 
 
 def model_of(args):

@@ -172,14 +172,54 @@ def model_width(est):
                             f"save fastprox.load_model(MODEL).set_params(grow_features=True) and give that")
 
 
-def options_of(est, estimator_options):
-    """The command-line options (``estimator_options``: option -> parameter) that
-    make a model of ``est``'s parameters (the readable model's ``options:`` line)."""
-    words = ["--regression"] if est.regression else []
-    for option, param in estimator_options.items():
-        value = est.params.get(param)
-        if value is not None:
-            words.append(f"--{option.replace('_', '-')} {value}")
-    if not est.params.get("fit_intercept", True):
-        words.append("--no-intercept")
-    return " ".join(words)
+def auto_or(names):
+    """An option's type: one of ``names``, or "auto", read as None (the estimator's
+    automatic choice, its default), so that the readable model's options line can
+    say "auto" for a value left to the estimator."""
+    def read(text):
+        if text == "auto":
+            return None
+        if text not in names:
+            raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from auto, {', '.join(names)})")
+        return text
+    return read
+
+
+def options_line(actions, values):
+    """The options, as a command line the parser reads back (the readable model's
+    ``options:`` line): for each of the parser's ``actions`` (argparse's) whose dest
+    ``values`` holds, the words that give it that value: a flag when set, "auto" for
+    None where the option reads "auto" as None, nothing for an option not set."""
+    return " ".join(word for action in actions if action.dest in values
+                    for word in _option_words(action, values[action.dest]))
+
+
+def _option_words(action, value):
+    """The words that make the parser read ``value`` for ``action``'s option."""
+    flag = max(action.option_strings, key=len)
+    if action.nargs == 0:
+        return [flag] if value else []
+    if value is None or value is False:
+        return [flag, "auto"] if _reads_auto(action) else []
+    if value is True and action.nargs == "?":
+        return [flag]
+    if isinstance(value, (list, tuple)):
+        if action.nargs == "+":                 # (--classes: one word, comma-separated)
+            return [flag, ",".join(map(_word, value))]
+        return [word for item in value for word in (flag, _word(item))]    # (an appended option)
+    return [flag, _word(value)]
+
+
+def _reads_auto(action):
+    """Whether the option reads "auto" as None (`auto_or`)."""
+    try:
+        return callable(action.type) and action.type("auto") is None
+    except (argparse.ArgumentTypeError, ValueError, TypeError):
+        return False
+
+
+def _word(value):
+    """A value as the parser reads it back: numbers exactly (an integral float as an integer)."""
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
+    return str(value)

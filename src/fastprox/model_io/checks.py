@@ -84,7 +84,7 @@ def check_layout(spec, scalars, state, arrays):
     entries = state[:, len(row):].reshape(len(state), K, len(entry))
     fields.update((name, entries[:, :, i]) for i, name in enumerate(entry))
     checks = {"P": lambda v: (P <= v) & (v <= 1), "Q": lambda v: (0 <= v) & (v <= Q),
-              "t0": lambda v: (0 <= v) & (v <= t) & (v == np.floor(v)),
+              "last": lambda v: (0 <= v) & (v <= t) & (v == np.floor(v)),
               "A": lambda v: (0 <= v) & (v <= t) & (v == np.floor(v)),
               "G": lambda v: v >= 0, "n": lambda v: v >= 0,
               "phase": lambda v: (v == BERHU_L1) | (v == BERHU_L2)}

@@ -28,6 +28,7 @@ from sklearn.utils import check_random_state
 from .._concurrency import lock_of
 from .._core import check_same_groups
 from .._restore import restored_on_failure
+from .._sklearn_names import STRUCTURED_EQUIVALENTS, NamedParameters
 from .._validation import check_number, check_one_of
 from .learner import StructuredLearner
 
@@ -40,15 +41,17 @@ RULE_PARAMS = ("update", "schedule", "penalty", "alpha", "l1_ratio", "eta0", "de
 PAUSE_EXAMPLES = 1024
 
 
-class StructuredEstimator(BaseEstimator):
+class StructuredEstimator(NamedParameters, BaseEstimator):
     """The shell of an online structured estimator (see the module's docstring).
 
     A subclass sets ``_losses`` and implements ``_train(*data, incremental, first)``
     (check and encode its input, build the kernel with `new_learner` when first, run
     its passes calling `pause` between chunks); its ``fit`` and ``partial_fit`` call
-    `_training`."""
+    `_training`. Its ``__init__`` is checked (`_sklearn_names.checking_names`): a
+    parameter it lacks is named with what to use (``_equivalents``)."""
 
     _losses = ()
+    _equivalents = STRUCTURED_EQUIVALENTS
 
     def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, eta0, delta, rda_rho, berhu_gamma,
                  groups, group_weights, fit_intercept, max_iter, shuffle, random_state, warm_start, verbose,

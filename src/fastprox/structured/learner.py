@@ -24,6 +24,7 @@ from .. import _structured
 from .._concurrency import LearnerState, lock_of
 from .._kernels import Learner
 from .._registry import SCHEDULES, STEPS, UPDATES
+from .._sklearn_names import STRUCTURED_EQUIVALENTS, checking_names
 from .._validation import (COORDINATE_PENALTIES, GROUP_PENALTIES, average_from, check_grouped, check_groups,
                            check_number, check_one_of, check_structured, kernel_arrays, kernel_penalty)
 
@@ -82,6 +83,9 @@ class StructuredLearner:
     learner continues bit for bit.
     """
 
+    _equivalents = STRUCTURED_EQUIVALENTS
+
+    @checking_names
     def __init__(self, n_features, n_outputs, n_unpenalized=0, *, update="fobos", schedule="adagrad",
                  penalty="l1", alpha=0.0, l1_ratio=0.15, eta0=0.1, delta=1e-8, rda_rho=0.0,
                  berhu_gamma=1.0, groups=None, group_weights=None, fit_intercept=True, step="gradient",

@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 from .._concurrency import lock_of
 from .._docstrings import sharing
+from .._sklearn_names import PARSER_EQUIVALENTS, checking_names
 from .._validation import GROUP_PENALTIES, kernel_arrays
 from . import _parser
 from ._estimator import NO_WEIGHTS, StructuredEstimator, sequence_weights
@@ -109,7 +110,9 @@ class DependencyParser(StructuredEstimator):
     """
 
     _losses = PARSER_LOSSES
+    _equivalents = PARSER_EQUIVALENTS
 
+    @checking_names
     def __init__(self, loss=DEFAULTS["loss"], penalty=DEFAULTS["penalty"], alpha=DEFAULTS["alpha"],
                  l1_ratio=DEFAULTS["l1_ratio"], update=DEFAULTS["update"], schedule=DEFAULTS["schedule"],
                  eta0=DEFAULTS["eta0"], delta=DEFAULTS["delta"], rda_rho=DEFAULTS["rda_rho"],

@@ -16,6 +16,7 @@ from sklearn.utils.metaestimators import available_if
 
 from .._concurrency import lock_of
 from .._docstrings import sharing
+from .._sklearn_names import checking_names
 from . import _tagger
 from .._validation import check_one_of
 from ._params import LABEL_FEATURES, SEQUENCE_LOSSES, TAGGER_DEFAULTS as DEFAULTS
@@ -116,6 +117,7 @@ class SequenceTagger(StructuredEstimator):
 
     _losses = SEQUENCE_LOSSES
 
+    @checking_names
     def __init__(self, loss=DEFAULTS["loss"], penalty=DEFAULTS["penalty"], alpha=DEFAULTS["alpha"],
                  l1_ratio=DEFAULTS["l1_ratio"], update=DEFAULTS["update"], schedule=DEFAULTS["schedule"],
                  eta0=DEFAULTS["eta0"], delta=DEFAULTS["delta"], rda_rho=DEFAULTS["rda_rho"],

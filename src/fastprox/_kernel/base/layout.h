@@ -9,8 +9,8 @@ enum {
     /* rda, ftrl: entries (s or z, G or n, ...) */
     FASTPROX_DUAL_SUM = 0,          /* s (rda: the sum of gradients) or z (ftrl) */
     FASTPROX_DUAL_SQUARES = 1,      /* G (rda + adagrad) or n (ftrl): the sum of squared gradients */
-    /* fobos + adagrad: row (t0), entries (w, G, eta) */
-    FASTPROX_ROW_LAST_STEP = 0,     /* t0, the step the row's entries are current at */
+    /* fobos + adagrad: row (last), entries (w, G, eta) */
+    FASTPROX_ROW_LAST_STEP = 0,     /* last: the last step, the one the row's entries are current at */
     FASTPROX_ADAGRAD_ROW_FIELDS = 1,
     FASTPROX_ADAGRAD_W = 0,         /* the weight w */
     FASTPROX_ADAGRAD_G = 1,         /* G: the sum of squared gradients */

@@ -12,7 +12,7 @@ from fastprox._kernel.lanes.lanes cimport lanes_t, LANES_MAX
 # `entry` points at entry k of a row, the offsets below index into it. The fields of
 # the dual rules' sums, fobos + adagrad and fobos + normalized are named in _kernel/base/layout.h,
 # which the passes in lanes (`_kernel/lanes/lanes.h`) read too:
-#   fobos + adagrad: row (ROW_LAST_STEP: t0, the step the row's entries are current
+#   fobos + adagrad: row (ROW_LAST_STEP: last, the step the row's entries are current
 #   at), entries (ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA: the weight, the sum of squared
 #   gradients, the step eta0 / (delta + sqrt(G)) G gives, frozen for the catch-up);
 #   fobos + normalized (`_normalized`): under l1 per feature the cumulant stamp and the

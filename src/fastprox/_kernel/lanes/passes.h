@@ -10,7 +10,7 @@
    (Q_ADD, `fastprox_sum4`), AdaGrad's margin one at a time in the row's order.
    The first pass keeps each entry's scale and weight in the row's memos, where the
    later ones read them (neither changes between the passes). Neighbouring fields go
-   in and out of a row together (V_GATHER2, V_SCATTER2: (m, w), (t0, w), (G, eta),
+   in and out of a row together (V_GATHER2, V_SCATTER2: (m, w), (last, w), (G, eta),
    (G, factor)), the step storing (m, w) as the next row's first pass loads them: a
    load that spans two earlier stores of a row still in flight cannot take its data
    from them (store forwarding), and waits. */
@@ -211,17 +211,17 @@ LANES_INLINE void LANES_NAME(normalized_update_in)(fastprox_lane_row row, const 
                                          R);
 }
 
-/* FOBOS-AdaGrad's first pass under l1 (rows (t0; w, G, eta)), for a group: the
-   catch-up w <- soft(w, (t - t0) alpha eta), stamped t (no branch: a current row's
+/* FOBOS-AdaGrad's first pass under l1 (rows (last; w, G, eta): last, the row's last step), for a group: the
+   catch-up w <- soft(w, (t - last) alpha eta), stamped t (no branch: a current row's
    threshold is 0, which keeps it), the weights kept in the memo; the margin's terms w x
    added to *acc and the largest |x| into *top. */
 LANES_INLINE void LANES_NAME(adagrad_margin_of)(const fastprox_lane_row *row, long long i, V x, long long k,
                                                 double t, double alpha, double *acc, V *top)
 {
     double *const *r = row->rows + i;
-    V t0, w, thr;
-    V_GATHER2(r, FASTPROX_ROW_LAST_STEP, &t0, &w);
-    thr = V_MUL(V_SUB(V_SET1(t), t0),
+    V last, w, thr;
+    V_GATHER2(r, FASTPROX_ROW_LAST_STEP, &last, &w);
+    thr = V_MUL(V_SUB(V_SET1(t), last),
                 V_MUL(V_SET1(alpha), V_GATHER(r, FASTPROX_ADAGRAD_ROW_FIELDS + FASTPROX_ADAGRAD_ETA)));
     w = V_SOFT(w, thr);
     V_SCATTER2(r, FASTPROX_ROW_LAST_STEP, V_SET1(t), w);

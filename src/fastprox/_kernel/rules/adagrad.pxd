@@ -28,7 +28,7 @@ cdef enum:
 
 
 cdef inline double adagrad_catch_up(Ctx* c, double* row, int k) noexcept nogil:
-    """m = T - t0 proxes with the entry's frozen step eta0/(delta + sqrt(G)), in closed form."""
+    """m = T - last proxes (last: the row's last step) with the entry's frozen step eta0/(delta + sqrt(G)), in closed form."""
     cdef double* e = entry(c, row, k)
     return adagrad_after(c, e[ADAGRAD_W], e[ADAGRAD_ETA], c.cursor.t - row[ROW_LAST_STEP])
 

@@ -185,16 +185,16 @@ cdef inline double normalized_skipped_sum(Ctx* c, double* row, int k) noexcept n
 
 # FASTPROX_OUT_OF_LINE
 cdef inline double adagrad_skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
-    """The sum of entry k's iterates over the averaged steps t0+1 .. t that the row
-    skipped (t0: its last step), each `adagrad_after` i proxes with the frozen step:
+    """The sum of entry k's iterates over the averaged steps last+1 .. t that the row
+    skipped (last: its last step), each `adagrad_after` i proxes with the frozen step:
     sum_{i=i0}^{n} of |w| - i a (l1), w r^i (l2), (|w| + c) r^i - c (elastic net,
     c = rho / (1 - rho)), r = 1 / (1 + a (1 - rho)), n the last i where it is non-zero;
     under `Params.l2_powering` the geometric sums from `l2_power`'s 1 - r^cnt, without
     cancellation; else by the series or libm's exp, log1p and expm1."""
     cdef double* e = entry(c, row, k)
     cdef double w = e[ADAGRAD_W], aw = fabs(w), a, lost, lam, geo, cc
-    cdef long long t0 = <long long>row[ROW_LAST_STEP]
-    cdef long long i0 = max(<long long>1, c.params.average_from - t0), n = c.cursor.t - t0, lo, mid, cnt
+    cdef long long last = <long long>row[ROW_LAST_STEP]
+    cdef long long i0 = max(<long long>1, c.params.average_from - last), n = c.cursor.t - last, lo, mid, cnt
     if w == 0.0 or i0 > n:
         return 0.0
     if c.params.alpha_pen == 0.0:

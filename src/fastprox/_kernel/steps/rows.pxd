@@ -341,7 +341,7 @@ cdef inline double adagrad_row(Ctx* c, const value_t* data, const index_t* indic
     """One row of AdaGrad's composite mirror descent with one output under l2 or elastic
     net, as `fobos_row`: the general path's arithmetic with its constants in locals
     (under l1 or without a penalty: `adagrad_l1_row`), the step in lanes (`_kernel/lanes/lanes.h`).
-    Row layout: t0, w, G, eta.
+    Row layout: last (the last step), w, G, eta.
 
     Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
     -> `_adagrad.adagrad_catch_up`), `_gradients.gradient`, `refused`, `_step.apply`
@@ -376,7 +376,7 @@ cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* in
                                   long long lo, long long hi, double y, double sw, loss_t* loss) noexcept nogil:
     """`adagrad_row` under l1 (or no penalty: `Learner` makes l1_share 1 then), its passes in lanes (`_kernel/lanes/lanes.h`: the catch-up and
     the margin, then the step, each instruction for every lane). The catch-up has no
-    branch: a current feature (t0 = t) has threshold 0, which keeps it. Without a
+    branch: a current feature (last = t) has threshold 0, which keeps it. Without a
     penalty (alpha 0) every threshold is 0: the general path's bits, without its
     per-feature branch and l2's division by 1.
 

@@ -35,7 +35,7 @@ cdef inline double invariant_adagrad_row(Ctx* c, const value_t* data, const inde
     """One row of AdaGrad's FOBOS step with the importance-invariant step, one output, a
     separable penalty (`loss`: the pass's loss code, a constant for the log loss).
     Leaves the intercept's step size, which the step norm takes, in intercept_eta[0]
-    (`_kernel/rules/intercept.pxd`, `fobos_known_step`). Row layout: t0, then w, G, eta.
+    (`_kernel/rules/intercept.pxd`, `fobos_known_step`). Row layout: last (the last step), then w, G, eta.
 
     Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
     -> `_average.adagrad_skipped_sum` where the averaged iterate is kept,
