@@ -42,14 +42,17 @@ def check_average(lazy, eager):
     assert_contract_close(lazy.averaged_intercept(), eager.averaged_intercept())
 
 
-def run_both(rule, X, y, sw, K, loss, params, order, batch, average, cuts=(), step="gradient"):
+def run_both(rule, X, y, sw, K, loss, params, order, batch, average, cuts=(), step="gradient", walks=None):
     """The lazy learner (a call per piece of `order` between `cuts`, pickled between
-    them) and the eager reference over the same steps."""
+    them) and the eager reference over the same steps; each call's Fenwick walks
+    (`Learner.history_walks`, not pickled) join the list `walks` if one is given."""
     lazy = build(Learner, rule, X.shape[1], K, loss, params, average, step)
     eager = build(AveragedReference, rule, X.shape[1], K, loss, params, average, step)
     bounds = [0] + [c // batch * batch for c in cuts] + [len(order)]
     for lo, hi in zip(bounds, bounds[1:]):
         lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order[lo:hi], batch)
+        if walks is not None:
+            walks.append(lazy.history_walks)
         lazy = pickle.loads(pickle.dumps(lazy))
     eager.run(X.toarray().astype(np.float64), y, sw, order, batch)
     assert lazy.t == eager.t
@@ -81,13 +84,78 @@ def test_lazy_average_equals_eager(rule, problem, average, cuts, dtype, itype, i
 @pytest.mark.parametrize("average", [1, 1500])
 def test_feature_seen_once_read_much_later(rule, average):
     """A feature touched at step 1 and never again: its skipped iterates summed
-    exactly 3000 steps later, averaging from the start or from mid-stream."""
+    exactly 3000 steps later, averaging from the start or from mid-stream, from the
+    history's prefix sums (no Fenwick walk: P stays near 1)."""
     rng = np.random.default_rng(2)
     n, d = 3000, 30
     X = stream(n, d, rng)
     y = rng.choice([-1.0, 1.0], n)
+    walks = []
     lazy, eager = run_both(rule, X, y, np.ones(n), 1, "hinge", dict(alpha=1e-4, eta0=0.2, l1_ratio=0.5),
-                           np.arange(n, dtype=np.int64), 1, average)
+                           np.arange(n, dtype=np.int64), 1, average, walks=walks)
+    assert eager.averaged_coef()[0, 0] != 0
+    check_average(lazy, eager)
+    assert walks == [0] and lazy.history_walks == 0
+
+
+#: The scalar-FOBOS rules whose catch-ups sum the skipped iterates from the history.
+HISTORY_RULES = [r for r in RULES if r[0] == "fobos" and r[1] != "adagrad" and (r[2] != "none" or
+                                                                                 r[1] == "normalized")]
+
+
+@pytest.mark.parametrize("rule", [("fobos", "constant", "l2"), ("fobos", "constant", "elasticnet")],
+                         ids=lambda r: "-".join(r))
+@pytest.mark.parametrize("dtype, itype", [(np.float64, np.int32), (np.float32, np.int64)])
+def test_geometric_decay_takes_the_walk(rule, dtype, itype):
+    """A constant schedule with alpha eta0 = 0.05: P decays geometrically (1.05^-t),
+    so past step 600 or so a feature's skipped steps are less than 2^-40 of the
+    prefix sums (their difference would lose them): those catch-ups take the Fenwick
+    walk, the earlier ones the difference, and the sums match the eager ones over
+    three calls with a pickle between each."""
+    rng = np.random.default_rng(5)
+    n, d = 3000, 30
+    X = stream(n, d, rng).astype(dtype)
+    X.indices, X.indptr = X.indices.astype(itype), X.indptr.astype(itype)
+    y = rng.choice([-1.0, 1.0], n)
+    walks = []
+    lazy, eager = run_both(rule, X, y, np.ones(n), 1, "log", dict(alpha=0.05, eta0=1.0, l1_ratio=0.3),
+                           np.arange(n, dtype=np.int64), 1, 1, cuts=(400, 1700), walks=walks)
+    assert walks[0] == 0 and walks[1] > 0 and walks[2] > 0
+    check_average(lazy, eager)
+
+
+@pytest.mark.parametrize("rule, alpha", [(("fobos", "invsqrt", "l1"), 0.03), (("fobos", "inv", "elasticnet"), 0.1),
+                                         (("fobos", "normalized", "l1"), 0.03)],
+                         ids=["fobos-invsqrt-l1", "fobos-inv-elasticnet", "fobos-normalized-l1"])
+def test_l1_crossings_in_the_gaps(rule, alpha):
+    """A strong l1 share: features whose weight reaches 0 while untouched (their sums
+    stop at the crossing, found only where the weight is 0 at the catch-up) and
+    others that stay non-zero, over two calls."""
+    rng = np.random.default_rng(8)
+    n, d = 2000, 40
+    X = stream(n, d, rng)
+    y = rng.choice([-1.0, 1.0], n)
+    lazy, eager = run_both(rule, X, y, np.ones(n), 1, "hinge", dict(alpha=alpha, eta0=0.5, l1_ratio=0.9),
+                           np.arange(n, dtype=np.int64), 1, 1, cuts=(900,))
+    crossed = (eager.coef() == 0) & (eager.averaged_coef() != 0)
+    assert crossed.sum() >= 10 and (eager.coef() != 0).sum() >= 10
+    check_average(lazy, eager)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", HISTORY_RULES, ids=lambda r: "-".join(r))
+def test_feature_read_at_step_one_hundred_thousand(rule):
+    """A feature met at step 1 and next at step 10^5 (its catch-up in that step; the
+    rebase at step 2^16, the shortest rebase period, catches it up once between):
+    its sums of tens of thousands of skipped iterates within the contract."""
+    rng = np.random.default_rng(9)
+    n, d = 100_000, 6
+    X = stream(n, d, rng).tolil()
+    X[n - 1, 0] = -1.0
+    X = X.tocsr()
+    y = rng.choice([-1.0, 1.0], n)
+    lazy, eager = run_both(rule, X, y, np.ones(n), 1, "log", dict(alpha=1e-5, eta0=0.1, l1_ratio=0.5),
+                           np.arange(n, dtype=np.int64), 1, 1)
     assert eager.averaged_coef()[0, 0] != 0
     check_average(lazy, eager)
 

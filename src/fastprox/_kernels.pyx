@@ -67,8 +67,8 @@ from fastprox._validation import (check_group_weights, check_invariant_loss, che
 from fastprox._kernel.base.types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
-from fastprox._kernel.base.state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS, AVG_FIELDS
-from fastprox._kernel.rules.average cimport keeps_history, history_origin, average_count, unpenalized_now
+from fastprox._kernel.base.state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS, AVG_FIELDS, AVG_SAVED_FIELDS
+from fastprox._kernel.rules.average cimport keeps_history, history_origin, history_prefix, average_count, unpenalized_now
 from fastprox._kernel.base.buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
 from fastprox._kernel.base.state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
                               wants_factor_memo, uses_lanes,
@@ -490,30 +490,39 @@ cdef class Learner:
     def average_state(self):
         """What continuing the averaged iterate needs beyond the state rows (empty when
         it is off): the unpenalized entries' sums ("bavg") and the scalar-FOBOS
-        cumulants' history since the rebase ("avg_history", (since_rebase + 1, 4))."""
+        cumulants' history since the rebase ("avg_history", (since_rebase + 1, 4): Q, P and
+        the Fenwick nodes; the prefix sums are rebuilt from them)."""
         cdef Ctx* c = &self.c
-        cdef long long i, n = (c.cursor.since_rebase + 1) * AVG_FIELDS if keeps_history(c) else 0
+        cdef long long i, f, n = c.cursor.since_rebase + 1 if keeps_history(c) else 0
         if not c.params.average_from:
             return {}
-        history = np.empty(n)
+        history = np.empty((n, AVG_SAVED_FIELDS))
         for i in range(n):
-            history[i] = c.arrays.avg_history[i]
-        return {"bavg": np.frombuffer(self.arrays["bavg"], dtype=np.float64).copy(),
-                "avg_history": history.reshape(-1, AVG_FIELDS)}
+            for f in range(AVG_SAVED_FIELDS):
+                history[i, f] = c.arrays.avg_history[AVG_FIELDS * i + f]
+        return {"bavg": np.frombuffer(self.arrays["bavg"], dtype=np.float64).copy(), "avg_history": history}
 
     def _set_average_state(self, bavg, history):
-        """Restore `average_state`'s arrays (checked: sizes that this learner keeps)."""
+        """Restore `average_state`'s arrays (checked: sizes that this learner keeps), and
+        the history's prefix sums from its P and Q, as the steps summed them."""
         cdef Ctx* c = &self.c
-        cdef long long i
+        cdef long long i, f, n
         cdef double[::1] h = np.ascontiguousarray(history, dtype=np.float64).reshape(-1)
         bavg = np.ascontiguousarray(bavg, dtype=np.float64).reshape(-1)
-        n = (c.cursor.since_rebase + 1) * AVG_FIELDS if keeps_history(c) else 0
-        if len(bavg) != self.n_outputs + self.n_unpenalized or h.shape[0] != n or n > self.avg_history_size:
+        n = (c.cursor.since_rebase + 1) if keeps_history(c) else 0
+        if (len(bavg) != self.n_outputs + self.n_unpenalized or h.shape[0] != n * AVG_SAVED_FIELDS
+                or n * AVG_FIELDS > self.avg_history_size):
             raise ValueError(f"the averaged iterate's sums hold {len(bavg)} and {h.shape[0]} values where "
-                             f"this learner keeps {self.n_outputs + self.n_unpenalized} and {n}.")
+                             f"this learner keeps {self.n_outputs + self.n_unpenalized} and "
+                             f"{n * AVG_SAVED_FIELDS}.")
         memoryview(self.arrays["bavg"]).cast("B")[:] = memoryview(bavg).cast("B")
+        if n:
+            history_origin(c)
         for i in range(n):
-            c.arrays.avg_history[i] = h[i]
+            for f in range(AVG_SAVED_FIELDS):
+                c.arrays.avg_history[AVG_FIELDS * i + f] = h[AVG_SAVED_FIELDS * i + f]
+            if i:
+                history_prefix(c.arrays.avg_history, i)
 
     def saved_arrays(self):
         """What a pickle or a model file keeps of the state, without copies and
@@ -635,6 +644,13 @@ cdef class Learner:
     def n_ops(self):
         """Entries visited so far (catch-up, margin, update, rebase): the cost counter."""
         return self.c.cursor.n_ops
+
+    @property
+    def history_walks(self):
+        """The averaged catch-ups since this learner was built or restored whose skipped
+        sum took the history's Fenwick walk, where the prefix sums' difference would lose
+        it (`average.range_sums`): the tests' witness of the fallback."""
+        return self.c.cursor.history_walks
 
     @property
     def since_rebase(self):

@@ -81,7 +81,8 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
     position index is rebuilt from ``heap_items``.
 ``bavg`` (float64, n_outputs) and ``avg_history`` (float64, r x 4; only for models with ``average``)
     The averaged iterate's sums of the intercepts, and the scalar-FOBOS cumulants'
-    history since the rebase (Q, P and two Fenwick trees' nodes per step; r is
+    history since the rebase (Q, P and two Fenwick trees' nodes per step, the
+    prefix sums the kernel keeps beside them rebuilt from P and Q on load; r is
     since_rebase + 1, or 0 where no penalty stamps a row): what continuing the
     average needs beside the state rows, whose fields then end with A (scalar
     schedules) and each entry's S (`_registry.state_fields`).

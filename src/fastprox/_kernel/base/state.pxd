@@ -68,14 +68,22 @@ cdef enum:
 
 cdef enum:
     # the averaged iterate's history of the scalar-FOBOS cumulants (`Arrays.avg_history`,
-    # `_kernel/rules/average.pxd`), per step since the rebase: Q and P after the step, and
-    # the nodes of two Fenwick trees over the steps' P and P Q (a range's sum from blocks
-    # of positive terms: P decays geometrically under l2, and prefix sums would lose it)
+    # `_kernel/rules/average.pxd`), per step since the rebase: Q and P after the step, the
+    # nodes of two Fenwick trees over the steps' P and P Q (a range's sum from blocks of
+    # positive terms, where a difference of prefix sums would lose a geometrically
+    # decaying P's), and those prefix sums in double-double (hi, lo: a range's sum in
+    # O(1) where they keep it). The first AVG_SAVED_FIELDS are saved; the prefix sums
+    # are rebuilt from P and Q (`history_prefix`).
     AVG_Q = 0
     AVG_P = 1
     AVG_NODE_P = 2
     AVG_NODE_PQ = 3
-    AVG_FIELDS = 4
+    AVG_SAVED_FIELDS = 4
+    AVG_SUM_P = 4
+    AVG_SUM_P_LO = 5
+    AVG_SUM_PQ = 6
+    AVG_SUM_PQ_LO = 7
+    AVG_FIELDS = 8
 
 cdef enum:
     # How many steps ahead a row's state is requested (`_kernels.fit_csr`): two beat one
@@ -140,6 +148,8 @@ cdef struct Cursor:
     long long t                   # t: steps completed
     long long n_ops               # entries visited (catch-up, margin, update, rebase)
     long long since_rebase        # steps since the cumulants' last rebase
+    long long history_walks       # averaged catch-ups that summed their skipped iterates by the
+                                  # history's Fenwick walk (`average.range_sums`; not saved)
     double shrink_product         # P: prod of 1/(1 + eta alpha (1 - rho)) since the rebase
     double threshold_sum          # Q: sum of eta alpha rho / P since the rebase (groups: of eta alpha;
                                   # normalized: R, the sum of r_tau)

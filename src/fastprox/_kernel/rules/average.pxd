@@ -5,11 +5,13 @@
 # in closed form, so a step costs O(nnz):
 #   - FOBOS under a scalar schedule: u_tau = P_tau sign(w_s) max(0, |w_s| / P_s -
 #     (Q_tau - Q_s)) (`fobos.pxd`'s cumulants), whose sum up to the step where the max
-#     reaches 0 (a binary search: Q is monotone) is (|w_s| / P_s + Q_s) sum P_tau -
-#     sum P_tau Q_tau, from the history of (Q, P) since the rebase and Fenwick trees over
-#     P and P Q (`Arrays.avg_history`, bounded by the rebase period: memory O(model
-#     size); a range's sum in O(log^2) from blocks of positive terms, where differences
-#     of prefix sums would lose the terms of a geometrically decaying P);
+#     reaches 0 (a binary search, only where it is 0 at t: Q is monotone) is (|w_s| / P_s
+#     + Q_s) sum P_tau - sum P_tau Q_tau, from the history of (Q, P) since the rebase
+#     (`Arrays.avg_history`, bounded by the rebase period: memory O(model size)): a
+#     range's sum in O(1) as the difference of two double-double prefix sums where that
+#     keeps it (a share of the prefix sum of at least PREFIX_SHARE), else in O(log^2)
+#     from Fenwick trees over P and P Q (blocks of positive terms: the terms of a
+#     geometrically decaying P, which the difference would lose);
 #   - FOBOS + the normalized schedule under l1: u_tau = sign(w_s) max(0, |w_s| - f (R_tau
 #     - R_s)), f = alpha times the entry's frozen step factor, R its cumulant (Q): the
 #     same sums with P = 1; without a penalty the weight stays as it is;
@@ -29,11 +31,21 @@ from fastprox._kernel.base.state cimport (Ctx, entry, normalized_l1_rows, ROW_LA
                                           FOBOS_W, NORM_STAMP, NORM_W, NORM_FACTOR, DUAL_SUM, DUAL_SQUARES,
                                           MEMO_FIELDS,
                                           INTERCEPT_FIELDS, AVG_FIELDS, AVG_Q, AVG_P, AVG_NODE_P,
-                                          AVG_NODE_PQ)
+                                          AVG_NODE_PQ, AVG_SUM_P, AVG_SUM_P_LO, AVG_SUM_PQ, AVG_SUM_PQ_LO)
 from fastprox._kernel.rules.adagrad cimport adagrad_after, l2_power, l2_geometric_sum, small_log1p, small_exp, small_expm1
 
 cdef extern from "_kernel/out_of_line.h":
     pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
+
+
+cdef extern from *:
+    """
+    /* The least share of its prefix sum (2^-40) at which a range's sum is taken as the
+       difference of two double-double prefix sums: their error, about k eps^2 of the
+       prefix sum after k steps, is then below 2^-40 of the range's sum for k < 2^26. */
+    #define FASTPROX_PREFIX_SHARE 0x1p-40
+    """
+    const double PREFIX_SHARE "FASTPROX_PREFIX_SHARE"
 
 
 cdef inline bint averaging(Ctx* c) noexcept nogil:
@@ -60,6 +72,27 @@ cdef inline void history_origin(Ctx* c) noexcept nogil:
     """Entry 0 of the history: the cumulants' origin (P = 1, Q = 0), no sums yet."""
     cdef double* h = c.arrays.avg_history
     h[AVG_Q], h[AVG_P], h[AVG_NODE_P], h[AVG_NODE_PQ] = 0.0, 1.0, 0.0, 0.0
+    h[AVG_SUM_P], h[AVG_SUM_P_LO], h[AVG_SUM_PQ], h[AVG_SUM_PQ_LO] = 0.0, 0.0, 0.0, 0.0
+
+
+cdef inline void dd_add(double* hi, double* lo, double x) noexcept nogil:
+    """(hi, lo) += x in double-double: TwoSum's exact rounding error joins lo, and the
+    pair is renormalized (Fast2Sum), so that each addition errs by about eps^2 of the sum."""
+    cdef double s = hi[0] + x, bp = s - hi[0]
+    cdef double l = lo[0] + ((hi[0] - (s - bp)) + (x - bp))
+    hi[0] = s + l
+    lo[0] = l - (hi[0] - s)
+
+
+cdef inline void history_prefix(double* hist, long long i) noexcept nogil:
+    """History entry i's (>= 1) prefix sums of P and P Q: entry i - 1's plus its own
+    terms (after each step, and for every entry where a saved history is restored)."""
+    cdef double* h = hist + AVG_FIELDS * i
+    cdef const double* g = h - AVG_FIELDS
+    h[AVG_SUM_P], h[AVG_SUM_P_LO], h[AVG_SUM_PQ], h[AVG_SUM_PQ_LO] = (g[AVG_SUM_P], g[AVG_SUM_P_LO],
+                                                                      g[AVG_SUM_PQ], g[AVG_SUM_PQ_LO])
+    dd_add(h + AVG_SUM_P, h + AVG_SUM_P_LO, h[AVG_P])
+    dd_add(h + AVG_SUM_PQ, h + AVG_SUM_PQ_LO, h[AVG_P] * h[AVG_Q])
 
 
 cdef inline long long lowbit(long long i) noexcept nogil:
@@ -67,8 +100,22 @@ cdef inline long long lowbit(long long i) noexcept nogil:
     return i & -i
 
 
-cdef inline void range_sums(const double* hist, long long lo, long long hi, double* sum_p,
-                            double* sum_pq) noexcept nogil:
+cdef inline void range_sums(Ctx* c, long long lo, long long hi, double* sum_p, double* sum_pq) noexcept nogil:
+    """sum P_i and sum P_i Q_i over history entries lo .. hi (1 <= lo): differences of the
+    prefix sums at hi and lo - 1 where each is at least PREFIX_SHARE of its prefix sum
+    at hi, else the Fenwick walk (`tree_sums`, counted in `Cursor.history_walks`)."""
+    cdef const double* a = c.arrays.avg_history + AVG_FIELDS * (lo - 1)
+    cdef const double* b = c.arrays.avg_history + AVG_FIELDS * hi
+    sum_p[0] = (b[AVG_SUM_P] - a[AVG_SUM_P]) + (b[AVG_SUM_P_LO] - a[AVG_SUM_P_LO])
+    sum_pq[0] = (b[AVG_SUM_PQ] - a[AVG_SUM_PQ]) + (b[AVG_SUM_PQ_LO] - a[AVG_SUM_PQ_LO])
+    if not (sum_p[0] >= PREFIX_SHARE * b[AVG_SUM_P] and sum_pq[0] >= PREFIX_SHARE * b[AVG_SUM_PQ]):
+        c.cursor.history_walks += 1
+        tree_sums(c.arrays.avg_history, lo, hi, sum_p, sum_pq)
+
+
+# FASTPROX_OUT_OF_LINE
+cdef inline void tree_sums(const double* hist, long long lo, long long hi, double* sum_p,
+                           double* sum_pq) noexcept nogil:
     """sum P_i and sum P_i Q_i over history entries lo .. hi (1 <= lo), from the Fenwick
     nodes whose blocks lie inside the range and single entries."""
     cdef double sp = 0.0, spq = 0.0
@@ -114,6 +161,7 @@ cdef inline void average_end_step(Ctx* c) noexcept nogil:
             h[AVG_NODE_P] += hist[AVG_FIELDS * j + AVG_NODE_P]
             h[AVG_NODE_PQ] += hist[AVG_FIELDS * j + AVG_NODE_PQ]
             j -= lowbit(j)
+        history_prefix(hist, i)
 
 
 cdef inline double history_u(double aw, double Ps, double Qs, double f, const double* h) noexcept nogil:
@@ -125,51 +173,71 @@ cdef inline double history_u(double aw, double Ps, double Qs, double f, const do
 
 cdef inline double constant_sum(Ctx* c, double w, long long s) noexcept nogil:
     """The sum of the iterates over the averaged steps s+1 .. t of an entry whose weight
-    stays w while it is untouched (no penalty): w times their count. `history_sum`
-    without a history, and the normalized rows' averaged catch-up in line
-    (`_kernel/steps/rows_average.pxd`, which knows it keeps none)."""
+    stays w while it is untouched (no penalty): w times their count (the skipped sums
+    without a history, and the normalized rows' averaged catch-up in line,
+    `_kernel/steps/rows_average.pxd`, which knows it keeps none)."""
     cdef long long lo = max(s + 1, c.params.average_from), hi = c.cursor.t
     return 0.0 if w == 0.0 or lo > hi else w * (hi - lo + 1)
 
 
-cdef inline double history_sum(Ctx* c, double w, long long s, double Ps, double Qs, double f) noexcept nogil:
+# FASTPROX_IN_LINE
+cdef inline double history_sum(Ctx* c, double w, long long s, double Ps, double Qs, double f,
+                               bint alive) noexcept nogil:
     """The sum of the iterates u_tau (`history_u`, signed as w) over the averaged steps tau
-    in s+1 .. t of an entry of weight w stamped at step s with (Ps, Qs): the steps up to
-    where the soft threshold reaches 0 (binary search), summed from the history's trees."""
+    in s+1 .. t of an entry of weight w stamped at step s with (Ps, Qs), from the history
+    (`range_sums`): all of them where its catch-up to t leaves it non-zero (`alive`, or
+    u_t > 0; every u_tau > 0 then, since Q does not decrease), else those up to where the
+    soft threshold reaches 0 (`crossing_sum`). The caller knows the history is kept."""
     cdef long long lo = max(s + 1, c.params.average_from), hi = c.cursor.t
-    cdef long long base = c.cursor.t - c.cursor.since_rebase, first, last, mid
-    cdef double aw = fabs(w), sum_p, sum_pq
-    cdef const double* hist = c.arrays.avg_history
-    if not keeps_history(c):
-        return constant_sum(c, w, s)        # no penalty: the weight stays as it is
+    cdef long long base = hi - c.cursor.since_rebase
+    cdef double sum_p, sum_pq
     if w == 0.0 or lo > hi:
         return 0.0
-    first, last = lo - base, hi - base      # history entries (every stamp is at or after the rebase)
-    if not history_u(aw, Ps, Qs, f, hist + AVG_FIELDS * first) > 0.0:
-        return 0.0
-    if not history_u(aw, Ps, Qs, f, hist + AVG_FIELDS * last) > 0.0:
-        while last - first > 1:             # the last entry still positive, first's is
-            mid = first + (last - first) // 2
-            if history_u(aw, Ps, Qs, f, hist + AVG_FIELDS * mid) > 0.0:
-                first = mid
-            else:
-                last = mid
-        last = first
-        first = lo - base
-    range_sums(hist, first, last, &sum_p, &sum_pq)
-    return copysign((aw / Ps) * sum_p - f * (sum_pq - Qs * sum_p), w)
+    if not alive and not history_u(fabs(w), Ps, Qs, f, c.arrays.avg_history + AVG_FIELDS * (hi - base)) > 0.0:
+        return crossing_sum(c, w, lo - base, hi - base, Ps, Qs, f)
+    range_sums(c, lo - base, hi - base, &sum_p, &sum_pq)
+    return copysign((fabs(w) / Ps) * sum_p - f * (sum_pq - Qs * sum_p), w)
 
 
 # FASTPROX_OUT_OF_LINE
-cdef inline double scalar_skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
+cdef inline double crossing_sum(Ctx* c, double w, long long first, long long last, double Ps, double Qs,
+                                double f) noexcept nogil:
+    """`history_sum` over history entries first .. last of an entry whose soft threshold is
+    0 at last: 0 if it is at first, else the sum up to the last positive entry (a binary
+    search: Q is monotone)."""
+    cdef long long lo = first, mid
+    cdef double aw = fabs(w), sum_p, sum_pq
+    cdef const double* hist = c.arrays.avg_history
+    if not history_u(aw, Ps, Qs, f, hist + AVG_FIELDS * first) > 0.0:
+        return 0.0
+    while last - first > 1:             # the last entry not positive, first's is
+        mid = first + (last - first) // 2
+        if history_u(aw, Ps, Qs, f, hist + AVG_FIELDS * mid) > 0.0:
+            first = mid
+        else:
+            last = mid
+    range_sums(c, lo, first, &sum_p, &sum_pq)
+    return copysign((aw / Ps) * sum_p - f * (sum_pq - Qs * sum_p), w)
+
+
+cdef inline double scalar_history_sum(Ctx* c, double* row, int k, bint alive) noexcept nogil:
     """The sum of entry k's iterates over the averaged steps the row skipped since its
-    stamp A, from its weight and its P, Q stamps (scalar FOBOS)."""
+    stamp A, from its weight and its P, Q stamps (scalar FOBOS with a penalty: a history
+    is kept; `alive`: the entry's catch-up leaves it non-zero)."""
     cdef double Ps = 1.0, Qs = 0.0
     if c.layout.shrink_stamp_at >= 0:
         Ps = row[c.layout.shrink_stamp_at]
     if c.layout.threshold_stamp_at >= 0:
         Qs = row[c.layout.threshold_stamp_at]
-    return history_sum(c, entry(c, row, k)[FOBOS_W], <long long>row[c.layout.avg_stamp_at], Ps, Qs, 1.0)
+    return history_sum(c, entry(c, row, k)[FOBOS_W], <long long>row[c.layout.avg_stamp_at], Ps, Qs, 1.0, alive)
+
+
+# FASTPROX_OUT_OF_LINE
+cdef inline double scalar_skipped_sum(Ctx* c, double* row, int k, bint alive) noexcept nogil:
+    """`scalar_history_sum`, or without a penalty the weight times the steps' count."""
+    if not keeps_history(c):
+        return constant_sum(c, entry(c, row, k)[FOBOS_W], <long long>row[c.layout.avg_stamp_at])
+    return scalar_history_sum(c, row, k, alive)
 
 
 # FASTPROX_OUT_OF_LINE
@@ -178,9 +246,9 @@ cdef inline double normalized_skipped_sum(Ctx* c, double* row, int k) noexcept n
     (`normalized.caught_up`); without a penalty the weight itself."""
     cdef double* e = entry(c, row, k)
     if not normalized_l1_rows(c):
-        return history_sum(c, e[NORM_W], <long long>row[c.layout.avg_stamp_at], 1.0, 0.0, 0.0)
+        return constant_sum(c, e[NORM_W], <long long>row[c.layout.avg_stamp_at])
     return history_sum(c, e[NORM_W], <long long>row[c.layout.avg_stamp_at], 1.0, row[NORM_STAMP],
-                       c.params.alpha_pen * e[NORM_FACTOR])
+                       c.params.alpha_pen * e[NORM_FACTOR], False)
 
 
 # FASTPROX_OUT_OF_LINE
@@ -309,7 +377,7 @@ cdef inline double skipped_sum(Ctx* c, double* row, int k) noexcept nogil:
         return adagrad_skipped_sum(c, row, k)
     if c.params.schedule == NORMALIZED:
         return normalized_skipped_sum(c, row, k)
-    return scalar_skipped_sum(c, row, k)
+    return scalar_skipped_sum(c, row, k, False)
 
 
 cdef inline double average_current(Ctx* c, double* row, int k, double w) noexcept nogil:
@@ -324,10 +392,17 @@ cdef inline double average_current(Ctx* c, double* row, int k, double w) noexcep
 cdef inline void add_iterate(Ctx* c, double* row) noexcept nogil:
     """After this step's update of a row (step t + 1): its entries' new weights join their
     sums if the step is averaged; its stamp A is the step (scalar schedules)."""
+    add_iterates(c, row, c.params.n_outputs)
+
+
+# FASTPROX_IN_LINE
+cdef inline void add_iterates(Ctx* c, double* row, int n_outputs) noexcept nogil:
+    """`add_iterate` of a row of n_outputs entries (the one-output row kernels give 1:
+    no loop)."""
     cdef int k
     cdef double* e
     if c.cursor.t + 1 >= c.params.average_from:
-        for k in range(c.params.n_outputs):
+        for k in range(n_outputs):
             e = entry(c, row, k)
             e[c.layout.avg_sum_at] += e[FOBOS_W]
     if c.layout.avg_stamp_at >= 0:

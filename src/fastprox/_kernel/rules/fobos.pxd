@@ -127,6 +127,7 @@ cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
     """Bring the stored entries of a FOBOS feature to the current step, in place (a dual
     rule's need none: its averaged sums only, `dual_catch_up`)."""
     cdef int k
+    cdef double caught
     if c.params.update != FOBOS:
         if averaging(c):
             dual_catch_up(c, row)
@@ -148,9 +149,10 @@ cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
         berhu_catch_up(c, row)
     elif c.layout.n_row_fields:
         for k in range(c.params.n_outputs):
+            caught = scalar_catch_up(c, row, k)
             if averaging(c):
-                entry(c, row, k)[c.layout.avg_sum_at] += scalar_skipped_sum(c, row, k)
-            entry(c, row, k)[FOBOS_W] = scalar_catch_up(c, row, k)
+                entry(c, row, k)[c.layout.avg_sum_at] += scalar_skipped_sum(c, row, k, caught != 0.0)
+            entry(c, row, k)[FOBOS_W] = caught
         stamp_cumulants(c, row)
         if averaging(c):
             row[c.layout.avg_stamp_at] = c.cursor.t

@@ -20,7 +20,7 @@ from fastprox._kernel.base.csr cimport weight_at
 from fastprox._kernel.rules.schedules cimport begin_schedule_step
 from fastprox._kernel.rules.dual cimport set_weight_params
 from fastprox._kernel.rules.fobos cimport catch_up, stamp, end_step, scalar_catch_up, stamp_cumulants
-from fastprox._kernel.rules.average cimport constant_sum, scalar_skipped_sum, add_iterate
+from fastprox._kernel.rules.average cimport constant_sum, scalar_history_sum, add_iterates
 from fastprox._kernel.steps.rows cimport (rows_t, step_t, loss_t, eta_t, row_kernel, row_intercept, update_of,
                                           schedule_of, fobos_l1_row, FobosRows, FobosL1Rows, AdagradL1Rows,
                                           AdagradRows,
@@ -108,7 +108,7 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     the skipped iterates into S, A the step; scalar fobos's in line,
     `fobos_averaged_catch_up`), the row kernel on the state rows seen from field
     `shift` on (their row fields less `shift`), the new iterates into S (`stamp`;
-    scalar fobos's `average.add_iterate` alone: its row kernel stamped P and Q), the
+    scalar fobos's `average.add_iterates` of one output: its row kernel stamped P and Q), the
     intercept, and `end_step` (the intercepts' sums and the cumulants' history before
     the rebase).
 
@@ -139,7 +139,7 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
         return total
     if rows_t is FobosRows or rows_t is FobosL1Rows:
         for nz in range(lo, hi):
-            add_iterate(c, c.arrays.state + indices[nz] * width)   # (the kernel stamped P and Q)
+            add_iterates(c, c.arrays.state + indices[nz] * width, 1)   # (the kernel stamped P and Q)
     elif rows_t is not InvariantAdagradRows:
         for nz in range(lo, hi):
             stamp(c, c.arrays.state + indices[nz] * width)
@@ -160,20 +160,23 @@ cdef inline void unpenalized_catch_up(Ctx* c, double* row) noexcept nogil:
     row[c.layout.avg_stamp_at] = c.cursor.t
 
 
+# FASTPROX_IN_LINE
 cdef inline void fobos_averaged_catch_up(Ctx* c, double* row) noexcept nogil:
     """`catch_up` of a scalar-FOBOS row with one output, in line: nothing where its
     stamp A is the step (a row met at the step before, or caught up by a rebase since:
     its P and Q stamps are the cumulants, so its weight's catch-up is the identity
     and no iterate was skipped); without a penalty `unpenalized_catch_up`; else the
-    skipped iterates' sum from the history (`average.scalar_skipped_sum`), the weight's
-    catch-up and its stamps."""
+    weight's catch-up and the skipped iterates' sum from the history
+    (`average.scalar_history_sum`: a penalty's stamp, so a history), and its stamps."""
     cdef double* e = row + c.layout.n_row_fields
+    cdef double caught
     if <long long>row[c.layout.avg_stamp_at] >= c.cursor.t:
         return
     if c.layout.shrink_stamp_at < 0 and c.layout.threshold_stamp_at < 0:
         unpenalized_catch_up(c, row)
         return
-    e[c.layout.avg_sum_at] += scalar_skipped_sum(c, row, 0)
-    e[FOBOS_W] = scalar_catch_up(c, row, 0)
+    caught = scalar_catch_up(c, row, 0)
+    e[c.layout.avg_sum_at] += scalar_history_sum(c, row, 0, caught != 0.0)
+    e[FOBOS_W] = caught
     stamp_cumulants(c, row)
     row[c.layout.avg_stamp_at] = c.cursor.t
