@@ -8,7 +8,7 @@ kernel keeps every bit (a refactoring) or to see which models it moves.
 The flat models first: every supported (update, schedule, penalty) of
 `fastprox._validation`, each classification and regression loss, one-vs-rest and
 multinomial models, user groups and group weights, mini-batches, the invariant step
-(fobos), sample weights and two shuffled passes, on a slice of a9a (binary),
+(fobos), the averaged iterate (or its refusal), sample weights and two shuffled passes, on a slice of a9a (binary),
 satimage (multiclass) and a synthetic regression.
 
 Then the structured learners, two shuffled passes each: `SequenceTagger` under every
@@ -79,6 +79,7 @@ def configurations(n_features, n_classes):
         yield f"{update}/{schedule}/{penalty}", base
         if update == "fobos":
             yield f"{update}/{schedule}/{penalty}/invariant", dict(base, step="invariant")
+        yield f"{update}/{schedule}/{penalty}/average", dict(base, average=True)
         if penalty in GROUP_PENALTIES:
             yield f"{update}/{schedule}/{penalty}/groups", dict(
                 base, groups=groups, group_weights=np.linspace(0.5, 2, groups.max() + 1))
