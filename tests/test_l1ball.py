@@ -9,7 +9,7 @@ from fastprox.l1ball import L1BallClassifier
 def separable(n=400, d=50, seed=0):
     """Sparse rows labelled by the sign of two features: separable with ||w||_1 = 2."""
     rng = np.random.default_rng(seed)
-    X = sp.random(n, d, density=0.2, random_state=seed, format="csr", data_rvs=rng.standard_normal)
+    X = sp.random(n, d, density=0.2, random_state=seed, format="lil", data_rvs=rng.standard_normal)
     X[:, 0] = rng.choice([-1.0, 1.0], n)[:, None]
     X[:, 1] = rng.uniform(0.2, 1.0, n)[:, None] * X[:, 0].toarray()
     y = np.where(X[:, 0].toarray().ravel() > 0, "spam", "ham")
@@ -54,3 +54,22 @@ def test_needs_two_classes_and_fitting():
         L1BallClassifier().predict(X)
     with pytest.raises(ValueError, match="classes"):
         L1BallClassifier().partial_fit(X, y)
+
+
+def test_a_scikit_learn_estimator_in_a_grid_search():
+    """get_params, clone and set_params (scikit-learn's BaseEstimator), score
+    (ClassifierMixin): a pipeline's grid search over the radius fits, refits, scores
+    and pickles it."""
+    import pickle
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MaxAbsScaler
+    X, y = separable()
+    search = GridSearchCV(make_pipeline(MaxAbsScaler(), L1BallClassifier(eta0=1.0, max_iter=3, random_state=0)),
+                          {"l1ballclassifier__radius": [0.01, 3.0]}, cv=3).fit(X, y)
+    assert search.best_params_ == {"l1ballclassifier__radius": 3.0}
+    assert search.score(X, y) >= 0.97
+    best = search.best_estimator_[-1]
+    assert np.abs(best.coef_).sum() <= 3.0 * (1 + 1e-9)
+    again = pickle.loads(pickle.dumps(search.best_estimator_))
+    assert (again.predict(X) == search.predict(X)).all()

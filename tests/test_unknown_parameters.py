@@ -43,7 +43,7 @@ def test_the_constructor_names_what_to_use(cls, needed, name):
         assert f"not a parameter of {cls.__name__} (its parameters: {', '.join(parameters(cls))})" in message
 
 
-@pytest.mark.parametrize("cls", [ProxClassifier, ProxRegressor, SequenceTagger, DependencyParser])
+@pytest.mark.parametrize("cls", [ProxClassifier, ProxRegressor, SequenceTagger, DependencyParser, L1BallClassifier])
 def test_set_params_refuses_as_the_constructor(cls):
     est = cls()
     for name in NAMES:
@@ -80,7 +80,7 @@ def test_the_parser_names_its_own_equivalents():
     SequenceTagger(fit_intercept=False)
 
 
-@pytest.mark.parametrize("cls", [ProxClassifier, ProxRegressor, SequenceTagger, DependencyParser])
+@pytest.mark.parametrize("cls", [ProxClassifier, ProxRegressor, SequenceTagger, DependencyParser, L1BallClassifier])
 def test_introspection_sees_the_named_parameters(cls):
     est = cls(max_iter=3)
     assert sorted(est.get_params()) == sorted(parameters(cls))

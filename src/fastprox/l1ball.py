@@ -10,9 +10,10 @@ O(s log d) for a row with s non-zeros. The intercept is not constrained.
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin
 
 from fastprox._docstrings import sharing
-from fastprox._sklearn_names import checking_names
+from fastprox._sklearn_names import NamedParameters, checking_names
 from fastprox.projection import SparseL1Ball
 
 _SCHEDULES = {
@@ -28,7 +29,7 @@ _LOSS_DERIVATIVES = {
 }
 
 
-class L1BallClassifier:
+class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
     """Binary linear classifier with ``||coef_||_1 <= radius`` at all times.
 
     For each row ``x_t`` (label ``y_t`` in {-1, +1}, the larger class being +1),
