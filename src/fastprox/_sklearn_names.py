@@ -53,20 +53,21 @@ EQUIVALENTS = {
 #: StructuredLearner beneath them) do instead of the flat estimators' and scikit-learn's
 #: parameters they lack: each parameter of ProxClassifier, ProxRegressor and
 #: `EQUIVALENTS` that they do not take.
+_NO_STOPPING_RULE = ("the structured estimators have no stopping rule: they run max_iter passes; choose max_iter "
+                     "on held-out examples (partial_fit one pass at a time, scoring between passes)")
+_ZERO_START = ("the structured estimators start from zero weights; continue a trained model with "
+               "warm_start=True (fit) or partial_fit")
 STRUCTURED_EQUIVALENTS = {
     "t0": "the structured learners' schedules have no offset (steps eta0, eta0 / sqrt(t) or eta0 / t, t "
           "counting examples from 1); lower eta0 for smaller first steps, or use schedule='adagrad'",
     "learning_rate": "scikit-learn's name of the schedule; use schedule ('constant', 'invsqrt', 'inv' or "
                      "'adagrad': the flat estimators' schedules but 'normalized') with eta0",
     "power_t": "invscaling's exponent; use schedule='invsqrt' (power_t 0.5), 'inv' (1) or 'constant' (0)",
-    "early_stopping": "the structured estimators have no stopping rule: they run max_iter passes; choose "
-                      "max_iter on held-out examples (partial_fit one pass at a time, scoring between passes)",
+    "early_stopping": _NO_STOPPING_RULE,
     "validation_fraction": "the structured estimators hold out no examples (they have no stopping rule); "
                            "score your own held-out examples between partial_fit passes to choose max_iter",
-    "n_iter_no_change": "the structured estimators have no stopping rule: they run max_iter passes; choose "
-                        "max_iter on held-out examples (partial_fit one pass at a time)",
-    "tol": "the structured estimators have no stopping rule: they run max_iter passes; choose max_iter on "
-           "held-out examples (partial_fit one pass at a time)",
+    "n_iter_no_change": _NO_STOPPING_RULE,
+    "tol": _NO_STOPPING_RULE,
     "step": "the structured estimators take the gradient step only (the importance-invariant step is not "
             "defined for structured outputs); lower eta0 for smaller steps",
     "batch_size": "the structured estimators step once per example (a sequence or a sentence, all its "
@@ -80,10 +81,8 @@ STRUCTURED_EQUIVALENTS = {
     "class_weight": "weigh the examples with fit's sample_weight (one weight per example)",
     "n_jobs": "a structured estimator trains on one thread; train several in threads (each is "
               "thread-safe) for parallel fits",
-    "coef_init": "the structured estimators start from zero weights; continue a trained model with "
-                 "warm_start=True (fit) or partial_fit",
-    "intercept_init": "the structured estimators start from zero weights; continue a trained model with "
-                      "warm_start=True (fit) or partial_fit",
+    "coef_init": _ZERO_START,
+    "intercept_init": _ZERO_START,
     "offset_init": EQUIVALENTS["offset_init"],
     "nu": EQUIVALENTS["nu"],
     "n_iter": EQUIVALENTS["n_iter"],
