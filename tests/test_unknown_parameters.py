@@ -4,13 +4,14 @@ an `UnknownParameter` (a ValueError and a TypeError) naming what to use for that
 estimator, else listing its parameters; scikit-learn's introspection (get_params,
 clone) sees the named parameters only."""
 import inspect
+import re
 
 import pytest
 from sklearn.base import clone
 from sklearn.linear_model import SGDClassifier, SGDRegressor
 
 from fastprox import L1BallClassifier, ProxClassifier, ProxRegressor
-from fastprox._sklearn_names import (EQUIVALENTS, PARSER_EQUIVALENTS, STRUCTURED_EQUIVALENTS,
+from fastprox._sklearn_names import (EQUIVALENTS, LEARNER_EQUIVALENTS, PARSER_EQUIVALENTS, STRUCTURED_EQUIVALENTS,
                                      UnknownParameter)
 from fastprox.structured import DependencyParser, SequenceTagger, StructuredLearner
 
@@ -79,6 +80,22 @@ def test_the_parser_names_its_own_equivalents():
         DependencyParser(fit_intercept=False)
     SequenceTagger(fit_intercept=False)
 
+
+
+def test_the_structured_learner_names_what_its_caller_does():
+    """StructuredLearner has no fit, passes or loss: every parameter the flat and the
+    structured estimators and scikit-learn's take that it lacks is named with what its
+    caller does instead, never with a method or a pass it does not have."""
+    ours = set(parameters(StructuredLearner))
+    brought = (set(parameters(ProxClassifier)) | set(parameters(ProxRegressor)) | set(EQUIVALENTS)
+               | set(parameters(SequenceTagger)) | set(parameters(DependencyParser))
+               | set(SGDClassifier().get_params()) | set(SGDRegressor().get_params()))
+    brought -= {"bits", "label_features", "lowercase", "pos", "projective", "templates"}  # the features' makers
+    for name in sorted(brought - ours):
+        with pytest.raises(UnknownParameter, match=f"{name}: (?!not a parameter)") as info:
+            StructuredLearner(3, 2, **{name: 1})
+        assert not re.search(r"partial_fit|\bfit\b|max_iter passes|warm_start=True", str(info.value)), name
+    assert set(STRUCTURED_EQUIVALENTS) <= set(LEARNER_EQUIVALENTS)
 
 @pytest.mark.parametrize("cls", [ProxClassifier, ProxRegressor, SequenceTagger, DependencyParser, L1BallClassifier])
 def test_introspection_sees_the_named_parameters(cls):

@@ -96,6 +96,28 @@ PARSER_EQUIVALENTS = dict(STRUCTURED_EQUIVALENTS,
                                     "columns)",
                           fit_intercept="an arc's score is its features' alone (no intercept); nothing to set")
 
+#: StructuredLearner's own equivalents, over `STRUCTURED_EQUIVALENTS`: it has no fit,
+#: no passes and no loss; its caller steps it an example at a time with the gradients
+#: of its own decoder.
+_CALLER_STOPS = ("the StructuredLearner has no passes and no stopping rule: its caller steps it an example at a "
+                 "time (step, step_decoded, step_rows) and decides when to stop, for example by scoring its "
+                 "own held-out examples between passes")
+_CALLER_ORDERS = ("the StructuredLearner steps on the examples its caller gives, in the caller's order; shuffle "
+                  "them before stepping (SequenceTagger and DependencyParser take shuffle and random_state)")
+_KEEP_STEPPING = ("the StructuredLearner starts from zero weights; keep stepping the same learner to continue "
+                  "(it pickles mid-stream)")
+LEARNER_EQUIVALENTS = dict(
+    STRUCTURED_EQUIVALENTS,
+    early_stopping=_CALLER_STOPS, validation_fraction=_CALLER_STOPS, n_iter_no_change=_CALLER_STOPS,
+    tol=_CALLER_STOPS, max_iter=_CALLER_STOPS, shuffle=_CALLER_ORDERS, random_state=_CALLER_ORDERS,
+    coef_init=_KEEP_STEPPING, intercept_init=_KEEP_STEPPING, warm_start=_KEEP_STEPPING,
+    loss="the StructuredLearner takes its caller's gradients, so the caller's decoder makes the loss "
+         "(perceptron, structured SVM or CRF gradients); SequenceTagger and DependencyParser take loss",
+    verbose="the StructuredLearner runs no passes to report; its caller reports its own progress",
+    class_weight="weigh each example with step's sample_weight",
+    grow_features="n_features sets the rows' width; grow(n_features) adds feature columns",
+)
+
 
 class UnknownParameter(ValueError, TypeError):
     """A parameter fastprox's estimators do not take: a ValueError naming the

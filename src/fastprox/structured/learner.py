@@ -24,7 +24,7 @@ from .. import _structured
 from .._concurrency import LearnerState, lock_of
 from .._kernels import Learner
 from .._registry import SCHEDULES, STEPS, UPDATES
-from .._sklearn_names import STRUCTURED_EQUIVALENTS, checking_names
+from .._sklearn_names import LEARNER_EQUIVALENTS, checking_names
 from .._validation import (COORDINATE_PENALTIES, GROUP_PENALTIES, average_from, check_grouped, check_groups,
                            check_number, check_one_of, check_structured, kernel_arrays, kernel_penalty)
 
@@ -83,7 +83,7 @@ class StructuredLearner:
     learner continues bit for bit.
     """
 
-    _equivalents = STRUCTURED_EQUIVALENTS
+    _equivalents = LEARNER_EQUIVALENTS
 
     @checking_names
     def __init__(self, n_features, n_outputs, n_unpenalized=0, *, update="fobos", schedule="adagrad",
