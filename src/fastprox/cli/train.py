@@ -127,10 +127,10 @@ def add_arguments(parser):
     est.add_argument("--loss", choices=CLASSIFICATION_LOSSES + REGRESSION_LOSSES,
                      help=f"loss (default: {d['loss']}; {REGRESSOR_DEFAULTS['loss']} with --regression)")
     est.add_argument("--update", choices=tuple(UPDATES), help=f"update rule (default: {d['update']})")
-    est.add_argument("--schedule", type=auto_or(tuple(SCHEDULES)), metavar=_choices(SCHEDULES),
+    est.add_argument("--schedule", **auto_or(SCHEDULES),
                      help="step schedule (default: auto: normalized where the rule takes it: fobos, penalty "
                           "none or l1, batch size 1, no multinomial; else adagrad)")
-    est.add_argument("--step", type=auto_or(STEPS), metavar=_choices(STEPS), help="fobos's forward step: the gradient step, or the "
+    est.add_argument("--step", **auto_or(STEPS), help="fobos's forward step: the gradient step, or the "
                      "importance-invariant flow along the row (default: auto: invariant with fobos, batch "
                      "size 1 and no multinomial; else gradient)")
     est.add_argument("--penalty", choices=COORDINATE_PENALTIES + GROUP_PENALTIES, help=f"penalty (default: {d['penalty']})")
@@ -296,11 +296,6 @@ def _parser_actions():
     parser = argparse.ArgumentParser(add_help=False)
     add_arguments(parser)
     return parser._actions
-
-
-def _choices(names):
-    """The metavar of an option of ``names`` or auto."""
-    return "{" + ",".join(("auto",) + tuple(names)) + "}"
 
 
 def model_of(args):

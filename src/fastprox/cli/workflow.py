@@ -173,16 +173,18 @@ def model_width(est):
 
 
 def auto_or(names):
-    """An option's type: one of ``names``, or "auto", read as None (the estimator's
-    automatic choice, its default), so that the readable model's options line can
-    say "auto" for a value left to the estimator."""
+    """An option's type and metavar (``add_argument``'s keywords): one of ``names``,
+    or "auto", read as None (the estimator's automatic choice, its default), so that
+    the readable model's options line can say "auto" for a value left to the estimator."""
+    choices = ("auto",) + tuple(names)
+
     def read(text):
         if text == "auto":
             return None
-        if text not in names:
-            raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from auto, {', '.join(names)})")
+        if text not in choices:
+            raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(choices)})")
         return text
-    return read
+    return dict(type=read, metavar="{" + ",".join(choices) + "}")
 
 
 def options_line(actions, values):
