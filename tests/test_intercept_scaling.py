@@ -18,10 +18,12 @@ from sklearn.linear_model import SGDClassifier
 from fastprox import ProxClassifier, ProxRegressor, dump_libsvm
 from fastprox._registry import RULES
 from fastprox._sklearn_names import EQUIVALENTS, STRUCTURED_EQUIVALENTS, UnknownParameter
+from fastprox._kernels import Learner
 from fastprox.cli import main
 from fastprox.model_io import load_model, save_model
 from fastprox.structured import DependencyParser, SequenceTagger, StructuredLearner
 from test_cli_one_pass import same_model
+from test_fast_paths import fast_rules, state
 
 SCALES = [0.1, 2.5]
 #: The rules without a penalty, and whether they keep the averaged iterate.
@@ -191,3 +193,32 @@ def test_the_command_line_takes_it(tmp_path):
     assert saved.intercept_scaling == 0.1
     assert main(["train", "-i", str(model), str(tmp_path / "train.svm"), "--quiet",
                  "--intercept-scaling", "2"]) == 1
+
+
+FAST = [(update, schedule, penalty, fast, step) for update, schedule, penalty, fast in fast_rules()
+        for step in (("gradient", "invariant") if update == "fobos" else ("gradient",))]
+
+
+@pytest.mark.parametrize("rule", FAST, ids=["/".join(r[:3] + r[4:]) for r in FAST])
+def test_fast_rows_keep_the_general_paths_bits(rule):
+    """With intercept_scaling=0.1 (average or not) every hand-fused row kernel still
+    computes the general step's bits (test_fast_paths at s = 1): the same margin term,
+    the same scaled gradient and steps of the intercept."""
+    update, schedule, penalty, fast, step = rule
+    rng = np.random.default_rng(0)
+    X = sp.random(800, 60, density=0.05, format="csr", random_state=rng, data_rvs=lambda k: rng.uniform(-2, 2, k))
+    y = np.where(X @ rng.normal(size=60) + 0.4 > 0, 1.0, -1.0)
+    K = 3 if fast == "rows" else 1
+    target = (np.abs(y) + (y > 0)).astype(np.float64) if K > 1 else y
+    for average in (0, 5):
+        kw = dict(alpha=1e-3, eta0=0.05 if schedule != "adagrad" else 0.3, delta=1.0, ovr=K > 1, step=step,
+                  intercept_scaling=0.1, average=average)
+        try:
+            learners = [Learner(X.shape[1], K, update, schedule, penalty, "log", **kw) for _ in range(2)]
+        except ValueError as e:         # no averaged iterate under this rule
+            assert average and "average has no exact lazy form" in str(e)
+            continue
+        learners[1]._use_general_step()
+        for learner in learners:
+            learner.fit_rows(X.data, X.indices, X.indptr, target, None, None, 1)
+        assert state(learners[0]) == state(learners[1])
