@@ -9,8 +9,9 @@ otherwise (fastprox: the normalized schedule, the invariant step, no penalty;
 scikit-learn: the "optimal" rate, l2 with alpha 1e-4); fastprox once more with
 scikit-learn's penalty spelled out (penalty="l2", alpha=1e-4), as a ported script
 that names it trains; fastprox with scikit-learn's whole default rule (that penalty,
-learning_rate="optimal", step="gradient": the faithful port of SGDClassifier's
-defaults); and fastprox with that penalty under invscaling's scalar rate
+learning_rate="optimal", step="gradient", and intercept_scaling=0.1, the decay of
+scikit-learn's intercept updates on sparse X: the faithful port of SGDClassifier's
+defaults on every set, all of them sparse); and fastprox with that penalty under invscaling's scalar rate
 (learning_rate="invscaling", power_t=0.5, step="gradient"; LIBRARIES says why),
 early_stopping only. The table gives the passes each ran (n_iter_), the medians of
 ``fit``'s CPU (process) time and wall time over the runs (the learners interleaved in
@@ -58,8 +59,10 @@ SETTINGS = {"early_stopping": dict(early_stopping=True), "average": dict(average
 #: scikit-learn's penalty, fastprox with scikit-learn's whole default rule (its l2 penalty
 #: and alpha, its "optimal" rate 1 / (alpha (t + t0)) with Bottou's t0, which fastprox maps
 #: onto schedule="inv" with eta0 = 1 / alpha and that t0, and SGD's plain gradient step,
-#: step="gradient", fastprox's default under a scalar schedule being the invariant step),
-#: and fastprox with an SGDClassifier script's rule that leaves "optimal" for a scalar rate:
+#: step="gradient", fastprox's default under a scalar schedule being the invariant step; every
+#: set is CSR, where scikit-learn multiplies its intercept updates by 0.01, SPARSE_INTERCEPT_DECAY,
+#: which under that scalar rate and step is intercept_scaling=0.1, the intercept the weight of a
+#: constant feature of value 0.1), and fastprox with an SGDClassifier script's rule that leaves "optimal" for a scalar rate:
 #: the same penalty, learning_rate="invscaling" with power_t=0.5 (eta0 / sqrt(t), fastprox's
 #: "invsqrt") and the gradient step. One rule each for every set, chosen before measuring
 #: any set. The invscaling learner runs early_stopping only: its averaged fits ran 8-79
@@ -68,7 +71,8 @@ SETTINGS = {"early_stopping": dict(early_stopping=True), "average": dict(average
 LIBRARIES = {"fastprox": (ProxClassifier, {}, tuple(SETTINGS)),
              "fastprox l2 1e-4": (ProxClassifier, dict(penalty="l2", alpha=1e-4), tuple(SETTINGS)),
              "fastprox l2 1e-4 optimal": (ProxClassifier, dict(
-                 penalty="l2", alpha=1e-4, learning_rate="optimal", step="gradient"), tuple(SETTINGS)),
+                 penalty="l2", alpha=1e-4, learning_rate="optimal", step="gradient", intercept_scaling=0.1),
+                 tuple(SETTINGS)),
              "fastprox l2 1e-4 invscaling": (ProxClassifier, dict(
                  penalty="l2", alpha=1e-4, learning_rate="invscaling", power_t=0.5, step="gradient"),
                  ("early_stopping",)),
@@ -216,7 +220,9 @@ def report(args, table, verdicts, load, traces=()):
         "scikit-learn's penalty, `penalty='l2', alpha=1e-4`, to fastprox's defaults; `fastprox l2 1e-4 "
         "optimal` ports SGDClassifier's whole default rule: that penalty, `learning_rate='optimal'` "
         "(scikit-learn's 1 / (alpha (t + t0)) with Bottou's t0: fastprox's `inv` with eta0 = 1 / alpha "
-        "and that t0) and SGD's plain `step='gradient'`; `fastprox l2 1e-4 invscaling` (early_stopping "
+        "and that t0), SGD's plain `step='gradient'` and, every set being sparse, `intercept_scaling=0.1` "
+        "(scikit-learn multiplies its intercept updates by 0.01 on sparse X: under that rate and step, "
+        "the intercept as the weight of a constant feature of value 0.1); `fastprox l2 1e-4 invscaling` (early_stopping "
         "only) ports a script's rule with invscaling's scalar rate instead: that penalty, "
         "`learning_rate='invscaling', power_t=0.5` (fastprox's `invsqrt`, eta0 / sqrt(t), eta0 "
         "fastprox's 'auto') and `step='gradient'`. One setting each for every set. Epochs: n_iter_; "

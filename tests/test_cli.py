@@ -250,6 +250,8 @@ MISTAKES = {
     "negative offset": (["train", "--rows", "50", "--schedule", "inv", "--t0", "-2"], "--t0 -2.0 must be >= 0.0"),
     "offset without its schedule": (["train", "--rows", "50", "--t0", "2"],
                                     "--t0 2.0 offsets the decaying scalar schedules"),
+    "zero intercept scaling": (["train", "--rows", "50", "--intercept-scaling", "0"],
+                               "--intercept-scaling 0.0 is the value of the intercept's constant feature"),
     "bad combination": (["train", "--update", "rda", "--schedule", "inv"],
                         "--update rda is not defined with --schedule inv; with 'rda' use --schedule in"),
     "zero passes": (["train", "--passes", "0"], "--passes must be at least 1"),

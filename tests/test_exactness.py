@@ -48,6 +48,7 @@ def problems(draw, max_rows=30, max_features=20):
         epsilon=draw(st.sampled_from([0.0, 0.1, 1.0])),
         fit_intercept=draw(st.booleans()),
         t0=draw(st.sampled_from([0.0, 2.5])),      # (kept by the rules that take it: `make`)
+        intercept_scaling=draw(st.sampled_from([1.0, 0.1, 2.5])),     # the intercept's constant feature
     )
     epochs = draw(st.integers(1, 3))
     order = np.concatenate([rng.permutation(n) for _ in range(epochs)]).astype(np.int64)

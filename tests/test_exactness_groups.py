@@ -59,6 +59,7 @@ def problems(draw, modes=("multinomial", "multinomial", "ovr", "single"), max_ro
         epsilon=draw(st.sampled_from([0.0, 0.1, 1.0])),
         fit_intercept=draw(st.booleans()),
         t0=draw(st.sampled_from([0.0, 2.5])),      # (kept by the rules that take it: `make`)
+        intercept_scaling=draw(st.sampled_from([1.0, 0.1, 2.5])),     # the intercept's constant feature
         ovr=mode == "ovr",
         multinomial=mode == "multinomial",
         groups=groups,

@@ -48,6 +48,8 @@ CASES.update({
     "average": ("binary.svm", ["--schedule", "invsqrt", "--penalty", "l2", "--alpha", "1e-3", "--average"], []),
     "average from 50": ("binary.svm", ["--schedule", "inv", "--t0", "3.5", "--average", "50"], []),
     "gradient step, batches": ("binary.svm", ["--step", "gradient", "--batch-size", "3", "--eta0", "0.25"], []),
+    "intercept scaling": ("binary.svm", ["--intercept-scaling", "0.1", "--schedule", "inv", "--step", "gradient",
+                                         "--penalty", "l2", "--alpha", "1e-4"], []),
     "invariant hinge": ("binary.svm", ["--step", "invariant", "--loss", "hinge", "--schedule", "constant"], []),
     "no intercept, seed": ("binary.svm", ["--no-intercept", "--seed", "4"], []),
     "width fixed": ("binary.svm", ["--n-features", "80"], []),

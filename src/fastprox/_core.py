@@ -21,7 +21,7 @@ AUTO_ROWS = 10_000
 
 DEFAULTS = dict(penalty="l1", alpha=0.0, l1_ratio=0.15, update="fobos", schedule=None,
                 step=None, eta0="auto", t0=0.0, delta="auto", rda_rho=0.0, berhu_gamma=1.0, batch_size=1,
-                fit_intercept=True, max_iter=1, shuffle=True, random_state=None,
+                fit_intercept=True, intercept_scaling=1.0, max_iter=1, shuffle=True, random_state=None,
                 warm_start=False, epsilon=0.1, groups=None, group_weights=None, grow_features=False,
                 hash_bits=None, verbose=0, average=False, tol=1e-3, n_iter_no_change=5, early_stopping=False,
                 validation_fraction=0.1, learning_rate=None, power_t=0.5)
@@ -107,7 +107,8 @@ def new_learner(params, n_features, n_outputs, ovr, multinomial, head):
                    fit_intercept=params["fit_intercept"], ovr=ovr, multinomial=multinomial,
                    groups=check_groups(params["groups"], n_features),
                    group_weights=params["group_weights"], step=step,
-                   average=average_from(params.get("average", False)))
+                   average=average_from(params.get("average", False)),
+                   intercept_scaling=params.get("intercept_scaling", 1.0))
 
 
 def check_same_kernel(params, kernel):
@@ -125,7 +126,9 @@ def check_same_kernel(params, kernel):
             "alpha", "l1_ratio", "rda_rho", "berhu_gamma", "epsilon"]
     fitted = {key: getattr(kernel, key) for key in keys + ["eta0", "delta"]}
     fitted["t0"] = getattr(kernel, "t0", 0.0)       # (model files before it: none)
-    keys.append("t0")
+    names["intercept_scaling"] = params.get("intercept_scaling", 1.0)
+    fitted["intercept_scaling"] = getattr(kernel, "intercept_scaling", 1.0)     # (model files before it: 1)
+    keys += ["t0", "intercept_scaling"]
     fitted["average"] = getattr(kernel, "average", 0)       # (model files before it: none)
     keys.append("average")
     if auto_steps(params, names["schedule"]):
@@ -190,8 +193,8 @@ def step_sizes(params, schedule, head):
     """The kernel's (eta0, delta): the numbers given, or for "auto" the scale of the
     first AUTO_ROWS rows of the CSR pieces `head` (those a first training call
     sees first, before any shuffle). Under AdaGrad, eta0 = 1 / sqrt(mean
-    ||(1, x)||^2) (the 1 is the intercept's constant feature, without
-    fit_intercept 0) and delta = the root mean square of the stored values: a
+    ||(s, x)||^2) (s is the intercept's constant feature, ``intercept_scaling``,
+    without fit_intercept 0) and delta = the root mean square of the stored values: a
     first step then moves a row's margin by about its norm over the mean norm,
     and scaling the features by k scales the weights by 1/k (exactly without
     intercept and penalty), as Vowpal Wabbit's normalized updates do. Rows
@@ -211,7 +214,8 @@ def step_sizes(params, schedule, head):
         raise ValueError("Input X contains NaN or infinity in its first rows, or values so large that "
                          "their squares overflow; remove or replace them, or scale the features.")
     if eta0 == "auto":
-        norm2 = float(params["fit_intercept"]) + squares / max(rows, 1)
+        s = params.get("intercept_scaling", 1.0)
+        norm2 = float(params["fit_intercept"]) * s * s + squares / max(rows, 1)
         eta0 = 1.0 / sqrt(norm2) if norm2 > 0 else 1.0
     if delta == "auto":
         delta = sqrt(squares / len(values)) if squares > 0 else 1.0

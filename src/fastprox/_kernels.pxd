@@ -13,7 +13,7 @@ cdef class Learner:
     cdef readonly int n_outputs
     cdef readonly long long n_unpenalized # m: unpenalized entries beside the intercepts (structured)
     cdef readonly object update, schedule, penalty, loss, step
-    cdef readonly double alpha, l1_ratio, eta0, delta, rda_rho, berhu_gamma, epsilon, t0
+    cdef readonly double alpha, l1_ratio, eta0, delta, rda_rho, berhu_gamma, epsilon, t0, intercept_scaling
     cdef readonly bint fit_intercept, ovr, multinomial
     cdef readonly object groups, group_weights
     cdef Ctx c

@@ -61,7 +61,8 @@ from fastprox._kernel.losses.losses cimport logsum_pop, LOG, dloss
 from fastprox._numpy import np
 from fastprox._registry import (LOSSES, PENALTIES, SCHEDULES, UPDATES, averaging as find_averaging, codes,
                                 l1_share, rule as find_rule)
-from fastprox._validation import (check_group_weights, check_invariant_loss, check_memory, check_offset,
+from fastprox._validation import (check_group_weights, check_intercept_scaling, check_invariant_loss, check_memory,
+                                  check_offset,
                                   check_single_rows, check_step, check_structured,
                                   NonFiniteMargin)  # (re-exported)
 from fastprox._kernel.base.types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
@@ -77,7 +78,7 @@ from fastprox._kernel.lanes.lanes cimport lanes_t, lanes_at, lanes_best, upper_i
 from fastprox._kernel.rules.fobos cimport stamp_origin, zero_origin
 from fastprox._kernel.rules.dual cimport set_weight_params
 from fastprox._kernel.groups.groups cimport groups_replay, groups_materialize
-from fastprox._kernel.rules.intercept cimport intercept_value
+from fastprox._kernel.rules.intercept cimport intercept_value, intercept_term
 from fastprox._kernel.steps.step cimport step, current, averaged as averaged_entry
 from fastprox._kernel.steps.rows cimport (row_step, tagged, step_t, loss_t, eta_t, GeneralStep, FobosL1Rows, FobosRows,
                                          AdagradL1Rows, AdagradRows, NormalizedRows, InvariantNormalizedRows,
@@ -205,7 +206,7 @@ cdef class Learner:
                  double rda_rho=0.0, double berhu_gamma=1.0, double epsilon=0.1,
                  bint fit_intercept=True, bint ovr=False, bint multinomial=False, groups=None,
                  group_weights=None, step="gradient", long long n_unpenalized=0, long long average=0,
-                 double t0=0.0):
+                 double t0=0.0, double intercept_scaling=1.0):
         if n_features < 0 or n_outputs < 1 or n_unpenalized < 0:
             raise ValueError(f"a model needs n_features >= 0, n_outputs >= 1 and n_unpenalized >= 0; "
                              f"got {n_features}, {n_outputs} and {n_unpenalized}.")
@@ -219,7 +220,7 @@ cdef class Learner:
         self.step = step
         self.alpha, self.l1_ratio, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
         self.rda_rho, self.berhu_gamma, self.epsilon = rda_rho, berhu_gamma, epsilon
-        self.t0 = t0
+        self.t0, self.intercept_scaling = t0, intercept_scaling
         self.fit_intercept, self.ovr, self.multinomial = fit_intercept, ovr, multinomial
         self.groups = None if groups is None else np.asarray(groups, dtype=np.int64)
         c = &self.c
@@ -229,12 +230,17 @@ cdef class Learner:
         c.params.n_unpenalized = n_unpenalized
         c.params.ovr, c.params.fit_intercept, c.params.multinomial = ovr, fit_intercept, multinomial
         c.params.eta0, c.params.delta, c.params.t0 = eta0, delta, t0
+        c.params.intercept_scaling = intercept_scaling
         c.params.berhu_gamma, c.params.epsilon = berhu_gamma, epsilon
         c.params.inv_eta0 = 1.0 / eta0 if eta0 > 0.0 else 0.0
         c.params.rda_rho = rda_rho if c.params.update == RDA else 0.0
         rule = find_averaging(update, schedule, penalty) if average else find_rule(update, schedule, penalty)
         self.average = c.params.average_from = average
         check_offset(t0, update, schedule, lowest=-1.0)
+        check_intercept_scaling(intercept_scaling)
+        if loss is None and intercept_scaling != 1.0:
+            raise ValueError("intercept_scaling scales a flat model's intercept feature; a structured learner's "
+                             "intercepts and further entries are unscaled: use intercept_scaling=1.0.")
         check_step(step, update, schedule, 1)
         check_invariant_loss(step, loss)
         check_single_rows(step, schedule, multinomial)
@@ -468,9 +474,10 @@ cdef class Learner:
                 self.loss, self.alpha, self.l1_ratio, self.eta0, self.delta, self.rda_rho,
                 self.berhu_gamma, self.epsilon, self.fit_intercept, self.ovr, self.multinomial,
                 self.groups, self.group_weights, self.step)
-        optional = (self.n_unpenalized, self.average, self.t0)
-        # up to the last that is not its default 0 (a flat learner's pickle is as it always was)
-        return args + optional[:max([i + 1 for i, value in enumerate(optional) if value], default=0)]
+        optional = ((self.n_unpenalized, 0), (self.average, 0), (self.t0, 0.0), (self.intercept_scaling, 1.0))
+        # up to the last that is not its default (a flat learner's pickle is as it always was)
+        kept = max([i + 1 for i, (value, default) in enumerate(optional) if value != default], default=0)
+        return args + tuple(value for value, _ in optional[:kept])
 
     def __getstate__(self):
         return {"arrays": {name: np.frombuffer(a, dtype=np.int64 if name in SAVED_INT64 else np.float64)
@@ -726,8 +733,9 @@ cdef class Learner:
         return self.coef(averaged=True)
 
     def averaged_intercept(self):
-        """The averaged iterate's intercepts (K,) (`averaged_coef`)."""
-        return self.averaged_unpenalized()[:self.n_outputs]
+        """The averaged iterate's intercepts (K,) (`averaged_coef`): ``intercept_scaling``
+        times the averaged weights of their constant feature."""
+        return self.intercept_scaling * self.averaged_unpenalized()[:self.n_outputs]
 
     def averaged_unpenalized(self):
         """The averaged iterate of every unpenalized entry, (K + m,): the intercepts,
@@ -801,7 +809,14 @@ cdef class Learner:
         return self.row_margins(x, js)
 
     def intercept(self):
-        """The intercept b_{T+1} per output, a (K,) array."""
+        """The intercept b_{T+1} per output, a (K,) array: ``intercept_scaling`` times
+        `intercept_weights` (those themselves at the default 1)."""
+        return self.intercept_scaling * self.intercept_weights()
+
+    def intercept_weights(self):
+        """The weights of the intercepts' constant feature at step T + 1, a (K,) array:
+        the state the steps move (`_mixing` mixes them), whose margin term is
+        ``intercept_scaling`` times each."""
         cdef int k
         return np.array([intercept_value(&self.c, k) for k in range(self.n_outputs)])
 
@@ -1078,7 +1093,7 @@ cdef list _row_margins(Ctx c, Py_buffer* bd, Py_buffer* bi):
             if 0 <= j < c.params.n_features:
                 v = (<double*>bd.buf)[nz] if bd.itemsize == 8 else (<float*>bd.buf)[nz]
                 total += current(&c, j, k) * v
-        total += intercept_value(&c, k)
+        total += intercept_term(&c, intercept_value(&c, k))
         finite = finite and total - total == 0.0
         out[k] = total
     if not finite:

@@ -213,7 +213,7 @@ def contribution(start, learner, rows, loss, kind, midpoint=None):
         out[..., :before[name].shape[-1]] -= before[name]
         return out
 
-    W, b = learner.coef(), learner.intercept()
+    W, b = learner.coef(), learner.intercept_weights()
     if kind == "average":
         arrays = {"w": rows * W, "b": rows * b}
     elif kind == "adagrad":
@@ -221,8 +221,8 @@ def contribution(start, learner, rows, loss, kind, midpoint=None):
         f, W_f, b_f = midpoint if midpoint is not None else (0.0, None, None)
         arrays = {**_adagrad_moves("", start.coef(), W, _widened(before["G"], width), increment("G"),
                                    start.delta, f, W_f),
-                  **_adagrad_moves("b", start.intercept(), b, before["bsquares"], increment("bsquares"),
-                                   start.delta, f, b_f)}
+                  **_adagrad_moves("b", start.intercept_weights(), b, before["bsquares"],
+                                   increment("bsquares"), start.delta, f, b_f)}
     else:
         arrays = {name: increment(name) for name in entry + ("bsum", "bsquares") if name != "root"}
         arrays.update(_dual_moves(arrays[entry[0]], before[entry[0]], midpoint))
@@ -261,8 +261,8 @@ def mixed(start, summed, kind, own=False):
         if kind == "adagrad":
             wide_a = {name: wide(name) if v.ndim == 2 else v for name, v in a.items()}
             W, f["G"][...] = _adagrad_moved(base.coef(), f["G"], wide_a, "", base.delta, summed.parts)
-            b, f["bsquares"][...] = _adagrad_moved(base.intercept(), f["bsquares"], wide_a, "b", base.delta,
-                                                    summed.parts)
+            b, f["bsquares"][...] = _adagrad_moved(base.intercept_weights(), f["bsquares"], wide_a, "b",
+                                                    base.delta, summed.parts)
             f["eta"][...] = adagrad_steps(dict(eta0=base.eta0, delta=base.delta), f["G"])
             f["last"][...] = scalars["t"]
         else:
@@ -412,7 +412,7 @@ class Midpoint:
         if known >= 2 * self.next:
             return
         if self.kind == "adagrad":      # coef: read-only, a new array each step
-            point = (rows, learner.coef(), learner.intercept())
+            point = (rows, learner.coef(), learner.intercept_weights())
         else:
             fields, entry = _fields(learner, copy=False)[3:]
             point = (rows, np.array(fields[entry[0]]), None)

@@ -46,6 +46,10 @@ EQUIVALENTS = {
     "n_iter": "scikit-learn's old name of max_iter; use max_iter (passes over the data)",
     "C": "PassiveAggressiveClassifier's cap on the step; use step='invariant' (the importance-"
          "invariant step, which never overshoots) with eta0 bounding the step, and alpha for a penalty",
+    "intercept_decay": "no scikit-learn estimator takes it: SGDClassifier and SGDRegressor multiply their "
+                       "intercept updates by 0.01 on sparse X (SPARSE_INTERCEPT_DECAY); under a scalar "
+                       "schedule with the gradient step that is intercept_scaling=0.1 (the intercept the "
+                       "weight of a constant feature of value 0.1)",
 }
 
 
@@ -58,6 +62,10 @@ _NO_STOPPING_RULE = ("the structured estimators have no stopping rule: they run 
 _ZERO_START = ("the structured estimators start from zero weights; continue a trained model with "
                "warm_start=True (fit) or partial_fit")
 STRUCTURED_EQUIVALENTS = {
+    "intercept_scaling": "the structured estimators' intercepts are the weights of a constant feature of "
+                         "value 1, updated as their transitions, starts and stops are; nothing to set",
+    "intercept_decay": "the structured estimators' intercepts take their rule's plain update (no decay); "
+                       "lower eta0 for smaller steps",
     "t0": "the structured learners' schedules have no offset (steps eta0, eta0 / sqrt(t) or eta0 / t, t "
           "counting examples from 1); lower eta0 for smaller first steps, or use schedule='adagrad'",
     "learning_rate": "scikit-learn's name of the schedule; use schedule ('constant', 'invsqrt', 'inv' or "
@@ -94,7 +102,8 @@ STRUCTURED_EQUIVALENTS = {
 PARSER_EQUIVALENTS = dict(STRUCTURED_EQUIVALENTS,
                           hash_bits="the parser hashes its arc features itself; use bits (2^bits feature "
                                     "columns)",
-                          fit_intercept="an arc's score is its features' alone (no intercept); nothing to set")
+                          fit_intercept="an arc's score is its features' alone (no intercept); nothing to set",
+                          intercept_scaling="an arc's score is its features' alone (no intercept); nothing to set")
 
 #: StructuredLearner's own equivalents, over `STRUCTURED_EQUIVALENTS`: it has no fit,
 #: no passes and no loss; its caller steps it an example at a time with the gradients

@@ -86,6 +86,7 @@ def check_params(est, losses):
     check_number("l1_ratio", est.l1_ratio, 0.0, high=1.0)
     check_number("eta0", est.eta0, 0.0, low_open=True, auto=True)
     check_offset(getattr(est, "t0", 0.0), est.update, schedule)     # (absent from model files before it)
+    check_intercept_scaling(getattr(est, "intercept_scaling", 1.0))     # (absent from model files before it)
     check_optimal(getattr(est, "learning_rate", None), est.alpha, est.eta0, getattr(est, "t0", 0.0))
     check_number("delta", est.delta, 0.0, auto=True)
     check_number("rda_rho", est.rda_rho, 0.0)
@@ -104,6 +105,16 @@ def check_params(est, losses):
     check_stopping(est)
     check_number("power_t", getattr(est, "power_t", 0.5), 0.0)
     check_n_jobs(getattr(est, "n_jobs", None))
+
+
+def check_intercept_scaling(value):
+    """intercept_scaling, the value s of the intercepts' constant feature (the
+    intercept is s times its weight): a finite number > 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not _finite_number(value) or value <= 0:
+        raise ValueError(f"intercept_scaling={value!r} is the value of the intercept's constant feature (the "
+                         "intercept is intercept_scaling times its weight) and must be a finite number > 0: "
+                         "use 1.0 (the default), or 0.1 for sparse SGDClassifier's intercept updates under "
+                         "its scalar schedules.")
 
 
 def check_offset(t0, update, schedule, lowest=0.0):

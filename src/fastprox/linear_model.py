@@ -38,7 +38,7 @@ class _BaseProx(NamedParameters, BaseEstimator):
     _equivalents = EQUIVALENTS
 
     def __init__(self, loss, penalty, alpha, l1_ratio, update, schedule, step, eta0, t0, delta, rda_rho,
-                 berhu_gamma, batch_size, fit_intercept, max_iter, shuffle, random_state,
+                 berhu_gamma, batch_size, fit_intercept, intercept_scaling, max_iter, shuffle, random_state,
                  warm_start, epsilon, groups, group_weights, grow_features, hash_bits, verbose, average,
                  tol, n_iter_no_change, early_stopping, validation_fraction, learning_rate, power_t):
         self.loss = loss
@@ -55,6 +55,7 @@ class _BaseProx(NamedParameters, BaseEstimator):
         self.berhu_gamma = berhu_gamma
         self.batch_size = batch_size
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
@@ -503,6 +504,14 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         ``partial_fit`` call ends with a possibly shorter step.
     fit_intercept : bool, default=True
         Fit an unpenalized intercept.
+    intercept_scaling : float > 0, default=1.0
+        The intercept is the weight of a constant feature of this value (its
+        margin term and ``intercept_`` are intercept_scaling times that weight,
+        its gradient the score's gradient times it), as in scikit-learn's
+        liblinear models. Under the scalar schedules with the gradient step,
+        intercept_scaling=s scales the intercept's updates by s^2: 0.1 is
+        SGDClassifier's 0.01 decay of them on sparse X. Under "adagrad" and
+        "normalized" it is one feature's scale like any other.
     max_iter : int, default=1
         Passes over the data in ``fit``; one pass is what online learning is
         for.
@@ -648,7 +657,8 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
                  l1_ratio=C["l1_ratio"], update=C["update"], schedule=C["schedule"], step=C["step"],
                  eta0=C["eta0"], t0=C["t0"], delta=C["delta"], rda_rho=C["rda_rho"],
                  berhu_gamma=C["berhu_gamma"], batch_size=C["batch_size"],
-                 fit_intercept=C["fit_intercept"], max_iter=C["max_iter"], shuffle=C["shuffle"],
+                 fit_intercept=C["fit_intercept"], intercept_scaling=C["intercept_scaling"],
+                 max_iter=C["max_iter"], shuffle=C["shuffle"],
                  random_state=C["random_state"], warm_start=C["warm_start"],
                  epsilon=C["epsilon"], multi_class=C["multi_class"], groups=C["groups"],
                  group_weights=C["group_weights"], grow_features=C["grow_features"],
@@ -659,6 +669,7 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, step=step, eta0=eta0, t0=t0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
+                         intercept_scaling=intercept_scaling,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
                          group_weights=group_weights, grow_features=grow_features, hash_bits=hash_bits,
@@ -823,7 +834,8 @@ class ProxRegressor(RegressorMixin, _BaseProx):
                  l1_ratio=R["l1_ratio"], update=R["update"], schedule=R["schedule"], step=R["step"],
                  eta0=R["eta0"], t0=R["t0"], delta=R["delta"], rda_rho=R["rda_rho"],
                  berhu_gamma=R["berhu_gamma"], batch_size=R["batch_size"],
-                 fit_intercept=R["fit_intercept"], max_iter=R["max_iter"], shuffle=R["shuffle"],
+                 fit_intercept=R["fit_intercept"], intercept_scaling=R["intercept_scaling"],
+                 max_iter=R["max_iter"], shuffle=R["shuffle"],
                  random_state=R["random_state"], warm_start=R["warm_start"],
                  epsilon=R["epsilon"], groups=R["groups"], group_weights=R["group_weights"],
                  grow_features=R["grow_features"], hash_bits=R["hash_bits"], verbose=R["verbose"],
@@ -833,6 +845,7 @@ class ProxRegressor(RegressorMixin, _BaseProx):
         super().__init__(loss=loss, penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, update=update,
                          schedule=schedule, step=step, eta0=eta0, t0=t0, delta=delta, rda_rho=rda_rho,
                          berhu_gamma=berhu_gamma, batch_size=batch_size, fit_intercept=fit_intercept,
+                         intercept_scaling=intercept_scaling,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, epsilon=epsilon, groups=groups,
                          group_weights=group_weights, grow_features=grow_features, hash_bits=hash_bits,

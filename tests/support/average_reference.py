@@ -40,7 +40,8 @@ class Averaging:
         return self.b_sum / self.count() if self.count() else self.weights()[1]
 
     def averaged_intercept(self):
-        return self.averaged_unpenalized_entries()[:self.K]
+        """The averaged intercepts, s times their constant feature's averaged weights."""
+        return self.s * self.averaged_unpenalized_entries()[:self.K]
 
 
 class AveragedReference(Averaging, EagerReference):

@@ -151,8 +151,9 @@ class EagerReference:
 
     def __init__(self, n_features, n_outputs, update, schedule, penalty, loss, alpha=0.0,
                  l1_ratio=0.15, eta0=0.1, delta=1e-8, rda_rho=0.0, berhu_gamma=1.0,
-                 epsilon=0.1, fit_intercept=True, ovr=False, step="gradient", t0=0.0):
+                 epsilon=0.1, fit_intercept=True, ovr=False, step="gradient", t0=0.0, intercept_scaling=1.0):
         self.update, self.schedule, self.penalty, self.loss = update, schedule, penalty, loss
+        self.s = intercept_scaling     # the intercepts' constant feature: b = s w0, self.b holds w0's state
         self.t0 = t0                   # the scalar schedules' offset (fobos)
         self.forward = step
         self.alpha, self.rho, self.eta0, self.delta = alpha, l1_ratio, eta0, delta
@@ -242,7 +243,7 @@ class EagerReference:
             self.N += float(np.sum(np.where(x != 0, (x / self.M) ** 2, 0.0))) + self.fit_intercept
             r = np.sqrt(self.t / self.N) if self.N > 0 else 0.0
             eta = np.where(self.G > 0, self.eta0 * r / (self.M * np.sqrt(self.G)), 0.0)
-            eta_b = np.where(self.Gb > 0, self.eta0 * r / np.sqrt(self.Gb), 0.0)
+            eta_b = np.where(self.Gb > 0, self.eta0 * r / (self.s * np.sqrt(self.Gb)), 0.0)   # (its m_j: s)
         return eta, eta_b
 
     def step(self, X, y, sw):
@@ -253,15 +254,15 @@ class EagerReference:
         W, b = self.weights()
         self.t += 1
         t = self.t
-        P = X @ W.T + b
+        P = X @ W.T + self.s * b
         if self.loss in TIES:
-            scale = np.abs(X) @ np.abs(W).T + np.abs(b)
+            scale = np.abs(X) @ np.abs(W).T + self.s * np.abs(b)
             self.kink_gap = min(self.kink_gap, float(np.min(np.abs(P[scale > 0]) / scale[scale > 0], initial=np.inf)))
         dl, losses = self._score_gradients(P, y)   # (B, K)
         dl = dl * sw[:, None]
         progressive = float(np.sum(losses * sw[:, None]))
         g = dl.T @ X / X.shape[0]                         # (K, d): the mean gradient
-        gb = dl.mean(axis=0)
+        gb = dl.mean(axis=0) * self.s                    # the constant feature's gradient
         if not self.fit_intercept:
             gb = np.zeros_like(gb)
         forward = None
@@ -313,12 +314,12 @@ class EagerReference:
         W - eta * g is the contract's w - sigma (eta ⊙ x)."""
         Y = self._targets(y)[0]
         eta, eta_b = np.broadcast_to(eta, self.W.shape), np.broadcast_to(eta_b, (self.K,))
-        q = (eta * x ** 2).sum(axis=1) + (eta_b if self.fit_intercept else 0.0)
+        q = (eta * x ** 2).sum(axis=1) + (eta_b * self.s ** 2 if self.fit_intercept else 0.0)
         sigma = np.array([invariant_sigma(self.loss, p[k], Y[k], q[k], h, self.epsilon)
                           for k in range(self.K)])
         if self.loss in KINKS:
             self.kink_gap = min(self.kink_gap, float(np.min(KINKS[self.loss](p, Y, self.epsilon))))
-        gb = sigma if self.fit_intercept else np.zeros(self.K)
+        gb = sigma * self.s if self.fit_intercept else np.zeros(self.K)
         return sigma[:, None] * x[None, :], gb
 
     def run(self, X, y, sw, order, batch_size):
@@ -333,7 +334,8 @@ class EagerReference:
         return self.weights()[0]
 
     def intercept(self):
-        return self.weights()[1]
+        """b = s w0 (``intercept_scaling`` times the constant feature's weight)."""
+        return self.s * self.weights()[1]
 
 
 #: Rounding of a weight that is the small difference of large ones (a multinomial

@@ -87,7 +87,7 @@ ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule",
                      "eta0": "eta0", "t0": "t0", "delta": "delta", "rda_rho": "rda_rho",
                      "berhu_gamma": "berhu_gamma", "batch_size": "batch_size",
                      "epsilon": "epsilon", "seed": "random_state", "multi_class": "multi_class",
-                     "hash_bits": "hash_bits", "average": "average"}
+                     "hash_bits": "hash_bits", "average": "average", "intercept_scaling": "intercept_scaling"}
 
 
 def add_arguments(parser):
@@ -142,7 +142,10 @@ def add_arguments(parser):
                 "berhu-gamma": "Berhu's switch point between l1 and squared l2",
                 "epsilon": "width of the huber and epsilon_insensitive losses",
                 "t0": "offset of the invsqrt and inv schedules, eta0 / sqrt(t + t0) and eta0 / (t + t0) "
-                      "(fobos)"}
+                      "(fobos)",
+                "intercept-scaling": "value of the intercept's constant feature, the intercept being it times "
+                                     "the feature's weight (0.1: sparse SGDClassifier's decay of its intercept "
+                                     "updates, under the scalar schedules)"}
     for name, meaning in meanings.items():
         est.add_argument(f"--{name}", type=float, help=f"{meaning} (default: {d[name.replace('-', '_')]})")
     est.add_argument("--eta0", type=_number_or_auto, metavar="{auto,NUMBER}",

@@ -7,7 +7,7 @@ included. This format stores only the features the model has touched, names
 its version, and is read without pickle: loading an untrusted file runs no
 code.
 
-Format, version 10
+Format, version 11
 ------------------
 A NumPy ``.npz`` archive (a zip of ``.npy`` arrays, deflated but for
 ``state`` and ``rows``, whose float64 values and sorted indices deflate by under a
@@ -20,7 +20,7 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
 ``header``
     0-d unicode array holding a JSON object:
 
-    - ``format``: ``"fastprox-model"``; ``version``: ``10``;
+    - ``format``: ``"fastprox-model"``; ``version``: ``11``;
     - ``class``: ``"ProxClassifier"`` or ``"ProxRegressor"``;
     - ``params``: ``get_params()`` (``random_state`` must be None or an int;
       arrays such as ``groups`` become lists, a ``class_weight`` dict a list of
@@ -29,8 +29,8 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
       ``n_outputs``, ``update``, ``schedule``, ``penalty``, ``loss``,
       ``alpha``, ``l1_ratio``, ``eta0``, ``t0`` (the schedule's offset: the
       parameter, or learning_rate="optimal"'s), ``delta``, ``rda_rho``,
-      ``berhu_gamma``, ``epsilon``, ``fit_intercept``, ``ovr``,
-      ``multinomial``, ``average`` (the first step averaged, 0: none); ``groups`` and ``group_weights`` are members of their
+      ``berhu_gamma``, ``epsilon``, ``fit_intercept``, ``intercept_scaling``
+      (the intercept feature's value), ``ovr``, ``multinomial``, ``average`` (the first step averaged, 0: none); ``groups`` and ``group_weights`` are members of their
       own). The numbers may differ from ``params`` after a ``set_params``
       following the fit, and training continues with the kernel's; the
       model's kind may not: ``update``, ``schedule``, ``penalty``, ``loss``,
@@ -108,7 +108,10 @@ memory available is refused before it is allocated. Writing refuses what
 loading would (a parameter changed after the fit, a model whose steps
 overflowed), so that every file written loads.
 
-Earlier versions load too. Version 9 differs from version 10 only in having no
+Earlier versions load too. Version 10 differs from version 11 only in having no
+``intercept_scaling`` parameter and learner entry: such files load as models of
+intercept_scaling = 1 (the intercept the weight of a constant feature of value 1).
+Version 9 differs from version 10 only in having no
 ``t0`` parameter and learner entry: such files load as models of t0 = 0 (the
 schedules without an offset). Version 8 differs from version 9 only in having no
 ``zero_based_`` entry: such files' LIBSVM indices are decided per file, as when
@@ -140,8 +143,8 @@ the parameter; such files load as models without group weights.
 from .._kernels import SAVED
 
 FORMAT = "fastprox-model"
-VERSION = 10
-READS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)   # versions this fastprox reads (see the format's history above)
+VERSION = 11
+READS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)   # versions this fastprox reads (see the format's history above)
 
 CLASS_NAMES = ("ProxClassifier", "ProxRegressor")
 
@@ -159,7 +162,7 @@ LEARNER = dict(n_features=_INT, n_outputs=_INT, update=_NAME, schedule=_NAME, pe
                 step=_NAME, alpha=_NUMBER, l1_ratio=_NUMBER, eta0=_NUMBER, t0=_NUMBER, delta=_NUMBER,
                 rda_rho=_NUMBER,
                 berhu_gamma=_NUMBER, epsilon=_NUMBER, fit_intercept=_BOOL, ovr=_BOOL, multinomial=_BOOL,
-                average=_INT)
+                average=_INT, intercept_scaling=_NUMBER)
 SCALARS = dict(t=_INT, n_ops=_INT, since_rebase=_INT, heap_size=_INT, P=_NUMBER, Q=_NUMBER, N=_NUMBER)
 FITTED = dict(n_features_in_=_INT, t_=_INT, n_iter_=_INT, progressive_loss_=_NUMBER, sparse_coef=_BOOL,
                hash_bits_=(type(None), int))
@@ -180,7 +183,7 @@ ZERO_BASED = _BOOL
 PARAMS = dict(loss=_NAME, penalty=_NAME + (type(None),), alpha=_NUMBER, l1_ratio=_NUMBER, update=_NAME,
                schedule=_NAME + (type(None),), step=_NAME + (type(None),),
                eta0=_NUMBER + _NAME, t0=_NUMBER, delta=_NUMBER + _NAME, rda_rho=_NUMBER, berhu_gamma=_NUMBER,
-               batch_size=_INT, fit_intercept=_BOOL, max_iter=_INT, shuffle=_BOOL,
+               batch_size=_INT, fit_intercept=_BOOL, intercept_scaling=_NUMBER, max_iter=_INT, shuffle=_BOOL,
                random_state=(type(None), int), warm_start=_BOOL, epsilon=_NUMBER,
                groups=(type(None), list), group_weights=(type(None), list), multi_class=_NAME,
                grow_features=_BOOL, verbose=_INT + _BOOL, class_weight=(type(None), str, list),

@@ -5,9 +5,9 @@ earlier layout converted to the kernel's."""
 from .._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
 from .._numpy import np
 # Parameters newer than some files of this version: absent, they take these values.
-LATER_PARAMS = dict(t0=0.0, grow_features=False, verbose=0, class_weight=None, step="gradient", hash_bits=None,
-                    average=False, tol=None, n_iter_no_change=5, early_stopping=False, validation_fraction=0.1,
-                    learning_rate=None, power_t=0.5, n_jobs=None)
+LATER_PARAMS = dict(t0=0.0, intercept_scaling=1.0, grow_features=False, verbose=0, class_weight=None,
+                    step="gradient", hash_bits=None, average=False, tol=None, n_iter_no_change=5,
+                    early_stopping=False, validation_fraction=0.1, learning_rate=None, power_t=0.5, n_jobs=None)
 # Entries of the learner and scalars sections that versions before 4 lack, and their values.
 BEFORE_4 = {"learner": dict(step="gradient"), "scalars": dict(N=0.0)}
 # Entries of the fitted section that versions before 6 lack, and their values.
@@ -16,6 +16,8 @@ BEFORE_6 = dict(hash_bits_=None)
 BEFORE_7 = dict(average=0)
 # Entries of the learner section that versions before 10 lack (no schedule offset).
 BEFORE_10 = dict(t0=0.0)
+# Entries of the learner section that versions before 11 lack (an unscaled intercept feature).
+BEFORE_11 = dict(intercept_scaling=1.0)
 
 
 def add_ftrl_roots(state, K):
@@ -50,6 +52,8 @@ def upgraded(header, version):
         header["learner"] = {**BEFORE_7, **header["learner"]}
     if version < 10 and type(header["learner"]) is dict:
         header["learner"] = {**BEFORE_10, **header["learner"]}
+    if version < 11 and type(header["learner"]) is dict:
+        header["learner"] = {**BEFORE_11, **header["learner"]}
     if version < 6 and type(header["fitted"]) is dict:
         header["fitted"] = {**BEFORE_6, **header["fitted"]}
     if isinstance(header["params"], dict):

@@ -103,6 +103,7 @@ cdef struct Params:
                                   # learners: transitions, starts, stops; 0 for the others)
     bint ovr                      # K binary one-vs-rest models over class indices 0..K-1
     bint fit_intercept
+    double intercept_scaling      # s: the value of the intercepts' constant feature (b_k = s w0_k; 1 by default)
     bint multinomial              # softmax (log) or Crammer-Singer (hinge) over K scores
     bint grouped                  # a group penalty (l1_l2, l1_linf, sparse_group, squared_group)
     bint berhu_heap               # fobos + berhu under a scalar step: the l2 phases' heap (`_berhu`)

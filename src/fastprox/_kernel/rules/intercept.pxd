@@ -15,9 +15,22 @@ cdef extern from "_kernel/out_of_line.h":
 
 
 cdef inline double intercept_feature(Ctx* c) noexcept nogil:
-    """The intercept's constant feature: 1, or 0 without an intercept (its gradient is
-    then no step's: `refused` and the margin loops start their largest |x| there)."""
+    """The intercepts' constant feature s (``intercept_scaling``, 1 by default), or 0
+    without an intercept (its gradient is then no step's: `refused` and the margin
+    loops start their largest |x| there)."""
+    return c.params.intercept_scaling if c.params.fit_intercept else 0.0
+
+
+cdef inline double intercept_norm(Ctx* c) noexcept nogil:
+    """The constant feature's share (s / m)^2 of the normalized schedule's N_t: 1, its
+    scale m being its value s (0 without an intercept)."""
     return 1.0 if c.params.fit_intercept else 0.0
+
+
+cdef inline double intercept_term(Ctx* c, double w) noexcept nogil:
+    """The margin's term s w of the constant feature's weight w (the intercept b = s w;
+    s = 1 gives w itself, bit for bit)."""
+    return c.params.intercept_scaling * w
 
 
 cdef inline double* unpenalized_at(Ctx* c, long long u) noexcept nogil:
@@ -51,7 +64,8 @@ cdef inline double unpenalized_value(Ctx* c, const double* b, double* memo) noex
 
 # FASTPROX_OUT_OF_LINE
 cdef inline double intercept_value(Ctx* c, int k) noexcept nogil:
-    """b_k at the current step (`unpenalized_value`; ftrl's memo in c.scratch.intercept_memo)."""
+    """The weight w0_k of the intercepts' constant feature at the current step (b_k =
+    s w0_k, `intercept_term`; `unpenalized_value`; ftrl's memo in c.scratch.intercept_memo)."""
     return unpenalized_value(c, unpenalized_at(c, k), unpenalized_memo(c, k))
 
 
@@ -60,43 +74,49 @@ cdef inline double dual_intercept(double a, double beta) noexcept nogil:
     return -a / beta if beta > 0.0 else 0.0
 
 
-cdef inline double unpenalized_step_size(Ctx* c, const double* b, double g) noexcept nogil:
-    """`rule_step_size` of the learner's schedule."""
-    return rule_step_size(c, c.params.schedule, b, g)
-
-
-cdef inline double rule_step_size(Ctx* c, int schedule, const double* b, double g) noexcept nogil:
+cdef inline double rule_step_size(Ctx* c, int schedule, const double* b, double g, double m) noexcept nogil:
     """FOBOS's step of the unpenalized entry b once this step's gradient g joins its
     squares (not stored: the invariant step's norm needs it before the update), under
-    `schedule` (the learner's; a constant in the fast rows)."""
+    `schedule` (the learner's; a constant in the fast rows); m is the entry's feature
+    scale, which the normalized schedule divides by (the intercepts' s, else 1)."""
     cdef double G = b[INTERCEPT_SQUARES] + g * g
     if schedule == ADAGRAD:
         return adagrad_eta(c, G)
     if schedule == NORMALIZED:
-        return c.params.eta0 * c.cursor.eta / sqrt(G) if G > 0.0 else 0.0
+        return c.params.eta0 * c.cursor.eta / (m * sqrt(G)) if G > 0.0 else 0.0
     return c.cursor.eta
 
 
-cdef inline double intercept_step_size(Ctx* c, int k, double g) noexcept nogil:
-    """eta^b_t of FOBOS's intercept once this step's gradient g joins its G_b."""
-    return unpenalized_step_size(c, unpenalized_at(c, k), g)
+cdef inline double intercept_step_size(Ctx* c, int schedule, int k, double q) noexcept nogil:
+    """eta^b_t of FOBOS's intercept b_k under `schedule` once this step's gradient q s
+    (q: the output's score gradient) joins its G_b."""
+    cdef double s = c.params.intercept_scaling
+    return rule_step_size(c, schedule, unpenalized_at(c, k), q * s, s)
+
+
+cdef inline double intercept_norm_term(Ctx* c, double eta) noexcept nogil:
+    """The constant feature's term eta s^2 of the invariant step's norm, for the
+    intercept's step eta (`intercept_step_size`); 0 without an intercept."""
+    cdef double s = c.params.intercept_scaling
+    return eta * s * s if c.params.fit_intercept else 0.0
 
 
 cdef inline void unpenalized_update(Ctx* c, double* b, const double* memo, double g,
                                     double step_g) noexcept nogil:
-    """`rule_update` of the learner's rule."""
-    rule_update(c, c.params.update, c.params.schedule, b, memo, g, step_g)
+    """`rule_update` of the learner's rule, for an entry of feature scale 1."""
+    rule_update(c, c.params.update, c.params.schedule, b, memo, g, step_g, 1.0)
 
 
 cdef inline void rule_update(Ctx* c, int update, int schedule, double* b, const double* memo, double g,
-                             double step_g) noexcept nogil:
+                             double step_g, double m) noexcept nogil:
     """The unpenalized entry b's step with gradient g, after the step's reads of its value
     (ftrl reads the value and sqrt(n) they kept in memo). FOBOS moves b by its step times
     `step_g`: g, or the invariant step's sigma (its squares add g^2). `update` and
-    `schedule` are the learner's (constants in the fast rows)."""
+    `schedule` are the learner's (constants in the fast rows); m the entry's feature
+    scale (`rule_step_size`)."""
     if update == FOBOS:
         if schedule == ADAGRAD or schedule == NORMALIZED:
-            fobos_known_step(b, g, step_g, rule_step_size(c, schedule, b, g))
+            fobos_known_step(b, g, step_g, rule_step_size(c, schedule, b, g, m))
         else:
             b[INTERCEPT_SUM] -= c.cursor.eta * step_g
     elif update == RDA:
@@ -118,18 +138,30 @@ cdef inline void fobos_known_step(double* b, double g, double step_g, double eta
         b[INTERCEPT_SUM] -= eta * step_g
 
 
+cdef inline void intercept_known_step(Ctx* c, double q, double sigma, double eta) noexcept nogil:
+    """The invariant step's update of intercept b_0 (one output) by its flow sigma, its step
+    eta known (`intercept_step_size`, as the step norm took it): `fobos_known_step` of the
+    constant feature's weight, gradient q s and move sigma s; nothing without fit_intercept."""
+    cdef double s = c.params.intercept_scaling
+    if c.params.fit_intercept:
+        fobos_known_step(unpenalized_at(c, 0), q * s, sigma * s, eta)
+
+
 cdef inline void apply_intercept(Ctx* c, int k, double g, double step_g) noexcept nogil:
-    """The intercept b_k's step with gradient g (sum of l' over the step), after the
-    step's margins (`unpenalized_update`); nothing without fit_intercept."""
+    """The intercept b_k's step with score gradient g (sum of l' over the step), after
+    the step's margins (`unpenalized_update`); nothing without fit_intercept."""
     apply_rule_intercept(c, c.params.update, c.params.schedule, k, g, step_g)
 
 
 cdef inline void apply_rule_intercept(Ctx* c, int update, int schedule, int k, double g,
                                       double step_g) noexcept nogil:
-    """`apply_intercept` under the rule `update`, `schedule` (constants in the fast rows)."""
+    """`apply_intercept` under the rule `update`, `schedule` (constants in the fast rows):
+    the step of the constant feature's weight, whose gradient is g s (s =
+    ``intercept_scaling``; `step_g` likewise times s) and whose scale is s."""
+    cdef double s = c.params.intercept_scaling
     if not c.params.fit_intercept:
         return
-    rule_update(c, update, schedule, unpenalized_at(c, k), unpenalized_memo(c, k), g, step_g)
+    rule_update(c, update, schedule, unpenalized_at(c, k), unpenalized_memo(c, k), g * s, step_g * s, s)
 
 
 # FASTPROX_OUT_OF_LINE

@@ -4,6 +4,7 @@
 from fastprox._kernel.base.types cimport value_t, index_t, L1_LINF
 from fastprox._kernel.groups.group_prox cimport prox_l1_l2, prox_l1_linf
 from fastprox._kernel.base.state cimport Ctx, INTERCEPT_FIELDS, INTERCEPT_SUM
+from fastprox._kernel.rules.intercept cimport intercept_term
 from fastprox._kernel.losses.gradients cimport gradients, refused, row_abs_max, largest_q
 
 
@@ -29,7 +30,7 @@ cdef inline double plain_rows_step(Ctx* c, const value_t* data, const index_t* i
     cdef bint linf = c.params.penalty == L1_LINF
     cdef double* row
     for k in range(K):
-        p[k] = c.arrays.intercepts[INTERCEPT_FIELDS * k + INTERCEPT_SUM]
+        p[k] = intercept_term(c, c.arrays.intercepts[INTERCEPT_FIELDS * k + INTERCEPT_SUM])
     for nz in range(lo, hi):
         j = indices[nz]
         row = state + j * width

@@ -12,8 +12,9 @@ from fastprox._kernel.rules.schedules cimport begin_schedule_step, next_eta, var
 from fastprox._kernel.rules.adagrad cimport adagrad_catch_up
 from fastprox._kernel.rules.fobos cimport advance_separable, count_step
 from fastprox._kernel.rules.dual cimport set_weight_params, ftrl_z
-from fastprox._kernel.rules.intercept cimport (intercept_feature, intercept_value, apply_rule_intercept, rule_step_size,
-                                  unpenalized_at, fobos_known_step)
+from fastprox._kernel.rules.intercept cimport (intercept_feature, intercept_value, apply_rule_intercept,
+                                  intercept_step_size, intercept_term, intercept_norm, intercept_norm_term,
+                                  intercept_known_step)
 from fastprox._kernel.losses.gradients cimport loss_gradient, refused, abs_max2
 from fastprox._kernel.base.csr cimport weight_at, prefetch_rows
 from fastprox._kernel.base.state cimport normalized_l1_rows, lane_slot, LANE_SLOTS, PREFETCH_STEPS
@@ -208,8 +209,7 @@ cdef inline void row_intercept(Ctx* c, rows_t* kernel, eta_t* schedule, double i
     with the step size intercept_eta its step norm took)."""
     cdef int update = update_of(kernel), rule = rule_schedule(kernel, schedule)
     if rows_t is InvariantNormalizedRows or rows_t is InvariantAdagradRows:
-        if c.params.fit_intercept:
-            fobos_known_step(unpenalized_at(c, 0), c.arrays.intercept_grad[0], c.arrays.sigma[0], intercept_eta)
+        intercept_known_step(c, c.arrays.intercept_grad[0], c.arrays.sigma[0], intercept_eta)
     else:
         apply_rule_intercept(c, update, rule, 0, c.arrays.intercept_grad[0], c.arrays.intercept_grad[0])
 
@@ -267,7 +267,7 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
     cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
-    cdef double eta, acc = c.arrays.intercepts[INTERCEPT_SUM], a, q, total
+    cdef double eta, acc = intercept_term(c, c.arrays.intercepts[INTERCEPT_SUM]), a, q, total
     cdef double x_max = intercept_feature(c)
     for nz in range(lo, hi - 1, 2):
         acc = l1_margin_pair(state, width, at_w, data, indices, nz, True, shrink_product, threshold_sum, acc,
@@ -309,7 +309,7 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     cdef long long width = c.layout.width, nz
     cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
     cdef double l1_share = c.params.l1_share, a, eta, q, total
-    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c)
+    cdef double acc = intercept_term(c, c.arrays.intercepts[INTERCEPT_SUM]), x_max = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
@@ -349,7 +349,7 @@ cdef inline double adagrad_row(Ctx* c, const value_t* data, const index_t* indic
     cdef lane_row_t lanes
     cdef long long i
     cdef double t = <double>c.cursor.t, q, total
-    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c)
+    cdef double acc = intercept_term(c, c.arrays.intercepts[INTERCEPT_SUM]), x_max = intercept_feature(c)
     cdef double* row
     lanes = lane_entries(c, data, indices, lo, hi)
     for i in range(lanes.n):
@@ -384,7 +384,7 @@ cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* in
     (`soft_threshold(w, m a)`)."""
     cdef lane_row_t lanes = lane_entries(c, data, indices, lo, hi)
     cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, q, total
-    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c)
+    cdef double acc = intercept_term(c, c.arrays.intercepts[INTERCEPT_SUM]), x_max = intercept_feature(c)
     acc = c.lanes.adagrad_margin(&lanes, t, alpha, acc, &x_max)
     c.arrays.scores[0] = acc
     total = 0.0
@@ -419,7 +419,7 @@ cdef inline double dual_row(Ctx* c, const value_t* data, const index_t* indices,
     cdef double rda_threshold = c.dual.rda_threshold, rda_scale = c.dual.rda_scale
     cdef double rda_rho = c.params.rda_rho
     cdef double delta = c.params.delta, inv_eta0 = c.params.inv_eta0, ge, gf, ne, q, total
-    cdef double acc = intercept_value(c, 0), x_max = intercept_feature(c)
+    cdef double acc = intercept_term(c, intercept_value(c, 0)), x_max = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef pair root, w
@@ -545,14 +545,15 @@ cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* in
     leaves them in the row's memo for the third (`lane_entries`). One output: each feature's entry
     is the row's first (`entry(c, row, 0)`). The invariant step leaves the intercept's
     step size, which its step norm takes, in intercept_eta[0] for the intercept's update
-    (`_kernel/rules/intercept.pxd`, `fobos_known_step`).
+    (`_kernel/rules/intercept.pxd`, `intercept_known_step`).
 
     Mirrors `_normalized`: `normalized_catch_up`, `rescale`, `row_norm`,
     `normalized_accumulate` (`normalized_factor`), `normalized_apply`."""
     cdef const lanes_t* lanes = c.lanes
     cdef lane_row_t row = lane_entries(c, data, indices, lo, hi)
     cdef bint penalized = normalized_l1_rows(c)
-    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c), norms = c.cursor.norm_sum
+    cdef double acc = intercept_term(c, c.arrays.intercepts[INTERCEPT_SUM]), x_max = intercept_feature(c)
+    cdef double norms = c.cursor.norm_sum
     cdef double alpha = c.params.alpha_pen, eta0 = c.params.eta0, threshold_sum = c.cursor.threshold_sum
     cdef double q, r, step_norm, sigma, total = 0.0
     acc = lanes.normalized_margin(&row, penalized, threshold_sum, alpha, acc, &norms, &x_max)
@@ -562,14 +563,14 @@ cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* in
         if not penalized:
             keep_scales(c, &row)
         return total
-    c.cursor.norm_sum = norms + intercept_feature(c)
+    c.cursor.norm_sum = norms + intercept_norm(c)
     set_normalized_eta(c)
     r = c.cursor.eta
     threshold_sum = c.cursor.threshold_sum = threshold_sum + r
     sigma = q
     if invariant:
-        step_norm = intercept_eta[0] = (rule_step_size(c, NORMALIZED, unpenalized_at(c, 0), q)
-                                        if c.params.fit_intercept else 0.0)
+        intercept_eta[0] = intercept_step_size(c, NORMALIZED, 0, q) if c.params.fit_intercept else 0.0
+        step_norm = intercept_norm_term(c, intercept_eta[0])
         step_norm = lanes.normalized_factors(&row, penalized, q, r, eta0, step_norm)
         if loss_of(c, loss) == LOG and sw == 1.0:      # e^-|y p| as `loss_gradient` took it
             sigma = log_invariant_sigma(y * acc, y, step_norm, 1.0, c.cursor.exp_margin)

@@ -19,7 +19,7 @@ from fastprox._kernel.losses.losses cimport LOG
 from fastprox._kernel.rules.adagrad cimport adagrad_catch_up, adagrad_eta, small_exp, small_log1p
 from fastprox._kernel.rules.fobos cimport fobos_prox
 from fastprox._kernel.rules.average cimport averaging, adagrad_skipped_sum, add_iterate
-from fastprox._kernel.rules.intercept cimport intercept_feature, rule_step_size, unpenalized_at
+from fastprox._kernel.rules.intercept cimport intercept_feature, intercept_step_size, intercept_term, intercept_norm_term
 from fastprox._kernel.losses.gradients cimport loss_gradient, refused, abs_max2
 from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
 
@@ -35,7 +35,7 @@ cdef inline double invariant_adagrad_row(Ctx* c, const value_t* data, const inde
     """One row of AdaGrad's FOBOS step with the importance-invariant step, one output, a
     separable penalty (`loss`: the pass's loss code, a constant for the log loss).
     Leaves the intercept's step size, which the step norm takes, in intercept_eta[0]
-    (`_kernel/rules/intercept.pxd`, `fobos_known_step`). Row layout: last (the last step), then w, G, eta.
+    (`_kernel/rules/intercept.pxd`, `intercept_known_step`). Row layout: last (the last step), then w, G, eta.
 
     Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
     -> `_average.adagrad_skipped_sum` where the averaged iterate is kept,
@@ -50,7 +50,7 @@ cdef inline double invariant_adagrad_row(Ctx* c, const value_t* data, const inde
     cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, ridge = 1.0 - c.params.l1_share
     cdef bint averaged = averaging(c), l2 = c.params.l1_share == 0.0 and not averaged
     cdef long long avg_sum_at = c.layout.avg_sum_at
-    cdef double acc = c.arrays.intercepts[INTERCEPT_SUM], x_max = intercept_feature(c)
+    cdef double acc = intercept_term(c, c.arrays.intercepts[INTERCEPT_SUM]), x_max = intercept_feature(c)
     cdef double q, x, g, eta, norm, sigma, total = 0.0
     cdef double* row
     cdef double* e
@@ -71,8 +71,8 @@ cdef inline double invariant_adagrad_row(Ctx* c, const value_t* data, const inde
     q = c.arrays.score_grads[0] = loss_gradient(c, loss, acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
-    norm = intercept_eta[0] = (rule_step_size(c, ADAGRAD, unpenalized_at(c, 0), q)
-                               if c.params.fit_intercept else 0.0)
+    intercept_eta[0] = intercept_step_size(c, ADAGRAD, 0, q) if c.params.fit_intercept else 0.0
+    norm = intercept_norm_term(c, intercept_eta[0])
     for nz in range(lo, hi):
         e = state + indices[nz] * width + ADAGRAD_ROW_FIELDS
         x = data[nz]

@@ -13,7 +13,8 @@ from fastprox._kernel.rules.fobos cimport (advance_cumulants, end_step, catch_up
 from fastprox._kernel.rules.dual cimport set_weight_params, dual_weight, ftrl_weight, ftrl_update
 from fastprox._kernel.groups.groups cimport (group_of, group_catch_up, groups_prox_step, rda_group_weights,
                                rda_grouped_weight)
-from fastprox._kernel.rules.intercept cimport intercept_value, intercept_step, intercept_step_size
+from fastprox._kernel.rules.intercept cimport (intercept_value, intercept_step, intercept_step_size, intercept_term,
+                                  intercept_norm, intercept_norm_term)
 from fastprox._kernel.rules.normalized cimport (rescale, row_norm, scale_of, set_normalized_eta, normalized_current,
                                    normalized_apply, normalized_apply_factor, normalized_new_factors,
                                    normalized_apply_outputs, normalized_apply_known_outputs)
@@ -124,12 +125,12 @@ cdef inline void margins(Ctx* c, const value_t* data, const index_t* indices,
     partial sums (`_kernel/lanes/lanes.h`'s `fastprox_sum4`), as its row kernel's lanes."""
     cdef int k, K = c.params.n_outputs
     cdef long long nz
-    cdef double x, acc = intercept_value(c, 0)
+    cdef double x, acc = intercept_term(c, intercept_value(c, 0))
     cdef bint quarters = K == 1 and c.params.schedule == NORMALIZED
     cdef sum4_t margin = sum4_start(acc)
     cdef double* row
     for k in range(K):
-        c.arrays.scores[k] = intercept_value(c, k)
+        c.arrays.scores[k] = intercept_term(c, intercept_value(c, k))
     for nz in range(lo, hi):
         row = c.arrays.state + indices[nz] * c.layout.width
         if not c.params.grouped:
@@ -317,7 +318,7 @@ cdef inline double step_size(Ctx* c, double* row, int k, double g) noexcept nogi
 cdef inline void add_row_norm(Ctx* c, const value_t* data, const index_t* indices,
                               long long lo, long long hi) noexcept nogil:
     """The normalized schedule's step 3: N_t = N_(t-1) + sum (x_j / m_j)^2 (+ 1, the
-    intercept's), then r_t = sqrt(t / N_t) into c.cursor.eta. With one output the row's
+    intercept's, `intercept_norm`), then r_t = sqrt(t / N_t) into c.cursor.eta. With one output the row's
     terms in four partial sums (`fastprox_sum4`), as its row kernel's lanes."""
     cdef long long nz
     cdef double n = c.cursor.norm_sum, term
@@ -330,14 +331,14 @@ cdef inline void add_row_norm(Ctx* c, const value_t* data, const index_t* indice
             n += term
     if c.params.n_outputs == 1:
         n = sum4_total(&quarters)
-    c.cursor.norm_sum = n + (1.0 if c.params.fit_intercept else 0.0)
+    c.cursor.norm_sum = n + intercept_norm(c)
     set_normalized_eta(c)
 
 
 cdef inline void invariant_sigmas(Ctx* c, const value_t* data, const index_t* indices,
                                   long long lo, long long hi, double y, double h) noexcept nogil:
     """The invariant step's sigma_k for every output, into c.arrays.sigma: from each
-    output's step norm q_k = sum_j eta_jk x_j^2 (+ eta^b_k), with the steps this update
+    output's step norm q_k = sum_j eta_jk x_j^2 (+ eta^b_k s^2, `intercept_norm_term`), with the steps this update
     takes, the flow's closed form (`_invariant`). The normalized schedule's new step
     factors are kept in c.scratch.factor_memo, entry by entry, for `step`'s update
     (their square root and division once); its terms eta x^2 = factor r_t x^2, with one
@@ -349,8 +350,8 @@ cdef inline void invariant_sigmas(Ctx* c, const value_t* data, const index_t* in
     cdef double* factors
     cdef sum4_t norm
     for k in range(K):
-        c.arrays.sigma[k] = (intercept_step_size(c, k, c.arrays.score_grads[k])
-                             if c.params.fit_intercept else 0.0)
+        c.arrays.sigma[k] = intercept_norm_term(c, intercept_step_size(c, c.params.schedule, k,
+                                                                       c.arrays.score_grads[k]))
     norm = sum4_start(c.arrays.sigma[0])
     for nz in range(lo, hi):
         row = c.arrays.state + indices[nz] * c.layout.width
