@@ -1,12 +1,15 @@
 # The row kernels with the averaged iterate kept (`average`, docs/contract.md §12a): the
 # general step's single row under averaging, its operations in its order, with the
-# row kernel of `_kernel/steps/rows.pxd` for the weights. The averaged sums S and the
-# stamp A are fields no row kernel reads or writes, and each entry's averaging takes
+# row kernel of `_kernel/steps/rows.pxd` for the weights. Each entry's averaging takes
 # its weight before the margin's catch-up (`catch_up`: the skipped iterates join S)
 # and after the update (`stamp`: the new iterate joins S), so that a first loop over
 # the row catches its sums up, the row kernel steps, and a last loop adds the new
 # iterates: the general path's bits (tests/test_average_rows.py compares them). The
-# rows' catch-up in the kernel finds them current (an identity). The normalized
+# rows' catch-up in the kernel finds them current (an identity). Scalar fobos's rows
+# with a penalty do the same in the kernel's own two loops (`fobos_row`'s `averaged`,
+# `fobos_l1_row` at field 2: each pair's catch-up with its sums before its margin term,
+# its new iterates right after its update, its identity catch-up skipped), which reads
+# A and S there; no other row kernel reads or writes them. The normalized
 # schedule's rows without a penalty, scalar fobos's without a penalty (A, w, S) and
 # the dual rules' rows keep A as their first field, before what their kernel reads
 # at fixed places (`_kernel/base/layout.h`): the kernel sees each state row from its
