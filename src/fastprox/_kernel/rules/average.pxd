@@ -100,14 +100,19 @@ cdef inline long long lowbit(long long i) noexcept nogil:
     return i & -i
 
 
+# FASTPROX_IN_LINE
 cdef inline void range_sums(Ctx* c, long long lo, long long hi, double* sum_p, double* sum_pq) noexcept nogil:
     """sum P_i and sum P_i Q_i over history entries lo .. hi (1 <= lo): differences of the
     prefix sums at hi and lo - 1 where each is at least PREFIX_SHARE of its prefix sum
-    at hi, else the Fenwick walk (`tree_sums`, counted in `Cursor.history_walks`)."""
+    at hi, else the Fenwick walk (`tree_sums`, counted in `Cursor.history_walks`). A
+    prefix sum of P Q that is 0 at hi (l2's, Q = 0: its terms are not negative) is 0 at
+    lo - 1 too, its parts as well: their difference, 0, is taken as read."""
     cdef const double* a = c.arrays.avg_history + AVG_FIELDS * (lo - 1)
     cdef const double* b = c.arrays.avg_history + AVG_FIELDS * hi
     sum_p[0] = (b[AVG_SUM_P] - a[AVG_SUM_P]) + (b[AVG_SUM_P_LO] - a[AVG_SUM_P_LO])
-    sum_pq[0] = (b[AVG_SUM_PQ] - a[AVG_SUM_PQ]) + (b[AVG_SUM_PQ_LO] - a[AVG_SUM_PQ_LO])
+    sum_pq[0] = 0.0
+    if b[AVG_SUM_PQ] != 0.0:
+        sum_pq[0] = (b[AVG_SUM_PQ] - a[AVG_SUM_PQ]) + (b[AVG_SUM_PQ_LO] - a[AVG_SUM_PQ_LO])
     if not (sum_p[0] >= PREFIX_SHARE * b[AVG_SUM_P] and sum_pq[0] >= PREFIX_SHARE * b[AVG_SUM_PQ]):
         c.cursor.history_walks += 1
         tree_sums(c.arrays.avg_history, lo, hi, sum_p, sum_pq)
@@ -180,6 +185,17 @@ cdef inline double constant_sum(Ctx* c, double w, long long s) noexcept nogil:
     return 0.0 if w == 0.0 or lo > hi else w * (hi - lo + 1)
 
 
+cdef inline void unpenalized_catch_up(Ctx* c, double* row) noexcept nogil:
+    """`catch_up` of a row without a penalty and with one entry, in line (the normalized
+    schedule's, scalar fobos's: the weight is the entry's first field, NORM_W = FOBOS_W =
+    0): the weight stays as it is while the row is untouched, so the skipped averaged
+    iterates sum to the weight times their count (`average.constant_sum`, without
+    `history_sum`'s test for a history); the stamp A is the step."""
+    cdef double* e = row + c.layout.n_row_fields
+    e[c.layout.avg_sum_at] += constant_sum(c, e[NORM_W], <long long>row[c.layout.avg_stamp_at])
+    row[c.layout.avg_stamp_at] = c.cursor.t
+
+
 # FASTPROX_IN_LINE
 cdef inline double history_sum(Ctx* c, double w, long long s, double Ps, double Qs, double f,
                                bint alive) noexcept nogil:
@@ -220,6 +236,7 @@ cdef inline double crossing_sum(Ctx* c, double w, long long first, long long las
     return copysign((aw / Ps) * sum_p - f * (sum_pq - Qs * sum_p), w)
 
 
+# FASTPROX_IN_LINE
 cdef inline double scalar_history_sum(Ctx* c, double* row, int k, bint alive) noexcept nogil:
     """The sum of entry k's iterates over the averaged steps the row skipped since its
     stamp A, from its weight and its P, Q stamps (scalar FOBOS with a penalty: a history

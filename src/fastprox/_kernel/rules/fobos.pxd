@@ -18,8 +18,9 @@ from fastprox._kernel.rules.adagrad cimport adagrad_catch_up, adagrad_step
 from fastprox._kernel.groups.groups cimport groups_rebase
 from fastprox._kernel.rules.normalized cimport normalized_catch_up
 from fastprox._kernel.rules.average cimport (averaging, keeps_history, history_origin, average_end_step,
-                                             scalar_skipped_sum, adagrad_skipped_sum, normalized_skipped_sum,
-                                             add_iterate, dual_catch_up, add_dual_iterate)
+                                             scalar_skipped_sum, scalar_history_sum, adagrad_skipped_sum,
+                                             normalized_skipped_sum, unpenalized_catch_up, add_iterate,
+                                             dual_catch_up, add_dual_iterate)
 
 cdef extern from "_kernel/out_of_line.h":
     pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
@@ -166,6 +167,7 @@ cdef inline void berhu_catch_up(Ctx* c, double* row) noexcept nogil:
                       c.cursor.threshold_sum)
 
 
+# FASTPROX_IN_LINE
 cdef inline double scalar_catch_up(Ctx* c, double* row, int k) noexcept nogil:
     """soft(w P/P_s, P (Q - Q_s)): the steps since the stamp, in one prox."""
     cdef double w = entry(c, row, k)[FOBOS_W]
@@ -192,6 +194,7 @@ cdef inline void stamp(Ctx* c, double* row) noexcept nogil:
     stamp_cumulants(c, row)
 
 
+# FASTPROX_IN_LINE
 cdef inline void stamp_cumulants(Ctx* c, double* row) noexcept nogil:
     """Stamp a FOBOS feature under a scalar or the normalized schedule with the current
     cumulants."""
@@ -203,6 +206,28 @@ cdef inline void stamp_cumulants(Ctx* c, double* row) noexcept nogil:
         row[c.layout.shrink_stamp_at] = c.cursor.shrink_product
     if c.layout.threshold_stamp_at >= 0:
         row[c.layout.threshold_stamp_at] = c.cursor.threshold_sum
+
+
+# FASTPROX_IN_LINE
+cdef inline void fobos_averaged_catch_up(Ctx* c, double* row) noexcept nogil:
+    """`catch_up` of a scalar-FOBOS row with one output, in line: nothing where its
+    stamp A is the step (a row met at the step before, or caught up by a rebase since:
+    its P and Q stamps are the cumulants, so its weight's catch-up is the identity
+    and no iterate was skipped); without a penalty `unpenalized_catch_up`; else the
+    weight's catch-up and the skipped iterates' sum from the history
+    (`average.scalar_history_sum`: a penalty's stamp, so a history), and its stamps."""
+    cdef double* e = row + c.layout.n_row_fields
+    cdef double caught
+    if <long long>row[c.layout.avg_stamp_at] >= c.cursor.t:
+        return
+    if c.layout.shrink_stamp_at < 0 and c.layout.threshold_stamp_at < 0:
+        unpenalized_catch_up(c, row)
+        return
+    caught = scalar_catch_up(c, row, 0)
+    e[c.layout.avg_sum_at] += scalar_history_sum(c, row, 0, caught != 0.0)
+    e[FOBOS_W] = caught
+    stamp_cumulants(c, row)
+    row[c.layout.avg_stamp_at] = c.cursor.t
 
 
 cdef inline double fobos_prox(Ctx* c, double v, double a) noexcept nogil:

@@ -10,7 +10,8 @@ from fastprox._kernel.base.state cimport (Ctx, ROW_LAST_STEP, ADAGRAD_ROW_FIELDS
                               FTRL_N, FTRL_ROOT, INTERCEPT_SUM, MEMO_FIELDS, MEMO_W, MEMO_ROOT)
 from fastprox._kernel.rules.schedules cimport begin_schedule_step, next_eta, varies
 from fastprox._kernel.rules.adagrad cimport adagrad_catch_up
-from fastprox._kernel.rules.fobos cimport advance_separable, count_step
+from fastprox._kernel.rules.fobos cimport advance_separable, count_step, fobos_averaged_catch_up
+from fastprox._kernel.rules.average cimport add_iterates
 from fastprox._kernel.rules.dual cimport set_weight_params, ftrl_z
 from fastprox._kernel.rules.intercept cimport (intercept_feature, intercept_value, apply_rule_intercept,
                                   intercept_step_size, intercept_term, intercept_norm, intercept_norm_term,
@@ -25,6 +26,9 @@ from fastprox._kernel.lanes.pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, 
                                rda_weights2, dual_weights2)
 from fastprox._kernel.lanes.lanes cimport lanes_t, lane_row_t
 from fastprox._kernel.steps.rows_invariant cimport InvariantAdagradRows, invariant_adagrad_row
+
+cdef extern from "_kernel/out_of_line.h":
+    pass                          # the functions marked FASTPROX_IN_LINE below
 
 
 # The row kernels (`Params.plain_fobos`, `plain_adagrad`, `plain_normalized`, `plain_dual`
@@ -183,7 +187,7 @@ cdef inline double row_kernel(Ctx* c, const value_t* data, const index_t* indice
     if rows_t is FobosL1Rows:
         return fobos_l1_row(c, data, indices, lo, hi, yr, w, loss, schedule, 1)
     elif rows_t is FobosRows:
-        return fobos_row(c, data, indices, lo, hi, yr, w, loss, schedule)
+        return fobos_row(c, data, indices, lo, hi, yr, w, loss, schedule, False)
     elif rows_t is AdagradL1Rows:
         return adagrad_l1_row(c, data, indices, lo, hi, yr, w, loss)
     elif rows_t is AdagradRows:
@@ -236,12 +240,15 @@ cdef inline double l1_margin_pair(double* state, long long width, int at_w, cons
                                   const index_t* indices, long long nz, bint two, double shrink_product,
                                   double threshold_sum, double acc, double* x_max) noexcept nogil:
     """`fobos_l1_row`'s margin for non-zeros nz and nz + 1 (`two`), or nz alone (an odd
-    row's last, both lanes on its state row as `entries` gives them): their catch-up,
-    acc plus their terms, returned, and the largest |x| into x_max[0]. `two` a constant
+    row's last, both lanes on its state row as `entries` gives them): their catch-up
+    (none in the averaged layout, at_w = 2: the identity there, `averaged_catch_up2`
+    having caught them up), acc plus their terms, returned, and the largest |x| into x_max[0]. `two` a constant
     at each call: the row's pairs, then its last one, with no test of `two` per pair."""
     cdef double* e = state + indices[nz] * width
     cdef double* f = state + indices[nz + two] * width
     x_max[0] = abs_max2(x_max[0], data, nz, two)
+    if at_w == 2:           # (averaged: `averaged_catch_up2` left them current)
+        return dot2(acc, pair(e[at_w], f[at_w]), data, nz, two)
     return dot2(acc, l1_catch_up2(e, f, at_w, shrink_product, threshold_sum), data, nz, two)
 
 
@@ -254,11 +261,31 @@ cdef inline void l1_step_pair(double* state, long long width, int at_w, const va
              eta, a, threshold_sum)
 
 
+# FASTPROX_IN_LINE
+cdef inline void averaged_catch_up2(Ctx* c, double* e, double* f, bint two) noexcept nogil:
+    """The averaged catch-up of state rows e and f (`two`), or e alone, in the fobos rows'
+    first loop: their skipped iterates into S and their stamps the step's
+    (`fobos_averaged_catch_up`), which makes the kernel's own catch-up of them the identity."""
+    fobos_averaged_catch_up(c, e)
+    if two:
+        fobos_averaged_catch_up(c, f)
+
+
+# FASTPROX_IN_LINE
+cdef inline void add_iterates2(Ctx* c, double* e, double* f, bint two) noexcept nogil:
+    """The new iterates of state rows e and f (`two`), or e alone, into their sums, in
+    the fobos rows' step loop right after their update (`average.add_iterates`)."""
+    add_iterates(c, e, 1)
+    if two:
+        add_iterates(c, f, 1)
+
+
 cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indices,
                                 long long lo, long long hi, double y, double sw,
                                 loss_t* loss, eta_t* schedule, int at_w) noexcept nogil:
     """`fobos_row` in the l1 layout (Q stamp, w; with the averaged iterate kept (Q stamp,
-    A, w, S): the weight at field at_w, 1 or 2, a constant at each call), its non-zeros two at a time
+    A, w, S): the weight at field at_w, 1 or 2, a constant at each call, 2 taking the
+    averaged catch-up and iterates as `fobos_row`'s `averaged`), its non-zeros two at a time
     (`l1_margin_pair`, `l1_step_pair`: the row's pairs, then an odd row's last), each
     instruction of the catch-up and of the step for both (`_kernel/lanes/pairs.h`); the
     same operations in the same order, the same bits.
@@ -270,9 +297,13 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     cdef double eta, acc = intercept_term(c, c.arrays.intercepts[INTERCEPT_SUM]), a, q, total
     cdef double x_max = intercept_feature(c)
     for nz in range(lo, hi - 1, 2):
+        if at_w == 2:
+            averaged_catch_up2(c, state + indices[nz] * width, state + indices[nz + 1] * width, True)
         acc = l1_margin_pair(state, width, at_w, data, indices, nz, True, shrink_product, threshold_sum, acc,
                              &x_max)
     if (hi - lo) & 1:
+        if at_w == 2:
+            averaged_catch_up2(c, state + indices[hi - 1] * width, NULL, False)
         acc = l1_margin_pair(state, width, at_w, data, indices, hi - 1, False, shrink_product, threshold_sum,
                              acc, &x_max)
     c.arrays.scores[0] = acc
@@ -286,8 +317,12 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     a = c.params.alpha_pen * eta
     for nz in range(lo, hi - 1, 2):
         l1_step_pair(state, width, at_w, data, indices, nz, True, q, eta, a, threshold_sum)
+        if at_w == 2:
+            add_iterates2(c, state + indices[nz] * width, state + indices[nz + 1] * width, True)
     if (hi - lo) & 1:
         l1_step_pair(state, width, at_w, data, indices, hi - 1, False, q, eta, a, threshold_sum)
+        if at_w == 2:
+            add_iterates2(c, state + indices[hi - 1] * width, NULL, False)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     return total
@@ -295,11 +330,15 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
 
 cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices,
                              long long lo, long long hi, double y, double sw,
-                             loss_t* loss, eta_t* schedule) noexcept nogil:
+                             loss_t* loss, eta_t* schedule, bint averaged) noexcept nogil:
     """One row of the most common rule (one output, fobos with a scalar step and an
     l1/l2/elasticnet penalty) in the layouts with a P stamp or none (l2, elasticnet, no
     penalty; `_kernel/lanes/pairs.h`'s scalar_catch_up2; the l1 layout is `fobos_l1_row`'s):
     the general path's arithmetic, operation for operation, two non-zeros at a time.
+    `averaged` (a constant at each call): the averaged rows (P stamp, [Q stamp,] A, w, S)
+    of `_kernel/steps/rows_average.pxd`, each pair caught up with its sums in the margin's
+    loop (`averaged_catch_up2`, after which the kernel's own catch-up is the identity and
+    is skipped) and its new iterates added in the step's loop (`add_iterates2`).
 
     Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
     -> `scalar_catch_up`, then `weight`), `_gradients.gradient`, `refused`,
@@ -315,8 +354,12 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     cdef bint two
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
-        acc = dot2(acc, scalar_catch_up2(e, f, n_row_fields, threshold_stamp_at, shrink_product,
-                                         threshold_sum), data, nz, two)
+        if averaged:            # (the rows current: the kernel's catch-up, the identity, skipped)
+            averaged_catch_up2(c, e, f, two)
+            acc = dot2(acc, pair(e[n_row_fields], f[n_row_fields]), data, nz, two)
+        else:
+            acc = dot2(acc, scalar_catch_up2(e, f, n_row_fields, threshold_stamp_at, shrink_product,
+                                             threshold_sum), data, nz, two)
         x_max = abs_max2(x_max, data, nz, two)
     c.arrays.scores[0] = acc
     next_eta(c, schedule_of(schedule))
@@ -331,6 +374,8 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
         two = entries(state, width, indices, nz, hi, &e, &f)
         scalar_step2(e, f, n_row_fields, threshold_stamp_at, data[nz], data[nz + two], q, eta, a,
                      l1_share, shrink_product, threshold_sum)
+        if averaged:
+            add_iterates2(c, e, f, two)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     return total

@@ -1,12 +1,15 @@
 # The row kernels with the averaged iterate kept (`average`, docs/contract.md §12a): the
 # general step's single row under averaging, its operations in its order, with the
-# row kernel of `_kernel/steps/rows.pxd` for the weights. The averaged sums S and the
-# stamp A are fields no row kernel reads or writes, and each entry's averaging takes
+# row kernel of `_kernel/steps/rows.pxd` for the weights. Each entry's averaging takes
 # its weight before the margin's catch-up (`catch_up`: the skipped iterates join S)
 # and after the update (`stamp`: the new iterate joins S), so that a first loop over
 # the row catches its sums up, the row kernel steps, and a last loop adds the new
 # iterates: the general path's bits (tests/test_average_rows.py compares them). The
-# rows' catch-up in the kernel finds them current (an identity). The normalized
+# rows' catch-up in the kernel finds them current (an identity). Scalar fobos's rows
+# with a penalty do the same in the kernel's own two loops (`fobos_row`'s `averaged`,
+# `fobos_l1_row` at field 2: each pair's catch-up with its sums before its margin term,
+# its new iterates right after its update, its identity catch-up skipped), which reads
+# A and S there; no other row kernel reads or writes them. The normalized
 # schedule's rows without a penalty, scalar fobos's without a penalty (A, w, S) and
 # the dual rules' rows keep A as their first field, before what their kernel reads
 # at fixed places (`_kernel/base/layout.h`): the kernel sees each state row from its
@@ -15,14 +18,15 @@
 # normalized schedule's l1 rows keep A between their fields (R, A, m): they take the
 # general step.
 from fastprox._kernel.base.types cimport value_t, index_t, FOBOS
-from fastprox._kernel.base.state cimport Ctx, NORM_W, FOBOS_W
+from fastprox._kernel.base.state cimport Ctx
 from fastprox._kernel.base.csr cimport weight_at
 from fastprox._kernel.rules.schedules cimport begin_schedule_step
 from fastprox._kernel.rules.dual cimport set_weight_params
-from fastprox._kernel.rules.fobos cimport catch_up, stamp, end_step, scalar_catch_up, stamp_cumulants
-from fastprox._kernel.rules.average cimport constant_sum, scalar_history_sum, add_iterates
+from fastprox._kernel.rules.fobos cimport catch_up, stamp, end_step, fobos_averaged_catch_up
+from fastprox._kernel.rules.average cimport unpenalized_catch_up, add_iterates
 from fastprox._kernel.steps.rows cimport (rows_t, step_t, loss_t, eta_t, row_kernel, row_intercept, update_of,
-                                          schedule_of, fobos_l1_row, FobosRows, FobosL1Rows, AdagradL1Rows,
+                                          schedule_of, fobos_l1_row, fobos_row, FobosRows, FobosL1Rows,
+                                          AdagradL1Rows,
                                           AdagradRows,
                                           NormalizedRows, InvariantNormalizedRows, InvariantAdagradRows,
                                           RdaAdagradRows, FtrlRows)
@@ -105,31 +109,37 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
                                  const index_t* indptr, const double* y, const double* sw, long long r,
                                  rows_t* kernel, loss_t* loss, eta_t* schedule, int shift) noexcept nogil:
     """`rows.row_step` with the averaged sums: the row's entries caught up (`catch_up`,
-    the skipped iterates into S, A the step; scalar fobos's in line,
-    `fobos_averaged_catch_up`), the row kernel on the state rows seen from field
-    `shift` on (their row fields less `shift`), the new iterates into S (`stamp`;
-    scalar fobos's `average.add_iterates` of one output: its row kernel stamped P and Q), the
-    intercept, and `end_step` (the intercepts' sums and the cumulants' history before
-    the rebase).
+    the skipped iterates into S, A the step), the row kernel on the state rows seen from
+    field `shift` on (their row fields less `shift`), the new iterates into S (`stamp`),
+    the intercept, and `end_step` (the intercepts' sums and the cumulants' history
+    before the rebase). Scalar fobos's rows with a penalty run in one kernel
+    (`fobos_row`, `fobos_l1_row` averaged): each pair's catch-up with its sums
+    (`fobos_averaged_catch_up`) in the margin's loop, its new iterates into S
+    (`average.add_iterates`) in the step's loop, each entry's operations in the order
+    of the three loops.
 
     Mirrors `_step.step`'s single-row branch: `margins` -> `catch_up`, the row kernel's
     arithmetic, `stamp` -> `add_iterate` / `add_dual_iterate`, `intercept_step`, `end_step`."""
     cdef long long lo = indptr[r], hi = indptr[r + 1], nz, width = c.layout.width
     cdef double total, intercept_eta = 0.0
+    cdef bint fused = rows_t is FobosL1Rows or (rows_t is FobosRows and shift == 0)
     if update_of(kernel) != FOBOS:
         set_weight_params(c)
     begin_schedule_step(c, schedule_of(schedule))
-    for nz in range(lo, hi):
-        if rows_t is NormalizedRows or rows_t is InvariantNormalizedRows:
-            unpenalized_catch_up(c, c.arrays.state + indices[nz] * width)
-        elif rows_t is FobosRows or rows_t is FobosL1Rows:
-            fobos_averaged_catch_up(c, c.arrays.state + indices[nz] * width)
-        elif rows_t is not InvariantAdagradRows:     # (which adds the sums in its own loops)
-            catch_up(c, c.arrays.state + indices[nz] * width)
+    if not fused:
+        for nz in range(lo, hi):
+            if rows_t is NormalizedRows or rows_t is InvariantNormalizedRows:
+                unpenalized_catch_up(c, c.arrays.state + indices[nz] * width)
+            elif rows_t is FobosRows:
+                fobos_averaged_catch_up(c, c.arrays.state + indices[nz] * width)
+            elif rows_t is not InvariantAdagradRows:     # (which adds the sums in its own loops)
+                catch_up(c, c.arrays.state + indices[nz] * width)
     c.arrays.state += shift
     c.layout.n_row_fields -= shift
     if rows_t is FobosL1Rows:       # (Q, A, w, S): the weight at field 2
         total = fobos_l1_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule, 2)
+    elif rows_t is FobosRows and shift == 0:
+        total = fobos_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule, True)
     else:
         total = row_kernel(c, data, indices, lo, hi, y[r], weight_at(sw, r), kernel, loss, schedule,
                            &intercept_eta)
@@ -137,46 +147,13 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     c.layout.n_row_fields += shift
     if c.cursor.nonfinite:
         return total
-    if rows_t is FobosRows or rows_t is FobosL1Rows:
+    if rows_t is FobosRows and shift == 1:
         for nz in range(lo, hi):
-            add_iterates(c, c.arrays.state + indices[nz] * width, 1)   # (the kernel stamped P and Q)
-    elif rows_t is not InvariantAdagradRows:
+            add_iterates(c, c.arrays.state + indices[nz] * width, 1)
+    elif not fused and rows_t is not InvariantAdagradRows:
         for nz in range(lo, hi):
             stamp(c, c.arrays.state + indices[nz] * width)
     row_intercept(c, kernel, schedule, intercept_eta)
     c.cursor.t += 1
     end_step(c)
     return total
-
-
-cdef inline void unpenalized_catch_up(Ctx* c, double* row) noexcept nogil:
-    """`catch_up` of a row without a penalty and with one entry, in line (the normalized
-    schedule's, scalar fobos's: the weight is the entry's first field, NORM_W = FOBOS_W =
-    0): the weight stays as it is while the row is untouched, so the skipped averaged
-    iterates sum to the weight times their count (`average.constant_sum`, without
-    `history_sum`'s test for a history); the stamp A is the step."""
-    cdef double* e = row + c.layout.n_row_fields
-    e[c.layout.avg_sum_at] += constant_sum(c, e[NORM_W], <long long>row[c.layout.avg_stamp_at])
-    row[c.layout.avg_stamp_at] = c.cursor.t
-
-
-# FASTPROX_IN_LINE
-cdef inline void fobos_averaged_catch_up(Ctx* c, double* row) noexcept nogil:
-    """`catch_up` of a scalar-FOBOS row with one output, in line: nothing where its
-    stamp A is the step (a row met at the step before, or caught up by a rebase since:
-    its P and Q stamps are the cumulants, so its weight's catch-up is the identity
-    and no iterate was skipped); without a penalty `unpenalized_catch_up`; else the
-    weight's catch-up and the skipped iterates' sum from the history
-    (`average.scalar_history_sum`: a penalty's stamp, so a history), and its stamps."""
-    cdef double* e = row + c.layout.n_row_fields
-    cdef double caught
-    if <long long>row[c.layout.avg_stamp_at] >= c.cursor.t:
-        return
-    if c.layout.shrink_stamp_at < 0 and c.layout.threshold_stamp_at < 0:
-        unpenalized_catch_up(c, row)
-        return
-    caught = scalar_catch_up(c, row, 0)
-    e[c.layout.avg_sum_at] += scalar_history_sum(c, row, 0, caught != 0.0)
-    e[FOBOS_W] = caught
-    stamp_cumulants(c, row)
-    row[c.layout.avg_stamp_at] = c.cursor.t
