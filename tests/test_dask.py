@@ -356,6 +356,29 @@ def test_mixing_two_workers(rule):
     assert np.all(np.isfinite(m.coef()))
 
 
+@pytest.mark.parametrize("params", [dict(schedule="inv", penalty="l2", step="gradient"),
+                                    dict(schedule="adagrad", penalty="l1", step="gradient"),
+                                    dict(update="ftrl", schedule="adagrad", penalty="l1")],
+                         ids=lambda p: "-".join(p.values()))
+def test_mixing_keeps_the_intercept_scaling(params):
+    """The mix moves the weights of the intercepts' constant feature, not the intercepts
+    (intercept_scaling s times them): workers that took no step mix back to their start's
+    intercept, and scalar fobos's mix of trained workers is the rows-weighted mean of
+    their intercepts, as of their weights."""
+    X, y = _problem(2000, 60, 0)
+    est = ProxClassifier(**params, alpha=1e-3, intercept_scaling=0.1)
+    est.partial_fit(X[:1000], y[:1000], classes=[-1, 1])
+    start, target = est._learner, est._encode(y[1000:], None, False)[0]
+    kind = mix_kind(start.update, start.schedule, start.penalty)
+    idle = mixed(start, total([contribution(start, copied(start), 1, 0.0, kind) for _ in range(2)]), kind)
+    np.testing.assert_allclose(idle.intercept(), start.intercept(), rtol=1e-12)
+    if kind == "average":
+        workers = [_trained(start, X[1000 + a:1000 + b], target[a:b]) for a, b in ((0, 300), (300, 1000))]
+        m = mixed(start, total([contribution(start, w, n, 0.0, kind) for w, n in zip(workers, (300, 700))]), kind)
+        expected = (300 * workers[0].intercept() + 700 * workers[1].intercept()) / 1000
+        np.testing.assert_allclose(m.intercept(), expected, rtol=1e-12)
+
+
 def _adagrad_start(seed=0):
     """A FOBOS + AdaGrad + l1 model after 1,000 rows, its kernel targets, and 1,000 more rows."""
     X, y = _problem(2000, 60, seed)
