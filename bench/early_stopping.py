@@ -9,11 +9,12 @@ otherwise (fastprox: the normalized schedule, the invariant step, no penalty;
 scikit-learn: the "optimal" rate, l2 with alpha 1e-4); fastprox once more with
 scikit-learn's penalty spelled out (penalty="l2", alpha=1e-4), as a ported script
 that names it trains; fastprox with scikit-learn's whole default rule (that penalty,
-learning_rate="optimal", step="gradient", and intercept_scaling=0.1, the decay of
-scikit-learn's intercept updates on sparse X: the faithful port of SGDClassifier's
-defaults on every set, all of them sparse); and fastprox with that penalty under invscaling's scalar rate
-(learning_rate="invscaling", power_t=0.5, step="gradient"; LIBRARIES says why),
-early_stopping only. The table gives the passes each ran (n_iter_), the medians of
+learning_rate="optimal", step="gradient", and intercept_scaling=0.1: on sparse X,
+as every set here is, scikit-learn multiplies its intercept updates by 0.01, which
+under that rate and step is the intercept as the weight of a constant feature of
+value 0.1: the faithful port of SGDClassifier's defaults); and fastprox with that
+penalty under invscaling's scalar rate (learning_rate="invscaling", power_t=0.5,
+step="gradient"; LIBRARIES says why), early_stopping only. The table gives the passes each ran (n_iter_), the medians of
 ``fit``'s CPU (process) time and wall time over the runs (the learners interleaved in
 one process) and the test accuracy of the same fits. The target (issue 39): at each
 set, a fastprox fit as accurate as scikit-learn's best of its two settings, in less
@@ -56,13 +57,11 @@ BENCH = Path(__file__).resolve().parent
 COMMON = dict(loss="log_loss", max_iter=1000, tol=1e-3, random_state=0)
 SETTINGS = {"early_stopping": dict(early_stopping=True), "average": dict(average=True)}
 #: The learners and the settings each runs: each library's defaults, fastprox with
-#: scikit-learn's penalty, fastprox with scikit-learn's whole default rule (its l2 penalty
-#: and alpha, its "optimal" rate 1 / (alpha (t + t0)) with Bottou's t0, which fastprox maps
-#: onto schedule="inv" with eta0 = 1 / alpha and that t0, and SGD's plain gradient step,
-#: step="gradient", fastprox's default under a scalar schedule being the invariant step; every
-#: set is CSR, where scikit-learn multiplies its intercept updates by 0.01, SPARSE_INTERCEPT_DECAY,
-#: which under that scalar rate and step is intercept_scaling=0.1, the intercept the weight of a
-#: constant feature of value 0.1), and fastprox with an SGDClassifier script's rule that leaves "optimal" for a scalar rate:
+#: scikit-learn's penalty, fastprox with scikit-learn's whole default rule (the module's
+#: docstring says how each of its parameters maps: "optimal" onto schedule="inv" with eta0 =
+#: 1 / alpha and Bottou's t0, fastprox's default invariant step replaced by the gradient step,
+#: and intercept_scaling=0.1 for scikit-learn's decay of its intercept updates on sparse X),
+#: and fastprox with an SGDClassifier script's rule that leaves "optimal" for a scalar rate:
 #: the same penalty, learning_rate="invscaling" with power_t=0.5 (eta0 / sqrt(t), fastprox's
 #: "invsqrt") and the gradient step. One rule each for every set, chosen before measuring
 #: any set. The invscaling learner runs early_stopping only: its averaged fits ran 8-79
@@ -222,8 +221,8 @@ def report(args, table, verdicts, load, traces=()):
         "(scikit-learn's 1 / (alpha (t + t0)) with Bottou's t0: fastprox's `inv` with eta0 = 1 / alpha "
         "and that t0), SGD's plain `step='gradient'` and, every set being sparse, `intercept_scaling=0.1` "
         "(scikit-learn multiplies its intercept updates by 0.01 on sparse X: under that rate and step, "
-        "the intercept as the weight of a constant feature of value 0.1); `fastprox l2 1e-4 invscaling` (early_stopping "
-        "only) ports a script's rule with invscaling's scalar rate instead: that penalty, "
+        "the intercept as the weight of a constant feature of value 0.1); `fastprox l2 1e-4 invscaling` "
+        "(early_stopping only) ports a script's rule with invscaling's scalar rate instead: that penalty, "
         "`learning_rate='invscaling', power_t=0.5` (fastprox's `invsqrt`, eta0 / sqrt(t), eta0 "
         "fastprox's 'auto') and `step='gradient'`. One setting each for every set. Epochs: n_iter_; "
         f"CPU and wall seconds: the medians of {args.runs} interleaved fits; accuracy: on the test rows, "
