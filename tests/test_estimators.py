@@ -5,9 +5,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
 from fastprox import ProxClassifier, ProxRegressor
+from fastprox.model_io.upgrades import LATER_PARAMS
 
 # An online learner's model depends on the order of its rows, and the contract
 # makes a weighted row one step (t counts it; a zero weight still shrinks), so
@@ -69,6 +71,28 @@ def test_partial_fit_calls_and_pickles_equal_one_pass(params, classes):
     assert np.array_equal(inc.intercept_, one.intercept_)
     assert np.array_equal(inc.predict(X), one.predict(X))
 
+
+@pytest.mark.parametrize("cls", [ProxClassifier, ProxRegressor])
+def test_a_pickle_older_than_its_parameters_reads_them_as_old_files_do(cls):
+    """An estimator pickled before some of its parameters existed (those of
+    `LATER_PARAMS`, dropped from its state here) unpickles with them at the values
+    model files of that age load with: get_params, clone and repr read them, and
+    partial_fit continues bit for bit as the estimator that had them all along."""
+    X, y = text_like()
+    if cls is ProxRegressor:
+        y = y.astype(float)
+    params = cls().get_params()
+    later = {name: value for name, value in LATER_PARAMS.items() if name in params}
+    whole = cls(**later).partial_fit(X[:100], y[:100], **({"classes": np.unique(y)} if cls is ProxClassifier else {}))
+    old = pickle.loads(pickle.dumps(whole))
+    for name in later:
+        del old.__dict__[name]
+    old = pickle.loads(pickle.dumps(old))
+    assert old.get_params() == whole.get_params()
+    assert clone(old).get_params() == whole.get_params() and repr(old) == repr(whole)
+    whole.partial_fit(X[100:], y[100:])
+    old.partial_fit(X[100:], y[100:])
+    assert np.array_equal(old.coef_, whole.coef_) and np.array_equal(old.intercept_, whole.intercept_)
 
 def test_coef_shapes_and_sparsify():
     X, y = text_like()

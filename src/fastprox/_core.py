@@ -122,15 +122,11 @@ def check_same_kernel(params, kernel):
     names["schedule"], names["step"] = schedule_and_step(params, kernel.multinomial)
     names["average"] = average_from(params.get("average", False))
     names["t0"] = schedule_offset(params)
-    keys = ["update", "penalty", "loss", "fit_intercept", "schedule", "step",
-            "alpha", "l1_ratio", "rda_rho", "berhu_gamma", "epsilon"]
-    fitted = {key: getattr(kernel, key) for key in keys + ["eta0", "delta"]}
-    fitted["t0"] = getattr(kernel, "t0", 0.0)       # (model files before it: none)
     names["intercept_scaling"] = params.get("intercept_scaling", 1.0)
-    fitted["intercept_scaling"] = getattr(kernel, "intercept_scaling", 1.0)     # (model files before it: 1)
-    keys += ["t0", "intercept_scaling"]
-    fitted["average"] = getattr(kernel, "average", 0)       # (model files before it: none)
-    keys.append("average")
+    keys = ["update", "penalty", "loss", "fit_intercept", "schedule", "step",
+            "alpha", "l1_ratio", "rda_rho", "berhu_gamma", "epsilon", "t0", "intercept_scaling", "average"]
+    # (a model file's learner entries newer than the file are there too: `model_io.upgrades`)
+    fitted = {key: getattr(kernel, key) for key in keys + ["eta0", "delta"]}
     if auto_steps(params, names["schedule"]):
         keys += [key for key in ("eta0", "delta") if params[key] != "auto"]
     else:

@@ -164,7 +164,14 @@ class _BaseProx(NamedParameters, BaseEstimator):
         return state
 
     def __setstate__(self, state):
+        """A pickle's state; the parameters newer than the pickle take the values that
+        model files written before them load with (`model_io.upgrades.LATER_PARAMS`), so
+        that get_params, clone and repr read them as they do every other parameter."""
+        from .model_io.upgrades import LATER_PARAMS     # (unpickling only)
         super().__setstate__(state)
+        for name in self._get_param_names():
+            if name not in self.__dict__ and name in LATER_PARAMS:
+                setattr(self, name, LATER_PARAMS[name])
         if isinstance(self.__dict__.get("_learner"), LearnerState):   # copy.copy's state
             self._learner = self._learner.learner()
 
