@@ -69,7 +69,10 @@ QUIET = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.in
 def pin(core):
     """Every thread of this process on ``core`` (threads started later inherit it)."""
     for tid in os.listdir(f"/proc/{os.getpid()}/task"):
-        os.sched_setaffinity(int(tid), {core})
+        try:
+            os.sched_setaffinity(int(tid), {core})
+        except ProcessLookupError:      # (a thread that ended since the listing)
+            pass
 
 
 def _children_cpu():
@@ -145,7 +148,10 @@ def _cpu():
     tick, own = os.sysconf("SC_CLK_TCK"), os.getpid()
     main, live = 0.0, 0.0
     for tid in os.listdir(f"/proc/{own}/task"):
-        fields = Path(f"/proc/{own}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        try:
+            fields = Path(f"/proc/{own}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):     # ended since the listing: among those that ended
+            continue
         seconds = (int(fields[11]) + int(fields[12])) / tick
         live += seconds
         main += seconds if int(tid) == own else 0.0

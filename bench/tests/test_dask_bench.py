@@ -78,6 +78,19 @@ def test_per_run_speed_is_the_median_of_each_runs_own_ratio():
     assert per_run([8.0, 6.0], [4.0, 4.0])[0] == 2.0
 
 
+def test_threads_that_end_while_they_are_read_are_skipped(monkeypatch):
+    """A thread listed in /proc/self/task may end before it is read or pinned (a Dask
+    worker's threads come and go): `_cpu` counts it among the threads that ended and
+    `pin` passes over it, where both raised (FileNotFoundError, ProcessLookupError)."""
+    import bench.dask_pinned as pinned
+    listed = os.listdir
+    gone = str(2**22 + 1)       # (above the largest thread id Linux gives: no such thread)
+    monkeypatch.setattr(pinned.os, "listdir", lambda path: [gone])     # (no live thread pinned)
+    pinned.pin(min(os.sched_getaffinity(0)))
+    monkeypatch.setattr(pinned.os, "listdir", lambda path: listed(path) + [gone])
+    used = pinned._cpu()
+    assert 0 < used["main"] <= used["live"]
+
 USER_ENVIRON = r"""
 import os
 if __name__ == "__main__":
