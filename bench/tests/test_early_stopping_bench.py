@@ -11,11 +11,32 @@ def test_quick_run_writes_the_table(tmp_path, capsys):
     assert "- Machine: " in text and "family" in text and "- Load average" in text
     cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines()
              if line.startswith("| text-like")]
-    table, verdicts = [c for c in cells if len(c) == 7], [c for c in cells if len(c) == 6]
+    verdicts = [c for c in cells if c[-2] in ("met", "not met")]
+    table = [c for c in cells if c not in verdicts]
     assert {(c[1], c[2]) for c in table} == {(lib, s) for lib, _, _, s, _ in early_stopping.learners()}
     for name, library, setting, epochs, cpu, wall, accuracy in table:
         assert 1 <= int(epochs) <= 1000 and float(wall) > 0 and float(cpu) >= 0 and 0 <= float(accuracy) <= 1
-    assert len(verdicts) == 1 and verdicts[0][-1] in ("met", "not met")
+    assert len(verdicts) == 1 and verdicts[0][-1] in ("0 of 1", "1 of 1")
+    assert (verdicts[0][-2] == "met") == (verdicts[0][-1] == "1 of 1")
+
+
+def test_seeds_give_medians_and_count_the_seeds_met(tmp_path):
+    """--seeds 3: each figure the median over the seeds' fits (a fake `measure` whose
+    results depend on the seed), the verdict judged on those medians and the count of
+    seeds whose own fits meet the target."""
+    def measure(problem, runs, seed):
+        fast = {0: 0.5, 1: 2.0, 2: 0.7}[seed]         # fastprox's wall time: beats 1.0 at seeds 0 and 2
+        return {(lib, setting): dict(epochs=seed + 1, cpu=fast if lib != "sklearn" else 1.0,
+                                     wall=fast if lib != "sklearn" else 1.0,
+                                     accuracy=0.9 if lib != "sklearn" else 0.8 + 0.01 * seed)
+                for lib, _, _, setting, _ in early_stopping.learners()}
+
+    class Problem:
+        name = "fake"
+    rows, verdict = early_stopping.rows_of(Problem, [measure(None, 1, seed) for seed in range(3)])
+    assert {r[3] for r in rows} == {"2"} and {r[5] for r in rows if r[1] == "fastprox"} == {"0.700"}
+    assert {r[6] for r in rows if r[1] == "sklearn"} == {"0.8100"}
+    assert verdict[-2:] == ["met", "2 of 3"]
 
 
 def test_trace_gives_each_rules_values_pass_by_pass(tmp_path):
