@@ -65,12 +65,20 @@ def kernel_penalty(penalty):
 def check_params(est, losses):
     """Raise ValueError for an unknown option, a value out of range or an unsupported
     combination. `losses` are the kernel's names; their scikit-learn spellings
-    (LOSS_ALIASES) and penalty=None are accepted too."""
+    (LOSS_ALIASES) and penalty=None are accepted too.
+
+    ``est`` is an estimator, the parameters of one (a model file's, upgraded by
+    `model_io.upgrades`; the command line's), or a model file's learner entry (the
+    kernel's arguments). The parameters read with getattr are those that some of
+    these lack, taking their defaults: a regressor has no class_weight, multi_class
+    nor n_jobs, and the learner entry none of the estimator's own parameters (fit's
+    stopping and splitting, hash_bits, grow_features, verbose, learning_rate,
+    power_t); every one has the kernel's, read as attributes."""
     if kernel_loss(est.loss) not in losses:
         check_one_of("loss", est.loss, losses + tuple(a for a, name in LOSS_ALIASES.items() if name in losses))
     check_one_of("update", est.update, UPDATES)
     check_one_of("schedule", est.schedule, tuple(SCHEDULES) + (None,))
-    check_one_of("step", getattr(est, "step", "gradient"), STEPS + (None,))
+    check_one_of("step", est.step, STEPS + (None,))
     check_one_of("penalty", est.penalty, COORDINATE_PENALTIES + GROUP_PENALTIES + (None,))
     penalty = kernel_penalty(est.penalty)
     check_number("batch_size", est.batch_size, 1, high=2**31 - 1, integer=True)    # the kernel's C int
@@ -85,9 +93,9 @@ def check_params(est, losses):
     check_number("alpha", est.alpha, 0.0)
     check_number("l1_ratio", est.l1_ratio, 0.0, high=1.0)
     check_number("eta0", est.eta0, 0.0, low_open=True, auto=True)
-    check_offset(getattr(est, "t0", 0.0), est.update, schedule)     # (absent from model files before it)
-    check_intercept_scaling(getattr(est, "intercept_scaling", 1.0))     # (absent from model files before it)
-    check_optimal(getattr(est, "learning_rate", None), est.alpha, est.eta0, getattr(est, "t0", 0.0))
+    check_offset(est.t0, est.update, schedule)
+    check_intercept_scaling(est.intercept_scaling)
+    check_optimal(getattr(est, "learning_rate", None), est.alpha, est.eta0, est.t0)
     check_number("delta", est.delta, 0.0, auto=True)
     check_number("rda_rho", est.rda_rho, 0.0)
     check_number("berhu_gamma", est.berhu_gamma, 0.0, low_open=True)
@@ -95,9 +103,9 @@ def check_params(est, losses):
     check_number("max_iter", est.max_iter, 1, integer=True)
     check_step(step, est.update, schedule, est.batch_size)
     check_invariant_loss(step, est.loss)
-    check_average(getattr(est, "average", False), est.update, schedule, penalty, est.schedule is None)
-    check_hash_bits(getattr(est, "hash_bits", None))     # absent from model files before it
-    grow = getattr(est, "grow_features", False)     # absent from model files before it
+    check_average(est.average, est.update, schedule, penalty, est.schedule is None)
+    check_hash_bits(getattr(est, "hash_bits", None))
+    grow = getattr(est, "grow_features", False)
     if type(grow).__name__ not in ("bool", "bool_"):    # NumPy's too, without importing it
         raise ValueError(f"grow_features={grow!r} must be True or False.")
     _check_verbose(getattr(est, "verbose", 0))
@@ -151,7 +159,7 @@ def check_stopping(est):
     ----------
     est : object
         With ``tol``, ``n_iter_no_change``, ``early_stopping`` and
-        ``validation_fraction`` (absent ones, in model files before them, take their defaults).
+        ``validation_fraction`` (absent ones, in a model file's learner entry, take their defaults).
 
     Raises
     ------
