@@ -271,10 +271,11 @@ def _write_outputs(args, est, trainer, losses, source):
             progress["examples"], 1)
         est.save(args.model, len(losses), mean, progress)
     gathered = getattr(source, "names", None) or FeatureNames()      # (a cluster's source keeps none)
-    for path, names in ((args.readable_model, None), (args.invert_hash, gathered)):
-        if path:
-            lines = readable_lines(est, options_line(_parser_actions(), model_options(est)), names)
-            atomic_write(path, lambda f: f.writelines(line.encode() for line in lines))
+    outputs = [(path, names) for path, names in ((args.readable_model, None), (args.invert_hash, gathered)) if path]
+    options = options_line(_parser_actions(), model_options(est)) if outputs else None    # (one parser for both)
+    for path, names in outputs:
+        lines = readable_lines(est, options, names)
+        atomic_write(path, lambda f: f.writelines(line.encode() for line in lines))
 
 
 def model_options(est):
