@@ -33,6 +33,11 @@ cdef inline double intercept_term(Ctx* c, double w) noexcept nogil:
     return c.params.intercept_scaling * w
 
 
+cdef inline double intercept_margin(Ctx* c) noexcept nogil:
+    """A single output's margin before its features: the intercept, s w_0 (`intercept_term`)."""
+    return intercept_term(c, c.arrays.intercepts[INTERCEPT_SUM])
+
+
 cdef inline double* unpenalized_at(Ctx* c, long long u) noexcept nogil:
     """The (sum, squares) pair of unpenalized entry u (0 <= u < K + m): the intercept
     of output u for u < K, else the structured learners' entry u - K."""
@@ -99,6 +104,14 @@ cdef inline double intercept_norm_term(Ctx* c, double eta) noexcept nogil:
     intercept's step eta (`intercept_step_size`); 0 without an intercept."""
     cdef double s = c.params.intercept_scaling
     return eta * s * s if c.params.fit_intercept else 0.0
+
+
+cdef inline double intercept_norm_step(Ctx* c, int schedule, int k, double q, double* eta) noexcept nogil:
+    """The invariant step's norm term of intercept b_k (`intercept_norm_term`) once its
+    gradient q s joins its G_b, and into eta[0] its step (`intercept_step_size`), which
+    its update then takes (`intercept_known_step`): 0 and 0 without an intercept."""
+    eta[0] = intercept_step_size(c, schedule, k, q) if c.params.fit_intercept else 0.0
+    return intercept_norm_term(c, eta[0])
 
 
 cdef inline void unpenalized_update(Ctx* c, double* b, const double* memo, double g,

@@ -7,14 +7,14 @@
 from fastprox._kernel.base.types cimport value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED
 from fastprox._kernel.losses.losses cimport LOG
 from fastprox._kernel.base.state cimport (Ctx, ROW_LAST_STEP, ADAGRAD_ROW_FIELDS, ADAGRAD_W, DUAL_SUM, DUAL_SQUARES,
-                              FTRL_N, FTRL_ROOT, INTERCEPT_SUM, MEMO_FIELDS, MEMO_W, MEMO_ROOT)
+                              FTRL_N, FTRL_ROOT, MEMO_FIELDS, MEMO_W, MEMO_ROOT)
 from fastprox._kernel.rules.schedules cimport begin_schedule_step, next_eta, varies
 from fastprox._kernel.rules.adagrad cimport adagrad_catch_up
 from fastprox._kernel.rules.fobos cimport advance_separable, count_step, fobos_averaged_catch_up
 from fastprox._kernel.rules.average cimport add_iterates
 from fastprox._kernel.rules.dual cimport set_weight_params, ftrl_z
 from fastprox._kernel.rules.intercept cimport (intercept_feature, intercept_value, apply_rule_intercept,
-                                  intercept_step_size, intercept_term, intercept_norm, intercept_norm_term,
+                                  intercept_term, intercept_margin, intercept_norm, intercept_norm_step,
                                   intercept_known_step)
 from fastprox._kernel.losses.gradients cimport loss_gradient, refused, abs_max2
 from fastprox._kernel.base.csr cimport weight_at, prefetch_rows
@@ -294,7 +294,7 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
     cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
-    cdef double eta, acc = intercept_term(c, c.arrays.intercepts[INTERCEPT_SUM]), a, q, total
+    cdef double eta, acc = intercept_margin(c), a, q, total
     cdef double x_max = intercept_feature(c)
     for nz in range(lo, hi - 1, 2):
         if at_w == 2:
@@ -348,7 +348,7 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     cdef long long width = c.layout.width, nz
     cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
     cdef double l1_share = c.params.l1_share, a, eta, q, total
-    cdef double acc = intercept_term(c, c.arrays.intercepts[INTERCEPT_SUM]), x_max = intercept_feature(c)
+    cdef double acc = intercept_margin(c), x_max = intercept_feature(c)
     cdef double* e
     cdef double* f
     cdef bint two
@@ -394,7 +394,7 @@ cdef inline double adagrad_row(Ctx* c, const value_t* data, const index_t* indic
     cdef lane_row_t lanes
     cdef long long i
     cdef double t = <double>c.cursor.t, q, total
-    cdef double acc = intercept_term(c, c.arrays.intercepts[INTERCEPT_SUM]), x_max = intercept_feature(c)
+    cdef double acc = intercept_margin(c), x_max = intercept_feature(c)
     cdef double* row
     lanes = lane_entries(c, data, indices, lo, hi)
     for i in range(lanes.n):
@@ -429,7 +429,7 @@ cdef inline double adagrad_l1_row(Ctx* c, const value_t* data, const index_t* in
     (`soft_threshold(w, m a)`)."""
     cdef lane_row_t lanes = lane_entries(c, data, indices, lo, hi)
     cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, q, total
-    cdef double acc = intercept_term(c, c.arrays.intercepts[INTERCEPT_SUM]), x_max = intercept_feature(c)
+    cdef double acc = intercept_margin(c), x_max = intercept_feature(c)
     acc = c.lanes.adagrad_margin(&lanes, t, alpha, acc, &x_max)
     c.arrays.scores[0] = acc
     total = 0.0
@@ -597,7 +597,7 @@ cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* in
     cdef const lanes_t* lanes = c.lanes
     cdef lane_row_t row = lane_entries(c, data, indices, lo, hi)
     cdef bint penalized = normalized_l1_rows(c)
-    cdef double acc = intercept_term(c, c.arrays.intercepts[INTERCEPT_SUM]), x_max = intercept_feature(c)
+    cdef double acc = intercept_margin(c), x_max = intercept_feature(c)
     cdef double norms = c.cursor.norm_sum
     cdef double alpha = c.params.alpha_pen, eta0 = c.params.eta0, threshold_sum = c.cursor.threshold_sum
     cdef double q, r, step_norm, sigma, total = 0.0
@@ -614,8 +614,7 @@ cdef inline double normalized_row(Ctx* c, const value_t* data, const index_t* in
     threshold_sum = c.cursor.threshold_sum = threshold_sum + r
     sigma = q
     if invariant:
-        intercept_eta[0] = intercept_step_size(c, NORMALIZED, 0, q) if c.params.fit_intercept else 0.0
-        step_norm = intercept_norm_term(c, intercept_eta[0])
+        step_norm = intercept_norm_step(c, NORMALIZED, 0, q, intercept_eta)
         step_norm = lanes.normalized_factors(&row, penalized, q, r, eta0, step_norm)
         if loss_of(c, loss) == LOG and sw == 1.0:      # e^-|y p| as `loss_gradient` took it
             sigma = log_invariant_sigma(y * acc, y, step_norm, 1.0, c.cursor.exp_margin)

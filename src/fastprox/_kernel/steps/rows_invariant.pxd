@@ -14,12 +14,11 @@
 # them, entry by entry: `_kernel/steps/rows_average.pxd` leaves them to this kernel.
 from fastprox._kernel.base.types cimport value_t, index_t, ADAGRAD
 from fastprox._kernel.base.state cimport Ctx, ROW_LAST_STEP, ADAGRAD_ROW_FIELDS, ADAGRAD_W, ADAGRAD_G, ADAGRAD_ETA
-from fastprox._kernel.base.state cimport INTERCEPT_SUM
 from fastprox._kernel.losses.losses cimport LOG
 from fastprox._kernel.rules.adagrad cimport adagrad_catch_up, adagrad_eta, small_exp, small_log1p
 from fastprox._kernel.rules.fobos cimport fobos_prox
 from fastprox._kernel.rules.average cimport averaging, adagrad_skipped_sum, add_iterate
-from fastprox._kernel.rules.intercept cimport intercept_feature, intercept_step_size, intercept_term, intercept_norm_term
+from fastprox._kernel.rules.intercept cimport intercept_feature, intercept_margin, intercept_norm_step
 from fastprox._kernel.losses.gradients cimport loss_gradient, refused, abs_max2
 from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
 
@@ -50,7 +49,7 @@ cdef inline double invariant_adagrad_row(Ctx* c, const value_t* data, const inde
     cdef double t = <double>c.cursor.t, alpha = c.params.alpha_pen, ridge = 1.0 - c.params.l1_share
     cdef bint averaged = averaging(c), l2 = c.params.l1_share == 0.0 and not averaged
     cdef long long avg_sum_at = c.layout.avg_sum_at
-    cdef double acc = intercept_term(c, c.arrays.intercepts[INTERCEPT_SUM]), x_max = intercept_feature(c)
+    cdef double acc = intercept_margin(c), x_max = intercept_feature(c)
     cdef double q, x, g, eta, norm, sigma, total = 0.0
     cdef double* row
     cdef double* e
@@ -71,8 +70,7 @@ cdef inline double invariant_adagrad_row(Ctx* c, const value_t* data, const inde
     q = c.arrays.score_grads[0] = loss_gradient(c, loss, acc, y, sw, &total)
     if refused(c, q, x_max):
         return total
-    intercept_eta[0] = intercept_step_size(c, ADAGRAD, 0, q) if c.params.fit_intercept else 0.0
-    norm = intercept_norm_term(c, intercept_eta[0])
+    norm = intercept_norm_step(c, ADAGRAD, 0, q, intercept_eta)
     for nz in range(lo, hi):
         e = state + indices[nz] * width + ADAGRAD_ROW_FIELDS
         x = data[nz]

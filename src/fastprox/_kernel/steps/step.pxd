@@ -13,8 +13,8 @@ from fastprox._kernel.rules.fobos cimport (advance_cumulants, end_step, catch_up
 from fastprox._kernel.rules.dual cimport set_weight_params, dual_weight, ftrl_weight, ftrl_update
 from fastprox._kernel.groups.groups cimport (group_of, group_catch_up, groups_prox_step, rda_group_weights,
                                rda_grouped_weight)
-from fastprox._kernel.rules.intercept cimport (intercept_value, intercept_step, intercept_step_size, intercept_term,
-                                  intercept_norm, intercept_norm_term)
+from fastprox._kernel.rules.intercept cimport (intercept_value, intercept_step, intercept_term, intercept_norm,
+                                  intercept_norm_step)
 from fastprox._kernel.rules.normalized cimport (rescale, row_norm, scale_of, set_normalized_eta, normalized_current,
                                    normalized_apply, normalized_apply_factor, normalized_new_factors,
                                    normalized_apply_outputs, normalized_apply_known_outputs)
@@ -338,20 +338,19 @@ cdef inline void add_row_norm(Ctx* c, const value_t* data, const index_t* indice
 cdef inline void invariant_sigmas(Ctx* c, const value_t* data, const index_t* indices,
                                   long long lo, long long hi, double y, double h) noexcept nogil:
     """The invariant step's sigma_k for every output, into c.arrays.sigma: from each
-    output's step norm q_k = sum_j eta_jk x_j^2 (+ eta^b_k s^2, `intercept_norm_term`), with the steps this update
+    output's step norm q_k = sum_j eta_jk x_j^2 (+ eta^b_k s^2, `intercept_norm_step`), with the steps this update
     takes, the flow's closed form (`_invariant`). The normalized schedule's new step
     factors are kept in c.scratch.factor_memo, entry by entry, for `step`'s update
     (their square root and division once); its terms eta x^2 = factor r_t x^2, with one
     output in four partial sums (`fastprox_sum4`), as its row kernel's lanes."""
     cdef int k, K = c.params.n_outputs
     cdef long long nz
-    cdef double x, target
+    cdef double x, target, eta
     cdef double* row
     cdef double* factors
     cdef sum4_t norm
     for k in range(K):
-        c.arrays.sigma[k] = intercept_norm_term(c, intercept_step_size(c, c.params.schedule, k,
-                                                                       c.arrays.score_grads[k]))
+        c.arrays.sigma[k] = intercept_norm_step(c, c.params.schedule, k, c.arrays.score_grads[k], &eta)
     norm = sum4_start(c.arrays.sigma[0])
     for nz in range(lo, hi):
         row = c.arrays.state + indices[nz] * c.layout.width
