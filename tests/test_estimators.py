@@ -374,6 +374,33 @@ def test_ctrl_c_stops_a_pass_between_rows_and_keeps_the_steps_taken():
     assert np.array_equal(stopped.coef(), same.coef()) and np.array_equal(stopped.intercept(), same.intercept())
 
 
+def test_an_exception_of_the_pause_stops_the_pass_as_ctrl_c_does():
+    """An exception raised by the pause (Ctrl-C landing in an estimator's pause, which
+    runs Python code) ends the pass as Ctrl-C seen by the kernel does: the learner is
+    that of the rows stepped, and its next call's progressive loss is of that call's
+    rows alone (the interrupted call's deferred log losses used to stay in the learner
+    and be counted there)."""
+    from fastprox._kernels import Learner
+    X, y = long_stream()
+
+    def learner():
+        return Learner(7, 1, "fobos", "invsqrt", "l1", "log", alpha=1e-4, eta0=0.5, delta=1e-8)
+
+    def pause():
+        raise KeyboardInterrupt
+
+    stopped, same = learner(), learner()
+    with pytest.raises(KeyboardInterrupt):
+        stopped.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1, pause)
+    t = stopped.t
+    assert t == SIGNAL_ROWS and not stopped.training
+    same.fit_rows(X.data, X.indices, X.indptr[:t + 1], y[:t], None, None, 1)
+    rest = X[t:]
+    loss = stopped.fit_rows(rest.data, rest.indices, rest.indptr, y[t:], None, None, 1)
+    assert loss == same.fit_rows(rest.data, rest.indices, rest.indptr, y[t:], None, None, 1)
+    assert np.array_equal(stopped.coef(), same.coef()) and np.array_equal(stopped.intercept(), same.intercept())
+
+
 def interrupt_the_estimators_pass(monkeypatch, stepped):
     """`interrupt_at_a_pause` for an estimator's training call: its pause (which
     otherwise serves the reads waiting) replaced by the one given."""
