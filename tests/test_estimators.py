@@ -350,6 +350,7 @@ def interrupt_at_a_pause(stepped):
     return gate.acquire, thread
 
 
+@pytest.mark.usefixtures("ctrl_c")
 def test_ctrl_c_stops_a_pass_between_rows_and_keeps_the_steps_taken():
     """A pass is one kernel call (X checked once) that looks at Python's signals every
     SIGNAL_ROWS rows: Ctrl-C (interrupt_main from a thread while the pass waits at its
@@ -409,6 +410,7 @@ def interrupt_the_estimators_pass(monkeypatch, stepped):
     return thread
 
 
+@pytest.mark.usefixtures("ctrl_c")
 def test_ctrl_c_during_a_first_fit_keeps_the_previous_model(monkeypatch):
     """An interrupted fit (from scratch) leaves the estimator's previous model, every
     attribute equal, as a refused one does."""
@@ -425,6 +427,7 @@ def test_ctrl_c_during_a_first_fit_keeps_the_previous_model(monkeypatch):
     assert {k: pickle.dumps(v) for k, v in vars(clf).items()} == before
 
 
+@pytest.mark.usefixtures("ctrl_c")
 def test_ctrl_c_during_a_warm_start_fit_keeps_the_previous_model(monkeypatch):
     """An interrupted warm-started fit leaves the previous model (the learner used to
     stay advanced by the rows stepped while t_ kept the old count)."""
@@ -440,6 +443,7 @@ def test_ctrl_c_during_a_warm_start_fit_keeps_the_previous_model(monkeypatch):
     assert {k: pickle.dumps(v) for k, v in vars(clf).items()} == before
 
 
+@pytest.mark.usefixtures("ctrl_c")
 def test_ctrl_c_during_partial_fit_keeps_the_steps_taken_and_counts_them(tmp_path, monkeypatch):
     """An interrupted partial_fit keeps its completed steps; t_ counts them, and a
     model saved then is the model of those steps."""
