@@ -1,7 +1,10 @@
 """Test-suite set-up shared by all test modules."""
 import os
+import signal
 import sys
 from pathlib import Path
+
+import pytest
 
 # The tests' helpers (tests/support/) are imported from the repository's root as
 # the package `tests.support`.
@@ -25,3 +28,14 @@ if os.environ.get("CI") == "true":
 
 # The shared data's fixtures (tests/support/shared.py: its one route).
 from tests.support.shared import shared_data, shared_structured  # noqa: E402,F401
+
+
+@pytest.fixture
+def ctrl_c():
+    """Ctrl-C (SIGINT, _thread.interrupt_main) raises KeyboardInterrupt during the
+    test, whatever the run inherited: a command run in the background by a
+    non-interactive shell (``pytest &`` in a script) starts with SIGINT ignored,
+    Python then leaves it ignored, and interrupt_main does nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

@@ -310,61 +310,116 @@ def test_kernel_names_the_row_of_x_not_its_position_in_the_order():
     assert learner.t == 2 and not learner.training      # rows 3 and 2 stepped; 5 stopped before its update
 
 
-def long_stream(n=1_500_000):
-    """n one-feature rows over 7 columns, labels +1 on every third: a pass long enough
-    to be interrupted (n / 65,536 looks at the signals)."""
+SIGNAL_ROWS = 1 << 16      # rows between two looks of the kernel at the signals (_kernels.pyx)
+
+
+def long_stream(n=5 * SIGNAL_ROWS):
+    """n one-feature rows over 7 columns, labels +1 on every third: a pass that looks
+    at the signals several times."""
     X = sp.csr_matrix((np.ones(n), np.arange(n) % 7, np.arange(n + 1)), shape=(n, 7))
     return X, np.where(np.arange(n) % 3 == 0, 1.0, -1.0)
 
 
-def interrupt_when(training):
-    """A started thread that presses Ctrl-C (interrupt_main) once training() is true."""
+def interrupt_at_a_pause(stepped):
+    """Ctrl-C pressed by a started thread while a pass runs, the pass held at its
+    first pause until then: returns the pause to give the pass, and the thread.
+
+    The thread holds a re-entrant lock, waits until ``stepped()`` (the pass has
+    reached its first look at the signals), presses Ctrl-C (interrupt_main) and
+    releases the lock. The pause takes the lock: it waits there for the thread, so
+    the pass cannot end before Ctrl-C however late the thread runs; its later
+    pauses pass at once (the lock is then the pass's thread's). The pause is the
+    lock's C method: Python code run in it would raise the KeyboardInterrupt there,
+    where the kernel's next look at the signals should."""
     import _thread
     import threading
     import time
 
+    gate, held = threading.RLock(), threading.Event()
+
     def interrupt():
-        while not training():
-            time.sleep(1e-4)
-        _thread.interrupt_main()
+        with gate:
+            held.set()
+            while not stepped():
+                time.sleep(1e-4)
+            _thread.interrupt_main()
 
     thread = threading.Thread(target=interrupt)
     thread.start()
-    return thread
+    held.wait()
+    return gate.acquire, thread
 
 
+@pytest.mark.usefixtures("ctrl_c")
 def test_ctrl_c_stops_a_pass_between_rows_and_keeps_the_steps_taken():
     """A pass is one kernel call (X checked once) that looks at Python's signals every
-    SIGNAL_ROWS rows: Ctrl-C (interrupt_main from a thread once the pass runs) raises
-    KeyboardInterrupt there, and the learner equals one trained on the rows stepped."""
+    SIGNAL_ROWS rows: Ctrl-C (interrupt_main from a thread while the pass waits at its
+    first look) raises KeyboardInterrupt at that look or the next, and the learner
+    equals one trained on the rows stepped."""
     from fastprox._kernels import Learner
-    X, y = long_stream(6_000_000)       # a pass long enough for the interrupting thread on a busy machine
-    n = X.shape[0]
+    X, y = long_stream()
 
     def learner():
         return Learner(7, 1, "fobos", "invsqrt", "l1", "log", alpha=1e-4, eta0=0.5, delta=1e-8)
 
     stopped = learner()
-    thread = interrupt_when(lambda: stopped.training)
+    pause, thread = interrupt_at_a_pause(lambda: stopped.t > 0)
     with pytest.raises(KeyboardInterrupt):
-        stopped.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1)
+        stopped.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1, pause)
     thread.join()
     t = stopped.t
-    assert 0 < t < n and t % (1 << 16) == 0 and not stopped.training
+    assert t in (SIGNAL_ROWS, 2 * SIGNAL_ROWS) and not stopped.training
     same = learner()
     same.fit_rows(X.data, X.indices, X.indptr[:t + 1], y[:t], None, None, 1)
     assert same.t == t
     assert np.array_equal(stopped.coef(), same.coef()) and np.array_equal(stopped.intercept(), same.intercept())
 
 
-def test_ctrl_c_during_a_first_fit_keeps_the_previous_model():
+def test_an_exception_of_the_pause_stops_the_pass_as_ctrl_c_does():
+    """An exception raised by the pause (Ctrl-C landing in an estimator's pause, which
+    runs Python code) ends the pass as Ctrl-C seen by the kernel does: the learner is
+    that of the rows stepped, and its next call's progressive loss is of that call's
+    rows alone (the interrupted call's deferred log losses used to stay in the learner
+    and be counted there)."""
+    from fastprox._kernels import Learner
+    X, y = long_stream()
+
+    def learner():
+        return Learner(7, 1, "fobos", "invsqrt", "l1", "log", alpha=1e-4, eta0=0.5, delta=1e-8)
+
+    def pause():
+        raise KeyboardInterrupt
+
+    stopped, same = learner(), learner()
+    with pytest.raises(KeyboardInterrupt):
+        stopped.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1, pause)
+    t = stopped.t
+    assert t == SIGNAL_ROWS and not stopped.training
+    same.fit_rows(X.data, X.indices, X.indptr[:t + 1], y[:t], None, None, 1)
+    rest = X[t:]
+    loss = stopped.fit_rows(rest.data, rest.indices, rest.indptr, y[t:], None, None, 1)
+    assert loss == same.fit_rows(rest.data, rest.indices, rest.indptr, y[t:], None, None, 1)
+    assert np.array_equal(stopped.coef(), same.coef()) and np.array_equal(stopped.intercept(), same.intercept())
+
+
+def interrupt_the_estimators_pass(monkeypatch, stepped):
+    """`interrupt_at_a_pause` for an estimator's training call: its pause (which
+    otherwise serves the reads waiting) replaced by the one given."""
+    pause, thread = interrupt_at_a_pause(stepped)
+    monkeypatch.setattr(ProxClassifier, "_pause", pause)
+    return thread
+
+
+@pytest.mark.usefixtures("ctrl_c")
+def test_ctrl_c_during_a_first_fit_keeps_the_previous_model(monkeypatch):
     """An interrupted fit (from scratch) leaves the estimator's previous model, every
     attribute equal, as a refused one does."""
     X, y = long_stream()
     clf = ProxClassifier(schedule="invsqrt", shuffle=False).fit(X[:1000], y[:1000])
     old = clf._learner
     before = {k: pickle.dumps(v) for k, v in vars(clf).items()}
-    thread = interrupt_when(lambda: getattr(clf, "_learner", old) is not old and clf._learner.training)
+    thread = interrupt_the_estimators_pass(monkeypatch, lambda: getattr(clf, "_learner", old) is not old
+                                           and clf._learner.t > 0)
     with pytest.raises(KeyboardInterrupt):
         clf.fit(X, y)
     thread.join()
@@ -372,14 +427,15 @@ def test_ctrl_c_during_a_first_fit_keeps_the_previous_model():
     assert {k: pickle.dumps(v) for k, v in vars(clf).items()} == before
 
 
-def test_ctrl_c_during_a_warm_start_fit_keeps_the_previous_model():
+@pytest.mark.usefixtures("ctrl_c")
+def test_ctrl_c_during_a_warm_start_fit_keeps_the_previous_model(monkeypatch):
     """An interrupted warm-started fit leaves the previous model (the learner used to
     stay advanced by the rows stepped while t_ kept the old count)."""
     X, y = long_stream()
     clf = ProxClassifier(schedule="invsqrt", shuffle=False, warm_start=True).fit(X[:200_000], y[:200_000])
     learner = clf._learner
     before = {k: pickle.dumps(v) for k, v in vars(clf).items()}
-    thread = interrupt_when(lambda: learner.training)
+    thread = interrupt_the_estimators_pass(monkeypatch, lambda: learner.t > 200_000)
     with pytest.raises(KeyboardInterrupt):
         clf.fit(X, y)
     thread.join()
@@ -387,18 +443,20 @@ def test_ctrl_c_during_a_warm_start_fit_keeps_the_previous_model():
     assert {k: pickle.dumps(v) for k, v in vars(clf).items()} == before
 
 
-def test_ctrl_c_during_partial_fit_keeps_the_steps_taken_and_counts_them(tmp_path):
+@pytest.mark.usefixtures("ctrl_c")
+def test_ctrl_c_during_partial_fit_keeps_the_steps_taken_and_counts_them(tmp_path, monkeypatch):
     """An interrupted partial_fit keeps its completed steps; t_ counts them, and a
     model saved then is the model of those steps."""
     from fastprox import load_model, save_model
     X, y = long_stream()
     clf = ProxClassifier(schedule="invsqrt").partial_fit(X[:1000], y[:1000], classes=[-1, 1])
-    thread = interrupt_when(lambda: clf._learner.training)
+    thread = interrupt_the_estimators_pass(monkeypatch, lambda: clf._learner.t > 1000)
     with pytest.raises(KeyboardInterrupt):
         clf.partial_fit(X[1000:], y[1000:])
     thread.join()
+    monkeypatch.undo()
     t = clf.t_
-    assert t == clf._learner.t and 1000 < t < X.shape[0] and (t - 1000) % (1 << 16) == 0
+    assert t == clf._learner.t and t - 1000 in (SIGNAL_ROWS, 2 * SIGNAL_ROWS)
     save_model(clf, tmp_path / "m.npz")
     loaded = load_model(tmp_path / "m.npz")
     same = ProxClassifier(schedule="invsqrt").partial_fit(X[:1000], y[:1000], classes=[-1, 1])

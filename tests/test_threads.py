@@ -335,3 +335,42 @@ def test_reads_wait_for_one_call_however_training_calls_follow_each_other(tmp_pa
     assert all(len(waits) == 20 for waits in read_waits.values())
     assert worst <= SMALL
     assert len(call_waits) > 1 and max(call_waits) <= len(READERS)
+
+
+@pytest.mark.usefixtures("ctrl_c")
+def test_ctrl_c_at_a_pause_ends_the_call_after_the_reads_it_let_run():
+    """Ctrl-C while a fit pauses for a read ends the fit once that read has ended: the
+    interrupted fit puts the estimator back as it was, which the read must not see
+    half done (the fit used to go on at once, and the read saw the previous learner
+    put back under it). The fit has passes enough to pause until the read arrives.
+    The read presses Ctrl-C (interrupt_main) and wakes the pause's wait, so the
+    KeyboardInterrupt is raised there: a real SIGINT wakes it too, but one that
+    lands just before the wait blocks is left pending until the wait ends."""
+    import _thread
+    import time
+    from fastprox._concurrency import lock_of
+    X, y = stream("fobos-l1", n=1000)
+    est = ProxClassifier().fit(X, y).set_params(max_iter=10**6, tol=None)
+    old = est._learner
+    lock = lock_of(est)
+    seen = []
+
+    def reader():
+        while est.__dict__.get("_learner", old) is old:     # the fit has its learner
+            time.sleep(1e-4)
+        with lock.reading():                                # at the fit's next pause
+            learner = est._learner
+            _thread.interrupt_main()
+            with lock._cond:
+                lock._cond.notify_all()
+            while not lock._stepping and est.__dict__.get("_learner") is learner:
+                time.sleep(1e-4)
+            seen.append(est.__dict__.get("_learner") is learner)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(X, y)
+    thread.join()
+    assert seen == [True]
+    assert est._learner.t == old.t and np.array_equal(est.coef_, old.coef())

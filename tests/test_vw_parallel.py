@@ -2,6 +2,7 @@
 rows in the same order as one reader gives, an error naming the file's line, the
 threads stopped when the stream is closed early, the same model from `fastprox train`."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -106,21 +107,35 @@ def test_train_learns_the_same_model(tmp_path, spans):
 def test_a_second_parser_joins_only_while_the_kernel_waits(tmp_path, spans, monkeypatch, kernel_seconds, alone):
     """A kernel that took no CPU time over the trial spans (the parser the slower) gets
     a second parser; one that took more than the parser keeps one: the later spans are
-    then all parsed by thread 0. The rows are the same either way."""
+    then all parsed by thread 0. The rows are the same either way. Thread 0 starts its
+    first span after the trial only once thread 1 has claimed a span or ended: on a
+    busy machine thread 0 could otherwise claim every span before thread 1 runs."""
     path = tmp_path / "d.vw"
     path.write_text("\n".join(LINES) + "\n")
     ticks = iter(range(10**6))
     monkeypatch.setattr(files, "kernel_clock", lambda: lambda: kernel_seconds * next(ticks))
     parsed_by = []
+    first = 2 * files.TRIAL
     plain = files.parallel_chunks
 
-    def traced(n, read_span, failed, **kw):
-        return plain(n, lambda i, k: (parsed_by.append((i, k)), read_span(i, k))[1], failed, **kw)
+    def decided():
+        """Whether thread 1 has claimed a span or ended (threads: this one and thread 0)."""
+        return any(k for _, k in parsed_by) or threading.active_count() == before + 1
+
+    def read_span(read, i, k):
+        if k == 0 and i >= first:
+            while not decided():
+                time.sleep(1e-4)
+        parsed_by.append((i, k))
+        return read(i, k)
+
+    def traced(n, read, failed, **kw):
+        return plain(n, lambda i, k: read_span(read, i, k), failed, **kw)
 
     monkeypatch.setattr(files, "parallel_chunks", traced)
     one, _ = joined(iter_vw_chunks(str(path), 16, [b"ab"], 100))
+    before = threading.active_count()
     two, _ = joined(files.vw_chunks(str(path), 16, [b"ab"], 100))
     assert all(np.array_equal(one[key], two[key]) for key in one)
-    first = 2 * files.TRIAL
     assert all(k == 0 for i, k in parsed_by if i < first)
     assert len(parsed_by) > first + 4 and any(k for _, k in parsed_by) != alone

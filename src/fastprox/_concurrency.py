@@ -130,16 +130,23 @@ class ModelLock:
     def pause(self):
         """Let the reads that wait now run on the model as it is, then return. Only
         the training call's own thread calls it, between two steps; reads that
-        arrive meanwhile wait for the next pause or the call's end."""
+        arrive meanwhile wait for the next pause or the call's end. Interrupted
+        (Ctrl-C), it lets no other read start and raises once the reads running
+        have ended: the interrupted call then puts its estimator back as it was
+        (`restored_on_failure`), which a read must not see half done."""
         if not self._waiting:
             return
         with self._cond:
             self._served = self._next
             self._stepping = False
             self._cond.notify_all()
-            while self._earlier_read(self._served) or self._readers:
-                self._cond.wait()
-            self._stepping = True
+            try:
+                while self._earlier_read(self._served) or self._readers:
+                    self._cond.wait()
+            finally:
+                self._stepping = True
+                while self._readers:    # interrupted (Ctrl-C): the reads running end first
+                    self._cond.wait()
 
 
 class _Held:

@@ -56,6 +56,7 @@ import copy as pycopy
 from libc.string cimport memcpy
 from libc.stdint cimport uint64_t
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS, PyBUF_FORMAT
+from cpython.ref cimport PyObject, Py_XDECREF
 from libc.stdlib cimport calloc, realloc, free
 from fastprox._kernel.losses.losses cimport logsum_pop, LOG, dloss
 from fastprox._numpy import np
@@ -100,6 +101,8 @@ from cython cimport longlong
 cdef extern from "Python.h":
     # Without Cython's `except -1`: the pass saves its state before raising.
     int check_signals "PyErr_CheckSignals" ()
+    # Without Cython's check of the result, for the same reason (`paused`).
+    PyObject* call_no_args "PyObject_CallNoArgs" (object)
 
 # The kernel's codes of the registry's names (the .pxd enums: tests/test_registry.py).
 UPDATE_CODES, SCHEDULE_CODES = codes(UPDATES), codes(SCHEDULES)
@@ -838,7 +841,8 @@ cdef class Learner:
         naming its row (`NonFiniteMargin`): the learner keeps the model of the steps
         before it, finite. A signal's
         exception (Ctrl-C: KeyboardInterrupt) ends it too, every SIGNAL_ROWS rows,
-        leaving the learner as a call over the rows stepped so far would.
+        leaving the learner as a call over the rows stepped so far would; so does
+        an exception raised by ``pause``.
 
         One thread at a time: the steps run without the GIL and may grow the
         learner's scratch, so a second call while one runs raises RuntimeError.
@@ -1051,15 +1055,23 @@ cdef inline int run_pass(Ctx* state, Pass* p, const value_t* X, const index_t* i
                 signals_at = p.start + SIGNAL_ROWS
                 state[0] = c            # the learner after the steps taken, for pause's reads
                 with gil:
-                    p.interrupted = check_signals() != 0
-                    if not p.interrupted and pause is not None:
-                        pause()
+                    p.interrupted = check_signals() != 0 or (pause is not None and not paused(pause))
                 c = state[0]
                 if p.interrupted:
                     break
         p.total += logsum_pop(&c.cursor.deferred_logs)
     state[0] = c
     return 0
+
+
+cdef bint paused(pause) noexcept:
+    """Call a pass's ``pause``: False if it raised, its exception left set, so that the
+    pass stops there as at a signal (Ctrl-C landing in an estimator's pause, which runs
+    Python code): the learner as after the steps taken, their deferred log losses
+    counted in the call's, then the exception raised (`fit_csr`)."""
+    cdef PyObject* result = call_no_args(pause)
+    Py_XDECREF(result)
+    return result != NULL
 
 
 cdef bint _buffer(obj, Py_buffer* b) except -1:
