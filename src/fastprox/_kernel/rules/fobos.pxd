@@ -19,7 +19,7 @@ from fastprox._kernel.groups.groups cimport groups_rebase
 from fastprox._kernel.rules.normalized cimport normalized_catch_up
 from fastprox._kernel.rules.average cimport (averaging, keeps_history, history_origin, average_end_step,
                                              scalar_skipped_sum, scalar_history_sum, adagrad_skipped_sum,
-                                             normalized_skipped_sum, unpenalized_catch_up, add_iterate,
+                                             normalized_skipped_sum, add_iterate,
                                              dual_catch_up, add_dual_iterate, add_prefix, stamp_sums,
                                              prefix_sum, PREFIX_SHARE)
 
@@ -81,6 +81,7 @@ cdef inline void advance_cumulants(Ctx* c) noexcept nogil:
     advance_separable(c, a, c.params.l1_share)
 
 
+# FASTPROX_IN_LINE
 cdef inline void advance_separable(Ctx* c, double a, double l1_share) noexcept nogil:
     """P and Q of a separable penalty after a prox with threshold a = alpha eta_t and the
     penalty's l1 share (the fast rows of fobos call it directly, l1's share 1 a constant)."""
@@ -219,13 +220,13 @@ cdef inline void stamp_cumulants(Ctx* c, double* row) noexcept nogil:
 
 # FASTPROX_IN_LINE
 cdef inline void fobos_averaged_catch_up(Ctx* c, double* row) noexcept nogil:
-    """`catch_up` of a scalar-FOBOS row with one output, in line: nothing where the row
-    is current (a row met at the step before, or caught up by a rebase since: its
-    weight's catch-up is the identity and no iterate was skipped): under l2
-    (`Layout.avg_prefix`) where its P stamp and prefix sum of P are the cumulants' (a
-    step since would have changed P or its prefix sum: P is at least PREFIX_SHARE of
-    it, so it adds more than an ulp), else where its stamp A is the step; without a
-    penalty `unpenalized_catch_up`; else the weight's catch-up and the skipped
+    """`catch_up` of a scalar-FOBOS row with one output and a penalty, in line (without
+    one: `average.unpenalized_catch_up`): nothing where the row is current (a row met
+    at the step before, or caught up by a rebase since: its weight's catch-up is the
+    identity and no iterate was skipped): under l2 (`Layout.avg_prefix`) where its P
+    stamp and prefix sum of P are the cumulants' (a step since would have changed P or
+    its prefix sum: P is at least PREFIX_SHARE of it, so it adds more than an ulp),
+    else where its stamp A is the step; else the weight's catch-up and the skipped
     iterates' sum (under l2 from the prefix sums, `average.prefix_sum`, else from the
     history, `average.scalar_history_sum`: a penalty's stamp, so a history), and its
     stamps."""
@@ -243,9 +244,6 @@ cdef inline void fobos_averaged_catch_up(Ctx* c, double* row) noexcept nogil:
         stamp_sums(c, row, c.cursor.t)
         return
     if <long long>row[c.layout.avg_stamp_at] >= c.cursor.t:
-        return
-    if c.layout.shrink_stamp_at < 0 and c.layout.threshold_stamp_at < 0:
-        unpenalized_catch_up(c, row)
         return
     caught = scalar_catch_up(c, row, 0)
     e[c.layout.avg_sum_at] += scalar_history_sum(c, row, 0, caught != 0.0)
