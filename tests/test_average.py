@@ -5,6 +5,7 @@ one-vs-rest and mini-batches, sample weights, empty rows, float32 and int64 inpu
 repeated calls with a pickle between them, features read thousands of steps later,
 streams past the rebase; its cost per step does not grow with d; elsewhere it is
 refused with the supported rules named."""
+import math
 import pickle
 
 import numpy as np
@@ -98,20 +99,15 @@ def test_feature_seen_once_read_much_later(rule, average):
     assert walks == [0] and lazy.history_walks == 0
 
 
-#: The scalar-FOBOS rules whose catch-ups sum the skipped iterates from the history.
+#: The scalar-FOBOS rules whose catch-ups sum the skipped iterates from the history (l2's: from
+#: the prefix sums of P its rows keep, `Layout.avg_prefix`).
 HISTORY_RULES = [r for r in RULES if r[0] == "fobos" and r[1] != "adagrad" and (r[2] != "none" or
                                                                                  r[1] == "normalized")]
 
 
-@pytest.mark.parametrize("rule", [("fobos", "constant", "l2"), ("fobos", "constant", "elasticnet")],
-                         ids=lambda r: "-".join(r))
-@pytest.mark.parametrize("dtype, itype", [(np.float64, np.int32), (np.float32, np.int64)])
-def test_geometric_decay_takes_the_walk(rule, dtype, itype):
-    """A constant schedule with alpha eta0 = 0.05: P decays geometrically (1.05^-t),
-    so past step 600 or so a feature's skipped steps are less than 2^-40 of the
-    prefix sums (their difference would lose them): those catch-ups take the Fenwick
-    walk, the earlier ones the difference, and the sums match the eager ones over
-    three calls with a pickle between each."""
+def geometric_decay(rule, dtype, itype):
+    """`run_both` over 3000 steps of a constant schedule with alpha eta0 = 0.05 (P decays
+    as 1.05^-t), three calls with a pickle between each, and each call's walks."""
     rng = np.random.default_rng(5)
     n, d = 3000, 30
     X = stream(n, d, rng).astype(dtype)
@@ -120,8 +116,83 @@ def test_geometric_decay_takes_the_walk(rule, dtype, itype):
     walks = []
     lazy, eager = run_both(rule, X, y, np.ones(n), 1, "log", dict(alpha=0.05, eta0=1.0, l1_ratio=0.3),
                            np.arange(n, dtype=np.int64), 1, 1, cuts=(400, 1700), walks=walks)
+    return lazy, eager, walks
+
+
+@pytest.mark.parametrize("dtype, itype", [(np.float64, np.int32), (np.float32, np.int64)])
+def test_geometric_decay_takes_the_walk(dtype, itype):
+    """Elastic net under P = 1.05^-t: past step 600 or so a feature's skipped steps are
+    less than 2^-40 of the prefix sums (their difference would lose them): those
+    catch-ups take the Fenwick walk, the earlier ones the difference, and the sums
+    match the eager ones."""
+    lazy, eager, walks = geometric_decay(("fobos", "constant", "elasticnet"), dtype, itype)
     assert walks[0] == 0 and walks[1] > 0 and walks[2] > 0
     check_average(lazy, eager)
+
+
+@pytest.mark.parametrize("dtype, itype", [(np.float64, np.int32), (np.float32, np.int64)])
+def test_geometric_decay_rebases_at_the_prefix_share(dtype, itype):
+    """l2 under P = 1.05^-t: its rows keep the prefix sum of P at their stamp
+    (`Layout.avg_prefix`, no history), so the cumulants rebase once P falls under
+    2^-40 of its prefix sum (about every 630 steps, long before P's floor 1e-200 at
+    step 9400): no walk, and the skipped sums, whose prefix sums reach 2^40 times a
+    last step's P, match the eager ones (a prefix sum in one double would lose
+    2^-12 of them)."""
+    lazy, eager, walks = geometric_decay(("fobos", "constant", "l2"), dtype, itype)
+    assert lazy.avg_prefix and not lazy.keeps_history
+    assert walks == [0, 0, 0] and lazy.since_rebase < 700
+    check_average(lazy, eager)
+
+
+def eager_l2_average(X, y, alpha, eta0, t0):
+    """The averaged weights of fobos + inv + l2 under the log loss without an intercept,
+    eager over the dense rows X (few columns), each iterate summed without rounding
+    (`math.fsum`)."""
+    n, d = X.shape
+    w, iterates = [0.0] * d, [[] for _ in range(d)]
+    rows = X.tolist()
+    touched = [[j for j in range(d) if row[j] != 0.0] for row in rows]
+    for i, row in enumerate(rows):
+        eta = eta0 / (i + 1 + t0)
+        margin = sum(w[j] * row[j] for j in touched[i])
+        g = -y[i] / (1.0 + math.exp(y[i] * margin))
+        for j in touched[i]:
+            w[j] -= eta * g * row[j]
+        shrink = 1.0 + alpha * eta
+        for j in range(d):
+            w[j] /= shrink
+            iterates[j].append(w[j])
+    return np.array([[math.fsum(s) / n for s in iterates]])
+
+
+@pytest.mark.slow
+def test_long_stream_of_steps_cancelling_prefix_sums():
+    """10^6 steps of fobos + inv + l2 with alpha eta0 = 1.5 (P falls as t^-1.5, to 1e-9,
+    its prefix sum stays near 1) over 2^20 features (no rebase: its period is d), of
+    which five are met: one first met at steps n - 10 and n - 5, whose catch-ups (the
+    second's, the read's) sum five steps each from prefix sums 10^9 times their P (in
+    one double they would lose 10^-7 of them, and of its average), one met at steps 1 and n/2 (ranges of
+    half the stream), others at every, every other or every seventh step: the averaged
+    weights against the eager iterates' exact sums."""
+    n, d, m = 1_000_000, 1 << 20, 5
+    rng = np.random.default_rng(11)
+    dense = np.zeros((n, m))
+    dense[:, 1] = rng.uniform(0.5, 1.5, n)
+    dense[::2, 2] = rng.uniform(-1.0, 1.0, (n + 1) // 2)
+    dense[[0, n // 2], 0] = [1.0, -0.5]
+    dense[::7, 3] = 0.25
+    dense[[n - 11, n - 6], 4] = [100.0, -50.0]
+    y = rng.choice([-1.0, 1.0], n)
+    X = sp.csr_matrix(dense, shape=(n, m))
+    X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(n, d))
+    lazy = Learner(d, 1, "fobos", "inv", "l2", "log", alpha=1.5, eta0=1.0, t0=1.0, fit_intercept=False,
+                   average=1)
+    lazy.fit_rows(X.data, X.indices, X.indptr, y, np.ones(n), np.arange(n, dtype=np.int64), 1)
+    assert lazy.avg_prefix and lazy.since_rebase == n
+    eager = eager_l2_average(dense, y, 1.5, 1.0, 1.0)
+    for j in range(m):      # (each on its own: the last one's average is 10^-9 of the others')
+        assert_contract_close(lazy.averaged_coef()[:, j], eager[:, j])
+    assert np.all(lazy.averaged_coef()[:, m:] == 0)
 
 
 @pytest.mark.parametrize("rule, alpha", [(("fobos", "invsqrt", "l1"), 0.03), (("fobos", "inv", "elasticnet"), 0.1),

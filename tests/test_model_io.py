@@ -295,6 +295,62 @@ def test_version_5_files_load_as_models_without_hashing(saved):
     assert after.hash_bits is after.hash_bits_ is None
 
 
+def version_11_averaged_l2(n):
+    """An averaged l2 classifier after n single-row steps on X (no rebase) and, for its
+    rows, what version 11 kept: the step of each row's stamp A (the last row that met
+    the feature, 0 for none) and the history of P since the rebase (P of each step;
+    Q = 0, the Fenwick nodes the loader does not read left 0)."""
+    est = ProxClassifier(penalty="l2", alpha=1e-3, schedule="inv", average=True, shuffle=False)
+    history = np.zeros((n + 1, 4))
+    history[0, 1] = 1.0
+    last = np.zeros(X.shape[1])
+    for i in range(n):
+        est.partial_fit(X[i:i + 1], Y[i:i + 1], classes=[-1.0, 1.0])
+        history[i + 1, 1] = est._learner.scalars()["P"]
+        last[X[i].indices] = i + 1
+    return est, last, history
+
+
+def as_version_11_rows(state, stamps):
+    """Version 12's averaged l2 rows (P, SP, SP_lo, w, S) as version 11's (P, A, w, S)."""
+    return np.concatenate([state[:, :1], stamps[:, None], state[:, 3:]], axis=1)
+
+
+def test_version_11_averaged_l2_files_load_with_prefix_sums(tmp_path):
+    """A version 11 file of an averaged l2 model (rows stamped with the step A, the
+    history of P since the rebase, no SP scalars) loads as the model saved now, bit
+    for bit: the prefix sums of P summed from the history as the kernel sums them;
+    it trains on as that model does. A pickled learner of that time's state
+    (`Learner.__getstate__` without SP) unpickles the same."""
+    n = 150
+    est, last, history = version_11_averaged_l2(n)
+    path = tmp_path / "m"
+    save_model(est, path)
+    content = members_of(path)
+    assert content["avg_history"].shape == (0, 4)
+
+    def as_version_11(h):
+        h["version"] = 11
+        del h["scalars"]["SP"], h["scalars"]["SP_lo"]
+
+    old = as_version_11_rows(content["state"], last[content["rows"]])
+    after = load_model(rewrite(path, edit_header=as_version_11, state=old, avg_history=history))
+    same_state(est, after)
+    assert after._learner.scalars()["SP"] == est._learner.scalars()["SP"] > 0
+    np.testing.assert_array_equal(after.coef_, est.coef_)
+    d = est._learner.__getstate__()
+    del d["SP"], d["SP_lo"]
+    d["arrays"]["state"] = as_version_11_rows(d["arrays"]["state"], last)
+    d["avg_history"] = history
+    learner = type(est._learner)(*est._learner.init_args())
+    learner.__setstate__(d)
+    np.testing.assert_array_equal(learner.__getstate__()["arrays"]["state"].view(np.uint64),
+                                  est._learner.__getstate__()["arrays"]["state"].view(np.uint64))
+    same_state(after.partial_fit(X[n:2 * n], Y[n:2 * n]), est.partial_fit(X[n:2 * n], Y[n:2 * n]))
+    with pytest.raises(ValueError, match="A fields the kernel never writes"):
+        load_model(rewrite(path, state=as_version_11_rows(content["state"], last[content["rows"]] + 0.5)))
+
+
 def test_version_9_files_load_as_models_without_an_offset(tmp_path):
     """A file of format version 9 (no t0 parameter or learner entry) loads as the model
     of t0 = 0, which trains on as the model saved; a file's t0 is checked (a version 10

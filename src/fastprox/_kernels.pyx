@@ -284,6 +284,7 @@ cdef class Learner:
         self._size_history()
         c.cursor.t = c.cursor.n_ops = c.cursor.since_rebase = 0
         c.cursor.shrink_product, c.cursor.threshold_sum, c.cursor.norm_sum = 1.0, 0.0, 0.0
+        c.cursor.avg_prefix = c.cursor.avg_prefix_lo = 0.0
         c.heap.gamma = berhu_gamma
         c.heap.size = 0
         c.groups.n_groups = 0
@@ -488,14 +489,20 @@ cdef class Learner:
                 **self.scalars(), **self.average_state()}
 
     @property
+    def rebase_period(self):
+        """The most steps between two rebases of the scalar-FOBOS cumulants."""
+        return self.c.params.rebase_period
+
+    @property
+    def avg_prefix(self):
+        """Whether the averaged iterate keeps its rows' stamps as prefix sums of P (l2's
+        rows: `Layout.avg_prefix`) where it would keep the cumulants' history."""
+        return self.c.layout.avg_prefix
+
+    @property
     def keeps_history(self):
         """Whether the averaged iterate keeps the scalar-FOBOS cumulants' history."""
         return keeps_history(&self.c)
-
-    @property
-    def history_capacity(self):
-        """The history entries the averaged iterate has room for (a rebase period + 1)."""
-        return self.avg_history_size // AVG_FIELDS
 
     def average_state(self):
         """What continuing the averaged iterate needs beyond the state rows (empty when
@@ -557,7 +564,7 @@ cdef class Learner:
         cdef Cursor* cursor = &self.c.cursor
         return {"t": cursor.t, "n_ops": cursor.n_ops, "since_rebase": cursor.since_rebase,
                 "P": cursor.shrink_product, "Q": cursor.threshold_sum, "N": cursor.norm_sum,
-                "heap_size": self.c.heap.size}
+                "SP": cursor.avg_prefix, "SP_lo": cursor.avg_prefix_lo, "heap_size": self.c.heap.size}
 
     def changed_state(self):
         """The rows of the state (features) that differ, bit for bit, from the row of
@@ -600,12 +607,16 @@ cdef class Learner:
         return count
 
     def __setstate__(self, d):
+        if "SP" not in d:           # (a pickle from before the prefix sums of P)
+            from fastprox.model_io.upgrades import upgraded_pickle
+            d = upgraded_pickle(self, d)
         self._attach(d["arrays"])
         cdef Cursor* cursor = &self.c.cursor
         cursor.t, cursor.n_ops, cursor.since_rebase = d["t"], d["n_ops"], d["since_rebase"]
         cursor.eta_next_t = 0
         cursor.shrink_product, cursor.threshold_sum, self.c.heap.size = d["P"], d["Q"], d["heap_size"]
         cursor.norm_sum = d["N"]
+        cursor.avg_prefix, cursor.avg_prefix_lo = d["SP"], d["SP_lo"]
         if self.c.params.average_from:
             self._set_average_state(d["bavg"], d["avg_history"])
 

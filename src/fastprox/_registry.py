@@ -160,7 +160,8 @@ def state_fields(update, schedule, penalty, *, penalized=True, l1_share=0.0, ftr
     averaged iterate is kept (`averaging`): each entry's running sum of its iterates
     S, last, and under a scalar or the normalized schedule the step A the row's sums
     are current at (last, but before the normalized schedule's scale m, which stays
-    its row's last field).
+    its row's last field); under l2 (a P stamp alone) the prefix sum of P over the
+    averaged steps at that step instead, in double-double (SP, SP_lo).
 
     w: a weight; P, Q: the stamps of the scalar-FOBOS shrink and threshold cumulants;
     last: AdaGrad's last step, G its sum of squared gradients, eta its frozen step;
@@ -173,6 +174,8 @@ def state_fields(update, schedule, penalty, *, penalized=True, l1_share=0.0, ftr
     kind = _kind(update, schedule)
     if kind == "normalized":
         row = row[:-1] + ("A",) + row[-1:]
+    elif kind == "scalar" and row == ("P",):      # (l2's: A the prefix sum of P, `Layout.avg_prefix`)
+        row = row + ("SP", "SP_lo")
     elif kind in ("scalar", "dual"):
         row = row + ("A",)
     return row, entry + ("S",)

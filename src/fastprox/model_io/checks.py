@@ -86,9 +86,11 @@ def check_layout(spec, scalars, state, arrays):
     checks = {"P": lambda v: (P <= v) & (v <= 1), "Q": lambda v: (0 <= v) & (v <= Q),
               "last": lambda v: (0 <= v) & (v <= t) & (v == np.floor(v)),
               "A": lambda v: (0 <= v) & (v <= t) & (v == np.floor(v)),
+              "SP": lambda v: (0 <= v) & (v <= scalars["SP"]),
               "G": lambda v: v >= 0, "n": lambda v: v >= 0,
               "phase": lambda v: (v == BERHU_L1) | (v == BERHU_L2)}
     checks["eta"] = lambda v: v == adagrad_steps(spec, fields["G"])   # (after G >= 0)
+    checks["SP_lo"] = lambda v: np.abs(v) <= np.spacing(fields["SP"])     # (after SP: double-double's low part)
     checks["R0"] = checks["Q"]
     checks["m"] = lambda v: v >= 0
     checks["c"] = lambda v: v == normalized_factors(spec, fields["G"], fields["m"])  # (after G, m)

@@ -7,7 +7,7 @@ included. This format stores only the features the model has touched, names
 its version, and is read without pickle: loading an untrusted file runs no
 code.
 
-Format, version 11
+Format, version 12
 ------------------
 A NumPy ``.npz`` archive (a zip of ``.npy`` arrays, deflated but for
 ``state`` and ``rows``, whose float64 values and sorted indices deflate by under a
@@ -20,7 +20,7 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
 ``header``
     0-d unicode array holding a JSON object:
 
-    - ``format``: ``"fastprox-model"``; ``version``: ``11``;
+    - ``format``: ``"fastprox-model"``; ``version``: ``12``;
     - ``class``: ``"ProxClassifier"`` or ``"ProxRegressor"``;
     - ``params``: ``get_params()`` (``random_state`` must be None or an int;
       arrays such as ``groups`` become lists, a ``class_weight`` dict a list of
@@ -37,8 +37,10 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
       ``fit_intercept``, ``groups``, ``group_weights`` and (K > 2 classes)
       ``multi_class`` are the kernel's, or the file is not written;
     - ``scalars``: the kernel's counters ``t``, ``n_ops``, ``since_rebase``,
-      ``heap_size`` and the scalar-FOBOS cumulants ``P``, ``Q`` (JSON floats
-      are written as Python's shortest round-trip repr: exact);
+      ``heap_size``, the scalar-FOBOS cumulants ``P``, ``Q``, the normalized
+      schedule's ``N``, and ``SP``, ``SP_lo``: the averaged l2 rows' prefix sum of
+      P (double-double; 0 for other models) (JSON floats are written as Python's
+      shortest round-trip repr: exact);
     - ``fitted``: ``n_features_in_``, ``t_`` (the kernel's ``t``),
       ``n_iter_``, ``progressive_loss_``, ``sparse_coef`` (whether
       ``sparsify()`` was called) and ``hash_bits_``: the model's input
@@ -83,9 +85,11 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
     The averaged iterate's sums of the intercepts, and the scalar-FOBOS cumulants'
     history since the rebase (Q, P and two Fenwick trees' nodes per step, the
     prefix sums the kernel keeps beside them rebuilt from P and Q on load; r is
-    since_rebase + 1, or 0 where no penalty stamps a row): what continuing the
-    average needs beside the state rows, whose fields then end with A (scalar
-    schedules) and each entry's S (`_registry.state_fields`).
+    since_rebase + 1, or 0 where no penalty stamps a row or the rows keep the
+    prefix sums of P, l2's): what continuing the average needs beside the state
+    rows, whose fields then end with A (scalar schedules; under l2 the prefix sum
+    of P at the row's stamp, SP and SP_lo) and each entry's S
+    (`_registry.state_fields`).
 ``classes`` (classifier only)
     ``classes_``; strings are stored as a unicode array.
 ``feature_names`` (only when fitted on a DataFrame)
@@ -108,7 +112,14 @@ memory available is refused before it is allocated. Writing refuses what
 loading would (a parameter changed after the fit, a model whose steps
 overflowed), so that every file written loads.
 
-Earlier versions load too. Version 10 differs from version 11 only in having no
+Earlier versions load too. Version 11 differs from version 12 only in the
+averaged scalar-FOBOS models whose rows keep a P stamp alone (l2; elastic net of
+l1_ratio 0): their rows' A is the step of their stamp, and ``avg_history`` holds
+since_rebase + 1 steps, where version 12 keeps in A the prefix sum of P over the
+averaged steps at that step (SP, SP_lo; the scalars ``SP``, ``SP_lo`` now's) and
+no history; loading sums the history's P into those prefix sums as the kernel
+sums them (other files load with SP = SP_lo = 0).
+Version 10 differs from version 11 only in having no
 ``intercept_scaling`` parameter and learner entry: such files load as models of
 intercept_scaling = 1 (the intercept the weight of a constant feature of value 1).
 Version 9 differs from version 10 only in having no
@@ -143,8 +154,8 @@ the parameter; such files load as models without group weights.
 from .._kernels import SAVED
 
 FORMAT = "fastprox-model"
-VERSION = 11
-READS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)   # versions this fastprox reads (see the format's history above)
+VERSION = 12
+READS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)   # versions this fastprox reads (see the format's history above)
 
 CLASS_NAMES = ("ProxClassifier", "ProxRegressor")
 
@@ -163,7 +174,8 @@ LEARNER = dict(n_features=_INT, n_outputs=_INT, update=_NAME, schedule=_NAME, pe
                 rda_rho=_NUMBER,
                 berhu_gamma=_NUMBER, epsilon=_NUMBER, fit_intercept=_BOOL, ovr=_BOOL, multinomial=_BOOL,
                 average=_INT, intercept_scaling=_NUMBER)
-SCALARS = dict(t=_INT, n_ops=_INT, since_rebase=_INT, heap_size=_INT, P=_NUMBER, Q=_NUMBER, N=_NUMBER)
+SCALARS = dict(t=_INT, n_ops=_INT, since_rebase=_INT, heap_size=_INT, P=_NUMBER, Q=_NUMBER, N=_NUMBER,
+               SP=_NUMBER, SP_lo=_NUMBER)
 FITTED = dict(n_features_in_=_INT, t_=_INT, n_iter_=_INT, progressive_loss_=_NUMBER, sparse_coef=_BOOL,
                hash_bits_=(type(None), int))
 #: ``fitted.progress_`` (optional): the progressive table's counters (its last line's too) and

@@ -115,6 +115,8 @@ def _check_scalars(scalars, spec):
         check_number("P", scalars["P"], 0.0, low_open=True, high=1.0)
         check_number("Q", scalars["Q"], 0.0)
         check_number("N", scalars["N"], 0.0)
+        check_number("SP", scalars["SP"], 0.0)
+        check_number("SP_lo", scalars["SP_lo"], -scalars["SP"], high=scalars["SP"])
     return scalars
 
 

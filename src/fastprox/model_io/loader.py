@@ -15,7 +15,7 @@ from .checks import (at_most, check_finite, check_heap, check_layout, check_save
                      exactly, strings)
 from .format import LEARNER_ARGS, SPECIAL, VALUES_PER_GROUP, VALUES_PER_OUTPUT, estimator_classes
 from .header import check_header, class_weight_of, in_section
-from .upgrades import state_upgrade
+from .upgrades import prefix_stamps, state_upgrade
 
 def load_model(path, cls=None):
     """Read an estimator written by `save_model` (or ``fastprox train --model``).
@@ -123,8 +123,14 @@ def _decode(members):
     check_same_groups(header.params, groups, learner.group_weights)
     arrays = {name: np.frombuffer(a, dtype=np.int64 if name in SAVED_INT64 else np.float64).reshape(shape)
               for name, (a, shape) in learner.saved_arrays().items()}   # the kernel's, written in place
-    _read_state(members, header, arrays)
-    learner.__setstate__({"arrays": arrays, **scalars, **_average_state(members, learner, scalars)})
+    average = _average_state(members, learner, scalars, header.version)
+    prefix = None
+    if header.version < 12 and learner.avg_prefix:     # (`upgrades.prefix_stamps`, from the history)
+        history, average["avg_history"] = average["avg_history"], np.empty((0, 4))
+        prefix = _PrefixUpgrade(history, scalars, learner.average)
+        scalars = prefix.scalars
+    _read_state(members, header, arrays, scalars, prefix)
+    learner.__setstate__({"arrays": arrays, **scalars, **average})
     classes = None
     if header.name == "ProxClassifier":
         with in_section("classes"):
@@ -137,14 +143,31 @@ def _decode(members):
     return SavedModel(header.name, header.params, learner, header.fitted, classes, feature_names)
 
 
-def _average_state(members, learner, scalars):
+class _PrefixUpgrade:
+    """A version 11 file's averaged l2 rows made the kernel's (`upgrades.prefix_stamps`
+    from the file's history): the state's upgrade, and the scalars with the prefix sum
+    of P it gives, which the checks of the rows then read."""
+
+    def __init__(self, history, scalars, average):
+        self.history, self.average = history, average
+        self.scalars = dict(scalars)
+
+    def __call__(self, state, K):
+        rows, self.scalars["SP"], self.scalars["SP_lo"] = prefix_stamps(state, self.history, self.scalars,
+                                                                         self.average)
+        return rows
+
+
+def _average_state(members, learner, scalars, version):
     """The averaged iterate's members of a model with ``average`` (none otherwise),
     finite and of the shapes the kernel keeps: the intercepts' sums, and the
-    cumulants' history since the rebase with its Q >= 0 and its P in (0, 1]."""
+    cumulants' history since the rebase with its Q >= 0 and its P in (0, 1] (that of
+    a version 11 file whose rows take the prefix sums of P: `prefix_stamps`)."""
     if not learner.average:
         return {}
-    n = scalars["since_rebase"] + 1 if learner.keeps_history else 0
-    if n > learner.history_capacity:
+    kept = learner.keeps_history or (version < 12 and learner.avg_prefix)
+    n = scalars["since_rebase"] + 1 if kept else 0
+    if n > learner.rebase_period + 1:
         raise ValueError(f"since_rebase={scalars['since_rebase']} is beyond the rebase period")
     bavg = members.array("bavg", exactly("bavg", (learner.n_outputs + learner.n_unpenalized,), np.float64))
     history = members.array("avg_history", exactly("avg_history", (n, 4), np.float64))
@@ -168,13 +191,16 @@ def _learner(spec, groups, weights):
                          "do not fit in the memory available") from None
 
 
-def _read_state(members, header, arrays):
+def _read_state(members, header, arrays, scalars, prefix):
     """Read the state's members into the kernel's arrays, checking every value:
-    finite, and holding the kernel's invariants."""
-    spec, scalars = header.learner, header.scalars
+    finite, and holding the kernel's invariants (those of the rows a version 11
+    file's are made, `prefix`, if it is not None, with the scalars it gives)."""
+    spec = header.learner
     d, K = spec["n_features"], spec["n_outputs"]
     width = arrays["state"].shape[1]
     stored, upgrade = state_upgrade(header.version, spec, width)
+    if prefix is not None:
+        stored = width - 1
     rows = members.array("rows", at_most("rows", d, np.int64))
     state = members.array("state", exactly("state", (len(rows), stored), np.float64))
     if not (np.all((0 <= rows) & (rows < d)) and np.all(rows[1:] > rows[:-1])):   # (np.diff overflows)
@@ -184,6 +210,9 @@ def _read_state(members, header, arrays):
             a[...] = members.array(name, exactly(name, a.shape, a.dtype))
             check_finite(name, a)
     check_finite("state", state)
+    if prefix is not None:
+        state = prefix(state, K)
+        scalars = prefix.scalars
     check_layout(spec, scalars, state, arrays)
     if upgrade is not None:
         state = upgrade(state, K)

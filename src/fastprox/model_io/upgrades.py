@@ -18,6 +18,52 @@ BEFORE_7 = dict(average=0)
 BEFORE_10 = dict(t0=0.0)
 # Entries of the learner section that versions before 11 lack (an unscaled intercept feature).
 BEFORE_11 = dict(intercept_scaling=1.0)
+# Entries of the scalars section that versions before 12 lack (no prefix sums of P: `prefix_stamps`
+# gives those of the models that keep them).
+BEFORE_12 = dict(SP=0.0, SP_lo=0.0)
+
+
+def prefix_stamps(state, history, scalars, average):
+    """Version 11's averaged rows with a P stamp alone (P, A, then the entries; A the
+    step of the row's stamp) as the kernel keeps them since (P, SP, SP_lo, then the
+    entries): the prefix sum of P over the averaged steps (>= ``average``) since the
+    rebase up to A, from the history of P (``avg_history``'s second column, one row
+    per step since the rebase), summed in double-double as the kernel sums it
+    (`average.dd_add`: the same additions, the same bits). Returns the rows and the
+    prefix sum at the last step (SP, SP_lo); ValueError for a stamp A that is not a
+    step since the rebase."""
+    t, since = scalars["t"], scalars["since_rebase"]
+    base = t - since
+    hi, lo = np.zeros(since + 1), np.zeros(since + 1)
+    h = l = 0.0
+    for i in range(1, since + 1):
+        if base + i >= average:
+            x = float(history[i, 1])
+            total = h + x
+            bp = total - h
+            l = l + ((h - (total - bp)) + (x - bp))
+            h = total + l
+            l = l - (h - total)
+        hi[i], lo[i] = h, l
+    A = state[:, 1]
+    if not np.all((base <= A) & (A <= t) & (A == np.floor(A))):
+        raise ValueError(f"state holds A fields the kernel never writes (steps since the rebase, {base} to {t})")
+    at = (A - base).astype(np.int64)
+    rows = np.concatenate([state[:, :1], hi[at, None], lo[at, None], state[:, 2:]], axis=1)
+    return rows, h, l
+
+
+def upgraded_pickle(learner, d):
+    """A `Learner.__getstate__` dict of a pickle from before the prefix sums of P (no
+    ``SP``) as the learner reads it now: its averaged l2 rows' stamps the prefix sums
+    (`prefix_stamps`, from its history, which the learner no longer keeps)."""
+    d = {**BEFORE_12, **d}
+    if learner.avg_prefix:
+        state = d["arrays"]["state"]
+        rows, d["SP"], d["SP_lo"] = prefix_stamps(state, d["avg_history"], d, learner.average)
+        d["arrays"] = {**d["arrays"], "state": rows}
+        d["avg_history"] = np.empty((0, 4))
+    return d
 
 
 def add_ftrl_roots(state, K):
@@ -54,6 +100,8 @@ def upgraded(header, version):
         header["learner"] = {**BEFORE_10, **header["learner"]}
     if version < 11 and type(header["learner"]) is dict:
         header["learner"] = {**BEFORE_11, **header["learner"]}
+    if version < 12 and type(header["scalars"]) is dict:
+        header["scalars"] = {**BEFORE_12, **header["scalars"]}
     if version < 6 and type(header["fitted"]) is dict:
         header["fitted"] = {**BEFORE_6, **header["fitted"]}
     if isinstance(header["params"], dict):

@@ -142,6 +142,9 @@ cdef struct Layout:
     int avg_stamp_at              # averaging under a scalar schedule: where a row keeps the step its
                                   # sums are current at (A), -1: none
     int avg_sum_at                # averaging: where an entry keeps the sum of its iterates (S), -1: none
+    bint avg_prefix               # averaging, scalar FOBOS under l2 (a P stamp alone): A is the prefix
+                                  # sum of P over the averaged steps at the row's stamp, in double-double
+                                  # (avg_stamp_at, + 1: hi, lo; `Cursor.avg_prefix`), not the step
 
 
 cdef struct Cursor:
@@ -152,6 +155,8 @@ cdef struct Cursor:
     long long history_walks       # averaged catch-ups that summed their skipped iterates by the
                                   # history's Fenwick walk (`average.range_sums`; not saved)
     double shrink_product         # P: prod of 1/(1 + eta alpha (1 - rho)) since the rebase
+    double avg_prefix             # averaging under l2 (`Layout.avg_prefix`): the sum of P over the
+    double avg_prefix_lo          # averaged steps since the rebase, in double-double (hi, lo)
     double threshold_sum          # Q: sum of eta alpha rho / P since the rebase (groups: of eta alpha;
                                   # normalized: R, the sum of r_tau)
     double norm_sum               # normalized: N_t, the rows' squared norms in their features' scales
@@ -282,6 +287,7 @@ cdef inline void set_layout(Ctx* c) noexcept:
     c.layout.ftrl_roots = False
     c.layout.n_row_fields = 0
     c.layout.avg_stamp_at = c.layout.avg_sum_at = -1
+    c.layout.avg_prefix = False
     if c.params.grouped:
         c.layout.n_entry_fields = RDA_G + 1 if c.params.schedule == ADAGRAD else RDA_S + 1
     elif c.params.schedule == NORMALIZED and normalized_l1_rows(c):
@@ -313,6 +319,9 @@ cdef inline void set_layout(Ctx* c) noexcept:
         elif c.params.schedule != ADAGRAD or c.params.update != FOBOS:
             c.layout.avg_stamp_at = c.layout.n_row_fields
             c.layout.n_row_fields += 1
+            # (l2's rows: A the prefix sum of P in double-double, two fields)
+            c.layout.avg_prefix = c.layout.shrink_stamp_at >= 0 and c.layout.threshold_stamp_at < 0
+            c.layout.n_row_fields += c.layout.avg_prefix
         c.layout.avg_sum_at = c.layout.n_entry_fields
         c.layout.n_entry_fields += 1
     c.layout.width = c.layout.n_row_fields + c.params.n_outputs * c.layout.n_entry_fields

@@ -12,6 +12,20 @@
 #     keeps it (a share of the prefix sum of at least PREFIX_SHARE), else in O(log^2)
 #     from Fenwick trees over P and P Q (blocks of positive terms: the terms of a
 #     geometrically decaying P, which the difference would lose);
+#   - the same under l2 (a P stamp alone, Q = 0: `Layout.avg_prefix`), without the
+#     history: u_tau = (w_s / P_s) P_tau, so the skipped sum is w_s / P_s times the
+#     difference of the prefix sum of P over the averaged steps now
+#     (`Cursor.avg_prefix`, double-double, added as P advances) and at the row's stamp,
+#     which the row keeps as its A (two fields: hi, lo) in place of the step. That is
+#     Xu's (2011) and scikit-learn's averaged form (their S_j = c_j + v_j SP_t, with
+#     c_j = S_j(s) - v_j SP_s folded into one correction) kept unfolded: S_j stays a
+#     sum of same-signed iterates, and the cancellation of SP_t - SP_s happens in
+#     the double-double prefix sums, whose error is about k eps^2 SP_t after k steps,
+#     at most 2^-40 of the range's sum where the range's last P is at least
+#     PREFIX_SHARE of SP_t: `count_step` rebases before it falls under that (a
+#     geometrically decaying P rebases every few hundred to tens of millions of steps
+#     instead of walking trees). No history is read or written: a row's catch-up
+#     costs a division, three additions and a multiplication more than its weight's;
 #   - FOBOS + the normalized schedule under l1: u_tau = sign(w_s) max(0, |w_s| - f (R_tau
 #     - R_s)), f = alpha times the entry's frozen step factor, R its cumulant (Q): the
 #     same sums with P = 1; without a penalty the weight stays as it is;
@@ -60,7 +74,7 @@ cdef inline bint keeps_history(Ctx* c) noexcept nogil:
         return False
     if c.params.schedule == NORMALIZED:
         return normalized_l1_rows(c)
-    return c.layout.shrink_stamp_at >= 0 or c.layout.threshold_stamp_at >= 0
+    return (c.layout.shrink_stamp_at >= 0 or c.layout.threshold_stamp_at >= 0) and not c.layout.avg_prefix
 
 
 cdef inline long long average_count(Ctx* c) noexcept nogil:
@@ -82,6 +96,35 @@ cdef inline void dd_add(double* hi, double* lo, double x) noexcept nogil:
     cdef double l = lo[0] + ((hi[0] - (s - bp)) + (x - bp))
     hi[0] = s + l
     lo[0] = l - (hi[0] - s)
+
+
+cdef inline void add_prefix(Ctx* c) noexcept nogil:
+    """After the cumulants' advance to step t + 1 (l2's rows, `Layout.avg_prefix`): P
+    joins its prefix sum over the averaged steps if step t + 1 is one (in
+    double-double, as `history_prefix` sums the history's)."""
+    if c.cursor.t + 1 >= c.params.average_from:
+        dd_add(&c.cursor.avg_prefix, &c.cursor.avg_prefix_lo, c.cursor.shrink_product)
+
+
+cdef inline void stamp_sums(Ctx* c, double* row, long long t) noexcept nogil:
+    """Mark a row's sums as current at step t, the current cumulants': its stamp A
+    is the step, or under l2 (`Layout.avg_prefix`) the prefix sum of P at it."""
+    if c.layout.avg_prefix:
+        row[c.layout.avg_stamp_at] = c.cursor.avg_prefix
+        row[c.layout.avg_stamp_at + 1] = c.cursor.avg_prefix_lo
+    else:
+        row[c.layout.avg_stamp_at] = t
+
+
+# FASTPROX_IN_LINE
+cdef inline double prefix_sum(Ctx* c, double w, double Ps, const double* row) noexcept nogil:
+    """The sum of the iterates w P_tau / P_s over the averaged steps tau the row skipped
+    since its stamp (l2's rows, `Layout.avg_prefix`): w / P_s times the difference of the
+    prefix sums of P now and at the stamp (the history's `range_sums` with the stamp's
+    prefix read from the row). `count_step` rebases before P falls under PREFIX_SHARE
+    of the prefix sum, so that the difference keeps every range (it ends with a P)."""
+    cdef const double* a = row + c.layout.avg_stamp_at
+    return (w / Ps) * ((c.cursor.avg_prefix - a[0]) + (c.cursor.avg_prefix_lo - a[1]))
 
 
 cdef inline void history_prefix(double* hist, long long i) noexcept nogil:
@@ -251,7 +294,10 @@ cdef inline double scalar_history_sum(Ctx* c, double* row, int k, bint alive) no
 
 # FASTPROX_OUT_OF_LINE
 cdef inline double scalar_skipped_sum(Ctx* c, double* row, int k, bint alive) noexcept nogil:
-    """`scalar_history_sum`, or without a penalty the weight times the steps' count."""
+    """`scalar_history_sum`, under l2 `prefix_sum`, or without a penalty the weight
+    times the steps' count."""
+    if c.layout.avg_prefix:
+        return prefix_sum(c, entry(c, row, k)[FOBOS_W], row[c.layout.shrink_stamp_at], row)
     if not keeps_history(c):
         return constant_sum(c, entry(c, row, k)[FOBOS_W], <long long>row[c.layout.avg_stamp_at])
     return scalar_history_sum(c, row, k, alive)
@@ -422,5 +468,5 @@ cdef inline void add_iterates(Ctx* c, double* row, int n_outputs) noexcept nogil
         for k in range(n_outputs):
             e = entry(c, row, k)
             e[c.layout.avg_sum_at] += e[FOBOS_W]
-    if c.layout.avg_stamp_at >= 0:
-        row[c.layout.avg_stamp_at] = c.cursor.t + 1
+    if c.params.schedule != ADAGRAD:      # (AdaGrad's rows: their last step, `stamp`'s)
+        stamp_sums(c, row, c.cursor.t + 1)

@@ -19,8 +19,9 @@ from fastprox._kernel.groups.groups cimport groups_rebase
 from fastprox._kernel.rules.normalized cimport normalized_catch_up
 from fastprox._kernel.rules.average cimport (averaging, keeps_history, history_origin, average_end_step,
                                              scalar_skipped_sum, scalar_history_sum, adagrad_skipped_sum,
-                                             normalized_skipped_sum, unpenalized_catch_up, add_iterate,
-                                             dual_catch_up, add_dual_iterate)
+                                             normalized_skipped_sum, add_iterate,
+                                             dual_catch_up, add_dual_iterate, add_prefix, stamp_sums,
+                                             prefix_sum, PREFIX_SHARE)
 
 cdef extern from "_kernel/out_of_line.h":
     pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
@@ -45,6 +46,8 @@ cdef inline void stamp_origin(Ctx* c, double* row) noexcept nogil:
         row[c.layout.shrink_stamp_at] = 1.0
     if c.layout.threshold_stamp_at >= 0:
         row[c.layout.threshold_stamp_at] = 0.0
+    if c.layout.avg_prefix:
+        stamp_sums(c, row, 0)           # (after a rebase: the prefix sums' origin, 0)
 
 
 cdef inline bint zero_origin(Ctx* c) noexcept nogil:
@@ -78,12 +81,15 @@ cdef inline void advance_cumulants(Ctx* c) noexcept nogil:
     advance_separable(c, a, c.params.l1_share)
 
 
+# FASTPROX_IN_LINE
 cdef inline void advance_separable(Ctx* c, double a, double l1_share) noexcept nogil:
     """P and Q of a separable penalty after a prox with threshold a = alpha eta_t and the
     penalty's l1 share (the fast rows of fobos call it directly, l1's share 1 a constant)."""
     c.cursor.threshold_sum += a * l1_share / c.cursor.shrink_product
     if l1_share != 1.0:           # (l1: P / 1 is P, and a division a row is 1% of ijcnn1's)
         c.cursor.shrink_product /= 1.0 + a * (1.0 - l1_share)
+    if c.layout.avg_prefix:
+        add_prefix(c)
 
 
 cdef inline void end_step(Ctx* c) noexcept nogil:
@@ -96,9 +102,12 @@ cdef inline void end_step(Ctx* c) noexcept nogil:
 
 cdef inline void count_step(Ctx* c) noexcept nogil:
     """One step more on the cumulants (fobos under a scalar or the normalized schedule):
-    their rebase when P nears underflow or rebase_period steps have passed."""
+    their rebase when P nears underflow, falls under PREFIX_SHARE of its prefix sum
+    (l2's averaged rows: `average.prefix_sum`; the sum is 0 elsewhere) or
+    rebase_period steps have passed."""
     c.cursor.since_rebase += 1
-    if c.cursor.shrink_product < P_FLOOR or c.cursor.since_rebase >= c.params.rebase_period:
+    if (c.cursor.shrink_product < P_FLOOR or c.cursor.since_rebase >= c.params.rebase_period
+            or c.cursor.shrink_product < PREFIX_SHARE * c.cursor.avg_prefix):
         rebase(c)
 
 
@@ -115,6 +124,7 @@ cdef inline void rebase(Ctx* c) noexcept nogil:
     c.cursor.since_rebase = 0           # (after: the averaged catch-up reads the history since the last)
     if keeps_history(c):
         history_origin(c)
+    c.cursor.avg_prefix = c.cursor.avg_prefix_lo = 0.0
     c.cursor.n_ops += c.params.n_features * c.params.n_outputs
     c.cursor.shrink_product, c.cursor.threshold_sum = 1.0, 0.0
     reset_stamps(c)
@@ -156,7 +166,7 @@ cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
             entry(c, row, k)[FOBOS_W] = caught
         stamp_cumulants(c, row)
         if averaging(c):
-            row[c.layout.avg_stamp_at] = c.cursor.t
+            stamp_sums(c, row, c.cursor.t)
 
 
 # FASTPROX_OUT_OF_LINE
@@ -210,18 +220,30 @@ cdef inline void stamp_cumulants(Ctx* c, double* row) noexcept nogil:
 
 # FASTPROX_IN_LINE
 cdef inline void fobos_averaged_catch_up(Ctx* c, double* row) noexcept nogil:
-    """`catch_up` of a scalar-FOBOS row with one output, in line: nothing where its
-    stamp A is the step (a row met at the step before, or caught up by a rebase since:
-    its P and Q stamps are the cumulants, so its weight's catch-up is the identity
-    and no iterate was skipped); without a penalty `unpenalized_catch_up`; else the
-    weight's catch-up and the skipped iterates' sum from the history
-    (`average.scalar_history_sum`: a penalty's stamp, so a history), and its stamps."""
+    """`catch_up` of a scalar-FOBOS row with one output and a penalty, in line (without
+    one: `average.unpenalized_catch_up`): nothing where the row is current (a row met
+    at the step before, or caught up by a rebase since: its weight's catch-up is the
+    identity and no iterate was skipped): under l2 (`Layout.avg_prefix`) where its P
+    stamp and prefix sum of P are the cumulants' (a step since would have changed P or
+    its prefix sum: P is at least PREFIX_SHARE of it, so it adds more than an ulp),
+    else where its stamp A is the step; else the weight's catch-up and the skipped
+    iterates' sum (under l2 from the prefix sums, `average.prefix_sum`, else from the
+    history, `average.scalar_history_sum`: a penalty's stamp, so a history), and its
+    stamps."""
     cdef double* e = row + c.layout.n_row_fields
     cdef double caught
-    if <long long>row[c.layout.avg_stamp_at] >= c.cursor.t:
+    if c.layout.avg_prefix:
+        if (row[c.layout.shrink_stamp_at] == c.cursor.shrink_product
+                and row[c.layout.avg_stamp_at] == c.cursor.avg_prefix
+                and row[c.layout.avg_stamp_at + 1] == c.cursor.avg_prefix_lo):
+            return
+        caught = scalar_catch_up(c, row, 0)
+        e[c.layout.avg_sum_at] += prefix_sum(c, e[FOBOS_W], row[c.layout.shrink_stamp_at], row)
+        e[FOBOS_W] = caught
+        stamp_cumulants(c, row)
+        stamp_sums(c, row, c.cursor.t)
         return
-    if c.layout.shrink_stamp_at < 0 and c.layout.threshold_stamp_at < 0:
-        unpenalized_catch_up(c, row)
+    if <long long>row[c.layout.avg_stamp_at] >= c.cursor.t:
         return
     caught = scalar_catch_up(c, row, 0)
     e[c.layout.avg_sum_at] += scalar_history_sum(c, row, 0, caught != 0.0)

@@ -22,7 +22,7 @@ from fastprox._kernel.base.state cimport Ctx
 from fastprox._kernel.base.csr cimport weight_at
 from fastprox._kernel.rules.schedules cimport begin_schedule_step
 from fastprox._kernel.rules.dual cimport set_weight_params
-from fastprox._kernel.rules.fobos cimport catch_up, stamp, end_step, fobos_averaged_catch_up
+from fastprox._kernel.rules.fobos cimport catch_up, stamp, end_step
 from fastprox._kernel.rules.average cimport unpenalized_catch_up, add_iterates
 from fastprox._kernel.steps.rows cimport (rows_t, step_t, loss_t, eta_t, row_kernel, row_intercept, update_of,
                                           schedule_of, fobos_l1_row, fobos_row, FobosRows, FobosL1Rows,
@@ -128,10 +128,8 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     begin_schedule_step(c, schedule_of(schedule))
     if not fused:
         for nz in range(lo, hi):
-            if rows_t is NormalizedRows or rows_t is InvariantNormalizedRows:
-                unpenalized_catch_up(c, c.arrays.state + indices[nz] * width)
-            elif rows_t is FobosRows:
-                fobos_averaged_catch_up(c, c.arrays.state + indices[nz] * width)
+            if rows_t is NormalizedRows or rows_t is InvariantNormalizedRows or rows_t is FobosRows:
+                unpenalized_catch_up(c, c.arrays.state + indices[nz] * width)     # (fobos: no penalty)
             elif rows_t is not InvariantAdagradRows:     # (which adds the sums in its own loops)
                 catch_up(c, c.arrays.state + indices[nz] * width)
     c.arrays.state += shift
