@@ -136,7 +136,7 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     c.layout.n_row_fields -= shift
     if rows_t is FobosL1Rows:       # (Q, A, w, S): the weight at field 2
         total = fobos_l1_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule, 2)
-    elif rows_t is FobosRows and shift == 0:
+    elif fused:                     # (scalar fobos's rows with a penalty)
         total = fobos_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule, True)
     else:
         total = row_kernel(c, data, indices, lo, hi, y[r], weight_at(sw, r), kernel, loss, schedule,
@@ -145,7 +145,7 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     c.layout.n_row_fields += shift
     if c.cursor.nonfinite:
         return total
-    if rows_t is FobosRows and shift == 1:
+    if rows_t is FobosRows and not fused:        # (without a penalty)
         for nz in range(lo, hi):
             add_iterates(c, c.arrays.state + indices[nz] * width, 1)
     elif not fused and rows_t is not InvariantAdagradRows:
