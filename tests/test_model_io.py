@@ -3,6 +3,7 @@ and a clear ValueError naming the file for every kind of bad file."""
 import functools
 import io
 import json
+import math
 import shutil
 import struct
 import subprocess
@@ -349,6 +350,19 @@ def test_version_11_averaged_l2_files_load_with_prefix_sums(tmp_path):
     same_state(after.partial_fit(X[n:2 * n], Y[n:2 * n]), est.partial_fit(X[n:2 * n], Y[n:2 * n]))
     with pytest.raises(ValueError, match="A fields the kernel never writes"):
         load_model(rewrite(path, state=as_version_11_rows(content["state"], last[content["rows"]] + 0.5)))
+
+
+def test_prefix_sums_low_part_is_double_doubles(tmp_path):
+    """The scalars' SP_lo, the low part of the prefix sum of P (double-double), is
+    at most an ulp of SP, as the rows' SP_lo are: a low part of 1.0 beside SP of a
+    few hundred, which the kernel never writes, loaded (|SP_lo| <= SP was checked)."""
+    est, _, _ = version_11_averaged_l2(150)
+    path = tmp_path / "m"
+    save_model(est, path)
+    SP = est._learner.scalars()["SP"]
+    assert SP > 1.0
+    for low in (1.0, -1.0, 4 * math.ulp(SP)):
+        refused(edited(path, tmp_path / "t", lambda h: h["scalars"].update(SP_lo=low)), "SP_lo=")
 
 
 def test_version_9_files_load_as_models_without_an_offset(tmp_path):

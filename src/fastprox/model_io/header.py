@@ -3,6 +3,7 @@ entries (fastprox.model_io.format), each of its JSON type and in its range, the
 parameters valid and the kernel's kind theirs; ValueError naming the entry
 otherwise. Entries that earlier versions lack are added first
 (fastprox.model_io.upgrades)."""
+import math
 from collections import namedtuple
 from contextlib import contextmanager
 from types import SimpleNamespace
@@ -116,7 +117,8 @@ def _check_scalars(scalars, spec):
         check_number("Q", scalars["Q"], 0.0)
         check_number("N", scalars["N"], 0.0)
         check_number("SP", scalars["SP"], 0.0)
-        check_number("SP_lo", scalars["SP_lo"], -scalars["SP"], high=scalars["SP"])
+        ulp = math.ulp(scalars["SP"])   # (double-double's low part, as the rows' SP_lo: `checks.check_layout`)
+        check_number("SP_lo", scalars["SP_lo"], -ulp, high=ulp)
     return scalars
 
 
