@@ -296,12 +296,13 @@ def test_version_5_files_load_as_models_without_hashing(saved):
     assert after.hash_bits is after.hash_bits_ is None
 
 
-def version_11_averaged_l2(n):
-    """An averaged l2 classifier after n single-row steps on X (no rebase) and, for its
+def version_11_averaged_l2(n, average=True):
+    """An averaged l2 classifier (from step ``average``) after n single-row steps on X
+    (no rebase) and, for its
     rows, what version 11 kept: the step of each row's stamp A (the last row that met
     the feature, 0 for none) and the history of P since the rebase (P of each step;
     Q = 0, the Fenwick nodes the loader does not read left 0)."""
-    est = ProxClassifier(penalty="l2", alpha=1e-3, schedule="inv", average=True, shuffle=False)
+    est = ProxClassifier(penalty="l2", alpha=1e-3, schedule="inv", average=average, shuffle=False)
     history = np.zeros((n + 1, 4))
     history[0, 1] = 1.0
     last = np.zeros(X.shape[1])
@@ -317,14 +318,17 @@ def as_version_11_rows(state, stamps):
     return np.concatenate([state[:, :1], stamps[:, None], state[:, 3:]], axis=1)
 
 
-def test_version_11_averaged_l2_files_load_with_prefix_sums(tmp_path):
+@pytest.mark.parametrize("average", [True, 60])
+def test_version_11_averaged_l2_files_load_with_prefix_sums(tmp_path, average):
     """A version 11 file of an averaged l2 model (rows stamped with the step A, the
     history of P since the rebase, no SP scalars) loads as the model saved now, bit
-    for bit: the prefix sums of P summed from the history as the kernel sums them;
-    it trains on as that model does. A pickled learner of that time's state
-    (`Learner.__getstate__` without SP) unpickles the same."""
+    for bit: the prefix sums of P over the averaged steps summed from the history as
+    the kernel sums them (averaged from the first step, and from step 60: rows
+    stamped before it have prefix sums 0); it trains on as that model does. A
+    pickled learner of that time's state (`Learner.__getstate__` without SP)
+    unpickles the same."""
     n = 150
-    est, last, history = version_11_averaged_l2(n)
+    est, last, history = version_11_averaged_l2(n, average)
     path = tmp_path / "m"
     save_model(est, path)
     content = members_of(path)

@@ -4,6 +4,7 @@ since, with the values that mean what the file meant, and state rows of an
 earlier layout converted to the kernel's."""
 from .._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
 from .._numpy import np
+from .._kernels import running_sums
 # Parameters newer than some files of this version: absent, they take these values.
 LATER_PARAMS = dict(t0=0.0, intercept_scaling=1.0, grow_features=False, verbose=0, class_weight=None,
                     step="gradient", hash_bits=None, average=False, tol=None, n_iter_no_change=5,
@@ -29,28 +30,21 @@ def prefix_stamps(state, history, scalars, average):
     entries): the prefix sum of P over the averaged steps (>= ``average``) since the
     rebase up to A, from the history of P (``avg_history``'s second column, one row
     per step since the rebase), summed in double-double as the kernel sums it
-    (`average.dd_add`: the same additions, the same bits). Returns the rows and the
+    (`_kernels.running_sums`: the same additions, the same bits). Returns the rows and the
     prefix sum at the last step (SP, SP_lo); ValueError for a stamp A that is not a
     step since the rebase."""
     t, since = scalars["t"], scalars["since_rebase"]
     base = t - since
-    hi, lo = np.zeros(since + 1), np.zeros(since + 1)
-    h = l = 0.0
-    for i in range(1, since + 1):
-        if base + i >= average:
-            x = float(history[i, 1])
-            total = h + x
-            bp = total - h
-            l = l + ((h - (total - bp)) + (x - bp))
-            h = total + l
-            l = l - (h - total)
-        hi[i], lo[i] = h, l
+    averaged = base + np.arange(1, since + 1) >= average
+    hi, lo = (np.frombuffer(a) for a in running_sums(np.ascontiguousarray(history[1:since + 1, 1][averaged])))
+    before = np.concatenate([[0], np.cumsum(averaged)])     # the averaged steps up to each step since the rebase
+    hi, lo = hi[before], lo[before]
     A = state[:, 1]
     if not np.all((base <= A) & (A <= t) & (A == np.floor(A))):
         raise ValueError(f"state holds A fields the kernel never writes (steps since the rebase, {base} to {t})")
     at = (A - base).astype(np.int64)
     rows = np.concatenate([state[:, :1], hi[at, None], lo[at, None], state[:, 2:]], axis=1)
-    return rows, h, l
+    return rows, float(hi[-1]), float(lo[-1])
 
 
 def upgraded_pickle(learner, d):
