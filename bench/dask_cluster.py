@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from bench import dask_sim
-from bench.dask import D
+from bench.dask_workload import D
 from bench.dask_pinned import pin
 from bench.machine import describe_machine
 
@@ -171,7 +171,7 @@ def write(out, kept, args, nbytes):
              f"{nbytes / 1e6:.0f} MB as {args.shares} LIBSVM files under {args.dir}; W workers: the files "
              f"dealt to W groups as `fastprox.dask` deals them. Test: {args.test_rows:,} rows of the same "
              "distribution.",
-             "- Rule: `bench.dask.RULE` (FOBOS + AdaGrad, l1 1e-6) in the parallel mode, a mix per pass.",
+             "- Rule: `bench.dask_workload.RULE` (FOBOS + AdaGrad, l1 1e-6) in the parallel mode, a mix per pass.",
              f"- Network model: {args.bandwidth_gbps:g} Gb/s per link, {args.latency_ms:g} ms per tree "
              "level; a contribution goes up each level of the binary tree, the mixed model down it.", ""]
     timing, acc = kept.get("timing"), kept.get("accuracy")

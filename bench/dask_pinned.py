@@ -54,7 +54,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.dask import CLUSTER_RUN, USER_ENVIRON, accuracy, generate, train_command, uptime
+from bench.dask_workload import CLUSTER_RUN, USER_ENVIRON, accuracy, generate, train_command, uptime
 from bench.machine import describe_machine
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -281,7 +281,7 @@ def write(path, files, total, rows, load_before, load_after, args, probe, stolen
     lines = ["# Machines as pinned cores: one `fastprox train` on one core against 2 one-core workers", "",
              describe_machine(), f"- Load before: `{load_before}`", f"- Load after: `{load_after}`",
              f"- Data: {len(files)} LIBSVM files of `bench.dask`, {total / 1e9:.2f} GB in all, in the page "
-             "cache; rule `bench.dask.RULE` (FOBOS + AdaGrad, l1 1e-6); the cluster in parallel mode, a mix "
+             "cache; rule `bench.dask_workload.RULE` (FOBOS + AdaGrad, l1 1e-6); the cluster in parallel mode, a mix "
              "per pass.",
              "- One core: `fastprox train FILES --model M` (with `--holdout-off` from 2 passes: every row "
              "trained, as on the cluster) pinned to core 0, a fresh process each run, as a user runs it: its "
@@ -295,7 +295,7 @@ def write(path, files, total, rows, load_before, load_after, args, probe, stolen
              + " Its wall time is from `fit` to the saved model (the client's interpreter, imports and "
              "connection excluded); the column 'with the client's start' times the client's process from its "
              "start to its exit, like for like with the one core's process. The one core, the halves and the "
-             "client run in the environment the benchmark was started in (`bench.dask.USER_ENVIRON`), as a "
+             "client run in the environment the benchmark was started in (`bench.dask_workload.USER_ENVIRON`), as a "
              "user's shell gives it, not in the one Dask's nanny writes into the process that starts the "
              "workers (`MALLOC_TRIM_THRESHOLD_=65536`: docs/dask.md, the allocator's thresholds); the workers "
              "have the nanny's, as a user's workers do.",

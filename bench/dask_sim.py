@@ -6,7 +6,7 @@ starts every round from the same global model, then the mix) without W
 processes. Used by ``bench.dask_cluster`` (the simulated cluster) and for the
 mixes' accuracy table of docs/dask.md.
 
-The data are the benchmark's (``bench.dask.generate``'s distribution: rows of
+The data are the benchmark's (``bench.dask_workload.generate``'s distribution: rows of
 60 Zipf-ranked features of d = 2^20, labels a fixed sparse linear rule with
 10% flipped), made in memory: ``rows`` rows cut into shares.
 """
@@ -14,13 +14,13 @@ import time
 
 import numpy as np
 
-from bench.dask import D, PER_ROW, RULE
+from bench.dask_workload import D, PER_ROW, RULE
 from bench.throughput import zipf_text
 
 
 def zipf_rows(n, seed):
     """n rows and labels of the benchmark's distribution (file ``seed``'s rows as
-    bench.dask.generate writes them: ids are Zipf ranks, the labels the fixed
+    bench.dask_workload.generate writes them: ids are Zipf ranks, the labels the fixed
     rule's)."""
     truth_rng = np.random.default_rng(12345)
     truth = truth_rng.normal(size=D) * (truth_rng.random(D) < 0.1)

@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.dask import CLUSTER_RUN, RULE_OPTIONS, USER_ENVIRON, generate, passes_options, uptime
+from bench.dask_workload import CLUSTER_RUN, RULE_OPTIONS, USER_ENVIRON, generate, passes_options, uptime
 from bench.dask_pinned import QUIET, pin
 from bench.machine import describe_machine
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.dask import RULE_OPTIONS, generate, uptime
+from bench.dask_workload import RULE_OPTIONS, generate, uptime
 from bench.machine import describe_machine
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -77,7 +77,7 @@ def main(argv=None):
              f"`python -m bench.stream_memory --files {args.files} --runs {args.runs} --passes {args.passes}`", "",
              describe_machine(), f"- Load before: `{before}`", f"- Load after: `{after}`",
              f"- Data: {args.files} LIBSVM files of `bench.dask` ({size / 1e9:.2f} GB, in the page cache); "
-             f"its rule (`bench.dask.RULE_OPTIONS`); {args.passes} pass(es); every run a fresh `fastprox train` "
+             f"its rule (`bench.dask_workload.RULE_OPTIONS`); {args.passes} pass(es); every run a fresh `fastprox train` "
              f"process pinned to core {args.core}, the settings interleaved run after run.", "",
              "| setting | wall s | CPU s (user + system) | minor page faults | every run's wall s |",
              "|---|---:|---:|---:|---|"]

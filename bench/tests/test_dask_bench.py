@@ -51,7 +51,7 @@ def test_pinned_cores_compare_one_core_with_two(tmp_path):
     assert "the target is stated at >= 2 GB" in text
     assert "The cores themselves" in text and "(steal, `/proc/stat`)" in text
     assert "speed, median of the runs' own (each run's)" in text and "the median of the runs' own ratios" in text
-    assert "minor page faults, thousands" in text and "`bench.dask.USER_ENVIRON`" in text
+    assert "minor page faults, thousands" in text and "`bench.dask_workload.USER_ENVIRON`" in text
     assert "| passes | worker | all | event loop |" in text and "| `train_group` |" in text and "`distributed.worker.profile.enabled: False`" in text
     wrong = _run("bench.dask", "--cores-per-machine", "2", "--dir", str(tmp_path / "data"))
     assert "takes 1" in wrong.stderr and "Traceback" not in wrong.stderr
@@ -94,17 +94,17 @@ def test_threads_that_end_while_they_are_read_are_skipped(monkeypatch):
 USER_ENVIRON = r"""
 import os
 if __name__ == "__main__":
-    import bench.dask
+    import bench.dask_workload
     from distributed import LocalCluster
     with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=None):
-        print("MALLOC_TRIM_THRESHOLD_" in os.environ, "MALLOC_TRIM_THRESHOLD_" in bench.dask.USER_ENVIRON)
+        print("MALLOC_TRIM_THRESHOLD_" in os.environ, "MALLOC_TRIM_THRESHOLD_" in bench.dask_workload.USER_ENVIRON)
 """
 
 
 def test_the_one_core_runs_without_the_nannys_environment(tmp_path):
     """Dask's nanny writes its workers' MALLOC_TRIM_THRESHOLD_ into the environment of
     the process that starts them (the benchmark's); `fastprox train` and the client run in
-    the environment read before (bench.dask.USER_ENVIRON), as from a user's shell."""
+    the environment read before (bench.dask_workload.USER_ENVIRON), as from a user's shell."""
     script = tmp_path / "environ.py"
     script.write_text(USER_ENVIRON)
     import fastprox
