@@ -9,7 +9,7 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
 from fastprox import ProxClassifier, ProxRegressor
-from fastprox.model_io.upgrades import LATER_PARAMS
+from fastprox._core import LATER_PARAMS
 
 # An online learner's model depends on the order of its rows, and the contract
 # makes a weighted row one step (t counts it; a zero weight still shrinks), so

@@ -27,6 +27,12 @@ DEFAULTS = dict(penalty="l1", alpha=0.0, l1_ratio=0.15, update="fobos", schedule
                 validation_fraction=0.1, learning_rate=None, power_t=0.5)
 CLASSIFIER_DEFAULTS = dict(loss="log", **DEFAULTS, multi_class="ovr", class_weight=None, n_jobs=None)
 REGRESSOR_DEFAULTS = dict(loss="squared", **DEFAULTS)
+# Parameters newer than some model files and pickles: absent from one, they take these
+# values, which mean what the file or pickle meant (`model_io.upgrades`, the estimators'
+# __setstate__).
+LATER_PARAMS = dict(t0=0.0, intercept_scaling=1.0, grow_features=False, verbose=0, class_weight=None,
+                    step="gradient", hash_bits=None, average=False, tol=None, n_iter_no_change=5,
+                    early_stopping=False, validation_fraction=0.1, learning_rate=None, power_t=0.5, n_jobs=None)
 
 
 def distinct(y):

@@ -16,9 +16,9 @@ from ._concurrency import LearnerState, lock_of
 from ._restore import restored_on_failure
 from ._sklearn_names import EQUIVALENTS, NamedParameters, checking_names, refuse_unknown
 from ._stopping import StoppingRule, held_out_score, validation_split, warn_unconverged
-from ._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS as C, REGRESSOR_DEFAULTS as R, check_classes, check_same_groups,
-                    check_same_hashing, check_same_kernel, encode_labels, has_proba, margins, model_coef,
-                    model_intercept, new_learner, predictions, probabilities, reads_head, run_passes)
+from ._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS as C, LATER_PARAMS, REGRESSOR_DEFAULTS as R, check_classes,
+                    check_same_groups, check_same_hashing, check_same_kernel, encode_labels, has_proba, margins,
+                    model_coef, model_intercept, new_learner, predictions, probabilities, reads_head, run_passes)
 from ._arrays import all_finite, two_labels
 from ._docstrings import sharing
 from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
@@ -165,9 +165,8 @@ class _BaseProx(NamedParameters, BaseEstimator):
 
     def __setstate__(self, state):
         """A pickle's state; the parameters newer than the pickle take the values that
-        model files written before them load with (`model_io.upgrades.LATER_PARAMS`), so
-        that get_params, clone and repr read them as they do every other parameter."""
-        from .model_io.upgrades import LATER_PARAMS     # (unpickling only)
+        model files written before them load with (`_core.LATER_PARAMS`), so that
+        get_params, clone and repr read them as they do every other parameter."""
         super().__setstate__(state)
         for name in self._get_param_names():
             if name not in self.__dict__ and name in LATER_PARAMS:

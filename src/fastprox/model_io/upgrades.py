@@ -2,13 +2,9 @@
 history, fastprox.model_io.format), made what this version holds: entries added
 since, with the values that mean what the file meant, and state rows of an
 earlier layout converted to the kernel's."""
-from .._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
+from .._core import CLASSIFIER_DEFAULTS, LATER_PARAMS, REGRESSOR_DEFAULTS
 from .._numpy import np
 from .._kernels import running_sums
-# Parameters newer than some files of this version: absent, they take these values.
-LATER_PARAMS = dict(t0=0.0, intercept_scaling=1.0, grow_features=False, verbose=0, class_weight=None,
-                    step="gradient", hash_bits=None, average=False, tol=None, n_iter_no_change=5,
-                    early_stopping=False, validation_fraction=0.1, learning_rate=None, power_t=0.5, n_jobs=None)
 # Entries of the learner and scalars sections that versions before 4 lack, and their values.
 BEFORE_4 = {"learner": dict(step="gradient"), "scalars": dict(N=0.0)}
 # Entries of the fitted section that versions before 6 lack, and their values.
