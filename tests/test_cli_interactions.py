@@ -68,6 +68,34 @@ def test_a_differing_option_is_refused_naming_both(vw, tmp_path, capsys, options
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("command", ["predict", "train -i"])
+def test_data_of_the_other_format_is_refused_naming_both(vw, tmp_path, capsys, command):
+    """Under --format auto, data whose first line reads as the other format than the
+    model's record are refused, naming the file, both formats and the option that
+    reads them as the model's: a LIBSVM file given to a VW model was read as VW text,
+    a label and a tag a line without a feature, and scored (found by hand: accuracy
+    1.0 for a line '1 3:nan'). --format given as the model's reads it as told."""
+    data, model = vw
+    svm = tmp_path / "d.svm"
+    svm.write_text("1 3:0.5\n-1 1:2\n")
+    argv = ["predict", model, svm] if command == "predict" else ["train", "-i", model, svm, "--quiet"]
+    status, out, err = run(capsys, *argv)
+    assert status != 0 and out == "" and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert f"{svm} reads as LIBSVM text (its first data line has no '|'), but " in err
+    assert (f"{model} was trained on Vowpal Wabbit's text: give data in the model's format, or --format vw to "
+            f"read this file as Vowpal Wabbit's text") in err
+    assert run(capsys, *argv, "--format", "vw")[0] == 0
+    libsvm_model = tmp_path / "l.model"        # (LIBSVM: the file records the indexing alone)
+    assert run(capsys, "train", svm, "-f", libsvm_model, "--quiet")[0] == 0
+    argv = ["predict", libsvm_model, data] if command == "predict" else ["train", "-i", libsvm_model, data,
+                                                                         "--quiet"]
+    status, out, err = run(capsys, *argv)
+    assert status != 0 and f"{data} reads as Vowpal Wabbit's text (its first data line holds '|'), " in err
+    assert "--format libsvm to read this file as LIBSVM text" in err
+    status, out, err = run(capsys, *argv, "--format", "vw")
+    assert status != 0 and "records how its data were read: --format vw (the model's: libsvm)" in err
+
+
 def test_the_same_options_are_accepted(vw, capsys):
     data, model = vw
     assert run(capsys, "predict", model, data, "--cubic", "abc", "-q", "ab")[0] == 0

@@ -229,17 +229,20 @@ def test_long_rows_sorted_and_merged_as_the_reference(bits, width):
 
 
 def test_auto_format_reads_the_head_once_more(tmp_path, monkeypatch):
-    """--format auto reads the first file's first 64 kB once more (looks_like_vw: its
-    first data line holds a '|'); a source read once (a pipe, a file object) is not
-    sniffed: LIBSVM unless --format vw."""
+    """--format auto reads the first file's first 64 kB once more (sniffed_format: VW
+    where its first data line holds a '|'); a source read once (a pipe, a file
+    object) is not sniffed: LIBSVM unless --format vw."""
     from fastprox.libsvm import sources
-    from fastprox.vw.reader import SNIFF_BYTES, looks_like_vw
+    from fastprox.vw.reader import SNIFF_BYTES, sniffed_format
     path = tmp_path / "d.vw"
     path.write_bytes(b"\n1 |a x\n")
-    assert looks_like_vw(path) and not looks_like_vw(io.BytesIO(b"1 |a x\n"))
+    assert sniffed_format(path) == "vw" and sniffed_format(io.BytesIO(b"1 |a x\n")) is None
     svm = tmp_path / "d.svm"
     svm.write_bytes(b"1 1:1 # a|b\n")
-    assert not looks_like_vw(svm)
+    assert sniffed_format(svm) == "libsvm"
+    blank = tmp_path / "blank"
+    blank.write_bytes(b"\n# only a comment\n")
+    assert sniffed_format(blank) is None
     read = []
     real = sources.read_head
     monkeypatch.setattr(sources, "read_head", lambda f, size: read.append(size) or real(f, size))

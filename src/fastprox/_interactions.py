@@ -5,8 +5,9 @@ fastprox.model_io.format), for ``fastprox predict`` and ``train -i`` to read a f
 as training did."""
 from .vw.reader import interaction_terms
 
-#: The formats a model file's ``input_`` names.
-FORMATS = ("vw", "libsvm")
+#: The formats a model file's ``input_`` names (the commands' --format), and how
+#: messages name them.
+FORMATS = {"vw": "Vowpal Wabbit's", "libsvm": "LIBSVM"}
 
 
 def terms_of(format, quadratic=(), cubic=(), interactions=()):

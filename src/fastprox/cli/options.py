@@ -1,10 +1,10 @@
 """The reading options the commands share (``--hash-bits``, ``--zero-based``, ``--one-based``,
 ``--max-line-bytes``, with ``--chunk-rows``; the format, ``--format`` and VW's
 interactions ``-q``, ``--cubic``, ``--interactions``) and the reader's arguments they give."""
-from .._interactions import recorded_terms, spelled, terms_of
+from .._interactions import FORMATS, recorded_terms, spelled, terms_of
 from ..stream.groups import GroupCrossing
 from ..libsvm import MAX_LINE_BYTES
-from ..vw.reader import DEFAULT_BITS, interaction_terms, looks_like_vw
+from ..vw.reader import DEFAULT_BITS, interaction_terms, sniffed_format
 
 
 def add_reader_options(parser, hashing=None):
@@ -24,7 +24,7 @@ def add_reader_options(parser, hashing=None):
     parser.add_argument("--max-line-bytes", type=int, default=MAX_LINE_BYTES, metavar="N",
                         help="the longest line read: a longer one (binary data, an endless stream "
                              "such as /dev/zero) stops the command once N bytes of it are read")
-    parser.add_argument("--format", choices=("auto", "libsvm", "vw"), default="auto",
+    parser.add_argument("--format", choices=("auto", *sorted(FORMATS)), default="auto",
                         help="the data's format: LIBSVM or Vowpal Wabbit's text (default: auto: VW "
                              "when the first data line of the first file holds a '|'; LIBSVM for "
                              "standard input and pipes)")
@@ -65,23 +65,54 @@ def is_vw(args):
     """Whether the commands' data are VW text: --format vw, or (auto) the first file's
     first data line holds a '|'."""
     if args.format == "auto":
-        paths = args.data if isinstance(args.data, list) else [args.data]
-        args.format = "vw" if paths and looks_like_vw(paths[0]) else "libsvm"
+        args.format = content_format(args) or "libsvm"
     return args.format == "vw"
 
 
-def take_recorded(args, recorded, model, groups=None):
-    """Read the data as the model file ``model`` records its training data was read
-    (``recorded``: its ``fitted.input_``, fastprox._interactions.record; None: nothing
-    recorded, the options as given): its format, interactions and hash bits become the
-    options' (LIBSVM groups crossed: ``args.crossing``, from the model's ``groups``).
-    One given that differs raises ValueError naming it, its value and the model's."""
-    if recorded is None:
-        return
-    fmt, terms, bits = recorded["format"], recorded["interactions"], recorded["bits"]
+def first_data(args):
+    """The commands' first data file (None: none given)."""
+    paths = args.data if isinstance(args.data, list) else [args.data]
+    return paths[0] if paths else None
+
+
+def content_format(args):
+    """The format of the commands' first data file as its content says
+    (`vw.reader.sniffed_format`; None: no file, no data line, or a source read once)."""
+    return None if first_data(args) is None else sniffed_format(first_data(args))
+
+
+def trained_format(est):
+    """The format of the StreamModel ``est``'s training data as its file records it: its
+    ``fitted.input_``'s (fastprox._interactions.record); LIBSVM where only its indexing
+    is recorded (``fitted.zero_based_``: fastprox train of LIBSVM files); else None."""
+    if est.input is not None:
+        return est.input["format"]
+    return "libsvm" if est.zero_based is not None else None
+
+
+def check_content(args, fmt, model):
+    """Under --format auto, refuse (ValueError) a first data file whose content reads
+    as another format than ``fmt``, the model file ``model``'s: a LIBSVM file given to
+    a VW model would read as rows without features, VW text given to a LIBSVM model as
+    hashed columns beside its features."""
+    seen = content_format(args) if args.format == "auto" else None
+    if seen not in (None, fmt):
+        raise ValueError(f"{first_data(args)} reads as {FORMATS[seen]} text (its first data line "
+                         f"{'holds' if seen == 'vw' else 'has no'} '|'), but {model} was trained on "
+                         f"{FORMATS[fmt]} text: give data in the model's format, or --format {fmt} "
+                         f"to read this file as {FORMATS[fmt]} text")
+
+
+def differing(args, fmt, recorded):
+    """The reading options given that differ from a model's: its format ``fmt`` and,
+    where it records them (``recorded``, its ``fitted.input_``), its interactions and
+    hash bits; each as the option given and the model's value."""
     differ = []
     if args.format not in ("auto", fmt):
         differ.append(f"--format {args.format} (the model's: {fmt})")
+    if recorded is None:
+        return differ
+    terms, bits = recorded["interactions"], recorded["bits"]
     if args.quadratic or args.cubic or args.interactions:
         words = [f"{option} {text}" for option, given in (("-q", args.quadratic), ("--cubic", args.cubic),
                                                             ("--interactions", args.interactions))
@@ -95,14 +126,33 @@ def take_recorded(args, recorded, model, groups=None):
                           f"{' '.join('--interactions ' + t for t in terms) or 'none'})")
     if getattr(args, "hash_bits", None) not in (None, bits):
         differ.append(f"--hash-bits {args.hash_bits} (the model's: {bits})")
+    return differ
+
+
+def take_recorded(args, est, model):
+    """Read the data as the model file ``model`` (the StreamModel ``est``) records its
+    training data was read (`trained_format`; nothing recorded: the options as given):
+    its format, interactions and hash bits become the options' (LIBSVM groups crossed:
+    ``args.crossing``, from the model's ``groups``). Data of the other format
+    (`check_content`) and each option given that differs (`differing`) raise
+    ValueError naming the model's."""
+    recorded, fmt = est.input, trained_format(est)
+    if fmt is None:
+        return
+    check_content(args, fmt, model)
+    differ = differing(args, fmt, recorded)
     if differ:
         raise ValueError(f"{model} records how its data were read: " + "; ".join(differ)
                          + ": drop these options to read the data as the model was trained")
-    args.format, args.quadratic, args.cubic, args.interactions = fmt, [], [], list(terms)
+    args.format = fmt
+    if recorded is None:
+        return
+    terms, bits = recorded["interactions"], recorded["bits"]
+    args.quadratic, args.cubic, args.interactions = [], [], list(terms)
     if hasattr(args, "hash_bits"):      # (LIBSVM's ids are not hashed: the bits are the crossed blocks')
         args.hash_bits = bits if fmt == "vw" else None
     if fmt == "libsvm":
-        crossed = recorded_terms(recorded)
+        groups, crossed = est.params.get("groups"), recorded_terms(recorded)
         n = -1 if groups is None else len(groups) - (len(crossed) << bits)
         args.crossing = GroupCrossing(groups[:n], crossed, bits) if n >= 0 else None
         if args.crossing is None or list(args.crossing.model_groups()) != list(groups):

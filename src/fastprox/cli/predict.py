@@ -18,9 +18,12 @@ A model trained with --hash-bits B hashes the file's ids as it was trained (its
 file records the hashing); --hash-bits, if given, must be that B. (Model files
 written before fastprox recorded the hashing need the --hash-bits they were
 trained with.) VW text (--format vw, or a '|' in its first line) is hashed into the
-model's 2^B columns with the -q, --cubic and --interactions given (the model file does
-not record them: give those of training); its lines without a label are predicted,
-not scored.
+model's 2^B columns with the model's interactions: a model file of fastprox train
+records how its data were read (the format, -q, --cubic and --interactions, -b) and
+the file is read that way; a reading option given must be the model's, and data of
+the other format are refused (--format set to the model's reads them as told). Model
+files written before that record take the -q, --cubic and --interactions given. Lines
+of VW text without a label are predicted, not scored.
 """
 import sys
 
@@ -56,7 +59,7 @@ def run(args):
         name = "ProxRegressor" if est.regression else "ProxClassifier"
         raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
                          f"{args.model} holds a {name}(loss={est.loss!r})")
-    take_recorded(args, est.input, args.model, est.params.get("groups"))
+    take_recorded(args, est, args.model)
     take_indexing(args, est.zero_based)
     read = reading(args)
     if read.get("format") == "vw":      # VW's hashes are the columns: the model's width gives -b

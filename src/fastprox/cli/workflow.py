@@ -110,7 +110,7 @@ def initial_model(args, estimator_options):
     path = args.initial_model
     est = StreamModel.from_file(path)
     est.quiet = args.quiet
-    take_recorded(args, est.input, f"-i {path}", est.params.get("groups"))     # (VW text's --hash-bits is the recorded -b)
+    take_recorded(args, est, f"-i {path}")     # (VW text's --hash-bits is the recorded -b)
     take_indexing(args, est.zero_based)
     defaults = REGRESSOR_DEFAULTS if est.regression else CLASSIFIER_DEFAULTS
     est.params = {**{key: est.params[key] for key in defaults if key in est.params}, **est.params}

@@ -299,12 +299,13 @@ _MESSAGES = {
 }
 
 
-#: Bytes of a file's start searched for its first data line (`looks_like_vw`).
+#: Bytes of a file's start searched for its first data line (`sniffed_format`).
 SNIFF_BYTES = 1 << 16
 
 
-def looks_like_vw(path):
-    """Whether ``path`` is VW text, for the commands' ``--format auto``.
+def sniffed_format(path):
+    """The text format of ``path`` as its content says, for the commands' ``--format
+    auto`` and their check of data against a model's recorded format.
 
     Parameters
     ----------
@@ -314,13 +315,21 @@ def looks_like_vw(path):
 
     Returns
     -------
-    bool
-        True when the file's first line that is not blank before any ``#`` holds a
-        ``|`` there (LIBSVM text never does); False for sources read once.
+    str or None
+        ``"vw"`` when the file's first line that is not blank before any ``#`` holds a
+        ``|`` there (LIBSVM text never does), ``"libsvm"`` when it holds none; None
+        when there is no such line in those bytes, or the source is read once.
     """
     from ..libsvm.sources import open_source, read_head, read_once
     if read_once(path):
-        return False
+        return None
+    with open_source(path) as f:
+        head = read_head(f, SNIFF_BYTES)
+    for line in head.split(b"\n"):
+        data = line.split(b"#", 1)[0]        # (a LIBSVM comment may hold a '|')
+        if data.strip():
+            return "vw" if b"|" in data else "libsvm"
+    return None
     with open_source(path) as f:
         head = read_head(f, SNIFF_BYTES)
     for line in head.split(b"\n"):
