@@ -330,10 +330,3 @@ def sniffed_format(path):
         if data.strip():
             return "vw" if b"|" in data else "libsvm"
     return None
-    with open_source(path) as f:
-        head = read_head(f, SNIFF_BYTES)
-    for line in head.split(b"\n"):
-        data = line.split(b"#", 1)[0]        # (a LIBSVM comment may hold a '|')
-        if data.strip():
-            return b"|" in data
-    return False
