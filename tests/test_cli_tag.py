@@ -59,6 +59,10 @@ def test_train_and_predict_conll(tmp_path, capsys):
     status, out, err = run(capsys, "tag", "predict", model, unlabelled, "--out", str(pred))
     assert status == 0 and out == "" and err == ""
     assert pred.read_text().splitlines()[2] == "the DT B-NP"
+    empty = tmp_path / "empty.txt"       # (no item: no accuracy, not 100%)
+    empty.write_text("")
+    status, out, err = run(capsys, "tag", "predict", model, str(empty))
+    assert status == 0 and out == "" and f"{empty}: 0 sequences, 0 items, per-item accuracy n/a" in err
 
 
 def test_train_predict_crfsuite_and_libsvm(tmp_path, capsys):

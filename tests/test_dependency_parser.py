@@ -355,6 +355,12 @@ def test_command_line_trains_predicts_and_scores(treebank, tmp_path, capsys):
     captured = capsys.readouterr()
     assert [line.split("\t")[6] for line in captured.out.splitlines() if line] == ["2", "0"]
     assert captured.err == ""
+    punctuation = tmp_path / "punctuation.conllu"      # (found by hand: exit 1, "uas: no words to score")
+    punctuation.write_text("1\t.\t.\tPUNCT\t.\t_\t0\troot\t_\t_\n\n")
+    assert main(["parse", "predict", str(model), str(punctuation)]) == 0
+    captured = capsys.readouterr()
+    assert "1 sentences, 1 words, UAS 100.00% (all words), n/a (without punctuation)" in captured.err
+    assert captured.out.split("\t")[6] == "0"
     bad = tmp_path / "bad.conllu"
     bad.write_text(CONLLU.replace("3\tbarks\tbark\tVERB\tVBZ\t_\t0", "3\tbarks\tbark\tVERB\tVBZ\t_\t7"))
     assert main(["parse", "train", str(bad)]) == 1

@@ -113,10 +113,13 @@ def run_predict(args):
 
 def uas_lines(sentences, predicted, what):
     """The attachment scores of predicted heads against the sentences' gold heads,
-    with every word and without punctuation: lines to print."""
-    from ..structured.metrics import uas
+    with every word and without punctuation (n/a where sentences of punctuation
+    alone leave no word to score): lines to print."""
+    from ..structured.metrics import PUNCT, uas
     gold = [s.heads for s in sentences]
     upos = [s["UPOS"] for s in sentences]
     words = sum(len(s) for s in sentences)
+    scored = sum(tag != PUNCT for tags in upos for tag in tags)
+    without = f"{100 * uas(gold, predicted, upos):.2f}%" if scored else "n/a"
     return [f"{what}: {len(sentences)} sentences, {words} words, UAS {100 * uas(gold, predicted):.2f}% "
-            f"(all words), {100 * uas(gold, predicted, upos):.2f}% (without punctuation)"]
+            f"(all words), {without} (without punctuation)"]

@@ -145,8 +145,8 @@ def score_lines(y_true, y_pred, lengths, what):
     import numpy as np
     from ..structured.metrics import chunk_scores
     y_true, y_pred = np.asarray(y_true).astype(str), np.asarray(y_pred).astype(str)
-    lines = [f"{what}: {len(lengths)} sequences, {len(y_true)} items, per-item accuracy "
-             f"{100 * float(np.mean(y_true == y_pred)) if len(y_true) else 100.0:.2f}%"]
+    accuracy = f"{100 * float(np.mean(y_true == y_pred)):.2f}%" if len(y_true) else "n/a"
+    lines = [f"{what}: {len(lengths)} sequences, {len(y_true)} items, per-item accuracy {accuracy}"]
     if is_iob(np.unique(y_true)):
         s = chunk_scores(y_true, y_pred, lengths)
         lines.append(f"{what}: chunks (conlleval): precision {100 * s.precision:.2f}%, recall "
