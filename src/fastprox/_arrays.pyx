@@ -1,11 +1,13 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True
 """One-pass scans of label and value buffers, without NumPy: the kernel's targets
-from labels, the two-class fast path, finiteness and sums of squares."""
+from labels, the two-class fast path, finiteness, sums of squares and running sums
+in double-double."""
 from cpython cimport array
 import array as pyarray
 
 from libc.math cimport fabs, floor
 from fastprox._kernel.base.types cimport value_t
+from fastprox._kernel.rules.average cimport dd_add
 
 cdef array.array DOUBLES = pyarray.array("d")
 
@@ -122,3 +124,19 @@ cdef double _sum8(const value_t[::1] v, bint squares) noexcept:
             x = v[i]
             s[i - body] += x * (x if squares else 0.0)
         return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+
+
+def running_sums(const double[::1] x):
+    """The running sums of ``x`` in double-double, as the kernel keeps the prefix sum
+    of P (`average.dd_add`, the same additions, so the same bits): (hi, lo), two
+    float64 arrays of len(x) + 1, (0, 0) then the sum after each term. For the
+    upgrade of version 11's averaged l2 rows (`model_io.upgrades.prefix_stamps`)."""
+    cdef Py_ssize_t i, n = x.shape[0]
+    cdef array.array hi = array.clone(DOUBLES, n + 1, zero=True), lo = array.clone(DOUBLES, n + 1, zero=True)
+    cdef double* h = hi.data.as_doubles
+    cdef double* l = lo.data.as_doubles
+    with nogil:
+        for i in range(n):
+            h[i + 1], l[i + 1] = h[i], l[i]
+            dd_add(h + i + 1, l + i + 1, x[i])
+    return hi, lo

@@ -70,8 +70,7 @@ from fastprox._kernel.base.types cimport (value_t, index_t, FOBOS, RDA, FTRL, CO
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
 from fastprox._kernel.base.state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS, AVG_FIELDS, AVG_SAVED_FIELDS
-from fastprox._kernel.rules.average cimport (keeps_history, history_origin, history_prefix, average_count, unpenalized_now,
-                                             dd_add)
+from fastprox._kernel.rules.average cimport keeps_history, history_origin, history_prefix, average_count, unpenalized_now
 from fastprox._kernel.base.buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
 from fastprox._kernel.base.state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
                               wants_factor_memo, uses_lanes,
@@ -135,22 +134,6 @@ def loss_derivative(loss, double p, double y, double epsilon):
     which scikit-learn's heuristic for the "optimal" rate's first step reads
     (`_core.optimal_steps`)."""
     return dloss(LOSS_CODES[loss], p, y, epsilon)
-
-
-def running_sums(const double[::1] x):
-    """The running sums of ``x`` in double-double, as the kernel keeps the prefix sum
-    of P (`average.dd_add`, the same additions, so the same bits): (hi, lo), two
-    float64 arrays of len(x) + 1, (0, 0) then the sum after each term. For the
-    upgrade of version 11's averaged l2 rows (`model_io.upgrades.prefix_stamps`)."""
-    cdef Py_ssize_t i, n = x.shape[0]
-    cdef array.array hi = zeros(n + 1), lo = zeros(n + 1)
-    cdef double* h = hi.data.as_doubles
-    cdef double* l = lo.data.as_doubles
-    with nogil:
-        for i in range(n):
-            h[i + 1], l[i + 1] = h[i], l[i]
-            dd_add(h + i + 1, l + i + 1, x[i])
-    return hi, lo
 
 
 def lanes():

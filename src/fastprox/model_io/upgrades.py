@@ -4,7 +4,7 @@ since, with the values that mean what the file meant, and state rows of an
 earlier layout converted to the kernel's."""
 from .._core import CLASSIFIER_DEFAULTS, LATER_PARAMS, REGRESSOR_DEFAULTS
 from .._numpy import np
-from .._kernels import running_sums
+from .._arrays import running_sums
 # Entries of the learner and scalars sections that versions before 4 lack, and their values.
 BEFORE_4 = {"learner": dict(step="gradient"), "scalars": dict(N=0.0)}
 # Entries of the fitted section that versions before 6 lack, and their values.
@@ -26,7 +26,7 @@ def prefix_stamps(state, history, scalars, average):
     entries): the prefix sum of P over the averaged steps (>= ``average``) since the
     rebase up to A, from the history of P (``avg_history``'s second column, one row
     per step since the rebase), summed in double-double as the kernel sums it
-    (`_kernels.running_sums`: the same additions, the same bits). Returns the rows and the
+    (`_arrays.running_sums`: the same additions, the same bits). Returns the rows and the
     prefix sum at the last step (SP, SP_lo); ValueError for a stamp A that is not a
     step since the rebase."""
     t, since = scalars["t"], scalars["since_rebase"]
