@@ -31,3 +31,7 @@ def __getattr__(name):
     if name in _MODULES:
         return getattr(import_module(_MODULES[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
