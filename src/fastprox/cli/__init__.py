@@ -26,6 +26,7 @@ import os
 import sys
 import threading
 from importlib import import_module
+from .vw_names import dashed, hints
 
 COMMANDS = ("train", "predict", "info", "tag", "parse")
 
@@ -59,10 +60,18 @@ class _Parser(argparse.ArgumentParser):
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", _Formatter)
+        kwargs.setdefault("allow_abbrev", False)    # (VW's --l1 1e-6 was taken for --l1-ratio 1e-6)
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse's, VW's spellings of this parser's options read as its own
+        (``--holdout_off`` as ``--holdout-off``: `vw_names.dashed`)."""
+        if args is not None:
+            args = dashed(args, self._option_string_actions)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
-        raise UsageError(f"{message} (see '{self.prog} --help')")
+        raise UsageError(f"{hints(message)} (see '{self.prog} --help')")
 
 
 def build_parser(command=None):

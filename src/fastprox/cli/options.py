@@ -12,7 +12,7 @@ def add_reader_options(parser, hashing=None):
     does in this command; None: no such option), --zero-based or --one-based and --max-line-bytes,
     --format and VW's interactions."""
     if hashing:
-        parser.add_argument("--hash-bits", type=int, metavar="B", help=hashing)
+        parser.add_argument("-b", "--hash-bits", type=int, metavar="B", help=hashing)
     indexing = parser.add_mutually_exclusive_group()
     indexing.add_argument("--zero-based", action="store_true",
                           help="the LIBSVM indices start at 0 (default: as the model file records its "

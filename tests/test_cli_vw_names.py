@@ -1,0 +1,67 @@
+"""Vowpal Wabbit's option names on the command line (fastprox.cli.vw_names): VW's
+underscore spellings of fastprox's options and ``-b`` train the same model as
+fastprox's spellings; VW's options that fastprox spells otherwise or does not need
+are refused in one line that says what to give instead; no option is taken for an
+abbreviation of another (VW's ``--l1 1e-6`` was read as ``--l1-ratio 1e-6``)."""
+import re
+from pathlib import Path
+
+import pytest
+
+from fastprox.cli.vw_names import VW_EQUIVALENTS, dashed
+from test_cli import run
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "from_vw.md"
+VW_TEXT = "".join(f"{1 if i % 3 else -1} |a x{i % 7} y:{1 + i % 4} |b z{i % 5}\n" for i in range(200))
+
+
+@pytest.fixture
+def data(tmp_path):
+    path = tmp_path / "d.vw"
+    path.write_text(VW_TEXT)
+    return path
+
+
+def test_vw_spellings_train_the_same_model(data, tmp_path, capsys):
+    ours, theirs = tmp_path / "ours.model", tmp_path / "theirs.model"
+    readable_ours, readable_theirs = tmp_path / "ours.txt", tmp_path / "theirs.txt"
+    assert run(capsys, "train", data, "-f", ours, "--passes", 3, "--holdout-period", 5, "--early-terminate", 2,
+               "--hash-bits", 12, "--readable-model", readable_ours, "--quiet")[0] == 0
+    assert run(capsys, "train", data, "-f", theirs, "--passes", 3, "--holdout_period", 5, "--early_terminate=2",
+               "-b", 12, "--readable_model", readable_theirs, "--quiet")[0] == 0
+    assert ours.read_bytes() == theirs.read_bytes()
+    assert readable_ours.read_text() == readable_theirs.read_text()
+    status, out, err = run(capsys, "predict", ours, data, "-b", 12)
+    assert status == 0 and out == run(capsys, "predict", ours, data, "--hash-bits", 12)[1]
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["-c"], "VW's -c: drop it: fastprox needs no cache"),
+    (["--loss_function", "logistic"], "VW's --loss_function: use --loss log for logistic"),
+    (["-l", "0.3"], "VW's -l: use --eta0"),
+    (["--l1", "1e-6"], "VW's --l1: use --penalty l1 --alpha L"),       # (not --l1-ratio's abbreviation)
+    (["--l2=1e-6"], "VW's --l2=1e-6: use --penalty l2 --alpha L"),
+    (["--sgd", "--adaptive"], "VW's --sgd: use --schedule invsqrt --step gradient; VW's --adaptive: use"),
+])
+def test_vw_options_spelled_otherwise_are_refused_saying_what_to_give(data, tmp_path, capsys, argv, hint):
+    status, out, err = run(capsys, "train", data, "-f", tmp_path / "m", *argv)
+    assert status == 2 and out == "" and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert err.startswith("fastprox: error: unrecognized arguments: ") and hint in err
+    assert "docs/from_vw.md" in err and not (tmp_path / "m").exists()
+
+
+def test_no_option_is_an_abbreviation(data, tmp_path, capsys):
+    for argv in (["--hash", "12"], ["--holdout", "5"], ["--l1", "0.5"]):
+        status, _, err = run(capsys, "train", data, "-f", tmp_path / "m", *argv)
+        assert status == 2 and f"unrecognized arguments: {' '.join(argv)}" in err
+
+
+def test_dashed_reads_known_options_up_to_a_bare_double_dash():
+    options = {"--holdout-off", "--readable-model"}
+    assert dashed(["--holdout_off", "--readable_model=r", "--not_known", "--", "--holdout_off"], options) == [
+        "--holdout-off", "--readable-model=r", "--not_known", "--", "--holdout_off"]
+
+
+def test_the_docs_table_names_every_vw_option_the_errors_name():
+    text = DOCS.read_text()
+    assert [name for name in VW_EQUIVALENTS if not re.search(rf"`{re.escape(name)}\b", text)] == []
