@@ -65,6 +65,22 @@ def test_train_and_predict_conll(tmp_path, capsys):
     assert status == 0 and out == "" and f"{empty}: 0 sequences, 0 items, per-item accuracy n/a" in err
 
 
+@pytest.mark.parametrize("fmt, text, why", [
+    ("crfsuite", "He PRP B-NP\nruns VBZ B-VP\n\n", "fields are separated by tabs; columns separated by spaces "
+                                                     "are CoNLL's: --format conll"),
+    ("libsvm", "1 qid:1\n2 qid:1\n", "every row is empty"),
+])
+def test_training_data_without_a_feature_is_refused(tmp_path, capsys, fmt, text, why):
+    """A training set in which no item has a feature teaches nothing: refused, saying
+    why in the format's terms (found by hand: a CoNLL file given as --format crfsuite
+    trained, each line's whole text taken as a label without attributes)."""
+    path = tmp_path / "train.txt"
+    path.write_text(text)
+    status, out, err = run(capsys, "tag", "train", str(path), "--format", fmt, "--model", str(tmp_path / "m"))
+    assert status == 1 and f"{path}: no item has a feature, nothing to learn from" in err and why in err
+    assert not (tmp_path / "m").exists()
+
+
 def test_train_predict_crfsuite_and_libsvm(tmp_path, capsys):
     items = tmp_path / "train.crfsuite"
     items.write_text("B-NP\tw=He\tpos=PRP\nB-VP\tw=runs\tpos=VBZ:2.0\n\nB-NP\tw=She\tpos=PRP\nB-VP\tw=sat\n\n" * 4)

@@ -26,6 +26,11 @@ from .structured import (StructuredTable, add_learner_options, add_predict_actio
                          score_lines, stderr_line)
 
 FORMATS = ("conll", "crfsuite", "libsvm")
+#: Why a training set of each format may hold no feature at all (`run_train` refuses it).
+NO_FEATURE = {"conll": " (the templates gave none: see --templates and --min-count)",
+              "crfsuite": " (CRFsuite's lines are LABEL<TAB>ATTRIBUTE<TAB>...: its fields are separated "
+                          "by tabs; columns separated by spaces are CoNLL's: --format conll)",
+              "libsvm": " (every row is empty)"}
 
 
 def add_arguments(parser):
@@ -140,6 +145,8 @@ def run_train(args):
         features = extractor.to_dict()
     if len(lengths) == 0:
         raise ValueError(f"{args.data[0]}: no sequences to train on (the files hold no items)")
+    if X.nnz == 0:
+        raise ValueError(f"{args.data[0]}: no item has a feature, nothing to learn from{NO_FEATURE[args.format]}")
     test = None
     if args.test:                           # (read and checked before the training)
         test = _test_data(args.test, spec, extractor, X.shape[1])
