@@ -950,3 +950,26 @@ def test_sparse_group_files_are_written_caught_up_and_bounded_when_read(tmp_path
         header["scalars"]["t"] = header["fitted"]["t_"] = 1 << 40
     with pytest.raises(ValueError, match="would replay .* skipped proxes"):
         load_model(rewrite(path, far_ahead))
+
+
+def test_each_kind_of_model_file_names_the_other(tmp_path):
+    """A structured model file given to load_model, and a flat one given to the
+    structured readers, are refused naming what the file holds and what reads it
+    (`_registry.other_model_file`): load_model said "unknown member 'array_0.npy'", the
+    structured reader "the header must hold exactly [...]"."""
+    import scipy.sparse as sp
+    from fastprox.structured import SequenceTagger
+    from fastprox.structured.parser import load_parser
+    from fastprox.structured.tagger import load_tagger, save_tagger
+    X = sp.random(12, 6, density=0.5, format="csr", random_state=0)
+    tagger = tmp_path / "tagger.model"
+    save_tagger(SequenceTagger(random_state=0).fit(X, np.arange(12) % 2, [5, 7]), tagger)
+    with pytest.raises(ValueError, match=r"holds a SequenceTagger \(fastprox tag train or parse train\), not a "
+                                         r"ProxClassifier or ProxRegressor: read it with fastprox tag predict"):
+        load_model(tagger)
+    flat = tmp_path / "flat.model"
+    save_model(ProxClassifier(max_iter=1).fit(X, np.arange(12) % 2), flat)
+    for load in (load_tagger, load_parser):
+        with pytest.raises(ValueError, match=r"holds a ProxClassifier \(fastprox train or save_model\), not a "
+                                             r"SequenceTagger or DependencyParser: read it with fastprox predict"):
+            load(flat)

@@ -10,6 +10,8 @@
   with how (docs/contract.md gives the mathematics).
 - `state_fields`: the state a rule keeps per feature, as named row fields and entry
   fields (the kernel's `_state.set_layout`, the model files' members).
+- `MODEL_FILES`: the two kinds of model file, by their header's format: what each
+  holds, and what writes and reads it (each reader's error on a file of the other kind).
 
 Everything that lists these derives from here: the kernel's name-to-code maps
 (`codes`), the parameter checks and their errors (`_validation`), the command line's
@@ -363,3 +365,28 @@ def markdown_table():
         lines.append(f"| `{update}` | {', '.join(f'`{s}`' for s in schedules)} | "
                      f"{', '.join(f'`{p}`' for p in penalties)} | {catch_up} |")
     return "\n".join(lines)
+
+
+ModelFile = namedtuple("ModelFile", "format classes written_by read_by")
+#: The model files fastprox writes: the flat estimators' (fastprox.model_io) and the
+#: structured ones' (fastprox.structured.model_file), by their header's ``format``.
+MODEL_FILES = {m.format: m for m in (
+    ModelFile("fastprox-model", ("ProxClassifier", "ProxRegressor"), "fastprox train or save_model",
+              "fastprox predict, or fastprox.load_model"),
+    ModelFile("fastprox-structured-model", ("SequenceTagger", "DependencyParser"),
+              "fastprox tag train or parse train", "fastprox tag predict or parse predict, or "
+              "fastprox.structured.tagger.load_tagger or parser.load_parser"),
+)}
+FLAT_MODEL, STRUCTURED_MODEL = MODEL_FILES
+
+
+def other_model_file(header, wanted):
+    """The error of a reader of ``wanted`` model files (a format of `MODEL_FILES`)
+    given a file whose ``header`` (its JSON object) says it is of the other kind, or
+    None where it does not: what the file holds, and what reads it."""
+    found = header.get("format") if isinstance(header, dict) else None
+    if found not in MODEL_FILES or found == wanted:
+        return None
+    f, w = MODEL_FILES[found], MODEL_FILES[wanted]
+    held = header.get("class") if header.get("class") in f.classes else " or ".join(f.classes)
+    return f"holds a {held} ({f.written_by}), not a {' or '.join(w.classes)}: read it with {f.read_by}"

@@ -10,6 +10,7 @@ import zipfile
 from contextlib import contextmanager
 
 from .._numpy import np
+from .._registry import FLAT_MODEL, other_model_file
 from .._validation import check_memory
 from .format import DIRECTORY_BYTES, HEADER_CHARS, LIST_BYTES, MEMBERS, NPY_HEADER_BYTES
 
@@ -47,14 +48,29 @@ class Members:
         for info in self._archive.infolist():
             name = info.filename[:-4] if info.filename.endswith(".npy") else None
             if name not in MEMBERS:
-                raise ValueError(f"unknown member {info.filename!r}; a model file holds "
-                                 f"{', '.join(n + '.npy' for n in MEMBERS)}")
+                self._refuse_member(info.filename)
             if name in self._infos:
                 raise ValueError(f"member {info.filename!r} appears twice")
             if info.flag_bits & 1 or info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
                 raise Unreadable(f"{info.filename} is encrypted or compressed as model files are not")
             self._infos[name] = info
         check_memory(sum(info.file_size for info in self._infos.values()), "the members of the file")
+
+    def _refuse_member(self, filename):
+        """Raise ValueError for the member ``filename`` that model files do not hold:
+        naming the kind of file it is where its header says it is a structured model
+        file (`_registry.other_model_file`), else naming the member."""
+        header = next((i for i in self._archive.infolist() if i.filename == "header.npy"), None)
+        if header is not None:
+            self._infos = {"header": header}
+            try:
+                other = other_model_file(self.header(), FLAT_MODEL)
+            except (ValueError, Unreadable, MemoryError):     # (a foreign file: the member named)
+                other = None
+            if other:
+                raise ValueError(other)
+        raise ValueError(f"unknown member {filename!r}; a model file holds "
+                         f"{', '.join(n + '.npy' for n in MEMBERS)}")
 
     def __contains__(self, name):
         return name in self._infos

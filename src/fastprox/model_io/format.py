@@ -152,8 +152,9 @@ the parameter; such files load as models without group weights.
 """
 
 from .._kernels import SAVED
+from .._registry import FLAT_MODEL
 
-FORMAT = "fastprox-model"
+FORMAT = FLAT_MODEL
 VERSION = 12
 READS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)   # versions this fastprox reads (see the format's history above)
 

@@ -36,12 +36,13 @@ import zipfile
 
 import numpy as np
 
+from .._registry import STRUCTURED_MODEL, other_model_file
 from .._validation import check_memory
 from .._writes import atomic_write
 
 __all__ = ["write_structured_model", "read_structured_model", "StructuredModel", "FORMAT", "VERSION"]
 
-FORMAT = "fastprox-structured-model"
+FORMAT = STRUCTURED_MODEL
 VERSION = 1
 _HEADER_KEYS = {"format", "version", "class", "params", "fitted", "shapes", "extras"}
 #: The most characters of a header (the extractor's vocabularies are members).
@@ -144,6 +145,8 @@ def _read(f, expected):
         if text.dtype.kind != "U" or text.shape != () or len(str(text)) > MAX_HEADER:
             raise ValueError("the header is not a JSON text of at most 2^26 characters")
         header = json.loads(str(text))
+        if other_model_file(header, FORMAT):
+            raise ValueError(other_model_file(header, FORMAT))
         if not isinstance(header, dict) or set(header) != _HEADER_KEYS:
             raise ValueError(f"the header must hold exactly {sorted(_HEADER_KEYS)}")
         if header["format"] != FORMAT or header["version"] != VERSION:
