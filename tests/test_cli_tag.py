@@ -4,6 +4,7 @@ columns, CRFsuite attributes, LIBSVM with qid), and the structured model file
 import io
 import json
 import pickle
+import re
 import subprocess
 import sys
 import zipfile
@@ -243,3 +244,25 @@ def test_average_option_trains_the_estimators_averaged_model(tmp_path, capsys):
     assert last.get_params()["average"] == 0 and not np.array_equal(last.coef_, loaded.coef_)
     status, _, err = run(capsys, *argv, "--average", "-3")
     assert status != 0 and "average=-3 must be" in err and "Traceback" not in err
+
+
+def test_info_describes_tagger_and_parser_files(tmp_path, capsys):
+    """fastprox info describes the structured model files too (it refused them as
+    flat model files with an unknown member): class, width, a tagger's labels and
+    how its input becomes rows."""
+    items = tmp_path / "train.crfsuite"
+    items.write_text("B-NP\tw=He\tpos=PRP\nB-VP\tw=runs\n\n" * 3)
+    model = str(tmp_path / "a.model")
+    assert run(capsys, "tag", "train", str(items), "--format", "crfsuite", "--model", model, "--quiet")[0] == 0
+    status, out, err = run(capsys, "info", model)
+    assert status == 0 and err == ""
+    assert out.splitlines()[1:] == ["  model      SequenceTagger(loss='log', penalty='l2')", "  features   3",
+                                    "  classes    B-NP B-VP", "  input      CRFsuite attributes"]
+    treebank = tmp_path / "t.conllu"
+    treebank.write_text("1\tdogs\tdog\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n2\tbark\tbark\tVERB\tVBP\t_\t0\troot\t_\t_\n\n")
+    parser = str(tmp_path / "p.model")
+    assert run(capsys, "parse", "train", str(treebank), "--model", parser, "--bits", "10", "--quiet")[0] == 0
+    status, out, err = run(capsys, "info", parser)
+    assert status == 0 and out.splitlines()[1].startswith("  model      DependencyParser(")
+    assert re.fullmatch(r"  input      CoNLL-U, \d+ templates", out.splitlines()[-1])
+

@@ -380,13 +380,27 @@ MODEL_FILES = {m.format: m for m in (
 FLAT_MODEL, STRUCTURED_MODEL = MODEL_FILES
 
 
+class OtherModelFile(ValueError):
+    """A model file of the other kind than a reader reads (`other_model_file`);
+    ``format``: the file's (fastprox info describes either)."""
+
+    def __init__(self, message, format):
+        super().__init__(message)
+        self.format = format
+
+    def at(self, path):
+        """The same error naming the file ``path``."""
+        return OtherModelFile(f"{path}: {self}", self.format)
+
+
 def other_model_file(header, wanted):
-    """The error of a reader of ``wanted`` model files (a format of `MODEL_FILES`)
-    given a file whose ``header`` (its JSON object) says it is of the other kind, or
-    None where it does not: what the file holds, and what reads it."""
+    """The OtherModelFile for a reader of ``wanted`` model files (a format of
+    `MODEL_FILES`) given a file whose ``header`` (its JSON object) says it is of the
+    other kind, naming what the file holds and what reads it; None where it does not."""
     found = header.get("format") if isinstance(header, dict) else None
     if found not in MODEL_FILES or found == wanted:
         return None
     f, w = MODEL_FILES[found], MODEL_FILES[wanted]
     held = header.get("class") if header.get("class") in f.classes else " or ".join(f.classes)
-    return f"holds a {held} ({f.written_by}), not a {' or '.join(w.classes)}: read it with {f.read_by}"
+    return OtherModelFile(f"holds a {held} ({f.written_by}), not a {' or '.join(w.classes)}: read it "
+                          f"with {f.read_by}", found)

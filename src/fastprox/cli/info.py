@@ -2,7 +2,8 @@
 
 Data files: rows, features, non-zeros, labels. Model files (written by ``fastprox
 train --model`` or save_model): their class, width, classes and how their data were
-read (the hashing, VW text's interactions).
+read (the hashing, VW text's interactions); those of ``fastprox tag train`` and
+``parse train`` likewise (their reader and templates).
 
 One streaming pass over each data file.
 
@@ -12,6 +13,7 @@ index for one-based ones). Labels are counted up to 1000 distinct values.
 """
 from .._interactions import describe as describe_input
 from .._libsvm import count_labels
+from .._registry import OtherModelFile
 from ..libsvm import MAX_LINE_BYTES, half_readers, read_halves, read_once, source_name
 from ..stream.model import StreamModel
 from ..stream.files import CHUNK_ROWS, check_readable, chunks_of, pumped
@@ -53,8 +55,12 @@ def is_model(path):
 
 def describe_model(path):
     """The text block printed for a model file: its class and width, its classes,
-    its hashing and how its data were read (``fitted.input_``, ``fitted.zero_based_``)."""
-    est = StreamModel.from_file(path)
+    its hashing and how its data were read (``fitted.input_``, ``fitted.zero_based_``);
+    a structured model's (`describe_structured`)."""
+    try:
+        est = StreamModel.from_file(path)
+    except OtherModelFile:
+        return describe_structured(path)
     lines = [path, f"  model      {'ProxRegressor' if est.regression else 'ProxClassifier'}"
                    f"(loss={est.loss!r}, penalty={est.params['penalty']!r})",
              f"  features   {est.n_features}"]
@@ -67,6 +73,25 @@ def describe_model(path):
         read.append(("LIBSVM, " if est.input is None else "")
                     + f"indices from {1 - est.zero_based} (--{'zero' if est.zero_based else 'one'}-based)")
     lines.append(f"  input      {', '.join(read) or 'as given (nothing recorded)'}")
+    return "\n".join(lines)
+
+
+def describe_structured(path):
+    """The text block printed for a structured model file (fastprox tag train, parse
+    train): its class and width, a tagger's labels, and how its input becomes rows."""
+    from ..structured.model_file import read_structured_model
+    m = read_structured_model(path)
+    lines = [path, f"  model      {m.name}(loss={m.params['loss']!r}, penalty={m.params['penalty']!r})",
+             f"  features   {m.fitted['n_features_in_']}"]
+    if m.name == "SequenceTagger":
+        lines.append(f"  classes    {' '.join(map(format_label, m.arrays['classes'].tolist()))}")
+    reader, features = m.extras.get("reader", {}), m.extras.get("features") or {}
+    read = {"conll": "CoNLL columns " + " ".join(reader.get("columns", ())) + f" (label {reader.get('label')})",
+            "crfsuite": "CRFsuite attributes", "libsvm": "LIBSVM with qid"}.get(reader.get("format"), "CoNLL-U")
+    templates = features.get("templates") or features.get("params", {}).get("templates")
+    if templates:
+        read += f", {len(templates)} templates"
+    lines.append(f"  input      {read if features or reader else 'rows (nothing recorded)'}")
     return "\n".join(lines)
 
 

@@ -68,7 +68,7 @@ class Members:
             except (ValueError, Unreadable, MemoryError):     # (a foreign file: the member named)
                 other = None
             if other:
-                raise ValueError(other)
+                raise other
         raise ValueError(f"unknown member {filename!r}; a model file holds "
                          f"{', '.join(n + '.npy' for n in MEMBERS)}")
 

@@ -9,6 +9,7 @@ from collections import namedtuple
 from .._core import check_same_groups
 from .._kernels import SAVED_INT64, Learner
 from .._numpy import np
+from .._registry import OtherModelFile
 from .._validation import GROUP_PENALTIES, check_groups, check_memory
 from .archive import Members, Unreadable
 from .checks import (at_most, check_finite, check_heap, check_layout, check_saved_classes, classes_of,
@@ -91,6 +92,8 @@ def read_model(path):
         except Unreadable as e:
             raise ValueError(f"{path}: not a readable fastprox model file ({e}); "
                              f"it may be truncated or another kind of file") from e
+        except OtherModelFile as e:
+            raise e.at(path) from None
         except (KeyError, TypeError, ValueError) as e:
             raise _file_error(path, e) from e
 

@@ -36,7 +36,7 @@ import zipfile
 
 import numpy as np
 
-from .._registry import STRUCTURED_MODEL, other_model_file
+from .._registry import STRUCTURED_MODEL, OtherModelFile, other_model_file
 from .._validation import check_memory
 from .._writes import atomic_write
 
@@ -109,6 +109,8 @@ def read_structured_model(path, expected=None):
         except (zipfile.BadZipFile, EOFError, OSError) as e:
             raise ValueError(f"{path}: not a readable fastprox structured model file ({e}); it may be "
                              "truncated or another kind of file (a flat model: fastprox predict)") from None
+        except OtherModelFile as e:
+            raise e.at(path) from None
         except (KeyError, TypeError, ValueError) as e:
             what = f"missing entry {e}" if isinstance(e, KeyError) else str(e)
             raise ValueError(f"{path}: {what}") from None
@@ -145,8 +147,9 @@ def _read(f, expected):
         if text.dtype.kind != "U" or text.shape != () or len(str(text)) > MAX_HEADER:
             raise ValueError("the header is not a JSON text of at most 2^26 characters")
         header = json.loads(str(text))
-        if other_model_file(header, FORMAT):
-            raise ValueError(other_model_file(header, FORMAT))
+        other = other_model_file(header, FORMAT)
+        if other:
+            raise other
         if not isinstance(header, dict) or set(header) != _HEADER_KEYS:
             raise ValueError(f"the header must hold exactly {sorted(_HEADER_KEYS)}")
         if header["format"] != FORMAT or header["version"] != VERSION:
