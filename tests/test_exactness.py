@@ -103,6 +103,27 @@ def test_lazy_equals_eager(rule, problem, split, dtype, itype):
     assert lazy_loss == pytest.approx(eager_loss, rel=1e-9, abs=1e-12)
 
 
+def test_a_batch_gradient_sums_its_rows_in_order():
+    """A batch's gradient is the contract's sum over its rows in their order: two
+    batches whose exact gradients cancel (rows 1, 0, 1, 0 then 1, 0) leave the kernel
+    with 2^-55 on a feature, as that sum does; the reference's matmul summed in BLAS's
+    order and gave an exact 0, which the exact-zero clause then asked of the kernel
+    (hypothesis's example, found for fobos-constant-none with epsilon_insensitive)."""
+    X = sp.csr_matrix([[0.0, -0.46935159987349007, 0.0, 2.45544486008116, 0.0, 2.948442964434366],
+                       [-0.04899870578577392, 1.7458327954700046, -2.077156273154958, 0.0,
+                        -0.5819482635407569, 1.4939502716921522]])
+    y, sw = np.array([3.017720080666574, 0.5740190065467204]), np.array([1.8979176351899636, 1.2443658404070366])
+    params = dict(alpha=0.0, l1_ratio=0.0, eta0=0.3, delta=0.0, rda_rho=0.0, berhu_gamma=0.05, epsilon=0.0,
+                  fit_intercept=False, t0=0.0, intercept_scaling=1.0)
+    rule, order = ("fobos", "constant", "none"), np.array([1, 0, 1, 0, 1, 0], dtype=np.int64)
+    lazy = make(Learner, rule, X, 1, "epsilon_insensitive", params)
+    eager = make(EagerReference, rule, X, 1, "epsilon_insensitive", params)
+    lazy.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 4)
+    eager.run(X.toarray(), y, sw, order, 4)
+    assert eager.coef()[0, 1] == lazy.coef()[0, 1] == 2.0 ** -55
+    check_equal(lazy, eager)
+
+
 @pytest.mark.parametrize("rule", RULES, ids=["-".join(r) for r in RULES])
 def test_reading_does_not_change_later_steps(rule):
     """coef() between steps leaves the state as it was: same result bit for bit."""

@@ -4,6 +4,8 @@ Every coordinate of every model is updated at every step, with dense NumPy
 arrays, straight from the contract's formulas. Nothing here is lazy: it is the
 definition the kernels are tested against.
 """
+import functools
+
 import mpmath
 import numpy as np
 from scipy.special import expit
@@ -261,8 +263,10 @@ class EagerReference:
         dl, losses = self._score_gradients(P, y)   # (B, K)
         dl = dl * sw[:, None]
         progressive = float(np.sum(losses * sw[:, None]))
-        g = dl.T @ X / X.shape[0]                         # (K, d): the mean gradient
-        gb = dl.mean(axis=0) * self.s                    # the constant feature's gradient
+        # (K, d): the mean gradient, its sum over the rows in their order as the contract
+        # writes it (a matmul's order is BLAS's: the exact zero of a cancellation would be its)
+        g = functools.reduce(np.add, (np.outer(dl[i], X[i]) for i in range(X.shape[0]))) / X.shape[0]
+        gb = functools.reduce(np.add, dl) / X.shape[0] * self.s      # the constant feature's gradient
         if not self.fit_intercept:
             gb = np.zeros_like(gb)
         forward = None
