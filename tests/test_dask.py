@@ -136,16 +136,18 @@ def test_sequential_multiclass_and_regression(client, multiclass_files, files, t
 
 
 class _HeldModels(SchedulerPlugin):
-    """Counts, on the scheduler, the results of sequential-mode tasks (a trainer each:
-    model-sized) held in cluster memory at once; ``most`` is the largest count seen."""
+    """Counts, on the scheduler, the results of the tasks of a chain that hands a
+    trainer on (``task``: train_in_turn in sequential mode, train_block in a parallel
+    group over a Dask collection: model-sized each) held in cluster memory at once;
+    ``most`` is the largest count seen."""
 
     name = "held-models"
 
-    def __init__(self):
-        self.held, self.most, self.tasks = set(), 0, 0
+    def __init__(self, task="train_in_turn"):
+        self.task, self.held, self.most, self.tasks = task, set(), 0, 0
 
     def transition(self, key, start, finish, *args, **kwargs):
-        if key_split(key) != "train_in_turn":
+        if key_split(key) != self.task:
             return
         if finish == "memory":
             self.held.add(key)
@@ -160,11 +162,31 @@ def _held_models(dask_scheduler):
     return plugin.tasks, plugin.most
 
 
-def test_sequential_holds_one_model_at_a_time(client, files):
-    """The client keeps only the last trainer's future: each share's model is released
-    once the next share's task has read it, so the cluster holds O(1) models (at most
-    two: the one just made and the one it came from), whatever the number of shares
-    (without progress reports, which hold a model until they have read it)."""
+@pytest.fixture
+def releases_held_back(client):
+    """Hold back the client's releases of keys until the test ends (then sent): what a
+    loaded client does to them. A dropped future's release takes two turns of the
+    client's event loop behind the tasks submitted meanwhile, and can reach the
+    scheduler after later tasks have ended (under load, after several shares')."""
+    held, send = [], client._send_to_scheduler
+
+    def deferred(msg):
+        (held.append if msg.get("op") == "client-releases-keys" else send)(msg)
+    client._send_to_scheduler = deferred        # (the instance's attribute, over the method)
+    try:
+        yield
+    finally:
+        del client._send_to_scheduler
+        for msg in held:
+            send(msg)
+
+
+def test_sequential_holds_one_model_at_a_time(client, files, releases_held_back):
+    """The client wants only the last trainer: each share's model is released once the
+    next share's task has read it, so the cluster holds O(1) models (at most two: the
+    one just made and the one it came from), whatever the number of shares and however
+    late the client's own messages reach the scheduler (without progress reports, which
+    hold a model until they have read it)."""
     paths, _ = files
     client.register_plugin(_HeldModels())
     try:
@@ -175,6 +197,21 @@ def test_sequential_holds_one_model_at_a_time(client, files):
 
 
 # --- parallel mode ----------------------------------------------------------------------
+
+def test_a_group_over_a_collection_holds_one_model_at_a_time(client, releases_held_back):
+    """A parallel group's chain over a Dask collection's blocks (a task per block,
+    handing the group's trainer on) is wanted by the client only at its contribution:
+    each block's trainer is released once the next block's task has read it, whatever
+    the number of blocks and however late the client's own messages arrive."""
+    X, y = _problem(6000, 100, 4)
+    bag = db.from_sequence([(X[i:i + 500], y[i:i + 500]) for i in range(0, 6000, 500)], npartitions=12)
+    client.register_plugin(_HeldModels("train_block"))
+    try:
+        est = fit(ProxClassifier(), bag, client=client, n_workers=1, passes=2)
+    finally:
+        tasks, most = client.run_on_scheduler(_held_models)
+    assert tasks == 24 and most <= 2 and est.t_ == 12_000
+
 
 @pytest.mark.parametrize("options", [
     {}, {"schedule": "invsqrt"}, {"update": "rda"}, {"update": "rda", "schedule": "invsqrt"},
