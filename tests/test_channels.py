@@ -480,8 +480,10 @@ def test_ctrl_c_ends_a_train_waiting_on_a_quiet_pipe(tmp_path):
     fifo, model = tmp_path / "fifo", tmp_path / "model.npz"
     os.mkfifo(fifo)
     command, env = cli_command("train", fifo, "--model", model, "--quiet")
-    train = subprocess.Popen(command, env=env, stderr=subprocess.PIPE,      # SIGINT not ignored, whatever
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))   # pytest's
+    # Python's Ctrl-C, as in a terminal, whatever pytest inherited (a background job of a
+    # script ignores SIGINT, and so would its child; preexec_fn is unsafe beside threads)
+    command[2] = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); " + command[2]
+    train = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
     w = os.open(fifo, os.O_WRONLY)
     try:
         os.write(w, b"1 1:1\n-1 2:1\n" * 4)
