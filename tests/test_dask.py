@@ -242,6 +242,27 @@ def test_parallel_model_depends_on_the_groups_not_on_the_cluster(client, files):
     assert _same_bits(est, alone) and [r["workers"] for r in alone.cluster_rounds_] == [2, 2]
 
 
+def test_the_default_groups_are_the_workers_connected_whatever_the_clients_refresh(client, files, monkeypatch, capsys):
+    """fit's default n_workers, and `fastprox train --scheduler`'s, is the number of
+    workers connected at the call, asked of the scheduler. Client.scheduler_info()
+    returns the client's copy of the scheduler's identity, which the client's periodic
+    refresh (every 2 s, with no worker listed) can overwrite between the call's own
+    refresh and its return: then one group instead of two (seen under load). The
+    refresh is made to land there every time."""
+    refresh = Client._update_scheduler_info
+
+    async def raced(self, n_workers=0):
+        await refresh(self, n_workers)
+        if n_workers:
+            await refresh(self, 0)      # the periodic refresh's copy, before the call returns
+    monkeypatch.setattr(Client, "_update_scheduler_info", raced)
+    paths, _ = files
+    est = fit(ProxClassifier(), paths, client=client)
+    assert [r["workers"] for r in est.cluster_rounds_] == [2]
+    assert main(["train", *paths, "--scheduler", client.scheduler.address, "--model", os.devnull]) == 0
+    assert "pass 1/1, round 1: 2 worker(s), 10,000 rows" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("n_workers", [2, 3])
 def test_parallel_sharded_mix_is_the_unsharded_mix(client, files, monkeypatch, n_workers):
     """A round's contributions cut into ranges of features, each range added and mixed

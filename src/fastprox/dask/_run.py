@@ -104,6 +104,14 @@ def run(client, est, shares, data, passes, sequential, sync_rows, n_groups, say,
         client.cancel(futures)
 
 
+def connected(client):
+    """The addresses of the workers connected now, sorted, asked of the scheduler.
+    (``client.scheduler_info()`` returns the client's copy of the scheduler's
+    identity, which the client's periodic refresh, listing no worker, can overwrite
+    between the call's own refresh and its return.)"""
+    return sorted(client.nthreads())
+
+
 def quiet(line):
     """``say`` for a run whose progress is not wanted (the sequential mode then asks
     for no progress reports)."""
@@ -141,7 +149,7 @@ def _sequential(client, est, shares, data, passes, say, futures, watch):
 def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futures, watch):
     kind = params_kind(est.params)
     groups = deal(shares, n_groups)
-    homes = [] if data else sorted(client.scheduler_info()["workers"])[:len(groups)]
+    homes = [] if data else connected(client)[:len(groups)]
     if homes:       # the start made on each worker (the same bits): no worker waits for another's
         models = [(client.submit(_tasks.start, est, shares, pure=False, **_at(w)), w) for w in homes]
     else:
