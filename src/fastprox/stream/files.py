@@ -150,7 +150,7 @@ def parallel_chunks(n, read_span, failed, parsers=PARSERS, depth=SPAN_CHUNKS, tr
     the iterator stops the threads, a thread waiting for a pipe included: the
     `Pump`s made in them are closed first (`_PARSING`)."""
     ahead = [queue.Queue(maxsize=depth) for _ in range(parsers)]
-    pumps = []
+    pumps = _Pumps()
     stop, go = threading.Event(), threading.Event()
     claimed = threading.Condition()
     owner, state = [None] * n, {"next": 0, "alone": False}
@@ -214,8 +214,7 @@ def parallel_chunks(n, read_span, failed, parsers=PARSERS, depth=SPAN_CHUNKS, tr
     finally:
         stop.set()
         go.set()
-        for pump in list(pumps):        # (a thread may add one meanwhile: it then sees stop)
-            pump.close()
+        pumps.close()
         for thread in threads:
             while thread.is_alive():        # unblock a thread waiting on a full queue
                 for q in ahead:
@@ -288,11 +287,33 @@ def pumped(path):
         pump.close()
 
 
-#: A parser thread's (`parallel_chunks`): ``pumps``, the list where each `Pump` made in
-#: that thread enters itself, which the stream closes when it is closed: a parser
+#: A parser thread's (`parallel_chunks`): ``pumps``, the `_Pumps` where each `Pump` made
+#: in that thread enters itself, which the stream closes when it is closed: a parser
 #: waiting for a pipe whose writer keeps it open and writes nothing would keep the
 #: stream's close (at an error, at Ctrl-C) waiting for the next write.
 _PARSING = threading.local()
+
+
+class _Pumps:
+    """The Pumps made in a stream's parser threads, closed with the stream; one made
+    after (its parser had not yet opened the pipe when the stream closed) is closed
+    at once."""
+
+    def __init__(self):
+        self.lock, self.pumps, self.closed = threading.Lock(), [], False
+
+    def enter(self, pump):
+        with self.lock:
+            if not self.closed:
+                self.pumps.append(pump)
+                return
+        pump.close()
+
+    def close(self):
+        with self.lock:
+            self.closed, pumps = True, self.pumps
+        for pump in pumps:
+            pump.close()
 
 
 class Pump(io.RawIOBase):
@@ -315,7 +336,9 @@ class Pump(io.RawIOBase):
         self.stopped = False
         self.thread = threading.Thread(target=self._pump, daemon=True)
         self.thread.start()
-        getattr(_PARSING, "pumps", []).append(self)
+        stream = getattr(_PARSING, "pumps", None)
+        if stream is not None:
+            stream.enter(self)
 
     def _pump(self):
         """Read the pipe to its end (or until closed) into the queue; an OSError is
