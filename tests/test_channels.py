@@ -15,6 +15,7 @@ import lzma
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -448,3 +449,53 @@ def test_every_command_ends_quietly_on_a_closed_output(command, models, stored):
     assert done.returncode == 0 and b"error" not in done.stderr and b"Traceback" not in done.stderr
     if command[0] != "train":       # train's table is on stderr, predict's metrics follow all output
         assert done.stderr == b""
+
+
+# --- a pipe that stays open and quiet -------------------------------------------------
+
+def test_closing_a_stream_stops_its_reader_waiting_on_a_quiet_pipe():
+    """A stream read ahead (a parser thread, `read_ahead`) from a pipe whose writer keeps
+    it open and writes no more, closed by its consumer (at an error, at Ctrl-C): the
+    parser, waiting in the Pump for the pipe's next piece, is woken and ends, and so
+    does the close (which waited for the next write or the writer's end)."""
+    from fastprox.stream.files import labelled_chunks, read_ahead
+    r, w = os.pipe()
+    os.write(w, b"1 1:1\n-1 2:1\n")      # one chunk: the parser then waits for the pipe
+    stream = read_ahead(labelled_chunks(f"/dev/fd/{r}", 2))
+    assert next(stream)[0].shape == (2, 2)
+    closing = threading.Thread(target=stream.close, daemon=True)
+    closing.start()
+    closing.join(timeout=60)        # a guard against a hang, not a timing
+    hung = closing.is_alive()
+    os.close(w)                     # (ends a hung close)
+    closing.join()
+    os.close(r)
+    assert not hung, "the stream's close waited for the pipe's writer"
+
+
+def test_ctrl_c_ends_a_train_waiting_on_a_quiet_pipe(tmp_path):
+    """``fastprox train`` reading a FIFO whose writer (another program: Ctrl-C does not
+    reach it) keeps it open and writes no more: Ctrl-C ends the command at once,
+    status 130, no model written (it waited for the writer's next write or its end)."""
+    fifo, model = tmp_path / "fifo", tmp_path / "model.npz"
+    os.mkfifo(fifo)
+    command, env = cli_command("train", fifo, "--model", model, "--quiet")
+    # Python's Ctrl-C, as in a terminal, whatever pytest inherited (a background job of a
+    # script ignores SIGINT, and so would its child; preexec_fn is unsafe beside threads)
+    command[2] = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); " + command[2]
+    train = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
+    w = os.open(fifo, os.O_WRONLY)
+    try:
+        os.write(w, b"1 1:1\n-1 2:1\n" * 4)
+        while pending(w):           # read by the command, which then waits for more
+            time.sleep(0.001)
+        train.send_signal(signal.SIGINT)
+        try:
+            _, err = train.communicate(timeout=60)      # a guard against a hang, not a timing
+        except subprocess.TimeoutExpired:
+            train.kill()
+            train.communicate()
+            pytest.fail("fastprox train did not end at Ctrl-C: it waited for the pipe's writer")
+    finally:
+        os.close(w)
+    assert (train.returncode, err) == (130, b"fastprox: error: interrupted\n") and not model.exists()

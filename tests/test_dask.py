@@ -136,16 +136,18 @@ def test_sequential_multiclass_and_regression(client, multiclass_files, files, t
 
 
 class _HeldModels(SchedulerPlugin):
-    """Counts, on the scheduler, the results of sequential-mode tasks (a trainer each:
-    model-sized) held in cluster memory at once; ``most`` is the largest count seen."""
+    """Counts, on the scheduler, the results of the tasks of a chain that hands a
+    trainer on (``task``: train_in_turn in sequential mode, train_block in a parallel
+    group over a Dask collection: model-sized each) held in cluster memory at once;
+    ``most`` is the largest count seen."""
 
     name = "held-models"
 
-    def __init__(self):
-        self.held, self.most, self.tasks = set(), 0, 0
+    def __init__(self, task="train_in_turn"):
+        self.task, self.held, self.most, self.tasks = task, set(), 0, 0
 
     def transition(self, key, start, finish, *args, **kwargs):
-        if key_split(key) != "train_in_turn":
+        if key_split(key) != self.task:
             return
         if finish == "memory":
             self.held.add(key)
@@ -160,11 +162,31 @@ def _held_models(dask_scheduler):
     return plugin.tasks, plugin.most
 
 
-def test_sequential_holds_one_model_at_a_time(client, files):
-    """The client keeps only the last trainer's future: each share's model is released
-    once the next share's task has read it, so the cluster holds O(1) models (at most
-    two: the one just made and the one it came from), whatever the number of shares
-    (without progress reports, which hold a model until they have read it)."""
+@pytest.fixture
+def releases_held_back(client):
+    """Hold back the client's releases of keys until the test ends (then sent): what a
+    loaded client does to them. A dropped future's release takes two turns of the
+    client's event loop behind the tasks submitted meanwhile, and can reach the
+    scheduler after later tasks have ended (under load, after several shares')."""
+    held, send = [], client._send_to_scheduler
+
+    def deferred(msg):
+        (held.append if msg.get("op") == "client-releases-keys" else send)(msg)
+    client._send_to_scheduler = deferred        # (the instance's attribute, over the method)
+    try:
+        yield
+    finally:
+        del client._send_to_scheduler
+        for msg in held:
+            send(msg)
+
+
+def test_sequential_holds_one_model_at_a_time(client, files, releases_held_back):
+    """The client wants only the last trainer: each share's model is released once the
+    next share's task has read it, so the cluster holds O(1) models (at most two: the
+    one just made and the one it came from), whatever the number of shares and however
+    late the client's own messages reach the scheduler (without progress reports, which
+    hold a model until they have read it)."""
     paths, _ = files
     client.register_plugin(_HeldModels())
     try:
@@ -175,6 +197,21 @@ def test_sequential_holds_one_model_at_a_time(client, files):
 
 
 # --- parallel mode ----------------------------------------------------------------------
+
+def test_a_group_over_a_collection_holds_one_model_at_a_time(client, releases_held_back):
+    """A parallel group's chain over a Dask collection's blocks (a task per block,
+    handing the group's trainer on) is wanted by the client only at its contribution:
+    each block's trainer is released once the next block's task has read it, whatever
+    the number of blocks and however late the client's own messages arrive."""
+    X, y = _problem(6000, 100, 4)
+    bag = db.from_sequence([(X[i:i + 500], y[i:i + 500]) for i in range(0, 6000, 500)], npartitions=12)
+    client.register_plugin(_HeldModels("train_block"))
+    try:
+        est = fit(ProxClassifier(), bag, client=client, n_workers=1, passes=2)
+    finally:
+        tasks, most = client.run_on_scheduler(_held_models)
+    assert tasks == 24 and most <= 2 and est.t_ == 12_000
+
 
 @pytest.mark.parametrize("options", [
     {}, {"schedule": "invsqrt"}, {"update": "rda"}, {"update": "rda", "schedule": "invsqrt"},
@@ -203,6 +240,27 @@ def test_parallel_model_depends_on_the_groups_not_on_the_cluster(client, files):
             Client(cluster) as one:
         alone = fit(ProxClassifier(), paths, client=one, passes=2, n_workers=2)
     assert _same_bits(est, alone) and [r["workers"] for r in alone.cluster_rounds_] == [2, 2]
+
+
+def test_the_default_groups_are_the_workers_connected_whatever_the_clients_refresh(client, files, monkeypatch, capsys):
+    """fit's default n_workers, and `fastprox train --scheduler`'s, is the number of
+    workers connected at the call, asked of the scheduler. Client.scheduler_info()
+    returns the client's copy of the scheduler's identity, which the client's periodic
+    refresh (every 2 s, with no worker listed) can overwrite between the call's own
+    refresh and its return: then one group instead of two (seen under load). The
+    refresh is made to land there every time."""
+    refresh = Client._update_scheduler_info
+
+    async def raced(self, n_workers=0):
+        await refresh(self, n_workers)
+        if n_workers:
+            await refresh(self, 0)      # the periodic refresh's copy, before the call returns
+    monkeypatch.setattr(Client, "_update_scheduler_info", raced)
+    paths, _ = files
+    est = fit(ProxClassifier(), paths, client=client)
+    assert [r["workers"] for r in est.cluster_rounds_] == [2]
+    assert main(["train", *paths, "--scheduler", client.scheduler.address, "--model", os.devnull]) == 0
+    assert "pass 1/1, round 1: 2 worker(s), 10,000 rows" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("n_workers", [2, 3])

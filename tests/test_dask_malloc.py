@@ -5,7 +5,6 @@ import pickle
 import subprocess
 import sys
 import threading
-import time
 
 import numpy as np
 
@@ -17,10 +16,11 @@ from tests.support.cli_process import SRC
 
 
 class FakeLibc:
-    """mallopt and malloc_trim, recorded."""
+    """mallopt and malloc_trim, recorded; ``trimmed`` is set at malloc_trim (the timer's
+    last call)."""
 
     def __init__(self):
-        self.calls = []
+        self.calls, self.trimmed = [], threading.Event()
 
     def mallopt(self, param, value):
         self.calls.append(("mallopt", param, value))
@@ -28,6 +28,7 @@ class FakeLibc:
 
     def malloc_trim(self, pad):
         self.calls.append(("malloc_trim", pad))
+        self.trimmed.set()
         return 1
 
 
@@ -36,10 +37,8 @@ LOWERED = [("mallopt", M_TRIM_THRESHOLD, 65536), ("mallopt", M_MMAP_THRESHOLD, 1
 
 
 def _lowered(libc):
-    """Wait (up to 10 s) for the timer to have put the thresholds back and trimmed."""
-    deadline = time.monotonic() + 10
-    while libc.calls[-1:] != [("malloc_trim", 0)] and time.monotonic() < deadline:
-        time.sleep(0.01)
+    """Wait for the timer to have put the thresholds back and trimmed."""
+    assert libc.trimmed.wait(timeout=60), "the timer never put the thresholds back"   # (a hang's guard)
 
 
 def test_lifted_while_tasks_work_and_put_back_once_none_has_for_a_while():

@@ -8,6 +8,7 @@ import io
 import itertools
 import pickle
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -347,7 +348,6 @@ def test_ctrl_c_at_a_pause_ends_the_call_after_the_reads_it_let_run():
     KeyboardInterrupt is raised there: a real SIGINT wakes it too, but one that
     lands just before the wait blocks is left pending until the wait ends."""
     import _thread
-    import time
     from fastprox._concurrency import lock_of
     X, y = stream("fobos-l1", n=1000)
     est = ProxClassifier().fit(X, y).set_params(max_iter=10**6, tol=None)
@@ -374,3 +374,52 @@ def test_ctrl_c_at_a_pause_ends_the_call_after_the_reads_it_let_run():
     thread.join()
     assert seen == [True]
     assert est._learner.t == old.t and np.array_equal(est.coef_, old.coef())
+
+
+@pytest.mark.usefixtures("ctrl_c")
+@pytest.mark.parametrize("train", [False, True], ids=["read", "training call"])
+def test_ctrl_c_while_waiting_for_the_model_leaves_no_ticket_behind(train):
+    """A read or a training call interrupted (Ctrl-C) while it waits for the model held
+    by another thread's training call leaves the queue: that call pauses and ends, and
+    the calls after are served. Its ticket, left behind, had the pause (for a read),
+    or every later call (for a training call), wait for it for ever. Ctrl-C is
+    pressed once the waiter sleeps in the wait (the presser holds the lock it
+    releases there), and wakes it, as a real SIGINT does."""
+    import _thread
+    from fastprox._concurrency import ModelLock
+    lock = ModelLock()
+    held, go = threading.Event(), threading.Event()
+
+    def trainer():
+        with lock.training():
+            held.set()
+            go.wait()
+            lock.pause()
+
+    def press():
+        while not (lock._queued if train else lock._waiting):
+            time.sleep(1e-4)
+        with lock._cond:                # the waiter is in the wait, which released it
+            _thread.interrupt_main()
+            lock._cond.notify_all()
+
+    def later():
+        with lock.training():
+            pass
+        with lock.reading():
+            pass
+
+    threads = [threading.Thread(target=trainer, daemon=True), threading.Thread(target=press, daemon=True)]
+    for thread in threads:
+        thread.start()
+    held.wait()
+    with pytest.raises(KeyboardInterrupt):
+        with lock.training() if train else lock.reading():
+            pass
+    go.set()
+    threads.append(threading.Thread(target=later, daemon=True))
+    threads[-1].start()
+    for thread in threads:
+        thread.join(timeout=60)         # a guard against a hang, not a timing
+    assert not [thread for thread in threads if thread.is_alive()], "a call waits for the interrupted one"
+    assert not lock._queued and not lock._waiting and lock._trainer is None

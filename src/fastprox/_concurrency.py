@@ -25,7 +25,10 @@ arrived earlier are served (back-to-back `partial_fit` calls cannot starve a
 reader: a read waits for the call in progress, to its end or its next pause),
 and a read does not start before the training calls that arrived earlier,
 unless one of them holds the model and is paused (a stream of reads cannot
-starve training: a call waits for the reads that arrived before it).
+starve training: a call waits for the reads that arrived before it). A read
+or a training call interrupted (Ctrl-C) while it waits gives its ticket back:
+the calls behind it, and a pause serving the reads before it, would otherwise
+wait for it for ever.
 
 Re-entrant per thread: a read inside a read (``save_model`` reads
 ``coef_``) or inside the thread's own training call runs at once instead of
@@ -90,12 +93,23 @@ class ModelLock:
         with self._cond:
             ticket = self._ticket()
             self._queued.append(ticket)
-            while (self._trainer is not None or self._readers or self._queued[0] != ticket
-                   or self._earlier_read(ticket)):
-                self._cond.wait()
+            try:
+                while (self._trainer is not None or self._readers or self._queued[0] != ticket
+                       or self._earlier_read(ticket)):
+                    self._cond.wait()
+            except BaseException:
+                self._left(self._queued.remove, ticket)
+                raise
             self._queued.popleft()
             self._trainer = threading.get_ident()
             self._stepping = True
+
+    def _left(self, remove, ticket):
+        """A call interrupted (Ctrl-C) while it waits for the model: ``remove(ticket)``
+        takes its ticket out, and the calls behind it are woken, which it no longer
+        holds up (the caller holds the condition's lock)."""
+        remove(ticket)
+        self._cond.notify_all()
 
     def _end_training(self):
         with self._cond:
@@ -117,8 +131,12 @@ class ModelLock:
         with self._cond:
             ticket = self._ticket()
             self._waiting.add(ticket)
-            while not self._may_read(ticket):
-                self._cond.wait()
+            try:
+                while not self._may_read(ticket):
+                    self._cond.wait()
+            except BaseException:
+                self._left(self._waiting.discard, ticket)
+                raise
             self._waiting.discard(ticket)
             self._readers += 1
 

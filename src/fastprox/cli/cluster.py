@@ -2,7 +2,7 @@
 (fastprox.dask); the rest of the command (test metrics, the saved model, the
 report) is the same as on one machine."""
 from .._mixing import parallel_params
-from ..dask._run import TIMEOUT, check_sync_rows, quiet, run
+from ..dask._run import TIMEOUT, check_sync_rows, connected, quiet, run
 from ..dask._shares import file_shares
 from ..libsvm import read_once, source_name
 from ..stream.files import check_readable, labelled_chunks
@@ -46,7 +46,7 @@ def train_on_cluster(args, est, n_features, width_origin):
     say = quiet if args.quiet else NoBar().write_line
     from distributed import Client
     with Client(args.scheduler, timeout="20s") as client:
-        workers = args.workers or max(1, len(client.scheduler_info()["workers"]))
+        workers = args.workers or max(1, len(connected(client)))
         result = run(client, est, shares, None, args.passes, args.sequential, args.sync_rows, workers, say,
                      args.timeout or TIMEOUT)
     est.learner, est.classes = result.est.learner, result.est.classes

@@ -17,7 +17,7 @@ import sys
 from .._mixing import parallel_params, params_kind
 from ..stream.files import CHUNK_ROWS
 from ..stream.model import StreamModel
-from ._run import MIN_SYNC_ROWS, TIMEOUT, ClusterError, check_sync_rows, quiet, run
+from ._run import MIN_SYNC_ROWS, TIMEOUT, ClusterError, check_sync_rows, connected, quiet, run
 from ._shares import BlockShare, file_shares
 
 __all__ = ["fit", "ClusterError", "MIN_SYNC_ROWS"]
@@ -139,7 +139,7 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     passes = params["max_iter"] if passes is None else passes
     if not (isinstance(passes, int) and passes >= 1):
         raise ValueError(f"passes must be a positive integer, not {passes!r}")
-    n_workers = n_workers or max(1, len(client.scheduler_info()["workers"]))
+    n_workers = n_workers or max(1, len(connected(client)))
     result = run(client, est, shares, blocks, passes, sequential, sync_rows, n_workers, _say(progress), timeout)
     model = result.est
     learner = model.learner

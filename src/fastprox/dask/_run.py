@@ -104,25 +104,37 @@ def run(client, est, shares, data, passes, sequential, sync_rows, n_groups, say,
         client.cancel(futures)
 
 
+def connected(client):
+    """The addresses of the workers connected now, sorted, asked of the scheduler.
+    (``client.scheduler_info()`` returns the client's copy of the scheduler's
+    identity, which the client's periodic refresh, listing no worker, can overwrite
+    between the call's own refresh and its return.)"""
+    return sorted(client.nthreads())
+
+
 def quiet(line):
     """``say`` for a run whose progress is not wanted (the sequential mode then asks
     for no progress reports)."""
 
 
 def _sequential(client, est, shares, data, passes, say, futures, watch):
-    """The chain of tasks, a share each, handing the trainer on. The client keeps the
-    future of the last trainer only (and the small progress reports): a trainer is
-    released as soon as the next share's task has read it, and its report if
-    progress is wanted (a task reading it, run first: ``priority``), so the cluster
-    holds O(1) models, not one per share."""
-    trainer = None
-    reports = []
+    """The chain of tasks, a share each, handing the trainer on, submitted as one graph
+    of which the client wants the last trainer only (and the small progress reports):
+    the scheduler releases a trainer as soon as the next share's task has read it, and
+    its report if progress is wanted (a task reading it, run first: ``priority``), so
+    the cluster holds O(1) models, not one per share. (A future per trainer, dropped
+    by the client in turn, would be released by a message of the client's, which a
+    loaded client sends after later shares' tasks have ended: a model per share.)"""
+    from dask import annotate, delayed
+    train, report_of = delayed(_tasks.train_in_turn, pure=False), delayed(_tasks.progress, pure=False)
+    trainer, reports = None, []
     for p in range(passes):
         for k, share in enumerate(shares):
-            trainer = _submit(client, _tasks.train_in_turn, trainer, est, share, k == 0,
-                              k == len(shares) - 1, data=[data[k]] if data else [])
+            trainer = train(trainer, est, share, k == 0, k == len(shares) - 1, *([data[k]] if data else []))
             if say is not quiet:
-                reports.append(client.submit(_tasks.progress, trainer, 0, priority=1, pure=False))
+                with annotate(priority=1):
+                    reports.append(report_of(trainer, 0))
+    *reports, trainer = client.compute(reports + [trainer], optimize_graph=False)
     futures += reports + [trainer]
     seen = 0
     for report in reports:          # as each share finishes (the chain is in order)
@@ -137,7 +149,7 @@ def _sequential(client, est, shares, data, passes, say, futures, watch):
 def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futures, watch):
     kind = params_kind(est.params)
     groups = deal(shares, n_groups)
-    homes = [] if data else sorted(client.scheduler_info()["workers"])[:len(groups)]
+    homes = [] if data else connected(client)[:len(groups)]
     if homes:       # the start made on each worker (the same bits): no worker waits for another's
         models = [(client.submit(_tasks.start, est, shares, pure=False, **_at(w)), w) for w in homes]
     else:
@@ -274,16 +286,20 @@ def _group(client, model, g, members, shares, data, cursor, sync_rows, kind, res
     one task streaming its files from ``cursor`` (``sync_rows`` rows, or to their
     end; with ``resume``, on the worker whose open reader it can resume, else where
     the model's copy lies); for a Dask collection, a chain of tasks, a block each,
-    then its contribution (a pass per round)."""
+    then its contribution (a pass per round), submitted as one graph of which the
+    client wants the contribution only (the scheduler releases each block's trainer
+    once the next has read it, whatever the client's pace: `_sequential`)."""
     model, home = model
     if not data:
         where = (resume.where(g) if resume else {}) or (_at(home) if home else {})
         return (client.submit(_tasks.train_group, model, g, [shares[i] for i in members], cursor, sync_rows,
                               kind, resume and resume.run, pure=False, **where), home)
+    from dask import delayed
     trainer = None
     for i in members:
-        trainer = _submit(client, _tasks.train_block, model, trainer, shares[i], data=[data[i]])
-    return client.submit(_tasks.contribute, model, trainer, g, (len(members), 0), kind, pure=False), None
+        trainer = delayed(_tasks.train_block, pure=False)(model, trainer, shares[i], data[i])
+    contribution = delayed(_tasks.contribute, pure=False)(model, trainer, g, (len(members), 0), kind)
+    return client.compute(contribution, optimize_graph=False), None
 
 
 class _Resume:

@@ -147,8 +147,10 @@ def parallel_chunks(n, read_span, failed, parsers=PARSERS, depth=SPAN_CHUNKS, tr
     only if the kernel (`kernel_clock`) took less than KERNEL_SHARE of its CPU time over
     the last ``trial`` of them (decided once, past the first chunks' start-up). A span's exception is raised
     in its place in the order, as ``failed(i, error)`` raises or returns it. Closing
-    the iterator stops the threads."""
+    the iterator stops the threads, a thread waiting for a pipe included: the
+    `Pump`s made in them are closed first (`_PARSING`)."""
     ahead = [queue.Queue(maxsize=depth) for _ in range(parsers)]
+    pumps = _Pumps()
     stop, go = threading.Event(), threading.Event()
     claimed = threading.Condition()
     owner, state = [None] * n, {"next": 0, "alone": False}
@@ -169,6 +171,7 @@ def parallel_chunks(n, read_span, failed, parsers=PARSERS, depth=SPAN_CHUNKS, tr
 
     def parse(k):
         mark = None     # thread 0's and the kernel's CPU times when span `trial` starts
+        _PARSING.pumps = pumps
         try:
             if k:
                 go.wait()
@@ -211,6 +214,7 @@ def parallel_chunks(n, read_span, failed, parsers=PARSERS, depth=SPAN_CHUNKS, tr
     finally:
         stop.set()
         go.set()
+        pumps.close()
         for thread in threads:
             while thread.is_alive():        # unblock a thread waiting on a full queue
                 for q in ahead:
@@ -283,13 +287,43 @@ def pumped(path):
         pump.close()
 
 
+#: A parser thread's (`parallel_chunks`): ``pumps``, the `_Pumps` where each `Pump` made
+#: in that thread enters itself, which the stream closes when it is closed: a parser
+#: waiting for a pipe whose writer keeps it open and writes nothing would keep the
+#: stream's close (at an error, at Ctrl-C) waiting for the next write.
+_PARSING = threading.local()
+
+
+class _Pumps:
+    """The Pumps made in a stream's parser threads, closed with the stream; one made
+    after (its parser had not yet opened the pipe when the stream closed) is closed
+    at once."""
+
+    def __init__(self):
+        self.lock, self.pumps, self.closed = threading.Lock(), [], False
+
+    def enter(self, pump):
+        with self.lock:
+            if not self.closed:
+                self.pumps.append(pump)
+                return
+        pump.close()
+
+    def close(self):
+        with self.lock:
+            self.closed, pumps = True, self.pumps
+        for pump in pumps:
+            pump.close()
+
+
 class Pump(io.RawIOBase):
     """A pipe read by a thread of its own into a queue of up to PUMP_BYTES: the reader
     reads a block and parses it before it reads again, and a pipe holds 64 kB, so its
     writer would wait for every parse; drained as it fills, it does not. Closing it
     stops the thread at its next piece (a reader that stopped early, at an error,
-    leaves no thread filling the queue: /dev/zero never ends); the thread closes
-    the descriptor if ``owned``, once it no longer reads it."""
+    leaves no thread filling the queue: /dev/zero never ends) and wakes a reader
+    waiting for a piece, whose read then raises; the thread closes the descriptor
+    if ``owned``, once it no longer reads it."""
 
     #: Bytes read from the pipe at a time, and pieces queued at most.
     PIECE, PIECES = 1 << 20, 16
@@ -302,6 +336,9 @@ class Pump(io.RawIOBase):
         self.stopped = False
         self.thread = threading.Thread(target=self._pump, daemon=True)
         self.thread.start()
+        stream = getattr(_PARSING, "pumps", None)
+        if stream is not None:
+            stream.enter(self)
 
     def _pump(self):
         """Read the pipe to its end (or until closed) into the queue; an OSError is
@@ -321,13 +358,16 @@ class Pump(io.RawIOBase):
                 os.close(self.fd)
 
     def close(self):
-        """Stop the thread: a piece it waits to queue is let in, then it ends."""
+        """Stop the thread (a piece it waits to queue is let in, then it ends), and
+        wake a reader waiting for a piece (from another thread: `parallel_chunks`)."""
         self.stopped = True
         while True:
             try:
                 self.pieces.get_nowait()
             except queue.Empty:
                 break
+        with contextlib.suppress(queue.Full):      # (full: no reader waits)
+            self.pieces.put_nowait(_Failure(ValueError(f"{self.name}: read after the stream was closed")))
         super().close()
 
     def readable(self):
