@@ -25,7 +25,7 @@ from fastprox._kernel.rules.dual cimport set_weight_params
 from fastprox._kernel.rules.fobos cimport catch_up, stamp, end_step
 from fastprox._kernel.rules.average cimport unpenalized_catch_up, add_iterates
 from fastprox._kernel.steps.rows cimport (rows_t, step_t, loss_t, eta_t, row_kernel, row_intercept, update_of,
-                                          schedule_of, fobos_l1_row, fobos_row, FobosRows, FobosL1Rows,
+                                          schedule_of, fobos_l1_row, fobos_row, fobos_prefix_row, FobosRows, FobosL1Rows,
                                           AdagradL1Rows,
                                           AdagradRows,
                                           NormalizedRows, InvariantNormalizedRows, InvariantAdagradRows,
@@ -136,6 +136,8 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     c.layout.n_row_fields -= shift
     if rows_t is FobosL1Rows:       # (Q, A, w, S): the weight at field 2
         total = fobos_l1_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule, 2)
+    elif fused and c.layout.avg_prefix:     # (l2's: P stamp, SP, SP_lo, w, S)
+        total = fobos_prefix_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule)
     elif fused:                     # (scalar fobos's rows with a penalty)
         total = fobos_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule, True)
     else:
