@@ -170,8 +170,8 @@ def test_shrink_product_rebases_before_underflow(penalty):
     check_equal(lazy, eager)
 
 
-@pytest.mark.parametrize("penalty, average, n", [("l2", 0, 4000), ("elasticnet", 0, 4000), ("l1", 0, 140_000),
-                                                 ("l2", 1, 4000)])
+@pytest.mark.parametrize("penalty, average, n", [("l2", 0, 4000), ("elasticnet", 0, 4000),
+                                                 ("l1", 0, 140_000), ("l2", 1, 4000)])
 def test_rebase_of_one_output_rows_gives_the_catch_ups_bits(penalty, average, n):
     """The rebase of rows with one output (`fobos.rebase_pairs`: two rows at a time, one
     loop per layout) gives the bits of the per-feature `catch_up` that rows of two outputs

@@ -140,7 +140,8 @@ static inline __m128d fastprox_prefix_field2(const double *e, const double *f, i
 static inline void fastprox_prefix_sums2(const double *e, const double *f, double P, double SP, double SP_lo,
                                          __m128d *w, __m128d *S)
 {
-    __m128d Ps = fastprox_prefix_field2(e, f, FASTPROX_PREFIX_P), old_w = fastprox_prefix_field2(e, f, FASTPROX_PREFIX_W);
+    __m128d Ps = fastprox_prefix_field2(e, f, FASTPROX_PREFIX_P);
+    __m128d old_w = fastprox_prefix_field2(e, f, FASTPROX_PREFIX_W);
     __m128d diff = _mm_add_pd(_mm_sub_pd(_mm_set1_pd(SP), fastprox_prefix_field2(e, f, FASTPROX_PREFIX_SP)),
                               _mm_sub_pd(_mm_set1_pd(SP_lo), fastprox_prefix_field2(e, f, FASTPROX_PREFIX_SP_LO)));
     *w = fastprox_soft2(_mm_mul_pd(old_w, _mm_div_pd(_mm_set1_pd(P), Ps)), _mm_setzero_pd());
@@ -160,7 +161,8 @@ static inline fastprox_pair fastprox_prefix_catch_up2(double *e, double *f, doub
     if (_mm_movemask_pd(now) == 3)
         return fastprox_pair_of(w);
     fastprox_prefix_sums2(e, f, P, SP, SP_lo, &caught, &S);
-    fastprox_put2(e, f, FASTPROX_PREFIX_S, fastprox_blend2(now, fastprox_prefix_field2(e, f, FASTPROX_PREFIX_S), S));
+    S = fastprox_blend2(now, fastprox_prefix_field2(e, f, FASTPROX_PREFIX_S), S);
+    fastprox_put2(e, f, FASTPROX_PREFIX_S, S);
     w = fastprox_blend2(now, w, caught);
     fastprox_put2(e, f, FASTPROX_PREFIX_W, w);
     return fastprox_pair_of(w);

@@ -347,8 +347,8 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     l1/l2/elasticnet penalty) in the layouts with a P stamp or none (l2, elasticnet, no
     penalty; `_kernel/lanes/pairs.h`'s scalar_catch_up2; the l1 layout is `fobos_l1_row`'s):
     the general path's arithmetic, operation for operation, two non-zeros at a time.
-    `averaged` (a constant at each call): the averaged rows (P stamp, [Q stamp,] A, w, S;
-    under l2 A is two fields, `Layout.avg_prefix`)
+    `averaged` (a constant at each call): the averaged elastic-net rows (P stamp, Q stamp,
+    A, w, S; l2's, `Layout.avg_prefix`, run `fobos_prefix_row`)
     of `_kernel/steps/rows_average.pxd`, each pair caught up with its sums in the margin's
     loop (`averaged_catch_up2`, after which the kernel's own catch-up is the identity and
     is skipped) and its new iterates added in the step's loop (`add_iterates2`).
