@@ -191,6 +191,32 @@ def test_shrink_product_rebases_before_underflow(penalty):
     check_equal(lazy, eager)
 
 
+@pytest.mark.parametrize("penalty, average, n", [("l2", 0, 4000), ("elasticnet", 0, 4000),
+                                                 ("l1", 0, 140_000), ("l2", 1, 4000)])
+def test_rebase_of_one_output_rows_gives_the_catch_ups_bits(penalty, average, n):
+    """The rebase of rows with one output (`fobos.rebase_pairs`: two rows at a time, one
+    loop per layout) gives the bits of the per-feature `catch_up` that rows of two outputs
+    take: a binary model equals, bit for bit, output 1 of the one-vs-rest model with
+    labels 0/1, weights and averaged weights, across many rebases (strong l2 shrinkage
+    under the constant schedule: P under the floor or PREFIX_SHARE of its prefix sum;
+    l1: the rebase period, 65,536 steps for both). An odd number of features: the last
+    row's pair is itself."""
+    rng = np.random.default_rng(4)
+    d = 9
+    X = sp.random(n, d, density=0.3, format="csr", random_state=rng)
+    y = rng.choice([-1.0, 1.0], n)
+    order, sw = np.arange(n, dtype=np.int64), np.ones(n)
+    params = dict(alpha=0.5 if penalty != "l1" else 1e-3, eta0=2.0, l1_ratio=0.1, average=average)
+    one = Learner(d, 1, "fobos", "constant", penalty, "log", **params)
+    two = Learner(d, 2, "fobos", "constant", penalty, "log", ovr=True, **params)
+    one.fit_rows(X.data, X.indices, X.indptr, y, sw, order, 1)
+    two.fit_rows(X.data, X.indices, X.indptr, (y > 0).astype(float), sw, order, 1)
+    assert one.rebase_period == two.rebase_period and one.since_rebase == two.since_rebase < n // 2
+    for averaged in (False, True)[:1 + average]:
+        assert one.coef(averaged).tobytes() == two.coef(averaged)[1:].tobytes()
+    assert one.intercept().tobytes() == two.intercept()[1:].tobytes()
+
+
 def check_cost_independent_of_d(rule, **kwargs):
     """Entries visited (n_ops) over 500 sparse rows are the same at d = 1,000 and
     100,000, and at most twice the non-zeros; ``kwargs`` go to the Learner."""

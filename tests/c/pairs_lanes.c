@@ -45,6 +45,24 @@ int main(void)
             for (int k = 0; k < 3; k++)
                 printf(" %llx %llx", bits(es[k]), bits(fs[k]));
         }
+        /* averaged l2 rows (P, SP, SP_lo, w, S): caught up to (P, SP, SP_lo), a lane current
+           (its stamps the cumulants) every few inputs, both at times; stepped (averaged or
+           not), stamped; and one row alone (an odd row's last) */
+        double P = fabs(x[8]) + 1e-3, SP = fabs(x[7]) + P, SPl = x[6] * 1e-17;
+        int now_e = i % 3 == 0, now_f = i % 4 == 0;
+        double pe[5] = {now_e ? P : fabs(x[0]) + 1e-3, now_e ? SP : fabs(x[1]), now_e ? SPl : x[2] * 1e-17,
+                        x[3], x[4]};
+        double pf[5] = {now_f ? P : fabs(x[5]) + 1e-3, now_f ? SP : fabs(x[2]), now_f ? SPl : x[1] * 1e-17,
+                        x[0], x[1]};
+        double pg[5] = {fabs(x[4]) + 1e-3, fabs(x[3]), x[0] * 1e-17, x[5], x[6]};
+        fastprox_pair pc = fastprox_prefix_catch_up2(pe, pf, P, SP, SPl);
+        fastprox_pair pd = fastprox_prefix_catch_up2(pg, pg, P, SP, SPl);
+        printf(" %llx %llx %llx %llx", bits(pc.a), bits(pc.b), bits(pd.a), bits(pd.b));
+        fastprox_prefix_step2(pe, pf, x[2], x[3], x[5], fabs(x[6]), fabs(x[7]), i % 2 ? 0.0 : 0.5, i % 3 != 1,
+                              P * 0.5, SP + P, SPl);
+        fastprox_prefix_step2(pg, pg, x[2], x[2], x[5], fabs(x[6]), fabs(x[7]), 0.0, i % 2, P * 0.5, SP + P, SPl);
+        for (int k = 0; k < 5; k++)
+            printf(" %llx %llx %llx", bits(pe[k]), bits(pf[k]), bits(pg[k]));
         /* one-vs-rest's new factors of two outputs of a feature (G not stored) */
         fastprox_pair nf2 = fastprox_new_factors2(i % 6 == 0 ? 0.0 : fabs(x[3]), fabs(x[8]), x[6], x[7],
                                                   fabs(x[5]), x[2]);

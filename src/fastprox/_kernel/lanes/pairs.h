@@ -17,6 +17,17 @@ static inline double fastprox_soft(double v, double a)      /* as `soft_threshol
 {
     return copysign(fastprox_max0(fabs(v) - a), v);
 }
+/* The fields of an averaged FOBOS-l2 row (scalar step, l2, the averaged iterate kept
+   with the prefix sums of P: `Layout.avg_prefix`, one output): its P stamp, its stamp of
+   the prefix sum of P (SP, SP_lo), its weight w and the sum S of its iterates. */
+enum { FASTPROX_PREFIX_P, FASTPROX_PREFIX_SP, FASTPROX_PREFIX_SP_LO, FASTPROX_PREFIX_W, FASTPROX_PREFIX_S };
+/* Stamp such rows e, f with the cumulants (P, SP, SP_lo). */
+static inline void fastprox_prefix_stamp2(double *e, double *f, double P, double SP, double SP_lo)
+{
+    e[FASTPROX_PREFIX_P] = f[FASTPROX_PREFIX_P] = P;
+    e[FASTPROX_PREFIX_SP] = f[FASTPROX_PREFIX_SP] = SP;
+    e[FASTPROX_PREFIX_SP_LO] = f[FASTPROX_PREFIX_SP_LO] = SP_lo;
+}
 #if defined(__SSE2__)
 #include <emmintrin.h>
 static inline fastprox_pair fastprox_pair_of(__m128d v)
@@ -116,6 +127,70 @@ static inline void fastprox_scalar_step2(double *e, double *f, int n_row, int of
         e[0] = f[0] = P;
     if (off_Q >= 0)
         e[off_Q] = f[off_Q] = Q;
+}
+/* Averaged FOBOS-l2 rows e, f (`FASTPROX_PREFIX_*`; `_kernel/steps/rows.pxd`'s
+   `fobos_prefix_row`): field k of both. */
+static inline __m128d fastprox_prefix_field2(const double *e, const double *f, int k)
+{
+    return _mm_set_pd(f[k], e[k]);
+}
+/* Their catch-up to the cumulants (P, SP, SP_lo): S += (w / P_s) ((SP - SP_s) + (SP_lo -
+   SP_lo_s)) (`average.prefix_sum`) and w <- soft(w P / P_s, 0) (`fobos.scalar_catch_up`),
+   into w[0] and S[0] (nothing stored). */
+static inline void fastprox_prefix_sums2(const double *e, const double *f, double P, double SP, double SP_lo,
+                                         __m128d *w, __m128d *S)
+{
+    __m128d Ps = fastprox_prefix_field2(e, f, FASTPROX_PREFIX_P);
+    __m128d old_w = fastprox_prefix_field2(e, f, FASTPROX_PREFIX_W);
+    __m128d diff = _mm_add_pd(_mm_sub_pd(_mm_set1_pd(SP), fastprox_prefix_field2(e, f, FASTPROX_PREFIX_SP)),
+                              _mm_sub_pd(_mm_set1_pd(SP_lo), fastprox_prefix_field2(e, f, FASTPROX_PREFIX_SP_LO)));
+    *w = fastprox_soft2(_mm_mul_pd(old_w, _mm_div_pd(_mm_set1_pd(P), Ps)), _mm_setzero_pd());
+    *S = _mm_add_pd(fastprox_prefix_field2(e, f, FASTPROX_PREFIX_S), _mm_mul_pd(_mm_div_pd(old_w, Ps), diff));
+}
+/* Their catch-up in a row's margin loop: `fastprox_prefix_sums2`, except in a lane whose
+   three stamps are the cumulants' (a row current, which `fobos_averaged_catch_up`
+   skips: its w and S kept as they are), stored; the stamps are left to the step that
+   follows (`fastprox_prefix_step2`) or to the refused row's. Returns the two weights. */
+static inline fastprox_pair fastprox_prefix_catch_up2(double *e, double *f, double P, double SP, double SP_lo)
+{
+    __m128d w = fastprox_prefix_field2(e, f, FASTPROX_PREFIX_W), caught, S;
+    __m128d now = _mm_and_pd(
+        _mm_and_pd(_mm_cmpeq_pd(fastprox_prefix_field2(e, f, FASTPROX_PREFIX_P), _mm_set1_pd(P)),
+                   _mm_cmpeq_pd(fastprox_prefix_field2(e, f, FASTPROX_PREFIX_SP), _mm_set1_pd(SP))),
+        _mm_cmpeq_pd(fastprox_prefix_field2(e, f, FASTPROX_PREFIX_SP_LO), _mm_set1_pd(SP_lo)));
+    if (_mm_movemask_pd(now) == 3)
+        return fastprox_pair_of(w);
+    fastprox_prefix_sums2(e, f, P, SP, SP_lo, &caught, &S);
+    S = fastprox_blend2(now, fastprox_prefix_field2(e, f, FASTPROX_PREFIX_S), S);
+    fastprox_put2(e, f, FASTPROX_PREFIX_S, S);
+    w = fastprox_blend2(now, w, caught);
+    fastprox_put2(e, f, FASTPROX_PREFIX_W, w);
+    return fastprox_pair_of(w);
+}
+/* Their catch-up at a rebase (`fobos.catch_up`'s: no lane skipped), stored, and their
+   stamps at the origin (1, 0, 0). */
+static inline void fastprox_prefix_rebase2(double *e, double *f, double P, double SP, double SP_lo)
+{
+    __m128d w, S;
+    fastprox_prefix_sums2(e, f, P, SP, SP_lo, &w, &S);
+    fastprox_put2(e, f, FASTPROX_PREFIX_S, S);
+    fastprox_put2(e, f, FASTPROX_PREFIX_W, w);
+    fastprox_prefix_stamp2(e, f, 1.0, 0.0, 0.0);
+}
+/* Their step w <- prox(w - eta (q x)) (`fastprox_scalar_step2`'s, l1 share rho1), the new
+   weights into S where the step is averaged (`add`, `average.add_iterates`), their stamps
+   the cumulants (P, SP, SP_lo) after the step. */
+static inline void fastprox_prefix_step2(double *e, double *f, double xe, double xf, double q, double eta,
+                                         double a, double rho1, int add, double P, double SP, double SP_lo)
+{
+    __m128d g = _mm_mul_pd(_mm_set1_pd(q), _mm_set_pd(xf, xe));
+    __m128d w = _mm_sub_pd(fastprox_prefix_field2(e, f, FASTPROX_PREFIX_W), _mm_mul_pd(_mm_set1_pd(eta), g));
+    w = fastprox_prox2(w, _mm_set1_pd(a), rho1);
+    fastprox_put2(e, f, FASTPROX_PREFIX_W, w);
+    if (add)
+        fastprox_put2(e, f, FASTPROX_PREFIX_S,
+                      _mm_add_pd(fastprox_prefix_field2(e, f, FASTPROX_PREFIX_S), w));
+    fastprox_prefix_stamp2(e, f, P, SP, SP_lo);
 }
 /* AdaGrad entries (w, G, eta) at e, f with gradients g and forward steps s (g, or the
    invariant step's sigma x) as lanes: G += g^2, eta = eta0 / (delta + sqrt(G)) (0 where
@@ -257,6 +332,45 @@ static inline fastprox_pair fastprox_scalar_catch_up2(double *e, double *f, int 
 static inline double fastprox_scalar_prox(double v, double a, double rho1)
 {
     return rho1 == 1.0 ? fastprox_soft(v, a) : fastprox_soft(v, a * rho1) / (1.0 + a * (1.0 - rho1));
+}
+static inline double fastprox_prefix_sums1(double *e, double P, double SP, double SP_lo)
+{
+    double Ps = e[FASTPROX_PREFIX_P], w = e[FASTPROX_PREFIX_W];
+    e[FASTPROX_PREFIX_S] += (w / Ps) * ((SP - e[FASTPROX_PREFIX_SP]) + (SP_lo - e[FASTPROX_PREFIX_SP_LO]));
+    return e[FASTPROX_PREFIX_W] = fastprox_soft(w * (P / Ps), 0.0);
+}
+static inline double fastprox_prefix_catch_up1(double *e, double P, double SP, double SP_lo)
+{
+    if (e[FASTPROX_PREFIX_P] == P && e[FASTPROX_PREFIX_SP] == SP && e[FASTPROX_PREFIX_SP_LO] == SP_lo)
+        return e[FASTPROX_PREFIX_W];
+    return fastprox_prefix_sums1(e, P, SP, SP_lo);
+}
+static inline fastprox_pair fastprox_prefix_catch_up2(double *e, double *f, double P, double SP, double SP_lo)
+{
+    double we = fastprox_prefix_catch_up1(e, P, SP, SP_lo);
+    fastprox_pair w = {we, f == e ? we : fastprox_prefix_catch_up1(f, P, SP, SP_lo)};
+    return w;
+}
+static inline void fastprox_prefix_rebase2(double *e, double *f, double P, double SP, double SP_lo)
+{
+    fastprox_prefix_sums1(e, P, SP, SP_lo);
+    if (f != e)
+        fastprox_prefix_sums1(f, P, SP, SP_lo);
+    fastprox_prefix_stamp2(e, f, 1.0, 0.0, 0.0);
+}
+static inline void fastprox_prefix_step2(double *e, double *f, double xe, double xf, double q, double eta,
+                                         double a, double rho1, int add, double P, double SP, double SP_lo)
+{
+    double we = fastprox_scalar_prox(e[FASTPROX_PREFIX_W] - eta * (q * xe), a, rho1);
+    double wf = fastprox_scalar_prox(f[FASTPROX_PREFIX_W] - eta * (q * xf), a, rho1);
+    double Se = e[FASTPROX_PREFIX_S] + we, Sf = f[FASTPROX_PREFIX_S] + wf;
+    e[FASTPROX_PREFIX_W] = we;
+    f[FASTPROX_PREFIX_W] = wf;
+    if (add) {
+        e[FASTPROX_PREFIX_S] = Se;
+        f[FASTPROX_PREFIX_S] = Sf;
+    }
+    fastprox_prefix_stamp2(e, f, P, SP, SP_lo);
 }
 static inline void fastprox_scalar_step2(double *e, double *f, int n_row, int off_Q, double xe,
                                          double xf, double q, double eta, double a, double rho1,

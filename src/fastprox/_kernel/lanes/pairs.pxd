@@ -18,6 +18,12 @@ cdef extern from "_kernel/lanes/pairs.h" nogil:
                                               int threshold_stamp_at, double xe,
                                               double xf, double q, double eta, double a, double l1_share,
                                               double shrink_product, double threshold_sum)
+    pair prefix_catch_up2 "fastprox_prefix_catch_up2"(double* e, double* f, double P, double SP, double SP_lo)
+    void prefix_step2 "fastprox_prefix_step2"(double* e, double* f, double xe, double xf, double q, double eta,
+                                              double a, double rho1, bint add, double P, double SP,
+                                              double SP_lo)
+    void prefix_stamp2 "fastprox_prefix_stamp2"(double* e, double* f, double P, double SP, double SP_lo)
+    void prefix_rebase2 "fastprox_prefix_rebase2"(double* e, double* f, double P, double SP, double SP_lo)
     pair rda_weights2 "fastprox_rda_weights2"(double sa, double sb, double threshold, double scale)
     pair dual_weights2 "fastprox_dual_weights2"(double sa, double sb, pair root, double delta,
                                                 double inv_eta0, double l1_threshold, double rda_rho,

@@ -16,12 +16,13 @@ from fastprox._kernel.base.state cimport (Ctx, entry, index, normalized_l1_rows,
 from fastprox._kernel.rules.berhu cimport heap_advance, heap_catch_up, heap_schedule, BERHU_W
 from fastprox._kernel.rules.adagrad cimport adagrad_catch_up, adagrad_step
 from fastprox._kernel.groups.groups cimport groups_rebase
+from fastprox._kernel.lanes.pairs cimport prefix_rebase2, l1_catch_up2, scalar_catch_up2
 from fastprox._kernel.rules.normalized cimport normalized_catch_up
 from fastprox._kernel.rules.average cimport (averaging, keeps_history, history_origin, average_end_step,
                                              scalar_skipped_sum, scalar_history_sum, adagrad_skipped_sum,
                                              normalized_skipped_sum, add_iterate,
                                              dual_catch_up, add_dual_iterate, add_prefix, stamp_sums,
-                                             prefix_sum, PREFIX_SHARE)
+                                             PREFIX_SHARE)
 
 cdef extern from "_kernel/out_of_line.h":
     pass                          # the functions marked FASTPROX_OUT_OF_LINE or _IN_LINE below
@@ -113,25 +114,78 @@ cdef inline void count_step(Ctx* c) noexcept nogil:
 
 # FASTPROX_OUT_OF_LINE
 cdef inline void rebase(Ctx* c) noexcept nogil:
-    """Catch every feature up, then restart the cumulants at P = 1, Q = 0."""
+    """Catch every feature up, then restart the cumulants at P = 1, Q = 0 (the rows of
+    one output in a layout of `rebase_pairs` stamped at the origin as they are caught
+    up, the others by `reset_stamps`)."""
     cdef Py_ssize_t j
+    cdef bint paired = c.params.n_outputs == 1 and c.params.update == FOBOS and pair_layout(c)
     if c.params.grouped:
         c.cursor.since_rebase = 0
         groups_rebase(c)
         return
-    for j in range(c.params.n_features):
-        catch_up(c, c.arrays.state + j * c.layout.width)
+    if paired:
+        rebase_pairs(c)
+    else:
+        for j in range(c.params.n_features):
+            catch_up(c, c.arrays.state + j * c.layout.width)
     c.cursor.since_rebase = 0           # (after: the averaged catch-up reads the history since the last)
     if keeps_history(c):
         history_origin(c)
     c.cursor.avg_prefix = c.cursor.avg_prefix_lo = 0.0
     c.cursor.n_ops += c.params.n_features * c.params.n_outputs
     c.cursor.shrink_product, c.cursor.threshold_sum = 1.0, 0.0
-    reset_stamps(c)
+    if not paired:
+        reset_stamps(c)
     if c.params.berhu_heap:
         for j in range(c.params.n_features * c.params.n_outputs):
             heap_schedule(&c.heap, c.arrays.state + j * c.layout.n_entry_fields, j,
                           c.arrays.state[j * c.layout.n_entry_fields + BERHU_W], 1.0, 0.0)
+
+
+cdef inline bint pair_layout(Ctx* c) noexcept nogil:
+    """Whether FOBOS's rows under a scalar schedule have a layout `rebase_pairs` catches
+    up: the averaged l2 rows (`Layout.avg_prefix`), or without the averaged iterate the
+    rows of a separable penalty (P stamp, Q stamp or both; without a penalty there is
+    nothing to catch up or stamp)."""
+    if c.params.schedule == ADAGRAD or c.params.schedule == NORMALIZED or c.params.berhu_heap:
+        return False
+    return c.layout.avg_prefix or (not averaging(c) and c.layout.n_row_fields > 0)
+
+
+cdef inline void rebase_pairs(Ctx* c) noexcept nogil:
+    """`rebase`'s catch-up of every feature (`catch_up`'s arithmetic, entry by entry: the
+    same bits) and their stamps at the origin (`stamp_origin`'s), two rows at a time in
+    one loop per layout (`pair_layout`; one output), without `catch_up`'s dispatch per
+    feature (`_kernel/lanes/pairs.h`: the averaged l2 rows' `fastprox_prefix_rebase2`,
+    l1's `fastprox_l1_catch_up2`, l2's and elastic net's `fastprox_scalar_catch_up2`)."""
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, d = c.params.n_features, j
+    cdef int n_row_fields = c.layout.n_row_fields, shrink_at = c.layout.shrink_stamp_at
+    cdef int threshold_at = c.layout.threshold_stamp_at
+    cdef double P = c.cursor.shrink_product, Q = c.cursor.threshold_sum
+    cdef double SP = c.cursor.avg_prefix, SP_lo = c.cursor.avg_prefix_lo
+    cdef double* e
+    cdef double* f
+    if c.layout.avg_prefix:
+        for j in range(0, d, 2):
+            e, f = state + j * width, state + min(j + 1, d - 1) * width
+            prefix_rebase2(e, f, P, SP, SP_lo)
+    elif shrink_at < 0:                 # (l1: Q stamp, w)
+        for j in range(0, d, 2):
+            e, f = state + j * width, state + min(j + 1, d - 1) * width
+            l1_catch_up2(e, f, 1, P, Q)
+            e[0] = f[0] = 0.0
+    elif threshold_at < 0:              # (l2: P stamp, w)
+        for j in range(0, d, 2):
+            e, f = state + j * width, state + min(j + 1, d - 1) * width
+            scalar_catch_up2(e, f, 1, -1, P, Q)
+            e[0] = f[0] = 1.0
+    else:                               # (elastic net: P stamp, Q stamp, w)
+        for j in range(0, d, 2):
+            e, f = state + j * width, state + min(j + 1, d - 1) * width
+            scalar_catch_up2(e, f, 2, 1, P, Q)
+            e[0] = f[0] = 1.0
+            e[1] = f[1] = 0.0
 
 
 cdef inline void catch_up(Ctx* c, double* row) noexcept nogil:
@@ -220,29 +274,16 @@ cdef inline void stamp_cumulants(Ctx* c, double* row) noexcept nogil:
 
 # FASTPROX_IN_LINE
 cdef inline void fobos_averaged_catch_up(Ctx* c, double* row) noexcept nogil:
-    """`catch_up` of a scalar-FOBOS row with one output and a penalty, in line (without
-    one: `average.unpenalized_catch_up`): nothing where the row is current (a row met
-    at the step before, or caught up by a rebase since: its weight's catch-up is the
-    identity and no iterate was skipped): under l2 (`Layout.avg_prefix`) where its P
-    stamp and prefix sum of P are the cumulants' (a step since would have changed P or
-    its prefix sum: P is at least PREFIX_SHARE of it, so it adds more than an ulp),
-    else where its stamp A is the step; else the weight's catch-up and the skipped
-    iterates' sum (under l2 from the prefix sums, `average.prefix_sum`, else from the
-    history, `average.scalar_history_sum`: a penalty's stamp, so a history), and its
-    stamps."""
+    """`catch_up` of a scalar-FOBOS row with one output and a penalty that keeps the
+    history (l1, elastic net), in line (without a penalty:
+    `average.unpenalized_catch_up`; l2's rows, `Layout.avg_prefix`:
+    `_kernel/lanes/pairs.h`'s `fastprox_prefix_catch_up2`): nothing where the row is
+    current, its stamp A the step (a row met at the step before, or caught up by a
+    rebase since: its weight's catch-up is the identity and no iterate was skipped); else
+    the weight's catch-up and the skipped iterates' sum from the history
+    (`average.scalar_history_sum`), and its stamps."""
     cdef double* e = row + c.layout.n_row_fields
     cdef double caught
-    if c.layout.avg_prefix:
-        if (row[c.layout.shrink_stamp_at] == c.cursor.shrink_product
-                and row[c.layout.avg_stamp_at] == c.cursor.avg_prefix
-                and row[c.layout.avg_stamp_at + 1] == c.cursor.avg_prefix_lo):
-            return
-        caught = scalar_catch_up(c, row, 0)
-        e[c.layout.avg_sum_at] += prefix_sum(c, e[FOBOS_W], row[c.layout.shrink_stamp_at], row)
-        e[FOBOS_W] = caught
-        stamp_cumulants(c, row)
-        stamp_sums(c, row, c.cursor.t)
-        return
     if <long long>row[c.layout.avg_stamp_at] >= c.cursor.t:
         return
     caught = scalar_catch_up(c, row, 0)

@@ -23,7 +23,7 @@ from fastprox._kernel.rules.normalized cimport set_normalized_eta, scale_of
 from fastprox._kernel.base.state cimport entry, NORM_W
 from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
 from fastprox._kernel.lanes.pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_catch_up2, scalar_step2,
-                               rda_weights2, dual_weights2)
+                               prefix_catch_up2, prefix_step2, prefix_stamp2, rda_weights2, dual_weights2)
 from fastprox._kernel.lanes.lanes cimport lanes_t, lane_row_t
 from fastprox._kernel.steps.rows_invariant cimport InvariantAdagradRows, invariant_adagrad_row
 
@@ -328,6 +328,18 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     return total
 
 
+cdef inline double row_gradient(Ctx* c, double acc, double y, double sw, loss_t* loss, eta_t* schedule,
+                                double* total) noexcept nogil:
+    """After a fobos row's margin loop: its margin acc kept, the step's eta (`next_eta`),
+    and its loss derivative q, kept and returned (its loss into total[0], from 0)."""
+    cdef double q
+    c.arrays.scores[0] = acc
+    next_eta(c, schedule_of(schedule))
+    total[0] = 0.0
+    q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, total)
+    return q
+
+
 cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices,
                              long long lo, long long hi, double y, double sw,
                              loss_t* loss, eta_t* schedule, bint averaged) noexcept nogil:
@@ -335,8 +347,8 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     l1/l2/elasticnet penalty) in the layouts with a P stamp or none (l2, elasticnet, no
     penalty; `_kernel/lanes/pairs.h`'s scalar_catch_up2; the l1 layout is `fobos_l1_row`'s):
     the general path's arithmetic, operation for operation, two non-zeros at a time.
-    `averaged` (a constant at each call): the averaged rows (P stamp, [Q stamp,] A, w, S;
-    under l2 A is two fields, `Layout.avg_prefix`)
+    `averaged` (a constant at each call): the averaged elastic-net rows (P stamp, Q stamp,
+    A, w, S; l2's, `Layout.avg_prefix`, run `fobos_prefix_row`)
     of `_kernel/steps/rows_average.pxd`, each pair caught up with its sums in the margin's
     loop (`averaged_catch_up2`, after which the kernel's own catch-up is the identity and
     is skipped) and its new iterates added in the step's loop (`add_iterates2`).
@@ -362,10 +374,7 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
             acc = dot2(acc, scalar_catch_up2(e, f, n_row_fields, threshold_stamp_at, shrink_product,
                                              threshold_sum), data, nz, two)
         x_max = abs_max2(x_max, data, nz, two)
-    c.arrays.scores[0] = acc
-    next_eta(c, schedule_of(schedule))
-    total = 0.0
-    q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
+    q = row_gradient(c, acc, y, sw, loss, schedule, &total)
     if refused(c, q, x_max):
         return total
     advance_separable(c, c.params.alpha_pen * c.cursor.eta, l1_share)
@@ -377,6 +386,48 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
                      l1_share, shrink_product, threshold_sum)
         if averaged:
             add_iterates2(c, e, f, two)
+    c.cursor.n_ops += 2 * (hi - lo)
+    c.arrays.intercept_grad[0] = q
+    return total
+
+
+cdef inline double fobos_prefix_row(Ctx* c, const value_t* data, const index_t* indices,
+                                    long long lo, long long hi, double y, double sw,
+                                    loss_t* loss, eta_t* schedule) noexcept nogil:
+    """`fobos_row` with `averaged` in the averaged l2 rows (P stamp, SP, SP_lo, w, S:
+    `Layout.avg_prefix`, the fields of `_kernel/lanes/pairs.h`'s `FASTPROX_PREFIX_*`, at
+    places known when compiled), two non-zeros at a time in both loops: each pair caught
+    up with its sums (`prefix_catch_up2`: `fobos_averaged_catch_up` without its
+    stamps) in the margin's loop, stepped, its new iterates added and stamped
+    (`prefix_step2`: `scalar_step2` then `average.add_iterates`) in the step's; a refused
+    row's pairs stamped as the catch-up would have left them. Each entry's operations in
+    `fobos_row`'s order: the same bits.
+
+    Mirrors as `fobos_row` says, with l2's threshold stamp absent (Q = 0)."""
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double P = c.cursor.shrink_product, SP = c.cursor.avg_prefix, SP_lo = c.cursor.avg_prefix_lo
+    cdef double l1_share = c.params.l1_share, a, eta, q, total
+    cdef double acc = intercept_margin(c), x_max = intercept_feature(c)
+    cdef double* e
+    cdef double* f
+    cdef bint two, add
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        acc = dot2(acc, prefix_catch_up2(e, f, P, SP, SP_lo), data, nz, two)
+        x_max = abs_max2(x_max, data, nz, two)
+    q = row_gradient(c, acc, y, sw, loss, schedule, &total)
+    if refused(c, q, x_max):
+        for nz in range(lo, hi):
+            prefix_stamp2(state + indices[nz] * width, state + indices[nz] * width, P, SP, SP_lo)
+        return total
+    advance_separable(c, c.params.alpha_pen * c.cursor.eta, l1_share)
+    P, SP, SP_lo, eta = c.cursor.shrink_product, c.cursor.avg_prefix, c.cursor.avg_prefix_lo, c.cursor.eta
+    a = c.params.alpha_pen * eta
+    add = c.cursor.t + 1 >= c.params.average_from
+    for nz in range(lo, hi, 2):
+        two = entries(state, width, indices, nz, hi, &e, &f)
+        prefix_step2(e, f, data[nz], data[nz + two], q, eta, a, l1_share, add, P, SP, SP_lo)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     return total

@@ -7,9 +7,9 @@
 # iterates: the general path's bits (tests/test_average_rows.py compares them). The
 # rows' catch-up in the kernel finds them current (an identity). Scalar fobos's rows
 # with a penalty do the same in the kernel's own two loops (`fobos_row`'s `averaged`,
-# `fobos_l1_row` at field 2: each pair's catch-up with its sums before its margin term,
-# its new iterates right after its update, its identity catch-up skipped), which reads
-# A and S there; no other row kernel reads or writes them. The normalized
+# `fobos_l1_row` at field 2, l2's `fobos_prefix_row`: each pair's catch-up with its sums
+# before its margin term, its new iterates right after its update, its identity catch-up
+# skipped), which reads A and S there; no other row kernel reads or writes them. The normalized
 # schedule's rows without a penalty, scalar fobos's without a penalty (A, w, S) and
 # the dual rules' rows keep A as their first field, before what their kernel reads
 # at fixed places (`_kernel/base/layout.h`): the kernel sees each state row from its
@@ -25,7 +25,8 @@ from fastprox._kernel.rules.dual cimport set_weight_params
 from fastprox._kernel.rules.fobos cimport catch_up, stamp, end_step
 from fastprox._kernel.rules.average cimport unpenalized_catch_up, add_iterates
 from fastprox._kernel.steps.rows cimport (rows_t, step_t, loss_t, eta_t, row_kernel, row_intercept, update_of,
-                                          schedule_of, fobos_l1_row, fobos_row, FobosRows, FobosL1Rows,
+                                          schedule_of, fobos_l1_row, fobos_row, fobos_prefix_row, FobosRows,
+                                          FobosL1Rows,
                                           AdagradL1Rows,
                                           AdagradRows,
                                           NormalizedRows, InvariantNormalizedRows, InvariantAdagradRows,
@@ -113,10 +114,10 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     field `shift` on (their row fields less `shift`), the new iterates into S (`stamp`),
     the intercept, and `end_step` (the intercepts' sums and the cumulants' history
     before the rebase). Scalar fobos's rows with a penalty run in one kernel
-    (`fobos_row`, `fobos_l1_row` averaged): each pair's catch-up with its sums
-    (`fobos_averaged_catch_up`) in the margin's loop, its new iterates into S
-    (`average.add_iterates`) in the step's loop, each entry's operations in the order
-    of the three loops.
+    (`fobos_row`, `fobos_l1_row` averaged, l2's `fobos_prefix_row`): each pair's catch-up
+    with its sums (`fobos_averaged_catch_up`, l2's `fastprox_prefix_catch_up2`) in the
+    margin's loop, its new iterates into S (`average.add_iterates`) in the step's loop,
+    each entry's operations in the order of the three loops.
 
     Mirrors `_step.step`'s single-row branch: `margins` -> `catch_up`, the row kernel's
     arithmetic, `stamp` -> `add_iterate` / `add_dual_iterate`, `intercept_step`, `end_step`."""
@@ -136,6 +137,8 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     c.layout.n_row_fields -= shift
     if rows_t is FobosL1Rows:       # (Q, A, w, S): the weight at field 2
         total = fobos_l1_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule, 2)
+    elif fused and c.layout.avg_prefix:     # (l2's: P stamp, SP, SP_lo, w, S)
+        total = fobos_prefix_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule)
     elif fused:                     # (scalar fobos's rows with a penalty)
         total = fobos_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule, True)
     else:
