@@ -594,6 +594,22 @@ def test_dump_refuses_nonfinite_unless_allowed(tmp_path):
     assert path.read_bytes() == b"inf 1:nan\n"
 
 
+def test_dump_to_a_binary_file_object_as_scikit_learn_takes():
+    """dump_libsvm writes to a file object opened for bytes, as
+    sklearn.datasets.dump_svmlight_file does (it raised TypeError: a path was
+    required), and refuses a text one naming binary mode."""
+    X = sp.random(6, 5, density=0.5, format="csr", random_state=0)
+    y = np.arange(6.0)
+    out = io.BytesIO()
+    out.write(b"# written after this line\n")
+    dump_libsvm(X, y, out)
+    out.seek(0)
+    X2, y2 = load_libsvm(out)
+    assert (X2 != X).nnz == 0 and np.array_equal(y2, y)
+    with pytest.raises(ValueError, match=r"open the file in binary mode \('wb'\)"):
+        dump_libsvm(X, y, io.StringIO())
+
+
 def test_dump_checks_shapes(tmp_path):
     with pytest.raises(ValueError, match="one label per row"):
         dump_libsvm(sp.csr_matrix((3, 2)), [1, 2], tmp_path / "out.svm")

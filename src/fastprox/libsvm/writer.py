@@ -1,4 +1,6 @@
 """dump_libsvm: X and y written as LIBSVM text, atomically."""
+import io
+
 from .._libsvm import format_rows
 from .._numpy import np
 from .._writes import atomic_write
@@ -22,9 +24,11 @@ def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=
         The rows.
     y : array-like of shape (n_samples,)
         The labels.
-    path : str or path-like
+    path : str, path-like or binary file object
         The file; a name ending in ``.gz``, ``.bz2`` or ``.xz`` is compressed
-        accordingly.
+        accordingly. A file object opened for writing bytes (as
+        ``sklearn.datasets.dump_svmlight_file`` takes) is written at its position,
+        neither atomically nor compressed: its owner decides both.
     zero_based : bool, default=False
         Write indices from 0 rather than 1.
     query_id : array-like of int of shape (n_samples,) or None, default=None
@@ -60,4 +64,9 @@ def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=
             out.write(format_rows(data[a:b], indices[a:b], indptr[start:stop + 1] - a,
                                   y[start:stop], qids[start:stop], int(not zero_based)))
 
-    atomic_write(path, write)
+    if hasattr(path, "write"):      # a binary file object, written where it stands (scikit-learn's f)
+        if isinstance(path, io.TextIOBase):
+            raise ValueError("dump_libsvm writes bytes: open the file in binary mode ('wb'), or give its path")
+        write(path)
+    else:
+        atomic_write(path, write)
