@@ -77,6 +77,20 @@ def test_set_layout_gives_the_registry_fields(update, schedule, penalty, K, alph
             break
 
 
+def test_the_averaged_l2_rows_fields_in_pairs_h_are_the_registry_layout():
+    """`_kernel/lanes/pairs.h` names the fields of the averaged scalar-FOBOS l2 rows at
+    places known when compiled (`FASTPROX_PREFIX_*`, for `steps/rows.pxd`'s
+    `fobos_prefix_row` and the rebase's pairs): they are the registry's row fields then
+    entry fields of that layout, in its order, under every scalar schedule."""
+    text = (KERNEL / "_kernel" / "lanes" / "pairs.h").read_text()
+    block = re.search(r"enum \{ (FASTPROX_PREFIX_\w+(?:, FASTPROX_PREFIX_\w+)*) \};", text)
+    assert block, "no FASTPROX_PREFIX_ enum in pairs.h"
+    names = [name.removeprefix("FASTPROX_PREFIX_") for name in block.group(1).split(", ")]
+    for schedule in (s for s, spec in SCHEDULES.items() if spec.kind == "scalar"):
+        row, entry = state_fields("fobos", schedule, "l2", l1_share=0.0, average=True)
+        assert names == [field.upper() for field in row + entry], schedule
+
+
 def test_the_loss_table():
     """Kinds, multinomial forms and links as the estimators and the kernel know them;
     each value is the loss the contract writes, at a few points."""
