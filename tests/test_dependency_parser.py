@@ -254,10 +254,14 @@ def test_bad_rows_heads_and_lengths_name_the_sentence_and_the_fix():
         (dict(lengths=[2, 2], heads=[0, 1, 0, 1]), "the arcs have 8 rows where sentences of these lengths have 12"),
         (dict(lengths=[2, 1], heads=[0, 1]), "heads has 2 entries for the 3 words"),
         (dict(lengths=None, heads=[0, 1, 0]), "need lengths="),
+        (dict(lengths=[2, 1]), "arcs given as rows need heads= to train"),     # crashed the process
     ]
     for kwargs, message in cases:
         with pytest.raises(ValueError, match=re.escape(message)):
             parser.fit(X, **kwargs)
+    parser.fit(X, [2, 1], [0, 1, 0])
+    with pytest.raises(ValueError, match="need heads= to score"):             # scored 0.0
+        parser.score(X, [2, 1])
     X.data[0] = np.nan
     with pytest.raises(ValueError, match="NaN or infinity"):
         parser.fit(X, [2, 1], [0, 1, 0])

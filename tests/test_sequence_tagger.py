@@ -634,6 +634,8 @@ def test_predict_checks_its_input():
         model.predict(sp.csr_matrix(np.eye(6, 3)), [6])
     with pytest.raises(ValueError, match="NaN or infinity"):
         model.predict(sp.csr_matrix(np.full((2, 2), np.inf)), [2])
+    with pytest.raises(ValueError, match=r"score weighs each item \(6,\)"):   # was numpy's TypeError
+        model.score(X, [0, 1, 0, 1, 0, 1], [3, 3], sample_weight=[1, 1])
     with pytest.raises(ValueError, match="too large"):
         model._snapshot = (model.t_, np.full((2, 2), 1e308), *model._snapshot[2:])
         model.predict(sp.csr_matrix(np.full((2, 2), 1e300)), [2])

@@ -156,7 +156,7 @@ cdef inline double row_score(const value_t* data, const index_t* indices, const 
 # ---------------------------------------------------------------------- rows given
 
 def fit_rows(Learner learner, data, indices, indptr, const int64_t[::1] first_row,
-             const int64_t[::1] word_start, const int64_t[::1] heads, const int64_t[::1] order,
+             const int64_t[::1] word_start, const int64_t[::1] heads not None, const int64_t[::1] order,
              const double[::1] sample_weight, int loss, bint projective, double[::1] losses,
              int64_t[::1] errors, example):
     """Steps over the sentences in `order` (indices into them) whose arc rows are
@@ -316,7 +316,7 @@ cdef inline int _make(const ArcPlan* plan, const uint64_t* tokens, Py_ssize_t n,
 
 
 def fit_tokens(Learner learner, ArcKernel kernel, const uint64_t[:, ::1] tokens, const int64_t[::1] starts,
-               const int64_t[::1] word_start, const int64_t[::1] heads, const int64_t[::1] order,
+               const int64_t[::1] word_start, const int64_t[::1] heads not None, const int64_t[::1] order,
                const double[::1] sample_weight, int loss, bint projective, double[::1] losses,
                int64_t[::1] errors, example):
     """`fit_rows` over sentences given by their token codes (`ArcFeatures.corpus`:

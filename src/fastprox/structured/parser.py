@@ -295,7 +295,8 @@ class DependencyParser(StructuredEstimator):
             The share of words given their gold head, punctuation included.
         """
         if sp.issparse(X):
-            predicted, gold = self.predict(X, lengths), _rows(X, lengths, heads)["heads"]
+            gold = _rows(X, lengths, heads, "score")["heads"]
+            predicted = self.predict(X, lengths)
         else:
             sentences = _sentences(X)
             predicted = np.concatenate(self.predict(sentences))
@@ -309,7 +310,7 @@ class DependencyParser(StructuredEstimator):
             if getattr(self, "features_", None) is not None:
                 raise ValueError("this parser reads treebank sentences (its arc templates make the rows): "
                                  "give sentences or CoNLL-U paths, not arc rows.")
-            return _rows(X, lengths, heads if training else None)
+            return _rows(X, lengths, heads, "train") if training else _rows(X, lengths, None)
         if lengths is not None or heads is not None:
             raise ValueError("lengths= and heads= go with arcs given as a sparse matrix; sentences read "
                              "from CoNLL-U carry their own heads.")
@@ -360,11 +361,15 @@ def load_parser(path):
     return model, saved.extras
 
 
-def _rows(X, lengths, heads):
+def _rows(X, lengths, heads, needs_heads=None):
     """The arrays of sentences given by rows, checked: lengths >= 1, the rows
-    (n + 1) n a sentence, the heads a tree each."""
+    (n + 1) n a sentence, the heads a tree each, and given when `needs_heads`
+    (the use that reads them: "train", "score")."""
     if lengths is None:
         raise ValueError("arcs given as rows need lengths=, each sentence's number of words.")
+    if heads is None and needs_heads:
+        raise ValueError(f"arcs given as rows need heads= to {needs_heads}: each word's head (0 the root), "
+                         f"the sentences' words in turn.")
     lengths = np.asarray(lengths)
     if lengths.ndim != 1 or (lengths.size and not np.issubdtype(lengths.dtype, np.integer)):
         raise ValueError(f"lengths must be a vector of integers (words per sentence); got shape "

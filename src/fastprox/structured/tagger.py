@@ -301,6 +301,9 @@ class SequenceTagger(StructuredEstimator):
         predicted = self.predict(X, lengths)
         if y.shape != predicted.shape:
             raise ValueError(f"y has {y.shape[0] if y.ndim else 0} labels for {predicted.shape[0]} items.")
+        if sample_weight is not None and np.shape(sample_weight) != y.shape:
+            raise ValueError(f"sample_weight has shape {np.shape(sample_weight)}; score weighs each item "
+                             f"{y.shape} (fit's sample_weight weighs each sequence).")
         return float(np.average(predicted == y, weights=sample_weight)) if len(y) else 1.0
 
 
