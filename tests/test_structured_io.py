@@ -149,6 +149,14 @@ def test_conll_stdin_and_file_objects(monkeypatch):
     assert first.source == "<stdin>" and second["w"] == ("He", "reckons")
     (_, second) = read_conll(io.BytesIO(CONLL.encode()), ("w", "pos", "y"), "y")
     assert second.source == "<stream>" and second.line == 5
+    with pytest.raises(TypeError, match=r"<stream>: open the file in binary mode \('rb'\)"):
+        list(read_conll(io.StringIO(CONLL), ("w", "pos", "y"), "y"))        # was "can't concat str to bytes"
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_word(tmp_path):
+    marked, plain = write(tmp_path, "\ufeff" + CONLL, "marked.txt"), write(tmp_path, CONLL, "plain.txt")
+    columns = ("w", "pos", "y")
+    assert [s.columns for s in read_conll(marked, columns, "y")] == [s.columns for s in read_conll(plain, columns, "y")]
 
 
 def test_text_that_is_not_utf8_or_binary(tmp_path):

@@ -1,6 +1,5 @@
 """The LIBSVM reader: one pass over a source, blocks in, chunks of canonical CSR
 rows out (iter_libsvm, iter_chunks), every error naming its line."""
-import io
 import lzma
 import operator
 import sys
@@ -10,7 +9,7 @@ from array import array
 from .._libsvm import MAX_INDEX, Error, Parser
 from .._numpy import np
 from . import sources
-from .sources import DECOMPRESSORS, source_name
+from .sources import DECOMPRESSORS, refuse_text, source_name
 
 #: Bytes read from the file at a time; a line longer than this is still read
 #: whole (the buffer grows to fit it, up to MAX_LINE_BYTES).
@@ -157,8 +156,7 @@ class Reader:
             raise ValueError(f"block_bytes must be a positive integer, not {block_bytes!r}")
         if not positive_int(max_line_bytes):
             raise ValueError(f"max_line_bytes must be a positive integer, not {max_line_bytes!r}")
-        if isinstance(path, io.TextIOBase):
-            raise TypeError(f"{source_name(path)}: open the file in binary mode ('rb'), not text mode")
+        refuse_text(path)
         self.name = source_name(path)
         self.source = path
         self.chunk_rows = chunk_rows or sys.maxsize

@@ -40,6 +40,14 @@ def source_name(source):
     return os.fspath(source)
 
 
+def refuse_text(source):
+    """TypeError naming ``source`` if it is a text file object: the readers read bytes
+    (their UTF-8 and their compression are recognised from them), as scikit-learn's
+    LIBSVM reader does; a text stream's bytes are gone."""
+    if isinstance(source, io.TextIOBase):
+        raise TypeError(f"{source_name(source)}: open the file in binary mode ('rb'), not text mode")
+
+
 def refuse_directory(path):
     """IsADirectoryError naming ``path`` if it is a directory (a pattern's match, a
     data set's folder given by mistake): `open` would fail with a bare "Is a
@@ -60,6 +68,7 @@ def open_source(source):
         if source == STDIN:
             f = sys.stdin.buffer
         elif hasattr(source, "read"):
+            refuse_text(source)
             f = source
         else:
             refuse_directory(source)

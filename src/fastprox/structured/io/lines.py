@@ -3,9 +3,10 @@
 A source is what :mod:`fastprox.libsvm` reads: a path, ``-`` for standard
 input or a binary file object; gzip, bzip2 and xz are recognised by their
 first bytes (`fastprox.libsvm.open_source`). Lines are UTF-8; their ending
-(``\\n`` or ``\\r\\n``) is removed. Every reader's error is a ``ValueError``
-whose message starts ``NAME:LINE:`` (1-based) and says how to fix the file
-or the call (`located`).
+(``\\n`` or ``\\r\\n``) is removed, and so is a byte order mark at the
+start (Windows editors write one). Every reader's error is a ``ValueError``
+whose message starts ``NAME:LINE:`` (1-based) and says how to fix the file or
+the call (`located`).
 """
 import io
 
@@ -40,6 +41,8 @@ def numbered_lines(source):
             if "\x00" in text:
                 raise located(name, number, "NUL byte: this looks like binary data, not text "
                                             "(gzip, bzip2 and xz files are recognised by their content)")
+            if number == 1 and text.startswith("\ufeff"):    # the byte order mark some editors write
+                text = text[1:]
             if text.endswith("\n"):
                 text = text[:-2] if text.endswith("\r\n") else text[:-1]
             yield number, text
