@@ -45,9 +45,17 @@ def test_hashing_matches_the_documented_map(seed, bits, wide, single, density):
 
 def test_bits_out_of_range_are_refused():
     X = sp.random(3, 10, density=0.5, format="csr", random_state=0)
-    for bits in (0, 63, -1):
+    for bits in (0, 63, -1, 4.0, True):
         with pytest.raises(ValueError, match="must be in \\[1, 62\\]"):
             hash_features(X, bits)
+
+
+def test_integer_and_boolean_values_are_hashed_as_float64():
+    """As the estimators take them (it was Cython's 'Buffer dtype mismatch')."""
+    X = sp.random(3, 10, density=0.5, format="csr", random_state=0)
+    counts = (X * 10).astype(np.int64)
+    assert (hash_features(counts, 4) != hash_features(counts.astype(np.float64), 4)).nnz == 0
+    assert hash_features(counts, 4).dtype == np.float64 and hash_features(counts > 0, 4).dtype == np.float64
 
 
 def test_a_stream_hashed_chunk_by_chunk_trains_as_one_matrix():

@@ -380,6 +380,15 @@ def canonical(X):
     return X
 
 
+def float_csr(X):
+    """X (a scipy sparse matrix, or what scipy makes one of) in CSR with float32 or
+    float64 values, as the kernels read them: X itself when it is one, else a copy
+    with float64 values (integer and boolean counts)."""
+    import scipy.sparse as sp
+    X = X.tocsr() if sp.issparse(X) else sp.csr_matrix(X)
+    return X if X.dtype in (np.float32, np.float64) else X.astype(np.float64)
+
+
 def kernel_arrays(X):
     """CSR arrays the kernel reads without copying: float32/64 values, sorted
     unique int32/int64 indices (`canonical`). X is a scipy matrix or a LIBSVM

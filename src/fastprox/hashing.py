@@ -1,6 +1,8 @@
 """Feature hashing for data whose ids have no useful bound (already-hashed 64-bit
 ids, say): every column index j goes to bucket h(j) of 2^bits, Vowpal Wabbit's
 ``-b``. The hash and what happens on a collision are `fastprox._hashing`'s."""
+import numbers
+
 from ._hashing import hash_indices
 
 __all__ = ["hash_features", "hash_indices"]
@@ -25,14 +27,16 @@ def hash_features(X, bits):
     scipy.sparse.csr_matrix or chunk of shape (n_rows, 2^bits)
         The hashed rows (a chunk for a chunk), each row canonical.
     """
-    from ._validation import kernel_arrays
+    from ._validation import float_csr, kernel_arrays
     from .libsvm import Chunk
+    if isinstance(bits, bool) or not isinstance(bits, numbers.Integral):
+        raise ValueError(f"hash bits={bits!r} must be an integer; it must be in [1, 62] (2^bits buckets).")
     if isinstance(X, Chunk):
         data, indices, indptr, _ = hash_indices(*kernel_arrays(X), bits)
         return Chunk(data, indices, indptr, X.y, X.qids, 1 << bits)
     import numpy as np
     import scipy.sparse as sp
-    X = sp.csr_matrix(X)
+    X = float_csr(X)
     data, indices, indptr, _ = hash_indices(*kernel_arrays(X), bits)
     H = sp.csr_matrix((np.asarray(data), np.asarray(indices), np.asarray(indptr)), shape=(X.shape[0], 1 << bits))
     H.has_sorted_indices = True

@@ -13,6 +13,7 @@ import glob
 import os
 
 from .._numpy import np
+from .._validation import canonical, float_csr
 from ..hashing import hash_features
 from ..libsvm import MAX_LINE_BYTES, Chunk, iter_chunks, refuse_directory, source_name
 from ..stream.files import CHUNK_ROWS, hashed, pumped, read_ahead, row_locator
@@ -86,14 +87,7 @@ class BlockShare:
 
 def _csr(X):
     """A block's rows as a canonical float CSR matrix (scipy imported only here)."""
-    import scipy.sparse as sp
-    X = sp.csr_matrix(X) if not (sp.issparse(X) and X.format == "csr") else X
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    return X
+    return canonical(float_csr(X))
 
 
 def _weighted(X, y, sample_weight, name):

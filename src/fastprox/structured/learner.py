@@ -18,7 +18,6 @@ its Alg. 3.
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 
 from .. import _structured
 from .._concurrency import LearnerState, lock_of
@@ -26,7 +25,8 @@ from .._kernels import Learner
 from .._registry import SCHEDULES, STEPS, UPDATES
 from .._sklearn_names import LEARNER_EQUIVALENTS, checking_names
 from .._validation import (COORDINATE_PENALTIES, GROUP_PENALTIES, average_from, check_grouped, check_groups,
-                           check_number, check_one_of, check_structured, kernel_arrays, kernel_penalty)
+                           check_number, check_one_of, check_structured, float_csr, kernel_arrays,
+                           kernel_penalty)
 
 
 class StructuredLearner:
@@ -341,10 +341,7 @@ class StructuredLearner:
 
 def item_arrays(X):
     """The CSR arrays of the items X (float32 or float64 values, canonical indices)."""
-    X = X.tocsr() if sp.issparse(X) else sp.csr_matrix(X)
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
-    data, indices, indptr = kernel_arrays(X)
+    data, indices, indptr = kernel_arrays(float_csr(X))
     if not np.all(np.isfinite(data)):
         raise ValueError("the items' values contain NaN or infinity; remove or replace them.")
     return data, indices, indptr

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from .._concurrency import lock_of
 from .._docstrings import sharing
 from .._sklearn_names import PARSER_EQUIVALENTS, checking_names
-from .._validation import GROUP_PENALTIES, kernel_arrays
+from .._validation import GROUP_PENALTIES, float_csr, kernel_arrays
 from . import _parser
 from ._estimator import NO_WEIGHTS, StructuredEstimator, sequence_weights
 from ._params import PARSER_DEFAULTS as DEFAULTS, PARSER_LOSSES
@@ -383,13 +383,11 @@ def _rows(X, lengths, heads, needs_heads=None):
     np.cumsum(lengths, out=word_start[1:])
     first_row = np.zeros(len(lengths) + 1, np.int64)
     np.cumsum((lengths + 1) * lengths, out=first_row[1:])
-    X = X.tocsr()
+    X = float_csr(X)
     if X.shape[0] != first_row[-1]:
         raise ValueError(f"the arcs have {X.shape[0]} rows where sentences of these lengths have "
                          f"{first_row[-1]}: (n + 1) * n rows a sentence of n words, the arc h -> m in row "
                          f"h * n + m - 1 of its block (h = 0..n, m = 1..n).")
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
     arrays = kernel_arrays(X)
     if not np.all(np.isfinite(arrays[0])):
         raise ValueError("the arcs' values contain NaN or infinity; remove or replace them.")
