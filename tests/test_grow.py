@@ -177,6 +177,18 @@ def test_outputs_count_in_the_memory_check():
         Learner(0, 2**31 - 1, "fobos", "invsqrt", "l1", "log")
 
 
+def test_a_state_too_large_for_its_group_ids_names_the_groups(monkeypatch):
+    """Group ids are numbered 0..G-1: ids that run far past the features (labels
+    rather than numbers) make G groups of state, which the refusal names."""
+    from fastprox import _validation
+    from fastprox._validation import ModelTooLarge
+    monkeypatch.setattr(_validation, "available_memory", lambda: 1 << 20)
+    groups = np.zeros(20, np.int64)
+    groups[-1] = 10**9
+    with pytest.raises(ModelTooLarge, match="20 features x 1 output[(]s[)] in 1000000001 groups"):
+        Learner(20, 1, "fobos", "invsqrt", "l1_l2", "log", groups=groups)
+
+
 def test_only_states_past_checked_bytes_ask_the_memory_available(monkeypatch):
     """A small state is allocated without reading /proc/meminfo (a tenth of a
     millisecond a fit); a larger one is still refused where it would not fit."""

@@ -310,7 +310,9 @@ cdef class Learner:
                                            + K * (3 * c.params.berhu_heap + c.params.grouped))
                           + 8 * (K + self.n_unpenalized) + 8 * int(n_groups)),  # per output and
                                                             # unpenalized entry: bstate, p, q, ...; per group
-                     f"{capacity} features x {K} output(s)")
+                     f"{capacity} features x {K} output(s)"
+                     + (f" in {n_groups} groups (the largest id + 1)" if c.params.grouped and self.groups is not None
+                        else ""))
         state, heap_pos = zeros(capacity * c.layout.width), zeros_int64(n_heap)
         if not zero_origin(c):      # (a second pass over a state of zeros costs as much as the first)
             for j in range(capacity):

@@ -68,7 +68,9 @@ def _as_vector(v, name):
         raise ValueError(f"{name} must be 1-D, got shape {x.shape}; ravel it first")
     if not np.isfinite(x).all():
         raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
-    if not isfinite(np.abs(x).sum()):
+    with np.errstate(over="ignore"):        # the ValueError below says it, not a warning
+        norm = np.abs(x).sum()
+    if not isfinite(norm):
         raise ValueError(f"the l1-norm of {name} overflows; rescale {name} and the radius together")
     return x
 
