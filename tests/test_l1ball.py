@@ -73,3 +73,25 @@ def test_a_scikit_learn_estimator_in_a_grid_search():
     assert np.abs(best.coef_).sum() <= 3.0 * (1 + 1e-9)
     again = pickle.loads(pickle.dumps(search.best_estimator_))
     assert (again.predict(X) == search.predict(X)).all()
+
+
+def test_every_scikit_learn_check_passes():
+    """scikit-learn's estimator checks, as a binary-only classifier of sparse input
+    (its tags): X validated as its peers validate it (NaN and infinity refused at
+    prediction too, n_features_in_ and feature names checked), NotFittedError,
+    continuous labels refused as such, n_iter_."""
+    from sklearn.utils.estimator_checks import check_estimator
+    results = check_estimator(L1BallClassifier(), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:300]) for r in results if r["status"] == "failed"]
+    assert not failed, failed
+
+
+def test_a_non_canonical_input_is_left_as_given():
+    """Unsorted indices are sorted in a copy: the caller's matrix is not changed."""
+    X, y = separable(n=50)
+    X = sp.csr_matrix(X)
+    X.indices[X.indptr[0]:X.indptr[1]] = X.indices[X.indptr[0]:X.indptr[1]][::-1].copy()
+    X.has_sorted_indices = False
+    before = X.indices.copy()
+    L1BallClassifier(random_state=0).fit(X, y).predict(X)
+    np.testing.assert_array_equal(X.indices, before)
