@@ -95,3 +95,18 @@ def test_a_non_canonical_input_is_left_as_given():
     before = X.indices.copy()
     L1BallClassifier(random_state=0).fit(X, y).predict(X)
     np.testing.assert_array_equal(X.indices, before)
+
+
+def test_pickled_mid_stream_it_continues_bit_for_bit():
+    """A classifier pickled (or deep-copied) between partial_fit calls trains on as
+    the original does, to the last bit (the ball's exact state is pickled)."""
+    import copy
+    import pickle
+    X, y = separable()
+    model = L1BallClassifier(radius=1.0, eta0=1.0, random_state=0).fit(X[:200], y[:200])
+    twins = [pickle.loads(pickle.dumps(model)), copy.deepcopy(model)]
+    for m in [model] + twins:
+        m.partial_fit(X[200:], y[200:])
+    for twin in twins:
+        np.testing.assert_array_equal(twin.coef_, model.coef_)
+        np.testing.assert_array_equal(twin.intercept_, model.intercept_)
