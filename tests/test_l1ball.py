@@ -110,3 +110,16 @@ def test_pickled_mid_stream_it_continues_bit_for_bit():
     for twin in twins:
         np.testing.assert_array_equal(twin.coef_, model.coef_)
         np.testing.assert_array_equal(twin.intercept_, model.intercept_)
+
+
+def test_coef_is_the_state_training_continues_from():
+    """coef_ is read from the ball: a write into it or an assignment raises, instead
+    of changing the predictions until the next partial_fit silently undoes it."""
+    X, y = separable(n=50)
+    model = L1BallClassifier(random_state=0).fit(X, y)
+    before = model.decision_function(X)
+    with pytest.raises(ValueError, match="read-only"):
+        model.coef_[0, 0] = 5.0
+    with pytest.raises(AttributeError, match="coef_ is read from the ball's state"):
+        model.coef_ = np.zeros((1, X.shape[1]))
+    np.testing.assert_array_equal(model.decision_function(X), before)

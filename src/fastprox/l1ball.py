@@ -64,7 +64,7 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_features)
-        The weights w, inside the ball.
+        The weights w, inside the ball: a read-only copy of the ball's state.
     intercept_ : ndarray of shape (1,)
         The intercept b.
     classes_ : ndarray of shape (2,)
@@ -126,6 +126,21 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
         self.intercept_ = np.zeros(1)
         self.t_ = 0
 
+    @property
+    def coef_(self):
+        """w, (1, n_features): read-only, a copy of the ball's state, which training
+        continues from (a write to the array could not reach it, so it raises
+        instead of changing the predictions until the next partial_fit)."""
+        check_is_fitted(self)
+        coef = self._ball.to_dense()[np.newaxis, :]
+        coef.flags.writeable = False
+        return coef
+
+    @coef_.setter
+    def coef_(self, value):
+        raise AttributeError("coef_ is read from the ball's state and cannot be set: fit starts from zero "
+                             "weights, partial_fit continues the trained ones.")
+
     def _signs(self, y):
         y = np.asarray(y)
         unknown = ~np.isin(y, self.classes_)
@@ -148,7 +163,6 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
                 if self.fit_intercept:
                     b -= eta * slope
         self.intercept_[0] = b
-        self.coef_ = self._ball.to_dense()[np.newaxis, :]
 
     def fit(self, X, y):
         """Start from w = 0 and make ``max_iter`` passes over (X, y).
@@ -212,7 +226,7 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
             The margins.
         """
         check_is_fitted(self)
-        return np.asarray(self._rows(X) @ self.coef_[0]) + self.intercept_[0]
+        return np.asarray(self._rows(X) @ self._ball.to_dense()) + self.intercept_[0]
 
     @sharing(fit)
     def predict(self, X):
