@@ -819,3 +819,18 @@ def test_writes_to_coef_and_intercept_raise_instead_of_being_lost(Est):
     np.testing.assert_array_equal(after, before)
     model.coef_.copy()[0, 0] = 1.0              # a copy is the caller's own
 
+
+@pytest.mark.parametrize("first, later, named", [
+    ([0, 1], [0, 7], r"\[7\] not in classes_ \[0, 1\]"),
+    (["ham", "spam"], ["ham", "eggs"], r"\['eggs'\] not in classes_ \['ham', 'spam'\]"),
+    ([0, 1, 2], [5, 0], r"\[5\] not in classes_ \[0, 1, 2\]"),
+])
+def test_an_unknown_label_is_named_as_given_with_the_fix(first, later, named):
+    """A label outside the model's classes (partial_fit, a warm start) is named as
+    the caller wrote it (7, not 7.0) beside the classes, with how to train on it."""
+    X = sp.random(30, 5, density=0.5, format="csr", random_state=0)
+    model = ProxClassifier().partial_fit(X, np.array(first)[np.arange(30) % len(first)], classes=first)
+    with pytest.raises(ValueError, match=named + r": .*first partial_fit's classes.*warm_start=False"):
+        model.partial_fit(X[:2], np.array(later))
+    with pytest.raises(ValueError, match=named):
+        model.set_params(warm_start=True).fit(X[:2], np.array(later))
