@@ -83,7 +83,8 @@ def check_params(est, losses):
     penalty = kernel_penalty(est.penalty)
     check_number("batch_size", est.batch_size, 1, high=2**31 - 1, integer=True)    # the kernel's C int
     schedule, step = schedule_and_step(vars(est), getattr(est, "multi_class", "ovr") == "multinomial")
-    rule(est.update, schedule, penalty)
+    chosen = est.schedule is None and getattr(est, "learning_rate", None) is None
+    naming_the_choice(rule, schedule, chosen, est.update, schedule, penalty)
     if penalty in GROUP_PENALTIES and est.update == "rda" and est.rda_rho != 0:
         raise ValueError("rda_rho adds an l1 term that has no closed form with a group penalty; "
                          "use rda_rho=0 (or penalty='sparse_group' for l1 within groups).")
@@ -103,7 +104,7 @@ def check_params(est, losses):
     check_number("max_iter", est.max_iter, 1, integer=True)
     check_step(step, est.update, schedule, est.batch_size)
     check_invariant_loss(step, est.loss)
-    check_average(est.average, est.update, schedule, penalty, est.schedule is None)
+    check_average(est.average, est.update, schedule, penalty, chosen)
     check_hash_bits(getattr(est, "hash_bits", None))
     grow = getattr(est, "grow_features", False)
     if type(grow).__name__ not in ("bool", "bool_"):    # NumPy's too, without importing it
@@ -197,13 +198,20 @@ def check_average(average, update, schedule, penalty, chosen):
     chose (``chosen``: schedule=None) and those that keep one."""
     first = average_from(average)
     if first:
-        try:
-            averaging(update, schedule, penalty)
-        except ValueError as e:
-            if not chosen:
-                raise
-            raise ValueError(f"{e} (schedule=None chose {schedule!r} for these parameters.)") from None
+        naming_the_choice(averaging, schedule, chosen, update, schedule, penalty)
     return first
+
+
+def naming_the_choice(check, schedule, chosen, *args):
+    """check(*args); its ValueError says which schedule the defaults chose where
+    they chose it (``chosen``: schedule=None and no learning_rate), as the user
+    named none."""
+    try:
+        return check(*args)
+    except ValueError as e:
+        if not chosen:
+            raise
+        raise ValueError(f"{e} (schedule=None chose {schedule!r} for these parameters.)") from None
 
 
 #: The most hash bits: the hash's 64 bits less a sign bit and one for the width, 2^bits.
