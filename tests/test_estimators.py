@@ -834,3 +834,14 @@ def test_an_unknown_label_is_named_as_given_with_the_fix(first, later, named):
         model.partial_fit(X[:2], np.array(later))
     with pytest.raises(ValueError, match=named):
         model.set_params(warm_start=True).fit(X[:2], np.array(later))
+
+
+@pytest.mark.parametrize("name", ["coef_", "intercept_", "n_nonzero_rows_", "group_norms_", "eta0_", "t0_", "delta_",
+                                  "schedule_", "step_"])
+def test_every_fitted_attribute_of_an_unfitted_estimator_raises_not_fitted(name):
+    """Reading a fitted attribute before fit raises NotFittedError, which hasattr
+    reads as absent (n_nonzero_rows_ raised AttributeError naming the private
+    _learner)."""
+    from sklearn.exceptions import NotFittedError
+    with pytest.raises(NotFittedError):
+        getattr(ProxClassifier(), name)

@@ -138,6 +138,7 @@ class _BaseProx(NamedParameters, BaseEstimator):
     @property
     def n_nonzero_rows_(self):
         """Features with a non-zero weight for some output (rows of W switched on)."""
+        check_is_fitted(self, "t_")
         with lock_of(self).reading():
             return int(np.count_nonzero(np.any(model_coef(self._learner) != 0, axis=0)))
 
