@@ -802,8 +802,9 @@ def test_regressor_learns_a_linear_target():
 
 @pytest.mark.parametrize("Est", [ProxClassifier, ProxRegressor])
 def test_writes_to_coef_and_intercept_raise_instead_of_being_lost(Est):
-    """coef_ and intercept_ are copies of the kernel's state: writing into them, or
-    assigning them (scikit-learn's SGD habit), raises, and the model is unchanged."""
+    """coef_ (dense or sparsified) and intercept_ are copies of the kernel's state:
+    writing into them, or assigning them (scikit-learn's SGD habit), raises, and
+    the model is unchanged."""
     X = sp.random(60, 8, density=0.4, format="csr", random_state=0)
     model = Est(random_state=0).fit(X, np.arange(60) % 2)
     before = model.decision_function(X) if Est is ProxClassifier else model.predict(X)
@@ -815,7 +816,9 @@ def test_writes_to_coef_and_intercept_raise_instead_of_being_lost(Est):
         model.coef_ = np.zeros((1, 8))
     with pytest.raises(AttributeError, match="intercept_ is read from the model's state.*warm_start"):
         model.intercept_ = np.zeros(1)
-    after = model.decision_function(X) if Est is ProxClassifier else model.predict(X)
+    with pytest.raises(ValueError, match="read-only"):
+        model.sparsify().coef_[0, 0] = 1.0      # a CSR copy too
+    after = model.densify().decision_function(X) if Est is ProxClassifier else model.densify().predict(X)
     np.testing.assert_array_equal(after, before)
     model.coef_.copy()[0, 0] = 1.0              # a copy is the caller's own
 

@@ -86,7 +86,7 @@ class _BaseProx(NamedParameters, BaseEstimator):
         check_is_fitted(self, "t_")
         with lock_of(self).reading():
             coef = model_coef(self._learner)
-        return sp.csr_matrix(coef) if getattr(self, "_sparse_coef", False) else _read_only(coef.copy())
+        return _read_only(sp.csr_matrix(coef) if getattr(self, "_sparse_coef", False) else coef.copy())
 
     @coef_.setter
     def coef_(self, value):
@@ -450,8 +450,10 @@ def _bias(intercept):
 
 
 def _read_only(a):
-    """The array a, its writes refused (a copy of the model's state: they would be lost)."""
-    a.flags.writeable = False
+    """The array (or CSR matrix) a, its writes refused (a copy of the model's state:
+    they would be lost)."""
+    for part in (a.data, a.indices, a.indptr) if sp.issparse(a) else (a,):
+        part.flags.writeable = False
     return a
 
 
