@@ -848,3 +848,15 @@ def test_every_fitted_attribute_of_an_unfitted_estimator_raises_not_fitted(name)
     from sklearn.exceptions import NotFittedError
     with pytest.raises(NotFittedError):
         getattr(ProxClassifier(), name)
+
+
+@pytest.mark.parametrize("name", ["fit_intercept", "shuffle", "warm_start", "grow_features", "early_stopping"])
+@pytest.mark.parametrize("value", ["no", 0, None])
+def test_a_flag_is_true_or_false(name, value):
+    """A flag that is not a bool raises ValueError naming it: fit_intercept="no",
+    shuffle="no" and warm_start="no" were truthy, and trained as True."""
+    X = sp.random(20, 4, density=0.5, format="csr", random_state=0)
+    for Est in (ProxClassifier, ProxRegressor):
+        with pytest.raises(ValueError, match=f"{name}={value!r} must be True or False"):
+            Est(**{name: value}).fit(X, np.arange(20) % 2)
+    ProxClassifier(**{name: np.bool_(False)}).fit(X, np.arange(20) % 2)     # NumPy's bools are bools

@@ -39,10 +39,14 @@ def test_small_radius_binds():
 
 
 @pytest.mark.parametrize("params", [{"radius": 0}, {"loss": "squared"}, {"eta0": -1},
-                                    {"schedule": "adagrad"}, {"max_iter": 0}])
+                                    {"schedule": "adagrad"}, {"max_iter": 0}, {"radius": "1"}, {"eta0": "1"},
+                                    {"eta0": float("inf")}, {"max_iter": True}, {"max_iter": 2.0},
+                                    {"fit_intercept": "no"}, {"shuffle": None}])
 def test_bad_parameters(params):
+    """Each refused with ValueError naming it (a string, an infinite step, a bool
+    count or a truthy string flag was taken, or failed in Python's comparisons)."""
     X, y = separable(n=20)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=next(iter(params))):
         L1BallClassifier(**params).fit(X, y)
 
 

@@ -106,14 +106,20 @@ def check_params(est, losses):
     check_invariant_loss(step, est.loss)
     check_average(est.average, est.update, schedule, penalty, chosen)
     check_hash_bits(getattr(est, "hash_bits", None))
-    grow = getattr(est, "grow_features", False)
-    if type(grow).__name__ not in ("bool", "bool_"):    # NumPy's too, without importing it
-        raise ValueError(f"grow_features={grow!r} must be True or False.")
+    for name in ("fit_intercept", "shuffle", "warm_start", "grow_features"):
+        check_flag(name, getattr(est, name, False))
     _check_verbose(getattr(est, "verbose", 0))
     _check_class_weight(getattr(est, "class_weight", None))
     check_stopping(est)
     check_number("power_t", getattr(est, "power_t", 0.5), 0.0)
     check_n_jobs(getattr(est, "n_jobs", None))
+
+
+def check_flag(name, value):
+    """A flag is True or False (NumPy's bools too): a string such as "no", truthy,
+    would otherwise silently mean True."""
+    if type(value).__name__ not in ("bool", "bool_"):    # NumPy's too, without importing it
+        raise ValueError(f"{name}={value!r} must be True or False.")
 
 
 def check_intercept_scaling(value):
@@ -172,9 +178,7 @@ def check_stopping(est):
     if tol is not None:
         check_number("tol", tol, 0.0)
     check_number("n_iter_no_change", getattr(est, "n_iter_no_change", 5), 1, integer=True)
-    early = getattr(est, "early_stopping", False)
-    if type(early).__name__ not in ("bool", "bool_"):
-        raise ValueError(f"early_stopping={early!r} must be True or False.")
+    check_flag("early_stopping", getattr(est, "early_stopping", False))
     fraction = getattr(est, "validation_fraction", 0.1)
     check_number("validation_fraction", fraction, 0.0, low_open=True, high=1.0)
     if fraction == 1.0:

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from fastprox._docstrings import sharing
 from fastprox._sklearn_names import NamedParameters, checking_names
-from fastprox._validation import canonical
+from fastprox._validation import canonical, check_flag, check_number
 from fastprox.projection import SparseL1Ball
 
 _SCHEDULES = {
@@ -96,10 +96,11 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
             raise ValueError(f"loss must be one of {sorted(_LOSS_DERIVATIVES)}, got {self.loss!r}")
         if self.schedule not in _SCHEDULES:
             raise ValueError(f"schedule must be one of {sorted(_SCHEDULES)}, got {self.schedule!r}")
-        if not self.eta0 > 0:
-            raise ValueError(f"eta0 must be > 0, got {self.eta0!r}")
-        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
+        check_number("radius", self.radius, 0.0, low_open=True)
+        check_number("eta0", self.eta0, 0.0, low_open=True)
+        check_number("max_iter", self.max_iter, 1, integer=True)
+        for name in ("fit_intercept", "shuffle"):
+            check_flag(name, getattr(self, name))
 
     def _rows(self, X, y="no_validation", reset=False):
         """X checked as scikit-learn checks it (`validate_data`: finite numbers, 2-d,
