@@ -111,3 +111,22 @@ def test_multinomial_takes_adagrad_and_the_gradient_step():
     clf = ProxClassifier(multi_class="multinomial").fit(X, THREE)
     assert (clf.schedule_, clf.step_) == ("adagrad", "gradient")
     assert defaults_for("fobos", "l1", 1, True) == ("adagrad", "gradient")
+
+
+@pytest.mark.parametrize("params, note", [
+    (dict(penalty="l1_l2"), "(schedule=None chose 'adagrad' for these parameters.)"),
+    (dict(penalty="l1_l2", schedule="adagrad"), None),
+    (dict(penalty="l1_l2", average=True, learning_rate="invscaling"), None),
+])
+def test_a_refused_rule_names_the_schedule_the_defaults_chose(params, note):
+    """A rule without an exact lazy form that the defaults chose (schedule=None, no
+    learning_rate: a group penalty under fobos gets AdaGrad) is refused naming that
+    choice, as the user named no schedule; a schedule the user gave, or one
+    learning_rate mapped, is not called the defaults' choice."""
+    X = sp.random(20, 6, density=0.5, format="csr", random_state=0)
+    with pytest.raises(ValueError, match="no exact lazy form|no exact lazy average|keeps no") as error:
+        ProxClassifier(**params).fit(X, np.arange(20) % 2)
+    if note is None:
+        assert "chose" not in str(error.value)
+    else:
+        assert str(error.value).endswith(note)

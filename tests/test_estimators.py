@@ -798,3 +798,65 @@ def test_regressor_learns_a_linear_target():
     y = X @ w + 0.5
     reg = ProxRegressor(alpha=0.0, max_iter=5).fit(X, y)
     assert reg.score(X, y) > 0.95
+
+
+@pytest.mark.parametrize("Est", [ProxClassifier, ProxRegressor])
+def test_writes_to_coef_and_intercept_raise_instead_of_being_lost(Est):
+    """coef_ (dense or sparsified) and intercept_ are copies of the kernel's state:
+    writing into them, or assigning them (scikit-learn's SGD habit), raises, and
+    the model is unchanged."""
+    X = sp.random(60, 8, density=0.4, format="csr", random_state=0)
+    model = Est(random_state=0).fit(X, np.arange(60) % 2)
+    before = model.decision_function(X) if Est is ProxClassifier else model.predict(X)
+    with pytest.raises(ValueError, match="read-only"):
+        model.coef_[0, 0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        model.intercept_[0] = 1.0
+    with pytest.raises(AttributeError, match="coef_ is read from the model's state.*warm_start"):
+        model.coef_ = np.zeros((1, 8))
+    with pytest.raises(AttributeError, match="intercept_ is read from the model's state.*warm_start"):
+        model.intercept_ = np.zeros(1)
+    with pytest.raises(ValueError, match="read-only"):
+        model.sparsify().coef_[0, 0] = 1.0      # a CSR copy too
+    after = model.densify().decision_function(X) if Est is ProxClassifier else model.densify().predict(X)
+    np.testing.assert_array_equal(after, before)
+    model.coef_.copy()[0, 0] = 1.0              # a copy is the caller's own
+
+
+@pytest.mark.parametrize("first, later, named", [
+    ([0, 1], [0, 7], r"\[7\] not in classes_ \[0, 1\]"),
+    (["ham", "spam"], ["ham", "eggs"], r"\['eggs'\] not in classes_ \['ham', 'spam'\]"),
+    ([0, 1, 2], [5, 0], r"\[5\] not in classes_ \[0, 1, 2\]"),
+])
+def test_an_unknown_label_is_named_as_given_with_the_fix(first, later, named):
+    """A label outside the model's classes (partial_fit, a warm start) is named as
+    the caller wrote it (7, not 7.0) beside the classes, with how to train on it."""
+    X = sp.random(30, 5, density=0.5, format="csr", random_state=0)
+    model = ProxClassifier().partial_fit(X, np.array(first)[np.arange(30) % len(first)], classes=first)
+    with pytest.raises(ValueError, match=named + r": .*first partial_fit's classes.*warm_start=False"):
+        model.partial_fit(X[:2], np.array(later))
+    with pytest.raises(ValueError, match=named):
+        model.set_params(warm_start=True).fit(X[:2], np.array(later))
+
+
+@pytest.mark.parametrize("name", ["coef_", "intercept_", "n_nonzero_rows_", "group_norms_", "eta0_", "t0_", "delta_",
+                                  "schedule_", "step_"])
+def test_every_fitted_attribute_of_an_unfitted_estimator_raises_not_fitted(name):
+    """Reading a fitted attribute before fit raises NotFittedError, which hasattr
+    reads as absent (n_nonzero_rows_ raised AttributeError naming the private
+    _learner)."""
+    from sklearn.exceptions import NotFittedError
+    with pytest.raises(NotFittedError):
+        getattr(ProxClassifier(), name)
+
+
+@pytest.mark.parametrize("name", ["fit_intercept", "shuffle", "warm_start", "grow_features", "early_stopping"])
+@pytest.mark.parametrize("value", ["no", 0, None])
+def test_a_flag_is_true_or_false(name, value):
+    """A flag that is not a bool raises ValueError naming it: fit_intercept="no",
+    shuffle="no" and warm_start="no" were truthy, and trained as True."""
+    X = sp.random(20, 4, density=0.5, format="csr", random_state=0)
+    for Est in (ProxClassifier, ProxRegressor):
+        with pytest.raises(ValueError, match=f"{name}={value!r} must be True or False"):
+            Est(**{name: value}).fit(X, np.arange(20) % 2)
+    ProxClassifier(**{name: np.bool_(False)}).fit(X, np.arange(20) % 2)     # NumPy's bools are bools

@@ -39,10 +39,14 @@ def test_small_radius_binds():
 
 
 @pytest.mark.parametrize("params", [{"radius": 0}, {"loss": "squared"}, {"eta0": -1},
-                                    {"schedule": "adagrad"}, {"max_iter": 0}])
+                                    {"schedule": "adagrad"}, {"max_iter": 0}, {"radius": "1"}, {"eta0": "1"},
+                                    {"eta0": float("inf")}, {"max_iter": True}, {"max_iter": 2.0},
+                                    {"fit_intercept": "no"}, {"shuffle": None}])
 def test_bad_parameters(params):
+    """Each refused with ValueError naming it (a string, an infinite step, a bool
+    count or a truthy string flag was taken, or failed in Python's comparisons)."""
     X, y = separable(n=20)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=next(iter(params))):
         L1BallClassifier(**params).fit(X, y)
 
 
@@ -73,3 +77,53 @@ def test_a_scikit_learn_estimator_in_a_grid_search():
     assert np.abs(best.coef_).sum() <= 3.0 * (1 + 1e-9)
     again = pickle.loads(pickle.dumps(search.best_estimator_))
     assert (again.predict(X) == search.predict(X)).all()
+
+
+def test_every_scikit_learn_check_passes():
+    """scikit-learn's estimator checks, as a binary-only classifier of sparse input
+    (its tags): X validated as its peers validate it (NaN and infinity refused at
+    prediction too, n_features_in_ and feature names checked), NotFittedError,
+    continuous labels refused as such, n_iter_."""
+    from sklearn.utils.estimator_checks import check_estimator
+    results = check_estimator(L1BallClassifier(), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:300]) for r in results if r["status"] == "failed"]
+    assert not failed, failed
+
+
+def test_a_non_canonical_input_is_left_as_given():
+    """Unsorted indices are sorted in a copy: the caller's matrix is not changed."""
+    X, y = separable(n=50)
+    X = sp.csr_matrix(X)
+    X.indices[X.indptr[0]:X.indptr[1]] = X.indices[X.indptr[0]:X.indptr[1]][::-1].copy()
+    X.has_sorted_indices = False
+    before = X.indices.copy()
+    L1BallClassifier(random_state=0).fit(X, y).predict(X)
+    np.testing.assert_array_equal(X.indices, before)
+
+
+def test_pickled_mid_stream_it_continues_bit_for_bit():
+    """A classifier pickled (or deep-copied) between partial_fit calls trains on as
+    the original does, to the last bit (the ball's exact state is pickled)."""
+    import copy
+    import pickle
+    X, y = separable()
+    model = L1BallClassifier(radius=1.0, eta0=1.0, random_state=0).fit(X[:200], y[:200])
+    twins = [pickle.loads(pickle.dumps(model)), copy.deepcopy(model)]
+    for m in [model] + twins:
+        m.partial_fit(X[200:], y[200:])
+    for twin in twins:
+        np.testing.assert_array_equal(twin.coef_, model.coef_)
+        np.testing.assert_array_equal(twin.intercept_, model.intercept_)
+
+
+def test_coef_is_the_state_training_continues_from():
+    """coef_ is read from the ball: a write into it or an assignment raises, instead
+    of changing the predictions until the next partial_fit silently undoes it."""
+    X, y = separable(n=50)
+    model = L1BallClassifier(random_state=0).fit(X, y)
+    before = model.decision_function(X)
+    with pytest.raises(ValueError, match="read-only"):
+        model.coef_[0, 0] = 5.0
+    with pytest.raises(AttributeError, match="coef_ is read from the ball's state"):
+        model.coef_ = np.zeros((1, X.shape[1]))
+    np.testing.assert_array_equal(model.decision_function(X), before)

@@ -615,6 +615,25 @@ def test_dump_checks_shapes(tmp_path):
         dump_libsvm(sp.csr_matrix((3, 2)), [1, 2], tmp_path / "out.svm")
 
 
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(y=["spam", "ham"]), "y must hold real numbers.*LabelEncoder"),
+    (dict(y=np.array([1 + 2j, 1])), "y must hold real numbers"),
+    (dict(X=np.array([[1 + 1j, 0.0], [0.0, 1.0]])), "complex"),
+    (dict(query_id=[1.5, 2]), "query_id must hold integers.*1.5"),
+    (dict(query_id=[np.nan, 2]), "query_id must hold integers.*nan"),
+    (dict(query_id=["a", "b"]), "query_id must hold integers"),
+])
+def test_dump_refuses_what_it_would_write_wrong(tmp_path, kwargs, match):
+    """Class names, complex numbers and fractional query ids raise ValueError,
+    instead of NumPy's errors, a lost imaginary part or a truncated id; nothing is
+    written."""
+    args = dict(X=np.eye(2), y=[1, 2], query_id=None) | kwargs
+    path = tmp_path / "out.svm"
+    with pytest.raises(ValueError, match=match):
+        dump_libsvm(args["X"], args["y"], path, query_id=args["query_id"])
+    assert not path.exists()
+
+
 def test_dump_is_atomic(tmp_path, monkeypatch):
     path = tmp_path / "out.svm"
     path.write_bytes(b"old\n")

@@ -81,9 +81,24 @@ def encode_labels(y, classes, multi_class, loss):
     if multinomial and kernel_loss(loss) not in MULTINOMIAL_LOSSES:
         raise ValueError(f"multi_class='multinomial' takes loss in {MULTINOMIAL_LOSSES} "
                          f"(softmax, Crammer-Singer); got loss={loss!r}.")
-    if not isinstance(y, array):
-        y, classes = _as_numbers(np.asarray(y), np.asarray(classes))
-    return encode_targets(y, classes), 1 if K == 2 else K, K > 2 and not multinomial, multinomial
+    if isinstance(y, array):
+        targets = encode_targets(y, classes)
+    else:
+        labels, names = np.asarray(y), np.asarray(classes)
+        try:
+            targets = encode_targets(*_as_numbers(labels, names))
+        except ValueError:
+            raise _unknown_labels(labels, names) from None
+    return targets, 1 if K == 2 else K, K > 2 and not multinomial, multinomial
+
+
+def _unknown_labels(y, classes):
+    """The ValueError for labels y not all among the model's classes: which, as
+    given, and how to train on them."""
+    unknown = np.unique(y[~np.isin(y, classes)]).tolist()
+    return ValueError(f"y has labels {unknown[:10]!r} not in classes_ {classes.tolist()!r}: a model's classes "
+                      "are fixed when it is made; pass every label of the stream as the first partial_fit's "
+                      "classes, or train a new model (fit, with warm_start=False).")
 
 
 def _as_numbers(y, classes):
@@ -93,9 +108,8 @@ def _as_numbers(y, classes):
     if y.dtype.kind in "biuf" and classes.dtype.kind in "biuf" and np.all(np.abs(classes) < 2.0**53):
         return np.ascontiguousarray(y, dtype=np.float64), classes.astype(np.float64).tolist()
     index = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
-    known = classes[index] == y
-    if not np.all(known):
-        raise ValueError(f"y has labels {np.unique(y[~known])!r} not in classes_ {classes!r}.")
+    if not np.all(classes[index] == y):
+        raise _unknown_labels(y, classes)
     return index.astype(np.float64), list(range(len(classes)))
 
 

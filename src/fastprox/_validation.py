@@ -83,7 +83,8 @@ def check_params(est, losses):
     penalty = kernel_penalty(est.penalty)
     check_number("batch_size", est.batch_size, 1, high=2**31 - 1, integer=True)    # the kernel's C int
     schedule, step = schedule_and_step(vars(est), getattr(est, "multi_class", "ovr") == "multinomial")
-    rule(est.update, schedule, penalty)
+    chosen = est.schedule is None and getattr(est, "learning_rate", None) is None
+    naming_the_choice(rule, schedule, chosen, est.update, schedule, penalty)
     if penalty in GROUP_PENALTIES and est.update == "rda" and est.rda_rho != 0:
         raise ValueError("rda_rho adds an l1 term that has no closed form with a group penalty; "
                          "use rda_rho=0 (or penalty='sparse_group' for l1 within groups).")
@@ -103,16 +104,22 @@ def check_params(est, losses):
     check_number("max_iter", est.max_iter, 1, integer=True)
     check_step(step, est.update, schedule, est.batch_size)
     check_invariant_loss(step, est.loss)
-    check_average(est.average, est.update, schedule, penalty, est.schedule is None)
+    check_average(est.average, est.update, schedule, penalty, chosen)
     check_hash_bits(getattr(est, "hash_bits", None))
-    grow = getattr(est, "grow_features", False)
-    if type(grow).__name__ not in ("bool", "bool_"):    # NumPy's too, without importing it
-        raise ValueError(f"grow_features={grow!r} must be True or False.")
+    for name in ("fit_intercept", "shuffle", "warm_start", "grow_features"):
+        check_flag(name, getattr(est, name, False))
     _check_verbose(getattr(est, "verbose", 0))
     _check_class_weight(getattr(est, "class_weight", None))
     check_stopping(est)
     check_number("power_t", getattr(est, "power_t", 0.5), 0.0)
     check_n_jobs(getattr(est, "n_jobs", None))
+
+
+def check_flag(name, value):
+    """A flag is True or False (NumPy's bools too): a string such as "no", truthy,
+    would otherwise silently mean True."""
+    if type(value).__name__ not in ("bool", "bool_"):    # NumPy's too, without importing it
+        raise ValueError(f"{name}={value!r} must be True or False.")
 
 
 def check_intercept_scaling(value):
@@ -171,9 +178,7 @@ def check_stopping(est):
     if tol is not None:
         check_number("tol", tol, 0.0)
     check_number("n_iter_no_change", getattr(est, "n_iter_no_change", 5), 1, integer=True)
-    early = getattr(est, "early_stopping", False)
-    if type(early).__name__ not in ("bool", "bool_"):
-        raise ValueError(f"early_stopping={early!r} must be True or False.")
+    check_flag("early_stopping", getattr(est, "early_stopping", False))
     fraction = getattr(est, "validation_fraction", 0.1)
     check_number("validation_fraction", fraction, 0.0, low_open=True, high=1.0)
     if fraction == 1.0:
@@ -197,13 +202,20 @@ def check_average(average, update, schedule, penalty, chosen):
     chose (``chosen``: schedule=None) and those that keep one."""
     first = average_from(average)
     if first:
-        try:
-            averaging(update, schedule, penalty)
-        except ValueError as e:
-            if not chosen:
-                raise
-            raise ValueError(f"{e} (schedule=None chose {schedule!r} for these parameters.)") from None
+        naming_the_choice(averaging, schedule, chosen, update, schedule, penalty)
     return first
+
+
+def naming_the_choice(check, schedule, chosen, *args):
+    """check(*args); its ValueError says which schedule the defaults chose where
+    they chose it (``chosen``: schedule=None and no learning_rate), as the user
+    named none."""
+    try:
+        return check(*args)
+    except ValueError as e:
+        if not chosen:
+            raise
+        raise ValueError(f"{e} (schedule=None chose {schedule!r} for these parameters.)") from None
 
 
 #: The most hash bits: the hash's 64 bits less a sign bit and one for the width, 2^bits.

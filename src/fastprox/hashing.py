@@ -1,7 +1,7 @@
 """Feature hashing for data whose ids have no useful bound (already-hashed 64-bit
 ids, say): every column index j goes to bucket h(j) of 2^bits, Vowpal Wabbit's
 ``-b``. The hash and what happens on a collision are `fastprox._hashing`'s."""
-import numbers
+from numbers import Integral
 
 from ._hashing import hash_indices
 
@@ -17,8 +17,9 @@ def hash_features(X, bits):
 
     Parameters
     ----------
-    X : scipy sparse matrix or LIBSVM reader chunk
-        The rows, with their raw column ids.
+    X : {array-like, sparse matrix} or LIBSVM reader chunk
+        The rows, with their raw column ids; values other than float32 are
+        hashed as float64.
     bits : int in [1, 62]
         The buckets' number is 2^bits.
 
@@ -27,10 +28,10 @@ def hash_features(X, bits):
     scipy.sparse.csr_matrix or chunk of shape (n_rows, 2^bits)
         The hashed rows (a chunk for a chunk), each row canonical.
     """
-    from ._validation import float_csr, kernel_arrays
+    from ._validation import MAX_HASH_BITS, float_csr, kernel_arrays
     from .libsvm import Chunk
-    if isinstance(bits, bool) or not isinstance(bits, numbers.Integral):
-        raise ValueError(f"hash bits={bits!r} must be an integer; it must be in [1, 62] (2^bits buckets).")
+    if isinstance(bits, bool) or not isinstance(bits, Integral) or not 1 <= bits <= MAX_HASH_BITS:
+        raise ValueError(f"hash bits={bits!r} must be in [1, {MAX_HASH_BITS}] (2^bits buckets), an integer.")
     if isinstance(X, Chunk):
         data, indices, indptr, _ = hash_indices(*kernel_arrays(X), bits)
         return Chunk(data, indices, indptr, X.y, X.qids, 1 << bits)

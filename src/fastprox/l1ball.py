@@ -11,9 +11,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from fastprox._docstrings import sharing
 from fastprox._sklearn_names import NamedParameters, checking_names
+from fastprox._validation import canonical, check_flag, check_number
 from fastprox.projection import SparseL1Ball
 
 _SCHEDULES = {
@@ -57,6 +60,23 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
         Shuffle the rows before each pass of ``fit``.
     random_state : int or None, default=None
         The shuffling's seed.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features)
+        The weights w, inside the ball: a read-only copy of the ball's state.
+    intercept_ : ndarray of shape (1,)
+        The intercept b.
+    classes_ : ndarray of shape (2,)
+        The two labels, sorted; ``classes_[1]`` is +1.
+    n_features_in_ : int
+        The width of X, checked at prediction and by ``partial_fit``.
+    feature_names_in_ : ndarray of shape (n_features,)
+        X's column names, when fitted on a DataFrame with string names.
+    t_ : int
+        Steps taken since ``fit`` (one per row).
+    n_iter_ : int
+        Passes of the last training call (``max_iter`` after fit, 1 after partial_fit).
     """
 
     @checking_names
@@ -76,25 +96,51 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
             raise ValueError(f"loss must be one of {sorted(_LOSS_DERIVATIVES)}, got {self.loss!r}")
         if self.schedule not in _SCHEDULES:
             raise ValueError(f"schedule must be one of {sorted(_SCHEDULES)}, got {self.schedule!r}")
-        if not self.eta0 > 0:
-            raise ValueError(f"eta0 must be > 0, got {self.eta0!r}")
-        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
+        check_number("radius", self.radius, 0.0, low_open=True)
+        check_number("eta0", self.eta0, 0.0, low_open=True)
+        check_number("max_iter", self.max_iter, 1, integer=True)
+        for name in ("fit_intercept", "shuffle"):
+            check_flag(name, getattr(self, name))
 
-    @staticmethod
-    def _rows(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        X.sum_duplicates()
-        return X
+    def _rows(self, X, y="no_validation", reset=False):
+        """X checked as scikit-learn checks it (`validate_data`: finite numbers, 2-d,
+        as wide as the model unless ``reset``, the same feature names), as float64
+        CSR rows with sorted unique indices (a copy where the caller's are not);
+        with y given (None included: refused), the labels too (1-d, as long as X, of
+        classes, not continuous)."""
+        kwargs = dict(accept_sparse="csr", dtype=np.float64)
+        if isinstance(y, str) and y == "no_validation":
+            return canonical(sp.csr_matrix(validate_data(self, X, reset=reset, **kwargs)))
+        X, y = validate_data(self, X, y, reset=reset, **kwargs)
+        check_classification_targets(y)
+        return canonical(sp.csr_matrix(X)), y
 
     def _start(self, n_features, classes):
         classes = np.unique(classes)
         if classes.size != 2:
-            raise ValueError(f"L1BallClassifier is binary: need exactly 2 classes, got {classes.size}")
+            raise ValueError("Only binary classification is supported: L1BallClassifier needs exactly 2 "
+                             f"classes, got {classes.size} "
+                             f"class{'' if classes.size == 1 else 'es'}: {classes[:10]!r}; use ProxClassifier "
+                             "for more classes.")
         self.classes_ = classes
         self._ball = SparseL1Ball(np.zeros(n_features), self.radius)
         self.intercept_ = np.zeros(1)
         self.t_ = 0
+
+    @property
+    def coef_(self):
+        """w, (1, n_features): read-only, a copy of the ball's state, which training
+        continues from (a write to the array could not reach it, so it raises
+        instead of changing the predictions until the next partial_fit)."""
+        check_is_fitted(self)
+        coef = self._ball.to_dense()[np.newaxis, :]
+        coef.flags.writeable = False
+        return coef
+
+    @coef_.setter
+    def coef_(self, value):
+        raise AttributeError("coef_ is read from the ball's state and cannot be set: fit starts from zero "
+                             "weights, partial_fit continues the trained ones.")
 
     def _signs(self, y):
         y = np.asarray(y)
@@ -118,7 +164,6 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
                 if self.fit_intercept:
                     b -= eta * slope
         self.intercept_[0] = b
-        self.coef_ = self._ball.to_dense()[np.newaxis, :]
 
     def fit(self, X, y):
         """Start from w = 0 and make ``max_iter`` passes over (X, y).
@@ -136,14 +181,13 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
             The trained classifier.
         """
         self._check_params()
-        X = self._rows(X)
-        if X.shape[0] != len(y):
-            raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} labels")
+        X, y = self._rows(X, y, reset=True)
         self._start(X.shape[1], y)
         signs = self._signs(y)
         rng = np.random.default_rng(self.random_state)
         for _ in range(self.max_iter):
             self._pass(X, signs, rng.permutation(X.shape[0]) if self.shuffle else range(X.shape[0]))
+        self.n_iter_ = self.max_iter
         return self
 
     @sharing(fit)
@@ -161,16 +205,16 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
             The classifier, trained on the rows.
         """
         self._check_params()
-        X = self._rows(X)
-        if X.shape[0] != len(y):
-            raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} labels")
-        if not hasattr(self, "_ball"):
-            if classes is None:
-                raise ValueError("pass classes=[negative, positive] to the first partial_fit")
+        first = not hasattr(self, "_ball")
+        if first and classes is None:
+            raise ValueError("pass classes=[negative, positive] to the first partial_fit")
+        X, y = self._rows(X, y, reset=first)
+        if first:
             self._start(X.shape[1], classes)
-        elif X.shape[1] != self._ball.n_features:
-            raise ValueError(f"X has {X.shape[1]} features, the model {self._ball.n_features}")
+        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+            raise ValueError(f"classes={classes!r} differs from the classes of the first call, {self.classes_!r}.")
         self._pass(X, self._signs(y), range(X.shape[0]))
+        self.n_iter_ = 1
         return self
 
     @sharing(fit)
@@ -182,9 +226,8 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples,)
             The margins.
         """
-        if not hasattr(self, "coef_"):
-            raise ValueError("this L1BallClassifier is not fitted yet; call fit or partial_fit first")
-        return np.asarray(self._rows(X) @ self.coef_[0]) + self.intercept_[0]
+        check_is_fitted(self)
+        return np.asarray(self._rows(X) @ self._ball.to_dense()) + self.intercept_[0]
 
     @sharing(fit)
     def predict(self, X):
@@ -197,3 +240,9 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
         """
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
+        return tags

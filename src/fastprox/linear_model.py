@@ -78,18 +78,32 @@ class _BaseProx(NamedParameters, BaseEstimator):
     @property
     def coef_(self):
         """w_{T+1}: (1, d) for one output, (K, d) for K classes; sparse after `sparsify()`.
-        With ``average``, the averaged iterate's weights (scikit-learn's meaning)."""
+        With ``average``, the averaged iterate's weights (scikit-learn's meaning).
+
+        A read-only copy: the model is the kernel's state (for rda and ftrl, a
+        closed form of its sums), which a write to the array could not reach, so
+        that the write raises instead of being lost; so does assigning coef_."""
         check_is_fitted(self, "t_")
         with lock_of(self).reading():
             coef = model_coef(self._learner)
-        return sp.csr_matrix(coef) if getattr(self, "_sparse_coef", False) else coef.copy()
+        return _read_only(sp.csr_matrix(coef) if getattr(self, "_sparse_coef", False) else coef.copy())
+
+    @coef_.setter
+    def coef_(self, value):
+        raise AttributeError(f"coef_ is read from the model's state and cannot be set: {EQUIVALENTS['coef_init']}.")
 
     @property
     def intercept_(self):
-        """b_{T+1}, one entry per output (with ``average``, the averaged iterate's)."""
+        """b_{T+1}, one entry per output (with ``average``, the averaged iterate's);
+        read-only, as ``coef_``."""
         check_is_fitted(self, "t_")
         with lock_of(self).reading():
-            return model_intercept(self._learner)
+            return _read_only(model_intercept(self._learner))
+
+    @intercept_.setter
+    def intercept_(self, value):
+        raise AttributeError("intercept_ is read from the model's state and cannot be set: "
+                             f"{EQUIVALENTS['intercept_init']}.")
 
     @property
     def eta0_(self):
@@ -124,6 +138,7 @@ class _BaseProx(NamedParameters, BaseEstimator):
     @property
     def n_nonzero_rows_(self):
         """Features with a non-zero weight for some output (rows of W switched on)."""
+        check_is_fitted(self, "t_")
         with lock_of(self).reading():
             return int(np.count_nonzero(np.any(model_coef(self._learner) != 0, axis=0)))
 
@@ -432,6 +447,14 @@ def _bias(intercept):
     """The intercept as verbose prints it: SGD's %.6f, in brackets for K outputs."""
     text = " ".join(f"{b:.6f}" for b in intercept)
     return text if len(intercept) == 1 else f"[{text}]"
+
+
+def _read_only(a):
+    """The array (or CSR matrix) a, its writes refused (a copy of the model's state:
+    they would be lost)."""
+    for part in (a.data, a.indices, a.indptr) if sp.issparse(a) else (a,):
+        part.flags.writeable = False
+    return a
 
 
 def _finite(a):

@@ -251,10 +251,12 @@ cdef class SparseL1Ball:
         self._build(x)
 
     cdef _allocate(self):
-        """Room for n_features + 1 nodes (cache-line aligned) and the signs."""
+        """Room for n_features + 1 nodes (cache-line aligned) and the signs, zeroed:
+        the nodes never in the tree keep links in range, and a pickle holds no
+        uninitialized memory."""
         cdef Py_ssize_t n = self.n_features + 1
-        raw = np.empty(n * sizeof(Node) + 64, np.uint8)
-        signs = np.empty(n, np.int8)
+        raw = np.zeros(n * sizeof(Node) + 64, np.uint8)
+        signs = np.zeros(n, np.int8)
         cdef unsigned char[::1] r = raw
         cdef signed char[::1] sg = signs
         self.nodes = <Node*>(&r[0] + (64 - <size_t>&r[0] % 64) % 64)
@@ -510,21 +512,17 @@ cdef class SparseL1Ball:
 
     def copy(self):
         """An independent copy (same tree, shift and generator state), O(n)."""
-        cdef SparseL1Ball other = SparseL1Ball.__new__(SparseL1Ball)
-        other.radius = self.radius
-        other.n_features = self.n_features
-        other.nil = self.nil
-        other.theta = self.theta
-        other.root = self.root
-        other.rng = self.rng
-        other.visits = self.visits
-        other._allocate()
-        memcpy(other.nodes, self.nodes, (self.n_features + 1) * sizeof(Node))
-        memcpy(other.sgn, self.sgn, self.n_features + 1)
-        return other
+        return _restored_ball(*self.__reduce__()[1])
 
     def __reduce__(self):
-        return SparseL1Ball, (self.to_dense(), self.radius)
+        """The exact state: the nodes (keys, subtree sums, tree shape), the signs, the
+        shift and the generator, so that an unpickled ball continues as this one
+        would, bit for bit. A ball rebuilt from ``to_dense()`` would not: its keys
+        |w_j| + theta and its subtree sums round differently."""
+        cdef Py_ssize_t n = self.n_features + 1
+        return _restored_ball, (self.radius, self.theta, self.root, self.rng, self.visits,
+                                np.asarray(<Node[:n]> self.nodes).copy(),
+                                np.asarray(<signed char[:n]> self.sgn).copy())
 
     @property
     def nnz(self):
@@ -573,3 +571,26 @@ cdef class SparseL1Ball:
         slack = 1e-12 * self.radius + 4 * np.finfo(float).eps * nodes[self.root]["sum"]
         assert norm <= self.radius + slack, f"||w||_1 = {norm!r} > radius {self.radius!r}"
         return True
+
+
+def _restored_ball(radius, theta, root, rng, visits, nodes, signs):
+    """The ball of `SparseL1Ball.__reduce__`'s state; ValueError for a state whose
+    tree links leave the node array (a corrupted pickle), before any is followed."""
+    cdef SparseL1Ball ball = SparseL1Ball.__new__(SparseL1Ball)
+    cdef const Node[::1] source = np.ascontiguousarray(nodes)
+    cdef const signed char[::1] sign_source = np.ascontiguousarray(signs, dtype=np.int8)
+    n = source.shape[0]
+    links = np.concatenate([[root], nodes["left"], nodes["right"]])
+    if n < 1 or sign_source.shape[0] != n or links.min() < 0 or links.max() >= n:
+        raise ValueError("not a SparseL1Ball's state: its tree links leave its node array")
+    ball.radius = _check_radius(radius)
+    ball.n_features = n - 1
+    ball.nil = <int32_t>(n - 1)
+    ball.theta = theta
+    ball.root = root
+    ball.rng = rng
+    ball.visits = visits
+    ball._allocate()
+    memcpy(ball.nodes, &source[0], n * sizeof(Node))
+    memcpy(ball.sgn, &sign_source[0], n)
+    return ball

@@ -39,14 +39,17 @@ def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=
     """
     from scipy.sparse import csr_matrix
     X = csr_matrix(X)
+    if np.iscomplexobj(X.data):
+        raise ValueError("X holds complex numbers, which LIBSVM text cannot: write their real "
+                         "and imaginary parts as columns of their own")
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()
-    y = np.asarray(y, dtype=np.float64)
+    y = _real_numbers(y)
     if y.shape != (X.shape[0],):
         raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}), "
                          f"not of shape {y.shape}")
-    qids = np.asarray([] if query_id is None else query_id, dtype=np.int64)
+    qids = np.asarray([], dtype=np.int64) if query_id is None else _integers(query_id)
     if query_id is not None and qids.shape != y.shape:
         raise ValueError(f"query_id must be 1-D with one id per row of X ({X.shape[0]}), "
                          f"not of shape {qids.shape}")
@@ -70,3 +73,32 @@ def dump_libsvm(X, y, path, *, zero_based=False, query_id=None, allow_nonfinite=
         write(path)
     else:
         atomic_write(path, write)
+
+
+def _real_numbers(y):
+    """The labels y as float64, or ValueError: a LIBSVM label is a real number, so
+    that class names and complex numbers are refused instead of failing in NumPy
+    or losing their imaginary parts."""
+    try:
+        if np.iscomplexobj(y):
+            raise TypeError
+        return np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("y must hold real numbers (a LIBSVM label is a number): encode class "
+                         "names first, e.g. with sklearn.preprocessing.LabelEncoder") from None
+
+
+def _integers(query_id):
+    """query_id as int64, or ValueError unless every id is an integer (a float id
+    such as 1.5 would be written truncated)."""
+    ids = np.asarray(query_id)
+    if ids.dtype.kind in "biu":
+        return ids.astype(np.int64)
+    try:
+        values = _real_numbers(ids)
+    except ValueError:
+        raise ValueError("query_id must hold integers, one per row") from None
+    whole = np.isfinite(values) & (values == np.round(values))
+    if not whole.all():
+        raise ValueError(f"query_id must hold integers, one per row; got {values[~whole][0]:g}")
+    return values.astype(np.int64)
