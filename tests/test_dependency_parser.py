@@ -295,6 +295,16 @@ def test_a_refused_sentence_names_it_and_keeps_the_sentences_before():
         DependencyParser(loss="perceptron", eta0=1e10, schedule="constant", penalty="none", shuffle=False).fit(X, lengths, heads)
 
 
+def test_the_weights_refuse_writes_that_would_be_lost():
+    """coef_ is the model's snapshot, read-only (a write was lost), without a copy."""
+    parser = DependencyParser().fit(sp.csr_matrix(np.ones((2, 3))), [1], [0])
+    with pytest.raises(ValueError, match="read-only"):
+        parser.coef_[0] = 1.0
+    with pytest.raises(AttributeError, match="coef_ is read from the model's state"):
+        parser.coef_ = np.zeros(3)
+    assert parser.coef_ is parser.coef_
+
+
 def test_unfitted_and_mixed_inputs_are_refused(treebank):
     with pytest.raises(ValueError, match="not fitted yet"):
         DependencyParser().predict(treebank)

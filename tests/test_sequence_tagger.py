@@ -625,6 +625,22 @@ def test_bad_input_raises_value_error_naming_the_fix(call, message):
     assert not hasattr(model, "t_")
 
 
+@pytest.mark.parametrize("name", ["coef_", "intercept_", "transitions_", "start_", "stop_"])
+def test_the_model_arrays_refuse_writes_that_would_be_lost(name):
+    """A write into a fitted array (a snapshot of the learner's state) raised
+    nothing and was lost at the next read after training; it raises now, as
+    assigning does, and predictions are unchanged."""
+    X = sp.csr_matrix(np.eye(6, 2))
+    model = SequenceTagger(random_state=0).fit(X, [0, 1, 0, 1, 0, 1], [3, 3])
+    before = model.predict(X, [3, 3])
+    with pytest.raises(ValueError, match="read-only"):
+        getattr(model, name)[0] = 1.0
+    with pytest.raises(AttributeError, match=f"{name} is read from the model's state.*warm_start"):
+        setattr(model, name, np.zeros_like(getattr(model, name)))
+    np.testing.assert_array_equal(model.predict(X, [3, 3]), before)
+    getattr(model, name).copy()[0] = 1.0        # a copy is the caller's own
+
+
 def test_predict_checks_its_input():
     X = sp.csr_matrix(np.eye(6, 2))
     model = SequenceTagger().fit(X, [0, 1, 0, 1, 0, 1], [3, 3])

@@ -36,6 +36,23 @@ from .learner import StructuredLearner
 RULE_PARAMS = ("update", "schedule", "penalty", "alpha", "l1_ratio", "eta0", "delta", "rda_rho",
                "berhu_gamma", "fit_intercept", "average")
 
+def model_array(read, name, doc):
+    """The fitted attribute ``name``: the array ``read(estimator)`` of the model's
+    snapshot (made once per step count), read-only. The model is the learner's
+    state, which a write into the array could not reach: a write raises instead of
+    being lost, and so does assigning the attribute (as the flat estimators'
+    ``coef_``); no copy is made (a parser's weights are hundreds of MB)."""
+    def get(self):
+        array = read(self)
+        array.flags.writeable = False
+        return array
+
+    def refuse(self, value):
+        raise AttributeError(f"{name} is read from the model's state and cannot be set: continue training "
+                             "with partial_fit or warm_start=True, or load a saved model.")
+    return property(get, refuse, doc=doc)
+
+
 #: Examples stepped between two pauses of a training call (reads are served there;
 #: Ctrl-C is seen there).
 PAUSE_EXAMPLES = 1024

@@ -20,15 +20,15 @@ from .._sklearn_names import checking_names
 from . import _tagger
 from .._validation import check_one_of
 from ._params import LABEL_FEATURES, SEQUENCE_LOSSES, TAGGER_DEFAULTS as DEFAULTS
-from ._estimator import NO_WEIGHTS, StructuredEstimator, sequence_weights
+from ._estimator import NO_WEIGHTS, StructuredEstimator, model_array, sequence_weights
 from .learner import item_arrays
 from .model_file import read_structured_model, write_structured_model
 
 __all__ = ["SequenceTagger", "save_tagger", "load_tagger"]
 
-def _part(i, doc):
-    """A fitted attribute: part ``i`` of the model's (W, b, A, s, e), a copy."""
-    return property(lambda self: self._model()[i].copy(), doc=doc)
+def _part(i, name, doc):
+    """The fitted attribute ``name``: part ``i`` of the model's (W, b, A, s, e), read-only."""
+    return model_array(lambda self: self._model()[i], name, doc)
 
 
 class SequenceTagger(StructuredEstimator):
@@ -233,11 +233,12 @@ class SequenceTagger(StructuredEstimator):
                 self._snapshot = snapshot
         return snapshot[1:]
 
-    coef_ = _part(0, "W, (n_features, n_classes).")
-    intercept_ = _part(1, "b, (n_classes,): the label biases.")
-    transitions_ = _part(2, "A, (n_classes, n_classes): A[j, k] scores label j followed by label k.")
-    start_ = _part(3, "s, (n_classes,): the first item's label scores.")
-    stop_ = _part(4, "e, (n_classes,): the last item's label scores.")
+    coef_ = _part(0, "coef_", "W, (n_features, n_classes), read-only.")
+    intercept_ = _part(1, "intercept_", "b, (n_classes,): the label biases, read-only.")
+    transitions_ = _part(2, "transitions_", "A, (n_classes, n_classes): A[j, k] scores label j followed by label k, "
+                                            "read-only.")
+    start_ = _part(3, "start_", "s, (n_classes,): the first item's label scores, read-only.")
+    stop_ = _part(4, "stop_", "e, (n_classes,): the last item's label scores, read-only.")
 
     def _emissions(self, X, lengths):
         """(E (n_items, K), A, s, e, starts) of the model for the items X."""
