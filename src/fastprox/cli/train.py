@@ -57,7 +57,7 @@ from .._numpy import np
 from .._registry import SCHEDULES, STEPS, UPDATES
 from .._validation import (CLASSIFICATION_LOSSES, COORDINATE_PENALTIES, GROUP_PENALTIES, REGRESSION_LOSSES,
                            kernel_loss)
-from .._writes import atomic_write, check_output
+from .._writes import atomic_write, check_distinct, check_output
 from ..libsvm import STDIN, source_name
 from ..stream.files import CHUNK_ROWS
 from ..stream.model import StreamModel
@@ -414,9 +414,10 @@ def _check_options(args):
     outputs = [(option, getattr(args, name)) for option, name in (
         ("--model", "model"), ("--readable-model", "readable_model"), ("--invert-hash", "invert_hash"),
         ("--predictions", "predictions")) if getattr(args, name)]
-    for i, (option, path) in enumerate(outputs):
+    for option, path in outputs:
         read = [p for p in inputs if not (option == "--model" and p == args.initial_model)]  # (VW's -i m -f m)
-        check_output(path, option, read + [other for j, (_, other) in enumerate(outputs) if j != i])
+        check_output(path, option, read)
+    check_distinct(outputs)
 
 
 def _number_or_auto(text):
