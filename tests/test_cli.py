@@ -255,6 +255,8 @@ MISTAKES = {
     "bad combination": (["train", "--update", "rda", "--schedule", "inv"],
                         "--update rda is not defined with --schedule inv; with 'rda' use --schedule in"),
     "zero passes": (["train", "--passes", "0"], "--passes must be at least 1"),
+    "negative seed": (["train", "--rows", "50", "--seed", "-1"],
+                      "argument --seed: must be an integer from 0 to 4294967295, not '-1'"),
     "zero chunk rows": (["train", "{f}/train.svm", "--chunk-rows", "0"], "--chunk-rows must be at least 1"),
     "one row": (["train", "--rows", "1"], "--rows must be at least 2"),
     "width too small": (["train", "{f}/train.svm", "--n-features", "10"],

@@ -1,10 +1,28 @@
 """The reading options the commands share (``--hash-bits``, ``--zero-based``, ``--one-based``,
 ``--max-line-bytes``, with ``--chunk-rows``; the format, ``--format`` and VW's
-interactions ``-q``, ``--cubic``, ``--interactions``) and the reader's arguments they give."""
+interactions ``-q``, ``--cubic``, ``--interactions``) and the reader's arguments they give;
+and the type of the training commands' ``--seed``."""
+import argparse
+
 from .._interactions import FORMATS, recorded_terms, spelled, terms_of
 from ..stream.groups import GroupCrossing
 from ..libsvm import MAX_LINE_BYTES
 from ..vw.reader import DEFAULT_BITS, interaction_terms, sniffed_format
+
+#: The largest seed: NumPy's legacy seeds, which the estimators' random_state takes, are 32-bit.
+MAX_SEED = 2**32 - 1
+
+
+def seed(text):
+    """The training commands' --seed: an integer from 0 to MAX_SEED (scikit-learn's
+    check_random_state refuses others, in words that name no option)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to {MAX_SEED}, not {text!r}")
+    return value
 
 
 def add_reader_options(parser, hashing=None):

@@ -48,7 +48,7 @@ def add_arguments(parser):
     train.add_argument("--test", metavar="FILE", help="score the model on this treebank")
     train.add_argument("--model", metavar="OUT", help="write the model here")
     train.add_argument("--quiet", action="store_true", help="no table on standard error")
-    add_learner_options(train, PARSER_DEFAULTS, PARSER_LOSSES, intercept=False)
+    add_learner_options(train, "DependencyParser", PARSER_DEFAULTS, PARSER_LOSSES, intercept=False)
     train.set_defaults(parse_run=run_train)
     add_predict_action(actions, parser, __doc__, "parse", run_predict, "the CoNLL-U file to parse")
 

@@ -47,7 +47,7 @@ def add_arguments(parser):
     add_unknown_labels_option(train)
     train.add_argument("--model", metavar="OUT", help="write the model here")
     train.add_argument("--quiet", action="store_true", help="no table on standard error")
-    add_learner_options(train, TAGGER_DEFAULTS, SEQUENCE_LOSSES)
+    add_learner_options(train, "SequenceTagger", TAGGER_DEFAULTS, SEQUENCE_LOSSES)
     train.set_defaults(tag_run=run_train)
     predict = add_predict_action(actions, parser, __doc__, "tag", run_predict, "the file to tag, in the model's format")
     add_unknown_labels_option(predict)

@@ -68,7 +68,7 @@ from ..stream.sources import DefaultSource, FileSource
 from ..vw.reader import DEFAULT_BITS
 from ..stream.trainer import Trainer, predicts
 from .metrics import Metrics, metric_lines
-from .options import add_reader_options, is_vw, reading
+from .options import add_reader_options, is_vw, reading, seed
 from .workflow import (add_workflow_options, auto_or, check_workflow, holdout_line, holdout_of, initial_model,
                        model_width, options_line)
 
@@ -116,7 +116,7 @@ def add_arguments(parser):
     parser.add_argument("--regression", action="store_true", help="train a ProxRegressor (default: "
                         "a ProxClassifier)")
     parser.add_argument("--rows", type=int, default=DEFAULT_ROWS, help="rows of the embedded data")
-    parser.add_argument("--seed", type=int, help="seed of the default data (default: 0) and the "
+    parser.add_argument("--seed", type=seed, help="seed of the default data (default: 0) and the "
                         "model's random_state (default: None, the estimator's)")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress table, summary or report: only the final figures on stdout "
