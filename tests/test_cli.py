@@ -259,6 +259,10 @@ MISTAKES = {
                       "argument --seed: must be an integer from 0 to 4294967295, not '-1'"),
     "zero chunk rows": (["train", "{f}/train.svm", "--chunk-rows", "0"], "--chunk-rows must be at least 1"),
     "one row": (["train", "--rows", "1"], "--rows must be at least 2"),
+    "rows with data": (["train", "{f}/train.svm", "--rows", "10"],
+                       "--rows sets the size of the embedded data, which DATA replaces: drop it"),
+    "holdout of every example": (["train", "{f}/train.svm", "--passes", "3", "--holdout-period", "1"],
+                                 "--holdout-period 1 holds out every example, leaving none to train on"),
     "width too small": (["train", "{f}/train.svm", "--n-features", "10"],
                         "beyond --n-features 10 (the largest allowed index is 10); give a larger "
                         "--n-features, or none to let the model grow with the data"),

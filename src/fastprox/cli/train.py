@@ -115,7 +115,8 @@ def add_arguments(parser):
                                "hashing; ids are columns)")
     parser.add_argument("--regression", action="store_true", help="train a ProxRegressor (default: "
                         "a ProxClassifier)")
-    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS, help="rows of the embedded data")
+    parser.add_argument("--rows", type=int, help=f"rows of the embedded data, trained on without DATA "
+                                                 f"(default: {DEFAULT_ROWS})")
     parser.add_argument("--seed", type=seed, help="seed of the default data (default: 0) and the "
                         "model's random_state (default: None, the estimator's)")
     parser.add_argument("--quiet", action="store_true",
@@ -349,7 +350,8 @@ def _source(args, est):
     if not args.data:
         if args.initial_model:
             raise ValueError("-i continues a model on data: give the training files (DATA or -d)")
-        return DefaultSource(args.rows, reading(args), args.n_features, args.seed, args.test)
+        return DefaultSource(DEFAULT_ROWS if args.rows is None else args.rows, reading(args), args.n_features,
+                             args.seed, args.test)
     n_features, origin = model_width(est) if args.initial_model else _fixed_width(args, est.params)
     return FileSource(args.data, reading(args), args.passes, est.params.get("hash_bits"), args.test, n_features,
                       origin, args.groups or args.group_weights)
@@ -384,6 +386,9 @@ def _check_options(args):
         value, option = getattr(args, name), "--" + name.replace("_", "-")
         if value is not None and value > high:
             raise ValueError(f"{option} must be at most {high}, not {value}")
+    if args.rows is not None and args.data:
+        raise ValueError("--rows sets the size of the embedded data, which DATA replaces: drop it (to train on "
+                         "a file's first N rows: head -n N FILE | fastprox train -)")
     if args.scheduler and args.data and is_vw(args):
         raise ValueError("--scheduler reads LIBSVM files; VW text trains on this machine: drop --scheduler")
     if args.scheduler and (args.quadratic or args.cubic or args.interactions):
