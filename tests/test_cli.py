@@ -272,6 +272,9 @@ MISTAKES = {
     "third label": (["train", "{f}/multi.svm"], "multi.svm:3: a third label, 3, after 1 and 2: this "
                     "looks like a multiclass file: give --classes 1,2,3 (every label of the stream)"),
     "one class given": (["train", "{f}/train.svm", "--classes", "1"], "--classes needs two integer labels"),
+    "data after classes": (["train", "--classes", "1,2,3", "{f}/multi.svm"],
+                           "multi.svm' (--classes takes the words up to the next option: give DATA before it, "
+                           "or with -d)"),
     "fractional classes": (["train", "{f}/train.svm", "--classes", "0.5,1"], "--classes needs two integer"),
     "multinomial hinge-squared": (["train", "{f}/multi.svm", "--classes", "1,2,3", "--multi-class",
                                    "multinomial", "--loss", "squared_hinge"],

@@ -377,7 +377,9 @@ def _labels(text):
     try:
         return [float(part) for part in text.split(",") if part]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"labels are numbers, as 1,2,3 or 1 2 3, not {text!r}") from None
+        raise argparse.ArgumentTypeError(f"labels are numbers, as 1,2,3 or 1 2 3, not {text!r} (--classes takes "
+                                         f"the words up to the next option: give DATA before it, or "
+                                         f"with -d)") from None
 
 
 def _check_options(args):
