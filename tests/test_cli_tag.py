@@ -82,6 +82,30 @@ def test_training_data_without_a_feature_is_refused(tmp_path, capsys, fmt, text,
     assert not (tmp_path / "m").exists()
 
 
+def test_predict_names_a_file_in_the_other_format_and_a_missing_label_column(tmp_path, capsys):
+    """tag predict of CoNLL text with a CRFsuite model (each line's text read as a label
+    without attributes) said the labels were unknown and advised --unknown-labels
+    wrong; a CoNLL file whose later lines lack the label column advised Python's
+    label=None. Each is now said in the command's terms."""
+    crfsuite = tmp_path / "a.crf"
+    crfsuite.write_text("B-NP\tw=He\tp=PRP\nB-VP\tw=runs\tp=VBZ\n\nB-NP\tw=The\nI-NP\tw=cat\n")
+    model = tmp_path / "crf.model"
+    assert run(capsys, "tag", "train", str(crfsuite), "--format", "crfsuite", "--quiet", "--model", str(model))[0] == 0
+    status, out, err = run(capsys, "tag", "predict", str(model), conll(tmp_path / "c.txt"))
+    assert status == 1 and out == "" and err.startswith(
+        f"fastprox: error: {tmp_path / 'c.txt'}: no item has an attribute, nothing to tag by (the model reads "
+        f"CRFsuite's lines")
+    conll_model = tmp_path / "conll.model"
+    assert run(capsys, "tag", "train", conll(tmp_path / "c.txt"), "--format", "conll", "--quiet", "--model",
+               str(conll_model))[0] == 0
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text("He PRP B-NP\nruns VBZ\n")
+    status, out, err = run(capsys, "tag", "predict", str(conll_model), str(mixed))
+    assert status == 1 and err == (f"fastprox: error: {mixed}:2: 2 columns, expected 3 (w pos y): the label "
+                                   f"column 'y' is missing. Every item of labelled data needs its label "
+                                   f"(fastprox tag predict reads files whose lines all leave it out)\n")
+
+
 def test_train_predict_crfsuite_and_libsvm(tmp_path, capsys):
     items = tmp_path / "train.crfsuite"
     items.write_text("B-NP\tw=He\tpos=PRP\nB-VP\tw=runs\tpos=VBZ:2.0\n\nB-NP\tw=She\tpos=PRP\nB-VP\tw=sat\n\n" * 4)

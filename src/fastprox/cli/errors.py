@@ -33,6 +33,13 @@ _PHRASES = (
     ("groups ids must be", "--groups ids must be"),
 )
 
+#: The structured readers' and extractors' advice -> the commands' (tag, parse).
+_STRUCTURED_PHRASES = (
+    ("None (a vocabulary) or an integer", "an integer"),
+    ("; to read unlabelled data, leave the label out of columns and pass label=None",
+     " (fastprox tag predict reads files whose lines all leave it out)"),
+)
+
 #: Parameters as the library names them -> options (train's estimator options and more).
 _OPTIONS = {"n_features": "--n-features", "random_state": "--seed", "groups": "--groups",
             "group_weights": "--group-weights", "classes": "--classes", "zero_based": "--zero-based",
@@ -47,7 +54,9 @@ def reworded(message, command="train"):
     """``message`` with the library's parameters and advice replaced by ``command``'s
     options (``tag`` and ``parse``: the learner's only)."""
     if command in _STRUCTURED:
-        return _named(message.replace("None (a vocabulary) or an integer", "an integer"), *_STRUCTURED_NAMES)
+        for old, new in _STRUCTURED_PHRASES:
+            message = message.replace(old, new)
+        return _named(message, *_STRUCTURED_NAMES)
     for old, new in _PHRASES:
         message = message.replace(old, new)
     message = _CSV.sub(r"label '\1' holds commas: this looks like a CSV file (commas), or a multi-label "

@@ -244,6 +244,10 @@ def _predict_data(path, spec, features, n_features):
     else:
         from ..structured.features import AttributeFeatures
         sequences, labelled = _read([path], spec), True
+        if sequences and not any(s.attributes for s in sequences):     # (each line's text a label)
+            raise ValueError(f"{path}: no item has an attribute, nothing to tag by (the model reads CRFsuite's "
+                             f"lines, LABEL<TAB>ATTRIBUTE<TAB>...; columns separated by spaces are CoNLL's, "
+                             f"which a model of fastprox tag train --format conll reads)")
         extractor = AttributeFeatures.from_dict(features)
     y, lengths = labels_and_lengths(sequences) if labelled else (None, None)
     if lengths is None:
