@@ -233,6 +233,7 @@ def broken(tmp_path_factory, files):
     save_model(ProxClassifier(loss="hinge").fit(X, y), d / "hinge.npz")
     (d / "groups_short.txt").write_text("0 1 1\n")
     (d / "groups_bad.txt").write_text("0 1\n2 x\n")
+    (d / "test.vw").write_text("1 |a x\n-1 |a y\n")
     return d
 
 
@@ -283,6 +284,8 @@ MISTAKES = {
                             "--hash-bits sets the width"),
     "zero hash bits": (["train", "{f}/train.svm", "--hash-bits", "0"], "--hash-bits must be at least 1"),
     "regression with classes": (["train", "--regression", "--classes", "1", "2"], "--classes is for classification"),
+    "test in another format": (["train", "{f}/train.svm", "--test", "{b}/test.vw"],
+                               "test.vw reads as Vowpal Wabbit's text (its first data line holds '|'), but "),
     "unknown test labels": (["train", "{f}/train.svm", "--test", "{f}/multi.svm"], "labels [2.0, 3.0]"),
     "model directory missing": (["train", "--rows", "50", "--model", "{d}/no/m.npz"], "does not exist"),
     "unknown command": (["fit"], "invalid choice: 'fit'"),

@@ -115,10 +115,28 @@ def check_content(args, fmt, model):
     hashed columns beside its features."""
     seen = content_format(args) if args.format == "auto" else None
     if seen not in (None, fmt):
-        raise ValueError(f"{first_data(args)} reads as {FORMATS[seen]} text (its first data line "
-                         f"{'holds' if seen == 'vw' else 'has no'} '|'), but {model} was trained on "
+        raise ValueError(f"{_reads_as(first_data(args), seen)}, but {model} was trained on "
                          f"{FORMATS[fmt]} text: give data in the model's format, or --format {fmt} "
                          f"to read this file as {FORMATS[fmt]} text")
+
+
+def check_test_content(args):
+    """Under --format auto, refuse (ValueError) a --test file whose content reads as
+    another format than the first data file's (each would be read as the training
+    data's format, and the test file's first line found malformed, in words that do
+    not say why)."""
+    if args.format != "auto" or not args.data or args.test is None:
+        return
+    trained, tested = content_format(args), sniffed_format(args.test)
+    if None not in (trained, tested) and trained != tested:
+        raise ValueError(f"--test {_reads_as(args.test, tested)}, but {first_data(args)} as {FORMATS[trained]} "
+                         f"text: give a test file in the training data's format")
+
+
+def _reads_as(path, fmt):
+    """The words saying that ``path`` reads as ``fmt`` text, and why."""
+    return (f"{path} reads as {FORMATS[fmt]} text (its first data line {'holds' if fmt == 'vw' else 'has no'} "
+            f"'|')")
 
 
 def differing(args, fmt, recorded):

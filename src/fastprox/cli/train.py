@@ -68,7 +68,7 @@ from ..stream.sources import DefaultSource, FileSource
 from ..vw.reader import DEFAULT_BITS
 from ..stream.trainer import Trainer, predicts
 from .metrics import Metrics, metric_lines
-from .options import add_reader_options, is_vw, reading, seed
+from .options import add_reader_options, check_test_content, is_vw, reading, seed
 from .workflow import (add_workflow_options, auto_or, check_workflow, holdout_line, holdout_of, initial_model,
                        model_width, options_line)
 
@@ -388,6 +388,7 @@ def _check_options(args):
         value, option = getattr(args, name), "--" + name.replace("_", "-")
         if value is not None and value > high:
             raise ValueError(f"{option} must be at most {high}, not {value}")
+    check_test_content(args)
     if args.rows is not None and args.data:
         raise ValueError("--rows sets the size of the embedded data, which DATA replaces: drop it (to train on "
                          "a file's first N rows: head -n N FILE | fastprox train -)")
