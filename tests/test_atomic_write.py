@@ -296,6 +296,35 @@ def test_commands_refuse_outputs_before_any_work(tmp_path, monkeypatch, capsys):
     assert data.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["data.svm", "m.npz"]
 
 
+def test_train_refuses_two_outputs_to_one_file(tmp_path, capsys):
+    """Two of train's outputs (--model, --readable-model, --invert-hash, --predictions)
+    naming one file, new or not, by the same or another path (./, a symbolic or hard
+    link), stop train before any work: the one written last replaced the other, exit 0
+    (a new file), or the message called the other output "the input". /dev/null takes
+    several."""
+    from fastprox.cli import main
+    data = tmp_path / "data.svm"
+    dump_libsvm(sp.random(200, 20, density=0.3, format="csr", random_state=0), np.arange(200) % 2, data)
+    model = tmp_path / "m.npz"
+    assert main(["train", str(data), "--model", str(model), "--quiet"]) == 0
+    before = model.read_bytes()
+    (tmp_path / "soft").symlink_to(model)
+    os.link(model, tmp_path / "hard")
+    new = tmp_path / "new.txt"
+    for first, second in ((["--model", new], ["--predictions", f"{tmp_path}/./new.txt"]),
+                          (["--readable-model", new], ["--invert-hash", new]),
+                          (["--model", model], ["--predictions", model]),
+                          (["--model", tmp_path / "soft"], ["--invert-hash", model]),
+                          (["--model", model], ["--predictions", tmp_path / "hard"])):
+        capsys.readouterr()
+        assert main(list(map(str, ["train", data, "--quiet", *first, *second]))) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and err == (f"fastprox: error: {second[0]} {second[1]} is the file of {first[0]} too: "
+                                     f"the one written last would replace the other; give each its own path\n")
+        assert not new.exists() and model.read_bytes() == before
+    assert main(["train", str(data), "--quiet", "--predictions", "/dev/null", "--readable-model", "/dev/null"]) == 0
+
+
 # --- kill -9 ------------------------------------------------------------------------
 
 KILLS = 30

@@ -340,6 +340,42 @@ def test_empty_and_truncated_standard_input(models, cut):
     assert err.startswith(f"fastprox: error: <stdin>:{whole + 1}: corrupt or truncated compressed data")
 
 
+#: Damage to a small compressed file (all of it within the bytes read to tell its format).
+DAMAGE = {"cut": lambda data: data[:len(data) // 2],
+          "flipped": lambda data: data[:len(data) // 2] + bytes([data[len(data) // 2] ^ 0xFF]) + data[len(data) // 2 + 1:]}
+
+#: Small files for the commands that read them: LIBSVM, CRFsuite's and CoNLL-U text.
+SMALL_TEXT = {"libsvm": "".join(f"{1 - 2 * (i % 2)} {i % 7 + 1}:0.5 {i % 5 + 9}:1.5\n" for i in range(400)),
+              "crfsuite": "".join(f"B-NP\tw=w{i % 9}\tp=NN\n" + ("\n" if i % 5 == 4 else "") for i in range(600)),
+              "conllu": "".join(f"1\tw{i % 9}\tw\tNOUN\tNN\t_\t0\troot\t_\t_\n"
+                                f"2\t.\t.\tPUNCT\t.\t_\t1\tpunct\t_\t_\n\n" for i in range(200))}
+
+
+@pytest.mark.parametrize("damage", DAMAGE)
+@pytest.mark.parametrize("compression", ["gz", "bz2", "xz"])
+def test_a_small_damaged_compressed_file_is_named_by_every_command(compression, damage, models, tmp_path,
+                                                                     capsys):
+    """A compressed file cut short or with a byte flipped, small enough for the whole of
+    it to be read when its format is told (VW text or LIBSVM), gives each command one
+    line naming the file and the line where the damage is found (it was an internal
+    error, or gzip's and bzip2's message naming nothing), and so do the structured
+    commands' readers. (A byte flipped may decode to other text, found malformed at a
+    line before the checksum is read.)"""
+    def damaged(kind):
+        path = tmp_path / f"{kind}.{compression}"
+        path.write_bytes(DAMAGE[damage](COMPRESSORS[compression](SMALL_TEXT[kind].encode())))
+        return path
+    libsvm, crfsuite, conllu = damaged("libsvm"), damaged("crfsuite"), damaged("conllu")
+    found = "corrupt or truncated compressed data" if damage == "cut" else ""
+    for path, argv in ((libsvm, ["info", libsvm]), (libsvm, ["train", libsvm, "--quiet"]),
+                       (libsvm, ["predict", models["a9a/a9a"], libsvm]),
+                       (crfsuite, ["tag", "train", crfsuite, "--format", "crfsuite", "--quiet"]),
+                       (conllu, ["parse", "train", conllu, "--quiet"])):
+        status, out, err = run(capsys, *argv)
+        assert status == 1 and err.count("\n") == 1, (argv, err)
+        assert re.match(rf"fastprox: error: {re.escape(str(path))}:[1-9]\d*: {found}", err), (argv, err)
+
+
 def test_train_refuses_to_read_a_stream_twice(capsys):
     """A stream cannot be read once per pass, nor named twice: each is refused
     before any reading, naming the options that fix it."""

@@ -233,6 +233,7 @@ def broken(tmp_path_factory, files):
     save_model(ProxClassifier(loss="hinge").fit(X, y), d / "hinge.npz")
     (d / "groups_short.txt").write_text("0 1 1\n")
     (d / "groups_bad.txt").write_text("0 1\n2 x\n")
+    (d / "test.vw").write_text("1 |a x\n-1 |a y\n")
     return d
 
 
@@ -255,8 +256,14 @@ MISTAKES = {
     "bad combination": (["train", "--update", "rda", "--schedule", "inv"],
                         "--update rda is not defined with --schedule inv; with 'rda' use --schedule in"),
     "zero passes": (["train", "--passes", "0"], "--passes must be at least 1"),
+    "negative seed": (["train", "--rows", "50", "--seed", "-1"],
+                      "argument --seed: must be an integer from 0 to 4294967295, not '-1'"),
     "zero chunk rows": (["train", "{f}/train.svm", "--chunk-rows", "0"], "--chunk-rows must be at least 1"),
     "one row": (["train", "--rows", "1"], "--rows must be at least 2"),
+    "rows with data": (["train", "{f}/train.svm", "--rows", "10"],
+                       "--rows sets the size of the embedded data, which DATA replaces: drop it"),
+    "holdout of every example": (["train", "{f}/train.svm", "--passes", "3", "--holdout-period", "1"],
+                                 "--holdout-period 1 holds out every example, leaving none to train on"),
     "width too small": (["train", "{f}/train.svm", "--n-features", "10"],
                         "beyond --n-features 10 (the largest allowed index is 10); give a larger "
                         "--n-features, or none to let the model grow with the data"),
@@ -266,6 +273,9 @@ MISTAKES = {
     "third label": (["train", "{f}/multi.svm"], "multi.svm:3: a third label, 3, after 1 and 2: this "
                     "looks like a multiclass file: give --classes 1,2,3 (every label of the stream)"),
     "one class given": (["train", "{f}/train.svm", "--classes", "1"], "--classes needs two integer labels"),
+    "data after classes": (["train", "--classes", "1,2,3", "{f}/multi.svm"],
+                           "multi.svm' (--classes takes the words up to the next option: give DATA before it, "
+                           "or with -d)"),
     "fractional classes": (["train", "{f}/train.svm", "--classes", "0.5,1"], "--classes needs two integer"),
     "multinomial hinge-squared": (["train", "{f}/multi.svm", "--classes", "1,2,3", "--multi-class",
                                    "multinomial", "--loss", "squared_hinge"],
@@ -274,6 +284,8 @@ MISTAKES = {
                             "--hash-bits sets the width"),
     "zero hash bits": (["train", "{f}/train.svm", "--hash-bits", "0"], "--hash-bits must be at least 1"),
     "regression with classes": (["train", "--regression", "--classes", "1", "2"], "--classes is for classification"),
+    "test in another format": (["train", "{f}/train.svm", "--test", "{b}/test.vw"],
+                               "test.vw reads as Vowpal Wabbit's text (its first data line holds '|'), but "),
     "unknown test labels": (["train", "{f}/train.svm", "--test", "{f}/multi.svm"], "labels [2.0, 3.0]"),
     "model directory missing": (["train", "--rows", "50", "--model", "{d}/no/m.npz"], "does not exist"),
     "unknown command": (["fit"], "invalid choice: 'fit'"),

@@ -69,3 +69,17 @@ def test_the_console_script_keeps_exit_functions_threads_and_statuses(tmp_path):
     assert failed.returncode == 1 and failed.stderr.startswith("fastprox: error: ")
     misused = _console(tmp_path, "", "train", data, "--no-such-option")
     assert misused.returncode == 2 and "Traceback" not in misused.stderr
+
+
+def test_python_dash_m_fastprox_is_the_command(tmp_path):
+    """``python -m fastprox ARGS`` runs this checkout's command (there was no __main__:
+    "No module named fastprox.__main__"), output and exit status alike."""
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n")
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-m", "fastprox", "info", str(data)], capture_output=True, text=True,
+                          env=env, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "") and done.stdout.startswith(f"{data}\n  rows       2\n")
+    done = subprocess.run([sys.executable, "-m", "fastprox", "info", str(tmp_path / "absent")], capture_output=True,
+                          text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.endswith("absent: No such file or directory\n")

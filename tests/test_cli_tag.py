@@ -82,6 +82,30 @@ def test_training_data_without_a_feature_is_refused(tmp_path, capsys, fmt, text,
     assert not (tmp_path / "m").exists()
 
 
+def test_predict_names_a_file_in_the_other_format_and_a_missing_label_column(tmp_path, capsys):
+    """tag predict of CoNLL text with a CRFsuite model (each line's text read as a label
+    without attributes) said the labels were unknown and advised --unknown-labels
+    wrong; a CoNLL file whose later lines lack the label column advised Python's
+    label=None. Each is now said in the command's terms."""
+    crfsuite = tmp_path / "a.crf"
+    crfsuite.write_text("B-NP\tw=He\tp=PRP\nB-VP\tw=runs\tp=VBZ\n\nB-NP\tw=The\nI-NP\tw=cat\n")
+    model = tmp_path / "crf.model"
+    assert run(capsys, "tag", "train", str(crfsuite), "--format", "crfsuite", "--quiet", "--model", str(model))[0] == 0
+    status, out, err = run(capsys, "tag", "predict", str(model), conll(tmp_path / "c.txt"))
+    assert status == 1 and out == "" and err.startswith(
+        f"fastprox: error: {tmp_path / 'c.txt'}: no item has an attribute, nothing to tag by (the model reads "
+        f"CRFsuite's lines")
+    conll_model = tmp_path / "conll.model"
+    assert run(capsys, "tag", "train", conll(tmp_path / "c.txt"), "--format", "conll", "--quiet", "--model",
+               str(conll_model))[0] == 0
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text("He PRP B-NP\nruns VBZ\n")
+    status, out, err = run(capsys, "tag", "predict", str(conll_model), str(mixed))
+    assert status == 1 and err == (f"fastprox: error: {mixed}:2: 2 columns, expected 3 (w pos y): the label "
+                                   f"column 'y' is missing. Every item of labelled data needs its label "
+                                   f"(fastprox tag predict reads files whose lines all leave it out)\n")
+
+
 def test_train_predict_crfsuite_and_libsvm(tmp_path, capsys):
     items = tmp_path / "train.crfsuite"
     items.write_text("B-NP\tw=He\tpos=PRP\nB-VP\tw=runs\tpos=VBZ:2.0\n\nB-NP\tw=She\tpos=PRP\nB-VP\tw=sat\n\n" * 4)
@@ -111,6 +135,39 @@ def test_malformed_training_files_name_file_and_line(tmp_path, capsys, lines, me
     status, out, err = run(capsys, "tag", "train", str(tmp_path / "train.txt"), "--format", "conll")
     assert status == 1 and message in err and "Traceback" not in err
     assert err.startswith("fastprox: error:")
+
+
+#: A learner's or a reader's value out of range, and the message in the options' words.
+BAD_VALUES = {("--passes", "0"): "--passes 0 must be >= 1", ("--alpha", "-1"): "--alpha -1.0 must be >= 0.0",
+              ("--l1-ratio", "3"): "--l1-ratio 3.0 must be >= 0.0 and <= 1.0",
+              ("--rda-rho", "-1"): "--rda-rho -1.0 must be >= 0.0",
+              ("--seed", "-1"): "argument --seed: must be an integer from 0 to 4294967295, not '-1'",
+              ("--seed", "4294967296"): "argument --seed: must be an integer from 0 to 4294967295",
+              ("--update", "ftrl", "--schedule", "constant"):
+                  "--update ftrl is not defined with --schedule constant; with 'ftrl' use --schedule in",
+              ("--min-count", "0"): "--min-count must be a positive integer, not 0",
+              ("--bits", "0"): "--bits must be an integer in 1..62, not 0",
+              ("--columns", "w,w,y"): "--columns must not repeat a name"}
+
+
+@pytest.mark.parametrize("options", BAD_VALUES)
+def test_bad_values_are_named_by_their_options(tmp_path, capsys, options):
+    """tag train's and parse train's values out of range are refused in the options'
+    words, as train's are: they named the estimator's parameters (max_iter=0,
+    l1_ratio=3.0, min_count, bits) or none (scikit-learn's "Seed must be between 0 and
+    2**32 - 1")."""
+    status, out, err = run(capsys, "tag", "train", conll(tmp_path / "t.txt"), "--format", "conll", "--quiet",
+                           *options)
+    assert status in (1, 2) and out == "" and err.count("\n") == 1
+    assert err.startswith(f"fastprox: error: {BAD_VALUES[options]}"), err
+    if options[0] in ("--min-count", "--columns"):
+        return
+    treebank = tmp_path / "t.conllu"
+    treebank.write_text("1\tHe\the\tPRON\tPRP\t_\t2\tnsubj\t_\t_\n2\truns\trun\tVERB\tVBZ\t_\t0\troot\t_\t_\n\n")
+    options = ("--bits", "40") if options[0] == "--bits" else options
+    status, out, err = run(capsys, "parse", "train", str(treebank), "--quiet", *options)
+    expected = BAD_VALUES[options] if options in BAD_VALUES else "--bits must be an integer in 1..31"
+    assert status in (1, 2) and out == "" and err.startswith(f"fastprox: error: {expected}"), err
 
 
 def test_unknown_gold_labels_stop_or_are_scored_wrong_and_foreign_files_refused(tmp_path, capsys):
@@ -243,7 +300,7 @@ def test_average_option_trains_the_estimators_averaged_model(tmp_path, capsys):
     last = load_tagger(model)[0]
     assert last.get_params()["average"] == 0 and not np.array_equal(last.coef_, loaded.coef_)
     status, _, err = run(capsys, *argv, "--average", "-3")
-    assert status != 0 and "average=-3 must be" in err and "Traceback" not in err
+    assert status != 0 and "--average -3 must be" in err and "Traceback" not in err
 
 
 def test_info_describes_tagger_and_parser_files(tmp_path, capsys):

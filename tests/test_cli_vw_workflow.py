@@ -127,6 +127,22 @@ def test_bad_initial_models_give_one_line(halves, tmp_path, capsys):
     assert status == 1 and "-i continues a model on data" in err
 
 
+def test_a_label_the_continued_model_lacks_says_that_its_classes_cannot_change(halves, tmp_path, capsys):
+    """-i of a model whose classes lack a label of the data: the advice was to give
+    --classes with every label, which -i then refuses as differing from the model's;
+    it is now to train a new model. Without -i, --classes is the advice still."""
+    d, _, _ = halves
+    model = tmp_path / "m.npz"
+    assert run(capsys, "train", d / "a3.svm", "--classes", "1,2,3", "-f", model, "--quiet")[0] == 0
+    status, out, err = run(capsys, "train", "-i", model, d / "b.svm", "--quiet")
+    assert status == 1 and out == "" and err == (f"fastprox: error: {d / 'b.svm'}:1: label -1 is not among the "
+                                                 f"classes 1,2,3: the model continued (-i) has these classes only: "
+                                                 f"train a new model, without -i\n")
+    status, out, err = run(capsys, "train", d / "b.svm", "--classes", "1,2,3", "--quiet")
+    assert status == 1 and err.endswith(": label -1 is not among the classes 1,2,3: give --classes with every "
+                                        "label of the stream\n")
+
+
 def holdout_reference(X, y, passes, period, after=None, sample_weight=None, **params):
     """The eager holdout: per pass, the estimator steps over every row but the
     period-th ones (1-based; with ``after``, those after the first ``after``), each

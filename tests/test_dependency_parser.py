@@ -379,6 +379,12 @@ def test_command_line_trains_predicts_and_scores(treebank, tmp_path, capsys):
     bad.write_text(CONLLU.replace("3\tbarks\tbark\tVERB\tVBZ\t_\t0", "3\tbarks\tbark\tVERB\tVBZ\t_\t7"))
     assert main(["parse", "train", str(bad)]) == 1
     assert f"{bad}:4: HEAD 7 of word 3 is outside 0..4" in capsys.readouterr().err
+    assert main(["parse", "predict", str(model), str(bad)]) == 0     # (it printed no score, and no reason)
+    captured = capsys.readouterr()
+    assert captured.err == (f"fastprox: warning: {bad}:4: HEAD 7 of word 3 is outside 0..4 (the sentence has "
+                            f"4 words); HEAD is 0 for the root or the ID of a word of the same sentence; the "
+                            f"file is parsed, not scored\n")
+    assert captured.out == CONLLU
     assert main(["parse", "train", str(treebank), "--templates", "hp.mp,nonsense"]) == 1
     assert "unknown arc template 'nonsense'" in capsys.readouterr().err
 

@@ -13,7 +13,9 @@ all, and a path that cannot take it is refused before any work.
   is refused.
 - `check_output` finds, before any work, what would fail or destroy data: a
   missing or unwritable directory, a directory as the path, an output that is
-  one of the command's inputs (``train data.svm --model data.svm``).
+  one of the command's inputs (``train data.svm --model data.svm``);
+  `check_distinct` two outputs of one command that are one file
+  (``train --model m --predictions m``), the last written replacing the other.
 
 Errors name the path the user gave, never the temporary file.
 """
@@ -77,6 +79,22 @@ def check_output(path, option, inputs=()):
     if not os.access(directory, os.W_OK | os.X_OK):
         raise ValueError(f"{where}: directory {directory} is not writable (the file is written "
                          f"there, then renamed); give a path in a writable directory")
+
+
+def check_distinct(outputs):
+    """Refuse (ValueError naming both options) two of a command's outputs, ``(option,
+    path)`` pairs each passed by `check_output`, that lead to one file, whether it
+    exists or not: the one written last would replace the other. A device or a FIFO
+    may take several (``/dev/null``)."""
+    seen = []
+    for option, path in outputs:
+        target, special = _destination(os.fspath(path))
+        target = os.path.realpath(target)
+        for other_option, other in seen:
+            if not special and (target == other or _same_file(target, other)):
+                raise ValueError(f"{option} {os.fspath(path)} is the file of {other_option} too: the "
+                                 f"one written last would replace the other; give each its own path")
+        seen.append((option, target))
 
 
 def _destination(path, where=None):

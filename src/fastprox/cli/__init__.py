@@ -34,8 +34,6 @@ COMMANDS = ("train", "predict", "info", "tag", "parse")
 #: free for the next ones (fastprox._allocator.keep_freed_memory).
 _STREAMING = ("train", "predict")
 
-#: Commands whose errors come from the library's checks, reworded (fastprox.cli.errors).
-_REWORDED = ("train", "predict", "info")
 
 
 class UsageError(Exception):
@@ -176,11 +174,9 @@ def _flushed():
 
 
 def _reworded(message, command):
-    """The message in the options' words for the commands that take the library's checks."""
-    if command not in _REWORDED:
-        return message
+    """The message in the options' words of ``command`` (the library's checks)."""
     from .errors import reworded
-    return reworded(message)
+    return reworded(message, command)
 
 
 def _missing(error):

@@ -5,8 +5,11 @@ name the fix in Python's terms: ``alpha=-1.0 must be >= 0.0``, ``pass
 allow_nonfinite=True``, ``pass a larger n_features``. `reworded` turns such a
 message into the options of ``fastprox train``, ``predict`` and ``info``:
 ``param=value`` and ``param in (...)`` become ``--option value`` and
-``--option in (...)``, the reader's advice the flags that follow it; a CSV
-file or a file in Vowpal Wabbit's text format is recognized as such.
+``--option in (...)``, as does ``param must`` opening the message; the reader's
+advice the flags that follow it; a CSV file or a file in Vowpal Wabbit's text
+format is recognized as such. The structured commands' (``tag``, ``parse``)
+messages take their learner's options the same way (``max_iter=0`` is
+``--passes 0``: fastprox.cli.structured.LEARNER_OPTIONS).
 """
 import re
 
@@ -30,6 +33,13 @@ _PHRASES = (
     ("groups ids must be", "--groups ids must be"),
 )
 
+#: The structured readers' and extractors' advice -> the commands' (tag, parse).
+_STRUCTURED_PHRASES = (
+    ("None (a vocabulary) or an integer", "an integer"),
+    ("; to read unlabelled data, leave the label out of columns and pass label=None",
+     " (fastprox tag predict reads files whose lines all leave it out)"),
+)
+
 #: Parameters as the library names them -> options (train's estimator options and more).
 _OPTIONS = {"n_features": "--n-features", "random_state": "--seed", "groups": "--groups",
             "group_weights": "--group-weights", "classes": "--classes", "zero_based": "--zero-based",
@@ -40,8 +50,13 @@ _VW = re.compile(r"(feature|label|index|value) '[^']*\|[^']*'")
 _TOO_LARGE = re.compile(r"(index '[^']*' is too large \(at most \d+\))")
 
 
-def reworded(message):
-    """``message`` with the library's parameters and advice replaced by options."""
+def reworded(message, command="train"):
+    """``message`` with the library's parameters and advice replaced by ``command``'s
+    options (``tag`` and ``parse``: the learner's only)."""
+    if command in _STRUCTURED:
+        for old, new in _STRUCTURED_PHRASES:
+            message = message.replace(old, new)
+        return _named(message, *_STRUCTURED_NAMES)
     for old, new in _PHRASES:
         message = message.replace(old, new)
     message = _CSV.sub(r"label '\1' holds commas: this looks like a CSV file (commas), or a multi-label "
@@ -51,7 +66,7 @@ def reworded(message):
         message = (message.split(";")[0] + ": this looks like Vowpal Wabbit's text format ('|'), "
                    "not LIBSVM text (LABEL INDEX:VALUE ...): give --format vw")
     message = _TOO_LARGE.sub(r"\1; give --hash-bits B to hash such ids into 2^B buckets", message)
-    return _NAMES.sub(_option, message)
+    return _named(message, *_NAMES)
 
 
 def _options():
@@ -61,17 +76,37 @@ def _options():
     return {**options, **_OPTIONS}
 
 
-_OPTION_OF = _options()
-# name=VALUE ('quoted' or bare) or name= alone; "name in"; names with an underscore alone
-_NAMES = re.compile(r"\b(%s)(?:=('[^']*'|[^\s,;)]+)?|(?= in )|\b)" % "|".join(
-    sorted(_OPTION_OF, key=len, reverse=True)))
+def _structured_options():
+    """Parameter -> option, of the structured commands' learners."""
+    from .structured import LEARNER_OPTIONS
+    return {param: "--" + option.replace("_", "-") for option, param in LEARNER_OPTIONS.items()}
 
 
-def _option(match):
+def _names(option_of):
+    """(the pattern of the parameters of ``option_of``, ``option_of``): name=VALUE
+    ('quoted' or bare) or name= alone; "name in"; names with an underscore alone."""
+    return re.compile(r"\b(%s)(?:=('[^']*'|[^\s,;)]+)?|(?= in )|\b)" % "|".join(
+        sorted(option_of, key=len, reverse=True))), option_of
+
+
+#: The commands whose messages take the learner's options only.
+_STRUCTURED = ("tag", "parse")
+_NAMES = _names(_options())
+_STRUCTURED_NAMES = _names(_structured_options())
+
+
+def _named(message, pattern, option_of):
+    """``message`` with each parameter that ``pattern`` finds replaced by its option."""
+    return pattern.sub(lambda match: _option(match, option_of), message)
+
+
+def _option(match, option_of):
     """The replacement of one parameter: its option, and its value unquoted."""
     name, value = match.group(1), match.group(2)
     text = match.group(0)
-    if "=" not in text and " in " not in match.string[match.end():match.end() + 4] and "_" not in name:
+    opening = match.start() == 0 and match.string[match.end():].startswith(" must")
+    if ("=" not in text and " in " not in match.string[match.end():match.end() + 4] and "_" not in name
+            and not opening):
         return text         # an English word ("the loss", "the penalty"): left alone
-    option = _OPTION_OF[name]
+    option = option_of[name]
     return option if not value else f"{option} {value.strip(chr(39))}"

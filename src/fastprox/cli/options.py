@@ -1,10 +1,28 @@
 """The reading options the commands share (``--hash-bits``, ``--zero-based``, ``--one-based``,
 ``--max-line-bytes``, with ``--chunk-rows``; the format, ``--format`` and VW's
-interactions ``-q``, ``--cubic``, ``--interactions``) and the reader's arguments they give."""
+interactions ``-q``, ``--cubic``, ``--interactions``) and the reader's arguments they give;
+and the type of the training commands' ``--seed``."""
+import argparse
+
 from .._interactions import FORMATS, recorded_terms, spelled, terms_of
 from ..stream.groups import GroupCrossing
 from ..libsvm import MAX_LINE_BYTES
 from ..vw.reader import DEFAULT_BITS, interaction_terms, sniffed_format
+
+#: The largest seed: NumPy's legacy seeds, which the estimators' random_state takes, are 32-bit.
+MAX_SEED = 2**32 - 1
+
+
+def seed(text):
+    """The training commands' --seed: an integer from 0 to MAX_SEED (scikit-learn's
+    check_random_state refuses others, in words that name no option)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to {MAX_SEED}, not {text!r}")
+    return value
 
 
 def add_reader_options(parser, hashing=None):
@@ -97,10 +115,28 @@ def check_content(args, fmt, model):
     hashed columns beside its features."""
     seen = content_format(args) if args.format == "auto" else None
     if seen not in (None, fmt):
-        raise ValueError(f"{first_data(args)} reads as {FORMATS[seen]} text (its first data line "
-                         f"{'holds' if seen == 'vw' else 'has no'} '|'), but {model} was trained on "
+        raise ValueError(f"{_reads_as(first_data(args), seen)}, but {model} was trained on "
                          f"{FORMATS[fmt]} text: give data in the model's format, or --format {fmt} "
                          f"to read this file as {FORMATS[fmt]} text")
+
+
+def check_test_content(args):
+    """Under --format auto, refuse (ValueError) a --test file whose content reads as
+    another format than the first data file's (each would be read as the training
+    data's format, and the test file's first line found malformed, in words that do
+    not say why)."""
+    if args.format != "auto" or not args.data or args.test is None:
+        return
+    trained, tested = content_format(args), sniffed_format(args.test)
+    if None not in (trained, tested) and trained != tested:
+        raise ValueError(f"--test {_reads_as(args.test, tested)}, but {first_data(args)} as {FORMATS[trained]} "
+                         f"text: give a test file in the training data's format")
+
+
+def _reads_as(path, fmt):
+    """The words saying that ``path`` reads as ``fmt`` text, and why."""
+    return (f"{path} reads as {FORMATS[fmt]} text (its first data line {'holds' if fmt == 'vw' else 'has no'} "
+            f"'|')")
 
 
 def differing(args, fmt, recorded):

@@ -15,7 +15,8 @@ and scores --test: the unlabelled attachment score with and without punctuation
 EWT. The model file (--model) holds the parser and its arc templates, no pickle.
 ``predict`` writes the input back with the predicted HEAD (every other column, and
 every comment, multiword-token and empty-node line, as it was) and, when the file
-has gold heads, prints the same scores.
+has gold heads, prints the same scores (gold heads that are not a tree: a warning
+naming the line, and no score).
 """
 import time
 
@@ -48,7 +49,7 @@ def add_arguments(parser):
     train.add_argument("--test", metavar="FILE", help="score the model on this treebank")
     train.add_argument("--model", metavar="OUT", help="write the model here")
     train.add_argument("--quiet", action="store_true", help="no table on standard error")
-    add_learner_options(train, PARSER_DEFAULTS, PARSER_LOSSES, intercept=False)
+    add_learner_options(train, "DependencyParser", PARSER_DEFAULTS, PARSER_LOSSES, intercept=False)
     train.set_defaults(parse_run=run_train)
     add_predict_action(actions, parser, __doc__, "parse", run_predict, "the CoNLL-U file to parse")
 
@@ -99,8 +100,10 @@ def run_predict(args):
                          "make the arcs of a CoNLL-U file")
     try:
         sentences, labelled = list(read_conllu(args.data, heads=True)), True
-    except ValueError:          # no gold heads (or not a tree): parse it all the same
+    except ValueError as e:     # no gold heads (or not a tree): parse it all the same
         sentences, labelled = list(read_conllu(args.data)), False
+        if not args.quiet and any(head != "_" for s in sentences for head in s["HEAD"]):
+            stderr_line(f"fastprox: warning: {e}; the file is parsed, not scored")
     if not sentences:
         raise ValueError(f"{args.data}: no sentences to parse")
     predicted = model.predict(sentences)

@@ -13,6 +13,7 @@ count, as VW's do.
 import sys
 
 from ..stream.progress import decimal
+from .options import seed
 
 #: The table's columns: header lines and the width of each field.
 _HEADER = (("average", "since", "example", "current", "current", "current"),
@@ -20,12 +21,13 @@ _HEADER = (("average", "since", "example", "current", "current", "current"),
 _WIDTHS = (10, 10, 12, 10, 10, 9)
 
 
-def add_learner_options(parser, defaults, losses, intercept=True):
-    """The learner's options (``defaults``: the estimator's, as a dict) in a group of
-    their own, --no-intercept unless ``intercept`` is False (a parser's arcs have
-    none); `learner_params` gives them back as the estimator's parameters."""
+def add_learner_options(parser, estimator, defaults, losses, intercept=True):
+    """The learner's options (``defaults``: those of the estimator class named
+    ``estimator``, as a dict) in a group of their own, --no-intercept unless
+    ``intercept`` is False (a parser's arcs have none); `learner_params` gives them
+    back as the estimator's parameters."""
     from .._registry import PENALTIES, SCHEDULES, UPDATES
-    group = parser.add_argument_group("learner options (see help(fastprox.structured.SequenceTagger))")
+    group = parser.add_argument_group(f"learner options (see help(fastprox.structured.{estimator}))")
     group.add_argument("--loss", choices=losses, default=defaults["loss"], help="the structured loss")
     group.add_argument("--update", choices=UPDATES, default=defaults["update"], help="update rule")
     group.add_argument("--schedule", choices=[s for s in SCHEDULES if s != "normalized"],
@@ -39,7 +41,7 @@ def add_learner_options(parser, defaults, losses, intercept=True):
         group.add_argument(f"--{name}", type=float, default=defaults[name.replace("-", "_")], help=meaning)
     group.add_argument("--passes", type=int, default=defaults["max_iter"], help="passes over the training data")
     group.add_argument("--no-shuffle", action="store_true", help="visit the examples in the files' order")
-    group.add_argument("--seed", type=int, default=0, help="seed of the passes' shuffling")
+    group.add_argument("--seed", type=seed, default=0, help="seed of the passes' shuffling")
     group.add_argument("--average", type=int, nargs="?", const=1, default=defaults["average"], metavar="A",
                        help="keep the averaged iterate from step A on (a step is an example; alone: 1; 0: "
                             "off) and save and test it, as the estimator's average")
@@ -71,15 +73,26 @@ def add_predict_action(actions, parser, doc, command, run, what):
     return predict
 
 
+#: The learner's options (their ``args`` names) -> the estimator's parameters, as
+#: `learner_params` passes them and the estimator's errors are reworded
+#: (fastprox.cli.errors), with the commands' options read by their feature extractors.
+LEARNER_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule", "penalty": "penalty",
+                   "alpha": "alpha", "l1_ratio": "l1_ratio", "eta0": "eta0", "delta": "delta",
+                   "rda_rho": "rda_rho", "berhu_gamma": "berhu_gamma", "passes": "max_iter",
+                   "seed": "random_state", "average": "average", "bits": "bits", "min_count": "min_count",
+                   "columns": "columns"}
+#: The options of LEARNER_OPTIONS that the readers and feature extractors take, not the learner.
+_EXTRACTOR_OPTIONS = ("bits", "min_count", "columns")
+
+
 def learner_params(args, groups=None):
     """The estimator's parameters from the learner's options (``groups``: the
     features' groups, given to group penalties only)."""
     from .._registry import PENALTIES
     group_penalty = PENALTIES[args.penalty].family == "group"
-    return dict(loss=args.loss, update=args.update, schedule=args.schedule, penalty=args.penalty,
-                alpha=args.alpha, l1_ratio=args.l1_ratio, eta0=args.eta0, delta=args.delta, rda_rho=args.rda_rho,
-                berhu_gamma=args.berhu_gamma, max_iter=args.passes, shuffle=not args.no_shuffle,
-                random_state=args.seed, average=args.average, groups=groups if group_penalty else None,
+    return dict({param: getattr(args, option) for option, param in LEARNER_OPTIONS.items()
+                 if option not in _EXTRACTOR_OPTIONS},
+                shuffle=not args.no_shuffle, groups=groups if group_penalty else None,
                 **({"fit_intercept": not args.no_intercept} if "no_intercept" in args else {}))
 
 

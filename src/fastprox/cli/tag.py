@@ -47,7 +47,7 @@ def add_arguments(parser):
     add_unknown_labels_option(train)
     train.add_argument("--model", metavar="OUT", help="write the model here")
     train.add_argument("--quiet", action="store_true", help="no table on standard error")
-    add_learner_options(train, TAGGER_DEFAULTS, SEQUENCE_LOSSES)
+    add_learner_options(train, "SequenceTagger", TAGGER_DEFAULTS, SEQUENCE_LOSSES)
     train.set_defaults(tag_run=run_train)
     predict = add_predict_action(actions, parser, __doc__, "tag", run_predict, "the file to tag, in the model's format")
     add_unknown_labels_option(predict)
@@ -244,6 +244,10 @@ def _predict_data(path, spec, features, n_features):
     else:
         from ..structured.features import AttributeFeatures
         sequences, labelled = _read([path], spec), True
+        if sequences and not any(s.attributes for s in sequences):     # (each line's text a label)
+            raise ValueError(f"{path}: no item has an attribute, nothing to tag by (the model reads CRFsuite's "
+                             f"lines, LABEL<TAB>ATTRIBUTE<TAB>...; columns separated by spaces are CoNLL's, "
+                             f"which a model of fastprox tag train --format conll reads)")
         extractor = AttributeFeatures.from_dict(features)
     y, lengths = labels_and_lengths(sequences) if labelled else (None, None)
     if lengths is None:

@@ -57,7 +57,7 @@ from .._numpy import np
 from .._registry import SCHEDULES, STEPS, UPDATES
 from .._validation import (CLASSIFICATION_LOSSES, COORDINATE_PENALTIES, GROUP_PENALTIES, REGRESSION_LOSSES,
                            kernel_loss)
-from .._writes import atomic_write, check_output
+from .._writes import atomic_write, check_distinct, check_output
 from ..libsvm import STDIN, source_name
 from ..stream.files import CHUNK_ROWS
 from ..stream.model import StreamModel
@@ -68,7 +68,7 @@ from ..stream.sources import DefaultSource, FileSource
 from ..vw.reader import DEFAULT_BITS
 from ..stream.trainer import Trainer, predicts
 from .metrics import Metrics, metric_lines
-from .options import add_reader_options, is_vw, reading
+from .options import add_reader_options, check_test_content, is_vw, reading, seed
 from .workflow import (add_workflow_options, auto_or, check_workflow, holdout_line, holdout_of, initial_model,
                        model_width, options_line)
 
@@ -115,8 +115,9 @@ def add_arguments(parser):
                                "hashing; ids are columns)")
     parser.add_argument("--regression", action="store_true", help="train a ProxRegressor (default: "
                         "a ProxClassifier)")
-    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS, help="rows of the embedded data")
-    parser.add_argument("--seed", type=int, help="seed of the default data (default: 0) and the "
+    parser.add_argument("--rows", type=int, help=f"rows of the embedded data, trained on without DATA "
+                                                 f"(default: {DEFAULT_ROWS})")
+    parser.add_argument("--seed", type=seed, help="seed of the default data (default: 0) and the "
                         "model's random_state (default: None, the estimator's)")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress table, summary or report: only the final figures on stdout "
@@ -349,7 +350,8 @@ def _source(args, est):
     if not args.data:
         if args.initial_model:
             raise ValueError("-i continues a model on data: give the training files (DATA or -d)")
-        return DefaultSource(args.rows, reading(args), args.n_features, args.seed, args.test)
+        return DefaultSource(DEFAULT_ROWS if args.rows is None else args.rows, reading(args), args.n_features,
+                             args.seed, args.test)
     n_features, origin = model_width(est) if args.initial_model else _fixed_width(args, est.params)
     return FileSource(args.data, reading(args), args.passes, est.params.get("hash_bits"), args.test, n_features,
                       origin, args.groups or args.group_weights)
@@ -375,7 +377,9 @@ def _labels(text):
     try:
         return [float(part) for part in text.split(",") if part]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"labels are numbers, as 1,2,3 or 1 2 3, not {text!r}") from None
+        raise argparse.ArgumentTypeError(f"labels are numbers, as 1,2,3 or 1 2 3, not {text!r} (--classes takes "
+                                         f"the words up to the next option: give DATA before it, or "
+                                         f"with -d)") from None
 
 
 def _check_options(args):
@@ -384,6 +388,10 @@ def _check_options(args):
         value, option = getattr(args, name), "--" + name.replace("_", "-")
         if value is not None and value > high:
             raise ValueError(f"{option} must be at most {high}, not {value}")
+    check_test_content(args)
+    if args.rows is not None and args.data:
+        raise ValueError("--rows sets the size of the embedded data, which DATA replaces: drop it (to train on "
+                         "a file's first N rows: head -n N FILE | fastprox train -)")
     if args.scheduler and args.data and is_vw(args):
         raise ValueError("--scheduler reads LIBSVM files; VW text trains on this machine: drop --scheduler")
     if args.scheduler and (args.quadratic or args.cubic or args.interactions):
@@ -414,9 +422,10 @@ def _check_options(args):
     outputs = [(option, getattr(args, name)) for option, name in (
         ("--model", "model"), ("--readable-model", "readable_model"), ("--invert-hash", "invert_hash"),
         ("--predictions", "predictions")) if getattr(args, name)]
-    for i, (option, path) in enumerate(outputs):
+    for option, path in outputs:
         read = [p for p in inputs if not (option == "--model" and p == args.initial_model)]  # (VW's -i m -f m)
-        check_output(path, option, read + [other for j, (_, other) in enumerate(outputs) if j != i])
+        check_output(path, option, read)
+    check_distinct(outputs)
 
 
 def _number_or_auto(text):

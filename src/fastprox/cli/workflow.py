@@ -82,6 +82,9 @@ def check_workflow(args):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
+    if args.holdout_period == 1:
+        raise ValueError("--holdout-period 1 holds out every example, leaving none to train on: give K >= 2 "
+                         "(every K-th held out), or --holdout-off")
     holdout = ("holdout_off", "holdout_period", "holdout_after", "early_terminate")
     if args.holdout_off and (args.holdout_period or args.holdout_after or args.early_terminate):
         raise ValueError("--holdout-off trains on every example: drop --holdout-period, --holdout-after and "

@@ -1,15 +1,13 @@
 """The LIBSVM reader: one pass over a source, blocks in, chunks of canonical CSR
 rows out (iter_libsvm, iter_chunks), every error naming its line."""
-import lzma
 import operator
 import sys
-import zlib
 from array import array
 
 from .._libsvm import MAX_INDEX, Error, Parser
 from .._numpy import np
 from . import sources
-from .sources import DECOMPRESSORS, refuse_text, source_name
+from .sources import DECOMPRESSION_ERRORS, DECOMPRESSORS, corrupt, damaged, refuse_text, source_name
 
 #: Bytes read from the file at a time; a line longer than this is still read
 #: whole (the buffer grows to fit it, up to MAX_LINE_BYTES).
@@ -289,8 +287,8 @@ class Reader:
                 if not more:
                     break
                 read += more
-        except (EOFError, zlib.error, lzma.LZMAError, OSError) as e:
-            if isinstance(e, OSError) and e.errno is not None:
+        except DECOMPRESSION_ERRORS as e:
+            if not damaged(e):
                 raise
             if not read:
                 raise self._corrupt(e) from e
@@ -298,8 +296,7 @@ class Reader:
         return read
 
     def _corrupt(self, error):
-        return ValueError(f"{self.name}:{self.parser.line + 1}: corrupt or truncated "
-                          f"compressed data ({error}); check or re-download the file")
+        return corrupt(self.name, self.parser.line + 1, error)
 
     def _bounds(self):
         """Smallest and largest index allowed as written in the file."""

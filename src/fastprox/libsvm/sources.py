@@ -11,6 +11,7 @@ import lzma
 import os
 import stat
 import sys
+import zlib
 
 #: The source that means standard input.
 STDIN = "-"
@@ -19,6 +20,24 @@ _COMPRESSED = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", l
 DECOMPRESSORS = (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)
 #: The bytes that tell the compression.
 MAGIC_BYTES = max(len(magic) for magic, _ in _COMPRESSED)
+#: What a read of a decompressing stream raises on corrupt or truncated data (gzip's
+#: EOFError and BadGzipFile, zlib's and xz's errors, bzip2's "Invalid data stream"),
+#: among them OSError, which a failure of the system's raises too (`damaged`).
+DECOMPRESSION_ERRORS = (EOFError, zlib.error, lzma.LZMAError, OSError)
+
+
+def damaged(error):
+    """Whether ``error``, one of DECOMPRESSION_ERRORS, means corrupt or truncated
+    compressed data rather than a failure of the system's (an OSError with an errno,
+    passed on as it is)."""
+    return not (isinstance(error, OSError) and error.errno is not None)
+
+
+def corrupt(name, line, error):
+    """The ValueError for compressed data that ``error`` found `damaged` in the source
+    ``name``, at its line ``line`` (1-based: the line the data break off in)."""
+    return ValueError(f"{name}:{line}: corrupt or truncated compressed data ({error}); "
+                      f"check or re-download the file")
 
 
 def read_once(source):
@@ -80,13 +99,22 @@ def open_source(source):
 
 def read_head(f, size):
     """The first ``size`` bytes of ``f`` (fewer at its end), however few each read
-    gives: a pipe's first read may return fewer than the magic bytes."""
+    gives: a pipe's first read may return fewer than the magic bytes. Fewer also
+    where the compressed data of a decompressing ``f`` turn out corrupt or truncated
+    (`damaged`): the bytes before are kept (each read is one ``read1`` where there is
+    one, which holds back nothing it decompressed), and the reader that follows
+    reports the damage, naming the line it breaks off in."""
     head = b""
-    while len(head) < size:
-        more = f.read(size - len(head))
-        if not more:
-            break
-        head += more
+    read = getattr(f, "read1", f.read)
+    try:
+        while len(head) < size:
+            more = read(size - len(head))
+            if not more:
+                break
+            head += more
+    except DECOMPRESSION_ERRORS as e:
+        if not damaged(e):
+            raise
     return head
 
 

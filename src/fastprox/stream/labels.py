@@ -26,8 +26,14 @@ class Classes:
     """Label -> kernel target for a classification stream. ``given``: the sorted
     classes of --classes, or None to recognize two as they come."""
 
+    #: What to do about a label not among the classes given (--classes).
+    GIVEN = "give --classes with every label of the stream"
+    #: The same for the classes of a model continued (-i), which cannot change.
+    CONTINUED = "the model continued (-i) has these classes only: train a new model, without -i"
+
     def __init__(self, given, multi_class, loss):
         self.classes = given
+        self.advice = self.GIVEN
         self.multi_class, self.loss = multi_class, loss
         self.seen = []          # distinct labels met while recognizing (two at most)
         self.lone = None        # (label, side) decided by the conventions
@@ -116,8 +122,7 @@ class Classes:
             if row is None:
                 raise
             raise ValueError(f"{where(row)}: label {format_label(y[row])} is not among the classes "
-                             f"{','.join(map(format_label, self.classes))}: give --classes with every "
-                             f"label of the stream") from None
+                             f"{','.join(map(format_label, self.classes))}: {self.advice}") from None
 
 
 def _first_row(y, test):

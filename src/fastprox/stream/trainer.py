@@ -66,6 +66,8 @@ class Trainer:
         """Continue the counters a model file saved (``fitted.progress_``: the table's,
         the features', the labels' statistics), as one run over both streams would."""
         self.table.go_on_from_saved(progress)
+        if self.classes is not None:
+            self.classes.advice = Classes.CONTINUED
         self.features = progress["features"]
         self.stats.restore(progress["labels"])
 

@@ -11,6 +11,7 @@ the call (`located`).
 import io
 
 from ...libsvm import open_source, source_name
+from ...libsvm.sources import DECOMPRESSION_ERRORS, corrupt, damaged
 
 __all__ = ["numbered_lines", "located", "source_name"]
 
@@ -31,7 +32,7 @@ def numbered_lines(source):
     with open_source(source) as stream:
         if isinstance(stream, io.RawIOBase):    # a plain file: read it in blocks
             stream = io.BufferedReader(stream, 1 << 20)
-        for number, raw in enumerate(stream, 1):
+        for number, raw in enumerate(_undamaged(stream, name), 1):
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as e:
@@ -46,3 +47,21 @@ def numbered_lines(source):
             if text.endswith("\n"):
                 text = text[:-2] if text.endswith("\r\n") else text[:-1]
             yield number, text
+
+
+def _undamaged(stream, name):
+    """The lines of ``stream``, ending in a ValueError that names the line (1-based) of
+    the source ``name`` where its compressed data turn out corrupt or truncated."""
+    lines = iter(stream)
+    number = 0
+    while True:
+        try:
+            raw = next(lines)
+        except StopIteration:
+            return
+        except DECOMPRESSION_ERRORS as e:
+            if not damaged(e):
+                raise
+            raise corrupt(name, number + 1, e) from None
+        number += 1
+        yield raw
