@@ -379,14 +379,47 @@ def test_label_counts_stop_past_the_limit(files, capsys):
 
 def test_metrics_equal_scikit_learns():
     from sklearn.metrics import log_loss as sk_log_loss, roc_auc_score
-    from fastprox.cli.metrics import log_loss, roc_auc
+    from fastprox.cli.metrics import log_losses, roc_auc
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 500).astype(bool)
     scores = np.round(rng.normal(size=500) + y, 1)          # rounded: many ties
+    weights = rng.exponential(size=500) * (rng.random(500) > 0.1)      # a tenth weigh 0
     assert roc_auc(y, scores) == pytest.approx(roc_auc_score(y, scores), rel=1e-12)
+    assert roc_auc(y, scores, weights) == pytest.approx(roc_auc_score(y, scores, sample_weight=weights), rel=1e-12)
     proba = rng.dirichlet(np.ones(3), 500)
     labels = rng.integers(0, 3, 500)
-    assert log_loss(labels, proba) == pytest.approx(sk_log_loss(labels, proba, labels=[0, 1, 2]), rel=1e-12)
+    assert np.mean(log_losses(labels, proba)) == pytest.approx(sk_log_loss(labels, proba, labels=[0, 1, 2]),
+                                                               rel=1e-12)
+
+
+def test_importance_weights_weigh_the_metrics_as_vw_and_scikit_learn_do(tmp_path, capsys):
+    """predict and --test on VW text with importance weights: every metric weighs
+    the rows (VW's average loss; scikit-learn's sample_weight); unweighted before,
+    where the progressive and holdout losses were weighted."""
+    from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
+    rng = np.random.default_rng(3)
+    n = 300
+    y = rng.integers(0, 2, n) * 2 - 1
+    w = np.round(rng.exponential(size=n), 3)
+    x = rng.normal(size=(n, 3)) + y[:, None] * 0.5
+    lines = [f"{y[i]} {w[i]} |f a:{x[i, 0]:.4f} b:{x[i, 1]:.4f} c:{x[i, 2]:.4f}" for i in range(n)]
+    (tmp_path / "d.vw").write_text("\n".join(lines) + "\n")
+    model, out = tmp_path / "m.model", tmp_path / "p.txt"
+    status, trained, _ = run(capsys, "train", tmp_path / "d.vw", "--model", model, "--test", tmp_path / "d.vw")
+    assert status == 0
+    status, _, err_predict = run(capsys, "predict", model, tmp_path / "d.vw", "--proba", "--out", out)
+    assert status == 0
+    rows = [line.split() for line in out.read_text().splitlines()[1:]]
+    predicted = np.array([float(r[0]) for r in rows])
+    proba = np.array([[float(v) for v in r[1:]] for r in rows])
+    values = dict(line.split(": ")[:2] for line in err_predict.strip().splitlines())
+    values = {k: float(v.split()[0]) for k, v in values.items()}
+    assert values["accuracy"] == pytest.approx(accuracy_score(y, predicted, sample_weight=w), abs=1e-6)
+    assert values["log-loss"] == pytest.approx(log_loss(y, proba, sample_weight=w), abs=1e-6)
+    assert values["loss"] == pytest.approx(log_loss(y, proba, sample_weight=w), abs=1e-6)
+    assert values["AUC"] == pytest.approx(roc_auc_score(y, proba[:, 1], sample_weight=w), abs=1e-6)
+    assert "log loss, weighted, 300 rows of" in err_predict
+    assert f"test accuracy: {values['accuracy']}" in trained
 
 
 def imported(argv):

@@ -14,58 +14,70 @@ class Metrics:
     probabilities (log and modified_huber models), AUC (two classes; the
     one-vs-rest mean of the probabilities' for more) or RMSE (regression).
     Rows whose label the model does not know are counted apart, not scored.
-    The AUC keeps each row's score (8 bytes per row and class)."""
+    Rows with importance weights (VW text) weigh each metric by them, as VW's
+    average loss does (sums of weighted terms over the sum of the weights). The
+    AUC keeps each row's score and weight (16 bytes per row and class)."""
 
     def __init__(self, est):
         self.est, self.loss = est, kernel_loss(est.loss)
         self.classes = None if est.regression else np.asarray(est.classes, dtype=np.float64)
-        self.rows, self.loss_sum, self.correct, self.squares, self.log_loss_sum = 0, 0.0, 0, 0.0, 0.0
+        self.rows, self.loss_sum, self.correct, self.squares, self.log_loss_sum = 0, 0.0, 0.0, 0.0, 0.0
+        self.weight, self.weighted = 0.0, False     # the rows' weights' sum; whether any was not 1
         self.unknown = {}               # label -> rows, for labels not among the classes
         self.width = 0                  # the widest chunk's width
-        self.labels, self.ranked = [], []       # what the AUC needs
+        self.labels, self.ranked, self.weights = [], [], []       # what the AUC needs
 
-    def add(self, width, y, scores):
-        """Score a chunk of ``width`` columns, labels y (a float64 array) and margins
-        ``scores`` (finite); its predictions. A loss too large for a float (a margin
-        near 1e308, a residual's square) counts as infinite, without a warning."""
+    def add(self, width, y, scores, weights=None):
+        """Score a chunk of ``width`` columns, labels y (a float64 array), margins
+        ``scores`` (finite) and the rows' importance ``weights`` (None: all 1); its
+        predictions. A loss too large for a float (a margin near 1e308, a residual's
+        square) counts as infinite, without a warning."""
+        if weights is None:
+            weights = np.ones(len(y))
+        else:
+            weights = np.asarray(weights, dtype=np.float64)
+            self.weighted = True
         with np.errstate(over="ignore"):
-            return self._add(width, y, scores)
+            return self._add(width, y, scores, weights)
 
-    def _add(self, width, y, scores):
+    def _add(self, width, y, scores, weights):
         self.width = max(self.width, width)
         predicted = self.est.labels_of(scores)
         if not len(y):
             return predicted
         labelled = y == y
         if not labelled.all():          # VW text's lines without a label (NaN): predicted, not scored
-            self._add(width, y[labelled], scores[labelled])
+            self._add(width, y[labelled], scores[labelled], weights[labelled])
             return predicted
         if self.est.regression:
-            self._add_regression(y, scores)
+            self._add_regression(y, scores, weights)
             return predicted
         index = np.minimum(np.searchsorted(self.classes, y), len(self.classes) - 1)
         known = self.classes[index] == y
         if not known.all():
             for label, rows in zip(*np.unique(y[~known], return_counts=True)):
                 self.unknown[float(label)] = self.unknown.get(float(label), 0) + int(rows)
-            y, index, scores = y[known], index[known], scores[known]
+            y, index, scores, weights = y[known], index[known], scores[known], weights[known]
             if not len(y):
                 return predicted
         self.rows += len(y)
-        self.correct += int(np.sum(predicted[known] == y))
-        self.loss_sum += float(np.sum(self._losses(scores, index)))
+        self.weight += float(weights.sum())
+        self.correct += float(weights @ (predicted[known] == y))
+        self.loss_sum += float(weights @ self._losses(scores, index))
         proba = self.est.proba_of(scores) if self.est.has_proba() else None
         if proba is not None:
-            self.log_loss_sum += log_loss(index, proba) * len(index)
+            self.log_loss_sum += float(weights @ log_losses(index, proba))
         if len(self.classes) == 2 or proba is not None:
             self.labels.append(index)
             self.ranked.append(scores if len(self.classes) == 2 else proba)
+            self.weights.append(weights)
         return predicted
 
-    def _add_regression(self, y, scores):
+    def _add_regression(self, y, scores, weights):
         self.rows += len(y)
-        self.loss_sum += float(np.sum(regression_loss(self.loss, scores - y, self.est.params["epsilon"])))
-        self.squares += float(np.sum((scores - y) ** 2))
+        self.weight += float(weights.sum())
+        self.loss_sum += float(weights @ regression_loss(self.loss, scores - y, self.est.params["epsilon"]))
+        self.squares += float(weights @ (scores - y) ** 2)
 
     def _losses(self, scores, index):
         """Each row's loss at its margins (the kernel's losses, fastprox.stream.losses)."""
@@ -87,45 +99,52 @@ class Metrics:
         if not self.rows:
             return []
         loss_name = self.est.loss + (" loss" if not self.est.loss.endswith("loss") else "")
-        found = [("loss", self.loss_sum / self.rows, f" ({loss_name}")]
+        if not self.weight:
+            return [("loss", None, f"n/a (every row weighs 0; {loss_name}")]
+        found = [("loss", self.loss_sum / self.weight, f" ({loss_name}" + (", weighted" if self.weighted else ""))]
         if self.est.regression:
-            return found + [("RMSE", float(np.sqrt(self.squares / self.rows)), "")]
-        found.append(("accuracy", self.correct / self.rows, ""))
+            return found + [("RMSE", float(np.sqrt(self.squares / self.weight)), "")]
+        found.append(("accuracy", self.correct / self.weight, ""))
         if self.est.has_proba():
-            found.append(("log-loss", self.log_loss_sum / self.rows, ""))
+            found.append(("log-loss", self.log_loss_sum / self.weight, ""))
         if self.labels:
             found.append(self._auc())
         return found
 
     def _auc(self):
-        index, ranked = np.concatenate(self.labels), np.concatenate(self.ranked)
-        if len(np.unique(index)) < len(self.classes):
+        index, ranked, weights = (np.concatenate(self.labels), np.concatenate(self.ranked),
+                                  np.concatenate(self.weights))
+        if len(np.unique(index[weights > 0])) < len(self.classes):
             return ("AUC", None, "n/a (some class has no rows)")
         if ranked.ndim == 1:
-            return ("AUC", roc_auc(index == 1, ranked), "")
-        auc = np.mean([roc_auc(index == k, ranked[:, k]) for k in range(len(self.classes))])
+            return ("AUC", roc_auc(index == 1, ranked, weights), "")
+        auc = np.mean([roc_auc(index == k, ranked[:, k], weights) for k in range(len(self.classes))])
         return ("AUC", float(auc), " (one-vs-rest mean)")
 
 
-def roc_auc(positive, scores):
+def roc_auc(positive, scores, weights=None):
     """Area under the ROC curve: the probability that a positive row outscores a
-    negative one, ties counting one half (Mann-Whitney with average ranks)."""
+    negative one, ties counting one half (Mann-Whitney), each pair of rows weighing
+    the product of their ``weights`` (None: all 1), as scikit-learn's
+    ``roc_auc_score(sample_weight=)``."""
     positive = np.asarray(positive, dtype=bool)
-    n_pos = int(positive.sum())
-    n_neg = len(positive) - n_pos
-    if not n_pos or not n_neg:
+    weights = np.ones(len(positive)) if weights is None else np.asarray(weights, dtype=np.float64)
+    _, inverse = np.unique(scores, return_inverse=True)
+    inverse = inverse.ravel()
+    pos = np.bincount(inverse, weights * positive)       # each distinct score's positive weight
+    neg = np.bincount(inverse, weights * ~positive)      # and negative weight
+    total_pos, total_neg = pos.sum(), neg.sum()
+    if not total_pos or not total_neg:
         raise ValueError("AUC needs positive and negative rows.")
-    _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
-    average_rank = np.cumsum(counts) - (counts - 1) / 2.0
-    ranks = average_rank[inverse.ravel()]
-    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+    below = np.cumsum(neg) - neg                         # negative weight strictly below each score
+    return float(pos @ (below + neg / 2.0) / (total_pos * total_neg))
 
 
-def log_loss(true_index, proba):
-    """Mean negative log-probability of the true classes (probabilities clipped
+def log_losses(true_index, proba):
+    """Each row's negative log-probability of its true class (probabilities clipped
     at 1e-15, as scikit-learn does)."""
     picked = proba[np.arange(len(true_index)), true_index]
-    return float(-np.mean(np.log(np.clip(picked, 1e-15, 1.0))))
+    return -np.log(np.clip(picked, 1e-15, 1.0))
 
 
 def metric_lines(metrics, name):

@@ -110,7 +110,7 @@ def _lines(est, chunks, metrics, proba):
         yield "labels " + " ".join(map(format_label, est.classes)) + "\n"
     for X, y, where in chunks:
         scores = est.scores(X, where)
-        predicted = metrics.add(X.shape[1], y, scores).tolist()
+        predicted = metrics.add(X.shape[1], y, scores, getattr(X, "weights", None)).tolist()
         if proba:
             rows = est.proba_of(scores).tolist()
             yield "".join(f"{fmt(p)} {' '.join(map(repr, r))}\n" for p, r in zip(predicted, rows))

@@ -455,7 +455,7 @@ def _evaluate(est, chunks, name):
     fastprox.cli.metrics); labels the training data did not have are refused."""
     metrics = Metrics(est)
     for X, y, where in chunks:
-        metrics.add(X.shape[1], y, est.scores(X, where))
+        metrics.add(X.shape[1], y, est.scores(X, where), getattr(X, "weights", None))
     if metrics.unknown:
         raise ValueError(f"--test {name} has labels {sorted(metrics.unknown)} the training data did "
                          f"not; the classes are {list(est.classes)}")
