@@ -113,14 +113,27 @@ def test_multinomial_takes_adagrad_and_the_gradient_step():
     assert defaults_for("fobos", "l1", 1, True) == ("adagrad", "gradient")
 
 
+@pytest.mark.parametrize("group_penalty", ["l1_l2", "l1_linf", "sparse_group", "squared_group"])
+def test_group_penalties_under_fobos_default_to_the_invsqrt_schedule(group_penalty):
+    """AdaGrad has no exact lazy form for the group penalties under fobos: schedule=None
+    picks 1/sqrt(t) there (it refused), as if given, reading no data."""
+    X = sp.random(40, 6, density=0.5, format="csr", random_state=0)
+    y = np.arange(40) % 2
+    given = dict(penalty=group_penalty, groups=np.arange(6) // 2, random_state=0)
+    chosen = ProxClassifier(**given).fit(X, y)
+    assert (chosen.schedule_, chosen.step_) == ("invsqrt", "invariant")
+    assert chosen.coef_.tobytes() == ProxClassifier(**given, schedule="invsqrt").fit(X, y).coef_.tobytes()
+    assert defaults_for("rda", group_penalty, 1, False)[0] == "adagrad"
+
+
 @pytest.mark.parametrize("params, note", [
-    (dict(penalty="l1_l2"), "(schedule=None chose 'adagrad' for these parameters.)"),
+    (dict(penalty="squared_group", update="rda"), "(schedule=None chose 'adagrad' for these parameters.)"),
     (dict(penalty="l1_l2", schedule="adagrad"), None),
     (dict(penalty="l1_l2", average=True, learning_rate="invscaling"), None),
 ])
 def test_a_refused_rule_names_the_schedule_the_defaults_chose(params, note):
     """A rule without an exact lazy form that the defaults chose (schedule=None, no
-    learning_rate: a group penalty under fobos gets AdaGrad) is refused naming that
+    learning_rate: squared_group under rda gets AdaGrad) is refused naming that
     choice, as the user named no schedule; a schedule the user gave, or one
     learning_rate mapped, is not called the defaults' choice."""
     X = sp.random(20, 6, density=0.5, format="csr", random_state=0)

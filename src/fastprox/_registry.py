@@ -325,14 +325,19 @@ def defaults_for(update, penalty, batch_size, multinomial):
 
     The normalized schedule with the invariant step (Vowpal Wabbit's update) where
     the rule takes them: fobos, penalty "none" or "l1", one row per step, a single
-    output or one-vs-rest; elsewhere AdaGrad and, under fobos with one row per step
-    and no multinomial loss, still the invariant step. Neither choice reads the
-    data, so a partial_fit stream trains what one fit pass over its rows trains.
+    output or one-vs-rest; elsewhere AdaGrad, or 1/sqrt(t) where the penalty has no
+    exact lazy form under AdaGrad (the group penalties under fobos), and, under fobos
+    with one row per step and no multinomial loss, still the invariant step. Neither
+    choice reads the data, so a partial_fit stream trains what one fit pass over its
+    rows trains.
     """
     single_rows = batch_size == 1 and not multinomial
     normalized = update == "fobos" and penalty in ("none", "l1") and single_rows
     step = "invariant" if update == "fobos" and single_rows else "gradient"
-    return ("normalized" if normalized else "adagrad"), step
+    schedule = "normalized" if normalized else "adagrad"
+    if (update, schedule, penalty) not in _BY_KEY and (update, "invsqrt", penalty) in _BY_KEY:
+        schedule = "invsqrt"
+    return schedule, step
 
 
 def takes_offset(update, schedule):

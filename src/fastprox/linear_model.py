@@ -501,7 +501,8 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
     schedule : {"constant", "invsqrt", "inv", "adagrad", "normalized"} or None, default=None
         The step sizes. None picks "normalized" where the rule takes it (fobos,
         penalty "none" or "l1", one row per step, not multinomial), else
-        "adagrad"; ``schedule_`` says which. "normalized" is Vowpal Wabbit's
+        "adagrad", or "invsqrt" where the penalty has no exact lazy form under
+        "adagrad" (the group penalties under fobos); ``schedule_`` says which. "normalized" is Vowpal Wabbit's
         scale-free AdaGrad (Ross, Mineiro & Langford 2013); rda takes
         "invsqrt" or "adagrad", ftrl "adagrad".
     step : {"gradient", "invariant"} or None, default=None
