@@ -801,6 +801,17 @@ def test_regressor_learns_a_linear_target():
 
 
 @pytest.mark.parametrize("Est", [ProxClassifier, ProxRegressor])
+@pytest.mark.parametrize("call", ["fit", "partial_fit"])
+def test_labels_of_none_are_refused_as_scikit_learn_refuses_them(Est, call):
+    """y=None raised AttributeError ('NoneType' object has no attribute 'dtype') or
+    TypeError; scikit-learn's estimators raise this ValueError."""
+    X = sp.random(20, 6, density=0.5, format="csr", random_state=0)
+    with pytest.raises(ValueError, match=f"This {Est.__name__} estimator requires y to be passed, but the target"):
+        getattr(Est(), call)(X, None, **({"classes": [0, 1]} if call == "partial_fit" and Est is ProxClassifier
+                                          else {}))
+
+
+@pytest.mark.parametrize("Est", [ProxClassifier, ProxRegressor])
 def test_writes_to_coef_and_intercept_raise_instead_of_being_lost(Est):
     """coef_ (dense or sparsified) and intercept_ are copies of the kernel's state:
     writing into them, or assigning them (scikit-learn's SGD habit), raises, and

@@ -224,6 +224,9 @@ class _BaseProx(NamedParameters, BaseEstimator):
 
     # ------------------------------------------------------------------ training
     def _check_input(self, X, y, reset):
+        if y is None:       # (`_plain_csr` reads None as "no labels", as prediction gives)
+            raise ValueError(f"This {type(self).__name__} estimator requires y to be passed, but the target y "
+                             "is None: give the rows' labels.")
         if self._plain_csr(X, y, reset):
             return X, y
         X, y = self._validate(X, y, reset=reset)
