@@ -800,6 +800,19 @@ def test_regressor_learns_a_linear_target():
     assert reg.score(X, y) > 0.95
 
 
+@pytest.mark.parametrize("fmt", ["csr", "coo"])
+def test_a_wider_chunk_names_grow_features(fmt):
+    """A stream's later chunk wider than its first is refused naming the fix (the
+    message was scikit-learn's, without it)."""
+    model = ProxClassifier().partial_fit(sp.random(20, 6, density=0.5, format="csr", random_state=0),
+                                         np.arange(20) % 2, classes=[0, 1])
+    with pytest.raises(ValueError, match="X has 8 features, but ProxClassifier is expecting 6 .*grow_features=True"):
+        model.partial_fit(sp.random(20, 8, density=0.5, format=fmt, random_state=0), np.arange(20) % 2)
+    grown = ProxClassifier(grow_features=True).partial_fit(sp.random(20, 6, density=0.5, format="csr", random_state=0),
+                                                          np.arange(20) % 2, classes=[0, 1])
+    assert grown.partial_fit(sp.random(20, 8, density=0.5, format=fmt, random_state=0), np.arange(20) % 2).t_ == 40
+
+
 @pytest.mark.parametrize("Est", [ProxClassifier, ProxRegressor])
 @pytest.mark.parametrize("call", ["fit", "partial_fit"])
 def test_labels_of_none_are_refused_as_scikit_learn_refuses_them(Est, call):

@@ -227,6 +227,11 @@ class _BaseProx(NamedParameters, BaseEstimator):
         if y is None:       # (`_plain_csr` reads None as "no labels", as prediction gives)
             raise ValueError(f"This {type(self).__name__} estimator requires y to be passed, but the target y "
                              "is None: give the rows' labels.")
+        shape = getattr(X, "shape", ())
+        if not reset and len(shape) == 2 and shape[1] > self.n_features_in_ and not self._any_width():
+            raise ValueError(f"X has {shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input; a stream whose rows widen needs "
+                             "grow_features=True (or hash_bits) from its first call.")
         if self._plain_csr(X, y, reset):
             return X, y
         X, y = self._validate(X, y, reset=reset)
