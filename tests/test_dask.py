@@ -28,7 +28,7 @@ from fastprox.cli import main
 from fastprox.stream.trainer import Trainer
 from fastprox.dask import ClusterError, fit
 from fastprox.dask._open import OpenReaders
-from tests.support.clusters import DASHBOARD
+from tests.support.clusters import DASHBOARD, within
 
 #: Test accuracy of the parallel mode (2 workers) after 3 passes against one
 #: machine's 3 passes over the same rows, on the small sets below (10,000 rows a
@@ -43,7 +43,14 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])    # client.run's fu
 
 @pytest.fixture(scope="module")
 def client():
-    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=DASHBOARD) as cluster, \
+    """The module's cluster. A killed worker's nanny restarts it; the LocalCluster
+    closes that nanny for good if the new worker has not joined within
+    ``distributed.deploy.lost-worker-timeout`` (15 s), which a restart (a Python
+    importing distributed, NumPy, SciPy and fastprox) can exceed under load: the
+    later tests then had one worker (and the killed-worker tests' wait for two
+    failed). Raised here so that the cluster keeps its two workers."""
+    with dask.config.set({"distributed.deploy.lost-worker-timeout": "10 minutes"}), \
+            LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=DASHBOARD) as cluster, \
             Client(cluster) as c:
         yield c
 
@@ -816,13 +823,50 @@ def test_a_killed_worker_is_replaced_and_no_share_is_missing(client, files, tmp_
     marker = str(tmp_path / "killed")
     client.run(_die_once, marker)
     try:
-        est = fit(ProxClassifier(), paths, client=client, sequential=sequential, passes=2)
+        est = within(180, fit, ProxClassifier(), paths, client=client, sequential=sequential, passes=2)
     finally:
         client.run(_restore)
     assert os.path.exists(marker)               # a worker did die
     assert est.t_ == clean.t_ == 20_000         # its share was trained on again, elsewhere
     assert _same_bits(est, clean)
     client.wait_for_workers(2, timeout=60)
+
+
+def _die_together(marker, workers):
+    """In a worker: make its next share's training kill this worker's process once
+    ``workers`` processes are in that training (files named after their pids in
+    the directory ``marker``; 60 s at most): every worker lost at once, the cluster
+    left without a running worker until its nannies have restarted them."""
+    from fastprox.stream import trainer
+
+    def dying(self, items):
+        Path(marker, str(os.getpid())).touch()
+        deadline = time.monotonic() + 60
+        while len(os.listdir(marker)) < workers and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os._exit(1)
+    trainer.Trainer.feed = dying
+
+
+def test_every_worker_killed_at_once_is_replaced_and_the_run_ends(client, files, tmp_path):
+    """The parallel mode asks for its tasks where their inputs lie (``workers=``,
+    ``allow_other_workers=True``). A task Dask decides while no worker runs waits in
+    "no-worker", and Dask gives a joining worker only the waiting tasks its
+    restrictions allow: those naming lost workers waited for ever (the run hung in
+    `_Watch.done`), though they allow other workers. The guard turns that hang into
+    a failure."""
+    paths, _ = files
+    clean = fit(ProxClassifier(), paths, client=client, passes=2)
+    marker = tmp_path / "dying"
+    marker.mkdir()
+    client.run(_die_together, str(marker), 2)        # (the restarted workers train as usual)
+    try:
+        est = within(180, fit, ProxClassifier(), paths, client=client, passes=2)
+    finally:
+        client.wait_for_workers(2, timeout=120)
+    assert len(os.listdir(marker)) == 2               # both workers died
+    assert est.t_ == clean.t_ == 20_000
+    assert _same_bits(est, clean)
 
 
 def _restore(feed=Trainer.feed):

@@ -12,7 +12,7 @@ from distributed import KilledWorker, wait
 from .._core import AUTO_ROWS
 from .._mixing import params_kind, shardable
 from ..stream.progress import decimal
-from . import _open, _tasks
+from . import _open, _placement, _tasks
 from ._shares import deal
 
 
@@ -147,6 +147,7 @@ def _sequential(client, est, shares, data, passes, say, futures, watch):
 
 
 def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futures, watch):
+    _placement.register(client)     # (its tasks placed on workers: none waits for lost ones)
     kind = params_kind(est.params)
     groups = deal(shares, n_groups)
     homes = [] if data else connected(client)[:len(groups)]
