@@ -753,6 +753,19 @@ def test_dask_bag_of_blocks(client):
         fit(ProxClassifier(), bag, client=client, sync_rows=1000)
 
 
+def test_blocks_of_float32_and_float64_train_as_their_values(client):
+    """A collection whose blocks hold float32 and float64 rows trains, in either mode,
+    as the same values held in float64 (the parallel mode's start joined the first
+    blocks' raw bytes as one type: "Input X contains NaN or infinity")."""
+    X, y = _problem(4000, 100, 5)
+    single = X[:2000].astype(np.float32)
+    held = sp.csr_matrix(single, dtype=np.float64)
+    for sequential in (False, True):
+        mixed, same = (fit(ProxClassifier(), db.from_sequence([(first, y[:2000]), (X[2000:], y[2000:])], npartitions=2),
+                           client=client, sequential=sequential, n_workers=2) for first in (single, held))
+        assert mixed.t_ == 4000 and _same_bits(mixed, same)
+
+
 def test_dask_bag_sample_weights_weigh_steps_and_the_pass_mean(client):
     """A bag's (X, y, sample_weight) items weigh the rows as partial_fit's sample_weight
     (sequential mode: its bits), and a pass's progressive loss is the weighted losses'
