@@ -85,12 +85,15 @@ class BlockShare:
 
 
 def _csr(X):
-    """A block's rows as a canonical float CSR matrix (scipy imported only here)."""
+    """A block's rows as a canonical float CSR matrix of aligned arrays (scipy imported
+    only here). A block Dask has moved between workers may hold arrays at unaligned
+    addresses in the message it came in, whose buffers say so (format "=i"), which
+    the trainer's row pointers cannot be rebuilt from (``array``): copied."""
     import scipy.sparse as sp
     X = sp.csr_matrix(X) if not (sp.issparse(X) and X.format == "csr") else X
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
-    if not X.has_canonical_format:
+    if not (X.has_canonical_format and all(a.flags.aligned for a in (X.data, X.indices, X.indptr))):
         X = X.copy()
         X.sum_duplicates()
     return X
