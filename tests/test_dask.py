@@ -798,6 +798,7 @@ def test_collections_refused_with_the_reason(client):
     refused = [((dX, dy[:1500]), "X has 2000 rows but y has 1500 labels"),
                ((dense, y), "data must be a path.*not numpy.ndarray .*dask.array.from_array"),
                ((dense,), "not numpy.ndarray"),
+               ((X,), "not scipy.sparse"),
                ((dX[dy != 0], dy.rechunk(1000)), "unknown sizes, X 4 and y 2 of them"),
                ((dX, da.stack([dy, dy], axis=1)), r"one label per row of X, not an array of shape \(2000, 2\)"),
                ((dX[:, 0], dy), "a matrix of rows"),

@@ -16,6 +16,7 @@ import math
 import numbers
 import os
 import sys
+from collections.abc import Iterable
 
 from .._mixing import parallel_params, params_kind
 from ..stream.files import CHUNK_ROWS
@@ -193,8 +194,7 @@ def _shares(client, data, y, reading):
                              "dask.array X")
         parts = data.to_delayed()
         return [BlockShare(data.name, i, hash_bits=reading["hash_bits"]) for i in range(len(parts))], parts
-    if not (isinstance(data, (str, os.PathLike)) or (isinstance(data, (list, tuple)) and all(
-            isinstance(path, (str, os.PathLike)) for path in data))):
+    if hasattr(data, "shape") or not isinstance(data, (str, os.PathLike, Iterable)):      # (rows in memory)
         raise ValueError(f"data must be a path, a glob pattern or a list of them, a dask.array, a dask.dataframe or "
                          f"a dask.bag, not {type(data).__module__}.{type(data).__qualname__} (an array in memory: "
                          f"dask.array.from_array(X, chunks=ROWS) spreads it, or train on this machine)")
