@@ -8,7 +8,7 @@ from hypothesis import assume, given, settings, HealthCheck, strategies as st
 from sklearn.exceptions import NotFittedError
 
 from fastprox import ProxClassifier, ProxRegressor
-from fastprox._core import AUTO_ROWS
+from fastprox._core import AUTO_ROWS, step_sizes
 
 
 def expected_steps(X, fit_intercept=True, schedule="adagrad"):
@@ -79,6 +79,19 @@ def test_float32_and_int64_input_choose_the_same_steps():
     steps = [(m.eta0_, m.delta_) for m in fitted]
     assert steps[0] == steps[1]
     assert steps[2] == steps[3]
+
+
+def test_pieces_of_float32_and_float64_choose_the_steps_of_their_values():
+    """A first call's rows in pieces of both types (a Dask collection's blocks, read
+    by `fastprox.dask`'s start): the steps of the same values held in float64 (their
+    raw bytes joined read float64 values as pairs of float32: NaN, a ValueError)."""
+    X, _ = stream(scale=1.7)
+    single, double = X[:150].astype(np.float32), X[150:]
+    exact = sp.csr_matrix(single, dtype=np.float64)
+    params = dict(eta0="auto", delta="auto", fit_intercept=True, intercept_scaling=1.0)
+    for pieces, held in (([single, double], [exact, double]), ([double, single], [double, exact])):
+        assert step_sizes(params, "adagrad", pieces) == step_sizes(params, "adagrad", held)
+        assert step_sizes(params, "adagrad", pieces) == pytest.approx(expected_steps(sp.vstack(held)), rel=1e-12)
 
 
 def test_rows_without_values_give_unit_scale():

@@ -259,7 +259,9 @@ def optimal_steps(params):
 def head_values(pieces):
     """(the stored values of the first AUTO_ROWS rows of the CSR pieces as one
     buffer, those rows' count): one piece's are a view, several pieces' are
-    joined, so that rows in chunks give the same buffer, and sum, as whole."""
+    joined, so that rows in chunks give the same buffer, and sum, as whole.
+    Pieces of float32 and float64 values (a Dask collection's blocks) are joined
+    as float64, which `sum_squares` reads as the same figures."""
     parts, rows = [], 0
     for X in pieces:
         data, _, indptr = kernel_arrays(X)
@@ -270,6 +272,8 @@ def head_values(pieces):
             break
     if len(parts) == 1:
         return parts[0], rows
+    if len({part.format for part in parts}) > 1:
+        parts = [part if part.format == "d" else memoryview(array("d", part.tolist())) for part in parts]
     return memoryview(b"".join(parts)).cast(parts[0].format), rows
 
 

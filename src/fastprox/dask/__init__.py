@@ -12,12 +12,16 @@ update rule and why it is sound, and what is refused.
 ``save_model``, ``predict``; dask_ml's ``ParallelPostFit`` predicts with it
 over a Dask collection, and ``Incremental`` trains it block after block).
 """
+import math
+import numbers
+import os
 import sys
+from collections.abc import Iterable
 
 from .._mixing import parallel_params, params_kind
 from ..stream.files import CHUNK_ROWS
 from ..stream.model import StreamModel
-from ._run import MIN_SYNC_ROWS, TIMEOUT, ClusterError, check_sync_rows, connected, quiet, run
+from ._run import MIN_SYNC_ROWS, TIMEOUT, ClusterError, check_sync_rows, closed, connected, quiet, run
 from ._shares import BlockShare, file_shares
 
 __all__ = ["fit", "ClusterError", "MIN_SYNC_ROWS"]
@@ -38,17 +42,20 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     ----------
     estimator : ProxClassifier or ProxRegressor
         The parameters of the model to train; it is copied, not changed.
-    data : str, list of str, dask.array or dask.bag
+    data : str, list of str, dask.array, dask.dataframe.DataFrame or dask.bag
         A path, a glob pattern or a list of them (LIBSVM files, plain or
         compressed: each read by the worker its task runs on, chunk by chunk,
         never through the client); a dask.array of rows (sparse or dense
-        chunks, one chunk across the columns); or a dask.bag whose items are
-        ``(X, y)`` blocks or ``(X, y, sample_weight)`` triples (the rows'
-        importance weights, as ``partial_fit``'s; the progressive losses are
-        means over them). The shares are the files, the array's row blocks, or
-        the bag's partitions.
-    y : dask.array or None, default=None
-        The labels of a dask.array of rows, chunked as its rows.
+        chunks; its blocks across the columns are joined) or a DataFrame of
+        numeric columns; or a dask.bag whose items are ``(X, y)`` blocks or
+        ``(X, y, sample_weight)`` triples (the rows' importance weights, as
+        ``partial_fit``'s; the progressive losses are means over them). The
+        shares are the files, the array's row blocks (or the DataFrame's
+        partitions), or the bag's partitions.
+    y : dask.array, dask.dataframe.Series or None, default=None
+        The labels of a dask.array's or a DataFrame's rows (one column). Rechunked
+        as X's rows where both have known block sizes; else taken in X's blocks,
+        one of y's for each of X's (the same DataFrame's partitions).
     client : distributed.Client or None, default=None
         The cluster's client (None: the current one).
     passes : int or None, default=None
@@ -110,6 +117,10 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         raise ValueError(f"fastprox.dask.fit trains a ProxClassifier or ProxRegressor, not "
                          f"{type(estimator).__name__}")
     check_sync_rows(sync_rows)
+    if n_workers is not None and (isinstance(n_workers, bool) or not isinstance(n_workers, numbers.Integral)
+                                  or n_workers < 1):
+        raise ValueError(f"n_workers must be None (the cluster's workers) or a positive integer, the parallel "
+                         f"mode's groups, not {n_workers!r}")
     if not (isinstance(timeout, (int, float)) and timeout > 0):
         raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
     params = estimator.get_params() if sequential else parallel_params(estimator.get_params())
@@ -131,6 +142,8 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     if not sequential:
         params_kind(params)
     client = client if client is not None else _default_client()
+    if closed(client):
+        raise ValueError("the Dask client is closed: pass an open one (or none: the current client)")
     shares, blocks = _shares(client, data, y, dict(chunk_rows=chunk_rows, n_features=n_features,
                                                    hash_bits=params["hash_bits"], zero_based=zero_based))
     if blocks is not None and sync_rows is not None:
@@ -139,7 +152,7 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     passes = params["max_iter"] if passes is None else passes
     if not (isinstance(passes, int) and passes >= 1):
         raise ValueError(f"passes must be a positive integer, not {passes!r}")
-    n_workers = n_workers or max(1, len(connected(client)))
+    n_workers = int(n_workers) if n_workers is not None else max(1, len(connected(client)))
     result = run(client, est, shares, blocks, passes, sequential, sync_rows, n_workers, _say(progress), timeout)
     model = result.est
     learner = model.learner
@@ -165,25 +178,62 @@ def _default_client():
 
 
 def _shares(client, data, y, reading):
-    """(shares, their data as Delayed blocks, or None) for files, a dask.array or a dask.bag.
-    dask.array and dask.bag are looked up, not imported: data of theirs have imported
-    them already, and a run over files should not pay for their import (much of
-    Dask's array and bag machinery) on its critical path."""
-    da, db = sys.modules.get("dask.array"), sys.modules.get("dask.bag")
+    """(shares, their data as Delayed blocks, or None) for files, a dask.array, a
+    dask.dataframe or a dask.bag. dask.array, dask.bag and dask.dataframe are looked
+    up, not imported: data of theirs have imported them already, and a run over
+    files should not pay for their import (much of Dask's array and bag machinery)
+    on its critical path."""
+    da, db, dd = (sys.modules.get(f"dask.{name}") for name in ("array", "bag", "dataframe"))
+    if dd is not None:      # a DataFrame's partitions, a Series' for the labels: row blocks
+        data, y = (v.to_dask_array() if isinstance(v, (dd.DataFrame, dd.Series)) else v for v in (data, y))
     if da is not None and isinstance(data, da.Array):
-        if y is None:
-            raise ValueError("a dask.array X needs y, a dask.array of labels chunked as X's rows")
-        if data.ndim != 2 or len(data.chunks[1]) != 1:
-            data = data.rechunk({1: -1})
-        y = da.asarray(y).rechunk({0: data.chunks[0]})
-        blocks = [_pair(X, yb) for X, yb in zip(data.to_delayed()[:, 0], y.to_delayed())]
-        return [BlockShare(data.name, i, n, reading["hash_bits"]) for i, n in enumerate(data.chunks[0])], blocks
+        return _array_shares(da, data, y, reading["hash_bits"])
     if db is not None and isinstance(data, db.Bag):
+        if y is not None:
+            raise ValueError("a dask.bag's items hold their labels, (X, y) blocks: pass y only with a "
+                             "dask.array X")
         parts = data.to_delayed()
         return [BlockShare(data.name, i, hash_bits=reading["hash_bits"]) for i in range(len(parts))], parts
+    if hasattr(data, "shape") or not isinstance(data, (str, os.PathLike, Iterable)):      # (rows in memory)
+        raise ValueError(f"data must be a path, a glob pattern or a list of them, a dask.array, a dask.dataframe or "
+                         f"a dask.bag, not {type(data).__module__}.{type(data).__qualname__} (an array in memory: "
+                         f"dask.array.from_array(X, chunks=ROWS) spreads it, or train on this machine)")
     if y is not None:
         raise ValueError("y is read from the files' labels: pass y only with a dask.array X")
     return file_shares(data, **reading), None
+
+
+def _array_shares(da, X, y, hash_bits):
+    """The row blocks of the dask.array ``X`` (blocks across its columns joined) with
+    the labels ``y`` cut as them. Blocks of unknown sizes (a DataFrame's partitions,
+    a boolean selection) are taken as they are, paired with y's blocks in turn (each
+    pair's rows and labels counted where it is read, `BlockShare.chunks`): dealt to
+    the groups by count, not rows."""
+    if y is None:
+        raise ValueError("a dask.array X needs y, a dask.array of labels chunked as X's rows")
+    if X.ndim != 2:
+        raise ValueError(f"a dask.array X is a matrix of rows, not an array of shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"X's values must be numbers, not {X.dtype} (a DataFrame's columns: select the numeric ones)")
+    if len(X.chunks[1]) != 1:
+        X = X.rechunk({1: -1})
+    y = da.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:     # a column of labels (as scikit-learn's column_or_1d takes it)
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y must hold one label per row of X, not an array of shape {y.shape}")
+    unknown = any(math.isnan(n) for n in X.chunks[0] + y.chunks[0])
+    if unknown and len(X.chunks[0]) != len(y.chunks[0]):
+        raise ValueError(f"X and y have row blocks of unknown sizes, X {len(X.chunks[0])} and y {len(y.chunks[0])} "
+                         f"of them: give y in X's blocks (the same DataFrame's partitions), or call "
+                         f"compute_chunk_sizes() on both")
+    if not unknown:
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
+        y = y.rechunk({0: X.chunks[0]})
+    blocks = [_pair(Xb, yb) for Xb, yb in zip(X.to_delayed()[:, 0], y.to_delayed())]
+    sizes = [0 if math.isnan(n) else n for n in X.chunks[0]]
+    return [BlockShare(X.name, i, n, hash_bits) for i, n in enumerate(sizes)], blocks
 
 
 def _pair(X, y):

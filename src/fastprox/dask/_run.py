@@ -12,7 +12,7 @@ from distributed import KilledWorker, wait
 from .._core import AUTO_ROWS
 from .._mixing import params_kind, shardable
 from ..stream.progress import decimal
-from . import _open, _tasks
+from . import _open, _placement, _tasks
 from ._shares import deal
 
 
@@ -100,8 +100,18 @@ def run(client, est, shares, data, passes, sequential, sync_rows, n_groups, say,
     except KilledWorker as e:
         raise ClusterError(f"a task of the run was lost with the workers that ran it ({e}); no model "
                            f"was returned: check the workers' memory and logs") from None
+    except Exception:
+        if closed(client):      # (Dask's own error names cancelled futures, not why)
+            raise ClusterError("the Dask client was closed during the run; no model was returned") from None
+        raise
     finally:
-        client.cancel(futures)
+        if not closed(client):
+            client.cancel(futures)
+
+
+def closed(client):
+    """Whether ``client`` is closed, or closing: it can send the scheduler nothing."""
+    return client.status in ("closing", "closed")
 
 
 def connected(client):
@@ -147,6 +157,7 @@ def _sequential(client, est, shares, data, passes, say, futures, watch):
 
 
 def _parallel(client, est, shares, data, passes, sync_rows, n_groups, say, futures, watch):
+    _placement.register(client)     # (its tasks placed on workers: none waits for lost ones)
     kind = params_kind(est.params)
     groups = deal(shares, n_groups)
     homes = [] if data else connected(client)[:len(groups)]

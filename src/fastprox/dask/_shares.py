@@ -86,8 +86,14 @@ class BlockShare:
 
 
 def _csr(X):
-    """A block's rows as a canonical float CSR matrix (scipy imported only here)."""
-    return canonical(float_csr(X))
+    """A block's rows as a canonical float CSR matrix of aligned arrays (scipy imported
+    only here). A block Dask has moved between workers may hold arrays at unaligned
+    addresses in the message it came in, whose buffers say so (format "=i"), which
+    the trainer's row pointers cannot be rebuilt from (``array``): copied."""
+    X = float_csr(X)
+    if not all(a.flags.aligned for a in (X.data, X.indices, X.indptr)):
+        X = X.copy()
+    return canonical(X)
 
 
 def _weighted(X, y, sample_weight, name):
