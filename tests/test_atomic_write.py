@@ -282,7 +282,8 @@ def test_commands_refuse_outputs_before_any_work(tmp_path, monkeypatch, capsys):
     for argv, message in (
             (["train", data, "--model", data], f"--model {data} is the input {data}"),
             (["train", data, "--test", tmp_path / "m.npz", "--model", tmp_path / "m.npz"], "is the input"),
-            (["predict", tmp_path / "m.npz", data, "--out", data], f"--out {data} is the input {data}"),
+            (["predict", tmp_path / "m.npz", data, "--out", data], f"-p/--out {data} is the input {data}"),
+            (["predict", tmp_path / "m.npz", data, "-p", tmp_path / "m.npz"], "-p/--out "),     # named --out alone
             (["predict", tmp_path / "m.npz", data, "--out", tmp_path / "m.npz"], "is the input")):
         assert main(list(map(str, argv))) == 1
         out, err = capsys.readouterr()

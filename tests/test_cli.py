@@ -214,6 +214,14 @@ def test_info_equals_load_libsvm(files, capsys):
         assert status == 0 and info_numbers(out) == expected_info(files / name)
 
 
+def test_info_of_an_empty_file_says_it_has_no_labels(tmp_path, capsys):
+    """The labels line was empty: it says none (the width is load_libsvm's 1)."""
+    (tmp_path / "empty.svm").write_bytes(b"")
+    status, out, _ = run(capsys, "info", tmp_path / "empty.svm")
+    assert status == 0 and out.splitlines()[1:] == ["  rows       0", "  features   1", "  non-zeros  0 (0.00 per row)",
+                                                    "  labels     none (no rows)"]
+
+
 def test_info_a9a(a9a, capsys):
     status, out, _ = run(capsys, "info", a9a[0])
     assert status == 0 and info_numbers(out) == expected_info(a9a[0])

@@ -101,7 +101,7 @@ def describe(path, s):
     if s.labels is None:
         labels = f"more than {MAX_LABELS} distinct values"
     else:
-        labels = "  ".join(f"{format_label(k)}:{n}" for k, n in sorted(s.labels.items()))
+        labels = "  ".join(f"{format_label(k)}:{n}" for k, n in sorted(s.labels.items())) or "none (no rows)"
     return (f"{source_name(path)}\n  rows       {s.rows}\n  features   {s.n_features}\n"
             f"  non-zeros  {s.nnz} ({per_row:.2f} per row)\n  labels     {labels}")
 

@@ -51,7 +51,7 @@ def add_arguments(parser):
 def run(args):
     check_readable([args.data])
     if args.out is not None:
-        check_output(args.out, "--out", [args.model] + [args.data] * (args.data != STDIN))
+        check_output(args.out, "-p/--out", [args.model] + [args.data] * (args.data != STDIN))
     if args.chunk_rows < 1:
         raise ValueError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
     est = StreamModel.from_file(args.model)
