@@ -35,7 +35,6 @@ COMMANDS = ("train", "predict", "info", "tag", "parse")
 _STREAMING = ("train", "predict")
 
 
-
 class UsageError(Exception):
     """A malformed command line (argparse's complaint)."""
 
