@@ -40,7 +40,7 @@ cdef class ArcKernel:
         position of a row written once, columns within int32).
     """
 
-    def __cinit__(self, dict plan):
+    def __cinit__(self, dict plan not None):
         cdef Py_ssize_t B = len(plan["seed"]), b, a
         cdef ArcPlan* p = &self.plan
         arrays = {name: np.ascontiguousarray(plan[name], np.int32) for name in _INT32}

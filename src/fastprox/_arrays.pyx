@@ -12,7 +12,7 @@ from fastprox._kernel.rules.average cimport dd_add
 cdef array.array DOUBLES = pyarray.array("d")
 
 
-def encode_targets(const double[::1] y, classes):
+def encode_targets(const double[::1] y not None, classes):
     """The kernel's targets for labels ``y`` over the sorted numbers ``classes``:
     +1 for the larger of two classes and -1 for the smaller, else the class's
     index (0 to K - 1) for K >= 3; a float64 ``array.array``. Raises ValueError
@@ -55,7 +55,7 @@ def encode_targets(const double[::1] y, classes):
     return out
 
 
-def two_labels(const double[::1] y):
+def two_labels(const double[::1] y not None):
     """(lo, hi, targets) when the labels y hold exactly two distinct values, both
     integers below 2^53 in magnitude: the targets -1 for lo and +1 for hi (a float64
     ``array.array``), in one pass over y that GCC vectorizes (a label's test and its
@@ -126,7 +126,7 @@ cdef double _sum8(const value_t[::1] v, bint squares) noexcept:
         return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
 
 
-def running_sums(const double[::1] x):
+def running_sums(const double[::1] x not None):
     """The running sums of ``x`` in double-double, as the kernel keeps the prefix sum
     of P (`average.dd_add`, the same additions, so the same bits): (hi, lo), two
     float64 arrays of len(x) + 1, (0, 0) then the sum after each term. For the

@@ -719,7 +719,7 @@ cdef class Learner:
             self._coef, self._coef_t = result, c.cursor.t
         return result
 
-    def coef_at(self, const long long[::1] columns, bint averaged=False):
+    def coef_at(self, const long long[::1] columns not None, bint averaged=False):
         """`coef`'s columns ``columns`` (each in [0, n_features)) as a new (K, m) array,
         bit for bit, reading only those features' entries where `coef` reads all d:
         what a few rows' margins need (`margins`' ``weights``), such as the held-out
@@ -837,8 +837,8 @@ cdef class Learner:
         return np.array([intercept_value(&self.c, k) for k in range(self.n_outputs)])
 
     # ------------------------------------------------------------------ training
-    def fit_rows(self, data, indices, indptr, const double[::1] y,
-                 const double[::1] sample_weight, const long long[::1] order,
+    def fit_rows(self, data, indices, indptr, const double[::1] y not None,
+                 const double[::1] sample_weight or None, const long long[::1] order or None,
                  int batch_size, pause=None):
         """Take steps over rows ``order[0], order[1], ...``, ``batch_size`` rows per step
         (the last step may be shorter). Returns the weighted sum of the progressive

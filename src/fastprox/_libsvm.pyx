@@ -249,7 +249,7 @@ cdef class Parser:
         self.indptr[self.rows] = self.nnz
         return OK
 
-    def feed(self, bytearray buf, Py_ssize_t pos, Py_ssize_t size, bint final,
+    def feed(self, bytearray buf not None, Py_ssize_t pos, Py_ssize_t size, bint final,
              Py_ssize_t max_rows, int64_t lo, int64_t hi, int64_t offset):
         """Parse complete lines of the text ``buf[:size]`` from ``pos``; return
         where it stopped.
@@ -394,9 +394,9 @@ cdef class _Text:
         return 0
 
 
-def format_rows(const double[::1] data, const int64_t[::1] indices,
-                const int64_t[::1] indptr, const double[::1] labels,
-                const int64_t[::1] qids, int64_t index_offset):
+def format_rows(const double[::1] data not None, const int64_t[::1] indices not None,
+                const int64_t[::1] indptr not None, const double[::1] labels not None,
+                const int64_t[::1] qids not None, int64_t index_offset):
     """LIBSVM text for the CSR rows given, one line each, as ``bytes``.
 
     Values use Python's shortest round-trip repr (``1``, ``0.1``, ``1e-05``);
@@ -422,7 +422,7 @@ def format_rows(const double[::1] data, const int64_t[::1] indices,
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def count_labels(const double[::1] y, dict counts, Py_ssize_t limit):
+def count_labels(const double[::1] y not None, dict counts not None, Py_ssize_t limit):
     """Add the labels ``y`` to ``counts`` (label -> rows). Returns False, leaving
     ``counts`` incomplete, once there would be more than ``limit`` distinct
     labels (regression targets, not classes)."""

@@ -17,14 +17,14 @@ from fastprox._kernel.steps.structured cimport (structured_scratch, emissions, r
 from cython cimport longlong
 
 
-def check_structured_learner(Learner learner):
+def check_structured_learner(Learner learner not None):
     """ValueError unless `learner` takes its gradients from its caller (loss=None)."""
     if learner.loss is not None:
         raise ValueError(f"this learner has the loss {learner.loss!r}; structured steps take a "
                          "learner built with loss=None.")
 
 
-def scores(Learner learner, data, indices, indptr):
+def scores(Learner learner not None, data, indices, indptr):
     """The (n, K) scores p_ik = <W_t[:, k], x_i> + b_k of the CSR rows at the current step
     (`emissions`, then `release_items`: the state as a step finds it). ValueError if a
     score is not finite."""
@@ -38,7 +38,8 @@ def scores(Learner learner, data, indices, indptr):
     return _scores[float, longlong](learner, data, indices, indptr)
 
 
-def step(Learner learner, data, indices, indptr, const double[:, ::1] q, const double[::1] u_grad,
+def step(Learner learner not None, data, indices, indptr, const double[:, ::1] q not None,
+         const double[::1] u_grad not None,
          double h, example):
     """`structured_step` over all the CSR rows (the example's items) with score gradients
     q (n, K), unpenalized gradients u_grad (m,) and weight h; a refused example raises
@@ -54,7 +55,7 @@ def step(Learner learner, data, indices, indptr, const double[:, ::1] q, const d
         _step[float, longlong](learner, data, indices, indptr, q, u_grad, h, example)
 
 
-def step_decoded(Learner learner, data, indices, indptr, decode, double h, example):
+def step_decoded(Learner learner not None, data, indices, indptr, decode, double h, example):
     """One example as a compiled caller steps it (`_structured_step`'s C-level API):
     `emissions` of the CSR rows (the items), then ``decode(scores, unpenalized)``
     -> (q (n, K), u_grad (m,)) with the GIL, then `structured_step`, the items' features
@@ -70,8 +71,8 @@ def step_decoded(Learner learner, data, indices, indptr, decode, double h, examp
         _step_decoded[float, longlong](learner, data, indices, indptr, decode, h, example)
 
 
-def step_rows(Learner learner, const long long[::1] features, const double[:, ::1] G,
-              const double[::1] b_grad, const double[::1] u_grad, double h, example):
+def step_rows(Learner learner not None, const long long[::1] features not None, const double[:, ::1] G not None,
+              const double[::1] b_grad not None, const double[::1] u_grad not None, double h, example):
     """`structured_step_rows`: W's gradient G (r, K) on the feature ids `features` (r,),
     the intercepts' b_grad (K,), the unpenalized entries' u_grad (m,), weight h."""
     cdef Ctx* c = &learner.c
@@ -88,7 +89,7 @@ def step_rows(Learner learner, const long long[::1] features, const double[:, ::
         refuse_example(c, example)
 
 
-def weights(Learner learner, const long long[::1] features):
+def weights(Learner learner not None, const long long[::1] features not None):
     """The (r, K) weights w_t of the feature ids `features` at the current step."""
     cdef Ctx* c = &learner.c
     cdef Py_ssize_t i, r = features.shape[0]
@@ -100,7 +101,7 @@ def weights(Learner learner, const long long[::1] features):
     return np.asarray(out)
 
 
-def unpenalized(Learner learner):
+def unpenalized(Learner learner not None):
     """The (m,) values of the unpenalized entries at the current step."""
     cdef Ctx* c = &learner.c
     cdef Py_ssize_t u

@@ -135,7 +135,7 @@ cdef inline uint32_t hashstring(const char *p, Py_ssize_t n, uint32_t seed, cons
     return <uint32_t>value + seed
 
 
-def hash_string(bytes text, uint32_t seed=0):
+def hash_string(bytes text not None, uint32_t seed=0):
     """VW's ``hashstring(text, seed)``: where VW puts a feature or a namespace.
 
     Parameters
@@ -628,7 +628,7 @@ cdef class VWParser(Parser):
         self.nnz += merge_sorted_words(words, at, low, vals, self.indices + self.nnz, self.data + self.nnz)
         return True
 
-    def feed(self, bytearray buf, Py_ssize_t pos, Py_ssize_t size, bint final,
+    def feed(self, bytearray buf not None, Py_ssize_t pos, Py_ssize_t size, bint final,
              Py_ssize_t max_rows, int64_t lo, int64_t hi, int64_t offset):
         """fastprox._libsvm.Parser.feed over VW lines; then the names met recorded."""
         self.n_spans = self.n_crosses = 0
@@ -681,8 +681,9 @@ cdef class VWParser(Parser):
 
 
 
-def cross_groups(const double[::1] data, const int64_t[::1] indices, const int64_t[::1] indptr,
-                 const int64_t[::1] slot, terms, int bits, int64_t n):
+def cross_groups(const double[::1] data not None, const int64_t[::1] indices not None,
+                 const int64_t[::1] indptr not None,
+                 const int64_t[::1] slot not None, terms, int bits, int64_t n):
     """A chunk's LIBSVM rows with their groups' interactions (fastprox.stream.groups):
     ``(data, indices, indptr)``, int64 canonical CSR of ``n + len(terms) * 2**bits``
     columns.

@@ -155,10 +155,10 @@ cdef inline double row_score(const value_t* data, const index_t* indices, const 
 
 # ---------------------------------------------------------------------- rows given
 
-def fit_rows(Learner learner, data, indices, indptr, const int64_t[::1] first_row,
-             const int64_t[::1] word_start, const int64_t[::1] heads not None, const int64_t[::1] order,
-             const double[::1] sample_weight, int loss, bint projective, double[::1] losses,
-             int64_t[::1] errors, example):
+def fit_rows(Learner learner not None, data, indices, indptr, const int64_t[::1] first_row not None,
+             const int64_t[::1] word_start not None, const int64_t[::1] heads not None,
+             const int64_t[::1] order not None, const double[::1] sample_weight not None, int loss,
+             bint projective, double[::1] losses not None, int64_t[::1] errors not None, example):
     """Steps over the sentences in `order` (indices into them) whose arc rows are
     the CSR arrays' rows first_row[s] .. first_row[s + 1] and whose gold heads are
     heads[word_start[s] .. word_start[s + 1]] (checked by the caller: every row in
@@ -181,8 +181,8 @@ def fit_rows(Learner learner, data, indices, indptr, const int64_t[::1] first_ro
                                       sample_weight, loss, projective, losses, errors, example)
 
 
-def predict_rows(const double[::1] w, data, indices, indptr, const int64_t[::1] first_row,
-                 const int64_t[::1] word_start, bint projective):
+def predict_rows(const double[::1] w not None, data, indices, indptr, const int64_t[::1] first_row not None,
+                 const int64_t[::1] word_start not None, bint projective):
     """The decoded heads (int64, the sentences' words in turn) of the sentences laid
     out as `fit_rows` reads them, scored by the dense weights w."""
     kind = csr_kind(data, indices)
@@ -315,10 +315,11 @@ cdef inline int _make(const ArcPlan* plan, const uint64_t* tokens, Py_ssize_t n,
     return 0
 
 
-def fit_tokens(Learner learner, ArcKernel kernel, const uint64_t[:, ::1] tokens, const int64_t[::1] starts,
-               const int64_t[::1] word_start, const int64_t[::1] heads not None, const int64_t[::1] order,
-               const double[::1] sample_weight, int loss, bint projective, double[::1] losses,
-               int64_t[::1] errors, example):
+def fit_tokens(Learner learner not None, ArcKernel kernel not None, const uint64_t[:, ::1] tokens not None,
+               const int64_t[::1] starts not None, const int64_t[::1] word_start not None,
+               const int64_t[::1] heads not None, const int64_t[::1] order not None,
+               const double[::1] sample_weight not None, int loss, bint projective, double[::1] losses not None,
+               int64_t[::1] errors not None, example):
     """`fit_rows` over sentences given by their token codes (`ArcFeatures.corpus`:
     sentence s is rows starts[s] .. starts[s + 1] of `tokens`, word_start[s + 1] -
     word_start[s] + 3 of them, checked by the caller), each one's arc rows made
@@ -355,8 +356,8 @@ def fit_tokens(Learner learner, ArcKernel kernel, const uint64_t[:, ::1] tokens,
     return done
 
 
-def predict_tokens(const double[::1] w, ArcKernel kernel, const uint64_t[:, ::1] tokens,
-                   const int64_t[::1] starts, const int64_t[::1] word_start, bint projective):
+def predict_tokens(const double[::1] w not None, ArcKernel kernel not None, const uint64_t[:, ::1] tokens not None,
+                   const int64_t[::1] starts not None, const int64_t[::1] word_start not None, bint projective):
     """`predict_rows` over sentences given by their token codes (as `fit_tokens`)."""
     cdef Py_ssize_t longest = _longest(word_start), s, n, m
     cdef bint no_memory = False

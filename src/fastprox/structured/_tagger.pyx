@@ -81,9 +81,10 @@ cdef class _Buffers:
         self.s.labels, self.s.plain, self.s.back = i, i + longest, i + 2 * longest
 
 
-def fit_sequences(Learner learner, data, indices, indptr, const int64_t[::1] y, const int64_t[::1] starts,
-                  const int64_t[::1] order, const double[::1] weights, int loss, double[::1] losses,
-                  int64_t[::1] errors, example_base, const long long[::1] support_ptr=None,
+def fit_sequences(Learner learner not None, data, indices, indptr, const int64_t[::1] y not None,
+                  const int64_t[::1] starts not None, const int64_t[::1] order not None,
+                  const double[::1] weights not None, int loss, double[::1] losses not None,
+                  int64_t[::1] errors not None, example_base, const long long[::1] support_ptr=None,
                   const int[::1] support_labels=None):
     """One step per sequence ``order[0], order[1], ...`` (sequence r's items are the
     CSR rows starts[r] .. starts[r + 1] - 1, their labels y there), of weight
@@ -336,8 +337,9 @@ cdef inline void expected_gradient(Scratch* s, const int64_t* y, Py_ssize_t n, P
         u[k] = u[k] - gold[k]
 
 
-def viterbi_sequences(const double[:, ::1] E, const double[::1] A, const double[::1] start,
-                      const double[::1] stop, const int64_t[::1] starts):
+def viterbi_sequences(const double[:, ::1] E not None, const double[::1] A not None,
+                      const double[::1] start not None, const double[::1] stop not None,
+                      const int64_t[::1] starts not None):
     """Each sequence's best labelling (rows starts[r] .. starts[r + 1] - 1 of the
     emission scores E), stacked: an int64 array of E's rows."""
     cdef Py_ssize_t K = E.shape[1], r, first, n, total = E.shape[0]
@@ -354,8 +356,9 @@ def viterbi_sequences(const double[:, ::1] E, const double[::1] A, const double[
     return np.asarray(labels)
 
 
-def marginal_sequences(const double[:, ::1] E, const double[::1] A, const double[::1] start,
-                       const double[::1] stop, const int64_t[::1] starts):
+def marginal_sequences(const double[:, ::1] E not None, const double[::1] A not None,
+                       const double[::1] start not None, const double[::1] stop not None,
+                       const int64_t[::1] starts not None):
     """Each sequence's item marginals P(y_i = k) by forward-backward, stacked: an
     array of E's shape."""
     cdef Py_ssize_t K = E.shape[1], r, first, n, total = E.shape[0]
