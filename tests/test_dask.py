@@ -4,6 +4,7 @@ a few seconds at most."""
 import importlib
 import os
 import pickle
+import socket
 import subprocess
 import sys
 import time
@@ -1038,6 +1039,19 @@ def test_sync_rows_below_the_floor_is_refused_with_the_reason(client, files, cap
     assert status == 1 and err.startswith("fastprox: error: --sync-rows 3 would mix the models every 3 rows")
     assert main(["train", *paths, "--timeout", "5"]) == 1
     assert "--timeout is for training on a cluster: give --scheduler too" in capsys.readouterr().err
+
+
+def test_a_scheduler_address_that_refuses_fails_at_once(files, capsys):
+    """Nothing listening at --scheduler's address: Dask's client retried the refused
+    connection for its 20 s timeout; the probe fails at once, in one line."""
+    paths, _ = files
+    with socket.socket() as s:              # a port that was free a moment ago: now refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert main(["train", *paths, "--scheduler", f"tcp://127.0.0.1:{port}", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"fastprox: error: --scheduler tcp://127.0.0.1:{port}: nothing listens there (connection "
+                   f"refused); start the scheduler (dask scheduler) or give its address\n")
 
 
 # --- dask-ml's wrappers --------------------------------------------------------------------
