@@ -263,6 +263,25 @@ def test_the_command_line_starts_light():
     assert out.strip() == "[]"
 
 
+@pytest.mark.parametrize("command, says", [
+    ("parse", ["--no-average keep the last iterate, not the averaged one (DependencyParser(average=False); "
+               "--average 0 says the same) (default: off)",
+               "as the estimator's average; default: 1, from the first example"]),
+    ("tag", ["as the estimator's average (default: off)"]),
+])
+def test_the_averaging_options_help_says_what_happens_by_default(command, says, capsys):
+    """parse train's --no-average read '(default: True)', as if it were on, and
+    --average '(default: True)' for a number of steps: a flag's default is off, and
+    the parser's averaging starts at step 1."""
+    with pytest.raises(SystemExit) as stop:
+        main([command, "train", "--help"])
+    assert stop.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for phrase in says:
+        assert phrase in text
+    assert "(default: True)" not in text
+
+
 def test_templates_file_and_hashing(tmp_path, capsys):
     """--templates reads a CRF++ template file; --bits hashes its features; the model
     file keeps both, so predict needs nothing else."""
