@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import cloudpickle
@@ -21,6 +22,7 @@ import dask.bag as db
 import dask.dataframe as dd
 import pandas as pd
 from distributed import Client, LocalCluster
+from sklearn.exceptions import DataConversionWarning
 from distributed.diagnostics.plugin import SchedulerPlugin
 from distributed.utils import key_split
 
@@ -784,8 +786,35 @@ def test_blocks_of_unknown_sizes_and_dataframes_train_as_known_blocks(client):
         for rows, labels in ((dX[every], dy[every]), (dX[every], dy), (dd.from_dask_array(dX), dd.from_dask_array(dy)),
                              (dd.from_dask_array(dX).values, dy[:, None])):
             assert np.isnan(rows.shape[0]) or isinstance(rows, dd.DataFrame)
-            est = fit(ProxClassifier(), rows, labels, client=client, sequential=sequential, n_workers=2)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DataConversionWarning)     # (dy[:, None]: its own test)
+                est = fit(ProxClassifier(), rows, labels, client=client, sequential=sequential, n_workers=2)
             assert est.t_ == 4000 and _same_bits(est, known)
+
+
+def test_a_dataframe_fit_keeps_its_names_and_a_column_of_labels_warns_as_the_flat_fit(client):
+    """A model fitted on a dask DataFrame had no feature_names_in_, and an (n, 1) y no
+    DataConversionWarning, where ProxClassifier.fit on the same pandas data has both:
+    the names are kept when all are strings (predict then checks them, as scikit-learn
+    does), and the column of labels warns."""
+    X, y = _problem(400, 3, 8)
+    frame = pd.DataFrame(X.toarray(), columns=["a", "b", "c"])
+    flat = ProxClassifier().fit(frame, y)
+    dX, dy = dd.from_pandas(frame, npartitions=2), dd.from_pandas(pd.Series(y), npartitions=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # a Series of labels: no warning
+        est = fit(ProxClassifier(), dX, dy, client=client, sequential=True)
+    assert list(est.feature_names_in_) == list(flat.feature_names_in_) == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="The feature names should match those that were passed during fit"):
+        est.predict(frame.rename(columns={"a": "z"}))
+    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        est.predict(X.toarray())
+    unnamed = fit(ProxClassifier(), dd.from_pandas(pd.DataFrame(X.toarray()), npartitions=2), dy, client=client)
+    assert not hasattr(unnamed, "feature_names_in_") and not hasattr(ProxClassifier().fit(pd.DataFrame(X.toarray()), y),
+                                                                      "feature_names_in_")
+    column = da.from_array(y[:, None], chunks=(200, 1))
+    with pytest.warns(DataConversionWarning, match="A column-vector y was passed when a 1d array was expected"):
+        fit(ProxClassifier(), dX.to_dask_array(lengths=True), column, client=client)
 
 
 def test_collections_refused_with_the_reason(client):
