@@ -35,6 +35,7 @@ from fastprox.stream.trainer import Trainer
 from fastprox.dask import ClusterError, fit
 from fastprox.dask._open import OpenReaders
 from tests.support.clusters import DASHBOARD, within
+from tests.support.unaligned import unaligned
 
 #: Test accuracy of the parallel mode (2 workers) after 3 passes against one
 #: machine's 3 passes over the same rows, on the small sets below (10,000 rows a
@@ -844,15 +845,6 @@ def test_collections_refused_with_the_reason(client):
     assert fit(ProxClassifier(), dX, dy, client=client, n_workers=np.int64(3)).t_ == 2000
 
 
-def _unaligned(a):
-    """``a``'s values in an array at an odd address (as a message Dask moved a block in
-    can hold them)."""
-    out = np.frombuffer(memoryview(bytearray(a.nbytes + 1))[1:], dtype=a.dtype)
-    out[:] = a
-    assert not out.flags.aligned
-    return out
-
-
 def test_a_block_of_unaligned_arrays_trains_as_its_values():
     """A block whose CSR arrays lie at unaligned addresses (seen once in the suite, a bag's
     block moved between workers: "NotImplementedError: memoryview: unsupported format
@@ -862,12 +854,12 @@ def test_a_block_of_unaligned_arrays_trains_as_its_values():
     from fastprox.dask._shares import BlockShare
     from fastprox.stream.model import StreamModel
     X, y = _problem(3000, 40, 8)
-    odd = sp.csr_matrix((_unaligned(X.data), _unaligned(X.indices), _unaligned(X.indptr)), shape=X.shape)
+    odd = sp.csr_matrix((unaligned(X.data), unaligned(X.indices), unaligned(X.indptr)), shape=X.shape)
     params = parallel_params(ProxClassifier().get_params())
     est = _tasks.start(StreamModel(params, False, None), [BlockShare("b", 0)], (X, y))
     def fresh():        # (as a task receives it: its own copy)
         return pickle.loads(pickle.dumps(est))
-    models = [(_tasks.train_in_turn(None, fresh(), BlockShare("b", 0), True, True, (rows, _unaligned(y))).est,
+    models = [(_tasks.train_in_turn(None, fresh(), BlockShare("b", 0), True, True, (rows, unaligned(y))).est,
                _tasks.train_block(fresh(), None, BlockShare("b", 0), (rows, y)).est) for rows in (odd, X)]
     for one, other in zip(*models):
         assert one.learner.t == 3000 and pickle.dumps(one.learner) == pickle.dumps(other.learner)
