@@ -7,6 +7,7 @@ import pickle
 import socket
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -1073,6 +1074,40 @@ def test_a_scheduler_address_that_refuses_fails_at_once(files, capsys):
     err = capsys.readouterr().err
     assert err == (f"fastprox: error: --scheduler tcp://127.0.0.1:{port}: nothing listens there (connection "
                    f"refused); start the scheduler (dask scheduler) or give its address\n")
+
+
+def test_a_scheduler_address_where_another_service_answers_is_named(files, capsys):
+    """A web server at --scheduler's address (a dashboard's port given for the
+    scheduler's): Dask read its reply as a message of exabytes, and the MemoryError was
+    worded as training's ('use fewer features ...'); now one line naming the address."""
+    paths, _ = files
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+        server.settimeout(0.1)
+        port = server.getsockname()[1]
+        done = threading.Event()
+
+        def answer():                           # every connection: the probe's, the client's
+            while not done.is_set():
+                try:
+                    conn, _ = server.accept()
+                except TimeoutError:
+                    continue
+                with conn:
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
+
+        web = threading.Thread(target=answer, daemon=True)
+        web.start()
+        try:
+            status = main(["train", *paths, "--scheduler", f"tcp://127.0.0.1:{port}", "--quiet"])
+        finally:
+            done.set()
+            web.join()
+    assert status == 1
+    assert capsys.readouterr().err == (f"fastprox: error: --scheduler tcp://127.0.0.1:{port}: what answers there is "
+                                       f"not a Dask scheduler (its reply is not Dask's protocol; the dashboard's "
+                                       f"port is not the scheduler's, 8786 by default)\n")
 
 
 # --- dask-ml's wrappers --------------------------------------------------------------------

@@ -44,6 +44,20 @@ def check_listening(address):
         pass
 
 
+def connect(address):
+    """The Dask client of the scheduler at ``address`` (`check_listening` first). A
+    service other than a scheduler there (a dashboard's or any web server's port)
+    answers bytes that Dask reads as the length of its first message, exabytes,
+    whose MemoryError would be worded as training's: OSError naming the address."""
+    check_listening(address)
+    from distributed import Client
+    try:
+        return Client(address, timeout=f"{CONNECT_SECONDS}s")
+    except MemoryError:
+        raise OSError(f"--scheduler {address}: what answers there is not a Dask scheduler (its reply is not "
+                      f"Dask's protocol; the dashboard's port is not the scheduler's, 8786 by default)") from None
+
+
 class ClusterSource:
     """What the command reads besides the training files: their name, the test file
     (read here, on the client, as `fastprox predict` reads)."""
@@ -78,9 +92,7 @@ def train_on_cluster(args, est, n_features, width_origin):
     if not args.sequential:
         est.params = parallel_params(est.params)
     say = quiet if args.quiet else NoBar().write_line
-    check_listening(args.scheduler)
-    from distributed import Client
-    with Client(args.scheduler, timeout=f"{CONNECT_SECONDS}s") as client:
+    with connect(args.scheduler) as client:
         workers = args.workers or max(1, len(connected(client)))
         result = run(client, est, shares, None, args.passes, args.sequential, args.sync_rows, workers, say,
                      args.timeout or TIMEOUT)
