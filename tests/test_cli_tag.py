@@ -263,6 +263,41 @@ def test_the_command_line_starts_light():
     assert out.strip() == "[]"
 
 
+@pytest.mark.parametrize("command, says", [
+    ("parse", ["--no-average keep the last iterate, not the averaged one (DependencyParser(average=False); "
+               "--average 0 says the same) (default: off)",
+               "as the estimator's average; default: 1, from the first example"]),
+    ("tag", ["as the estimator's average (default: off)"]),
+])
+def test_the_averaging_options_help_says_what_happens_by_default(command, says, capsys):
+    """parse train's --no-average read '(default: True)', as if it were on, and
+    --average '(default: True)' for a number of steps: a flag's default is off, and
+    the parser's averaging starts at step 1."""
+    with pytest.raises(SystemExit) as stop:
+        main([command, "train", "--help"])
+    assert stop.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for phrase in says:
+        assert phrase in text
+    assert "(default: True)" not in text
+
+
+def test_the_averaging_refusal_names_the_option_that_turns_it_off(tmp_path, capsys):
+    """parse train averages by default, so that --penalty berhu alone was refused with
+    'or turn average off', naming no option: the structured commands name --average 0,
+    train (where the user gave --average) says to drop it."""
+    treebank = tmp_path / "t.conllu"
+    treebank.write_text("1\tHe\the\tPRON\tPRP\t_\t2\tnsubj\t_\t_\n2\truns\trun\tVERB\tVBZ\t_\t0\troot\t_\t_\n\n")
+    status, _, err = run(capsys, "parse", "train", str(treebank), "--quiet", "--bits", "10", "--penalty", "berhu")
+    assert status == 1 and err.endswith("; or turn averaging off: --average 0 (parse train averages by default).\n")
+    assert run(capsys, "parse", "train", str(treebank), "--quiet", "--bits", "10", "--penalty", "berhu",
+               "--average", "0")[0] == 0
+    rows = tmp_path / "rows.svm"
+    rows.write_text("1 1:1\n-1 2:1\n")
+    status, _, err = run(capsys, "train", str(rows), "--quiet", "--update", "ftrl", "--penalty", "l2", "--average")
+    assert status == 1 and "; or drop --average. (--schedule None chose 'adagrad'" in err
+
+
 def test_templates_file_and_hashing(tmp_path, capsys):
     """--templates reads a CRF++ template file; --bits hashes its features; the model
     file keeps both, so predict needs nothing else."""

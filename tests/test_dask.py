@@ -4,9 +4,12 @@ a few seconds at most."""
 import importlib
 import os
 import pickle
+import socket
 import subprocess
 import sys
+import threading
 import time
+import warnings
 from pathlib import Path
 
 import cloudpickle
@@ -20,6 +23,7 @@ import dask.bag as db
 import dask.dataframe as dd
 import pandas as pd
 from distributed import Client, LocalCluster
+from sklearn.exceptions import DataConversionWarning
 from distributed.diagnostics.plugin import SchedulerPlugin
 from distributed.utils import key_split
 
@@ -32,6 +36,7 @@ from fastprox.stream.trainer import Trainer
 from fastprox.dask import ClusterError, fit
 from fastprox.dask._open import OpenReaders
 from tests.support.clusters import DASHBOARD, within
+from tests.support.unaligned import unaligned
 
 #: Test accuracy of the parallel mode (2 workers) after 3 passes against one
 #: machine's 3 passes over the same rows, on the small sets below (10,000 rows a
@@ -783,8 +788,35 @@ def test_blocks_of_unknown_sizes_and_dataframes_train_as_known_blocks(client):
         for rows, labels in ((dX[every], dy[every]), (dX[every], dy), (dd.from_dask_array(dX), dd.from_dask_array(dy)),
                              (dd.from_dask_array(dX).values, dy[:, None])):
             assert np.isnan(rows.shape[0]) or isinstance(rows, dd.DataFrame)
-            est = fit(ProxClassifier(), rows, labels, client=client, sequential=sequential, n_workers=2)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DataConversionWarning)     # (dy[:, None]: its own test)
+                est = fit(ProxClassifier(), rows, labels, client=client, sequential=sequential, n_workers=2)
             assert est.t_ == 4000 and _same_bits(est, known)
+
+
+def test_a_dataframe_fit_keeps_its_names_and_a_column_of_labels_warns_as_the_flat_fit(client):
+    """A model fitted on a dask DataFrame had no feature_names_in_, and an (n, 1) y no
+    DataConversionWarning, where ProxClassifier.fit on the same pandas data has both:
+    the names are kept when all are strings (predict then checks them, as scikit-learn
+    does), and the column of labels warns."""
+    X, y = _problem(400, 3, 8)
+    frame = pd.DataFrame(X.toarray(), columns=["a", "b", "c"])
+    flat = ProxClassifier().fit(frame, y)
+    dX, dy = dd.from_pandas(frame, npartitions=2), dd.from_pandas(pd.Series(y), npartitions=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # a Series of labels: no warning
+        est = fit(ProxClassifier(), dX, dy, client=client, sequential=True)
+    assert list(est.feature_names_in_) == list(flat.feature_names_in_) == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="The feature names should match those that were passed during fit"):
+        est.predict(frame.rename(columns={"a": "z"}))
+    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        est.predict(X.toarray())
+    unnamed = fit(ProxClassifier(), dd.from_pandas(pd.DataFrame(X.toarray()), npartitions=2), dy, client=client)
+    assert not hasattr(unnamed, "feature_names_in_") and not hasattr(ProxClassifier().fit(pd.DataFrame(X.toarray()), y),
+                                                                      "feature_names_in_")
+    column = da.from_array(y[:, None], chunks=(200, 1))
+    with pytest.warns(DataConversionWarning, match="A column-vector y was passed when a 1d array was expected"):
+        fit(ProxClassifier(), dX.to_dask_array(lengths=True), column, client=client)
 
 
 def test_collections_refused_with_the_reason(client):
@@ -814,15 +846,6 @@ def test_collections_refused_with_the_reason(client):
     assert fit(ProxClassifier(), dX, dy, client=client, n_workers=np.int64(3)).t_ == 2000
 
 
-def _unaligned(a):
-    """``a``'s values in an array at an odd address (as a message Dask moved a block in
-    can hold them)."""
-    out = np.frombuffer(memoryview(bytearray(a.nbytes + 1))[1:], dtype=a.dtype)
-    out[:] = a
-    assert not out.flags.aligned
-    return out
-
-
 def test_a_block_of_unaligned_arrays_trains_as_its_values():
     """A block whose CSR arrays lie at unaligned addresses (seen once in the suite, a bag's
     block moved between workers: "NotImplementedError: memoryview: unsupported format
@@ -832,12 +855,12 @@ def test_a_block_of_unaligned_arrays_trains_as_its_values():
     from fastprox.dask._shares import BlockShare
     from fastprox.stream.model import StreamModel
     X, y = _problem(3000, 40, 8)
-    odd = sp.csr_matrix((_unaligned(X.data), _unaligned(X.indices), _unaligned(X.indptr)), shape=X.shape)
+    odd = sp.csr_matrix((unaligned(X.data), unaligned(X.indices), unaligned(X.indptr)), shape=X.shape)
     params = parallel_params(ProxClassifier().get_params())
     est = _tasks.start(StreamModel(params, False, None), [BlockShare("b", 0)], (X, y))
     def fresh():        # (as a task receives it: its own copy)
         return pickle.loads(pickle.dumps(est))
-    models = [(_tasks.train_in_turn(None, fresh(), BlockShare("b", 0), True, True, (rows, _unaligned(y))).est,
+    models = [(_tasks.train_in_turn(None, fresh(), BlockShare("b", 0), True, True, (rows, unaligned(y))).est,
                _tasks.train_block(fresh(), None, BlockShare("b", 0), (rows, y)).est) for rows in (odd, X)]
     for one, other in zip(*models):
         assert one.learner.t == 3000 and pickle.dumps(one.learner) == pickle.dumps(other.learner)
@@ -1038,6 +1061,53 @@ def test_sync_rows_below_the_floor_is_refused_with_the_reason(client, files, cap
     assert status == 1 and err.startswith("fastprox: error: --sync-rows 3 would mix the models every 3 rows")
     assert main(["train", *paths, "--timeout", "5"]) == 1
     assert "--timeout is for training on a cluster: give --scheduler too" in capsys.readouterr().err
+
+
+def test_a_scheduler_address_that_refuses_fails_at_once(files, capsys):
+    """Nothing listening at --scheduler's address: Dask's client retried the refused
+    connection for its 20 s timeout; the probe fails at once, in one line."""
+    paths, _ = files
+    with socket.socket() as s:              # a port that was free a moment ago: now refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert main(["train", *paths, "--scheduler", f"tcp://127.0.0.1:{port}", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"fastprox: error: --scheduler tcp://127.0.0.1:{port}: nothing listens there (connection "
+                   f"refused); start the scheduler (dask scheduler) or give its address\n")
+
+
+def test_a_scheduler_address_where_another_service_answers_is_named(files, capsys):
+    """A web server at --scheduler's address (a dashboard's port given for the
+    scheduler's): Dask read its reply as a message of exabytes, and the MemoryError was
+    worded as training's ('use fewer features ...'); now one line naming the address."""
+    paths, _ = files
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+        server.settimeout(0.1)
+        port = server.getsockname()[1]
+        done = threading.Event()
+
+        def answer():                           # every connection: the probe's, the client's
+            while not done.is_set():
+                try:
+                    conn, _ = server.accept()
+                except TimeoutError:
+                    continue
+                with conn:
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
+
+        web = threading.Thread(target=answer, daemon=True)
+        web.start()
+        try:
+            status = main(["train", *paths, "--scheduler", f"tcp://127.0.0.1:{port}", "--quiet"])
+        finally:
+            done.set()
+            web.join()
+    assert status == 1
+    assert capsys.readouterr().err == (f"fastprox: error: --scheduler tcp://127.0.0.1:{port}: what answers there is "
+                                       f"not a Dask scheduler (its reply is not Dask's protocol; the dashboard's "
+                                       f"port is not the scheduler's, 8786 by default)\n")
 
 
 # --- dask-ml's wrappers --------------------------------------------------------------------

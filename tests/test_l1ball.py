@@ -41,13 +41,26 @@ def test_small_radius_binds():
 @pytest.mark.parametrize("params", [{"radius": 0}, {"loss": "squared"}, {"eta0": -1},
                                     {"schedule": "adagrad"}, {"max_iter": 0}, {"radius": "1"}, {"eta0": "1"},
                                     {"eta0": float("inf")}, {"max_iter": True}, {"max_iter": 2.0},
-                                    {"fit_intercept": "no"}, {"shuffle": None}])
+                                    {"fit_intercept": "no"}, {"shuffle": None}, {"random_state": "a"},
+                                    {"random_state": 1.5}, {"random_state": -1}])
 def test_bad_parameters(params):
     """Each refused with ValueError naming it (a string, an infinite step, a bool
     count or a truthy string flag was taken, or failed in Python's comparisons)."""
     X, y = separable(n=20)
     with pytest.raises(ValueError, match=next(iter(params))):
         L1BallClassifier(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_fit_shuffles_as_numpy_default_rng_of_its_seed(seed):
+    """A seed's shuffle is default_rng(seed)'s permutation (the order fit's models
+    had before its seeds were checked): fit is one partial_fit pass in that order."""
+    X, y = separable(n=40)
+    fitted = L1BallClassifier(eta0=1.0, random_state=seed).fit(X, y)
+    order = np.random.default_rng(seed).permutation(len(y))
+    replayed = L1BallClassifier(eta0=1.0).partial_fit(X[order], y[order], classes=np.unique(y))
+    assert fitted.coef_.tobytes() == replayed.coef_.tobytes()
+    assert fitted.intercept_.tobytes() == replayed.intercept_.tobytes()
 
 
 def test_needs_two_classes_and_fitting():

@@ -200,6 +200,23 @@ def test_bad_sparse_arguments(indices, values):
         ball.add(indices, values)
 
 
+@pytest.mark.parametrize("radius, indices, values", [
+    (1.0, [0, 1], [1e308, 1e308]),              # two keys whose sum overflows
+    (1e308, [0, 1, 0], [1e308, 1e308, 1e308]),  # one key overflows (a repeated index)
+    (1e308, [2], [1.7e308]),                    # the ball's own norm and the value
+])
+def test_an_add_whose_norm_could_overflow_is_refused_and_leaves_the_ball(radius, indices, values):
+    """Keys |w_j| + theta summed past the largest float would make the projection's
+    shift inf or NaN (the ball was left all zeros, or with an inf weight): the add is
+    refused before it changes anything."""
+    ball = SparseL1Ball(np.array([0.0, 0.0, 0.5 * radius, 0.0]), radius)
+    before = pickle.dumps(ball)
+    with pytest.raises(ValueError, match="overflow.*rescale the values and the radius"):
+        ball.add(indices, values)
+    assert pickle.dumps(ball) == before
+    ball._check_invariants()
+
+
 def visits_per_add(n, s, rng, adds=3):
     """Mean tree nodes visited by .add of s random entries into a dense w in R^n."""
     ball = SparseL1Ball(rng.normal(size=n), 0.5 * n)  # half of the l1-norm: the projection is active

@@ -625,6 +625,18 @@ def test_bad_input_raises_value_error_naming_the_fix(call, message):
     assert not hasattr(model, "t_")
 
 
+def test_the_averaging_refusal_lists_only_the_schedules_structured_models_take():
+    """average under a rule without an averaged form: the refusal named schedule in
+    ('normalized',) among the rules that keep one, which structured models refuse."""
+    X = sp.csr_matrix(np.eye(6, 2))
+    y = np.array(["a", "b", "a", "b", "a", "b"])
+    model = SequenceTagger(update="ftrl", schedule="adagrad", penalty="elasticnet", average=True)
+    with pytest.raises(ValueError, match="average has no exact lazy form under update='ftrl'") as error:
+        model.fit(X, y, [3, 3])
+    assert "normalized" not in str(error.value)
+    assert "update='rda', schedule in ('adagrad',) and penalty in ('none', 'l1')" in str(error.value)
+
+
 @pytest.mark.parametrize("name", ["coef_", "intercept_", "transitions_", "start_", "stop_"])
 def test_the_model_arrays_refuse_writes_that_would_be_lost(name):
     """A write into a fitted array (a snapshot of the learner's state) raised

@@ -302,15 +302,17 @@ def rule(update, schedule, penalty):
                      f"{', '.join(pairs)}; or use penalty in {penalties}.")
 
 
-def averaging(update, schedule, penalty):
+def averaging(update, schedule, penalty, schedules=None):
     """The Rule of a combination whose averaged iterate is kept exactly and lazily;
-    ValueError naming those that are otherwise (or `rule`'s, if it has no rule)."""
+    ValueError naming those that are otherwise (or `rule`'s, if it has no rule), under
+    the caller's ``schedules`` (None: all; a learner that refuses some names only the
+    others)."""
     found = rule(update, schedule, penalty)
     if found.average is not None:
         return found
     kept = {}               # (update, its penalties) -> the schedules that keep them
     for u in UPDATES:
-        for s in SCHEDULES:
+        for s in SCHEDULES if schedules is None else schedules:
             penalties = tuple(r.penalty for r in RULES if (r.update, r.schedule) == (u, s) and r.average)
             if penalties:
                 kept.setdefault((u, penalties), []).append(s)

@@ -181,10 +181,10 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
             The trained classifier.
         """
         self._check_params()
+        rng = _shuffler(self.random_state)
         X, y = self._rows(X, y, reset=True)
         self._start(X.shape[1], y)
         signs = self._signs(y)
-        rng = np.random.default_rng(self.random_state)
         for _ in range(self.max_iter):
             self._pass(X, signs, rng.permutation(X.shape[0]) if self.shuffle else range(X.shape[0]))
         self.n_iter_ = self.max_iter
@@ -246,3 +246,15 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = True
         tags.classifier_tags.multi_class = False
         return tags
+
+
+def _shuffler(random_state):
+    """NumPy's generator for ``random_state`` (``default_rng``: every seed it takes
+    shuffles as before), a seed it cannot take refused with a ValueError naming the
+    parameter, as scikit-learn's ``check_random_state`` refuses one, not NumPy's
+    TypeError."""
+    try:
+        return np.random.default_rng(random_state)
+    except (TypeError, ValueError):
+        raise ValueError(f"random_state={random_state!r} cannot seed the shuffling: give None, an int >= 0 "
+                         f"or a numpy.random.Generator") from None

@@ -32,6 +32,11 @@ from fastprox._kernel.rules.prox cimport soft_threshold
 # error grows like eps * theta; this bounds it by ~1e-13 * radius.
 cdef double REBUILD_SHIFT_RADII = 1024.0
 
+# SparseL1Ball.add refuses values that could make its key sums overflow: it bounds
+# the sums, then asks that this multiple of the bound be finite, room for the
+# rounding of a sum over a tree's path (a relative eps per level).
+cdef double SUM_ROUNDING_ROOM = 1.0 + 2.0 ** -20
+
 
 cdef inline uint64_t _xorshift(uint64_t* state) noexcept nogil:
     """xorshift64*: a fast generator for pivots and treap priorities."""
@@ -452,6 +457,18 @@ cdef class SparseL1Ball:
                 self.root = self._insert(self.root, j)
         self._project()
 
+    cdef bint _sums_stay_finite(self, const double[::1] values) noexcept nogil:
+        """Whether the tree's key sums stay finite, with room for their rounding, after
+        adding ``values``: each value moves the sum of the keys by at most its magnitude
+        plus ``theta`` (a coordinate entering the tree), so that a bound checked before
+        the update refuses it with the ball unchanged, where an overflow found after
+        would have left it corrupted."""
+        cdef double bound = self.nodes[self.root].sum + values.shape[0] * self.theta
+        cdef Py_ssize_t k
+        for k in range(values.shape[0]):
+            bound += fabs(values[k])
+        return isfinite(bound * SUM_ROUNDING_ROOM)
+
     cdef inline double _weight(self, Py_ssize_t j) noexcept nogil:
         """w_j, read through the lazy shift."""
         if self.nodes[j].key > self.theta:
@@ -483,6 +500,9 @@ cdef class SparseL1Ball:
         idx, val = self._sparse_args(indices, values)
         cdef const Py_ssize_t[::1] i = idx
         cdef const double[::1] v = val
+        if not self._sums_stay_finite(v):
+            raise ValueError("the l1-norm of w + values could overflow (its bound exceeds the largest float); "
+                             "rescale the values and the radius together")
         with nogil:
             self._add(i, v)
         if self.theta > REBUILD_SHIFT_RADII * self.radius:

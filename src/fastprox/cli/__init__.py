@@ -41,13 +41,15 @@ class UsageError(Exception):
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
     """Help with each option's default: "(default: VALUE)" appended to the help of an
-    option that has a default and does not state it already ("off" for a flag)."""
+    option that has a default and does not state it already ("off" for a flag, which
+    takes no value: not giving it is its default, whatever the setting it stores,
+    e.g. parse's --no-average storing average=False over the default True)."""
 
     def _get_help_string(self, action):
         text = action.help or ""
         if "default" in text or not action.option_strings or action.default in (None, argparse.SUPPRESS):
             return text
-        shown = "off" if action.default is False else "%(default)s"
+        shown = "off" if action.default is False or action.nargs == 0 else "%(default)s"
         return f"{text} (default: {shown})".strip()
 
 

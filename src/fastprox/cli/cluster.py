@@ -1,6 +1,8 @@
 """``fastprox train --scheduler ADDRESS``: the command's training on a Dask cluster
 (fastprox.dask); the rest of the command (test metrics, the saved model, the
 report) is the same as on one machine."""
+import socket
+
 from .._mixing import parallel_params
 from ..dask._run import TIMEOUT, check_sync_rows, connected, quiet, run
 from ..dask._shares import file_shares
@@ -8,6 +10,52 @@ from ..libsvm import read_once, source_name
 from ..stream.files import check_readable, labelled_chunks
 from ..stream.progress import NoBar
 from .options import reading
+
+
+#: How long the client tries to reach a scheduler that has not answered (Dask retries).
+CONNECT_SECONDS = 20
+
+#: How long `check_listening` waits for a TCP handshake before leaving it to the client.
+PROBE_SECONDS = 2
+
+#: The schemes of Dask's communications that run over TCP, which `check_listening` probes.
+TCP_SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+def check_listening(address):
+    """OSError at once where nothing listens at the scheduler's ``address`` (its host
+    refuses the connection): Dask's client would retry it until its timeout, 20 s of
+    silence. A host that does not answer, a name that does not resolve or an address
+    of another scheme is left to the client (and its timeout)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    try:
+        scheme, location = parse_address(address)
+        host, port = parse_host_port(location)
+    except ValueError:
+        return
+    if scheme not in TCP_SCHEMES:
+        return
+    try:
+        socket.create_connection((host, port), timeout=PROBE_SECONDS).close()
+    except ConnectionRefusedError:
+        raise OSError(f"--scheduler {address}: nothing listens there (connection refused); start the "
+                      f"scheduler (dask scheduler) or give its address") from None
+    except OSError:
+        pass
+
+
+def connect(address):
+    """The Dask client of the scheduler at ``address`` (`check_listening` first). A
+    service other than a scheduler there (a dashboard's or any web server's port)
+    answers bytes that Dask reads as the length of its first message, exabytes,
+    whose MemoryError would be worded as training's: OSError naming the address."""
+    check_listening(address)
+    from distributed import Client
+    try:
+        return Client(address, timeout=f"{CONNECT_SECONDS}s")
+    except MemoryError:
+        raise OSError(f"--scheduler {address}: what answers there is not a Dask scheduler (its reply is not "
+                      f"Dask's protocol; the dashboard's port is not the scheduler's, 8786 by default)") from None
 
 
 class ClusterSource:
@@ -44,8 +92,7 @@ def train_on_cluster(args, est, n_features, width_origin):
     if not args.sequential:
         est.params = parallel_params(est.params)
     say = quiet if args.quiet else NoBar().write_line
-    from distributed import Client
-    with Client(args.scheduler, timeout="20s") as client:
+    with connect(args.scheduler) as client:
         workers = args.workers or max(1, len(connected(client)))
         result = run(client, est, shares, None, args.passes, args.sequential, args.sync_rows, workers, say,
                      args.timeout or TIMEOUT)

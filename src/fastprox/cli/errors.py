@@ -31,6 +31,7 @@ _PHRASES = (
     ("groups must be a vector", "--groups must be a vector"),
     ("groups must hold integer", "--groups must hold integer"),
     ("groups ids must be", "--groups ids must be"),
+    ("or turn average off.", "or drop --average."),
 )
 
 #: The structured readers' and extractors' advice -> the commands' (tag, parse).
@@ -38,6 +39,7 @@ _STRUCTURED_PHRASES = (
     ("None (a vocabulary) or an integer", "an integer"),
     ("; to read unlabelled data, leave the label out of columns and pass label=None",
      " (fastprox tag predict reads files whose lines all leave it out)"),
+    ("or turn average off.", "or turn averaging off: --average 0 (parse train averages by default)."),
 )
 
 #: Parameters as the library names them -> options (train's estimator options and more).

@@ -44,7 +44,8 @@ def add_learner_options(parser, estimator, defaults, losses, intercept=True):
     group.add_argument("--seed", type=seed, default=0, help="seed of the passes' shuffling")
     group.add_argument("--average", type=int, nargs="?", const=1, default=defaults["average"], metavar="A",
                        help="keep the averaged iterate from step A on (a step is an example; alone: 1; 0: "
-                            "off) and save and test it, as the estimator's average")
+                            "off) and save and test it, as the estimator's average"
+                            + ("; default: 1, from the first example" if defaults["average"] is True else ""))
     if intercept:
         group.add_argument("--no-intercept", action="store_true", help="fit no label biases")
 

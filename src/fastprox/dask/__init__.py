@@ -16,6 +16,7 @@ import math
 import numbers
 import os
 import sys
+import warnings
 from collections.abc import Iterable
 
 from .._mixing import parallel_params, params_kind
@@ -47,13 +48,16 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         compressed: each read by the worker its task runs on, chunk by chunk,
         never through the client); a dask.array of rows (sparse or dense
         chunks; its blocks across the columns are joined) or a DataFrame of
-        numeric columns; or a dask.bag whose items are ``(X, y)`` blocks or
+        numeric columns (its names, all strings and no hashing, become the
+        model's ``feature_names_in_``, as a flat fit on a pandas DataFrame's);
+        or a dask.bag whose items are ``(X, y)`` blocks or
         ``(X, y, sample_weight)`` triples (the rows' importance weights, as
         ``partial_fit``'s; the progressive losses are means over them). The
         shares are the files, the array's row blocks (or the DataFrame's
         partitions), or the bag's partitions.
     y : dask.array, dask.dataframe.Series or None, default=None
-        The labels of a dask.array's or a DataFrame's rows (one column). Rechunked
+        The labels of a dask.array's or a DataFrame's rows (one column: an
+        (n, 1) column warns, as scikit-learn's ``DataConversionWarning``). Rechunked
         as X's rows where both have known block sizes; else taken in X's blocks,
         one of y's for each of X's (the same DataFrame's partitions).
     client : distributed.Client or None, default=None
@@ -141,6 +145,7 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     est.width_origin = "the largest feature index in the data"
     if not sequential:
         params_kind(params)
+    names = _feature_names(data) if params["hash_bits"] is None else None
     client = client if client is not None else _default_client()
     if closed(client):
         raise ValueError("the Dask client is closed: pass an open one (or none: the current client)")
@@ -164,7 +169,9 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     if not regression:
         import numpy as np
         out_classes = np.asarray(sorted(classes) if classes is not None else model.classes)
-    fitted_est = estimator_of(SavedModel(type(estimator).__name__, params, learner, fitted, out_classes, None))
+    if names is not None and len(names) != learner.n_features:     # (n_features widened the model)
+        names = None
+    fitted_est = estimator_of(SavedModel(type(estimator).__name__, params, learner, fitted, out_classes, names))
     fitted_est.cluster_rounds_ = result.rounds
     return fitted_est
 
@@ -175,6 +182,17 @@ def _default_client():
         return get_client()
     except ValueError:
         raise ValueError("no Dask client: pass client=, or create a distributed.Client first") from None
+
+
+def _feature_names(data):
+    """A dask DataFrame's column names where they are all strings, as a flat estimator
+    fitted on a pandas DataFrame keeps them (scikit-learn's rule, read from the
+    DataFrame's empty pandas template: no partition is computed); None otherwise."""
+    dd = sys.modules.get("dask.dataframe")
+    if dd is None or not isinstance(data, dd.DataFrame):
+        return None
+    from sklearn.utils.validation import _get_feature_names
+    return _get_feature_names(data._meta)
 
 
 def _shares(client, data, y, reading):
@@ -218,7 +236,10 @@ def _array_shares(da, X, y, hash_bits):
     if len(X.chunks[1]) != 1:
         X = X.rechunk({1: -1})
     y = da.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:     # a column of labels (as scikit-learn's column_or_1d takes it)
+    if y.ndim == 2 and y.shape[1] == 1:     # a column of labels, taken and warned of as column_or_1d does
+        from sklearn.exceptions import DataConversionWarning
+        warnings.warn("A column-vector y was passed when a 1d array was expected: y's shape should be "
+                      "(n_samples,), for example y[:, 0] or a Series.", DataConversionWarning, stacklevel=4)
         y = y[:, 0]
     if y.ndim != 1:
         raise ValueError(f"y must hold one label per row of X, not an array of shape {y.shape}")

@@ -22,10 +22,10 @@ import numpy as np
 from .. import _structured
 from .._concurrency import LearnerState, lock_of
 from .._kernels import Learner
-from .._registry import SCHEDULES, STEPS, UPDATES
+from .._registry import SCHEDULES, STEPS, UPDATES, averaging
 from .._sklearn_names import LEARNER_EQUIVALENTS, checking_names
-from .._validation import (COORDINATE_PENALTIES, GROUP_PENALTIES, average_from, check_grouped, check_groups,
-                           check_number, check_one_of, check_structured, float_csr, kernel_arrays,
+from .._validation import (COORDINATE_PENALTIES, GROUP_PENALTIES, STRUCTURED_SCHEDULES, average_from, check_grouped,
+                           check_groups, check_number, check_one_of, check_structured, float_csr, kernel_arrays,
                            kernel_penalty)
 
 
@@ -98,6 +98,8 @@ class StructuredLearner:
         check_one_of("penalty", penalty, COORDINATE_PENALTIES + GROUP_PENALTIES + (None,))
         check_one_of("step", step, STEPS)
         check_structured(step, schedule)
+        if average_from(average):           # (the kernel's refusal would list schedule='normalized')
+            averaging(update, schedule, kernel_penalty(penalty), STRUCTURED_SCHEDULES)
         for name, value, low, low_open, high in (("alpha", alpha, 0.0, False, None),
                                                  ("l1_ratio", l1_ratio, 0.0, False, 1.0),
                                                  ("eta0", eta0, 0.0, True, None), ("delta", delta, 0.0, False, None),
