@@ -339,6 +339,28 @@ def model_intercept(learner):
     return learner.averaged_intercept() if learner.average else learner.intercept()
 
 
+def model_array(read, name, advice, doc, state="the model's state"):
+    """The fitted attribute ``name`` of every estimator (``coef_``, ``intercept_``, a
+    tagger's ``transitions_``, ...): the array (or CSR matrix) ``read(estimator)``,
+    read-only. The model is the learner's state (a closed form of its sums, a ball's
+    tree), which a write into the array could not reach: the write raises instead of
+    being lost, and so does assigning the attribute, naming ``advice``. No copy is
+    made here: ``read`` gives an array of its own or a snapshot nothing writes."""
+    def get(self):
+        return read_only(read(self))
+
+    def refuse(self, value):
+        raise AttributeError(f"{name} is read from {state} and cannot be set: {advice}.")
+    return property(get, refuse, doc=doc)
+
+
+def read_only(a):
+    """The array (or CSR matrix) a, its writes refused."""
+    for part in (a.data, a.indices, a.indptr) if hasattr(a, "indptr") else (a,):
+        part.flags.writeable = False
+    return a
+
+
 def predictions(scores, classes):
     """What a model predicts from its margins ``scores`` ((n,) for one output, (n, K)
     for K): the values themselves for a regressor (``classes`` None); else, of the

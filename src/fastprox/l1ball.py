@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from fastprox._core import model_array
 from fastprox._docstrings import sharing
 from fastprox._sklearn_names import NamedParameters, checking_names
 from fastprox._validation import canonical, check_flag, check_number
@@ -127,20 +128,16 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
         self.intercept_ = np.zeros(1)
         self.t_ = 0
 
-    @property
-    def coef_(self):
-        """w, (1, n_features): read-only, a copy of the ball's state, which training
-        continues from (a write to the array could not reach it, so it raises
-        instead of changing the predictions until the next partial_fit)."""
+    def _coef(self):
+        """The weights `coef_` gives: a new dense copy of the ball's."""
         check_is_fitted(self)
-        coef = self._ball.to_dense()[np.newaxis, :]
-        coef.flags.writeable = False
-        return coef
+        return self._ball.to_dense()[np.newaxis, :]
 
-    @coef_.setter
-    def coef_(self, value):
-        raise AttributeError("coef_ is read from the ball's state and cannot be set: fit starts from zero "
-                             "weights, partial_fit continues the trained ones.")
+    coef_ = model_array(_coef, "coef_", "fit starts from zero weights, partial_fit continues the trained ones",
+                        """w, (1, n_features): read-only, a copy of the ball's state, which training
+                        continues from (a write to the array could not reach it, so it raises
+                        instead of changing the predictions until the next partial_fit).""",
+                        state="the ball's state")
 
     def _signs(self, y):
         y = np.asarray(y)

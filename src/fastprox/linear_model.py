@@ -18,7 +18,8 @@ from ._sklearn_names import EQUIVALENTS, NamedParameters, checking_names, refuse
 from ._stopping import StoppingRule, held_out_score, validation_split, warn_unconverged
 from ._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS as C, LATER_PARAMS, REGRESSOR_DEFAULTS as R, check_classes,
                     check_same_groups, check_same_hashing, check_same_kernel, encode_labels, has_proba, margins,
-                    model_coef, model_intercept, new_learner, predictions, probabilities, reads_head, run_passes)
+                    model_array, model_coef, model_intercept, new_learner, predictions, probabilities, reads_head,
+                    run_passes)
 from ._arrays import all_finite, two_labels
 from ._docstrings import sharing
 from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
@@ -75,35 +76,27 @@ class _BaseProx(NamedParameters, BaseEstimator):
         self.power_t = power_t
 
     # ------------------------------------------------------------------ model
-    @property
-    def coef_(self):
-        """w_{T+1}: (1, d) for one output, (K, d) for K classes; sparse after `sparsify()`.
-        With ``average``, the averaged iterate's weights (scikit-learn's meaning).
-
-        A read-only copy: the model is the kernel's state (for rda and ftrl, a
-        closed form of its sums), which a write to the array could not reach, so
-        that the write raises instead of being lost; so does assigning coef_."""
+    def _coef(self):
+        """The weights `coef_` gives: the kernel's read-only snapshot of this step
+        (`Learner.coef`), or its CSR copy after `sparsify()`."""
         check_is_fitted(self, "t_")
         with lock_of(self).reading():
             coef = model_coef(self._learner)
-        return _read_only(sp.csr_matrix(coef) if getattr(self, "_sparse_coef", False) else coef.copy())
+        return sp.csr_matrix(coef) if getattr(self, "_sparse_coef", False) else coef
 
-    @coef_.setter
-    def coef_(self, value):
-        raise AttributeError(f"coef_ is read from the model's state and cannot be set: {EQUIVALENTS['coef_init']}.")
-
-    @property
-    def intercept_(self):
-        """b_{T+1}, one entry per output (with ``average``, the averaged iterate's);
-        read-only, as ``coef_``."""
+    def _intercept(self):
+        """The intercepts `intercept_` gives (a new array)."""
         check_is_fitted(self, "t_")
         with lock_of(self).reading():
-            return _read_only(model_intercept(self._learner))
+            return model_intercept(self._learner)
 
-    @intercept_.setter
-    def intercept_(self, value):
-        raise AttributeError("intercept_ is read from the model's state and cannot be set: "
-                             f"{EQUIVALENTS['intercept_init']}.")
+    coef_ = model_array(_coef, "coef_", EQUIVALENTS["coef_init"],
+                        """w_{T+1}: (1, d) for one output, (K, d) for K classes; sparse after
+                        `sparsify()`. With ``average``, the averaged iterate's weights
+                        (scikit-learn's meaning). Read-only (`_core.model_array`).""")
+    intercept_ = model_array(_intercept, "intercept_", EQUIVALENTS["intercept_init"],
+                             """b_{T+1}, one entry per output (with ``average``, the averaged
+                             iterate's); read-only, as ``coef_``.""")
 
     @property
     def eta0_(self):
@@ -455,14 +448,6 @@ def _bias(intercept):
     """The intercept as verbose prints it: SGD's %.6f, in brackets for K outputs."""
     text = " ".join(f"{b:.6f}" for b in intercept)
     return text if len(intercept) == 1 else f"[{text}]"
-
-
-def _read_only(a):
-    """The array (or CSR matrix) a, its writes refused (a copy of the model's state:
-    they would be lost)."""
-    for part in (a.data, a.indices, a.indptr) if sp.issparse(a) else (a,):
-        part.flags.writeable = False
-    return a
 
 
 def _finite(a):

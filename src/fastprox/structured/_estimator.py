@@ -26,7 +26,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
 from .._concurrency import lock_of
-from .._core import check_same_groups
+from .._core import check_same_groups, model_array
 from .._restore import restored_on_failure
 from .._sklearn_names import STRUCTURED_EQUIVALENTS, NamedParameters
 from .._validation import check_number, check_one_of
@@ -36,21 +36,12 @@ from .learner import StructuredLearner
 RULE_PARAMS = ("update", "schedule", "penalty", "alpha", "l1_ratio", "eta0", "delta", "rda_rho",
                "berhu_gamma", "fit_intercept", "average")
 
-def model_array(read, name, doc):
+def snapshot_array(read, name, doc):
     """The fitted attribute ``name``: the array ``read(estimator)`` of the model's
-    snapshot (made once per step count), read-only. The model is the learner's
-    state, which a write into the array could not reach: a write raises instead of
-    being lost, and so does assigning the attribute (as the flat estimators'
-    ``coef_``); no copy is made (a parser's weights are hundreds of MB)."""
-    def get(self):
-        array = read(self)
-        array.flags.writeable = False
-        return array
-
-    def refuse(self, value):
-        raise AttributeError(f"{name} is read from the model's state and cannot be set: continue training "
-                             "with partial_fit or warm_start=True, or load a saved model.")
-    return property(get, refuse, doc=doc)
+    snapshot (made once per step count), read-only (`_core.model_array`); no copy is
+    made (a parser's weights are hundreds of MB)."""
+    return model_array(read, name, "continue training with partial_fit or warm_start=True, or load a saved "
+                                   "model", doc)
 
 
 #: Examples stepped between two pauses of a training call (reads are served there;

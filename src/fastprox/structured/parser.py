@@ -26,7 +26,7 @@ from .._docstrings import sharing
 from .._sklearn_names import PARSER_EQUIVALENTS, checking_names
 from .._validation import GROUP_PENALTIES, float_csr, kernel_arrays
 from . import _parser
-from ._estimator import NO_WEIGHTS, StructuredEstimator, model_array, sequence_weights
+from ._estimator import NO_WEIGHTS, StructuredEstimator, sequence_weights, snapshot_array
 from ._params import PARSER_DEFAULTS as DEFAULTS, PARSER_LOSSES
 from .arcs import ArcFeatures
 from .io import read_conllu
@@ -258,7 +258,7 @@ class DependencyParser(StructuredEstimator):
                 self._snapshot = snapshot
         return snapshot[1]
 
-    coef_ = model_array(lambda self: self._weights(), "coef_", "w, (n_features,), read-only.")
+    coef_ = snapshot_array(lambda self: self._weights(), "coef_", "w, (n_features,), read-only.")
 
     @sharing(fit)
     def predict(self, X, lengths=None):

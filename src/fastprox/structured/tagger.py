@@ -20,7 +20,7 @@ from .._sklearn_names import checking_names
 from . import _tagger
 from .._validation import check_one_of
 from ._params import LABEL_FEATURES, SEQUENCE_LOSSES, TAGGER_DEFAULTS as DEFAULTS
-from ._estimator import NO_WEIGHTS, StructuredEstimator, model_array, sequence_weights
+from ._estimator import NO_WEIGHTS, StructuredEstimator, sequence_weights, snapshot_array
 from .learner import item_arrays
 from .model_file import read_structured_model, write_structured_model
 
@@ -28,7 +28,7 @@ __all__ = ["SequenceTagger", "save_tagger", "load_tagger"]
 
 def _part(i, name, doc):
     """The fitted attribute ``name``: part ``i`` of the model's (W, b, A, s, e), read-only."""
-    return model_array(lambda self: self._model()[i], name, doc)
+    return snapshot_array(lambda self: self._model()[i], name, doc)
 
 
 class SequenceTagger(StructuredEstimator):
