@@ -95,8 +95,13 @@ def first_data(args):
 
 def content_format(args):
     """The format of the commands' first data file as its content says
-    (`vw.reader.sniffed_format`; None: no file, no data line, or a source read once)."""
-    return None if first_data(args) is None else sniffed_format(first_data(args))
+    (`vw.reader.sniffed_format`; None: no file, no data line, or a source read once),
+    read once a command: `is_vw` and the checks of the test file and of ``-i``'s model
+    each ask."""
+    if "content_format" not in vars(args):
+        first = first_data(args)
+        args.content_format = None if first is None else sniffed_format(first)
+    return args.content_format
 
 
 def trained_format(est):
