@@ -33,8 +33,10 @@ setting, the medians over the seeds of the passes, the times and the accuracy, t
 target is judged on those medians, and the verdict counts the seeds at which it is met
 (judged on that seed's fits alone). One seed decides a set where the two libraries'
 accuracies differ by less than their spread over shuffles (a few 1e-4 on several
-sets); the seeds say whether a verdict is the rule or the draw. ``--trace`` traces
-random_state 0.
+sets); the seeds say whether a verdict is the rule or the draw. The verdict's last column
+gives that draw's size: over the ordered pairs of distinct seeds, how often fastprox meets
+the target against scikit-learn at another seed, and how often scikit-learn itself does
+(`seed_pairs`). ``--trace`` traces random_state 0.
 
     python -m bench.early_stopping [--runs 3] [--seeds 1] [--data ../shared/data] [--quick] [--trace] [--out ...]
 """
@@ -200,30 +202,56 @@ def rows_of(problem, per_seed):
     takes scikit-learn's most accurate fit (the faster of a tie) and the fastest
     fastprox fit at least as accurate (else its most accurate) among those medians,
     the target met if that one is faster (wall time), and counts the seeds at which the
-    same judgement on that seed's fits alone meets it."""
+    same judgement on that seed's fits alone meets it, and the noise floor
+    (`seed_pairs`)."""
     results = over_seeds(per_seed)
     rows = [[problem.name, library, setting, f"{r['epochs']:g}", f"{r['cpu']:.3f}", f"{r['wall']:.3f}",
              f"{r['accuracy']:.4f}"] for (library, setting), r in results.items()]
     verdict = judged(problem, results)
-    return rows, verdict + [f"{sum(judged(problem, r)[-1] == 'met' for r in per_seed)} of {len(per_seed)}"]
+    return rows, verdict + [f"{sum(judged(problem, r)[-1] == 'met' for r in per_seed)} of {len(per_seed)}",
+                            seed_pairs(per_seed)]
+
+
+def seed_pairs(per_seed):
+    """The target's noise floor: over the ordered pairs (j, k) of distinct seeds, how
+    often fastprox's fits at seed k meet it against scikit-learn's best at seed j, and
+    how often scikit-learn's own fits at seed k do (scikit-learn against itself, another
+    shuffle and split): "fastprox / scikit-learn of pairs", "n/a" with one seed. Where
+    scikit-learn meets the target against itself at about half its pairs, the two
+    libraries' accuracies differ by less than a shuffle moves them."""
+    pairs = [(j, k) for j in range(len(per_seed)) for k in range(len(per_seed)) if j != k]
+    if not pairs:
+        return "n/a"
+    counts = [sum(answer(best_of(per_seed[j], "sklearn")[1], per_seed[k], library)[2] for j, k in pairs)
+              for library in ("fastprox", "sklearn")]
+    return f"{counts[0]} / {counts[1]} of {len(pairs)}"
+
+
+def best_of(results, library):
+    """(name, result) of the library's most accurate fit (the faster of a tie)."""
+    return max(((f"{lib}, {setting}", r) for (lib, setting), r in results.items() if lib.startswith(library)),
+               key=lambda nr: (nr[1]["accuracy"], -nr[1]["wall"]))
+
+
+def answer(reference, results, library):
+    """(name, result, met) of the library's fastest fit at least as accurate as
+    `reference` (else its most accurate), met if one is and it is faster (wall time)."""
+    ours = [(f"{lib}, {setting}", r) for (lib, setting), r in results.items() if lib.startswith(library)]
+    good = [(n, r) for n, r in ours if r["accuracy"] >= reference["accuracy"]]
+    name, best = (min(good, key=lambda nr: nr[1]["wall"]) if good
+                  else max(ours, key=lambda nr: nr[1]["accuracy"]))
+    return name, best, bool(good) and best["wall"] < reference["wall"]
 
 
 def judged(problem, results):
     """One verdict row: scikit-learn's best, fastprox's, the speed-ups and whether the
     target is met, from one result per learner and setting."""
-    named = [(f"{lib}, {setting}", r) for (lib, setting), r in results.items()]
-    sk_name, sk = max(((n, r) for n, r in named if n.startswith("sklearn")),
-                      key=lambda nr: (nr[1]["accuracy"], -nr[1]["wall"]))
-    ours = [(n, r) for n, r in named if n.startswith("fastprox")]
-    good = [(n, r) for n, r in ours if r["accuracy"] >= sk["accuracy"]]
-    name, best = (min(good, key=lambda nr: nr[1]["wall"]) if good
-                  else max(ours, key=lambda nr: nr[1]["accuracy"]))
-    met = bool(good) and best["wall"] < sk["wall"]
-    verdict = [problem.name, f"{sk['accuracy']:.4f} in {sk['wall']:.3f} s ({sk_name.split(', ')[1]})",
-               f"{best['accuracy']:.4f} in {best['wall']:.3f} s ({name})",
-               f"{sk['wall'] / best['wall']:.2f}x", f"{sk['cpu'] / best['cpu']:.2f}x",
-               "met" if met else "not met"]
-    return verdict
+    sk_name, sk = best_of(results, "sklearn")
+    name, best, met = answer(sk, results, "fastprox")
+    return [problem.name, f"{sk['accuracy']:.4f} in {sk['wall']:.3f} s ({sk_name.split(', ')[1]})",
+            f"{best['accuracy']:.4f} in {best['wall']:.3f} s ({name})",
+            f"{sk['wall'] / best['wall']:.2f}x", f"{sk['cpu'] / best['cpu']:.2f}x",
+            "met" if met else "not met"]
 
 
 def problems(args):
@@ -262,9 +290,13 @@ def report(args, table, verdicts, load, traces=()):
         "## Target: a fastprox fit as accurate as scikit-learn's best, in less time", "",
         "scikit-learn's best: its more accurate setting; fastprox's: its fastest fit at least as "
         "accurate (else its most accurate). Speed-up: scikit-learn's seconds over fastprox's. Seeds: "
-        "the seeds at which that judgement, on the seed's own fits, meets the target.", "",
-        md_table(["set", "scikit-learn's best", "fastprox's", "wall speed-up", "CPU speed-up", "target", "seeds"],
-                 verdicts),
+        "the seeds at which that judgement, on the seed's own fits, meets the target. Seed pairs, the "
+        "target's noise floor: over the ordered pairs (j, k) of distinct seeds, how often fastprox's fits "
+        "at seed k meet the target against scikit-learn's best at seed j, and how often scikit-learn's "
+        "own fits at seed k do (scikit-learn against itself: another shuffle and, under early_stopping, "
+        "another validation split).", "",
+        md_table(["set", "scikit-learn's best", "fastprox's", "wall speed-up", "CPU speed-up", "target", "seeds",
+                  "seed pairs: fastprox / scikit-learn"], verdicts),
         "",
     ] + ([] if not traces else [
         "## What each stopping rule read, pass by pass (`--trace`)", "",
