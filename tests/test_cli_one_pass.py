@@ -375,6 +375,16 @@ FORMATS = {
     "vw without label": ("|f a b\n", "this looks like Vowpal Wabbit's text format ('|')"),
     "nan": ("1 3:nan\n", "non-finite number 'nan'; fastprox takes finite numbers only: remove or "
                          "replace NaN and infinity"),
+    "conll": ("-DOCSTART- -X- O\n\nConfidence NN B-NP\nin IN B-PP\n",
+              "label '-DOCSTART-' is not a number: this looks like CoNLL columns (one token a line, its label "
+              "last), not LIBSVM text (LABEL INDEX:VALUE ...): fastprox tag train FILE --format conll reads them"),
+    "crfsuite": ("B-NP\tw=He\tpos=PRP\nB-VP\tw=reckons\n",
+                 "this looks like CRFsuite items (one token a line: its label, then attributes, separated by "
+                 "tabs), not LIBSVM text (LABEL INDEX:VALUE ...): fastprox tag train FILE --format crfsuite"),
+    "conllu": ("# sent_id = 1\n# text = From the AP\n1\tFrom\tfrom\tADP\tIN\t_\t3\tcase\t3:case\t_\n",
+               "conllu.txt:3: feature 'From' has no ':': this looks like CoNLL-U dependency trees (one word a line, "
+               "ten columns separated by tabs), not LIBSVM text (LABEL INDEX:VALUE ...): fastprox parse train"),
+    "word label": ("spam 1:1 2:1\n", "label 'spam' is not a number; each line must start with a numeric label"),
     "late zero": ("1 3:1\n" * 3 + "-1 0:1\n", "index 0, but the file was taken as one-based from its "
                                               "first chunk (lines 1-3, no index 0); give --zero-based"),
 }

@@ -6,8 +6,9 @@ allow_nonfinite=True``, ``pass a larger n_features``. `reworded` turns such a
 message into the options of ``fastprox train``, ``predict`` and ``info``:
 ``param=value`` and ``param in (...)`` become ``--option value`` and
 ``--option in (...)``, as does ``param must`` opening the message; the reader's
-advice the flags that follow it; a CSV file or a file in Vowpal Wabbit's text
-format is recognized as such. The structured commands' (``tag``, ``parse``)
+advice the flags that follow it; a CSV file, a file in Vowpal Wabbit's text
+format, and sequence and tree data (CoNLL, CRFsuite, CoNLL-U: `_token_table`) are
+recognized as such. The structured commands' (``tag``, ``parse``)
 messages take their learner's options the same way (``max_iter=0`` is
 ``--passes 0``: fastprox.cli.structured.LEARNER_OPTIONS).
 """
@@ -50,6 +51,17 @@ _OPTIONS = {"n_features": "--n-features", "random_state": "--seed", "groups": "-
 _CSV = re.compile(r"multi-label row \(label '([^']*)'\) is not supported; give one label per line")
 _VW = re.compile(r"(feature|label|index|value) '[^']*\|[^']*'")
 _TOO_LARGE = re.compile(r"(index '[^']*' is too large \(at most \d+\))")
+#: The LIBSVM reader's syntax errors that a file of tokens (`_token_table`) gives.
+_SYNTAX = re.compile(r"(?P<source>.+?):\d+: (label '[^']*' is not a number|feature '[^']*' has no ':')")
+#: What a file of tokens is, and the command that reads it (`_token_table`'s kinds).
+_TOKEN_TABLES = {
+    "conllu": ("CoNLL-U dependency trees (one word a line, ten columns separated by tabs)",
+               "fastprox parse train reads them"),
+    "crfsuite": ("CRFsuite items (one token a line: its label, then attributes, separated by tabs)",
+                 "fastprox tag train FILE --format crfsuite reads them"),
+    "conll": ("CoNLL columns (one token a line, its label last)", "fastprox tag train FILE --format conll reads them"),
+}
+_CONLLU_ID = re.compile(r"\d+([-.]\d+)?")
 
 
 def reworded(message, command="train"):
@@ -67,8 +79,39 @@ def reworded(message, command="train"):
     if _VW.search(message):     # the reader's advice on LIBSVM's syntax, replaced
         message = (message.split(";")[0] + ": this looks like Vowpal Wabbit's text format ('|'), "
                    "not LIBSVM text (LABEL INDEX:VALUE ...): give --format vw")
+    elif (syntax := _SYNTAX.match(message)) and (kind := _token_table(syntax.group("source"))):
+        what, fix = _TOKEN_TABLES[kind]
+        message = f"{message.split(';')[0]}: this looks like {what}, not LIBSVM text (LABEL INDEX:VALUE ...): {fix}"
     message = _TOO_LARGE.sub(r"\1; give --hash-bits B to hash such ids into 2^B buckets", message)
     return _named(message, *_NAMES)
+
+
+def _token_table(source):
+    """What the data file ``source`` holds if its first line of data reads as one
+    token of sequence or tree data (a key of _TOKEN_TABLES), else None: a CoNLL-U
+    word (ten fields separated by tabs, the first an id), CRFsuite's item (fields
+    separated by tabs, every one after the label an attribute with '='), CoNLL's
+    columns (two words or more, none after the first with LIBSVM's ':'). Comments
+    ('#'), blank lines and CoNLL's -DOCSTART- are passed over; a source read once
+    (standard input, a pipe) is not read again: None."""
+    from ..libsvm.sources import open_source, read_head, read_once
+    try:
+        if read_once(source):
+            return None
+        with open_source(source) as f:
+            head = read_head(f, 1 << 16)
+    except (OSError, ValueError):
+        return None
+    for line in head.decode("utf-8", "replace").lstrip("\ufeff").splitlines():
+        if not line.strip() or line.startswith(("#", "-DOCSTART-")):
+            continue
+        fields, words = line.split("\t"), line.split()
+        if len(fields) == 10 and _CONLLU_ID.fullmatch(fields[0]):
+            return "conllu"
+        if len(fields) >= 2 and all("=" in field for field in fields[1:]):
+            return "crfsuite"
+        return "conll" if len(words) >= 2 and not any(":" in word for word in words[1:]) else None
+    return None
 
 
 def _options():
