@@ -130,3 +130,24 @@ def test_the_parallel_cluster_mode_refuses_average():
     from fastprox.dask import fit
     with pytest.raises(ValueError, match="average is not mixed across workers"):
         fit(ProxClassifier(average=True), "no-such-file.svm")
+
+
+def test_the_averaged_perceptron_refusal_names_the_one_change_that_keeps_it():
+    """SequenceTagger(loss="perceptron", average=True), Collins' averaged perceptron as
+    a CRFsuite user asks for it, meets the tagger's default rda + l2, which keeps no
+    average: the refusal led with every rule that keeps one, and the user had to find
+    the parameter to change. It now names the changes of one parameter that keep it,
+    and each of them trains."""
+    import re
+    from fastprox.structured import SequenceTagger
+    from test_sequence_tagger import random_sequences
+    X, y, lengths = random_sequences(np.random.default_rng(3), 30, 12, 3)
+    with pytest.raises(ValueError, match=re.escape(
+            "one change keeps it: update='fobos' or penalty in ('none', 'l1'); the rules that keep it: ")):
+        SequenceTagger(loss="perceptron", average=True).fit(X, y, lengths)
+    for change in (dict(update="fobos"), dict(penalty="none"), dict(penalty="l1")):
+        tagger = SequenceTagger(loss="perceptron", average=True, random_state=0, **change).fit(X, y, lengths)
+        assert not np.array_equal(tagger.coef_, tagger._learner._learner.coef().T)
+    with pytest.raises(ValueError, match=re.escape("penalty='berhu'; one change keeps it: penalty in ('none', "
+                                                   "'l1', 'l2', 'elasticnet'); the rules")):
+        ProxClassifier(average=True, penalty="berhu", schedule="invsqrt").fit(*data())

@@ -306,20 +306,40 @@ def averaging(update, schedule, penalty, schedules=None):
     """The Rule of a combination whose averaged iterate is kept exactly and lazily;
     ValueError naming those that are otherwise (or `rule`'s, if it has no rule), under
     the caller's ``schedules`` (None: all; a learner that refuses some names only the
-    others)."""
+    others), led by the changes of one parameter that keep it (`_one_change`): the
+    averaged perceptron, ``SequenceTagger(loss="perceptron", average=True)``, asked
+    under the tagger's default rda + l2, is one ``penalty`` away."""
     found = rule(update, schedule, penalty)
     if found.average is not None:
         return found
+    allowed = tuple(SCHEDULES if schedules is None else schedules)
     kept = {}               # (update, its penalties) -> the schedules that keep them
     for u in UPDATES:
-        for s in SCHEDULES if schedules is None else schedules:
+        for s in allowed:
             penalties = tuple(r.penalty for r in RULES if (r.update, r.schedule) == (u, s) and r.average)
             if penalties:
                 kept.setdefault((u, penalties), []).append(s)
+    nearest = _one_change(dict(update=update, schedule=schedule, penalty=penalty),
+                          [r for r in RULES if r.average and r.schedule in allowed])
     raise ValueError(f"average has no exact lazy form under update={update!r}, schedule={schedule!r}, "
-                     f"penalty={penalty!r}; it is kept with " + "; ".join(
+                     f"penalty={penalty!r}; " + (f"one change keeps it: {nearest}; " if nearest else "")
+                     + "the rules that keep it: " + "; ".join(
                          f"update={u!r}, schedule in {tuple(s)} and penalty in {p}" for (u, p), s in kept.items())
                      + " (docs/contract.md, 'Averaged iterate'); or turn average off.")
+
+
+def _one_change(given, rules):
+    """The values of one parameter of ``given`` (update, schedule, penalty) that make it
+    one of ``rules``, the others as given: "penalty in ('none', 'l1') or update='fobos'"
+    ('' when no one change does)."""
+    changes = {}
+    for r in rules:
+        other = {name: getattr(r, name) for name in given}
+        differ = [name for name in given if other[name] != given[name]]
+        if len(differ) == 1:
+            changes.setdefault(differ[0], []).append(other[differ[0]])
+    return " or ".join(f"{name}={values[0]!r}" if len(values) == 1 else f"{name} in {tuple(values)}"
+                       for name, values in changes.items())
 
 
 def defaults_for(update, penalty, batch_size, multinomial):
