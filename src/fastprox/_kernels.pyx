@@ -71,7 +71,8 @@ from fastprox._kernel.base.types cimport (value_t, index_t, FOBOS, RDA, FTRL, CO
                               SQUARED_GROUP)
 from fastprox._kernel.base.state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS, AVG_FIELDS, AVG_SAVED_FIELDS
 from fastprox._kernel.rules.average cimport keeps_history, history_origin, history_prefix, average_count, unpenalized_now
-from fastprox._kernel.base.buffers cimport zeros, zeros_int64, double_ptr, int64_ptr
+from fastprox._kernel.base.buffers cimport zeros, zeros_int64, double_ptr, int64_ptr, LAZY_BYTES
+from fastprox._kernel.base.pages import ZeroPages
 from fastprox._kernel.base.state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
                               wants_factor_memo, uses_lanes,
                               set_layout, FTRL_ROOTS_ENTRIES, PREFETCH_STEPS)
@@ -313,10 +314,14 @@ cdef class Learner:
                      f"{capacity} features x {K} output(s)"
                      + (f" in {n_groups} groups (the largest id + 1)" if c.params.grouped and self.groups is not None
                         else ""))
-        state, heap_pos = zeros(capacity * c.layout.width), zeros_int64(n_heap)
-        if not zero_origin(c):      # (a second pass over a state of zeros costs as much as the first)
-            for j in range(capacity):
-                stamp_origin(c, state.data.as_doubles + j * c.layout.width)
+        cdef array.array heap_pos = zeros_int64(n_heap), stamped
+        if zero_origin(c) and <size_t>capacity * c.layout.width * sizeof(double) >= LAZY_BYTES:
+            state = ZeroPages(capacity * c.layout.width)    # (its rows are at the origin as they are)
+        else:
+            state = stamped = zeros(capacity * c.layout.width)
+            if not zero_origin(c):  # (a second pass over a state of zeros costs as much as the first)
+                for j in range(capacity):
+                    stamp_origin(c, stamped.data.as_doubles + j * c.layout.width)
         for j in range(n_heap):
             heap_pos.data.as_longlongs[j] = -1
         return {"state": state, "bstate": zeros((K + self.n_unpenalized) * INTERCEPT_FIELDS),
@@ -395,7 +400,7 @@ cdef class Learner:
     cdef _attach(self, dict saved):
         """Point the context at the saved arrays (fresh buffers, or NumPy arrays from a
         pickle or a model file) and at fresh scratch space."""
-        arrays = {name: a if isinstance(a, array.array) else
+        arrays = {name: a if isinstance(a, (array.array, ZeroPages)) else
                   np.require(a, requirements=["C", "W"]).reshape(-1) for name, a in saved.items()}
         if "bavg" not in arrays:    # (a pickle or a model file without the averaged sums: none yet)
             arrays["bavg"] = zeros((self.n_outputs + self.n_unpenalized) if self.c.params.average_from else 0)
@@ -542,6 +547,13 @@ cdef class Learner:
                 c.arrays.avg_history[AVG_FIELDS * i + f] = h[AVG_SAVED_FIELDS * i + f]
             if i:
                 history_prefix(c.arrays.avg_history, i)
+
+    @property
+    def state_on_touch(self):
+        """Whether the state's memory is taken page by page as training first touches
+        its features (`pages.ZeroPages`: a large state whose untouched rows are zeros),
+        rather than all at once."""
+        return isinstance(self.arrays["state"], ZeroPages)
 
     def saved_arrays(self):
         """What a pickle or a model file keeps of the state, without copies and

@@ -145,7 +145,8 @@ class _Sizing:
             learner = self.model.learner
             size = sum(len(a) * a.itemsize for a, _ in learner.saved_arrays().values())
             if size > NOTE_BYTES and not self.model.quiet:
-                print(f"fastprox: note: the model's state for {learner.n_features} features takes "
-                      f"{readable_size(size)} of memory ({why}); hash the features into fewer buckets "
-                      f"(--hash-bits) to shrink it", file=sys.stderr)
+                takes = (f"reserves {readable_size(size)} of memory, taken page by page as training touches "
+                         f"its features" if learner.state_on_touch else f"takes {readable_size(size)} of memory")
+                print(f"fastprox: note: the model's state for {learner.n_features} features {takes} ({why}); "
+                      f"hash the features into fewer buckets (--hash-bits) to shrink it", file=sys.stderr)
         return False
