@@ -49,7 +49,7 @@ _OPTIONS = {"n_features": "--n-features", "random_state": "--seed", "groups": "-
 
 _CSV = re.compile(r"multi-label row \(label '([^']*)'\) is not supported; give one label per line")
 _VW = re.compile(r"(feature|label|index|value) '[^']*\|[^']*'")
-_TOO_LARGE = re.compile(r"(index '[^']*' is too large \(at most \d+\))")
+_TOO_LARGE = re.compile(r"(index '[^']*' is too large \(at most \d+\); renumber the features below that)")
 
 
 def reworded(message, command="train"):
@@ -67,7 +67,9 @@ def reworded(message, command="train"):
     if _VW.search(message):     # the reader's advice on LIBSVM's syntax, replaced
         message = (message.split(";")[0] + ": this looks like Vowpal Wabbit's text format ('|'), "
                    "not LIBSVM text (LABEL INDEX:VALUE ...): give --format vw")
-    message = _TOO_LARGE.sub(r"\1; give --hash-bits B to hash such ids into 2^B buckets", message)
+    message = _TOO_LARGE.sub(r"\1 (--hash-bits hashes the indices up to it, no larger), or write them "
+                             r"as Vowpal Wabbit feature names, which --format vw hashes whatever their length",
+                             message)
     return _named(message, *_NAMES)
 
 
