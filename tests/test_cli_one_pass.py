@@ -187,13 +187,21 @@ def test_hash_bits_equal_hashing_then_training(data, tmp_path, capsys):
 
 
 def test_huge_ids_hash(tmp_path, capsys):
-    """64-bit ids (beyond any model) train with --hash-bits; without, the error names it."""
+    """64-bit ids (beyond any model) train with --hash-bits; an index beyond 2^63 - 2 is
+    read by no option, hashed or not: the error says to renumber the features or write
+    them as VW names (it used to advise --hash-bits, which refused it the same way)."""
     path = tmp_path / "ids.svm"
     path.write_text("1 9223372036854775000:1\n-1 12:1 4611686018427387904:2\n")
     assert run(capsys, "train", path, "--hash-bits", 10, "--quiet")[0] == 0
-    path.write_text("1 99999999999999999999:1\n")
-    status, _, err = run(capsys, "train", path, "--quiet")
-    assert status == 1 and "give --hash-bits B to hash such ids into 2^B buckets" in err
+    for index in ("9223372036854775807", "99999999999999999999"):
+        path.write_text(f"1 {index}:1\n")
+        for hashing in ((), ("--hash-bits", 10)):
+            status, _, err = run(capsys, "train", path, *hashing, "--quiet")
+            assert status == 1 and f"index '{index}' is too large" in err
+            assert "give --hash-bits" not in err and "renumber the features" in err and "--format vw" in err
+    vw = tmp_path / "ids.vw"
+    vw.write_text("1 | 99999999999999999999:1\n-1 | 12:1\n")
+    assert run(capsys, "train", vw, "--format", "vw", "--quiet")[0] == 0
 
 
 def per_row_losses(X, y, **params):

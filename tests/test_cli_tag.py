@@ -358,3 +358,25 @@ def test_info_describes_tagger_and_parser_files(tmp_path, capsys):
     assert status == 0 and out.splitlines()[1].startswith("  model      DependencyParser(")
     assert re.fullmatch(r"  input      CoNLL-U, \d+ templates", out.splitlines()[-1])
 
+
+
+@pytest.mark.parametrize("command, advice", [("tag", "a smaller --bits, or a larger --min-count"),
+                                             ("parse", "a smaller --bits")])
+def test_out_of_memory_advises_the_commands_own_options(tmp_path, capsys, monkeypatch, command, advice):
+    """A MemoryError while training (tag train --bits 40 asks NumPy for 4.75 TiB) was
+    worded as train's: 'hash them into fewer buckets) or a smaller --chunk-rows', an
+    option tag and parse do not have; each now names its own."""
+    from fastprox.structured import _estimator
+
+    def refuse(self, data, incremental):
+        raise MemoryError("Unable to allocate 4.75 TiB for an array with shape (652835028992,) and data type int64")
+
+    monkeypatch.setattr(_estimator.StructuredEstimator, "_training", refuse)
+    data = conll(tmp_path / "train.txt") if command == "tag" else str(tmp_path / "train.conllu")
+    if command == "parse":
+        (tmp_path / "train.conllu").write_text("1\tHe\the\tPRON\tPRP\t_\t2\tnsubj\t_\t_\n"
+                                               "2\tsat\tsit\tVERB\tVBD\t_\t0\troot\t_\t_\n\n")
+    argv = [command, "train", data] + (["--format", "conll"] if command == "tag" else [])
+    status, _, err = run(capsys, *argv, "--model", str(tmp_path / "m.model"), "--quiet")
+    assert status == 1 and "out of memory (Unable to allocate 4.75 TiB" in err
+    assert advice in err and "--chunk-rows" not in err

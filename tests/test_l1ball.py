@@ -140,3 +140,50 @@ def test_coef_is_the_state_training_continues_from():
     with pytest.raises(AttributeError, match="coef_ is read from the ball's state"):
         model.coef_ = np.zeros((1, X.shape[1]))
     np.testing.assert_array_equal(model.decision_function(X), before)
+
+
+def test_partial_fits_from_threads_take_turns_and_reads_see_whole_steps():
+    """Four threads' partial_fit of the same rows at once, while a fifth pickles and
+    predicts: each call must run alone (any order then gives the model of four calls
+    in a row), and each read see a model between two steps. Before, the calls
+    interleaved their rows (every row counted in t_, the model another's) and
+    pickles could pair one step's ball with another's intercept."""
+    import pickle
+    import threading
+    X, y = separable(n=200, d=30, seed=1)
+    for repeat in range(2):
+        shared = L1BallClassifier(radius=2.0).partial_fit(X[:10], y[:10], classes=["ham", "spam"])
+        serial = L1BallClassifier(radius=2.0).partial_fit(X[:10], y[:10], classes=["ham", "spam"])
+        for _ in range(4):
+            serial.partial_fit(X, y)
+        start, done, snapshots = threading.Barrier(5), threading.Event(), []
+
+        def train():
+            start.wait()
+            shared.partial_fit(X, y)
+
+        def read():
+            start.wait()
+            while not done.is_set():
+                snapshots.append(pickle.loads(pickle.dumps(shared)))
+                shared.predict(X[:5])
+
+        threads = [threading.Thread(target=train) for _ in range(4)] + [threading.Thread(target=read)]
+        for thread in threads:
+            thread.start()
+        for thread in threads[:4]:
+            thread.join()
+        done.set()
+        threads[4].join()
+        assert shared.t_ == serial.t_ == 10 + 4 * X.shape[0]
+        np.testing.assert_array_equal(shared.coef_, serial.coef_)
+        np.testing.assert_array_equal(shared.intercept_, serial.intercept_)
+        for snapshot in snapshots[::max(1, len(snapshots) // 8)]:    # a step of the serial run
+            replay = L1BallClassifier(radius=2.0).partial_fit(X[:10], y[:10], classes=["ham", "spam"])
+            rows = snapshot.t_ - 10
+            for _ in range(rows // X.shape[0]):
+                replay.partial_fit(X, y)
+            if rows % X.shape[0]:
+                replay.partial_fit(X[:rows % X.shape[0]], y[:rows % X.shape[0]])
+            np.testing.assert_array_equal(snapshot.coef_, replay.coef_)
+            np.testing.assert_array_equal(snapshot.intercept_, replay.intercept_)

@@ -134,6 +134,19 @@ def test_refuses_what_it_cannot_store(tmp_path):
         save_model(object(), tmp_path / "m")
 
 
+def test_another_estimator_is_refused_with_the_way_to_save_it(tmp_path):
+    """save_model of a structured estimator or L1BallClassifier named neither the
+    function that saves it nor pickle: the message now names it."""
+    from fastprox import L1BallClassifier
+    from fastprox.structured import DependencyParser, SequenceTagger
+    for est, way in [(SequenceTagger(), "save it with fastprox.structured.tagger.save_tagger"),
+                     (DependencyParser(), "save it with fastprox.structured.parser.save_parser"),
+                     (L1BallClassifier(), r"pickle it \(pickle.dump, joblib.dump\)")]:
+        with pytest.raises(ValueError, match=f"not {type(est).__name__}: {way}"):
+            save_model(est, tmp_path / "m")
+        assert not (tmp_path / "m").exists()
+
+
 def members_of(path):
     """A model file's members as arrays (read by NumPy: the tests' own files)."""
     with np.load(path) as npz:

@@ -240,3 +240,45 @@ def test_cost_grows_like_s_log_n():
     n = 2**16
     ratio = visits_per_add(n, 2 * s, rng) / visits_per_add(n, s, rng)
     assert 1.8 <= ratio <= 2.2, ratio
+
+
+_SHARED_BALL = """
+import threading
+import numpy as np
+from fastprox.projection import SparseL1Ball
+
+n, threads, steps = 400, 4, 1500
+wide = SparseL1Ball(np.zeros(n), 1e9)       # never projects: w is the sum of every add
+tight = SparseL1Ball(np.zeros(n), 2.0)      # projects at nearly every add
+start = threading.Barrier(threads)
+
+def work(k):
+    rng = np.random.default_rng(k)
+    start.wait()
+    for _ in range(steps):
+        indices = rng.choice(n, 30, replace=False)
+        for ball in (wide, tight):
+            ball.add(indices, np.ones(30))
+            ball.dot(indices, np.ones(30))
+        if _ % 100 == 0:
+            tight.to_dense(), tight.copy(), tight.nnz
+
+workers = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
+for w in workers:
+    w.start()
+for w in workers:
+    w.join()
+assert wide.to_dense().sum() == threads * steps * 30, wide.to_dense().sum()
+tight._check_invariants()
+print("whole")
+"""
+
+
+def test_a_ball_shared_between_threads_loses_no_add_and_stays_a_tree():
+    """add runs without the GIL: threads adding to one ball at once interleaved their
+    treap splits and joins (a segfault within a few hundred adds); each call now holds
+    the ball's lock. Run in a child process, which a crash cannot take the tests with."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", _SHARED_BALL], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "whole", (done.returncode, done.stderr[-2000:])

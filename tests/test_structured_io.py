@@ -167,6 +167,41 @@ def test_text_that_is_not_utf8_or_binary(tmp_path):
     assert error(lambda: read_conll(path, ("w", "pos", "y"), "y")).startswith(f"{path}:1: NUL byte")
 
 
+class _Endless(io.RawIOBase):
+    """A stream of ``byte`` without end (``/dev/zero``, ``yes | tr -d '\\n'``) after
+    ``head``, that fails the test once more than ``budget`` bytes are read from it."""
+
+    def __init__(self, head, byte, budget):
+        self.head, self.byte, self.left = head, byte, budget
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        assert self.left > 0, "read past the line bound: the reader holds an endless line"
+        n = min(len(buffer), self.left)
+        data = (self.head + self.byte * n)[:n]
+        self.head = self.head[n:]
+        buffer[:n] = data
+        self.left -= n
+        return n
+
+
+@pytest.mark.parametrize("byte, problem", [(b"a", "line longer than 4096 bytes"), (b"\x00", "NUL byte")])
+@pytest.mark.parametrize("read", [lambda s: read_conll(s, ("w", "pos", "y"), "y"), read_conllu, read_crfsuite])
+def test_an_endless_line_is_refused_at_the_bound(monkeypatch, byte, problem, read):
+    """The structured readers held a line however long, as the LIBSVM and VW readers
+    do not: ``tag train --format conll /dev/zero`` grew to the memory's end (2.7 GB
+    under a 3 GB limit, then 'out of memory ... --chunk-rows'). A line longer than
+    the bound (MAX_LINE_BYTES, as theirs) is refused with its line and what it means."""
+    from fastprox.structured.io import lines
+    monkeypatch.setattr(lines, "MAX_LINE_BYTES", 4096)
+    monkeypatch.setattr(lines, "PIECE_BYTES", 1000)
+    stream = io.BufferedReader(_Endless(b"a A x\n" if read is not read_conllu else b"# c\n", byte, 1 << 20))
+    message = error(lambda: list(read(stream)))
+    assert message.startswith("<stream>:2: ") and problem in message
+
+
 def test_conll2000_round_trip(shared_structured, tmp_path):
     (train,) = shared_structured("conll2000/train.txt")
     seqs = list(read_conll(train, ("w", "pos", "y"), "y"))

@@ -230,6 +230,22 @@ def test_a_fit_inside_a_read_of_the_same_model_raises():
         assert est.predict(X).shape == (100,)        # a read inside a read runs at once
 
 
+def test_a_shallow_copy_has_a_lock_of_its_own():
+    """copy.copy kept the original's ModelLock in the copy's __dict__: the two models
+    took turns with each other's calls, and fitting the copy inside a read of the
+    original raised 'reads the same model'. A copy is another model, with its own
+    lock (as a deep copy, a pickle and the structured estimators' copies are)."""
+    import copy
+    from fastprox._concurrency import lock_of
+    X, y = stream("fobos-l1", n=100)
+    for est in (estimator("fobos-l1").fit(X, y), estimator("fobos-l1").partial_fit(X, y, classes=[-1, 1])):
+        lock_of(est)
+        twin = copy.copy(est)
+        with lock_of(est).reading():
+            twin.partial_fit(X, y)
+        assert lock_of(twin) is not lock_of(est) and twin.t_ == est.t_ + 100
+
+
 def test_pickles_during_a_multi_pass_warm_fit_are_completed_steps(references):
     """Pickles taken during a warm-started fit of three passes are models of a pause
     (65,536 rows into a pass) or of a pass's end, with t_ their kernel's steps."""

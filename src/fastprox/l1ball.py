@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from fastprox._concurrency import lock_of
 from fastprox._core import model_array
 from fastprox._docstrings import sharing
 from fastprox._sklearn_names import NamedParameters, checking_names
@@ -25,6 +26,11 @@ _SCHEDULES = {
     "invsqrt": lambda eta0, t: eta0 / np.sqrt(t),
     "inv": lambda eta0, t: eta0 / t,
 }
+
+#: Rows stepped between two pauses of a training call, where the reads waiting are
+#: served (as the structured estimators' PAUSE_EXAMPLES): a pause at every row would
+#: hand the model over to a reader, and back, once a row.
+PAUSE_ROWS = 1024
 
 # d loss(p, y) / d p for y in {-1, +1}.
 _LOSS_DERIVATIVES = {
@@ -78,6 +84,13 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
         Steps taken since ``fit`` (one per row).
     n_iter_ : int
         Passes of the last training call (``max_iter`` after fit, 1 after partial_fit).
+
+    Notes
+    -----
+    Safe to share between threads as the other estimators are (`_concurrency`):
+    training calls take turns, and reads (predict, ``coef_``, pickling) see the
+    model after some completed step, a training call letting waiting reads in
+    every 1,024 rows and after each pass.
     """
 
     @checking_names
@@ -131,7 +144,8 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
     def _coef(self):
         """The weights `coef_` gives: a new dense copy of the ball's."""
         check_is_fitted(self)
-        return self._ball.to_dense()[np.newaxis, :]
+        with lock_of(self).reading():
+            return self._ball.to_dense()[np.newaxis, :]
 
     coef_ = model_array(_coef, "coef_", "fit starts from zero weights, partial_fit continues the trained ones",
                         """w, (1, n_features): read-only, a copy of the ball's state, which training
@@ -147,20 +161,30 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
         return np.where(y == self.classes_[1], 1.0, -1.0)
 
     def _pass(self, X, signs, order):
-        """One projected subgradient step per row, in ``order``."""
+        """One projected subgradient step per row, in ``order``, the parameters read
+        once (a set_params from another thread takes effect at the next call); every
+        PAUSE_ROWS rows and at the end, a `ModelLock.pause` serves the reads waiting."""
         dloss, step = _LOSS_DERIVATIVES[self.loss], _SCHEDULES[self.schedule]
-        b = self.intercept_[0]
-        for i in order:
+        eta0, fit_intercept, ball, pause = self.eta0, self.fit_intercept, self._ball, lock_of(self).pause
+        for done, i in enumerate(order, 1):
             start, stop = X.indptr[i], X.indptr[i + 1]
             indices, values = X.indices[start:stop], X.data[start:stop]
-            self.t_ += 1
-            eta = step(self.eta0, self.t_)
-            slope = dloss(self._ball.dot(indices, values) + b, signs[i])
+            eta = step(eta0, self.t_ + 1)
+            slope = dloss(ball.dot(indices, values) + self.intercept_[0], signs[i])
             if slope != 0.0:
-                self._ball.add(indices, -eta * slope * values)
-                if self.fit_intercept:
-                    b -= eta * slope
-        self.intercept_[0] = b
+                ball.add(indices, -eta * slope * values)
+                if fit_intercept:
+                    self.intercept_[0] -= eta * slope
+            self.t_ += 1
+            if done % PAUSE_ROWS == 0:
+                pause()
+        pause()
+
+    def _training(self, train, X, y, **kwargs):
+        """``train(X, y, **kwargs)`` as one training call: after the calls from other
+        threads that arrived before it, with no read in the middle of a step."""
+        with lock_of(self).training():
+            return train(X, y, **kwargs)
 
     def fit(self, X, y):
         """Start from w = 0 and make ``max_iter`` passes over (X, y).
@@ -177,6 +201,10 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
         self : L1BallClassifier
             The trained classifier.
         """
+        return self._training(self._fit, X, y)
+
+    def _fit(self, X, y):
+        """`fit`'s work, inside its training call."""
         self._check_params()
         rng = _shuffler(self.random_state)
         X, y = self._rows(X, y, reset=True)
@@ -201,6 +229,10 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
         self : L1BallClassifier
             The classifier, trained on the rows.
         """
+        return self._training(self._partial_fit, X, y, classes=classes)
+
+    def _partial_fit(self, X, y, classes):
+        """`partial_fit`'s work, inside its training call."""
         self._check_params()
         first = not hasattr(self, "_ball")
         if first and classes is None:
@@ -224,7 +256,19 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
             The margins.
         """
         check_is_fitted(self)
-        return np.asarray(self._rows(X) @ self._ball.to_dense()) + self.intercept_[0]
+        with lock_of(self).reading():       # the width, the weights and the intercept of one step
+            return np.asarray(self._rows(X) @ self._ball.to_dense()) + self.intercept_[0]
+
+    def __getstate__(self):
+        """The pickle's state: the model between two steps, its ball and intercept
+        copied under the read lock (pickle reads the state after this returns, when a
+        training call may have stepped on); the lock is left out, a copy gets its own."""
+        with lock_of(self).reading():
+            state = dict(super().__getstate__())
+            if "_ball" in state:
+                state["_ball"], state["intercept_"] = self._ball.copy(), self.intercept_.copy()
+        state.pop("_lock", None)
+        return state
 
     @sharing(fit)
     def predict(self, X):

@@ -164,11 +164,14 @@ class _BaseProx(NamedParameters, BaseEstimator):
 
     def __getstate__(self):
         """The pickle's state: the model at a step boundary (a snapshot of the kernel
-        taken under the read lock, `LearnerState`)."""
+        taken under the read lock, `LearnerState`); the lock is left out (copy.copy
+        would keep it, and the copy would take turns with this model), a copy gets
+        its own."""
         with lock_of(self).reading():
             state = dict(super().__getstate__())     # object.__getstate__ gives __dict__ itself
             if "_learner" in state:
                 state["_learner"] = LearnerState(self._learner.__reduce__())
+        state.pop("_lock", None)
         return state
 
     def __setstate__(self, state):

@@ -17,6 +17,8 @@ The projection of ``v`` onto ``{w : ||w||_1 <= z}`` is ``v`` itself when
 ``theta > 0`` with ``sum_i max(|v_i| - theta, 0) = z`` (signs restored, the
 problem being symmetric in each coordinate's sign; ICML 2008, Lemma 3).
 """
+import threading
+
 import numpy as np
 
 from fastprox._docstrings import sharing
@@ -226,7 +228,13 @@ cdef class SparseL1Ball:
 
     Membership is implicit: coordinate j is in the tree exactly when
     ``v_j > theta`` (``theta`` only grows between rebuilds), so the dropped
-    subtree is never visited. Attributes: ``radius``, ``n_features``,
+    subtree is never visited.
+
+    Safe to share between threads: ``add`` runs without the GIL, so each call
+    that reads or changes the tree holds the ball's own lock (two ``add`` at
+    once would interleave their splits and joins into a cycle or a lost
+    subtree, and a ``dot``, ``to_dense`` or pickle beside an ``add`` would read
+    a tree half-way through one). Attributes: ``radius``, ``n_features``,
     ``theta`` (the lazy shift), ``nnz``, and ``n_node_visits``, the number of
     tree nodes visited so far, so that tests can check the O(s log n) cost
     without timing.
@@ -242,6 +250,10 @@ cdef class SparseL1Ball:
     cdef uint64_t rng
     cdef long long visits
     cdef object _buffers
+    cdef object _mutex          # held by every call that reads or changes the tree
+
+    def __cinit__(self):
+        self._mutex = threading.Lock()
 
     def __init__(self, w, radius, seed=0):
         self.radius = _check_radius(radius)
@@ -503,10 +515,11 @@ cdef class SparseL1Ball:
         if not self._sums_stay_finite(v):
             raise ValueError("the l1-norm of w + values could overflow (its bound exceeds the largest float); "
                              "rescale the values and the radius together")
-        with nogil:
-            self._add(i, v)
-        if self.theta > REBUILD_SHIFT_RADII * self.radius:
-            self._build(self.to_dense())
+        with self._mutex:
+            with nogil:
+                self._add(i, v)
+            if self.theta > REBUILD_SHIFT_RADII * self.radius:
+                self._build(self._dense())
 
     def dot(self, indices, values):
         """<w, x> for the sparse x with x[indices] = values, in O(s)."""
@@ -515,13 +528,19 @@ cdef class SparseL1Ball:
         cdef const double[::1] v = val
         cdef double total = 0.0
         cdef Py_ssize_t k
-        with nogil:
-            for k in range(i.shape[0]):
-                total += v[k] * self._weight(i[k])
+        with self._mutex:
+            with nogil:
+                for k in range(i.shape[0]):
+                    total += v[k] * self._weight(i[k])
         return total
 
     def to_dense(self):
         """w as a new float64 array, O(n)."""
+        with self._mutex:
+            return self._dense()
+
+    cdef _dense(self):
+        """w as a new float64 array (the caller holds the lock)."""
         out = np.empty(self.n_features)
         cdef double[::1] o = out
         cdef Py_ssize_t j
@@ -540,14 +559,16 @@ cdef class SparseL1Ball:
         would, bit for bit. A ball rebuilt from ``to_dense()`` would not: its keys
         |w_j| + theta and its subtree sums round differently."""
         cdef Py_ssize_t n = self.n_features + 1
-        return _restored_ball, (self.radius, self.theta, self.root, self.rng, self.visits,
-                                np.asarray(<Node[:n]> self.nodes).copy(),
-                                np.asarray(<signed char[:n]> self.sgn).copy())
+        with self._mutex:
+            return _restored_ball, (self.radius, self.theta, self.root, self.rng, self.visits,
+                                    np.asarray(<Node[:n]> self.nodes).copy(),
+                                    np.asarray(<signed char[:n]> self.sgn).copy())
 
     @property
     def nnz(self):
         """Number of non-zero coordinates of w (the nodes in the tree)."""
-        return self.nodes[self.root].size
+        with self._mutex:
+            return self.nodes[self.root].size
 
     @property
     def n_node_visits(self):

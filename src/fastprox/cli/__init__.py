@@ -119,7 +119,7 @@ def main(argv=None):
     except ValueError as e:             # ModelTooLarge too: its message names the size
         return _fail(_reworded(str(e), command))
     except MemoryError as e:
-        return _fail(_reworded(_out_of_memory(e), command))
+        return _fail(_reworded(_out_of_memory(e, command), command))
     except ImportError as e:
         return _fail(_missing(e))
     except KeyboardInterrupt:
@@ -199,16 +199,22 @@ def _parse(command, argv):
             gc.enable()
 
 
-def _out_of_memory(error):
+#: What each command can do about a MemoryError (tag and parse have no --chunk-rows:
+#: they hold their data; their model's width is --bits, or tag's vocabulary).
+_LESS_MEMORY = {"tag": "use fewer features (a smaller --bits, or a larger --min-count for a vocabulary)",
+                "parse": "use fewer features (a smaller --bits)"}
+
+
+def _out_of_memory(error, command):
     """The line for a MemoryError: its message when it says what ran out of memory
     (the reader's, train's), else "out of memory" with NumPy's detail (the size it
-    could not allocate) if any, and the usual fixes."""
+    could not allocate) if any, and the fixes ``command`` offers."""
     message = str(error)
     if "memory" in message:
         return message
     detail = f" ({message})" if message else ""
-    return (f"out of memory{detail}; use fewer features (hash them into fewer buckets) "
-            f"or a smaller --chunk-rows")
+    return f"out of memory{detail}; " + _LESS_MEMORY.get(
+        command, "use fewer features (hash them into fewer buckets) or a smaller --chunk-rows")
 
 
 def _output_closed():

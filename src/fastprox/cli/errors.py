@@ -50,7 +50,7 @@ _OPTIONS = {"n_features": "--n-features", "random_state": "--seed", "groups": "-
 
 _CSV = re.compile(r"multi-label row \(label '([^']*)'\) is not supported; give one label per line")
 _VW = re.compile(r"(feature|label|index|value) '[^']*\|[^']*'")
-_TOO_LARGE = re.compile(r"(index '[^']*' is too large \(at most \d+\))")
+_TOO_LARGE = re.compile(r"(index '[^']*' is too large \(at most \d+\); renumber the features below that)")
 #: The LIBSVM reader's syntax errors that a file of tokens (`_token_table`) gives.
 _SYNTAX = re.compile(r"(?P<source>.+?):\d+: (label '[^']*' is not a number|feature '[^']*' has no ':')")
 #: What a file of tokens is, and the command that reads it (`_token_table`'s kinds).
@@ -82,7 +82,9 @@ def reworded(message, command="train"):
     elif (syntax := _SYNTAX.match(message)) and (kind := _token_table(syntax.group("source"))):
         what, fix = _TOKEN_TABLES[kind]
         message = f"{message.split(';')[0]}: this looks like {what}, not LIBSVM text (LABEL INDEX:VALUE ...): {fix}"
-    message = _TOO_LARGE.sub(r"\1; give --hash-bits B to hash such ids into 2^B buckets", message)
+    message = _TOO_LARGE.sub(r"\1 (--hash-bits hashes the indices up to it, no larger), or write them "
+                             r"as Vowpal Wabbit feature names, which --format vw hashes whatever their length",
+                             message)
     return _named(message, *_NAMES)
 
 

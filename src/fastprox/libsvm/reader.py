@@ -431,7 +431,8 @@ _MESSAGES = {
     Error.ERR_NEGATIVE_INDEX: "negative index {}; indices must be 0 or more",
     Error.ERR_ZERO_INDEX: "index 0 in a one-based file; pass zero_based=True (or 'auto') "
                           "if the file's indices start at 0",
-    Error.ERR_INDEX_OVERFLOW: "index {} is too large (at most %d)" % MAX_INDEX,
+    Error.ERR_INDEX_OVERFLOW: "index {} is too large (at most %d); renumber the features "
+                              "below that" % MAX_INDEX,
     Error.ERR_DUPLICATE: "duplicate index {}; each index may appear once per row, "
                          "in strictly increasing order",
     Error.ERR_DECREASING: "index {} is smaller than the index before it; sort each row's "

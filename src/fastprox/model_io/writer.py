@@ -19,6 +19,11 @@ from .checks import strings
 from .format import CLASS_NAMES, FORMAT, LEARNER_ARGS, SCALARS, SPECIAL, VERSION, estimator_classes
 from .header import check_header
 
+#: How the estimators save_model does not save are saved.
+_SAVED_BY = {"SequenceTagger": "save it with fastprox.structured.tagger.save_tagger",
+             "DependencyParser": "save it with fastprox.structured.parser.save_parser"}
+
+
 def save_model(est, path):
     """Write the fitted estimator ``est`` to a model file at ``path``, atomically.
 
@@ -46,7 +51,8 @@ def save_model(est, path):
     """
     name = type(est).__name__
     if estimator_classes().get(name) is not type(est):
-        raise ValueError(f"save_model saves ProxClassifier and ProxRegressor, not {name}.")
+        way = _SAVED_BY.get(name, "pickle it (pickle.dump, joblib.dump)")
+        raise ValueError(f"save_model saves ProxClassifier and ProxRegressor, not {name}: {way}.")
     from sklearn.utils.validation import check_is_fitted  # loaded already: est is an estimator
     from .._concurrency import lock_of
     check_is_fitted(est, "t_")
