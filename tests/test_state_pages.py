@@ -46,6 +46,16 @@ def test_a_large_state_trains_the_bits_of_a_small_one():
         assert len(state) == WIDE * 3 and not state[300:].any()
 
 
+def test_a_large_model_reads_as_the_bits_of_a_small_one():
+    """coef of 2^25 features (a 256 MiB array: calloc'd, its zeros unwritten) holds the
+    small learner's weights bit for bit and zeros beyond; a model file read back keeps
+    its state calloc'd."""
+    wide, narrow = trained(1 << 25), trained(100)
+    coef = wide.coef()
+    assert coef.shape == (1, 1 << 25) and not coef.flags.writeable
+    assert coef[:, :100].tobytes() == narrow.coef().tobytes() and not coef[:, 100:].any()
+
+
 def test_a_state_stamped_at_other_origins_is_zeroed_at_once():
     """Scalar FOBOS under l2 stamps every row with P = 1: its state is written at once
     (`buffers.LAZY_BYTES` leaves such states eager), and trains as before."""
@@ -80,3 +90,12 @@ def test_a_state_of_2_to_the_28_features_takes_the_pages_training_touches(tmp_pa
     assert peak_kb < 400 * 1024, peak_kb           # the state alone: 6 GiB
     assert any("features reserves 6.0 GiB of memory, taken page by page as training touches its features"
                in line for line in lines), lines
+    # predicting with it reads its weights (2 GiB as a dense array) as the pages it touched
+    script = script.replace(repr([str(a) for a in command[command.index("train"):]]),
+                            repr(["predict", str(tmp_path / "m"), str(data), "--out", str(tmp_path / "p")]))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    status, peak_kb = map(int, done.stderr.splitlines()[-1].split())
+    assert status == 0 and len((tmp_path / "p").read_text().splitlines()) == 300, done.stderr
+    assert peak_kb < 400 * 1024, peak_kb           # (before: 4.2 GB)
+    from fastprox.model_io.loader import read_model
+    assert read_model(tmp_path / "m").learner.state_on_touch

@@ -46,13 +46,15 @@ AdaGrad in closed form (``_kernel/rules/adagrad.pxd``), the dual rules need no c
 (``_kernel/rules/dual.pxd``), the group penalties keep stamps per group (``_kernel/groups/groups.pxd``).
 
 The state and the scratch space are the standard library's ``array.array``
-buffers, so that training (the command line's ``train``) needs no NumPy;
-reading the model (`coef`, `intercept`, pickling) returns NumPy arrays.
+buffers (a large state: ``_kernel/base/pages.ZeroPages``, whose pages are taken as
+training touches them), so that training (the command line's ``train``) needs no
+NumPy; reading the model (`coef`, `intercept`, pickling) returns NumPy arrays.
 """
 from cpython cimport array
 import array as pyarray
 import copy as pycopy
 
+from libc.math cimport signbit
 from libc.string cimport memcpy
 from libc.stdint cimport uint64_t
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS, PyBUF_FORMAT
@@ -401,7 +403,7 @@ cdef class Learner:
         """Point the context at the saved arrays (fresh buffers, or NumPy arrays from a
         pickle or a model file) and at fresh scratch space."""
         arrays = {name: a if isinstance(a, (array.array, ZeroPages)) else
-                  np.require(a, requirements=["C", "W"]).reshape(-1) for name, a in saved.items()}
+                  _pages_of(a) or np.require(a, requirements=["C", "W"]).reshape(-1) for name, a in saved.items()}
         if "bavg" not in arrays:    # (a pickle or a model file without the averaged sums: none yet)
             arrays["bavg"] = zeros((self.n_outputs + self.n_unpenalized) if self.c.params.average_from else 0)
         n_groups = (self.capacity if self.c.params.grouped and self.groups is None
@@ -697,19 +699,26 @@ cdef class Learner:
         """The exact eager model w_{T+1} as a read-only (K, d) array, materialized once
         per step count; the state is left untouched. ``averaged``: the averaged
         iterate's weights instead, the mean of the iterates after steps a .. t
-        (`average`; the last iterate before step a)."""
+        (`average`; the last iterate before step a). An array of LAZY_BYTES or more is
+        calloc'd (`pages.ZeroPages`) and its zeros left unwritten: a model of 2^27
+        hashed features that training touched a few thousand of reads as a few pages."""
         cdef double[:, ::1] out
         cdef Py_ssize_t j
         cdef int k
+        cdef double v
         cdef Ctx c = self.c
         cdef array.array block, work, block_beta
+        cdef bint on_touch = (<size_t>c.params.n_outputs * c.params.n_features * sizeof(double)
+                              >= LAZY_BYTES)
         if averaged and not c.params.average_from:
             raise ValueError("this learner keeps no averaged iterate; build it with average >= 1.")
         if averaged and self._avg_coef_t == c.cursor.t and self._avg_coef is not None:
             return self._avg_coef
         if not averaged and self._coef_t == c.cursor.t and self._coef is not None:
             return self._coef
-        out = np.zeros((c.params.n_outputs, c.params.n_features))
+        out = (np.frombuffer(ZeroPages(c.params.n_outputs * c.params.n_features)).reshape(
+                   c.params.n_outputs, c.params.n_features) if on_touch
+               else np.zeros((c.params.n_outputs, c.params.n_features)))
         if c.params.grouped:       # scratch of its own: a read never writes a training call's
             block, block_beta = zeros(len(self.arrays["block"])), zeros(len(self.arrays["block"]))
             work = zeros(len(self.arrays["work"]))
@@ -722,7 +731,9 @@ cdef class Learner:
             else:
                 for j in range(c.params.n_features):
                     for k in range(c.params.n_outputs):
-                        out[k, j] = averaged_entry(&c, j, k) if averaged else current(&c, j, k)
+                        v = averaged_entry(&c, j, k) if averaged else current(&c, j, k)
+                        if not on_touch or v != 0.0 or signbit(v):    # (-0.0 written: its bits)
+                            out[k, j] = v
         result = np.asarray(out)
         result.flags.writeable = False
         if averaged:
@@ -903,6 +914,16 @@ cdef class Learner:
                                             all_rows, unit, batch_size, pause)
         finally:
             self.training = False
+
+def _pages_of(a):
+    """The `ZeroPages` that the NumPy array ``a`` views whole (the model files'
+    reader writes a learner's own state through such a view), else None."""
+    base = a
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    base = base.obj if isinstance(base, memoryview) else base
+    return base if isinstance(base, ZeroPages) and len(base) == np.size(a) else None
+
 
 cdef struct Pass:
     # One call's pass over its rows: what `fit_csr` sets up for the loop (`run_pass`),
