@@ -187,3 +187,19 @@ def test_partial_fits_from_threads_take_turns_and_reads_see_whole_steps():
                 replay.partial_fit(X[:rows % X.shape[0]], y[:rows % X.shape[0]])
             np.testing.assert_array_equal(snapshot.coef_, replay.coef_)
             np.testing.assert_array_equal(snapshot.intercept_, replay.intercept_)
+
+
+def test_a_radius_changed_between_partial_fits_is_refused():
+    """set_params(radius=...) between partial_fit calls was silently ignored (the ball
+    keeps the radius it was made with): the model went on in the old ball. It is refused
+    now, as ProxClassifier refuses a changed kernel parameter, and fit takes the new one."""
+    X, y = separable()
+    model = L1BallClassifier(radius=1.0, random_state=0).partial_fit(X[:200], y[:200], classes=np.unique(y))
+    before = model.coef_.copy()
+    model.set_params(radius=0.5)
+    with pytest.raises(ValueError, match=r"radius=0.5 but its ball was made with radius=1.0; fit anew, or "
+                                         r"set_params\(radius=1.0\)"):
+        model.partial_fit(X[200:], y[200:])
+    np.testing.assert_array_equal(model.coef_, before)
+    assert np.abs(model.fit(X, y).coef_).sum() <= 0.5 + 1e-12
+    model.set_params(radius=0.5).partial_fit(X[200:], y[200:])

@@ -242,6 +242,10 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
             self._start(X.shape[1], classes)
         elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
             raise ValueError(f"classes={classes!r} differs from the classes of the first call, {self.classes_!r}.")
+        elif self.radius != self._ball.radius:     # (the ball keeps the radius it was made with)
+            raise ValueError(f"cannot continue training the model: radius={self.radius!r} but its ball was made "
+                             f"with radius={self._ball.radius!r}; fit anew, or set_params(radius="
+                             f"{self._ball.radius!r}) to continue.")
         self._pass(X, self._signs(y), range(X.shape[0]))
         self.n_iter_ = 1
         return self
