@@ -45,6 +45,24 @@ int main(void)
                 fprintf(stderr, "input %d: l2's catch-up is not soft(w P / P_s, 0)\n", i);
                 return 1;
             }
+            /* the margin loop's step over the entries as they were (both, then e alone) */
+            double em[3] = {fabs(x[4]) + 1e-3, x[5], x[0]}, fm[3] = {fabs(x[6]), x[7], x[1]};
+            fastprox_top top = fastprox_top_start(fabs(x[8]));
+            double acc = fastprox_scalar_margin2(x[6], em + 2 - n_row, fm + 2 - n_row, n_row, off_Q, fabs(x[8]),
+                                                 x[3], x[2], x[4], 1, &top);
+            acc = fastprox_scalar_margin2(acc, fm + 2 - n_row, fm + 2 - n_row, n_row, off_Q, fabs(x[8]), x[3],
+                                          x[5], x[5], 0, &top);
+            double ec[3] = {fabs(x[4]) + 1e-3, x[5], x[0]}, fc[3] = {fabs(x[6]), x[7], x[1]};
+            fastprox_pair wc = fastprox_scalar_catch_up2(ec + 2 - n_row, fc + 2 - n_row, n_row, off_Q, fabs(x[8]), x[3]);
+            double dot = x[6] + wc.a * x[2];
+            dot += wc.b * x[4];
+            dot += fastprox_scalar_catch_up2(fc + 2 - n_row, fc + 2 - n_row, n_row, off_Q, fabs(x[8]), x[3]).a * x[5];
+            if (bits(dot) != bits(acc) || bits(ec[2]) != bits(em[2]) || bits(fc[2]) != bits(fm[2])) {
+                fprintf(stderr, "input %d: the margin's step is not the catch-up and the terms\n", i);
+                return 1;
+            }
+            printf(" %llx %llx %llx %llx", bits(acc), bits(em[2]), bits(fm[2]),
+                   bits(isfinite(x[2]) && isfinite(x[4]) && isfinite(x[5]) ? fastprox_top_max(top) : 0.0));
             memcpy(es2, es, sizeof es);
             memcpy(fs2, fs, sizeof fs);
             fastprox_scalar_step2(es + 2 - n_row, fs + 2 - n_row, n_row, off_Q, x[2], x[3], x[5],

@@ -125,6 +125,41 @@ static inline fastprox_pair fastprox_scalar_catch_up2(double *e, double *f, int 
     f[n_row] = r.b;
     return r;
 }
+/* The margin loop's running largest |x| (`fastprox_scalar_margin2`): two lanes, each the
+   largest of the values it saw, their largest at the end (`fastprox_top_max`). */
+typedef __m128d fastprox_top;
+static inline fastprox_top fastprox_top_start(double m)
+{
+    return _mm_set1_pd(m);
+}
+static inline double fastprox_top_max(fastprox_top top)
+{
+    return _mm_cvtsd_f64(_mm_max_sd(top, _mm_unpackhi_pd(top, top)));
+}
+/* A margin loop's step over entries e, f of values (xe, xf) (`two`; else e alone: f = e,
+   xf = xe): their catch-up (`fastprox_scalar_catch_up2`'s, its weights stored from the
+   vector), acc + w_e xe, then + w_f xf if `two` (their products in one instruction, added in
+   row order), returned, and |xe|, |xf| into *top. The largest |x| is exact where the
+   values are finite, the only case it is read in: a NaN or infinite value makes the
+   margin non-finite, which refuses the row whatever it is (`gradients.refused`). */
+static inline double fastprox_scalar_margin2(double acc, double *e, double *f, int n_row, int off_Q, double P,
+                                             double Q, double xe, double xf, int two, fastprox_top *top)
+{
+    __m128d x = _mm_set_pd(xf, xe), w = _mm_set_pd(f[n_row], e[n_row]);
+    if (n_row > 0) {
+        w = _mm_mul_pd(w, _mm_div_pd(_mm_set1_pd(P), _mm_set_pd(f[0], e[0])));
+        if (off_Q >= 0)
+            w = fastprox_soft2(w, _mm_mul_pd(_mm_set1_pd(P), _mm_sub_pd(_mm_set1_pd(Q), _mm_set_pd(f[off_Q], e[off_Q]))));
+        _mm_storel_pd(e + n_row, w);
+        _mm_storeh_pd(f + n_row, w);
+    }
+    *top = _mm_max_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), x), *top);
+    x = _mm_mul_pd(w, x);
+    acc += _mm_cvtsd_f64(x);
+    if (two)
+        acc += _mm_cvtsd_f64(_mm_unpackhi_pd(x, x));
+    return acc;
+}
 /* `fastprox_prox2` of both lanes with threshold a as `prox` (`fastprox_prox_mode`, a
    constant at each call) says: FASTPROX_PROX_FULL computes it; FASTPROX_PROX_SCALE only
    its division by 1 + a (1 - rho1), where a rho1 is 0 (l2: soft(v, 0) is v, bit for bit,
@@ -361,6 +396,27 @@ static inline fastprox_pair fastprox_scalar_catch_up2(double *e, double *f, int 
     e[n_row] = w.a;
     f[n_row] = w.b;
     return w;
+}
+typedef double fastprox_top;
+static inline fastprox_top fastprox_top_start(double m)
+{
+    return m;
+}
+static inline double fastprox_top_max(fastprox_top top)
+{
+    return top;
+}
+static inline double fastprox_scalar_margin2(double acc, double *e, double *f, int n_row, int off_Q, double P,
+                                             double Q, double xe, double xf, int two, fastprox_top *top)
+{
+    fastprox_pair w = fastprox_scalar_catch_up2(e, f, n_row, off_Q, P, Q);
+    double ae = fabs(xe), af = fabs(xf);
+    *top = ae > *top ? ae : *top;
+    *top = af > *top ? af : *top;
+    acc += w.a * xe;
+    if (two)
+        acc += w.b * xf;
+    return acc;
 }
 static inline double fastprox_scalar_prox(double v, double a, double rho1)
 {

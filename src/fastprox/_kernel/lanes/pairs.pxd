@@ -11,6 +11,13 @@ cdef extern from "_kernel/lanes/pairs.h" nogil:
                                               double threshold_sum)
     void l1_step2 "fastprox_l1_step2"(double* e, double* f, int at_w, double xe, double xf, double q,
                                       double eta, double a, double threshold_sum)
+    ctypedef double top_t "fastprox_top"     # (the C type is the CPU's: use the functions below only)
+    top_t top_start "fastprox_top_start"(double m)
+    double top_max "fastprox_top_max"(top_t top)
+    double scalar_margin2 "fastprox_scalar_margin2"(double acc, double* e, double* f, int n_row_fields,
+                                                    int threshold_stamp_at, double shrink_product,
+                                                    double threshold_sum, double xe, double xf, bint two,
+                                                    top_t* top)
     pair scalar_catch_up2 "fastprox_scalar_catch_up2"(double* e, double* f, int n_row_fields,
                                                       int threshold_stamp_at, double shrink_product,
                                                       double threshold_sum)

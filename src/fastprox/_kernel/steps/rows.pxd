@@ -22,9 +22,10 @@ from fastprox._kernel.base.state cimport normalized_l1_rows, lane_slot, LANE_SLO
 from fastprox._kernel.rules.normalized cimport set_normalized_eta, scale_of
 from fastprox._kernel.base.state cimport entry, NORM_W
 from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
-from fastprox._kernel.lanes.pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_catch_up2, scalar_step2,
+from fastprox._kernel.lanes.pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_step2,
                                prefix_catch_up2, prefix_step2, prefix_stamp2, rda_weights2, dual_weights2,
-                               prox_mode, PROX_NONE, PROX_SCALE, PROX_FULL)
+                               prox_mode, PROX_NONE, PROX_SCALE, PROX_FULL, top_t, top_start, top_max,
+                               scalar_margin2)
 from fastprox._kernel.lanes.lanes cimport lanes_t, lane_row_t
 from fastprox._kernel.steps.rows_invariant cimport InvariantAdagradRows, invariant_adagrad_row
 
@@ -441,22 +442,23 @@ cdef inline double fobos_plain_margin(Ctx* c, const value_t* data, const index_t
                                       double* x_max) noexcept nogil:
     """`fobos_plain_row`'s margin loop in the layout of n_row row fields with the Q stamp
     at off_Q (-1: none), constants at each call, as the rows' width but without a penalty
-    (`fobos_plain_row`'s layouts): each pair caught up (`_kernel/lanes/pairs.h`'s `scalar_catch_up2`) and
-    its terms added, the row's pairs then an odd row's last (no test of `two` per pair,
-    as `fobos_l1_row`); returns the margin, the largest |x| into x_max[0]."""
+    (`fobos_plain_row`'s layouts): each pair caught up and its terms added
+    (`_kernel/lanes/pairs.h`'s `scalar_margin2`, the largest |x| kept in its lanes), the
+    row's pairs then an odd row's last (no test of `two` per pair, as `fobos_l1_row`);
+    returns the margin, the largest |x| into x_max[0] (from x_max[0])."""
     cdef double* state = c.arrays.state
     cdef long long nz
     cdef double P = c.cursor.shrink_product, Q = c.cursor.threshold_sum
     cdef double acc = intercept_margin(c)
     cdef double* e
+    cdef top_t top = top_start(x_max[0])
     for nz in range(lo, hi - 1, 2):
-        acc = dot2(acc, scalar_catch_up2(state + indices[nz] * width, state + indices[nz + 1] * width, n_row,
-                                         off_Q, P, Q), data, nz, True)
-        x_max[0] = abs_max2(x_max[0], data, nz, True)
+        acc = scalar_margin2(acc, state + indices[nz] * width, state + indices[nz + 1] * width, n_row, off_Q, P, Q,
+                             data[nz], data[nz + 1], True, &top)
     if (hi - lo) & 1:
         e = state + indices[hi - 1] * width
-        acc = dot2(acc, scalar_catch_up2(e, e, n_row, off_Q, P, Q), data, hi - 1, False)
-        x_max[0] = abs_max2(x_max[0], data, hi - 1, False)
+        acc = scalar_margin2(acc, e, e, n_row, off_Q, P, Q, data[hi - 1], data[hi - 1], False, &top)
+    x_max[0] = top_max(top)
     return acc
 
 
