@@ -163,3 +163,31 @@ def test_normalized_rows_refused_after_a_rescale(penalty, step, sets):
     assert state(learners[0])[0] == state(learners[1])[0]      # (the scalars count the refused row's ops apart)
     scales = np.frombuffer(memoryview(learners[0].saved_arrays()["state"][0]).cast("B"), dtype=np.float64)
     assert np.count_nonzero(scales == 1e200) == X.indptr[201] - X.indptr[200]
+
+
+@pytest.mark.parametrize("penalty", ["l1", "l2", "elasticnet"])
+@pytest.mark.parametrize("schedule", ["constant", "inv"])
+def test_scalar_fobos_rows_refused_stamp_what_they_caught_up(penalty, schedule):
+    """A row refused for its gradient (values of 1e250, the hinge loss's derivative -1)
+    after the fast rows caught its features up: they are stamped with the cumulants as
+    the general path's catch-up stamps them (the fast rows used to store the caught-up
+    weights under their old stamps, which the next catch-up applied again: the model
+    moved off the general path's after the refused call), and the calls that follow
+    keep both models equal."""
+    rng = np.random.default_rng(0)
+    X = sp.random(300, 20, density=0.3, format="csr", random_state=rng, data_rvs=lambda k: rng.uniform(-2, 2, k))
+    y = np.where(rng.random(300) < 0.5, 1.0, -1.0)
+    big = X.copy()
+    big.data[big.indptr[150]:big.indptr[151]] = 1e250
+    learners = [Learner(20, 1, "fobos", schedule, penalty, "hinge", alpha=1e-2, l1_ratio=0.5, eta0=0.1)
+                for _ in range(2)]
+    learners[1]._use_general_step()
+    assert learners[0].fast_rows == "fobos"
+    for learner in learners:
+        learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1)
+        with pytest.raises(ValueError, match="row 150: its gradient"):
+            learner.fit_rows(big.data, big.indices, big.indptr, y, None, None, 1)
+    assert state(learners[0])[0] == state(learners[1])[0]      # (the scalars count the refused row's ops apart)
+    for learner in learners:
+        learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1)
+    assert state(learners[0])[0] == state(learners[1])[0]

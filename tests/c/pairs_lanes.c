@@ -36,11 +36,44 @@ int main(void)
         for (int n_row = 0; n_row < 3; n_row++) {          /* (w), (P, w), (P, Q, w) */
             int off_Q = n_row == 2 ? 1 : -1;
             double es[3] = {fabs(x[4]) + 1e-3, x[5], x[0]}, fs[3] = {fabs(x[6]), x[7], x[1]};
+            double rho1 = n_row == 0 ? 1.0 : fabs(x[8]) > 1 ? 0.5 : 0.0, a = i % 5 == 0 ? 0.0 : fabs(x[7]);
+            double e0 = es[2 - n_row], f0 = fs[2 - n_row], es2[3], fs2[3];
             fastprox_pair cs = fastprox_scalar_catch_up2(es + 2 - n_row, fs + 2 - n_row, n_row, off_Q,
                                                          fabs(x[8]), x[3]);
+            if (n_row == 1 && (bits(cs.a) != bits(fastprox_soft(x[0] * (fabs(x[8]) / e0), 0.0))
+                               || bits(cs.b) != bits(fastprox_soft(x[1] * (fabs(x[8]) / f0), 0.0)))) {
+                fprintf(stderr, "input %d: l2's catch-up is not soft(w P / P_s, 0)\n", i);
+                return 1;
+            }
+            /* the margin loop's step over the entries as they were (both, then e alone) */
+            double em[3] = {fabs(x[4]) + 1e-3, x[5], x[0]}, fm[3] = {fabs(x[6]), x[7], x[1]};
+            fastprox_top top = fastprox_top_start(fabs(x[8]));
+            double acc = fastprox_scalar_margin2(x[6], em + 2 - n_row, fm + 2 - n_row, n_row, off_Q, fabs(x[8]),
+                                                 x[3], x[2], x[4], 1, &top);
+            acc = fastprox_scalar_margin2(acc, fm + 2 - n_row, fm + 2 - n_row, n_row, off_Q, fabs(x[8]), x[3],
+                                          x[5], x[5], 0, &top);
+            double ec[3] = {fabs(x[4]) + 1e-3, x[5], x[0]}, fc[3] = {fabs(x[6]), x[7], x[1]};
+            fastprox_pair wc = fastprox_scalar_catch_up2(ec + 2 - n_row, fc + 2 - n_row, n_row, off_Q, fabs(x[8]), x[3]);
+            double dot = x[6] + wc.a * x[2];
+            dot += wc.b * x[4];
+            dot += fastprox_scalar_catch_up2(fc + 2 - n_row, fc + 2 - n_row, n_row, off_Q, fabs(x[8]), x[3]).a * x[5];
+            if (bits(dot) != bits(acc) || bits(ec[2]) != bits(em[2]) || bits(fc[2]) != bits(fm[2])) {
+                fprintf(stderr, "input %d: the margin's step is not the catch-up and the terms\n", i);
+                return 1;
+            }
+            printf(" %llx %llx %llx %llx", bits(acc), bits(em[2]), bits(fm[2]),
+                   bits(isfinite(x[2]) && isfinite(x[4]) && isfinite(x[5]) ? fastprox_top_max(top) : 0.0));
+            memcpy(es2, es, sizeof es);
+            memcpy(fs2, fs, sizeof fs);
             fastprox_scalar_step2(es + 2 - n_row, fs + 2 - n_row, n_row, off_Q, x[2], x[3], x[5],
-                                  fabs(x[6]), fabs(x[7]), n_row == 0 ? 1.0 : fabs(x[8]) > 1 ? 0.5 : 0.0,
-                                  fabs(x[4]), x[3]);
+                                  fabs(x[6]), a, rho1, fabs(x[4]), x[3], FASTPROX_PROX_FULL);
+            fastprox_scalar_step2(es2 + 2 - n_row, fs2 + 2 - n_row, n_row, off_Q, x[2], x[3], x[5],
+                                  fabs(x[6]), a, rho1, fabs(x[4]), x[3], fastprox_prox_mode(a, rho1));
+            for (int k = 0; k < 3; k++)
+                if (bits(es[k]) != bits(es2[k]) || bits(fs[k]) != bits(fs2[k])) {
+                    fprintf(stderr, "input %d: the step's prox as fastprox_prox_mode says is not the prox\n", i);
+                    return 1;
+                }
             printf(" %llx %llx", bits(cs.a), bits(cs.b));
             for (int k = 0; k < 3; k++)
                 printf(" %llx %llx", bits(es[k]), bits(fs[k]));
@@ -59,8 +92,9 @@ int main(void)
         fastprox_pair pd = fastprox_prefix_catch_up2(pg, pg, P, SP, SPl);
         printf(" %llx %llx %llx %llx", bits(pc.a), bits(pc.b), bits(pd.a), bits(pd.b));
         fastprox_prefix_step2(pe, pf, x[2], x[3], x[5], fabs(x[6]), fabs(x[7]), i % 2 ? 0.0 : 0.5, i % 3 != 1,
-                              P * 0.5, SP + P, SPl);
-        fastprox_prefix_step2(pg, pg, x[2], x[2], x[5], fabs(x[6]), fabs(x[7]), 0.0, i % 2, P * 0.5, SP + P, SPl);
+                              P * 0.5, SP + P, SPl, fastprox_prox_mode(fabs(x[7]), i % 2 ? 0.0 : 0.5));
+        fastprox_prefix_step2(pg, pg, x[2], x[2], x[5], fabs(x[6]), fabs(x[7]), 0.0, i % 2, P * 0.5, SP + P, SPl,
+                              FASTPROX_PROX_FULL);
         for (int k = 0; k < 5; k++)
             printf(" %llx %llx %llx", bits(pe[k]), bits(pf[k]), bits(pg[k]));
         /* one-vs-rest's new factors of two outputs of a feature (G not stored) */

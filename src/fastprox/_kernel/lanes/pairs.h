@@ -28,6 +28,17 @@ static inline void fastprox_prefix_stamp2(double *e, double *f, double P, double
     e[FASTPROX_PREFIX_SP] = f[FASTPROX_PREFIX_SP] = SP;
     e[FASTPROX_PREFIX_SP_LO] = f[FASTPROX_PREFIX_SP_LO] = SP_lo;
 }
+/* How much of the elastic-net family's prox with threshold a and l1 share rho1 a step
+   computes (`fastprox_prox_as2`): all of it, only l2's division (a rho1 = 0: the soft
+   threshold at 0 is the identity), or nothing (rho1 = 1 and a = 0). Decided once a row,
+   the step's loop then has no branch on it. */
+enum { FASTPROX_PROX_NONE, FASTPROX_PROX_SCALE, FASTPROX_PROX_FULL };
+static inline int fastprox_prox_mode(double a, double rho1)
+{
+    if (rho1 == 1.0)
+        return a == 0.0 ? FASTPROX_PROX_NONE : FASTPROX_PROX_FULL;
+    return a * rho1 == 0.0 ? FASTPROX_PROX_SCALE : FASTPROX_PROX_FULL;
+}
 #if defined(__SSE2__)
 #include <emmintrin.h>
 static inline fastprox_pair fastprox_pair_of(__m128d v)
@@ -96,31 +107,82 @@ static inline void fastprox_l1_step2(double *e, double *f, int at_w, double xe, 
 /* FOBOS entries e, f in the other scalar-step layouts: (w) without a penalty
    (n_row = 0), else (P stamp, w) for l2 or (P stamp, Q stamp, w) for elasticnet
    (n_row = 1, 2; off_Q the Q stamp's place or -1). The catch-up
-   w <- soft(w P / P_s, P (Q - Q_s)) of both; returns the two weights. */
+   w <- soft(w P / P_s, P (Q - Q_s)) of both; returns the two weights. Without a Q stamp
+   the threshold is 0, and soft(v, 0) is v in every bit (|v| - 0 is |v|, max(0, |v|) is
+   |v|, NaN included, and v's sign is put back): l2's catch-up skips it. */
 static inline fastprox_pair fastprox_scalar_catch_up2(double *e, double *f, int n_row, int off_Q,
                                                       double P, double Q)
 {
-    __m128d w = _mm_set_pd(f[n_row], e[n_row]), thr = _mm_setzero_pd();
+    __m128d w = _mm_set_pd(f[n_row], e[n_row]);
     fastprox_pair r;
     if (n_row == 0)
         return fastprox_pair_of(w);
-    if (off_Q >= 0)
-        thr = _mm_mul_pd(_mm_set1_pd(P), _mm_sub_pd(_mm_set1_pd(Q), _mm_set_pd(f[off_Q], e[off_Q])));
-    w = fastprox_soft2(_mm_mul_pd(w, _mm_div_pd(_mm_set1_pd(P), _mm_set_pd(f[0], e[0]))), thr);
+    w = _mm_mul_pd(w, _mm_div_pd(_mm_set1_pd(P), _mm_set_pd(f[0], e[0])));
+    if (off_Q >= 0)         /* (l2, no Q stamp: soft(v, 0) is v, bit for bit, and is skipped) */
+        w = fastprox_soft2(w, _mm_mul_pd(_mm_set1_pd(P), _mm_sub_pd(_mm_set1_pd(Q), _mm_set_pd(f[off_Q], e[off_Q]))));
     r = fastprox_pair_of(w);
     e[n_row] = r.a;
     f[n_row] = r.b;
     return r;
 }
+/* The margin loop's running largest |x| (`fastprox_scalar_margin2`): two lanes, each the
+   largest of the values it saw, their largest at the end (`fastprox_top_max`). */
+typedef __m128d fastprox_top;
+static inline fastprox_top fastprox_top_start(double m)
+{
+    return _mm_set1_pd(m);
+}
+static inline double fastprox_top_max(fastprox_top top)
+{
+    return _mm_cvtsd_f64(_mm_max_sd(top, _mm_unpackhi_pd(top, top)));
+}
+/* A margin loop's step over entries e, f of values (xe, xf) (`two`; else e alone: f = e,
+   xf = xe): their catch-up (`fastprox_scalar_catch_up2`'s, its weights stored from the
+   vector), acc + w_e xe, then + w_f xf if `two` (their products in one instruction, added in
+   row order), returned, and |xe|, |xf| into *top. The largest |x| is exact where the
+   values are finite, the only case it is read in: a NaN or infinite value makes the
+   margin non-finite, which refuses the row whatever it is (`gradients.refused`). */
+static inline double fastprox_scalar_margin2(double acc, double *e, double *f, int n_row, int off_Q, double P,
+                                             double Q, double xe, double xf, int two, fastprox_top *top)
+{
+    __m128d x = _mm_set_pd(xf, xe), w = _mm_set_pd(f[n_row], e[n_row]);
+    if (n_row > 0) {
+        w = _mm_mul_pd(w, _mm_div_pd(_mm_set1_pd(P), _mm_set_pd(f[0], e[0])));
+        if (off_Q >= 0)
+            w = fastprox_soft2(w, _mm_mul_pd(_mm_set1_pd(P), _mm_sub_pd(_mm_set1_pd(Q), _mm_set_pd(f[off_Q], e[off_Q]))));
+        _mm_storel_pd(e + n_row, w);
+        _mm_storeh_pd(f + n_row, w);
+    }
+    *top = _mm_max_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), x), *top);
+    x = _mm_mul_pd(w, x);
+    acc += _mm_cvtsd_f64(x);
+    if (two)
+        acc += _mm_cvtsd_f64(_mm_unpackhi_pd(x, x));
+    return acc;
+}
+/* `fastprox_prox2` of both lanes with threshold a as `prox` (`fastprox_prox_mode`, a
+   constant at each call) says: FASTPROX_PROX_FULL computes it; FASTPROX_PROX_SCALE only
+   its division by 1 + a (1 - rho1), where a rho1 is 0 (l2: soft(v, 0) is v, bit for bit,
+   as `fastprox_scalar_catch_up2` says); FASTPROX_PROX_NONE nothing, where rho1 = 1 and
+   a = 0 (no penalty: soft(v, 0) again). */
+static inline __m128d fastprox_prox_as2(__m128d v, double a, double rho1, int prox)
+{
+    if (prox == FASTPROX_PROX_NONE)
+        return v;
+    if (prox == FASTPROX_PROX_SCALE)
+        return _mm_div_pd(v, _mm_add_pd(_mm_set1_pd(1.0), _mm_mul_pd(_mm_set1_pd(a), _mm_set1_pd(1.0 - rho1))));
+    return fastprox_prox2(v, _mm_set1_pd(a), rho1);
+}
 /* Their step w <- prox(w - eta (q x)) of the elastic-net family with threshold a
-   (soft(v, a rho1) / (1 + a (1 - rho1)); soft(v, a) for rho1 = 1), stamped (P, Q). */
+   (soft(v, a rho1) / (1 + a (1 - rho1)); soft(v, a) for rho1 = 1; as `prox` says:
+   `fastprox_prox_as2`), stamped (P, Q). */
 static inline void fastprox_scalar_step2(double *e, double *f, int n_row, int off_Q, double xe,
                                          double xf, double q, double eta, double a, double rho1,
-                                         double P, double Q)
+                                         double P, double Q, int prox)
 {
     __m128d g = _mm_mul_pd(_mm_set1_pd(q), _mm_set_pd(xf, xe));
     __m128d w = _mm_sub_pd(_mm_set_pd(f[n_row], e[n_row]), _mm_mul_pd(_mm_set1_pd(eta), g));
-    fastprox_pair r = fastprox_pair_of(fastprox_prox2(w, _mm_set1_pd(a), rho1));
+    fastprox_pair r = fastprox_pair_of(fastprox_prox_as2(w, a, rho1, prox));
     e[n_row] = r.a;
     f[n_row] = r.b;
     if (n_row > 0)
@@ -136,7 +198,8 @@ static inline __m128d fastprox_prefix_field2(const double *e, const double *f, i
 }
 /* Their catch-up to the cumulants (P, SP, SP_lo): S += (w / P_s) ((SP - SP_s) + (SP_lo -
    SP_lo_s)) (`average.prefix_sum`) and w <- soft(w P / P_s, 0) (`fobos.scalar_catch_up`),
-   into w[0] and S[0] (nothing stored). */
+   into w[0] and S[0] (nothing stored); soft(v, 0) is v, bit for bit
+   (`fastprox_scalar_catch_up2`), and is not computed. */
 static inline void fastprox_prefix_sums2(const double *e, const double *f, double P, double SP, double SP_lo,
                                          __m128d *w, __m128d *S)
 {
@@ -144,7 +207,7 @@ static inline void fastprox_prefix_sums2(const double *e, const double *f, doubl
     __m128d old_w = fastprox_prefix_field2(e, f, FASTPROX_PREFIX_W);
     __m128d diff = _mm_add_pd(_mm_sub_pd(_mm_set1_pd(SP), fastprox_prefix_field2(e, f, FASTPROX_PREFIX_SP)),
                               _mm_sub_pd(_mm_set1_pd(SP_lo), fastprox_prefix_field2(e, f, FASTPROX_PREFIX_SP_LO)));
-    *w = fastprox_soft2(_mm_mul_pd(old_w, _mm_div_pd(_mm_set1_pd(P), Ps)), _mm_setzero_pd());
+    *w = _mm_mul_pd(old_w, _mm_div_pd(_mm_set1_pd(P), Ps));      /* (soft(v, 0) is v: skipped) */
     *S = _mm_add_pd(fastprox_prefix_field2(e, f, FASTPROX_PREFIX_S), _mm_mul_pd(_mm_div_pd(old_w, Ps), diff));
 }
 /* Their catch-up in a row's margin loop: `fastprox_prefix_sums2`, except in a lane whose
@@ -177,15 +240,16 @@ static inline void fastprox_prefix_rebase2(double *e, double *f, double P, doubl
     fastprox_put2(e, f, FASTPROX_PREFIX_W, w);
     fastprox_prefix_stamp2(e, f, 1.0, 0.0, 0.0);
 }
-/* Their step w <- prox(w - eta (q x)) (`fastprox_scalar_step2`'s, l1 share rho1), the new
+/* Their step w <- prox(w - eta (q x)) (`fastprox_scalar_step2`'s, l1 share rho1, as `prox` says), the new
    weights into S where the step is averaged (`add`, `average.add_iterates`), their stamps
    the cumulants (P, SP, SP_lo) after the step. */
 static inline void fastprox_prefix_step2(double *e, double *f, double xe, double xf, double q, double eta,
-                                         double a, double rho1, int add, double P, double SP, double SP_lo)
+                                         double a, double rho1, int add, double P, double SP, double SP_lo,
+                                         int prox)
 {
     __m128d g = _mm_mul_pd(_mm_set1_pd(q), _mm_set_pd(xf, xe));
     __m128d w = _mm_sub_pd(fastprox_prefix_field2(e, f, FASTPROX_PREFIX_W), _mm_mul_pd(_mm_set1_pd(eta), g));
-    w = fastprox_prox2(w, _mm_set1_pd(a), rho1);
+    w = fastprox_prox_as2(w, a, rho1, prox);
     fastprox_put2(e, f, FASTPROX_PREFIX_W, w);
     if (add)
         fastprox_put2(e, f, FASTPROX_PREFIX_S,
@@ -323,21 +387,54 @@ static inline fastprox_pair fastprox_scalar_catch_up2(double *e, double *f, int 
     fastprox_pair w = {e[n_row], f[n_row]};
     if (n_row == 0)
         return w;
-    w.a = fastprox_soft(w.a * (P / e[0]), off_Q >= 0 ? P * (Q - e[off_Q]) : 0.0);
-    w.b = fastprox_soft(w.b * (P / f[0]), off_Q >= 0 ? P * (Q - f[off_Q]) : 0.0);
+    w.a *= P / e[0];
+    w.b *= P / f[0];
+    if (off_Q >= 0) {
+        w.a = fastprox_soft(w.a, P * (Q - e[off_Q]));
+        w.b = fastprox_soft(w.b, P * (Q - f[off_Q]));
+    }
     e[n_row] = w.a;
     f[n_row] = w.b;
     return w;
+}
+typedef double fastprox_top;
+static inline fastprox_top fastprox_top_start(double m)
+{
+    return m;
+}
+static inline double fastprox_top_max(fastprox_top top)
+{
+    return top;
+}
+static inline double fastprox_scalar_margin2(double acc, double *e, double *f, int n_row, int off_Q, double P,
+                                             double Q, double xe, double xf, int two, fastprox_top *top)
+{
+    fastprox_pair w = fastprox_scalar_catch_up2(e, f, n_row, off_Q, P, Q);
+    double ae = fabs(xe), af = fabs(xf);
+    *top = ae > *top ? ae : *top;
+    *top = af > *top ? af : *top;
+    acc += w.a * xe;
+    if (two)
+        acc += w.b * xf;
+    return acc;
 }
 static inline double fastprox_scalar_prox(double v, double a, double rho1)
 {
     return rho1 == 1.0 ? fastprox_soft(v, a) : fastprox_soft(v, a * rho1) / (1.0 + a * (1.0 - rho1));
 }
+static inline double fastprox_scalar_prox_as(double v, double a, double rho1, int prox)
+{
+    if (prox == FASTPROX_PROX_NONE)
+        return v;
+    if (prox == FASTPROX_PROX_SCALE)
+        return v / (1.0 + a * (1.0 - rho1));
+    return fastprox_scalar_prox(v, a, rho1);
+}
 static inline double fastprox_prefix_sums1(double *e, double P, double SP, double SP_lo)
 {
     double Ps = e[FASTPROX_PREFIX_P], w = e[FASTPROX_PREFIX_W];
     e[FASTPROX_PREFIX_S] += (w / Ps) * ((SP - e[FASTPROX_PREFIX_SP]) + (SP_lo - e[FASTPROX_PREFIX_SP_LO]));
-    return e[FASTPROX_PREFIX_W] = fastprox_soft(w * (P / Ps), 0.0);
+    return e[FASTPROX_PREFIX_W] = w * (P / Ps);
 }
 static inline double fastprox_prefix_catch_up1(double *e, double P, double SP, double SP_lo)
 {
@@ -359,10 +456,11 @@ static inline void fastprox_prefix_rebase2(double *e, double *f, double P, doubl
     fastprox_prefix_stamp2(e, f, 1.0, 0.0, 0.0);
 }
 static inline void fastprox_prefix_step2(double *e, double *f, double xe, double xf, double q, double eta,
-                                         double a, double rho1, int add, double P, double SP, double SP_lo)
+                                         double a, double rho1, int add, double P, double SP, double SP_lo,
+                                         int prox)
 {
-    double we = fastprox_scalar_prox(e[FASTPROX_PREFIX_W] - eta * (q * xe), a, rho1);
-    double wf = fastprox_scalar_prox(f[FASTPROX_PREFIX_W] - eta * (q * xf), a, rho1);
+    double we = fastprox_scalar_prox_as(e[FASTPROX_PREFIX_W] - eta * (q * xe), a, rho1, prox);
+    double wf = fastprox_scalar_prox_as(f[FASTPROX_PREFIX_W] - eta * (q * xf), a, rho1, prox);
     double Se = e[FASTPROX_PREFIX_S] + we, Sf = f[FASTPROX_PREFIX_S] + wf;
     e[FASTPROX_PREFIX_W] = we;
     f[FASTPROX_PREFIX_W] = wf;
@@ -374,10 +472,10 @@ static inline void fastprox_prefix_step2(double *e, double *f, double xe, double
 }
 static inline void fastprox_scalar_step2(double *e, double *f, int n_row, int off_Q, double xe,
                                          double xf, double q, double eta, double a, double rho1,
-                                         double P, double Q)
+                                         double P, double Q, int prox)
 {
-    double we = fastprox_scalar_prox(e[n_row] - eta * (q * xe), a, rho1);
-    double wf = fastprox_scalar_prox(f[n_row] - eta * (q * xf), a, rho1);
+    double we = fastprox_scalar_prox_as(e[n_row] - eta * (q * xe), a, rho1, prox);
+    double wf = fastprox_scalar_prox_as(f[n_row] - eta * (q * xf), a, rho1, prox);
     e[n_row] = we;
     f[n_row] = wf;
     if (n_row > 0)

@@ -11,17 +11,29 @@ cdef extern from "_kernel/lanes/pairs.h" nogil:
                                               double threshold_sum)
     void l1_step2 "fastprox_l1_step2"(double* e, double* f, int at_w, double xe, double xf, double q,
                                       double eta, double a, double threshold_sum)
+    ctypedef double top_t "fastprox_top"     # (the C type is the CPU's: use the functions below only)
+    top_t top_start "fastprox_top_start"(double m)
+    double top_max "fastprox_top_max"(top_t top)
+    double scalar_margin2 "fastprox_scalar_margin2"(double acc, double* e, double* f, int n_row_fields,
+                                                    int threshold_stamp_at, double shrink_product,
+                                                    double threshold_sum, double xe, double xf, bint two,
+                                                    top_t* top)
     pair scalar_catch_up2 "fastprox_scalar_catch_up2"(double* e, double* f, int n_row_fields,
                                                       int threshold_stamp_at, double shrink_product,
                                                       double threshold_sum)
     void scalar_step2 "fastprox_scalar_step2"(double* e, double* f, int n_row_fields,
                                               int threshold_stamp_at, double xe,
                                               double xf, double q, double eta, double a, double l1_share,
-                                              double shrink_product, double threshold_sum)
+                                              double shrink_product, double threshold_sum, int prox)
+    enum:
+        PROX_NONE "FASTPROX_PROX_NONE"
+        PROX_SCALE "FASTPROX_PROX_SCALE"
+        PROX_FULL "FASTPROX_PROX_FULL"
+    int prox_mode "fastprox_prox_mode"(double a, double l1_share)
     pair prefix_catch_up2 "fastprox_prefix_catch_up2"(double* e, double* f, double P, double SP, double SP_lo)
     void prefix_step2 "fastprox_prefix_step2"(double* e, double* f, double xe, double xf, double q, double eta,
                                               double a, double rho1, bint add, double P, double SP,
-                                              double SP_lo)
+                                              double SP_lo, int prox)
     void prefix_stamp2 "fastprox_prefix_stamp2"(double* e, double* f, double P, double SP, double SP_lo)
     void prefix_rebase2 "fastprox_prefix_rebase2"(double* e, double* f, double P, double SP, double SP_lo)
     pair rda_weights2 "fastprox_rda_weights2"(double sa, double sb, double threshold, double scale)

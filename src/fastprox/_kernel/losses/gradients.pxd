@@ -85,7 +85,8 @@ cdef inline double multinomial_gradients(Ctx* c, int y, double weight) noexcept 
 cdef inline bint refused(Ctx* c, double q, double x) noexcept nogil:
     """Whether the step must stop before its update: a margin was not finite, or its
     gradient q x reaches GRADIENT_MAX (q the row's largest |loss derivative|, x its
-    largest |value|, which the fast rows take in their margin loops: `abs_max2`)."""
+    largest |value|, which the fast rows take in their margin loops: `abs_max2`, or the
+    lanes of `_kernel/lanes/pairs.h`'s `fastprox_top` in scalar fobos's)."""
     if not fabs(q) * x < GRADIENT_MAX and not c.cursor.nonfinite:
         c.cursor.nonfinite = c.cursor.steep = True
     return c.cursor.nonfinite

@@ -22,8 +22,10 @@ from fastprox._kernel.base.state cimport normalized_l1_rows, lane_slot, LANE_SLO
 from fastprox._kernel.rules.normalized cimport set_normalized_eta, scale_of
 from fastprox._kernel.base.state cimport entry, NORM_W
 from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
-from fastprox._kernel.lanes.pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_catch_up2, scalar_step2,
-                               prefix_catch_up2, prefix_step2, prefix_stamp2, rda_weights2, dual_weights2)
+from fastprox._kernel.lanes.pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_step2,
+                               prefix_catch_up2, prefix_step2, prefix_stamp2, rda_weights2, dual_weights2,
+                               prox_mode, PROX_NONE, PROX_SCALE, PROX_FULL, top_t, top_start, top_max,
+                               scalar_margin2)
 from fastprox._kernel.lanes.lanes cimport lanes_t, lane_row_t
 from fastprox._kernel.steps.rows_invariant cimport InvariantAdagradRows, invariant_adagrad_row
 
@@ -187,7 +189,7 @@ cdef inline double row_kernel(Ctx* c, const value_t* data, const index_t* indice
     if rows_t is FobosL1Rows:
         return fobos_l1_row(c, data, indices, lo, hi, yr, w, loss, schedule, 1)
     elif rows_t is FobosRows:
-        return fobos_row(c, data, indices, lo, hi, yr, w, loss, schedule, False)
+        return fobos_plain_row(c, data, indices, lo, hi, yr, w, loss, schedule)
     elif rows_t is AdagradL1Rows:
         return adagrad_l1_row(c, data, indices, lo, hi, yr, w, loss)
     elif rows_t is AdagradRows:
@@ -285,14 +287,15 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
                                 loss_t* loss, eta_t* schedule, int at_w) noexcept nogil:
     """`fobos_row` in the l1 layout (Q stamp, w; with the averaged iterate kept (Q stamp,
     A, w, S): the weight at field at_w, 1 or 2, a constant at each call, 2 taking the
-    averaged catch-up and iterates as `fobos_row`'s `averaged`), its non-zeros two at a time
+    averaged catch-up and iterates as `fobos_row` takes them), its non-zeros two at a time
     (`l1_margin_pair`, `l1_step_pair`: the row's pairs, then an odd row's last), each
     instruction of the catch-up and of the step for both (`_kernel/lanes/pairs.h`); the
-    same operations in the same order, the same bits.
+    same operations in the same order, the same bits. A refused row's entries, caught up,
+    are stamped as `fobos.catch_up` leaves them.
 
     Mirrors as `fobos_row` says, with l1's P = 1 (no P stamp, no ratio)."""
     cdef double* state = c.arrays.state
-    cdef long long width = c.layout.width, nz
+    cdef long long width = 2 * at_w, nz         # (Q stamp; w) or (Q stamp, A; w, S): one output
     cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
     cdef double eta, acc = intercept_margin(c), a, q, total
     cdef double x_max = intercept_feature(c)
@@ -311,6 +314,9 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     total = 0.0
     q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
     if refused(c, q, x_max):
+        if at_w == 1:       # (the averaged catch-up stamped them)
+            for nz in range(lo, hi):
+                state[indices[nz] * width] = threshold_sum
         return total
     advance_separable(c, c.params.alpha_pen * c.cursor.eta, 1.0)     # (l1: the layout's share)
     threshold_sum, eta = c.cursor.threshold_sum, c.cursor.eta
@@ -342,16 +348,16 @@ cdef inline double row_gradient(Ctx* c, double acc, double y, double sw, loss_t*
 
 cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices,
                              long long lo, long long hi, double y, double sw,
-                             loss_t* loss, eta_t* schedule, bint averaged) noexcept nogil:
+                             loss_t* loss, eta_t* schedule) noexcept nogil:
     """One row of the most common rule (one output, fobos with a scalar step and an
-    l1/l2/elasticnet penalty) in the layouts with a P stamp or none (l2, elasticnet, no
-    penalty; `_kernel/lanes/pairs.h`'s scalar_catch_up2; the l1 layout is `fobos_l1_row`'s):
-    the general path's arithmetic, operation for operation, two non-zeros at a time.
-    `averaged` (a constant at each call): the averaged elastic-net rows (P stamp, Q stamp,
-    A, w, S; l2's, `Layout.avg_prefix`, run `fobos_prefix_row`)
-    of `_kernel/steps/rows_average.pxd`, each pair caught up with its sums in the margin's
-    loop (`averaged_catch_up2`, after which the kernel's own catch-up is the identity and
-    is skipped) and its new iterates added in the step's loop (`add_iterates2`).
+    l1/l2/elasticnet penalty) with the averaged iterate, in the averaged elastic-net rows
+    (P stamp, Q stamp, A, w, S; l2's, `Layout.avg_prefix`, run `fobos_prefix_row`; the
+    l1 layout is `fobos_l1_row`'s; without the averaged iterate, `fobos_plain_row`) of
+    `_kernel/steps/rows_average.pxd`: the general path's arithmetic, operation for
+    operation, two non-zeros at a time, each pair caught up with its sums in the
+    margin's loop (`averaged_catch_up2`, after which the kernel's own catch-up is the
+    identity and is skipped) and its new iterates added in the step's loop
+    (`add_iterates2`).
 
     Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
     -> `scalar_catch_up`, then `weight`), `_gradients.gradient`, `refused`,
@@ -367,12 +373,8 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     cdef bint two
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
-        if averaged:            # (the rows current: the kernel's catch-up, the identity, skipped)
-            averaged_catch_up2(c, e, f, two)
-            acc = dot2(acc, pair(e[n_row_fields], f[n_row_fields]), data, nz, two)
-        else:
-            acc = dot2(acc, scalar_catch_up2(e, f, n_row_fields, threshold_stamp_at, shrink_product,
-                                             threshold_sum), data, nz, two)
+        averaged_catch_up2(c, e, f, two)    # (the rows current: the kernel's catch-up, the identity, skipped)
+        acc = dot2(acc, pair(e[n_row_fields], f[n_row_fields]), data, nz, two)
         x_max = abs_max2(x_max, data, nz, two)
     q = row_gradient(c, acc, y, sw, loss, schedule, &total)
     if refused(c, q, x_max):
@@ -383,18 +385,121 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     for nz in range(lo, hi, 2):
         two = entries(state, width, indices, nz, hi, &e, &f)
         scalar_step2(e, f, n_row_fields, threshold_stamp_at, data[nz], data[nz + two], q, eta, a,
-                     l1_share, shrink_product, threshold_sum)
-        if averaged:
-            add_iterates2(c, e, f, two)
+                     l1_share, shrink_product, threshold_sum, PROX_FULL)
+        add_iterates2(c, e, f, two)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     return total
 
 
+cdef inline double fobos_plain_row(Ctx* c, const value_t* data, const index_t* indices,
+                                   long long lo, long long hi, double y, double sw,
+                                   loss_t* loss, eta_t* schedule) noexcept nogil:
+    """`fobos_row` without the averaged iterate: its layout (n_row row fields: 0, (w), no
+    penalty, or (A; w, S), whose averaged rows `rows_average.averaged_rows` shows the
+    kernel from w on; 1, (P stamp, w), l2; 2, (P stamp, Q stamp, w), elastic net) and how much of
+    the prox its step computes (`prox_mode`) decided once a row, each loop then
+    compiled with them constants (`fobos_plain_margin`, `fobos_plain_steps`, always in
+    line: GCC left a function of the layout out of line, its branches on the layout in
+    every pair). A refused row's entries, caught up, are stamped as `fobos.catch_up`
+    leaves them."""
+    cdef int n_row = c.layout.n_row_fields, mode
+    cdef long long width = c.layout.width
+    cdef double l1_share = c.params.l1_share, a, eta, q, total
+    cdef double x_max = intercept_feature(c), acc
+    if n_row == 1:
+        acc = fobos_plain_margin(c, data, indices, lo, hi, 1, -1, 2, &x_max)
+    elif n_row == 0:
+        acc = fobos_plain_margin(c, data, indices, lo, hi, 0, -1, width, &x_max)
+    else:
+        acc = fobos_plain_margin(c, data, indices, lo, hi, 2, 1, 3, &x_max)
+    q = row_gradient(c, acc, y, sw, loss, schedule, &total)
+    if refused(c, q, x_max):
+        fobos_plain_stamps(c, indices, lo, hi)
+        return total
+    advance_separable(c, c.params.alpha_pen * c.cursor.eta, l1_share)
+    eta = c.cursor.eta
+    a = c.params.alpha_pen * eta
+    mode = prox_mode(a, l1_share)
+    if n_row == 1 and mode == PROX_SCALE:       # (l2: the soft threshold at 0 skipped)
+        fobos_plain_steps(c, data, indices, lo, hi, 1, -1, 2, q, a, PROX_SCALE)
+    elif n_row == 0 and mode == PROX_NONE:      # (no penalty: the prox is the identity)
+        fobos_plain_steps(c, data, indices, lo, hi, 0, -1, width, q, a, PROX_NONE)
+    elif n_row == 1:
+        fobos_plain_steps(c, data, indices, lo, hi, 1, -1, 2, q, a, PROX_FULL)
+    elif n_row == 0:
+        fobos_plain_steps(c, data, indices, lo, hi, 0, -1, width, q, a, PROX_FULL)
+    else:
+        fobos_plain_steps(c, data, indices, lo, hi, 2, 1, 3, q, a, PROX_FULL)
+    c.cursor.n_ops += 2 * (hi - lo)
+    c.arrays.intercept_grad[0] = q
+    return total
+
+
+# FASTPROX_IN_LINE
+cdef inline double fobos_plain_margin(Ctx* c, const value_t* data, const index_t* indices, long long lo,
+                                      long long hi, int n_row, int off_Q, long long width,
+                                      double* x_max) noexcept nogil:
+    """`fobos_plain_row`'s margin loop in the layout of n_row row fields with the Q stamp
+    at off_Q (-1: none), constants at each call, as the rows' width but without a penalty
+    (`fobos_plain_row`'s layouts): each pair caught up and its terms added
+    (`_kernel/lanes/pairs.h`'s `scalar_margin2`, the largest |x| kept in its lanes), the
+    row's pairs then an odd row's last (no test of `two` per pair, as `fobos_l1_row`);
+    returns the margin, the largest |x| into x_max[0] (from x_max[0])."""
+    cdef double* state = c.arrays.state
+    cdef long long nz
+    cdef double P = c.cursor.shrink_product, Q = c.cursor.threshold_sum
+    cdef double acc = intercept_margin(c)
+    cdef double* e
+    cdef top_t top = top_start(x_max[0])
+    for nz in range(lo, hi - 1, 2):
+        acc = scalar_margin2(acc, state + indices[nz] * width, state + indices[nz + 1] * width, n_row, off_Q, P, Q,
+                             data[nz], data[nz + 1], True, &top)
+    if (hi - lo) & 1:
+        e = state + indices[hi - 1] * width
+        acc = scalar_margin2(acc, e, e, n_row, off_Q, P, Q, data[hi - 1], data[hi - 1], False, &top)
+    x_max[0] = top_max(top)
+    return acc
+
+
+cdef inline void fobos_plain_stamps(Ctx* c, const index_t* indices, long long lo, long long hi) noexcept nogil:
+    """A refused row's entries, which `fobos_plain_margin` caught up, stamped with the
+    cumulants (`fobos.stamp_cumulants`), as the general step's catch-up leaves them."""
+    cdef double* row
+    cdef long long nz
+    if c.layout.n_row_fields == 0:
+        return
+    for nz in range(lo, hi):
+        row = c.arrays.state + indices[nz] * c.layout.width
+        row[c.layout.shrink_stamp_at] = c.cursor.shrink_product
+        if c.layout.threshold_stamp_at >= 0:
+            row[c.layout.threshold_stamp_at] = c.cursor.threshold_sum
+
+
+# FASTPROX_IN_LINE
+cdef inline void fobos_plain_steps(Ctx* c, const value_t* data, const index_t* indices, long long lo,
+                                   long long hi, int n_row, int off_Q, long long width, double q, double a,
+                                   int prox) noexcept nogil:
+    """`fobos_plain_row`'s step loop (`_kernel/lanes/pairs.h`'s `scalar_step2`, stamped with
+    the cumulants after the step), its layout as `fobos_plain_margin` takes it and how
+    much of the prox it computes (`prox`, `fastprox_prox_as2`) constants at each call."""
+    cdef double* state = c.arrays.state
+    cdef long long nz
+    cdef double P = c.cursor.shrink_product, Q = c.cursor.threshold_sum, eta = c.cursor.eta
+    cdef double l1_share = c.params.l1_share
+    cdef double* e
+    for nz in range(lo, hi - 1, 2):
+        scalar_step2(state + indices[nz] * width, state + indices[nz + 1] * width, n_row, off_Q, data[nz],
+                     data[nz + 1], q, eta, a, l1_share, P, Q, prox)
+    if (hi - lo) & 1:
+        e = state + indices[hi - 1] * width
+        scalar_step2(e, e, n_row, off_Q, data[hi - 1], data[hi - 1], q, eta, a, l1_share, P, Q, prox)
+
+
 cdef inline double fobos_prefix_row(Ctx* c, const value_t* data, const index_t* indices,
                                     long long lo, long long hi, double y, double sw,
                                     loss_t* loss, eta_t* schedule) noexcept nogil:
-    """`fobos_row` with `averaged` in the averaged l2 rows (P stamp, SP, SP_lo, w, S:
+    """`fobos_row` in the averaged l2 rows (P stamp, SP, SP_lo, w, S:
     `Layout.avg_prefix`, the fields of `_kernel/lanes/pairs.h`'s `FASTPROX_PREFIX_*`, at
     places known when compiled), two non-zeros at a time in both loops: each pair caught
     up with its sums (`prefix_catch_up2`: `fobos_averaged_catch_up` without its
@@ -425,9 +530,14 @@ cdef inline double fobos_prefix_row(Ctx* c, const value_t* data, const index_t* 
     P, SP, SP_lo, eta = c.cursor.shrink_product, c.cursor.avg_prefix, c.cursor.avg_prefix_lo, c.cursor.eta
     a = c.params.alpha_pen * eta
     add = c.cursor.t + 1 >= c.params.average_from
-    for nz in range(lo, hi, 2):
-        two = entries(state, width, indices, nz, hi, &e, &f)
-        prefix_step2(e, f, data[nz], data[nz + two], q, eta, a, l1_share, add, P, SP, SP_lo)
+    if prox_mode(a, l1_share) == PROX_SCALE:       # (l2's share 0: soft(v, 0) is v, skipped)
+        for nz in range(lo, hi, 2):
+            two = entries(state, width, indices, nz, hi, &e, &f)
+            prefix_step2(e, f, data[nz], data[nz + two], q, eta, a, l1_share, add, P, SP, SP_lo, PROX_SCALE)
+    else:
+        for nz in range(lo, hi, 2):
+            two = entries(state, width, indices, nz, hi, &e, &f)
+            prefix_step2(e, f, data[nz], data[nz + two], q, eta, a, l1_share, add, P, SP, SP_lo, PROX_FULL)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     return total

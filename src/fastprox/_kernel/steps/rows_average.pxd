@@ -6,7 +6,7 @@
 # the row catches its sums up, the row kernel steps, and a last loop adds the new
 # iterates: the general path's bits (tests/test_average_rows.py compares them). The
 # rows' catch-up in the kernel finds them current (an identity). Scalar fobos's rows
-# with a penalty do the same in the kernel's own two loops (`fobos_row`'s `averaged`,
+# with a penalty do the same in the kernel's own two loops (`fobos_row`,
 # `fobos_l1_row` at field 2, l2's `fobos_prefix_row`: each pair's catch-up with its sums
 # before its margin term, its new iterates right after its update, its identity catch-up
 # skipped), which reads A and S there; no other row kernel reads or writes them. The normalized
@@ -140,7 +140,7 @@ cdef inline double averaged_rows(Ctx* c, const value_t* data, const index_t* ind
     elif fused and c.layout.avg_prefix:     # (l2's: P stamp, SP, SP_lo, w, S)
         total = fobos_prefix_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule)
     elif fused:                     # (scalar fobos's rows with a penalty)
-        total = fobos_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule, True)
+        total = fobos_row(c, data, indices, lo, hi, y[r], weight_at(sw, r), loss, schedule)
     else:
         total = row_kernel(c, data, indices, lo, hi, y[r], weight_at(sw, r), kernel, loss, schedule,
                            &intercept_eta)
