@@ -73,7 +73,7 @@ from fastprox._kernel.base.types cimport (value_t, index_t, FOBOS, RDA, FTRL, CO
                               SQUARED_GROUP)
 from fastprox._kernel.base.state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS, AVG_FIELDS, AVG_SAVED_FIELDS
 from fastprox._kernel.rules.average cimport keeps_history, history_origin, history_prefix, average_count, unpenalized_now
-from fastprox._kernel.base.buffers cimport zeros, zeros_int64, double_ptr, int64_ptr, LAZY_BYTES
+from fastprox._kernel.base.buffers cimport zeros, zeros_int64, double_ptr, int64_ptr, on_touch
 from fastprox._kernel.base.pages import ZeroPages
 from fastprox._kernel.base.state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
                               wants_factor_memo, uses_lanes,
@@ -317,7 +317,7 @@ cdef class Learner:
                      + (f" in {n_groups} groups (the largest id + 1)" if c.params.grouped and self.groups is not None
                         else ""))
         cdef array.array heap_pos = zeros_int64(n_heap), stamped
-        if zero_origin(c) and <size_t>capacity * c.layout.width * sizeof(double) >= LAZY_BYTES:
+        if zero_origin(c) and on_touch(capacity * c.layout.width):
             state = ZeroPages(capacity * c.layout.width)    # (its rows are at the origin as they are)
         else:
             state = stamped = zeros(capacity * c.layout.width)
@@ -699,8 +699,8 @@ cdef class Learner:
         """The exact eager model w_{T+1} as a read-only (K, d) array, materialized once
         per step count; the state is left untouched. ``averaged``: the averaged
         iterate's weights instead, the mean of the iterates after steps a .. t
-        (`average`; the last iterate before step a). An array of LAZY_BYTES or more is
-        calloc'd (`pages.ZeroPages`) and its zeros left unwritten: a model of 2^27
+        (`average`; the last iterate before step a). An array of LAZY_BYTES or more
+        (`buffers.on_touch`) is calloc'd and its zeros left unwritten: a model of 2^27
         hashed features that training touched a few thousand of reads as a few pages."""
         cdef double[:, ::1] out
         cdef Py_ssize_t j
@@ -708,8 +708,7 @@ cdef class Learner:
         cdef double v
         cdef Ctx c = self.c
         cdef array.array block, work, block_beta
-        cdef bint on_touch = (<size_t>c.params.n_outputs * c.params.n_features * sizeof(double)
-                              >= LAZY_BYTES)
+        cdef bint lazy = on_touch(c.params.n_outputs * c.params.n_features)
         if averaged and not c.params.average_from:
             raise ValueError("this learner keeps no averaged iterate; build it with average >= 1.")
         if averaged and self._avg_coef_t == c.cursor.t and self._avg_coef is not None:
@@ -717,7 +716,7 @@ cdef class Learner:
         if not averaged and self._coef_t == c.cursor.t and self._coef is not None:
             return self._coef
         out = (np.frombuffer(ZeroPages(c.params.n_outputs * c.params.n_features)).reshape(
-                   c.params.n_outputs, c.params.n_features) if on_touch
+                   c.params.n_outputs, c.params.n_features) if lazy
                else np.zeros((c.params.n_outputs, c.params.n_features)))
         if c.params.grouped:       # scratch of its own: a read never writes a training call's
             block, block_beta = zeros(len(self.arrays["block"])), zeros(len(self.arrays["block"]))
@@ -732,7 +731,7 @@ cdef class Learner:
                 for j in range(c.params.n_features):
                     for k in range(c.params.n_outputs):
                         v = averaged_entry(&c, j, k) if averaged else current(&c, j, k)
-                        if not on_touch or v != 0.0 or signbit(v):    # (-0.0 written: its bits)
+                        if not lazy or v != 0.0 or signbit(v):    # (-0.0 written: its bits)
                             out[k, j] = v
         result = np.asarray(out)
         result.flags.writeable = False

@@ -50,6 +50,12 @@ cdef inline array.array zeros_of(Py_ssize_t n, array.array kind):
     return a
 
 
+cdef inline bint on_touch(size_t n) noexcept nogil:
+    """Whether n float64 zeros are LAZY_BYTES or more: calloc'd (`pages.ZeroPages`), their
+    pages left for the system to map at their first touch, rather than zeroed here."""
+    return n * sizeof(double) >= LAZY_BYTES
+
+
 cdef inline array.array zeros(Py_ssize_t n):
     """n float64 zeros (`zeros_of`)."""
     return zeros_of(n, array.array("d"))

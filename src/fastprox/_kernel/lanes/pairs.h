@@ -109,21 +109,24 @@ static inline void fastprox_l1_step2(double *e, double *f, int at_w, double xe, 
    (n_row = 1, 2; off_Q the Q stamp's place or -1). The catch-up
    w <- soft(w P / P_s, P (Q - Q_s)) of both; returns the two weights. Without a Q stamp
    the threshold is 0, and soft(v, 0) is v in every bit (|v| - 0 is |v|, max(0, |v|) is
-   |v|, NaN included, and v's sign is put back): l2's catch-up skips it. */
-static inline fastprox_pair fastprox_scalar_catch_up2(double *e, double *f, int n_row, int off_Q,
-                                                      double P, double Q)
+   |v|, NaN included, and v's sign is put back): l2's catch-up skips it.
+   `fastprox_scalar_caught2` gives the weights as a vector (the margin loop's products). */
+static inline __m128d fastprox_scalar_caught2(double *e, double *f, int n_row, int off_Q, double P, double Q)
 {
     __m128d w = _mm_set_pd(f[n_row], e[n_row]);
-    fastprox_pair r;
     if (n_row == 0)
-        return fastprox_pair_of(w);
+        return w;
     w = _mm_mul_pd(w, _mm_div_pd(_mm_set1_pd(P), _mm_set_pd(f[0], e[0])));
     if (off_Q >= 0)         /* (l2, no Q stamp: soft(v, 0) is v, bit for bit, and is skipped) */
         w = fastprox_soft2(w, _mm_mul_pd(_mm_set1_pd(P), _mm_sub_pd(_mm_set1_pd(Q), _mm_set_pd(f[off_Q], e[off_Q]))));
-    r = fastprox_pair_of(w);
-    e[n_row] = r.a;
-    f[n_row] = r.b;
-    return r;
+    _mm_storel_pd(e + n_row, w);
+    _mm_storeh_pd(f + n_row, w);
+    return w;
+}
+static inline fastprox_pair fastprox_scalar_catch_up2(double *e, double *f, int n_row, int off_Q,
+                                                      double P, double Q)
+{
+    return fastprox_pair_of(fastprox_scalar_caught2(e, f, n_row, off_Q, P, Q));
 }
 /* The margin loop's running largest |x| (`fastprox_scalar_margin2`): two lanes, each the
    largest of the values it saw, their largest at the end (`fastprox_top_max`). */
@@ -137,22 +140,14 @@ static inline double fastprox_top_max(fastprox_top top)
     return _mm_cvtsd_f64(_mm_max_sd(top, _mm_unpackhi_pd(top, top)));
 }
 /* A margin loop's step over entries e, f of values (xe, xf) (`two`; else e alone: f = e,
-   xf = xe): their catch-up (`fastprox_scalar_catch_up2`'s, its weights stored from the
-   vector), acc + w_e xe, then + w_f xf if `two` (their products in one instruction, added in
+   xf = xe): their catch-up (`fastprox_scalar_caught2`), acc + w_e xe, then + w_f xf if `two` (their products in one instruction, added in
    row order), returned, and |xe|, |xf| into *top. The largest |x| is exact where the
    values are finite, the only case it is read in: a NaN or infinite value makes the
    margin non-finite, which refuses the row whatever it is (`gradients.refused`). */
 static inline double fastprox_scalar_margin2(double acc, double *e, double *f, int n_row, int off_Q, double P,
                                              double Q, double xe, double xf, int two, fastprox_top *top)
 {
-    __m128d x = _mm_set_pd(xf, xe), w = _mm_set_pd(f[n_row], e[n_row]);
-    if (n_row > 0) {
-        w = _mm_mul_pd(w, _mm_div_pd(_mm_set1_pd(P), _mm_set_pd(f[0], e[0])));
-        if (off_Q >= 0)
-            w = fastprox_soft2(w, _mm_mul_pd(_mm_set1_pd(P), _mm_sub_pd(_mm_set1_pd(Q), _mm_set_pd(f[off_Q], e[off_Q]))));
-        _mm_storel_pd(e + n_row, w);
-        _mm_storeh_pd(f + n_row, w);
-    }
+    __m128d x = _mm_set_pd(xf, xe), w = fastprox_scalar_caught2(e, f, n_row, off_Q, P, Q);
     *top = _mm_max_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), x), *top);
     x = _mm_mul_pd(w, x);
     acc += _mm_cvtsd_f64(x);

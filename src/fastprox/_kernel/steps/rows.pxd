@@ -10,7 +10,7 @@ from fastprox._kernel.base.state cimport (Ctx, ROW_LAST_STEP, ADAGRAD_ROW_FIELDS
                               FTRL_N, FTRL_ROOT, MEMO_FIELDS, MEMO_W, MEMO_ROOT)
 from fastprox._kernel.rules.schedules cimport begin_schedule_step, next_eta, varies
 from fastprox._kernel.rules.adagrad cimport adagrad_catch_up
-from fastprox._kernel.rules.fobos cimport advance_separable, count_step, fobos_averaged_catch_up
+from fastprox._kernel.rules.fobos cimport advance_separable, count_step, fobos_averaged_catch_up, stamp_cumulants
 from fastprox._kernel.rules.average cimport add_iterates
 from fastprox._kernel.rules.dual cimport set_weight_params, ftrl_z
 from fastprox._kernel.rules.intercept cimport (intercept_feature, intercept_value, apply_rule_intercept,
@@ -315,8 +315,7 @@ cdef inline double fobos_l1_row(Ctx* c, const value_t* data, const index_t* indi
     q = c.arrays.score_grads[0] = loss_gradient(c, loss_of(c, loss), acc, y, sw, &total)
     if refused(c, q, x_max):
         if at_w == 1:       # (the averaged catch-up stamped them)
-            for nz in range(lo, hi):
-                state[indices[nz] * width] = threshold_sum
+            fobos_stamps(c, indices, lo, hi)
         return total
     advance_separable(c, c.params.alpha_pen * c.cursor.eta, 1.0)     # (l1: the layout's share)
     threshold_sum, eta = c.cursor.threshold_sum, c.cursor.eta
@@ -415,7 +414,7 @@ cdef inline double fobos_plain_row(Ctx* c, const value_t* data, const index_t* i
         acc = fobos_plain_margin(c, data, indices, lo, hi, 2, 1, 3, &x_max)
     q = row_gradient(c, acc, y, sw, loss, schedule, &total)
     if refused(c, q, x_max):
-        fobos_plain_stamps(c, indices, lo, hi)
+        fobos_stamps(c, indices, lo, hi)
         return total
     advance_separable(c, c.params.alpha_pen * c.cursor.eta, l1_share)
     eta = c.cursor.eta
@@ -462,18 +461,12 @@ cdef inline double fobos_plain_margin(Ctx* c, const value_t* data, const index_t
     return acc
 
 
-cdef inline void fobos_plain_stamps(Ctx* c, const index_t* indices, long long lo, long long hi) noexcept nogil:
-    """A refused row's entries, which `fobos_plain_margin` caught up, stamped with the
+cdef inline void fobos_stamps(Ctx* c, const index_t* indices, long long lo, long long hi) noexcept nogil:
+    """A refused row's entries, which its margin loop caught up, stamped with the
     cumulants (`fobos.stamp_cumulants`), as the general step's catch-up leaves them."""
-    cdef double* row
     cdef long long nz
-    if c.layout.n_row_fields == 0:
-        return
     for nz in range(lo, hi):
-        row = c.arrays.state + indices[nz] * c.layout.width
-        row[c.layout.shrink_stamp_at] = c.cursor.shrink_product
-        if c.layout.threshold_stamp_at >= 0:
-            row[c.layout.threshold_stamp_at] = c.cursor.threshold_sum
+        stamp_cumulants(c, c.arrays.state + indices[nz] * c.layout.width)
 
 
 # FASTPROX_IN_LINE
