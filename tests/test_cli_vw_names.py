@@ -65,3 +65,25 @@ def test_dashed_reads_known_options_up_to_a_bare_double_dash():
 def test_the_docs_table_names_every_vw_option_the_errors_name():
     text = DOCS.read_text()
     assert [name for name in VW_EQUIVALENTS if not re.search(rf"`{re.escape(name)}\b", text)] == []
+
+
+@pytest.mark.parametrize("command", ["train", "predict", "tag", "parse"])
+def test_an_option_given_twice_with_two_values_is_refused(command, data, tmp_path, capsys):
+    """As VW refuses ``--passes 2 --passes 3`` ("Disagreeing option values"), each
+    command refuses a single-valued option given twice with different values, in any
+    spelling, naming both; rather than training with the last one silently."""
+    twice = {"train": [data, "--passes", 2, "--passes", 3], "predict": [data, data, "-b", 12, "--hash-bits", 14],
+             "tag": ["train", data, "--format", "conll", "--passes", 2, "--passes=3"], "parse": ["train", data, "--bits", 8, "--bits", 9]}
+    status, out, err = run(capsys, command, *twice[command])
+    assert status == 2 and out == "" and "Traceback" not in err
+    assert "two values for one option; give it once" in err and re.search(r"(\S+) (\S+) and (\S+) (\S+)", err)
+
+
+def test_an_option_given_twice_with_one_value_or_added_up_is_kept(data, tmp_path, capsys):
+    """The same value twice (VW accepts it too) trains as once; -q adds up."""
+    once, twice, crossed = tmp_path / "once.model", tmp_path / "twice.model", tmp_path / "q.model"
+    assert run(capsys, "train", data, "-f", once, "--passes", 2, "--quiet")[0] == 0
+    assert run(capsys, "train", data, "-f", twice, "--passes", 2, "--passes=2", "--quiet")[0] == 0
+    assert once.read_bytes() == twice.read_bytes()
+    assert run(capsys, "train", data, "-f", crossed, "-q", "ab", "-q", "aa", "--quiet")[0] == 0
+    assert "--interactions ab --interactions aa" in run(capsys, "info", crossed)[1]

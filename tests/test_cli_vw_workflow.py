@@ -201,9 +201,10 @@ def test_holdout_after_holds_out_the_rest_of_each_pass(halves, tmp_path, capsys)
     shown = re.search(r"each pass: ([^;]*);", out).group(1).split(", ")
     assert [float(v) for v in shown] == pytest.approx(losses, abs=1e-6)
     assert "3 passes, 100 held out per pass" in out
-    for options, message in ((["--passes", 2, "--holdout-period", 5], "give one of them"),
-                             ([], "give --passes N"), (["--passes", 2, "--holdout-after", 0], "at least 1")):
-        status, _, err = run(capsys, "train", d / "a.svm", "--holdout-after", 900, *options)
+    for options, message in ((["--holdout-after", 900, "--passes", 2, "--holdout-period", 5], "give one of them"),
+                             (["--holdout-after", 900], "give --passes N"),
+                             (["--passes", 2, "--holdout-after", 0], "at least 1")):
+        status, _, err = run(capsys, "train", d / "a.svm", *options)
         assert status == 1 and message in err and "Traceback" not in err
 
 

@@ -53,21 +53,47 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default: {shown})".strip()
 
 
+#: The namespace attribute where `_StoreOnce` keeps the values given so far (taken out
+#: of the namespace when parsing ends).
+_GIVEN = "_fastprox_given"
+
+
+class _StoreOnce(argparse._StoreAction):
+    """argparse's "store", refusing an option given twice with different values, as
+    Vowpal Wabbit does (``--passes 2 --passes 3``: "Disagreeing option values"),
+    rather than keeping the last one silently; the same value twice is kept. Options
+    that add up (``-q``, appended) are not stores and stay repeatable."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault(_GIVEN, {})
+        if self.dest in given and given[self.dest][1] != values:
+            earlier, value = given[self.dest]
+            parser.error(f"{earlier} {value} and {option_string} {values}: two values for one option; "
+                         f"give it once")
+        given[self.dest] = (option_string, values)
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse without the usage dump (its errors become one line, via main()),
-    with every option's default in its help (_Formatter)."""
+    with every option's default in its help (_Formatter), and an option given twice
+    with different values refused (`_StoreOnce`)."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", _Formatter)
         kwargs.setdefault("allow_abbrev", False)    # (VW's --l1 1e-6 was taken for --l1-ratio 1e-6)
         super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
 
     def parse_known_args(self, args=None, namespace=None):
         """argparse's, VW's spellings of this parser's options read as its own
         (``--holdout_off`` as ``--holdout-off``: `vw_names.dashed`)."""
         if args is not None:
             args = dashed(args, self._option_string_actions)
-        return super().parse_known_args(args, namespace)
+        namespace, extras = super().parse_known_args(args, namespace)
+        namespace.__dict__.pop(_GIVEN, None)
+        return namespace, extras
 
     def error(self, message):
         raise UsageError(f"{hints(message)} (see '{self.prog} --help')")
