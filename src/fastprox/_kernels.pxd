@@ -25,6 +25,11 @@ cdef class Learner:
     cdef long long avg_history_size       # doubles c.arrays.avg_history holds
     cdef object _avg_coef                 # averaged_coef() at step count _avg_coef_t
     cdef long long _avg_coef_t
+    cdef object _margin_W                 # _margin_weights(_margin_W_averaged) at step count _margin_W_t
+    cdef long long _margin_W_t
+    cdef bint _margin_W_averaged
+
+    cdef object _materialize(self, bint averaged, bint signed_zeros)
 
     cdef dict _new_arrays(self, long long capacity)
     cdef _size_history(self)

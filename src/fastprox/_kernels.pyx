@@ -367,7 +367,7 @@ cdef class Learner:
         if c.layout.ftrl_roots and n_features * c.params.n_outputs > FTRL_ROOTS_ENTRIES:
             self._drop_ftrl_roots()
         free_scratch(c)             # batches' scratch is sized by n_features
-        self._coef = self._avg_coef = None
+        self._coef = self._avg_coef = self._margin_W = None
 
     cdef _size_history(self):
         """Make the averaged iterate's history of the scalar-FOBOS cumulants hold a
@@ -468,7 +468,7 @@ cdef class Learner:
         scratch.intercept_memo = double_ptr(arrays["intercept_memo"])
         self.c.cursor.deferred_logs.m = 1.0
         self.c.cursor.deferred_logs.e = self.c.cursor.deferred_logs.n = 0
-        self._coef = self._avg_coef = None
+        self._coef = self._avg_coef = self._margin_W = None
 
     def __dealloc__(self):
         free_scratch(&self.c)
@@ -493,9 +493,20 @@ cdef class Learner:
         return args + tuple(value for value, _ in optional[:kept])
 
     def __getstate__(self):
-        return {"arrays": {name: np.frombuffer(a, dtype=np.int64 if name in SAVED_INT64 else np.float64)
-                           .reshape(shape).copy() for name, (a, shape) in self.saved_arrays().items()},
-                **self.scalars(), **self.average_state()}
+        """The arrays, copied, with the counters; a state taken page by page
+        (`state_on_touch`) as its changed rows only (``state_rows``, ``state_values``:
+        `changed_state`), as a model file keeps it: a copy or pickle of a 2^28-feature
+        model trained on a few thousand features is that size, not the state's GiB."""
+        lazy = self.state_on_touch
+        state = {"arrays": {name: np.frombuffer(a, dtype=np.int64 if name in SAVED_INT64 else np.float64)
+                            .reshape(shape).copy() for name, (a, shape) in self.saved_arrays().items()
+                            if not (lazy and name == "state")},
+                 **self.scalars(), **self.average_state()}
+        if lazy:
+            rows, values = self.changed_state()
+            state["state_rows"] = np.frombuffer(rows, dtype=np.int64)
+            state["state_values"] = np.frombuffer(values, dtype=np.float64)
+        return state
 
     @property
     def rebase_period(self):
@@ -626,7 +637,12 @@ cdef class Learner:
         if "SP" not in d:           # (a pickle from before the prefix sums of P)
             from fastprox.model_io.upgrades import upgraded_pickle
             d = upgraded_pickle(self, d)
-        self._attach(d["arrays"])
+        arrays = d["arrays"]
+        if "state_rows" in d:       # (`__getstate__`'s changed rows, into this learner's own fresh state)
+            arrays = {**arrays, "state": self.arrays["state"]}
+            rows = np.frombuffer(self.arrays["state"], dtype=np.float64).reshape(-1, self.c.layout.width)
+            rows[d["state_rows"]] = np.reshape(d["state_values"], (len(d["state_rows"]), self.c.layout.width))
+        self._attach(arrays)
         cdef Cursor* cursor = &self.c.cursor
         cursor.t, cursor.n_ops, cursor.since_rebase = d["t"], d["n_ops"], d["since_rebase"]
         cursor.eta_next_t = 0
@@ -701,7 +717,44 @@ cdef class Learner:
         iterate's weights instead, the mean of the iterates after steps a .. t
         (`average`; the last iterate before step a). An array of LAZY_BYTES or more
         (`buffers.on_touch`) is calloc'd and its zeros left unwritten: a model of 2^27
-        hashed features that training touched a few thousand of reads as a few pages."""
+        hashed features that training touched a few thousand of reads as a few pages
+        (the -0.0 weights of RDA's and FTRL's untouched features are written, for their
+        bits; `coef_zeros_unsigned` leaves them out)."""
+        cdef Ctx c = self.c
+        if averaged and not c.params.average_from:
+            raise ValueError("this learner keeps no averaged iterate; build it with average >= 1.")
+        if averaged and self._avg_coef_t == c.cursor.t and self._avg_coef is not None:
+            return self._avg_coef
+        if not averaged and self._coef_t == c.cursor.t and self._coef is not None:
+            return self._coef
+        result = self._materialize(averaged, True)
+        if averaged:
+            self._avg_coef, self._avg_coef_t = result, c.cursor.t
+        else:
+            self._coef, self._coef_t = result, c.cursor.t
+        return result
+
+    def coef_zeros_unsigned(self, bint averaged=False):
+        """`coef`'s weights for reads that need only their values and never a zero's
+        sign (`margins`, the readable model's non-zero weights): a calloc'd array
+        (`buffers.on_touch`) leaves the -0.0 weights unwritten too (+0.0 then), so that
+        RDA's and FTRL's untouched features, -0.0 each, take no memory. The margins'
+        bits are the same: their sums start at +0.0, which adding a signed zero leaves
+        +0.0 or the sum it was, and a zero weight times a NaN or an infinity is NaN
+        either way. Kept for the step count it was made at, as `coef` is."""
+        cdef Ctx c = self.c
+        if not on_touch(c.params.n_outputs * c.params.n_features) or c.params.grouped:
+            return self.coef(averaged)
+        if self._margin_W is not None and self._margin_W_t == c.cursor.t and self._margin_W_averaged == averaged:
+            return self._margin_W
+        self._margin_W = None          # (its pages given back before the next are taken)
+        self._margin_W = self._materialize(averaged, False)
+        self._margin_W_t, self._margin_W_averaged = c.cursor.t, averaged
+        return self._margin_W
+
+    cdef object _materialize(self, bint averaged, bint signed_zeros):
+        """`coef`'s array, made (no cache); ``signed_zeros`` False leaves the -0.0
+        weights of a calloc'd array unwritten (`coef_zeros_unsigned`)."""
         cdef double[:, ::1] out
         cdef Py_ssize_t j
         cdef int k
@@ -709,12 +762,6 @@ cdef class Learner:
         cdef Ctx c = self.c
         cdef array.array block, work, block_beta
         cdef bint lazy = on_touch(c.params.n_outputs * c.params.n_features)
-        if averaged and not c.params.average_from:
-            raise ValueError("this learner keeps no averaged iterate; build it with average >= 1.")
-        if averaged and self._avg_coef_t == c.cursor.t and self._avg_coef is not None:
-            return self._avg_coef
-        if not averaged and self._coef_t == c.cursor.t and self._coef is not None:
-            return self._coef
         out = (np.frombuffer(ZeroPages(c.params.n_outputs * c.params.n_features)).reshape(
                    c.params.n_outputs, c.params.n_features) if lazy
                else np.zeros((c.params.n_outputs, c.params.n_features)))
@@ -731,14 +778,10 @@ cdef class Learner:
                 for j in range(c.params.n_features):
                     for k in range(c.params.n_outputs):
                         v = averaged_entry(&c, j, k) if averaged else current(&c, j, k)
-                        if not lazy or v != 0.0 or signbit(v):    # (-0.0 written: its bits)
+                        if not lazy or v != 0.0 or (signed_zeros and signbit(v)):    # (-0.0: its bits)
                             out[k, j] = v
         result = np.asarray(out)
         result.flags.writeable = False
-        if averaged:
-            self._avg_coef, self._avg_coef_t = result, c.cursor.t
-        else:
-            self._coef, self._coef_t = result, c.cursor.t
         return result
 
     def coef_at(self, const long long[::1] columns not None, bint averaged=False):
@@ -797,7 +840,7 @@ cdef class Learner:
         place of the model's (`coef_at`'s, the rows' indices then positions among
         its columns; m and beyond weigh 0), the same sums."""
         from fastprox._validation import NonFiniteMargin
-        W = weights if weights is not None else self.averaged_coef() if averaged else self.coef()
+        W = weights if weights is not None else self.coef_zeros_unsigned(averaged)
         out = np.empty((max(len(indptr) - 1, 0), self.n_outputs))
         kind = csr_kind(data, indices)
         if kind == 0:

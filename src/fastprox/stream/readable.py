@@ -60,7 +60,7 @@ def readable_lines(est, options, names=None):
     command-line options that rebuild it."""
     from .. import __version__
     learner = est.learner
-    coef, intercept = learner.coef(), learner.intercept()
+    coef, intercept = learner.coef_zeros_unsigned(), learner.intercept()     # (non-zeros read)
     classes = est.classes
     yield f"Version fastprox {__version__}\n"
     if classes is not None:
