@@ -16,6 +16,8 @@ from sklearn.model_selection import StratifiedShuffleSplit
 from fastprox import ProxClassifier, ProxRegressor, load_model, save_model
 from fastprox._sklearn_names import EQUIVALENTS, UNMAPPED_RATES, UnknownParameter
 from fastprox._core import margins, pass_order
+from fastprox import _stopping
+from fastprox._kernels import Learner
 from fastprox._stopping import StoppingRule, held_out_margins, stratified_split, validation_split
 
 
@@ -193,15 +195,16 @@ def test_pass_order_draws_as_the_permutation(n, subset, seed):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), classes=st.sampled_from([2, 3]), wide=st.booleans(),
+@given(seed=st.integers(0, 2**31 - 1), classes=st.sampled_from([2, 3]), wide=st.booleans(), sort=st.booleans(),
        params=st.sampled_from([{}, dict(penalty="l2", alpha=1e-3), dict(penalty="l1", alpha=1e-3),
                                dict(average=True), dict(average=3, penalty="l2", alpha=1e-3, schedule="adagrad"),
                                dict(groups=np.repeat(np.arange(4), 3), penalty="l1_l2", alpha=1e-3, schedule="invsqrt", step="gradient")]))
-def test_held_out_margins_are_the_models_bit_for_bit(seed, classes, wide, params):
+def test_held_out_margins_are_the_models_bit_for_bit(seed, classes, wide, sort, params):
     """The held-out rows' margins read from their own columns' weights (`coef_at`)
     equal `_core.margins`' from the whole model, bit for bit, mid-training and after,
     averaged where the model averages, with columns the model never saw (weight 0),
-    rows without entries, several outputs and a grouped model."""
+    rows without entries, several outputs and a grouped model; the columns mapped by
+    the O(d) table or (``sort``, as for a hashed width far above the entries) by a sort."""
     rng = np.random.default_rng(seed)
     X = sp.random(60, 12, density=0.2, format="csr", random_state=seed)
     y = rng.integers(0, classes, 60)
@@ -209,10 +212,19 @@ def test_held_out_margins_are_the_models_bit_for_bit(seed, classes, wide, params
     learner = est._learner
     held = sp.random(15, 16 if wide else 12, density=0.3, format="csr", random_state=seed + 1)
     held.data[:] = rng.normal(size=held.nnz)
-    read = held_out_margins(learner, held)
+    read = held_out_margins(learner, held) if not sort else _sorted_held_out_margins(learner, held)
     for _ in range(2):
         np.testing.assert_array_equal(read(), margins(learner, held))
         est.partial_fit(X[:7], y[:7])
+
+
+def _sorted_held_out_margins(learner, held):
+    """`held_out_margins` mapping the columns by a sort (`_stopping.SPARSE_WIDTH` 0)."""
+    width, _stopping.SPARSE_WIDTH = _stopping.SPARSE_WIDTH, 0
+    try:
+        return held_out_margins(learner, held)
+    finally:
+        _stopping.SPARSE_WIDTH = width
 
 
 @pytest.mark.parametrize("classes, params", [(2, {}), (3, {}), (2, dict(average=True, schedule="adagrad")),
@@ -451,3 +463,20 @@ def test_a_failed_fit_with_early_stopping_leaves_the_estimator(monkeypatch):
         est.fit(X, y)
     np.testing.assert_array_equal(est.coef_, coef)
     assert (est.t_, est.n_iter_) == (t, n_iter)
+
+
+def test_held_out_margins_take_no_table_of_a_hashed_width():
+    """early_stopping on a hashed 2^26 width: the held-out columns are mapped by a sort
+    of their entries, not through an O(d) table (256 MiB of int32 at 2^26; 512 MiB at
+    2^27, where fit's peak was 716 MB against 348 MB without early stopping)."""
+    import tracemalloc
+    learner = Learner(1 << 26, 1, "fobos", "normalized", "none", "log", step="invariant")
+    held = sp.csr_matrix((np.ones(40), np.arange(40) * (1 << 20), [0, 10, 10, 40]), shape=(3, 1 << 26))
+    tracemalloc.start()
+    try:
+        read = held_out_margins(learner, held)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
+    assert read().tobytes() == np.zeros(3).tobytes()

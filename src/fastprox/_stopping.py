@@ -61,6 +61,11 @@ def validation_split(est, y, sample_weight, classifier):
     return sorted_rows(train, len(y)), sorted_rows(held_out, len(y))
 
 
+#: `held_out_margins` maps the held-out columns through an O(d) table while the model's
+#: width d is at most this many times the held-out entries, else by a sort of them.
+SPARSE_WIDTH = 16
+
+
 def sorted_rows(rows, n):
     """Distinct indices below n (rows, or a held-out set's columns), sorted, as int64:
     by a mask, O(n), where a sort is O(n log n)."""
@@ -228,10 +233,16 @@ def held_out_margins(learner, X):
     """
     data, indices, indptr = kernel_arrays(X)
     indices = np.asarray(indices)
-    columns = sorted_rows(indices[indices < learner.n_features], learner.n_features)     # O(d), not a sort
-    position = np.full(max(learner.n_features, X.shape[1]), len(columns), dtype=indices.dtype)
-    position[columns] = np.arange(len(columns), dtype=indices.dtype)
-    local = position[indices]       # a lookup per entry (a search per entry cost more than the passes' reads)
+    inside = indices < learner.n_features
+    if learner.n_features <= SPARSE_WIDTH * len(indices):
+        columns = sorted_rows(indices[inside], learner.n_features)     # O(d), not a sort
+        position = np.full(max(learner.n_features, X.shape[1]), len(columns), dtype=indices.dtype)
+        position[columns] = np.arange(len(columns), dtype=indices.dtype)
+        local = position[indices]   # a lookup per entry (a search per entry cost more than the passes' reads)
+    else:                           # (a hashed 2^28 width: sort the entries, no O(d) table)
+        columns = np.unique(indices[inside]).astype(np.int64)
+        local = np.full(len(indices), len(columns), dtype=indices.dtype)
+        local[inside] = np.searchsorted(columns, indices[inside])
     averaged = learner.average > 0
 
     def margins():
