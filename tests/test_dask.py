@@ -1076,6 +1076,23 @@ def test_a_scheduler_address_that_refuses_fails_at_once(files, capsys):
                    f"refused); start the scheduler (dask scheduler) or give its address\n")
 
 
+def test_a_scheduler_address_where_a_listener_stays_silent_fails_in_one_line(files, capsys, monkeypatch):
+    """A listener that accepts and never writes at --scheduler's address: Dask's client
+    waits for the scheduler's handshake without a timeout (the command hung until the
+    listener closed); the probe reads for CONNECT_SECONDS (0.5 here) and names it."""
+    from fastprox.cli import cluster
+    monkeypatch.setattr(cluster, "CONNECT_SECONDS", 0.5)
+    paths, _ = files
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+        port = server.getsockname()[1]
+        assert main(["train", *paths, "--scheduler", f"tcp://127.0.0.1:{port}", "--quiet"]) == 1
+    assert capsys.readouterr().err == (f"fastprox: error: --scheduler tcp://127.0.0.1:{port}: what listens there "
+                                       f"sent nothing for 0.5 s, where a Dask scheduler sends its handshake at once; "
+                                       f"give the scheduler's address (8786 by default)\n")
+
+
 def test_a_scheduler_address_where_another_service_answers_is_named(files, capsys):
     """A web server at --scheduler's address (a dashboard's port given for the
     scheduler's): Dask read its reply as a message of exabytes, and the MemoryError was

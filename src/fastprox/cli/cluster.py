@@ -25,8 +25,11 @@ TCP_SCHEMES = ("tcp", "tls", "ws", "wss")
 def check_listening(address):
     """OSError at once where nothing listens at the scheduler's ``address`` (its host
     refuses the connection): Dask's client would retry it until its timeout, 20 s of
-    silence. A host that does not answer, a name that does not resolve or an address
-    of another scheme is left to the client (and its timeout)."""
+    silence. Over plain TCP, OSError too where a listener accepts but sends nothing
+    for CONNECT_SECONDS: a scheduler writes its handshake first, and Dask's client
+    waits for it without a timeout (a silent listener held the command until the
+    listener closed). A host that does not answer, a name that does not resolve or an
+    address of another scheme is left to the client (and its timeout)."""
     from distributed.comm.addressing import parse_address, parse_host_port
     try:
         scheme, location = parse_address(address)
@@ -36,12 +39,23 @@ def check_listening(address):
     if scheme not in TCP_SCHEMES:
         return
     try:
-        socket.create_connection((host, port), timeout=PROBE_SECONDS).close()
+        probe = socket.create_connection((host, port), timeout=PROBE_SECONDS)
     except ConnectionRefusedError:
         raise OSError(f"--scheduler {address}: nothing listens there (connection refused); start the "
                       f"scheduler (dask scheduler) or give its address") from None
     except OSError:
-        pass
+        return
+    with probe:
+        if scheme == "tcp":
+            probe.settimeout(CONNECT_SECONDS)
+            try:
+                probe.recv(1)
+            except TimeoutError:
+                raise OSError(f"--scheduler {address}: what listens there sent nothing for {CONNECT_SECONDS} s, "
+                              f"where a Dask scheduler sends its handshake at once; give the scheduler's "
+                              f"address (8786 by default)") from None
+            except OSError:
+                pass
 
 
 def connect(address):
