@@ -180,6 +180,16 @@ SAVED = ("state", "bstate", "heap_items", "heap_keys", "heap_pos", "gstamp", "gn
 SAVED_INT64 = ("heap_items", "heap_pos")
 
 
+cdef struct Stream:
+    # A stream's pass (`Learner.fit_rows`'s held, scores, each_step, sums): `on` False for
+    # any other call, which goes straight to `pass_kernel`.
+    bint on, each_step
+    Py_ssize_t held, period         # the next held-out row (-1: none), the period
+    Py_ssize_t scored               # held-out rows scored so far
+    double* scores                  # margins (NULL: none asked): every row's, or the held-out rows' in turn
+    double* sums                    # the 4 running sums (NULL: none kept)
+
+
 # What fit_rows passes for an order or weights not given: the kernel then visits
 # rows 0..n-1 and weighs them 1 without arrays saying so (filling two arrays of a
 # 50,000-row fit cost more than a tenth of a millisecond).
@@ -886,7 +896,7 @@ cdef class Learner:
                 PyBuffer_Release(&bd)
         x, js = np.ascontiguousarray(data, dtype=np.float64), np.ascontiguousarray(indices, dtype=np.int64)
         if self.c.params.grouped:
-            return list(self.margins(x, js, pyarray.array("q", [0, len(js)]), max(js.max(initial=-1) + 1, 1))[0])
+            return self.margins(x, js, pyarray.array("q", [0, len(js)]), max(js.max(initial=-1) + 1, 1))[0].tolist()
         return self.row_margins(x, js)
 
     def intercept(self):
@@ -904,7 +914,8 @@ cdef class Learner:
     # ------------------------------------------------------------------ training
     def fit_rows(self, data, indices, indptr, const double[::1] y not None,
                  const double[::1] sample_weight or None, const long long[::1] order or None,
-                 int batch_size, pause=None):
+                 int batch_size, pause=None, held=None, double[::1] scores=None, bint each_step=False,
+                 double[::1] sums=None):
         """Take steps over rows ``order[0], order[1], ...``, ``batch_size`` rows per step
         (the last step may be shorter). Returns the weighted sum of the progressive
         losses: each row's loss at the margin it had before its step's update.
@@ -926,7 +937,21 @@ cdef class Learner:
         learner's scratch, so a second call while one runs raises RuntimeError.
         ``pause``, if given, is called (with the GIL) at the step boundaries where
         signals are checked, with the learner as a call over the rows stepped so far
-        would leave it: reads of the model may run there (`_concurrency`)."""
+        would leave it: reads of the model may run there (`_concurrency`).
+
+        A stream's pass (``fastprox train``: VW's holdout, its ``-p``) is told, with the
+        rows in order (``order`` None), ``held`` = (first, period): rows first, first +
+        period, ... are held out, scored by the model of the moment (as `row_margins`
+        scores them) into ``scores`` (float64, row-major: K per held-out row, in turn),
+        not stepped on; no step spans one. With ``each_step``, ``scores`` holds K per row
+        of the call, every row's margins written before its step (a step's rows all
+        before it; a held-out row's at its place), and the steps are its segments; else
+        the segments are the runs of rows between held-out ones. ``sums`` (4 float64s, if
+        given) takes each segment's loss, added to sums[0] and sums[1], and its rows'
+        weight (their count without sample weights), added to sums[2] and sums[3]: the
+        sums the stream's table and pass keep, in the order of separate calls over the
+        segments (`fastprox.stream.trainer`). A score that is not finite raises
+        `NonFiniteMargin` naming its row, the model of the steps before it kept."""
         if self.training:
             raise RuntimeError("this learner is training in another thread; a learner (and its "
                                "estimator) takes one fit or partial_fit call at a time.")
@@ -940,20 +965,23 @@ cdef class Learner:
             order = NO_ORDER
         if unit:
             sample_weight = NO_WEIGHTS
+        cdef Stream stream
+        stream_of(&stream, held, scores, each_step, sums, all_rows, len(indptr) - 1, self.n_outputs,
+                  self.c.params.grouped)
         kind = csr_kind(data, indices)
         self.training = True
         try:
             if kind == 0:
                 return fit_csr[double, int](&self.c, data, indices, indptr, y, sample_weight, order,
-                                            all_rows, unit, batch_size, pause)
+                                            all_rows, unit, batch_size, pause, &stream)
             if kind == 1:
                 return fit_csr[double, longlong](&self.c, data, indices, indptr, y, sample_weight, order,
-                                                 all_rows, unit, batch_size, pause)
+                                                 all_rows, unit, batch_size, pause, &stream)
             if kind == 2:
                 return fit_csr[float, int](&self.c, data, indices, indptr, y, sample_weight, order,
-                                           all_rows, unit, batch_size, pause)
+                                           all_rows, unit, batch_size, pause, &stream)
             return fit_csr[float, longlong](&self.c, data, indices, indptr, y, sample_weight, order,
-                                            all_rows, unit, batch_size, pause)
+                                            all_rows, unit, batch_size, pause, &stream)
         finally:
             self.training = False
 
@@ -965,6 +993,41 @@ def _pages_of(a):
         base = base.base
     base = base.obj if isinstance(base, memoryview) else base
     return base if isinstance(base, ZeroPages) and len(base) == np.size(a) else None
+
+
+cdef int stream_of(Stream* s, held, double[::1] scores, bint each_step, double[::1] sums, bint all_rows,
+                   Py_ssize_t n, int K, bint grouped) except -1:
+    """Check `Learner.fit_rows`'s stream arguments into ``s``."""
+    s.on = held is not None or scores is not None or each_step or sums is not None
+    s.held, s.period, s.each_step, s.scored = -1, 1, each_step, 0
+    s.scores = s.sums = NULL
+    cdef Py_ssize_t rows = n
+    if not s.on:
+        return 0
+    if not all_rows:
+        raise ValueError("a stream's pass (held, scores, each_step, sums) takes its rows in order: order=None")
+    if grouped and (held is not None or each_step):
+        raise ValueError("a grouped model's margins are read through its materialized weights "
+                         "(Learner.margins), not in the pass; score its rows between calls")
+    if held is not None:
+        s.held, s.period = held
+        if s.held < 0 or s.period < 1:
+            raise ValueError(f"held=(first, period) takes first >= 0 and period >= 1; got {held!r}")
+        rows = 0 if s.held >= n else (n - 1 - s.held) // s.period + 1
+        if s.held >= n:
+            s.held = -1
+    if each_step:
+        rows = n
+    if (held is not None or each_step) and (scores is None or scores.shape[0] < rows * K):
+        raise ValueError(f"scores must hold the {rows} {'rows' if each_step else 'held-out rows'}' {K} "
+                         f"margins each ({rows * K} float64s)")
+    if scores is not None and scores.shape[0]:
+        s.scores = &scores[0]
+    if sums is not None:
+        if sums.shape[0] != 4:
+            raise ValueError("sums must hold 4 float64s")
+        s.sums = &sums[0]
+    return 0
 
 
 cdef struct Pass:
@@ -982,9 +1045,10 @@ cdef struct Pass:
 cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indices,
                     const index_t[::1] indptr, const double[::1] y,
                     const double[::1] sample_weight, const long long[::1] order,
-                    bint all_rows, bint unit, int batch_size, pause) except? -1:
+                    bint all_rows, bint unit, int batch_size, pause, Stream* stream) except? -1:
     """`Learner.fit_rows` for one type of values and one of indices (`all_rows`: rows
-    0..n-1, the order empty; `unit`: weights 1, sample_weight empty)."""
+    0..n-1, the order empty; `unit`: weights 1, sample_weight empty; `stream`: a
+    stream's pass, `stream_pass`)."""
     cdef Pass p
     cdef const value_t* X = &data[0] if data.shape[0] else NULL
     cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
@@ -1009,7 +1073,10 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     # The rows in lanes prefetch the row ahead themselves, and keep its state rows in a
     # slot (`_rows.lane_prefetch`, `_state.lane_slot`).
     p.keep = uses_lanes(state) and batch_size == 1
-    pass_kernel(state, &p, X, ind, &indptr[0], pause)
+    if stream.on:
+        stream_pass(state, &p, stream, X, ind, &indptr[0], pause)
+    else:
+        pass_kernel(state, &p, X, ind, &indptr[0], pause)
     stopped, steep = state.cursor.nonfinite, state.cursor.steep
     state.cursor.nonfinite = state.cursor.steep = False
     if p.interrupted:           # the steps taken so far stay, as after a shorter call
@@ -1017,6 +1084,96 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     if stopped:
         refuse_step(data, indptr, p.rows, p.start, p.start + p.b, steep)
     return p.total
+
+
+cdef int stream_pass(Ctx* c, Pass* p, Stream* s, const value_t* X, const index_t* ind, const index_t* indptr,
+                     pause) except -1:
+    """A stream's pass (`Learner.fit_rows`): its segments (the runs of rows between
+    held-out ones, or each step) each stepped by `pass_kernel` as a call of their own
+    would step them, their loss and weight added to the sums; the held-out rows, and
+    with each_step every step's rows first, scored (`score_row`). Signals are looked at
+    every SIGNAL_ROWS rows, as in `run_pass`. p.total ends as the segments' summed loss."""
+    cdef Py_ssize_t end = p.n, first, i, signals_at = p.start + SIGNAL_ROWS, K = c.params.n_outputs
+    cdef double total = 0.0, weight
+    while p.start < end:
+        p.n = end if s.held < 0 else min(s.held, end)
+        if s.each_step:
+            p.n = min(p.n, p.start + p.batch_size)
+            for i in range(p.start, p.n):
+                score_or_raise(c, X, ind, indptr, i, s.scores + i * K)
+        if p.n > p.start:
+            first, p.total = p.start, 0.0
+            pass_kernel(c, p, X, ind, indptr, pause)
+            if c.cursor.nonfinite or p.interrupted:
+                return 0
+            total += p.total
+            if s.sums != NULL:
+                weight = 0.0
+                if p.sw == NULL:
+                    weight = <double>(p.n - first)
+                else:
+                    for i in range(first, p.n):
+                        weight += p.sw[i]
+                s.sums[0] += p.total
+                s.sums[1] += p.total
+                s.sums[2] += weight
+                s.sums[3] += weight
+        if p.start == s.held and p.start < end:
+            score_or_raise(c, X, ind, indptr, p.start, s.scores + (p.start if s.each_step else s.scored) * K)
+            s.held += s.period
+            s.scored += 1
+            p.start += 1
+        if p.start >= signals_at:
+            signals_at = p.start + SIGNAL_ROWS
+            p.interrupted = check_signals() != 0 or (pause is not None and not paused(pause))
+            if p.interrupted:
+                return 0
+    p.n, p.total = end, total
+    return 0
+
+
+cdef int score_or_raise(Ctx* c, const value_t* X, const index_t* ind, const index_t* indptr, Py_ssize_t i,
+                        double* out) except -1:
+    """Row i's margins by the model of now into out (`score_row`), or `NonFiniteMargin`
+    naming row i."""
+    if not score_row(c, X, ind, indptr[i], indptr[i + 1], out):
+        raise nonfinite_margin(i, [X[nz] for nz in range(indptr[i], indptr[i + 1])])
+    return 0
+
+
+cdef inline bint score_row(Ctx* state, const value_t* X, const index_t* ind, Py_ssize_t lo, Py_ssize_t hi,
+                           double* out) noexcept nogil:
+    """<w_k, x> + b_k of the eager model w_{T+1} for the row of values X[lo:hi] at
+    columns ind[lo:hi], into out[0:K] (`Learner.row_margins`, held-out rows, -p): the
+    features' current weights (`current`, the state untouched), columns at or beyond
+    n_features weighing 0; whether all K are finite."""
+    cdef Ctx c = state[0]
+    cdef Py_ssize_t nz
+    cdef long long j
+    cdef double total
+    cdef int k
+    cdef bint finite = True
+    set_weight_params(&c)
+    for k in range(c.params.n_outputs):
+        total = 0.0
+        for nz in range(lo, hi):
+            j = ind[nz]
+            if 0 <= j < c.params.n_features:
+                total += current(&c, j, k) * <double>X[nz]
+        total += intercept_term(&c, intercept_value(&c, k))
+        finite = finite and total - total == 0.0
+        out[k] = total
+    return finite
+
+
+cdef nonfinite_margin(row, values):
+    """The `NonFiniteMargin` of a row of stored ``values`` whose margin is not finite:
+    NaN or infinity among them, or finite values too large for the weights."""
+    from fastprox._validation import NonFiniteMargin
+    return NonFiniteMargin(row, "Input X contains NaN or infinity; remove or replace those values."
+                           if not all(x - x == 0.0 for x in values) else
+                           "the margin overflowed: the values are finite but too large for the "
+                           "model's weights; scale them as the training data were scaled.")
 
 
 cdef int pass_kernel(Ctx* c, Pass* p, const value_t* X, const index_t* ind, const index_t* indptr,
@@ -1112,7 +1269,7 @@ cdef inline int run_pass(Ctx* state, Pass* p, const value_t* X, const index_t* i
     a step refused (c.cursor.nonfinite, read by `fit_csr`) or at a signal."""
     cdef Ctx c = state[0]
     cdef long long nxt
-    cdef Py_ssize_t signals_at = SIGNAL_ROWS
+    cdef Py_ssize_t signals_at = p.start + SIGNAL_ROWS
     with nogil:
         while p.start < p.n:
             p.b = <int>min(<Py_ssize_t>p.batch_size, p.n - p.start)
@@ -1179,28 +1336,16 @@ cdef bytes _format(Py_buffer* b):
 
 cdef list _row_margins(Ctx c, Py_buffer* bd, Py_buffer* bi):
     """`Learner.row_margins` over the buffers' values and indices (checked there)."""
-    cdef Py_ssize_t nz, n = bd.len // bd.itemsize, K = c.params.n_outputs
-    cdef long long j
-    cdef double total, v
-    cdef int k
-    cdef bint finite = True
-    out = [0.0] * K
-    set_weight_params(&c)
-    for k in range(K):
-        total = 0.0
-        for nz in range(n):
-            j = (<int*>bi.buf)[nz] if bi.itemsize == 4 else (<long long*>bi.buf)[nz]
-            if 0 <= j < c.params.n_features:
-                v = (<double*>bd.buf)[nz] if bd.itemsize == 8 else (<float*>bd.buf)[nz]
-                total += current(&c, j, k) * v
-        total += intercept_term(&c, intercept_value(&c, k))
-        finite = finite and total - total == 0.0
-        out[k] = total
+    cdef Py_ssize_t n = bd.len // bd.itemsize
+    cdef array.array out = zeros(c.params.n_outputs)
+    cdef bint finite
+    if bd.itemsize == 8:
+        finite = (score_row(&c, <double*>bd.buf, <int*>bi.buf, 0, n, out.data.as_doubles) if bi.itemsize == 4
+                  else score_row(&c, <double*>bd.buf, <long long*>bi.buf, 0, n, out.data.as_doubles))
+    else:
+        finite = (score_row(&c, <float*>bd.buf, <int*>bi.buf, 0, n, out.data.as_doubles) if bi.itemsize == 4
+                  else score_row(&c, <float*>bd.buf, <long long*>bi.buf, 0, n, out.data.as_doubles))
     if not finite:
-        from fastprox._validation import NonFiniteMargin
-        values = [(<double*>bd.buf)[nz] if bd.itemsize == 8 else (<float*>bd.buf)[nz] for nz in range(n)]
-        raise NonFiniteMargin(0, "Input X contains NaN or infinity; remove or replace those values."
-                              if not all(x - x == 0.0 for x in values) else
-                              "the margin overflowed: the values are finite but too large for the "
-                              "model's weights; scale them as the training data were scaled.")
-    return out
+        raise nonfinite_margin(0, [(<double*>bd.buf)[nz] if bd.itemsize == 8 else (<float*>bd.buf)[nz]
+                                   for nz in range(n)])
+    return out.tolist()

@@ -9,7 +9,7 @@ A source is what the chunks come from: it has a ``name`` (for messages) and
 origin) triples, rows a CSR matrix or a reader's Chunk.
 """
 from array import array
-from math import exp, expm1
+from math import exp, expm1, inf
 
 from .._core import AUTO_ROWS
 from .._kernels import NonFiniteMargin
@@ -141,8 +141,9 @@ class Trainer:
             self._fit(*item)
 
     def _fit(self, X, y, origin):
-        """Train on one chunk, the kernel's calls split at the table's lines and at the
-        rows held out (`Holdout`), which are scored instead."""
+        """Train on one chunk, the kernel's calls split at the table's lines; the rows held
+        out (`Holdout`) are scored instead, and with predictions every row is, before its
+        step (`_run`)."""
         where = self.source.locator(origin)
         target = y if self.classes is None else self.classes.targets(y, where)
         if X.shape[1] > self.est.learner.n_features:
@@ -151,49 +152,95 @@ class Trainer:
         rows = _Rows(*kernel_arrays(X), X.shape[1], target, where, getattr(X, "tags", None),
                      getattr(X, "weights", None))
         n, start = X.shape[0], 0
-        held = self.holdout.rows(self.pass_seen, n) if self.holdout is not None else ()
+        held = self.holdout.rows(self.pass_seen, n) if self.holdout is not None else range(0)
         self.pass_seen += n
-        for stop in list(held) + [n]:
-            if self.predictions is None:
-                self._segment(rows, y, start, stop)
-            else:
-                self._each_step(rows, y, start, stop)
-            if stop < n:
-                self._hold_out(rows, y, stop)
-            start = stop + 1
+        scores = array("d", bytes(8 * (n if self.predictions else len(held)) * self.est.learner.n_outputs))
+        batch = self.est.params["batch_size"]
+        while start < n:
+            due = _line_row(held, start, n, self.table.next - self.table.rows - 1)
+            if due is None:
+                self._run(rows, held, start, n, scores)
+                break
+            first = max(start, _before(held, due) + 1)      # the run of trained rows holding it
+            step = first + (due - first) // batch * batch    # the step holding it
+            end = min(step + batch, n, _after(held, due))
+            self._run(rows, held, start, step, scores)
+            prediction = None if self.from_loss else self._prediction(rows, end - 1)
+            loss = self._run(rows, held, step, end, scores)
+            self._line(rows, y, end, loss, prediction)
+            start = end
         self.features += rows.indptr[n] - rows.indptr[0] - sum(rows.indptr[i + 1] - rows.indptr[i] for i in held)
         self.pass_rows += n - len(held)
         self.bar.update(n)
 
-    def _segment(self, rows, y, start, stop):
-        """Train on rows [start, stop) of a chunk, the kernel's calls split at the
-        table's lines (with batch_size b, at the end of the step holding the line's row)."""
-        batch = self.est.params["batch_size"]
-        while start < stop:
-            due = start + self.table.next - self.table.rows - 1    # the row of the next line
-            if due >= stop:
-                self._steps(rows, start, stop)
-                break
-            step = start + (due - start) // batch * batch          # the step holding it
-            end = min(step + batch, stop)
-            self._steps(rows, start, step)
-            prediction = None if self.from_loss else self._prediction(rows, end - 1)
-            loss = self._steps(rows, step, end)
-            self._line(rows, y, end, loss, prediction)
-            start = end
+    def _run(self, rows, held, start, stop, scores):
+        """Train on rows [start, stop) of a chunk but those ``held`` out, which are scored
+        and counted in the holdout; with predictions, every row's line written (its
+        margins before its step); the summed loss of the rows trained. ``scores`` holds
+        the margins: K a row of the chunk with predictions, else K a held-out row. The kernel's one call (`Learner.fit_rows`' stream), or for a grouped
+        model, whose margins the kernel does not read, `_run_rows`."""
+        if start == stop:
+            return 0.0
+        K = self.est.learner.n_outputs
+        first, last = _index(held, start), _index(held, stop)
+        inside = held[first:last]
+        at = [i * K for i in inside] if self.predictions else range(first * K, last * K, K)
+        if self.est.learner.groups is not None:
+            loss = self._run_rows(rows, inside, at, start, stop, scores)
+        else:
+            part = rows.part(start, stop)
+            sums = array("d", [self.table.total, self.pass_loss, self.table.weight, self.pass_weight])
+            try:
+                loss = self.est.learner.fit_rows(
+                    *part, None, self.est.params["batch_size"], held=(inside[0] - start, inside.step) if inside
+                    else None, scores=memoryview(scores)[start * K:stop * K] if self.predictions
+                    else memoryview(scores)[first * K:last * K],
+                    each_step=self.predictions is not None, sums=sums)
+            except NonFiniteMargin as e:
+                raise ValueError(f"{rows.where(start + e.row)}: {e.detail}") from None
+            self.table.rows += stop - start - len(inside)
+            self.table.total, self.pass_loss, self.table.weight = sums[0], sums[1], sums[2]
+            if rows.weights is None:
+                self.pass_weight += stop - start - len(inside)
+            else:
+                self.pass_weight = sums[3]
+        for i, a in zip(inside, at):
+            weight = 1.0 if rows.weights is None else rows.weights[i]
+            loss_i = weight * example_loss(self.est, scores[a:a + K].tolist(), rows.target[i])
+            self.held_out = (self.held_out[0] + loss_i, self.held_out[1] + weight)
+            self.table.add_holdout(loss_i, weight)
+        if self.predictions is not None:
+            self._write(rows, start, stop, scores)
+        return loss
 
-    def _each_step(self, rows, y, start, stop):
-        """`_segment` a step at a time, each row's prediction written before its step."""
-        batch = self.est.params["batch_size"]
-        for i in range(start, stop, batch):
-            end = min(i + batch, stop)
-            scores = [self._margins(rows, r) for r in range(i, end)]
-            line = self.table.rows + end - i >= self.table.next
-            loss = self._steps(rows, i, end)
-            for r, s in zip(range(i, end), scores):
-                self.predictions(prediction_line(self.est, s, rows.tag(r)))
-            if line:
-                self._line(rows, y, end, loss, None if self.from_loss else self._shown(scores[-1]))
+    def _write(self, rows, start, stop, scores):
+        """The lines of predictions of rows [start, stop) of a chunk, from their margins in
+        ``scores`` (`prediction_line`: for one output and no tags, the value's repr)."""
+        K = self.est.learner.n_outputs
+        if K == 1 and rows.tags is None:
+            for value in scores[start:stop]:
+                self.predictions(repr(value) + "\n")
+            return
+        for i in range(start, stop):
+            self.predictions(prediction_line(self.est, scores[i * K:(i + 1) * K].tolist(), rows.tag(i)))
+
+    def _run_rows(self, rows, inside, at, start, stop, scores):
+        """`_run`'s training and scoring for a grouped model: the kernel called over each
+        run of rows between those held out (each step, with predictions), the margins
+        read between the calls (`Learner.row_margins`), held-out row ``inside[j]``'s at
+        ``scores[at[j]:]``; the summed loss."""
+        K, batch, loss = self.est.learner.n_outputs, self.est.params["batch_size"], 0.0
+        for a, b, place in zip([start] + [i + 1 for i in inside], list(inside) + [stop], list(at) + [None]):
+            if self.predictions is None:
+                loss += self._steps(rows, a, b)
+            else:
+                for i in range(a, b, batch):
+                    for r in range(i, min(i + batch, b)):
+                        scores[r * K:(r + 1) * K] = array("d", self._margins(rows, r))
+                    loss += self._steps(rows, i, min(i + batch, b))
+            if place is not None:
+                scores[place:place + K] = array("d", self._margins(rows, b))
+        return loss
 
     def _line(self, rows, y, end, loss, prediction):
         """The table's line after the step ending at row ``end`` - 1, of summed loss
@@ -201,17 +248,6 @@ class Trainer:
         if prediction is None:
             prediction = exp(-loss) if rows.target[end - 1] > 0 else -expm1(-loss)
         self.table.line(y[end - 1], prediction, rows.indptr[end] - rows.indptr[end - 1])
-
-    def _hold_out(self, rows, y, i):
-        """Score row i of the chunk, held out: its loss into the pass's holdout and the
-        table's holdout counts; its prediction written."""
-        scores = self._margins(rows, i)
-        weight = 1.0 if rows.weights is None else rows.weights[i]
-        loss = weight * example_loss(self.est, scores, rows.target[i])
-        self.held_out = (self.held_out[0] + loss, self.held_out[1] + weight)
-        self.table.add_holdout(loss, weight)
-        if self.predictions:
-            self.predictions(prediction_line(self.est, scores, rows.tag(i)))
 
     def _margins(self, rows, i):
         """Row i's margins (a list of K floats) by the model of now, reading only its
@@ -247,6 +283,39 @@ class Trainer:
         """The model's prediction for row i of a chunk, before its step: the margin, the
         class for several classes."""
         return self._shown(self._margins(rows, i))
+
+
+def _index(held, x):
+    """How many rows of ``held`` (a range of step >= 1) lie below row x."""
+    return min(len(held), max(0, -((held.start - x) // held.step))) if held else 0
+
+
+def _line_row(held, start, n, t):
+    """The chunk's row of the table's next line: the row after ``t`` rows trained from
+    row ``start`` on, rows ``held`` out not counted; None where it lies past the chunk's
+    ``n`` rows. (The least fixed point of x = start + t + the held rows in [start, x].)"""
+    if start + t >= n:
+        return None
+    x = start + t
+    while True:
+        moved = start + t + _index(held, x + 1) - _index(held, start)
+        if moved == x:
+            return x
+        if moved >= n:
+            return None
+        x = moved
+
+
+def _before(held, row):
+    """The last row of ``held`` before ``row``, or -1."""
+    i = _index(held, row)
+    return held[i - 1] if i else -1
+
+
+def _after(held, row):
+    """The first row of ``held`` after ``row`` (not held itself), or infinity."""
+    i = _index(held, row)
+    return held[i] if i < len(held) else inf
 
 
 def prediction_line(est, scores, tag=None):

@@ -1,0 +1,253 @@
+"""The stream's pass in the kernel (`Learner.fit_rows`' held, scores, each_step, sums;
+`fastprox.stream.trainer.Trainer._run`): VW's holdout and ``train -p`` give the bits of
+the per-row definition they replace, where the kernel's calls were split at every
+held-out row (scored from Python) and, with predictions, at every step (each row's
+margins read from Python before it). That definition is kept here as the reference
+(`PerRowTrainer`, the trainer of 79f4da5): every table line, prediction line, holdout
+loss, counter and weight of the model is compared."""
+from array import array
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from fastprox._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
+from fastprox._kernels import Learner
+from fastprox._validation import NonFiniteMargin
+from fastprox.stream.holdout import Holdout
+from fastprox.stream.losses import example_loss
+from fastprox.stream.model import StreamModel
+from fastprox.stream.progress import NoBar, Table
+from fastprox.stream.trainer import Trainer, _Rows, predicts, prediction_line
+
+
+class PerRowTrainer(Trainer):
+    """The reference: 79f4da5's `Trainer`, held-out rows and predictions between calls."""
+
+    def _fit(self, X, y, origin):
+        where = self.source.locator(origin)
+        target = y if self.classes is None else self.classes.targets(y, where)
+        if X.shape[1] > self.est.learner.n_features:
+            self.est.widen(X.shape[1])
+        self.stats.add(y, 1 if self.classes is None else self.classes.n_outputs + 1)
+        rows = _Rows(*_arrays(X), X.shape[1], target, where, getattr(X, "tags", None),
+                     getattr(X, "weights", None))
+        n, start = X.shape[0], 0
+        held = self.holdout.rows(self.pass_seen, n) if self.holdout is not None else ()
+        self.pass_seen += n
+        for stop in list(held) + [n]:
+            if self.predictions is None:
+                self._segment(rows, y, start, stop)
+            else:
+                self._each_step(rows, y, start, stop)
+            if stop < n:
+                self._hold_out(rows, y, stop)
+            start = stop + 1
+        self.features += rows.indptr[n] - rows.indptr[0] - sum(rows.indptr[i + 1] - rows.indptr[i] for i in held)
+        self.pass_rows += n - len(held)
+        self.bar.update(n)
+
+    def _segment(self, rows, y, start, stop):
+        batch = self.est.params["batch_size"]
+        while start < stop:
+            due = start + self.table.next - self.table.rows - 1
+            if due >= stop:
+                self._steps(rows, start, stop)
+                break
+            step = start + (due - start) // batch * batch
+            end = min(step + batch, stop)
+            self._steps(rows, start, step)
+            prediction = None if self.from_loss else self._prediction(rows, end - 1)
+            loss = self._steps(rows, step, end)
+            self._line(rows, y, end, loss, prediction)
+            start = end
+
+    def _each_step(self, rows, y, start, stop):
+        batch = self.est.params["batch_size"]
+        for i in range(start, stop, batch):
+            end = min(i + batch, stop)
+            scores = [self._margins(rows, r) for r in range(i, end)]
+            line = self.table.rows + end - i >= self.table.next
+            loss = self._steps(rows, i, end)
+            for r, s in zip(range(i, end), scores):
+                self.predictions(prediction_line(self.est, s, rows.tag(r)))
+            if line:
+                self._line(rows, y, end, loss, None if self.from_loss else self._shown(scores[-1]))
+
+    def _hold_out(self, rows, y, i):
+        scores = self._margins(rows, i)
+        weight = 1.0 if rows.weights is None else rows.weights[i]
+        loss = weight * example_loss(self.est, scores, rows.target[i])
+        self.held_out = (self.held_out[0] + loss, self.held_out[1] + weight)
+        self.table.add_holdout(loss, weight)
+        if self.predictions:
+            self.predictions(prediction_line(self.est, scores, rows.tag(i)))
+
+
+def _arrays(X):
+    from fastprox._validation import kernel_arrays
+    return kernel_arrays(X)
+
+
+class Source:
+    name = "test rows"
+
+    @staticmethod
+    def locator(origin):
+        return lambda i: f"test rows: chunk {origin}, row {i + 1}"
+
+
+def chunks(n, d, labels, seed, weighted=False, tagged=False, sizes=(37, 200, 1, 90)):
+    """(CSR chunk with weights and tags if asked, float64 labels, origin) triples."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.15, format="csr", random_state=seed, dtype=np.float64)
+    X.data = np.round(X.data * 4, 2)
+    y = labels(rng, n)
+    out, start, k = [], 0, 0
+    while start < n:
+        stop = min(n, start + sizes[k % len(sizes)])
+        part = X[start:stop]
+        if weighted:
+            part.weights = array("d", rng.choice([0.5, 1.0, 2.0, 3.25], stop - start))
+        if tagged:
+            part.tags = [f"r{i}".encode() if i % 3 else None for i in range(start, stop)]
+        out.append((part, array("d", y[start:stop]), k))
+        start, k = stop, k + 1
+    return out
+
+
+def binary(rng, n):
+    return rng.choice([-1.0, 1.0], n)
+
+
+def three(rng, n):
+    return rng.choice([1.0, 2.0, 5.0], n).astype(float)
+
+
+def values(rng, n):
+    return np.round(rng.normal(size=n) * 3, 3)
+
+
+def train(cls, params, regression, classes, items, passes, holdout, predict, interval=2.0):
+    """Everything a run shows or keeps: the table's lines, the predictions, each pass's
+    (mean loss, rows) and holdout loss, the counters saved, the model's arrays."""
+    est = StreamModel(params, regression, classes)
+    lines, written = [], []
+    table = Table(lines.append, predicts(est), interval)
+    trainer = cls(est, Source(), table, NoBar(), holdout, written.append if predict else None)
+    passes_seen = []
+    for _ in range(passes):
+        passes_seen.append(trainer.one_pass(items))
+        if holdout is not None and trainer.stops():
+            break
+    arrays = {k: bytes(memoryview(v).cast("B")) for k, (v, _) in est.learner.saved_arrays().items()}
+    return (lines, written, passes_seen, holdout and holdout.losses, trainer.progress(), trainer.held_out,
+            trainer.features, arrays, est.learner.scalars())
+
+
+CASES = [
+    # (params, regression, classes, labels, weighted)
+    (dict(CLASSIFIER_DEFAULTS), False, [-1.0, 1.0], binary, False),
+    (dict(CLASSIFIER_DEFAULTS, batch_size=3), False, [-1.0, 1.0], binary, True),
+    (dict(CLASSIFIER_DEFAULTS, update="ftrl", loss="hinge"), False, [-1.0, 1.0], binary, True),
+    (dict(CLASSIFIER_DEFAULTS, update="rda", penalty="elasticnet", alpha=1e-3), False, [-1.0, 1.0], binary, False),
+    (dict(CLASSIFIER_DEFAULTS, schedule="adagrad", alpha=1e-3, average=True), False, [-1.0, 1.0], binary, False),
+    (dict(CLASSIFIER_DEFAULTS, loss="modified_huber", batch_size=4, alpha=1e-3), False, [-1.0, 1.0], binary, True),
+    (dict(CLASSIFIER_DEFAULTS), False, [1.0, 2.0, 5.0], three, False),
+    (dict(CLASSIFIER_DEFAULTS, multi_class="multinomial", batch_size=2), False, [1.0, 2.0, 5.0], three, True),
+    (dict(CLASSIFIER_DEFAULTS, multi_class="multinomial", loss="hinge", update="ftrl"), False, [1.0, 2.0, 5.0],
+     three, False),
+    (dict(REGRESSOR_DEFAULTS), True, None, values, False),
+    (dict(REGRESSOR_DEFAULTS, loss="huber", batch_size=3, schedule="adagrad"), True, None, values, True),
+    (dict(CLASSIFIER_DEFAULTS, penalty="l1_l2", alpha=1e-3, groups=list(np.arange(40) % 5)), False, [-1.0, 1.0],
+     binary, True),
+]
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+@pytest.mark.parametrize("mode", ["holdout", "predict", "holdout and predict", "after", "neither"])
+def test_the_kernels_pass_is_the_per_row_definition(case, mode):
+    """Every figure the run shows or keeps equals the per-row definition's, bit for bit:
+    rules, batch sizes, binary, multiclass (one-vs-rest, multinomial), regression,
+    importance weights, tags, VW's holdout (every K-th row, or those after N), -p, the
+    table's lines at a multiplying and an adding interval, grouped models."""
+    params, regression, classes, labels, weighted = CASES[case]
+    items = chunks(500, 40, labels, seed=case, weighted=weighted, tagged=case % 2 == 0)
+    holdout = {"holdout": (7, None), "holdout and predict": (4, None), "after": (10, 300)}.get(mode)
+    for interval in (2.0, 25):
+        runs = [train(cls, params, regression, classes, items, 3,
+                      None if holdout is None else Holdout(holdout[0], 9, holdout[1]),
+                      "predict" in mode, interval) for cls in (Trainer, PerRowTrainer)]
+        assert runs[0] == runs[1]
+        assert runs[0][0] and ("predict" not in mode or len(runs[0][1]) == 1500)
+
+
+def test_a_grouped_models_predictions_are_floats(tmp_path):
+    """A grouped model's row margins (read through its materialized weights) are Python
+    floats, as every model's: -p wrote "np.float64(...)" for them."""
+    X = sp.random(50, 12, density=0.3, format="csr", random_state=1)
+    y = np.where(np.arange(50) % 2, 1.0, -1.0)
+    learner = Learner(12, 1, "fobos", "invsqrt", "l1_l2", "log", alpha=1e-3, groups=np.arange(12) % 3)
+    learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1)
+    margins = learner.row_margins(X.data[:5], X.indices[:5])
+    assert [type(m) for m in margins] == [float]
+    assert prediction_line(StreamModel(CLASSIFIER_DEFAULTS, False, [-1.0, 1.0]), margins) == f"{margins[0]!r}\n"
+    assert "np." not in repr(margins[0])
+
+
+def _learner():
+    X = sp.random(10, 6, density=0.5, format="csr", random_state=2)
+    return Learner(6, 1, "fobos", "invsqrt", "l1", "log"), X, np.where(np.arange(10) % 2, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("held, period", [(4, 5), (4, 6), (9, 1), (0, 100), (10, 1)])
+def test_held_rows_up_to_the_calls_end(held, period):
+    """A held-out row at the call's last row, or the next one just past it, is scored and
+    nothing past the rows is read (a held row at the end once read beyond them), the
+    same bits as calls split at the held rows."""
+    learner, X, y = _learner()
+    reference = Learner(6, 1, "fobos", "invsqrt", "l1", "log")
+    held_rows = list(range(held, 10, period))
+    scores = array("d", bytes(8 * len(held_rows)))
+    learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, 1, held=(held, period), scores=scores)
+    start = 0
+    for stop in held_rows + [10]:
+        if stop > start:
+            reference.fit_rows(X.data, X.indices, X.indptr, y, None, np.arange(start, stop), 1)
+        if stop < 10:
+            a, b = X.indptr[stop], X.indptr[stop + 1]
+            assert scores[held_rows.index(stop)] == reference.row_margins(X.data[a:b], X.indices[a:b])[0]
+        start = stop + 1
+    assert learner.coef().tobytes() == reference.coef().tobytes()
+
+
+def test_a_streams_arguments_are_checked():
+    """Scores too short, an order, a bad period or sums of another length: a ValueError
+    naming the fix, before any step; a grouped model is not scored in the pass."""
+    learner, X, y = _learner()
+    args = (X.data, X.indices, X.indptr, y, None)
+    with pytest.raises(ValueError, match="scores must hold the 3 held-out rows' 1 margins"):
+        learner.fit_rows(*args, None, 1, held=(2, 3), scores=array("d", [0.0] * 2))
+    with pytest.raises(ValueError, match="scores must hold the 10 rows' 1 margins"):
+        learner.fit_rows(*args, None, 1, held=(2, 3), scores=array("d", [0.0] * 9), each_step=True)
+    with pytest.raises(ValueError, match="order=None"):
+        learner.fit_rows(*args, np.arange(10), 1, held=(2, 3), scores=array("d", [0.0] * 10))
+    with pytest.raises(ValueError, match="period >= 1"):
+        learner.fit_rows(*args, None, 1, held=(2, 0), scores=array("d", [0.0] * 10))
+    with pytest.raises(ValueError, match="sums must hold 4"):
+        learner.fit_rows(*args, None, 1, sums=array("d", [0.0] * 3))
+    grouped = Learner(6, 1, "fobos", "invsqrt", "l1_l2", "log", groups=np.arange(6) % 2)
+    with pytest.raises(ValueError, match="grouped model"):
+        grouped.fit_rows(*args, None, 1, held=(2, 3), scores=array("d", [0.0] * 10))
+    assert learner.t == 0
+
+
+def test_a_held_rows_nonfinite_margin_names_its_row():
+    """A held-out row whose margin is not finite raises NonFiniteMargin naming it, the
+    steps before it kept."""
+    learner, X, y = _learner()
+    data = X.data.copy()
+    data[X.indptr[6]] = np.inf
+    with pytest.raises(NonFiniteMargin, match="row 6: Input X contains NaN or infinity"):
+        learner.fit_rows(data, X.indices, X.indptr, y, None, None, 1, held=(6, 10), scores=array("d", [0.0] * 10))
+    assert learner.t == 6
