@@ -358,37 +358,72 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     identity and is skipped) and its new iterates added in the step's loop
     (`add_iterates2`).
 
+    Its layout is the one averaged rows of this rule keep (`_kernel/base/state.pxd`'s
+    `set_layout`: l1 and l2 take the kernels above), constants in its loops: three row
+    fields (P stamp, Q stamp at 1, A), then (w, S); the row's pairs then an odd row's last
+    (`fobos_averaged_margin`, `fobos_averaged_steps`, no test of `two` per pair).
+
     Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
     -> `scalar_catch_up`, then `weight`), `_gradients.gradient`, `refused`,
     `_fobos.advance_cumulants`, `_step.apply` -> `_fobos.fobos_prox`, `_fobos.stamp`."""
-    cdef int n_row_fields = c.layout.n_row_fields, threshold_stamp_at = c.layout.threshold_stamp_at
-    cdef double* state = c.arrays.state
-    cdef long long width = c.layout.width, nz
-    cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
-    cdef double l1_share = c.params.l1_share, a, eta, q, total
-    cdef double acc = intercept_margin(c), x_max = intercept_feature(c)
-    cdef double* e
-    cdef double* f
-    cdef bint two
-    for nz in range(lo, hi, 2):
-        two = entries(state, width, indices, nz, hi, &e, &f)
-        averaged_catch_up2(c, e, f, two)    # (the rows current: the kernel's catch-up, the identity, skipped)
-        acc = dot2(acc, pair(e[n_row_fields], f[n_row_fields]), data, nz, two)
-        x_max = abs_max2(x_max, data, nz, two)
+    cdef double x_max = intercept_feature(c), q, total
+    cdef double acc = fobos_averaged_margin(c, data, indices, lo, hi, &x_max)
     q = row_gradient(c, acc, y, sw, loss, schedule, &total)
     if refused(c, q, x_max):
         return total
-    advance_separable(c, c.params.alpha_pen * c.cursor.eta, l1_share)
-    shrink_product, threshold_sum, eta = c.cursor.shrink_product, c.cursor.threshold_sum, c.cursor.eta
-    a = c.params.alpha_pen * eta
-    for nz in range(lo, hi, 2):
-        two = entries(state, width, indices, nz, hi, &e, &f)
-        scalar_step2(e, f, n_row_fields, threshold_stamp_at, data[nz], data[nz + two], q, eta, a,
-                     l1_share, shrink_product, threshold_sum, PROX_FULL)
-        add_iterates2(c, e, f, two)
+    advance_separable(c, c.params.alpha_pen * c.cursor.eta, c.params.l1_share)
+    fobos_averaged_steps(c, data, indices, lo, hi, q)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     return total
+
+
+# FASTPROX_IN_LINE
+cdef inline double fobos_averaged_margin(Ctx* c, const value_t* data, const index_t* indices, long long lo,
+                                         long long hi, double* x_max) noexcept nogil:
+    """`fobos_row`'s margin loop: each pair caught up with its sums (`averaged_catch_up2`)
+    and its terms added (`dot2`, the weight at field 3), the row's pairs then an odd
+    row's last; returns the margin, the largest |x| into x_max[0] (from x_max[0])."""
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double acc = intercept_margin(c)
+    cdef double* e
+    cdef double* f
+    for nz in range(lo, hi - 1, 2):
+        e = state + indices[nz] * width
+        f = state + indices[nz + 1] * width
+        averaged_catch_up2(c, e, f, True)
+        acc = dot2(acc, pair(e[3], f[3]), data, nz, True)
+        x_max[0] = abs_max2(x_max[0], data, nz, True)
+    if (hi - lo) & 1:
+        e = state + indices[hi - 1] * width
+        averaged_catch_up2(c, e, e, False)
+        acc = dot2(acc, pair(e[3], e[3]), data, hi - 1, False)
+        x_max[0] = abs_max2(x_max[0], data, hi - 1, False)
+    return acc
+
+
+# FASTPROX_IN_LINE
+cdef inline void fobos_averaged_steps(Ctx* c, const value_t* data, const index_t* indices, long long lo,
+                                      long long hi, double q) noexcept nogil:
+    """`fobos_row`'s step loop: each pair stepped (`scalar_step2` in its layout, the
+    full prox) and its new iterates added (`add_iterates2`), the row's pairs then an
+    odd row's last."""
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double P = c.cursor.shrink_product, Q = c.cursor.threshold_sum, eta = c.cursor.eta
+    cdef double l1_share = c.params.l1_share, a = c.params.alpha_pen * c.cursor.eta
+    cdef double* e
+    cdef double* f
+    for nz in range(lo, hi - 1, 2):
+        e = state + indices[nz] * width
+        f = state + indices[nz + 1] * width
+        scalar_step2(e, f, 3, 1, data[nz], data[nz + 1], q, eta, a, l1_share, P, Q, PROX_FULL)
+        add_iterates2(c, e, f, True)
+    if (hi - lo) & 1:
+        e = state + indices[hi - 1] * width
+        scalar_step2(e, e, 3, 1, data[hi - 1], data[hi - 1], q, eta, a, l1_share, P, Q, PROX_FULL)
+        add_iterates2(c, e, e, False)
 
 
 cdef inline double fobos_plain_row(Ctx* c, const value_t* data, const index_t* indices,
