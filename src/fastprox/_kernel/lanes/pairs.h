@@ -12,9 +12,6 @@
 #define FASTPROX_PAIRS_H
 #include <math.h>
 #include "max0.h"
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 typedef struct { double a, b; } fastprox_pair;
 static inline double fastprox_soft(double v, double a)      /* as `soft_threshold` */
 {
@@ -24,17 +21,11 @@ static inline double fastprox_soft(double v, double a)      /* as `soft_threshol
    with the prefix sums of P: `Layout.avg_prefix`, one output): its P stamp, its stamp of
    the prefix sum of P (SP, SP_lo), its weight w and the sum S of its iterates. */
 enum { FASTPROX_PREFIX_P, FASTPROX_PREFIX_SP, FASTPROX_PREFIX_SP_LO, FASTPROX_PREFIX_W, FASTPROX_PREFIX_S };
-/* Stamp such rows e, f with the cumulants (P, SP, SP_lo) (with SSE2, P and SP, adjacent,
-   in one store a row). */
+/* Stamp such rows e, f with the cumulants (P, SP, SP_lo). */
 static inline void fastprox_prefix_stamp2(double *e, double *f, double P, double SP, double SP_lo)
 {
-#if defined(__SSE2__)
-    _mm_storeu_pd(e + FASTPROX_PREFIX_P, _mm_set_pd(SP, P));
-    _mm_storeu_pd(f + FASTPROX_PREFIX_P, _mm_set_pd(SP, P));
-#else
     e[FASTPROX_PREFIX_P] = f[FASTPROX_PREFIX_P] = P;
     e[FASTPROX_PREFIX_SP] = f[FASTPROX_PREFIX_SP] = SP;
-#endif
     e[FASTPROX_PREFIX_SP_LO] = f[FASTPROX_PREFIX_SP_LO] = SP_lo;
 }
 /* How much of the elastic-net family's prox with threshold a and l1 share rho1 a step
@@ -49,6 +40,7 @@ static inline int fastprox_prox_mode(double a, double rho1)
     return a * rho1 == 0.0 ? FASTPROX_PROX_SCALE : FASTPROX_PROX_FULL;
 }
 #if defined(__SSE2__)
+#include <emmintrin.h>
 static inline fastprox_pair fastprox_pair_of(__m128d v)
 {
     fastprox_pair p;
@@ -230,14 +222,11 @@ static inline __m128d fastprox_prefix_caught2(double *e, double *f, double P, do
         _mm_and_pd(_mm_cmpeq_pd(fastprox_prefix_field2(e, f, FASTPROX_PREFIX_P), _mm_set1_pd(P)),
                    _mm_cmpeq_pd(fastprox_prefix_field2(e, f, FASTPROX_PREFIX_SP), _mm_set1_pd(SP))),
         _mm_cmpeq_pd(fastprox_prefix_field2(e, f, FASTPROX_PREFIX_SP_LO), _mm_set1_pd(SP_lo)));
-    int current = _mm_movemask_pd(now);
-    if (current == 3)
+    if (_mm_movemask_pd(now) == 3)
         return w;
     fastprox_prefix_sums2(e, f, P, SP, SP_lo, &caught, &S);
-    if (current) {          /* (one lane current: its w and S kept; with none, the blends are the identity) */
-        S = fastprox_blend2(now, fastprox_prefix_field2(e, f, FASTPROX_PREFIX_S), S);
-        caught = fastprox_blend2(now, w, caught);
-    }
+    S = fastprox_blend2(now, fastprox_prefix_field2(e, f, FASTPROX_PREFIX_S), S);
+    caught = fastprox_blend2(now, w, caught);
     fastprox_put2(e, f, FASTPROX_PREFIX_S, S);
     fastprox_put2(e, f, FASTPROX_PREFIX_W, caught);
     return caught;
