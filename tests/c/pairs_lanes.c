@@ -88,9 +88,29 @@ int main(void)
         double pf[5] = {now_f ? P : fabs(x[5]) + 1e-3, now_f ? SP : fabs(x[2]), now_f ? SPl : x[1] * 1e-17,
                         x[0], x[1]};
         double pg[5] = {fabs(x[4]) + 1e-3, fabs(x[3]), x[0] * 1e-17, x[5], x[6]};
+        /* the margin loop's step over the same rows (both, then pg alone) against their
+           catch-up then their terms */
+        double me[5], mf[5], mg[5];
+        memcpy(me, pe, sizeof pe);
+        memcpy(mf, pf, sizeof pf);
+        memcpy(mg, pg, sizeof pg);
+        fastprox_top ptop = fastprox_top_start(fabs(x[8]));
+        double pacc = fastprox_prefix_margin2(x[6], me, mf, P, SP, SPl, x[2], x[4], 1, &ptop);
+        pacc = fastprox_prefix_margin2(pacc, mg, mg, P, SP, SPl, x[5], x[5], 0, &ptop);
         fastprox_pair pc = fastprox_prefix_catch_up2(pe, pf, P, SP, SPl);
         fastprox_pair pd = fastprox_prefix_catch_up2(pg, pg, P, SP, SPl);
-        printf(" %llx %llx %llx %llx", bits(pc.a), bits(pc.b), bits(pd.a), bits(pd.b));
+        double pdot = x[6] + pc.a * x[2];
+        pdot += pc.b * x[4];
+        pdot += pd.a * x[5];
+        int rows_differ = 0;
+        for (int k = 0; k < 5; k++)
+            rows_differ |= bits(me[k]) != bits(pe[k]) || bits(mf[k]) != bits(pf[k]) || bits(mg[k]) != bits(pg[k]);
+        if (bits(pdot) != bits(pacc) || rows_differ) {
+            fprintf(stderr, "input %d: the averaged l2 margin's step is not the catch-up and the terms\n", i);
+            return 1;
+        }
+        printf(" %llx %llx %llx %llx %llx %llx", bits(pc.a), bits(pc.b), bits(pd.a), bits(pd.b), bits(pacc),
+               bits(isfinite(x[2]) && isfinite(x[4]) && isfinite(x[5]) ? fastprox_top_max(ptop) : 0.0));
         fastprox_prefix_step2(pe, pf, x[2], x[3], x[5], fabs(x[6]), fabs(x[7]), i % 2 ? 0.0 : 0.5, i % 3 != 1,
                               P * 0.5, SP + P, SPl, fastprox_prox_mode(fabs(x[7]), i % 2 ? 0.0 : 0.5));
         fastprox_prefix_step2(pg, pg, x[2], x[2], x[5], fabs(x[6]), fabs(x[7]), 0.0, i % 2, P * 0.5, SP + P, SPl,

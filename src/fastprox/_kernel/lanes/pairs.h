@@ -140,20 +140,25 @@ static inline double fastprox_top_max(fastprox_top top)
     return _mm_cvtsd_f64(_mm_max_sd(top, _mm_unpackhi_pd(top, top)));
 }
 /* A margin loop's step over entries e, f of values (xe, xf) (`two`; else e alone: f = e,
-   xf = xe): their catch-up (`fastprox_scalar_caught2`), acc + w_e xe, then + w_f xf if `two` (their products in one instruction, added in
-   row order), returned, and |xe|, |xf| into *top. The largest |x| is exact where the
+   xf = xe): their catch-up (`fastprox_scalar_caught2`), then their terms
+   (`fastprox_terms2`: acc + w_e xe, then + w_f xf if `two`, their products in one
+   instruction, added in row order), returned, and |xe|, |xf| into *top. The largest |x| is exact where the
    values are finite, the only case it is read in: a NaN or infinite value makes the
    margin non-finite, which refuses the row whatever it is (`gradients.refused`). */
-static inline double fastprox_scalar_margin2(double acc, double *e, double *f, int n_row, int off_Q, double P,
-                                             double Q, double xe, double xf, int two, fastprox_top *top)
+static inline double fastprox_terms2(double acc, __m128d w, double xe, double xf, int two, fastprox_top *top)
 {
-    __m128d x = _mm_set_pd(xf, xe), w = fastprox_scalar_caught2(e, f, n_row, off_Q, P, Q);
+    __m128d x = _mm_set_pd(xf, xe);
     *top = _mm_max_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), x), *top);
     x = _mm_mul_pd(w, x);
     acc += _mm_cvtsd_f64(x);
     if (two)
         acc += _mm_cvtsd_f64(_mm_unpackhi_pd(x, x));
     return acc;
+}
+static inline double fastprox_scalar_margin2(double acc, double *e, double *f, int n_row, int off_Q, double P,
+                                             double Q, double xe, double xf, int two, fastprox_top *top)
+{
+    return fastprox_terms2(acc, fastprox_scalar_caught2(e, f, n_row, off_Q, P, Q), xe, xf, two, top);
 }
 /* `fastprox_prox2` of both lanes with threshold a as `prox` (`fastprox_prox_mode`, a
    constant at each call) says: FASTPROX_PROX_FULL computes it; FASTPROX_PROX_SCALE only
@@ -208,8 +213,9 @@ static inline void fastprox_prefix_sums2(const double *e, const double *f, doubl
 /* Their catch-up in a row's margin loop: `fastprox_prefix_sums2`, except in a lane whose
    three stamps are the cumulants' (a row current, which `fobos_averaged_catch_up`
    skips: its w and S kept as they are), stored; the stamps are left to the step that
-   follows (`fastprox_prefix_step2`) or to the refused row's. Returns the two weights. */
-static inline fastprox_pair fastprox_prefix_catch_up2(double *e, double *f, double P, double SP, double SP_lo)
+   follows (`fastprox_prefix_step2`) or to the refused row's. Returns the two weights
+   (`fastprox_prefix_caught2`: as a vector, for the margin loop's products). */
+static inline __m128d fastprox_prefix_caught2(double *e, double *f, double P, double SP, double SP_lo)
 {
     __m128d w = fastprox_prefix_field2(e, f, FASTPROX_PREFIX_W), caught, S;
     __m128d now = _mm_and_pd(
@@ -217,13 +223,24 @@ static inline fastprox_pair fastprox_prefix_catch_up2(double *e, double *f, doub
                    _mm_cmpeq_pd(fastprox_prefix_field2(e, f, FASTPROX_PREFIX_SP), _mm_set1_pd(SP))),
         _mm_cmpeq_pd(fastprox_prefix_field2(e, f, FASTPROX_PREFIX_SP_LO), _mm_set1_pd(SP_lo)));
     if (_mm_movemask_pd(now) == 3)
-        return fastprox_pair_of(w);
+        return w;
     fastprox_prefix_sums2(e, f, P, SP, SP_lo, &caught, &S);
     S = fastprox_blend2(now, fastprox_prefix_field2(e, f, FASTPROX_PREFIX_S), S);
+    caught = fastprox_blend2(now, w, caught);
     fastprox_put2(e, f, FASTPROX_PREFIX_S, S);
-    w = fastprox_blend2(now, w, caught);
-    fastprox_put2(e, f, FASTPROX_PREFIX_W, w);
-    return fastprox_pair_of(w);
+    fastprox_put2(e, f, FASTPROX_PREFIX_W, caught);
+    return caught;
+}
+static inline fastprox_pair fastprox_prefix_catch_up2(double *e, double *f, double P, double SP, double SP_lo)
+{
+    return fastprox_pair_of(fastprox_prefix_caught2(e, f, P, SP, SP_lo));
+}
+/* `fastprox_scalar_margin2` in these rows: their catch-up (`fastprox_prefix_caught2`),
+   then their terms (`fastprox_terms2`), returned, and |xe|, |xf| into *top. */
+static inline double fastprox_prefix_margin2(double acc, double *e, double *f, double P, double SP, double SP_lo,
+                                             double xe, double xf, int two, fastprox_top *top)
+{
+    return fastprox_terms2(acc, fastprox_prefix_caught2(e, f, P, SP, SP_lo), xe, xf, two, top);
 }
 /* Their catch-up at a rebase (`fobos.catch_up`'s: no lane skipped), stored, and their
    stamps at the origin (1, 0, 0). */
@@ -401,10 +418,9 @@ static inline double fastprox_top_max(fastprox_top top)
 {
     return top;
 }
-static inline double fastprox_scalar_margin2(double acc, double *e, double *f, int n_row, int off_Q, double P,
-                                             double Q, double xe, double xf, int two, fastprox_top *top)
+static inline double fastprox_terms2(double acc, fastprox_pair w, double xe, double xf, int two,
+                                     fastprox_top *top)
 {
-    fastprox_pair w = fastprox_scalar_catch_up2(e, f, n_row, off_Q, P, Q);
     double ae = fabs(xe), af = fabs(xf);
     *top = ae > *top ? ae : *top;
     *top = af > *top ? af : *top;
@@ -412,6 +428,11 @@ static inline double fastprox_scalar_margin2(double acc, double *e, double *f, i
     if (two)
         acc += w.b * xf;
     return acc;
+}
+static inline double fastprox_scalar_margin2(double acc, double *e, double *f, int n_row, int off_Q, double P,
+                                             double Q, double xe, double xf, int two, fastprox_top *top)
+{
+    return fastprox_terms2(acc, fastprox_scalar_catch_up2(e, f, n_row, off_Q, P, Q), xe, xf, two, top);
 }
 static inline double fastprox_scalar_prox(double v, double a, double rho1)
 {
@@ -442,6 +463,11 @@ static inline fastprox_pair fastprox_prefix_catch_up2(double *e, double *f, doub
     double we = fastprox_prefix_catch_up1(e, P, SP, SP_lo);
     fastprox_pair w = {we, f == e ? we : fastprox_prefix_catch_up1(f, P, SP, SP_lo)};
     return w;
+}
+static inline double fastprox_prefix_margin2(double acc, double *e, double *f, double P, double SP, double SP_lo,
+                                             double xe, double xf, int two, fastprox_top *top)
+{
+    return fastprox_terms2(acc, fastprox_prefix_catch_up2(e, f, P, SP, SP_lo), xe, xf, two, top);
 }
 static inline void fastprox_prefix_rebase2(double *e, double *f, double P, double SP, double SP_lo)
 {

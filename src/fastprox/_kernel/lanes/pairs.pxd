@@ -30,7 +30,8 @@ cdef extern from "_kernel/lanes/pairs.h" nogil:
         PROX_SCALE "FASTPROX_PROX_SCALE"
         PROX_FULL "FASTPROX_PROX_FULL"
     int prox_mode "fastprox_prox_mode"(double a, double l1_share)
-    pair prefix_catch_up2 "fastprox_prefix_catch_up2"(double* e, double* f, double P, double SP, double SP_lo)
+    double prefix_margin2 "fastprox_prefix_margin2"(double acc, double* e, double* f, double P, double SP,
+                                                    double SP_lo, double xe, double xf, bint two, top_t* top)
     void prefix_step2 "fastprox_prefix_step2"(double* e, double* f, double xe, double xf, double q, double eta,
                                               double a, double rho1, bint add, double P, double SP,
                                               double SP_lo, int prox)

@@ -23,7 +23,7 @@ from fastprox._kernel.rules.normalized cimport set_normalized_eta, scale_of
 from fastprox._kernel.base.state cimport entry, NORM_W
 from fastprox._kernel.losses.invariant cimport invariant_sigma, log_invariant_sigma
 from fastprox._kernel.lanes.pairs cimport (pair, sqrt2, l1_catch_up2, l1_step2, scalar_step2,
-                               prefix_catch_up2, prefix_step2, prefix_stamp2, rda_weights2, dual_weights2,
+                               prefix_margin2, prefix_step2, prefix_stamp2, rda_weights2, dual_weights2,
                                prox_mode, PROX_NONE, PROX_SCALE, PROX_FULL, top_t, top_start, top_max,
                                scalar_margin2)
 from fastprox._kernel.lanes.lanes cimport lanes_t, lane_row_t
@@ -358,37 +358,72 @@ cdef inline double fobos_row(Ctx* c, const value_t* data, const index_t* indices
     identity and is skipped) and its new iterates added in the step's loop
     (`add_iterates2`).
 
+    Its layout is the one averaged rows of this rule keep (`_kernel/base/state.pxd`'s
+    `set_layout`: l1 and l2 take the kernels above), constants in its loops: three row
+    fields (P stamp, Q stamp at 1, A), then (w, S); the row's pairs then an odd row's last
+    (`fobos_averaged_margin`, `fobos_averaged_steps`, no test of `two` per pair).
+
     Mirrors `_step.step`'s single-row branch under this rule: `margins` (`_fobos.catch_up`
     -> `scalar_catch_up`, then `weight`), `_gradients.gradient`, `refused`,
     `_fobos.advance_cumulants`, `_step.apply` -> `_fobos.fobos_prox`, `_fobos.stamp`."""
-    cdef int n_row_fields = c.layout.n_row_fields, threshold_stamp_at = c.layout.threshold_stamp_at
-    cdef double* state = c.arrays.state
-    cdef long long width = c.layout.width, nz
-    cdef double shrink_product = c.cursor.shrink_product, threshold_sum = c.cursor.threshold_sum
-    cdef double l1_share = c.params.l1_share, a, eta, q, total
-    cdef double acc = intercept_margin(c), x_max = intercept_feature(c)
-    cdef double* e
-    cdef double* f
-    cdef bint two
-    for nz in range(lo, hi, 2):
-        two = entries(state, width, indices, nz, hi, &e, &f)
-        averaged_catch_up2(c, e, f, two)    # (the rows current: the kernel's catch-up, the identity, skipped)
-        acc = dot2(acc, pair(e[n_row_fields], f[n_row_fields]), data, nz, two)
-        x_max = abs_max2(x_max, data, nz, two)
+    cdef double x_max = intercept_feature(c), q, total
+    cdef double acc = fobos_averaged_margin(c, data, indices, lo, hi, &x_max)
     q = row_gradient(c, acc, y, sw, loss, schedule, &total)
     if refused(c, q, x_max):
         return total
-    advance_separable(c, c.params.alpha_pen * c.cursor.eta, l1_share)
-    shrink_product, threshold_sum, eta = c.cursor.shrink_product, c.cursor.threshold_sum, c.cursor.eta
-    a = c.params.alpha_pen * eta
-    for nz in range(lo, hi, 2):
-        two = entries(state, width, indices, nz, hi, &e, &f)
-        scalar_step2(e, f, n_row_fields, threshold_stamp_at, data[nz], data[nz + two], q, eta, a,
-                     l1_share, shrink_product, threshold_sum, PROX_FULL)
-        add_iterates2(c, e, f, two)
+    advance_separable(c, c.params.alpha_pen * c.cursor.eta, c.params.l1_share)
+    fobos_averaged_steps(c, data, indices, lo, hi, q)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     return total
+
+
+# FASTPROX_IN_LINE
+cdef inline double fobos_averaged_margin(Ctx* c, const value_t* data, const index_t* indices, long long lo,
+                                         long long hi, double* x_max) noexcept nogil:
+    """`fobos_row`'s margin loop: each pair caught up with its sums (`averaged_catch_up2`)
+    and its terms added (`dot2`, the weight at field 3), the row's pairs then an odd
+    row's last; returns the margin, the largest |x| into x_max[0] (from x_max[0])."""
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double acc = intercept_margin(c)
+    cdef double* e
+    cdef double* f
+    for nz in range(lo, hi - 1, 2):
+        e = state + indices[nz] * width
+        f = state + indices[nz + 1] * width
+        averaged_catch_up2(c, e, f, True)
+        acc = dot2(acc, pair(e[3], f[3]), data, nz, True)
+        x_max[0] = abs_max2(x_max[0], data, nz, True)
+    if (hi - lo) & 1:
+        e = state + indices[hi - 1] * width
+        averaged_catch_up2(c, e, e, False)
+        acc = dot2(acc, pair(e[3], e[3]), data, hi - 1, False)
+        x_max[0] = abs_max2(x_max[0], data, hi - 1, False)
+    return acc
+
+
+# FASTPROX_IN_LINE
+cdef inline void fobos_averaged_steps(Ctx* c, const value_t* data, const index_t* indices, long long lo,
+                                      long long hi, double q) noexcept nogil:
+    """`fobos_row`'s step loop: each pair stepped (`scalar_step2` in its layout, the
+    full prox) and its new iterates added (`add_iterates2`), the row's pairs then an
+    odd row's last."""
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double P = c.cursor.shrink_product, Q = c.cursor.threshold_sum, eta = c.cursor.eta
+    cdef double l1_share = c.params.l1_share, a = c.params.alpha_pen * c.cursor.eta
+    cdef double* e
+    cdef double* f
+    for nz in range(lo, hi - 1, 2):
+        e = state + indices[nz] * width
+        f = state + indices[nz + 1] * width
+        scalar_step2(e, f, 3, 1, data[nz], data[nz + 1], q, eta, a, l1_share, P, Q, PROX_FULL)
+        add_iterates2(c, e, f, True)
+    if (hi - lo) & 1:
+        e = state + indices[hi - 1] * width
+        scalar_step2(e, e, 3, 1, data[hi - 1], data[hi - 1], q, eta, a, l1_share, P, Q, PROX_FULL)
+        add_iterates2(c, e, e, False)
 
 
 cdef inline double fobos_plain_row(Ctx* c, const value_t* data, const index_t* indices,
@@ -494,46 +529,63 @@ cdef inline double fobos_prefix_row(Ctx* c, const value_t* data, const index_t* 
                                     loss_t* loss, eta_t* schedule) noexcept nogil:
     """`fobos_row` in the averaged l2 rows (P stamp, SP, SP_lo, w, S:
     `Layout.avg_prefix`, the fields of `_kernel/lanes/pairs.h`'s `FASTPROX_PREFIX_*`, at
-    places known when compiled), two non-zeros at a time in both loops: each pair caught
-    up with its sums (`prefix_catch_up2`: `fobos_averaged_catch_up` without its
-    stamps) in the margin's loop, stepped, its new iterates added and stamped
-    (`prefix_step2`: `scalar_step2` then `average.add_iterates`) in the step's; a refused
-    row's pairs stamped as the catch-up would have left them. Each entry's operations in
-    `fobos_row`'s order: the same bits.
+    places known when compiled), two non-zeros at a time in both loops, the row's pairs
+    then an odd row's last (no test of `two` per pair, as `fobos_plain_row`): each pair
+    caught up with its sums (`fastprox_prefix_caught2`: `fobos_averaged_catch_up` without its
+    stamps) and its terms added in the margin's loop (`prefix_margin2`, the largest |x|
+    kept in its lanes), stepped, its new iterates added and stamped (`prefix_step2`:
+    `scalar_step2` then `average.add_iterates`) in the step's (`fobos_prefix_steps`); a
+    refused row's pairs stamped as the catch-up would have left them. Each entry's
+    operations in `fobos_row`'s order: the same bits.
 
     Mirrors as `fobos_row` says, with l2's threshold stamp absent (Q = 0)."""
     cdef double* state = c.arrays.state
     cdef long long width = c.layout.width, nz
     cdef double P = c.cursor.shrink_product, SP = c.cursor.avg_prefix, SP_lo = c.cursor.avg_prefix_lo
-    cdef double l1_share = c.params.l1_share, a, eta, q, total
-    cdef double acc = intercept_margin(c), x_max = intercept_feature(c)
+    cdef double a, q, total
+    cdef double acc = intercept_margin(c)
     cdef double* e
-    cdef double* f
-    cdef bint two, add
-    for nz in range(lo, hi, 2):
-        two = entries(state, width, indices, nz, hi, &e, &f)
-        acc = dot2(acc, prefix_catch_up2(e, f, P, SP, SP_lo), data, nz, two)
-        x_max = abs_max2(x_max, data, nz, two)
+    cdef top_t top = top_start(intercept_feature(c))
+    for nz in range(lo, hi - 1, 2):
+        acc = prefix_margin2(acc, state + indices[nz] * width, state + indices[nz + 1] * width, P, SP, SP_lo,
+                             data[nz], data[nz + 1], True, &top)
+    if (hi - lo) & 1:
+        e = state + indices[hi - 1] * width
+        acc = prefix_margin2(acc, e, e, P, SP, SP_lo, data[hi - 1], data[hi - 1], False, &top)
     q = row_gradient(c, acc, y, sw, loss, schedule, &total)
-    if refused(c, q, x_max):
+    if refused(c, q, top_max(top)):
         for nz in range(lo, hi):
             prefix_stamp2(state + indices[nz] * width, state + indices[nz] * width, P, SP, SP_lo)
         return total
-    advance_separable(c, c.params.alpha_pen * c.cursor.eta, l1_share)
-    P, SP, SP_lo, eta = c.cursor.shrink_product, c.cursor.avg_prefix, c.cursor.avg_prefix_lo, c.cursor.eta
-    a = c.params.alpha_pen * eta
-    add = c.cursor.t + 1 >= c.params.average_from
-    if prox_mode(a, l1_share) == PROX_SCALE:       # (l2's share 0: soft(v, 0) is v, skipped)
-        for nz in range(lo, hi, 2):
-            two = entries(state, width, indices, nz, hi, &e, &f)
-            prefix_step2(e, f, data[nz], data[nz + two], q, eta, a, l1_share, add, P, SP, SP_lo, PROX_SCALE)
+    advance_separable(c, c.params.alpha_pen * c.cursor.eta, c.params.l1_share)
+    a = c.params.alpha_pen * c.cursor.eta
+    if prox_mode(a, c.params.l1_share) == PROX_SCALE:       # (l2's share 0: soft(v, 0) is v, skipped)
+        fobos_prefix_steps(c, data, indices, lo, hi, q, a, PROX_SCALE)
     else:
-        for nz in range(lo, hi, 2):
-            two = entries(state, width, indices, nz, hi, &e, &f)
-            prefix_step2(e, f, data[nz], data[nz + two], q, eta, a, l1_share, add, P, SP, SP_lo, PROX_FULL)
+        fobos_prefix_steps(c, data, indices, lo, hi, q, a, PROX_FULL)
     c.cursor.n_ops += 2 * (hi - lo)
     c.arrays.intercept_grad[0] = q
     return total
+
+
+# FASTPROX_IN_LINE
+cdef inline void fobos_prefix_steps(Ctx* c, const value_t* data, const index_t* indices, long long lo,
+                                    long long hi, double q, double a, int prox) noexcept nogil:
+    """`fobos_prefix_row`'s step loop (`prefix_step2`, the cumulants after the step
+    advanced), how much of the prox it computes (`prox`) a constant at each call: the
+    row's pairs, then an odd row's last."""
+    cdef double* state = c.arrays.state
+    cdef long long width = c.layout.width, nz
+    cdef double P = c.cursor.shrink_product, SP = c.cursor.avg_prefix, SP_lo = c.cursor.avg_prefix_lo
+    cdef double eta = c.cursor.eta, l1_share = c.params.l1_share
+    cdef bint add = c.cursor.t + 1 >= c.params.average_from
+    cdef double* e
+    for nz in range(lo, hi - 1, 2):
+        prefix_step2(state + indices[nz] * width, state + indices[nz + 1] * width, data[nz], data[nz + 1], q, eta,
+                     a, l1_share, add, P, SP, SP_lo, prox)
+    if (hi - lo) & 1:
+        e = state + indices[hi - 1] * width
+        prefix_step2(e, e, data[hi - 1], data[hi - 1], q, eta, a, l1_share, add, P, SP, SP_lo, prox)
 
 
 cdef inline double adagrad_row(Ctx* c, const value_t* data, const index_t* indices,
