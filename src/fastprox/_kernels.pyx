@@ -849,7 +849,6 @@ cdef class Learner:
         its row: never a NaN prediction. ``weights`` (K, m), if given, are read in
         place of the model's (`coef_at`'s, the rows' indices then positions among
         its columns; m and beyond weigh 0), the same sums."""
-        from fastprox._validation import NonFiniteMargin
         W = weights if weights is not None else self.coef_zeros_unsigned(averaged)
         out = np.empty((max(len(indptr) - 1, 0), self.n_outputs))
         kind = csr_kind(data, indices)
@@ -864,11 +863,7 @@ cdef class Learner:
         out += self.averaged_intercept() if averaged else self.intercept()
         cdef Py_ssize_t row = first_nonfinite(out)
         if row >= 0:
-            values = np.asarray(data)[indptr[row]:indptr[row + 1]]
-            raise NonFiniteMargin(row, "Input X contains NaN or infinity; remove or replace those values."
-                                  if not np.all(np.isfinite(values)) else
-                                  "the margin overflowed: the values are finite but too large for the "
-                                  "model's weights; scale them as the training data were scaled.")
+            raise nonfinite_margin(row, np.asarray(data)[indptr[row]:indptr[row + 1]].tolist())
         return out
 
     def row_margins(self, data, indices):

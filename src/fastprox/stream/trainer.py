@@ -177,8 +177,9 @@ class Trainer:
         """Train on rows [start, stop) of a chunk but those ``held`` out, which are scored
         and counted in the holdout; with predictions, every row's line written (its
         margins before its step); the summed loss of the rows trained. ``scores`` holds
-        the margins: K a row of the chunk with predictions, else K a held-out row. The kernel's one call (`Learner.fit_rows`' stream), or for a grouped
-        model, whose margins the kernel does not read, `_run_rows`."""
+        the margins: K a row of the chunk with predictions, else K a held-out row. The
+        kernel's one call (`Learner.fit_rows`' stream), or for a grouped model, whose
+        margins the kernel does not read, `_run_rows`."""
         if start == stop:
             return 0.0
         K = self.est.learner.n_outputs
