@@ -79,6 +79,32 @@ def test_a_large_models_margins_are_the_bits_of_a_small_ones(update, average):
         wide.margins(bad.data, bad.indices, bad.indptr, 1 << 25)
 
 
+def resident_bytes():
+    """This process's resident set (VmRSS), in bytes."""
+    return int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) * 1024
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_an_rda_models_sparse_reads_take_the_pages_it_touched():
+    """An RDA classifier over 2^25 columns: sparsify()'s coef_ and n_nonzero_rows_ need
+    only the non-zeros, and read them without the -0.0 weights that coef_ writes (256
+    MiB resident before); they and group_norms_ (a dense (d,) array by definition) give
+    the values coef_ gives."""
+    from fastprox import ProxClassifier
+    X, y = rows()
+    X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], 1 << 25))
+    est = ProxClassifier(update="rda", schedule="adagrad", penalty="l1", alpha=1e-3).fit(X, y)
+    before = resident_bytes()
+    sparse = est.sparsify().coef_
+    rows_on = est.n_nonzero_rows_
+    assert resident_bytes() - before < 64 << 20
+    norms = est.group_norms_
+    dense = est.densify().coef_
+    assert np.signbit(dense[0, 100:]).all()
+    assert (sparse != sp.csr_matrix(dense)).nnz == 0 and sparse.nnz == np.count_nonzero(dense)
+    assert rows_on == np.count_nonzero(dense) and norms.tobytes() == np.sqrt(dense[0] ** 2).tobytes()
+
+
 def test_a_large_states_copy_and_pickle_keep_its_changed_rows():
     """A pickle (and so `copy.copy`) of a state taken page by page holds its changed rows,
     as a model file does, not the 384 MiB state: the copy's state is calloc'd too, and

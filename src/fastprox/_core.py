@@ -334,6 +334,15 @@ def model_coef(learner):
     return learner.coef(averaged=learner.average > 0)
 
 
+def model_nonzeros(learner):
+    """`model_coef`'s weights for reads of their values and non-zeros only (``coef_``
+    after ``sparsify()``, ``n_nonzero_rows_``, ``group_norms_``): a calloc'd model's
+    -0.0 weights, RDA's and FTRL's untouched features, left +0.0 and unwritten
+    (`Learner.coef_zeros_unsigned`), so that a 2^28-feature model reads as the pages
+    training touched."""
+    return learner.coef_zeros_unsigned(averaged=learner.average > 0)
+
+
 def model_intercept(learner):
     """The intercepts the estimators read (`model_coef`)."""
     return learner.averaged_intercept() if learner.average else learner.intercept()

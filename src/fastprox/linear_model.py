@@ -18,8 +18,8 @@ from ._sklearn_names import EQUIVALENTS, NamedParameters, checking_names, refuse
 from ._stopping import StoppingRule, held_out_score, validation_split, warn_unconverged
 from ._core import (AUTO_ROWS, CLASSIFIER_DEFAULTS as C, LATER_PARAMS, REGRESSOR_DEFAULTS as R, check_classes,
                     check_same_groups, check_same_hashing, check_same_kernel, encode_labels, has_proba, margins,
-                    model_array, model_coef, model_intercept, new_learner, predictions, probabilities, reads_head,
-                    run_passes)
+                    model_array, model_coef, model_intercept, model_nonzeros, new_learner, predictions, probabilities,
+                    reads_head, run_passes)
 from ._arrays import all_finite, two_labels
 from ._docstrings import sharing
 from ._validation import (CLASSIFICATION_LOSSES, MULTI_CLASS, REGRESSION_LOSSES, as_float_array,
@@ -80,9 +80,10 @@ class _BaseProx(NamedParameters, BaseEstimator):
         """The weights `coef_` gives: the kernel's read-only snapshot of this step
         (`Learner.coef`), or its CSR copy after `sparsify()`."""
         check_is_fitted(self, "t_")
+        sparse = getattr(self, "_sparse_coef", False)
         with lock_of(self).reading():
-            coef = model_coef(self._learner)
-        return sp.csr_matrix(coef) if getattr(self, "_sparse_coef", False) else coef
+            coef = model_nonzeros(self._learner) if sparse else model_coef(self._learner)
+        return sp.csr_matrix(coef) if sparse else coef
 
     def _intercept(self):
         """The intercepts `intercept_` gives (a new array)."""
@@ -133,14 +134,14 @@ class _BaseProx(NamedParameters, BaseEstimator):
         """Features with a non-zero weight for some output (rows of W switched on)."""
         check_is_fitted(self, "t_")
         with lock_of(self).reading():
-            return int(np.count_nonzero(np.any(model_coef(self._learner) != 0, axis=0)))
+            return int(np.count_nonzero(np.any(model_nonzeros(self._learner) != 0, axis=0)))
 
     @property
     def group_norms_(self):
         """||W_G|| per group: per feature (default groups) or per user group id 0..p-1."""
         check_is_fitted(self, "t_")
         with lock_of(self).reading():
-            coef = model_coef(self._learner)
+            coef = model_nonzeros(self._learner)
         norms = np.sqrt(np.sum(coef ** 2, axis=0))
         if self._learner.groups is None:
             return norms
