@@ -18,23 +18,15 @@ from fastprox.stream.holdout import Holdout
 from fastprox.stream.losses import example_loss
 from fastprox.stream.model import StreamModel
 from fastprox.stream.progress import NoBar, Table
-from fastprox.stream.trainer import Trainer, _Rows, predicts, prediction_line
+from fastprox.stream.trainer import Trainer, predicts, prediction_line
 
 
 class PerRowTrainer(Trainer):
     """The reference: 79f4da5's `Trainer`, held-out rows and predictions between calls."""
 
     def _fit(self, X, y, origin):
-        where = self.source.locator(origin)
-        target = y if self.classes is None else self.classes.targets(y, where)
-        if X.shape[1] > self.est.learner.n_features:
-            self.est.widen(X.shape[1])
-        self.stats.add(y, 1 if self.classes is None else self.classes.n_outputs + 1)
-        rows = _Rows(*_arrays(X), X.shape[1], target, where, getattr(X, "tags", None),
-                     getattr(X, "weights", None))
+        rows, held = self._chunk(X, y, origin)      # (the chunk met as the trainer meets it)
         n, start = X.shape[0], 0
-        held = self.holdout.rows(self.pass_seen, n) if self.holdout is not None else ()
-        self.pass_seen += n
         for stop in list(held) + [n]:
             if self.predictions is None:
                 self._segment(rows, y, start, stop)
@@ -43,9 +35,7 @@ class PerRowTrainer(Trainer):
             if stop < n:
                 self._hold_out(rows, y, stop)
             start = stop + 1
-        self.features += rows.indptr[n] - rows.indptr[0] - sum(rows.indptr[i + 1] - rows.indptr[i] for i in held)
-        self.pass_rows += n - len(held)
-        self.bar.update(n)
+        self._count(rows, held)
 
     def _segment(self, rows, y, start, stop):
         batch = self.est.params["batch_size"]
@@ -82,11 +72,6 @@ class PerRowTrainer(Trainer):
         self.table.add_holdout(loss, weight)
         if self.predictions:
             self.predictions(prediction_line(self.est, scores, rows.tag(i)))
-
-
-def _arrays(X):
-    from fastprox._validation import kernel_arrays
-    return kernel_arrays(X)
 
 
 class Source:

@@ -144,16 +144,8 @@ class Trainer:
         """Train on one chunk, the kernel's calls split at the table's lines; the rows held
         out (`Holdout`) are scored instead, and with predictions every row is, before its
         step (`_run`)."""
-        where = self.source.locator(origin)
-        target = y if self.classes is None else self.classes.targets(y, where)
-        if X.shape[1] > self.est.learner.n_features:
-            self.est.widen(X.shape[1])
-        self.stats.add(y, 1 if self.classes is None else self.classes.n_outputs + 1)
-        rows = _Rows(*kernel_arrays(X), X.shape[1], target, where, getattr(X, "tags", None),
-                     getattr(X, "weights", None))
+        rows, held = self._chunk(X, y, origin)
         n, start = X.shape[0], 0
-        held = self.holdout.rows(self.pass_seen, n) if self.holdout is not None else range(0)
-        self.pass_seen += n
         scores = array("d", bytes(8 * (n if self.predictions else len(held)) * self.est.learner.n_outputs))
         batch = self.est.params["batch_size"]
         while start < n:
@@ -169,6 +161,28 @@ class Trainer:
             loss = self._run(rows, held, step, end, scores)
             self._line(rows, y, end, loss, prediction)
             start = end
+        self._count(rows, held)
+
+    def _chunk(self, X, y, origin):
+        """Meet a chunk of the pass before training on it: its labels encoded, the model
+        widened to its columns, its labels counted; its rows (`_Rows`) and the range of
+        them held out (`Holdout`; empty without one)."""
+        where = self.source.locator(origin)
+        target = y if self.classes is None else self.classes.targets(y, where)
+        if X.shape[1] > self.est.learner.n_features:
+            self.est.widen(X.shape[1])
+        self.stats.add(y, 1 if self.classes is None else self.classes.n_outputs + 1)
+        rows = _Rows(*kernel_arrays(X), X.shape[1], target, where, getattr(X, "tags", None),
+                     getattr(X, "weights", None))
+        n = X.shape[0]
+        held = self.holdout.rows(self.pass_seen, n) if self.holdout is not None else range(0)
+        self.pass_seen += n
+        return rows, held
+
+    def _count(self, rows, held):
+        """After a chunk: its stored values and rows trained on (those ``held`` out not
+        counted, as VW), and the progress bar moved past it."""
+        n = rows.n
         self.features += rows.indptr[n] - rows.indptr[0] - sum(rows.indptr[i + 1] - rows.indptr[i] for i in held)
         self.pass_rows += n - len(held)
         self.bar.update(n)
