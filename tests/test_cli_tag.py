@@ -313,6 +313,23 @@ def test_templates_file_and_hashing(tmp_path, capsys):
     assert status == 0 and "per-item accuracy 100.00%" in err
 
 
+def test_the_columns_groups_are_built_for_a_group_penalty_only(tmp_path, capsys, monkeypatch):
+    """A hashed extractor's groups_ is one int64 a column: `tag train --bits 30`
+    built those 5 GB (32 s) for any penalty, before the state's memory check
+    refused the width; they are read for a group penalty only."""
+    from fastprox.structured.features import TemplateFeatures
+    train = conll(tmp_path / "train.txt", SENTENCES * 2)
+    real = TemplateFeatures.groups_
+    reads = []
+    monkeypatch.setattr(TemplateFeatures, "groups_", property(lambda self: reads.append(1) or real.fget(self)))
+    assert run(capsys, "tag", "train", train, "--format", "conll", "--bits", "12", "--quiet")[0] == 0
+    assert reads == []
+    status, _, err = run(capsys, "tag", "train", train, "--format", "conll", "--bits", "12", "--quiet",
+                         "--penalty", "l1_l2", "--alpha", "0.01")
+    assert status == 0, err
+    assert reads == [1]
+
+
 def test_average_option_trains_the_estimators_averaged_model(tmp_path, capsys):
     from fastprox.structured.features import TemplateFeatures
     from fastprox.structured.io import labels_and_lengths, read_conll
@@ -380,3 +397,20 @@ def test_out_of_memory_advises_the_commands_own_options(tmp_path, capsys, monkey
     status, _, err = run(capsys, *argv, "--model", str(tmp_path / "m.model"), "--quiet")
     assert status == 1 and "out of memory (Unable to allocate 4.75 TiB" in err
     assert advice in err and "--chunk-rows" not in err
+
+
+@pytest.mark.parametrize("command, advice", [("tag", "a smaller --bits, or a larger --min-count"),
+                                             ("parse", "a smaller --bits")])
+def test_a_state_too_large_advises_the_commands_own_options(tmp_path, capsys, monkeypatch, command, advice):
+    """The state's memory check (`tag train --bits 30`: 133 GiB) advised train's
+    'hash them into fewer buckets, or drop rare ones'; tag and parse name their own."""
+    from fastprox import _validation
+    monkeypatch.setattr(_validation, "available_memory", lambda: 1 << 20)
+    data = conll(tmp_path / "train.txt") if command == "tag" else str(tmp_path / "train.conllu")
+    if command == "parse":
+        (tmp_path / "train.conllu").write_text("1\tHe\the\tPRON\tPRP\t_\t2\tnsubj\t_\t_\n"
+                                               "2\tsat\tsit\tVERB\tVBD\t_\t0\troot\t_\t_\n\n")
+    argv = [command, "train", data, "--bits", "22"] + (["--format", "conll"] if command == "tag" else [])
+    status, _, err = run(capsys, *argv, "--quiet")
+    assert status == 1 and "the model's state for" in err and "memory is available; use fewer features (" in err
+    assert advice in err and "buckets" not in err

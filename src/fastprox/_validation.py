@@ -459,6 +459,10 @@ def readable_size(n):
 CHECKED_BYTES = 16 << 20
 
 
+#: ModelTooLarge's advice (the command line's tag and parse name their own options).
+FEWER_FEATURES = "use fewer features (hash them into fewer buckets, or drop rare ones)"
+
+
 def check_memory(n_bytes, what):
     """Refuse (ModelTooLarge) a state of `n_bytes` that would not fit in the memory
     available now; `what` says what it holds (e.g. "2^31 features x 1 output"). A state
@@ -469,7 +473,7 @@ def check_memory(n_bytes, what):
     if free is not None and n_bytes > free:
         raise ModelTooLarge(
             f"the model's state for {what} needs {readable_size(n_bytes)}, but only {readable_size(free)} of "
-            "memory is available; use fewer features (hash them into fewer buckets, or drop rare ones).")
+            f"memory is available; {FEWER_FEATURES}.")
 
 
 class NonFiniteMargin(ValueError):

@@ -225,12 +225,6 @@ def _parse(command, argv):
             gc.enable()
 
 
-#: What each command can do about a MemoryError (tag and parse have no --chunk-rows:
-#: they hold their data; their model's width is --bits, or tag's vocabulary).
-_LESS_MEMORY = {"tag": "use fewer features (a smaller --bits, or a larger --min-count for a vocabulary)",
-                "parse": "use fewer features (a smaller --bits)"}
-
-
 def _out_of_memory(error, command):
     """The line for a MemoryError: its message when it says what ran out of memory
     (the reader's, train's), else "out of memory" with NumPy's detail (the size it
@@ -238,8 +232,9 @@ def _out_of_memory(error, command):
     message = str(error)
     if "memory" in message:
         return message
+    from .errors import LESS_MEMORY
     detail = f" ({message})" if message else ""
-    return f"out of memory{detail}; " + _LESS_MEMORY.get(
+    return f"out of memory{detail}; " + LESS_MEMORY.get(
         command, "use fewer features (hash them into fewer buckets) or a smaller --chunk-rows")
 
 

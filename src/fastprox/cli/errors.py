@@ -43,6 +43,13 @@ _STRUCTURED_PHRASES = (
     ("or turn average off.", "or turn averaging off: --average 0 (parse train averages by default)."),
 )
 
+#: What each structured command can do about a model too large for memory (a
+#: MemoryError, or ModelTooLarge's "use fewer features (...)", which names train's
+#: fixes): they hold their data, so no --chunk-rows; their model's width is --bits,
+#: or tag's vocabulary.
+LESS_MEMORY = {"tag": "use fewer features (a smaller --bits, or a larger --min-count for a vocabulary)",
+               "parse": "use fewer features (a smaller --bits)"}
+
 #: Parameters as the library names them -> options (train's estimator options and more).
 _OPTIONS = {"n_features": "--n-features", "random_state": "--seed", "groups": "--groups",
             "group_weights": "--group-weights", "classes": "--classes", "zero_based": "--zero-based",
@@ -68,6 +75,8 @@ def reworded(message, command="train"):
     """``message`` with the library's parameters and advice replaced by ``command``'s
     options (``tag`` and ``parse``: the learner's only)."""
     if command in _STRUCTURED:
+        from .._validation import FEWER_FEATURES
+        message = message.replace(FEWER_FEATURES, LESS_MEMORY[command])
         for old, new in _STRUCTURED_PHRASES:
             message = message.replace(old, new)
         return _named(message, *_STRUCTURED_NAMES)

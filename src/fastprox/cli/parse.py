@@ -68,7 +68,7 @@ def run_train(args):
     if not sentences:
         raise ValueError(f"{args.data[0]}: no sentences to train on")
     templates = args.templates if "," not in args.templates else [t.strip() for t in args.templates.split(",")]
-    model = DependencyParser(**learner_params(args, "templates"), projective=args.projective,
+    model = DependencyParser(**learner_params(args, lambda: "templates"), projective=args.projective,
                              templates=templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos)
     table = StructuredTable(None if args.quiet else stderr_line)
     lengths = np.array([len(s) for s in sentences], dtype=np.int64)

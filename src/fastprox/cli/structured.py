@@ -86,14 +86,15 @@ LEARNER_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule", "
 _EXTRACTOR_OPTIONS = ("bits", "min_count", "columns")
 
 
-def learner_params(args, groups=None):
-    """The estimator's parameters from the learner's options (``groups``: the
-    features' groups, given to group penalties only)."""
+def learner_params(args, groups=lambda: None):
+    """The estimator's parameters from the learner's options; ``groups()`` gives
+    the features' groups, called for a group penalty only (a hashed width's
+    groups are one int64 a column: 5 GB at 2^30, built for nothing otherwise)."""
     from .._registry import PENALTIES
     group_penalty = PENALTIES[args.penalty].family == "group"
     return dict({param: getattr(args, option) for option, param in LEARNER_OPTIONS.items()
                  if option not in _EXTRACTOR_OPTIONS},
-                shuffle=not args.no_shuffle, groups=groups if group_penalty else None,
+                shuffle=not args.no_shuffle, groups=groups() if group_penalty else None,
                 **({"fit_intercept": not args.no_intercept} if "no_intercept" in args else {}))
 
 

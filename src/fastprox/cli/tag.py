@@ -151,8 +151,7 @@ def run_train(args):
     if args.test:                           # (read and checked before the training)
         test = _test_data(args.test, spec, extractor, X.shape[1])
         _check_unknown_labels(test, np.unique(y), args.test, args.unknown_labels)
-    groups = extractor.groups_ if extractor is not None else None
-    model = SequenceTagger(**learner_params(args, groups))
+    model = SequenceTagger(**learner_params(args, lambda: None if extractor is None else extractor.groups_))
     table = StructuredTable(None if args.quiet else stderr_line)
     start = time.process_time()
     model._fit_reporting(X, y, lengths, table.report)
