@@ -2,8 +2,10 @@
 StructuredLearner.step_rows (same bits) and against the eager update (lazy = eager),
 decoding against brute force over all trees, both ways in (rows given, CoNLL-U by
 templates), partial_fit and pickles mid-stream, bad input."""
+import io
 import pickle
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -352,7 +354,7 @@ def test_save_and_load_predict_the_same(treebank, tmp_path):
         load_parser(tmp_path / "bad.npz")
 
 
-def test_command_line_trains_predicts_and_scores(treebank, tmp_path, capsys):
+def test_command_line_trains_predicts_and_scores(treebank, tmp_path, capsys, monkeypatch):
     from fastprox.cli import main
     model, out = tmp_path / "m.npz", tmp_path / "pred.conllu"
     assert main(["parse", "train", str(treebank), "--test", str(treebank), "--model", str(model),
@@ -366,6 +368,11 @@ def test_command_line_trains_predicts_and_scores(treebank, tmp_path, capsys):
     unlabelled = tmp_path / "unlabelled.conllu"
     unlabelled.write_text("1\tdogs\tdog\tNOUN\tNNS\t_\t_\t_\t_\t_\n2\tbark\tbark\tVERB\tVBP\t_\t_\t_\t_\t_\n\n")
     assert main(["parse", "predict", str(model), str(unlabelled)]) == 0
+    captured = capsys.readouterr()
+    assert [line.split("\t")[6] for line in captured.out.splitlines() if line] == ["2", "0"]
+    assert captured.err == ""
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(unlabelled.read_bytes())))
+    assert main(["parse", "predict", str(model), "-"]) == 0       # (read twice: "-: no sentences to parse")
     captured = capsys.readouterr()
     assert [line.split("\t")[6] for line in captured.out.splitlines() if line] == ["2", "0"]
     assert captured.err == ""

@@ -339,6 +339,34 @@ def test_conllu_cycle_names_the_sentence(tmp_path):
     assert list(read_conllu(path)) != []        # heads unchecked without heads=True
 
 
+@given(st.lists(st.lists(st.sampled_from(["0", "1", "2", "3", "9", "-1", "_", "x"]), min_size=1, max_size=4),
+                min_size=1, max_size=3),
+       st.lists(st.integers(0, 4), max_size=3), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_gold_heads_checks_a_read_sentence_as_the_reader_does(tmp_path_factory, sentences, extras, comment):
+    """`gold_heads` (a sentence read once, then checked: parse predict reads its
+    input once) gives read_conllu(heads=True)'s heads, or its error, word for word
+    and line for line, multiword tokens and comments included."""
+    from fastprox.structured.io.conllu import gold_heads
+    blocks = []
+    for heads in sentences:
+        lines = ["# sent_id = s"] if comment else []
+        for m, head in enumerate(heads, 1):
+            lines += [f"{m}-{m + 1}\tab\t_\t_\t_\t_\t_\t_\t_\t_"] * extras.count(m - 1)
+            lines.append(WORD.format(m, head).rstrip("\n"))
+        blocks.append("\n".join(lines) + "\n")
+    path = write(tmp_path_factory.mktemp("g"), "\n".join(blocks), "g.conllu")
+    try:
+        expected = [s.heads.tolist() for s in read_conllu(path, heads=True)]
+    except ValueError as e:
+        expected = str(e)
+    try:
+        got = [gold_heads(s).tolist() for s in read_conllu(path)]
+    except ValueError as e:
+        got = str(e)
+    assert got == expected
+
+
 def test_conllu_label_must_be_a_field(tmp_path):
     assert "not a CoNLL-U field" in error(lambda: read_conllu(write(tmp_path, CONLLU), label="upos"))
 

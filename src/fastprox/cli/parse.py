@@ -91,6 +91,7 @@ def run_train(args):
 def run_predict(args):
     import numpy as np
     from ..structured.io import read_conllu, write_sequences
+    from ..structured.io.conllu import gold_heads
     from ..structured.parser import load_parser
     if args.out != "-":
         check_output(args.out, "--out", [args.model, args.data])
@@ -98,10 +99,12 @@ def run_predict(args):
     if model.features_ is None:
         raise ValueError(f"{args.model}: this parser was trained on arc rows, not on treebanks: it cannot "
                          "make the arcs of a CoNLL-U file")
+    sentences, labelled = list(read_conllu(args.data)), True     # read once: it may be standard input
     try:
-        sentences, labelled = list(read_conllu(args.data, heads=True)), True
+        for sentence in sentences:
+            sentence.heads = gold_heads(sentence)
     except ValueError as e:     # no gold heads (or not a tree): parse it all the same
-        sentences, labelled = list(read_conllu(args.data)), False
+        labelled = False
         if not args.quiet and any(head != "_" for s in sentences for head in s["HEAD"]):
             stderr_line(f"fastprox: warning: {e}; the file is parsed, not scored")
     if not sentences:

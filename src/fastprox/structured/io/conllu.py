@@ -19,7 +19,7 @@ from ..trees import find_cycle
 from .lines import located, numbered_lines, source_name
 from .sequence import Layout, Sequence
 
-__all__ = ["read_conllu", "FIELDS"]
+__all__ = ["read_conllu", "gold_heads", "FIELDS"]
 
 #: CoNLL-U's ten fields, in order: the column names of its sequences.
 FIELDS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
@@ -123,36 +123,62 @@ class _Block:
             raise located(name, self.first, "sentence without words (only comments, multiword "
                                              "tokens or empty nodes before the blank line); every "
                                              "sentence needs at least one word line")
-        heads = self.heads(name) if want_heads else None
+        heads = _checked_heads([fields[_HEAD] for fields in self.rows], self.lines, name, self.first,
+                               self.comments) if want_heads else None
         return Sequence(layout, tuple(zip(*self.rows)), name, self.first, self.comments,
                         self.extra, heads)
 
-    def heads(self, name):
-        """The words' HEAD as int32, checked: integers in 0..n, a tree."""
-        n = len(self.rows)
-        heads = np.empty(n, dtype=np.int32)
-        for m, (fields, line) in enumerate(zip(self.rows, self.lines), 1):
-            head = fields[_HEAD]
-            digits = head[1:] if head.startswith("-") else head
-            if not (digits.isascii() and digits.isdigit()):
-                raise located(name, line, f"HEAD {head!r} of word {m} is not an integer; {_ROOT_OR_WORD}")
-            if not 0 <= int(head) <= n:
-                raise located(name, line, f"HEAD {int(head)} of word {m} is outside 0..{n} (the "
-                                          f"sentence has {n} word{'s' * (n != 1)}); {_ROOT_OR_WORD}")
-            heads[m - 1] = int(head)
-        cycle = find_cycle(heads)
-        if cycle is not None:
-            arcs = " -> ".join(map(str, cycle + cycle[:1]))
-            raise located(name, self.first, f"the gold heads of the sentence starting here"
-                                            f"{self.sent_id()} form a cycle: {arcs} (each word is "
-                                            f"followed by its head); every word's chain of heads "
-                                            f"must reach the root 0")
-        return heads
 
-    def sent_id(self):
-        """`` (sent_id = ...)`` from the comments, or nothing."""
-        for comment in self.comments:
-            key, _, value = comment[1:].partition("=")
-            if key.strip() == "sent_id":
-                return f" (sent_id = {value.strip()})"
-        return ""
+def gold_heads(sentence):
+    """The HEAD of each word of a sentence read without ``heads`` (int32, 0 the
+    root), checked as ``read_conllu(..., heads=True)`` checks them: what a
+    command reads once to parse and, if the heads are all there, to score.
+
+    Raises
+    ------
+    ValueError
+        As `read_conllu` with ``heads=True``: the word's line for a HEAD that is
+        not an integer in ``0..n``, the sentence's first line for a cycle.
+    """
+    words = len(sentence)
+    before = [0] * (words + 1)          # multiword tokens and empty nodes before each word
+    for position, _ in sentence.extra:
+        before[position] += 1
+    first_word = sentence.line + len(sentence.comments)
+    lines, extra = [], 0
+    for m in range(words):
+        extra += before[m]
+        lines.append(first_word + m + extra)
+    return _checked_heads(sentence["HEAD"], lines, sentence.source, sentence.line, sentence.comments)
+
+
+def _checked_heads(heads_text, lines, name, first, comments):
+    """The words' HEAD fields ``heads_text`` (on ``lines`` of ``name``; the
+    sentence's first line ``first`` and ``comments``) as int32, checked:
+    integers in 0..n, a tree."""
+    n = len(heads_text)
+    heads = np.empty(n, dtype=np.int32)
+    for m, (head, line) in enumerate(zip(heads_text, lines), 1):
+        digits = head[1:] if head.startswith("-") else head
+        if not (digits.isascii() and digits.isdigit()):
+            raise located(name, line, f"HEAD {head!r} of word {m} is not an integer; {_ROOT_OR_WORD}")
+        if not 0 <= int(head) <= n:
+            raise located(name, line, f"HEAD {int(head)} of word {m} is outside 0..{n} (the "
+                                      f"sentence has {n} word{'s' * (n != 1)}); {_ROOT_OR_WORD}")
+        heads[m - 1] = int(head)
+    cycle = find_cycle(heads)
+    if cycle is not None:
+        arcs = " -> ".join(map(str, cycle + cycle[:1]))
+        raise located(name, first, f"the gold heads of the sentence starting here{_sent_id(comments)} form "
+                                   f"a cycle: {arcs} (each word is followed by its head); every word's "
+                                   f"chain of heads must reach the root 0")
+    return heads
+
+
+def _sent_id(comments):
+    """`` (sent_id = ...)`` from a sentence's comments, or nothing."""
+    for comment in comments:
+        key, _, value = comment[1:].partition("=")
+        if key.strip() == "sent_id":
+            return f" (sent_id = {value.strip()})"
+    return ""
