@@ -379,13 +379,18 @@ def test_edge_cases(tmp_path, index):
 
 
 CASES = 4000
+#: The seeds in shards of their own tests, which the run's workers share out.
+SHARDS = 4
 
 
 @pytest.mark.slow
-def test_fuzz_against_the_reference(tmp_path):
-    """CASES seeded random files, each read as plain text (and 15% as gzip too)."""
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_fuzz_against_the_reference(tmp_path, shard):
+    """CASES seeded random files over SHARDS tests, each read as plain text (and
+    15% as gzip too)."""
     started, verdicts = time.perf_counter(), {"valid": 0, "invalid": 0}
-    for seed in range(CASES):
+    seeds = range(shard * CASES // SHARDS, (shard + 1) * CASES // SHARDS)
+    for seed in seeds:
         rng = random.Random(seed)
         text, options, read, compressed = a_case(rng)
         path = tmp_path / f"case{seed}.svm"
@@ -398,9 +403,9 @@ def test_fuzz_against_the_reference(tmp_path):
             gz.unlink()
         path.unlink()
     elapsed = time.perf_counter() - started
-    print(f"fuzz: {CASES} cases, {verdicts['valid']} valid, {verdicts['invalid']} invalid, "
-          f"{elapsed:.1f} s")
-    assert min(verdicts.values()) > CASES // 5
+    print(f"fuzz: seeds {seeds.start}..{seeds.stop - 1}, {verdicts['valid']} valid, "
+          f"{verdicts['invalid']} invalid, {elapsed:.1f} s")
+    assert min(verdicts.values()) > len(seeds) // 5
 
 
 def test_negative_nan_keeps_its_sign(tmp_path):
