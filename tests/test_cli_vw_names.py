@@ -42,6 +42,9 @@ def test_vw_spellings_train_the_same_model(data, tmp_path, capsys):
     (["--l1", "1e-6"], "VW's --l1: use --penalty l1 --alpha L"),       # (not --l1-ratio's abbreviation)
     (["--l2=1e-6"], "VW's --l2=1e-6: use --penalty l2 --alpha L"),
     (["--sgd", "--adaptive"], "VW's --sgd: use --schedule invsqrt --step gradient; VW's --adaptive: use"),
+    (["--noconstant", "--random_seed", "3"], "VW's --noconstant: use --no-intercept; VW's --random_seed: use --seed"),
+    (["--save_resume"], "VW's --save_resume: drop it: a fastprox model file always holds what -i MODEL needs"),
+    (["--initial_t", "10"], "VW's --initial_t: use --t0"),
 ])
 def test_vw_options_spelled_otherwise_are_refused_saying_what_to_give(data, tmp_path, capsys, argv, hint):
     status, out, err = run(capsys, "train", data, "-f", tmp_path / "m", *argv)

@@ -29,6 +29,10 @@ VW_EQUIVALENTS = {
     "--initial_regressor": "use -i MODEL", "--final_regressor": "use -f OUT",
     "--link": "use fastprox predict --proba for probabilities",
     "--binary": "drop it: fastprox predict writes labels",
+    "--noconstant": "use --no-intercept",
+    "--random_seed": "use --seed",
+    "--initial_t": "use --t0 (the offset of the invsqrt and inv schedules)",
+    "--save_resume": "drop it: a fastprox model file always holds what -i MODEL needs to continue",
 }
 
 
