@@ -65,6 +65,8 @@ def dloss(loss, p, y, eps=EPSILON):
         return r
     if loss == "huber":
         return float(np.clip(r, -eps, eps))
+    if loss == "squared_epsilon_insensitive":
+        return 2 * float(np.sign(r)) * (abs(r) - eps) if abs(r) > eps else 0.0
     return float(np.sign(r)) if abs(r) > eps else 0.0
 
 
@@ -73,7 +75,8 @@ def curvature(loss, p, y, eps=EPSILON):
     z, r = y * p, p - y
     return {"log": expit(z) * expit(-z), "hinge": 0.0, "squared_hinge": 2.0 * (z < 1),
             "modified_huber": 2.0 * (-1 <= z < 1), "squared": 1.0,
-            "huber": 1.0 * (abs(r) <= eps), "epsilon_insensitive": 0.0}[loss]
+            "huber": 1.0 * (abs(r) <= eps), "epsilon_insensitive": 0.0,
+            "squared_epsilon_insensitive": 2.0 * (abs(r) > eps)}[loss]
 
 
 # ----------------------------------------------------------------------------- Lambert's W
@@ -153,6 +156,8 @@ def _table_sigma(loss, p, y, q, h, eps):
             r = mpmath.sign(r0) * (abs(r0) - q * eps * h if h <= h1 else eps * e(-q * (h - h1)))
         else:
             r = r0 * e(-q * h)
+    elif loss == "squared_epsilon_insensitive":
+        r = mpmath.sign(r0) * (eps + (abs(r0) - eps) * e(-2 * q * h)) if abs(r0) > eps else r0
     else:
         r = mpmath.sign(r0) * max(eps, abs(r0) - q * h) if abs(r0) > eps else r0
     return (r0 - r) / q
@@ -303,8 +308,10 @@ def test_no_overshoot_and_monotone_in_h(loss):
         else:
             r0, r = p - y, after - y
             assert np.all(r * np.sign(r0) >= -tol) and np.all(np.abs(r) <= abs(r0) + tol)
-            if loss == "epsilon_insensitive":
-                assert np.all(np.abs(r) >= EPSILON - tol)
+            if loss in ("epsilon_insensitive", "squared_epsilon_insensitive"):
+                # (the squared one's |r| nears epsilon from above without reaching it: sigma's
+                # four ulps, times q, may cross it)
+                assert np.all(np.abs(r) >= EPSILON - tol - 4 * np.spacing(np.abs(sigmas * q)))
 
 
 def test_zero_epsilon():

@@ -95,7 +95,7 @@ def test_the_loss_table():
     """Kinds, multinomial forms and links as the estimators and the kernel know them;
     each value is the loss the contract writes, at a few points."""
     assert losses_of("binary") == ("log", "hinge", "squared_hinge", "modified_huber", "perceptron")
-    assert losses_of("regression") == ("squared", "huber", "epsilon_insensitive")
+    assert losses_of("regression") == ("squared", "huber", "epsilon_insensitive", "squared_epsilon_insensitive")
     assert losses_of("binary", multinomial=True) == ("log", "hinge")
     assert losses_of("binary", invariant=True) == ("log", "hinge", "squared_hinge", "modified_huber")
     assert {n for n, loss in LOSSES.items() if loss.proba} == {"log", "modified_huber"}
@@ -104,7 +104,8 @@ def test_the_loss_table():
         expected = {"log": math.log1p(math.exp(-z)), "hinge": max(0, 1 - z), "squared_hinge": max(0, 1 - z) ** 2,
                     "modified_huber": -4 * z if z < -1 else max(0, 1 - z) ** 2, "squared": z * z / 2,
                     "huber": z * z / 2 if abs(z) <= eps else eps * abs(z) - eps * eps / 2,
-                    "epsilon_insensitive": max(0, abs(z) - eps), "perceptron": max(0, -z)}
+                    "epsilon_insensitive": max(0, abs(z) - eps), "perceptron": max(0, -z),
+                    "squared_epsilon_insensitive": max(0, abs(z) - eps) ** 2}
         for name, loss in LOSSES.items():
             assert loss.value(z, eps, math) == pytest.approx(expected[name], rel=1e-12, abs=1e-15), (name, z)
             assert loss.value(np.array([z]), eps, np)[0] == loss.value(z, eps, math)

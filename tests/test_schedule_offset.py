@@ -69,7 +69,10 @@ def dense_problem(n=300, d=10, seed=0):
     return X, (X @ rng.normal(size=d) + 0.5 * rng.normal(size=n) > 0).astype(int)
 
 
-@pytest.mark.parametrize("loss", ["hinge", "log_loss", "modified_huber", "squared_hinge", "squared_error"])
+REGRESSION = ("squared_error", "huber", "epsilon_insensitive", "squared_epsilon_insensitive")
+
+
+@pytest.mark.parametrize("loss", ["hinge", "log_loss", "modified_huber", "squared_hinge", *REGRESSION])
 @pytest.mark.parametrize("alpha", [1e-4, 1e-2])
 def test_optimal_fits_as_sgd(loss, alpha):
     """One pass in order without penalty (alpha sets the steps only) on dense rows
@@ -78,8 +81,8 @@ def test_optimal_fits_as_sgd(loss, alpha):
     rows are small, and the squared losses fit no intercept, whose first steps of up to
     10 would diverge: there, in both libraries.)"""
     X, y = dense_problem()
-    squared = loss in ("squared_error", "squared_hinge")
-    sgd, cls = (SGDRegressor, ProxRegressor) if loss == "squared_error" else (SGDClassifier, ProxClassifier)
+    squared = loss.startswith("squared")
+    sgd, cls = (SGDRegressor, ProxRegressor) if loss in REGRESSION else (SGDClassifier, ProxClassifier)
     params = dict(loss=loss, penalty=None, alpha=alpha, learning_rate="optimal", shuffle=False,
                   fit_intercept=not squared)
     sk = sgd(**params, max_iter=1, tol=None).fit(X / 30, y)

@@ -73,6 +73,11 @@ def _epsilon_insensitive(r, epsilon, m):
     return _relu(abs(r) - epsilon)
 
 
+def _squared_epsilon_insensitive(r, epsilon, m):
+    u = _relu(abs(r) - epsilon)
+    return u * u
+
+
 Loss = namedtuple("Loss", "name code kind multinomial proba value invariant", defaults=(True,))
 Loss.__doc__ = """A loss: its kernel `code` (`_kernel/losses/losses.pxd`), its `kind` ("binary": of the
 margin y p, y = +-1; "regression": of the residual p - y), whether it has a
@@ -92,6 +97,8 @@ LOSSES = {loss.name: loss for loss in (
     # scikit-learn's perceptron: max(0, -z), derivative -y at z <= 0 (so that w = 0 moves).
     # The invariant step's flow stops at z = 0, where every model starts: it would never move.
     Loss("perceptron", 7, "binary", False, None, _perceptron, invariant=False),
+    # scikit-learn's SGDRegressor loss: [|r| - epsilon]_+^2 (no 1/2, as scikit-learn's).
+    Loss("squared_epsilon_insensitive", 8, "regression", False, None, _squared_epsilon_insensitive),
 )}
 
 Update = namedtuple("Update", "name code")

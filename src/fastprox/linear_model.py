@@ -836,10 +836,10 @@ class ProxRegressor(RegressorMixin, _BaseProx):
 
     Parameters
     ----------
-    loss : {"squared", "huber", "epsilon_insensitive"}, default="squared"
+    loss : {"squared", "huber", "epsilon_insensitive", "squared_epsilon_insensitive"}, default="squared"
         The loss per row. "squared_error" (scikit-learn's name) is "squared".
     epsilon : float, default=0.1
-        The width of the Huber and epsilon-insensitive losses.
+        The width of the Huber and the (squared) epsilon-insensitive losses.
 
     Attributes
     ----------

@@ -10,7 +10,7 @@ import mpmath
 import numpy as np
 from scipy.special import expit
 
-from fastprox._registry import takes_offset
+from fastprox._registry import LOSSES, takes_offset
 
 
 def dloss(loss, p, y, epsilon):
@@ -32,6 +32,8 @@ def dloss(loss, p, y, epsilon):
         return np.clip(r, -epsilon, epsilon)
     if loss == "epsilon_insensitive":
         return np.where(np.abs(r) > epsilon, np.sign(r), 0.0)
+    if loss == "squared_epsilon_insensitive":
+        return 2 * np.sign(r) * np.maximum(0, np.abs(r) - epsilon)
     raise ValueError(loss)
 
 
@@ -52,6 +54,8 @@ def loss_value(loss, p, y, epsilon):
         return r ** 2 / 2
     if loss == "huber":
         return np.where(r <= epsilon, r ** 2 / 2, epsilon * r - epsilon ** 2 / 2)
+    if loss == "squared_epsilon_insensitive":
+        return np.maximum(0, r - epsilon) ** 2
     return np.maximum(0, r - epsilon)
 
 
@@ -103,6 +107,8 @@ def _flow_end(loss, z0, s, epsilon):
         return z0 * mpmath.exp(-s)
     if loss == "epsilon_insensitive":
         return mpmath.sign(z0) * max(epsilon, abs(z0) - s) if abs(z0) > epsilon else z0
+    if loss == "squared_epsilon_insensitive":
+        return mpmath.sign(z0) * (epsilon + (abs(z0) - epsilon) * mpmath.exp(-2 * s)) if abs(z0) > epsilon else z0
     raise ValueError(loss)
 
 
@@ -114,7 +120,7 @@ def invariant_sigma(loss, p, y, q, h, epsilon):
         return h * slope
     with mpmath.workdps(60):
         p, y, q, h, eps = (mpmath.mpf(float(v)) for v in (p, y, q, h, epsilon))
-        if loss in ("squared", "huber", "epsilon_insensitive"):
+        if LOSSES[loss].kind == "regression":
             r0 = p - y
             return float((r0 - _flow_end(loss, r0, q * h, eps)) / q)
         z0 = y * p

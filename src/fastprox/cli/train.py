@@ -141,7 +141,7 @@ def add_arguments(parser):
     meanings = {"alpha": "penalty weight per example", "l1-ratio": "share of l1 in the elastic net",
                 "rda-rho": "enhanced l1-RDA's extra sparsity (rda)",
                 "berhu-gamma": "Berhu's switch point between l1 and squared l2",
-                "epsilon": "width of the huber and epsilon_insensitive losses",
+                "epsilon": "width of the huber and (squared_)epsilon_insensitive losses",
                 "t0": "offset of the invsqrt and inv schedules, eta0 / sqrt(t + t0) and eta0 / (t + t0) "
                       "(fobos)",
                 "intercept-scaling": "value of the intercept's constant feature, the intercept being it times "

@@ -19,7 +19,8 @@ def binary_loss(loss, z, m=math):
 
 
 def regression_loss(loss, residual, epsilon):
-    """loss of a residual p - y: squared, huber (width epsilon) or epsilon_insensitive."""
+    """loss of a residual p - y: a regression loss of the registry (huber's and the
+    epsilon-insensitive ones' width epsilon)."""
     if loss not in LOSSES or LOSSES[loss].kind != "regression":
         raise ValueError(f"unknown regression loss {loss!r}")
     return LOSSES[loss].value(residual, epsilon, math)

@@ -14,7 +14,7 @@
 from libc.math cimport exp, log, log1p, expm1, fma, fabs, fmin, fmax, INFINITY, NAN, M_LN2
 
 from fastprox._kernel.losses.losses cimport (dloss, log_pi, LOG, HINGE, SQUARED_HINGE, MODIFIED_HUBER, SQUARED, HUBER,
-                               EPSILON_INSENSITIVE)
+                               EPSILON_INSENSITIVE, SQUARED_EPSILON_INSENSITIVE)
 
 
 cdef inline double _halley_w(double x, double C, double L) noexcept nogil:
@@ -302,6 +302,8 @@ cdef inline double invariant_sigma(int loss, double p, double y, double q, doubl
         rho = _flow_fraction(s, fmax(0.0, (r - epsilon) / epsilon), 1.0)
     elif loss == EPSILON_INSENSITIVE:           # |r| falls at rate q to epsilon
         rho = _flow_fraction(s, r - epsilon, INFINITY)
+    elif loss == SQUARED_EPSILON_INSENSITIVE:   # |r| - epsilon decays as e^-2s
+        rho = _flow_fraction(s, 0.0, 2.0)
     else:                                       # no flow (perceptron): refused before any step
         return NAN
     return h * g * rho

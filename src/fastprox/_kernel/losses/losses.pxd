@@ -35,6 +35,10 @@ cdef inline double dloss(int loss, double p, double y, double epsilon) noexcept 
         if fabs(r) <= epsilon:
             return r
         return copysign(epsilon, r)
+    if loss == SQUARED_EPSILON_INSENSITIVE:
+        if fabs(r) > epsilon:
+            return copysign(2.0 * (fabs(r) - epsilon), r)
+        return 0.0
     # EPSILON_INSENSITIVE
     if fabs(r) > epsilon:
         return copysign(1.0, r)
@@ -67,6 +71,8 @@ cdef inline double loss_value(int loss, double p, double y, double epsilon) noex
         if r <= epsilon:
             return 0.5 * r * r
         return epsilon * r - 0.5 * epsilon * epsilon
+    if loss == SQUARED_EPSILON_INSENSITIVE:
+        return (r - epsilon) * (r - epsilon) if r > epsilon else 0.0
     return r - epsilon if r > epsilon else 0.0
 
 
