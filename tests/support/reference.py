@@ -141,7 +141,11 @@ KINKS = {"hinge": lambda p, y, eps: np.abs(y * p - 1),
 #: m_j, and a rescale by m_j / |x_j| makes the next margin a sum of +-c x_j / |x_j|,
 #: which cancels), where the step is decided by the margin's last bit. The margin's
 #: distance from it, relative to the size of its terms (margins whose terms are all 0
-#: are exact and take no part), goes to `kink_gap` too.
+#: are exact and take no part), goes to `kink_gap` too, as does, under rda and ftrl, the
+#: relative distance of each dual sum |s| from its threshold c: where they are equal in
+#: exact arithmetic (rda_rho = eta0 with delta = 0 makes c = |g| after one step), the
+#: weight is 0 or a rounding residual (1e-18) by the last bit of c, and that residual
+#: alone decides the perceptron's next step at z = 0.
 TIES = ("perceptron",)
 
 
@@ -192,6 +196,11 @@ class EagerReference:
         den = beta + T * alpha * (1 - rho1)
         with np.errstate(divide="ignore", invalid="ignore"):
             w = np.where(np.abs(s) <= c, 0.0, -(s - c * np.sign(s)) / den)
+            if self.loss in TIES:
+                c = np.broadcast_to(c, s.shape)
+                top = np.maximum(np.abs(s), c)
+                gap = np.abs(np.abs(s) - c)[top > 0] / top[top > 0]
+                self.kink_gap = min(self.kink_gap, float(np.min(gap, initial=np.inf)))
         return np.where(den > 0, w, 0.0)
 
     def weights(self):
