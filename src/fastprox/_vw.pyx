@@ -21,6 +21,10 @@ message), with VW's hashing (vowpalwabbit/core/hashstring.h, parse_example_text.
   one of ``b`` (with itself, each unordered pair once, diagonal included) into
   ``(16777619 * h_a) ^ h_b``, of three ``((16777619 * ((16777619 * h_a) ^ h_b)) ^ h_c``,
   and so on up to 8 (interactions_predict.h), its value the product;
+- a namespace selected out (VW's ``--ignore``, ``--keep``: known by its first byte)
+  is read and checked but gives no feature, as if its ``|name ...`` were not there;
+  one whose linear terms are (``--ignore_linear``) gives its features to the
+  interactions only;
 - every index is masked to its low ``bits`` bits (VW's ``-b``; the stride VW
   multiplies by does not change the bucket), then a row's indices are sorted and
   the values of an index met twice summed.
@@ -49,6 +53,10 @@ cdef enum:
     FNV_PRIME = 16777619        # VW's prime of its interactions' hashing (constant.h)
 cdef enum:
     ORDER = 8                   # the most namespaces an interaction crosses
+cpdef enum Selected:
+    KEEP                        # a namespace's features read
+    DROP                        # none of them (VW's --ignore, or not --keep)
+    DROP_LINEAR                 # crossed only (VW's --ignore_linear)
 cdef enum:
     BITS = 40                   # the most bits of a column (a row's pairs sort as column << (64 - bits) | place)
 #: The most namespaces an interaction crosses.
@@ -255,6 +263,9 @@ cdef class VWParser(Parser):
     ``"namespace^name"``, of a crossed one as ``"a^x*b^y"`` (its first name: a
     bounded dict, one entry per column).
     Without ``need_label``, a line with no label is read, its label NaN.
+    ``selection`` (fastprox.vw.reader.selection_table: 256 bytes, one a namespace's
+    first byte, or empty for none) says of each namespace: KEEP it, DROP its
+    features, or DROP_LINEAR, its features crossed only.
     """
     cdef double *weights
     cdef char *tags
@@ -286,9 +297,11 @@ cdef class VWParser(Parser):
     cdef int low                            # the bits below a sorted word's column: its pair's place
     cdef readonly bint any_tag, any_weight
     cdef bint need_label
+    cdef unsigned char select[256]          # each namespace byte's KEEP, DROP or DROP_LINEAR
+    cdef bint some_linear                   # whether a namespace is DROP_LINEAR
 
     def __cinit__(self, bint want_qid, bint allow_nonfinite, Py_ssize_t max_line, int bits, interactions=(),
-                  names=None, bint need_label=True):
+                  names=None, bint need_label=True, selection=b""):
         cdef int i
         cdef char name[2]
         if not 1 <= bits <= MAX_BITS:
@@ -308,7 +321,12 @@ cdef class VWParser(Parser):
             for i in range(len(term)):
                 self.terms[self.n_terms][i + 1] = term[i]
             self.n_terms += 1
+        table = bytes(selection)
+        if len(table) not in (0, 256) or any(c > DROP_LINEAR for c in table):
+            raise ValueError("selection must be 256 bytes of KEEP, DROP or DROP_LINEAR, or empty")
         for i in range(256):
+            self.select[i] = table[i] if table else KEEP
+            self.some_linear |= self.select[i] == DROP_LINEAR
             self.ns_count[i] = 0
             self.placed[i] = False
             name[0], name[1] = <char>i, 0
@@ -431,7 +449,7 @@ cdef class VWParser(Parser):
         cdef const char *r
         cdef const char *name_end
         cdef bint string_value
-        cdef Py_ssize_t n_words = 0, ns_len
+        cdef Py_ssize_t n_words = 0, ns_len, first, first_span, i
         cdef double label = 0.0, weight = 1.0, ns_value, value
         cdef uint64_t ns_hash, h = 0, anon
         cdef unsigned char ns
@@ -504,6 +522,7 @@ cdef class VWParser(Parser):
                     if q == NULL or (q < e and not ends_value(q[0])) or not isfinite(ns_value):
                         return self.fail(VW_ERR_NAMESPACE, base, ns_name, token_end(p, e))
                     p = q
+            first, first_span = self.nf, self.n_spans
             while p < e and p[0] != 124:
                 if p[0] == 32 or p[0] == 9 or p[0] == 13:     # (a CR inside a line: a space)
                     p += 1
@@ -544,6 +563,11 @@ cdef class VWParser(Parser):
                                                                 (p if string_value else name_end) - t,
                                                                 h & self.mask):
                     return self.fail(VW_ERR_NO_MEMORY, base, t, p)
+            if self.select[ns] == DROP:        # (read and checked, then dropped: no test per feature)
+                self.nf, self.n_spans = first, first_span
+            elif self.select[ns] == DROP_LINEAR:
+                for i in range(first_span, self.n_spans):
+                    self.spans[5 * i + 4] = -1         # (crossed only: no column of its own to name)
         if not self.emit():
             return self.fail(VW_ERR_NO_MEMORY, base, bar, e)
         self.labels[self.rows] = label
@@ -615,7 +639,7 @@ cdef class VWParser(Parser):
         if room:
             for i in range(n):
                 words[i], vals[i] = (fh[i] & m) << low | <unsigned long long>i, fv[i]
-            at = n
+            at = self.crossed_only(n) if self.some_linear else n
             for term in range(self.n_terms):
                 at = self.cross(term, fh if grouped else self.sh, fv if grouped else self.sv, at, named)
                 if at < 0:
@@ -627,6 +651,19 @@ cdef class VWParser(Parser):
         sort_packed(words, <unsigned long long *>self.sh, at, low)
         self.nnz += merge_sorted_words(words, at, low, vals, self.indices + self.nnz, self.data + self.nnz)
         return True
+
+    cdef Py_ssize_t crossed_only(self, Py_ssize_t n) noexcept nogil:
+        """The row's n linear pairs (`emit`'s words and values) without those of the
+        namespaces DROP_LINEAR, in order, each word's place its new one; return how
+        many are left. (A pass of its own: `emit`'s loop stays as it is without.)"""
+        cdef unsigned long long *words = <unsigned long long *>self.keys
+        cdef unsigned long long place = (<unsigned long long>1 << self.low) - 1
+        cdef Py_ssize_t i, at = 0
+        for i in range(n):
+            if self.select[self.fn[i]] != DROP_LINEAR:
+                words[at], self.vals[at] = (words[i] & ~place) | <unsigned long long>at, self.vals[i]
+                at += 1
+        return at
 
     def feed(self, bytearray buf not None, Py_ssize_t pos, Py_ssize_t size, bint final,
              Py_ssize_t max_rows, int64_t lo, int64_t hi, int64_t offset):
@@ -647,7 +684,7 @@ cdef class VWParser(Parser):
         names = self.names
         for i in range(self.n_spans):
             s = self.spans + 5 * i
-            if s[4] not in names:
+            if s[4] >= 0 and s[4] not in names:       # (-1: a feature crossed only)
                 names[s[4]] = self.span_name(base, i)
         for i in range(self.n_crosses):
             r = self.crosses + (ORDER + 1) * i

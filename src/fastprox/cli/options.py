@@ -1,13 +1,15 @@
 """The reading options the commands share (``--hash-bits``, ``--zero-based``, ``--one-based``,
-``--max-line-bytes``, with ``--chunk-rows``; the format, ``--format`` and VW's
-interactions ``-q``, ``--cubic``, ``--interactions``) and the reader's arguments they give;
+``--max-line-bytes``, with ``--chunk-rows``; the format, ``--format``, VW's
+interactions ``-q``, ``--cubic``, ``--interactions`` and its namespaces selected
+``--ignore``, ``--keep``, ``--ignore-linear``) and the reader's arguments they give;
 and the type of the training commands' ``--seed``."""
 import argparse
+import shlex
 
-from .._interactions import FORMATS, recorded_terms, spelled, terms_of
+from .._interactions import FORMATS, recorded_selection, recorded_terms, selection_options, spelled, terms_of
 from ..stream.groups import GroupCrossing
 from ..libsvm import MAX_LINE_BYTES
-from ..vw.reader import DEFAULT_BITS, interaction_terms, sniffed_format
+from ..vw.reader import DEFAULT_BITS, SELECTIONS, interaction_terms, namespace_selection, sniffed_format
 
 #: The largest seed: NumPy's legacy seeds, which the estimators' random_state takes, are 32-bit.
 MAX_SEED = 2**32 - 1
@@ -55,22 +57,58 @@ def add_reader_options(parser, hashing=None):
                     help="cross three namespaces (or group ids: 0,1,2), as VW's --cubic; repeatable")
     vw.add_argument("--interactions", action="append", default=[], metavar="ABC",
                     help="cross 2 to 8 namespaces (or group ids), as VW's --interactions; repeatable")
+    select = parser.add_argument_group("namespaces read: Vowpal Wabbit's text (--format vw), as VW's "
+                                       "options; each character names a namespace by its first character "
+                                       "(' ' or \\x20: the default namespace); repeatable")
+    select.add_argument("--ignore", action="append", default=[], metavar="NS", type=_namespaces_arg("ignore"),
+                        help="drop the namespaces' features, from the interactions too")
+    select.add_argument("--keep", action="append", default=[], metavar="NS", type=_namespaces_arg("keep"),
+                        help="drop every namespace but these (as VW, --keep replaces --ignore)")
+    select.add_argument("--ignore-linear", action="append", default=[], metavar="NS",
+                        type=_namespaces_arg("ignore_linear"),
+                        help="drop the namespaces' own features, keep them in the interactions "
+                             "(-q ab --ignore-linear a: a's features crossed only)")
+
+
+def _namespaces_arg(option):
+    """argparse's type of a selection option: the argument, once namespace_selection
+    reads it (an empty one, a character outside ASCII: a usage error)."""
+    def checked(text):
+        try:
+            namespace_selection(**{option: text})
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e).partition(": ")[2]) from None
+        return text
+    return checked
+
+
+def selection(args):
+    """The namespaces the options --ignore, --keep and --ignore-linear select
+    (namespace_selection's dict; empty: all read)."""
+    return namespace_selection(*(getattr(args, option, []) for option in SELECTIONS))
 
 
 def reading(args):
     """The reader's keyword arguments (iter_chunks) that the commands' options give:
     --chunk-rows, --zero-based or --one-based, --max-line-bytes (each checked by the reader); for VW
-    text, also ``format="vw"``, ``vw_bits`` (--hash-bits, default VW's 18) and
-    ``terms``, the interactions; for LIBSVM groups crossed, ``crossing`` (the
-    command's ``args.crossing``, fastprox.stream.groups.GroupCrossing)."""
+    text, also ``format="vw"``, ``vw_bits`` (--hash-bits, default VW's 18),
+    ``terms``, the interactions, and ``selection``, the namespaces read (`selection`);
+    for LIBSVM groups crossed, ``crossing`` (the command's ``args.crossing``,
+    fastprox.stream.groups.GroupCrossing). The namespaces' options over LIBSVM data
+    raise ValueError, as -q's without --groups."""
     indexing = True if args.zero_based else (False if getattr(args, "one_based", False) else "auto")
     kwargs = dict(chunk_rows=args.chunk_rows, zero_based=indexing,
                   max_line_bytes=args.max_line_bytes)
     if is_vw(args):
         bits = getattr(args, "hash_bits", None)
         kwargs.update(format="vw", vw_bits=DEFAULT_BITS if bits is None else bits,
-                      terms=interaction_terms(args.quadratic, args.cubic, args.interactions))
-    elif getattr(args, "crossing", None) is not None:
+                      terms=interaction_terms(args.quadratic, args.cubic, args.interactions),
+                      selection=selection(args))
+        return kwargs
+    if selection(args):
+        raise ValueError("--ignore, --keep and --ignore-linear select the namespaces of VW's text format; "
+                         "LIBSVM data have none: give data in VW's text format (--format vw), or drop them")
+    if getattr(args, "crossing", None) is not None:
         kwargs["crossing"] = args.crossing
     elif args.quadratic or args.cubic or args.interactions:
         raise ValueError("-q, --cubic and --interactions cross VW's namespaces, or the groups of --groups "
@@ -146,8 +184,8 @@ def _reads_as(path, fmt):
 
 def differing(args, fmt, recorded):
     """The reading options given that differ from a model's: its format ``fmt`` and,
-    where it records them (``recorded``, its ``fitted.input_``), its interactions and
-    hash bits; each as the option given and the model's value."""
+    where it records them (``recorded``, its ``fitted.input_``), its interactions,
+    hash bits and namespaces selected; each as the option given and the model's value."""
     differ = []
     if args.format not in ("auto", fmt):
         differ.append(f"--format {args.format} (the model's: {fmt})")
@@ -167,13 +205,19 @@ def differing(args, fmt, recorded):
                           f"{' '.join('--interactions ' + t for t in terms) or 'none'})")
     if getattr(args, "hash_bits", None) not in (None, bits):
         differ.append(f"--hash-bits {args.hash_bits} (the model's: {bits})")
+    given, kept = selection(args), recorded_selection(recorded)
+    if given and given != kept:
+        words = " ".join(f"--{option.replace('_', '-')} {shlex.quote(text)}" for option in SELECTIONS
+                         for text in getattr(args, option))
+        differ.append(f"{words} (the model's: {selection_options(kept) or 'all namespaces read'})")
     return differ
 
 
 def take_recorded(args, est, model):
     """Read the data as the model file ``model`` (the StreamModel ``est``) records its
     training data was read (`trained_format`; nothing recorded: the options as given):
-    its format, interactions and hash bits become the options' (LIBSVM groups crossed:
+    its format, interactions, hash bits and namespaces selected become the options'
+    (LIBSVM groups crossed:
     ``args.crossing``, from the model's ``groups``). Data of the other format
     (`check_content`) and each option given that differs (`differing`) raise
     ValueError naming the model's."""
@@ -190,6 +234,9 @@ def take_recorded(args, est, model):
         return
     terms, bits = recorded["interactions"], recorded["bits"]
     args.quadratic, args.cubic, args.interactions = [], [], list(terms)
+    kept = recorded_selection(recorded)
+    for option in SELECTIONS:
+        setattr(args, option, [kept[option]] if option in kept else [])
     if hasattr(args, "hash_bits"):      # (LIBSVM's ids are not hashed: the bits are the crossed blocks')
         args.hash_bits = bits if fmt == "vw" else None
     if fmt == "libsvm":

@@ -339,7 +339,7 @@ def model_of(args):
     est = StreamModel(params, args.regression, args.classes, args.quiet)
     if args.data and args.format == "vw":       # (the file records the reading, for predict and -i)
         read = reading(args)
-        est.input = record("vw", read["terms"], read["vw_bits"])
+        est.input = record("vw", read["terms"], read["vw_bits"], read["selection"])
     elif getattr(args, "crossing", None) is not None:
         est.input = record("libsvm", args.crossing.terms, args.crossing.bits)
     return est

@@ -59,7 +59,11 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
       such as ``"ab"``, or LIBSVM group ids joined by commas such as ``"0,1"``;
       VW's deduplication applied) and ``bits`` (VW text: its ``-b``, the model
       having 2^bits features; LIBSVM groups: each term's block of 2^bits crossed
-      columns after the group file's features). Files of ``fastprox train`` on
+      columns after the group file's features); VW text's also ``ignore`` or
+      ``keep``, and ``ignore_linear``, where namespaces were selected (``--ignore``,
+      ``--keep``, ``--ignore-linear``: strings of namespaces' first characters in
+      byte order, ``\\xNN`` outside printable ASCII; absent, as in files written
+      before, every namespace is read). Files of ``fastprox train`` on
       LIBSVM text also hold ``zero_based_`` (true or false): whether the training
       files' indices were read as starting at 0 (``--zero-based``, or decided by
       the files themselves), which ``fastprox predict`` and ``train -i`` apply to
@@ -188,7 +192,9 @@ PROGRESS = dict(examples=_INT, loss_sum=_NUMBER, last_examples=_INT, last_loss_s
 #: without them (written before) takes the examples' counts (`check_progress`).
 PROGRESS_WEIGHTS = dict(weight_sum=_NUMBER, last_weight_sum=_NUMBER)
 #: ``fitted.input_`` (optional, version 8): how the reader made the columns (VW text's
-#: hashing, the interactions crossed), for predict and train -i to read as training did.
+#: hashing, the interactions crossed), for predict and train -i to read as training did;
+#: VW text's may also hold ``ignore`` or ``keep``, and ``ignore_linear`` (strings:
+#: fastprox.vw.reader.SELECTIONS, the namespaces selected; none in files written before).
 INPUT = dict(format=_NAME, interactions=(list,), bits=_INT)
 #: ``fitted.zero_based_`` (optional, version 9): whether the LIBSVM training files'
 #: indices started at 0, for predict and train -i to read their files as training did.

@@ -10,7 +10,8 @@ from types import SimpleNamespace
 
 from .._core import check_same_hashing, check_same_kernel
 from .._registry import LOSSES, PENALTIES, SCHEDULES, UPDATES
-from .._interactions import recorded_terms
+from .._interactions import recorded_selection, recorded_terms
+from ..vw.reader import SELECTIONS
 from .._validation import (MAX_HASH_BITS, CLASSIFICATION_LOSSES, MULTI_CLASS, MULTINOMIAL_LOSSES, REGRESSION_LOSSES,
                            check_hash_bits, check_number, check_offset, check_one_of, check_params,
                            check_single_rows)
@@ -150,13 +151,16 @@ def _check_fitted(fitted, spec, scalars, version):
 
 
 def check_input(recorded, n_features):
-    """``fitted.input_`` (`INPUT`): a known format, interactions the reader takes
-    (fastprox._interactions.recorded_terms), bits in range and, for VW text, the
-    model's width 2^bits."""
-    recorded = _typed("fitted.input_", recorded, INPUT)
+    """``fitted.input_`` (`INPUT`, and the namespaces selected where given, SELECTIONS):
+    a known format, interactions the reader takes (fastprox._interactions.recorded_terms),
+    a selection of VW text as the reader spells it (recorded_selection), bits in range
+    and, for VW text, the model's width 2^bits."""
+    selected = {key: (str,) for key in SELECTIONS if type(recorded) is dict and key in recorded}
+    recorded = _typed("fitted.input_", recorded, {**INPUT, **selected})
     with in_section("fitted.input_"):
         check_number("bits", recorded["bits"], 1, high=MAX_HASH_BITS, integer=True)
         recorded_terms(recorded)
+        recorded_selection(recorded)
     if recorded["format"] == "vw" and n_features != 1 << recorded["bits"]:
         raise ValueError(f"fitted.input_: VW text of bits={recorded['bits']} but the model has {n_features} "
                          f"features, not 2^{recorded['bits']}")

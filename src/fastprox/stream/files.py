@@ -18,7 +18,7 @@ import time
 from .._hashing import hash_indices
 from ..libsvm import (MAX_LINE_BYTES, STDIN, Chunk, iter_chunks, open_source, read_once, refuse_directory,
                       source_name, split_points)
-from ..vw.reader import iter_vw_chunks, vw_reader
+from ..vw.reader import vw_reader
 
 #: Default rows per chunk of a stream (the commands' --chunk-rows): small enough that a
 #: chunk's arrays stay in cache and, in `train`, that parsing the next chunk
@@ -66,14 +66,16 @@ def chunks_of(source, format="libsvm", vw_bits=None, terms=(), n_features=None, 
     other arguments its own; with ``crossing``, a fastprox.stream.groups.GroupCrossing,
     the file's features are the group file's and each chunk's rows are crossed), iter_vw_chunks's
     of VW text (``vw_bits`` and the interactions ``terms``, lines without a label read if
-    ``unlabelled``; the width is 2^vw_bits, ``zero_based`` means nothing; ``names``, a
+    ``unlabelled``, the namespaces of ``selection`` (fastprox.vw.reader.namespace_selection's
+    dict) read; the width is 2^vw_bits, ``zero_based`` means nothing; ``names``, a
     dict, is filled with the columns' feature names, `iter_vw_chunks`'s)."""
     if crossing is not None:
         return map(crossing.crossed, iter_chunks(source, n_features=crossing.n, **reading))
     if format == "vw":
         return vw_chunks(source, vw_bits, terms, reading["chunk_rows"], preview=reading.get("preview"),
                          unlabelled=reading.get("unlabelled", False), names=names,
-                         max_line_bytes=reading.get("max_line_bytes", MAX_LINE_BYTES))
+                         max_line_bytes=reading.get("max_line_bytes", MAX_LINE_BYTES),
+                         selection=reading.get("selection"))
     return iter_chunks(source, n_features=n_features, **reading)
 
 
@@ -89,7 +91,7 @@ def vw_chunks(source, bits, terms, chunk_rows, names=None, **vw):
     spans = [] if names is not None or not isinstance(source, (str, os.PathLike)) else \
         split_points(source, os.path.getsize(source) // SPAN_BYTES, 2 * SPAN_BYTES)
     if not spans:
-        return iter_vw_chunks(source, bits, terms, chunk_rows, names=names, **vw)
+        return iter(vw_reader(source, bits, terms, chunk_rows, names=names, **vw))
     preview = vw.pop("preview", None)
     starts = [0] + spans
     readers = {}

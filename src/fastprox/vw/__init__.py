@@ -9,8 +9,9 @@ starts with ``'``. A namespace is known by its first character; features are nam
 string value, is hashed after the name, as VW does), the namespace's value
 multiplying its features'. Columns are VW's hashes masked to ``hash_bits`` bits
 (its ``-b``), so a feature lands in the column whose weight VW would use; ``-q``,
-``--cubic`` and ``--interactions`` cross namespaces row by row, hashed as VW.
-Blank lines are skipped; plain, gzip, bzip2 and xz sources are read alike.
+``--cubic`` and ``--interactions`` cross namespaces row by row, hashed as VW;
+``ignore``, ``keep`` and ``ignore_linear`` select namespaces as VW's ``--ignore``,
+``--keep`` and ``--ignore_linear`` do (`namespace_selection`). Blank lines are skipped; plain, gzip, bzip2 and xz sources are read alike.
 
 Refused with a ``ValueError`` naming ``PATH:LINE`` and the fix: a label or
 importance weight that is not a finite number (or a negative weight), more than
@@ -19,9 +20,10 @@ no label, ``name:`` without a value, a value that starts as a number and is not
 one, NaN and infinite values (VW reads NaN as 0 with a warning), a bad namespace
 value, NUL bytes, a line longer than ``max_line_bytes``.
 
-The package's module: `reader` (`load_vw`, `iter_vw_chunks`, `interaction_terms`);
+The package's module: `reader` (`load_vw`, `iter_vw_chunks`, `interaction_terms`,
+`namespace_selection`);
 the parser is fastprox._vw.
 """
-from .reader import DEFAULT_BITS, VWChunk, interaction_terms, iter_vw_chunks, load_vw
+from .reader import DEFAULT_BITS, VWChunk, interaction_terms, iter_vw_chunks, load_vw, namespace_selection
 
-__all__ = ["load_vw", "iter_vw_chunks", "interaction_terms", "VWChunk", "DEFAULT_BITS"]
+__all__ = ["load_vw", "iter_vw_chunks", "interaction_terms", "namespace_selection", "VWChunk", "DEFAULT_BITS"]

@@ -1,11 +1,12 @@
 """The VW reader: one pass over a source, blocks in, canonical CSR chunks of hashed
 rows out (`iter_vw_chunks`, `load_vw`), every error naming its line; the
-interactions as VW reads its ``-q``, ``--cubic`` and ``--interactions``."""
+interactions as VW reads its ``-q``, ``--cubic`` and ``--interactions``, the
+namespaces selected as it reads ``--ignore``, ``--keep`` and ``--ignore_linear``."""
 from array import array
 
 from .._numpy import np
 from .._libsvm import Error
-from .._vw import MAX_BITS, MAX_ORDER, VWError, VWParser
+from .._vw import MAX_BITS, MAX_ORDER, Selected, VWError, VWParser
 from ..libsvm.reader import BLOCK_BYTES, MAX_LINE_BYTES, Chunk, Reader, INT32_MAX, positive_int
 
 #: VW's default -b.
@@ -83,6 +84,96 @@ def _group_ids(option, text, sizes):
     return tuple(int(p) for p in parts)
 
 
+#: The namespace selections, as the reading functions' keywords and a model file's
+#: ``input_`` name them (VW's --ignore, --keep, --ignore_linear).
+SELECTIONS = ("ignore", "keep", "ignore_linear")
+
+
+def namespace_selection(ignore=(), keep=(), ignore_linear=()):
+    """The namespaces read as VW selects them with ``--ignore``, ``--keep`` and
+    ``--ignore_linear``, so that the features kept are VW's: each argument's
+    characters name namespaces by their first character (the default namespace, the
+    features before any named ``|ns``, is ``' '``), and ``\\xNN`` names the byte of
+    hex value NN, as VW's decode_inline_hex (``\\x20``: the default namespace).
+
+    As VW's parse_args: ``keep`` replaces ``ignore`` altogether (every namespace
+    but those kept is ignored; the ``ignore`` given then means nothing), and a
+    namespace of ``ignore_linear`` keeps its features in the interactions only.
+
+    Parameters
+    ----------
+    ignore, keep, ignore_linear : str or sequence of str
+        One argument, or several (VW's options are repeatable).
+
+    Returns
+    -------
+    dict
+        The selection in one spelling (as a model file's ``input_`` records it; the
+        reading functions take it as keyword arguments): ``keep`` or ``ignore``,
+        and ``ignore_linear`` (the namespaces still read), each a string of distinct
+        namespaces in byte order, a byte outside printable ASCII (or ``\\``)
+        written ``\\xNN``; no entry for none. Empty: every feature read.
+
+    Raises
+    ------
+    ValueError
+        For an argument that is not a string, an empty one, or a character outside
+        ASCII (name such a namespace's first byte as ``\\xNN``).
+    """
+    chosen = {option: set() for option in SELECTIONS}
+    for option, given in zip(SELECTIONS, (ignore, keep, ignore_linear)):
+        for text in [given] if isinstance(given, str) else list(given):
+            chosen[option].update(_selected(option, text))
+    out = {}
+    if chosen["keep"]:
+        out["keep"], dropped = chosen["keep"], set(range(256)) - chosen["keep"]
+    elif chosen["ignore"]:
+        out["ignore"], dropped = chosen["ignore"], chosen["ignore"]
+    else:
+        dropped = set()
+    if chosen["ignore_linear"] - dropped:
+        out["ignore_linear"] = chosen["ignore_linear"] - dropped
+    return {option: "".join(chr(b) if 32 <= b < 127 and b != 92 else f"\\x{b:02x}" for b in sorted(out[option]))
+            for option in SELECTIONS if option in out}
+
+
+def _selected(option, text):
+    """The namespace bytes one argument of ``option`` names (`namespace_selection`)."""
+    spelled = "--" + option.replace("_", "-")
+    if not isinstance(text, str) or not text:
+        raise ValueError(f"{spelled} {text!r}: give the namespaces' first characters, as {spelled} ab "
+                         f"(' ' or \\x20 for the default namespace)")
+    if not text.isascii():
+        raise ValueError(f"{spelled} {text!r}: a namespace is known by its first byte; write a byte outside "
+                         f"ASCII as \\xNN (its hex value), as VW reads it")
+    out, i = set(), 0
+    while i < len(text):
+        hex_digits = text[i + 2:i + 4]
+        if text.startswith("\\x", i) and len(hex_digits) == 2 and all(c in "0123456789abcdefABCDEF"
+                                                                    for c in hex_digits):
+            out.add(int(hex_digits, 16))
+            i += 4
+        else:
+            out.add(ord(text[i]))
+            i += 1
+    return out
+
+
+def selection_table(selection):
+    """The parser's table of a selection (`namespace_selection`'s dict, or its
+    keywords): 256 bytes, each namespace byte's fastprox._vw.Selected; empty for
+    no selection (the parser's fast path)."""
+    selection = namespace_selection(**selection)
+    if not selection:
+        return b""
+    table = bytearray([Selected.DROP if "keep" in selection else Selected.KEEP]) * 256
+    for option, mark in (("keep", Selected.KEEP), ("ignore", Selected.DROP), ("ignore_linear", Selected.DROP_LINEAR)):
+        if option in selection:
+            for b in _selected(option, selection[option]):
+                table[b] = mark
+    return bytes(table)
+
+
 class VWChunk(Chunk):
     """A chunk of VW rows: a :class:`fastprox.libsvm.Chunk` (its query ids zeros), which
     the kernel trains on as it is, with what VW's lines add to the LIBSVM ones.
@@ -115,7 +206,7 @@ class VWReader(Reader):
     first_line = 0
 
     def __init__(self, path, chunk_rows, hash_bits, terms, block_bytes, max_line_bytes, names=None,
-                 unlabelled=False, span=None):
+                 unlabelled=False, span=None, selection=None):
         if not positive_int(hash_bits, MAX_BITS):
             raise ValueError(f"hash_bits must be an integer in [1, {MAX_BITS}] (2^hash_bits columns, "
                              f"VW's -b), not {hash_bits!r}")
@@ -124,7 +215,8 @@ class VWReader(Reader):
                              f"not {type(names).__name__}")
         super().__init__(path, chunk_rows, 1 << hash_bits, "float64", True, False, False, block_bytes,
                          max_line_bytes, span=span)
-        self.parser = VWParser(False, False, self.max_line, hash_bits, terms, names, not unlabelled)
+        self.parser = VWParser(False, False, self.max_line, hash_bits, terms, names, not unlabelled,
+                               selection_table(selection or {}))
 
     def _take(self):
         self.preview, self.previewed = None, 0
@@ -167,7 +259,8 @@ class VWReader(Reader):
 
 
 def iter_vw_chunks(path, hash_bits=DEFAULT_BITS, interactions=(), chunk_rows=10_000, *, names=None,
-                   unlabelled=False, block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES, preview=None):
+                   unlabelled=False, block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES, preview=None,
+                   ignore=(), keep=(), ignore_linear=()):
     """VW text's rows a chunk at a time, in memory bounded by the block, chunk and line
     sizes however large the source: what the commands stream.
 
@@ -191,6 +284,9 @@ def iter_vw_chunks(path, hash_bits=DEFAULT_BITS, interactions=(), chunk_rows=10_
         Bytes read at a time; the longest line read.
     preview : callable or None
         As for fastprox.libsvm.iter_chunks.
+    ignore, keep, ignore_linear : str or sequence of str
+        The namespaces read, as VW's ``--ignore``, ``--keep`` and ``--ignore_linear``
+        select them (`namespace_selection`), a row at a time.
 
     Returns
     -------
@@ -198,12 +294,14 @@ def iter_vw_chunks(path, hash_bits=DEFAULT_BITS, interactions=(), chunk_rows=10_
         Chunks 2^hash_bits columns wide; an empty source gives one chunk of no rows.
     """
     return iter(vw_reader(path, hash_bits, interactions, chunk_rows, names=names, unlabelled=unlabelled,
-                          block_bytes=block_bytes, max_line_bytes=max_line_bytes, preview=preview))
+                          block_bytes=block_bytes, max_line_bytes=max_line_bytes, preview=preview,
+                          selection=namespace_selection(ignore, keep, ignore_linear)))
 
 
 def vw_reader(path, hash_bits, interactions, chunk_rows, *, names=None, unlabelled=False, block_bytes=BLOCK_BYTES,
-              max_line_bytes=MAX_LINE_BYTES, preview=None, span=None, first_line=0):
-    """`iter_vw_chunks`'s reader (its arguments), the chunks read by iterating it; with
+              max_line_bytes=MAX_LINE_BYTES, preview=None, span=None, first_line=0, selection=None):
+    """`iter_vw_chunks`'s reader (its arguments; ``selection``, `namespace_selection`'s
+    dict, its namespaces read), the chunks read by iterating it; with
     ``span`` (``(start, stop)``, whole lines of a plain regular file as
     fastprox.libsvm.split_points gives them; stop None: to its end) only those bytes,
     its messages counting ``first_line`` lines before them; `VWReader.read_span`
@@ -211,13 +309,13 @@ def vw_reader(path, hash_bits, interactions, chunk_rows, *, names=None, unlabell
     if not positive_int(chunk_rows):
         raise ValueError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")
     reader = VWReader(path, int(chunk_rows), hash_bits, list(interactions), block_bytes, max_line_bytes, names,
-                      unlabelled, span)
+                      unlabelled, span, selection)
     reader.preview, reader.first_line = preview, first_line
     return reader
 
 
 def load_vw(path, hash_bits=DEFAULT_BITS, quadratic=(), cubic=(), interactions=(), names=None,
-            max_line_bytes=MAX_LINE_BYTES):
+            max_line_bytes=MAX_LINE_BYTES, *, ignore=(), keep=(), ignore_linear=()):
     """Read a file (or ``-``, or a binary file object) of Vowpal Wabbit's text format
     into the rows that ``fastprox train --format vw`` learns from.
 
@@ -239,6 +337,11 @@ def load_vw(path, hash_bits=DEFAULT_BITS, quadratic=(), cubic=(), interactions=(
         column, as VW's ``--invert_hash``), for readable models.
     max_line_bytes : int
         The longest line read.
+    ignore, keep, ignore_linear : str or sequence of str
+        VW's ``--ignore``, ``--keep`` and ``--ignore_linear``: the namespaces (by their
+        first characters; ``' '`` the default one) whose features are not read
+        (``ignore``; with ``keep``, all but those), or read only to be crossed
+        (``ignore_linear``), as `namespace_selection` reads them.
 
     Returns
     -------
@@ -254,7 +357,8 @@ def load_vw(path, hash_bits=DEFAULT_BITS, quadratic=(), cubic=(), interactions=(
     """
     terms = interaction_terms(quadratic, cubic, interactions)
     chunks = list(iter_vw_chunks(path, hash_bits, terms, chunk_rows=1 << 16, names=names,
-                                 max_line_bytes=max_line_bytes))
+                                 max_line_bytes=max_line_bytes, ignore=ignore, keep=keep,
+                                 ignore_linear=ignore_linear))
     from scipy.sparse import csr_matrix
     itype = np.int64 if max(1 << hash_bits, sum(c.nnz for c in chunks)) > INT32_MAX else np.int32
     starts = np.cumsum([0] + [c.nnz for c in chunks])
