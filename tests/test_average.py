@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import assume, given, settings, HealthCheck, strategies as st
 
-from fastprox._kernels import Learner
+from fastprox._kernels import Learner, crossings
 from fastprox._registry import LOSSES, RULES as ALL_RULES
 from fastprox.structured import StructuredLearner
 from tests.support.average_reference import AveragedReference, AveragedStructuredReference
@@ -211,6 +211,39 @@ def test_l1_crossings_in_the_gaps(rule, alpha):
     crossed = (eager.coef() == 0) & (eager.averaged_coef() != 0)
     assert crossed.sum() >= 10 and (eager.coef() != 0).sum() >= 10
     check_average(lazy, eager)
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=st.lists(st.one_of(st.just(0.0), st.floats(1e-12, 1e-6), st.floats(0.0, 1e3)), min_size=2,
+                      max_size=300),
+       start=st.floats(-10.0, 10.0), aw=st.floats(1e-9, 1e4), f=st.floats(1e-6, 1e3), data=st.data())
+def test_unit_crossing_finds_the_binary_searchs_entry(steps, start, aw, f, data):
+    """In a history of P = 1 (l1's rows, the normalized schedule's), the interpolating
+    search of an entry's crossing (`average.unit_crossing`) finds the entry the binary
+    search finds, the last positive one, over any Q that does not fall: plateaus, jumps
+    and steps of every scale, any stamp and magnitude (the bits of the averaged l1
+    models rest on it)."""
+    Q = start + np.cumsum(steps)
+    Qs = data.draw(st.floats(float(Q[0]) - 10.0, float(Q[-1])))
+    positive = aw - f * (Q - Qs) > 0.0
+    assume(positive.any() and not positive.all())
+    first = data.draw(st.sampled_from(np.flatnonzero(positive).tolist()))
+    assume(not positive[first + 1:].all())
+    last = data.draw(st.sampled_from((first + 1 + np.flatnonzero(~positive[first + 1:])).tolist()))
+    unit, bisect = crossings(Q, aw, Qs, f, first, last)
+    assert unit == bisect == first + np.flatnonzero(~positive[first:last + 1])[0] - 1
+
+
+def test_unit_crossing_over_a_long_history():
+    """A schedule's Q (the sum of 1 / t, as the "optimal" rate's alpha eta_t) over 10^5
+    entries: every magnitude's crossing as the binary search finds it, and out-of-range
+    entries refused."""
+    Q = np.cumsum(1.0 / np.arange(100.0, 100_100.0))
+    for aw in np.geomspace(1e-6, float(Q[-1] - Q[0]) * 0.999, 200):
+        unit, bisect = crossings(Q, aw, float(Q[0]), 1.0, 0, len(Q) - 1)
+        assert unit == bisect
+    with pytest.raises(ValueError, match="not inside the history"):
+        crossings(Q, 1.0, 0.0, 1.0, 5, len(Q))
 
 
 @pytest.mark.slow

@@ -71,8 +71,10 @@ from fastprox._validation import (check_group_weights, check_intercept_scaling, 
 from fastprox._kernel.base.types cimport (value_t, index_t, FOBOS, RDA, FTRL, CONSTANT, INVSQRT, INV, ADAGRAD, NORMALIZED,
                               NONE, L1, L2, ELASTICNET, BERHU, L1_L2, L1_LINF, SPARSE_GROUP,
                               SQUARED_GROUP)
-from fastprox._kernel.base.state cimport FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS, AVG_FIELDS, AVG_SAVED_FIELDS
-from fastprox._kernel.rules.average cimport keeps_history, history_origin, history_prefix, average_count, unpenalized_now
+from fastprox._kernel.base.state cimport (FTRL_ROOT, INTERCEPT_FIELDS, MEMO_FIELDS, AVG_FIELDS, AVG_SAVED_FIELDS, AVG_Q,
+                                          AVG_P)
+from fastprox._kernel.rules.average cimport (keeps_history, history_origin, history_prefix, average_count,
+                                            unpenalized_now, unit_crossing, bisect_crossing)
 from fastprox._kernel.base.buffers cimport zeros, zeros_int64, double_ptr, int64_ptr, on_touch
 from fastprox._kernel.base.pages import ZeroPages
 from fastprox._kernel.base.state cimport (Ctx, Params, Cursor, Arrays, Scratch, Groups, ensure_scratch, free_scratch,
@@ -137,6 +139,22 @@ def loss_derivative(loss, double p, double y, double epsilon):
     which scikit-learn's heuristic for the "optimal" rate's first step reads
     (`_core.optimal_steps`)."""
     return dloss(LOSS_CODES[loss], p, y, epsilon)
+
+
+def crossings(const double[::1] Q not None, double aw, double Qs, double f, long long first, long long last):
+    """The last entry in first .. last - 1 of a history of P = 1 whose Q is `Q` where an
+    entry of magnitude aw stamped at Qs is positive under the threshold f (Q - Qs), given
+    that first's is and last's is not, by `unit_crossing` and by the binary search
+    (`bisect_crossing`): for the tests that find them the same entry
+    (`_kernel/rules/average.pxd`'s `crossing_sum`)."""
+    if not (0 <= first < last < len(Q)):
+        raise ValueError(f"crossings: the range {first} .. {last} is not inside the history's "
+                         f"{len(Q)} entries; give 0 <= first < last < len(Q).")
+    cdef double[:, ::1] hist = np.zeros((len(Q), AVG_FIELDS))
+    hist[:, AVG_Q] = Q
+    hist[:, AVG_P] = 1.0
+    return (unit_crossing(&hist[0, 0], aw, Qs, f, first, last),
+            bisect_crossing(&hist[0, 0], aw, 1.0, Qs, f, first, last))
 
 
 def lanes():

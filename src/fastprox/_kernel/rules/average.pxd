@@ -5,7 +5,8 @@
 # in closed form, so a step costs O(nnz):
 #   - FOBOS under a scalar schedule: u_tau = P_tau sign(w_s) max(0, |w_s| / P_s -
 #     (Q_tau - Q_s)) (`fobos.pxd`'s cumulants), whose sum up to the step where the max
-#     reaches 0 (a binary search, only where it is 0 at t: Q is monotone) is (|w_s| / P_s
+#     reaches 0 (a search, only where it is 0 at t: Q is monotone; binary, or under l1,
+#     where P = 1, interpolating Q: `unit_crossing`) is (|w_s| / P_s
 #     + Q_s) sum P_tau - sum P_tau Q_tau, from the history of (Q, P) since the rebase
 #     (`Arrays.avg_history`, bounded by the rebase period: memory O(model size)): a
 #     range's sum in O(1) as the difference of two double-double prefix sums where that
@@ -263,20 +264,68 @@ cdef inline double crossing_sum(Ctx* c, double w, long long first, long long las
                                 double f) noexcept nogil:
     """`history_sum` over history entries first .. last of an entry whose soft threshold is
     0 at last: 0 if it is at first, else the sum up to the last positive entry (a binary
-    search: Q is monotone)."""
-    cdef long long lo = first, mid
+    search: Q is monotone; in a history of P = 1, `unit_crossing`)."""
+    cdef long long lo = first
     cdef double aw = fabs(w), sum_p, sum_pq
     cdef const double* hist = c.arrays.avg_history
     if not history_u(aw, Ps, Qs, f, hist + AVG_FIELDS * first) > 0.0:
         return 0.0
-    while last - first > 1:             # the last entry not positive, first's is
+    if unit_history(c):
+        first = unit_crossing(hist, aw, Qs, f, first, last)
+    else:
+        first = bisect_crossing(hist, aw, Ps, Qs, f, first, last)
+    range_sums(c, lo, first, &sum_p, &sum_pq)
+    return copysign((aw / Ps) * sum_p - f * (sum_pq - Qs * sum_p), w)
+
+
+cdef inline long long bisect_crossing(const double* hist, double aw, double Ps, double Qs, double f,
+                                      long long first, long long last) noexcept nogil:
+    """`crossing_sum`'s last entry in first .. last - 1 whose `history_u` is positive, given
+    that first's is and last's is not: a binary search."""
+    cdef long long mid
+    while last - first > 1:
         mid = first + (last - first) // 2
         if history_u(aw, Ps, Qs, f, hist + AVG_FIELDS * mid) > 0.0:
             first = mid
         else:
             last = mid
-    range_sums(c, lo, first, &sum_p, &sum_pq)
-    return copysign((aw / Ps) * sum_p - f * (sum_pq - Qs * sum_p), w)
+    return first
+
+
+cdef inline bint unit_history(Ctx* c) noexcept nogil:
+    """Whether the history's P is 1 at every entry, and so each stamp's: the normalized
+    schedule's rows (their cumulant is R alone) and scalar FOBOS's without a P stamp
+    (`set_layout`: l1, whose share 1 leaves P as it is, `fobos.advance_separable`)."""
+    return c.params.schedule == NORMALIZED or c.layout.shrink_stamp_at < 0
+
+
+cdef inline long long unit_crossing(const double* hist, double aw, double Qs, double f, long long first,
+                                    long long last) noexcept nogil:
+    """`crossing_sum`'s last positive entry in a history of P = 1 (`unit_history`), where
+    `history_u` is aw - f (Q - Qs) to the bit (P / Ps, aw P and f P are exact): it does
+    not rise with Q, which does not fall, so the positive entries are a prefix of the
+    range and every search finds the binary search's entry. This one interpolates Q
+    between the bracket's ends (first's positive, last's not), bisecting after a probe
+    that did not halve the bracket: a few probes on the smooth Q of a schedule where the
+    binary search takes log2 of the range, and at most twice its count."""
+    cdef double q_lo = hist[AVG_FIELDS * first + AVG_Q], q_hi = hist[AVG_FIELDS * last + AVG_Q], q, g
+    cdef double target = Qs + aw / f                # (f > 0: last's u is not positive, aw > 0)
+    cdef long long width, mid
+    cdef bint bisect = False
+    while last - first > 1:
+        width = last - first
+        if bisect:
+            mid = first + width // 2
+        else:
+            g = (target - q_lo) / (q_hi - q_lo) * width     # (NaN or out of range: clamped)
+            mid = first + 1 if not g >= 1.0 else last - 1 if not g < width - 1 else first + <long long>g
+        q = hist[AVG_FIELDS * mid + AVG_Q]
+        if aw - f * (q - Qs) > 0.0:
+            first, q_lo = mid, q
+        else:
+            last, q_hi = mid, q
+        bisect = not bisect and 2 * (last - first) > width
+    return first
 
 
 # FASTPROX_IN_LINE
