@@ -5,7 +5,9 @@ held-out row (scored from Python) and, with predictions, at every step (each row
 margins read from Python before it). That definition is kept here as the reference
 (`PerRowTrainer`, the trainer of 79f4da5): every table line, prediction line, holdout
 loss, counter and weight of the model is compared."""
+import copy
 import math
+import pickle
 import struct
 from array import array
 from types import SimpleNamespace
@@ -18,6 +20,7 @@ from hypothesis import strategies as st
 
 from fastprox._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
 from fastprox._kernels import Learner, exact_sum, held_out_loss
+from fastprox._libsvm import format_reprs
 from fastprox._registry import LOSSES
 from fastprox._validation import NonFiniteMargin
 from fastprox.stream.holdout import Holdout
@@ -319,3 +322,42 @@ def test_the_kernels_exact_sum_is_math_fsum(values):
     """The softmax loss's sum of exponentials (`fsum_add`, `fsum_value`) is math.fsum's,
     bit for bit: the exact sum rounded once, half-even across its partials."""
     assert _bits(exact_sum(values)) == _bits(math.fsum(values))
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(), dict(update="ftrl", schedule="adagrad", penalty="l1", alpha=1e-3),
+    dict(update="rda", penalty="elasticnet", alpha=1e-3),
+    dict(schedule="adagrad", penalty="l1", alpha=1e-3, average=5), dict(penalty="berhu", alpha=1e-2),
+    dict(penalty="l1_l2", alpha=1e-3, groups=np.arange(40) % 5), dict(penalty="sparse_group", alpha=1e-3,
+                                                                     groups=np.arange(40) % 4),
+    dict(penalty="l2", alpha=1e-3, schedule="invsqrt", step="gradient"), dict(n_features=1 << 24),
+    dict(outputs=3, multinomial=True), dict(n_features=30, grow=40)])
+def test_a_copy_is_the_pickles_round_trip(kwargs):
+    """copy.copy of a learner (`Learner.__copy__`, the holdout's best pass: no NumPy) is
+    what a pickle's round trip gives, bit for bit, and trains on as the original does:
+    rules, averaging, group penalties, the berhu heap, a state taken page by page, a
+    widened state, several outputs."""
+    kwargs = dict(kwargs)
+    d, K, grow = kwargs.pop("n_features", 40), kwargs.pop("outputs", 1), kwargs.pop("grow", None)
+    args = (kwargs.pop("update", "fobos"), kwargs.pop("schedule", "invsqrt"), kwargs.pop("penalty", "none"))
+    learner = Learner(d, K, *args, "log", **kwargs)
+    X = sp.random(300, grow or min(d, 40), density=0.2, format="csr", random_state=5)
+    y = np.arange(300) % K if K > 1 else np.where(np.arange(300) % 3, 1.0, -1.0)
+    if grow:
+        learner.grow(grow)
+    learner.fit_rows(X.data, X.indices, X.indptr, y.astype(float), None, None, 1)
+    twin, round_trip = copy.copy(learner), pickle.loads(pickle.dumps(learner))
+    assert type(twin) is Learner and twin.state_on_touch == learner.state_on_touch
+    assert pickle.dumps(twin) == pickle.dumps(round_trip) == pickle.dumps(learner)
+    for model in (learner, twin):
+        model.fit_rows(X.data, X.indices, X.indptr, y.astype(float), None, None, 2)
+    assert pickle.dumps(twin) == pickle.dumps(learner)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.one_of(st.floats(), MARGINS), max_size=30))
+@example([0.0, -0.0, 1.0, 1e16, 1e22, 1.5e-5, 1e-4, 5e-324, float("inf"), float("nan"), 123456789.0, 0.1])
+def test_the_lines_of_reprs_are_reprs(values):
+    """-p's lines of one output without tags (`format_reprs`): each value's repr and a
+    newline, byte for byte."""
+    assert format_reprs(array("d", values)) == "".join(repr(v) + "\n" for v in values).encode()

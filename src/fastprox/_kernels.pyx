@@ -513,6 +513,25 @@ cdef class Learner:
     def __reduce__(self):
         return (Learner, self.init_args(), self.__getstate__())
 
+    def __copy__(self):
+        """A learner of arrays of its own, equal to this one as the pickle's round trip
+        (`__reduce__`) makes it, without NumPy: the saved arrays copied (a state taken
+        page by page as its changed rows only, `changed_state`), the counters. ``train
+        --passes`` copies the holdout's best pass so, and imports no NumPy otherwise.
+        An averaged learner's sums go through the pickle's state."""
+        cdef Learner copy = Learner(*self.init_args())
+        if self.c.params.average_from:
+            copy.__setstate__(self.__getstate__())
+            return copy
+        lazy = self.state_on_touch
+        for name, (a, _) in self.saved_arrays().items():
+            if not (lazy and name == "state"):
+                memoryview(copy.arrays[name]).cast("B")[:a.nbytes] = a.cast("B")
+        if lazy:
+            copy._put_state_rows(*self.changed_state())
+        copy._set_counters(self.scalars())
+        return copy
+
     def init_args(self):
         """The arguments that construct a learner of this one's width and parameters
         (its state aside, never touched): what a pickle keeps beside the state, without
@@ -675,17 +694,34 @@ cdef class Learner:
         arrays = d["arrays"]
         if "state_rows" in d:       # (`__getstate__`'s changed rows, into this learner's own fresh state)
             arrays = {**arrays, "state": self.arrays["state"]}
-            rows = np.frombuffer(self.arrays["state"], dtype=np.float64).reshape(-1, self.c.layout.width)
-            rows[d["state_rows"]] = np.reshape(d["state_values"], (len(d["state_rows"]), self.c.layout.width))
+            self._put_state_rows(d["state_rows"], d["state_values"])
         self._attach(arrays)
+        self._set_counters(d)
+        if self.c.params.average_from:
+            self._set_average_state(d["bavg"], d["avg_history"])
+
+    def _put_state_rows(self, const long long[::1] rows, const double[::1] values):
+        """Write `changed_state`'s rows (features ``rows``, their ``values`` row after
+        row) into this learner's state."""
+        cdef Py_ssize_t j, width = self.c.layout.width
+        cdef double* state = double_ptr(self.arrays["state"])
+        if values.shape[0] != rows.shape[0] * width:
+            raise ValueError(f"{rows.shape[0]} state rows take {rows.shape[0] * width} values, "
+                             f"not {values.shape[0]}: a pickle from another version?")
+        for j in range(rows.shape[0]):
+            if not 0 <= rows[j] < self.capacity:
+                raise ValueError(f"a state row {rows[j]} beyond the learner's {self.capacity}: a pickle "
+                                 f"from another version?")
+            memcpy(&state[rows[j] * width], &values[j * width], width * sizeof(double))
+
+    def _set_counters(self, d):
+        """Set the counters and cumulants of `scalars` (a pickle's state holds them)."""
         cdef Cursor* cursor = &self.c.cursor
         cursor.t, cursor.n_ops, cursor.since_rebase = d["t"], d["n_ops"], d["since_rebase"]
         cursor.eta_next_t = 0
         cursor.shrink_product, cursor.threshold_sum, self.c.heap.size = d["P"], d["Q"], d["heap_size"]
         cursor.norm_sum = d["N"]
         cursor.avg_prefix, cursor.avg_prefix_lo = d["SP"], d["SP_lo"]
-        if self.c.params.average_from:
-            self._set_average_state(d["bavg"], d["avg_history"])
 
     @property
     def t(self):

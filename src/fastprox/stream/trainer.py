@@ -13,6 +13,7 @@ from math import exp, expm1, inf
 
 from .._core import AUTO_ROWS
 from .._kernels import NonFiniteMargin
+from .._libsvm import format_reprs
 from .._validation import kernel_arrays, kernel_loss
 from .labels import LABEL_BUFFER_BYTES, Classes, format_label
 from .losses import example_loss
@@ -183,8 +184,11 @@ class Trainer:
     def _count(self, rows, held):
         """After a chunk: its stored values and rows trained on (those ``held`` out not
         counted, as VW), and the progress bar moved past it."""
-        n = rows.n
-        self.features += rows.indptr[n] - rows.indptr[0] - sum(rows.indptr[i + 1] - rows.indptr[i] for i in held)
+        n, ends = rows.n, memoryview(rows.indptr)
+        # (the held-out rows' stored values: the sum of their rows' ends less that of their starts)
+        held_values = (sum(ends[held.start + 1:held.stop + 1:held.step]) - sum(ends[held.start:held.stop:held.step])
+                       if held else 0)
+        self.features += rows.indptr[n] - rows.indptr[0] - held_values
         self.pass_rows += n - len(held)
         self.bar.update(n)
 
@@ -235,11 +239,11 @@ class Trainer:
 
     def _write(self, rows, start, stop, scores):
         """The lines of predictions of rows [start, stop) of a chunk, from their margins in
-        ``scores`` (`prediction_line`: for one output and no tags, the value's repr), in
-        one call of ``predictions``."""
+        ``scores`` (`prediction_line`: for one output and no tags, the value's repr,
+        `format_reprs`), in one call of ``predictions``."""
         K = self.est.learner.n_outputs
         if K == 1 and rows.tags is None:
-            self.predictions("\n".join(map(repr, scores[start:stop])) + "\n")
+            self.predictions(format_reprs(memoryview(scores)[start:stop]).decode())
             return
         self.predictions("".join([prediction_line(self.est, scores[i * K:(i + 1) * K].tolist(), rows.tag(i))
                                   for i in range(start, stop)]))
