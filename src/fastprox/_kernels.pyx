@@ -528,7 +528,8 @@ cdef class Learner:
             if not (lazy and name == "state"):
                 memoryview(copy.arrays[name]).cast("B")[:a.nbytes] = a.cast("B")
         if lazy:
-            copy._put_state_rows(*self.changed_state())
+            rows, values = self.changed_state()
+            put_state_rows(copy, rows, values)
         copy._set_counters(self.scalars())
         return copy
 
@@ -694,25 +695,11 @@ cdef class Learner:
         arrays = d["arrays"]
         if "state_rows" in d:       # (`__getstate__`'s changed rows, into this learner's own fresh state)
             arrays = {**arrays, "state": self.arrays["state"]}
-            self._put_state_rows(d["state_rows"], d["state_values"])
+            put_state_rows(self, d["state_rows"], d["state_values"])
         self._attach(arrays)
         self._set_counters(d)
         if self.c.params.average_from:
             self._set_average_state(d["bavg"], d["avg_history"])
-
-    def _put_state_rows(self, const long long[::1] rows, const double[::1] values):
-        """Write `changed_state`'s rows (features ``rows``, their ``values`` row after
-        row) into this learner's state."""
-        cdef Py_ssize_t j, width = self.c.layout.width
-        cdef double* state = double_ptr(self.arrays["state"])
-        if values.shape[0] != rows.shape[0] * width:
-            raise ValueError(f"{rows.shape[0]} state rows take {rows.shape[0] * width} values, "
-                             f"not {values.shape[0]}: a pickle from another version?")
-        for j in range(rows.shape[0]):
-            if not 0 <= rows[j] < self.capacity:
-                raise ValueError(f"a state row {rows[j]} beyond the learner's {self.capacity}: a pickle "
-                                 f"from another version?")
-            memcpy(&state[rows[j] * width], &values[j * width], width * sizeof(double))
 
     def _set_counters(self, d):
         """Set the counters and cumulants of `scalars` (a pickle's state holds them)."""
@@ -1048,6 +1035,22 @@ cdef class Learner:
                                             all_rows, unit, batch_size, pause, &stream)
         finally:
             self.training = False
+
+cdef int put_state_rows(Learner learner, const long long[::1] rows, const double[::1] values) except -1:
+    """Write `Learner.changed_state`'s rows (features ``rows``, their ``values`` row
+    after row) into ``learner``'s state (`Learner.__copy__`, `Learner.__setstate__`)."""
+    cdef Py_ssize_t j, width = learner.c.layout.width
+    cdef double* state = double_ptr(learner.arrays["state"])
+    if values.shape[0] != rows.shape[0] * width:
+        raise ValueError(f"{rows.shape[0]} state rows take {rows.shape[0] * width} values, "
+                         f"not {values.shape[0]}: a pickle from another version?")
+    for j in range(rows.shape[0]):
+        if not 0 <= rows[j] < learner.capacity:
+            raise ValueError(f"a state row {rows[j]} beyond the learner's {learner.capacity}: a pickle "
+                             f"from another version?")
+        memcpy(&state[rows[j] * width], &values[j * width], width * sizeof(double))
+    return 0
+
 
 def _pages_of(a):
     """The `ZeroPages` that the NumPy array ``a`` views whole (the model files'
