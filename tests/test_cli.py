@@ -451,6 +451,9 @@ def imported(argv):
     ("hashed", ["train", "{f}/train.svm", "--hash-bits", "12"]),
     ("given width and classes", ["train", "{f}/train.svm", "--n-features", "400", "--classes", "-1", "1"]),
     ("info", ["info", "{f}/train.svm"]),
+    ("several passes: the holdout's best pass copied", ["train", "{f}/train.svm", "--passes", "4", "--quiet",
+                                                        "--model", "{f}/imports.npz"]),
+    ("predictions", ["train", "{f}/train.svm", "--passes", "2", "-p", "{f}/p.txt", "--quiet"]),
 ])
 def test_training_from_files_imports_no_numpy(files, name, argv):
     """Start-up matters on small files: training from LIBSVM files and saving the

@@ -425,9 +425,10 @@ def test_predictions_carry_the_inputs_tags():
         def locator(origin):
             return lambda i: f"tagged: row {i + 1}"
 
-    lines = []
+    written = []
     est = StreamModel(CLASSIFIER_DEFAULTS, False, [-1.0, 1.0])
-    Trainer(est, Source(), Table(None, ""), NoBar(), predictions=lines.append).one_pass([(chunk, chunk.y, 0)])
+    Trainer(est, Source(), Table(None, ""), NoBar(), predictions=written.append).one_pass([(chunk, chunk.y, 0)])
+    lines = "".join(written).splitlines()
     assert [line.split()[1] for line in lines] == chunk.tags and len(lines) == 3
 
 

@@ -5,14 +5,23 @@ held-out row (scored from Python) and, with predictions, at every step (each row
 margins read from Python before it). That definition is kept here as the reference
 (`PerRowTrainer`, the trainer of 79f4da5): every table line, prediction line, holdout
 loss, counter and weight of the model is compared."""
+import copy
+import math
+import pickle
+import struct
 from array import array
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from fastprox._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
-from fastprox._kernels import Learner
+from fastprox._kernels import Learner, exact_sum, held_out_loss
+from fastprox._libsvm import format_reprs
+from fastprox._registry import LOSSES
 from fastprox._validation import NonFiniteMargin
 from fastprox.stream.holdout import Holdout
 from fastprox.stream.losses import example_loss
@@ -126,7 +135,7 @@ def train(cls, params, regression, classes, items, passes, holdout, predict, int
         if holdout is not None and trainer.stops():
             break
     arrays = {k: bytes(memoryview(v).cast("B")) for k, (v, _) in est.learner.saved_arrays().items()}
-    return (lines, written, passes_seen, holdout and holdout.losses, trainer.progress(), trainer.held_out,
+    return (lines, "".join(written), passes_seen, holdout and holdout.losses, trainer.progress(), trainer.held_out,
             trainer.features, arrays, est.learner.scalars())
 
 
@@ -146,6 +155,16 @@ CASES = [
     (dict(REGRESSOR_DEFAULTS, loss="huber", batch_size=3, schedule="adagrad"), True, None, values, True),
     (dict(CLASSIFIER_DEFAULTS, penalty="l1_l2", alpha=1e-3, groups=list(np.arange(40) % 5)), False, [-1.0, 1.0],
      binary, True),
+    # The held-out rows' losses, the kernel's (`registry_loss`): every loss, weighted or not.
+    (dict(CLASSIFIER_DEFAULTS, loss="squared_hinge", alpha=1e-3), False, [-1.0, 1.0], binary, True),
+    (dict(CLASSIFIER_DEFAULTS, loss="perceptron", batch_size=2), False, [-1.0, 1.0], binary, False),
+    (dict(CLASSIFIER_DEFAULTS, loss="modified_huber", alpha=1e-3), False, [1.0, 2.0, 5.0], three, True),
+    (dict(CLASSIFIER_DEFAULTS, loss="hinge"), False, [1.0, 2.0, 5.0], three, False),
+    (dict(CLASSIFIER_DEFAULTS, multi_class="multinomial", update="rda", alpha=1e-3), False, [1.0, 2.0, 5.0],
+     three, False),
+    (dict(REGRESSOR_DEFAULTS, loss="epsilon_insensitive", epsilon=0.25), True, None, values, True),
+    (dict(REGRESSOR_DEFAULTS, loss="huber", epsilon=0.5), True, None, values, False),
+    (dict(REGRESSOR_DEFAULTS, batch_size=2), True, None, values, True),
 ]
 
 
@@ -164,7 +183,7 @@ def test_the_kernels_pass_is_the_per_row_definition(case, mode):
                       None if holdout is None else Holdout(holdout[0], 9, holdout[1]),
                       "predict" in mode, interval) for cls in (Trainer, PerRowTrainer)]
         assert runs[0] == runs[1]
-        assert runs[0][0] and ("predict" not in mode or len(runs[0][1]) == 1500)
+        assert runs[0][0] and ("predict" not in mode or runs[0][1].count("\n") == 1500)
 
 
 def test_a_grouped_models_predictions_are_floats(tmp_path):
@@ -221,6 +240,8 @@ def test_a_streams_arguments_are_checked():
         learner.fit_rows(*args, None, 1, held=(2, 0), scores=array("d", [0.0] * 10))
     with pytest.raises(ValueError, match="sums must hold 4"):
         learner.fit_rows(*args, None, 1, sums=array("d", [0.0] * 3))
+    with pytest.raises(ValueError, match="held_sums must hold 4"):
+        learner.fit_rows(*args, None, 1, held=(2, 3), scores=array("d", [0.0] * 10), held_sums=array("d", [0.0] * 5))
     grouped = Learner(6, 1, "fobos", "invsqrt", "l1_l2", "log", groups=np.arange(6) % 2)
     with pytest.raises(ValueError, match="grouped model"):
         grouped.fit_rows(*args, None, 1, held=(2, 3), scores=array("d", [0.0] * 10))
@@ -236,3 +257,107 @@ def test_a_held_rows_nonfinite_margin_names_its_row():
     with pytest.raises(NonFiniteMargin, match="row 6: Input X contains NaN or infinity"):
         learner.fit_rows(data, X.indices, X.indptr, y, None, None, 1, held=(6, 10), scores=array("d", [0.0] * 10))
     assert learner.t == 6
+
+
+# Margins of every size a finite score can have: 0, -0, subnormals, |x| up to 1e308, and
+# the exact ties of x ** 2 (27-bit odd significands), which libm's pow rounds as it does.
+MARGINS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.floats(-60, 60),
+    st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e308, -1e308, 1.0, -1.0, 2.0, 3.0]),
+    st.builds(lambda m, e, sign: sign * float(m | 1) * 2.0 ** e, st.integers(2 ** 26, 2 ** 27 - 1),
+              st.integers(-60, 60), st.sampled_from([-1.0, 1.0])))
+
+
+def _bits(x):
+    return struct.pack("<d", x)
+
+
+def _python_loss(loss, scores, target, epsilon, multinomial):
+    """The registry's value (`example_loss`, as the reports compute it), or None where
+    Python's ``x ** 2`` overflows (OverflowError; the C library's pow gives inf)."""
+    est = SimpleNamespace(learner=SimpleNamespace(loss=loss, multinomial=multinomial),
+                          regression=LOSSES[loss].kind == "regression", params={"epsilon": epsilon})
+    try:
+        return example_loss(est, list(scores), target)
+    except OverflowError:
+        return None
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.sampled_from(sorted(LOSSES)), st.lists(MARGINS, min_size=1, max_size=6), st.data(),
+       st.sampled_from([0.0, 0.1, 0.5, 3.0]), st.booleans())
+@example("log", [1e308, -1e308, 0.0], None, 0.1, True)
+@example("hinge", [-0.0, 5e-324, -1e308], None, 0.1, True)
+@example("modified_huber", [-94906298.0], None, 0.1, False)    # u - 2 = 94906297: 94906297.0 ** 2 != its square
+@example("huber", [94906298.5], None, 0.5, False)               # target 1: |r| - epsilon = 94906297
+def test_the_kernels_held_out_loss_is_the_registrys(loss, scores, data, epsilon, multinomial):
+    """A held-out row's loss in the kernel (`registry_loss`) is the registry's Python
+    value bit for bit, for every loss and kind of model: one output (binary, regression),
+    one-vs-rest, softmax (its exact sum) and Crammer-Singer over K margins."""
+    regression = LOSSES[loss].kind == "regression"
+    if regression:
+        scores = scores[:1]
+    multinomial = multinomial and len(scores) > 1 and LOSSES[loss].multinomial
+    if data is None:
+        target = 1.0
+    elif regression:
+        target = data.draw(MARGINS)
+    elif len(scores) == 1:
+        target = data.draw(st.sampled_from([-1.0, 1.0]))
+    else:
+        target = float(data.draw(st.integers(0, len(scores) - 1)))
+    expected = _python_loss(loss, scores, target, epsilon, multinomial)
+    if expected is not None:
+        assert _bits(held_out_loss(loss, array("d", scores), target, epsilon, multinomial)) == _bits(expected)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.one_of(st.floats(-1e300, 1e300), st.floats(0, 1), st.sampled_from([1e-16, 1.0, -0.0, 5e-324])),
+                max_size=40))
+@example([1e-16, 1.0, 1e16])
+@example([-0.0])
+@example([])
+def test_the_kernels_exact_sum_is_math_fsum(values):
+    """The softmax loss's sum of exponentials (`fsum_add`, `fsum_value`) is math.fsum's,
+    bit for bit: the exact sum rounded once, half-even across its partials."""
+    assert _bits(exact_sum(values)) == _bits(math.fsum(values))
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(), dict(update="ftrl", schedule="adagrad", penalty="l1", alpha=1e-3),
+    dict(update="rda", penalty="elasticnet", alpha=1e-3),
+    dict(schedule="adagrad", penalty="l1", alpha=1e-3, average=5), dict(penalty="berhu", alpha=1e-2),
+    dict(penalty="l1_l2", alpha=1e-3, groups=np.arange(40) % 5), dict(penalty="sparse_group", alpha=1e-3,
+                                                                     groups=np.arange(40) % 4),
+    dict(penalty="l2", alpha=1e-3, schedule="invsqrt", step="gradient"), dict(n_features=1 << 24),
+    dict(outputs=3, multinomial=True), dict(n_features=30, grow=40)])
+def test_a_copy_is_the_pickles_round_trip(kwargs):
+    """copy.copy of a learner (`Learner.__copy__`, the holdout's best pass: no NumPy) is
+    what a pickle's round trip gives, bit for bit, and trains on as the original does:
+    rules, averaging, group penalties, the berhu heap, a state taken page by page, a
+    widened state, several outputs."""
+    kwargs = dict(kwargs)
+    d, K, grow = kwargs.pop("n_features", 40), kwargs.pop("outputs", 1), kwargs.pop("grow", None)
+    args = (kwargs.pop("update", "fobos"), kwargs.pop("schedule", "invsqrt"), kwargs.pop("penalty", "none"))
+    learner = Learner(d, K, *args, "log", **kwargs)
+    X = sp.random(300, grow or min(d, 40), density=0.2, format="csr", random_state=5)
+    y = np.arange(300) % K if K > 1 else np.where(np.arange(300) % 3, 1.0, -1.0)
+    if grow:
+        learner.grow(grow)
+    learner.fit_rows(X.data, X.indices, X.indptr, y.astype(float), None, None, 1)
+    twin, round_trip = copy.copy(learner), pickle.loads(pickle.dumps(learner))
+    assert type(twin) is Learner and twin.state_on_touch == learner.state_on_touch
+    assert pickle.dumps(twin) == pickle.dumps(round_trip) == pickle.dumps(learner)
+    for model in (learner, twin):
+        model.fit_rows(X.data, X.indices, X.indptr, y.astype(float), None, None, 2)
+    assert pickle.dumps(twin) == pickle.dumps(learner)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.one_of(st.floats(), MARGINS), max_size=30))
+@example([0.0, -0.0, 1.0, 1e16, 1e22, 1.5e-5, 1e-4, 5e-324, float("inf"), float("nan"), 123456789.0, 0.1])
+def test_the_lines_of_reprs_are_reprs(values):
+    """-p's lines of one output without tags (`format_reprs`): each value's repr and a
+    newline, byte for byte."""
+    assert format_reprs(array("d", values)) == "".join(repr(v) + "\n" for v in values).encode()

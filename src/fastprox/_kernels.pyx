@@ -60,7 +60,7 @@ from libc.stdint cimport uint64_t
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS, PyBUF_FORMAT
 from cpython.ref cimport PyObject, Py_XDECREF
 from libc.stdlib cimport calloc, realloc, free
-from fastprox._kernel.losses.losses cimport logsum_pop, LOG, dloss
+from fastprox._kernel.losses.losses cimport logsum_pop, LOG, dloss, fsum_add, fsum_value, registry_loss
 from fastprox._numpy import np
 from fastprox._registry import (LOSSES, PENALTIES, SCHEDULES, UPDATES, averaging as find_averaging, codes,
                                 l1_share, rule as find_rule)
@@ -157,6 +157,29 @@ def crossings(const double[::1] Q not None, double aw, double Qs, double f, long
             bisect_crossing(&hist[0, 0], aw, 1.0, Qs, f, first, last))
 
 
+def held_out_loss(loss, const double[::1] scores not None, double target, double epsilon, bint multinomial):
+    """The loss that `Learner.fit_rows` adds for a held-out row of finite margins
+    ``scores`` (K float64s) and kernel ``target`` (`registry_loss`), for the tests that
+    hold it to the registry's Python value (`fastprox.stream.losses.example_loss`)."""
+    cdef Py_ssize_t K = scores.shape[0]
+    if K == 0:
+        raise ValueError("held_out_loss takes a row's margins: scores is empty")
+    cdef array.array partials = pyarray.array("d", bytes(8 * K))
+    return registry_loss(LOSS_CODES[loss], multinomial, epsilon, &scores[0], K, target, partials.data.as_doubles)
+
+
+def exact_sum(values):
+    """The sum of finite floats ``values`` rounded once, by `fsum_add`'s partials (a
+    softmax loss's sum of exponentials, `registry_loss`), for the tests that hold it to
+    math.fsum bit for bit. Its partial sums must not overflow."""
+    cdef array.array terms = pyarray.array("d", values)
+    cdef array.array partials = pyarray.array("d", bytes(8 * len(terms)))
+    cdef Py_ssize_t n = 0, i
+    for i in range(len(terms)):
+        n = fsum_add(partials.data.as_doubles, n, terms.data.as_doubles[i])
+    return fsum_value(partials.data.as_doubles, n)
+
+
 def lanes():
     """The instruction set the normalized and AdaGrad rows (and the structured rows' rda +
     AdaGrad entries) run in ("portable", "sse2",
@@ -206,6 +229,8 @@ cdef struct Stream:
     Py_ssize_t scored               # held-out rows scored so far
     double* scores                  # margins (NULL: none asked): every row's, or the held-out rows' in turn
     double* sums                    # the 4 running sums (NULL: none kept)
+    double* held_sums               # the held-out rows' 4 running sums (NULL: their losses not taken)
+    double* partials                # K doubles: a softmax loss's exact sum (`registry_loss`)
 
 
 # What fit_rows passes for an order or weights not given: the kernel then visits
@@ -506,6 +531,26 @@ cdef class Learner:
     def __reduce__(self):
         return (Learner, self.init_args(), self.__getstate__())
 
+    def __copy__(self):
+        """A learner of arrays of its own, equal to this one as the pickle's round trip
+        (`__reduce__`) makes it, without NumPy: the saved arrays copied (a state taken
+        page by page as its changed rows only, `changed_state`), the counters. ``train
+        --passes`` copies the holdout's best pass so, and imports no NumPy otherwise.
+        An averaged learner's sums go through the pickle's state."""
+        cdef Learner copy = Learner(*self.init_args())
+        if self.c.params.average_from:
+            copy.__setstate__(self.__getstate__())
+            return copy
+        lazy = self.state_on_touch
+        for name, (a, _) in self.saved_arrays().items():
+            if not (lazy and name == "state"):
+                memoryview(copy.arrays[name]).cast("B")[:a.nbytes] = a.cast("B")
+        if lazy:
+            rows, values = self.changed_state()
+            put_state_rows(copy, rows, values)
+        copy._set_counters(self.scalars())
+        return copy
+
     def init_args(self):
         """The arguments that construct a learner of this one's width and parameters
         (its state aside, never touched): what a pickle keeps beside the state, without
@@ -668,17 +713,20 @@ cdef class Learner:
         arrays = d["arrays"]
         if "state_rows" in d:       # (`__getstate__`'s changed rows, into this learner's own fresh state)
             arrays = {**arrays, "state": self.arrays["state"]}
-            rows = np.frombuffer(self.arrays["state"], dtype=np.float64).reshape(-1, self.c.layout.width)
-            rows[d["state_rows"]] = np.reshape(d["state_values"], (len(d["state_rows"]), self.c.layout.width))
+            put_state_rows(self, d["state_rows"], d["state_values"])
         self._attach(arrays)
+        self._set_counters(d)
+        if self.c.params.average_from:
+            self._set_average_state(d["bavg"], d["avg_history"])
+
+    def _set_counters(self, d):
+        """Set the counters and cumulants of `scalars` (a pickle's state holds them)."""
         cdef Cursor* cursor = &self.c.cursor
         cursor.t, cursor.n_ops, cursor.since_rebase = d["t"], d["n_ops"], d["since_rebase"]
         cursor.eta_next_t = 0
         cursor.shrink_product, cursor.threshold_sum, self.c.heap.size = d["P"], d["Q"], d["heap_size"]
         cursor.norm_sum = d["N"]
         cursor.avg_prefix, cursor.avg_prefix_lo = d["SP"], d["SP_lo"]
-        if self.c.params.average_from:
-            self._set_average_state(d["bavg"], d["avg_history"])
 
     @property
     def t(self):
@@ -928,7 +976,7 @@ cdef class Learner:
     def fit_rows(self, data, indices, indptr, const double[::1] y not None,
                  const double[::1] sample_weight or None, const long long[::1] order or None,
                  int batch_size, pause=None, held=None, double[::1] scores=None, bint each_step=False,
-                 double[::1] sums=None):
+                 double[::1] sums=None, double[::1] held_sums=None):
         """Take steps over rows ``order[0], order[1], ...``, ``batch_size`` rows per step
         (the last step may be shorter). Returns the weighted sum of the progressive
         losses: each row's loss at the margin it had before its step's update.
@@ -963,8 +1011,12 @@ cdef class Learner:
         given) takes each segment's loss, added to sums[0] and sums[1], and its rows'
         weight (their count without sample weights), added to sums[2] and sums[3]: the
         sums the stream's table and pass keep, in the order of separate calls over the
-        segments (`fastprox.stream.trainer`). A score that is not finite raises
-        `NonFiniteMargin` naming its row, the model of the steps before it kept."""
+        segments (`fastprox.stream.trainer`). ``held_sums`` (4 float64s, if given) takes
+        each held-out row's loss (`registry_loss`: the registry's, which the stream's
+        Python reports compute) times its weight, added to held_sums[0] and [2], and its
+        weight (1 without sample weights), added to held_sums[1] and [3], row after row:
+        the holdout's sums of the pass and of the table. A score that is not finite
+        raises `NonFiniteMargin` naming its row, the model of the steps before it kept."""
         if self.training:
             raise RuntimeError("this learner is training in another thread; a learner (and its "
                                "estimator) takes one fit or partial_fit call at a time.")
@@ -979,8 +1031,12 @@ cdef class Learner:
         if unit:
             sample_weight = NO_WEIGHTS
         cdef Stream stream
-        stream_of(&stream, held, scores, each_step, sums, all_rows, len(indptr) - 1, self.n_outputs,
+        stream_of(&stream, held, scores, each_step, sums, held_sums, all_rows, len(indptr) - 1, self.n_outputs,
                   self.c.params.grouped)
+        cdef array.array partials = NO_WEIGHTS
+        if stream.held_sums != NULL and self.c.params.multinomial:
+            partials = pyarray.array("d", bytes(8 * self.n_outputs))
+            stream.partials = partials.data.as_doubles
         kind = csr_kind(data, indices)
         self.training = True
         try:
@@ -998,6 +1054,22 @@ cdef class Learner:
         finally:
             self.training = False
 
+cdef int put_state_rows(Learner learner, const long long[::1] rows, const double[::1] values) except -1:
+    """Write `Learner.changed_state`'s rows (features ``rows``, their ``values`` row
+    after row) into ``learner``'s state (`Learner.__copy__`, `Learner.__setstate__`)."""
+    cdef Py_ssize_t j, width = learner.c.layout.width
+    cdef double* state = double_ptr(learner.arrays["state"])
+    if values.shape[0] != rows.shape[0] * width:
+        raise ValueError(f"{rows.shape[0]} state rows take {rows.shape[0] * width} values, "
+                         f"not {values.shape[0]}: a pickle from another version?")
+    for j in range(rows.shape[0]):
+        if not 0 <= rows[j] < learner.capacity:
+            raise ValueError(f"a state row {rows[j]} beyond the learner's {learner.capacity}: a pickle "
+                             f"from another version?")
+        memcpy(&state[rows[j] * width], &values[j * width], width * sizeof(double))
+    return 0
+
+
 def _pages_of(a):
     """The `ZeroPages` that the NumPy array ``a`` views whole (the model files'
     reader writes a learner's own state through such a view), else None."""
@@ -1008,17 +1080,18 @@ def _pages_of(a):
     return base if isinstance(base, ZeroPages) and len(base) == np.size(a) else None
 
 
-cdef int stream_of(Stream* s, held, double[::1] scores, bint each_step, double[::1] sums, bint all_rows,
-                   Py_ssize_t n, int K, bint grouped) except -1:
+cdef int stream_of(Stream* s, held, double[::1] scores, bint each_step, double[::1] sums, double[::1] held_sums,
+                   bint all_rows, Py_ssize_t n, int K, bint grouped) except -1:
     """Check `Learner.fit_rows`'s stream arguments into ``s``."""
-    s.on = held is not None or scores is not None or each_step or sums is not None
+    s.on = held is not None or scores is not None or each_step or sums is not None or held_sums is not None
     s.held, s.period, s.each_step, s.scored = -1, 1, each_step, 0
-    s.scores = s.sums = NULL
+    s.scores = s.sums = s.held_sums = s.partials = NULL
     cdef Py_ssize_t rows = n
     if not s.on:
         return 0
     if not all_rows:
-        raise ValueError("a stream's pass (held, scores, each_step, sums) takes its rows in order: order=None")
+        raise ValueError("a stream's pass (held, scores, each_step, sums, held_sums) takes its rows in order: "
+                         "order=None")
     if grouped and (held is not None or each_step):
         raise ValueError("a grouped model's margins are read through its materialized weights "
                          "(Learner.margins), not in the pass; score its rows between calls")
@@ -1040,6 +1113,10 @@ cdef int stream_of(Stream* s, held, double[::1] scores, bint each_step, double[:
         if sums.shape[0] != 4:
             raise ValueError("sums must hold 4 float64s")
         s.sums = &sums[0]
+    if held_sums is not None:
+        if held_sums.shape[0] != 4:
+            raise ValueError("held_sums must hold 4 float64s")
+        s.held_sums = &held_sums[0]
     return 0
 
 
@@ -1133,6 +1210,8 @@ cdef int stream_pass(Ctx* c, Pass* p, Stream* s, const value_t* X, const index_t
                 s.sums[3] += weight
         if p.start == s.held and p.start < end:
             score_or_raise(c, X, ind, indptr, p.start, s.scores + (p.start if s.each_step else s.scored) * K)
+            if s.held_sums != NULL:
+                hold_out(c, p, s, s.scores + (p.start if s.each_step else s.scored) * K)
             s.held += s.period
             s.scored += 1
             p.start += 1
@@ -1143,6 +1222,18 @@ cdef int stream_pass(Ctx* c, Pass* p, Stream* s, const value_t* X, const index_t
                 return 0
     p.n, p.total = end, total
     return 0
+
+
+cdef inline void hold_out(Ctx* c, Pass* p, Stream* s, const double* scores) noexcept nogil:
+    """Add held-out row p.start's weighted loss at its margins ``scores`` and its weight
+    to the stream's held_sums (`Learner.fit_rows`)."""
+    cdef double weight = 1.0 if p.sw == NULL else p.sw[p.start]
+    cdef double loss = weight * registry_loss(c.params.loss, c.params.multinomial, c.params.epsilon, scores,
+                                              c.params.n_outputs, p.y[p.start], s.partials)
+    s.held_sums[0] += loss
+    s.held_sums[1] += weight
+    s.held_sums[2] += loss
+    s.held_sums[3] += weight
 
 
 cdef int score_or_raise(Ctx* c, const value_t* X, const index_t* ind, const index_t* indptr, Py_ssize_t i,

@@ -30,6 +30,7 @@ cdef array.array DOUBLES = pyarray.array("d"), INT64 = pyarray.array("q"), INT32
 cdef extern from "Python.h":
     char *PyOS_double_to_string(double val, char format_code, int precision,
                                 int flags, int *ptype) except NULL
+    int Py_DTSF_ADD_DOT_0
 
 # Error codes; fastprox.libsvm turns each into a message.
 cpdef enum Error:
@@ -368,8 +369,10 @@ cdef class _Text:
         self.size += n
         return 0
 
-    cdef int append_double(self, double v) except -1:
-        cdef char *s = PyOS_double_to_string(v, b"r", 0, 0, NULL)
+    cdef int append_double(self, double v, int flags=0) except -1:
+        """v's shortest round-trip text (``flags``: PyOS_double_to_string's, as
+        Py_DTSF_ADD_DOT_0, which ends an integral value with ".0" as Python's repr)."""
+        cdef char *s = PyOS_double_to_string(v, b"r", 0, flags, NULL)
         try:
             self.append(s, <Py_ssize_t>strlen(s))
         finally:
@@ -416,6 +419,19 @@ def format_rows(const double[::1] data not None, const int64_t[::1] indices not 
             out.append_int(indices[k] + index_offset)
             out.append(b":", 1)
             out.append_double(data[k])
+        out.append(b"\n", 1)
+    return PyBytes_FromStringAndSize(out.buf, out.size)
+
+
+def format_reprs(const double[::1] values not None):
+    """Each value's ``repr`` on a line of its own, as ``bytes`` (``train -p``'s lines of
+    one output without tags: `fastprox.stream.trainer.prediction_line`), the text
+    float.__repr__ writes (PyOS_double_to_string's "r" with Py_DTSF_ADD_DOT_0) without
+    a Python float and string a value."""
+    cdef _Text out = _Text()
+    cdef Py_ssize_t i
+    for i in range(values.shape[0]):
+        out.append_double(values[i], Py_DTSF_ADD_DOT_0)
         out.append(b"\n", 1)
     return PyBytes_FromStringAndSize(out.buf, out.size)
 

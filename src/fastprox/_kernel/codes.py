@@ -1,6 +1,7 @@
 """The kernel's codes, generated from the registry: the enums of a rule's update,
 schedule and penalty (``_kernel/base/codes.pxi``, included by ``base/types.pxd``)
-and of the losses (``_kernel/losses/codes.pxi``, included by ``losses/losses.pxd``).
+and of the losses, with the test of a regression loss (``_kernel/losses/codes.pxi``,
+included by ``losses/losses.pxd``).
 
 A code is written once, in `fastprox._registry`; setup.py writes these files before
 Cython runs (`write`), and tests/test_registry.py checks that the files are the
@@ -29,11 +30,23 @@ def enum(table):
     return "cdef enum:\n" + "".join(f"    {entry.name.upper()} = {entry.code}\n" for entry in entries)
 
 
+def kind_test(table, kind):
+    """A ``cdef inline`` test of whether a loss code is of ``kind`` (the registry's
+    "regression" or "binary"), e.g. ``regression_loss(loss)``."""
+    names = [entry.name.upper() for entry in sorted(table.values(), key=lambda entry: entry.code)
+             if entry.kind == kind]
+    return (f"cdef inline bint {kind}_loss(int loss) noexcept nogil:\n"
+            f"    return {' or '.join(f'loss == {name}' for name in names)}\n")
+
+
 def files(src):
-    """{path below ``_kernel/``: text} of the generated files."""
+    """{path below ``_kernel/``: text} of the generated files: each table's enum, and
+    for the losses, the test of a regression loss."""
     tables = registry(src)
-    return {path: HEADER + "\n".join(enum(getattr(tables, name)) for name in names)
-            for path, names in FILES.items()}
+    texts = {path: HEADER + "\n".join(enum(getattr(tables, name)) for name in names)
+             for path, names in FILES.items()}
+    texts["losses/codes.pxi"] += "\n" + kind_test(tables.LOSSES, "regression")
+    return texts
 
 
 def write(src):

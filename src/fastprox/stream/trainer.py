@@ -13,6 +13,7 @@ from math import exp, expm1, inf
 
 from .._core import AUTO_ROWS
 from .._kernels import NonFiniteMargin
+from .._libsvm import format_reprs
 from .._validation import kernel_arrays, kernel_loss
 from .labels import LABEL_BUFFER_BYTES, Classes, format_label
 from .losses import example_loss
@@ -47,8 +48,9 @@ class Trainer:
 
     def __init__(self, est, source, table, bar, holdout=None, predictions=None):
         """``holdout``: a `fastprox.stream.holdout.Holdout` (several passes), or None;
-        ``predictions``: a function taking each example's line of progressive
-        predictions (`prediction_line`: before its step), or None."""
+        ``predictions``: a function taking the text of the examples' lines of
+        progressive predictions (`prediction_line`: before its step), a run of whole
+        lines at a time (a kernel's call's, `_write`), or None."""
         self.est, self.source, self.table, self.bar = est, source, table, bar
         self.classes = None if est.regression else Classes(
             est.classes, est.params["multi_class"], est.loss)
@@ -182,8 +184,11 @@ class Trainer:
     def _count(self, rows, held):
         """After a chunk: its stored values and rows trained on (those ``held`` out not
         counted, as VW), and the progress bar moved past it."""
-        n = rows.n
-        self.features += rows.indptr[n] - rows.indptr[0] - sum(rows.indptr[i + 1] - rows.indptr[i] for i in held)
+        n, ends = rows.n, memoryview(rows.indptr)
+        # (the held-out rows' stored values: the sum of their rows' ends less that of their starts)
+        held_values = (sum(ends[held.start + 1:held.stop + 1:held.step]) - sum(ends[held.start:held.stop:held.step])
+                       if held else 0)
+        self.features += rows.indptr[n] - rows.indptr[0] - held_values
         self.pass_rows += n - len(held)
         self.bar.update(n)
 
@@ -202,15 +207,21 @@ class Trainer:
         at = [i * K for i in inside] if self.predictions else range(first * K, last * K, K)
         if self.est.learner.groups is not None:
             loss = self._run_rows(rows, inside, at, start, stop, scores)
+            for i, a in zip(inside, at):
+                weight = 1.0 if rows.weights is None else rows.weights[i]
+                loss_i = weight * example_loss(self.est, scores[a:a + K].tolist(), rows.target[i])
+                self.held_out = (self.held_out[0] + loss_i, self.held_out[1] + weight)
+                self.table.add_holdout(loss_i, weight)
         else:
             part = rows.part(start, stop)
             sums = array("d", [self.table.total, self.pass_loss, self.table.weight, self.pass_weight])
+            held_sums = array("d", [*self.held_out, self.table.held_total, self.table.held_rows]) if inside else None
             try:
                 loss = self.est.learner.fit_rows(
                     *part, None, self.est.params["batch_size"], held=(inside[0] - start, inside.step) if inside
                     else None, scores=memoryview(scores)[start * K:stop * K] if self.predictions
                     else memoryview(scores)[first * K:last * K],
-                    each_step=self.predictions is not None, sums=sums)
+                    each_step=self.predictions is not None, sums=sums, held_sums=held_sums)
             except NonFiniteMargin as e:
                 raise ValueError(f"{rows.where(start + e.row)}: {e.detail}") from None
             self.table.rows += stop - start - len(inside)
@@ -219,25 +230,23 @@ class Trainer:
                 self.pass_weight += stop - start - len(inside)
             else:
                 self.pass_weight = sums[3]
-        for i, a in zip(inside, at):
-            weight = 1.0 if rows.weights is None else rows.weights[i]
-            loss_i = weight * example_loss(self.est, scores[a:a + K].tolist(), rows.target[i])
-            self.held_out = (self.held_out[0] + loss_i, self.held_out[1] + weight)
-            self.table.add_holdout(loss_i, weight)
+            if inside:
+                self.held_out = (held_sums[0], held_sums[1])
+                self.table.held_total, self.table.held_rows = held_sums[2], held_sums[3]
         if self.predictions is not None:
             self._write(rows, start, stop, scores)
         return loss
 
     def _write(self, rows, start, stop, scores):
         """The lines of predictions of rows [start, stop) of a chunk, from their margins in
-        ``scores`` (`prediction_line`: for one output and no tags, the value's repr)."""
+        ``scores`` (`prediction_line`: for one output and no tags, the value's repr,
+        `format_reprs`), in one call of ``predictions``."""
         K = self.est.learner.n_outputs
         if K == 1 and rows.tags is None:
-            for value in scores[start:stop]:
-                self.predictions(repr(value) + "\n")
+            self.predictions(format_reprs(memoryview(scores)[start:stop]).decode())
             return
-        for i in range(start, stop):
-            self.predictions(prediction_line(self.est, scores[i * K:(i + 1) * K].tolist(), rows.tag(i)))
+        self.predictions("".join([prediction_line(self.est, scores[i * K:(i + 1) * K].tolist(), rows.tag(i))
+                                  for i in range(start, stop)]))
 
     def _run_rows(self, rows, inside, at, start, stop, scores):
         """`_run`'s training and scoring for a grouped model: the kernel called over each

@@ -131,3 +131,136 @@ cdef inline double dlog_loss_deferred(double p, double y, double* linear, LogSum
         return -y * e / (1.0 + e)
     linear[0] += -z
     return -y / (1.0 + e)
+
+
+# The registry's losses (`fastprox._registry.LOSSES`' Python formulas, which the reports
+# and the holdout's stopping rule read: a held-out row's loss, `registry_loss`), their
+# operations in their order, on the C library's exp, log1p, log and pow that Python's
+# floats call: the same bits, where `loss_value` is the same function by other steps.
+cdef extern from *:
+    """
+    #include <math.h>
+    /* x ** 2 of a Python float: float_pow calls the C library's pow(x, 2.0). Written
+       with a literal 2.0, the compiler folds it into x * x, which rounds some exact
+       ties (27-bit odd significands) the other way. */
+    static double fastprox_pow2(double x) { volatile double two = 2.0; return pow(x, two); }
+    """
+    double pow2 "fastprox_pow2"(double x) noexcept nogil
+
+
+cdef inline double relu(double x) noexcept nogil:
+    """The registry's max(x, 0): x / 2 + |x| / 2 (halved first, no overflow)."""
+    return x / 2.0 + fabs(x) / 2.0
+
+
+cdef inline double registry_value(int loss, double x, double epsilon) noexcept nogil:
+    """The registry's value of ``loss`` at x: the margin z = y p of a binary loss, the
+    residual p - y of a regression loss (``epsilon``: the width of huber and of the
+    epsilon-insensitive losses)."""
+    cdef double u
+    if loss == LOG:
+        return relu(-x) + log1p(exp(-fabs(x)))
+    if loss == HINGE:
+        return relu(1.0 - x)
+    if loss == SQUARED_HINGE:
+        u = relu(1.0 - x)
+        return u * u
+    if loss == MODIFIED_HUBER:
+        u = relu(1.0 - x)
+        return u * u - pow2(relu(u - 2.0))
+    if loss == PERCEPTRON:
+        return relu(-x)
+    u = fabs(x)
+    if loss == SQUARED:
+        return u * u / 2.0
+    if loss == HUBER:
+        return u * u / 2.0 - pow2(relu(u - epsilon)) / 2.0
+    if loss == SQUARED_EPSILON_INSENSITIVE:
+        u = relu(u - epsilon)
+        return u * u
+    return relu(u - epsilon)        # EPSILON_INSENSITIVE
+
+
+cdef inline Py_ssize_t fsum_add(double* partials, Py_ssize_t n, double x) noexcept nogil:
+    """Add a finite x to the exact sum kept as ``n`` non-overlapping ``partials``
+    (Shewchuk's algorithm, step for step CPython's math.fsum): their new count, at
+    most one more (``partials`` holds one per value added)."""
+    cdef Py_ssize_t i = 0, j
+    cdef double y, t, hi, yr, lo
+    for j in range(n):
+        y = partials[j]
+        if fabs(x) < fabs(y):
+            t = x
+            x = y
+            y = t
+        hi = x + y
+        yr = hi - x
+        lo = y - yr
+        if lo != 0.0:
+            partials[i] = lo
+            i += 1
+        x = hi
+    if x != 0.0:
+        partials[i] = x
+        i += 1
+    return i
+
+
+cdef inline double fsum_value(const double* partials, Py_ssize_t n) noexcept nogil:
+    """The exact sum of `fsum_add`'s partials rounded to a double, as math.fsum rounds
+    it (half-even across partials); 0.0 for none."""
+    cdef double hi = 0.0, lo = 0.0, x, y, yr
+    if n > 0:
+        n -= 1
+        hi = partials[n]
+        while n > 0:            # from the top, until the sum becomes inexact
+            x = hi
+            n -= 1
+            y = partials[n]
+            hi = x + y
+            yr = hi - x
+            lo = y - yr
+            if lo != 0.0:
+                break
+        if n > 0 and ((lo < 0.0 and partials[n - 1] < 0.0) or (lo > 0.0 and partials[n - 1] > 0.0)):
+            y = lo * 2.0
+            x = hi + y
+            yr = x - hi
+            if y == yr:
+                hi = x
+    return hi
+
+
+cdef inline double registry_loss(int loss, bint multinomial, double epsilon, const double* scores, int K,
+                                 double target, double* partials) noexcept nogil:
+    """An example's loss at its K finite margins ``scores`` for its kernel ``target`` (a
+    regressor's label, +-1 for one output, else the class index), as the registry's
+    Python formulas give it (`fastprox.stream.losses.example_loss`): one output's loss,
+    softmax's log-sum-exp (exp's terms summed exactly, `fsum_add`, into ``partials``: K
+    doubles), Crammer-Singer's hinge, or one-vs-rest's sum over the outputs in order."""
+    cdef int k, index = <int>target
+    cdef double top, best, total
+    cdef Py_ssize_t n = 0
+    if regression_loss(loss):
+        return registry_value(loss, scores[0] - target, epsilon)
+    if K == 1:
+        return registry_value(loss, target * scores[0], epsilon)
+    if multinomial and loss == LOG:
+        top = scores[0]
+        for k in range(1, K):
+            if scores[k] > top:
+                top = scores[k]
+        for k in range(K):
+            n = fsum_add(partials, n, exp(scores[k] - top))
+        return log(fsum_value(partials, n)) + top - scores[index]
+    if multinomial:             # Crammer-Singer
+        best = scores[1] + 1.0 if index == 0 else scores[0] + 1.0
+        for k in range(K):
+            if k != index and scores[k] + 1.0 > best:
+                best = scores[k] + 1.0
+        total = best - scores[index]
+        return total if total > 0.0 else 0.0
+    total = 0.0
+    for k in range(K):
+        total += registry_value(loss, scores[k] if k == index else -scores[k], epsilon)
+    return total
