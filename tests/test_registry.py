@@ -111,6 +111,24 @@ def test_the_loss_table():
             assert loss.value(np.array([z]), eps, np)[0] == loss.value(z, eps, math)
 
 
+@pytest.mark.parametrize("m", [math, np])
+def test_the_losses_linear_tails_neither_cancel_nor_overflow(m):
+    """modified_huber's and huber's linear parts, written as a difference of squares,
+    cancelled to 0 far out (-4 z at z = -1e20 gave 0, huber at r = 1e17 gave 0) and
+    overflowed on Python floats from 1.3e154 on (OverflowError); they are each square's
+    bounded part plus the linear excess. Inside the quadratic part, the same bits."""
+    mh, huber = LOSSES["modified_huber"].value, LOSSES["huber"].value
+    value = (lambda f, x, eps: f(x, eps, m)) if m is math else (lambda f, x, eps: f(np.array([x]), eps, m)[0])
+    assert value(mh, -1e20, None) == pytest.approx(4e20, rel=1e-15)
+    assert value(mh, -1e160, None) == pytest.approx(4e160, rel=1e-15)
+    assert value(huber, 1e17, 0.1) == pytest.approx(1e16, rel=1e-15)
+    assert value(huber, -1e300, 3.0) == pytest.approx(3e300, rel=1e-15)
+    for z in (-1.0, -0.5, 0.25, 0.999):
+        assert value(mh, z, None) == (1 - z) * (1 - z)
+    for r in (0.0, 0.05, -0.1):
+        assert value(huber, r, 0.1) == abs(r) * abs(r) / 2
+
+
 def test_t0_names_the_schedules_offset_only():
     """``t0`` is the scalar schedules' offset (the parameter, `Params.t0`,
     `schedules.pxd`); a row's last step, the kernel's ROW_LAST_STEP, is ``last``

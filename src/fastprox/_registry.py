@@ -52,7 +52,9 @@ def _squared_hinge(z, epsilon, m):
 
 def _modified_huber(z, epsilon, m):
     u = _relu(1 - z)
-    return u * u - _relu(u - 2) ** 2                    # (1 - z)^2 for z >= -1, -4 z below
+    beyond = _relu(u - 2)                               # (its square would overflow from 1.3e154 on)
+    inside = u - beyond                                 # min(u, 2), exactly u up to 2
+    return inside * inside + 4 * beyond                 # (1 - z)^2 for z >= -1, -4 z below, no cancellation
 
 
 def _perceptron(z, epsilon, m):
@@ -66,7 +68,9 @@ def _squared(r, epsilon, m):
 
 def _huber(r, epsilon, m):
     r = abs(r)
-    return r * r / 2 - _relu(r - epsilon) ** 2 / 2      # r^2 / 2 inside epsilon, linear beyond
+    beyond = _relu(r - epsilon)
+    inside = r - beyond                                 # min(r, epsilon), exactly r up to epsilon
+    return inside * inside / 2 + epsilon * beyond       # r^2 / 2 inside epsilon, linear beyond, no cancellation
 
 
 def _epsilon_insensitive(r, epsilon, m):

@@ -135,17 +135,8 @@ cdef inline double dlog_loss_deferred(double p, double y, double* linear, LogSum
 
 # The registry's losses (`fastprox._registry.LOSSES`' Python formulas, which the reports
 # and the holdout's stopping rule read: a held-out row's loss, `registry_loss`), their
-# operations in their order, on the C library's exp, log1p, log and pow that Python's
-# floats call: the same bits, where `loss_value` is the same function by other steps.
-cdef extern from *:
-    """
-    #include <math.h>
-    /* x ** 2 of a Python float: float_pow calls the C library's pow(x, 2.0). Written
-       with a literal 2.0, the compiler folds it into x * x, which rounds some exact
-       ties (27-bit odd significands) the other way. */
-    static double fastprox_pow2(double x) { volatile double two = 2.0; return pow(x, two); }
-    """
-    double pow2 "fastprox_pow2"(double x) noexcept nogil
+# operations in their order, on the C library's exp, log1p and log that Python's floats
+# call: the same bits, where `loss_value` is the same function by other steps.
 
 
 cdef inline double relu(double x) noexcept nogil:
@@ -157,7 +148,7 @@ cdef inline double registry_value(int loss, double x, double epsilon) noexcept n
     """The registry's value of ``loss`` at x: the margin z = y p of a binary loss, the
     residual p - y of a regression loss (``epsilon``: the width of huber and of the
     epsilon-insensitive losses)."""
-    cdef double u
+    cdef double u, beyond, inside
     if loss == LOG:
         return relu(-x) + log1p(exp(-fabs(x)))
     if loss == HINGE:
@@ -167,14 +158,18 @@ cdef inline double registry_value(int loss, double x, double epsilon) noexcept n
         return u * u
     if loss == MODIFIED_HUBER:
         u = relu(1.0 - x)
-        return u * u - pow2(relu(u - 2.0))
+        beyond = relu(u - 2.0)
+        inside = u - beyond
+        return inside * inside + 4.0 * beyond
     if loss == PERCEPTRON:
         return relu(-x)
     u = fabs(x)
     if loss == SQUARED:
         return u * u / 2.0
     if loss == HUBER:
-        return u * u / 2.0 - pow2(relu(u - epsilon)) / 2.0
+        beyond = relu(u - epsilon)
+        inside = u - beyond
+        return inside * inside / 2.0 + epsilon * beyond
     if loss == SQUARED_EPSILON_INSENSITIVE:
         u = relu(u - epsilon)
         return u * u
