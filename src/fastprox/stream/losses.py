@@ -70,4 +70,7 @@ def example_loss(est, scores, target):
         return math.log(math.fsum(math.exp(s - top) for s in scores)) + top - scores[index]
     if est.learner.multinomial:         # Crammer-Singer
         return max(0.0, max(s + 1.0 for k, s in enumerate(scores) if k != index) - scores[index])
-    return sum(binary_loss(loss, s if k == index else -s) for k, s in enumerate(scores))
+    total = 0.0                         # (in order: Python 3.12's sum() of floats compensates,
+    for k, s in enumerate(scores):      # and the kernel's held-out loss, registry_loss, adds so)
+        total += binary_loss(loss, s if k == index else -s)
+    return total
