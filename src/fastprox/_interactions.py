@@ -50,10 +50,11 @@ def recorded_selection(recorded):
     return selection
 
 
-def selection_options(selection):
-    """namespace_selection's dict as the command line spells it: ``--keep ab
-    --ignore-linear a`` (each argument quoted for a shell: ``--ignore ' '``)."""
-    return " ".join(f"--{key.replace('_', '-')} {shlex.quote(value)}" for key, value in selection.items())
+def selection_options(selected):
+    """Namespace selections, (SELECTIONS key, argument) pairs (namespace_selection's
+    dict's items, or the options as given), as the command line spells them: ``--keep
+    ab --ignore-linear a`` (each argument quoted for a shell: ``--ignore ' '``)."""
+    return " ".join(f"--{key.replace('_', '-')} {shlex.quote(value)}" for key, value in selected)
 
 
 def recorded_terms(recorded):
@@ -79,5 +80,5 @@ def describe(recorded):
     namespaces selected (``--ignore a``; nothing when all are read)."""
     what = "VW text" if recorded["format"] == "vw" else "LIBSVM with --groups"
     terms = " ".join(f"--interactions {term}" for term in recorded["interactions"])
-    selected = selection_options(recorded_selection(recorded))
+    selected = selection_options(recorded_selection(recorded).items())
     return f"{what}, --hash-bits {recorded['bits']}, {terms or 'no interactions'}" + (", " + selected) * bool(selected)

@@ -1185,6 +1185,7 @@ cdef int stream_pass(Ctx* c, Pass* p, Stream* s, const value_t* X, const index_t
     every SIGNAL_ROWS rows, as in `run_pass`. p.total ends as the segments' summed loss."""
     cdef Py_ssize_t end = p.n, first, i, signals_at = p.start + SIGNAL_ROWS, K = c.params.n_outputs
     cdef double total = 0.0, weight
+    cdef double* held_scores
     while p.start < end:
         p.n = end if s.held < 0 else min(s.held, end)
         if s.each_step:
@@ -1209,9 +1210,10 @@ cdef int stream_pass(Ctx* c, Pass* p, Stream* s, const value_t* X, const index_t
                 s.sums[2] += weight
                 s.sums[3] += weight
         if p.start == s.held and p.start < end:
-            score_or_raise(c, X, ind, indptr, p.start, s.scores + (p.start if s.each_step else s.scored) * K)
+            held_scores = s.scores + (p.start if s.each_step else s.scored) * K
+            score_or_raise(c, X, ind, indptr, p.start, held_scores)
             if s.held_sums != NULL:
-                hold_out(c, p, s, s.scores + (p.start if s.each_step else s.scored) * K)
+                hold_out(c, p, s, held_scores)
             s.held += s.period
             s.scored += 1
             p.start += 1

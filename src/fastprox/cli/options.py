@@ -4,7 +4,6 @@ interactions ``-q``, ``--cubic``, ``--interactions`` and its namespaces selected
 ``--ignore``, ``--keep``, ``--ignore-linear``) and the reader's arguments they give;
 and the type of the training commands' ``--seed``."""
 import argparse
-import shlex
 
 from .._interactions import FORMATS, recorded_selection, recorded_terms, selection_options, spelled, terms_of
 from ..stream.groups import GroupCrossing
@@ -207,9 +206,8 @@ def differing(args, fmt, recorded):
         differ.append(f"--hash-bits {args.hash_bits} (the model's: {bits})")
     given, kept = selection(args), recorded_selection(recorded)
     if given and given != kept:
-        words = " ".join(f"--{option.replace('_', '-')} {shlex.quote(text)}" for option in SELECTIONS
-                         for text in getattr(args, option))
-        differ.append(f"{words} (the model's: {selection_options(kept) or 'all namespaces read'})")
+        words = selection_options((option, text) for option in SELECTIONS for text in getattr(args, option))
+        differ.append(f"{words} (the model's: {selection_options(kept.items()) or 'all namespaces read'})")
     return differ
 
 
