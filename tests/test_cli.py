@@ -279,7 +279,7 @@ MISTAKES = {
                                 "multi.svm:3: label 3 is not among the classes 1,2: give --classes "
                                 "with every label"),
     "third label": (["train", "{f}/multi.svm"], "multi.svm:3: a third label, 3, after 1 and 2: this "
-                    "looks like a multiclass file: give --classes 1,2,3 (every label of the stream)"),
+                    "looks like a multiclass stream: give --classes 1,2,3 (every label of the stream)"),
     "one class given": (["train", "{f}/train.svm", "--classes", "1"], "--classes needs two integer labels"),
     "data after classes": (["train", "--classes", "1,2,3", "{f}/multi.svm"],
                            "multi.svm' (--classes takes the words up to the next option: give DATA before it, "

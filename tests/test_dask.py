@@ -2,6 +2,7 @@
 processes (one thread each), made once for the module; small data, each test
 a few seconds at most."""
 import importlib
+import logging
 import os
 import pickle
 import socket
@@ -846,6 +847,110 @@ def test_collections_refused_with_the_reason(client):
     assert fit(ProxClassifier(), dX, dy, client=client, n_workers=np.int64(3)).t_ == 2000
 
 
+def test_labels_of_any_kind_train_as_the_flat_fit_takes_them(client):
+    """Labels that a flat fit takes train on a cluster too, and the fitted classes_ are
+    theirs, as the flat fit's: strings (an array, a Series, a categorical Series, a
+    bag's blocks with classes=) were "could not convert string to float"; integer and
+    boolean labels came back as classes_ of floats ([0., 1.]). The sequential model
+    is the flat fit's over the same rows, bit for bit."""
+    X, y = _problem(2000, 20, 9)
+    words = np.where(y > 0, "spam", "ham")
+    dense = X.toarray()
+    flat = ProxClassifier().partial_fit(X, words, classes=["ham", "spam"])
+    dX = da.from_array(dense, chunks=(500, 20))
+    frame = dd.from_pandas(pd.DataFrame(dense), npartitions=4)
+    given = [(dX, da.from_array(words, chunks=500), None), (dX, da.from_array(words.astype(object), chunks=500), None),
+             (frame, dd.from_pandas(pd.Series(words), npartitions=4), None),
+             (frame, dd.from_pandas(pd.Series(pd.Categorical(words)), npartitions=4), None),
+             (dX, da.from_array(words, chunks=500), ["spam", "ham"]),
+             (db.from_sequence([(X[i:i + 500], words[i:i + 500]) for i in range(0, 2000, 500)], npartitions=4),
+              None, ["ham", "spam"])]
+    for rows, labels, classes in given:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")                  # (Dask warned converting pandas' strings)
+            est = fit(ProxClassifier(), rows, labels, client=client, sequential=True, classes=classes)
+        assert list(est.classes_) == ["ham", "spam"] and _same_bits(est, flat)
+        assert list(est.predict(dense[:4])) == list(flat.predict(dense[:4]))
+    three = np.array(["a", "b", "c"])[np.arange(2000) % 3]
+    assert list(fit(ProxClassifier(), dX, da.from_array(three, chunks=500), client=client).classes_) == ["a", "b", "c"]
+    for labels in (y, y > 0, (y > 0).astype(np.uint8), pd.array(y, dtype="Int64")):
+        flat = ProxClassifier().fit(dense, labels)
+        column = dd.from_pandas(pd.Series(labels), npartitions=4) if isinstance(labels, pd.api.extensions.ExtensionArray) \
+            else da.from_array(labels, chunks=500)
+        est = fit(ProxClassifier(), dX if isinstance(column, da.Array) else frame, column, client=client)
+        assert est.classes_.tolist() == flat.classes_.tolist() and est.classes_.dtype.kind == flat.classes_.dtype.kind
+
+
+def test_labels_that_cannot_train_are_named_with_the_argument_to_give(client):
+    """A label outside classes=, a bag's strings without classes=, classes of strings for
+    files' numeric labels, classes for a regressor: each a ValueError naming the block
+    and row where there is one, and the Python argument to give (the messages named
+    the command line's --classes)."""
+    X, y = _problem(1000, 20, 10)
+    dX = da.from_array(X.toarray(), chunks=(250, 20))
+    words, three = np.where(y > 0, "spam", "ham"), np.arange(1000) % 3
+    refused = [((dX, da.from_array(words, chunks=250)), dict(classes=["spam", "eggs"]),
+                r"block 0: row \d+: label 'ham' is not among the classes 'eggs', 'spam': give classes= with every"),
+               ((db.from_sequence([(X, words)]),), {},
+                r"block 0: row 1: label '(ham|spam)' is not a number: a regressor's targets are numbers, and a "
+                r"classifier's labels of other kinds in a bag need classes= with every label"),
+               ((dX, da.from_array(three, chunks=250)), {},
+                r"a third label, 2, after 0 and 1: this looks like a multiclass stream: give classes=\[0, 1, 2\]"),
+               ((dX, da.from_array(three, chunks=250)), dict(classes=[0, 1]),
+                r"row \d+: label 2 is not among the classes 0,1: give classes= with every label of the stream")]
+    for args, options, message in refused:
+        with pytest.raises(ValueError, match=message) as info:
+            fit(ProxClassifier(), *args, client=client, **options)
+        assert "--" not in str(info.value)
+    with pytest.raises(ValueError, match="the files' labels are numbers: classes must be numbers too, not 'a', 'b'"):
+        fit(ProxClassifier(), "no-such-file.svm", client=client, classes=["a", "b"])
+    with pytest.raises(ValueError, match="row 1: label 'ham' is not a number: a regressor's targets are numbers"):
+        fit(ProxRegressor(), dX, da.from_array(np.full(1000, "ham"), chunks=250), client=client)
+    with pytest.raises(ValueError, match="classes are a classifier's: a ProxRegressor takes none"):
+        fit(ProxRegressor(), dX, da.from_array(y, chunks=250), client=client, classes=[0, 1])
+
+
+def test_integers_of_numpy_count_as_integers_and_a_failed_run_logs_no_cluster_error(client, files):
+    """passes and sync_rows of NumPy's integer types (a grid search's) were refused
+    ("passes must be a positive integer, not np.int64(2)") and True taken for one
+    pass; a run that failed on a bad label made the scheduler log an AssertionError
+    traceback while the run's futures were cancelled (distributed's cancel walks the
+    keys' dependents): they are released, and the cluster keeps no task of the run."""
+    paths, _ = files
+    est = fit(ProxClassifier(), paths, client=client, passes=np.int64(2), sync_rows=np.int64(2000))
+    assert est.n_iter_ == 2 and type(est.n_iter_) is int
+    for passes in (True, 0, 2.0):
+        with pytest.raises(ValueError, match="passes must be a positive integer"):
+            fit(ProxClassifier(), paths, client=client, passes=passes)
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("distributed")
+    logger.addHandler(handler)
+    try:
+        X, _ = _problem(4000, 20, 11)
+        dX = da.from_array(X.toarray(), chunks=(100, 20))
+        for sequential in (False, True):
+            before = _tasks(client)
+            with pytest.raises(ValueError, match="label 2 is not among the classes 0,1"):
+                fit(ProxClassifier(), dX, da.from_array(np.arange(4000) % 3, chunks=100), client=client,
+                    classes=[0, 1], passes=3, sequential=sequential)
+            within(60, _no_tasks_left, client, before)
+    finally:
+        logger.removeHandler(handler)
+    assert not [r for r in records if r.exc_info and r.exc_info[0] is AssertionError]
+
+
+def _tasks(client):
+    return client.run_on_scheduler(lambda dask_scheduler: set(dask_scheduler.tasks))
+
+
+def _no_tasks_left(client, before):
+    """Wait until the scheduler holds no task that it did not hold ``before``."""
+    while _tasks(client) - before:
+        time.sleep(0.05)
+
+
 def test_a_block_of_unaligned_arrays_trains_as_its_values():
     """A block whose CSR arrays lie at unaligned addresses (seen once in the suite, a bag's
     block moved between workers: "NotImplementedError: memoryview: unsupported format
@@ -966,7 +1071,7 @@ def test_every_worker_killed_at_once_is_replaced_and_the_run_ends(client, files,
     ``allow_other_workers=True``). A task Dask decides while no worker runs waits in
     "no-worker", and Dask gives a joining worker only the waiting tasks its
     restrictions allow: those naming lost workers waited for ever (the run hung in
-    `_Watch.done`), though they allow other workers. The guard turns that hang into
+    `Watch.done`), though they allow other workers. The guard turns that hang into
     a failure."""
     paths, _ = files
     clean = fit(ProxClassifier(), paths, client=client, passes=2)

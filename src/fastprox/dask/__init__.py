@@ -22,7 +22,10 @@ from collections.abc import Iterable
 from .._mixing import parallel_params, params_kind
 from ..stream.files import CHUNK_ROWS
 from ..stream.model import StreamModel
-from ._run import MIN_SYNC_ROWS, TIMEOUT, ClusterError, check_sync_rows, closed, connected, quiet, run
+from ..stream.spelling import PYTHON_CALL
+from .._numpy import np
+from ._labels import Labels
+from ._run import MIN_SYNC_ROWS, TIMEOUT, ClusterError, Watch, check_sync_rows, closed, connected, quiet, run
 from ._shares import BlockShare, file_shares
 
 __all__ = ["fit", "ClusterError", "MIN_SYNC_ROWS"]
@@ -83,8 +86,12 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         rather than training. A group's next round resumes the file it stopped
         inside from its reader, left open on the worker that ran the round.
     classes : array-like or None, default=None
-        Every label (None: two, recognized from the first share's rows as
-        ``fastprox train`` does; several classes need them).
+        Every label. None: numeric labels are recognized as ``fastprox train``
+        does, two from the first share's rows (several classes need them);
+        labels that are not numbers (strings, categories) are a dask.array's or
+        Series' distinct labels, read once before training (a bag's need
+        them). The fitted copy's ``classes_`` are the labels, of their type, as
+        a flat fit's.
     n_features : int or None, default=None
         The width of files' rows, as ``fastprox train --n-features`` (None: the
         model grows with the features met).
@@ -121,6 +128,7 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         raise ValueError(f"fastprox.dask.fit trains a ProxClassifier or ProxRegressor, not "
                          f"{type(estimator).__name__}")
     check_sync_rows(sync_rows)
+    sync_rows = None if sync_rows is None else int(sync_rows)
     if n_workers is not None and (isinstance(n_workers, bool) or not isinstance(n_workers, numbers.Integral)
                                   or n_workers < 1):
         raise ValueError(f"n_workers must be None (the cluster's workers) or a positive integer, the parallel "
@@ -141,22 +149,30 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         raise ValueError("average is not mixed across workers (each keeps its own sums): use "
                          "sequential=True, or average=False on a cluster")
     regression = isinstance(estimator, ProxRegressor)
-    est = StreamModel(params, regression, None if classes is None else sorted({float(c) for c in classes}))
+    if classes is not None and regression:
+        raise ValueError("classes are a classifier's: a ProxRegressor takes none")
+    est = StreamModel(params, regression)
     est.width_origin = "the largest feature index in the data"
+    est.spelling = PYTHON_CALL
     if not sequential:
         params_kind(params)
     names = _feature_names(data) if params["hash_bits"] is None else None
     client = client if client is not None else _default_client()
     if closed(client):
         raise ValueError("the Dask client is closed: pass an open one (or none: the current client)")
+    data, y = _arrays(data, y)
     shares, blocks = _shares(client, data, y, dict(chunk_rows=chunk_rows, n_features=n_features,
                                                    hash_bits=params["hash_bits"], zero_based=zero_based))
+    labels = None if regression else _labels(classes, y, shares, blocks,
+                                             lambda work: Watch(client, timeout).result(client.compute(work)))
+    est.classes = None if regression else labels.stream
     if blocks is not None and sync_rows is not None:
         raise ValueError("sync_rows is for files: a Dask collection's groups mix once per pass (cut "
                          "it into more blocks and give n_workers for smaller groups)")
     passes = params["max_iter"] if passes is None else passes
-    if not (isinstance(passes, int) and passes >= 1):
+    if isinstance(passes, bool) or not isinstance(passes, numbers.Integral) or passes < 1:
         raise ValueError(f"passes must be a positive integer, not {passes!r}")
+    passes = int(passes)
     n_workers = int(n_workers) if n_workers is not None else max(1, len(connected(client)))
     result = run(client, est, shares, blocks, passes, sequential, sync_rows, n_workers, _say(progress), timeout)
     model = result.est
@@ -165,10 +181,7 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     fitted = {"n_features_in_": learner.n_features, "t_": learner.t, "n_iter_": passes,
               "progressive_loss_": sum(loss * n for loss, n in result.losses) / max(rows, 1),
               "sparse_coef": False, "hash_bits_": params["hash_bits"]}
-    out_classes = None
-    if not regression:
-        import numpy as np
-        out_classes = np.asarray(sorted(classes) if classes is not None else model.classes)
+    out_classes = None if regression else labels.fitted(model.classes)
     if names is not None and len(names) != learner.n_features:     # (n_features widened the model)
         names = None
     fitted_est = estimator_of(SavedModel(type(estimator).__name__, params, learner, fitted, out_classes, names))
@@ -195,15 +208,41 @@ def _feature_names(data):
     return _get_feature_names(data._meta)
 
 
+def _arrays(data, y):
+    """(data, y) with a dask DataFrame and Series as their dask.arrays: row blocks, the
+    partitions. A Series of pandas' own types is taken as scikit-learn takes it in a flat
+    fit: nullable numbers as floats, strings and categories as Python objects (Dask
+    would take those with a warning).
+    dask.dataframe (like dask.array and dask.bag in `_shares`) is looked up, not
+    imported: data of its have imported it already, and a run over files should not
+    pay for its import on its critical path."""
+    dd = sys.modules.get("dask.dataframe")
+    if dd is None:
+        return data, y
+    if isinstance(y, dd.Series) and not isinstance(y.dtype, np.dtype):
+        numbers = getattr(getattr(y.dtype, "numpy_dtype", None), "kind", "O") in "biuf"
+        y = y.astype(np.float64 if numbers else object)
+    return tuple(v.to_dask_array() if isinstance(v, (dd.DataFrame, dd.Series)) else v for v in (data, y))
+
+
+def _labels(classes, y, shares, blocks, compute):
+    """A classifier's `Labels` (``classes`` given or None, ``y`` the labels of a
+    dask.array's rows or None), the shares of a collection told how to code theirs;
+    ``compute``: a Dask collection -> its value, computed on the run's cluster."""
+    da = sys.modules.get("dask.array")
+    labels = Labels(classes, y if da is not None and isinstance(y, da.Array) else None, compute)
+    if labels.coded is not None and blocks is None:
+        raise ValueError(f"the files' labels are numbers: classes must be numbers too, not "
+                         f"{', '.join(map(repr, labels.coded.tolist()))}")
+    for share in shares if blocks is not None else ():
+        share.classes = labels.coded
+    return labels
+
+
 def _shares(client, data, y, reading):
-    """(shares, their data as Delayed blocks, or None) for files, a dask.array, a
-    dask.dataframe or a dask.bag. dask.array, dask.bag and dask.dataframe are looked
-    up, not imported: data of theirs have imported them already, and a run over
-    files should not pay for their import (much of Dask's array and bag machinery)
-    on its critical path."""
-    da, db, dd = (sys.modules.get(f"dask.{name}") for name in ("array", "bag", "dataframe"))
-    if dd is not None:      # a DataFrame's partitions, a Series' for the labels: row blocks
-        data, y = (v.to_dask_array() if isinstance(v, (dd.DataFrame, dd.Series)) else v for v in (data, y))
+    """(shares, their data as Delayed blocks, or None) for files, a dask.array (a
+    DataFrame's, `_arrays`) or a dask.bag."""
+    da, db = (sys.modules.get(f"dask.{name}") for name in ("array", "bag"))
     if da is not None and isinstance(data, da.Array):
         return _array_shares(da, data, y, reading["hash_bits"])
     if db is not None and isinstance(data, db.Bag):

@@ -4,6 +4,7 @@ there for the next round; or, in sequential mode, one task per share in turn,
 the model moving from worker to worker. The client downloads the model once, at
 the end, and prints progress as rounds (or shares) finish.
 """
+import numbers
 import time
 import uuid
 
@@ -34,7 +35,7 @@ def check_sync_rows(sync_rows, name="sync_rows"):
     at least MIN_SYNC_ROWS, saying why."""
     if sync_rows is None:
         return
-    if not isinstance(sync_rows, int) or isinstance(sync_rows, bool) or sync_rows < 1:
+    if not isinstance(sync_rows, numbers.Integral) or isinstance(sync_rows, bool) or sync_rows < 1:
         raise ValueError(f"{name} must be None or a positive integer, not {sync_rows!r}")
     if sync_rows < MIN_SYNC_ROWS:
         raise ValueError(f"{name}={sync_rows} would mix the models every {sync_rows} rows per group: each "
@@ -47,7 +48,7 @@ SHARDED_UP_TO = 8
 _POLL = 1.0
 
 
-class _Watch:
+class Watch:
     """``done(futures)``: wait for the futures, but end the run with ClusterError
     once the cluster has had no worker for ``timeout`` seconds (Dask's own
     no-workers timeout is off by default: its tasks would wait for ever)."""
@@ -92,7 +93,7 @@ def run(client, est, shares, data, passes, sequential, sync_rows, n_groups, say,
     ``data``, or None for files) on ``client``; ``say(line)`` reports progress. A
     cluster without workers for ``timeout`` seconds ends the run (ClusterError)."""
     futures = []
-    watch = _Watch(client, timeout)
+    watch = Watch(client, timeout)
     try:
         if sequential:
             return _sequential(client, est, shares, data, passes, say, futures, watch)
@@ -105,8 +106,9 @@ def run(client, est, shares, data, passes, sequential, sync_rows, n_groups, say,
             raise ClusterError("the Dask client was closed during the run; no model was returned") from None
         raise
     finally:
-        if not closed(client):
-            client.cancel(futures)
+        if not closed(client):      # released, not cancelled: the scheduler's cancel also cancels
+            for future in futures:  # the keys' dependents, and its assertion fails on one that no
+                future.release()    # client holds (distributed 2026.8.0), logging a traceback
 
 
 def closed(client):

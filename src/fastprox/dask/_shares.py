@@ -17,6 +17,7 @@ from .._validation import canonical, float_csr
 from ..hashing import hash_features
 from ..libsvm import MAX_LINE_BYTES, Chunk, iter_chunks, refuse_directory, source_name
 from ..stream.files import CHUNK_ROWS, hashed, pumped, read_ahead, row_locator
+from ._labels import coded
 
 
 class FileShare:
@@ -67,13 +68,16 @@ class BlockShare:
     def __init__(self, name, index, size=0, hash_bits=None):
         self.name, self.index, self.size = f"{name} block {index}", index, size
         self.hash_bits = hash_bits
+        #: The sorted classes that code the labels (`fastprox.dask._labels.coded`), or None:
+        #: set by `fastprox.dask.fit` once it knows them.
+        self.classes = None
 
     def chunks(self, data, ahead=True):
         """(rows, labels, first row) of the block's pieces, in order (``ahead``: as
         `FileShare.chunks`; the data are in memory, nothing to read ahead)."""
         row = 0
         for X, y, *weights in ([data] if isinstance(data, tuple) else data):
-            X, y = _csr(X), np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+            X, y = _csr(X), coded(y, self.classes, self.locator(row))
             if X.shape[0] != len(y):
                 raise ValueError(f"{self.name}: X has {X.shape[0]} rows but y has {len(y)} labels")
             if self.hash_bits is not None:

@@ -12,6 +12,7 @@ stops the run, naming its line: a multiclass stream needs --classes.
 """
 from .._core import encode_labels
 from .._libsvm import count_labels
+from .spelling import COMMAND_LINE
 
 #: Parsed rows held while the classes are unknown, in bytes: memory stays bounded
 #: whatever the stream (a file that starts with a million rows of one label).
@@ -24,16 +25,17 @@ CONVENTIONS = {-1.0: (-1.0, [-1.0, 1.0]), 0.0: (-1.0, [0.0, 1.0]), 1.0: (1.0, [-
 
 class Classes:
     """Label -> kernel target for a classification stream. ``given``: the sorted
-    classes of --classes, or None to recognize two as they come."""
+    classes of --classes, or None to recognize two as they come; ``spelling``: how
+    the messages name the settings (`fastprox.stream.spelling`)."""
 
-    #: What to do about a label not among the classes given (--classes).
-    GIVEN = "give --classes with every label of the stream"
     #: The same for the classes of a model continued (-i), which cannot change.
     CONTINUED = "the model continued (-i) has these classes only: train a new model, without -i"
 
-    def __init__(self, given, multi_class, loss):
+    def __init__(self, given, multi_class, loss, spelling=COMMAND_LINE):
         self.classes = given
-        self.advice = self.GIVEN
+        self.spelling = spelling
+        #: What to do about a label not among the classes given.
+        self.advice = f"give {spelling.classes_name} with every label of the stream"
         self.multi_class, self.loss = multi_class, loss
         self.seen = []          # distinct labels met while recognizing (two at most)
         self.lone = None        # (label, side) decided by the conventions
@@ -74,7 +76,7 @@ class Classes:
                     f"{where(_first_row(y, label.__eq__))}: label {format_label(label)}, but the first rows' "
                     f"label {format_label(first)} was taken as the {kind} class (by convention -1 and 0 are "
                     f"negative, +1 positive) and the larger label is the positive one: give "
-                    f"--classes {format_label(min(first, label))},{format_label(max(first, label))}")
+                    f"{self.spelling.classes([format_label(min(first, label)), format_label(max(first, label))])}")
             self.lone = None
         self.classes = sorted(self.seen)
 
@@ -86,23 +88,25 @@ class Classes:
                 continue
             if not float(label).is_integer():
                 raise ValueError(f"{where(row)}: label {label!r} is not a class (classes are integers); "
-                                 f"for real-valued targets give --regression")
+                                 f"for real-valued targets {self.spelling.regression}")
             if len(known) == 2:
-                listed = ",".join(map(format_label, sorted(known + [label])))
+                listed = self.spelling.classes(list(map(format_label, sorted(known + [label]))))
                 first, second = map(format_label, known)
                 raise ValueError(f"{where(row)}: a third label, {format_label(label)}, after {first} "
-                                 f"and {second}: this looks like a multiclass file: give "
-                                 f"--classes {listed} (every label of the stream)")
+                                 f"and {second}: this looks like a multiclass stream: give "
+                                 f"{listed} (every label of the stream)")
             known.append(label)
 
     def fall_back(self, name, rows):
         """Decide a lone label's side by the conventions (the buffer filled, or the
-        stream ended, with one label only), or raise naming --classes."""
+        stream ended, with one label only), or raise naming the classes' setting."""
         label = self.seen[0]
         if label not in CONVENTIONS:
+            spelling = self.spelling
             raise ValueError(f"{name}: the first {rows} rows all have label {format_label(label)}, and a "
-                             f"class needs two labels to tell which is positive: give --classes "
-                             f"with both (e.g. --classes {format_label(label)},OTHER)")
+                             f"class needs two labels to tell which is positive: give "
+                             f"{spelling.classes_name} with both (e.g. "
+                             f"{spelling.classes([format_label(label), 'OTHER'])})")
         self.lone = (label, CONVENTIONS[label][0])
 
     def final(self):

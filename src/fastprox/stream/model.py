@@ -13,6 +13,7 @@ from .._kernels import NonFiniteMargin
 from .._validation import (CLASSIFICATION_LOSSES, REGRESSION_LOSSES, ModelTooLarge, check_params,
                            readable_size, schedule_and_step)
 from ..model_io import read_model, write_model
+from .spelling import COMMAND_LINE
 
 #: A model state larger than this (bytes) is announced on stderr with its size and
 #: what set its width: one stray large index in a file otherwise takes gigabytes
@@ -39,6 +40,8 @@ class StreamModel:
         self.progress = None
         #: What sets the model's width, for messages about its size (set by its user).
         self.width_origin = None
+        #: How messages name the settings that fix them (the command's options unless set).
+        self.spelling = COMMAND_LINE
         #: How the reader made the columns (fastprox._interactions.record: VW text, the
         #: interactions), saved as ``fitted.input_``; None: the file's columns as given.
         self.input = None
@@ -80,7 +83,7 @@ class StreamModel:
         model.progress = saved.fitted.get("progress_")
         model.input = saved.fitted.get("input_")
         model.zero_based = saved.fitted.get("zero_based_")
-        model.quiet, model.width_origin = True, None
+        model.quiet, model.width_origin, model.spelling = True, None, COMMAND_LINE
         return model
 
     @property
@@ -139,8 +142,8 @@ class _Sizing:
             raise ModelTooLarge(f"{error} The width comes from {self.model.width_origin}.") from None
         if isinstance(error, MemoryError):  # the memory reported available was not (a limit, a race)
             raise MemoryError(f"out of memory allocating the model's state for {self.n_features} "
-                              f"features ({why}); use fewer features (--hash-bits, or drop rare "
-                              f"ones)") from None
+                              f"features ({why}); use fewer features ({self.model.spelling.hash_bits}, or drop "
+                              f"rare ones)") from None
         if kind is None:
             learner = self.model.learner
             size = sum(len(a) * a.itemsize for a, _ in learner.saved_arrays().values())
@@ -148,5 +151,6 @@ class _Sizing:
                 takes = (f"reserves {readable_size(size)} of memory, taken page by page as training touches "
                          f"its features" if learner.state_on_touch else f"takes {readable_size(size)} of memory")
                 print(f"fastprox: note: the model's state for {learner.n_features} features {takes} ({why}); "
-                      f"hash the features into fewer buckets (--hash-bits) to shrink it", file=sys.stderr)
+                      f"hash the features into fewer buckets ({self.model.spelling.hash_bits}) to shrink it",
+                      file=sys.stderr)
         return False

@@ -53,7 +53,7 @@ class Trainer:
         lines at a time (a kernel's call's, `_write`), or None."""
         self.est, self.source, self.table, self.bar = est, source, table, bar
         self.classes = None if est.regression else Classes(
-            est.classes, est.params["multi_class"], est.loss)
+            est.classes, est.params["multi_class"], est.loss, est.spelling)
         self.stats = LabelStats(est.regression)
         self.held, self.held_rows, self.held_bytes = [], 0, 0
         self.features = 0           # stored values trained on (held-out rows' not counted, as VW)
