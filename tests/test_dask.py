@@ -847,6 +847,36 @@ def test_collections_refused_with_the_reason(client):
     assert fit(ProxClassifier(), dX, dy, client=client, n_workers=np.int64(3)).t_ == 2000
 
 
+def test_sample_weight_of_a_dask_array_weighs_the_rows_as_partial_fit(client):
+    """sample_weight= (a dask.array, or a Series beside a DataFrame) weighs the rows as
+    partial_fit's sample_weight: the sequential model is its bits (fit took no
+    sample_weight: a TypeError; only a bag's triples carried weights)."""
+    X, y = _problem(2000, 20, 12)
+    dense = X.toarray()
+    w = np.random.default_rng(12).uniform(0, 3, 2000)
+    flat = ProxClassifier().partial_fit(X, y, classes=[-1, 1], sample_weight=w)
+    dX = da.from_array(dense, chunks=(500, 20))
+    frame = dd.from_pandas(pd.DataFrame(dense), npartitions=4)
+    for rows, labels, weights in ((dX, da.from_array(y, chunks=700), da.from_array(w, chunks=300)),
+                                  (frame, dd.from_pandas(pd.Series(y), npartitions=4),
+                                   dd.from_pandas(pd.Series(w), npartitions=4))):
+        est = fit(ProxClassifier(), rows, labels, client=client, sequential=True, sample_weight=weights)
+        assert _same_bits(est, flat) and not _same_bits(est, ProxClassifier().partial_fit(X, y, classes=[-1, 1]))
+    assert fit(ProxClassifier(), dX, da.from_array(y, chunks=500), client=client,
+               sample_weight=da.from_array(w, chunks=500)).t_ == 2000
+    refused = [((dX, da.from_array(y, chunks=500)), da.from_array(w[:1500], chunks=500),
+                "X has 2000 rows but sample_weight has 1500 weights"),
+               ((dX, da.from_array(y, chunks=500)), da.from_array(np.stack([w, w], axis=1), chunks=500),
+                r"sample_weight must hold one weight per row of X, not an array of shape \(2000, 2\)"),
+               ((dX, da.from_array(y, chunks=500)), da.from_array(-w, chunks=500),
+                "sample_weight must be finite and >= 0"),
+               ((db.from_sequence([(X, y)]),), da.from_array(w, chunks=500),
+                "sample_weight is for a dask.array's or a DataFrame's rows: a dask.bag's items carry theirs")]
+    for args, weights, message in refused:
+        with pytest.raises(ValueError, match=message):
+            fit(ProxClassifier(), *args, client=client, sample_weight=weights)
+
+
 def test_labels_of_any_kind_train_as_the_flat_fit_takes_them(client):
     """Labels that a flat fit takes train on a cluster too, and the fitted classes_ are
     theirs, as the flat fit's: strings (an array, a Series, a categorical Series, a

@@ -33,7 +33,7 @@ __all__ = ["fit", "ClusterError", "MIN_SYNC_ROWS"]
 
 def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, sync_rows=None,
         classes=None, n_features=None, chunk_rows=CHUNK_ROWS, hash_bits=None, zero_based="auto",
-        n_workers=None, progress=False, timeout=TIMEOUT):
+        n_workers=None, progress=False, timeout=TIMEOUT, sample_weight=None):
     """Train ``estimator``'s model on a Dask cluster; a fitted copy of it.
 
     Bad input raises the reader's or the kernel's ValueError naming the file
@@ -116,6 +116,11 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
         Seconds after which a cluster that has had no worker ends the call with
         ClusterError (Dask's tasks would wait for workers for ever: its
         no-workers timeout is off by default).
+    sample_weight : dask.array, dask.dataframe.Series or None, default=None
+        The importance weights of a dask.array's or a DataFrame's rows, as
+        ``partial_fit``'s ``sample_weight`` (finite, >= 0; the progressive losses
+        are means over them), cut as X's rows as ``y`` is. A bag's items carry
+        theirs, ``(X, y, sample_weight)``; files have none.
 
     Returns
     -------
@@ -160,9 +165,10 @@ def fit(estimator, data, y=None, *, client=None, passes=None, sequential=False, 
     client = client if client is not None else _default_client()
     if closed(client):
         raise ValueError("the Dask client is closed: pass an open one (or none: the current client)")
-    data, y = _arrays(data, y)
+    data, y, sample_weight = _arrays(data, y, sample_weight)
     shares, blocks = _shares(client, data, y, dict(chunk_rows=chunk_rows, n_features=n_features,
-                                                   hash_bits=params["hash_bits"], zero_based=zero_based))
+                                                   hash_bits=params["hash_bits"], zero_based=zero_based),
+                             sample_weight)
     labels = None if regression else _labels(classes, y, shares, blocks,
                                              lambda work: Watch(client, timeout).result(client.compute(work)))
     est.classes = None if regression else labels.stream
@@ -208,9 +214,9 @@ def _feature_names(data):
     return _get_feature_names(data._meta)
 
 
-def _arrays(data, y):
-    """(data, y) with a dask DataFrame and Series as their dask.arrays: row blocks, the
-    partitions. A Series of pandas' own types is taken as scikit-learn takes it in a flat
+def _arrays(data, y, sample_weight):
+    """(data, y, sample_weight) with a dask DataFrame and Series as their dask.arrays:
+    row blocks, the partitions. A Series of pandas' own types is taken as scikit-learn takes it in a flat
     fit: nullable numbers as floats, strings and categories as Python objects (Dask
     would take those with a warning).
     dask.dataframe (like dask.array and dask.bag in `_shares`) is looked up, not
@@ -218,11 +224,12 @@ def _arrays(data, y):
     pay for its import on its critical path."""
     dd = sys.modules.get("dask.dataframe")
     if dd is None:
-        return data, y
+        return data, y, sample_weight
     if isinstance(y, dd.Series) and not isinstance(y.dtype, np.dtype):
         numbers = getattr(getattr(y.dtype, "numpy_dtype", None), "kind", "O") in "biuf"
         y = y.astype(np.float64 if numbers else object)
-    return tuple(v.to_dask_array() if isinstance(v, (dd.DataFrame, dd.Series)) else v for v in (data, y))
+    return tuple(v.to_dask_array() if isinstance(v, (dd.DataFrame, dd.Series)) else v
+                 for v in (data, y, sample_weight))
 
 
 def _labels(classes, y, shares, blocks, compute):
@@ -239,12 +246,15 @@ def _labels(classes, y, shares, blocks, compute):
     return labels
 
 
-def _shares(client, data, y, reading):
+def _shares(client, data, y, reading, sample_weight=None):
     """(shares, their data as Delayed blocks, or None) for files, a dask.array (a
     DataFrame's, `_arrays`) or a dask.bag."""
     da, db = (sys.modules.get(f"dask.{name}") for name in ("array", "bag"))
     if da is not None and isinstance(data, da.Array):
-        return _array_shares(da, data, y, reading["hash_bits"])
+        return _array_shares(da, data, y, reading["hash_bits"], sample_weight)
+    if sample_weight is not None:
+        raise ValueError("sample_weight is for a dask.array's or a DataFrame's rows: a dask.bag's items carry "
+                         "theirs, (X, y, sample_weight) triples, and files have none")
     if db is not None and isinstance(data, db.Bag):
         if y is not None:
             raise ValueError("a dask.bag's items hold their labels, (X, y) blocks: pass y only with a "
@@ -260,12 +270,12 @@ def _shares(client, data, y, reading):
     return file_shares(data, **reading), None
 
 
-def _array_shares(da, X, y, hash_bits):
+def _array_shares(da, X, y, hash_bits, sample_weight=None):
     """The row blocks of the dask.array ``X`` (blocks across its columns joined) with
-    the labels ``y`` cut as them. Blocks of unknown sizes (a DataFrame's partitions,
-    a boolean selection) are taken as they are, paired with y's blocks in turn (each
-    pair's rows and labels counted where it is read, `BlockShare.chunks`): dealt to
-    the groups by count, not rows."""
+    the labels ``y`` (and the rows' ``sample_weight``, if given) cut as them. Blocks of
+    unknown sizes (a DataFrame's partitions, a boolean selection) are taken as they
+    are, paired with y's blocks in turn (each pair's rows and labels counted where it
+    is read, `BlockShare.chunks`): dealt to the groups by count, not rows."""
     if y is None:
         raise ValueError("a dask.array X needs y, a dask.array of labels chunked as X's rows")
     if X.ndim != 2:
@@ -280,25 +290,34 @@ def _array_shares(da, X, y, hash_bits):
         warnings.warn("A column-vector y was passed when a 1d array was expected: y's shape should be "
                       "(n_samples,), for example y[:, 0] or a Series.", DataConversionWarning, stacklevel=4)
         y = y[:, 0]
-    if y.ndim != 1:
-        raise ValueError(f"y must hold one label per row of X, not an array of shape {y.shape}")
-    unknown = any(math.isnan(n) for n in X.chunks[0] + y.chunks[0])
-    if unknown and len(X.chunks[0]) != len(y.chunks[0]):
-        raise ValueError(f"X and y have row blocks of unknown sizes, X {len(X.chunks[0])} and y {len(y.chunks[0])} "
-                         f"of them: give y in X's blocks (the same DataFrame's partitions), or call "
-                         f"compute_chunk_sizes() on both")
-    if not unknown:
-        if y.shape[0] != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
-        y = y.rechunk({0: X.chunks[0]})
-    blocks = [_pair(Xb, yb) for Xb, yb in zip(X.to_delayed()[:, 0], y.to_delayed())]
+    columns = [_cut_as_rows(X, y, "y", "label")]
+    if sample_weight is not None:
+        columns.append(_cut_as_rows(X, da.asarray(sample_weight), "sample_weight", "weight"))
+    blocks = [_tuple(Xb, *vb) for Xb, *vb in zip(X.to_delayed()[:, 0], *(v.to_delayed() for v in columns))]
     sizes = [0 if math.isnan(n) else n for n in X.chunks[0]]
     return [BlockShare(X.name, i, n, hash_bits) for i, n in enumerate(sizes)], blocks
 
 
-def _pair(X, y):
+def _cut_as_rows(X, v, name, per_row):
+    """``v`` (a dask.array named ``name``, one ``per_row`` for each of X's rows) cut
+    as X's row blocks; of unknown sizes, the same number of blocks as X's."""
+    if v.ndim != 1:
+        raise ValueError(f"{name} must hold one {per_row} per row of X, not an array of shape {v.shape}")
+    unknown = any(math.isnan(n) for n in X.chunks[0] + v.chunks[0])
+    if unknown and len(X.chunks[0]) != len(v.chunks[0]):
+        raise ValueError(f"X and {name} have row blocks of unknown sizes, X {len(X.chunks[0])} and {name} "
+                         f"{len(v.chunks[0])} of them: give {name} in X's blocks (the same DataFrame's "
+                         f"partitions), or call compute_chunk_sizes() on both")
+    if unknown:
+        return v
+    if v.shape[0] != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but {name} has {v.shape[0]} {per_row}s")
+    return v.rechunk({0: X.chunks[0]})
+
+
+def _tuple(*parts):
     from dask import delayed
-    return delayed(tuple)([X, y])
+    return delayed(tuple)(list(parts))
 
 
 def _say(progress):
