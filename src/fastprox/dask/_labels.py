@@ -77,7 +77,7 @@ def coded(y, classes, where):
         try:
             return np.ascontiguousarray(y, dtype=np.float64)
         except (TypeError, ValueError):
-            row = next(i for i, v in enumerate(y.tolist()) if not isinstance(v, (int, float)))
+            row = next((i for i, v in enumerate(y.tolist()) if not isinstance(v, (int, float))), 0)
         raise ValueError(f"{where(row)}: label {_plain(y[row])!r} is not a number: a regressor's targets are "
                          f"numbers, and a classifier's labels of other kinds in a bag need classes= with every "
                          f"label (a bag's labels are not read before training)")
