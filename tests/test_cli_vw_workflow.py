@@ -428,7 +428,7 @@ def test_predictions_carry_the_inputs_tags():
     written = []
     est = StreamModel(CLASSIFIER_DEFAULTS, False, [-1.0, 1.0])
     Trainer(est, Source(), Table(None, ""), NoBar(), predictions=written.append).one_pass([(chunk, chunk.y, 0)])
-    lines = "".join(written).splitlines()
+    lines = b"".join(written).decode().splitlines()
     assert [line.split()[1] for line in lines] == chunk.tags and len(lines) == 3
 
 

@@ -20,14 +20,16 @@ from hypothesis import strategies as st
 
 from fastprox._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
 from fastprox._kernels import Learner, exact_sum, held_out_loss
-from fastprox._libsvm import format_reprs
+from fastprox._libsvm import format_predictions
 from fastprox._registry import LOSSES
 from fastprox._validation import NonFiniteMargin
 from fastprox.stream.holdout import Holdout
 from fastprox.stream.losses import example_loss
 from fastprox.stream.model import StreamModel
 from fastprox.stream.progress import NoBar, Table
-from fastprox.stream.trainer import Trainer, predicts, prediction_line
+from fastprox.stream.labels import format_label
+from fastprox.stream.trainer import Trainer, predicts
+from tests.support.prediction_lines import prediction_line, row_tag
 
 
 class PerRowTrainer(Trainer):
@@ -69,7 +71,7 @@ class PerRowTrainer(Trainer):
             line = self.table.rows + end - i >= self.table.next
             loss = self._steps(rows, i, end)
             for r, s in zip(range(i, end), scores):
-                self.predictions(prediction_line(self.est, s, rows.tag(r)))
+                self.predictions(prediction_line(self.est, s, row_tag(rows.tags, r)).encode())
             if line:
                 self._line(rows, y, end, loss, None if self.from_loss else self._shown(scores[-1]))
 
@@ -80,7 +82,7 @@ class PerRowTrainer(Trainer):
         self.held_out = (self.held_out[0] + loss, self.held_out[1] + weight)
         self.table.add_holdout(loss, weight)
         if self.predictions:
-            self.predictions(prediction_line(self.est, scores, rows.tag(i)))
+            self.predictions(prediction_line(self.est, scores, row_tag(rows.tags, i)).encode())
 
 
 class Source:
@@ -103,8 +105,10 @@ def chunks(n, d, labels, seed, weighted=False, tagged=False, sizes=(37, 200, 1, 
         part = X[start:stop]
         if weighted:
             part.weights = array("d", rng.choice([0.5, 1.0, 2.0, 3.25], stop - start))
-        if tagged:
-            part.tags = [f"r{i}".encode() if i % 3 else None for i in range(start, stop)]
+        if tagged:      # (VW's ASCII tags, none, empty ones, others not ASCII, not UTF-8)
+            part.tags = [None if i % 3 == 0 else b"" if i % 7 == 0 else f"r{i}-\u00e9".encode() if i % 5 == 0
+                         else f"r{i}\xff\xc3".encode("latin-1") if i % 11 == 0 else f"r{i}".encode()
+                         for i in range(start, stop)]
         out.append((part, array("d", y[start:stop]), k))
         start, k = stop, k + 1
     return out
@@ -135,7 +139,7 @@ def train(cls, params, regression, classes, items, passes, holdout, predict, int
         if holdout is not None and trainer.stops():
             break
     arrays = {k: bytes(memoryview(v).cast("B")) for k, (v, _) in est.learner.saved_arrays().items()}
-    return (lines, "".join(written), passes_seen, holdout and holdout.losses, trainer.progress(), trainer.held_out,
+    return (lines, b"".join(written), passes_seen, holdout and holdout.losses, trainer.progress(), trainer.held_out,
             trainer.features, arrays, est.learner.scalars())
 
 
@@ -183,7 +187,7 @@ def test_the_kernels_pass_is_the_per_row_definition(case, mode):
                       None if holdout is None else Holdout(holdout[0], 9, holdout[1]),
                       "predict" in mode, interval) for cls in (Trainer, PerRowTrainer)]
         assert runs[0] == runs[1]
-        assert runs[0][0] and ("predict" not in mode or runs[0][1].count("\n") == 1500)
+        assert runs[0][0] and ("predict" not in mode or runs[0][1].count(b"\n") == 1500)
 
 
 def test_a_grouped_models_predictions_are_floats(tmp_path):
@@ -352,10 +356,45 @@ def test_a_copy_is_the_pickles_round_trip(kwargs):
     assert pickle.dumps(twin) == pickle.dumps(learner)
 
 
+#: A row's tag: none, VW's (ASCII), empty, long, any bytes (not UTF-8: written "\\xNN"), ASCII
+#: but for one byte, a str.
+ASCII = st.text(st.characters(max_codepoint=127), max_size=6).map(str.encode)
+TAGS = st.one_of(st.none(), st.binary(max_size=8).map(lambda b: b"r" + b), st.just(b""), st.binary(max_size=400),
+                 st.builds(lambda a, b, c: a + bytes([b]) + c, ASCII, st.integers(127, 255), ASCII),
+                 st.text(max_size=12))
+#: A class: as LIBSVM's labels (integral floats, others) or a name.
+CLASS_LABELS = st.one_of(st.integers(-10 ** 6, 10 ** 6).map(float), st.floats(allow_nan=False, allow_infinity=False),
+                         st.text(min_size=1, max_size=6))
+
+
 @settings(max_examples=1000, deadline=None)
-@given(st.lists(st.one_of(st.floats(), MARGINS), max_size=30))
-@example([0.0, -0.0, 1.0, 1e16, 1e22, 1.5e-5, 1e-4, 5e-324, float("inf"), float("nan"), 123456789.0, 0.1])
-def test_the_lines_of_reprs_are_reprs(values):
-    """-p's lines of one output without tags (`format_reprs`): each value's repr and a
-    newline, byte for byte."""
-    assert format_reprs(array("d", values)) == "".join(repr(v) + "\n" for v in values).encode()
+@given(st.data(), st.integers(1, 5), st.integers(0, 12), st.booleans(), st.integers(0, 3))
+def test_the_lines_of_predictions_are_the_per_row_lines(data, outputs, rows, regression, first):
+    """-p's lines (`format_predictions`, a run of rows in one call) are those the trainer
+    wrote a row at a time (tests/support/prediction_lines.py), byte for byte: one output
+    (the margin's repr: nan, inf, -0, subnormals) or several (the class of the largest,
+    ties and NaN as max's), regressors, tags none, empty, long, not ASCII, not UTF-8."""
+    value = st.one_of(st.floats(), MARGINS, st.sampled_from([0.0, -0.0, 1.0, float("nan")]))
+    scores = data.draw(st.lists(value, min_size=rows * outputs, max_size=rows * outputs))
+    tags = data.draw(st.one_of(st.none(), st.lists(TAGS, min_size=first + rows, max_size=first + rows + 2)))
+    classes = data.draw(st.lists(CLASS_LABELS, min_size=outputs, max_size=outputs, unique_by=format_label))
+    est = SimpleNamespace(regression=regression, classes=classes)
+    labels = None if regression or outputs == 1 else tuple(format_label(c).encode() for c in classes)
+    expected = "".join(prediction_line(est, scores[i * outputs:(i + 1) * outputs], row_tag(tags, first + i))
+                       for i in range(rows)).encode()
+    assert format_predictions(array("d", scores), outputs, labels, tags, first) == expected
+
+
+def test_the_lines_of_predictions_named_cases():
+    """`format_predictions`' cases by name: a tag not UTF-8, a str one, an empty one; a
+    tie goes to the first class; and arguments that do not fit are refused, not read
+    out of bounds."""
+    classes = (b"1", b"2", b"10")
+    scores = array("d", [0.5, 2.0, 2.0, -1.0, 0.0, -0.0])
+    tags = [b"a\x80b", "\u00e9t\u00e9", b""]
+    assert format_predictions(scores, 3, classes, tags, 0) == b"2 a\\x80b\n2 \xc3\xa9t\xc3\xa9\n"
+    assert format_predictions(scores[:2], 1, None, tags, 1) == "0.5 \u00e9t\u00e9\n2.0\n".encode()
+    for args in [(scores, 4, None, None, 0), (scores, 3, classes[:2], None, 0), (scores, 3, classes, tags, 2),
+                 (scores, 3, classes, tags, -1), (scores, 0, None, None, 0)]:
+        with pytest.raises(ValueError, match="format_predictions"):
+            format_predictions(*args)

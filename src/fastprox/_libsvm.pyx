@@ -12,7 +12,7 @@ Tokens and numbers are scanned by fastprox._text (exact conversion, digits read
 """
 cimport cython
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free
 from libc.math cimport isfinite
 from libc.stdint cimport INT64_MAX, int32_t, int64_t, uint64_t
@@ -31,6 +31,7 @@ cdef extern from "Python.h":
     char *PyOS_double_to_string(double val, char format_code, int precision,
                                 int flags, int *ptype) except NULL
     int Py_DTSF_ADD_DOT_0
+    const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
 
 # Error codes; fastprox.libsvm turns each into a message.
 cpdef enum Error:
@@ -423,15 +424,80 @@ def format_rows(const double[::1] data not None, const int64_t[::1] indices not 
     return PyBytes_FromStringAndSize(out.buf, out.size)
 
 
-def format_reprs(const double[::1] values not None):
-    """Each value's ``repr`` on a line of its own, as ``bytes`` (``train -p``'s lines of
-    one output without tags: `fastprox.stream.trainer.prediction_line`), the text
-    float.__repr__ writes (PyOS_double_to_string's "r" with Py_DTSF_ADD_DOT_0) without
-    a Python float and string a value."""
+cdef bint _ascii(const char *p, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t j
+    for j in range(n):
+        if <unsigned char>p[j] >= 128:
+            return False
+    return True
+
+
+cdef int _append_tag(_Text out, object tag) except -1:
+    """A prediction line's tag (`format_predictions`), after a space: nothing for None
+    or an empty one; ``bytes`` as their UTF-8 text with each invalid byte as "\\xNN"
+    (``decode("utf-8", "backslashreplace")``: an ASCII tag, VW's usual, is copied as it
+    is), a ``str`` encoded as UTF-8, another object as its text (``format``)."""
+    cdef const char *p
+    cdef Py_ssize_t n
+    if tag is None:
+        return 0
+    if isinstance(tag, bytes):
+        p, n = PyBytes_AS_STRING(tag), PyBytes_GET_SIZE(tag)
+        if n == 0:
+            return 0
+        if _ascii(p, n):
+            out.append(b" ", 1)
+            out.append(p, n)
+            return 0
+        tag = (<bytes>tag).decode("utf-8", "backslashreplace")
+    elif not isinstance(tag, str):
+        if not tag:
+            return 0
+        tag = format(tag, "")
+    elif not tag:
+        return 0
+    p = PyUnicode_AsUTF8AndSize(tag, &n)
+    out.append(b" ", 1)
+    out.append(p, n)
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def format_predictions(const double[::1] scores not None, Py_ssize_t outputs, tuple labels, tags,
+                       Py_ssize_t first):
+    """``train -p``'s lines (VW's -p) of the rows whose margins ``scores`` holds,
+    ``outputs`` a row, as ``bytes``, in one call a run of rows (no Python float or
+    string a row). Row i's line: where ``labels`` is None (one output, a regressor) its
+    first margin's ``repr`` (the text float.__repr__ writes: PyOS_double_to_string's
+    "r" with Py_DTSF_ADD_DOT_0), else ``labels[k]`` (``bytes``, a class as -p writes
+    it) of its largest margin's output k (the first of equal ones, as ``max``'s); then
+    its tag ``tags[first + i]`` after a space, if it has one (`_append_tag`; ``tags``
+    None: no row has one); then a newline."""
     cdef _Text out = _Text()
-    cdef Py_ssize_t i
-    for i in range(values.shape[0]):
-        out.append_double(values[i], Py_DTSF_ADD_DOT_0)
+    cdef Py_ssize_t i, k, best, n
+    cdef const double *s
+    cdef bytes label
+    if outputs < 1 or scores.shape[0] % outputs:
+        raise ValueError(f"format_predictions: {scores.shape[0]} margins are not rows of outputs={outputs}")
+    if labels is not None and len(labels) != outputs:
+        raise ValueError(f"format_predictions: {len(labels)} labels for outputs={outputs}: give one an output")
+    n = scores.shape[0] // outputs
+    if tags is not None and not 0 <= first <= len(tags) - n:
+        raise ValueError(f"format_predictions: rows [{first}, {first + n}) of {len(tags)} tags")
+    for i in range(n):
+        s = &scores[i * outputs]
+        if labels is None:
+            out.append_double(s[0], Py_DTSF_ADD_DOT_0)
+        else:
+            best = 0
+            for k in range(1, outputs):
+                if s[k] > s[best]:
+                    best = k
+            label = labels[best]
+            out.append(PyBytes_AS_STRING(label), PyBytes_GET_SIZE(label))
+        if tags is not None:
+            _append_tag(out, tags[first + i])
         out.append(b"\n", 1)
     return PyBytes_FromStringAndSize(out.buf, out.size)
 

@@ -203,7 +203,7 @@ def run(args):
         if args.predictions:
             trained = []
             atomic_write(args.predictions, lambda f: trained.append(
-                _train(args, est, source, holdout, lambda line: f.write(line.encode()))))
+                _train(args, est, source, holdout, f.write)))
             trainer, losses = trained[0]
         else:
             trainer, losses = _train(args, est, source, holdout, None)

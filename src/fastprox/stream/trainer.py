@@ -13,7 +13,7 @@ from math import exp, expm1, inf
 
 from .._core import AUTO_ROWS
 from .._kernels import NonFiniteMargin
-from .._libsvm import format_reprs
+from .._libsvm import format_predictions
 from .._validation import kernel_arrays, kernel_loss
 from .labels import LABEL_BUFFER_BYTES, Classes, format_label
 from .losses import example_loss
@@ -48,8 +48,8 @@ class Trainer:
 
     def __init__(self, est, source, table, bar, holdout=None, predictions=None):
         """``holdout``: a `fastprox.stream.holdout.Holdout` (several passes), or None;
-        ``predictions``: a function taking the text of the examples' lines of
-        progressive predictions (`prediction_line`: before its step), a run of whole
+        ``predictions``: a function taking the examples' lines of progressive
+        predictions (each made before its step), UTF-8 ``bytes`` of a run of whole
         lines at a time (a kernel's call's, `_write`), or None."""
         self.est, self.source, self.table, self.bar = est, source, table, bar
         self.classes = None if est.regression else Classes(
@@ -239,14 +239,15 @@ class Trainer:
 
     def _write(self, rows, start, stop, scores):
         """The lines of predictions of rows [start, stop) of a chunk, from their margins in
-        ``scores`` (`prediction_line`: for one output and no tags, the value's repr,
-        `format_reprs`), in one call of ``predictions``."""
+        ``scores``, in one call of ``predictions`` (`format_predictions`, as VW's -p: a
+        binary classifier's raw score, the margin, positive for the larger class: VW's
+        prediction before any --link; a regressor's value; a multiclass model's class;
+        then the row's tag, if it has one). Floats are written exactly (the shortest
+        repr), where VW rounds to 6 decimals."""
         K = self.est.learner.n_outputs
-        if K == 1 and rows.tags is None:
-            self.predictions(format_reprs(memoryview(scores)[start:stop]).decode())
-            return
-        self.predictions("".join([prediction_line(self.est, scores[i * K:(i + 1) * K].tolist(), rows.tag(i))
-                                  for i in range(start, stop)]))
+        labels = None if self.est.regression or K == 1 else tuple(
+            format_label(c).encode() for c in self.est.classes)
+        self.predictions(format_predictions(memoryview(scores)[start * K:stop * K], K, labels, rows.tags, start))
 
     def _run_rows(self, rows, inside, at, start, stop, scores):
         """`_run`'s training and scoring for a grouped model: the kernel called over each
@@ -342,22 +343,11 @@ def _after(held, row):
     return held[i] if i < len(held) else inf
 
 
-def prediction_line(est, scores, tag=None):
-    """An example's line of progressive predictions (train --predictions), as VW's -p
-    writes it: a binary classifier's raw score (the margin, positive for the larger
-    class: VW's prediction before any --link), a regressor's value, a multiclass
-    model's class; then its tag if the input has one. Floats are written exactly
-    (the shortest repr), where VW rounds to 6 decimals."""
-    if est.regression or len(scores) == 1:
-        text = repr(scores[0])
-    else:
-        text = format_label(est.classes[max(range(len(scores)), key=scores.__getitem__)])
-    return f"{text} {tag}\n" if tag is not None else text + "\n"
-
-
 class _Rows:
     """A chunk's CSR buffers and width, its kernel targets, ``where(i)`` naming
-    row i's line, and its rows' sample weights (None: all 1; VW's importance weights)."""
+    row i's line, its rows' tags (VW's input has them: a chunk's ``tags``, ``bytes`` or
+    None a row; None: no row has one) and sample weights (None: all 1; VW's
+    importance weights)."""
 
     def __init__(self, data, indices, indptr, width, target, where, tags=None, weights=None):
         self.data, self.indices, self.indptr, self.target, self.where = data, indices, indptr, target, where
@@ -375,11 +365,3 @@ class _Rows:
         return (memoryview(self.data)[a:b], memoryview(self.indices)[a:b],
                 array(indptr.format, [p - a for p in indptr[start:stop + 1]]), memoryview(self.target)[start:stop],
                 weights)
-
-    def tag(self, i):
-        """Row i's tag (VW's input has them: a chunk's ``tags``, bytes), or None where
-        the row has none."""
-        tag = None if self.tags is None else self.tags[i]
-        if isinstance(tag, bytes):
-            tag = tag.decode("utf-8", "backslashreplace")
-        return tag or None
