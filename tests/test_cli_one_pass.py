@@ -165,7 +165,7 @@ def test_a_third_label_names_its_line_and_classes(tmp_path, capsys):
                              "--delta", "1", "--quiet")
         assert status == 1
         assert err == (f"fastprox: error: {path}:25: a third label, 2, after -1 and 1: this looks "
-                       f"like a multiclass file: give --classes -1,1,2 (every label of the stream)\n")
+                       f"like a multiclass stream: give --classes -1,1,2 (every label of the stream)\n")
     status, _, err = run(capsys, "train", path, "--classes", "-1,1,2", "--quiet")
     assert status == 0
 
