@@ -91,6 +91,17 @@ def test_conll_whitespace_crlf_and_blank_runs(tmp_path):
     assert [s["w"] for s in seqs] == [("a", "b"), ("c",)] and seqs[1].labels == ("z",)
 
 
+def test_conll_unicode_spaces_belong_to_tokens(tmp_path):
+    """Columns are separated by ASCII whitespace, as CRF++ and conlleval split them: a
+    no-break space ("100 000" in French) or an ideographic space is a token's, and
+    the token is written back whole (was: split, "4 columns, expected 3")."""
+    path = write(tmp_path, "Le DET B-NP\n100\u00a0000 NUM I-NP\t\n\u3000x\u2003y X O\n\n")
+    seq, = read_conll(path, ("w", "pos", "y"), "y")
+    assert seq["w"] == ("Le", "100\u00a0000", "\u3000x\u2003y") and seq.labels == ("B-NP", "I-NP", "O")
+    write_sequences(tmp_path / "out.txt", [seq], [["O", "O", "O"]])
+    assert (tmp_path / "out.txt").read_text(encoding="utf-8").splitlines()[1] == "100\u00a0000 NUM I-NP O"
+
+
 @pytest.mark.parametrize("text", ["", "\n\n  \n"])
 def test_conll_empty_file_has_no_sequence(tmp_path, text):
     assert list(read_conll(write(tmp_path, text), ("w", "y"), "y")) == []
