@@ -441,6 +441,13 @@ def test_command_line_trains_predicts_and_scores(treebank, tmp_path, capsys, mon
     bad.write_text(CONLLU.replace("3\tbarks\tbark\tVERB\tVBZ\t_\t0", "3\tbarks\tbark\tVERB\tVBZ\t_\t7"))
     assert main(["parse", "train", str(bad)]) == 1
     assert f"{bad}:4: HEAD 7 of word 3 is outside 0..4" in capsys.readouterr().err
+    assert main(["parse", "train", str(treebank), "--test", str(bad), "--model", str(tmp_path / "lost.npz")]) == 1
+    err = capsys.readouterr().err         # (was: after the whole training, its model lost)
+    assert f"{bad}:4: HEAD 7 of word 3 is outside 0..4" in err and "finished run" not in err
+    (tmp_path / "empty.conllu").write_text("")
+    assert main(["parse", "train", str(treebank), "--test", str(tmp_path / "empty.conllu")]) == 1
+    err = capsys.readouterr().err
+    assert "--test " in err and "no sentences to score the model on" in err and "finished run" not in err
     assert main(["parse", "predict", str(model), str(bad)]) == 0     # (it printed no score, and no reason)
     captured = capsys.readouterr()
     assert captured.err == (f"fastprox: warning: {bad}:4: HEAD 7 of word 3 is outside 0..4 (the sentence has "

@@ -70,6 +70,9 @@ def run_train(args):
     sentences = [s for path in args.data for s in read_conllu(path, heads=True)]
     if not sentences:
         raise ValueError(f"{args.data[0]}: no sentences to train on")
+    test = list(read_conllu(args.test, heads=True)) if args.test else None     # (checked before the training)
+    if test == []:
+        raise ValueError(f"--test {args.test}: no sentences to score the model on")
     templates = args.templates if "," not in args.templates else [t.strip() for t in args.templates.split(",")]
     model = DependencyParser(**learner_params(args, lambda: "templates"), projective=args.projective,
                              templates=templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos)
@@ -82,12 +85,11 @@ def run_train(args):
         order, losses, errors, words, arcs))
     if not args.quiet:
         table.summary(model.n_features_in_, time.process_time() - start)
-    if args.test:
-        test = list(read_conllu(args.test, heads=True))
-        for line in uas_lines(test, model.predict(test), "test"):
-            stderr_line(line)
     if args.model:
         save_parser(model, args.model)
+    if test is not None:
+        for line in uas_lines(test, model.predict(test), "test"):
+            stderr_line(line)
     return 0
 
 
