@@ -117,6 +117,18 @@ def test_conll_docstart_skipped_and_written_back(tmp_path):
     assert [len(s) for s in as_items] == [1, 2, 1, 1]
 
 
+def test_conll_docstart_lines_get_the_appended_column_too(tmp_path):
+    """conlleval stops at a line whose number of columns differs from the first line's
+    ("unexpected number of features: 4 (5)"): a -DOCSTART- line written back with
+    predictions appended gets the column too, its own last field (O), as the
+    CoNLL-2003 evaluation files have it (was: written with one column fewer)."""
+    seqs = list(read_conll(write(tmp_path, CONLL2003), ("w", "pos", "chunk", "ne"), "ne"))
+    write_sequences(tmp_path / "out.txt", seqs, [["B-ORG", "O"], ["B-LOC"]])
+    lines = (tmp_path / "out.txt").read_text().splitlines()
+    assert lines[0] == lines[5] == "-DOCSTART- -X- -X- O O" and lines[1] == lines[6] == ""
+    assert {len(line.split(" ")) for line in lines if line} == {5}
+
+
 def test_conll_missing_label_names_file_line_and_fix(tmp_path):
     path = write(tmp_path, "a A x\nb B\n")
     message = error(lambda: read_conll(path, ("w", "pos", "y"), "y"))
