@@ -284,6 +284,37 @@ def test_cost_augmented_tree_decoders_maximize_score_plus_hamming(decoder, proje
     assert augmented == ref.best_tree_score(S, gold=gold, projective=projective)
 
 
+@pytest.mark.parametrize("decoder, projective", [(chu_liu_edmonds, False), (eisner, True)])
+@pytest.mark.parametrize("values", [INTEGERS, FLOATS], ids=["integers", "floats"])
+@EXAMPLES
+@given(data=st.data(), costed=st.booleans())
+def test_one_root_tree_decoders_find_the_best_tree_with_one_word_on_the_root(decoder, projective, values, data,
+                                                                             costed):
+    """CoNLL-U's trees (one word with HEAD 0): the best of them by brute force, S left
+    as it was, and the free decoder's tree itself when it has one root."""
+    S, gold = data.draw(with_gold_heads(arc_scores(values, n_min=1)))
+    gold = gold if costed else None
+    given_S = S.copy()
+    heads = decoder(S, gold=gold, one_root=True)
+    assert_tree(heads, S.shape[0] - 1, projective)
+    assert (heads[1:] == 0).sum() == 1
+    assert np.array_equal(S, given_S)
+    score = tree_score(S, heads) + (0 if gold is None else ref.hamming(gold[1:], heads[None, 1:])[0])
+    assert score == pytest.approx(ref.best_tree_score(S, gold, projective, one_root=True), rel=1e-12, abs=1e-12)
+    free = decoder(S, gold=gold)
+    if (free[1:] == 0).sum() == 1:
+        assert heads.tolist() == free.tolist()
+
+
+def test_one_root_lowers_the_root_arcs_only_when_the_best_tree_has_several():
+    # The best tree hangs both words from the root (3 + 3); with one root, 0 -> 1 -> 2 (3 + 1).
+    S = np.array([[0.0, 3.0, 3.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]])
+    for decoder in (chu_liu_edmonds, eisner):
+        assert decoder(S).tolist() == [-1, 0, 0]
+        assert decoder(S, one_root=True).tolist() == [-1, 0, 1]
+    assert chu_liu_edmonds(np.zeros((1, 1)), one_root=True).tolist() == [-1]
+
+
 def test_chu_liu_edmonds_breaks_a_cycle_the_best_heads_close():
     # Words 1 and 2 prefer each other (score 10); the root's arcs score 1 and 0.
     S = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 10.0], [0.0, 10.0, 0.0]])

@@ -49,6 +49,19 @@ CONLLU = """\
 """
 
 
+def parsed(conllu):
+    """The CoNLL-U text ``conllu`` as parse predict writes it when it finds its heads:
+    DEPREL root on the root's word and dep elsewhere, DEPS _, every other field and
+    line as it was."""
+    lines = []
+    for line in conllu.split("\n"):
+        fields = line.split("\t")
+        if len(fields) == 10 and fields[0].isdigit():
+            fields[7:9] = ["root" if fields[6] == "0" else "dep", "_"]
+        lines.append("\t".join(fields))
+    return "\n".join(lines)
+
+
 def random_treebank(rng, n_sentences, d, longest=4, density=0.4):
     """Random arc rows (every sentence's (n + 1) n rows stacked), lengths and gold heads
     drawn among the trees."""
@@ -340,6 +353,48 @@ def test_arc_feature_parameters_changed_after_the_fit_are_refused(treebank, chan
     assert parser.t_ > 0
 
 
+@pytest.mark.parametrize("projective", [False, True])
+def test_treebank_sentences_are_parsed_with_one_word_on_the_root(tmp_path, projective):
+    """A CoNLL-U tree has one word on the root (the UD scorer refuses a file with
+    more); the best tree of a sentence's arc scores may hang several from it (here,
+    after one pass over 12 random sentences of 2 to 4 words). predict gives the best
+    tree of those with one, and parse predict writes it, DEPREL root there and dep
+    elsewhere."""
+    from fastprox.cli import main
+    from fastprox.structured.parser import save_parser
+    rng = np.random.default_rng(9)
+    words = [("run", "VERB"), ("dogs", "NOUN"), ("fast", "ADV"), ("the", "DET"), ("see", "VERB"), ("cats", "NOUN")]
+    lines = []
+    for n in rng.integers(2, 5, 12).tolist():
+        one_root = trees(n)[(trees(n)[:, 1:] == 0).sum(axis=1) == 1]
+        heads = one_root[rng.integers(len(one_root))]
+        for m in range(1, n + 1):
+            form, upos = words[rng.integers(len(words))]
+            lines.append(f"{m}\t{form}\t{form}\t{upos}\t_\t_\t{heads[m]}\t{'root' if heads[m] == 0 else 'dep'}\t_\t_")
+        lines.append("")
+    path = tmp_path / "random.conllu"
+    path.write_text("\n".join(lines) + "\n")
+    parser = DependencyParser(bits=10, max_iter=1, random_state=0, projective=projective).fit(path)
+    decoder = _decoders.eisner if projective else _decoders.chu_liu_edmonds
+    sentences = list(read_conllu(path))
+    predicted = parser.predict(sentences)
+    several = 0
+    for sentence, heads in zip(sentences, predicted):
+        S = parser.features_.scores(sentence, parser.coef_)
+        several += (decoder(S)[1:] == 0).sum() > 1
+        assert heads.tolist() == decoder(S, one_root=True)[1:].tolist()
+    assert several > 0                  # (the case: predict gave their best trees)
+    save_parser(parser, tmp_path / "m.npz")
+    assert main(["parse", "predict", str(tmp_path / "m.npz"), str(path), "--out", str(tmp_path / "out.conllu")]) == 0
+    written = [sentence.split("\n") for sentence in (tmp_path / "out.conllu").read_text().split("\n\n") if sentence]
+    assert len(written) == len(predicted)
+    for sentence, heads in zip(written, predicted):
+        fields = [line.split("\t") for line in sentence]
+        assert [f[6] for f in fields] == [str(h) for h in heads]
+        assert [f[7] for f in fields] == ["root" if h == 0 else "dep" for h in heads]
+        assert [f[7] for f in fields].count("root") == 1 and {f[8] for f in fields} == {"_"}
+
+
 def test_save_and_load_predict_the_same(treebank, tmp_path):
     from fastprox.structured.parser import load_parser, save_parser
     model = DependencyParser(bits=12, max_iter=2, random_state=0).fit(treebank)
@@ -363,7 +418,7 @@ def test_command_line_trains_predicts_and_scores(treebank, tmp_path, capsys, mon
     assert "example" in err and "finished run" in err
     assert "test: 3 sentences, 10 words, UAS 100.00% (all words), 100.00% (without punctuation)" in err
     assert main(["parse", "predict", str(model), str(treebank), "--out", str(out)]) == 0
-    assert out.read_text() == CONLLU            # learned: every head as it was, every other line too
+    assert out.read_text() == parsed(CONLLU)     # learned: every head as it was, every other line too
     assert "UAS 100.00%" in capsys.readouterr().err
     unlabelled = tmp_path / "unlabelled.conllu"
     unlabelled.write_text("1\tdogs\tdog\tNOUN\tNNS\t_\t_\t_\t_\t_\n2\tbark\tbark\tVERB\tVBP\t_\t_\t_\t_\t_\n\n")
@@ -386,12 +441,19 @@ def test_command_line_trains_predicts_and_scores(treebank, tmp_path, capsys, mon
     bad.write_text(CONLLU.replace("3\tbarks\tbark\tVERB\tVBZ\t_\t0", "3\tbarks\tbark\tVERB\tVBZ\t_\t7"))
     assert main(["parse", "train", str(bad)]) == 1
     assert f"{bad}:4: HEAD 7 of word 3 is outside 0..4" in capsys.readouterr().err
+    assert main(["parse", "train", str(treebank), "--test", str(bad), "--model", str(tmp_path / "lost.npz")]) == 1
+    err = capsys.readouterr().err         # (was: after the whole training, its model lost)
+    assert f"{bad}:4: HEAD 7 of word 3 is outside 0..4" in err and "finished run" not in err
+    (tmp_path / "empty.conllu").write_text("")
+    assert main(["parse", "train", str(treebank), "--test", str(tmp_path / "empty.conllu")]) == 1
+    err = capsys.readouterr().err
+    assert "--test " in err and "no sentences to score the model on" in err and "finished run" not in err
     assert main(["parse", "predict", str(model), str(bad)]) == 0     # (it printed no score, and no reason)
     captured = capsys.readouterr()
     assert captured.err == (f"fastprox: warning: {bad}:4: HEAD 7 of word 3 is outside 0..4 (the sentence has "
                             f"4 words); HEAD is 0 for the root or the ID of a word of the same sentence; the "
                             f"file is parsed, not scored\n")
-    assert captured.out == CONLLU
+    assert captured.out == parsed(CONLLU)
     assert main(["parse", "train", str(treebank), "--templates", "hp.mp,nonsense"]) == 1
     assert "unknown arc template 'nonsense'" in capsys.readouterr().err
 

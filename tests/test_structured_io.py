@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from fastprox import dump_libsvm
 from fastprox.structured.io import (FIELDS, iter_libsvm_sequences, labels_and_lengths, load_libsvm_sequences,
-                                    read_conll, read_conllu, read_crfsuite, write_sequences)
+                                    parsed, read_conll, read_conllu, read_crfsuite, write_sequences)
 from fastprox.structured.trees import find_cycle
 
 CONLL = """\
@@ -91,6 +91,17 @@ def test_conll_whitespace_crlf_and_blank_runs(tmp_path):
     assert [s["w"] for s in seqs] == [("a", "b"), ("c",)] and seqs[1].labels == ("z",)
 
 
+def test_conll_unicode_spaces_belong_to_tokens(tmp_path):
+    """Columns are separated by ASCII whitespace, as CRF++ and conlleval split them: a
+    no-break space ("100 000" in French) or an ideographic space is a token's, and
+    the token is written back whole (was: split, "4 columns, expected 3")."""
+    path = write(tmp_path, "Le DET B-NP\n100\u00a0000 NUM I-NP\t\n\u3000x\u2003y X O\n\n")
+    seq, = read_conll(path, ("w", "pos", "y"), "y")
+    assert seq["w"] == ("Le", "100\u00a0000", "\u3000x\u2003y") and seq.labels == ("B-NP", "I-NP", "O")
+    write_sequences(tmp_path / "out.txt", [seq], [["O", "O", "O"]])
+    assert (tmp_path / "out.txt").read_text(encoding="utf-8").splitlines()[1] == "100\u00a0000 NUM I-NP O"
+
+
 @pytest.mark.parametrize("text", ["", "\n\n  \n"])
 def test_conll_empty_file_has_no_sequence(tmp_path, text):
     assert list(read_conll(write(tmp_path, text), ("w", "y"), "y")) == []
@@ -104,6 +115,18 @@ def test_conll_docstart_skipped_and_written_back(tmp_path):
     assert (tmp_path / "out.txt").read_text() == CONLL2003
     as_items = list(read_conll(path, ("w", "pos", "chunk", "ne"), "ne", docstart=False))
     assert [len(s) for s in as_items] == [1, 2, 1, 1]
+
+
+def test_conll_docstart_lines_get_the_appended_column_too(tmp_path):
+    """conlleval stops at a line whose number of columns differs from the first line's
+    ("unexpected number of features: 4 (5)"): a -DOCSTART- line written back with
+    predictions appended gets the column too, its own last field (O), as the
+    CoNLL-2003 evaluation files have it (was: written with one column fewer)."""
+    seqs = list(read_conll(write(tmp_path, CONLL2003), ("w", "pos", "chunk", "ne"), "ne"))
+    write_sequences(tmp_path / "out.txt", seqs, [["B-ORG", "O"], ["B-LOC"]])
+    lines = (tmp_path / "out.txt").read_text().splitlines()
+    assert lines[0] == lines[5] == "-DOCSTART- -X- -X- O O" and lines[1] == lines[6] == ""
+    assert {len(line.split(" ")) for line in lines if line} == {5}
 
 
 def test_conll_missing_label_names_file_line_and_fix(tmp_path):
@@ -294,6 +317,20 @@ def test_conllu_round_trip_and_predicted_heads(tmp_path):
     assert [s.heads.tolist() for s in read_conllu(tmp_path / "pred.conllu", heads=True)] == [[2, 0, 2, 3], [0]]
 
 
+def test_parsed_sentences_carry_the_parse_and_every_other_line(tmp_path):
+    """An unlabelled parse: HEAD the parser's, DEPREL root / dep, DEPS _ (not the gold
+    relations and graph, which a scorer would take for the parser's); comments,
+    multiword tokens, empty nodes and the other fields as they were."""
+    seqs = list(read_conllu(write(tmp_path, CONLLU, "a.conllu")))
+    write_sequences(tmp_path / "parsed.conllu", map(parsed, seqs, [[2, 0, 2, 3], [0]]))
+    expected = (CONLLU.replace("3\taux\t3:aux", "2\tdep\t_").replace("3\tadvmod\t3:advmod", "0\troot\t_")
+                .replace("0\troot\t0:root\tSpaceAfter", "2\tdep\t_\tSpaceAfter")
+                .replace("3\tpunct\t3:punct", "3\tdep\t_").replace("0\troot\t0:root\t_", "0\troot\t_\t_"))
+    assert (tmp_path / "parsed.conllu").read_text() == expected
+    message = error(lambda: parsed(seqs[1], [0, 1]))
+    assert message.startswith(f"2 heads for the 1 words of the sentence at {tmp_path / 'a.conllu'}:10; give one head per word")
+
+
 def test_conllu_append_column(tmp_path):
     seqs = list(read_conllu(write(tmp_path, CONLLU, "a.conllu")))
     write_sequences(tmp_path / "out.conllu", seqs, [["p"] * 4, ["q"]])
@@ -320,12 +357,15 @@ WORD = "{}\tw\tw\tX\tX\t_\t{}\tdep\t_\t_\n"
     (WORD.format(1, 0) + WORD.format(2, "_"), {"heads": True}, 2, "HEAD '_' of word 2 is not an integer"),
     (WORD.format(1, 0) + WORD.format(2, 3), {"heads": True}, 2, "HEAD 3 of word 2 is outside 0..2"),
     (WORD.format(1, -1), {"heads": True}, 1, "HEAD -1 of word 1 is outside 0..1"),
+    (WORD.format(1, 0) + WORD.format(2, 1) + WORD.format(3, 0), {"heads": True}, 3,
+     "words 1 and 3 both have HEAD 0: a CoNLL-U tree has one word on the root 0"),
 ])
 def test_conllu_errors_name_file_line_and_fix(tmp_path, text, kwargs, line, expected):
     path, message = conllu_error(tmp_path, text, **kwargs)
     assert message.startswith(f"{path}:{line}: {expected}")
     assert any(fix in message for fix in ("separate fields by tabs", "numbered 1, 2, 3", "comments go before",
-                                          "at least one word", "label=None", "HEAD is 0 for the root"))
+                                          "at least one word", "label=None", "HEAD is 0 for the root",
+                                          "attach the others to a word"))
 
 
 def test_conllu_cycle_names_the_sentence(tmp_path):

@@ -24,6 +24,7 @@ from fastprox._kernel.decoders.forward_backward cimport (forward_backward as for
 from fastprox._kernel.decoders.chu_liu_edmonds cimport (chu_liu_edmonds as chu_liu_edmonds_kernel,
                                                         chu_liu_edmonds_work, chu_liu_edmonds_iwork)
 from fastprox._kernel.decoders.eisner cimport eisner as eisner_kernel, eisner_work, eisner_iwork
+from fastprox._kernel.decoders.one_root cimport one_root as one_root_kernel, tree_decoder
 from fastprox._kernels cimport chosen_lanes
 
 # Without gold labels the kernels get NULL, the address of an empty view.
@@ -96,7 +97,7 @@ def forward_backward(E, A, s, e):
     return float(logZ), mu, xi
 
 
-def chu_liu_edmonds(S, gold=None):
+def chu_liu_edmonds(S, gold=None, one_root=False):
     """The maximum spanning arborescence rooted at 0 (non-projective trees).
 
     Parameters
@@ -104,34 +105,35 @@ def chu_liu_edmonds(S, gold=None):
     S : array of shape (n+1, n+1), ``S[h, m]`` the score of the arc h -> m.
     gold : array of n+1 integer heads (``gold[0]`` ignored), for cost-augmented
         decoding: each arc h -> m with h != gold[m] scores 1 more.
+    one_root : bool, default=False
+        Only trees whose root heads one word (CoNLL-U's, UD's); otherwise the
+        root may head several words, as arc-factored training decodes.
 
     Returns
     -------
     heads : int64 array of shape (n+1,), ``heads[m]`` the head of word m, ``heads[0] = -1``.
 
-    The root may head several words. Deterministic: equal-scoring trees are broken by
-    node order (see the kernel's notes).
+    Deterministic: equal-scoring trees are broken by node order (see the kernel's
+    notes).
     """
-    return _decode_tree(S, gold, False)
+    return _decode_tree(S, gold, False, one_root)
 
 
-def eisner(S, gold=None):
+def eisner(S, gold=None, one_root=False):
     """The best projective tree rooted at 0 (Eisner's algorithm).
 
     Parameters and return as `chu_liu_edmonds`; the tree has no crossing arcs. Ties
     go to the first best split point of each span.
     """
-    return _decode_tree(S, gold, True)
+    return _decode_tree(S, gold, True, one_root)
 
 
-ctypedef void (*tree_kernel)(const double*, Py_ssize_t, const int64_t*, double*, int64_t*,
-                               int64_t*) noexcept nogil
-
-
-cdef _decode_tree(S, gold, bint projective):
+cdef _decode_tree(S, gold, bint projective, bint one_root):
     """The heads `eisner` (projective) or `chu_liu_edmonds` returns."""
     Sc, goldc, n = _tree_scores(S, gold)
-    cdef tree_kernel kernel = eisner_kernel if projective else chu_liu_edmonds_kernel
+    if one_root:
+        Sc = Sc.copy()          # (one_root may lower the root's arcs)
+    cdef tree_decoder kernel = eisner_kernel if projective else chu_liu_edmonds_kernel
     heads = np.empty(n + 1, dtype=np.int64)
     work = np.empty(eisner_work(n) if projective else chu_liu_edmonds_work(n), dtype=np.float64)
     iwork = np.empty(eisner_iwork(n) if projective else chu_liu_edmonds_iwork(n), dtype=np.int64)
@@ -141,7 +143,10 @@ cdef _decode_tree(S, gold, bint projective):
     cdef const int64_t[::1] goldv = goldc if goldc is not None else NO_GOLD
     cdef Py_ssize_t nn = n
     with nogil:
-        kernel(&Sv[0], nn, _in(goldv), &workv[0], &iworkv[0], &headsv[0])
+        if one_root:            # (on the copy above: writable)
+            one_root_kernel(kernel, <double*>&Sv[0], nn, _in(goldv), &workv[0], &iworkv[0], &headsv[0])
+        else:
+            kernel(&Sv[0], nn, _in(goldv), &workv[0], &iworkv[0], &headsv[0])
     return heads
 
 

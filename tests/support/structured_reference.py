@@ -123,10 +123,13 @@ def tree_scores(S, H):
     return S[H[:, 1:], m].sum(axis=1)
 
 
-def best_tree_score(S, gold=None, projective=False):
-    """max over all (projective) trees of score (+ Delta(gold, .) when gold is given)."""
+def best_tree_score(S, gold=None, projective=False, one_root=False):
+    """max over all (projective) trees of score (+ Delta(gold, .) when gold is given);
+    with ``one_root``, over the trees whose root heads one word."""
     n = S.shape[0] - 1
     H = trees(n, projective)
+    if one_root:
+        H = H[(H[:, 1:] == 0).sum(axis=1) == 1]
     scores = tree_scores(S, H)
     if gold is not None:
         scores = scores + hamming(np.asarray(gold)[1:], H[:, 1:])

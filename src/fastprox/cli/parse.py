@@ -13,10 +13,13 @@ model's tree gave a wrong head before the step, its "features" the candidate arc
 and scores --test: the unlabelled attachment score with and without punctuation
 (UPOS PUNCT). The defaults are those bench/dependency_parsing.py chose on UD English
 EWT. The model file (--model) holds the parser and its arc templates, no pickle.
-``predict`` writes the input back with the predicted HEAD (every other column, and
-every comment, multiword-token and empty-node line, as it was) and, when the file
-has gold heads, prints the same scores (gold heads that are not a tree: a warning
-naming the line, and no score).
+``predict`` writes the input back parsed: the predicted HEAD, one word on the root
+(a CoNLL-U tree has one), DEPREL ``root`` for it and ``dep`` (UD's unspecified
+relation) for the others, DEPS ``_`` (the parser does not label: the input's
+relations beside other heads would pass for its own with a scorer), every other
+column, and every comment, multiword-token and empty-node line, as it was; when the
+file has gold heads, it prints the same scores (gold heads that are not a tree: a
+warning naming the line, and no score).
 """
 import time
 
@@ -67,6 +70,9 @@ def run_train(args):
     sentences = [s for path in args.data for s in read_conllu(path, heads=True)]
     if not sentences:
         raise ValueError(f"{args.data[0]}: no sentences to train on")
+    test = list(read_conllu(args.test, heads=True)) if args.test else None     # (checked before the training)
+    if test == []:
+        raise ValueError(f"--test {args.test}: no sentences to score the model on")
     templates = args.templates if "," not in args.templates else [t.strip() for t in args.templates.split(",")]
     model = DependencyParser(**learner_params(args, lambda: "templates"), projective=args.projective,
                              templates=templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos)
@@ -79,18 +85,16 @@ def run_train(args):
         order, losses, errors, words, arcs))
     if not args.quiet:
         table.summary(model.n_features_in_, time.process_time() - start)
-    if args.test:
-        test = list(read_conllu(args.test, heads=True))
-        for line in uas_lines(test, model.predict(test), "test"):
-            stderr_line(line)
     if args.model:
         save_parser(model, args.model)
+    if test is not None:
+        for line in uas_lines(test, model.predict(test), "test"):
+            stderr_line(line)
     return 0
 
 
 def run_predict(args):
-    import numpy as np
-    from ..structured.io import read_conllu, write_sequences
+    from ..structured.io import parsed, read_conllu, write_sequences
     from ..structured.io.conllu import gold_heads
     from ..structured.parser import load_parser
     if args.out != "-":
@@ -110,7 +114,7 @@ def run_predict(args):
     if not sentences:
         raise ValueError(f"{args.data}: no sentences to parse")
     predicted = model.predict(sentences)
-    write_sequences(args.out, sentences, np.concatenate(predicted), column="HEAD")
+    write_sequences(args.out, map(parsed, sentences, predicted))
     if labelled and not args.quiet:
         for line in uas_lines(sentences, predicted, args.data):
             stderr_line(line)

@@ -34,12 +34,10 @@ from fastprox._kernel.structured.arcs cimport ArcPlan, ArcRows, arc_rows, arc_ro
 from fastprox._kernel.decoders.chu_liu_edmonds cimport (chu_liu_edmonds, chu_liu_edmonds_work,
                                                         chu_liu_edmonds_iwork)
 from fastprox._kernel.decoders.eisner cimport eisner, eisner_work, eisner_iwork
+from fastprox._kernel.decoders.one_root cimport one_root, tree_decoder
 from fastprox._kernel.steps.structured cimport (structured_scratch, emissions, release_items, structured_step_rows,
                                         refuse_example)
 from cython cimport longlong
-
-ctypedef void (*tree_decoder)(const double*, Py_ssize_t, const int64_t*, double*, int64_t*,
-                              int64_t*) noexcept nogil
 
 #: The losses' codes (`fastprox.structured._params.PARSER_LOSSES`).
 LOSSES = {"perceptron": 0, "hinge": 1}
@@ -358,7 +356,9 @@ def fit_tokens(Learner learner not None, ArcKernel kernel not None, const uint64
 
 def predict_tokens(const double[::1] w not None, ArcKernel kernel not None, const uint64_t[:, ::1] tokens not None,
                    const int64_t[::1] starts not None, const int64_t[::1] word_start not None, bint projective):
-    """`predict_rows` over sentences given by their token codes (as `fit_tokens`)."""
+    """`predict_rows` over sentences given by their token codes (as `fit_tokens`), each
+    tree with one word on the root (`one_root`): these are treebanks' sentences, and a
+    CoNLL-U tree has one word with HEAD 0 (the UD scorer refuses a file with more)."""
     cdef Py_ssize_t longest = _longest(word_start), s, n, m
     cdef bint no_memory = False
     cdef _Scratch scratch = _Scratch(longest, 0, projective)
@@ -375,7 +375,7 @@ def predict_tokens(const double[::1] w not None, ArcKernel kernel not None, cons
                 no_memory = True
                 break
             arc_scores(&rows.rows, &w[0], sc.S)
-            sc.decode(sc.S, n, NULL, sc.work, sc.iwork, sc.heads)
+            one_root(sc.decode, sc.S, n, NULL, sc.work, sc.iwork, sc.heads)
             for m in range(n):
                 heads[word_start[s] + m] = sc.heads[m + 1]
     if no_memory:

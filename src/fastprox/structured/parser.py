@@ -264,6 +264,11 @@ class DependencyParser(StructuredEstimator):
     def predict(self, X, lengths=None):
         """The heads of the sentences' words, by the maximum spanning tree.
 
+        Of sentences (or paths), the best tree with one word on the root: a
+        CoNLL-U tree has one word with HEAD 0 (the UD scorer, conll18_ud_eval,
+        refuses a file with more), where the arc-factored best tree may hang
+        several from it. Of arc rows, the best tree, as training decodes.
+
         Returns
         -------
         ndarray of int64 or list of ndarray

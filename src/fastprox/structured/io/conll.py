@@ -2,8 +2,10 @@
 
 The format of CoNLL-2000 chunking (``word POS chunk``), CoNLL-2003 named
 entities and the files CRF++ and Bottou's crfsgd read: columns separated by
-spaces or tabs (any run of whitespace), the same number on every item line;
-a line of whitespace only ends a sequence. ``-DOCSTART-`` lines (CoNLL-2003's
+spaces or tabs (any run of ASCII whitespace), the same number on every item
+line; a line of whitespace only ends a sequence. Other spaces are a token's
+characters, as CRF++ and conlleval read them: a no-break space (U+00A0) in
+"100 000", an ideographic space (U+3000). ``-DOCSTART-`` lines (CoNLL-2003's
 document breaks) are skipped by default; they end the sequence in progress
 and are kept, with the blank lines after them, in the next sequence's
 ``comments`` so that the writer gives them back.
@@ -12,6 +14,8 @@ The caller names the columns (``columns=("w", "pos", "y")``) and which one
 is the label (``label="y"``); unlabelled data (a test file without its last
 column) is read with the label left out of ``columns`` and ``label=None``.
 """
+import re
+
 from .lines import located, numbered_lines, source_name
 from .sequence import Layout, Sequence
 
@@ -19,6 +23,9 @@ __all__ = ["read_conll", "DOCSTART"]
 
 #: The first field of CoNLL-2003's document-break lines.
 DOCSTART = "-DOCSTART-"
+#: What separates columns: ASCII whitespace, the characters str.split() breaks an
+#: ASCII line at (its Unicode spaces belong to tokens).
+_SEPARATOR = re.compile("[\t\n\x0b\x0c\r\x1c-\x1f ]+")
 
 
 def read_conll(source, columns, label=None, *, docstart=True):
@@ -67,7 +74,7 @@ def _sequences(source, layout, docstart):
     width = len(layout.names)
     rows, first, kept = [], 0, []
     for number, text in numbered_lines(source):
-        fields = text.split()
+        fields = text.split() if text.isascii() else [f for f in _SEPARATOR.split(text) if f]
         if not fields:
             if rows:
                 yield Sequence(layout, tuple(zip(*rows)), name, first, kept)

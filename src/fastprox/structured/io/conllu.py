@@ -11,7 +11,8 @@ the writer, as comments are in ``comments``.
 
 For tagging, ``label`` names the field to predict (``"UPOS"``, say); every
 word must have one (not ``_``). For parsing, ``heads=True`` reads HEAD as an
-integer and checks that the sentence is a tree (`fastprox.structured.trees`).
+integer and checks that the sentence is a tree with one word on the root
+(`fastprox.structured.trees`).
 """
 import numpy as np
 
@@ -19,11 +20,11 @@ from ..trees import find_cycle
 from .lines import located, numbered_lines, source_name
 from .sequence import Layout, Sequence
 
-__all__ = ["read_conllu", "gold_heads", "FIELDS"]
+__all__ = ["read_conllu", "gold_heads", "parsed", "FIELDS"]
 
 #: CoNLL-U's ten fields, in order: the column names of its sequences.
 FIELDS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
-_HEAD = FIELDS.index("HEAD")
+_HEAD, _DEPREL, _DEPS = (FIELDS.index(name) for name in ("HEAD", "DEPREL", "DEPS"))
 _ROOT_OR_WORD = "HEAD is 0 for the root or the ID of a word of the same sentence"
 
 
@@ -53,8 +54,9 @@ def read_conllu(source, label=None, *, heads=False):
         At iteration, ``NAME:LINE: ...``: a line without ten tab-separated
         fields; word IDs out of order; a comment among a sentence's words; a
         sentence without words; a missing label (``_``); with ``heads``, a
-        HEAD that is not an integer or outside ``0..n`` (the word's line), or
-        heads that form a cycle (the sentence's first line).
+        HEAD that is not an integer or outside ``0..n`` (the word's line), a
+        second word with HEAD 0 (its line: CoNLL-U's tree has one root word),
+        or heads that form a cycle (the sentence's first line).
     """
     if label is not None and label not in FIELDS:
         raise ValueError(f"label={label!r} is not a CoNLL-U field; choose one of {', '.join(FIELDS)}")
@@ -138,7 +140,8 @@ def gold_heads(sentence):
     ------
     ValueError
         As `read_conllu` with ``heads=True``: the word's line for a HEAD that is
-        not an integer in ``0..n``, the sentence's first line for a cycle.
+        not an integer in ``0..n`` or a second root word, the sentence's first
+        line for a cycle.
     """
     words = len(sentence)
     before = [0] * (words + 1)          # multiword tokens and empty nodes before each word
@@ -152,10 +155,36 @@ def gold_heads(sentence):
     return _checked_heads(sentence["HEAD"], lines, sentence.source, sentence.line, sentence.comments)
 
 
+def parsed(sentence, heads):
+    """``sentence`` (read by `read_conllu`) as an unlabelled parser's output: HEAD the
+    given ``heads`` (one per word, 0 the root), DEPREL ``root`` for a word on the
+    root and ``dep`` (UD's unspecified relation) for the others, DEPS ``_``; every
+    other field, and every comment, multiword-token and empty-node line, as it was.
+
+    Not the input's DEPREL and DEPS: beside other heads, a scorer would take the
+    gold relations for the parser's (conll18_ud_eval's LAS, CLAS, MLAS and BLEX
+    would count every relation right) and the gold enhanced graph for its graph.
+
+    Returns
+    -------
+    Sequence
+    """
+    heads = [str(int(h)) for h in heads]
+    if len(heads) != len(sentence):
+        raise ValueError(f"{len(heads)} heads for the {len(sentence)} words of the sentence at "
+                         f"{sentence.source}:{sentence.line}; give one head per word")
+    columns = list(sentence.columns)
+    columns[_HEAD] = tuple(heads)
+    columns[_DEPREL] = tuple("root" if h == "0" else "dep" for h in heads)
+    columns[_DEPS] = ("_",) * len(heads)
+    return Sequence(sentence.layout, tuple(columns), sentence.source, sentence.line, sentence.comments,
+                    sentence.extra)
+
+
 def _checked_heads(heads_text, lines, name, first, comments):
     """The words' HEAD fields ``heads_text`` (on ``lines`` of ``name``; the
     sentence's first line ``first`` and ``comments``) as int32, checked:
-    integers in 0..n, a tree."""
+    integers in 0..n, a tree, one word on the root."""
     n = len(heads_text)
     heads = np.empty(n, dtype=np.int32)
     for m, (head, line) in enumerate(zip(heads_text, lines), 1):
@@ -166,6 +195,12 @@ def _checked_heads(heads_text, lines, name, first, comments):
             raise located(name, line, f"HEAD {int(head)} of word {m} is outside 0..{n} (the "
                                       f"sentence has {n} word{'s' * (n != 1)}); {_ROOT_OR_WORD}")
         heads[m - 1] = int(head)
+    roots = np.flatnonzero(heads == 0)
+    if len(roots) > 1:
+        raise located(name, lines[roots[1]], f"words {roots[0] + 1} and {roots[1] + 1} both have HEAD 0"
+                                             f"{_sent_id(comments)}: a CoNLL-U tree has one word on the "
+                                             f"root 0 (the UD scorer refuses a file with more); attach "
+                                             f"the others to a word of the sentence")
     cycle = find_cycle(heads)
     if cycle is not None:
         arcs = " -> ".join(map(str, cycle + cycle[:1]))

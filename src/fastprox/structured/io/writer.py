@@ -3,7 +3,9 @@
 ``predict`` writes the file it read with one column replaced (the predicted
 HEAD of a CoNLL-U file, every other field, comment, multiword-token and
 empty-node line as it was) or with the predictions appended as a last column
-(``word POS gold predicted``, the input of ``conlleval``). What the readers
+(``word POS gold predicted``, the input of ``conlleval``, which needs as many
+columns on every line: a ``-DOCSTART-`` line repeats its last field there, O
+in CoNLL-2003, as the CoNLL-2003 evaluation files do). What the readers
 keep is written back: a CoNLL-U file read and written unchanged is the same
 bytes, blank lines after each sentence; a CoNLL file is written with single
 spaces between columns, as CoNLL-2000's files are.
@@ -42,7 +44,7 @@ def write_sequences(path, sequences, values=None, *, column=None):
     column : str or None, default=None
         The column that ``values`` replace ("HEAD", say); None appends them
         as a new last column (``_`` on CoNLL-U's multiword-token and
-        empty-node lines).
+        empty-node lines; a CoNLL ``-DOCSTART-`` line's own last field).
 
     Raises
     ------
@@ -127,8 +129,13 @@ def _text(sequence, values, column):
             at = layout.index[column]
             for row, text in zip(rows, texts):
                 row[at] = text
-    tail = separator + "_" if values is not None and column is None else ""
+    appended = values is not None and column is None
+    tail = separator + "_" if appended else ""
     lines = list(sequence.comments)
+    if appended and separator == " ":
+        # A kept -DOCSTART- line takes the new column too, its own last field (O in
+        # CoNLL-2003): conlleval stops at a line with another number of columns.
+        lines = [line + separator + line.split()[-1] if line.strip() else line for line in lines]
     extra = iter(sequence.extra)
     pending = next(extra, None)
     for i, row in enumerate(rows):
