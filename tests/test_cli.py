@@ -323,6 +323,40 @@ def test_user_mistakes_give_one_line(files, broken, tmp_path, capsys, argv, mess
     assert message in err
 
 
+#: A path given empty (``--model "$OUT"`` with OUT unset), each where it was read as
+#: no option at all (train -f: no model saved, -i: a new model, --test: no test) or
+#: refused in words that named no option (predict -p: "No such file or directory").
+EMPTY_PATHS = {
+    "train data": (["train", ""], "DATA"), "train -d": (["train", "-d", ""], "-d/--data"),
+    "train --test": (["train", "{f}/train.svm", "--test", ""], "--test"),
+    "train -f": (["train", "{f}/train.svm", "-f", ""], "-f/--model"),
+    "train -i": (["train", "{f}/train.svm", "-i", ""], "-i/--initial-model"),
+    "train --readable-model": (["train", "{f}/train.svm", "--readable-model", ""], "--readable-model"),
+    "train --invert-hash": (["train", "{f}/train.svm", "--invert-hash", ""], "--invert-hash"),
+    "train -p": (["train", "{f}/train.svm", "-p", ""], "-p/--predictions"),
+    "train --groups": (["train", "{f}/train.svm", "--groups", ""], "--groups"),
+    "train --group-weights": (["train", "{f}/train.svm", "--group-weights", ""], "--group-weights"),
+    "predict model": (["predict", "", "{f}/train.svm"], "MODEL"),
+    "predict data": (["predict", "{b}/hinge.npz", ""], "DATA"),
+    "predict -p": (["predict", "{b}/hinge.npz", "{f}/train.svm", "-p", ""], "-p/--out"),
+    "info": (["info", ""], "DATA"),
+    "tag train --model": (["tag", "train", "{f}/train.svm", "--format", "conll", "--model", ""], "--model"),
+    "tag train --templates": (["tag", "train", "{f}/train.svm", "--format", "conll", "--templates", ""],
+                              "--templates"),
+    "tag predict --out": (["tag", "predict", "{b}/hinge.npz", "{f}/train.svm", "--out", ""], "--out"),
+    "parse train --test": (["parse", "train", "{f}/train.svm", "--test", ""], "--test"),
+    "parse predict model": (["parse", "predict", "", "{f}/train.svm"], "MODEL"),
+}
+
+
+@pytest.mark.parametrize("argv, option", EMPTY_PATHS.values(), ids=EMPTY_PATHS.keys())
+def test_an_empty_path_is_refused_naming_its_option(files, broken, tmp_path, capsys, argv, option):
+    argv = [a.format(f=files, b=broken) for a in argv]
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"fastprox: error: argument {option}: an empty path: give a file path"), err
+
+
 def test_overflow_names_the_file_and_its_row_and_writes_no_model(tmp_path, capsys):
     """Values too large for the steps (their gradient could overflow the state, before
     the next margin overflows): one line naming the file and the data row (counted

@@ -33,13 +33,13 @@ from ..stream.files import CHUNK_ROWS, check_readable, labelled_chunks
 from ..stream.labels import format_label
 from ..stream.model import StreamModel
 from .metrics import Metrics, metric_lines
-from .options import add_reader_options, reading, take_indexing, take_recorded
+from .options import add_reader_options, path, reading, take_indexing, take_recorded
 
 
 def add_arguments(parser):
-    parser.add_argument("model", metavar="MODEL", help="a model file written by 'fastprox train --model'")
-    parser.add_argument("data", metavar="DATA", help="LIBSVM file to predict; - for standard input")
-    parser.add_argument("-p", "--out", metavar="FILE", help="write here (VW's -p; default: standard output)")
+    parser.add_argument("model", metavar="MODEL", type=path, help="a model file written by 'fastprox train --model'")
+    parser.add_argument("data", metavar="DATA", type=path, help="LIBSVM file to predict; - for standard input")
+    parser.add_argument("-p", "--out", metavar="FILE", type=path, help="write here (VW's -p; default: standard output)")
     parser.add_argument("--proba", action="store_true", help="also write class probabilities (default: off)")
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows predicted at a time")
     add_reader_options(parser, "hash feature ids into 2^B buckets, as the model was trained "

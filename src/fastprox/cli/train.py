@@ -68,7 +68,7 @@ from ..stream.sources import DefaultSource, FileSource
 from ..vw.reader import DEFAULT_BITS
 from ..stream.trainer import Trainer, predicts
 from .metrics import Metrics, metric_lines
-from .options import add_reader_options, check_test_content, is_vw, reading, seed
+from .options import add_reader_options, check_test_content, is_vw, path, reading, seed
 from .workflow import (add_workflow_options, auto_or, check_workflow, holdout_line, holdout_of, initial_model,
                        model_width, options_line)
 
@@ -93,14 +93,14 @@ ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule",
 def add_arguments(parser):
     # argparse takes "-1" for a value, not an option, by this pattern: "-1,1" too
     parser._negative_number_matcher = re.compile(r"^-\d[\d.,eE+-]*$")
-    parser.add_argument("data", nargs="*", metavar="DATA",
+    parser.add_argument("data", nargs="*", metavar="DATA", type=path,
                         help="LIBSVM or VW text training files (plain, .gz, .bz2, .xz; - for standard input); "
                              "none: the embedded default")
-    parser.add_argument("-d", "--data", dest="more_data", action="append", default=[], metavar="DATA",
+    parser.add_argument("-d", "--data", dest="more_data", action="append", default=[], metavar="DATA", type=path,
                         help="a training file, as DATA (VW's -d; repeatable; default: none)")
-    parser.add_argument("--test", metavar="DATA", help="file to evaluate the model on, in DATA's format "
+    parser.add_argument("--test", metavar="DATA", type=path, help="file to evaluate the model on, in DATA's format "
                         "(default: none; the held-out part of the embedded default)")
-    parser.add_argument("-f", "--model", metavar="OUT",
+    parser.add_argument("-f", "--model", metavar="OUT", type=path,
                         help="save the model here, for 'fastprox predict' and fastprox.load_model "
                              "(default: not saved)")
     add_workflow_options(parser)
@@ -161,11 +161,11 @@ def add_arguments(parser):
                      help="keep the averaged iterate from step A on (alone: 1) and save and test it, as "
                           "scikit-learn's average (docs/contract.md, 'Averaged iterate'; default: off)")
     est.add_argument("--no-intercept", action="store_true", help="fit no intercept (default: off)")
-    est.add_argument("--groups", metavar="FILE",
+    est.add_argument("--groups", metavar="FILE", type=path,
                      help="group penalties: a text file of one integer group id per feature, in "
                           "feature order (-1: unpenalized); it sets the width (default: each "
                           "feature a group)")
-    est.add_argument("--group-weights", metavar="FILE",
+    est.add_argument("--group-weights", metavar="FILE", type=path,
                      help="group penalties: a text file of one weight d_G >= 0 per group (default: 1)")
     cluster = parser.add_argument_group("on a Dask cluster (pip install fastprox[dask]; docs/dask.md)")
     cluster.add_argument("--scheduler", metavar="ADDRESS",
