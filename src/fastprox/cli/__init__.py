@@ -147,7 +147,7 @@ def main(argv=None):
         where = f"{e.filename}: " if e.filename else ""
         return _fail(where + (e.strerror or str(e)))
     except ValueError as e:             # ModelTooLarge too: its message names the size
-        return _fail(_reworded(str(e), command))
+        return _fail(_reworded(str(e), command), status=getattr(e, "exit_status", 1))   # (options.OptionError: 2)
     except MemoryError as e:
         return _fail(_reworded(_out_of_memory(e, command), command))
     except ImportError as e:
