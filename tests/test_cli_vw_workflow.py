@@ -432,6 +432,24 @@ def test_predictions_carry_the_inputs_tags():
     assert [line.split()[1] for line in lines] == chunk.tags and len(lines) == 3
 
 
+def test_predict_writes_the_tags_of_vw_text_as_vw_test_does(tmp_path, capsys):
+    """fastprox predict on VW text writes each row's tag after its prediction, as
+    ``vw -t -p`` does (how VW's users join predictions back to their rows; they were
+    dropped); a row without one, its prediction alone; --proba keeps svm-predict's
+    format."""
+    data = tmp_path / "d.vw"
+    data.write_text("1 'a1|a x\n-1 |a y\n1 2 'b\xe9|a x y\n" * 10, encoding="utf-8")
+    model = tmp_path / "m"
+    assert run(capsys, "train", data, "-f", model, "--quiet")[0] == 0
+    status, out, _ = run(capsys, "predict", model, data, "--quiet")
+    lines = out.splitlines()
+    assert status == 0 and len(lines) == 30
+    assert [line.split()[1:] for line in lines[:3]] == [["a1"], [], ["b\xe9"]]
+    assert {line.split()[0] for line in lines} <= {"1", "-1"}
+    status, out, _ = run(capsys, "predict", model, data, "--quiet", "--proba")
+    assert out.splitlines()[0] == "labels -1 1" and {len(line.split()) for line in out.splitlines()[1:]} == {3}
+
+
 @pytest.mark.parametrize("rule", sorted({(r.update, r.schedule, r.penalty) for r in RULES}))
 def test_row_margins_are_the_margins_bit_for_bit(rule):
     """Learner.row_margins (one row, reading its features only: held-out rows and -p)

@@ -186,7 +186,7 @@ def test_train_reads_vw_as_the_reader(tmp_path, capsys):
     assert np.array_equal(saved.coef_, est.coef_) and np.array_equal(saved.intercept_, est.intercept_)
     capsys.readouterr()
     assert main(["predict", str(model), str(path), "-q", "ab", "--quiet"]) == 0
-    predicted = np.array(capsys.readouterr().out.split(), dtype=float)
+    predicted = np.array([line.split()[0] for line in capsys.readouterr().out.splitlines()], dtype=float)  # (then a tag)
     assert np.array_equal(predicted, est.predict(X))
     unlabelled = tmp_path / "new.vw"
     unlabelled.write_bytes(b"".join(b"|" + line.split(b"|", 1)[1] + b"\n" for line in text.splitlines()[:50]))

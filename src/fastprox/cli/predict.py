@@ -1,7 +1,8 @@
 """Predict with a saved model: a line per row of LIBSVM or VW text.
 
 Lines hold the predicted label (classifiers, written as in LIBSVM files) or
-value (regressors, shortest exact float). With ``--proba`` the output is
+value (regressors, shortest exact float), then the row's tag where VW text
+gives it one ('tag|...), as VW's -t -p writes it. With ``--proba`` the output is
 LIBSVM's ``svm-predict -b 1`` format: a first line ``labels C1 C2 ...`` (the
 model's classes), then per row the predicted label and the probability of
 each class in that order. ``--out`` is written to a temporary file and
@@ -32,6 +33,7 @@ from ..libsvm import STDIN, source_name
 from ..stream.files import CHUNK_ROWS, check_readable, labelled_chunks
 from ..stream.labels import format_label
 from ..stream.model import StreamModel
+from ..stream.trainer import tagged
 from .metrics import Metrics, metric_lines
 from .options import add_reader_options, path, reading, take_indexing, take_recorded
 
@@ -114,8 +116,10 @@ def _lines(est, chunks, metrics, proba):
         if proba:
             rows = est.proba_of(scores).tolist()
             yield "".join(f"{fmt(p)} {' '.join(map(repr, r))}\n" for p, r in zip(predicted, rows))
-        else:
+        elif getattr(X, "tags", None) is None:
             yield "".join(f"{fmt(p)}\n" for p in predicted)
+        else:                   # VW text with tags: each after its prediction, as VW's -t -p
+            yield "".join(tagged(fmt(p), tag) for p, tag in zip(predicted, X.tags))
 
 
 def _report(est, metrics, name):

@@ -352,7 +352,15 @@ def prediction_line(est, scores, tag=None):
         text = repr(scores[0])
     else:
         text = format_label(est.classes[max(range(len(scores)), key=scores.__getitem__)])
-    return f"{text} {tag}\n" if tag is not None else text + "\n"
+    return tagged(text, tag)
+
+
+def tagged(text, tag):
+    """The line of a prediction ``text`` and its example's ``tag`` (VW's input: bytes
+    or text; None or empty: none), as VW's -p writes it: ``text tag``, or ``text``."""
+    if isinstance(tag, bytes):
+        tag = tag.decode("utf-8", "backslashreplace")
+    return f"{text} {tag}\n" if tag else text + "\n"
 
 
 class _Rows:
@@ -377,9 +385,6 @@ class _Rows:
                 weights)
 
     def tag(self, i):
-        """Row i's tag (VW's input has them: a chunk's ``tags``, bytes), or None where
-        the row has none."""
-        tag = None if self.tags is None else self.tags[i]
-        if isinstance(tag, bytes):
-            tag = tag.decode("utf-8", "backslashreplace")
-        return tag or None
+        """Row i's tag (VW's input has them: a chunk's ``tags``, bytes, empty where the
+        row has none), or None for input without tags."""
+        return None if self.tags is None else self.tags[i]
