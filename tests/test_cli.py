@@ -314,13 +314,60 @@ MISTAKES = {
 }
 
 
-@pytest.mark.parametrize("argv, message", MISTAKES.values(), ids=MISTAKES.keys())
-def test_user_mistakes_give_one_line(files, broken, tmp_path, capsys, argv, message):
+#: The MISTAKES of the command line itself, argparse's and the option values refused
+#: after it (fastprox.cli.options.OptionError): exit status 2, as argparse's; those of the files,
+#: the data and the models exit with 1. (--rows 1 is the embedded data's own check; a
+#: multinomial loss is checked once the data has shown a third class.)
+COMMAND_LINE_MISTAKES = {
+    "negative alpha", "non-numeric option", "unknown choice", "step neither auto nor a number", "zero step",
+    "negative offset", "offset without its schedule", "zero intercept scaling", "bad combination", "zero passes",
+    "negative seed", "zero chunk rows", "rows with data", "holdout of every example", "one class given",
+    "data after classes", "fractional classes", "hash bits and width",
+    "zero hash bits", "regression with classes", "unknown command", "no command", "benchmarks are not a command",
+    "info without file", "groups without a group penalty"}
+
+
+@pytest.mark.parametrize("name, argv, message", [(name, *m) for name, m in MISTAKES.items()], ids=MISTAKES.keys())
+def test_user_mistakes_give_one_line(files, broken, tmp_path, capsys, name, argv, message):
     argv = [a.format(f=files, b=broken, d=tmp_path) for a in argv]
     status, out, err = run(capsys, *argv, *(["--quiet"] if argv and argv[0] == "train" else []))
-    assert status != 0 and out == ""
+    assert status == (2 if name in COMMAND_LINE_MISTAKES else 1) and out == "", (status, err)
     assert err.count("\n") == 1 and err.startswith("fastprox: error: ")
     assert message in err
+
+
+#: A path given empty (``--model "$OUT"`` with OUT unset), each where it was read as
+#: no option at all (train -f: no model saved, -i: a new model, --test: no test) or
+#: refused in words that named no option (predict -p: "No such file or directory").
+EMPTY_PATHS = {
+    "train data": (["train", ""], "DATA"), "train -d": (["train", "-d", ""], "-d/--data"),
+    "train --test": (["train", "{f}/train.svm", "--test", ""], "--test"),
+    "train -f": (["train", "{f}/train.svm", "-f", ""], "-f/--model"),
+    "train -i": (["train", "{f}/train.svm", "-i", ""], "-i/--initial-model"),
+    "train --readable-model": (["train", "{f}/train.svm", "--readable-model", ""], "--readable-model"),
+    "train --invert-hash": (["train", "{f}/train.svm", "--invert-hash", ""], "--invert-hash"),
+    "train -p": (["train", "{f}/train.svm", "-p", ""], "-p/--predictions"),
+    "train --groups": (["train", "{f}/train.svm", "--groups", ""], "--groups"),
+    "train --group-weights": (["train", "{f}/train.svm", "--group-weights", ""], "--group-weights"),
+    "predict model": (["predict", "", "{f}/train.svm"], "MODEL"),
+    "predict data": (["predict", "{b}/hinge.npz", ""], "DATA"),
+    "predict -p": (["predict", "{b}/hinge.npz", "{f}/train.svm", "-p", ""], "-p/--out"),
+    "info": (["info", ""], "DATA"),
+    "tag train --model": (["tag", "train", "{f}/train.svm", "--format", "conll", "--model", ""], "--model"),
+    "tag train --templates": (["tag", "train", "{f}/train.svm", "--format", "conll", "--templates", ""],
+                              "--templates"),
+    "tag predict --out": (["tag", "predict", "{b}/hinge.npz", "{f}/train.svm", "--out", ""], "--out"),
+    "parse train --test": (["parse", "train", "{f}/train.svm", "--test", ""], "--test"),
+    "parse predict model": (["parse", "predict", "", "{f}/train.svm"], "MODEL"),
+}
+
+
+@pytest.mark.parametrize("argv, option", EMPTY_PATHS.values(), ids=EMPTY_PATHS.keys())
+def test_an_empty_path_is_refused_naming_its_option(files, broken, tmp_path, capsys, argv, option):
+    argv = [a.format(f=files, b=broken) for a in argv]
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"fastprox: error: argument {option}: an empty path: give a file path"), err
 
 
 def test_overflow_names_the_file_and_its_row_and_writes_no_model(tmp_path, capsys):
@@ -526,3 +573,19 @@ def test_scan_in_halves_equals_one_pass(tmp_path, monkeypatch, case):
     assert (halves is None) == (case in ("zero in the second half", "no feature in the first half",
                                          "bad line in the second half", "gzip"))
     assert summary(0) == summary(1 << 40)
+
+
+def test_predict_lines_are_the_estimators_predictions_zero_margins_included(tmp_path, capsys):
+    """predict writes its lines in one call a chunk (`format_predictions`, a binary
+    margin m taken as the outputs (0, m)): at margins of exactly 0 and -0 (every weight
+    0), the smaller class, as the estimator's predict decides (m > 0: the larger), and
+    a multiclass model's first largest output."""
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    for y, fitted in ((np.where(X[:, 0] > 0, 3, 7), dict(penalty="l1", alpha=1e3, fit_intercept=False)),
+                      (np.arange(50) % 3 + 1, dict(penalty="l1", alpha=1e3, fit_intercept=False)),
+                      (np.where(X[:, 0] > 0, 3, 7), {})):
+        est = ProxClassifier(**fitted).fit(X, y)
+        save_model(est, tmp_path / "m.npz")
+        dump_libsvm(X, y, tmp_path / "d.svm")
+        assert main(["predict", str(tmp_path / "m.npz"), str(tmp_path / "d.svm"), "--quiet"]) == 0
+        assert capsys.readouterr().out.split() == [str(v) for v in est.predict(X)]

@@ -27,10 +27,11 @@ def fastprox_cli(*argv, memory_limit=None):
                           timeout=120)
 
 
-def one_error_line(run):
-    """The single stderr line of a run that failed as the command line should."""
+def one_error_line(run, status=1):
+    """The single stderr line of a run that failed as the command line should: exit
+    ``status``, 2 for an option's value (fastprox.cli.options.OptionError), else 1."""
     assert "Traceback" not in run.stderr
-    assert run.returncode == 1, run.stderr
+    assert run.returncode == status, run.stderr
     lines = run.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("fastprox: error: "), run.stderr
     return lines[0]
@@ -62,22 +63,22 @@ def test_a_huge_index_names_the_model_size_and_its_origin(tmp_path, power):
     assert f"The width comes from the largest feature index in {path}." in line
 
 
-@pytest.mark.parametrize("n_features, given_classes, expected", [
-    (2**30, False, "The width comes from --n-features."),
-    (2**62, True, "needs 98304.0 PiB"),
-    (2**63 - 1, True, "--n-features must be at most 9223372036854775806, not 9223372036854775807"),
-    (2**70, False, f"--n-features must be at most 9223372036854775806, not {2**70}"),
+@pytest.mark.parametrize("n_features, given_classes, expected, status", [
+    (2**30, False, "The width comes from --n-features.", 1),
+    (2**62, True, "needs 98304.0 PiB", 1),
+    (2**63 - 1, True, "--n-features must be at most 9223372036854775806, not 9223372036854775807", 2),
+    (2**70, False, f"--n-features must be at most 9223372036854775806, not {2**70}", 2),
 ])
-def test_a_huge_n_features_is_one_line(tmp_path, n_features, given_classes, expected):
+def test_a_huge_n_features_is_one_line(tmp_path, n_features, given_classes, expected, status):
     refused_here(24 * n_features)
     classes = ["--classes", "-1", "1"] if given_classes else []
     line = one_error_line(fastprox_cli("train", libsvm_file(tmp_path, 5), "--n-features",
-                                       n_features, *classes))
+                                       n_features, *classes), status)
     assert expected in line
 
 
 def test_a_huge_batch_size_is_one_line(tmp_path):
-    line = one_error_line(fastprox_cli("train", libsvm_file(tmp_path, 5), "--batch-size", 2**70))
+    line = one_error_line(fastprox_cli("train", libsvm_file(tmp_path, 5), "--batch-size", 2**70), 2)
     assert line.endswith(f"--batch-size must be at most {2**31 - 1}, not {2**70}")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fastprox.cli.vw_names import VW_EQUIVALENTS, dashed
+from fastprox.cli.vw_names import VW_EQUIVALENTS, VW_PREDICT, dashed
 from test_cli import run
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "from_vw.md"
@@ -45,12 +45,33 @@ def test_vw_spellings_train_the_same_model(data, tmp_path, capsys):
     (["--noconstant", "--random_seed", "3"], "VW's --noconstant: use --no-intercept; VW's --random_seed: use --seed"),
     (["--save_resume"], "VW's --save_resume: drop it: a fastprox model file always holds what -i MODEL needs"),
     (["--initial_t", "10"], "VW's --initial_t: use --t0"),
+    (["-r", "raw.txt"], "VW's -r: use -p FILE (fastprox train: each example's raw score"),
+    (["--audit"], "VW's --audit: use --invert-hash FILE"),
+    (["--bfgs"], "VW's --bfgs: drop it: fastprox trains online; --passes N"),
+    (["--ect", "3"], "VW's --ect: use --classes 1,2,...,K"),
+    (["--csoaa", "3"], "VW's --csoaa: fastprox reads one label per example, not costs"),
 ])
 def test_vw_options_spelled_otherwise_are_refused_saying_what_to_give(data, tmp_path, capsys, argv, hint):
     status, out, err = run(capsys, "train", data, "-f", tmp_path / "m", *argv)
     assert status == 2 and out == "" and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert err.startswith("fastprox: error: unrecognized arguments: ") and hint in err
     assert "docs/from_vw.md" in err and not (tmp_path / "m").exists()
+
+
+def test_vws_test_line_is_refused_saying_what_predict_takes(data, tmp_path, capsys):
+    """``vw -t -i MODEL -d DATA -p OUT`` typed as ``fastprox predict``: each of VW's
+    options is named with what predict takes instead (train's -i and -d are
+    predict's arguments, -t is implied)."""
+    model = tmp_path / "m"
+    assert run(capsys, "train", data, "-f", model, "--quiet")[0] == 0
+    status, out, err = run(capsys, "predict", "-t", "-i", model, "-d", data, "-p", tmp_path / "p", "-r", "raw")
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
+    for hint in ("VW's -t: drop it: fastprox predict never trains",
+                 "VW's -i: give the model as the first argument: fastprox predict MODEL DATA",
+                 "VW's -d: give the data as the second argument", "VW's -r: drop it: fastprox predict writes labels"):
+        assert hint in err, err
+    assert "use fastprox predict MODEL DATA" not in err       # (train's hint for -t)
+    assert not (tmp_path / "p").exists()
 
 
 def test_no_option_is_an_abbreviation(data, tmp_path, capsys):
@@ -67,7 +88,7 @@ def test_dashed_reads_known_options_up_to_a_bare_double_dash():
 
 def test_the_docs_table_names_every_vw_option_the_errors_name():
     text = DOCS.read_text()
-    assert [name for name in VW_EQUIVALENTS if not re.search(rf"`{re.escape(name)}\b", text)] == []
+    assert [name for name in {**VW_EQUIVALENTS, **VW_PREDICT} if not re.search(rf"`{re.escape(name)}\b", text)] == []
 
 
 @pytest.mark.parametrize("command", ["train", "predict", "tag", "parse"])

@@ -116,13 +116,13 @@ def test_bad_initial_models_give_one_line(halves, tmp_path, capsys):
     assert run(capsys, "train", d / "a.svm", "-f", model, "--quiet")[0] == 0
     truncated = tmp_path / "truncated.npz"
     truncated.write_bytes(model.read_bytes()[:-100])
-    cases = {(tmp_path / "missing.npz",): "No such file",
-             (broken,): "not a readable fastprox model file",
-             (truncated,): "truncated",
-             (model, "--holdout-off"): "the holdout is for several passes"}
-    for (path, *more), message in cases.items():
+    cases = {(tmp_path / "missing.npz",): ("No such file", 1),
+             (broken,): ("not a readable fastprox model file", 1),
+             (truncated,): ("truncated", 1),
+             (model, "--holdout-off"): ("the holdout is for several passes", 2)}     # (an option's value)
+    for (path, *more), (message, expected) in cases.items():
         status, out, err = run(capsys, "train", "-i", path, d / "b.svm", *more)
-        assert status == 1 and message in err and len(err.strip().splitlines()) == 1, err
+        assert status == expected and message in err and len(err.strip().splitlines()) == 1, err
     status, _, err = run(capsys, "train", "-i", model)
     assert status == 1 and "-i continues a model on data" in err
 
@@ -205,7 +205,7 @@ def test_holdout_after_holds_out_the_rest_of_each_pass(halves, tmp_path, capsys)
                              (["--holdout-after", 900], "give --passes N"),
                              (["--passes", 2, "--holdout-after", 0], "at least 1")):
         status, _, err = run(capsys, "train", d / "a.svm", *options)
-        assert status == 1 and message in err and "Traceback" not in err
+        assert status == 2 and message in err and "Traceback" not in err
 
 
 def test_early_termination_keeps_the_best_pass(tmp_path, capsys):
@@ -430,6 +430,24 @@ def test_predictions_carry_the_inputs_tags():
     Trainer(est, Source(), Table(None, ""), NoBar(), predictions=written.append).one_pass([(chunk, chunk.y, 0)])
     lines = b"".join(written).decode().splitlines()
     assert [line.split()[1] for line in lines] == chunk.tags and len(lines) == 3
+
+
+def test_predict_writes_the_tags_of_vw_text_as_vw_test_does(tmp_path, capsys):
+    """fastprox predict on VW text writes each row's tag after its prediction, as
+    ``vw -t -p`` does (how VW's users join predictions back to their rows; they were
+    dropped); a row without one, its prediction alone; --proba keeps svm-predict's
+    format."""
+    data = tmp_path / "d.vw"
+    data.write_text("1 'a1|a x\n-1 |a y\n1 2 'b\xe9|a x y\n" * 10, encoding="utf-8")
+    model = tmp_path / "m"
+    assert run(capsys, "train", data, "-f", model, "--quiet")[0] == 0
+    status, out, _ = run(capsys, "predict", model, data, "--quiet")
+    lines = out.splitlines()
+    assert status == 0 and len(lines) == 30
+    assert [line.split()[1:] for line in lines[:3]] == [["a1"], [], ["b\xe9"]]
+    assert {line.split()[0] for line in lines} <= {"1", "-1"}
+    status, out, _ = run(capsys, "predict", model, data, "--quiet", "--proba")
+    assert out.splitlines()[0] == "labels -1 1" and {len(line.split()) for line in out.splitlines()[1:]} == {3}
 
 
 @pytest.mark.parametrize("rule", sorted({(r.update, r.schedule, r.penalty) for r in RULES}))

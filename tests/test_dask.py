@@ -1194,7 +1194,7 @@ def test_sync_rows_below_the_floor_is_refused_with_the_reason(client, files, cap
     status = main(["train", *paths, "--scheduler", client.scheduler.address, "--sync-rows", "3"])
     err = capsys.readouterr().err
     assert status == 1 and err.startswith("fastprox: error: --sync-rows 3 would mix the models every 3 rows")
-    assert main(["train", *paths, "--timeout", "5"]) == 1
+    assert main(["train", *paths, "--timeout", "5"]) == 2       # (an option's value)
     assert "--timeout is for training on a cluster: give --scheduler too" in capsys.readouterr().err
 
 
@@ -1307,7 +1307,7 @@ def test_train_scheduler(client, files, tmp_path, capsys):
     assert err.startswith(f"fastprox: error: {bad}:2: ") and "Traceback" not in err
     assert main(["train", *paths, "--scheduler", address, "--schedule", "normalized"]) == 1
     assert "cannot be trained in parallel" in capsys.readouterr().err
-    assert main(["train", *paths, "--sequential"]) == 1
+    assert main(["train", *paths, "--sequential"]) == 2
     assert "give --scheduler too" in capsys.readouterr().err
 
 

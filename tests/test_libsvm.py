@@ -109,6 +109,30 @@ def test_format_features(tmp_path):
     np.testing.assert_array_equal(y, y_ref)
 
 
+def test_byte_order_mark(tmp_path):
+    """A UTF-8 byte order mark opening a file (Notepad and some exports write one)
+    is skipped, as Vowpal Wabbit's reader and fastprox's VW text skip it: the rows
+    are the plain file's, read whole or a few bytes at a time, and a zero-based
+    file is still recognized by its first index. Anywhere else those bytes are
+    not a label; neither are they at the start of a span that does not open the
+    file (load_libsvm's second half), which one pass would have refused."""
+    plain = b"0 0:1 2:0.5\n1 1:2\n"
+    X_ref, y_ref = load_libsvm(write(tmp_path, plain, "plain.svm"))
+    path = write(tmp_path, b"\xef\xbb\xbf" + plain)
+    X, y = load_libsvm(path)
+    assert_same(X, X_ref)
+    np.testing.assert_array_equal(y, y_ref)
+    (X_it, y_it), = iter_libsvm(path, block_bytes=2)
+    assert_same(X_it, X_ref)
+    later = write(tmp_path, plain + b"\xef\xbb\xbf1 1:2\n", "later.svm")
+    with pytest.raises(ValueError, match=r"later.svm:3: label '\\xef\\xbb\\xbf1' is not a number"):
+        load_libsvm(later)
+    span = reader.Reader(str(later), None, None, "float64", True, False, False, 1 << 16,
+                         span=(len(plain), None))
+    with pytest.raises(ValueError, match=r"label '\\xef\\xbb\\xbf1' is not a number"):
+        list(span)
+
+
 def test_query_id(tmp_path):
     path = write(tmp_path, b"1 qid:3 1:1\n# c\n-1 qid:-2 2:1\n2 qid:+5\n")
     X, y, qid = load_libsvm(path, query_id=True)

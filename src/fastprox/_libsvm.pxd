@@ -16,6 +16,8 @@ cdef class Parser:
     cdef readonly int64_t error_line
     cdef readonly Py_ssize_t error_start, error_end, max_line
     cdef bint want_qid, allow_nonfinite
+    # whether the first line fed opens its file: a UTF-8 byte order mark there is skipped
+    cdef public bint file_start
 
     cdef bint reserve_rows(self, Py_ssize_t n) noexcept nogil
     cdef bint reserve_nnz(self, Py_ssize_t n) noexcept nogil

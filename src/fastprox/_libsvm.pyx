@@ -100,7 +100,10 @@ cdef class Parser:
     whole stream.  After an error (``feed`` returns -1) ``error``,
     ``error_line``, ``error_start`` and ``error_end`` describe it. A line of
     more than ``max_line`` bytes (its newline excluded) is an error
-    (ERR_LONG_LINE) before any of it is parsed. (``more``: a subclass's own
+    (ERR_LONG_LINE) before any of it is parsed. While ``file_start`` (the
+    default), the first line opens its file, and a UTF-8 byte order mark opening
+    it is skipped (some editors write one; so does Vowpal Wabbit's reader); a
+    reader of a span that starts later turns it off. (``more``: a subclass's own
     arguments, fastprox._vw.VWParser's, which parses another format's lines.)
     """
 
@@ -108,6 +111,7 @@ cdef class Parser:
         self.want_qid = want_qid
         self.allow_nonfinite = allow_nonfinite
         self.max_line = max_line
+        self.file_start = True
         self.min_index = INT64_MAX
         self.max_index = -1
         if not self.reserve_rows(1024) or not self.reserve_nnz(16384):
@@ -170,6 +174,8 @@ cdef class Parser:
         t = <const char *>memchr(p, 0, e - p)
         if t != NULL:
             return self.fail(ERR_NUL, base, t, t + 1)
+        if self.line == 1 and self.file_start:
+            p = after_bom(p, e)
         t = <const char *>memchr(p, 35, e - p)  # '#'
         if t != NULL:
             e = t

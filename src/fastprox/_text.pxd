@@ -68,6 +68,13 @@ cdef inline const char *token_end(const char *p, const char *e) noexcept nogil:
     return p
 
 
+cdef inline const char *after_bom(const char *p, const char *e) noexcept nogil:
+    """[p, e) past the UTF-8 byte order mark (EF BB BF) that opens it, if one does."""
+    if e - p >= 3 and p[0] == <char>0xEF and p[1] == <char>0xBB and p[2] == <char>0xBF:
+        return p + 3
+    return p
+
+
 cdef inline bint same_word(const char *p, const char *e, const char *word) noexcept nogil:
     """Whether [p, e) equals the lower-case ``word``, ignoring ASCII case."""
     cdef Py_ssize_t n = <Py_ssize_t>strlen(word), i

@@ -458,8 +458,8 @@ cdef class VWParser(Parser):
             return self.fail(VW_ERR_NUL, base, t, t + 1)
         if e > p and (e - 1)[0] == 13:
             e -= 1
-        if self.line == 1 and e - p >= 3 and p[0] == <char>0xEF and p[1] == <char>0xBB and p[2] == <char>0xBF:
-            p += 3      # a UTF-8 byte order mark, as VW skips it
+        if self.line == 1 and self.file_start:
+            p = after_bom(p, e)     # a UTF-8 byte order mark, as VW skips it
         if skip_space(p, e) == e:
             return VW_OK
         bar = <const char *>memchr(p, 124, e - p)

@@ -95,8 +95,11 @@ class _Parser(argparse.ArgumentParser):
         namespace.__dict__.pop(_GIVEN, None)
         return namespace, extras
 
+    #: The command parsed (`build_parser`), whose VW hints the errors give.
+    command = None
+
     def error(self, message):
-        raise UsageError(f"{hints(message)} (see '{self.prog} --help')")
+        raise UsageError(f"{hints(message, self.command)} (see '{self.prog} --help')")
 
 
 def build_parser(command=None):
@@ -107,6 +110,7 @@ def build_parser(command=None):
     from .. import __version__
     parser = _Parser(prog="fastprox", description="Lazy, exact proximal online learners "
                      "(FOBOS, RDA, FTRL with AdaGrad) on LIBSVM files, streamed.")
+    parser.command = command
     parser.add_argument("--version", action="version", version=f"fastprox {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                      parser_class=_Parser)
@@ -143,7 +147,7 @@ def main(argv=None):
         where = f"{e.filename}: " if e.filename else ""
         return _fail(where + (e.strerror or str(e)))
     except ValueError as e:             # ModelTooLarge too: its message names the size
-        return _fail(_reworded(str(e), command))
+        return _fail(_reworded(str(e), command), status=getattr(e, "exit_status", 1))   # (options.OptionError: 2)
     except MemoryError as e:
         return _fail(_reworded(_out_of_memory(e, command), command))
     except ImportError as e:

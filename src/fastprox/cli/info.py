@@ -18,7 +18,7 @@ from ..libsvm import MAX_LINE_BYTES, half_readers, read_halves, read_once, sourc
 from ..stream.model import StreamModel
 from ..stream.files import CHUNK_ROWS, check_readable, chunks_of, pumped
 from ..stream.labels import format_label
-from .options import add_reader_options, reading
+from .options import add_reader_options, path, reading
 
 #: The first bytes of a model file (a zip archive, fastprox.model_io.format).
 ZIP_MAGIC = b"PK\x03\x04"
@@ -29,7 +29,7 @@ MAX_LABELS = 1000
 
 
 def add_arguments(parser):
-    parser.add_argument("data", nargs="+", metavar="DATA",
+    parser.add_argument("data", nargs="+", metavar="DATA", type=path,
                         help="LIBSVM or VW files (plain, .gz, .bz2, .xz; - for standard input), or "
                              "model files")
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows parsed at a time")

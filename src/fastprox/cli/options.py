@@ -2,7 +2,8 @@
 ``--max-line-bytes``, with ``--chunk-rows``; the format, ``--format``, VW's
 interactions ``-q``, ``--cubic``, ``--interactions`` and its namespaces selected
 ``--ignore``, ``--keep``, ``--ignore-linear``) and the reader's arguments they give;
-and the type of the training commands' ``--seed``."""
+the type of the training commands' ``--seed``, and of every path (`path`); the
+error of an option's value (`OptionError`)."""
 import argparse
 
 from .._interactions import FORMATS, recorded_selection, recorded_terms, selection_options, spelled, terms_of
@@ -24,6 +25,24 @@ def seed(text):
     if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"must be an integer from 0 to {MAX_SEED}, not {text!r}")
     return value
+
+
+class OptionError(ValueError):
+    """An option's value refused once the command line is parsed (out of range, or at
+    odds with another option or with the estimator's parameters): the command line is
+    at fault, as in argparse's own refusals, and the command exits with their status,
+    ``exit_status``; the files' and the data's errors exit with 1."""
+
+    exit_status = 2
+
+
+def path(text):
+    """A path option's or argument's type: the path as given, unless empty. An empty
+    path (``--model "$OUT"`` with OUT unset) would otherwise read as no option at
+    all: no model saved, no test, a new model for ``-i``, all without a word."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path: give a file path (is a shell variable unset?)")
+    return text
 
 
 def add_reader_options(parser, hashing=None):

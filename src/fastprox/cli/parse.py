@@ -25,6 +25,7 @@ import time
 
 from .._writes import check_output
 from ..structured._params import PARSER_DEFAULTS, PARSER_LOSSES
+from .options import path
 from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, learner_params,
                          stderr_line)
 
@@ -49,8 +50,8 @@ def add_arguments(parser):
                             "--average 0 says the same)")
     train.add_argument("--projective", action="store_true",
                        help="decode projective trees (Eisner) rather than any tree (Chu-Liu-Edmonds)")
-    train.add_argument("--test", metavar="FILE", help="score the model on this treebank")
-    train.add_argument("--model", metavar="OUT", help="write the model here")
+    train.add_argument("--test", metavar="FILE", type=path, help="score the model on this treebank")
+    train.add_argument("--model", metavar="OUT", type=path, help="write the model here")
     train.add_argument("--quiet", action="store_true", help="no table on standard error")
     add_learner_options(train, "DependencyParser", PARSER_DEFAULTS, PARSER_LOSSES, intercept=False)
     train.set_defaults(parse_run=run_train)

@@ -1,7 +1,8 @@
 """Predict with a saved model: a line per row of LIBSVM or VW text.
 
 Lines hold the predicted label (classifiers, written as in LIBSVM files) or
-value (regressors, shortest exact float). With ``--proba`` the output is
+value (regressors, shortest exact float), then the row's tag where VW text
+gives it one ('tag|...), as VW's -t -p writes it. With ``--proba`` the output is
 LIBSVM's ``svm-predict -b 1`` format: a first line ``labels C1 C2 ...`` (the
 model's classes), then per row the predicted label and the probability of
 each class in that order. ``--out`` is written to a temporary file and
@@ -27,19 +28,21 @@ of VW text without a label are predicted, not scored.
 """
 import sys
 
+from .._libsvm import format_predictions
+from .._numpy import np
 from .._writes import atomic_write, check_output
 from ..libsvm import STDIN, source_name
 from ..stream.files import CHUNK_ROWS, check_readable, labelled_chunks
 from ..stream.labels import format_label
 from ..stream.model import StreamModel
 from .metrics import Metrics, metric_lines
-from .options import add_reader_options, reading, take_indexing, take_recorded
+from .options import add_reader_options, path, reading, take_indexing, take_recorded
 
 
 def add_arguments(parser):
-    parser.add_argument("model", metavar="MODEL", help="a model file written by 'fastprox train --model'")
-    parser.add_argument("data", metavar="DATA", help="LIBSVM file to predict; - for standard input")
-    parser.add_argument("-p", "--out", metavar="FILE", help="write here (VW's -p; default: standard output)")
+    parser.add_argument("model", metavar="MODEL", type=path, help="a model file written by 'fastprox train --model'")
+    parser.add_argument("data", metavar="DATA", type=path, help="LIBSVM file to predict; - for standard input")
+    parser.add_argument("-p", "--out", metavar="FILE", type=path, help="write here (VW's -p; default: standard output)")
     parser.add_argument("--proba", action="store_true", help="also write class probabilities (default: off)")
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows predicted at a time")
     add_reader_options(parser, "hash feature ids into 2^B buckets, as the model was trained "
@@ -104,18 +107,28 @@ def _hashing(est, bits, model):
 
 
 def _lines(est, chunks, metrics, proba):
-    """The output text, one chunk of rows at a time, each chunk scored by ``metrics``."""
+    """The output text, one chunk of rows at a time, each chunk scored by ``metrics``.
+    Without ``--proba``, a chunk's lines in one call of `format_predictions` (as train's
+    -p writes them): the class of the largest output, a binary model's margin m taken
+    as the two outputs (0, m), the larger class where m > 0 as `predictions` decides;
+    a regressor's value; then the row's tag."""
     fmt = repr if est.regression else format_label
     if proba:
         yield "labels " + " ".join(map(format_label, est.classes)) + "\n"
+    labels = None if est.regression else tuple(format_label(c).encode() for c in est.classes)
     for X, y, where in chunks:
         scores = est.scores(X, where)
-        predicted = metrics.add(X.shape[1], y, scores, getattr(X, "weights", None)).tolist()
+        predicted = metrics.add(X.shape[1], y, scores, getattr(X, "weights", None))
         if proba:
             rows = est.proba_of(scores).tolist()
-            yield "".join(f"{fmt(p)} {' '.join(map(repr, r))}\n" for p, r in zip(predicted, rows))
-        else:
-            yield "".join(f"{fmt(p)}\n" for p in predicted)
+            yield "".join(f"{fmt(p)} {' '.join(map(repr, r))}\n" for p, r in zip(predicted.tolist(), rows))
+            continue
+        if labels is not None and scores.ndim == 1:
+            scores = np.column_stack((np.zeros(len(scores)), scores))
+        outputs = 1 if scores.ndim == 1 else scores.shape[1]
+        text = format_predictions(np.ascontiguousarray(scores, dtype=np.float64).reshape(-1), outputs, labels,
+                                  getattr(X, "tags", None), 0)
+        yield text.decode()
 
 
 def _report(est, metrics, name):

@@ -13,7 +13,7 @@ count, as VW's do.
 import sys
 
 from ..stream.progress import decimal
-from .options import seed
+from .options import path, seed
 
 #: The table's columns: header lines and the width of each field.
 _HEADER = (("average", "since", "example", "current", "current", "current"),
@@ -56,7 +56,7 @@ def add_train_action(parser, doc, noun, what):
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(parser))
     train = actions.add_parser("train", help=f"train a {noun}", description=doc,
                                formatter_class=parser.formatter_class)
-    train.add_argument("data", nargs="+", metavar="FILE", help=what)
+    train.add_argument("data", nargs="+", metavar="FILE", type=path, help=what)
     return actions, train
 
 
@@ -66,9 +66,9 @@ def add_predict_action(actions, parser, doc, command, run, what):
     (for options of the command's own)."""
     predict = actions.add_parser("predict", help=f"{command} a file with a model", description=doc,
                                  formatter_class=parser.formatter_class)
-    predict.add_argument("model", metavar="MODEL", help=f"a model written by 'fastprox {command} train --model'")
-    predict.add_argument("data", metavar="FILE", help=what)
-    predict.add_argument("--out", metavar="PRED", default="-", help="write here (- : standard output)")
+    predict.add_argument("model", metavar="MODEL", type=path, help=f"a model written by 'fastprox {command} train --model'")
+    predict.add_argument("data", metavar="FILE", type=path, help=what)
+    predict.add_argument("--out", metavar="PRED", default="-", type=path, help="write here (- : standard output)")
     predict.add_argument("--quiet", action="store_true", help="no scores on standard error")
     predict.set_defaults(**{f"{command}_run": run})
     return predict

@@ -22,6 +22,7 @@ import time
 
 from .._writes import check_output
 from ..structured._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS
+from .options import path
 from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, learner_params,
                          score_lines, stderr_line)
 
@@ -39,13 +40,13 @@ def add_arguments(parser):
     train.add_argument("--columns", default="w,pos,y",
                        help="CoNLL: the columns' names, comma-separated, as templates name them")
     train.add_argument("--label", help="CoNLL: the label column (default: the last)")
-    train.add_argument("--templates", metavar="FILE",
+    train.add_argument("--templates", metavar="FILE", type=path,
                        help="a CRF++ template file (default: the shipped conll2000 set)")
     train.add_argument("--min-count", type=int, default=1, help="keep features seen at least this often")
     train.add_argument("--bits", type=int, help="hash features into 2^BITS columns (default: a vocabulary)")
-    train.add_argument("--test", metavar="FILE", help="score the model on this labelled file")
+    train.add_argument("--test", metavar="FILE", type=path, help="score the model on this labelled file")
     add_unknown_labels_option(train)
-    train.add_argument("--model", metavar="OUT", help="write the model here")
+    train.add_argument("--model", metavar="OUT", type=path, help="write the model here")
     train.add_argument("--quiet", action="store_true", help="no table on standard error")
     add_learner_options(train, "SequenceTagger", TAGGER_DEFAULTS, SEQUENCE_LOSSES)
     train.set_defaults(tag_run=run_train)

@@ -68,7 +68,7 @@ from ..stream.sources import DefaultSource, FileSource
 from ..vw.reader import DEFAULT_BITS
 from ..stream.trainer import Trainer, predicts
 from .metrics import Metrics, metric_lines
-from .options import add_reader_options, check_test_content, is_vw, reading, seed
+from .options import OptionError, add_reader_options, check_test_content, is_vw, path, reading, seed
 from .workflow import (add_workflow_options, auto_or, check_workflow, holdout_line, holdout_of, initial_model,
                        model_width, options_line)
 
@@ -93,14 +93,14 @@ ESTIMATOR_OPTIONS = {"loss": "loss", "update": "update", "schedule": "schedule",
 def add_arguments(parser):
     # argparse takes "-1" for a value, not an option, by this pattern: "-1,1" too
     parser._negative_number_matcher = re.compile(r"^-\d[\d.,eE+-]*$")
-    parser.add_argument("data", nargs="*", metavar="DATA",
+    parser.add_argument("data", nargs="*", metavar="DATA", type=path,
                         help="LIBSVM or VW text training files (plain, .gz, .bz2, .xz; - for standard input); "
                              "none: the embedded default")
-    parser.add_argument("-d", "--data", dest="more_data", action="append", default=[], metavar="DATA",
+    parser.add_argument("-d", "--data", dest="more_data", action="append", default=[], metavar="DATA", type=path,
                         help="a training file, as DATA (VW's -d; repeatable; default: none)")
-    parser.add_argument("--test", metavar="DATA", help="file to evaluate the model on, in DATA's format "
+    parser.add_argument("--test", metavar="DATA", type=path, help="file to evaluate the model on, in DATA's format "
                         "(default: none; the held-out part of the embedded default)")
-    parser.add_argument("-f", "--model", metavar="OUT",
+    parser.add_argument("-f", "--model", metavar="OUT", type=path,
                         help="save the model here, for 'fastprox predict' and fastprox.load_model "
                              "(default: not saved)")
     add_workflow_options(parser)
@@ -161,11 +161,11 @@ def add_arguments(parser):
                      help="keep the averaged iterate from step A on (alone: 1) and save and test it, as "
                           "scikit-learn's average (docs/contract.md, 'Averaged iterate'; default: off)")
     est.add_argument("--no-intercept", action="store_true", help="fit no intercept (default: off)")
-    est.add_argument("--groups", metavar="FILE",
+    est.add_argument("--groups", metavar="FILE", type=path,
                      help="group penalties: a text file of one integer group id per feature, in "
                           "feature order (-1: unpenalized); it sets the width (default: each "
                           "feature a group)")
-    est.add_argument("--group-weights", metavar="FILE",
+    est.add_argument("--group-weights", metavar="FILE", type=path,
                      help="group penalties: a text file of one weight d_G >= 0 per group (default: 1)")
     cluster = parser.add_argument_group("on a Dask cluster (pip install fastprox[dask]; docs/dask.md)")
     cluster.add_argument("--scheduler", metavar="ADDRESS",
@@ -336,7 +336,10 @@ def model_of(args):
             params["group_weights"] = args.crossing.model_weights(params["group_weights"])
         except ValueError as e:
             raise ValueError(f"--group-weights {args.group_weights} for --groups {args.groups}: {e}") from None
-    est = StreamModel(params, args.regression, args.classes, args.quiet)
+    try:
+        est = StreamModel(params, args.regression, args.classes, args.quiet)
+    except ValueError as e:     # the estimator's parameters, checked: the options'
+        raise OptionError(str(e)) from None
     if args.data and args.format == "vw":       # (the file records the reading, for predict and -i)
         read = reading(args)
         est.input = record("vw", read["terms"], read["vw_bits"], read["selection"])
@@ -383,12 +386,31 @@ def _labels(text):
 
 
 def _check_options(args):
-    """Refuse option values out of range or that contradict one another, by name."""
+    """Refuse option values out of range or that contradict one another, by name
+    (OptionError: exit status 2), then a --test of the other format and outputs that
+    could not be written (`check_output`)."""
+    try:
+        _check_values(args)
+    except ValueError as e:
+        raise OptionError(str(e)) from None
+    check_test_content(args)
+    inputs = [path for path in args.data + [args.test, args.groups, args.group_weights, args.initial_model]
+              if path not in (None, STDIN)]
+    outputs = [(option, getattr(args, name)) for option, name in (
+        ("--model", "model"), ("--readable-model", "readable_model"), ("--invert-hash", "invert_hash"),
+        ("--predictions", "predictions")) if getattr(args, name)]
+    for option, path in outputs:
+        read = [p for p in inputs if not (option == "--model" and p == args.initial_model)]  # (VW's -i m -f m)
+        check_output(path, option, read)
+    check_distinct(outputs)
+
+
+def _check_values(args):
+    """`_check_options`' checks of the options' values alone."""
     for name, high in _INT_LIMITS.items():
         value, option = getattr(args, name), "--" + name.replace("_", "-")
         if value is not None and value > high:
             raise ValueError(f"{option} must be at most {high}, not {value}")
-    check_test_content(args)
     if args.rows is not None and args.data:
         raise ValueError("--rows sets the size of the embedded data, which DATA replaces: drop it (to train on "
                          "a file's first N rows: head -n N FILE | fastprox train -)")
@@ -417,15 +439,6 @@ def _check_options(args):
         raise ValueError("--hash-bits sets the width (2^B features): drop --n-features and --groups (with "
                          "--groups, --hash-bits is the bits of the crossed groups' columns, -q 0,1)")
     check_workflow(args)
-    inputs = [path for path in args.data + [args.test, args.groups, args.group_weights, args.initial_model]
-              if path not in (None, STDIN)]
-    outputs = [(option, getattr(args, name)) for option, name in (
-        ("--model", "model"), ("--readable-model", "readable_model"), ("--invert-hash", "invert_hash"),
-        ("--predictions", "predictions")) if getattr(args, name)]
-    for option, path in outputs:
-        read = [p for p in inputs if not (option == "--model" and p == args.initial_model)]  # (VW's -i m -f m)
-        check_output(path, option, read)
-    check_distinct(outputs)
 
 
 def _number_or_auto(text):

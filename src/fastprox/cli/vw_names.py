@@ -33,6 +33,26 @@ VW_EQUIVALENTS = {
     "--random_seed": "use --seed",
     "--initial_t": "use --t0 (the offset of the invsqrt and inv schedules)",
     "--save_resume": "drop it: a fastprox model file always holds what -i MODEL needs to continue",
+    "-r": "use -p FILE (fastprox train: each example's raw score before its update)",
+    "--raw_predictions": "use -p FILE (fastprox train: each example's raw score before its update)",
+    "--audit": "use --invert-hash FILE (each weight with its feature's name) or --readable-model FILE",
+    "--bfgs": "drop it: fastprox trains online; --passes N repeats the data (with VW's holdout)",
+    "--conjugate_gradient": "drop it: fastprox trains online; --passes N repeats the data (with VW's holdout)",
+    "--ect": "use --classes 1,2,...,K (one-vs-rest, or --multi-class multinomial)",
+    "--csoaa": "fastprox reads one label per example, not costs: --classes 1,2,...,K",
+}
+
+#: What differs for ``fastprox predict`` (VW's ``vw -t -i MODEL -d DATA -p OUT``), which
+#: takes the model and the data as its arguments, from `VW_EQUIVALENTS`.
+VW_PREDICT = {
+    "-t": "drop it: fastprox predict never trains", "--testonly": "drop it: fastprox predict never trains",
+    "-i": "give the model as the first argument: fastprox predict MODEL DATA",
+    "--initial_regressor": "give the model as the first argument: fastprox predict MODEL DATA",
+    "-d": "give the data as the second argument: fastprox predict MODEL DATA",
+    "--data": "give the data as the second argument: fastprox predict MODEL DATA",
+    "-r": "drop it: fastprox predict writes labels (--proba: probabilities); fastprox train -p writes raw scores",
+    "--raw_predictions": "drop it: fastprox predict writes labels (--proba: probabilities); fastprox train -p "
+                         "writes raw scores",
 }
 
 
@@ -49,14 +69,16 @@ def dashed(args, options):
     return out
 
 
-def hints(message):
+def hints(message, command=None):
     """argparse's ``unrecognized arguments: ...`` message with, for each VW option
-    in it, what fastprox does instead (`VW_EQUIVALENTS`); other messages as they are."""
+    in it, what fastprox's ``command`` does instead (`VW_EQUIVALENTS`, for predict
+    `VW_PREDICT` first); other messages as they are."""
     prefix = "unrecognized arguments: "
     if not message.startswith(prefix):
         return message
-    known = [arg for arg in message[len(prefix):].split() if arg.partition("=")[0] in VW_EQUIVALENTS]
+    table = {**VW_EQUIVALENTS, **VW_PREDICT} if command == "predict" else VW_EQUIVALENTS
+    known = [arg for arg in message[len(prefix):].split() if arg.partition("=")[0] in table]
     if not known:
         return message
-    said = "; ".join(f"VW's {arg}: {VW_EQUIVALENTS[arg.partition('=')[0]]}" for arg in known)
+    said = "; ".join(f"VW's {arg}: {table[arg.partition('=')[0]]}" for arg in known)
     return f"{message} ({said}; docs/from_vw.md)"

@@ -22,12 +22,12 @@ from ..stream.holdout import EARLY_TERMINATE, HOLDOUT_PERIOD, Holdout
 from ..stream.model import StreamModel
 from ..stream.sources import MODEL_WIDTH
 from ..stream.progress import decimal
-from .options import take_indexing, take_recorded
+from .options import path, take_indexing, take_recorded
 
 
 def add_workflow_options(parser):
     """The options of VW's workflow (the module's docstring)."""
-    parser.add_argument("-i", "--initial-model", metavar="MODEL",
+    parser.add_argument("-i", "--initial-model", metavar="MODEL", type=path,
                         help="continue training this model file (written by 'fastprox train --model' "
                              "or save_model) as one run over both data would; the options not given "
                              "are the model's (default: a new model)")
@@ -46,13 +46,13 @@ def add_workflow_options(parser):
     parser.add_argument("--early-terminate", type=int, metavar="K",
                         help=f"with --passes: stop once the holdout loss has not improved for K passes; "
                              f"the model is then the best pass's (default: {EARLY_TERMINATE})")
-    parser.add_argument("--readable-model", metavar="FILE",
+    parser.add_argument("--readable-model", metavar="FILE", type=path,
                         help="write the model as text: a line COLUMN:WEIGHT per non-zero weight "
                              "(default: not written)")
-    parser.add_argument("--invert-hash", metavar="FILE",
+    parser.add_argument("--invert-hash", metavar="FILE", type=path,
                         help="as --readable-model, with the features' names as the input wrote them: "
                              "NAME:COLUMN:WEIGHT (default: not written)")
-    parser.add_argument("-p", "--predictions", metavar="FILE",
+    parser.add_argument("-p", "--predictions", metavar="FILE", type=path,
                         help="write each example's prediction made before learning from it, a line "
                              "per example and pass, as VW's -p: a binary classifier's raw score (the "
                              "margin, positive for the larger class), a regressor's value, a "

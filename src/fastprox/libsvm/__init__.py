@@ -2,7 +2,8 @@
 
 Format: one example per line, ``LABEL [qid:INT] INDEX:VALUE INDEX:VALUE ...``.
 
-Accepted: ``#`` comments to the end of a line, blank lines, CRLF endings,
+Accepted: ``#`` comments to the end of a line, blank lines, CRLF endings, a
+UTF-8 byte order mark opening the file (as Vowpal Wabbit's reader skips it),
 spaces and tabs anywhere between tokens, rows with a label and no features,
 labels and values in Python's float syntax (``1``, ``+1``, ``1.0``, ``-1``,
 ``1e3``; no underscores), and an optional ``qid:INT`` right after the label.

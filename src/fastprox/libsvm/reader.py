@@ -176,6 +176,7 @@ class Reader:
 
     def __iter__(self):
         parser, pos, eof, emitted = self.parser, 0, False, False
+        parser.file_start = self.span is None or self.span[0] == 0     # (a byte order mark is skipped)
         with self._stream() as f:
             self.left = sources.bytes_left(f, None if self.span is None else self.span[1])
             while True:
