@@ -68,7 +68,7 @@ def test_vws_test_line_is_refused_saying_what_predict_takes(data, tmp_path, caps
     assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
     for hint in ("VW's -t: drop it: fastprox predict never trains",
                  "VW's -i: give the model as the first argument: fastprox predict MODEL DATA",
-                 "VW's -d: give the data as the second argument", "VW's -r: drop it: fastprox predict writes labels"):
+                 "VW's -d: give the data as the second argument", "VW's -r: use --raw (each row's raw score"):
         assert hint in err, err
     assert "use fastprox predict MODEL DATA" not in err       # (train's hint for -t)
     assert not (tmp_path / "p").exists()

@@ -450,6 +450,35 @@ def test_predict_writes_the_tags_of_vw_text_as_vw_test_does(tmp_path, capsys):
     assert out.splitlines()[0] == "labels -1 1" and {len(line.split()) for line in out.splitlines()[1:]} == {3}
 
 
+def test_predict_raw_writes_the_margins_as_vw_test_does(tmp_path, capsys):
+    """predict --raw writes each row's margin, the estimator's decision_function (VW's
+    -t -p of a binary model without --binary or --link: its raw score), then the tag
+    (predict wrote labels only, and VW's -r was refused); a regressor's values as
+    without it; refused, exit 2, with --proba or a model of several outputs."""
+    data = tmp_path / "d.vw"
+    data.write_text("1 'a1|a x:0.5\n-1 |a y\n1 2 'b|a x y:2\n" * 10, encoding="utf-8")
+    model = tmp_path / "m"
+    assert run(capsys, "train", data, "-f", model, "--quiet")[0] == 0
+    status, out, _ = run(capsys, "predict", model, data, "--quiet", "--raw")
+    from fastprox.vw import load_vw
+    X = load_vw(data)[0]
+    margins = load_model(model).decision_function(X)
+    assert status == 0 and [line.split()[0] for line in out.splitlines()] == [repr(float(m)) for m in margins]
+    assert [line.split()[1:] for line in out.splitlines()[:3]] == [["a1"], [], ["b"]]
+    libsvm = tmp_path / "r.svm"
+    libsvm.write_text("0.5 1:1 2:0.5\n-1.25 2:1\n" * 10)
+    assert run(capsys, "train", libsvm, "--regression", "-f", model, "--quiet")[0] == 0
+    assert run(capsys, "predict", model, libsvm, "--quiet", "--raw")[1] == run(capsys, "predict", model, libsvm,
+                                                                                 "--quiet")[1]
+    multi = tmp_path / "m.svm"
+    multi.write_text("1 1:1\n2 2:1\n3 3:1\n" * 5)
+    assert run(capsys, "train", multi, "--classes", "1,2,3", "-f", model, "--quiet")[0] == 0
+    status, out, err = run(capsys, "predict", model, multi, "--raw")
+    assert status == 2 and out == "" and "--raw writes one margin a row, and" in err and "has 3 outputs" in err
+    status, out, err = run(capsys, "predict", model, multi, "--raw", "--proba")
+    assert status == 2 and "give --proba or --raw, not both" in err
+
+
 @pytest.mark.parametrize("rule", sorted({(r.update, r.schedule, r.penalty) for r in RULES}))
 def test_row_margins_are_the_margins_bit_for_bit(rule):
     """Learner.row_margins (one row, reading its features only: held-out rows and -p)

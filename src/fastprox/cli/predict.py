@@ -1,8 +1,10 @@
 """Predict with a saved model: a line per row of LIBSVM or VW text.
 
 Lines hold the predicted label (classifiers, written as in LIBSVM files) or
-value (regressors, shortest exact float), then the row's tag where VW text
-gives it one ('tag|...), as VW's -t -p writes it. With ``--proba`` the output is
+value (regressors, shortest exact float), or with ``--raw`` a binary
+classifier's margin (its raw score, as VW's -t -p writes it without --binary
+or --link), then the row's tag where VW text gives it one ('tag|...), as VW's
+-t -p writes it. With ``--proba`` the output is
 LIBSVM's ``svm-predict -b 1`` format: a first line ``labels C1 C2 ...`` (the
 model's classes), then per row the predicted label and the probability of
 each class in that order. ``--out`` is written to a temporary file and
@@ -36,7 +38,7 @@ from ..stream.files import CHUNK_ROWS, check_readable, labelled_chunks
 from ..stream.labels import format_label
 from ..stream.model import StreamModel
 from .metrics import Metrics, metric_lines
-from .options import add_reader_options, path, reading, take_indexing, take_recorded
+from .options import OptionError, add_reader_options, path, reading, take_indexing, take_recorded
 
 
 def add_arguments(parser):
@@ -44,6 +46,10 @@ def add_arguments(parser):
     parser.add_argument("data", metavar="DATA", type=path, help="LIBSVM file to predict; - for standard input")
     parser.add_argument("-p", "--out", metavar="FILE", type=path, help="write here (VW's -p; default: standard output)")
     parser.add_argument("--proba", action="store_true", help="also write class probabilities (default: off)")
+    parser.add_argument("--raw", action="store_true",
+                        help="write each row's margin instead of its label: a binary classifier's raw score "
+                             "(scikit-learn's decision_function; what VW's -t -p writes without --binary or "
+                             "--link) (default: off)")
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows predicted at a time")
     add_reader_options(parser, "hash feature ids into 2^B buckets, as the model was trained "
                                "(default: the model's own hashing, which its file records)")
@@ -58,6 +64,10 @@ def run(args):
     if args.chunk_rows < 1:
         raise ValueError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
     est = StreamModel.from_file(args.model)
+    if args.raw and (args.proba or est.learner.n_outputs > 1):
+        raise OptionError("--raw writes one margin a row: give --proba or --raw, not both" if args.proba else
+                          f"--raw writes one margin a row, and {args.model} has {est.learner.n_outputs} outputs "
+                          f"(a multiclass model): drop --raw (the class), or give --proba")
     if args.proba and not est.has_proba():
         name = "ProxRegressor" if est.regression else "ProxClassifier"
         raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
@@ -79,7 +89,7 @@ def run(args):
         bits = _hashing(est, args.hash_bits, args.model)
     metrics = Metrics(est)
     chunks = labelled_chunks(args.data, bits=bits, **read)
-    lines = _lines(est, chunks, metrics, args.proba)
+    lines = _lines(est, chunks, metrics, args.proba, args.raw)
     if args.out is None:
         for text in lines:
             sys.stdout.write(text)
@@ -106,16 +116,16 @@ def _hashing(est, bits, model):
     return bits
 
 
-def _lines(est, chunks, metrics, proba):
+def _lines(est, chunks, metrics, proba, raw=False):
     """The output text, one chunk of rows at a time, each chunk scored by ``metrics``.
     Without ``--proba``, a chunk's lines in one call of `format_predictions` (as train's
     -p writes them): the class of the largest output, a binary model's margin m taken
-    as the two outputs (0, m), the larger class where m > 0 as `predictions` decides;
-    a regressor's value; then the row's tag."""
+    as the two outputs (0, m), the larger class where m > 0 as `predictions` decides
+    (``raw``: the margin itself); a regressor's value; then the row's tag."""
     fmt = repr if est.regression else format_label
     if proba:
         yield "labels " + " ".join(map(format_label, est.classes)) + "\n"
-    labels = None if est.regression else tuple(format_label(c).encode() for c in est.classes)
+    labels = None if est.regression or raw else tuple(format_label(c).encode() for c in est.classes)
     for X, y, where in chunks:
         scores = est.scores(X, where)
         predicted = metrics.add(X.shape[1], y, scores, getattr(X, "weights", None))

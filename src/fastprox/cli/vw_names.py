@@ -50,9 +50,8 @@ VW_PREDICT = {
     "--initial_regressor": "give the model as the first argument: fastprox predict MODEL DATA",
     "-d": "give the data as the second argument: fastprox predict MODEL DATA",
     "--data": "give the data as the second argument: fastprox predict MODEL DATA",
-    "-r": "drop it: fastprox predict writes labels (--proba: probabilities); fastprox train -p writes raw scores",
-    "--raw_predictions": "drop it: fastprox predict writes labels (--proba: probabilities); fastprox train -p "
-                         "writes raw scores",
+    "-r": "use --raw (each row's raw score, written to -p FILE or standard output)",
+    "--raw_predictions": "use --raw (each row's raw score, written to -p FILE or standard output)",
 }
 
 
