@@ -123,8 +123,8 @@ def probed(name, func):
         finally:
             stamp(name, began, cpu)
     return probe
-_run._Watch.done = probed("client waits (futures)", _run._Watch.done)
-_run._Watch.result = probed("client fetches a result", _run._Watch.result)
+_run.Watch.done = probed("client waits (futures)", _run.Watch.done)
+_run.Watch.result = probed("client fetches a result", _run.Watch.result)
 _run._mix = probed("client submits the mix", _run._mix)
 _run._tasks.joined = probed("client joins the last round's mixed shards", _run._tasks.joined)
 began, cpu = time.perf_counter(), time.process_time()
