@@ -472,9 +472,9 @@ cdef int _append_tag(_Text out, object tag) except -1:
 @cython.wraparound(False)
 def format_predictions(const double[::1] scores not None, Py_ssize_t outputs, tuple labels, tags,
                        Py_ssize_t first):
-    """``train -p``'s lines (VW's -p) of the rows whose margins ``scores`` holds,
-    ``outputs`` a row, as ``bytes``, in one call a run of rows (no Python float or
-    string a row). Row i's line: where ``labels`` is None (one output, a regressor) its
+    """``train -p``'s lines (VW's -p) of the rows whose margins ``scores`` holds, and
+    ``predict``'s without ``--proba`` (VW's -t -p), ``outputs`` a row, as ``bytes``, in
+    one call a run of rows (no Python float or string a row). Row i's line: where ``labels`` is None (one output, a regressor) its
     first margin's ``repr`` (the text float.__repr__ writes: PyOS_double_to_string's
     "r" with Py_DTSF_ADD_DOT_0), else ``labels[k]`` (``bytes``, a class as -p writes
     it) of its largest margin's output k (the first of equal ones, as ``max``'s); then
