@@ -35,7 +35,7 @@ from .._numpy import np
 from .._writes import atomic_write, check_output
 from ..libsvm import STDIN, source_name
 from ..stream.files import CHUNK_ROWS, check_readable, labelled_chunks
-from ..stream.labels import format_label
+from ..stream.labels import format_label, label_texts
 from ..stream.model import StreamModel
 from .metrics import Metrics, metric_lines
 from .options import OptionError, add_reader_options, path, reading, take_indexing, take_recorded
@@ -125,7 +125,7 @@ def _lines(est, chunks, metrics, proba, raw=False):
     fmt = repr if est.regression else format_label
     if proba:
         yield "labels " + " ".join(map(format_label, est.classes)) + "\n"
-    labels = None if est.regression or raw else tuple(format_label(c).encode() for c in est.classes)
+    labels = None if est.regression or raw else label_texts(est.classes)
     for X, y, where in chunks:
         scores = est.scores(X, where)
         predicted = metrics.add(X.shape[1], y, scores, getattr(X, "weights", None))

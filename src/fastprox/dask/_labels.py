@@ -12,9 +12,9 @@ fit's ``classes_`` do.
 from .._numpy import np
 
 
-def _numbers(labels):
-    """Whether an array of labels holds numbers (booleans, integers, floats)."""
-    return labels.dtype.kind in "biuf"
+def _numbers(dtype):
+    """Whether labels of this NumPy type are numbers (booleans, integers, floats)."""
+    return dtype.kind in "biuf"
 
 
 class Labels:
@@ -39,7 +39,7 @@ class Labels:
             raise ValueError(f"classes must be labels of one kind that sort (numbers, or strings), not "
                              f"{list(classes)!r}") from None
         self.dtype = None if y is None else y.dtype
-        numeric = (self.dtype is None or _numbers(np.empty(0, self.dtype))) and (given is None or _numbers(given))
+        numeric = (self.dtype is None or _numbers(self.dtype)) and (given is None or _numbers(given.dtype))
         if numeric:
             #: The sorted classes when labels are coded (None: they are numbers).
             self.coded = None

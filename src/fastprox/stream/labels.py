@@ -147,3 +147,9 @@ def format_label(value):
     value = float(value)
     return str(int(value)) if value.is_integer() else repr(value)
 
+
+def label_texts(classes):
+    """The classes as the lines of predictions write them (`format_label`'s text),
+    UTF-8 bytes: the ``labels`` of `fastprox._libsvm.format_predictions`."""
+    return tuple(format_label(c).encode() for c in classes)
+

@@ -15,7 +15,7 @@ from .._core import AUTO_ROWS
 from .._kernels import NonFiniteMargin
 from .._libsvm import format_predictions
 from .._validation import kernel_arrays, kernel_loss
-from .labels import LABEL_BUFFER_BYTES, Classes, format_label
+from .labels import LABEL_BUFFER_BYTES, Classes, label_texts
 from .losses import example_loss
 from .progress import LabelStats
 
@@ -245,8 +245,7 @@ class Trainer:
         then the row's tag, if it has one). Floats are written exactly (the shortest
         repr), where VW rounds to 6 decimals."""
         K = self.est.learner.n_outputs
-        labels = None if self.est.regression or K == 1 else tuple(
-            format_label(c).encode() for c in self.est.classes)
+        labels = None if self.est.regression or K == 1 else label_texts(self.est.classes)
         self.predictions(format_predictions(memoryview(scores)[start * K:stop * K], K, labels, rows.tags, start))
 
     def _run_rows(self, rows, inside, at, start, stop, scores):

@@ -1,8 +1,9 @@
 """Write sequences back as they were read, with predictions in them.
 
-``predict`` writes the file it read with one column replaced (the predicted
-HEAD of a CoNLL-U file, every other field, comment, multiword-token and
-empty-node line as it was) or with the predictions appended as a last column
+``predict`` writes the file it read with one column replaced (``column=``: every
+other field, comment, multiword-token and empty-node line as it was; ``parse
+predict`` writes its sentences `parsed` instead, HEAD, DEPREL and DEPS replaced)
+or with the predictions appended as a last column
 (``word POS gold predicted``, the input of ``conlleval``, which needs as many
 columns on every line: a ``-DOCSTART-`` line repeats its last field there, O
 in CoNLL-2003, as the CoNLL-2003 evaluation files do). What the readers
