@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from fastprox import ProxClassifier, ProxRegressor, load_model, save_model
 from tests.support.average_reference import AveragedReference
 from tests.support.reference import assert_contract_close
+from tests.support.shared import extra_module
 
 
 def data(n=300, d=20, seed=0):
@@ -126,7 +127,7 @@ def test_the_sequence_tagger_reads_the_averaged_model():
 def test_the_parallel_cluster_mode_refuses_average():
     """Workers' sums are not mixed: fastprox.dask.fit's parallel mode refuses average
     before it looks for a cluster."""
-    pytest.importorskip("distributed")
+    extra_module("distributed")
     from fastprox.dask import fit
     with pytest.raises(ValueError, match="average is not mixed across workers"):
         fit(ProxClassifier(average=True), "no-such-file.svm")

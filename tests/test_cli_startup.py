@@ -83,3 +83,21 @@ def test_python_dash_m_fastprox_is_the_command(tmp_path):
     done = subprocess.run([sys.executable, "-m", "fastprox", "info", str(tmp_path / "absent")], capture_output=True,
                           text=True, env=env, cwd=tmp_path)
     assert done.returncode == 1 and done.stderr.endswith("absent: No such file or directory\n")
+
+
+def test_without_the_dask_extra_the_cluster_names_the_extra_to_install(tmp_path):
+    """A user who installed fastprox without its dask extra and asks for a cluster (or
+    imports fastprox.dask) is told which extra installs what is missing: the command
+    said "pip install fastprox", which they had done, and Python said only "No module
+    named 'distributed'"."""
+    without = "import sys; sys.modules['distributed'] = None"     # an import of it fails, as where absent
+    (tmp_path / "d.svm").write_text("1 1:1\n-1 2:1\n")
+    run = _console(tmp_path, without, "train", "d.svm", "--scheduler", "tcp://127.0.0.1:1")
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert "fastprox.dask needs Dask's distributed scheduler" in run.stderr
+    assert 'pip install "fastprox[dask]"' in run.stderr
+    python = subprocess.run([sys.executable, "-c", f"{without}\nimport fastprox.dask"], capture_output=True,
+                            text=True, env={**os.environ, "PYTHONPATH": SRC})
+    assert python.returncode == 1
+    assert "ImportError: fastprox.dask needs Dask's distributed scheduler" in python.stderr
+    assert 'pip install "fastprox[dask]"' in python.stderr

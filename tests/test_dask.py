@@ -13,11 +13,15 @@ import time
 import warnings
 from pathlib import Path
 
-import cloudpickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from tests.support.shared import extra_module
+
+extra_module("distributed", module_level=True)     # the dask extra: this module's tests need a cluster
+
+import cloudpickle
 import dask
 import dask.array as da
 import dask.bag as db

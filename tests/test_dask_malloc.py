@@ -8,6 +8,10 @@ import threading
 
 import numpy as np
 
+from tests.support.shared import extra_module
+
+extra_module("distributed", module_level=True)     # the dask extra: fastprox.dask imports it
+
 from fastprox import dump_libsvm
 from fastprox.dask import _malloc, _tasks
 from fastprox.dask._malloc import LIFTED, M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, Thresholds

@@ -3,7 +3,6 @@ public API's docstrings pass numpydoc's validation, the guide's examples run as
 written, and what the pages show is what the code does (the table of rules, the
 command line's options). Sphinx and numpydoc are the `docs` extra: without them the
 tests fail under CI=true and are skipped elsewhere."""
-import importlib
 import re
 import shlex
 import subprocess
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.examples import python_blocks, run_example
-from tests.support.shared import missing
+from tests.support.shared import extra_module
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -32,17 +31,9 @@ METHODS = ("fit", "partial_fit", "predict", "predict_proba", "predict_log_proba"
 CHECKS = {"GL08", "GL06", "GL07", "SS01", "PR01", "PR02", "PR03", "PR07", "PR10", "RT01", "RT03", "YD01"}
 
 
-def needed(module):
-    """The module of the docs extra, or `missing` (a failure under CI=true)."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        missing(f"{module} is not installed: pip install '.[docs]'")
-
-
 def test_the_manual_builds_without_warnings(tmp_path):
     """sphinx-build -W (every warning an error) builds the whole manual."""
-    needed("sphinx"), needed("myst_parser"), needed("numpydoc")
+    extra_module("sphinx"), extra_module("myst_parser"), extra_module("numpydoc")
     run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-E", "-q", "-b", "html",
                           str(DOCS), str(tmp_path / "html")], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-5000:]
@@ -70,7 +61,7 @@ def public_api():
 
 @pytest.mark.parametrize("name", public_api())
 def test_public_docstrings_pass_numpydoc_validation(name):
-    validate = needed("numpydoc.validate").validate
+    validate = extra_module("numpydoc.validate").validate
     result = validate(name)
     errors = [(code, message) for code, message in result["errors"] if code in CHECKS
               and not (code == "RT01" and "Yields" in result["docstring"])]

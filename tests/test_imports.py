@@ -10,6 +10,8 @@ import importlib
 import sys
 from pathlib import Path
 
+from tests.support.shared import extra_missing, missing
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "fastprox"
 
@@ -121,13 +123,19 @@ def test_the_graph_sees_a_cycle():
 
 
 def test_every_module_imports():
+    """Every module imports; those that need an optional extra's package (fastprox.dask
+    and the command line's cluster module: the dask extra) where it is installed,
+    `missing` after the others where it is not."""
+    absent = set()
     for name in modules():
-        if name.startswith(f"{PACKAGE}.dask"):
-            try:
-                import dask  # noqa: F401
-            except ImportError:
-                continue
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ImportError as error:
+            if extra_missing(error) is None:
+                raise
+            absent.add(extra_missing(error))
+    if absent:
+        missing("; ".join(sorted(absent)))
 
 
 if __name__ == "__main__":

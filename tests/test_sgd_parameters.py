@@ -19,6 +19,7 @@ from fastprox._core import margins, pass_order
 from fastprox import _stopping
 from fastprox._kernels import Learner
 from fastprox._stopping import StoppingRule, held_out_margins, stratified_split, validation_split
+from tests.support.shared import extra_module
 
 
 def problem(n=600, d=40, classes=2, seed=0, noise=0.5):
@@ -420,10 +421,20 @@ def test_new_parameters_round_trip_model_files(tmp_path):
     assert_same_model(loaded.partial_fit(X, y), est.partial_fit(X, y))
 
 
+def test_eta0_of_zero_names_what_to_give():
+    """SGDClassifier's eta0 defaulted to 0.0 in the scikit-learn releases fastprox
+    supports, before it became 0.01 (its "optimal" rate does not read it): a script ported
+    from them passes it, and was told only "must be > 0.0"."""
+    X, y = problem()
+    for cls in (ProxClassifier, ProxRegressor):
+        with pytest.raises(ValueError, match=r"eta0=0.0 must be > 0.0; use eta0='auto' \(the default"):
+            cls(eta0=0.0).fit(X, y)
+
+
 def test_a_cluster_refuses_early_stopping():
     """fastprox.dask.fit runs its passes without a stopping rule: early_stopping is
     refused before any work (no rows held out there), naming what to do."""
-    pytest.importorskip("dask")
+    extra_module("distributed")
     from fastprox.dask import fit
     with pytest.raises(ValueError, match="early_stopping is not supported on a cluster.*give passes"):
         fit(ProxClassifier(early_stopping=True), "/nonexistent/rows.svm")

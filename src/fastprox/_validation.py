@@ -23,6 +23,10 @@ MULTINOMIAL_LOSSES = losses_of("binary", multinomial=True)
 # scikit-learn's spellings (SGDClassifier, SGDRegressor) of the kernel's names:
 # accepted as given (get_params returns them), the kernel gets its own name.
 LOSS_ALIASES = {"log_loss": "log", "squared_error": "squared"}
+#: What to give for an eta0 <= 0: SGDClassifier's eta0 defaulted to 0.0 in the scikit-learn
+#: releases fastprox supports (>= 1.6) before it became 0.01, a value its default "optimal"
+#: rate never reads, so scripts ported from them pass it.
+ETA0_FIX = "use eta0='auto' (the default: the rule's own base step) or a positive step"
 
 
 def check_one_of(name, value, allowed):
@@ -30,8 +34,9 @@ def check_one_of(name, value, allowed):
         raise ValueError(f"{name}={value!r} is not supported; use one of {', '.join(map(repr, allowed))}.")
 
 
-def check_number(name, value, low, low_open=False, high=None, integer=False, auto=False):
-    """Refuse what is not a finite number in range (or, where `auto`, the string "auto")."""
+def check_number(name, value, low, low_open=False, high=None, integer=False, auto=False, fix=None):
+    """Refuse what is not a finite number in range (or, where `auto`, the string "auto"),
+    the message ending with `fix` where given (what to use instead)."""
     if auto and isinstance(value, str) and value == "auto":
         return
     kind = numbers.Integral if integer else numbers.Real
@@ -40,7 +45,7 @@ def check_number(name, value, low, low_open=False, high=None, integer=False, aut
         raise ValueError(f"{name}={value!r} must be {either}a finite {'integer' if integer else 'number'}.")
     if value < low or (low_open and value == low) or (high is not None and value > high):
         bound = f"{'>' if low_open else '>='} {low}" + (f" and <= {high}" if high is not None else "")
-        raise ValueError(f"{name}={value!r} must be {bound}.")
+        raise ValueError(f"{name}={value!r} must be {bound}" + (f"; {fix}." if fix else "."))
 
 
 def _finite_number(value):
@@ -93,7 +98,7 @@ def check_params(est, losses):
             check_grouped(name, penalty)
     check_number("alpha", est.alpha, 0.0)
     check_number("l1_ratio", est.l1_ratio, 0.0, high=1.0)
-    check_number("eta0", est.eta0, 0.0, low_open=True, auto=True)
+    check_number("eta0", est.eta0, 0.0, low_open=True, auto=True, fix=ETA0_FIX)
     check_offset(est.t0, est.update, schedule)
     check_intercept_scaling(est.intercept_scaling)
     check_optimal(getattr(est, "learning_rate", None), est.alpha, est.eta0, est.t0)

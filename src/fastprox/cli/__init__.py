@@ -211,7 +211,10 @@ def _reworded(message, command):
 
 
 def _missing(error):
-    """The line for a package that is not installed: which, and how to install it."""
+    """The line for a package that is not installed: which, and how to install it (the
+    library's own ImportError says both: fastprox.dask's, for the dask extra)."""
+    if "pip install" in str(error):
+        return str(error)
     name = error.name or str(error)
     return f"fastprox needs the package {name!r}: pip install fastprox (or: pip install {name})"
 

@@ -24,6 +24,13 @@ from ..stream.files import CHUNK_ROWS
 from ..stream.model import StreamModel
 from ..stream.spelling import PYTHON_CALL
 from .._numpy import np
+
+try:
+    import distributed  # noqa: F401  (the client and workers of every run: _run's, _tasks')
+except ImportError as error:
+    raise ImportError('fastprox.dask needs Dask\'s distributed scheduler, which fastprox\'s dask extra '
+                      'installs: pip install "fastprox[dask]"', name=error.name) from error
+
 from ._labels import Labels
 from ._run import MIN_SYNC_ROWS, TIMEOUT, ClusterError, Watch, check_sync_rows, closed, connected, quiet, run
 from ._shares import BlockShare, file_shares
