@@ -431,6 +431,9 @@ def test_command_line_trains_predicts_and_scores(treebank, tmp_path, capsys, mon
     captured = capsys.readouterr()
     assert [line.split("\t")[6] for line in captured.out.splitlines() if line] == ["2", "0"]
     assert captured.err == ""
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(treebank.read_bytes())))
+    assert main(["parse", "predict", str(model), "-", "--out", str(out)]) == 0
+    assert capsys.readouterr().err.startswith("<stdin>: ")          # (not "-: ")
     punctuation = tmp_path / "punctuation.conllu"      # (found by hand: exit 1, "uas: no words to score")
     punctuation.write_text("1\t.\t.\tPUNCT\t.\t_\t0\troot\t_\t_\n\n")
     assert main(["parse", "predict", str(model), str(punctuation)]) == 0

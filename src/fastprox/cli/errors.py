@@ -40,6 +40,7 @@ _STRUCTURED_PHRASES = (
     ("None (a vocabulary) or an integer", "an integer"),
     ("; to read unlabelled data, leave the label out of columns and pass label=None",
      " (fastprox tag predict reads files whose lines all leave it out)"),
+    (", or pass label=None to read unlabelled data", " (fastprox tag predict reads files whose words all leave it out)"),
     ("or turn average off.", "or turn averaging off: --average 0 (parse train averages by default)."),
 )
 

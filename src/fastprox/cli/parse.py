@@ -95,6 +95,7 @@ def run_train(args):
 
 
 def run_predict(args):
+    from ..libsvm import source_name
     from ..structured.io import parsed, read_conllu, write_sequences
     from ..structured.io.conllu import gold_heads
     from ..structured.parser import load_parser
@@ -117,7 +118,7 @@ def run_predict(args):
     predicted = model.predict(sentences)
     write_sequences(args.out, map(parsed, sentences, predicted))
     if labelled and not args.quiet:
-        for line in uas_lines(sentences, predicted, args.data):
+        for line in uas_lines(sentences, predicted, source_name(args.data)):
             stderr_line(line)
     return 0
 

@@ -154,14 +154,22 @@ def is_iob(labels):
                                    for label in map(str, labels))
 
 
-def score_lines(y_true, y_pred, lengths, what):
+def score_lines(y_true, y_pred, lengths, what, docstarts=0):
     """The scores of predictions of labelled items: per-item accuracy, and conlleval's
-    chunk precision, recall and F1 for IOB tags; lines to print."""
+    chunk precision, recall and F1 for IOB tags; lines to print.
+
+    The accuracy is conlleval's: over every item line of the written file, the
+    ``docstarts`` CoNLL ``-DOCSTART-`` lines too, each an item tagged right (their
+    written line repeats its label; they end chunks as blank lines do, so the chunk
+    scores do not count them).
+    """
     import numpy as np
     from ..structured.metrics import chunk_scores
     y_true, y_pred = np.asarray(y_true).astype(str), np.asarray(y_pred).astype(str)
-    accuracy = f"{100 * float(np.mean(y_true == y_pred)):.2f}%" if len(y_true) else "n/a"
-    lines = [f"{what}: {len(lengths)} sequences, {len(y_true)} items, per-item accuracy {accuracy}"]
+    total = len(y_true) + docstarts
+    accuracy = f"{100 * (int(np.sum(y_true == y_pred)) + docstarts) / total:.2f}%" if total else "n/a"
+    counted = f" (and {docstarts} -DOCSTART- lines, tagged right, as conlleval counts them)" if docstarts else ""
+    lines = [f"{what}: {len(lengths)} sequences, {len(y_true)} items, per-item accuracy {accuracy}{counted}"]
     if is_iob(np.unique(y_true)):
         s = chunk_scores(y_true, y_pred, lengths)
         lines.append(f"{what}: chunks (conlleval): precision {100 * s.precision:.2f}%, recall "
