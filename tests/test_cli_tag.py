@@ -155,10 +155,16 @@ def test_bad_values_are_named_by_their_options(tmp_path, capsys, options):
     """tag train's and parse train's values out of range are refused in the options'
     words, as train's are: they named the estimator's parameters (max_iter=0,
     l1_ratio=3.0, min_count, bits) or none (scikit-learn's "Seed must be between 0 and
-    2**32 - 1")."""
+    2**32 - 1"). They are the command line's errors, exit status 2, found before a file is
+    read (they exited 1, as a file's error, once the data were read and the training
+    began): a malformed training file does not hide them."""
+    malformed = tmp_path / "bad.txt"
+    malformed.write_text("He PRP B-NP\nruns\n")
+    status, out, err = run(capsys, "tag", "train", str(malformed), "--format", "conll", "--quiet", *options)
+    assert status == 2 and err.startswith(f"fastprox: error: {BAD_VALUES[options]}"), err
     status, out, err = run(capsys, "tag", "train", conll(tmp_path / "t.txt"), "--format", "conll", "--quiet",
                            *options)
-    assert status in (1, 2) and out == "" and err.count("\n") == 1
+    assert status == 2 and out == "" and err.count("\n") == 1
     assert err.startswith(f"fastprox: error: {BAD_VALUES[options]}"), err
     if options[0] in ("--min-count", "--columns"):
         return
@@ -167,7 +173,7 @@ def test_bad_values_are_named_by_their_options(tmp_path, capsys, options):
     options = ("--bits", "40") if options[0] == "--bits" else options
     status, out, err = run(capsys, "parse", "train", str(treebank), "--quiet", *options)
     expected = BAD_VALUES[options] if options in BAD_VALUES else "--bits must be an integer in 1..31"
-    assert status in (1, 2) and out == "" and err.startswith(f"fastprox: error: {expected}"), err
+    assert status == 2 and out == "" and err.startswith(f"fastprox: error: {expected}"), err
 
 
 def test_unknown_gold_labels_stop_or_are_scored_wrong_and_foreign_files_refused(tmp_path, capsys):
@@ -289,7 +295,7 @@ def test_the_averaging_refusal_names_the_option_that_turns_it_off(tmp_path, caps
     treebank = tmp_path / "t.conllu"
     treebank.write_text("1\tHe\the\tPRON\tPRP\t_\t2\tnsubj\t_\t_\n2\truns\trun\tVERB\tVBZ\t_\t0\troot\t_\t_\n\n")
     status, _, err = run(capsys, "parse", "train", str(treebank), "--quiet", "--bits", "10", "--penalty", "berhu")
-    assert status == 1 and err.endswith("; or turn averaging off: --average 0 (parse train averages by default).\n")
+    assert status == 2 and err.endswith("; or turn averaging off: --average 0 (parse train averages by default).\n")
     assert run(capsys, "parse", "train", str(treebank), "--quiet", "--bits", "10", "--penalty", "berhu",
                "--average", "0")[0] == 0
     rows = tmp_path / "rows.svm"

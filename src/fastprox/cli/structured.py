@@ -13,7 +13,7 @@ count, as VW's do.
 import sys
 
 from ..stream.progress import decimal
-from .options import path, seed
+from .options import OptionError, path, seed
 
 #: The table's columns: header lines and the width of each field.
 _HEADER = (("average", "since", "example", "current", "current", "current"),
@@ -96,6 +96,29 @@ def learner_params(args, groups=lambda: None):
                  if option not in _EXTRACTOR_OPTIONS},
                 shuffle=not args.no_shuffle, groups=groups() if group_penalty else None,
                 **({"fit_intercept": not args.no_intercept} if "no_intercept" in args else {}))
+
+
+def check_learner(model, check_features=None):
+    """Refuse the learner's options (``model``, the estimator they make) and the
+    feature extractor's (``check_features()`` raises ValueError for them) out of
+    range or at odds, before any file is read: an OptionError naming them, exit
+    status 2, as train's (they were checked once the data were read, minutes later on
+    a treebank, and exited 1 as a file's error). The rule is checked by building a
+    kernel of one feature, the group penalties' groups a single group (the templates'
+    are known once the data are read)."""
+    import numpy as np
+    from sklearn.base import clone
+    from .._registry import PENALTIES
+    try:
+        model.check_params()
+        probe = clone(model)
+        if PENALTIES[probe.penalty].family == "group":
+            probe.set_params(groups=np.zeros(1, dtype=np.int64))
+        probe.new_learner(1, 2, 8)
+        if check_features is not None:
+            check_features()
+    except ValueError as e:
+        raise OptionError(str(e)) from None
 
 
 class StructuredTable:

@@ -32,8 +32,8 @@ import time
 from .._writes import check_output
 from ..structured._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS
 from .options import OptionError, path
-from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, learner_params,
-                         score_lines, stderr_line)
+from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, check_learner,
+                         learner_params, score_lines, stderr_line)
 
 FORMATS = ("conll", "conllu", "crfsuite", "libsvm")
 #: The CoNLL-U fields a tagger may predict (--label), UDPipe's tags.
@@ -91,7 +91,9 @@ class Data:
 def _columns(text):
     names = tuple(n.strip() for n in text.split(","))
     if len(names) < 2 or not all(names):
-        raise ValueError(f"--columns {text!r} must name at least two columns, comma-separated (w,pos,y)")
+        raise OptionError(f"--columns {text!r} must name at least two columns, comma-separated (w,pos,y)")
+    if len(set(names)) != len(names):
+        raise OptionError(f"--columns must not repeat a name: {text!r}")
     return names
 
 
@@ -175,16 +177,17 @@ def run_train(args):
         check_output(out, "--model", args.data + ([args.test] if args.test else []))
     spec = _reader_spec(args)
     features, extractor = None, None
+    if args.format in ("conll", "conllu"):
+        extractor = _template_features(args)
+    elif args.format == "crfsuite":
+        from ..structured.features import AttributeFeatures
+        extractor = AttributeFeatures(bits=args.bits)
+    check_learner(SequenceTagger(**learner_params(args)), extractor and extractor._check_params)
     if args.format == "libsvm":
         X, y, lengths = _libsvm(args.data)
         y = y.astype(np.int64) if np.all(y == np.round(y)) else y
     else:
         sequences = _read(args.data, spec)
-        if args.format in ("conll", "conllu"):
-            extractor = _template_features(args)
-        else:
-            from ..structured.features import AttributeFeatures
-            extractor = AttributeFeatures(bits=args.bits)
         X = extractor.fit_transform(sequences)
         y, lengths = labels_and_lengths(sequences)
         features = extractor.to_dict()
