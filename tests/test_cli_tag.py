@@ -590,3 +590,22 @@ def test_unlabelled_files_on_standard_input_are_tagged(tmp_path, capsys, monkeyp
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(open(train, "rb").read())))
         status, out, err = run(capsys, "tag", "predict", model, "-", "--out", str(tmp_path / "out"))
         assert status == 0 and err.startswith("<stdin>: 15 sequences, 80 items, per-item accuracy 100.00%")
+
+
+@pytest.mark.parametrize("kind, fmt, says", [
+    ("conllu", "conll", "4 columns, expected 3 (w pos y): this looks like CoNLL-U (ten fields separated by tabs), "
+                        "which tag train --format conllu reads"),       # (its first line: "# sent_id = s0")
+    ("conll", "conllu", "1 tab-separated field, expected 10 (ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC): "
+                        "this looks like CoNLL columns (separated by spaces), which tag train --format conll reads"),
+    ("crfsuite", "conll", "2 columns, expected 3 (w pos y): this looks like CRFsuite items (a label, then "
+                          "attributes, separated by tabs), which tag train --format crfsuite reads"),
+])
+def test_a_file_of_another_format_is_named_as_such(tmp_path, capsys, kind, fmt, says):
+    """A CoNLL-U treebank given as --format conll (or a model of CoNLL columns), and the
+    like, was refused by its width alone ("10 columns, expected 3 ... a token cannot
+    contain a space"); the message now says what the file looks like and what reads it."""
+    path = {"conllu": lambda: conllu(tmp_path / "a.conllu"), "conll": lambda: conll(tmp_path / "a.txt"),
+            "crfsuite": lambda: str(tmp_path / "a.crf")}[kind]()
+    (tmp_path / "a.crf").write_text("B-NP\tw=He\nB-VP\tw=runs\n\n")
+    status, out, err = run(capsys, "tag", "train", path, "--format", fmt, "--quiet")
+    assert status == 1 and err == f"fastprox: error: {path}:1: {says}\n"
