@@ -155,10 +155,16 @@ def test_bad_values_are_named_by_their_options(tmp_path, capsys, options):
     """tag train's and parse train's values out of range are refused in the options'
     words, as train's are: they named the estimator's parameters (max_iter=0,
     l1_ratio=3.0, min_count, bits) or none (scikit-learn's "Seed must be between 0 and
-    2**32 - 1")."""
+    2**32 - 1"). They are the command line's errors, exit status 2, found before a file is
+    read (they exited 1, as a file's error, once the data were read and the training
+    began): a malformed training file does not hide them."""
+    malformed = tmp_path / "bad.txt"
+    malformed.write_text("He PRP B-NP\nruns\n")
+    status, out, err = run(capsys, "tag", "train", str(malformed), "--format", "conll", "--quiet", *options)
+    assert status == 2 and err.startswith(f"fastprox: error: {BAD_VALUES[options]}"), err
     status, out, err = run(capsys, "tag", "train", conll(tmp_path / "t.txt"), "--format", "conll", "--quiet",
                            *options)
-    assert status in (1, 2) and out == "" and err.count("\n") == 1
+    assert status == 2 and out == "" and err.count("\n") == 1
     assert err.startswith(f"fastprox: error: {BAD_VALUES[options]}"), err
     if options[0] in ("--min-count", "--columns"):
         return
@@ -167,7 +173,7 @@ def test_bad_values_are_named_by_their_options(tmp_path, capsys, options):
     options = ("--bits", "40") if options[0] == "--bits" else options
     status, out, err = run(capsys, "parse", "train", str(treebank), "--quiet", *options)
     expected = BAD_VALUES[options] if options in BAD_VALUES else "--bits must be an integer in 1..31"
-    assert status in (1, 2) and out == "" and err.startswith(f"fastprox: error: {expected}"), err
+    assert status == 2 and out == "" and err.startswith(f"fastprox: error: {expected}"), err
 
 
 def test_unknown_gold_labels_stop_or_are_scored_wrong_and_foreign_files_refused(tmp_path, capsys):
@@ -289,7 +295,7 @@ def test_the_averaging_refusal_names_the_option_that_turns_it_off(tmp_path, caps
     treebank = tmp_path / "t.conllu"
     treebank.write_text("1\tHe\the\tPRON\tPRP\t_\t2\tnsubj\t_\t_\n2\truns\trun\tVERB\tVBZ\t_\t0\troot\t_\t_\n\n")
     status, _, err = run(capsys, "parse", "train", str(treebank), "--quiet", "--bits", "10", "--penalty", "berhu")
-    assert status == 1 and err.endswith("; or turn averaging off: --average 0 (parse train averages by default).\n")
+    assert status == 2 and err.endswith("; or turn averaging off: --average 0 (parse train averages by default).\n")
     assert run(capsys, "parse", "train", str(treebank), "--quiet", "--bits", "10", "--penalty", "berhu",
                "--average", "0")[0] == 0
     rows = tmp_path / "rows.svm"
@@ -414,3 +420,192 @@ def test_a_state_too_large_advises_the_commands_own_options(tmp_path, capsys, mo
     status, _, err = run(capsys, *argv, "--quiet")
     assert status == 1 and "the model's state for" in err and "memory is available; use fewer features (" in err
     assert advice in err and "buckets" not in err
+
+
+#: SENTENCES as CoNLL-U: UPOS, XPOS (the PTB tag), FEATS (`_` for most words).
+_UPOS = {"PRP": "PRON", "VBZ": "VERB", "DT": "DET", "NN": "NOUN", ".": "PUNCT", "VBD": "VERB", "IN": "ADP",
+         "NNS": "NOUN", "NNP": "PROPN"}
+_FEATS = {"NN": "Number=Sing", "NNS": "Number=Plur", "VBD": "Tense=Past"}
+
+
+def conllu(path, sentences=SENTENCES, blank=()):
+    """``sentences`` as a CoNLL-U file with comments, a multiword token and an empty
+    node; the fields named in ``blank`` written ``_``."""
+    blocks = []
+    for k, sentence in enumerate(sentences):
+        lines = [f"# sent_id = s{k}", "# text = " + " ".join(w for w, _, _ in sentence)]
+        for i, (word, xpos, _) in enumerate(sentence, 1):
+            fields = [str(i), word, word.lower(), _UPOS[xpos], xpos, _FEATS.get(xpos, "_"), str(i - 1),
+                      "dep" if i > 1 else "root", "_", "_"]
+            for name in blank:
+                fields[("UPOS", "XPOS", "FEATS").index(name) + 3] = "_"
+            if i == 2:
+                lines.append(f"2-3\t{word}x\t_\t_\t_\t_\t_\t_\t_\t_")
+            lines.append("\t".join(fields))
+            if i == 1:
+                lines.append("1.1\tgone\tgo\tVERB\tVBN\t_\t_\t_\t0:root\t_")
+        blocks.append("\n".join(lines) + "\n")
+    path.write_text("\n".join(blocks) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("label, field", [(None, 3), ("XPOS", 4), ("FEATS", 5)])
+def test_conllu_taggers_train_predict_and_write_the_label_field(tmp_path, capsys, label, field):
+    """tag train --format conllu trains a UPOS (XPOS, FEATS) tagger from CoNLL-U, as
+    UDPipe does, and tag predict writes the predicted tag into that field, every other
+    field and line as it was (a UDPipe user could not train one from the shell)."""
+    train = conllu(tmp_path / "train.conllu", SENTENCES * 5)
+    test = conllu(tmp_path / "test.conllu")
+    model = str(tmp_path / "m.model")
+    options = ("--label", label) if label else ()
+    status, out, err = run(capsys, "tag", "train", train, "--format", "conllu", *options, "--test", test,
+                           "--model", model, "--passes", "5")
+    assert status == 0, err
+    assert "test: 3 sequences, 16 items, per-item accuracy 100.00%" in err and "chunks" not in err
+    status, out, err = run(capsys, "info", model)
+    assert out.splitlines()[-1] == f"  input      CoNLL-U (label {label or 'UPOS'}), 20 templates"
+    blanked = conllu(tmp_path / "raw.conllu", blank=[label or "UPOS"])     # what a tagger of raw text reads
+    pred = tmp_path / "pred.conllu"
+    status, out, err = run(capsys, "tag", "predict", model, blanked, "--out", str(pred))
+    assert status == 0 and out == "" and err == ""          # (no label: not scored)
+    assert pred.read_text() == (tmp_path / "test.conllu").read_text()
+    status, out, err = run(capsys, "tag", "predict", model, test)
+    assert status == 0 and out == (tmp_path / "test.conllu").read_text()
+    assert f"{test}: 3 sequences, 16 items, per-item accuracy 100.00%" in err
+    if label != "FEATS":        # (FEATS's _ is a value)
+        partly = tmp_path / "partly.conllu"
+        lines = (tmp_path / "test.conllu").read_text().splitlines()
+        at = lines.index("1\tThe\tthe\tDET\tDT\t_\t0\troot\t_\t_") + 1
+        fields = lines[at - 1].split("\t")
+        fields[field] = "_"
+        lines[at - 1] = "\t".join(fields)
+        partly.write_text("\n".join(lines) + "\n")
+        status, out, err = run(capsys, "tag", "predict", model, str(partly))
+        assert status == 0 and out == (tmp_path / "test.conllu").read_text()
+        assert err == (f"fastprox: warning: {partly}:{at}: word 1 has no {label or 'UPOS'} ('_'); every word of "
+                       f"labelled data needs its label: fill it in (fastprox tag predict reads files whose words "
+                       f"all leave it out); the file is tagged, not scored\n")
+
+
+def test_conllu_tagger_options_and_templates(tmp_path, capsys):
+    """The reader options that do not fit the format are command-line errors (exit
+    status 2); with CoNLL-U a CRF++ template numbers the ten fields from 0 (ID), and one
+    that reads the label field is refused."""
+    train = conllu(tmp_path / "train.conllu", SENTENCES * 5)
+    for options, message in [
+            (("--format", "conllu", "--label", "LEMMA"), "--label 'LEMMA': a CoNLL-U tagger predicts UPOS, XPOS, FEATS"),
+            (("--format", "conllu", "--columns", "w,pos,y"), "--columns names CoNLL's columns; CoNLL-U's are its ten"),
+            (("--format", "crfsuite", "--label", "y"), "--label is for CoNLL and CoNLL-U files"),
+            (("--format", "conll", "--label", "z"), "--label 'z' is not one of --columns None")]:
+        status, out, err = run(capsys, "tag", "train", train, "--quiet", *options)
+        assert status == 2 and err.startswith(f"fastprox: error: {message}"), err
+    templates = tmp_path / "templates"
+    templates.write_text("U00:%x[0,1]\nU01:%x[-1,1]/%x[0,1]\nB\n")
+    model = str(tmp_path / "m.model")
+    status, out, err = run(capsys, "tag", "train", train, "--format", "conllu", "--templates", str(templates),
+                           "--model", model, "--test", train, "--passes", "5")
+    assert status == 0 and "per-item accuracy 100.00%" in err
+    assert run(capsys, "info", model)[1].splitlines()[-1] == "  input      CoNLL-U (label UPOS), 3 templates"
+    templates.write_text("U00:%x[0,3]\n")
+    status, out, err = run(capsys, "tag", "train", train, "--format", "conllu", "--templates", str(templates))
+    assert status == 1 and "reads the label column 'UPOS', which is not known when predicting" in err
+
+
+def test_crfsuite_items_with_placeholder_labels_are_tagged_not_scored(tmp_path, capsys):
+    """CRFsuite's items begin with a label, also in the data `crfsuite tag` tags: it
+    reads the first field as the label and scores it only with -t, so unlabelled
+    data carry placeholders. tag predict stopped at them (labels the model was not
+    trained on) or, with --unknown-labels wrong, scored them; a file none of whose
+    labels the model knows is now tagged and not scored. A file with known labels is
+    scored, and one that mixes known and unknown ones stops as before."""
+    train = tmp_path / "train.crfsuite"
+    train.write_text("B-NP\tw=He\tpos=PRP\nB-VP\tw=runs\tpos=VBZ\n\nB-NP\tw=She\tpos=PRP\nB-VP\tw=sat\n\n" * 4)
+    model = str(tmp_path / "m.model")
+    assert run(capsys, "tag", "train", str(train), "--format", "crfsuite", "--model", model, "--quiet")[0] == 0
+    placeholders = tmp_path / "raw.crfsuite"
+    placeholders.write_text("?\tw=He\tpos=PRP\n?\tw=runs\tpos=VBZ\n\nO\tw=She\n_\tw=sat\n")
+    status, out, err = run(capsys, "tag", "predict", model, str(placeholders))
+    assert status == 0 and out == "B-NP\nB-VP\n\nB-NP\nB-VP\n\n"
+    assert err == (f"fastprox: note: {placeholders}: no label of the file is one the model knows ('?', 'O', '_'): "
+                   f"read as placeholders, the file is tagged, not scored\n")
+    assert run(capsys, "tag", "predict", model, str(placeholders), "--quiet")[2] == ""
+    status, out, err = run(capsys, "tag", "predict", model, str(train))
+    assert status == 0 and f"{train}: 8 sequences, 16 items, per-item accuracy 100.00%" in err
+    mixed = tmp_path / "mixed.crfsuite"
+    mixed.write_text("B-NP\tw=He\n?\tw=runs\n")
+    status, out, err = run(capsys, "tag", "predict", model, str(mixed))
+    assert status == 1 and f"{mixed}:1: label '?' is not one the model was trained on" in err
+
+
+def conlleval_accuracy(text):
+    """conlleval's accuracy of a file of `word ... gold predicted` lines: every line
+    but blank ones (and -X- boundaries) is a token, right when its last two fields
+    are equal (its source: `if ($firstItem ne $boundary) {...; $tokenCounter++}`)."""
+    tokens = [line.split() for line in text.splitlines() if line.strip() and line.split()[0] != "-X-"]
+    return 100 * sum(t[-1] == t[-2] for t in tokens) / len(tokens)
+
+
+def test_accuracy_counts_docstart_lines_as_conlleval_does(tmp_path, capsys):
+    """conlleval counts a -DOCSTART- line as a token (only blank and -X- lines are
+    boundaries), tagged right in the file tag predict writes (it repeats the line's
+    label); the per-item accuracy skipped them, so it differed from conlleval's on
+    CoNLL-2003 files. Files without them (CoNLL-2000's) score as before."""
+    train = conll(tmp_path / "train.txt", SENTENCES * 5)
+    model = str(tmp_path / "m.model")
+    assert run(capsys, "tag", "train", train, "--format", "conll", "--model", model, "--quiet", "--passes", "1",
+               "--no-shuffle")[0] == 0
+    wrong = [[(w, p, "O") for w, p, _ in s] for s in SENTENCES]        # (gold labels the model misses)
+    docs = tmp_path / "docs.txt"
+    docs.write_text("-DOCSTART- -X- O\n\n" + "\n\n".join("\n".join(" ".join(t) for t in s) for s in SENTENCES[:2])
+                    + "\n\n-DOCSTART- -X- O\n\n" + "\n".join(" ".join(t) for t in wrong[2]) + "\n")
+    pred = tmp_path / "pred.txt"
+    status, out, err = run(capsys, "tag", "predict", model, str(docs), "--out", str(pred))
+    assert status == 0, err
+    accuracy = conlleval_accuracy(pred.read_text())
+    assert 0 < accuracy < 100
+    assert (f"{docs}: 3 sequences, 16 items, per-item accuracy {accuracy:.2f}% (and 2 -DOCSTART- lines, tagged "
+            f"right, as conlleval counts them)") in err
+    status, out, err = run(capsys, "tag", "train", train, "--format", "conll", "--quiet", "--passes", "1",
+                           "--no-shuffle", "--test", str(docs))
+    assert f"test: 3 sequences, 16 items, per-item accuracy {accuracy:.2f}% (and 2 -DOCSTART-" in err
+    plain = conll(tmp_path / "plain.txt", SENTENCES[:2] + wrong[2:])
+    status, out, err = run(capsys, "tag", "predict", model, plain, "--out", str(pred))
+    assert f"per-item accuracy {conlleval_accuracy(pred.read_text()):.2f}%\n" in err
+
+
+def test_unlabelled_files_on_standard_input_are_tagged(tmp_path, capsys, monkeypatch):
+    """A file to tag is read again when it turns out unlabelled: from standard input the
+    second read found nothing, and tag predict wrote nothing with exit status 0 (CoNLL
+    and CoNLL-U alike). Standard input is named <stdin> in the scores, not "-"."""
+    cases = [(conll(tmp_path / "train.txt", SENTENCES * 5), "conll", conll(tmp_path / "raw.txt", columns=2)),
+             (conllu(tmp_path / "train.conllu", SENTENCES * 5), "conllu",
+              conllu(tmp_path / "raw.conllu", blank=["UPOS"]))]
+    for train, fmt, raw in cases:
+        model = str(tmp_path / f"{fmt}.model")
+        assert run(capsys, "tag", "train", train, "--format", fmt, "--model", model, "--quiet", "--passes", "5")[0] == 0
+        expected = run(capsys, "tag", "predict", model, raw)[1]
+        assert expected.count("\n") > 16
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(open(raw, "rb").read())))
+        assert run(capsys, "tag", "predict", model, "-") == (0, expected, "")
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(open(train, "rb").read())))
+        status, out, err = run(capsys, "tag", "predict", model, "-", "--out", str(tmp_path / "out"))
+        assert status == 0 and err.startswith("<stdin>: 15 sequences, 80 items, per-item accuracy 100.00%")
+
+
+@pytest.mark.parametrize("kind, fmt, says", [
+    ("conllu", "conll", "4 columns, expected 3 (w pos y): this looks like CoNLL-U (ten fields separated by tabs), "
+                        "which tag train --format conllu reads"),       # (its first line: "# sent_id = s0")
+    ("conll", "conllu", "1 tab-separated field, expected 10 (ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC): "
+                        "this looks like CoNLL columns (separated by spaces), which tag train --format conll reads"),
+    ("crfsuite", "conll", "2 columns, expected 3 (w pos y): this looks like CRFsuite items (a label, then "
+                          "attributes, separated by tabs), which tag train --format crfsuite reads"),
+])
+def test_a_file_of_another_format_is_named_as_such(tmp_path, capsys, kind, fmt, says):
+    """A CoNLL-U treebank given as --format conll (or a model of CoNLL columns), and the
+    like, was refused by its width alone ("10 columns, expected 3 ... a token cannot
+    contain a space"); the message now says what the file looks like and what reads it."""
+    path = {"conllu": lambda: conllu(tmp_path / "a.conllu"), "conll": lambda: conll(tmp_path / "a.txt"),
+            "crfsuite": lambda: str(tmp_path / "a.crf")}[kind]()
+    (tmp_path / "a.crf").write_text("B-NP\tw=He\nB-VP\tw=runs\n\n")
+    status, out, err = run(capsys, "tag", "train", path, "--format", fmt, "--quiet")
+    assert status == 1 and err == f"fastprox: error: {path}:1: {says}\n"

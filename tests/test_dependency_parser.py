@@ -431,6 +431,9 @@ def test_command_line_trains_predicts_and_scores(treebank, tmp_path, capsys, mon
     captured = capsys.readouterr()
     assert [line.split("\t")[6] for line in captured.out.splitlines() if line] == ["2", "0"]
     assert captured.err == ""
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(treebank.read_bytes())))
+    assert main(["parse", "predict", str(model), "-", "--out", str(out)]) == 0
+    assert capsys.readouterr().err.startswith("<stdin>: ")          # (not "-: ")
     punctuation = tmp_path / "punctuation.conllu"      # (found by hand: exit 1, "uas: no words to score")
     punctuation.write_text("1\t.\t.\tPUNCT\t.\t_\t0\troot\t_\t_\n\n")
     assert main(["parse", "predict", str(model), str(punctuation)]) == 0
@@ -454,7 +457,7 @@ def test_command_line_trains_predicts_and_scores(treebank, tmp_path, capsys, mon
                             f"4 words); HEAD is 0 for the root or the ID of a word of the same sentence; the "
                             f"file is parsed, not scored\n")
     assert captured.out == parsed(CONLLU)
-    assert main(["parse", "train", str(treebank), "--templates", "hp.mp,nonsense"]) == 1
+    assert main(["parse", "train", str(treebank), "--templates", "hp.mp,nonsense"]) == 2     # (an option's value)
     assert "unknown arc template 'nonsense'" in capsys.readouterr().err
 
 

@@ -411,6 +411,16 @@ def test_conllu_label_must_be_a_field(tmp_path):
     assert "not a CoNLL-U field" in error(lambda: read_conllu(write(tmp_path, CONLLU), label="upos"))
 
 
+def test_conllu_feats_underscore_is_a_label(tmp_path):
+    """FEATS's `_` is the empty set of features, a tag a FEATS tagger predicts (UDPipe's,
+    scored by the UD scorer's UFeats): read as a label, where UPOS's `_` is refused."""
+    text = WORD.format(1, 0) + WORD.format(2, 1).replace("\t_\t1", "\tNumber=Sing\t1")
+    (sentence,) = read_conllu(write(tmp_path, text), label="FEATS")
+    assert sentence.labels == ("_", "Number=Sing")
+    assert "word 1 has no XPOS" in error(lambda: list(read_conllu(write(tmp_path, text.replace("\tX\t_", "\t_\t_")),
+                                                                    label="XPOS")))
+
+
 def test_ud_ewt_dev_round_trip(shared_structured, tmp_path):
     (dev,) = shared_structured("ud_english_ewt/en_ewt-ud-dev.conllu")
     seqs = list(read_conllu(dev, label="UPOS", heads=True))

@@ -401,3 +401,17 @@ def test_attribute_features(tmp_path):
     again = AttributeFeatures.from_dict(json.loads(json.dumps(fx.to_dict())))
     assert (again.transform(seqs) != fx.transform(seqs)).nnz == 0
     assert sp.issparse(pickle.loads(pickle.dumps(fx)).transform(seqs))
+
+
+def test_ud_pos_reads_form_alone():
+    """The named set of CoNLL-U taggers reads FORM and nothing else, what a tagger of raw
+    text has (the other fields of a file to tag may be empty or gold), and names the
+    features by their expressions."""
+    from fastprox.structured.features import TemplateFeatures
+    from fastprox.structured.features.defaults import as_templates
+    templates = as_templates("ud-pos")
+    assert templates.kind == "expressions" and len(templates) == 20
+    assert {atom.column for t in templates for atom in t.atoms} == {"FORM"}
+    words = [{"FORM": ("Dogs", "bark", "."), "UPOS": ("NOUN", "VERB", "PUNCT")}]
+    features = TemplateFeatures("ud-pos").fit(words)
+    assert "suffix3(lower(FORM[0]))=ogs" in set(features.get_feature_names_out())

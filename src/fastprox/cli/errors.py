@@ -40,6 +40,7 @@ _STRUCTURED_PHRASES = (
     ("None (a vocabulary) or an integer", "an integer"),
     ("; to read unlabelled data, leave the label out of columns and pass label=None",
      " (fastprox tag predict reads files whose lines all leave it out)"),
+    (", or pass label=None to read unlabelled data", " (fastprox tag predict reads files whose words all leave it out)"),
     ("or turn average off.", "or turn averaging off: --average 0 (parse train averages by default)."),
 )
 
@@ -69,6 +70,14 @@ _TOKEN_TABLES = {
     "conll": ("CoNLL columns (one token a line, its label last)", "fastprox tag train FILE --format conll reads them"),
 }
 _CONLLU_ID = re.compile(r"\d+([-.]\d+)?")
+#: The tag readers' refusal of a line's width: the CoNLL reader's (columns) or the CoNLL-U one's (fields).
+_TAG_WIDTH = re.compile(r"(?P<head>(?P<source>.+?):\d+: \d+ (?:(?P<conll>columns?)|tab-separated fields?), "
+                        r"expected \d+ \([^)]*\))")
+#: What a file of another format than the tag reader's is, and the command that reads it.
+_TAG_FORMATS = {"conllu": "CoNLL-U (ten fields separated by tabs), which tag train --format conllu reads",
+                "conll": "CoNLL columns (separated by spaces), which tag train --format conll reads",
+                "crfsuite": "CRFsuite items (a label, then attributes, separated by tabs), which tag train "
+                            "--format crfsuite reads"}
 
 
 def reworded(message, command="train"):
@@ -79,6 +88,10 @@ def reworded(message, command="train"):
         message = message.replace(FEWER_FEATURES, LESS_MEMORY[command])
         for old, new in _STRUCTURED_PHRASES:
             message = message.replace(old, new)
+        if command == "tag" and (width := _TAG_WIDTH.match(message)):
+            kind = _token_table(width.group("source"))
+            if kind is not None and kind != ("conll" if width.group("conll") else "conllu"):
+                message = f"{width.group('head')}: this looks like {_TAG_FORMATS[kind]}"
         return _named(message, *_STRUCTURED_NAMES)
     for old, new in _PHRASES:
         message = message.replace(old, new)

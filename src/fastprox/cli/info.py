@@ -87,7 +87,8 @@ def describe_structured(path):
         lines.append(f"  classes    {' '.join(map(format_label, m.arrays['classes'].tolist()))}")
     reader, features = m.extras.get("reader", {}), m.extras.get("features") or {}
     read = {"conll": "CoNLL columns " + " ".join(reader.get("columns", ())) + f" (label {reader.get('label')})",
-            "crfsuite": "CRFsuite attributes", "libsvm": "LIBSVM with qid"}.get(reader.get("format"), "CoNLL-U")
+            "conllu": f"CoNLL-U (label {reader.get('label')})", "crfsuite": "CRFsuite attributes",
+            "libsvm": "LIBSVM with qid"}.get(reader.get("format"), "CoNLL-U")
     templates = features.get("templates") or features.get("params", {}).get("templates")
     if templates:
         read += f", {len(templates)} templates"

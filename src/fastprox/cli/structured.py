@@ -13,7 +13,7 @@ count, as VW's do.
 import sys
 
 from ..stream.progress import decimal
-from .options import path, seed
+from .options import OptionError, path, seed
 
 #: The table's columns: header lines and the width of each field.
 _HEADER = (("average", "since", "example", "current", "current", "current"),
@@ -98,6 +98,29 @@ def learner_params(args, groups=lambda: None):
                 **({"fit_intercept": not args.no_intercept} if "no_intercept" in args else {}))
 
 
+def check_learner(model, check_features=None):
+    """Refuse the learner's options (``model``, the estimator they make) and the
+    feature extractor's (``check_features()`` raises ValueError for them) out of
+    range or at odds, before any file is read: an OptionError naming them, exit
+    status 2, as train's (they were checked once the data were read, minutes later on
+    a treebank, and exited 1 as a file's error). The rule is checked by building a
+    kernel of one feature, the group penalties' groups a single group (the templates'
+    are known once the data are read)."""
+    import numpy as np
+    from sklearn.base import clone
+    from .._registry import PENALTIES
+    try:
+        model.check_params()
+        probe = clone(model)
+        if PENALTIES[probe.penalty].family == "group":
+            probe.set_params(groups=np.zeros(1, dtype=np.int64))
+        probe.new_learner(1, 2, 8)
+        if check_features is not None:
+            check_features()
+    except ValueError as e:
+        raise OptionError(str(e)) from None
+
+
 class StructuredTable:
     """The progressive validation table of a structured learner (the module's
     docstring), its lines given to ``write`` (none when ``write`` is None)."""
@@ -154,14 +177,22 @@ def is_iob(labels):
                                    for label in map(str, labels))
 
 
-def score_lines(y_true, y_pred, lengths, what):
+def score_lines(y_true, y_pred, lengths, what, docstarts=0):
     """The scores of predictions of labelled items: per-item accuracy, and conlleval's
-    chunk precision, recall and F1 for IOB tags; lines to print."""
+    chunk precision, recall and F1 for IOB tags; lines to print.
+
+    The accuracy is conlleval's: over every item line of the written file, the
+    ``docstarts`` CoNLL ``-DOCSTART-`` lines too, each an item tagged right (their
+    written line repeats its label; they end chunks as blank lines do, so the chunk
+    scores do not count them).
+    """
     import numpy as np
     from ..structured.metrics import chunk_scores
     y_true, y_pred = np.asarray(y_true).astype(str), np.asarray(y_pred).astype(str)
-    accuracy = f"{100 * float(np.mean(y_true == y_pred)):.2f}%" if len(y_true) else "n/a"
-    lines = [f"{what}: {len(lengths)} sequences, {len(y_true)} items, per-item accuracy {accuracy}"]
+    total = len(y_true) + docstarts
+    accuracy = f"{100 * (int(np.sum(y_true == y_pred)) + docstarts) / total:.2f}%" if total else "n/a"
+    counted = f" (and {docstarts} -DOCSTART- lines, tagged right, as conlleval counts them)" if docstarts else ""
+    lines = [f"{what}: {len(lengths)} sequences, {len(y_true)} items, per-item accuracy {accuracy}{counted}"]
     if is_iob(np.unique(y_true)):
         s = chunk_scores(y_true, y_pred, lengths)
         lines.append(f"{what}: chunks (conlleval): precision {100 * s.precision:.2f}%, recall "

@@ -1,34 +1,46 @@
 """Label sequences: train a SequenceTagger on files of sentences, tag files with it.
 
-  fastprox tag train FILE... [--test FILE] [--model OUT] --format conll|crfsuite|libsvm
-                     [--columns w,pos,y] [--templates FILE]
+  fastprox tag train FILE... [--test FILE] [--model OUT] --format conll|conllu|crfsuite|libsvm
+                     [--columns w,pos,y] [--label NAME] [--templates FILE]
   fastprox tag predict MODEL FILE [--out PRED]
 
 ``train`` reads the training files (CoNLL columns with a blank line between
-sentences, the label in the last column unless --label says; CRFsuite's attribute
-files; LIBSVM with qid: as the sequence id), turns CoNLL items into feature rows by
-templates (CRF++'s template files, or the shipped ``conll2000`` set), trains with
-Vowpal Wabbit's progressive table on standard error (an example is a sentence) and
-scores --test: per-item accuracy and, for IOB chunk tags, conlleval's chunk
-precision, recall and F1. The model file (--model) holds the tagger and its feature
-extractor, no pickle. ``predict`` writes the input back with the predicted label as
-a last column (CoNLL), or one label a line with a blank line between sequences
-(CRFsuite, LIBSVM), and scores labelled input the same way. A gold label the model
-was not trained on stops the command before any work, naming its file and line;
-``--unknown-labels wrong`` scores such items as errors instead, as conlleval does
-(CoNLL-2000's test.txt has two I-LST items, a label train.txt lacks).
+sentences, the label in the last column unless --label says; CoNLL-U treebanks,
+the label the field --label names, UPOS by default, or XPOS, or FEATS, UDPipe's
+tags; CRFsuite's attribute files; LIBSVM with qid: as the sequence id), turns
+CoNLL and CoNLL-U items into feature rows by templates (CRF++'s template files, or
+the shipped sets: ``conll2000`` for CoNLL columns, ``ud-pos`` for CoNLL-U, which
+reads FORM only, as a tagger of raw text must), trains with Vowpal Wabbit's
+progressive table on standard error (an example is a sentence) and scores --test:
+per-item accuracy (as conlleval counts it: a CoNLL ``-DOCSTART-`` line is an item
+tagged right) and, for IOB chunk tags, conlleval's chunk precision, recall and F1.
+The model file (--model) holds the tagger and its feature extractor, no pickle.
+``predict`` writes the input back with the predicted label as a last column
+(CoNLL), in the label's field (CoNLL-U: every other field, comment, multiword-token
+and empty-node line as it was), or one label a line with a blank line between
+sequences (CRFsuite, LIBSVM), and scores labelled input the same way. A file is
+unlabelled when its lines lack the label column (CoNLL), its words the label
+(``_``; CoNLL-U), or when none of its labels is one the model knows (CRFsuite's
+items begin with a label, which ``crfsuite tag`` reads and scores only with -t:
+placeholders). A gold label the model was not trained on stops the command before
+any work, naming its file and line; ``--unknown-labels wrong`` scores such items as
+errors instead, as conlleval does (CoNLL-2000's test.txt has two I-LST items, a
+label train.txt lacks).
 """
 import time
 
 from .._writes import check_output
 from ..structured._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS
-from .options import path
-from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, learner_params,
-                         score_lines, stderr_line)
+from .options import OptionError, path
+from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, check_learner,
+                         learner_params, score_lines, stderr_line)
 
-FORMATS = ("conll", "crfsuite", "libsvm")
+FORMATS = ("conll", "conllu", "crfsuite", "libsvm")
+#: The CoNLL-U fields a tagger may predict (--label), UDPipe's tags.
+CONLLU_LABELS = ("UPOS", "XPOS", "FEATS")
 #: Why a training set of each format may hold no feature at all (`run_train` refuses it).
 NO_FEATURE = {"conll": " (the templates gave none: see --templates and --min-count)",
+              "conllu": " (the templates gave none: see --templates and --min-count)",
               "crfsuite": " (CRFsuite's lines are LABEL<TAB>ATTRIBUTE<TAB>...: its fields are separated "
                           "by tabs; columns separated by spaces are CoNLL's: --format conll)",
               "libsvm": " (every row is empty)"}
@@ -37,11 +49,14 @@ NO_FEATURE = {"conll": " (the templates gave none: see --templates and --min-cou
 def add_arguments(parser):
     actions, train = add_train_action(parser, __doc__, "tagger", "training files")
     train.add_argument("--format", choices=FORMATS, required=True, help="the files' format")
-    train.add_argument("--columns", default="w,pos,y",
-                       help="CoNLL: the columns' names, comma-separated, as templates name them")
-    train.add_argument("--label", help="CoNLL: the label column (default: the last)")
+    train.add_argument("--columns",
+                       help="CoNLL: the columns' names, comma-separated, as templates name them (default: w,pos,y)")
+    train.add_argument("--label", help="CoNLL: the label column (default: the last); CoNLL-U: the field to "
+                                       f"predict, {', '.join(CONLLU_LABELS)} (default: UPOS)")
     train.add_argument("--templates", metavar="FILE", type=path,
-                       help="a CRF++ template file (default: the shipped conll2000 set)")
+                       help="a CRF++ template file (default: the shipped conll2000 set; CoNLL-U: ud-pos, FORM's "
+                            "window, affixes and shapes); with CoNLL-U, %%x[row,col] numbers its ten fields from "
+                            "0 (ID), FORM being 1")
     train.add_argument("--min-count", type=int, default=1, help="keep features seen at least this often")
     train.add_argument("--bits", type=int, help="hash features into 2^BITS columns (default: a vocabulary)")
     train.add_argument("--test", metavar="FILE", type=path, help="score the model on this labelled file")
@@ -76,19 +91,23 @@ class Data:
 def _columns(text):
     names = tuple(n.strip() for n in text.split(","))
     if len(names) < 2 or not all(names):
-        raise ValueError(f"--columns {text!r} must name at least two columns, comma-separated (w,pos,y)")
+        raise OptionError(f"--columns {text!r} must name at least two columns, comma-separated (w,pos,y)")
+    if len(set(names)) != len(names):
+        raise OptionError(f"--columns must not repeat a name: {text!r}")
     return names
 
 
 def _read(paths, spec, labelled=True):
     """The sequences of ``paths`` under the reader settings ``spec`` (format, columns,
     label), as a list (CoNLL, CRFsuite) or (X, y, lengths) (LIBSVM)."""
-    from ..structured.io import read_conll, read_crfsuite
+    from ..structured.io import read_conll, read_conllu, read_crfsuite
     sequences = []
     for path in paths:
         if spec["format"] == "conll":
             columns = spec["columns"] if labelled else [c for c in spec["columns"] if c != spec["label"]]
             sequences += read_conll(path, columns, spec["label"] if labelled else None)
+        elif spec["format"] == "conllu":
+            sequences += read_conllu(path, spec["label"] if labelled else None)
         else:
             sequences += read_crfsuite(path)
     return sequences
@@ -104,16 +123,48 @@ def _libsvm(paths, n_features=None):
     return X, np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
 
 
-def _conll_unlabelled_too(path, spec):
-    """The sequences of a CoNLL file to tag: labelled (as trained) if its lines have the
-    label column, else without it; (sequences, labelled)."""
+def _unlabelled_too(path, spec, quiet):
+    """The sequences of a CoNLL or CoNLL-U file to tag: labelled (as trained) if its
+    lines have the label column (CoNLL) or its words the label (CoNLL-U; FEATS, whose
+    ``_`` is a value, unless every word's is ``_``), else without it; (sequences,
+    labelled). A CoNLL-U file in which some words have the label and some not is
+    tagged and not scored, with a warning naming the first word without one."""
+    from .errors import reworded
+    source = _rereadable(path)
     try:
-        return _read([path], spec), True
+        sequences, labelled = _read([_from_start(source)], spec), True
     except ValueError as labelled_error:
         try:
-            return _read([path], spec, labelled=False), False
+            sequences, labelled = _read([_from_start(source)], spec, labelled=False), False
         except ValueError:
             raise labelled_error from None
+        if spec["format"] == "conllu" and not quiet and any(v != "_" for s in sequences for v in s[spec["label"]]):
+            stderr_line(f"fastprox: warning: {reworded(str(labelled_error), 'tag')}; the file is tagged, not scored")
+    if labelled and spec.get("label") == "FEATS" and all(v == "_" for s in sequences for v in s.labels):
+        return _read([_from_start(source)], spec, labelled=False), False
+    return sequences, labelled
+
+
+def _rereadable(path):
+    """``path``, or its bytes in memory under its name when reading uses it up
+    (standard input, a pipe): a file to tag is read again when it turns out
+    unlabelled (a second read of standard input found nothing, and the command wrote
+    an empty file)."""
+    import io
+    from ..libsvm.sources import open_source, read_once, source_name
+    if not read_once(path):
+        return path
+    with open_source(path) as f:
+        spooled = io.BytesIO(f.read())
+    spooled.name = source_name(path)
+    return spooled
+
+
+def _from_start(source):
+    """``source`` ready to be read from its start (a path as it is)."""
+    if hasattr(source, "seek"):
+        source.seek(0)
+    return source
 
 
 # ---------------------------------------------------------------------- train
@@ -124,23 +175,19 @@ def run_train(args):
     outputs = [args.model] if args.model else []
     for out in outputs:
         check_output(out, "--model", args.data + ([args.test] if args.test else []))
-    spec = {"format": args.format}
-    if args.format == "conll":
-        spec["columns"] = list(_columns(args.columns))
-        spec["label"] = args.label or spec["columns"][-1]
-        if spec["label"] not in spec["columns"]:
-            raise ValueError(f"--label {spec['label']!r} is not one of --columns {args.columns!r}")
+    spec = _reader_spec(args)
     features, extractor = None, None
+    if args.format in ("conll", "conllu"):
+        extractor = _template_features(args)
+    elif args.format == "crfsuite":
+        from ..structured.features import AttributeFeatures
+        extractor = AttributeFeatures(bits=args.bits)
+    check_learner(SequenceTagger(**learner_params(args)), extractor and extractor._check_params)
     if args.format == "libsvm":
         X, y, lengths = _libsvm(args.data)
         y = y.astype(np.int64) if np.all(y == np.round(y)) else y
     else:
         sequences = _read(args.data, spec)
-        if args.format == "conll":
-            extractor = _template_features(args)
-        else:
-            from ..structured.features import AttributeFeatures
-            extractor = AttributeFeatures(bits=args.bits)
         X = extractor.fit_transform(sequences)
         y, lengths = labels_and_lengths(sequences)
         features = extractor.to_dict()
@@ -162,15 +209,43 @@ def run_train(args):
     if args.model:
         save_tagger(model, args.model, {"reader": spec, "features": features})
     if test is not None:
-        for line in score_lines(test.y, model.predict(test.X, test.lengths), test.lengths, "test"):
+        for line in score_lines(test.y, model.predict(test.X, test.lengths), test.lengths, "test",
+                                _docstarts(test, spec)):
             stderr_line(line)
     return 0
 
 
+def _reader_spec(args):
+    """How train reads its files, as the model file records it (extras.reader): the
+    format, and CoNLL's columns and label or CoNLL-U's label field; OptionError for
+    reader options that do not fit the format."""
+    spec = {"format": args.format}
+    if args.format == "conll":
+        spec["columns"] = list(_columns(args.columns or "w,pos,y"))
+        spec["label"] = args.label or spec["columns"][-1]
+        if spec["label"] not in spec["columns"]:
+            raise OptionError(f"--label {spec['label']!r} is not one of --columns {args.columns!r}")
+    elif args.format == "conllu":
+        if args.columns is not None:
+            raise OptionError("--columns names CoNLL's columns; CoNLL-U's are its ten fields (--label chooses the "
+                              "one to predict)")
+        spec["label"] = args.label or "UPOS"
+        if spec["label"] not in CONLLU_LABELS:
+            raise OptionError(f"--label {spec['label']!r}: a CoNLL-U tagger predicts {', '.join(CONLLU_LABELS)}")
+    else:
+        for option, value in (("--columns", args.columns), ("--label", args.label), ("--templates", args.templates)):
+            if value is not None:
+                raise OptionError(f"{option} is for CoNLL and CoNLL-U files, whose items templates make rows of; "
+                                  f"--format {args.format} gives the features itself")
+    return spec
+
+
 def _template_features(args):
     from ..structured.features import TemplateFeatures, read_crfpp
-    templates = read_crfpp(args.templates) if args.templates else "conll2000"
-    return TemplateFeatures(templates, bits=args.bits, min_count=args.min_count)
+    from ..structured.io import FIELDS
+    conllu = args.format == "conllu"
+    templates = read_crfpp(args.templates) if args.templates else "ud-pos" if conllu else "conll2000"
+    return TemplateFeatures(templates, columns=FIELDS if conllu else None, bits=args.bits, min_count=args.min_count)
 
 
 def _test_data(path, spec, extractor, n_features):
@@ -200,7 +275,7 @@ def _check_unknown_labels(data, classes, path, policy):
         first = unknown.index(True)
         for sequence in data.sequences:
             if first < len(sequence):
-                where = f"{sequence.source}:{sequence.line + (first if hasattr(sequence, 'columns') else 0)}"
+                where = f"{sequence.source}:{_item_line(sequence, first)}"
                 break
             first -= len(sequence)
     label = np.asarray(data.y)[unknown.index(True)]
@@ -212,34 +287,66 @@ def _check_unknown_labels(data, classes, path, policy):
                 "predict them)")
 
 
+def _item_line(sequence, i):
+    """The line of item ``i`` of ``sequence`` in its file (a CRFsuite sequence's
+    first line: its items are not counted)."""
+    from ..structured.io import FIELDS
+    from ..structured.io.conllu import word_lines
+    if not hasattr(sequence, "columns"):
+        return sequence.line
+    return word_lines(sequence)[i] if sequence.names == FIELDS else sequence.line + i
+
+
 # ---------------------------------------------------------------------- predict
 def run_predict(args):
+    from ..libsvm import source_name
     from ..structured.tagger import load_tagger
     check_output(args.out, "--out", [args.model, args.data]) if args.out != "-" else None
     model, extras = load_tagger(args.model)
     spec, features = extras.get("reader"), extras.get("features")
-    if not isinstance(spec, dict) or spec.get("format") not in FORMATS:
+    if not isinstance(spec, dict) or spec.get("format") not in FORMATS or (
+            spec["format"] == "conllu" and spec.get("label") not in CONLLU_LABELS):
         raise ValueError(f"{args.model}: the model file does not say how to read its input (extras.reader)")
-    data, labelled = _predict_data(args.data, spec, features, model.n_features_in_)
+    data, labelled = _predict_data(args.data, spec, features, model.n_features_in_, args.quiet)
+    if labelled and spec["format"] == "crfsuite" and not set(data.y.tolist()) & set(model.classes_.tolist()):
+        labelled = False        # (placeholders: crfsuite tag reads a label first, scores it with -t only)
+        if not args.quiet:
+            stderr_line(f"fastprox: note: {args.data}: no label of the file is one the model knows "
+                        f"({_some(data.y)}): read as placeholders, the file is tagged, not scored")
     if labelled:
         _check_unknown_labels(data, model.classes_, args.data, args.unknown_labels)
     predicted = model.predict(data.X, data.lengths)
     _write(args.out, data, predicted, spec)
     if labelled and not args.quiet:
-        for line in score_lines(data.y, predicted, data.lengths, args.data):
+        for line in score_lines(data.y, predicted, data.lengths, source_name(args.data), _docstarts(data, spec)):
             stderr_line(line)
     return 0
 
 
-def _predict_data(path, spec, features, n_features):
+def _some(labels):
+    """A few of the distinct ``labels``, quoted, for a message."""
+    distinct = list(dict.fromkeys(labels.tolist()))
+    return ", ".join(map(repr, distinct[:3])) + (", ..." if len(distinct) > 3 else "")
+
+
+def _docstarts(data, spec):
+    """The number of CoNLL ``-DOCSTART-`` lines kept with ``data``'s sequences: conlleval
+    counts each as an item, tagged right (the written line repeats its label)."""
+    from ..structured.io.conll import DOCSTART
+    if spec["format"] != "conll":
+        return 0
+    return sum(line.split(None, 1)[0] == DOCSTART for s in data.sequences for line in s.comments if line.strip())
+
+
+def _predict_data(path, spec, features, n_features, quiet):
     """(Data, labelled) of the file to tag."""
     from ..structured.io import labels_and_lengths
     if spec["format"] == "libsvm":
         data = _test_data(path, spec, None, n_features)
         return data, True
-    if spec["format"] == "conll":
+    if spec["format"] in ("conll", "conllu"):
         from ..structured.features import TemplateFeatures
-        sequences, labelled = _conll_unlabelled_too(path, spec)
+        sequences, labelled = _unlabelled_too(path, spec, quiet)
         extractor = TemplateFeatures.from_dict(features)
     else:
         from ..structured.features import AttributeFeatures
@@ -257,11 +364,11 @@ def _predict_data(path, spec, features, n_features):
 
 
 def _write(out, data, predicted, spec):
-    """The input with the predicted labels (CoNLL: a last column), or one label a line
-    with a blank line after each sequence."""
-    if spec["format"] == "conll":
+    """The input with the predicted labels (CoNLL: a last column; CoNLL-U: in the label's
+    field), or one label a line with a blank line after each sequence."""
+    if spec["format"] in ("conll", "conllu"):
         from ..structured.io import write_sequences
-        write_sequences(out, data.sequences, predicted)
+        write_sequences(out, data.sequences, predicted, column=spec["label"] if spec["format"] == "conllu" else None)
         return
     import sys
     from .._writes import atomic_write

@@ -2,7 +2,8 @@
 
 - :class:`TemplateFeatures`: templates over a sequence's columns, from CRF++
   template files (:func:`read_crfpp`, :func:`parse_crfpp`; ``"conll2000"``
-  is CRF++'s chunking template) or feature expressions
+  is CRF++'s chunking template, ``"ud-pos"`` a CoNLL-U word's tags from
+  FORM: `NAMED`) or feature expressions
   (``["w[0]", "w[-1]|w[0]", "lower(w[0])", "suffix3(w[0])"]``), numbered by a
   vocabulary or hashed, a block of columns per template (``groups_``);
 - :class:`AttributeFeatures`: CRFsuite's attributes, features as written.

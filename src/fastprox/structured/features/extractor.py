@@ -53,7 +53,8 @@ class TemplateFeatures(BaseEstimator):
     Parameters
     ----------
     templates : str, Templates or list of str, default="conll2000"
-        A named template set (``"conll2000"``: CRF++'s chunking template), a
+        A named template set (``"conll2000"``: CRF++'s chunking template;
+        ``"ud-pos"``: a CoNLL-U word's tags from FORM), a
         CRF++ template file read by `read_crfpp`, or feature expressions such
         as ``["w[0]", "w[-1]|w[0]", "lower(w[0])", "suffix3(w[0])"]``.
     columns : sequence of str, optional

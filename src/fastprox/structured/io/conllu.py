@@ -10,7 +10,9 @@ words of the tree: they are skipped, and kept in the sequence's ``extra`` for
 the writer, as comments are in ``comments``.
 
 For tagging, ``label`` names the field to predict (``"UPOS"``, say); every
-word must have one (not ``_``). For parsing, ``heads=True`` reads HEAD as an
+word must have one (not ``_``), but in FEATS, where ``_`` is the empty set of
+features (the value of most punctuation and function words, which the
+UD scorer's UFeats scores as any other). For parsing, ``heads=True`` reads HEAD as an
 integer and checks that the sentence is a tree with one word on the root
 (`fastprox.structured.trees`).
 """
@@ -20,7 +22,7 @@ from ..trees import find_cycle
 from .lines import located, numbered_lines, source_name
 from .sequence import Layout, Sequence
 
-__all__ = ["read_conllu", "gold_heads", "parsed", "FIELDS"]
+__all__ = ["read_conllu", "gold_heads", "word_lines", "parsed", "FIELDS"]
 
 #: CoNLL-U's ten fields, in order: the column names of its sequences.
 FIELDS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
@@ -38,7 +40,8 @@ def read_conllu(source, label=None, *, heads=False):
         binary file object.
     label : str or None, default=None
         The field that tagging predicts (one of :data:`FIELDS`, e.g. "UPOS"),
-        which every word must fill; None for none.
+        which every word must fill (FEATS's ``_``, no feature, is a value);
+        None for none.
     heads : bool, default=False
         Read each word's HEAD as an integer into the sequence's ``heads``
         (int32, 0 the root) and check that the sentence is a tree.
@@ -53,7 +56,7 @@ def read_conllu(source, label=None, *, heads=False):
     ValueError
         At iteration, ``NAME:LINE: ...``: a line without ten tab-separated
         fields; word IDs out of order; a comment among a sentence's words; a
-        sentence without words; a missing label (``_``); with ``heads``, a
+        sentence without words; a missing label (``_``, but in FEATS); with ``heads``, a
         HEAD that is not an integer or outside ``0..n`` (the word's line), a
         second word with HEAD 0 (its line: CoNLL-U's tree has one root word),
         or heads that form a cycle (the sentence's first line).
@@ -65,7 +68,7 @@ def read_conllu(source, label=None, *, heads=False):
 
 def _sentences(source, layout, want_heads):
     name = source_name(source)
-    label_at = None if layout.label is None else layout.index[layout.label]
+    needed_at = None if layout.label in (None, "FEATS") else layout.index[layout.label]   # (a "_" refused)
     block = _Block()
     for number, text in numbered_lines(source):
         if not text.strip():
@@ -97,7 +100,7 @@ def _sentences(source, layout, want_heads):
                                         f"the words of a sentence are numbered 1, 2, 3, ... in order "
                                         f"(multiword tokens like 3-4, empty nodes like 5.1), and a "
                                         f"blank line ends each sentence")
-        if label_at is not None and fields[label_at] == "_":
+        if needed_at is not None and fields[needed_at] == "_":
             raise located(name, number, f"word {word_id} has no {layout.label} ('_'); every word of "
                                         f"labelled data needs its label: fill it in, or pass "
                                         f"label=None to read unlabelled data")
@@ -143,6 +146,13 @@ def gold_heads(sentence):
         not an integer in ``0..n`` or a second root word, the sentence's first
         line for a cycle.
     """
+    return _checked_heads(sentence["HEAD"], word_lines(sentence), sentence.source, sentence.line,
+                          sentence.comments)
+
+
+def word_lines(sentence):
+    """The line of each word of a sentence read by `read_conllu`, in its file: after
+    the sentence's comments, with its multiword-token and empty-node lines."""
     words = len(sentence)
     before = [0] * (words + 1)          # multiword tokens and empty nodes before each word
     for position, _ in sentence.extra:
@@ -152,7 +162,7 @@ def gold_heads(sentence):
     for m in range(words):
         extra += before[m]
         lines.append(first_word + m + extra)
-    return _checked_heads(sentence["HEAD"], lines, sentence.source, sentence.line, sentence.comments)
+    return lines
 
 
 def parsed(sentence, heads):
