@@ -98,8 +98,23 @@ class _Parser(argparse.ArgumentParser):
     #: The command parsed (`build_parser`), whose VW hints the errors give.
     command = None
 
+    def parse_args(self, args=None, namespace=None):
+        """argparse's, its arguments left unrecognized refused pointing at the help of
+        the (sub)command that would have taken them (``fastprox tag train --help``),
+        where argparse's own parse_args points at the top parser's."""
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            helped = [self.prog] + [word for word in (getattr(namespace, "command", None),
+                                                      getattr(namespace, "action", None)) if word]
+            self._refuse("unrecognized arguments: " + " ".join(extras), " ".join(helped))
+        return namespace
+
     def error(self, message):
-        raise UsageError(f"{hints(message, self.command)} (see '{self.prog} --help')")
+        self._refuse(message, self.prog)
+
+    def _refuse(self, message, prog):
+        """Raise the UsageError of ``message``, with VW's hints and ``prog``'s help named."""
+        raise UsageError(f"{hints(message, self.command)} (see '{prog} --help')")
 
 
 def build_parser(command=None):
