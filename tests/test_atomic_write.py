@@ -239,15 +239,37 @@ def test_errors_name_the_path_given_not_the_temporary_file(tmp_path, monkeypatch
         raise OSError(error, os.strerror(error), args[0] if args and isinstance(args[0], str) else None)
 
     target = tmp_path / TARGET
-    if where == "write":
+    if where == "write":        # (the file's own writes fail: a full disk)
+        monkeypatch.setattr(os, "fdopen", lambda fd, mode: (os.close(fd), open("/dev/full", mode))[1])
         with pytest.raises(OSError) as info:
-            atomic_write(target, lambda f: fail())
+            write_bytes(target, b"x")
     else:
         monkeypatch.setattr(tempfile if where == "mkstemp" else os, where, fail)
         with pytest.raises(OSError) as info:
             write_bytes(target, b"x")
     assert (info.value.errno, info.value.filename) == (error, os.fspath(target))
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_the_datas_errors_are_not_the_outputs(tmp_path, compress):
+    """An OSError that the data being written raise (a file read while the output is
+    written: train -p reads its data as it writes the predictions) passes as it is,
+    not named as the output's; the output's own, a full device, names it."""
+    target = tmp_path / ("out.gz" if compress else "out")
+    for error in (OSError(errno.EIO, "Input/output error", "data.svm"), OSError(errno.EIO, "Input/output error")):
+        def write(f):
+            f.write(b"some")
+            raise error
+        with pytest.raises(OSError) as info:
+            atomic_write(target, write)
+        assert info.value is error and os.listdir(tmp_path) == []
+    full = tmp_path / target.name      # (a link to a full device, written through the compressor its name asks)
+    full.symlink_to("/dev/full")
+    with pytest.raises(OSError) as info:
+        atomic_write(full, lambda f: f.write(b"x" * (1 << 17)))
+    assert info.value.errno == errno.ENOSPC and info.value.filename == os.fspath(full)
+    assert info.value.strerror.endswith("; free some space, or write to another disk")
 
 
 def test_check_output_refuses_what_would_fail_or_destroy_an_input(tmp_path, monkeypatch):

@@ -1,7 +1,9 @@
 """The fastprox command line, run in-process: training equals the estimator,
 predict/info agree with the library, and user mistakes give one line on
 stderr and a non-zero exit status."""
+import os
 import re
+import subprocess
 
 import numpy as np
 import pytest
@@ -10,6 +12,7 @@ from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm
 from fastprox.cli import main
 from fastprox.stream.synthetic import text_like
 from fastprox.model_io import load_model, save_model
+from tests.support.cli_process import cli_command
 
 
 
@@ -368,6 +371,50 @@ def test_an_empty_path_is_refused_naming_its_option(files, broken, tmp_path, cap
     status, out, err = run(capsys, *argv)
     assert status == 2 and out == "" and err.count("\n") == 1, err
     assert err.startswith(f"fastprox: error: argument {option}: an empty path: give a file path"), err
+
+
+FULL = "; free some space, or write to another disk"
+#: Outputs that cannot be written, found only when written (a full device; a
+#: directory that takes no new files): the error names the option, the path and the
+#: fix, where it named no file or no option.
+WRITE_FAILURES = {
+    "train -f /proc": (["train", "{f}/train.svm", "-f", "/proc/m"],
+                       "--model /proc/m: directory /proc takes no new files"),
+    "train -f full": (["train", "{f}/train.svm", "-f", "/dev/full"], "--model /dev/full: No space left on device" + FULL),
+    "train -p full": (["train", "{f}/train.svm", "-p", "/dev/full"], "--predictions /dev/full: No space left"),
+    "train --readable-model": (["train", "{f}/train.svm", "--readable-model", "/dev/full"],
+                               "--readable-model /dev/full: No space left"),
+    "train --invert-hash": (["train", "{f}/train.svm", "--invert-hash", "/proc/h"], "--invert-hash /proc/h: directory"),
+    "predict -p full": (["predict", "{b}/hinge.npz", "{f}/train.svm", "-p", "/dev/full"],
+                        "-p/--out /dev/full: No space left on device" + FULL),
+    "predict -p /proc": (["predict", "{b}/hinge.npz", "{f}/train.svm", "-p", "/proc/p"],
+                         "-p/--out /proc/p: directory /proc takes no new files"),
+}
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self") or not os.path.exists("/dev/full"), reason="Linux's devices")
+@pytest.mark.parametrize("argv, message", WRITE_FAILURES.values(), ids=WRITE_FAILURES.keys())
+def test_a_failed_write_names_its_option_and_the_fix(files, broken, capsys, argv, message):
+    status, out, err = run(capsys, *(a.format(f=files, b=broken) for a in argv), "--quiet")
+    assert status == 1 and err.count("\n") == 1 and err.startswith(f"fastprox: error: {message}"), err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="a full device")
+@pytest.mark.parametrize("buffered", [False, True])
+def test_a_full_standard_output_is_named(files, broken, buffered):
+    """``> /dev/full``: one line naming standard output and the fix, exit status 1,
+    with Python's buffering or without (PYTHONUNBUFFERED: each print fails at once),
+    and no second complaint from the interpreter's last flush."""
+    for argv in (["predict", broken / "hinge.npz", files / "train.svm", "--quiet"], ["info", files / "train.svm"],
+                 ["train", files / "train.svm"]):
+        command, env = cli_command(*argv)
+        env = {k: v for k, v in env.items() if k != "PYTHONUNBUFFERED"} if buffered else {**env, "PYTHONUNBUFFERED": "1"}
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(command, env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        last = done.stderr.splitlines()[-1:]
+        assert done.returncode == 1 and last == [f"fastprox: error: standard output: No space left on device{FULL}"], (
+            argv, done.stderr)
+        assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
 
 
 def test_overflow_names_the_file_and_its_row_and_writes_no_model(tmp_path, capsys):

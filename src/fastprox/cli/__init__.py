@@ -8,7 +8,8 @@ words: fastprox.cli.errors), a lack of memory (``MemoryError``, a model or
 data too large for the machine) and a missing package into one line on stderr, ``fastprox: error: ...``, and exit status 1 (2 for
 a malformed command line), never a traceback; so is anything unexpected,
 named as an internal error. Standard output closed by its reader (``| head``)
-ends the command quietly, with exit status 0. Every option's help shows its
+ends the command quietly, with exit status 0; a failed write names its output,
+as its option gives it or standard output (``> /dev/full``: fastprox._writes). Every option's help shows its
 default.
 
 The commands do no dense linear algebra, so OpenBLAS's worker threads (one
@@ -21,6 +22,7 @@ chunk.
 """
 import argparse
 import atexit
+import contextlib
 import gc
 import os
 import sys
@@ -151,14 +153,17 @@ def main(argv=None):
         keep_freed_memory()
     try:
         args = _parse(command, argv)
-        status = args.run(args)
-        sys.stdout.flush()      # here, for a closed output to be caught below
+        with _standard_output_named():
+            status = args.run(args)
+            sys.stdout.flush()      # here, for a closed output to be caught below
         return status
     except UsageError as e:
         return _fail(str(e), status=2)
     except BrokenPipeError:     # an OSError, but not a failure
         return _output_closed()
     except OSError as e:
+        if _standard_output(e):     # (what is still buffered would fail again at exit)
+            _drop_output()
         where = f"{e.filename}: " if e.filename else ""
         return _fail(where + (e.strerror or str(e)))
     except ValueError as e:             # ModelTooLarge too: its message names the size
@@ -206,6 +211,25 @@ def console(argv=None):
     if not _flushed():
         return status
     os._exit(status)
+
+
+@contextlib.contextmanager
+def _standard_output_named():
+    """Within: standard output's write errors (``> /dev/full``, a full disk) name it
+    and the fix, as those of the files written (fastprox._writes.Output)."""
+    from .._writes import STANDARD_OUTPUT, Output
+    stdout = sys.stdout
+    sys.stdout = Output(stdout, STANDARD_OUTPUT)
+    try:
+        yield
+    finally:
+        sys.stdout = stdout
+
+
+def _standard_output(error):
+    """Whether the OSError ``error`` is a failed write to standard output."""
+    from .._writes import STANDARD_OUTPUT
+    return error.filename == STANDARD_OUTPUT
 
 
 def _flushed():
@@ -259,13 +283,18 @@ def _out_of_memory(error, command):
 
 def _output_closed():
     """Exit status 0 for a command whose reader stopped reading (``| head``): the
-    output it wanted was delivered, the rest is not wanted. Standard output is
-    pointed at /dev/null, so that the interpreter's last flush of what is still
-    buffered does not fail again (a message on stderr and exit status 120)."""
+    output it wanted was delivered, the rest is not wanted (`_drop_output`)."""
+    _drop_output()
+    return 0
+
+
+def _drop_output():
+    """Point standard output at /dev/null, so that the interpreter's last flush of
+    what is still buffered does not fail again (a message on stderr and exit status
+    120): after a closed reader, or a failed write (a full disk)."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
-    return 0
 
 
 def _fail(message, status=1):

@@ -32,7 +32,7 @@ import sys
 
 from .._libsvm import format_predictions
 from .._numpy import np
-from .._writes import atomic_write, check_output
+from .._writes import atomic_write, check_output, naming
 from ..libsvm import STDIN, source_name
 from ..stream.files import CHUNK_ROWS, check_readable, labelled_chunks
 from ..stream.labels import format_label, label_texts
@@ -94,7 +94,8 @@ def run(args):
         for text in lines:
             sys.stdout.write(text)
     else:
-        atomic_write(args.out, lambda f: f.writelines(text.encode() for text in lines))
+        with naming(args.out, f"-p/--out {args.out}"):
+            atomic_write(args.out, lambda f: f.writelines(text.encode() for text in lines))
     if not args.quiet:
         _report(est, metrics, source_name(args.data))
     return 0

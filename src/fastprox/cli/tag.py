@@ -20,7 +20,7 @@ was not trained on stops the command before any work, naming its file and line;
 """
 import time
 
-from .._writes import check_output
+from .._writes import check_output, naming
 from ..structured._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS
 from .options import path
 from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, learner_params,
@@ -160,7 +160,8 @@ def run_train(args):
     if not args.quiet:
         table.summary(X.shape[1], seconds)
     if args.model:
-        save_tagger(model, args.model, {"reader": spec, "features": features})
+        with naming(args.model, f"--model {args.model}"):
+            save_tagger(model, args.model, {"reader": spec, "features": features})
     if test is not None:
         for line in score_lines(test.y, model.predict(test.X, test.lengths), test.lengths, "test"):
             stderr_line(line)
@@ -224,7 +225,8 @@ def run_predict(args):
     if labelled:
         _check_unknown_labels(data, model.classes_, args.data, args.unknown_labels)
     predicted = model.predict(data.X, data.lengths)
-    _write(args.out, data, predicted, spec)
+    with naming(args.out, f"--out {args.out}"):
+        _write(args.out, data, predicted, spec)
     if labelled and not args.quiet:
         for line in score_lines(data.y, predicted, data.lengths, args.data):
             stderr_line(line)
