@@ -381,6 +381,8 @@ FORMATS = {
     "vw": ("1 |f 13:3.9 24:1\n", "feature '|f' has no ':': this looks like Vowpal Wabbit's text "
                                  "format ('|'), not LIBSVM text (LABEL INDEX:VALUE ...): give --format vw"),
     "vw without label": ("|f a b\n", "this looks like Vowpal Wabbit's text format ('|')"),
+    "vw importance": ("1 2.0 |f a b\n", "feature '2.0' has no ':': this looks like Vowpal Wabbit's text format"),
+    "vw tag": ("1 'row7|f a b\n", "feature ''row7|f' has no ':': this looks like Vowpal Wabbit's text format"),
     "nan": ("1 3:nan\n", "non-finite number 'nan'; fastprox takes finite numbers only: remove or "
                          "replace NaN and infinity"),
     "conll": ("-DOCSTART- -X- O\n\nConfidence NN B-NP\nin IN B-PP\n",
