@@ -160,7 +160,7 @@ def test_a_hashed_model_predicts_what_it_was_trained_on(a9a, tmp_path, capsys):
         assert status == 0 and value(err, "accuracy") == trained
     predicted = out
     status, out, err = run(capsys, "predict", model, test, "--hash-bits", 11)
-    assert status == 1 and err == (f"fastprox: error: --hash-bits 11, but {model} was trained with "
+    assert status == 2 and err == (f"fastprox: error: --hash-bits 11, but {model} was trained with "
                                    "--hash-bits 10 (which predict applies): drop --hash-bits, or give 10\n")
     est = load_model(model)
     X, y = load_libsvm(test)
@@ -169,7 +169,7 @@ def test_a_hashed_model_predicts_what_it_was_trained_on(a9a, tmp_path, capsys):
     plain = tmp_path / "plain.npz"
     assert run(capsys, "train", train, "--model", plain, "--quiet")[0] == 0
     status, _, err = run(capsys, "predict", plain, test, "--hash-bits", 10)
-    assert status == 1 and "was trained without hashing: drop --hash-bits" in err
+    assert status == 2 and "was trained without hashing: drop --hash-bits" in err
 
 
 # --- predict and info -----------------------------------------------------------
@@ -314,20 +314,46 @@ MISTAKES = {
                          "train.svm:1: index '10' is beyond the 3 features of --groups "),
     "groups without a group penalty": (["train", "{f}/train.svm", "--groups", "{b}/groups_short.txt"],
                                        "--groups is used by the group penalties"),
+    "predict zero chunk rows": (["predict", "{b}/hinge.npz", "{f}/train.svm", "--chunk-rows", "0"],
+                                "--chunk-rows must be at least 1"),
+    "predict hash bits of another width": (["predict", "{b}/hinge.npz", "{f}/train.svm", "--hash-bits", "4"],
+                                           "--hash-bits 4 gives 16 features, but"),
+    "info zero chunk rows": (["info", "{f}/train.svm", "--chunk-rows", "0"], "--chunk-rows must be at least 1"),
+    "continued with other options": (["train", "{f}/train.svm", "-i", "{b}/hinge.npz", "--alpha", "1"],
+                                     "--alpha 1.0 (the model's: 0.0): drop these options"),
+    "tag negative alpha": (["tag", "train", "{f}/train.svm", "--format", "conll", "--alpha", "-1"],
+                           "--alpha -1.0 must be >= 0.0"),
+    "tag zero bits": (["tag", "train", "{f}/train.svm", "--format", "crfsuite", "--bits", "0"],
+                      "--bits must be an integer in 1..62"),
+    "tag zero min count": (["tag", "train", "{f}/train.svm", "--format", "conll", "--min-count", "0"],
+                           "--min-count must be a positive integer"),
+    "tag label not a column": (["tag", "train", "{f}/train.svm", "--format", "conll", "--columns", "w,y",
+                                "--label", "q"], "--label 'q' is not one of --columns"),
+    "tag one column": (["tag", "train", "{f}/train.svm", "--format", "conll", "--columns", "w"],
+                       "--columns 'w' must name at least two columns"),
+    "parse zero passes": (["parse", "train", "{f}/train.svm", "--passes", "0"], "--passes 0 must be >= 1"),
+    "parse unknown template": (["parse", "train", "{f}/train.svm", "--templates", "nope"],
+                               "unknown arc template 'nope'"),
+    "parse average without its lazy form": (["parse", "train", "{f}/train.svm", "--penalty", "l1_l2"],
+                                            "average has no exact lazy form"),
 }
 
 
 #: The MISTAKES of the command line itself, argparse's and the option values refused
-#: after it (fastprox.cli.options.OptionError): exit status 2, as argparse's; those of the files,
-#: the data and the models exit with 1. (--rows 1 is the embedded data's own check; a
-#: multinomial loss is checked once the data has shown a third class.)
+#: after it (fastprox.cli.options.OptionError), checked before any data is read, in
+#: every command: exit status 2, as argparse's; those of the files, the data and the
+#: models exit with 1.
 COMMAND_LINE_MISTAKES = {
     "negative alpha", "non-numeric option", "unknown choice", "step neither auto nor a number", "zero step",
     "negative offset", "offset without its schedule", "zero intercept scaling", "bad combination", "zero passes",
     "negative seed", "zero chunk rows", "rows with data", "holdout of every example", "one class given",
     "data after classes", "fractional classes", "hash bits and width",
     "zero hash bits", "regression with classes", "unknown command", "no command", "benchmarks are not a command",
-    "info without file", "groups without a group penalty"}
+    "info without file", "groups without a group penalty", "one row", "multinomial hinge-squared",
+    "proba without probabilities", "predict zero chunk rows", "predict hash bits of another width",
+    "info zero chunk rows", "continued with other options", "tag negative alpha", "tag zero bits",
+    "tag zero min count", "tag label not a column", "tag one column", "parse zero passes", "parse unknown template",
+    "parse average without its lazy form"}
 
 
 @pytest.mark.parametrize("name, argv, message", [(name, *m) for name, m in MISTAKES.items()], ids=MISTAKES.keys())

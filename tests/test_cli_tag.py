@@ -289,7 +289,7 @@ def test_the_averaging_refusal_names_the_option_that_turns_it_off(tmp_path, caps
     treebank = tmp_path / "t.conllu"
     treebank.write_text("1\tHe\the\tPRON\tPRP\t_\t2\tnsubj\t_\t_\n2\truns\trun\tVERB\tVBZ\t_\t0\troot\t_\t_\n\n")
     status, _, err = run(capsys, "parse", "train", str(treebank), "--quiet", "--bits", "10", "--penalty", "berhu")
-    assert status == 1 and err.endswith("; or turn averaging off: --average 0 (parse train averages by default).\n")
+    assert status == 2 and err.endswith("; or turn averaging off: --average 0 (parse train averages by default).\n")
     assert run(capsys, "parse", "train", str(treebank), "--quiet", "--bits", "10", "--penalty", "berhu",
                "--average", "0")[0] == 0
     rows = tmp_path / "rows.svm"

@@ -104,7 +104,7 @@ def test_mismatched_options_are_refused_naming_them(halves, tmp_path, capsys, op
     model = tmp_path / "m.npz"
     assert run(capsys, "train", d / "a.svm", "-f", model, "--quiet")[0] == 0
     status, out, err = run(capsys, "train", "-i", model, d / "b.svm", *options)
-    assert status == 1 and out == "" and message in err and "drop these options" in err
+    assert status == 2 and out == "" and message in err and "drop these options" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 

@@ -71,16 +71,23 @@ def check_classes(classes):
     return classes
 
 
+def check_multinomial_loss(loss, n_classes, multi_class):
+    """Whether ``n_classes`` classes under ``multi_class`` make a multinomial model
+    (three or more); ValueError if ``loss`` has no multinomial form."""
+    multinomial = n_classes > 2 and multi_class == "multinomial"
+    if multinomial and kernel_loss(loss) not in MULTINOMIAL_LOSSES:
+        raise ValueError(f"multi_class='multinomial' takes loss in {MULTINOMIAL_LOSSES} "
+                         f"(softmax, Crammer-Singer); got loss={loss!r}.")
+    return multinomial
+
+
 def encode_labels(y, classes, multi_class, loss):
     """Kernel targets and model shape for labels y over sorted `classes`:
     (+-1 targets, 1 output) for two classes (the larger is +1), else
     (class indices, K outputs) one-vs-rest or multinomial.
     Returns (target, n_outputs, ovr, multinomial)."""
     K = len(classes)
-    multinomial = K > 2 and multi_class == "multinomial"
-    if multinomial and kernel_loss(loss) not in MULTINOMIAL_LOSSES:
-        raise ValueError(f"multi_class='multinomial' takes loss in {MULTINOMIAL_LOSSES} "
-                         f"(softmax, Crammer-Singer); got loss={loss!r}.")
+    multinomial = check_multinomial_loss(loss, K, multi_class)
     if isinstance(y, array):
         targets = encode_targets(y, classes)
     else:

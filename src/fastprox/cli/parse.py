@@ -26,8 +26,8 @@ import time
 from .._writes import check_output, naming
 from ..structured._params import PARSER_DEFAULTS, PARSER_LOSSES
 from .options import path
-from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, learner_params,
-                         stderr_line)
+from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, check_learner,
+                         learner_params, stderr_line)
 
 
 def add_arguments(parser):
@@ -65,18 +65,20 @@ def run(args):
 def run_train(args):
     import numpy as np
     from ..structured.io import read_conllu
+    from ..structured.arcs import ArcFeatures
     from ..structured.parser import DependencyParser, save_parser
     for out in [args.model] if args.model else []:
         check_output(out, "--model", args.data + ([args.test] if args.test else []))
+    templates = args.templates if "," not in args.templates else [t.strip() for t in args.templates.split(",")]
+    features = dict(templates=templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos)
+    check_learner(args, DependencyParser, lambda: ArcFeatures(**features))
     sentences = [s for path in args.data for s in read_conllu(path, heads=True)]
     if not sentences:
         raise ValueError(f"{args.data[0]}: no sentences to train on")
     test = list(read_conllu(args.test, heads=True)) if args.test else None     # (checked before the training)
     if test == []:
         raise ValueError(f"--test {args.test}: no sentences to score the model on")
-    templates = args.templates if "," not in args.templates else [t.strip() for t in args.templates.split(",")]
-    model = DependencyParser(**learner_params(args, lambda: "templates"), projective=args.projective,
-                             templates=templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos)
+    model = DependencyParser(**learner_params(args, lambda: "templates"), projective=args.projective, **features)
     table = StructuredTable(None if args.quiet else stderr_line)
     lengths = np.array([len(s) for s in sentences], dtype=np.int64)
     arcs = np.zeros(lengths.sum() + 1, dtype=np.int64)     # a word's share of its sentence's arcs

@@ -62,7 +62,7 @@ def run(args):
     if args.out is not None:
         check_output(args.out, "-p/--out", [args.model] + [args.data] * (args.data != STDIN))
     if args.chunk_rows < 1:
-        raise ValueError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
+        raise OptionError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
     est = StreamModel.from_file(args.model)
     if args.raw and (args.proba or est.learner.n_outputs > 1):
         raise OptionError("--raw writes one margin a row: give --proba or --raw, not both" if args.proba else
@@ -70,7 +70,7 @@ def run(args):
                           f"(a multiclass model): drop --raw (the class), or give --proba")
     if args.proba and not est.has_proba():
         name = "ProxRegressor" if est.regression else "ProxClassifier"
-        raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
+        raise OptionError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
                          f"{args.model} holds a {name}(loss={est.loss!r})")
     take_recorded(args, est, args.model)
     take_indexing(args, est.zero_based)
@@ -81,7 +81,7 @@ def run(args):
             raise ValueError(f"{args.model} has {est.n_features} features, not 2^B: it was not trained on VW "
                              f"text; predict VW text with a model trained on VW text")
         if args.hash_bits not in (None, bits):
-            raise ValueError(f"--hash-bits {args.hash_bits}, but {args.model} has 2^{bits} features (trained with "
+            raise OptionError(f"--hash-bits {args.hash_bits}, but {args.model} has 2^{bits} features (trained with "
                              f"--hash-bits {bits}): drop --hash-bits, or give {bits}")
         read.update(vw_bits=bits, unlabelled=True)
         bits = None
@@ -108,11 +108,11 @@ def _hashing(est, bits, model):
     recorded)."""
     if est.hash_bits is not None:
         if bits is not None and bits != est.hash_bits:
-            raise ValueError(f"--hash-bits {bits}, but {model} was trained with --hash-bits {est.hash_bits} "
+            raise OptionError(f"--hash-bits {bits}, but {model} was trained with --hash-bits {est.hash_bits} "
                              f"(which predict applies): drop --hash-bits, or give {est.hash_bits}")
         return est.hash_bits
     if bits is not None and est.n_features != 1 << bits:
-        raise ValueError(f"--hash-bits {bits} gives {1 << bits} features, but {model} has "
+        raise OptionError(f"--hash-bits {bits} gives {1 << bits} features, but {model} has "
                          f"{est.n_features} and was trained without hashing: drop --hash-bits")
     return bits
 

@@ -13,7 +13,7 @@ count, as VW's do.
 import sys
 
 from ..stream.progress import decimal
-from .options import path, seed
+from .options import OptionError, path, seed
 
 #: The table's columns: header lines and the width of each field.
 _HEADER = (("average", "since", "example", "current", "current", "current"),
@@ -96,6 +96,23 @@ def learner_params(args, groups=lambda: None):
                  if option not in _EXTRACTOR_OPTIONS},
                 shuffle=not args.no_shuffle, groups=groups() if group_penalty else None,
                 **({"fit_intercept": not args.no_intercept} if "no_intercept" in args else {}))
+
+
+def check_learner(args, estimator, features=lambda: None, **params):
+    """Refuse (OptionError: exit status 2), before any data is read, the options that
+    the ``estimator`` class would refuse once given data: of its learner's options
+    (`learner_params`, groups left out) and ``params``, its own checks
+    (``check_params``) and its rule's (a StructuredLearner of one feature, made for
+    nothing else); then ``features()``, the feature extractor's checks."""
+    from ..structured._estimator import RULE_PARAMS
+    from ..structured.learner import StructuredLearner
+    try:
+        model = estimator(**learner_params(args), **params)
+        model.check_params()
+        StructuredLearner(1, 2, **{key: getattr(model, key) for key in RULE_PARAMS})
+        features()
+    except ValueError as e:
+        raise OptionError(str(e)) from None
 
 
 class StructuredTable:

@@ -22,9 +22,9 @@ import time
 
 from .._writes import check_output, naming
 from ..structured._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS
-from .options import path
-from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, learner_params,
-                         score_lines, stderr_line)
+from .options import OptionError, path
+from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, check_learner,
+                         learner_params, score_lines, stderr_line)
 
 FORMATS = ("conll", "crfsuite", "libsvm")
 #: Why a training set of each format may hold no feature at all (`run_train` refuses it).
@@ -76,7 +76,7 @@ class Data:
 def _columns(text):
     names = tuple(n.strip() for n in text.split(","))
     if len(names) < 2 or not all(names):
-        raise ValueError(f"--columns {text!r} must name at least two columns, comma-separated (w,pos,y)")
+        raise OptionError(f"--columns {text!r} must name at least two columns, comma-separated (w,pos,y)")
     return names
 
 
@@ -129,18 +129,19 @@ def run_train(args):
         spec["columns"] = list(_columns(args.columns))
         spec["label"] = args.label or spec["columns"][-1]
         if spec["label"] not in spec["columns"]:
-            raise ValueError(f"--label {spec['label']!r} is not one of --columns {args.columns!r}")
+            raise OptionError(f"--label {spec['label']!r} is not one of --columns {args.columns!r}")
     features, extractor = None, None
+    if args.format == "conll":
+        extractor = _template_features(args)
+    elif args.format == "crfsuite":
+        from ..structured.features import AttributeFeatures
+        extractor = AttributeFeatures(bits=args.bits)
+    check_learner(args, SequenceTagger, getattr(extractor, "check_params", lambda: None))
     if args.format == "libsvm":
         X, y, lengths = _libsvm(args.data)
         y = y.astype(np.int64) if np.all(y == np.round(y)) else y
     else:
         sequences = _read(args.data, spec)
-        if args.format == "conll":
-            extractor = _template_features(args)
-        else:
-            from ..structured.features import AttributeFeatures
-            extractor = AttributeFeatures(bits=args.bits)
         X = extractor.fit_transform(sequences)
         y, lengths = labels_and_lengths(sequences)
         features = extractor.to_dict()

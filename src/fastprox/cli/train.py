@@ -416,6 +416,8 @@ def _check_values(args):
         value, option = getattr(args, name), "--" + name.replace("_", "-")
         if value is not None and value > high:
             raise ValueError(f"{option} must be at most {high}, not {value}")
+    if args.rows is not None and args.rows < 2:
+        raise ValueError(f"--rows must be at least 2 (one to train, one to test), not {args.rows}")
     if args.rows is not None and args.data:
         raise ValueError("--rows sets the size of the embedded data, which DATA replaces: drop it (to train on "
                          "a file's first N rows: head -n N FILE | fastprox train -)")
