@@ -3,8 +3,9 @@
 Lines hold the predicted label (classifiers, written as in LIBSVM files) or
 value (regressors, shortest exact float), or with ``--raw`` a binary
 classifier's margin (its raw score, as VW's -t -p writes it without --binary
-or --link), then the row's tag where VW text gives it one ('tag|...), as VW's
--t -p writes it. With ``--proba`` the output is
+or --link) and a multiclass model's margin of each class, ``class:margin``
+separated by spaces in the order of its classes (as VW's -r with --oaa), then
+the row's tag where VW text gives it one ('tag|...), as VW's -t -p writes it. With ``--proba`` the output is
 LIBSVM's ``svm-predict -b 1`` format: a first line ``labels C1 C2 ...`` (the
 model's classes), then per row the predicted label and the probability of
 each class in that order. ``--out`` is written to a temporary file and
@@ -49,7 +50,8 @@ def add_arguments(parser):
     parser.add_argument("--raw", action="store_true",
                         help="write each row's margin instead of its label: a binary classifier's raw score "
                              "(scikit-learn's decision_function; what VW's -t -p writes without --binary or "
-                             "--link) (default: off)")
+                             "--link); a multiclass model's CLASS:MARGIN for each class, as VW's -r with --oaa "
+                             "(default: off)")
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows predicted at a time")
     add_reader_options(parser, "hash feature ids into 2^B buckets, as the model was trained "
                                "(default: the model's own hashing, which its file records)")
@@ -64,10 +66,8 @@ def run(args):
     if args.chunk_rows < 1:
         raise OptionError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
     est = StreamModel.from_file(args.model)
-    if args.raw and (args.proba or est.learner.n_outputs > 1):
-        raise OptionError("--raw writes one margin a row: give --proba or --raw, not both" if args.proba else
-                          f"--raw writes one margin a row, and {args.model} has {est.learner.n_outputs} outputs "
-                          f"(a multiclass model): drop --raw (the class), or give --proba")
+    if args.raw and args.proba:
+        raise OptionError("--raw writes margins, --proba probabilities: give --proba or --raw, not both")
     if args.proba and not est.has_proba():
         name = "ProxRegressor" if est.regression else "ProxClassifier"
         raise OptionError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
@@ -122,11 +122,12 @@ def _lines(est, chunks, metrics, proba, raw=False):
     Without ``--proba``, a chunk's lines in one call of `format_predictions` (as train's
     -p writes them): the class of the largest output, a binary model's margin m taken
     as the two outputs (0, m), the larger class where m > 0 as `predictions` decides
-    (``raw``: the margin itself); a regressor's value; then the row's tag."""
+    (``raw``: the margin itself; a multiclass model's ``class:margin`` of each
+    class); a regressor's value; then the row's tag."""
     fmt = repr if est.regression else format_label
     if proba:
         yield "labels " + " ".join(map(format_label, est.classes)) + "\n"
-    labels = None if est.regression or raw else label_texts(est.classes)
+    labels = None if est.regression or raw and len(est.classes) == 2 else label_texts(est.classes)
     for X, y, where in chunks:
         scores = est.scores(X, where)
         predicted = metrics.add(X.shape[1], y, scores, getattr(X, "weights", None))
@@ -138,7 +139,7 @@ def _lines(est, chunks, metrics, proba, raw=False):
             scores = np.column_stack((np.zeros(len(scores)), scores))
         outputs = 1 if scores.ndim == 1 else scores.shape[1]
         text = format_predictions(np.ascontiguousarray(scores, dtype=np.float64).reshape(-1), outputs, labels,
-                                  getattr(X, "tags", None), 0)
+                                  getattr(X, "tags", None), 0, raw)
         yield text.decode()
 
 
