@@ -56,13 +56,18 @@ def python_floats(values):
 
 def check_classes(classes):
     """The sorted distinct labels; at least two, and not continuous values. A list
-    of Python floats (the command line's) gives a list, anything else an array."""
+    of Python floats (the command line's) gives a list, anything else an array;
+    strings in an object array give a NumPy string array (``<U1``), as
+    scikit-learn's ``unique_labels`` makes classes_ (SGDClassifier's fit and
+    partial_fit(classes=...))."""
     if python_floats(classes):
         classes = sorted(set(classes))
         continuous = any(not c.is_integer() for c in classes)
     else:
         classes = distinct(classes)
         continuous = classes.dtype.kind == "f" and np.any(classes != np.round(classes))
+        if classes.dtype.kind == "O" and all(isinstance(c, str) for c in classes.tolist()):
+            classes = np.array(classes.tolist(), dtype=str)
     if len(classes) < 2:
         raise ValueError(f"The classifier needs samples of at least 2 classes; got 1 class: {classes}.")
     if continuous:
