@@ -415,6 +415,33 @@ def outcome(out, previous, alpha):
     return "new"
 
 
+def test_sigterm_stops_train_as_ctrl_c_does(tmp_path):
+    """SIGTERM (kill, a scheduler's stop) in the middle of `fastprox train`, while -p's
+    file is being written (it is, the whole run): exit status 143, one line saying so,
+    the old predictions and model kept, no temporary file left. (Python's default was
+    to die at once, leaving the temporary file to the next write.)"""
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{1 if i % 3 else -1} {1 + i % 7}:1 {8 + i % 5}:0.5\n" for i in range(300)))
+    predictions, model = tmp_path / "p.txt", tmp_path / "m.npz"
+    predictions.write_text("old predictions\n")
+    model.write_bytes(b"old model")
+    command, env = cli_command("train", data, "--passes", 1_000_000, "--holdout-off", "-p", predictions,
+                               "-f", model, "--quiet")
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for(lambda: temporaries(tmp_path, "p.txt"), process, time.perf_counter() + 60)
+        process.send_signal(signal.SIGTERM)
+        status = process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    err = process.stderr.read()
+    process.stderr.close()
+    assert status == 143 and err == "fastprox: error: terminated (SIGTERM)\n", (status, err)
+    assert predictions.read_text() == "old predictions\n" and model.read_bytes() == b"old model"
+    assert sorted(os.listdir(tmp_path)) == ["d.svm", "m.npz", "p.txt"]
+
+
 @pytest.mark.slow
 def test_kill_9_never_leaves_a_torn_model(wide_data, tmp_path):
     """KILLS runs of `fastprox train --model OUT`, each SIGKILLed at a seeded

@@ -9,7 +9,9 @@ data too large for the machine) and a missing package into one line on stderr, `
 a malformed command line), never a traceback; so is anything unexpected,
 named as an internal error. Standard output closed by its reader (``| head``)
 ends the command quietly, with exit status 0; a failed write names its output,
-as its option gives it or standard output (``> /dev/full``: fastprox._writes). Every option's help shows its
+as its option gives it or standard output (``> /dev/full``: fastprox._writes).
+Ctrl-C and SIGTERM stop the command with exit status 130 and 143, the files being
+written left as they were. Every option's help shows its
 default.
 
 The commands do no dense linear algebra, so OpenBLAS's worker threads (one
@@ -39,6 +41,15 @@ _STREAMING = ("train", "predict")
 
 class UsageError(Exception):
     """A malformed command line (argparse's complaint)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a job scheduler's stop, a container's): raised where the
+    command runs, as Ctrl-C's KeyboardInterrupt is, so that it unwinds the same way
+    (a file being written is left as it was, its temporary file removed)."""
+
+    #: The exit status: 128 + SIGTERM's number, as the shell reports a process it ended.
+    exit_status = 128 + 15
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
@@ -153,7 +164,7 @@ def main(argv=None):
         keep_freed_memory()
     try:
         args = _parse(command, argv)
-        with _standard_output_named():
+        with _standard_output_named(), _sigterm_interrupts():
             status = args.run(args)
             sys.stdout.flush()      # here, for a closed output to be caught below
         return status
@@ -172,6 +183,8 @@ def main(argv=None):
         return _fail(_reworded(_out_of_memory(e, command), command))
     except ImportError as e:
         return _fail(_missing(e))
+    except Terminated as e:
+        return _fail("terminated (SIGTERM)", status=e.exit_status)
     except KeyboardInterrupt:
         return _fail("interrupted", status=130)
     except Exception as e:              # a bug: one line all the same, and how to report it
@@ -211,6 +224,29 @@ def console(argv=None):
     if not _flushed():
         return status
     os._exit(status)
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts():
+    """Within: SIGTERM raises `Terminated` in the main thread, as Ctrl-C raises
+    KeyboardInterrupt (Python's default for SIGTERM is to die at once, leaving a
+    temporary file behind). Only where SIGTERM has its default action and this is
+    the main thread (signal handlers are set there only); the handler before is
+    restored after."""
+    import signal
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @contextlib.contextmanager
