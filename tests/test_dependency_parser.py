@@ -454,7 +454,7 @@ def test_command_line_trains_predicts_and_scores(treebank, tmp_path, capsys, mon
                             f"4 words); HEAD is 0 for the root or the ID of a word of the same sentence; the "
                             f"file is parsed, not scored\n")
     assert captured.out == parsed(CONLLU)
-    assert main(["parse", "train", str(treebank), "--templates", "hp.mp,nonsense"]) == 1
+    assert main(["parse", "train", str(treebank), "--templates", "hp.mp,nonsense"]) == 2
     assert "unknown arc template 'nonsense'" in capsys.readouterr().err
 
 
