@@ -425,6 +425,18 @@ def test_a_failed_write_names_its_option_and_the_fix(files, broken, capsys, argv
     assert status == 1 and err.count("\n") == 1 and err.startswith(f"fastprox: error: {message}"), err
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="Linux's /proc")
+@pytest.mark.parametrize("argv", [["train"], ["train", "--format", "vw"], ["info"], ["predict", "{b}/hinge.npz"],
+                                  ["tag", "train", "--format", "conll"]], ids=" ".join)
+def test_a_failed_read_names_its_file(broken, capsys, argv):
+    """A read the system fails (EIO: /proc/self/mem at offset 0 stands for a failing
+    disk) names the file, where the error was a bare "Input/output error"."""
+    argv = [a.format(b=broken) for a in argv]
+    status, out, err = run(capsys, *argv[:1 + (argv[0] in ("predict", "tag"))], "/proc/self/mem",
+                           *argv[1 + (argv[0] in ("predict", "tag")):])
+    assert status == 1 and err == "fastprox: error: /proc/self/mem: Input/output error\n", err
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="a full device")
 @pytest.mark.parametrize("buffered", [False, True])
 def test_a_full_standard_output_is_named(files, broken, buffered):

@@ -15,6 +15,7 @@ from .._interactions import describe as describe_input
 from .._libsvm import count_labels
 from .._registry import OtherModelFile
 from ..libsvm import MAX_LINE_BYTES, half_readers, read_halves, read_once, source_name
+from ..libsvm.sources import named
 from ..stream.model import StreamModel
 from ..stream.files import CHUNK_ROWS, check_readable, chunks_of, pumped
 from ..stream.labels import format_label
@@ -46,11 +47,15 @@ def run(args):
 
 
 def is_model(path):
-    """Whether ``path`` is a regular file that starts as a model file does (a zip)."""
+    """Whether ``path`` is a regular file that starts as a model file does (a zip); a
+    read error names ``path``."""
     if read_once(path):
         return False
     with open(path, "rb") as f:
-        return f.read(4) == ZIP_MAGIC
+        try:
+            return f.read(4) == ZIP_MAGIC
+        except OSError as e:
+            raise named(e, path) from None
 
 
 def describe_model(path):
