@@ -233,23 +233,30 @@ def _written(raw, path, write, compressor, done=None):
 
 def _replace(target, path, write, compressor):
     """The atomic replace of the regular file ``target``, given as ``path``
-    (`atomic_write`)."""
+    (`atomic_write`). An exception at any point, KeyboardInterrupt and SIGTERM's
+    included, leaves no temporary file: the one made is removed, or, if the exception
+    came while it was being made (before its name was known here), the unlocked
+    leftovers of this target are (`_remove_leftovers`)."""
     directory, name = os.path.split(os.path.abspath(target))
     _remove_leftovers(directory, name)
-    with _own(path):
-        fd, tmp = _locked_temp(directory, name)
+    made = []       # [fd, tmp] once made; fd handed to the file object: None
 
     def rename():       # (closing the file then releases the lock: after the rename)
-        os.fsync(fd)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
+        os.fsync(made[0])
+        os.chmod(made[1], 0o666 & ~_umask())
+        os.replace(made[1], target)
         _fsync_directory(directory)
 
     try:
-        _written(os.fdopen(fd, "wb"), path, write, compressor, rename)
+        with _own(path):
+            made[:] = _locked_temp(directory, name)
+        _written(os.fdopen(made[0], "wb"), path, write, compressor, rename)
     except BaseException:
+        if not made:
+            _remove_leftovers(directory, name)
+            raise
         try:
-            os.unlink(tmp)
+            os.unlink(made[1])
         except FileNotFoundError:
             pass
         raise
@@ -283,11 +290,17 @@ def _locked_temp(directory, name):
             raise FileNotFoundError(errno.ENOENT, f"directory {directory} takes no new files (No such file "
                                                   f"or directory); give a path in a directory that "
                                                   f"does") from None
-        if fcntl is None:
-            return fd, tmp
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        if os.fstat(fd).st_nlink:
-            return fd, tmp
+        try:
+            if fcntl is None:
+                return fd, tmp
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_nlink:
+                return fd, tmp
+        except BaseException:       # (Ctrl-C, SIGTERM: the file is not left behind)
+            os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
         os.close(fd)
 
 
