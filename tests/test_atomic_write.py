@@ -239,15 +239,37 @@ def test_errors_name_the_path_given_not_the_temporary_file(tmp_path, monkeypatch
         raise OSError(error, os.strerror(error), args[0] if args and isinstance(args[0], str) else None)
 
     target = tmp_path / TARGET
-    if where == "write":
+    if where == "write":        # (the file's own writes fail: a full disk)
+        monkeypatch.setattr(os, "fdopen", lambda fd, mode: (os.close(fd), open("/dev/full", mode))[1])
         with pytest.raises(OSError) as info:
-            atomic_write(target, lambda f: fail())
+            write_bytes(target, b"x")
     else:
         monkeypatch.setattr(tempfile if where == "mkstemp" else os, where, fail)
         with pytest.raises(OSError) as info:
             write_bytes(target, b"x")
     assert (info.value.errno, info.value.filename) == (error, os.fspath(target))
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_the_datas_errors_are_not_the_outputs(tmp_path, compress):
+    """An OSError that the data being written raise (a file read while the output is
+    written: train -p reads its data as it writes the predictions) passes as it is,
+    not named as the output's; the output's own, a full device, names it."""
+    target = tmp_path / ("out.gz" if compress else "out")
+    for error in (OSError(errno.EIO, "Input/output error", "data.svm"), OSError(errno.EIO, "Input/output error")):
+        def write(f):
+            f.write(b"some")
+            raise error
+        with pytest.raises(OSError) as info:
+            atomic_write(target, write)
+        assert info.value is error and os.listdir(tmp_path) == []
+    full = tmp_path / target.name      # (a link to a full device, written through the compressor its name asks)
+    full.symlink_to("/dev/full")
+    with pytest.raises(OSError) as info:
+        atomic_write(full, lambda f: f.write(b"x" * (1 << 17)))
+    assert info.value.errno == errno.ENOSPC and info.value.filename == os.fspath(full)
+    assert info.value.strerror.endswith("; free some space, or write to another disk")
 
 
 def test_check_output_refuses_what_would_fail_or_destroy_an_input(tmp_path, monkeypatch):
@@ -391,6 +413,33 @@ def outcome(out, previous, alpha):
         return "previous"
     assert read_model(out).params["alpha"] == alpha
     return "new"
+
+
+def test_sigterm_stops_train_as_ctrl_c_does(tmp_path):
+    """SIGTERM (kill, a scheduler's stop) in the middle of `fastprox train`, while -p's
+    file is being written (it is, the whole run): exit status 143, one line saying so,
+    the old predictions and model kept, no temporary file left. (Python's default was
+    to die at once, leaving the temporary file to the next write.)"""
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{1 if i % 3 else -1} {1 + i % 7}:1 {8 + i % 5}:0.5\n" for i in range(300)))
+    predictions, model = tmp_path / "p.txt", tmp_path / "m.npz"
+    predictions.write_text("old predictions\n")
+    model.write_bytes(b"old model")
+    command, env = cli_command("train", data, "--passes", 1_000_000, "--holdout-off", "-p", predictions,
+                               "-f", model, "--quiet")
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for(lambda: temporaries(tmp_path, "p.txt"), process, time.perf_counter() + 60)
+        process.send_signal(signal.SIGTERM)
+        status = process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    err = process.stderr.read()
+    process.stderr.close()
+    assert status == 143 and err == "fastprox: error: terminated (SIGTERM)\n", (status, err)
+    assert predictions.read_text() == "old predictions\n" and model.read_bytes() == b"old model"
+    assert sorted(os.listdir(tmp_path)) == ["d.svm", "m.npz", "p.txt"]
 
 
 @pytest.mark.slow

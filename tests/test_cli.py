@@ -1,7 +1,9 @@
 """The fastprox command line, run in-process: training equals the estimator,
 predict/info agree with the library, and user mistakes give one line on
 stderr and a non-zero exit status."""
+import os
 import re
+import subprocess
 
 import numpy as np
 import pytest
@@ -10,6 +12,7 @@ from fastprox import ProxClassifier, ProxRegressor, dump_libsvm, load_libsvm
 from fastprox.cli import main
 from fastprox.stream.synthetic import text_like
 from fastprox.model_io import load_model, save_model
+from tests.support.cli_process import cli_command
 
 
 
@@ -157,7 +160,7 @@ def test_a_hashed_model_predicts_what_it_was_trained_on(a9a, tmp_path, capsys):
         assert status == 0 and value(err, "accuracy") == trained
     predicted = out
     status, out, err = run(capsys, "predict", model, test, "--hash-bits", 11)
-    assert status == 1 and err == (f"fastprox: error: --hash-bits 11, but {model} was trained with "
+    assert status == 2 and err == (f"fastprox: error: --hash-bits 11, but {model} was trained with "
                                    "--hash-bits 10 (which predict applies): drop --hash-bits, or give 10\n")
     est = load_model(model)
     X, y = load_libsvm(test)
@@ -166,7 +169,7 @@ def test_a_hashed_model_predicts_what_it_was_trained_on(a9a, tmp_path, capsys):
     plain = tmp_path / "plain.npz"
     assert run(capsys, "train", train, "--model", plain, "--quiet")[0] == 0
     status, _, err = run(capsys, "predict", plain, test, "--hash-bits", 10)
-    assert status == 1 and "was trained without hashing: drop --hash-bits" in err
+    assert status == 2 and "was trained without hashing: drop --hash-bits" in err
 
 
 # --- predict and info -----------------------------------------------------------
@@ -311,20 +314,46 @@ MISTAKES = {
                          "train.svm:1: index '10' is beyond the 3 features of --groups "),
     "groups without a group penalty": (["train", "{f}/train.svm", "--groups", "{b}/groups_short.txt"],
                                        "--groups is used by the group penalties"),
+    "predict zero chunk rows": (["predict", "{b}/hinge.npz", "{f}/train.svm", "--chunk-rows", "0"],
+                                "--chunk-rows must be at least 1"),
+    "predict hash bits of another width": (["predict", "{b}/hinge.npz", "{f}/train.svm", "--hash-bits", "4"],
+                                           "--hash-bits 4 gives 16 features, but"),
+    "info zero chunk rows": (["info", "{f}/train.svm", "--chunk-rows", "0"], "--chunk-rows must be at least 1"),
+    "continued with other options": (["train", "{f}/train.svm", "-i", "{b}/hinge.npz", "--alpha", "1"],
+                                     "--alpha 1.0 (the model's: 0.0): drop these options"),
+    "tag negative alpha": (["tag", "train", "{f}/train.svm", "--format", "conll", "--alpha", "-1"],
+                           "--alpha -1.0 must be >= 0.0"),
+    "tag zero bits": (["tag", "train", "{f}/train.svm", "--format", "crfsuite", "--bits", "0"],
+                      "--bits must be an integer in 1..62"),
+    "tag zero min count": (["tag", "train", "{f}/train.svm", "--format", "conll", "--min-count", "0"],
+                           "--min-count must be a positive integer"),
+    "tag label not a column": (["tag", "train", "{f}/train.svm", "--format", "conll", "--columns", "w,y",
+                                "--label", "q"], "--label 'q' is not one of --columns"),
+    "tag one column": (["tag", "train", "{f}/train.svm", "--format", "conll", "--columns", "w"],
+                       "--columns 'w' must name at least two columns"),
+    "parse zero passes": (["parse", "train", "{f}/train.svm", "--passes", "0"], "--passes 0 must be >= 1"),
+    "parse unknown template": (["parse", "train", "{f}/train.svm", "--templates", "nope"],
+                               "unknown arc template 'nope'"),
+    "parse average without its lazy form": (["parse", "train", "{f}/train.svm", "--penalty", "l1_l2"],
+                                            "average has no exact lazy form"),
 }
 
 
 #: The MISTAKES of the command line itself, argparse's and the option values refused
-#: after it (fastprox.cli.options.OptionError): exit status 2, as argparse's; those of the files,
-#: the data and the models exit with 1. (--rows 1 is the embedded data's own check; a
-#: multinomial loss is checked once the data has shown a third class.)
+#: after it (fastprox.cli.options.OptionError), checked before any data is read, in
+#: every command: exit status 2, as argparse's; those of the files, the data and the
+#: models exit with 1.
 COMMAND_LINE_MISTAKES = {
     "negative alpha", "non-numeric option", "unknown choice", "step neither auto nor a number", "zero step",
     "negative offset", "offset without its schedule", "zero intercept scaling", "bad combination", "zero passes",
     "negative seed", "zero chunk rows", "rows with data", "holdout of every example", "one class given",
     "data after classes", "fractional classes", "hash bits and width",
     "zero hash bits", "regression with classes", "unknown command", "no command", "benchmarks are not a command",
-    "info without file", "groups without a group penalty"}
+    "info without file", "groups without a group penalty", "one row", "multinomial hinge-squared",
+    "proba without probabilities", "predict zero chunk rows", "predict hash bits of another width",
+    "info zero chunk rows", "continued with other options", "tag negative alpha", "tag zero bits",
+    "tag zero min count", "tag label not a column", "tag one column", "parse zero passes", "parse unknown template",
+    "parse average without its lazy form"}
 
 
 @pytest.mark.parametrize("name, argv, message", [(name, *m) for name, m in MISTAKES.items()], ids=MISTAKES.keys())
@@ -368,6 +397,62 @@ def test_an_empty_path_is_refused_naming_its_option(files, broken, tmp_path, cap
     status, out, err = run(capsys, *argv)
     assert status == 2 and out == "" and err.count("\n") == 1, err
     assert err.startswith(f"fastprox: error: argument {option}: an empty path: give a file path"), err
+
+
+FULL = "; free some space, or write to another disk"
+#: Outputs that cannot be written, found only when written (a full device; a
+#: directory that takes no new files): the error names the option, the path and the
+#: fix, where it named no file or no option.
+WRITE_FAILURES = {
+    "train -f /proc": (["train", "{f}/train.svm", "-f", "/proc/m"],
+                       "--model /proc/m: directory /proc takes no new files"),
+    "train -f full": (["train", "{f}/train.svm", "-f", "/dev/full"], "--model /dev/full: No space left on device" + FULL),
+    "train -p full": (["train", "{f}/train.svm", "-p", "/dev/full"], "--predictions /dev/full: No space left"),
+    "train --readable-model": (["train", "{f}/train.svm", "--readable-model", "/dev/full"],
+                               "--readable-model /dev/full: No space left"),
+    "train --invert-hash": (["train", "{f}/train.svm", "--invert-hash", "/proc/h"], "--invert-hash /proc/h: directory"),
+    "predict -p full": (["predict", "{b}/hinge.npz", "{f}/train.svm", "-p", "/dev/full"],
+                        "-p/--out /dev/full: No space left on device" + FULL),
+    "predict -p /proc": (["predict", "{b}/hinge.npz", "{f}/train.svm", "-p", "/proc/p"],
+                         "-p/--out /proc/p: directory /proc takes no new files"),
+}
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self") or not os.path.exists("/dev/full"), reason="Linux's devices")
+@pytest.mark.parametrize("argv, message", WRITE_FAILURES.values(), ids=WRITE_FAILURES.keys())
+def test_a_failed_write_names_its_option_and_the_fix(files, broken, capsys, argv, message):
+    status, out, err = run(capsys, *(a.format(f=files, b=broken) for a in argv), "--quiet")
+    assert status == 1 and err.count("\n") == 1 and err.startswith(f"fastprox: error: {message}"), err
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="Linux's /proc")
+@pytest.mark.parametrize("argv", [["train"], ["train", "--format", "vw"], ["info"], ["predict", "{b}/hinge.npz"],
+                                  ["tag", "train", "--format", "conll"]], ids=" ".join)
+def test_a_failed_read_names_its_file(broken, capsys, argv):
+    """A read the system fails (EIO: /proc/self/mem at offset 0 stands for a failing
+    disk) names the file, where the error was a bare "Input/output error"."""
+    argv = [a.format(b=broken) for a in argv]
+    status, out, err = run(capsys, *argv[:1 + (argv[0] in ("predict", "tag"))], "/proc/self/mem",
+                           *argv[1 + (argv[0] in ("predict", "tag")):])
+    assert status == 1 and err == "fastprox: error: /proc/self/mem: Input/output error\n", err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="a full device")
+@pytest.mark.parametrize("buffered", [False, True])
+def test_a_full_standard_output_is_named(files, broken, buffered):
+    """``> /dev/full``: one line naming standard output and the fix, exit status 1,
+    with Python's buffering or without (PYTHONUNBUFFERED: each print fails at once),
+    and no second complaint from the interpreter's last flush."""
+    for argv in (["predict", broken / "hinge.npz", files / "train.svm", "--quiet"], ["info", files / "train.svm"],
+                 ["train", files / "train.svm"]):
+        command, env = cli_command(*argv)
+        env = {k: v for k, v in env.items() if k != "PYTHONUNBUFFERED"} if buffered else {**env, "PYTHONUNBUFFERED": "1"}
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(command, env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        last = done.stderr.splitlines()[-1:]
+        assert done.returncode == 1 and last == [f"fastprox: error: standard output: No space left on device{FULL}"], (
+            argv, done.stderr)
+        assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
 
 
 def test_overflow_names_the_file_and_its_row_and_writes_no_model(tmp_path, capsys):

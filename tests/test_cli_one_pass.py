@@ -110,7 +110,7 @@ def test_t0_is_the_estimators(data, tmp_path):
     saved = same_model(model, ProxClassifier(shuffle=False, schedule="inv", t0=12.5, step="gradient",
                                              penalty="l2", alpha=1e-4).fit(X, y))
     assert saved.t0 == saved.t0_ == 12.5
-    assert main(["train", "-i", str(model), str(d / "train.svm"), "--quiet", "--t0", "3"]) == 1
+    assert main(["train", "-i", str(model), str(d / "train.svm"), "--quiet", "--t0", "3"]) == 2
 
 
 @pytest.mark.parametrize("first, second", [(0, 1), (-1, 1), (1, 0), (1, -1)])
@@ -183,7 +183,7 @@ def test_hash_bits_equal_hashing_then_training(data, tmp_path, capsys):
     status, out, _ = run(capsys, "predict", model, d / "test.svm", "--hash-bits", 6, "--quiet")
     np.testing.assert_array_equal(np.array(out.split(), dtype=float), est.predict(hash_features(X_test, 6)))
     status, _, err = run(capsys, "predict", model, d / "test.svm", "--hash-bits", 7)
-    assert status == 1 and "was trained with --hash-bits 6 (which predict applies)" in err
+    assert status == 2 and "was trained with --hash-bits 6 (which predict applies)" in err
 
 
 def test_huge_ids_hash(tmp_path, capsys):
@@ -381,6 +381,8 @@ FORMATS = {
     "vw": ("1 |f 13:3.9 24:1\n", "feature '|f' has no ':': this looks like Vowpal Wabbit's text "
                                  "format ('|'), not LIBSVM text (LABEL INDEX:VALUE ...): give --format vw"),
     "vw without label": ("|f a b\n", "this looks like Vowpal Wabbit's text format ('|')"),
+    "vw importance": ("1 2.0 |f a b\n", "feature '2.0' has no ':': this looks like Vowpal Wabbit's text format"),
+    "vw tag": ("1 'row7|f a b\n", "feature ''row7|f' has no ':': this looks like Vowpal Wabbit's text format"),
     "nan": ("1 3:nan\n", "non-finite number 'nan'; fastprox takes finite numbers only: remove or "
                          "replace NaN and infinity"),
     "conll": ("-DOCSTART- -X- O\n\nConfidence NN B-NP\nin IN B-PP\n",

@@ -74,6 +74,21 @@ def test_vws_test_line_is_refused_saying_what_predict_takes(data, tmp_path, caps
     assert not (tmp_path / "p").exists()
 
 
+@pytest.mark.parametrize("argv, help_of", [
+    (["train", "{d}"], "fastprox train"), (["predict", "m", "{d}"], "fastprox predict"),
+    (["info", "{d}"], "fastprox info"), (["tag", "train", "{d}", "--format", "conll"], "fastprox tag train"),
+    (["tag", "predict", "m", "{d}"], "fastprox tag predict"), (["parse", "train", "{d}"], "fastprox parse train"),
+    (["parse", "predict", "m", "{d}"], "fastprox parse predict"),
+])
+def test_unrecognized_arguments_name_their_commands_help(data, capsys, argv, help_of):
+    """An unknown option of a command points at that command's help, which lists
+    its options, not at the top parser's, which lists the commands."""
+    status, out, err = run(capsys, *(a.format(d=data) for a in argv), "--bogus", "-c")
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith("fastprox: error: unrecognized arguments: --bogus -c (VW's -c: drop it"), err
+    assert err.rstrip().endswith(f"(see '{help_of} --help')"), err
+
+
 def test_no_option_is_an_abbreviation(data, tmp_path, capsys):
     for argv in (["--hash", "12"], ["--holdout", "5"], ["--l1", "0.5"]):
         status, _, err = run(capsys, "train", data, "-f", tmp_path / "m", *argv)

@@ -104,7 +104,7 @@ def test_mismatched_options_are_refused_naming_them(halves, tmp_path, capsys, op
     model = tmp_path / "m.npz"
     assert run(capsys, "train", d / "a.svm", "-f", model, "--quiet")[0] == 0
     status, out, err = run(capsys, "train", "-i", model, d / "b.svm", *options)
-    assert status == 1 and out == "" and message in err and "drop these options" in err
+    assert status == 2 and out == "" and message in err and "drop these options" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
@@ -454,7 +454,7 @@ def test_predict_raw_writes_the_margins_as_vw_test_does(tmp_path, capsys):
     """predict --raw writes each row's margin, the estimator's decision_function (VW's
     -t -p of a binary model without --binary or --link: its raw score), then the tag
     (predict wrote labels only, and VW's -r was refused); a regressor's values as
-    without it; refused, exit 2, with --proba or a model of several outputs."""
+    without it; refused, exit 2, with --proba."""
     data = tmp_path / "d.vw"
     data.write_text("1 'a1|a x:0.5\n-1 |a y\n1 2 'b|a x y:2\n" * 10, encoding="utf-8")
     model = tmp_path / "m"
@@ -470,13 +470,30 @@ def test_predict_raw_writes_the_margins_as_vw_test_does(tmp_path, capsys):
     assert run(capsys, "train", libsvm, "--regression", "-f", model, "--quiet")[0] == 0
     assert run(capsys, "predict", model, libsvm, "--quiet", "--raw")[1] == run(capsys, "predict", model, libsvm,
                                                                                  "--quiet")[1]
-    multi = tmp_path / "m.svm"
-    multi.write_text("1 1:1\n2 2:1\n3 3:1\n" * 5)
-    assert run(capsys, "train", multi, "--classes", "1,2,3", "-f", model, "--quiet")[0] == 0
-    status, out, err = run(capsys, "predict", model, multi, "--raw")
-    assert status == 2 and out == "" and "--raw writes one margin a row, and" in err and "has 3 outputs" in err
-    status, out, err = run(capsys, "predict", model, multi, "--raw", "--proba")
-    assert status == 2 and "give --proba or --raw, not both" in err
+    status, out, err = run(capsys, "predict", model, data, "--raw", "--proba")
+    assert status == 2 and out == "" and "give --proba or --raw, not both" in err
+
+
+@pytest.mark.parametrize("multi_class", ["ovr", "multinomial"])
+def test_predict_raw_writes_each_class_margin_as_vw_oaa_does(tmp_path, capsys, multi_class):
+    """A multiclass model's --raw line is each class's margin, ``class:margin``
+    separated by spaces in the order of its classes (decision_function's columns), as
+    VW's -r with --oaa, then the tag (it was refused)."""
+    data = tmp_path / "m.vw"
+    data.write_text("1 'r1|a x:0.5\n2 |a y\n3 't3|a x y:2\n" * 5, encoding="utf-8")
+    model = tmp_path / "m"
+    assert run(capsys, "train", data, "--classes", "1,2,3", "--multi-class", multi_class, "-f", model,
+               "--quiet")[0] == 0
+    status, out, _ = run(capsys, "predict", model, data, "--quiet", "--raw")
+    from fastprox.vw import load_vw
+    margins = load_model(model).decision_function(load_vw(data)[0])
+    lines = out.splitlines()
+    assert status == 0 and len(lines) == 15
+    assert [line.split()[:3] for line in lines] == [[f"{c}:{float(m)!r}" for c, m in zip((1, 2, 3), row)]
+                                                    for row in margins]
+    assert [line.split()[3:] for line in lines[:3]] == [["r1"], [], ["t3"]]
+    labels = run(capsys, "predict", model, data, "--quiet")[1].splitlines()
+    assert [line.split()[0] for line in labels] == [str(1 + int(row.argmax())) for row in margins]
 
 
 @pytest.mark.parametrize("rule", sorted({(r.update, r.schedule, r.penalty) for r in RULES}))

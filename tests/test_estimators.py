@@ -601,6 +601,27 @@ def test_labels_float64_cannot_tell_apart(labels):
         clf.partial_fit(X[:1], unknown)
 
 
+@pytest.mark.parametrize("given", ["object", "str", "list"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_string_classes_are_a_string_array_as_sgdclassifiers(given, n_classes):
+    """String labels give classes_ of NumPy's string dtype (``<U4``), as SGDClassifier's
+    (scikit-learn's unique_labels), from fit and from partial_fit's classes, whether
+    the labels come as an object array, a string array or a list; predict's labels
+    are of that dtype too. (An object array was kept as one.)"""
+    from sklearn.linear_model import SGDClassifier
+    X, _ = text_like()
+    names = ["ham", "spam", "eggs"][:n_classes]
+    y = np.array(names, dtype=object)[np.arange(400) % n_classes]
+    y = {"object": y, "str": y.astype(str), "list": y.tolist()}[given]
+    classes = {"object": np.array(names, dtype=object), "str": np.array(names), "list": names}[given]
+    for ours, theirs in ((ProxClassifier().fit(X, y), SGDClassifier().fit(X, y)),
+                         (ProxClassifier().partial_fit(X, y, classes=classes),
+                          SGDClassifier().partial_fit(X, y, classes=classes))):
+        assert ours.classes_.dtype == theirs.classes_.dtype == np.dtype("<U4")
+        assert ours.classes_.tolist() == theirs.classes_.tolist() == sorted(names)
+        assert ours.predict(X).dtype == theirs.predict(X).dtype
+
+
 def test_plain_csr_input_keeps_validate_data_rules():
     """The shortcut past validate_data for finite float CSR input keeps its rules:
     the width check and message, feature names remembered from a DataFrame, lists

@@ -192,7 +192,7 @@ def test_the_command_line_takes_it(tmp_path):
                                              alpha=1e-4, intercept_scaling=0.1).fit(X, y))
     assert saved.intercept_scaling == 0.1
     assert main(["train", "-i", str(model), str(tmp_path / "train.svm"), "--quiet",
-                 "--intercept-scaling", "2"]) == 1
+                 "--intercept-scaling", "2"]) == 2
 
 
 FAST = [(update, schedule, penalty, fast, step) for update, schedule, penalty, fast in fast_rules()

@@ -92,8 +92,13 @@ def test_interaction_terms_as_vw():
     (b"nan |a f", "label 'nan'"),
     (b"1 -2 |a f", "importance weight '-2'"),
     (b"1 w |a f", "importance weight 'w'"),
-    (b"1 1 0.5 9 |a f", "'0.5 9' before the first"),
-    (b"|a f", "no label"),
+    (b"1 1 0.5 9 |a f", r"'0.5 9' before the first '\|': only 'label \[importance\]' and a tag are read \(VW's other "
+                        r"label types"),
+    (b"1 1 -0.5 'r7|a f", r"'-0.5' after 'label importance': VW's initial prediction, an offset of the row's "
+                          r"margin, is not read; drop it, or give it as a feature \('\|i initial:-0.5'\)"),
+    (b"|a f", r"no label before the first '\|': fastprox trains on every line it reads, where VW would predict "
+              r"without learning; give every line a label, e\.g\. '1 \|a x', and predict the lines without one "
+              r"with fastprox predict"),
     (b"1 |a f:", "feature 'f:' has no value"),
     (b"1 |a f: g", "feature 'f:' has no value"),
     (b"1 |a f:1x", "value '1x' is not a number"),

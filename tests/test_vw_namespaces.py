@@ -197,7 +197,7 @@ def test_train_equals_training_on_the_deleted_file(vw, tmp_path, capsys):
     rewrite(stripped, edit_header=lambda h: h["fitted"]["input_"].pop("ignore"))
     assert run(capsys, "predict", small, data, "--proba")[1] != run(capsys, "predict", stripped, data, "--proba")[1]
     status, _, err = run(capsys, "predict", stripped, data, "--ignore", "a")   # (no record: none selected)
-    assert status == 1 and "--ignore a (the model's: all namespaces read)" in err
+    assert status == 2 and "--ignore a (the model's: all namespaces read)" in err
 
 
 def test_train_i_continues_with_the_selection(vw, tmp_path, capsys):
@@ -218,7 +218,7 @@ def test_a_differing_selection_is_refused_naming_both(vw, capsys, options, messa
     data, deleted, model = vw
     argv = ["predict", model, data] if command == "predict" else ["train", "-i", model, data, "--quiet"]
     status, out, err = run(capsys, *argv, *options)
-    assert status == 1 and message in err and "drop these options" in err and "Traceback" not in err
+    assert status == 2 and message in err and "drop these options" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
 
 

@@ -56,13 +56,18 @@ def python_floats(values):
 
 def check_classes(classes):
     """The sorted distinct labels; at least two, and not continuous values. A list
-    of Python floats (the command line's) gives a list, anything else an array."""
+    of Python floats (the command line's) gives a list, anything else an array;
+    strings in an object array give a NumPy string array (``<U1``), as
+    scikit-learn's ``unique_labels`` makes classes_ (SGDClassifier's fit and
+    partial_fit(classes=...))."""
     if python_floats(classes):
         classes = sorted(set(classes))
         continuous = any(not c.is_integer() for c in classes)
     else:
         classes = distinct(classes)
         continuous = classes.dtype.kind == "f" and np.any(classes != np.round(classes))
+        if classes.dtype.kind == "O" and all(isinstance(c, str) for c in classes.tolist()):
+            classes = np.array(classes.tolist(), dtype=str)
     if len(classes) < 2:
         raise ValueError(f"The classifier needs samples of at least 2 classes; got 1 class: {classes}.")
     if continuous:
@@ -71,16 +76,23 @@ def check_classes(classes):
     return classes
 
 
+def check_multinomial_loss(loss, n_classes, multi_class):
+    """Whether ``n_classes`` classes under ``multi_class`` make a multinomial model
+    (three or more); ValueError if ``loss`` has no multinomial form."""
+    multinomial = n_classes > 2 and multi_class == "multinomial"
+    if multinomial and kernel_loss(loss) not in MULTINOMIAL_LOSSES:
+        raise ValueError(f"multi_class='multinomial' takes loss in {MULTINOMIAL_LOSSES} "
+                         f"(softmax, Crammer-Singer); got loss={loss!r}.")
+    return multinomial
+
+
 def encode_labels(y, classes, multi_class, loss):
     """Kernel targets and model shape for labels y over sorted `classes`:
     (+-1 targets, 1 output) for two classes (the larger is +1), else
     (class indices, K outputs) one-vs-rest or multinomial.
     Returns (target, n_outputs, ovr, multinomial)."""
     K = len(classes)
-    multinomial = K > 2 and multi_class == "multinomial"
-    if multinomial and kernel_loss(loss) not in MULTINOMIAL_LOSSES:
-        raise ValueError(f"multi_class='multinomial' takes loss in {MULTINOMIAL_LOSSES} "
-                         f"(softmax, Crammer-Singer); got loss={loss!r}.")
+    multinomial = check_multinomial_loss(loss, K, multi_class)
     if isinstance(y, array):
         targets = encode_targets(y, classes)
     else:

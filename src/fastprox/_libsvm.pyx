@@ -471,15 +471,17 @@ cdef int _append_tag(_Text out, object tag) except -1:
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def format_predictions(const double[::1] scores not None, Py_ssize_t outputs, tuple labels, tags,
-                       Py_ssize_t first):
+                       Py_ssize_t first, bint margins=False):
     """``train -p``'s lines (VW's -p) of the rows whose margins ``scores`` holds, and
     ``predict``'s without ``--proba`` (VW's -t -p), ``outputs`` a row, as ``bytes``, in
     one call a run of rows (no Python float or string a row). Row i's line: where ``labels`` is None (one output, a regressor) its
     first margin's ``repr`` (the text float.__repr__ writes: PyOS_double_to_string's
     "r" with Py_DTSF_ADD_DOT_0), else ``labels[k]`` (``bytes``, a class as -p writes
-    it) of its largest margin's output k (the first of equal ones, as ``max``'s); then
-    its tag ``tags[first + i]`` after a space, if it has one (`_append_tag`; ``tags``
-    None: no row has one); then a newline."""
+    it) of its largest margin's output k (the first of equal ones, as ``max``'s), or
+    with ``margins`` every output's ``labels[k]:margin`` separated by spaces (predict
+    --raw of a multiclass model, as VW's -r with --oaa); then its tag ``tags[first +
+    i]`` after a space, if it has one (`_append_tag`; ``tags`` None: no row has one);
+    then a newline."""
     cdef _Text out = _Text()
     cdef Py_ssize_t i, k, best, n
     cdef const double *s
@@ -495,6 +497,14 @@ def format_predictions(const double[::1] scores not None, Py_ssize_t outputs, tu
         s = &scores[i * outputs]
         if labels is None:
             out.append_double(s[0], Py_DTSF_ADD_DOT_0)
+        elif margins:
+            for k in range(outputs):
+                label = labels[k]
+                if k:
+                    out.append(b" ", 1)
+                out.append(PyBytes_AS_STRING(label), PyBytes_GET_SIZE(label))
+                out.append(b":", 1)
+                out.append_double(s[k], Py_DTSF_ADD_DOT_0)
         else:
             best = 0
             for k in range(1, outputs):

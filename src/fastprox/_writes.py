@@ -17,9 +17,14 @@ all, and a path that cannot take it is refused before any work.
   `check_distinct` two outputs of one command that are one file
   (``train --model m --predictions m``), the last written replacing the other.
 
-Errors name the path the user gave, never the temporary file.
+Errors name the path the user gave, never the temporary file, and say what to do
+(`failure`); only the output's own errors do: those of the data being written
+(a file read while the output is written, say) pass through as they are.
+`naming` puts an option in place of the path (``--model m.npz``); `Output` names
+the writes of any file, standard output included.
 """
 import bz2
+import contextlib
 import errno
 import gzip
 import lzma
@@ -27,6 +32,18 @@ import os
 import stat
 
 _WRITERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+#: How errors name standard output (`Output`'s ``where`` for it).
+STANDARD_OUTPUT = "standard output"
+
+#: What to do about a failed write, by its errno (`failure`).
+_FIXES = {errno.ENOSPC: "free some space, or write to another disk",
+          errno.EDQUOT: "free some space (the disk quota is used up), or write to another disk",
+          errno.EFBIG: "the file system takes no file this large: write to another disk",
+          errno.EROFS: "the file system is read-only: give a path on a writable one",
+          errno.EACCES: "give a path that may be written", errno.EPERM: "give a path that may be written",
+          errno.EIO: "check the disk"}
 
 
 def atomic_write(path, write, compress=True):
@@ -39,22 +56,89 @@ def atomic_write(path, write, compress=True):
     until it is renamed, and each write first removes the temporary files that
     interrupted writes to the same target left behind (`_remove_leftovers`): a
     ``kill -9`` costs disk space only until the next write. On an exception the
-    temporary file is removed, and an OSError (a read-only directory, a full
-    disk) names ``path``.
+    temporary file is removed. The file's own OSErrors (a read-only directory, a
+    full disk) name ``path`` and the fix (`failure`); ``write``'s others (reading
+    the data it writes) pass through unchanged: ``write`` is handed an `Output`.
     """
     path = os.fspath(path)
     compressor = _WRITERS.get(os.path.splitext(path)[1]) if compress else None
     target, special = _destination(path)
+    if special:
+        with _own(path):
+            raw = open(path, "wb")
+        _written(raw, path, write, compressor)
+        return
+    _replace(target, path, write, compressor)
+
+
+class Output:
+    """A binary or text file whose methods' OSErrors name ``where`` (a path, "standard
+    output") and the fix (`failure`): what `atomic_write` hands its ``write``, so that
+    the file's errors are told from those of the data being written. Its methods
+    are the file's (``seek`` and ``tell`` too: zipfile's model files are written as
+    to the file itself; its ``seek`` flushes, and may fail as a write does)."""
+
+    def __init__(self, file, where):
+        self._file, self._where = file, where
+
+    def write(self, data):
+        try:
+            return self._file.write(data)
+        except OSError as e:
+            raise failure(e, self._where) from None
+
+    def writelines(self, lines):
+        """Each line through `write`: a generator's own errors are not the file's."""
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name):
+        value = getattr(self._file, name)
+        if not callable(value):
+            return value
+
+        def named(*args, **kwargs):
+            try:
+                return value(*args, **kwargs)
+            except OSError as e:
+                raise failure(e, self._where) from None
+        return named
+
+
+def failure(error, where):
+    """The OSError of the failed write ``error`` to ``where`` (a path, an option and
+    its path, "standard output"): naming ``where``, with what to do for the usual
+    causes (`_FIXES`); ``error`` itself when it names ``where`` already, or is a
+    closed pipe (``| head``: no failure, fastprox.cli ends quietly)."""
+    if isinstance(error, BrokenPipeError) or error.filename == where:
+        return error
+    text = error.strerror or str(error)
+    fix = _FIXES.get(error.errno)
+    return OSError(error.errno, f"{text}; {fix}" if fix and fix not in text else text, where)
+
+
+@contextlib.contextmanager
+def naming(path, where):
+    """Within: an OSError naming ``path`` (`atomic_write`'s, say) re-raised as `failure`
+    naming ``where``, as ``--model m.npz`` for the option that gave the path; others
+    pass."""
+    path = os.fspath(path)
     try:
-        if special:
-            with open(path, "wb") as raw:
-                _through(raw, write, compressor)
-            return
-        _replace(target, write, compressor)
+        yield
     except OSError as e:
-        if e.filename == path:
+        if e.filename != path:
             raise
-        raise OSError(e.errno, e.strerror or str(e), path) from None
+        raise failure(e, where) from None
+
+
+@contextlib.contextmanager
+def _own(path):
+    """Within: every OSError, the file operations' of writing ``path`` (the temporary
+    file's or the target's name, or none), re-raised as `failure` naming ``path``."""
+    try:
+        yield
+    except OSError as e:
+        raise failure(e, path) from None
 
 
 def check_output(path, option, inputs=()):
@@ -123,31 +207,56 @@ def _same_file(target, source):
         return False
 
 
-def _through(raw, write, compressor):
-    """``write`` into the binary file ``raw``, through ``compressor`` if any."""
-    if compressor is None:
-        write(raw)
-        return
-    with compressor(raw, mode="wb") as out:
-        write(out)
+def _written(raw, path, write, compressor, done=None):
+    """``write`` into the binary file ``raw`` opened for ``path`` (through ``compressor``
+    if any), flushed, ``done()`` (the atomic replace's fsync and rename), then closed.
+    On an exception ``raw`` is closed all the same, its own error then left out: a
+    failed write fails the buffer's last flush again, which would hide the first
+    error under an unnamed one."""
+    try:
+        if compressor is None:
+            write(Output(raw, path))
+        else:
+            with compressor(Output(raw, path), mode="wb") as out:
+                write(out)
+        with _own(path):
+            raw.flush()
+            if done is not None:
+                done()
+    except BaseException:
+        with contextlib.suppress(OSError):
+            raw.close()
+        raise
+    with _own(path):
+        raw.close()
 
 
-def _replace(target, write, compressor):
-    """The atomic replace of the regular file ``target`` (`atomic_write`)."""
+def _replace(target, path, write, compressor):
+    """The atomic replace of the regular file ``target``, given as ``path``
+    (`atomic_write`). An exception at any point, KeyboardInterrupt and SIGTERM's
+    included, leaves no temporary file: the one made is removed, or, if the exception
+    came while it was being made (before its name was known here), the unlocked
+    leftovers of this target are (`_remove_leftovers`)."""
     directory, name = os.path.split(os.path.abspath(target))
     _remove_leftovers(directory, name)
-    fd, tmp = _locked_temp(directory, name)
-    try:
-        with os.fdopen(fd, "wb") as raw:    # closing it releases the lock: after the rename
-            _through(raw, write, compressor)
-            raw.flush()
-            os.fsync(raw.fileno())
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, target)
+    made = []       # [fd, tmp] once made; fd handed to the file object: None
+
+    def rename():       # (closing the file then releases the lock: after the rename)
+        os.fsync(made[0])
+        os.chmod(made[1], 0o666 & ~_umask())
+        os.replace(made[1], target)
         _fsync_directory(directory)
+
+    try:
+        with _own(path):
+            made[:] = _locked_temp(directory, name)
+        _written(os.fdopen(made[0], "wb"), path, write, compressor, rename)
     except BaseException:
+        if not made:
+            _remove_leftovers(directory, name)
+            raise
         try:
-            os.unlink(tmp)
+            os.unlink(made[1])
         except FileNotFoundError:
             pass
         raise
@@ -172,12 +281,26 @@ def _locked_temp(directory, name):
     import tempfile     # here: reading and training need none of it (start-up)
     fcntl = _flock()
     while True:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
-        if fcntl is None:
-            return fd, tmp
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        if os.fstat(fd).st_nlink:
-            return fd, tmp
+        try:
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+        except FileNotFoundError:
+            if not os.path.isdir(directory):
+                raise FileNotFoundError(errno.ENOENT, f"directory {directory} does not exist; "
+                                                      f"create it first") from None
+            raise FileNotFoundError(errno.ENOENT, f"directory {directory} takes no new files (No such file "
+                                                  f"or directory); give a path in a directory that "
+                                                  f"does") from None
+        try:
+            if fcntl is None:
+                return fd, tmp
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_nlink:
+                return fd, tmp
+        except BaseException:       # (Ctrl-C, SIGTERM: the file is not left behind)
+            os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
         os.close(fd)
 
 

@@ -8,7 +8,10 @@ words: fastprox.cli.errors), a lack of memory (``MemoryError``, a model or
 data too large for the machine) and a missing package into one line on stderr, ``fastprox: error: ...``, and exit status 1 (2 for
 a malformed command line), never a traceback; so is anything unexpected,
 named as an internal error. Standard output closed by its reader (``| head``)
-ends the command quietly, with exit status 0. Every option's help shows its
+ends the command quietly, with exit status 0; a failed write names its output,
+as its option gives it or standard output (``> /dev/full``: fastprox._writes).
+Ctrl-C and SIGTERM stop the command with exit status 130 and 143, the files being
+written left as they were. Every option's help shows its
 default.
 
 The commands do no dense linear algebra, so OpenBLAS's worker threads (one
@@ -21,6 +24,7 @@ chunk.
 """
 import argparse
 import atexit
+import contextlib
 import gc
 import os
 import sys
@@ -37,6 +41,15 @@ _STREAMING = ("train", "predict")
 
 class UsageError(Exception):
     """A malformed command line (argparse's complaint)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a job scheduler's stop, a container's): raised where the
+    command runs, as Ctrl-C's KeyboardInterrupt is, so that it unwinds the same way
+    (a file being written is left as it was, its temporary file removed)."""
+
+    #: The exit status: 128 + SIGTERM's number, as the shell reports a process it ended.
+    exit_status = 128 + 15
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
@@ -98,8 +111,23 @@ class _Parser(argparse.ArgumentParser):
     #: The command parsed (`build_parser`), whose VW hints the errors give.
     command = None
 
+    def parse_args(self, args=None, namespace=None):
+        """argparse's, its arguments left unrecognized refused pointing at the help of
+        the (sub)command that would have taken them (``fastprox tag train --help``),
+        where argparse's own parse_args points at the top parser's."""
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            helped = [self.prog] + [word for word in (getattr(namespace, "command", None),
+                                                      getattr(namespace, "action", None)) if word]
+            self._refuse("unrecognized arguments: " + " ".join(extras), " ".join(helped))
+        return namespace
+
     def error(self, message):
-        raise UsageError(f"{hints(message, self.command)} (see '{self.prog} --help')")
+        self._refuse(message, self.prog)
+
+    def _refuse(self, message, prog):
+        """Raise the UsageError of ``message``, with VW's hints and ``prog``'s help named."""
+        raise UsageError(f"{hints(message, self.command)} (see '{prog} --help')")
 
 
 def build_parser(command=None):
@@ -136,14 +164,17 @@ def main(argv=None):
         keep_freed_memory()
     try:
         args = _parse(command, argv)
-        status = args.run(args)
-        sys.stdout.flush()      # here, for a closed output to be caught below
+        with _standard_output_named(), _sigterm_interrupts():
+            status = args.run(args)
+            sys.stdout.flush()      # here, for a closed output to be caught below
         return status
     except UsageError as e:
         return _fail(str(e), status=2)
     except BrokenPipeError:     # an OSError, but not a failure
         return _output_closed()
     except OSError as e:
+        if _standard_output(e):     # (what is still buffered would fail again at exit)
+            _drop_output()
         where = f"{e.filename}: " if e.filename else ""
         return _fail(where + (e.strerror or str(e)))
     except ValueError as e:             # ModelTooLarge too: its message names the size
@@ -152,6 +183,8 @@ def main(argv=None):
         return _fail(_reworded(_out_of_memory(e, command), command))
     except ImportError as e:
         return _fail(_missing(e))
+    except Terminated as e:
+        return _fail("terminated (SIGTERM)", status=e.exit_status)
     except KeyboardInterrupt:
         return _fail("interrupted", status=130)
     except Exception as e:              # a bug: one line all the same, and how to report it
@@ -191,6 +224,48 @@ def console(argv=None):
     if not _flushed():
         return status
     os._exit(status)
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts():
+    """Within: SIGTERM raises `Terminated` in the main thread, as Ctrl-C raises
+    KeyboardInterrupt (Python's default for SIGTERM is to die at once, leaving a
+    temporary file behind). Only where SIGTERM has its default action and this is
+    the main thread (signal handlers are set there only); the handler before is
+    restored after."""
+    import signal
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def _standard_output_named():
+    """Within: standard output's write errors (``> /dev/full``, a full disk) name it
+    and the fix, as those of the files written (fastprox._writes.Output)."""
+    from .._writes import STANDARD_OUTPUT, Output
+    stdout = sys.stdout
+    sys.stdout = Output(stdout, STANDARD_OUTPUT)
+    try:
+        yield
+    finally:
+        sys.stdout = stdout
+
+
+def _standard_output(error):
+    """Whether the OSError ``error`` is a failed write to standard output."""
+    from .._writes import STANDARD_OUTPUT
+    return error.filename == STANDARD_OUTPUT
 
 
 def _flushed():
@@ -247,13 +322,18 @@ def _out_of_memory(error, command):
 
 def _output_closed():
     """Exit status 0 for a command whose reader stopped reading (``| head``): the
-    output it wanted was delivered, the rest is not wanted. Standard output is
-    pointed at /dev/null, so that the interpreter's last flush of what is still
-    buffered does not fail again (a message on stderr and exit status 120)."""
+    output it wanted was delivered, the rest is not wanted (`_drop_output`)."""
+    _drop_output()
+    return 0
+
+
+def _drop_output():
+    """Point standard output at /dev/null, so that the interpreter's last flush of
+    what is still buffered does not fail again (a message on stderr and exit status
+    120): after a closed reader, or a failed write (a full disk)."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
-    return 0
 
 
 def _fail(message, status=1):

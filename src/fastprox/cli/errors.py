@@ -7,8 +7,8 @@ message into the options of ``fastprox train``, ``predict`` and ``info``:
 ``param=value`` and ``param in (...)`` become ``--option value`` and
 ``--option in (...)``, as does ``param must`` opening the message; the reader's
 advice the flags that follow it; a CSV file, a file in Vowpal Wabbit's text
-format, and sequence and tree data (CoNLL, CRFsuite, CoNLL-U: `_token_table`) are
-recognized as such. The structured commands' (``tag``, ``parse``)
+format (a '|' in its token or its first line: `_vw_text`), and sequence and tree
+data (CoNLL, CRFsuite, CoNLL-U: `_token_table`) are recognized as such. The structured commands' (``tag``, ``parse``)
 messages take their learner's options the same way (``max_iter=0`` is
 ``--passes 0``: fastprox.cli.structured.LEARNER_OPTIONS).
 """
@@ -57,10 +57,10 @@ _OPTIONS = {"n_features": "--n-features", "random_state": "--seed", "groups": "-
             "max_line_bytes": "--max-line-bytes", "sync_rows": "--sync-rows"}
 
 _CSV = re.compile(r"multi-label row \(label '([^']*)'\) is not supported; give one label per line")
-_VW = re.compile(r"(feature|label|index|value) '[^']*\|[^']*'")
+_VW = re.compile(r"(feature|label|index|value) '\S*\|\S*'")     # (a token: no spaces, quotes maybe)
 _TOO_LARGE = re.compile(r"(index '[^']*' is too large \(at most \d+\); renumber the features below that)")
 #: The LIBSVM reader's syntax errors that a file of tokens (`_token_table`) gives.
-_SYNTAX = re.compile(r"(?P<source>.+?):\d+: (label '[^']*' is not a number|feature '[^']*' has no ':')")
+_SYNTAX = re.compile(r"(?P<source>.+?):\d+: (label '\S*' is not a number|feature '\S*' has no ':')")
 #: What a file of tokens is, and the command that reads it (`_token_table`'s kinds).
 _TOKEN_TABLES = {
     "conllu": ("CoNLL-U dependency trees (one word a line, ten columns separated by tabs)",
@@ -98,16 +98,29 @@ def reworded(message, command="train"):
     message = _CSV.sub(r"label '\1' holds commas: this looks like a CSV file (commas), or a multi-label "
                        r"row; fastprox reads LIBSVM text, one label per line: LABEL INDEX:VALUE ...",
                        message)
-    if _VW.search(message):     # the reader's advice on LIBSVM's syntax, replaced
+    syntax = _SYNTAX.match(message)
+    if _VW.search(message) or syntax and _vw_text(syntax.group("source")):    # (the reader's advice, replaced)
         message = (message.split(";")[0] + ": this looks like Vowpal Wabbit's text format ('|'), "
                    "not LIBSVM text (LABEL INDEX:VALUE ...): give --format vw")
-    elif (syntax := _SYNTAX.match(message)) and (kind := _token_table(syntax.group("source"))):
+    elif syntax and (kind := _token_table(syntax.group("source"))):
         what, fix = _TOKEN_TABLES[kind]
         message = f"{message.split(';')[0]}: this looks like {what}, not LIBSVM text (LABEL INDEX:VALUE ...): {fix}"
     message = _TOO_LARGE.sub(r"\1 (--hash-bits hashes the indices up to it, no larger), or write them "
                              r"as Vowpal Wabbit feature names, which --format vw hashes whatever their length",
                              message)
     return _named(message, *_NAMES)
+
+
+def _vw_text(source):
+    """Whether the data file ``source``'s first line of data holds a '|', as VW text's
+    do (`vw.reader.sniffed_format`): its LIBSVM syntax error may name a token before
+    it (VW's importance weight, ``1 2.0 |a x``; a tag, ``1 'id|a x``). A source read
+    once (standard input, a pipe), or one that cannot be read, is not."""
+    from ..vw.reader import sniffed_format
+    try:
+        return sniffed_format(source) == "vw"
+    except (OSError, ValueError):
+        return False
 
 
 def _token_table(source):

@@ -15,10 +15,11 @@ from .._interactions import describe as describe_input
 from .._libsvm import count_labels
 from .._registry import OtherModelFile
 from ..libsvm import MAX_LINE_BYTES, half_readers, read_halves, read_once, source_name
+from ..libsvm.sources import named
 from ..stream.model import StreamModel
 from ..stream.files import CHUNK_ROWS, check_readable, chunks_of, pumped
 from ..stream.labels import format_label
-from .options import add_reader_options, path, reading
+from .options import OptionError, add_reader_options, path, reading
 
 #: The first bytes of a model file (a zip archive, fastprox.model_io.format).
 ZIP_MAGIC = b"PK\x03\x04"
@@ -39,18 +40,22 @@ def add_arguments(parser):
 def run(args):
     check_readable(args.data)
     if args.chunk_rows < 1:
-        raise ValueError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
+        raise OptionError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
     for path in args.data:
         print(describe_model(path) if is_model(path) else describe(path, scan([path], **reading(args))))
     return 0
 
 
 def is_model(path):
-    """Whether ``path`` is a regular file that starts as a model file does (a zip)."""
+    """Whether ``path`` is a regular file that starts as a model file does (a zip); a
+    read error names ``path``."""
     if read_once(path):
         return False
     with open(path, "rb") as f:
-        return f.read(4) == ZIP_MAGIC
+        try:
+            return f.read(4) == ZIP_MAGIC
+        except OSError as e:
+            raise named(e, path) from None
 
 
 def describe_model(path):

@@ -236,15 +236,15 @@ def take_recorded(args, est, model):
     its format, interactions, hash bits and namespaces selected become the options'
     (LIBSVM groups crossed:
     ``args.crossing``, from the model's ``groups``). Data of the other format
-    (`check_content`) and each option given that differs (`differing`) raise
-    ValueError naming the model's."""
+    (`check_content`) raise ValueError, each option given that differs (`differing`)
+    OptionError, naming the model's."""
     recorded, fmt = est.input, trained_format(est)
     if fmt is None:
         return
     check_content(args, fmt, model)
     differ = differing(args, fmt, recorded)
     if differ:
-        raise ValueError(f"{model} records how its data were read: " + "; ".join(differ)
+        raise OptionError(f"{model} records how its data were read: " + "; ".join(differ)
                          + ": drop these options to read the data as the model was trained")
     args.format = fmt
     if recorded is None:

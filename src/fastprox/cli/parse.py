@@ -23,7 +23,7 @@ warning naming the line, and no score).
 """
 import time
 
-from .._writes import check_output
+from .._writes import check_output, naming
 from ..structured._params import PARSER_DEFAULTS, PARSER_LOSSES
 from .options import path
 from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, check_learner,
@@ -89,7 +89,8 @@ def run_train(args):
     if not args.quiet:
         table.summary(model.n_features_in_, time.process_time() - start)
     if args.model:
-        save_parser(model, args.model)
+        with naming(args.model, f"--model {args.model}"):
+            save_parser(model, args.model)
     if test is not None:
         for line in uas_lines(test, model.predict(test), "test"):
             stderr_line(line)
@@ -118,7 +119,8 @@ def run_predict(args):
     if not sentences:
         raise ValueError(f"{args.data}: no sentences to parse")
     predicted = model.predict(sentences)
-    write_sequences(args.out, map(parsed, sentences, predicted))
+    with naming(args.out, f"--out {args.out}"):
+        write_sequences(args.out, map(parsed, sentences, predicted))
     if labelled and not args.quiet:
         for line in uas_lines(sentences, predicted, source_name(args.data)):
             stderr_line(line)

@@ -3,8 +3,9 @@
 Lines hold the predicted label (classifiers, written as in LIBSVM files) or
 value (regressors, shortest exact float), or with ``--raw`` a binary
 classifier's margin (its raw score, as VW's -t -p writes it without --binary
-or --link), then the row's tag where VW text gives it one ('tag|...), as VW's
--t -p writes it. With ``--proba`` the output is
+or --link) and a multiclass model's margin of each class, ``class:margin``
+separated by spaces in the order of its classes (as VW's -r with --oaa), then
+the row's tag where VW text gives it one ('tag|...), as VW's -t -p writes it. With ``--proba`` the output is
 LIBSVM's ``svm-predict -b 1`` format: a first line ``labels C1 C2 ...`` (the
 model's classes), then per row the predicted label and the probability of
 each class in that order. ``--out`` is written to a temporary file and
@@ -32,7 +33,7 @@ import sys
 
 from .._libsvm import format_predictions
 from .._numpy import np
-from .._writes import atomic_write, check_output
+from .._writes import atomic_write, check_output, naming
 from ..libsvm import STDIN, source_name
 from ..stream.files import CHUNK_ROWS, check_readable, labelled_chunks
 from ..stream.labels import format_label, label_texts
@@ -49,7 +50,8 @@ def add_arguments(parser):
     parser.add_argument("--raw", action="store_true",
                         help="write each row's margin instead of its label: a binary classifier's raw score "
                              "(scikit-learn's decision_function; what VW's -t -p writes without --binary or "
-                             "--link) (default: off)")
+                             "--link); a multiclass model's CLASS:MARGIN for each class, as VW's -r with --oaa "
+                             "(default: off)")
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows predicted at a time")
     add_reader_options(parser, "hash feature ids into 2^B buckets, as the model was trained "
                                "(default: the model's own hashing, which its file records)")
@@ -62,15 +64,13 @@ def run(args):
     if args.out is not None:
         check_output(args.out, "-p/--out", [args.model] + [args.data] * (args.data != STDIN))
     if args.chunk_rows < 1:
-        raise ValueError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
+        raise OptionError(f"--chunk-rows must be at least 1, not {args.chunk_rows}")
     est = StreamModel.from_file(args.model)
-    if args.raw and (args.proba or est.learner.n_outputs > 1):
-        raise OptionError("--raw writes one margin a row: give --proba or --raw, not both" if args.proba else
-                          f"--raw writes one margin a row, and {args.model} has {est.learner.n_outputs} outputs "
-                          f"(a multiclass model): drop --raw (the class), or give --proba")
+    if args.raw and args.proba:
+        raise OptionError("--raw writes margins, --proba probabilities: give --proba or --raw, not both")
     if args.proba and not est.has_proba():
         name = "ProxRegressor" if est.regression else "ProxClassifier"
-        raise ValueError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
+        raise OptionError(f"--proba needs a classifier with loss 'log' or 'modified_huber'; "
                          f"{args.model} holds a {name}(loss={est.loss!r})")
     take_recorded(args, est, args.model)
     take_indexing(args, est.zero_based)
@@ -81,7 +81,7 @@ def run(args):
             raise ValueError(f"{args.model} has {est.n_features} features, not 2^B: it was not trained on VW "
                              f"text; predict VW text with a model trained on VW text")
         if args.hash_bits not in (None, bits):
-            raise ValueError(f"--hash-bits {args.hash_bits}, but {args.model} has 2^{bits} features (trained with "
+            raise OptionError(f"--hash-bits {args.hash_bits}, but {args.model} has 2^{bits} features (trained with "
                              f"--hash-bits {bits}): drop --hash-bits, or give {bits}")
         read.update(vw_bits=bits, unlabelled=True)
         bits = None
@@ -94,7 +94,8 @@ def run(args):
         for text in lines:
             sys.stdout.write(text)
     else:
-        atomic_write(args.out, lambda f: f.writelines(text.encode() for text in lines))
+        with naming(args.out, f"-p/--out {args.out}"):
+            atomic_write(args.out, lambda f: f.writelines(text.encode() for text in lines))
     if not args.quiet:
         _report(est, metrics, source_name(args.data))
     return 0
@@ -107,11 +108,11 @@ def _hashing(est, bits, model):
     recorded)."""
     if est.hash_bits is not None:
         if bits is not None and bits != est.hash_bits:
-            raise ValueError(f"--hash-bits {bits}, but {model} was trained with --hash-bits {est.hash_bits} "
+            raise OptionError(f"--hash-bits {bits}, but {model} was trained with --hash-bits {est.hash_bits} "
                              f"(which predict applies): drop --hash-bits, or give {est.hash_bits}")
         return est.hash_bits
     if bits is not None and est.n_features != 1 << bits:
-        raise ValueError(f"--hash-bits {bits} gives {1 << bits} features, but {model} has "
+        raise OptionError(f"--hash-bits {bits} gives {1 << bits} features, but {model} has "
                          f"{est.n_features} and was trained without hashing: drop --hash-bits")
     return bits
 
@@ -121,11 +122,12 @@ def _lines(est, chunks, metrics, proba, raw=False):
     Without ``--proba``, a chunk's lines in one call of `format_predictions` (as train's
     -p writes them): the class of the largest output, a binary model's margin m taken
     as the two outputs (0, m), the larger class where m > 0 as `predictions` decides
-    (``raw``: the margin itself); a regressor's value; then the row's tag."""
+    (``raw``: the margin itself; a multiclass model's ``class:margin`` of each
+    class); a regressor's value; then the row's tag."""
     fmt = repr if est.regression else format_label
     if proba:
         yield "labels " + " ".join(map(format_label, est.classes)) + "\n"
-    labels = None if est.regression or raw else label_texts(est.classes)
+    labels = None if est.regression or raw and len(est.classes) == 2 else label_texts(est.classes)
     for X, y, where in chunks:
         scores = est.scores(X, where)
         predicted = metrics.add(X.shape[1], y, scores, getattr(X, "weights", None))
@@ -137,7 +139,7 @@ def _lines(est, chunks, metrics, proba, raw=False):
             scores = np.column_stack((np.zeros(len(scores)), scores))
         outputs = 1 if scores.ndim == 1 else scores.shape[1]
         text = format_predictions(np.ascontiguousarray(scores, dtype=np.float64).reshape(-1), outputs, labels,
-                                  getattr(X, "tags", None), 0)
+                                  getattr(X, "tags", None), 0, raw)
         yield text.decode()
 
 

@@ -29,7 +29,7 @@ label train.txt lacks).
 """
 import time
 
-from .._writes import check_output
+from .._writes import check_output, naming
 from ..structured._params import SEQUENCE_LOSSES, TAGGER_DEFAULTS
 from .options import OptionError, path
 from .structured import (StructuredTable, add_learner_options, add_predict_action, add_train_action, check_learner,
@@ -182,7 +182,7 @@ def run_train(args):
     elif args.format == "crfsuite":
         from ..structured.features import AttributeFeatures
         extractor = AttributeFeatures(bits=args.bits)
-    check_learner(SequenceTagger(**learner_params(args)), extractor and extractor._check_params)
+    check_learner(SequenceTagger(**learner_params(args)), extractor and extractor.check_params)
     if args.format == "libsvm":
         X, y, lengths = _libsvm(args.data)
         y = y.astype(np.int64) if np.all(y == np.round(y)) else y
@@ -207,7 +207,8 @@ def run_train(args):
     if not args.quiet:
         table.summary(X.shape[1], seconds)
     if args.model:
-        save_tagger(model, args.model, {"reader": spec, "features": features})
+        with naming(args.model, f"--model {args.model}"):
+            save_tagger(model, args.model, {"reader": spec, "features": features})
     if test is not None:
         for line in score_lines(test.y, model.predict(test.X, test.lengths), test.lengths, "test",
                                 _docstarts(test, spec)):
@@ -316,7 +317,8 @@ def run_predict(args):
     if labelled:
         _check_unknown_labels(data, model.classes_, args.data, args.unknown_labels)
     predicted = model.predict(data.X, data.lengths)
-    _write(args.out, data, predicted, spec)
+    with naming(args.out, f"--out {args.out}"):
+        _write(args.out, data, predicted, spec)
     if labelled and not args.quiet:
         for line in score_lines(data.y, predicted, data.lengths, source_name(args.data), _docstarts(data, spec)):
             stderr_line(line)

@@ -57,7 +57,7 @@ from .._numpy import np
 from .._registry import SCHEDULES, STEPS, UPDATES
 from .._validation import (CLASSIFICATION_LOSSES, COORDINATE_PENALTIES, GROUP_PENALTIES, REGRESSION_LOSSES,
                            kernel_loss)
-from .._writes import atomic_write, check_distinct, check_output
+from .._writes import atomic_write, check_distinct, check_output, naming
 from ..libsvm import STDIN, source_name
 from ..stream.files import CHUNK_ROWS
 from ..stream.model import StreamModel
@@ -202,8 +202,9 @@ def run(args):
             source.names = FeatureNames()
         if args.predictions:
             trained = []
-            atomic_write(args.predictions, lambda f: trained.append(
-                _train(args, est, source, holdout, f.write)))
+            with naming(args.predictions, f"--predictions {args.predictions}"):
+                atomic_write(args.predictions, lambda f: trained.append(
+                    _train(args, est, source, holdout, f.write)))
             trainer, losses = trained[0]
         else:
             trainer, losses = _train(args, est, source, holdout, None)
@@ -265,18 +266,22 @@ def _train(args, est, source, holdout, predictions):
 
 
 def _write_outputs(args, est, trainer, losses, source):
-    """The model file (-f), the readable model and the invert hash, atomically."""
+    """The model file (-f), the readable model and the invert hash, atomically; a
+    failed write names its option."""
     if args.model:
         progress = None if trainer is None else trainer.progress()
         mean = losses[-1][0] if len(losses) > 1 or progress is None else progress["loss_sum"] / max(
             progress["examples"], 1)
-        est.save(args.model, len(losses), mean, progress)
+        with naming(args.model, f"--model {args.model}"):
+            est.save(args.model, len(losses), mean, progress)
     gathered = getattr(source, "names", None) or FeatureNames()      # (a cluster's source keeps none)
-    outputs = [(path, names) for path, names in ((args.readable_model, None), (args.invert_hash, gathered)) if path]
+    outputs = [(option, path, names) for option, path, names in (
+        ("--readable-model", args.readable_model, None), ("--invert-hash", args.invert_hash, gathered)) if path]
     options = options_line(_parser_actions(), model_options(est)) if outputs else None    # (one parser for both)
-    for path, names in outputs:
+    for option, path, names in outputs:
         lines = readable_lines(est, options, names)
-        atomic_write(path, lambda f: f.writelines(line.encode() for line in lines))
+        with naming(path, f"{option} {path}"):
+            atomic_write(path, lambda f: f.writelines(line.encode() for line in lines))
 
 
 def model_options(est):
@@ -411,6 +416,8 @@ def _check_values(args):
         value, option = getattr(args, name), "--" + name.replace("_", "-")
         if value is not None and value > high:
             raise ValueError(f"{option} must be at most {high}, not {value}")
+    if args.rows is not None and args.rows < 2:
+        raise ValueError(f"--rows must be at least 2 (one to train, one to test), not {args.rows}")
     if args.rows is not None and args.data:
         raise ValueError("--rows sets the size of the embedded data, which DATA replaces: drop it (to train on "
                          "a file's first N rows: head -n N FILE | fastprox train -)")

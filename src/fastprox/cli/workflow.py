@@ -22,7 +22,7 @@ from ..stream.holdout import EARLY_TERMINATE, HOLDOUT_PERIOD, Holdout
 from ..stream.model import StreamModel
 from ..stream.sources import MODEL_WIDTH
 from ..stream.progress import decimal
-from .options import path, take_indexing, take_recorded
+from .options import OptionError, path, take_indexing, take_recorded
 
 
 def add_workflow_options(parser):
@@ -109,7 +109,7 @@ def holdout_of(args):
 
 def initial_model(args, estimator_options):
     """The StreamModel of -i's file, the options given checked against it: one that
-    differs raises ValueError naming the option, its value and the model's."""
+    differs raises OptionError naming the option, its value and the model's."""
     path = args.initial_model
     est = StreamModel.from_file(path)
     est.quiet = args.quiet
@@ -140,7 +140,7 @@ def initial_model(args, estimator_options):
     if args.groups or args.group_weights:
         differ.append("--groups/--group-weights (the model keeps its own)")
     if differ:
-        raise ValueError(f"-i {path}: " + "; ".join(differ) + ": drop these options to continue the "
+        raise OptionError(f"-i {path}: " + "; ".join(differ) + ": drop these options to continue the "
                          "model with its own, or train a new model without -i")
     return est
 

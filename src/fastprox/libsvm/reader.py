@@ -7,7 +7,7 @@ from array import array
 from .._libsvm import MAX_INDEX, Error, Parser
 from .._numpy import np
 from . import sources
-from .sources import DECOMPRESSION_ERRORS, DECOMPRESSORS, corrupt, damaged, refuse_text, source_name
+from .sources import DECOMPRESSION_ERRORS, DECOMPRESSORS, corrupt, damaged, named, refuse_text, source_name
 
 #: Bytes read from the file at a time; a line longer than this is still read
 #: whole (the buffer grows to fit it, up to MAX_LINE_BYTES).
@@ -290,7 +290,7 @@ class Reader:
                 read += more
         except DECOMPRESSION_ERRORS as e:
             if not damaged(e):
-                raise
+                raise named(e, self.name) from None
             if not read:
                 raise self._corrupt(e) from e
             self.failure = e.with_traceback(None)    # (its frames would hold the buffer)

@@ -33,6 +33,14 @@ def damaged(error):
     return not (isinstance(error, OSError) and error.errno is not None)
 
 
+def named(error, name):
+    """The system's read error ``error`` (an OSError with an errno, not `damaged`: a
+    disk's EIO, say) naming the source ``name`` it came from, where it names none."""
+    if error.filename is not None:
+        return error
+    return OSError(error.errno, error.strerror or str(error), name)
+
+
 def corrupt(name, line, error):
     """The ValueError for compressed data that ``error`` found `damaged` in the source
     ``name``, at its line ``line`` (1-based: the line the data break off in)."""
@@ -92,7 +100,10 @@ def open_source(source):
         else:
             refuse_directory(source)
             f = stack.enter_context(open(source, "rb"))
-        head = read_head(f, MAGIC_BYTES)
+        try:
+            head = read_head(f, MAGIC_BYTES)
+        except OSError as e:
+            raise named(e, source_name(source)) from None
         stream, opener = _Rejoined(head, f), decompressor(head)
         yield stream if opener is None else stack.enter_context(opener(stream, "rb"))
 

@@ -8,7 +8,7 @@ predicts as the estimators do (`fastprox._core.predictions`, `has_proba`,
 import sys
 from types import SimpleNamespace
 
-from .._core import auto_steps, has_proba, margins, new_learner, predictions, probabilities
+from .._core import auto_steps, check_multinomial_loss, has_proba, margins, new_learner, predictions, probabilities
 from .._kernels import NonFiniteMargin
 from .._validation import (CLASSIFICATION_LOSSES, REGRESSION_LOSSES, ModelTooLarge, check_params,
                            readable_size, schedule_and_step)
@@ -32,6 +32,8 @@ class StreamModel:
         self.regression, self.params = regression, dict(params)
         losses = REGRESSION_LOSSES if regression else CLASSIFICATION_LOSSES
         check_params(SimpleNamespace(**self.params), losses)
+        if classes is not None:     # (else checked once the stream shows its classes)
+            check_multinomial_loss(self.params["loss"], len(classes), self.params.get("multi_class"))
         self.loss = self.params["loss"]
         self.classes = classes
         self.quiet = quiet

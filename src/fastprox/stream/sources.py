@@ -151,8 +151,6 @@ class DefaultSource:
         from .synthetic import text_like   # numpy and scipy work, only for this data
         width = n_features or DEFAULT_FEATURES
         self.width_origin = "--n-features" if n_features else "the default data's width"
-        if rows < 2:
-            raise ValueError(f"--rows must be at least 2 (one to train, one to test), not {rows}")
         check_default_size(rows, width)
         seed = seed or 0
         self.X, self.y, self.X_test, self.y_test = text_like(rows, width, seed)

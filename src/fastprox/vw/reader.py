@@ -255,6 +255,8 @@ class VWReader(Reader):
             return MemoryError(f"{self.name}:{p.error_line}: out of memory while reading")
         token = self.buf[p.error_start:p.error_end]
         shown = "'%s'" % token[:60].decode("utf-8", "backslashreplace")
+        if code == VWError.VW_ERR_LABEL_WORDS and _number(token):
+            return ValueError(self._where(p.error_line) + _INITIAL.format(token.decode("ascii")))
         return ValueError(self._where(p.error_line) + _MESSAGES[code].format(shown))
 
 
@@ -376,6 +378,21 @@ def load_vw(path, hash_bits=DEFAULT_BITS, quadratic=(), cubic=(), interactions=(
     return X, y, weights, tags
 
 
+#: A third number before the tag: VW's initial prediction ('label importance initial').
+_INITIAL = ("'{0}' after 'label importance': VW's initial prediction, an offset of the row's margin, is not "
+            "read; drop it, or give it as a feature ('|i initial:{0}'), whose weight the model then learns "
+            "rather than fixes at 1")
+
+
+def _number(token):
+    """Whether the bytes ``token`` read as a number (float's syntax)."""
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
 def _long_line(bound):
     return (f"line longer than max_line_bytes={bound} bytes; VW text holds one example per line, so "
             f"this is not VW text (no newline: binary data, an endless stream), or pass a larger "
@@ -388,9 +405,11 @@ _MESSAGES = {
     VWError.VW_ERR_WEIGHT: "importance weight {} is not a finite number >= 0; write 'label weight |...', "
                            "e.g. '1 2.0 |a x'",
     VWError.VW_ERR_LABEL_WORDS: "{} before the first '|': only 'label [importance]' and a tag are read "
-                                "(VW's initial prediction and other label types are not)",
-    VWError.VW_ERR_NO_LABEL: "no label before the first '|'; give every line a label, e.g. '1 |a x' "
-                             "(fastprox predict reads lines without one)",
+                                "(VW's other label types, as multiclass costs and contextual bandits', are "
+                                "not): give one number as the label ('2 |a x'; the classes: --classes 1,2,3)",
+    VWError.VW_ERR_NO_LABEL: "no label before the first '|': fastprox trains on every line it reads, where VW "
+                             "would predict without learning; give every line a label, e.g. '1 |a x', and "
+                             "predict the lines without one with fastprox predict MODEL FILE, which reads them",
     VWError.VW_ERR_VALUE: "value {} is not a number; features are written name or name:value",
     VWError.VW_ERR_NO_VALUE: "feature {} has no value after ':'; write name:value, or the name alone "
                              "for value 1",

@@ -74,13 +74,13 @@ class AttributeFeatures(BaseEstimator):
             raise ValueError("hashed attributes have no names; use bits=None for a vocabulary")
         return np.array(list(self.vocabulary_), dtype=object)
 
-    def _check_params(self):
-        """ValueError for a parameter out of range (`check_shared`), as
-        `TemplateFeatures` checks its own."""
+    def check_params(self):
+        """ValueError for ``bits``, ``dtype`` or ``batch_items`` out of range (the
+        fastprox command checks them before reading data)."""
         check_shared(self.dtype, self.bits, self.batch_items)
 
     def _fit(self, sequences, transform):
-        self._check_params()
+        self.check_params()
         self.vocabulary_ = {}
         if self.bits is not None:
             self._sized(1 << self.bits)

@@ -139,7 +139,9 @@ class TemplateFeatures(BaseEstimator):
 
     # --- setting up from the first sequence -------------------------------------
 
-    def _check_params(self):
+    def check_params(self):
+        """ValueError for ``bits``, ``min_count``, ``dtype`` or ``batch_items`` out of
+        range or at odds (the fastprox command checks them before reading data)."""
         check_shared(self.dtype, self.bits, self.batch_items)
         if not (isinstance(self.min_count, (int, np.integer)) and self.min_count >= 1):
             raise ValueError(f"min_count must be a positive integer, not {self.min_count!r}")
@@ -150,7 +152,7 @@ class TemplateFeatures(BaseEstimator):
     def _setup(self, first):
         """Resolve the templates against the first sequence's columns; make the
         views and the placeholders' codes or hashes."""
-        self._check_params()
+        self.check_params()
         templates = as_templates(self.templates)
         label = getattr(getattr(first, "layout", None), "label", None)
         numbered = [t for t in templates if any(isinstance(a.column, int) for a in t.atoms)]
@@ -380,7 +382,7 @@ class TemplateFeatures(BaseEstimator):
                          parse_crfpp("\n".join(p["templates"]), p["templates_source"]))
             self = cls(templates, columns=p["columns"], bits=p["bits"], min_count=p["min_count"],
                        dtype=np.dtype(p["dtype"]).type, batch_items=p["batch_items"])
-            self._check_params()
+            self.check_params()
             self._numbered = tuple(state["numbered_columns"])
             resolved = [t.resolved(self._numbered) for t in templates]
             self.templates_ = Templates(templates.kind, templates.lines, resolved,

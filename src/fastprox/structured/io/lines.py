@@ -15,7 +15,7 @@ import io
 
 from ...libsvm import open_source, source_name
 from ...libsvm.reader import MAX_LINE_BYTES
-from ...libsvm.sources import DECOMPRESSION_ERRORS, corrupt, damaged
+from ...libsvm.sources import DECOMPRESSION_ERRORS, corrupt, damaged, named
 
 __all__ = ["numbered_lines", "located", "source_name"]
 
@@ -69,7 +69,7 @@ def _undamaged(stream, name):
                 raw = _long_line(stream, raw, name, number + 1)
         except DECOMPRESSION_ERRORS as e:
             if not damaged(e):
-                raise
+                raise named(e, name) from None
             raise corrupt(name, number + 1, e) from None
         if not raw:
             return

@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-from ..._writes import atomic_write
+from ..._writes import STANDARD_OUTPUT, Output, atomic_write
 from ...libsvm import STDIN
 
 __all__ = ["write_sequences"]
@@ -63,8 +63,9 @@ def write_sequences(path, sequences, values=None, *, column=None):
             out.write(_text(sequence, row_values, column).encode("utf-8"))
 
     if os.fspath(path) == STDIN:
-        write(sys.stdout.buffer)
-        sys.stdout.buffer.flush()
+        stdout = Output(sys.stdout.buffer, STANDARD_OUTPUT)
+        write(stdout)
+        stdout.flush()
     else:
         atomic_write(os.fspath(path), write)
 
