@@ -50,7 +50,7 @@ def check_listening(address):
             probe.settimeout(CONNECT_SECONDS)
             try:
                 probe.recv(1)
-            except TimeoutError:
+            except socket.timeout:      # (TimeoutError from Python 3.10; an OSError of its own before)
                 raise OSError(f"--scheduler {address}: what listens there sent nothing for {CONNECT_SECONDS} s, "
                               f"where a Dask scheduler sends its handshake at once; give the scheduler's "
                               f"address (8786 by default)") from None

@@ -235,8 +235,11 @@ def _arrays(data, y, sample_weight):
     if isinstance(y, dd.Series) and not isinstance(y.dtype, np.dtype):
         numbers = getattr(getattr(y.dtype, "numpy_dtype", None), "kind", "O") in "biuf"
         y = y.astype(np.float64 if numbers else object)
-    return tuple(v.to_dask_array() if isinstance(v, (dd.DataFrame, dd.Series)) else v
-                 for v in (data, y, sample_weight))
+    with warnings.catch_warnings():     # (older Dask takes object back to its pyarrow strings, then warns
+        warnings.filterwarnings("ignore", "Dask currently has limited support for converting pandas "
+                                "extension dtypes", UserWarning)     # as it makes them objects again)
+        return tuple(v.to_dask_array() if isinstance(v, (dd.DataFrame, dd.Series)) else v
+                     for v in (data, y, sample_weight))
 
 
 def _labels(classes, y, shares, blocks, compute):

@@ -4,6 +4,7 @@ there for the next round; or, in sequential mode, one task per share in turn,
 the model moving from worker to worker. The client downloads the model once, at
 the end, and prints progress as rounds (or shares) finish.
 """
+import asyncio
 import numbers
 import time
 import uuid
@@ -62,9 +63,9 @@ class Watch:
             try:
                 wait(futures, timeout=min(_POLL, self.timeout))
                 return futures
-            except TimeoutError:
+            except (TimeoutError, asyncio.TimeoutError):    # (asyncio's is builtins' from Python 3.11)
                 pass
-            if self.client.scheduler_info(n_workers=1)["n_workers"]:
+            if connected(self.client):
                 without = None
                 continue
             now = time.monotonic()
