@@ -147,7 +147,10 @@ BAD_VALUES = {("--passes", "0"): "--passes 0 must be >= 1", ("--alpha", "-1"): "
                   "--update ftrl is not defined with --schedule constant; with 'ftrl' use --schedule in",
               ("--min-count", "0"): "--min-count must be a positive integer, not 0",
               ("--bits", "0"): "--bits must be an integer in 1..62, not 0",
-              ("--columns", "w,w,y"): "--columns must not repeat a name"}
+              ("--columns", "w,w,y"): "--columns must not repeat a name",
+              ("--bits", "10", "--min-count", "2"):     # (it said "--bits None", which the option does not take)
+                  "--min-count counts features in a vocabulary; with bits (hashing) nothing is counted: "
+                  "pass --min-count 1 or drop --bits"}
 
 
 @pytest.mark.parametrize("options", BAD_VALUES)

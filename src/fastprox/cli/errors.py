@@ -38,6 +38,7 @@ _PHRASES = (
 #: The structured readers' and extractors' advice -> the commands' (tag, parse).
 _STRUCTURED_PHRASES = (
     ("None (a vocabulary) or an integer", "an integer"),
+    ("min_count=1 or bits=None", "min_count=1 or drop --bits"),     # (no --bits value means None)
     ("; to read unlabelled data, leave the label out of columns and pass label=None",
      " (fastprox tag predict reads files whose lines all leave it out)"),
     (", or pass label=None to read unlabelled data", " (fastprox tag predict reads files whose words all leave it out)"),
