@@ -92,6 +92,9 @@ def test_interaction_terms_as_vw():
     (b"nan |a f", "label 'nan'"),
     (b"1 -2 |a f", "importance weight '-2'"),
     (b"1 w |a f", "importance weight 'w'"),
+    (b"1:0.5 2:1 |a f", r"'1:0.5' before the first '\|' holds a ':', as VW's cost-sensitive \(--csoaa"),  # (said
+    (b"1:2:0.5 |a f", r"'1:2:0.5' before the first '\|' holds a ':'.*contextual-bandit \(--cb"),   # "not a number")
+    (b"1 2:0.5 |a f", r"'2:0.5' before the first '\|' holds a ':'.*give one number as the label"),
     (b"1 1 0.5 9 |a f", r"'0.5 9' before the first '\|': only 'label \[importance\]' and a tag are read \(VW's other "
                         r"label types"),
     (b"1 1 -0.5 'r7|a f", r"'-0.5' after 'label importance': VW's initial prediction, an offset of the row's "

@@ -257,6 +257,8 @@ class VWReader(Reader):
         shown = "'%s'" % token[:60].decode("utf-8", "backslashreplace")
         if code == VWError.VW_ERR_LABEL_WORDS and _number(token):
             return ValueError(self._where(p.error_line) + _INITIAL.format(token.decode("ascii")))
+        if code in (VWError.VW_ERR_LABEL, VWError.VW_ERR_WEIGHT) and b":" in token:
+            return ValueError(self._where(p.error_line) + _LABEL_TYPES.format(shown))
         return ValueError(self._where(p.error_line) + _MESSAGES[code].format(shown))
 
 
@@ -382,6 +384,11 @@ def load_vw(path, hash_bits=DEFAULT_BITS, quadratic=(), cubic=(), interactions=(
 _INITIAL = ("'{0}' after 'label importance': VW's initial prediction, an offset of the row's margin, is not "
             "read; drop it, or give it as a feature ('|i initial:{0}'), whose weight the model then learns "
             "rather than fixes at 1")
+
+#: A label or importance token with a ':', as VW's other label types write theirs.
+_LABEL_TYPES = ("{} before the first '|' holds a ':', as VW's cost-sensitive (--csoaa: '1:0.5 2:1.0') and "
+                "contextual-bandit (--cb: '1:2:0.5') labels do, which fastprox does not read: give one number "
+                "as the label ('2 |a x'; the classes: --classes 1,2,3), then an optional importance weight")
 
 
 def _number(token):
