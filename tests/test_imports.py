@@ -131,9 +131,10 @@ def test_every_module_imports():
         try:
             importlib.import_module(name)
         except ImportError as error:
-            if extra_missing(error) is None:
+            line = extra_missing(error)
+            if line is None:
                 raise
-            absent.add(extra_missing(error))
+            absent.add(line)
     if absent:
         missing("; ".join(sorted(absent)))
 

@@ -31,6 +31,7 @@ def run_example(code, source, directory, monkeypatch, request):
     try:
         exec(compile(code, str(source), "exec"), {"__name__": "__example__"})
     except ImportError as error:             # an example of an optional extra (the cluster's: dask)
-        if extra_missing(error) is None:
+        line = extra_missing(error)
+        if line is None:
             raise
-        missing(extra_missing(error))
+        missing(line)
