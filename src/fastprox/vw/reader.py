@@ -385,10 +385,12 @@ _INITIAL = ("'{0}' after 'label importance': VW's initial prediction, an offset 
             "read; drop it, or give it as a feature ('|i initial:{0}'), whose weight the model then learns "
             "rather than fixes at 1")
 
+#: What to give instead of VW's other label types (`_LABEL_TYPES`, VW_ERR_LABEL_WORDS).
+_ONE_LABEL = "give one number as the label ('2 |a x'; the classes: --classes 1,2,3)"
 #: A label or importance token with a ':', as VW's other label types write theirs.
 _LABEL_TYPES = ("{} before the first '|' holds a ':', as VW's cost-sensitive (--csoaa: '1:0.5 2:1.0') and "
-                "contextual-bandit (--cb: '1:2:0.5') labels do, which fastprox does not read: give one number "
-                "as the label ('2 |a x'; the classes: --classes 1,2,3), then an optional importance weight")
+                f"contextual-bandit (--cb: '1:2:0.5') labels do, which fastprox does not read: {_ONE_LABEL}, "
+                "then an optional importance weight")
 
 
 def _number(token):
@@ -413,7 +415,7 @@ _MESSAGES = {
                            "e.g. '1 2.0 |a x'",
     VWError.VW_ERR_LABEL_WORDS: "{} before the first '|': only 'label [importance]' and a tag are read "
                                 "(VW's other label types, as multiclass costs and contextual bandits', are "
-                                "not): give one number as the label ('2 |a x'; the classes: --classes 1,2,3)",
+                                f"not): {_ONE_LABEL}",
     VWError.VW_ERR_NO_LABEL: "no label before the first '|': fastprox trains on every line it reads, where VW "
                              "would predict without learning; give every line a label, e.g. '1 |a x', and "
                              "predict the lines without one with fastprox predict MODEL FILE, which reads them",
