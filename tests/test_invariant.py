@@ -25,6 +25,7 @@ from scipy.special import expit
 
 from fastprox._registry import losses_of
 from fastprox.invariant import invariant_sigma, lambert_w, lambert_w_exp
+from tests.support.reference import log_flow_rise
 
 DBL_MAX = np.finfo(np.float64).max
 CLASSIFICATION = losses_of("binary", invariant=True)     # the perceptron has no flow: refused below
@@ -169,6 +170,18 @@ LOG_EXTREMES = [(-1e300, 1e300), (-1e300, 1.7e308), (-1e300, 1e20), (-1e15, 1e30
                 (-1e5, 1e5 + 3), (-1e5, 1e5 - 3), (-700, 1e306), (-40, 1e10), (30, math.exp(31)),
                 (700, 1e306), (709, 1.7e308), (700, 1e-300), (-700, 1e-300), (1e-300, 1e-300)]
 
+
+
+def test_the_references_log_flow_to_four_ulps():
+    """tests/support/reference's float root of the log loss's flow (its eager runs'
+    sigma) is the table's z - z0 to 4 ulps, from margins that underflow e^z0 to margins
+    that overflow it, and flows of 1e-14 to 1e12."""
+    margins = (-800.0, -300.0, -40.0, -5.0, -1.0, -1e-3, 0.0, 1e-3, 0.5, 2.0, 10.0, 36.0, 100.0, 650.0,
+               705.0, 720.0, 740.0, 800.0)
+    flows = np.logspace(-14, 12, 27)
+    worst = max((ulps(log_flow_rise(z0, s), -table_sigma("log", z0, 1.0, 1.0, s)), z0, s)
+                for z0 in margins for s in flows)
+    assert worst[0] <= 4.0, worst
 
 @pytest.mark.parametrize("loss", LOSSES)
 def test_sigma_is_the_table_to_four_ulps(loss):

@@ -5,6 +5,7 @@ arrays, straight from the contract's formulas. Nothing here is lazy: it is the
 definition the kernels are tested against.
 """
 import functools
+import math
 
 import mpmath
 import numpy as np
@@ -83,11 +84,8 @@ def prox(penalty, v, a, rho, gamma):
 def _flow_end(loss, z0, s, epsilon):
     """The contract's table of the invariant step, in mpmath: the margin z (from
     z0 = y p, classification) or residual r (from r0 = p - y, regression) after a
-    flow of s = q h."""
+    flow of s = q h; the log loss's is `log_flow_rise`'s."""
     one = mpmath.mpf(1)
-    if loss == "log":
-        C = z0 + mpmath.exp(z0) + s
-        return C - mpmath.lambertw(mpmath.exp(C)).real
     if loss == "hinge":
         return min(one, z0 + s) if z0 < 1 else z0
     if loss == "squared_hinge":
@@ -112,12 +110,47 @@ def _flow_end(loss, z0, s, epsilon):
     raise ValueError(loss)
 
 
+def log_flow_rise(z0, s):
+    """z - z0 after the log loss's flow of s = q h > 0 from the margin z0: the root
+    d >= 0 of d + e^z0 (e^d - 1) = s, since z + e^z stays z0 + e^z0 + s along the flow
+    (the contract's z = C - W(e^C), without the cancellation of C - W(e^C) that takes
+    mpmath 60 digits and more: a Lambert W at that precision per step made the long
+    streams' references minutes long).
+
+    Both terms of the sum are >= 0 and computed without cancellation, so an evaluation
+    errs by a few eps of s, and at the root that is a few eps of d. Newton's method
+    from above: the function is convex and increasing, and its linearization's root
+    s / (1 + e^z0), capped by log1p(s e^-z0) (where e^z0 (e^d - 1) alone reaches s,
+    which keeps e^(z0 + d) finite), is not below the root, so the iterates fall to it
+    (a start that rounding puts below it steps over it first). tests/test_invariant.py
+    checks it against the table to 4 ulps."""
+    if z0 > 700.0:      # d ~ s e^-z0 (to a relative e^-700): e^z0 would overflow, and
+        half = math.exp(-z0 / 2)    # e^-z0 lose its last digits below 2^-1022
+        return s * half * half
+    a = math.exp(z0)
+    cap = math.log1p(s * math.exp(-z0)) if z0 > -700.0 else math.log(s) - z0 + math.log1p(a / s)
+    d = min(s / (1.0 + a), cap)
+    above = False
+    while True:
+        rise = a * math.expm1(d) if d < 700.0 else math.exp(z0 + d) - a
+        excess = d + rise - s
+        if excess <= 0.0 and above:
+            return d
+        step = excess / (1.0 + math.exp(z0 + d))
+        if d - step == d:
+            return d
+        d, above = d - step, excess > 0.0
+
+
 def invariant_sigma(loss, p, y, q, h, epsilon):
     """sigma of the contract's invariant step (y = +-1 for classification), from its
-    table at 60 digits: y (z0 - z) / q or (r0 - r) / q; h l'(p) where q = 0."""
+    table at 60 digits: y (z0 - z) / q or (r0 - r) / q; h l'(p) where q = 0. The log
+    loss's z - z0 is `log_flow_rise`'s root, in floats."""
     slope = float(dloss(loss, np.float64(p), np.float64(y), epsilon))
     if q == 0 or slope == 0:    # no flow, or one at rest (huber with epsilon 0: its s1 is 0 / 0)
         return h * slope
+    if loss == "log":
+        return -float(y) * log_flow_rise(float(y) * float(p), float(q) * float(h)) / float(q)
     with mpmath.workdps(60):
         p, y, q, h, eps = (mpmath.mpf(float(v)) for v in (p, y, q, h, epsilon))
         if LOSSES[loss].kind == "regression":
