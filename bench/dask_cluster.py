@@ -29,7 +29,6 @@ and ``bench/results/dask_cluster.png``.
 """
 import argparse
 import json
-import math
 import os
 import pickle
 import subprocess

@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.dask_workload import CLUSTER_RUN, RULE_OPTIONS, USER_ENVIRON, generate, passes_options, uptime
+from bench.dask_workload import RULE_OPTIONS, USER_ENVIRON, generate, passes_options, uptime
 from bench.dask_pinned import QUIET, pin
 from bench.machine import describe_machine
 
@@ -99,7 +99,7 @@ def collect():
     return out
 
 
-#: The client's side, stamped: CLUSTER_RUN's fit and save with `_run`'s waits probed.
+#: The client's side, stamped: bench.dask_workload.CLUSTER_RUN's fit and save with `_run`'s waits probed.
 CLIENT_RUN = r"""
 import time
 stamps = [("client process started", time.perf_counter(), time.perf_counter(), 0.0, time.process_time())]

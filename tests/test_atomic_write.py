@@ -49,7 +49,7 @@ def test_next_write_removes_leftovers_of_its_target_only(tmp_path):
     (tmp_path / f".{TARGET}.abcd_123.tmp").write_bytes(b"x")           # mkstemp's alphabet
     others = [f".{TARGET}.ABCDEFGH.tmp", f".{TARGET}.abcdefg.tmp", f".{TARGET}.abcdefghi.tmp",
               f".{TARGET}.abcdefgh.tmp.keep", f"{TARGET}.abcdefgh.tmp", f".{TARGET}x.abcdefgh.tmp",
-              f".model.abcdefgh.tmp", f".other.npz.abcdefgh.tmp", f".{TARGET}.abc.efgh.tmp",
+              ".model.abcdefgh.tmp", ".other.npz.abcdefgh.tmp", f".{TARGET}.abc.efgh.tmp",
               f".{TARGET}.abcdefgh.npz.abcdefgh.tmp", "unrelated.txt"]
     for name in others:
         (tmp_path / name).write_bytes(b"keep me")

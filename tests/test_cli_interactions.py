@@ -2,7 +2,6 @@
 predict and train -i read the data as training did without being told again, a
 differing option is refused naming both values, version 7 files load as before,
 fastprox info shows the record; and -q over LIBSVM --groups."""
-import json
 
 import numpy as np
 import pytest

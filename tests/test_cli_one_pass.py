@@ -237,7 +237,7 @@ def test_progress_table_in_a_file(data, tmp_path):
         p_true = math.exp(-losses[n - 1])
         assert float(predict) == pytest.approx(p_true if y[n - 1] > 0 else 1 - p_true, abs=1e-4)
     summary = dict(line.split(" = ") for line in lines[15:] if " = " in line)
-    positives, negatives = int((y > 0).sum()), int((y < 0).sum())
+    positives = int((y > 0).sum())
     p = positives / len(y)
     assert summary["number of examples"] == str(len(y))
     assert float(summary["average loss"]) == pytest.approx(losses.mean(), abs=2e-6)

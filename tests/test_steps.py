@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings, HealthCheck, strategies as st
 
 from fastprox._kernels import Learner
 from fastprox._registry import LOSSES, PENALTIES as PENALTY_TABLE, RULES as ALL_RULES
-from tests.support.reference import KINKS, EagerReference, assert_contract_close
+from tests.support.reference import KINKS, EagerReference
 from test_exactness import check_equal, make, problems, stream
 
 #: (update, schedule, penalty, step) of every coordinate-wise fobos rule with the

@@ -5,7 +5,6 @@ sequential run stopped at some completed step: a call boundary, or a pause at a
 multiple of 65,536 rows into a call."""
 import copy
 import io
-import itertools
 import pickle
 import threading
 import time

@@ -155,7 +155,7 @@ def experiment(Xtr, ytr, Xte, yte, n_orders, seed, log=print):
             out[m]["err"].append(float(np.mean((Xte @ W.T + b).argmax(1) != yte)))
             out[m]["rows"].append(float(np.mean(np.any(W != 0, axis=0))))
             out[m]["mistakes"].append(np.cumsum(mistakes))
-        log(f"  order done: " + ", ".join(f"{m} {out[m]['err'][-1]:.3f}" for m in METHODS), flush=True)
+        log("  order done: " + ", ".join(f"{m} {out[m]['err'][-1]:.3f}" for m in METHODS), flush=True)
     return params, lambdas, out
 
 

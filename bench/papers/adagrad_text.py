@@ -48,7 +48,6 @@ Choices the paper leaves open, and the ones made here:
   hinge + (lambda/2)||w - w_t||^2, i.e. PA-I with C = 1/lambda.
 """
 import os
-import time
 
 import numpy as np
 import scipy.sparse as sp

@@ -53,7 +53,6 @@ Choices the paper leaves open, and the ones made here:
   used instead and the report says by how much.
 """
 import os
-import time
 
 import numpy as np
 import scipy.sparse as sp

@@ -226,7 +226,7 @@ def batch_solve(loss, penalty, alpha, X, y, groups, p, K, iterations, eta0=None,
     out, clock = [], 0.0
     if loss == "log":
         step = 1.0 / (0.5 * np.linalg.eigvalsh(A.T @ A / n)[-1])
-        Z, zb, W_old, b_old, m = W.copy(), b.copy(), W.copy(), b.copy(), 1.0
+        Z, zb, m = W.copy(), b.copy(), 1.0
     best = (np.inf, W, b)
     for k in range(1, iterations + 1):
         tick = time.perf_counter()

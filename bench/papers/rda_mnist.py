@@ -52,7 +52,6 @@ What differs, and the choices the paper leaves open:
   training rows.
 """
 import os
-import time
 
 import numpy as np
 from scipy.special import expit

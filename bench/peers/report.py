@@ -144,6 +144,6 @@ def problem_section(result, passes):
     if files:
         parts += ["One pass from the training file to a model:", "", files, ""]
     if "curves" in result:
-        parts += [f"Passes to the objective (gap = objective / LIBLINEAR's optimum - 1):", "",
+        parts += ["Passes to the objective (gap = objective / LIBLINEAR's optimum - 1):", "",
                   _passes_table(result, passes), ""]
     return "\n".join(parts)

@@ -119,7 +119,6 @@ SCHEDULES = {s.name: s for s in (
     Schedule("adagrad", 3, "adagrad"),
     Schedule("normalized", 4, "normalized"),
 )}
-SCALAR_SCHEDULES = tuple(s.name for s in SCHEDULES.values() if s.kind == "scalar")
 #: The forward step of fobos: the linearized gradient step, or the exact flow along
 #: the row (importance-invariant, every schedule, one row per step, no multinomial).
 STEPS = ("gradient", "invariant")

@@ -303,7 +303,6 @@ class EagerReference:
             self._rescale(X[0])
         W, b = self.weights()
         self.t += 1
-        t = self.t
         P = X @ W.T + self.s * b
         if self.loss in TIES:
             scale = np.abs(X) @ np.abs(W).T + self.s * np.abs(b)
