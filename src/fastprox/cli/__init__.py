@@ -137,7 +137,8 @@ def build_parser(command=None):
     help, are imported only for the whole parser (``fastprox --help``)."""
     from .. import __version__
     parser = _Parser(prog="fastprox", description="Lazy, exact proximal online learners "
-                     "(FOBOS, RDA, FTRL with AdaGrad) on LIBSVM files, streamed.")
+                     "(FOBOS, RDA, FTRL with AdaGrad), streamed:\nlinear models on LIBSVM and VW "
+                     "text, sequence taggers, dependency parsers.")
     parser.command = command
     parser.add_argument("--version", action="version", version=f"fastprox {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
