@@ -14,7 +14,7 @@ from itertools import chain
 
 import numpy as np
 
-__all__ = ["Layout", "Sequence", "labels_and_lengths"]
+__all__ = ["Layout", "Sequence", "labels_and_lengths", "without_labels"]
 
 
 class Layout:
@@ -108,3 +108,15 @@ def labels_and_lengths(sequences):
     lengths = np.fromiter((len(s) for s in sequences), dtype=np.int64, count=len(sequences))
     y = np.array(list(chain.from_iterable(s.labels for s in sequences)), dtype=str)
     return y, lengths
+
+
+def without_labels(sequences):
+    """``sequences`` (a list of :class:`Sequence` of one layout) as read without a
+    label: the same columns and kept lines, the layout's label None, what the reader
+    gives with ``label=None`` for a file whose labels turn out absent (CoNLL-U's
+    FEATS all ``_``), without reading the file again."""
+    if not sequences:
+        return []
+    layout = sequences[0].layout
+    layout = Layout(layout.names, None, layout.separator)
+    return [Sequence(layout, s.columns, s.source, s.line, s.comments, s.extra, s.heads) for s in sequences]
