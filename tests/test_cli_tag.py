@@ -563,6 +563,10 @@ def test_crfsuite_items_with_placeholder_labels_are_tagged_not_scored(tmp_path, 
                                    f"{same}: chunks (conlleval): precision 66.67%, recall 66.67%, F1 66.67 (3 "
                                    f"chunks, 3 found, 2 correct)\n")
     assert run(capsys, "tag", "predict", model, str(same), "--quiet")[2] == ""
+    empty = tmp_path / "empty.crfsuite"     # (as an empty CoNLL file; was a note: "no label ... knows ()")
+    empty.write_text("")
+    assert run(capsys, "tag", "predict", model, str(empty)) == (
+        0, "", f"{empty}: 0 sequences, 0 items, per-item accuracy n/a\n")
     mixed = tmp_path / "mixed.crfsuite"     # (the unknown label's own line: it was the sequence's first)
     mixed.write_text("B-NP\tw=He\n@weight:2\n?\tw=runs\n")
     status, out, err = run(capsys, "tag", "predict", model, str(mixed))

@@ -318,7 +318,8 @@ def run_predict(args):
             spec["format"] == "conllu" and spec.get("label") not in CONLLU_LABELS):
         raise ValueError(f"{args.model}: the model file does not say how to read its input (extras.reader)")
     data, labelled = _predict_data(args.data, spec, features, model.n_features_in_, args.quiet)
-    if labelled and spec["format"] == "crfsuite" and not set(data.y.tolist()) & set(model.classes_.tolist()):
+    crfsuite = spec["format"] == "crfsuite" and len(data.y) > 0
+    if labelled and crfsuite and not set(data.y.tolist()) & set(model.classes_.tolist()):
         labelled = False        # (placeholders: crfsuite tag reads a label first, scores it with -t only)
         if not args.quiet:
             stderr_line(f"fastprox: note: {args.data}: no label of the file is one the model knows "
@@ -329,7 +330,7 @@ def run_predict(args):
     with naming(args.out, f"--out {args.out}"):
         _write(args.out, data, predicted, spec)
     if labelled and not args.quiet:
-        if len(model.classes_) > 1 and len(data.y) and (data.y == data.y[0]).all():
+        if crfsuite and len(model.classes_) > 1 and (data.y == data.y[0]).all():
             stderr_line(f"fastprox: note: {args.data}: every item's label is {str(data.y[0])!r}, one of the "
                         f"model's: scored as gold labels; if they are placeholders (crfsuite tag scores only "
                         f"with -t), the scores mean nothing (--quiet prints none)")
