@@ -66,6 +66,22 @@ def test_train_and_predict_conll(tmp_path, capsys):
     assert status == 0 and out == "" and f"{empty}: 0 sequences, 0 items, per-item accuracy n/a" in err
 
 
+@pytest.mark.parametrize("fmt, text", [("conll", ""), ("conll", "-DOCSTART- -X- O\n\n"), ("conllu", "\n")])
+def test_training_files_without_a_sequence_are_named(tmp_path, capsys, fmt, text):
+    """tag train of a CoNLL or CoNLL-U file without a sequence said "fit needs at
+    least one sequence", naming no file (CRFsuite and LIBSVM files were named), and
+    an empty --test was scored after the training as "0 sequences, n/a"; both are
+    refused naming the file, the test before any training (as parse train does)."""
+    empty = tmp_path / "empty"
+    empty.write_text(text)
+    status, out, err = run(capsys, "tag", "train", str(empty), "--format", fmt)
+    assert (status, out, err) == (1, "", f"fastprox: error: {empty}: no sequences to train on (the files hold no "
+                                         f"items)\n")
+    train = conll(tmp_path / "train.txt") if fmt == "conll" else conllu(tmp_path / "train.conllu")
+    status, out, err = run(capsys, "tag", "train", train, "--format", fmt, "--test", str(empty))
+    assert (status, out, err) == (1, "", f"fastprox: error: --test {empty}: no sequences to score the model on\n")
+
+
 @pytest.mark.parametrize("fmt, text, why", [
     ("crfsuite", "He PRP B-NP\nruns VBZ B-VP\n\n", "fields are separated by tabs; columns separated by spaces "
                                                      "are CoNLL's: --format conll"),
@@ -617,17 +633,19 @@ def test_a_bare_docstart_line_is_written_as_read_and_not_counted(tmp_path, capsy
     """A bare one-field -DOCSTART- in a file of three columns was written back as
     "-DOCSTART- -DOCSTART-" and counted as an item tagged right; conlleval stops at
     either ("unexpected number of features: 2 (4)"), so it is written as it was read
-    and not counted. A -DOCSTART- line with the file's columns still is."""
+    and not counted. A -DOCSTART- line with the file's columns still is, one after
+    the last sentence too (it was dropped from the written file)."""
     train = conll(tmp_path / "train.txt", SENTENCES * 5)
     model = str(tmp_path / "m.model")
     assert run(capsys, "tag", "train", train, "--format", "conll", "--model", model, "--quiet")[0] == 0
     docs = tmp_path / "docs.txt"
     docs.write_text("-DOCSTART-\n\n" + "\n".join(" ".join(t) for t in SENTENCES[0]) + "\n\n-DOCSTART- -X- O\n\n"
-                    + "\n".join(" ".join(t) for t in SENTENCES[1]) + "\n")
+                    + "\n".join(" ".join(t) for t in SENTENCES[1]) + "\n\n-DOCSTART- -X- O\n")
     status, out, err = run(capsys, "tag", "predict", model, str(docs))
     assert status == 0, err
     assert out.splitlines()[:3] == ["-DOCSTART-", "", "He PRP B-NP B-NP"] and "-DOCSTART- -X- O O" in out
-    assert "2 sequences, 12 items, per-item accuracy 100.00% (and 1 -DOCSTART- lines, tagged right" in err
+    assert out.endswith(". . O O\n\n-DOCSTART- -X- O O\n")       # (the last one was dropped)
+    assert "2 sequences, 12 items, per-item accuracy 100.00% (and 2 -DOCSTART- lines, tagged right" in err
 
 
 def test_unlabelled_files_on_standard_input_are_tagged(tmp_path, capsys, monkeypatch):

@@ -198,9 +198,11 @@ def run_train(args):
         y = y.astype(np.int64) if np.all(y == np.round(y)) else y
     else:
         sequences = _read(args.data, spec)
-        X = extractor.fit_transform(sequences)
-        y, lengths = labels_and_lengths(sequences)
-        features = extractor.to_dict()
+        lengths = ()            # (no sequence: refused below, not by the extractor's fit, naming no file)
+        if sequences:
+            X = extractor.fit_transform(sequences)
+            y, lengths = labels_and_lengths(sequences)
+            features = extractor.to_dict()
     if len(lengths) == 0:
         raise ValueError(f"{args.data[0]}: no sequences to train on (the files hold no items)")
     if X.nnz == 0:
@@ -208,6 +210,8 @@ def run_train(args):
     test = None
     if args.test:                           # (read and checked before the training)
         test = _test_data(args.test, spec, extractor, X.shape[1])
+        if len(test.lengths) == 0:
+            raise ValueError(f"--test {args.test}: no sequences to score the model on")
         _check_unknown_labels(test, np.unique(y), args.test, args.unknown_labels)
     model = SequenceTagger(**learner_params(args, lambda: None if extractor is None else extractor.groups_))
     table = StructuredTable(None if args.quiet else stderr_line)
@@ -353,7 +357,8 @@ def _docstarts(data, spec):
     from ..structured.io.conll import docstart_columns
     if spec["format"] != "conll":
         return 0
-    return sum(docstart_columns(line, len(s.names)) is not None for s in data.sequences for line in s.comments)
+    return sum(docstart_columns(line, len(s.names)) is not None for s in data.sequences
+               for line in s.comments + s.closing)
 
 
 def _predict_data(path, spec, features, n_features, quiet):

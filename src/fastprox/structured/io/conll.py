@@ -8,8 +8,8 @@ characters, as CRF++ and conlleval read them: a no-break space (U+00A0) in
 "100 000", an ideographic space (U+3000). ``-DOCSTART-`` lines (CoNLL-2003's
 document breaks, with all the columns or bare) are skipped by default; they
 end the sequence in progress and are kept as they were read, with the blank
-lines after them, in the next sequence's ``comments`` so that the writer gives
-them back (`docstart_columns`).
+lines after them, in the next sequence's ``comments`` (after the last one: in
+its ``closing``) so that the writer gives them back (`docstart_columns`).
 
 The caller names the columns (``columns=("w", "pos", "y")``) and which one
 is the label (``label="y"``); unlabelled data (a test file without its last
@@ -94,19 +94,22 @@ def _sequences(source, layout, docstart):
     name = source_name(source)
     width = len(layout.names)
     rows, first, kept = [], 0, []
+    held = None         # the last sequence read, given once the next one starts (or the file ends)
     for number, text in numbered_lines(source):
         fields = _fields(text)
         if not fields:
             if rows:
-                yield Sequence(layout, tuple(zip(*rows)), name, first, kept)
-                rows, kept = [], []
+                if held:
+                    yield held
+                held, rows, kept = Sequence(layout, tuple(zip(*rows)), name, first, kept), [], []
             elif kept:
                 kept.append(text)       # a blank line after -DOCSTART-, written back
             continue
         if docstart and fields[0] == DOCSTART:
             if rows:
-                yield Sequence(layout, tuple(zip(*rows)), name, first, kept)
-                rows, kept = [], []
+                if held:
+                    yield held
+                held, rows, kept = Sequence(layout, tuple(zip(*rows)), name, first, kept), [], []
             kept.append(text)
             continue
         if len(fields) != width:
@@ -115,7 +118,12 @@ def _sequences(source, layout, docstart):
             first = number
         rows.append(fields)
     if rows:
-        yield Sequence(layout, tuple(zip(*rows)), name, first, kept)
+        if held:
+            yield held
+        held, kept = Sequence(layout, tuple(zip(*rows)), name, first, kept), []
+    if held:
+        # (-DOCSTART- lines after the last sequence: written back after it)
+        yield Sequence(layout, held.columns, name, held.line, held.comments, closing=kept) if kept else held
 
 
 def _width_problem(layout, found):

@@ -112,8 +112,8 @@ def _where(sequence):
 
 
 def _text(sequence, values, column):
-    """The lines of one sequence, each ending in a newline, and the blank line
-    that ends it."""
+    """The lines of one sequence, each ending in a newline, the blank line that
+    ends it, and the lines kept after it."""
     layout = sequence.layout
     separator = layout.separator
     rows = [list(row) for row in zip(*sequence.columns)]
@@ -136,10 +136,10 @@ def _text(sequence, values, column):
                 row[at] = text
     appended = values is not None and column is None
     tail = separator + "_" if appended else ""
-    lines = list(sequence.comments)
+    lines, closing = list(sequence.comments), list(sequence.closing)
     if appended and separator == " ":
         width = len(layout.names)
-        lines = [_widened(line, docstart_columns(line, width)) for line in lines]
+        lines, closing = ([_widened(line, docstart_columns(line, width)) for line in kept] for kept in (lines, closing))
     extra = iter(sequence.extra)
     pending = next(extra, None)
     for i, row in enumerate(rows):
@@ -151,7 +151,7 @@ def _text(sequence, values, column):
         lines.append(pending[1] + tail)
         pending = next(extra, None)
     lines.append("")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + closing) + "\n"
 
 
 def _widened(line, columns):
