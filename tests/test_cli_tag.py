@@ -66,6 +66,22 @@ def test_train_and_predict_conll(tmp_path, capsys):
     assert status == 0 and out == "" and f"{empty}: 0 sequences, 0 items, per-item accuracy n/a" in err
 
 
+@pytest.mark.parametrize("fmt, text", [("conll", ""), ("conll", "-DOCSTART- -X- O\n\n"), ("conllu", "\n")])
+def test_training_files_without_a_sequence_are_named(tmp_path, capsys, fmt, text):
+    """tag train of a CoNLL or CoNLL-U file without a sequence said "fit needs at
+    least one sequence", naming no file (CRFsuite and LIBSVM files were named), and
+    an empty --test was scored after the training as "0 sequences, n/a"; both are
+    refused naming the file, the test before any training (as parse train does)."""
+    empty = tmp_path / "empty"
+    empty.write_text(text)
+    status, out, err = run(capsys, "tag", "train", str(empty), "--format", fmt)
+    assert (status, out, err) == (1, "", f"fastprox: error: {empty}: no sequences to train on (the files hold no "
+                                         f"items)\n")
+    train = conll(tmp_path / "train.txt") if fmt == "conll" else conllu(tmp_path / "train.conllu")
+    status, out, err = run(capsys, "tag", "train", train, "--format", fmt, "--test", str(empty))
+    assert (status, out, err) == (1, "", f"fastprox: error: --test {empty}: no sequences to score the model on\n")
+
+
 @pytest.mark.parametrize("fmt, text, why", [
     ("crfsuite", "He PRP B-NP\nruns VBZ B-VP\n\n", "fields are separated by tabs; columns separated by spaces "
                                                      "are CoNLL's: --format conll"),
@@ -322,6 +338,21 @@ def test_templates_file_and_hashing(tmp_path, capsys):
     assert status == 0 and "per-item accuracy 100.00%" in err
 
 
+def test_info_counts_crfpp_unigram_templates_and_says_whether_b_is_there(tmp_path, capsys):
+    """info counted a CRF++ file's B line (the bigram template: label transitions) as a
+    template, "3 templates" for two U lines and B; it counts the U templates, as CRF++'s
+    users do, and says whether B is there (without it the model has no transitions)."""
+    train = conll(tmp_path / "train.txt", SENTENCES * 2)
+    templates = tmp_path / "templates"
+    model = str(tmp_path / "m.model")
+    for text, said in [("U00:%x[0,0]\n# tags\nU01:%x[0,1]\n\nB\n", "2 CRF++ U templates and B (label bigrams)"),
+                       ("U00:%x[0,0]\n", "1 CRF++ U template, no B (no label bigrams)")]:
+        templates.write_text(text)
+        assert run(capsys, "tag", "train", train, "--format", "conll", "--templates", str(templates), "--model", model,
+                   "--quiet")[0] == 0
+        assert run(capsys, "info", model)[1].splitlines()[-1] == f"  input      CoNLL columns w pos y (label y), {said}"
+
+
 def test_the_columns_groups_are_built_for_a_group_penalty_only(tmp_path, capsys, monkeypatch):
     """A hashed extractor's groups_ is one int64 a column: `tag train --bits 30`
     built those 5 GB (32 s) for any penalty, before the state's memory check
@@ -508,7 +539,8 @@ def test_conllu_tagger_options_and_templates(tmp_path, capsys):
     status, out, err = run(capsys, "tag", "train", train, "--format", "conllu", "--templates", str(templates),
                            "--model", model, "--test", train, "--passes", "5")
     assert status == 0 and "per-item accuracy 100.00%" in err
-    assert run(capsys, "info", model)[1].splitlines()[-1] == "  input      CoNLL-U (label UPOS), 3 templates"
+    assert run(capsys, "info", model)[1].splitlines()[-1] == ("  input      CoNLL-U (label UPOS), 2 CRF++ U templates "
+                                                              "and B (label bigrams)")
     templates.write_text("U00:%x[0,3]\n")
     status, out, err = run(capsys, "tag", "train", train, "--format", "conllu", "--templates", str(templates))
     assert status == 1 and "reads the label column 'UPOS', which is not known when predicting" in err
@@ -520,7 +552,10 @@ def test_crfsuite_items_with_placeholder_labels_are_tagged_not_scored(tmp_path, 
     data carry placeholders. tag predict stopped at them (labels the model was not
     trained on) or, with --unknown-labels wrong, scored them; a file none of whose
     labels the model knows is now tagged and not scored. A file with known labels is
-    scored, and one that mixes known and unknown ones stops as before."""
+    scored, and one that mixes known and unknown ones stops as before. Placeholders
+    that happen to be a model label (a whole file of O) were scored as gold labels
+    without a word: they are scored (gold labels may all be one), with a note. An
+    unknown label is named at its item's line (it was the sequence's first)."""
     train = tmp_path / "train.crfsuite"
     train.write_text("B-NP\tw=He\tpos=PRP\nB-VP\tw=runs\tpos=VBZ\n\nB-NP\tw=She\tpos=PRP\nB-VP\tw=sat\n\n" * 4)
     model = str(tmp_path / "m.model")
@@ -534,10 +569,28 @@ def test_crfsuite_items_with_placeholder_labels_are_tagged_not_scored(tmp_path, 
     assert run(capsys, "tag", "predict", model, str(placeholders), "--quiet")[2] == ""
     status, out, err = run(capsys, "tag", "predict", model, str(train))
     assert status == 0 and f"{train}: 8 sequences, 16 items, per-item accuracy 100.00%" in err
-    mixed = tmp_path / "mixed.crfsuite"
-    mixed.write_text("B-NP\tw=He\n?\tw=runs\n")
+    same = tmp_path / "same.crfsuite"       # (placeholders that are a model label: scored, with a note)
+    same.write_text("B-NP\tw=He\tpos=PRP\nB-NP\tw=runs\tpos=VBZ\n\nB-NP\tw=She\n")
+    status, out, err = run(capsys, "tag", "predict", model, str(same))
+    assert status == 0 and err == (f"fastprox: note: {same}: every item's label is 'B-NP', one of the model's: "
+                                   f"scored as gold labels; if they are placeholders (crfsuite tag scores only "
+                                   f"with -t), the scores mean nothing (--quiet prints none)\n"
+                                   f"{same}: 2 sequences, 3 items, per-item accuracy 66.67%\n"
+                                   f"{same}: chunks (conlleval): precision 66.67%, recall 66.67%, F1 66.67 (3 "
+                                   f"chunks, 3 found, 2 correct)\n")
+    assert run(capsys, "tag", "predict", model, str(same), "--quiet")[2] == ""
+    empty = tmp_path / "empty.crfsuite"     # (as an empty CoNLL file; was a note: "no label ... knows ()")
+    empty.write_text("")
+    assert run(capsys, "tag", "predict", model, str(empty)) == (
+        0, "", f"{empty}: 0 sequences, 0 items, per-item accuracy n/a\n")
+    mixed = tmp_path / "mixed.crfsuite"     # (the unknown label's own line: it was the sequence's first)
+    mixed.write_text("B-NP\tw=He\n@weight:2\n?\tw=runs\n")
     status, out, err = run(capsys, "tag", "predict", model, str(mixed))
-    assert status == 1 and f"{mixed}:1: label '?' is not one the model was trained on" in err
+    assert status == 1 and err == (f"fastprox: error: {mixed}:3: label '?' is not one the model was trained on (1 "
+                                   f"item(s) have such labels): train on data that has it, or pass "
+                                   f"--unknown-labels wrong to score those items as errors (as conlleval does)\n")
+    status, out, err = run(capsys, "tag", "train", str(train), "--format", "crfsuite", "--quiet", "--test", str(mixed))
+    assert status == 1 and f"{mixed}:3: label '?'" in err
 
 
 def conlleval_accuracy(text):
@@ -576,6 +629,25 @@ def test_accuracy_counts_docstart_lines_as_conlleval_does(tmp_path, capsys):
     assert f"per-item accuracy {conlleval_accuracy(pred.read_text()):.2f}%\n" in err
 
 
+def test_a_bare_docstart_line_is_written_as_read_and_not_counted(tmp_path, capsys):
+    """A bare one-field -DOCSTART- in a file of three columns was written back as
+    "-DOCSTART- -DOCSTART-" and counted as an item tagged right; conlleval stops at
+    either ("unexpected number of features: 2 (4)"), so it is written as it was read
+    and not counted. A -DOCSTART- line with the file's columns still is, one after
+    the last sentence too (it was dropped from the written file)."""
+    train = conll(tmp_path / "train.txt", SENTENCES * 5)
+    model = str(tmp_path / "m.model")
+    assert run(capsys, "tag", "train", train, "--format", "conll", "--model", model, "--quiet")[0] == 0
+    docs = tmp_path / "docs.txt"
+    docs.write_text("-DOCSTART-\n\n" + "\n".join(" ".join(t) for t in SENTENCES[0]) + "\n\n-DOCSTART- -X- O\n\n"
+                    + "\n".join(" ".join(t) for t in SENTENCES[1]) + "\n\n-DOCSTART- -X- O\n")
+    status, out, err = run(capsys, "tag", "predict", model, str(docs))
+    assert status == 0, err
+    assert out.splitlines()[:3] == ["-DOCSTART-", "", "He PRP B-NP B-NP"] and "-DOCSTART- -X- O O" in out
+    assert out.endswith(". . O O\n\n-DOCSTART- -X- O O\n")       # (the last one was dropped)
+    assert "2 sequences, 12 items, per-item accuracy 100.00% (and 2 -DOCSTART- lines, tagged right" in err
+
+
 def test_unlabelled_files_on_standard_input_are_tagged(tmp_path, capsys, monkeypatch):
     """A file to tag is read again when it turns out unlabelled: from standard input the
     second read found nothing, and tag predict wrote nothing with exit status 0 (CoNLL
@@ -593,6 +665,37 @@ def test_unlabelled_files_on_standard_input_are_tagged(tmp_path, capsys, monkeyp
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(open(train, "rb").read())))
         status, out, err = run(capsys, "tag", "predict", model, "-", "--out", str(tmp_path / "out"))
         assert status == 0 and err.startswith("<stdin>: 15 sequences, 80 items, per-item accuracy 100.00%")
+
+
+def test_a_feats_file_is_read_once(tmp_path, capsys, monkeypatch):
+    """tag predict of a FEATS tagger read a file whose FEATS are all _ twice (labelled,
+    then again without the label) and standard input three times (spooled into
+    memory, then those two reads); FEATS's _ passes the labelled read, so the file is
+    read once, standard input unspooled. A CoNLL file whose label column is named
+    FEATS is not CoNLL-U's FEATS: its _ labels are labels (it stopped: "2 columns,
+    expected 1")."""
+    import fastprox.structured.io.lines as lines
+    train = conllu(tmp_path / "train.conllu", SENTENCES * 5)
+    raw = conllu(tmp_path / "raw.conllu", blank=["FEATS"])
+    model = str(tmp_path / "m.model")
+    assert run(capsys, "tag", "train", train, "--format", "conllu", "--label", "FEATS", "--model", model,
+               "--quiet")[0] == 0
+    opened = []
+    real = lines.open_source
+    monkeypatch.setattr(lines, "open_source", lambda source: opened.append(source) or real(source))
+    assert run(capsys, "tag", "predict", model, raw)[::2] == (0, "")         # (unlabelled: not scored)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(open(raw, "rb").read())))
+    assert run(capsys, "tag", "predict", model, "-")[::2] == (0, "")
+    assert opened == [raw, "-"]
+    columns = tmp_path / "columns.txt"
+    columns.write_text("a X\nb _\n\nc X\n")
+    templates = tmp_path / "templates"
+    templates.write_text("U00:%x[0,0]\nB\n")
+    assert run(capsys, "tag", "train", str(columns), "--format", "conll", "--columns", "w,FEATS", "--templates",
+               str(templates), "--model", model, "--quiet")[0] == 0
+    columns.write_text("a _\nb _\n")
+    status, out, err = run(capsys, "tag", "predict", model, str(columns))
+    assert status == 0 and out == "a _ X\nb _ _\n\n" and "2 items, per-item accuracy 50.00%" in err
 
 
 @pytest.mark.parametrize("kind, fmt, says", [

@@ -58,6 +58,30 @@ def test_vw_options_spelled_otherwise_are_refused_saying_what_to_give(data, tmp_
     assert "docs/from_vw.md" in err and not (tmp_path / "m").exists()
 
 
+@pytest.mark.parametrize("argv, hints", [
+    (["tag", "predict", "-m", "M", "{d}", "-t", "-o", "out"],
+     "(CRFsuite's and crf_test's -m: give the model as the first argument: fastprox tag predict MODEL FILE; "
+     "CRFsuite's -t: drop it: a labelled file is scored (--quiet: not); crf_test's and MaltParser's -o: use "
+     "--out PRED) (see"),
+    (["tag", "train", "{d}", "--format", "conll", "-c", "4", "-f", "3", "-b", "9", "--l1", "1"],
+     "(CRF++'s -c: use --alpha, the penalty's strength (a larger C is a smaller --alpha); CRF++'s -f: use "
+     "--min-count N; VW's -b: use --bits B; VW's --l1: use --penalty l1 --alpha L; docs/from_vw.md) (see"),
+    (["parse", "predict", "-c", "M", "-i", "{d}", "-m", "parse", "--outfile", "out", "--l1"],
+     "(MaltParser's -c: give the model as the first argument: fastprox parse predict MODEL FILE; MaltParser's "
+     "-i: give the file as the second argument: fastprox parse predict MODEL FILE; MaltParser's -m: drop it: "
+     "parse predict parses; UDPipe's --outfile: use --out PRED) (see"),
+])
+def test_structured_tools_options_are_refused_saying_what_to_give(data, capsys, argv, hints):
+    """CRFsuite's, CRF++'s, UDPipe's and MaltParser's options typed at tag and parse
+    are refused saying what to give; tag and parse gave VW's hints, which name
+    options they lack (CRFsuite's -t, which scores, was told "use fastprox predict
+    MODEL DATA"; CRF++'s -c "drop it: fastprox needs no cache"), and VW's learner
+    hints at predict, which has no learner options."""
+    status, out, err = run(capsys, *[a.replace("{d}", str(data)) for a in argv])
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert hints in err, err
+
+
 def test_vws_test_line_is_refused_saying_what_predict_takes(data, tmp_path, capsys):
     """``vw -t -i MODEL -d DATA -p OUT`` typed as ``fastprox predict``: each of VW's
     options is named with what predict takes instead (train's -i and -d are
@@ -85,7 +109,8 @@ def test_unrecognized_arguments_name_their_commands_help(data, capsys, argv, hel
     its options, not at the top parser's, which lists the commands."""
     status, out, err = run(capsys, *(a.format(d=data) for a in argv), "--bogus", "-c")
     assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
-    assert err.startswith("fastprox: error: unrecognized arguments: --bogus -c (VW's -c: drop it"), err
+    assert err.startswith("fastprox: error: unrecognized arguments: --bogus -c ("), err
+    assert ("VW's -c: drop it" in err) == (argv[0] not in ("tag", "parse")), err    # (CRF++'s -c is C)
     assert err.rstrip().endswith(f"(see '{help_of} --help')"), err
 
 

@@ -519,3 +519,29 @@ def test_threads_predict_while_one_trains(treebank):
             parser.partial_fit(treebank)
         assert all(r.result() == {(4, 4, 2)} for r in readers)      # (a reader's error raises here)
     assert parser.t_ == 3 * 21
+
+
+def test_a_sentence_whose_arcs_exceed_the_memory_is_refused_naming_its_line(treebank, tmp_path, capsys,
+                                                                           monkeypatch):
+    """A sentence's (n + 1) * n arcs are held at once: a 10,000-word sentence (an
+    unsplit document) needs about 28 GiB under the default templates. It was
+    allocated until the system ran out (or refused as "no memory for the arcs of
+    sentence 1", no file or line); it is refused before any work, naming its line,
+    its words and what it needs, in parse predict, parse train and --test. The
+    memory available is made small here: a sentence of 300 words needs 25 MiB."""
+    import fastprox.structured.parser as parser_module
+    from fastprox.cli import main
+    model = tmp_path / "m.npz"
+    assert main(["parse", "train", str(treebank), "--model", str(model), "--bits", "12", "--quiet"]) == 0
+    long = tmp_path / "long.conllu"
+    long.write_text(CONLLU + "".join(f"{i}\tw{i}\t_\tX\t_\t_\t{i - 1}\t_\t_\t_\n" for i in range(1, 301)) + "\n")
+    monkeypatch.setattr(parser_module, "available_memory", lambda: 20 << 20, raising=False)
+    said = (f"{long}:19: the sentence starting here has 300 words, whose 90300 candidate arcs need 25.5 MiB to "
+            f"parse, but only 20.0 MiB of memory is available (it grows with the square of a sentence's length); "
+            f"split it into sentences\n")
+    for argv in (["parse", "predict", str(model), str(long)], ["parse", "train", str(long), "--quiet"],
+                 ["parse", "train", str(treebank), "--test", str(long)]):
+        assert main(argv) == 1
+        assert capsys.readouterr() == ("", f"fastprox: error: {said}")
+    monkeypatch.setattr(parser_module, "available_memory", lambda: 30 << 20)
+    assert main(["parse", "predict", str(model), str(long), "--quiet"]) == 0

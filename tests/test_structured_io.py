@@ -129,6 +129,24 @@ def test_conll_docstart_lines_get_the_appended_column_too(tmp_path):
     assert {len(line.split(" ")) for line in lines if line} == {5}
 
 
+def test_conll_bare_docstart_lines_are_written_back_as_read(tmp_path):
+    """A bare one-field -DOCSTART- (and one of another width) was written back with
+    its one field repeated, "-DOCSTART- -DOCSTART-", which no reader of the file
+    expects; it is now written as it was read, byte for byte. A -DOCSTART- line with
+    the items' columns takes the appended column, single-spaced as the items' lines
+    (a trailing space made "O  O", an empty column to conlleval). -DOCSTART- lines
+    after the last sequence were dropped; they are written after it."""
+    text = ("-DOCSTART-\n\nEU NNP B-ORG\n\n-DOCSTART- -X-\t\nPeter NNP B-PER\n\n-DOCSTART- -X-  O \n\nx X O\n\n"
+            "-DOCSTART- -X- O\n\n")
+    seqs = list(read_conll(write(tmp_path, text), ("w", "pos", "ne"), "ne"))
+    write_sequences(tmp_path / "out.txt", seqs, [["B-ORG"], ["B-PER"], ["O"]])
+    assert (tmp_path / "out.txt").read_text().splitlines() == [
+        "-DOCSTART-", "", "EU NNP B-ORG B-ORG", "", "-DOCSTART- -X-\t", "Peter NNP B-PER B-PER", "",
+        "-DOCSTART- -X- O O", "", "x X O O", "", "-DOCSTART- -X- O O", ""]
+    write_sequences(tmp_path / "out.txt", seqs)         # (the lines after the last sequence were dropped)
+    assert (tmp_path / "out.txt").read_text() == text
+
+
 def test_conll_missing_label_names_file_line_and_fix(tmp_path):
     path = write(tmp_path, "a A x\nb B\n")
     message = error(lambda: read_conll(path, ("w", "pos", "y"), "y"))

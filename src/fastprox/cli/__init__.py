@@ -119,15 +119,18 @@ class _Parser(argparse.ArgumentParser):
         if extras:
             helped = [self.prog] + [word for word in (getattr(namespace, "command", None),
                                                       getattr(namespace, "action", None)) if word]
-            self._refuse("unrecognized arguments: " + " ".join(extras), " ".join(helped))
+            self._refuse("unrecognized arguments: " + " ".join(extras), " ".join(helped),
+                         getattr(namespace, "action", None))
         return namespace
 
     def error(self, message):
         self._refuse(message, self.prog)
 
-    def _refuse(self, message, prog):
-        """Raise the UsageError of ``message``, with VW's hints and ``prog``'s help named."""
-        raise UsageError(f"{hints(message, self.command)} (see '{prog} --help')")
+    def _refuse(self, message, prog, action=None):
+        """Raise the UsageError of ``message``, with other tools' hints (for the
+        command's ``action``: tag's and parse's train or predict) and ``prog``'s help
+        named."""
+        raise UsageError(f"{hints(message, self.command, action)} (see '{prog} --help')")
 
 
 def build_parser(command=None):

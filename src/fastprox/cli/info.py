@@ -96,9 +96,20 @@ def describe_structured(path):
             "libsvm": "LIBSVM with qid"}.get(reader.get("format"), "CoNLL-U")
     templates = features.get("templates") or features.get("params", {}).get("templates")
     if templates:
-        read += f", {len(templates)} templates"
+        read += ", " + _templates(templates, features.get("params", {}).get("templates_kind"))
     lines.append(f"  input      {read if features or reader else 'rows (nothing recorded)'}")
     return "\n".join(lines)
+
+
+def _templates(lines, kind):
+    """How many feature templates a model reads, as CRF++'s users count them: a CRF++
+    file's unigram (``U``) lines, its bigram ``B`` line (label transitions) said
+    apart; feature expressions one a template."""
+    if kind != "crfpp":
+        return f"{len(lines)} templates"
+    unigrams = sum(line.startswith("U") for line in lines)
+    bigram = " and B (label bigrams)" if len(lines) > unigrams else ", no B (no label bigrams)"
+    return f"{unigrams} CRF++ U template{'s' * (unigrams != 1)}{bigram}"
 
 
 def describe(path, s):

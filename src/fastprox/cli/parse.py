@@ -66,7 +66,7 @@ def run_train(args):
     import numpy as np
     from ..structured.io import read_conllu
     from ..structured.arcs import ArcFeatures
-    from ..structured.parser import DependencyParser, save_parser
+    from ..structured.parser import DependencyParser, check_arc_memory, save_parser
     for out in [args.model] if args.model else []:
         check_output(out, "--model", args.data + ([args.test] if args.test else []))
     templates = args.templates if "," not in args.templates else [t.strip() for t in args.templates.split(",")]
@@ -79,6 +79,8 @@ def run_train(args):
     test = list(read_conllu(args.test, heads=True)) if args.test else None     # (checked before the training)
     if test == []:
         raise ValueError(f"--test {args.test}: no sentences to score the model on")
+    if test:
+        check_arc_memory(test, ArcFeatures(templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos))
     table = StructuredTable(None if args.quiet else stderr_line)
     lengths = np.array([len(s) for s in sentences], dtype=np.int64)
     arcs = np.zeros(lengths.sum() + 1, dtype=np.int64)     # a word's share of its sentence's arcs

@@ -12,8 +12,8 @@ CoNLL and CoNLL-U items into feature rows by templates (CRF++'s template files, 
 the shipped sets: ``conll2000`` for CoNLL columns, ``ud-pos`` for CoNLL-U, which
 reads FORM only, as a tagger of raw text must), trains with Vowpal Wabbit's
 progressive table on standard error (an example is a sentence) and scores --test:
-per-item accuracy (as conlleval counts it: a CoNLL ``-DOCSTART-`` line is an item
-tagged right) and, for IOB chunk tags, conlleval's chunk precision, recall and F1.
+per-item accuracy (as conlleval counts it: a CoNLL ``-DOCSTART-`` line with the
+file's columns is an item tagged right; a bare one is written back as read) and, for IOB chunk tags, conlleval's chunk precision, recall and F1.
 The model file (--model) holds the tagger and its feature extractor, no pickle.
 ``predict`` writes the input back with the predicted label as a last column
 (CoNLL), in the label's field (CoNLL-U: every other field, comment, multiword-token
@@ -22,10 +22,11 @@ sequences (CRFsuite, LIBSVM), and scores labelled input the same way. A file is
 unlabelled when its lines lack the label column (CoNLL), its words the label
 (``_``; CoNLL-U), or when none of its labels is one the model knows (CRFsuite's
 items begin with a label, which ``crfsuite tag`` reads and scores only with -t:
-placeholders). A gold label the model was not trained on stops the command before
-any work, naming its file and line; ``--unknown-labels wrong`` scores such items as
-errors instead, as conlleval does (CoNLL-2000's test.txt has two I-LST items, a
-label train.txt lacks).
+placeholders; a file whose items all have one of the model's labels is scored, with
+a note that placeholders would make the scores meaningless). A gold label the model
+was not trained on stops the command before any work, naming its file and line;
+``--unknown-labels wrong`` scores such items as errors instead, as conlleval does
+(CoNLL-2000's test.txt has two I-LST items, a label train.txt lacks).
 """
 import time
 
@@ -128,21 +129,30 @@ def _unlabelled_too(path, spec, quiet):
     lines have the label column (CoNLL) or its words the label (CoNLL-U; FEATS, whose
     ``_`` is a value, unless every word's is ``_``), else without it; (sequences,
     labelled). A CoNLL-U file in which some words have the label and some not is
-    tagged and not scored, with a warning naming the first word without one."""
+    tagged and not scored, with a warning naming the first word without one.
+
+    A CoNLL-U file tagged for FEATS is read once, standard input too (FEATS's ``_``
+    passes the labelled read, which fails only where the unlabelled one would); a
+    file whose labelled read stops at a missing label is read again without it
+    (standard input spooled into memory for that, `_rereadable`)."""
+    from ..structured.io.sequence import without_labels
     from .errors import reworded
+    if spec["format"] == "conllu" and spec["label"] == "FEATS":
+        sequences = _read([path], spec)
+        if all(v == "_" for s in sequences for v in s.labels):
+            return without_labels(sequences), False
+        return sequences, True
     source = _rereadable(path)
     try:
-        sequences, labelled = _read([_from_start(source)], spec), True
+        return _read([_from_start(source)], spec), True
     except ValueError as labelled_error:
         try:
-            sequences, labelled = _read([_from_start(source)], spec, labelled=False), False
+            sequences = _read([_from_start(source)], spec, labelled=False)
         except ValueError:
             raise labelled_error from None
         if spec["format"] == "conllu" and not quiet and any(v != "_" for s in sequences for v in s[spec["label"]]):
             stderr_line(f"fastprox: warning: {reworded(str(labelled_error), 'tag')}; the file is tagged, not scored")
-    if labelled and spec.get("label") == "FEATS" and all(v == "_" for s in sequences for v in s.labels):
-        return _read([_from_start(source)], spec, labelled=False), False
-    return sequences, labelled
+        return sequences, False
 
 
 def _rereadable(path):
@@ -188,9 +198,11 @@ def run_train(args):
         y = y.astype(np.int64) if np.all(y == np.round(y)) else y
     else:
         sequences = _read(args.data, spec)
-        X = extractor.fit_transform(sequences)
-        y, lengths = labels_and_lengths(sequences)
-        features = extractor.to_dict()
+        lengths = ()            # (no sequence: refused below, not by the extractor's fit, naming no file)
+        if sequences:
+            X = extractor.fit_transform(sequences)
+            y, lengths = labels_and_lengths(sequences)
+            features = extractor.to_dict()
     if len(lengths) == 0:
         raise ValueError(f"{args.data[0]}: no sequences to train on (the files hold no items)")
     if X.nnz == 0:
@@ -198,6 +210,8 @@ def run_train(args):
     test = None
     if args.test:                           # (read and checked before the training)
         test = _test_data(args.test, spec, extractor, X.shape[1])
+        if len(test.lengths) == 0:
+            raise ValueError(f"--test {args.test}: no sequences to score the model on")
         _check_unknown_labels(test, np.unique(y), args.test, args.unknown_labels)
     model = SequenceTagger(**learner_params(args, lambda: None if extractor is None else extractor.groups_))
     table = StructuredTable(None if args.quiet else stderr_line)
@@ -289,12 +303,11 @@ def _check_unknown_labels(data, classes, path, policy):
 
 
 def _item_line(sequence, i):
-    """The line of item ``i`` of ``sequence`` in its file (a CRFsuite sequence's
-    first line: its items are not counted)."""
+    """The line of item ``i`` of ``sequence`` in its file."""
     from ..structured.io import FIELDS
     from ..structured.io.conllu import word_lines
     if not hasattr(sequence, "columns"):
-        return sequence.line
+        return sequence.item_lines[i]
     return word_lines(sequence)[i] if sequence.names == FIELDS else sequence.line + i
 
 
@@ -309,7 +322,8 @@ def run_predict(args):
             spec["format"] == "conllu" and spec.get("label") not in CONLLU_LABELS):
         raise ValueError(f"{args.model}: the model file does not say how to read its input (extras.reader)")
     data, labelled = _predict_data(args.data, spec, features, model.n_features_in_, args.quiet)
-    if labelled and spec["format"] == "crfsuite" and not set(data.y.tolist()) & set(model.classes_.tolist()):
+    crfsuite = spec["format"] == "crfsuite" and len(data.y) > 0
+    if labelled and crfsuite and not set(data.y.tolist()) & set(model.classes_.tolist()):
         labelled = False        # (placeholders: crfsuite tag reads a label first, scores it with -t only)
         if not args.quiet:
             stderr_line(f"fastprox: note: {args.data}: no label of the file is one the model knows "
@@ -320,6 +334,10 @@ def run_predict(args):
     with naming(args.out, f"--out {args.out}"):
         _write(args.out, data, predicted, spec)
     if labelled and not args.quiet:
+        if crfsuite and len(model.classes_) > 1 and (data.y == data.y[0]).all():
+            stderr_line(f"fastprox: note: {args.data}: every item's label is {str(data.y[0])!r}, one of the "
+                        f"model's: scored as gold labels; if they are placeholders (crfsuite tag scores only "
+                        f"with -t), the scores mean nothing (--quiet prints none)")
         for line in score_lines(data.y, predicted, data.lengths, source_name(args.data), _docstarts(data, spec)):
             stderr_line(line)
     return 0
@@ -332,12 +350,15 @@ def _some(labels):
 
 
 def _docstarts(data, spec):
-    """The number of CoNLL ``-DOCSTART-`` lines kept with ``data``'s sequences: conlleval
-    counts each as an item, tagged right (the written line repeats its label)."""
-    from ..structured.io.conll import DOCSTART
+    """The number of CoNLL ``-DOCSTART-`` lines with the items' columns kept with
+    ``data``'s sequences: conlleval counts each as an item, tagged right (the written
+    line repeats its label). A bare ``-DOCSTART-`` is written back as it was read and
+    not counted: conlleval stops at it (a line with another number of columns)."""
+    from ..structured.io.conll import docstart_columns
     if spec["format"] != "conll":
         return 0
-    return sum(line.split(None, 1)[0] == DOCSTART for s in data.sequences for line in s.comments if line.strip())
+    return sum(docstart_columns(line, len(s.names)) is not None for s in data.sequences
+               for line in s.comments + s.closing)
 
 
 def _predict_data(path, spec, features, n_features, quiet):

@@ -6,6 +6,11 @@ as fastprox's (`dashed`); ``-b`` is ``--hash-bits`` itself (options.py). Those
 that fastprox spells otherwise, or does not need, are refused by argparse as any
 unknown option is, and the one-line error then says what to give instead
 (`hints`). docs/from_vw.md gives the whole table.
+
+``fastprox tag`` and ``parse`` are what CRFsuite, CRF++, UDPipe and MaltParser
+users type theirs at (`STRUCTURED_EQUIVALENTS`); of VW's, those of the learner's
+options that these commands have too (`VW_LEARNER`): VW's other advice names
+options they lack (VW's ``-t`` is not CRFsuite's, which scores).
 """
 
 #: VW options -> what fastprox's command line does instead (their values, if any, follow them).
@@ -55,6 +60,47 @@ VW_PREDICT = {
 }
 
 
+#: The VW options of `VW_EQUIVALENTS` whose advice holds for ``tag train`` and ``parse train`` too.
+VW_LEARNER = ("-l", "--learning_rate", "--adaptive", "--l1", "--l2", "--ftrl", "--random_seed")
+
+#: The structured tools' options -> (whose, what ``fastprox tag`` / ``parse`` does
+#: instead), by command and action.
+_TO_FILE = {"-o": ("crf_test's and MaltParser's", "use --out PRED"), "--output": ("UDPipe's", "use --out PRED"),
+            "--outfile": ("UDPipe's", "use --out PRED")}
+STRUCTURED_EQUIVALENTS = {
+    ("tag", "train"): {
+        "-b": ("VW's", "use --bits B"), "--bit_precision": ("VW's", "use --bits B"),
+        "-m": ("CRFsuite's", "use --model OUT"),
+        "-c": ("CRF++'s", "use --alpha, the penalty's strength (a larger C is a smaller --alpha)"),
+        "-f": ("CRF++'s", "use --min-count N"),
+        "-a": ("CRF++'s", "use --penalty l1 or l2 for CRF-L1 or CRF-L2, --loss hinge for MIRA"),
+        "-p": ("CRF++'s", "drop it: training takes one thread"),
+        "-t": ("CRF++'s", "drop it: fastprox info MODEL describes the model"),
+    },
+    ("tag", "predict"): {
+        "-m": ("CRFsuite's and crf_test's", "give the model as the first argument: fastprox tag predict MODEL FILE"),
+        "--model": ("UDPipe's", "give the model as the first argument: fastprox tag predict MODEL FILE"),
+        "-t": ("CRFsuite's", "drop it: a labelled file is scored (--quiet: not)"),
+        "--test": ("CRFsuite's", "drop it: a labelled file is scored (--quiet: not)"),
+        "-q": ("CRFsuite's", "use --out /dev/null to write no labels (--quiet prints no scores)"),
+        **_TO_FILE,
+    },
+    ("parse", "train"): {
+        "-b": ("VW's", "use --bits B"), "--bit_precision": ("VW's", "use --bits B"),
+        "-c": ("MaltParser's", "use --model OUT"),
+        "-m": ("MaltParser's", "drop it: parse train learns"),
+        "-i": ("MaltParser's", "give the treebank as the argument: fastprox parse train FILE"),
+    },
+    ("parse", "predict"): {
+        "-c": ("MaltParser's", "give the model as the first argument: fastprox parse predict MODEL FILE"),
+        "--model": ("UDPipe's", "give the model as the first argument: fastprox parse predict MODEL FILE"),
+        "-m": ("MaltParser's", "drop it: parse predict parses"),
+        "-i": ("MaltParser's", "give the file as the second argument: fastprox parse predict MODEL FILE"),
+        **_TO_FILE,
+    },
+}
+
+
 def dashed(args, options):
     """``args`` with each ``--name_with_underscores[=value]`` whose dashed spelling is
     one of ``options`` (a parser's option strings) spelled so, up to a bare ``--``."""
@@ -68,16 +114,24 @@ def dashed(args, options):
     return out
 
 
-def hints(message, command=None):
-    """argparse's ``unrecognized arguments: ...`` message with, for each VW option
-    in it, what fastprox's ``command`` does instead (`VW_EQUIVALENTS`, for predict
-    `VW_PREDICT` first); other messages as they are."""
+def hints(message, command=None, action=None):
+    """argparse's ``unrecognized arguments: ...`` message with, for each option of
+    another tool in it, what fastprox's ``command`` (and ``action``, for ``tag`` and
+    ``parse``) does instead: VW's (`VW_EQUIVALENTS`, for predict `VW_PREDICT`
+    first), the structured tools' (`STRUCTURED_EQUIVALENTS`); other messages as
+    they are."""
     prefix = "unrecognized arguments: "
     if not message.startswith(prefix):
         return message
-    table = {**VW_EQUIVALENTS, **VW_PREDICT} if command == "predict" else VW_EQUIVALENTS
+    if command in ("tag", "parse"):
+        table = {name: ("VW's", VW_EQUIVALENTS[name]) for name in VW_LEARNER} if action == "train" else {}
+        table.update(STRUCTURED_EQUIVALENTS.get((command, action), {}))
+    else:
+        table = {name: ("VW's", advice) for name, advice in
+                 ({**VW_EQUIVALENTS, **VW_PREDICT} if command == "predict" else VW_EQUIVALENTS).items()}
     known = [arg for arg in message[len(prefix):].split() if arg.partition("=")[0] in table]
     if not known:
         return message
-    said = "; ".join(f"VW's {arg}: {table[arg.partition('=')[0]]}" for arg in known)
-    return f"{message} ({said}; docs/from_vw.md)"
+    said = "; ".join(f"{table[arg.partition('=')[0]][0]} {arg}: {table[arg.partition('=')[0]][1]}" for arg in known)
+    vw = any(table[arg.partition("=")[0]][0] == "VW's" for arg in known)
+    return f"{message} ({said}{'; docs/from_vw.md' if vw else ''})"

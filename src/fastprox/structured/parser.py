@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from .._concurrency import lock_of
 from .._docstrings import sharing
 from .._sklearn_names import PARSER_EQUIVALENTS, checking_names
-from .._validation import GROUP_PENALTIES, float_csr, kernel_arrays
+from .._validation import CHECKED_BYTES, GROUP_PENALTIES, available_memory, float_csr, kernel_arrays, readable_size
 from . import _parser
 from ._estimator import NO_WEIGHTS, StructuredEstimator, sequence_weights, snapshot_array
 from ._params import PARSER_DEFAULTS as DEFAULTS, PARSER_LOSSES
@@ -445,11 +445,36 @@ def _sentences(X, heads=True):
     return out
 
 
+def check_arc_memory(sentences, features):
+    """Refuse (MemoryError, naming its line) the longest of ``sentences`` (read by
+    `read_conllu`) if its arcs under ``features`` (an ArcFeatures) would not fit in
+    the memory available now.
+
+    A sentence of n words has ``(n + 1) * n`` candidate arcs, whose rows are held at
+    once (a row start, and a column a template each) with its ``(n + 1)^2`` arc
+    scores: the memory grows with the square of its length. A sentence of 10,000
+    words (an unsplit document) needs tens of GB; it was allocated until the system
+    ran out, or refused naming no line.
+    """
+    sentence = max(sentences, key=len)
+    n = len(sentence)
+    need = (n + 1) * n * (8 + 4 * len(features.templates)) + 8 * (n + 1) ** 2
+    if need <= CHECKED_BYTES:
+        return
+    free = available_memory()
+    if free is not None and need > free:
+        raise MemoryError(f"{sentence.source}:{sentence.line}: the sentence starting here has {n} words, whose "
+                          f"{(n + 1) * n} candidate arcs need {readable_size(need)} to parse, but only "
+                          f"{readable_size(free)} of memory is available (it grows with the square of a "
+                          f"sentence's length); split it into sentences")
+
+
 def _tokens(features, sentences, training):
     """The arrays of treebank sentences: their token codes stacked, and their gold
     heads where they have them (required to train)."""
     if not sentences:
         raise ValueError("no sentence to parse.")
+    check_arc_memory(sentences, features)
     tokens, starts = features.corpus(sentences)
     lengths = np.diff(starts) - 3
     word_start = np.zeros(len(lengths) + 1, np.int64)

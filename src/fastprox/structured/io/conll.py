@@ -6,9 +6,10 @@ spaces or tabs (any run of ASCII whitespace), the same number on every item
 line; a line of whitespace only ends a sequence. Other spaces are a token's
 characters, as CRF++ and conlleval read them: a no-break space (U+00A0) in
 "100 000", an ideographic space (U+3000). ``-DOCSTART-`` lines (CoNLL-2003's
-document breaks) are skipped by default; they end the sequence in progress
-and are kept, with the blank lines after them, in the next sequence's
-``comments`` so that the writer gives them back.
+document breaks, with all the columns or bare) are skipped by default; they
+end the sequence in progress and are kept as they were read, with the blank
+lines after them, in the next sequence's ``comments`` (after the last one: in
+its ``closing``) so that the writer gives them back (`docstart_columns`).
 
 The caller names the columns (``columns=("w", "pos", "y")``) and which one
 is the label (``label="y"``); unlabelled data (a test file without its last
@@ -19,7 +20,7 @@ import re
 from .lines import located, numbered_lines, source_name
 from .sequence import Layout, Sequence
 
-__all__ = ["read_conll", "DOCSTART"]
+__all__ = ["read_conll", "docstart_columns", "DOCSTART"]
 
 #: The first field of CoNLL-2003's document-break lines.
 DOCSTART = "-DOCSTART-"
@@ -69,23 +70,46 @@ def read_conll(source, columns, label=None, *, docstart=True):
     return _sequences(source, Layout(names, label, " "), bool(docstart))
 
 
+def docstart_columns(line, width):
+    """The columns of ``line``, kept by the reader before a sequence, if it is a
+    ``-DOCSTART-`` line with the ``width`` columns of its file's items
+    (``-DOCSTART- -X- -X- O``); else None.
+
+    Such a line takes an appended column of predictions too (its own last field,
+    O in CoNLL-2003, as the CoNLL-2003 evaluation files have it) and conlleval
+    counts it as an item tagged right: conlleval stops at a line with another
+    number of columns than the first. Any other kept line, a bare one-field
+    ``-DOCSTART-`` among them, is written back as it was read.
+    """
+    fields = _fields(line)
+    return fields if len(fields) == width and fields[0] == DOCSTART else None
+
+
+def _fields(text):
+    """The columns of a line: split at runs of ASCII whitespace."""
+    return text.split() if text.isascii() else [f for f in _SEPARATOR.split(text) if f]
+
+
 def _sequences(source, layout, docstart):
     name = source_name(source)
     width = len(layout.names)
     rows, first, kept = [], 0, []
+    held = None         # the last sequence read, given once the next one starts (or the file ends)
     for number, text in numbered_lines(source):
-        fields = text.split() if text.isascii() else [f for f in _SEPARATOR.split(text) if f]
+        fields = _fields(text)
         if not fields:
             if rows:
-                yield Sequence(layout, tuple(zip(*rows)), name, first, kept)
-                rows, kept = [], []
+                if held:
+                    yield held
+                held, rows, kept = Sequence(layout, tuple(zip(*rows)), name, first, kept), [], []
             elif kept:
                 kept.append(text)       # a blank line after -DOCSTART-, written back
             continue
         if docstart and fields[0] == DOCSTART:
             if rows:
-                yield Sequence(layout, tuple(zip(*rows)), name, first, kept)
-                rows, kept = [], []
+                if held:
+                    yield held
+                held, rows, kept = Sequence(layout, tuple(zip(*rows)), name, first, kept), [], []
             kept.append(text)
             continue
         if len(fields) != width:
@@ -94,7 +118,12 @@ def _sequences(source, layout, docstart):
             first = number
         rows.append(fields)
     if rows:
-        yield Sequence(layout, tuple(zip(*rows)), name, first, kept)
+        if held:
+            yield held
+        held, kept = Sequence(layout, tuple(zip(*rows)), name, first, kept), []
+    if held:
+        # (-DOCSTART- lines after the last sequence: written back after it)
+        yield Sequence(layout, held.columns, name, held.line, held.comments, closing=kept) if kept else held
 
 
 def _width_problem(layout, found):

@@ -41,12 +41,15 @@ class AttributeSequence:
         The sequence's weight (``@weight``; 1 by default).
     source, line
         The file and the sequence's first line, for messages.
+    item_lines : tuple of int
+        The line of each item in the file (``@weight`` lines may stand between
+        items), for messages naming an item.
     """
-    __slots__ = ("labels", "attributes", "weights", "counts", "weight", "source", "line")
+    __slots__ = ("labels", "attributes", "weights", "counts", "weight", "source", "line", "item_lines")
 
-    def __init__(self, labels, attributes, weights, counts, weight, source, line):
+    def __init__(self, labels, attributes, weights, counts, weight, source, line, item_lines):
         self.labels, self.attributes, self.weights, self.counts = labels, attributes, weights, counts
-        self.weight, self.source, self.line = weight, source, line
+        self.weight, self.source, self.line, self.item_lines = weight, source, line, item_lines
 
     def __len__(self):
         return len(self.labels)
@@ -90,7 +93,7 @@ def _sequences(source):
             continue
         block.first = block.first or number
         if ":" not in text and "\\" not in text and not fields[0].startswith("@"):
-            block.item(fields[0], fields[1:], None)     # the common line: names only
+            block.item(fields[0], fields[1:], None, number)     # the common line: names only
             continue
         label, value = _split(fields[0])
         if label.startswith("@"):
@@ -107,7 +110,7 @@ def _sequences(source):
                                             f"NAME:WEIGHT (escape a colon in a name as \\:)")
             attributes.append(attribute)
             weights.append(1.0 if weight is None else weight)
-        block.item(label, attributes, weights)
+        block.item(label, attributes, weights, number)
     if block.first:
         yield block.sequence(name)
 
@@ -163,15 +166,17 @@ def _unescape(field):
 
 class _Block:
     """The lines of the sequence being read."""
-    __slots__ = ("first", "labels", "attributes", "weights", "counts", "weight", "weighted")
+    __slots__ = ("first", "labels", "attributes", "weights", "counts", "weight", "weighted", "lines")
 
     def __init__(self):
         self.first, self.labels, self.attributes, self.weights, self.counts = 0, [], [], [], []
-        self.weight, self.weighted = 1.0, False
+        self.weight, self.weighted, self.lines = 1.0, False, []
 
-    def item(self, label, attributes, weights):
-        """Add an item: its label, attribute names and weights (None: all 1)."""
+    def item(self, label, attributes, weights, line):
+        """Add an item: its label, attribute names and weights (None: all 1), and
+        its line."""
         self.labels.append(label)
+        self.lines.append(line)
         self.counts.append(len(attributes))
         self.attributes.extend(attributes)
         if weights is None:
@@ -195,4 +200,4 @@ class _Block:
                                             "a sequence needs at least one LABEL line")
         weights = tuple(self.weights) if self.weighted else None
         return AttributeSequence(tuple(self.labels), tuple(self.attributes), weights,
-                                 tuple(self.counts), self.weight, name, self.first)
+                                 tuple(self.counts), self.weight, name, self.first, tuple(self.lines))

@@ -14,7 +14,7 @@ from itertools import chain
 
 import numpy as np
 
-__all__ = ["Layout", "Sequence", "labels_and_lengths"]
+__all__ = ["Layout", "Sequence", "labels_and_lengths", "without_labels"]
 
 
 class Layout:
@@ -59,17 +59,20 @@ class Sequence:
     comments : tuple of str
         Lines kept verbatim before the items: CoNLL-U comments, CoNLL
         ``-DOCSTART-`` lines (and the blank lines after them).
+    closing : tuple of str
+        Lines kept verbatim after the blank line that ends the file's last
+        sequence: CoNLL ``-DOCSTART-`` lines with no sequence after them.
     extra : tuple of (int, str)
         CoNLL-U multiword-token and empty-node lines, each with the number of
         words before it, written back where they stood.
     heads : ndarray of int32 or None
         The gold HEAD of each word (0 the root), when the reader checked them.
     """
-    __slots__ = ("layout", "columns", "source", "line", "comments", "extra", "heads")
+    __slots__ = ("layout", "columns", "source", "line", "comments", "extra", "heads", "closing")
 
-    def __init__(self, layout, columns, source, line, comments=(), extra=(), heads=None):
+    def __init__(self, layout, columns, source, line, comments=(), extra=(), heads=None, closing=()):
         self.layout, self.columns, self.source, self.line = layout, columns, source, line
-        self.comments, self.extra, self.heads = tuple(comments), tuple(extra), heads
+        self.comments, self.extra, self.heads, self.closing = tuple(comments), tuple(extra), heads, tuple(closing)
 
     def __len__(self):
         return len(self.columns[0]) if self.columns else 0
@@ -108,3 +111,16 @@ def labels_and_lengths(sequences):
     lengths = np.fromiter((len(s) for s in sequences), dtype=np.int64, count=len(sequences))
     y = np.array(list(chain.from_iterable(s.labels for s in sequences)), dtype=str)
     return y, lengths
+
+
+def without_labels(sequences):
+    """``sequences`` (a list of :class:`Sequence` of one layout) as read without a
+    label: the same columns and kept lines, the layout's label None, what the reader
+    gives with ``label=None`` for a file whose labels turn out absent (CoNLL-U's
+    FEATS all ``_``), without reading the file again."""
+    if not sequences:
+        return []
+    layout = sequences[0].layout
+    layout = Layout(layout.names, None, layout.separator)
+    return [Sequence(layout, s.columns, s.source, s.line, s.comments, s.extra, s.heads, s.closing)
+            for s in sequences]

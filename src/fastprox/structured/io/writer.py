@@ -5,8 +5,9 @@ other field, comment, multiword-token and empty-node line as it was; ``parse
 predict`` writes its sentences `parsed` instead, HEAD, DEPREL and DEPS replaced)
 or with the predictions appended as a last column
 (``word POS gold predicted``, the input of ``conlleval``, which needs as many
-columns on every line: a ``-DOCSTART-`` line repeats its last field there, O
-in CoNLL-2003, as the CoNLL-2003 evaluation files do). What the readers
+columns on every line: a ``-DOCSTART-`` line with the items' columns repeats
+its last field there, O in CoNLL-2003, as the CoNLL-2003 evaluation files do;
+a bare one is written as it was read, `fastprox.structured.io.conll.docstart_columns`). What the readers
 keep is written back: a CoNLL-U file read and written unchanged is the same
 bytes, blank lines after each sentence; a CoNLL file is written with single
 spaces between columns, as CoNLL-2000's files are.
@@ -19,6 +20,7 @@ import numpy as np
 
 from ..._writes import STANDARD_OUTPUT, Output, atomic_write
 from ...libsvm import STDIN
+from .conll import docstart_columns
 
 __all__ = ["write_sequences"]
 
@@ -45,7 +47,8 @@ def write_sequences(path, sequences, values=None, *, column=None):
     column : str or None, default=None
         The column that ``values`` replace ("HEAD", say); None appends them
         as a new last column (``_`` on CoNLL-U's multiword-token and
-        empty-node lines; a CoNLL ``-DOCSTART-`` line's own last field).
+        empty-node lines; a CoNLL ``-DOCSTART-`` line's own last field when
+        it has the items' columns).
 
     Raises
     ------
@@ -109,8 +112,8 @@ def _where(sequence):
 
 
 def _text(sequence, values, column):
-    """The lines of one sequence, each ending in a newline, and the blank line
-    that ends it."""
+    """The lines of one sequence, each ending in a newline, the blank line that
+    ends it, and the lines kept after it."""
     layout = sequence.layout
     separator = layout.separator
     rows = [list(row) for row in zip(*sequence.columns)]
@@ -133,11 +136,10 @@ def _text(sequence, values, column):
                 row[at] = text
     appended = values is not None and column is None
     tail = separator + "_" if appended else ""
-    lines = list(sequence.comments)
+    lines, closing = list(sequence.comments), list(sequence.closing)
     if appended and separator == " ":
-        # A kept -DOCSTART- line takes the new column too, its own last field (O in
-        # CoNLL-2003): conlleval stops at a line with another number of columns.
-        lines = [line + separator + line.split()[-1] if line.strip() else line for line in lines]
+        width = len(layout.names)
+        lines, closing = ([_widened(line, docstart_columns(line, width)) for line in kept] for kept in (lines, closing))
     extra = iter(sequence.extra)
     pending = next(extra, None)
     for i, row in enumerate(rows):
@@ -149,4 +151,12 @@ def _text(sequence, values, column):
         lines.append(pending[1] + tail)
         pending = next(extra, None)
     lines.append("")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + closing) + "\n"
+
+
+def _widened(line, columns):
+    """A kept line as written with a column appended: a -DOCSTART- line of the
+    items' ``columns`` gets its own last field again, with single spaces between
+    its columns as the items' lines (conlleval reads a second space as an empty
+    column); any other line (``columns`` None) as it was read."""
+    return line if columns is None else " ".join(columns + columns[-1:])
