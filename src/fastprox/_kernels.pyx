@@ -83,7 +83,8 @@ from fastprox._kernel.base.state cimport (Ctx, Params, Cursor, Arrays, Scratch, 
 from fastprox._kernel.lanes.lanes cimport lanes_t, lanes_at, lanes_best, upper_in_use, LANES_COUNT
 from fastprox._kernel.rules.fobos cimport stamp_origin, zero_origin
 from fastprox._kernel.rules.dual cimport set_weight_params
-from fastprox._kernel.groups.groups cimport groups_replay, groups_materialize
+from fastprox._kernel.groups.groups cimport (groups_replay, groups_materialize, group_of, cache_group_weights,
+                                            ungrouped_weight)
 from fastprox._kernel.rules.intercept cimport intercept_value, intercept_term
 from fastprox._kernel.steps.step cimport step, current, averaged as averaged_entry
 from fastprox._kernel.steps.rows cimport (row_step, tagged, step_t, loss_t, eta_t, GeneralStep, FobosL1Rows, FobosRows,
@@ -1031,8 +1032,7 @@ cdef class Learner:
         if unit:
             sample_weight = NO_WEIGHTS
         cdef Stream stream
-        stream_of(&stream, held, scores, each_step, sums, held_sums, all_rows, len(indptr) - 1, self.n_outputs,
-                  self.c.params.grouped)
+        stream_of(&stream, held, scores, each_step, sums, held_sums, all_rows, len(indptr) - 1, self.n_outputs)
         cdef array.array partials = NO_WEIGHTS
         if stream.held_sums != NULL and self.c.params.multinomial:
             partials = pyarray.array("d", bytes(8 * self.n_outputs))
@@ -1081,7 +1081,7 @@ def _pages_of(a):
 
 
 cdef int stream_of(Stream* s, held, double[::1] scores, bint each_step, double[::1] sums, double[::1] held_sums,
-                   bint all_rows, Py_ssize_t n, int K, bint grouped) except -1:
+                   bint all_rows, Py_ssize_t n, int K) except -1:
     """Check `Learner.fit_rows`'s stream arguments into ``s``."""
     s.on = held is not None or scores is not None or each_step or sums is not None or held_sums is not None
     s.held, s.period, s.each_step, s.scored = -1, 1, each_step, 0
@@ -1092,9 +1092,6 @@ cdef int stream_of(Stream* s, held, double[::1] scores, bint each_step, double[:
     if not all_rows:
         raise ValueError("a stream's pass (held, scores, each_step, sums, held_sums) takes its rows in order: "
                          "order=None")
-    if grouped and (held is not None or each_step):
-        raise ValueError("a grouped model's margins are read through its materialized weights "
-                         "(Learner.margins), not in the pass; score its rows between calls")
     if held is not None:
         s.held, s.period = held
         if s.held < 0 or s.period < 1:
@@ -1252,7 +1249,8 @@ cdef inline bint score_row(Ctx* state, const value_t* X, const index_t* ind, Py_
     """<w_k, x> + b_k of the eager model w_{T+1} for the row of values X[lo:hi] at
     columns ind[lo:hi], into out[0:K] (`Learner.row_margins`, held-out rows, -p): the
     features' current weights (`current`, the state untouched), columns at or beyond
-    n_features weighing 0; whether all K are finite."""
+    n_features weighing 0; whether all K are finite. A grouped model's row goes to
+    `score_grouped_row`."""
     cdef Ctx c = state[0]
     cdef Py_ssize_t nz
     cdef long long j
@@ -1260,6 +1258,8 @@ cdef inline bint score_row(Ctx* state, const value_t* X, const index_t* ind, Py_
     cdef int k
     cdef bint finite = True
     set_weight_params(&c)
+    if c.params.grouped:
+        return score_grouped_row(&c, X, ind, lo, hi, out)
     for k in range(c.params.n_outputs):
         total = 0.0
         for nz in range(lo, hi):
@@ -1269,6 +1269,48 @@ cdef inline bint score_row(Ctx* state, const value_t* X, const index_t* ind, Py_
         total += intercept_term(&c, intercept_value(&c, k))
         finite = finite and total - total == 0.0
         out[k] = total
+    return finite
+
+
+cdef bint score_grouped_row(Ctx* c, const value_t* X, const index_t* ind, Py_ssize_t lo, Py_ssize_t hi,
+                            double* out) noexcept nogil:
+    """`score_row` for a grouped model, between the pass's steps (held-out rows, -p):
+    the margins `Learner.margins` sums over `groups_materialize`'s (K, d) weights, bit
+    for bit, in O(nnz K + the sizes of the row's groups) where the materialized weights
+    cost O(d K). Each group of the row's features has its weights at the step computed
+    once (`cache_group_weights`, into the scratch rda caches a step's in, free between
+    steps); the group's mark (a step number, >= 0) is flipped to -2 - mark while the row
+    is scored, then given back. ``c`` is the caller's copy of the context (its counters
+    left), the state untouched."""
+    cdef Py_ssize_t nz
+    cdef long long j, g, d = c.params.n_features
+    cdef long long* mark = c.groups.mark
+    cdef double total
+    cdef int k, K = c.params.n_outputs
+    cdef bint finite = True
+    for nz in range(lo, hi):
+        j = ind[nz]
+        if 0 <= j < d:
+            g = group_of(c, j)
+            if g >= 0 and mark[g] >= 0:
+                mark[g] = -2 - mark[g]
+                cache_group_weights(c, g)
+    for k in range(K):
+        total = 0.0
+        for nz in range(lo, hi):
+            j = ind[nz]
+            if 0 <= j < d:
+                total += (c.scratch.group_weights_now[j * K + k] if group_of(c, j) >= 0
+                          else ungrouped_weight(c, j, k)) * <double>X[nz]
+        total += intercept_term(c, intercept_value(c, k))
+        finite = finite and total - total == 0.0
+        out[k] = total
+    for nz in range(lo, hi):
+        j = ind[nz]
+        if 0 <= j < d:
+            g = group_of(c, j)
+            if g >= 0 and mark[g] < 0:
+                mark[g] = -2 - mark[g]
     return finite
 
 
