@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from fastprox._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
 from fastprox._kernels import Learner, exact_sum, held_out_loss
 from fastprox._libsvm import format_predictions
-from fastprox._registry import LOSSES
+from fastprox._registry import LOSSES, RULES
 from fastprox._validation import NonFiniteMargin
 from fastprox.stream.holdout import Holdout
 from fastprox.stream.losses import example_loss
@@ -305,6 +305,55 @@ def test_a_grouped_models_rows_are_scored_in_the_pass(rule, groups, outputs, eac
     learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, batch)
     reference.fit_rows(X.data, X.indices, X.indptr, y, None, None, batch)
     assert learner.coef().tobytes() == reference.coef().tobytes()
+
+
+@pytest.mark.parametrize("rule", sorted({(r.update, r.schedule, r.penalty) for r in RULES
+                                          if r.penalty not in ("l1_l2", "l1_linf", "sparse_group", "squared_group")}))
+@pytest.mark.parametrize("outputs, multinomial, batch", [(1, False, 1), (3, False, 1), (3, True, 1), (3, True, 3)])
+def test_each_steps_scores_are_the_row_margins_before_it(rule, outputs, multinomial, batch):
+    """With each_step (-p), every row's scores are `Learner.row_margins` by the model
+    before its step, bit for bit, whether the pass scores the rows before each step or
+    the general step takes them from the weights its margins caught up
+    (`steps_predict`): every rule, one output or three (one-vs-rest, multinomial),
+    mini-batches; the model is that of one call per step."""
+    if multinomial and rule[1] == "normalized":
+        pytest.skip("the normalized schedule is for binary and one-vs-rest models")
+    rng = np.random.default_rng(7)
+    d, n = 15, 60
+    X = sp.random(n, d, density=0.4, format="csr", random_state=7)
+    X.data = np.round(X.data * 6 - 2, 3)
+    y = rng.integers(0, 3, n).astype(float) if outputs == 3 else np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    kwargs = dict(alpha=1e-2, eta0=0.3, delta=1.0, ovr=outputs == 3 and not multinomial, multinomial=multinomial)
+    learner, reference = (Learner(d, outputs, *rule, "log", **kwargs) for _ in range(2))
+    scores = array("d", bytes(8 * outputs * n))
+    learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, batch, scores=scores, each_step=True)
+    expected = []
+    for i in range(0, n, batch):
+        expected += [reference.row_margins(X.data[X.indptr[r]:X.indptr[r + 1]], X.indices[X.indptr[r]:X.indptr[r + 1]])
+                     for r in range(i, min(i + batch, n))]
+        reference.fit_rows(X.data, X.indices, X.indptr, y, None, np.arange(i, min(i + batch, n)), batch)
+    assert list(scores) == [m for row in expected for m in row]
+    assert learner.coef().tobytes() == reference.coef().tobytes()
+
+
+@pytest.mark.parametrize("rule", [("fobos", "adagrad", "l1"), ("rda", "invsqrt", "l1"), ("ftrl", "adagrad", "l1"),
+                                  ("fobos", "normalized", "l1")])
+@pytest.mark.parametrize("batch", [1, 2])
+def test_a_predicted_rows_nonfinite_margin_names_its_row(rule, batch):
+    """With each_step, a row whose score is not finite raises NonFiniteMargin naming it
+    before its step (taken by the step itself or scored before it), the steps before
+    it kept: the same error and model either way."""
+    X = sp.random(10, 6, density=0.5, format="csr", random_state=2)
+    data = X.data.copy()
+    data[X.indptr[6]] = np.inf
+    normalized = rule[1] == "normalized"
+    if normalized and batch > 1:
+        pytest.skip("the normalized schedule takes one row per step")
+    learner = Learner(6, 3, *rule, "log", multinomial=not normalized, ovr=normalized)
+    with pytest.raises(NonFiniteMargin, match="row 6: Input X contains NaN or infinity"):
+        learner.fit_rows(data, X.indices, X.indptr, np.arange(10) % 3.0, None, None, batch,
+                         scores=array("d", [0.0] * 30), each_step=True)
+    assert learner.t == 6 // batch
 
 
 def test_a_streams_arguments_are_checked():

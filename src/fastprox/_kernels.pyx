@@ -1140,6 +1140,7 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     cdef const value_t* X = &data[0] if data.shape[0] else NULL
     cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
     cdef bint stopped, steep
+    cdef long long unpredictable
     p.n = indptr.shape[0] - 1 if all_rows else order.shape[0]
     p.y, p.rows = &y[0], NULL if all_rows else &order[0] if p.n > 0 else NULL
     p.sw = NULL if unit else &sample_weight[0] if sample_weight.shape[0] else NULL
@@ -1164,10 +1165,14 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
         stream_pass(state, &p, stream, X, ind, &indptr[0], pause)
     else:
         pass_kernel(state, &p, X, ind, &indptr[0], pause)
-    stopped, steep = state.cursor.nonfinite, state.cursor.steep
+    stopped, steep, unpredictable = state.cursor.nonfinite, state.cursor.steep, state.scratch.unpredictable
     state.cursor.nonfinite = state.cursor.steep = False
+    state.scratch.unpredictable = 0
     if p.interrupted:           # the steps taken so far stay, as after a shorter call
         return -1
+    if unpredictable:           # (a score the step took for -p, `score_or_raise`'s refusal)
+        raise nonfinite_margin(unpredictable - 1, [data[nz] for nz in range(indptr[unpredictable - 1],
+                                                                             indptr[unpredictable])])
     if stopped:
         refuse_step(data, indptr, p.rows, p.start, p.start + p.b, steep)
     return p.total
@@ -1183,15 +1188,20 @@ cdef int stream_pass(Ctx* c, Pass* p, Stream* s, const value_t* X, const index_t
     cdef Py_ssize_t end = p.n, first, i, signals_at = p.start + SIGNAL_ROWS, K = c.params.n_outputs
     cdef double total = 0.0, weight
     cdef double* held_scores
+    cdef bint by_steps = s.each_step and steps_predict(c, p.batch_size)
     while p.start < end:
         p.n = end if s.held < 0 else min(s.held, end)
         if s.each_step:
             p.n = min(p.n, p.start + p.batch_size)
-            for i in range(p.start, p.n):
+            for i in range(p.start, p.n if not by_steps else p.start):
                 score_or_raise(c, X, ind, indptr, i, s.scores + i * K)
         if p.n > p.start:
             first, p.total = p.start, 0.0
-            pass_kernel(c, p, X, ind, indptr, pause)
+            c.scratch.predictions = s.scores if by_steps else NULL
+            try:
+                pass_kernel(c, p, X, ind, indptr, pause)
+            finally:
+                c.scratch.predictions = NULL
             if c.cursor.nonfinite or p.interrupted:
                 return 0
             total += p.total
@@ -1221,6 +1231,24 @@ cdef int stream_pass(Ctx* c, Pass* p, Stream* s, const value_t* X, const index_t
                 return 0
     p.n, p.total = end, total
     return 0
+
+
+cdef inline bint general_steps(Ctx* c, int batch_size) noexcept nogil:
+    """Whether `pass_kernel` takes the general step (`step`) over the pass's rows, not
+    a row kernel."""
+    return batch_size != 1 or not tagged(c.params.schedule) or not (
+        c.params.plain_fobos or c.params.plain_adagrad or c.params.plain_dual or c.params.plain_normalized)
+
+
+cdef inline bint steps_predict(Ctx* c, int batch_size) noexcept nogil:
+    """Whether the steps write -p's scores (`steps.step.predict_row`) in a stream's pass:
+    the general step's margins over each row (not its plain_rows branch, which takes a
+    step of one row: a mini-batch's last may be one), whose caught-up weights are
+    those `current` computes, bit for bit: not under fobos's normalized schedule (its
+    margins rescale the weights first) or a Berhu penalty (`current` reads its heap),
+    nor for a grouped model (`score_grouped_row`)."""
+    return (general_steps(c, batch_size) and not c.params.plain_rows and not c.params.grouped
+            and not (c.params.update == FOBOS and (c.params.schedule == NORMALIZED or c.params.penalty == BERHU)))
 
 
 cdef inline void hold_out(Ctx* c, Pass* p, Stream* s, const double* scores) noexcept nogil:
@@ -1329,8 +1357,7 @@ cdef int pass_kernel(Ctx* c, Pass* p, const value_t* X, const index_t* ind, cons
     """The pass's kernel, chosen once: the general step for mini-batches and the rules
     without a row kernel, else the row kernel of the rule's layout and step
     (`_kernel/steps/rows.pxd`); then its loss family (`pass_loss`)."""
-    if p.batch_size != 1 or not tagged(c.params.schedule) or not (
-            c.params.plain_fobos or c.params.plain_adagrad or c.params.plain_dual or c.params.plain_normalized):
+    if general_steps(c, p.batch_size):
         return pass_loss(c, p, X, ind, indptr, pause, <GeneralStep*>NULL)
     if c.params.average_from:
         return pass_averaged(c, p, X, ind, indptr, pause)
