@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from fastprox._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
 from fastprox._kernels import Learner, exact_sum, held_out_loss
 from fastprox._libsvm import format_predictions
-from fastprox._registry import LOSSES
+from fastprox._registry import LOSSES, RULES
 from fastprox._validation import NonFiniteMargin
 from fastprox.stream.holdout import Holdout
 from fastprox.stream.losses import example_loss
@@ -74,6 +74,22 @@ class PerRowTrainer(Trainer):
                 self.predictions(prediction_line(self.est, s, row_tag(rows.tags, r)).encode())
             if line:
                 self._line(rows, y, end, loss, None if self.from_loss else self._shown(scores[-1]))
+
+    def _steps(self, rows, start, stop):
+        """The kernel's steps over rows [start, stop) of a chunk, a call of their own;
+        their summed loss."""
+        if start == stop:
+            return 0.0
+        part = rows.part(start, stop)
+        try:
+            loss = self.est.learner.fit_rows(*part, None, self.est.params["batch_size"])
+        except NonFiniteMargin as e:
+            raise ValueError(f"{rows.where(start + e.row)}: {e.detail}") from None
+        weight = stop - start if part[4] is None else sum(part[4])
+        self.table.add(stop - start, loss, weight)
+        self.pass_loss += loss
+        self.pass_weight += weight
+        return loss
 
     def _hold_out(self, rows, y, i):
         scores = self._margins(rows, i)
@@ -159,6 +175,17 @@ CASES = [
     (dict(REGRESSOR_DEFAULTS, loss="huber", batch_size=3, schedule="adagrad"), True, None, values, True),
     (dict(CLASSIFIER_DEFAULTS, penalty="l1_l2", alpha=1e-3, groups=list(np.arange(40) % 5)), False, [-1.0, 1.0],
      binary, True),
+    # Grouped models scored in the pass (`score_grouped_row`): rda, the other group penalties, features
+    # of no group (-1), group weights, several outputs, mini-batches.
+    (dict(CLASSIFIER_DEFAULTS, update="rda", penalty="l1_l2", alpha=1e-2, groups=list(np.arange(40) % 6 - 1)),
+     False, [1.0, 2.0, 5.0], three, False),
+    (dict(CLASSIFIER_DEFAULTS, penalty="sparse_group", alpha=1e-2, batch_size=3, groups=list(np.arange(40) // 8)),
+     False, [-1.0, 1.0], binary, True),
+    (dict(CLASSIFIER_DEFAULTS, penalty="squared_group", alpha=1e-2, groups=list(np.arange(40) % 4),
+          group_weights=[0.5, 1.0, 2.0, 0.0]), False, [-1.0, 1.0], binary, False),
+    (dict(CLASSIFIER_DEFAULTS, update="rda", schedule="adagrad", penalty="l1_linf", alpha=1e-2,
+          multi_class="multinomial", groups=list(np.arange(40) % 3 - 1)), False, [1.0, 2.0, 5.0], three, True),
+    (dict(REGRESSOR_DEFAULTS, penalty="l1_l2", alpha=1e-2), True, None, values, False),
     # The held-out rows' losses, the kernel's (`registry_loss`): every loss, weighted or not.
     (dict(CLASSIFIER_DEFAULTS, loss="squared_hinge", alpha=1e-3), False, [-1.0, 1.0], binary, True),
     (dict(CLASSIFIER_DEFAULTS, loss="perceptron", batch_size=2), False, [-1.0, 1.0], binary, False),
@@ -229,9 +256,109 @@ def test_held_rows_up_to_the_calls_end(held, period):
     assert learner.coef().tobytes() == reference.coef().tobytes()
 
 
+GROUPED_RULES = [("fobos", "invsqrt", "l1_l2"), ("fobos", "invsqrt", "l1_linf"), ("fobos", "invsqrt", "sparse_group"),
+                 ("fobos", "invsqrt", "squared_group"), ("rda", "invsqrt", "l1_l2"), ("rda", "adagrad", "sparse_group"),
+                 ("rda", "adagrad", "l1_linf")]
+
+
+@pytest.mark.parametrize("rule", GROUPED_RULES)
+@pytest.mark.parametrize("groups", ["rows", "user", "user weighted"])
+@pytest.mark.parametrize("outputs", [1, 3])
+@pytest.mark.parametrize("each_step", [False, True])
+def test_a_grouped_models_rows_are_scored_in_the_pass(rule, groups, outputs, each_step):
+    """A grouped model's held-out rows (and with each_step, -p's, every row before its
+    step) are scored in the kernel's pass (`score_grouped_row`) with the bits of the
+    margins of its materialized weights (`Learner.row_margins`, which the trainer read
+    between calls before), and the model is that of calls split at them: each feature
+    its own group, user groups with features of no group (-1), group weights, one output
+    or three (one-vs-rest), mini-batches of 2."""
+    rng = np.random.default_rng(5)
+    d, n, batch = 14, 80, 2 if each_step else 1
+    X = sp.random(n, d, density=0.4, format="csr", random_state=5)
+    y = rng.integers(0, 3, n).astype(float) if outputs == 3 else np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    kwargs = dict(alpha=5e-2, eta0=0.5, ovr=outputs == 3)
+    if groups != "rows":
+        kwargs["groups"] = np.arange(d) % 5 - 1
+    if groups == "user weighted" and rule[2] != "squared_group":
+        kwargs["group_weights"] = np.array([0.5, 2.0, 0.0, 1.5])
+    learner, reference = (Learner(d, outputs, *rule, "log", **kwargs) for _ in range(2))
+    held_rows = list(range(3, n, 7))
+    scores = array("d", bytes(8 * outputs * (n if each_step else len(held_rows))))
+    learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, batch, held=(3, 7), scores=scores,
+                     each_step=each_step)
+    expected, start = [], 0
+    for stop in held_rows + [n]:
+        for i in range(start, stop, batch):
+            end = min(i + batch, stop)
+            if each_step:
+                expected += [reference.row_margins(X.data[X.indptr[r]:X.indptr[r + 1]],
+                                                   X.indices[X.indptr[r]:X.indptr[r + 1]]) for r in range(i, end)]
+            reference.fit_rows(X.data, X.indices, X.indptr, y, None, np.arange(i, end), batch)
+        if stop < n:
+            expected.append(reference.row_margins(X.data[X.indptr[stop]:X.indptr[stop + 1]],
+                                                  X.indices[X.indptr[stop]:X.indptr[stop + 1]]))
+        start = stop + 1
+    assert list(scores) == [m for row in expected for m in row]
+    assert learner.coef().tobytes() == reference.coef().tobytes()
+    assert learner.t == reference.t
+    # the groups' marks given back: the next steps are the reference's
+    learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, batch)
+    reference.fit_rows(X.data, X.indices, X.indptr, y, None, None, batch)
+    assert learner.coef().tobytes() == reference.coef().tobytes()
+
+
+@pytest.mark.parametrize("rule", sorted({(r.update, r.schedule, r.penalty) for r in RULES
+                                          if r.penalty not in ("l1_l2", "l1_linf", "sparse_group", "squared_group")}))
+@pytest.mark.parametrize("outputs, multinomial, batch", [(1, False, 1), (3, False, 1), (3, True, 1), (3, True, 3)])
+def test_each_steps_scores_are_the_row_margins_before_it(rule, outputs, multinomial, batch):
+    """With each_step (-p), every row's scores are `Learner.row_margins` by the model
+    before its step, bit for bit, whether the pass scores the rows before each step or
+    the general step takes them from the weights its margins caught up
+    (`steps_predict`): every rule, one output or three (one-vs-rest, multinomial),
+    mini-batches; the model is that of one call per step."""
+    if multinomial and rule[1] == "normalized":
+        pytest.skip("the normalized schedule is for binary and one-vs-rest models")
+    rng = np.random.default_rng(7)
+    d, n = 15, 60
+    X = sp.random(n, d, density=0.4, format="csr", random_state=7)
+    X.data = np.round(X.data * 6 - 2, 3)
+    y = rng.integers(0, 3, n).astype(float) if outputs == 3 else np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    kwargs = dict(alpha=1e-2, eta0=0.3, delta=1.0, ovr=outputs == 3 and not multinomial, multinomial=multinomial)
+    learner, reference = (Learner(d, outputs, *rule, "log", **kwargs) for _ in range(2))
+    scores = array("d", bytes(8 * outputs * n))
+    learner.fit_rows(X.data, X.indices, X.indptr, y, None, None, batch, scores=scores, each_step=True)
+    expected = []
+    for i in range(0, n, batch):
+        expected += [reference.row_margins(X.data[X.indptr[r]:X.indptr[r + 1]], X.indices[X.indptr[r]:X.indptr[r + 1]])
+                     for r in range(i, min(i + batch, n))]
+        reference.fit_rows(X.data, X.indices, X.indptr, y, None, np.arange(i, min(i + batch, n)), batch)
+    assert list(scores) == [m for row in expected for m in row]
+    assert learner.coef().tobytes() == reference.coef().tobytes()
+
+
+@pytest.mark.parametrize("rule", [("fobos", "adagrad", "l1"), ("rda", "invsqrt", "l1"), ("ftrl", "adagrad", "l1"),
+                                  ("fobos", "normalized", "l1")])
+@pytest.mark.parametrize("batch", [1, 2])
+def test_a_predicted_rows_nonfinite_margin_names_its_row(rule, batch):
+    """With each_step, a row whose score is not finite raises NonFiniteMargin naming it
+    before its step (taken by the step itself or scored before it), the steps before
+    it kept: the same error and model either way."""
+    X = sp.random(10, 6, density=0.5, format="csr", random_state=2)
+    data = X.data.copy()
+    data[X.indptr[6]] = np.inf
+    normalized = rule[1] == "normalized"
+    if normalized and batch > 1:
+        pytest.skip("the normalized schedule takes one row per step")
+    learner = Learner(6, 3, *rule, "log", multinomial=not normalized, ovr=normalized)
+    with pytest.raises(NonFiniteMargin, match="row 6: Input X contains NaN or infinity"):
+        learner.fit_rows(data, X.indices, X.indptr, np.arange(10) % 3.0, None, None, batch,
+                         scores=array("d", [0.0] * 30), each_step=True)
+    assert learner.t == 6 // batch
+
+
 def test_a_streams_arguments_are_checked():
     """Scores too short, an order, a bad period or sums of another length: a ValueError
-    naming the fix, before any step; a grouped model is not scored in the pass."""
+    naming the fix, before any step."""
     learner, X, y = _learner()
     args = (X.data, X.indices, X.indptr, y, None)
     with pytest.raises(ValueError, match="scores must hold the 3 held-out rows' 1 margins"):
@@ -246,9 +373,6 @@ def test_a_streams_arguments_are_checked():
         learner.fit_rows(*args, None, 1, sums=array("d", [0.0] * 3))
     with pytest.raises(ValueError, match="held_sums must hold 4"):
         learner.fit_rows(*args, None, 1, held=(2, 3), scores=array("d", [0.0] * 10), held_sums=array("d", [0.0] * 5))
-    grouped = Learner(6, 1, "fobos", "invsqrt", "l1_l2", "log", groups=np.arange(6) % 2)
-    with pytest.raises(ValueError, match="grouped model"):
-        grouped.fit_rows(*args, None, 1, held=(2, 3), scores=array("d", [0.0] * 10))
     assert learner.t == 0
 
 

@@ -83,7 +83,8 @@ from fastprox._kernel.base.state cimport (Ctx, Params, Cursor, Arrays, Scratch, 
 from fastprox._kernel.lanes.lanes cimport lanes_t, lanes_at, lanes_best, upper_in_use, LANES_COUNT
 from fastprox._kernel.rules.fobos cimport stamp_origin, zero_origin
 from fastprox._kernel.rules.dual cimport set_weight_params
-from fastprox._kernel.groups.groups cimport groups_replay, groups_materialize
+from fastprox._kernel.groups.groups cimport (groups_replay, groups_materialize, group_of, cache_group_weights,
+                                            ungrouped_weight)
 from fastprox._kernel.rules.intercept cimport intercept_value, intercept_term
 from fastprox._kernel.steps.step cimport step, current, averaged as averaged_entry
 from fastprox._kernel.steps.rows cimport (row_step, tagged, step_t, loss_t, eta_t, GeneralStep, FobosL1Rows, FobosRows,
@@ -1031,8 +1032,7 @@ cdef class Learner:
         if unit:
             sample_weight = NO_WEIGHTS
         cdef Stream stream
-        stream_of(&stream, held, scores, each_step, sums, held_sums, all_rows, len(indptr) - 1, self.n_outputs,
-                  self.c.params.grouped)
+        stream_of(&stream, held, scores, each_step, sums, held_sums, all_rows, len(indptr) - 1, self.n_outputs)
         cdef array.array partials = NO_WEIGHTS
         if stream.held_sums != NULL and self.c.params.multinomial:
             partials = pyarray.array("d", bytes(8 * self.n_outputs))
@@ -1081,7 +1081,7 @@ def _pages_of(a):
 
 
 cdef int stream_of(Stream* s, held, double[::1] scores, bint each_step, double[::1] sums, double[::1] held_sums,
-                   bint all_rows, Py_ssize_t n, int K, bint grouped) except -1:
+                   bint all_rows, Py_ssize_t n, int K) except -1:
     """Check `Learner.fit_rows`'s stream arguments into ``s``."""
     s.on = held is not None or scores is not None or each_step or sums is not None or held_sums is not None
     s.held, s.period, s.each_step, s.scored = -1, 1, each_step, 0
@@ -1092,9 +1092,6 @@ cdef int stream_of(Stream* s, held, double[::1] scores, bint each_step, double[:
     if not all_rows:
         raise ValueError("a stream's pass (held, scores, each_step, sums, held_sums) takes its rows in order: "
                          "order=None")
-    if grouped and (held is not None or each_step):
-        raise ValueError("a grouped model's margins are read through its materialized weights "
-                         "(Learner.margins), not in the pass; score its rows between calls")
     if held is not None:
         s.held, s.period = held
         if s.held < 0 or s.period < 1:
@@ -1143,6 +1140,7 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
     cdef const value_t* X = &data[0] if data.shape[0] else NULL
     cdef const index_t* ind = &indices[0] if indices.shape[0] else NULL
     cdef bint stopped, steep
+    cdef long long unpredictable
     p.n = indptr.shape[0] - 1 if all_rows else order.shape[0]
     p.y, p.rows = &y[0], NULL if all_rows else &order[0] if p.n > 0 else NULL
     p.sw = NULL if unit else &sample_weight[0] if sample_weight.shape[0] else NULL
@@ -1167,10 +1165,14 @@ cdef double fit_csr(Ctx* state, const value_t[::1] data, const index_t[::1] indi
         stream_pass(state, &p, stream, X, ind, &indptr[0], pause)
     else:
         pass_kernel(state, &p, X, ind, &indptr[0], pause)
-    stopped, steep = state.cursor.nonfinite, state.cursor.steep
+    stopped, steep, unpredictable = state.cursor.nonfinite, state.cursor.steep, state.scratch.unpredictable
     state.cursor.nonfinite = state.cursor.steep = False
+    state.scratch.unpredictable = 0
     if p.interrupted:           # the steps taken so far stay, as after a shorter call
         return -1
+    if unpredictable:           # (a score the step took for -p, `score_or_raise`'s refusal)
+        raise nonfinite_margin(unpredictable - 1, [data[nz] for nz in range(indptr[unpredictable - 1],
+                                                                             indptr[unpredictable])])
     if stopped:
         refuse_step(data, indptr, p.rows, p.start, p.start + p.b, steep)
     return p.total
@@ -1186,15 +1188,20 @@ cdef int stream_pass(Ctx* c, Pass* p, Stream* s, const value_t* X, const index_t
     cdef Py_ssize_t end = p.n, first, i, signals_at = p.start + SIGNAL_ROWS, K = c.params.n_outputs
     cdef double total = 0.0, weight
     cdef double* held_scores
+    cdef bint by_steps = s.each_step and steps_predict(c, p.batch_size)
     while p.start < end:
         p.n = end if s.held < 0 else min(s.held, end)
         if s.each_step:
             p.n = min(p.n, p.start + p.batch_size)
-            for i in range(p.start, p.n):
+            for i in range(p.start, p.n if not by_steps else p.start):
                 score_or_raise(c, X, ind, indptr, i, s.scores + i * K)
         if p.n > p.start:
             first, p.total = p.start, 0.0
-            pass_kernel(c, p, X, ind, indptr, pause)
+            c.scratch.predictions = s.scores if by_steps else NULL
+            try:
+                pass_kernel(c, p, X, ind, indptr, pause)
+            finally:
+                c.scratch.predictions = NULL
             if c.cursor.nonfinite or p.interrupted:
                 return 0
             total += p.total
@@ -1226,6 +1233,24 @@ cdef int stream_pass(Ctx* c, Pass* p, Stream* s, const value_t* X, const index_t
     return 0
 
 
+cdef inline bint general_steps(Ctx* c, int batch_size) noexcept nogil:
+    """Whether `pass_kernel` takes the general step (`step`) over the pass's rows, not
+    a row kernel."""
+    return batch_size != 1 or not tagged(c.params.schedule) or not (
+        c.params.plain_fobos or c.params.plain_adagrad or c.params.plain_dual or c.params.plain_normalized)
+
+
+cdef inline bint steps_predict(Ctx* c, int batch_size) noexcept nogil:
+    """Whether the steps write -p's scores (`steps.step.predict_row`) in a stream's pass:
+    the general step's margins over each row (not its plain_rows branch, which takes a
+    step of one row: a mini-batch's last may be one), whose caught-up weights are
+    those `current` computes, bit for bit: not under fobos's normalized schedule (its
+    margins rescale the weights first) or a Berhu penalty (`current` reads its heap),
+    nor for a grouped model (`score_grouped_row`)."""
+    return (general_steps(c, batch_size) and not c.params.plain_rows and not c.params.grouped
+            and not (c.params.update == FOBOS and (c.params.schedule == NORMALIZED or c.params.penalty == BERHU)))
+
+
 cdef inline void hold_out(Ctx* c, Pass* p, Stream* s, const double* scores) noexcept nogil:
     """Add held-out row p.start's weighted loss at its margins ``scores`` and its weight
     to the stream's held_sums (`Learner.fit_rows`)."""
@@ -1252,7 +1277,8 @@ cdef inline bint score_row(Ctx* state, const value_t* X, const index_t* ind, Py_
     """<w_k, x> + b_k of the eager model w_{T+1} for the row of values X[lo:hi] at
     columns ind[lo:hi], into out[0:K] (`Learner.row_margins`, held-out rows, -p): the
     features' current weights (`current`, the state untouched), columns at or beyond
-    n_features weighing 0; whether all K are finite."""
+    n_features weighing 0; whether all K are finite. A grouped model's row goes to
+    `score_grouped_row`."""
     cdef Ctx c = state[0]
     cdef Py_ssize_t nz
     cdef long long j
@@ -1260,6 +1286,8 @@ cdef inline bint score_row(Ctx* state, const value_t* X, const index_t* ind, Py_
     cdef int k
     cdef bint finite = True
     set_weight_params(&c)
+    if c.params.grouped:
+        return score_grouped_row(&c, X, ind, lo, hi, out)
     for k in range(c.params.n_outputs):
         total = 0.0
         for nz in range(lo, hi):
@@ -1269,6 +1297,48 @@ cdef inline bint score_row(Ctx* state, const value_t* X, const index_t* ind, Py_
         total += intercept_term(&c, intercept_value(&c, k))
         finite = finite and total - total == 0.0
         out[k] = total
+    return finite
+
+
+cdef bint score_grouped_row(Ctx* c, const value_t* X, const index_t* ind, Py_ssize_t lo, Py_ssize_t hi,
+                            double* out) noexcept nogil:
+    """`score_row` for a grouped model, between the pass's steps (held-out rows, -p):
+    the margins `Learner.margins` sums over `groups_materialize`'s (K, d) weights, bit
+    for bit, in O(nnz K + the sizes of the row's groups) where the materialized weights
+    cost O(d K). Each group of the row's features has its weights at the step computed
+    once (`cache_group_weights`, into the scratch rda caches a step's in, free between
+    steps); the group's mark (a step number, >= 0) is flipped to -2 - mark while the row
+    is scored, then given back. ``c`` is the caller's copy of the context (its counters
+    left), the state untouched."""
+    cdef Py_ssize_t nz
+    cdef long long j, g, d = c.params.n_features
+    cdef long long* mark = c.groups.mark
+    cdef double total
+    cdef int k, K = c.params.n_outputs
+    cdef bint finite = True
+    for nz in range(lo, hi):
+        j = ind[nz]
+        if 0 <= j < d:
+            g = group_of(c, j)
+            if g >= 0 and mark[g] >= 0:
+                mark[g] = -2 - mark[g]
+                cache_group_weights(c, g)
+    for k in range(K):
+        total = 0.0
+        for nz in range(lo, hi):
+            j = ind[nz]
+            if 0 <= j < d:
+                total += (c.scratch.group_weights_now[j * K + k] if group_of(c, j) >= 0
+                          else ungrouped_weight(c, j, k)) * <double>X[nz]
+        total += intercept_term(c, intercept_value(c, k))
+        finite = finite and total - total == 0.0
+        out[k] = total
+    for nz in range(lo, hi):
+        j = ind[nz]
+        if 0 <= j < d:
+            g = group_of(c, j)
+            if g >= 0 and mark[g] < 0:
+                mark[g] = -2 - mark[g]
     return finite
 
 
@@ -1287,8 +1357,7 @@ cdef int pass_kernel(Ctx* c, Pass* p, const value_t* X, const index_t* ind, cons
     """The pass's kernel, chosen once: the general step for mini-batches and the rules
     without a row kernel, else the row kernel of the rule's layout and step
     (`_kernel/steps/rows.pxd`); then its loss family (`pass_loss`)."""
-    if p.batch_size != 1 or not tagged(c.params.schedule) or not (
-            c.params.plain_fobos or c.params.plain_adagrad or c.params.plain_dual or c.params.plain_normalized):
+    if general_steps(c, p.batch_size):
         return pass_loss(c, p, X, ind, indptr, pause, <GeneralStep*>NULL)
     if c.params.average_from:
         return pass_averaged(c, p, X, ind, indptr, pause)

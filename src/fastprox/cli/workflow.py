@@ -104,7 +104,7 @@ def holdout_of(args):
     if args.passes < 2 or args.holdout_off:
         return None
     return Holdout(args.holdout_period or HOLDOUT_PERIOD, args.early_terminate or EARLY_TERMINATE,
-                   args.holdout_after)
+                   args.holdout_after, args.passes)
 
 
 def initial_model(args, estimator_options):

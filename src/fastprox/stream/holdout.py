@@ -15,7 +15,9 @@ the holdout loss, and at the end of the run unless it stopped early
 run that stops early keeps the best pass's model, and one that runs all its
 passes keeps the last pass's, even if an earlier one held out better.
 `Holdout` keeps a copy of the best pass's kernel (O(model) memory) to return
-it when the run stops early.
+it when the run stops early; told the run's number of passes, only where it
+can: a best pass with fewer than ``early_terminate`` passes after it is never
+returned to (``--passes 3`` under the default 3 copies nothing).
 """
 import copy
 
@@ -28,8 +30,10 @@ class Holdout:
     ``after`` when given), and the stopping rule over the passes' holdout losses
     (``early_terminate`` passes without improvement)."""
 
-    def __init__(self, period=HOLDOUT_PERIOD, early_terminate=EARLY_TERMINATE, after=None):
-        self.period, self.early_terminate, self.after = period, early_terminate, after
+    def __init__(self, period=HOLDOUT_PERIOD, early_terminate=EARLY_TERMINATE, after=None, passes=None):
+        """``passes``: the run's number of passes (None: not known; every best pass's
+        model is then copied)."""
+        self.period, self.early_terminate, self.after, self.passes = period, early_terminate, after, passes
         self.best_loss, self.best_pass, self.best_learner = float("inf"), None, None
         self.no_win = 0
         self.losses = []            # each pass's mean holdout loss (None: no rows held out)
@@ -49,7 +53,9 @@ class Holdout:
         self.losses.append(loss)
         if loss is not None and loss < self.best_loss:
             self.best_loss, self.best_pass, self.no_win = loss, number, 0
-            self.best_learner = copy.copy(learner)      # (the kernel's __reduce__: arrays of its own)
+            # (the run stops early on this pass's model only after early_terminate more passes)
+            can_stop = self.passes is None or number + self.early_terminate <= self.passes
+            self.best_learner = copy.copy(learner) if can_stop else None    # (__copy__: arrays of its own)
             return False
         if loss is not None or self.best_pass is not None:
             self.no_win += 1

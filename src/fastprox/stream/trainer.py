@@ -16,7 +16,6 @@ from .._kernels import NonFiniteMargin
 from .._libsvm import format_predictions
 from .._validation import kernel_arrays, kernel_loss
 from .labels import LABEL_BUFFER_BYTES, Classes, label_texts
-from .losses import example_loss
 from .progress import LabelStats
 
 
@@ -197,42 +196,33 @@ class Trainer:
         and counted in the holdout; with predictions, every row's line written (its
         margins before its step); the summed loss of the rows trained. ``scores`` holds
         the margins: K a row of the chunk with predictions, else K a held-out row. The
-        kernel's one call (`Learner.fit_rows`' stream), or for a grouped model, whose
-        margins the kernel does not read, `_run_rows`."""
+        kernel's one call (`Learner.fit_rows`' stream; a grouped model's rows too, which
+        the kernel scores through `score_grouped_row`)."""
         if start == stop:
             return 0.0
         K = self.est.learner.n_outputs
         first, last = _index(held, start), _index(held, stop)
         inside = held[first:last]
-        at = [i * K for i in inside] if self.predictions else range(first * K, last * K, K)
-        if self.est.learner.groups is not None:
-            loss = self._run_rows(rows, inside, at, start, stop, scores)
-            for i, a in zip(inside, at):
-                weight = 1.0 if rows.weights is None else rows.weights[i]
-                loss_i = weight * example_loss(self.est, scores[a:a + K].tolist(), rows.target[i])
-                self.held_out = (self.held_out[0] + loss_i, self.held_out[1] + weight)
-                self.table.add_holdout(loss_i, weight)
+        part = rows.part(start, stop)
+        sums = array("d", [self.table.total, self.pass_loss, self.table.weight, self.pass_weight])
+        held_sums = array("d", [*self.held_out, self.table.held_total, self.table.held_rows]) if inside else None
+        try:
+            loss = self.est.learner.fit_rows(
+                *part, None, self.est.params["batch_size"], held=(inside[0] - start, inside.step) if inside
+                else None, scores=memoryview(scores)[start * K:stop * K] if self.predictions
+                else memoryview(scores)[first * K:last * K],
+                each_step=self.predictions is not None, sums=sums, held_sums=held_sums)
+        except NonFiniteMargin as e:
+            raise ValueError(f"{rows.where(start + e.row)}: {e.detail}") from None
+        self.table.rows += stop - start - len(inside)
+        self.table.total, self.pass_loss, self.table.weight = sums[0], sums[1], sums[2]
+        if rows.weights is None:
+            self.pass_weight += stop - start - len(inside)
         else:
-            part = rows.part(start, stop)
-            sums = array("d", [self.table.total, self.pass_loss, self.table.weight, self.pass_weight])
-            held_sums = array("d", [*self.held_out, self.table.held_total, self.table.held_rows]) if inside else None
-            try:
-                loss = self.est.learner.fit_rows(
-                    *part, None, self.est.params["batch_size"], held=(inside[0] - start, inside.step) if inside
-                    else None, scores=memoryview(scores)[start * K:stop * K] if self.predictions
-                    else memoryview(scores)[first * K:last * K],
-                    each_step=self.predictions is not None, sums=sums, held_sums=held_sums)
-            except NonFiniteMargin as e:
-                raise ValueError(f"{rows.where(start + e.row)}: {e.detail}") from None
-            self.table.rows += stop - start - len(inside)
-            self.table.total, self.pass_loss, self.table.weight = sums[0], sums[1], sums[2]
-            if rows.weights is None:
-                self.pass_weight += stop - start - len(inside)
-            else:
-                self.pass_weight = sums[3]
-            if inside:
-                self.held_out = (held_sums[0], held_sums[1])
-                self.table.held_total, self.table.held_rows = held_sums[2], held_sums[3]
+            self.pass_weight = sums[3]
+        if inside:
+            self.held_out = (held_sums[0], held_sums[1])
+            self.table.held_total, self.table.held_rows = held_sums[2], held_sums[3]
         if self.predictions is not None:
             self._write(rows, start, stop, scores)
         return loss
@@ -247,24 +237,6 @@ class Trainer:
         K = self.est.learner.n_outputs
         labels = None if self.est.regression or K == 1 else label_texts(self.est.classes)
         self.predictions(format_predictions(memoryview(scores)[start * K:stop * K], K, labels, rows.tags, start))
-
-    def _run_rows(self, rows, inside, at, start, stop, scores):
-        """`_run`'s training and scoring for a grouped model: the kernel called over each
-        run of rows between those held out (each step, with predictions), the margins
-        read between the calls (`Learner.row_margins`), held-out row ``inside[j]``'s at
-        ``scores[at[j]:]``; the summed loss."""
-        K, batch, loss = self.est.learner.n_outputs, self.est.params["batch_size"], 0.0
-        for a, b, place in zip([start] + [i + 1 for i in inside], list(inside) + [stop], list(at) + [None]):
-            if self.predictions is None:
-                loss += self._steps(rows, a, b)
-            else:
-                for i in range(a, b, batch):
-                    for r in range(i, min(i + batch, b)):
-                        scores[r * K:(r + 1) * K] = array("d", self._margins(rows, r))
-                    loss += self._steps(rows, i, min(i + batch, b))
-            if place is not None:
-                scores[place:place + K] = array("d", self._margins(rows, b))
-        return loss
 
     def _line(self, rows, y, end, loss, prediction):
         """The table's line after the step ending at row ``end`` - 1, of summed loss
@@ -287,21 +259,6 @@ class Trainer:
         if len(scores) == 1:
             return scores[0]
         return self.est.classes[max(range(len(scores)), key=scores.__getitem__)]
-
-    def _steps(self, rows, start, stop):
-        """The kernel's steps over rows [start, stop) of a chunk; their summed loss."""
-        if start == stop:
-            return 0.0
-        part = rows.part(start, stop)
-        try:
-            loss = self.est.learner.fit_rows(*part, None, self.est.params["batch_size"])
-        except NonFiniteMargin as e:
-            raise ValueError(f"{rows.where(start + e.row)}: {e.detail}") from None
-        weight = stop - start if part[4] is None else sum(part[4])
-        self.table.add(stop - start, loss, weight)
-        self.pass_loss += loss
-        self.pass_weight += weight
-        return loss
 
     def _prediction(self, rows, i):
         """The model's prediction for row i of a chunk, before its step: the margin, the

@@ -222,6 +222,10 @@ cdef struct Scratch:
     double* work                  # sorting (l1_linf, squared_group tau)
     double* block_beta            # one block's per-entry beta (rda + adagrad)
     double* group_weights_now     # (d, K) rda: weights of the current step's touched groups
+    double* predictions           # (rows, K) -p's scores of a stream's pass, row r's at r K, written by
+                                  # the general step from the weights its margins caught up
+                                  # (`steps.step.predict_row`); NULL: none
+    long long unpredictable       # 1 + the row whose score was not finite (the step refused); 0: none
 
 
 cdef struct Groups:

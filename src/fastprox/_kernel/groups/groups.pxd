@@ -249,16 +249,33 @@ cdef inline void rda_block_weights(Ctx* c, long long g, double* v, Py_ssize_t m)
 # FASTPROX_OUT_OF_LINE
 cdef inline void rda_group_weights(Ctx* c, long long g) noexcept nogil:
     """Cache the current weights of group g's features, once per step."""
-    cdef Py_ssize_t i, m = block_size(c, g)
     if c.groups.mark[g] == c.cursor.t + 1:
         return
     c.groups.mark[g] = c.cursor.t + 1
-    block_copy(c, g, c.scratch.block, RDA_S)
-    rda_block_weights(c, g, c.scratch.block, m)
+    cache_group_weights(c, g)
+    c.cursor.n_ops += block_size(c, g)
+
+
+cdef inline double* block_now(Ctx* c, long long g, Py_ssize_t m) noexcept nogil:
+    """Group g's m weights at the current step, gathered into c.scratch.block, the state
+    left as it is (under fobos the catch-up applied to the copy)."""
+    block_copy(c, g, c.scratch.block, RDA_S)    # (FOBOS_W under fobos: both 0)
+    if c.params.update == RDA:
+        rda_block_weights(c, g, c.scratch.block, m)
+    else:
+        block_catch_up(c, g, c.scratch.block, m)
+    return c.scratch.block
+
+
+# FASTPROX_OUT_OF_LINE
+cdef inline void cache_group_weights(Ctx* c, long long g) noexcept nogil:
+    """Group g's weights at the current step (`block_now`) into
+    c.scratch.group_weights_now, feature j's output k at j K + k: rda's cache of the
+    step (`rda_group_weights`), and a row's margins between steps (`group_margins`)."""
+    cdef Py_ssize_t i, m = block_size(c, g)
+    cdef double* v = block_now(c, g, m)
     for i in range(m):
-        c.scratch.group_weights_now[block_feature(c, g, i) * c.params.n_outputs
-                                    + i % c.params.n_outputs] = c.scratch.block[i]
-    c.cursor.n_ops += m
+        c.scratch.group_weights_now[block_feature(c, g, i) * c.params.n_outputs + i % c.params.n_outputs] = v[i]
 
 
 cdef inline double rda_grouped_weight(Ctx* c, double* row, int k) noexcept nogil:
@@ -272,23 +289,27 @@ cdef inline double rda_grouped_weight(Ctx* c, double* row, int k) noexcept nogil
     return -row[k * c.layout.n_entry_fields + RDA_S] / beta if beta > 0.0 else 0.0
 
 
+cdef inline double ungrouped_weight(Ctx* c, long long j, int k) noexcept nogil:
+    """Feature j's weight for output k where j belongs to no group (group id -1, left
+    unpenalized), as `groups_materialize` reads it."""
+    if c.params.update == RDA:
+        return rda_grouped_weight(c, c.arrays.state + j * c.layout.width, k)
+    return c.arrays.state[j * c.layout.width + k + FOBOS_W]
+
+
 cdef inline void groups_materialize(Ctx* c, double* out) noexcept nogil:
     """out (K, d) = the weights at the current step, leaving the state as it is."""
     cdef long long g, j, k
     cdef Py_ssize_t i, m
+    cdef double* v
     for j in range(c.params.n_features):
         for k in range(c.params.n_outputs):
-            out[k * c.params.n_features + j] = rda_grouped_weight(c, c.arrays.state + j * c.layout.width, k) \
-                if c.params.update == RDA else c.arrays.state[j * c.layout.width + k + FOBOS_W]
+            out[k * c.params.n_features + j] = ungrouped_weight(c, j, k)
     for g in range(c.groups.n_groups):
         m = block_size(c, g)
-        block_copy(c, g, c.scratch.block, RDA_S)    # (FOBOS_W under fobos: both 0)
-        if c.params.update == RDA:
-            rda_block_weights(c, g, c.scratch.block, m)
-        else:
-            block_catch_up(c, g, c.scratch.block, m)
+        v = block_now(c, g, m)
         for i in range(m):
-            out[(i % c.params.n_outputs) * c.params.n_features + block_feature(c, g, i)] = c.scratch.block[i]
+            out[(i % c.params.n_outputs) * c.params.n_features + block_feature(c, g, i)] = v[i]
 
 
 cdef inline void adagrad_block_weights(Ctx* c, double* v, const double* beta, Py_ssize_t m,

@@ -52,6 +52,10 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
     elif n_rows == 1:
         r = row_at(rows, first)
         margins(c, data, indices, indptr[r], indptr[r + 1])
+        if c.scratch.predictions != NULL and not predict_row(c, data, indices, r, indptr[r], indptr[r + 1]):
+            release_row(c, indices, indptr[r], indptr[r + 1])
+            abandon_step(c, 0)
+            return total
         total = gradients(c, y[r], weight_at(sw, r))
         if refused(c, largest_q(c), row_abs_max(c, data, indptr[r], indptr[r + 1])):
             release_row(c, indices, indptr[r], indptr[r + 1])
@@ -93,6 +97,10 @@ cdef inline double step(Ctx* c, const value_t* data, const index_t* indices, con
         for i in range(n_rows):
             r = row_at(rows, first + i)
             margins(c, data, indices, indptr[r], indptr[r + 1])
+            if c.scratch.predictions != NULL and not predict_row(c, data, indices, r, indptr[r], indptr[r + 1]):
+                release_row(c, indices, indptr[r], indptr[r + 1])
+                abandon_step(c, n_touched)
+                return total
             total += gradients(c, y[r], weight_at(sw, r))
             if refused(c, largest_q(c), row_abs_max(c, data, indptr[r], indptr[r + 1])):
                 release_row(c, indices, indptr[r], indptr[r + 1])
@@ -150,6 +158,38 @@ cdef inline void margins(Ctx* c, const value_t* data, const index_t* indices,
     if K == 1:
         c.arrays.scores[0] = sum4_total(&margin) if quarters else acc
     c.cursor.n_ops += (hi - lo) * K
+
+
+# FASTPROX_OUT_OF_LINE
+cdef inline bint predict_row(Ctx* c, const value_t* data, const index_t* indices, long long r, long long lo,
+                             long long hi) noexcept nogil:
+    """Row r's margins before the step into c.scratch.predictions[r K:], read from the
+    weights `margins` has just caught up and summed as `Learner.row_margins` sums them
+    (from 0, the intercept's term last; `weight` of a caught-up feature is what
+    `current` computes): -p's scores with the row's catch-up done once, by the step
+    (`_kernels.steps_predict` says for which rules). A score that is not finite
+    refuses the step (c.cursor.nonfinite, c.scratch.unpredictable = r + 1); whether all
+    K are finite."""
+    cdef int k, K = c.params.n_outputs
+    cdef long long nz
+    cdef double x
+    cdef double* row
+    cdef double* out = c.scratch.predictions + r * K
+    cdef bint finite = True
+    for k in range(K):
+        out[k] = 0.0
+    for nz in range(lo, hi):
+        row = c.arrays.state + indices[nz] * c.layout.width
+        x = data[nz]
+        for k in range(K):
+            out[k] += weight(c, row, k) * x
+    for k in range(K):
+        out[k] += intercept_term(c, intercept_value(c, k))
+        finite = finite and out[k] - out[k] == 0.0
+    if not finite:
+        c.cursor.nonfinite = True
+        c.scratch.unpredictable = r + 1
+    return finite
 
 
 cdef inline void catch_up_feature(Ctx* c, double* row, long long j) noexcept nogil:
