@@ -165,6 +165,9 @@ def test_no_predict_proba_for_hinge():
     (dict(batch_size=2**40), "batch_size=1099511627776 must be >= 1 and <= 2147483647"),
     (dict(alpha=10**400), "must be a finite number"),
     (dict(max_iter=2.5), "must be a finite integer"),
+    (dict(random_state="x"), "random_state='x' cannot seed the shuffles: give None, an int in"),
+    (dict(random_state=-1, shuffle=False), "random_state=-1 cannot seed"),
+    (dict(random_state=2**32), "random_state=4294967296 cannot seed"),
     (dict(multi_class="crammer"), "multi_class='crammer' is not supported"),
     (dict(multi_class="multinomial", loss="squared_hinge"), "multi_class='multinomial' takes loss in"),
     (dict(penalty="l1_l2", schedule="adagrad"), "penalty='l1_l2' has no exact lazy form under update='fobos' with "

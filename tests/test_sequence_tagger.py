@@ -615,6 +615,7 @@ def test_a_reader_while_partial_fit_runs():
     (lambda m, X, y, l: m.set_params(schedule="normalized").fit(X, y, l), "schedule='normalized' is not defined"),
     (lambda m, X, y, l: m.fit(sp.csr_matrix(np.full((6, 2), np.nan)), y, l), "NaN or infinity"),
     (lambda m, X, y, l: m.fit(X, y, l, sample_weight=[1, -1]), "finite and >= 0"),
+    (lambda m, X, y, l: m.set_params(random_state="x").fit(X, y, l), "random_state='x' cannot seed the shuffles"),
 ])
 def test_bad_input_raises_value_error_naming_the_fix(call, message):
     X = sp.csr_matrix(np.eye(6, 2))
