@@ -31,7 +31,8 @@ ORDER_DEPENDENT = {
     ProxClassifier(multi_class="multinomial", penalty="l1_l2", schedule="invsqrt", alpha=1e-4),
     ProxClassifier(update="rda", penalty="elasticnet"),
     ProxRegressor(update="ftrl", loss="huber"),
-], ids=["classifier", "regressor", "multinomial-l1_l2", "classifier-rda", "regressor-ftrl"])
+    ProxClassifier(average=True),
+], ids=["classifier", "regressor", "multinomial-l1_l2", "classifier-rda", "regressor-ftrl", "classifier-average"])
 def test_check_estimator(est):
     """Every other scikit-learn check passes."""
     results = check_estimator(est, expected_failed_checks=ORDER_DEPENDENT, on_fail=None)
