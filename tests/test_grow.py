@@ -205,7 +205,7 @@ def test_only_states_past_checked_bytes_ask_the_memory_available(monkeypatch):
 
 
 @pytest.mark.parametrize("params", [dict(grow_features=True), dict(hash_bits=6)], ids=["grow", "hash"])
-def test_a_dataframe_s_names_are_checked_by_position_on_a_model_of_any_width(params):
+def test_a_dataframe_s_names_are_checked_by_position_on_a_model_of_any_width(params, tmp_path):
     """Under grow_features or hashing (X of any width), a DataFrame's column names are
     kept (feature_names_in_) and checked as scikit-learn checks them at a fixed
     width, on the columns the model and X both have: a reordered DataFrame, which
@@ -229,3 +229,12 @@ def test_a_dataframe_s_names_are_checked_by_position_on_a_model_of_any_width(par
     assert list(model.feature_names_in_) == ["a", "b", "c", "d"]
     with pytest.warns(UserWarning, match="X does not have valid feature names"):
         model.predict(X)
+    # a model file keeps one name a column: grow_features' 4 names for its 4 columns, but
+    # none of hashing's 4 names for 64 columns (before, save_model wrote them, and
+    # load_model refused the file)
+    wide = frame.assign(d=X[:, 0])
+    save_model(model, tmp_path / "model")
+    loaded = load_model(tmp_path / "model")
+    kept = "grow_features" in params
+    assert hasattr(loaded, "feature_names_in_") == kept
+    assert np.array_equal(loaded.predict(wide if kept else wide.to_numpy()), model.predict(wide))
