@@ -281,8 +281,10 @@ cdef class Learner:
         self.rda_rho, self.berhu_gamma, self.epsilon = rda_rho, berhu_gamma, epsilon
         self.t0, self.intercept_scaling = t0, intercept_scaling
         self.fit_intercept, self.ovr, self.multinomial = fit_intercept, ovr, multinomial
-        # (a copy of its own: a pickle's ids may be a read-only map of its file, joblib's mmap_mode="r")
-        self.groups = None if groups is None else np.array(groups, dtype=np.int64, order="C")
+        # (a copy of its own: a pickle's ids may be a read-only map of its file, joblib's mmap_mode="r";
+        # asarray's view first, whose dtype is NumPy's int64 itself, not a pickle's equal copy of it: the
+        # learner's own pickle then shares it with its other int64 arrays, as its round trip's does)
+        self.groups = None if groups is None else np.asarray(groups, dtype=np.int64).copy(order="C")
         c = &self.c
         c.params.update, c.params.schedule = UPDATE_CODES[update], SCHEDULE_CODES[schedule]
         c.params.penalty, c.params.loss = PENALTY_CODES[penalty], NO_LOSS if loss is None else LOSS_CODES[loss]
