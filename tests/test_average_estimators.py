@@ -5,6 +5,7 @@ the rules without an exact lazy average, the defaults' among them, are refused
 with the schedule to give."""
 import pickle
 
+import joblib
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -40,10 +41,13 @@ def test_the_estimator_reads_the_averaged_iterate():
     assert not np.array_equal(clf.coef_, clf._learner.coef())
 
 
-@pytest.mark.parametrize("how", ["partial_fit", "pickle", "model file", "warm_start"])
+@pytest.mark.parametrize("how", ["partial_fit", "pickle", "read-only memmap", "model file", "warm_start"])
 def test_training_continues_from_the_last_iterate(tmp_path, how):
     """Two calls (partial_fit, through a pickle or a model file between them, or a
-    warm-started fit) give one fit's averaged model, bit for bit."""
+    warm-started fit) give one fit's averaged model, bit for bit. A pickle loaded by
+    joblib with mmap_mode="r" (its arrays read-only maps of the file, as scikit-learn's
+    check_estimators_pickle loads them) continues too: its averaged sums are read, not
+    written (a ValueError, "buffer source array is read-only", before)."""
     X, y = data()
     whole = ProxClassifier(**PARAMS).fit(X, y)
     if how == "warm_start":
@@ -54,6 +58,9 @@ def test_training_continues_from_the_last_iterate(tmp_path, how):
         first = ProxClassifier(**PARAMS).partial_fit(X[:100], y[:100], classes=[0, 1])
         if how == "pickle":
             first = pickle.loads(pickle.dumps(first))
+        elif how == "read-only memmap":
+            joblib.dump(first, tmp_path / "model.joblib")
+            first = joblib.load(tmp_path / "model.joblib", mmap_mode="r")
         elif how == "model file":
             save_model(first, tmp_path / "model")
             first = load_model(tmp_path / "model")
@@ -105,7 +112,7 @@ def test_average_changed_after_the_fit_is_refused():
         clf.partial_fit(X, y)
 
 
-def test_the_sequence_tagger_reads_the_averaged_model():
+def test_the_sequence_tagger_reads_the_averaged_model(tmp_path):
     """SequenceTagger(average=...) under fobos: coef_, transitions_ and predict read the
     averaged iterate (the averaged perceptron's), the kernel keeps the last one;
     the defaults' rda is refused, naming the rules that keep an average."""
@@ -120,6 +127,9 @@ def test_the_sequence_tagger_reads_the_averaged_model():
     assert np.array_equal(tagger.transitions_.ravel(), u[:9])
     again = pickle.loads(pickle.dumps(tagger))
     assert np.array_equal(again.predict(X, lengths), tagger.predict(X, lengths))
+    joblib.dump(tagger, tmp_path / "tagger.joblib")
+    mapped = joblib.load(tmp_path / "tagger.joblib", mmap_mode="r")
+    assert np.array_equal(mapped.predict(X, lengths), tagger.predict(X, lengths))
     with pytest.raises(ValueError, match="average has no exact lazy form under update='rda'"):
         SequenceTagger(average=True).fit(X, y, lengths)
 

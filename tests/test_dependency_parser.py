@@ -545,3 +545,16 @@ def test_a_sentence_whose_arcs_exceed_the_memory_is_refused_naming_its_line(tree
         assert capsys.readouterr() == ("", f"fastprox: error: {said}")
     monkeypatch.setattr(parser_module, "available_memory", lambda: 30 << 20)
     assert main(["parse", "predict", str(model), str(long), "--quiet"]) == 0
+
+
+def test_arc_rows_as_a_dense_array_are_read_as_the_sparse_matrix():
+    """Arc rows given as a 2-d NumPy array train, predict and score as the same rows
+    in a sparse matrix do, bit for bit, as scikit-learn's estimators take either
+    (before: a ValueError taking the array for sentences, "lengths= and heads= go
+    with arcs given as a sparse matrix")."""
+    X, lengths, heads = random_treebank(np.random.default_rng(7), 15, 6)
+    sparse = DependencyParser(random_state=0).fit(X, lengths, heads)
+    dense = DependencyParser(random_state=0).fit(X.toarray(), lengths, heads)
+    assert np.array_equal(dense.coef_, sparse.coef_)
+    assert np.array_equal(dense.predict(X.toarray(), lengths), sparse.predict(X, lengths))
+    assert dense.score(X.toarray(), lengths, heads) == sparse.score(X, lengths, heads)

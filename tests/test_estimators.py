@@ -1,6 +1,7 @@
 """The estimators as scikit-learn sees them, and the estimator-level promises."""
 import pickle
 
+import joblib
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -9,6 +10,7 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
 from fastprox import ProxClassifier, ProxRegressor
+from fastprox.l1ball import L1BallClassifier
 from fastprox._core import LATER_PARAMS
 from tests.support.unaligned import unaligned
 
@@ -29,7 +31,8 @@ ORDER_DEPENDENT = {
     ProxClassifier(multi_class="multinomial", penalty="l1_l2", schedule="invsqrt", alpha=1e-4),
     ProxClassifier(update="rda", penalty="elasticnet"),
     ProxRegressor(update="ftrl", loss="huber"),
-], ids=["classifier", "regressor", "multinomial-l1_l2", "classifier-rda", "regressor-ftrl"])
+    ProxClassifier(average=True),
+], ids=["classifier", "regressor", "multinomial-l1_l2", "classifier-rda", "regressor-ftrl", "classifier-average"])
 def test_check_estimator(est):
     """Every other scikit-learn check passes."""
     results = check_estimator(est, expected_failed_checks=ORDER_DEPENDENT, on_fail=None)
@@ -71,6 +74,29 @@ def test_partial_fit_calls_and_pickles_equal_one_pass(params, classes):
     assert np.array_equal(inc.coef_, one.coef_)
     assert np.array_equal(inc.intercept_, one.intercept_)
     assert np.array_equal(inc.predict(X), one.predict(X))
+
+
+@pytest.mark.parametrize("est", [
+    ProxClassifier(penalty="l1_l2", alpha=1e-3, groups=np.arange(300) // 3, group_weights=np.ones(100)),
+    ProxRegressor(penalty="sparse_group", alpha=1e-3, groups=np.arange(300) % 7 - 1),
+    L1BallClassifier(random_state=0),
+], ids=["groups", "regressor-groups", "l1ball"])
+def test_a_read_only_memory_mapped_pickle_predicts_and_trains_on(tmp_path, est):
+    """A model loaded by joblib with mmap_mode="r" (its arrays read-only maps of the
+    file, as scikit-learn's check_estimators_pickle loads them) predicts as the model
+    and continues as it does: the kernel's group ids and the l1-ball's intercept,
+    which training writes, are the model's own (before, the load raised "buffer
+    source array is read-only", and the ball's partial_fit "assignment destination
+    is read-only")."""
+    X, y = text_like()
+    est.fit(X, y)
+    joblib.dump(est, tmp_path / "model.joblib")
+    mapped = joblib.load(tmp_path / "model.joblib", mmap_mode="r")
+    assert np.array_equal(mapped.predict(X), est.predict(X))
+    mapped.partial_fit(X, y)
+    est.partial_fit(X, y)
+    assert np.array_equal(mapped.coef_, est.coef_)
+    assert np.array_equal(mapped.intercept_, est.intercept_)
 
 
 @pytest.mark.parametrize("cls", [ProxClassifier, ProxRegressor])
@@ -140,6 +166,9 @@ def test_no_predict_proba_for_hinge():
     (dict(batch_size=2**40), "batch_size=1099511627776 must be >= 1 and <= 2147483647"),
     (dict(alpha=10**400), "must be a finite number"),
     (dict(max_iter=2.5), "must be a finite integer"),
+    (dict(random_state="x"), "random_state='x' cannot seed the shuffles: give None, an int in"),
+    (dict(random_state=-1, shuffle=False), "random_state=-1 cannot seed"),
+    (dict(random_state=2**32), "random_state=4294967296 cannot seed"),
     (dict(multi_class="crammer"), "multi_class='crammer' is not supported"),
     (dict(multi_class="multinomial", loss="squared_hinge"), "multi_class='multinomial' takes loss in"),
     (dict(penalty="l1_l2", schedule="adagrad"), "penalty='l1_l2' has no exact lazy form under update='fobos' with "

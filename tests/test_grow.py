@@ -202,3 +202,39 @@ def test_only_states_past_checked_bytes_ask_the_memory_available(monkeypatch):
     monkeypatch.setattr(_validation, "available_memory", lambda: CHECKED_BYTES)
     with pytest.raises(ModelTooLarge, match=f"{CHECKED_BYTES // 8} features x 1 output"):
         Learner(CHECKED_BYTES // 8, 1, "fobos", "invsqrt", "l1", "log")
+
+
+@pytest.mark.parametrize("params", [dict(grow_features=True), dict(hash_bits=6)], ids=["grow", "hash"])
+def test_a_dataframe_s_names_are_checked_by_position_on_a_model_of_any_width(params, tmp_path):
+    """Under grow_features or hashing (X of any width), a DataFrame's column names are
+    kept (feature_names_in_) and checked as scikit-learn checks them at a fixed
+    width, on the columns the model and X both have: a reordered DataFrame, which
+    would meet the wrong weights, is refused; a narrower one agreeing on its columns
+    is read, a training call's wider one extends the names; X without names warns.
+    (Before, the names were neither kept nor checked: the reordered DataFrame was
+    predicted silently.)"""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = ProxClassifier(random_state=0, **params).fit(frame, y)
+    assert list(model.feature_names_in_) == ["a", "b", "c"]
+    for call in (lambda Z: model.predict(Z), lambda Z: model.partial_fit(Z, y)):
+        with pytest.raises(ValueError, match="The feature names should match those that were passed during "
+                                             "fit: column 0 is 'c' where the model's is 'a'"):
+            call(frame[["c", "b", "a"]])
+    model.predict(frame[["a", "b"]])
+    model.partial_fit(frame.assign(d=X[:, 0]), y)
+    assert list(model.feature_names_in_) == ["a", "b", "c", "d"]
+    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        model.predict(X)
+    # a model file keeps one name a column: grow_features' 4 names for its 4 columns, but
+    # none of hashing's 4 names for 64 columns (before, save_model wrote them, and
+    # load_model refused the file)
+    wide = frame.assign(d=X[:, 0])
+    save_model(model, tmp_path / "model")
+    loaded = load_model(tmp_path / "model")
+    kept = "grow_features" in params
+    assert hasattr(loaded, "feature_names_in_") == kept
+    assert np.array_equal(loaded.predict(wide if kept else wide.to_numpy()), model.predict(wide))

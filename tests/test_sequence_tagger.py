@@ -615,6 +615,10 @@ def test_a_reader_while_partial_fit_runs():
     (lambda m, X, y, l: m.set_params(schedule="normalized").fit(X, y, l), "schedule='normalized' is not defined"),
     (lambda m, X, y, l: m.fit(sp.csr_matrix(np.full((6, 2), np.nan)), y, l), "NaN or infinity"),
     (lambda m, X, y, l: m.fit(X, y, l, sample_weight=[1, -1]), "finite and >= 0"),
+    (lambda m, X, y, l: m.set_params(random_state="x").fit(X, y, l), "random_state='x' cannot seed the shuffles"),
+    (lambda m, X, y, l: m.fit(X, np.array([1, "b"] * 3, dtype=object), l), "the labels mix types that do not sort"),
+    (lambda m, X, y, l: m.partial_fit(X, np.array(["a", 1] * 3, dtype=object), l, classes=["a", "b"]),
+     "the labels and the model's classes mix types"),
 ])
 def test_bad_input_raises_value_error_naming_the_fix(call, message):
     X = sp.csr_matrix(np.eye(6, 2))
@@ -623,6 +627,31 @@ def test_bad_input_raises_value_error_naming_the_fix(call, message):
     with pytest.raises(ValueError, match=message):
         call(model, X, y, [3, 3])
     assert not hasattr(model, "t_")
+
+
+def test_a_dataframe_s_column_names_are_kept_and_checked_as_scikit_learn_does():
+    """Trained on a DataFrame, the tagger keeps its column names (feature_names_in_);
+    prediction and partial_fit refuse a DataFrame whose columns differ, reordered
+    included (its values would meet the wrong weights), and warn for X without names,
+    with scikit-learn's own words; a fit on X without names forgets them. (Before,
+    the names were neither kept nor checked: a reordered DataFrame was tagged
+    silently with the wrong weights.)"""
+    pd = pytest.importorskip("pandas")
+    X, y, lengths = random_sequences(np.random.default_rng(0), 20, 5, 3)
+    frame = pd.DataFrame(X.toarray(), columns=list("abcde"))
+    model = SequenceTagger(random_state=0).fit(frame, y, lengths)
+    assert list(model.feature_names_in_) == list("abcde")
+    assert np.array_equal(model.predict(frame, lengths),
+                          SequenceTagger(random_state=0).fit(X, y, lengths).predict(X, lengths))
+    for call in (lambda Z: model.predict(Z, lengths), lambda Z: model.partial_fit(Z, y, lengths)):
+        with pytest.raises(ValueError, match="The feature names should match those that were passed during fit"):
+            call(frame[list("edcba")])
+    with pytest.warns(UserWarning, match="X does not have valid feature names, but SequenceTagger was fitted"):
+        model.predict(X, lengths)
+    model.fit(X, y, lengths)
+    assert not hasattr(model, "feature_names_in_")
+    with pytest.warns(UserWarning, match="X has feature names, but SequenceTagger was fitted without"):
+        model.predict(frame, lengths)
 
 
 def test_the_averaging_refusal_lists_only_the_schedules_structured_models_take():

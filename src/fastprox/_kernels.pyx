@@ -282,7 +282,10 @@ cdef class Learner:
         self.rda_rho, self.berhu_gamma, self.epsilon = rda_rho, berhu_gamma, epsilon
         self.t0, self.intercept_scaling = t0, intercept_scaling
         self.fit_intercept, self.ovr, self.multinomial = fit_intercept, ovr, multinomial
-        self.groups = None if groups is None else np.asarray(groups, dtype=np.int64)
+        # (a copy of its own: a pickle's ids may be a read-only map of its file, joblib's mmap_mode="r";
+        # asarray's view first, whose dtype is NumPy's int64 itself, not a pickle's equal copy of it: the
+        # learner's own pickle then shares it with its other int64 arrays, as its round trip's does)
+        self.groups = None if groups is None else np.asarray(groups, dtype=np.int64).copy(order="C")
         c = &self.c
         c.params.update, c.params.schedule = UPDATE_CODES[update], SCHEDULE_CODES[schedule]
         c.params.penalty, c.params.loss = PENALTY_CODES[penalty], NO_LOSS if loss is None else LOSS_CODES[loss]
@@ -618,7 +621,7 @@ cdef class Learner:
         the history's prefix sums from its P and Q, as the steps summed them."""
         cdef Ctx* c = &self.c
         cdef long long i, f, n
-        cdef double[::1] h = np.ascontiguousarray(history, dtype=np.float64).reshape(-1)
+        cdef const double[::1] h = np.ascontiguousarray(history, dtype=np.float64).reshape(-1)
         bavg = np.ascontiguousarray(bavg, dtype=np.float64).reshape(-1)
         n = (c.cursor.since_rebase + 1) if keeps_history(c) else 0
         if (len(bavg) != self.n_outputs + self.n_unpenalized or h.shape[0] != n * AVG_SAVED_FIELDS

@@ -118,6 +118,19 @@ def check_params(est, losses):
     check_stopping(est)
     check_number("power_t", getattr(est, "power_t", 0.5), 0.0)
     check_n_jobs(getattr(est, "n_jobs", None))
+    check_seed(getattr(est, "random_state", None))
+
+
+def check_seed(value):
+    """random_state, the seed of the shuffles (and of early_stopping's split): what
+    scikit-learn's check_random_state takes, None, an int in [0, 2**32 - 1] or a
+    numpy.random.RandomState, refused otherwise by its name (check_random_state's own
+    error names no parameter, and came only where a shuffle used it)."""
+    if value is None or isinstance(value, np.random.RandomState):
+        return
+    if not (isinstance(value, numbers.Integral) and 0 <= value <= 2**32 - 1):
+        raise ValueError(f"random_state={value!r} cannot seed the shuffles: give None, an int in "
+                         "[0, 2**32 - 1] or a numpy.random.RandomState.")
 
 
 def check_flag(name, value):

@@ -274,6 +274,14 @@ class L1BallClassifier(NamedParameters, ClassifierMixin, BaseEstimator):
         state.pop("_lock", None)
         return state
 
+    def __setstate__(self, state):
+        """A pickle's state, its intercept made the estimator's own array: training
+        writes into it, and a pickle's may be a read-only map of its file (joblib's
+        ``mmap_mode="r"``)."""
+        super().__setstate__(state)
+        if "intercept_" in self.__dict__:
+            self.intercept_ = np.array(self.intercept_)
+
     @sharing(fit)
     def predict(self, X):
         """The class of each row: classes_[1] where the decision is > 0.

@@ -10,7 +10,8 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils import check_array, check_X_y
-from sklearn.utils.validation import check_is_fitted, validate_data, _check_sample_weight
+from sklearn.utils.validation import (check_is_fitted, validate_data, _check_feature_names, _check_sample_weight,
+                                      _get_feature_names)
 
 from ._concurrency import LearnerState, lock_of
 from ._restore import restored_on_failure
@@ -237,16 +238,43 @@ class _BaseProx(NamedParameters, BaseEstimator):
     def _validate(self, X, y="no_validation", reset=False):
         """validate_data's checks and conversions (of X alone when y is its default);
         with grow_features or a hashing model, those of X and y without the check
-        that X is as wide as the model (`_grow`, `_hashed`)."""
+        that X is as wide as the model (`_grow`, `_hashed`), X's column names
+        checked by `_check_any_width_names`."""
         kwargs = dict(accept_sparse="csr", dtype=[np.float64, np.float32], accept_large_sparse=True)
         no_y = isinstance(y, str) and y == "no_validation"
         if not no_y:
             kwargs["y_numeric"] = self._losses is REGRESSION_LOSSES
         if not self._any_width():
             return validate_data(self, X, y, reset=reset, **kwargs)
+        self._check_any_width_names(X, reset, training=not no_y)
         if no_y:
             return check_array(X, **kwargs)
         return check_X_y(X, y, **kwargs)        # n_features_in_ is the grown model's (`_grow`)
+
+    def _check_any_width_names(self, X, reset, training):
+        """X's column names (a DataFrame's) under grow_features or hashing, as
+        validate_data checks them at a fixed width: kept by a first fit
+        (``feature_names_in_``), then required to agree, in order, on the columns
+        the model and X both have (the model reads X's columns by position: a
+        reordered DataFrame would meet the wrong weights), the names of a training
+        call's wider X kept; X without names where the model has them, or the
+        converse, warns as scikit-learn's estimators warn."""
+        if reset:
+            _check_feature_names(self, X, reset=True)
+            return
+        names, fitted = _get_feature_names(X), getattr(self, "feature_names_in_", None)
+        if names is None or fitted is None:
+            _check_feature_names(self, X, reset=False)      # (its warnings, or nothing)
+            return
+        both = min(len(names), len(fitted))
+        if not np.array_equal(names[:both], fitted[:both]):
+            differ = np.flatnonzero(names[:both] != fitted[:both])[0]
+            raise ValueError(f"The feature names should match those that were passed during fit: column "
+                             f"{differ} is {names[differ]!r} where the model's is {fitted[differ]!r}. With "
+                             f"grow_features or hash_bits the model reads X's columns by position: give its "
+                             f"columns first, in the order it was trained with, and new ones after them.")
+        if training and len(names) > len(fitted):
+            self.feature_names_in_ = names
 
     def _any_width(self):
         """Whether X may have any width: grow_features, or a model that hashes its
@@ -634,6 +662,10 @@ class ProxClassifier(ClassifierMixin, _BaseProx):
         The class labels.
     n_features_in_ : int
         The model's width (the widest X trained on, under ``grow_features``).
+    feature_names_in_ : ndarray of shape (n_features,)
+        X's column names, when trained on a DataFrame with string names; under
+        ``grow_features`` and ``hash_bits``, those of the widest such X, checked
+        on the columns the model and X both have.
     t_ : int
         Steps taken so far.
     n_iter_ : int

@@ -97,7 +97,9 @@ replaced, the link kept; a device or a FIFO is written directly). The file name 
 ``classes`` (classifier only)
     ``classes_``; strings are stored as a unicode array.
 ``feature_names`` (only when fitted on a DataFrame)
-    ``feature_names_in_`` as a unicode array.
+    ``feature_names_in_`` as a unicode array, one name a column (a model of
+    ``grow_features`` or ``hash_bits`` whose names are those of fewer columns
+    than its width keeps none).
 
 Loading trusts nothing in the file: it raises ``ValueError`` naming the file
 and the entry at fault for anything a model written by this module cannot

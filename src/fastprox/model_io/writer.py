@@ -61,8 +61,10 @@ def save_model(est, path):
                   "n_iter_": int(est.n_iter_), "progressive_loss_": float(est.progressive_loss_),
                   "sparse_coef": bool(getattr(est, "_sparse_coef", False)),
                   "hash_bits_": getattr(est, "hash_bits_", None)}
-        write_model(path, name, est.get_params(), est._learner, fitted, getattr(est, "classes_", None),
-                    getattr(est, "feature_names_in_", None))
+        names = getattr(est, "feature_names_in_", None)
+        if names is not None and len(names) != fitted["n_features_in_"]:
+            names = None    # (grow_features' or hashing's names of X's first columns: the file keeps one a column)
+        write_model(path, name, est.get_params(), est._learner, fitted, getattr(est, "classes_", None), names)
 
 
 def write_model(path, name, params, learner, fitted, classes=None, feature_names=None):

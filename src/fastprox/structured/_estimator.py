@@ -29,7 +29,7 @@ from .._concurrency import lock_of
 from .._core import check_same_groups, model_array
 from .._restore import restored_on_failure
 from .._sklearn_names import STRUCTURED_EQUIVALENTS, NamedParameters
-from .._validation import check_number, check_one_of
+from .._validation import check_number, check_one_of, check_seed
 from .learner import StructuredLearner
 
 #: The rule's parameters, as StructuredLearner takes them and keeps them.
@@ -93,8 +93,8 @@ class StructuredEstimator(NamedParameters, BaseEstimator):
                                  group_weights=self.group_weights, **params)
 
     def check_params(self):
-        """ValueError for a loss, a number of passes or a flag out of range (the rule's
-        parameters are checked by `new_learner`)."""
+        """ValueError for a loss, a number of passes, a flag or a seed out of range (the
+        rule's parameters are checked by `new_learner`)."""
         check_one_of("loss", self.loss, self._losses)
         check_number("max_iter", self.max_iter, 1, integer=True)
         for name in ("shuffle", "warm_start"):
@@ -102,6 +102,7 @@ class StructuredEstimator(NamedParameters, BaseEstimator):
                 raise ValueError(f"{name}={getattr(self, name)!r} must be True or False.")
         if isinstance(self.verbose, bool) or not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(f"verbose={self.verbose!r} must be an integer >= 0.")
+        check_seed(self.random_state)
 
     def check_same_rule(self):
         """partial_fit and warm starts continue the kernel they have: a rule's

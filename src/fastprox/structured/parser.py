@@ -136,7 +136,7 @@ class DependencyParser(StructuredEstimator):
 
         Parameters
         ----------
-        X : sparse matrix, or iterable of sentences, or path(s)
+        X : sparse matrix or 2-d array, or iterable of sentences, or path(s)
             The arcs' rows of every sentence stacked (``sum (n + 1) n`` rows, as
             the class says); or CoNLL-U sentences (`read_conllu` with
             ``heads=True``), or the paths of CoNLL-U files.
@@ -219,7 +219,7 @@ class DependencyParser(StructuredEstimator):
         if not isinstance(self.projective, (bool, np.bool_)):
             raise ValueError(f"projective={self.projective!r} must be True or False.")
         if first:
-            self.features_ = None if sp.issparse(X) else ArcFeatures(
+            self.features_ = None if _arc_rows(X) else ArcFeatures(
                 self.templates, bits=self.bits, lowercase=self.lowercase, pos=self.pos)
         data = self._data(X, lengths, heads, training=True)
         weights = sequence_weights(sample_weight, len(data["word_start"]) - 1, "sentence")
@@ -296,7 +296,7 @@ class DependencyParser(StructuredEstimator):
         float
             The share of words given their gold head, punctuation included.
         """
-        if sp.issparse(X):
+        if _arc_rows(X):
             gold = _rows(X, lengths, heads, "score")["heads"]
             predicted = self.predict(X, lengths)
         else:
@@ -308,14 +308,14 @@ class DependencyParser(StructuredEstimator):
     # ------------------------------------------------------------------ input
     def _data(self, X, lengths, heads, training):
         """The arrays the compiled loops read, checked (see `fit`)."""
-        if sp.issparse(X):
+        if _arc_rows(X):
             if getattr(self, "features_", None) is not None:
                 raise ValueError("this parser reads treebank sentences (its arc templates make the rows): "
                                  "give sentences or CoNLL-U paths, not arc rows.")
             return _rows(X, lengths, heads, "train") if training else _rows(X, lengths, None)
         if lengths is not None or heads is not None:
-            raise ValueError("lengths= and heads= go with arcs given as a sparse matrix; sentences read "
-                             "from CoNLL-U carry their own heads.")
+            raise ValueError("lengths= and heads= go with arcs given as rows (a sparse matrix or 2-d array); "
+                             "sentences read from CoNLL-U carry their own heads.")
         if getattr(self, "features_", None) is None:
             raise ValueError("this parser was trained on arc rows: give arc rows (a sparse matrix with "
                              "lengths=), not sentences.")
@@ -361,6 +361,13 @@ def load_parser(path):
     model.progressive_loss_ = saved.fitted.get("progressive_loss_", 0.0)
     model._snapshot = (t, np.ascontiguousarray(coef[:, 0]))
     return model, saved.extras
+
+
+def _arc_rows(X):
+    """Whether X gives the arcs as rows: a scipy sparse matrix, or a 2-d NumPy array
+    (`_rows` makes it CSR), as scikit-learn's estimators take either; else X is
+    sentences or paths."""
+    return sp.issparse(X) or (isinstance(X, np.ndarray) and X.ndim == 2)
 
 
 def _rows(X, lengths, heads, needs_heads=None):
@@ -434,8 +441,8 @@ def _sentences(X, heads=True):
     if isinstance(X, (str, os.PathLike)):
         X = [X]
     if not isinstance(X, Iterable):
-        raise ValueError(f"give the arcs as a sparse matrix (with lengths=), CoNLL-U sentences or paths; "
-                         f"got {type(X).__name__}.")
+        raise ValueError(f"give the arcs as rows (a sparse matrix or 2-d array, with lengths=), CoNLL-U "
+                         f"sentences or paths; got {type(X).__name__}.")
     out = []
     for item in X:
         if isinstance(item, (str, os.PathLike)):

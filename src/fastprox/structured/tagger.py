@@ -13,6 +13,7 @@ over the emission scores of the model read between two steps.
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import validate_data
 
 from .._concurrency import lock_of
 from .._docstrings import sharing
@@ -103,6 +104,11 @@ class SequenceTagger(StructuredEstimator):
     t_ : int
         Sequences stepped so far.
     n_features_in_ : int
+        The width of X.
+    feature_names_in_ : ndarray of shape (n_features,)
+        X's column names, when trained on a DataFrame with string names: the
+        later training calls and prediction refuse a DataFrame whose columns
+        differ, and warn for X without names, as scikit-learn's estimators do.
     progressive_loss_ : float
         The mean loss of the sequences of the last training call, each at the model
         it was stepped with (progressive validation).
@@ -183,6 +189,7 @@ class SequenceTagger(StructuredEstimator):
 
     def _train(self, X, y, lengths, sample_weight, classes, report, *, incremental, first):
         data, indices, indptr, n_features = _matrix(X)
+        self._check_names(X, reset=first)
         starts = _starts(lengths, len(indptr) - 1)
         n_sequences = len(starts) - 1
         if first:
@@ -217,6 +224,19 @@ class SequenceTagger(StructuredEstimator):
         self.run_passes(n_sequences, incremental, step,
                         None if report is None else lambda *chunk: report(*chunk, starts, indptr))
 
+    def _check_names(self, X, reset):
+        """X's column names (a DataFrame's) kept by a first training call (`reset`), and
+        checked against them by the others and by prediction, by scikit-learn's
+        `validate_data`: a DataFrame whose columns differ (a reordering included, which
+        would pair values with the wrong weights) raises, X without names where the
+        model has them warns. Names only: the width is `_train`'s and `_emissions`'
+        check (``ensure_2d=False`` skips validate_data's). A sparse matrix or an array,
+        which have no names, to a model without names is let through unprobed
+        (validate_data's probes of X cost half a small partial_fit call)."""
+        if (sp.issparse(X) or isinstance(X, np.ndarray)) and "feature_names_in_" not in self.__dict__:
+            return
+        validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
+
     # ------------------------------------------------------------------ the model
     def _model(self):
         """(W as (d, K), b, A, s, e) after the last step, read once per step count."""
@@ -244,6 +264,7 @@ class SequenceTagger(StructuredEstimator):
         """(E (n_items, K), A, s, e, starts) of the model for the items X."""
         W, b, A, s, e = self._model()
         data, indices, indptr, n_features = _matrix(X)
+        self._check_names(X, reset=False)
         if n_features != W.shape[0]:
             raise ValueError(f"X has {n_features} features, but SequenceTagger is expecting "
                              f"{W.shape[0]} features as input.")
@@ -397,11 +418,15 @@ def _starts(lengths, n_items):
 
 def _classes(y, classes, incremental):
     """classes_ of a first training call: ``classes`` (partial_fit requires it) or
-    y's labels, sorted."""
+    y's labels, sorted (labels that do not sort refused, as scikit-learn's
+    classifiers refuse a mixed "unknown" target)."""
     if incremental and classes is None:
         raise ValueError("classes must be given at the first partial_fit call: every label the "
                          "model will see (np.unique of all the labels).")
-    labels = np.unique(np.asarray(y) if classes is None else np.asarray(classes))
+    try:
+        labels = np.unique(np.asarray(y) if classes is None else np.asarray(classes))
+    except TypeError:       # (NumPy's sort of an object array: "'<' not supported between ...")
+        raise _unsortable("labels" if classes is None else "classes") from None
     if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
         raise ValueError("the labels contain NaN or infinity; fix or drop those items.")
     if len(labels) == 0:
@@ -411,6 +436,12 @@ def _classes(y, classes, incremental):
     return labels
 
 
+def _unsortable(what):
+    """The ValueError for labels that NumPy cannot sort together (its TypeError)."""
+    return ValueError(f"the {what} mix types that do not sort together (numbers and strings, say): give "
+                      "labels of one type.")
+
+
 def _encode(y, classes, n_items):
     """y as int64 codes into classes (ValueError for a label not in classes)."""
     y = np.asarray(y)
@@ -418,7 +449,10 @@ def _encode(y, classes, n_items):
         raise ValueError(f"y has shape {y.shape} for {n_items} items: give one label per item.")
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity; fix or drop those items.")
-    codes = np.searchsorted(classes, y)
+    try:
+        codes = np.searchsorted(classes, y)
+    except TypeError:
+        raise _unsortable("labels and the model's classes") from None
     codes[codes == len(classes)] = 0
     unknown = classes[codes] != y
     if np.any(unknown):
