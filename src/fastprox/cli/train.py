@@ -1,4 +1,4 @@
-"""Train a model on LIBSVM or VW text files read once, or on embedded data.
+"""Train on LIBSVM or VW text files read once, or on embedded data.
 
 The files are read once, --chunk-rows rows at a time, in the order given,
 and never loaded whole: the model starts with the width of the first rows
