@@ -13,11 +13,10 @@ Tokens and numbers are scanned by fastprox._text (exact conversion, digits read
 cimport cython
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.mem cimport PyMem_Free
 from libc.math cimport isfinite
 from libc.stdint cimport INT64_MAX, int32_t, int64_t, uint64_t
 from libc.stdlib cimport free
-from libc.string cimport memchr, memcpy, strlen
+from libc.string cimport memchr, memcpy
 from fastprox._text cimport *
 from cpython cimport array
 
@@ -27,10 +26,11 @@ import array as pyarray
 # training from a file (`fastprox train`) then never imports NumPy.
 cdef array.array DOUBLES = pyarray.array("d"), INT64 = pyarray.array("q"), INT32 = pyarray.array("i")
 
+cdef extern from "_kernel/text/repr.h" nogil:
+    int FASTPROX_REPR_MAX
+    int fastprox_repr(double v, int add_dot_0, char *out)
+
 cdef extern from "Python.h":
-    char *PyOS_double_to_string(double val, char format_code, int precision,
-                                int flags, int *ptype) except NULL
-    int Py_DTSF_ADD_DOT_0
     const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
 
 # Error codes; fastprox.libsvm turns each into a message.
@@ -364,7 +364,8 @@ cdef class _Text:
     def __dealloc__(self):
         free(self.buf)
 
-    cdef int append(self, const char *s, Py_ssize_t n) except -1:
+    cdef int reserve(self, Py_ssize_t n) except -1:
+        """Room for ``n`` more bytes (the capacity doubled, plus 64 KiB, until they fit)."""
         cdef Py_ssize_t cap = self.capacity
         if self.size + n > cap:
             while cap < self.size + n:
@@ -372,18 +373,21 @@ cdef class _Text:
             if not grow(<void **>&self.buf, cap):
                 raise MemoryError()
             self.capacity = cap
+        return 0
+
+    cdef int append(self, const char *s, Py_ssize_t n) except -1:
+        self.reserve(n)
         memcpy(self.buf + self.size, s, n)
         self.size += n
         return 0
 
-    cdef int append_double(self, double v, int flags=0) except -1:
-        """v's shortest round-trip text (``flags``: PyOS_double_to_string's, as
-        Py_DTSF_ADD_DOT_0, which ends an integral value with ".0" as Python's repr)."""
-        cdef char *s = PyOS_double_to_string(v, b"r", 0, flags, NULL)
-        try:
-            self.append(s, <Py_ssize_t>strlen(s))
-        finally:
-            PyMem_Free(s)
+    cdef int append_double(self, double v, bint add_dot_0=False) except -1:
+        """v's shortest round-trip text as Python's repr writes it, written in place
+        (`fastprox_repr`, _kernel/text/repr.h: Ryu's digits, no Python call, no
+        allocation a value); ``add_dot_0``: an integral value ends with ".0", as in
+        repr (without it, LIBSVM's ``1``)."""
+        self.reserve(FASTPROX_REPR_MAX)
+        self.size += fastprox_repr(v, add_dot_0, self.buf + self.size)
         return 0
 
     cdef int append_int(self, int64_t v) except -1:
@@ -475,8 +479,8 @@ def format_predictions(const double[::1] scores not None, Py_ssize_t outputs, tu
     """``train -p``'s lines (VW's -p) of the rows whose margins ``scores`` holds, and
     ``predict``'s without ``--proba`` (VW's -t -p), ``outputs`` a row, as ``bytes``, in
     one call a run of rows (no Python float or string a row). Row i's line: where ``labels`` is None (one output, a regressor) its
-    first margin's ``repr`` (the text float.__repr__ writes: PyOS_double_to_string's
-    "r" with Py_DTSF_ADD_DOT_0), else ``labels[k]`` (``bytes``, a class as -p writes
+    first margin's ``repr`` (the text float.__repr__ writes, from _kernel/text/repr.h),
+    else ``labels[k]`` (``bytes``, a class as -p writes
     it) of its largest margin's output k (the first of equal ones, as ``max``'s), or
     with ``margins`` every output's ``labels[k]:margin`` separated by spaces (predict
     --raw of a multiclass model, as VW's -r with --oaa); then its tag ``tags[first +
@@ -496,7 +500,7 @@ def format_predictions(const double[::1] scores not None, Py_ssize_t outputs, tu
     for i in range(n):
         s = &scores[i * outputs]
         if labels is None:
-            out.append_double(s[0], Py_DTSF_ADD_DOT_0)
+            out.append_double(s[0], True)
         elif margins:
             for k in range(outputs):
                 label = labels[k]
@@ -504,7 +508,7 @@ def format_predictions(const double[::1] scores not None, Py_ssize_t outputs, tu
                     out.append(b" ", 1)
                 out.append(PyBytes_AS_STRING(label), PyBytes_GET_SIZE(label))
                 out.append(b":", 1)
-                out.append_double(s[k], Py_DTSF_ADD_DOT_0)
+                out.append_double(s[k], True)
         else:
             best = 0
             for k in range(1, outputs):
