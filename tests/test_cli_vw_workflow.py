@@ -574,7 +574,7 @@ def test_a_held_out_rows_loss_is_the_reports(kind):
     """example_loss (a held-out row's, in floats) equals the loss predict and --test
     report (fastprox.cli.metrics, in NumPy) at the same margins."""
     from fastprox.cli.metrics import Metrics
-    from fastprox.stream.losses import example_loss
+    from tests.support.reference import example_loss
     from fastprox.stream.model import StreamModel
     from fastprox._core import CLASSIFIER_DEFAULTS, REGRESSOR_DEFAULTS
     regression = kind in ("squared", "huber")

@@ -24,12 +24,12 @@ from fastprox._libsvm import format_predictions
 from fastprox._registry import LOSSES, RULES
 from fastprox._validation import NonFiniteMargin
 from fastprox.stream.holdout import Holdout
-from fastprox.stream.losses import example_loss
 from fastprox.stream.model import StreamModel
 from fastprox.stream.progress import NoBar, Table
 from fastprox.stream.labels import format_label
 from fastprox.stream.trainer import Trainer, predicts
 from tests.support.prediction_lines import prediction_line, row_tag
+from tests.support.reference import example_loss
 
 
 class PerRowTrainer(Trainer):
@@ -96,7 +96,8 @@ class PerRowTrainer(Trainer):
         weight = 1.0 if rows.weights is None else rows.weights[i]
         loss = weight * example_loss(self.est, scores, rows.target[i])
         self.held_out = (self.held_out[0] + loss, self.held_out[1] + weight)
-        self.table.add_holdout(loss, weight)
+        self.table.held_rows += weight
+        self.table.held_total += loss
         if self.predictions:
             self.predictions(prediction_line(self.est, scores, row_tag(rows.tags, i)).encode())
 

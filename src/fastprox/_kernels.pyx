@@ -161,7 +161,7 @@ def crossings(const double[::1] Q not None, double aw, double Qs, double f, long
 def held_out_loss(loss, const double[::1] scores not None, double target, double epsilon, bint multinomial):
     """The loss that `Learner.fit_rows` adds for a held-out row of finite margins
     ``scores`` (K float64s) and kernel ``target`` (`registry_loss`), for the tests that
-    hold it to the registry's Python value (`fastprox.stream.losses.example_loss`)."""
+    hold it to the registry's Python value (tests/support/reference.example_loss)."""
     cdef Py_ssize_t K = scores.shape[0]
     if K == 0:
         raise ValueError("held_out_loss takes a row's margins: scores is empty")

@@ -12,6 +12,7 @@ import numpy as np
 from scipy.special import expit
 
 from fastprox._registry import LOSSES, takes_offset
+from fastprox.stream.losses import binary_loss, regression_loss
 
 
 def dloss(loss, p, y, epsilon):
@@ -409,3 +410,25 @@ def assert_contract_close(lazy, eager, rtol=1e-9, atol=1e-12):
     assert np.all(err[big] <= rtol * np.abs(eager[big]) + floor), \
         f"max rel err {np.max(err[big] / np.abs(eager[big]))}"
     assert np.all(err[~big] <= atol)
+
+
+def example_loss(est, scores, target):
+    """The loss of one example at the margins ``scores`` (a list of K floats) for its
+    kernel ``target`` (the label for a regressor, +-1 for one output, the class
+    index for K), in Python floats from the registry's values: what the kernel counts
+    for a held-out row (`_kernels.held_out_loss`, fastprox.stream.holdout) should be."""
+    loss = est.learner.loss
+    if est.regression:
+        return regression_loss(loss, scores[0] - target, est.params["epsilon"])
+    if len(scores) == 1:
+        return binary_loss(loss, target * scores[0])
+    index = int(target)
+    if est.learner.multinomial and loss == "log":
+        top = max(scores)
+        return math.log(math.fsum(math.exp(s - top) for s in scores)) + top - scores[index]
+    if est.learner.multinomial:         # Crammer-Singer
+        return max(0.0, max(s + 1.0 for k, s in enumerate(scores) if k != index) - scores[index])
+    total = 0.0                         # (in order: Python 3.12's sum() of floats compensates,
+    for k, s in enumerate(scores):      # and the kernel's held-out loss, registry_loss, adds so)
+        total += binary_loss(loss, s if k == index else -s)
+    return total

@@ -53,24 +53,3 @@ def best_binary_constant(loss, positives, negatives):
     c = (lo + hi) / 2
     return c, mean_loss(c)
 
-
-def example_loss(est, scores, target):
-    """The loss of one example at the margins ``scores`` (a list of K floats) for its
-    kernel ``target`` (the label for a regressor, +-1 for one output, the class
-    index for K): what the kernel's step would count for it (a held-out row's,
-    fastprox.stream.holdout), in Python floats."""
-    loss = est.learner.loss
-    if est.regression:
-        return regression_loss(loss, scores[0] - target, est.params["epsilon"])
-    if len(scores) == 1:
-        return binary_loss(loss, target * scores[0])
-    index = int(target)
-    if est.learner.multinomial and loss == "log":
-        top = max(scores)
-        return math.log(math.fsum(math.exp(s - top) for s in scores)) + top - scores[index]
-    if est.learner.multinomial:         # Crammer-Singer
-        return max(0.0, max(s + 1.0 for k, s in enumerate(scores) if k != index) - scores[index])
-    total = 0.0                         # (in order: Python 3.12's sum() of floats compensates,
-    for k, s in enumerate(scores):      # and the kernel's held-out loss, registry_loss, adds so)
-        total += binary_loss(loss, s if k == index else -s)
-    return total

@@ -56,12 +56,6 @@ class Table:
         self.held_rows, self.held_total = 0.0, 0.0          # held-out examples' weight, their summed loss
         self.held_last_rows, self.held_last_total = 0, 0.0
 
-    def add_holdout(self, loss, weight):
-        """Count a held-out example of importance weight ``weight`` and (weighted)
-        loss ``loss``."""
-        self.held_rows += weight
-        self.held_total += loss
-
     def saved(self):
         """The counters a model file keeps (``fitted.progress_``) for `go_on_from_saved`."""
         return {"examples": self.rows, "loss_sum": self.total, "last_examples": self.last_rows,
