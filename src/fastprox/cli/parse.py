@@ -65,14 +65,13 @@ def run(args):
 def run_train(args):
     import numpy as np
     from ..structured.io import read_conllu
-    from ..structured.arcs import ArcFeatures
     from ..structured.parser import DependencyParser, check_arc_memory, save_parser
     for out in [args.model] if args.model else []:
         check_output(out, "--model", args.data + ([args.test] if args.test else []))
     templates = args.templates if "," not in args.templates else [t.strip() for t in args.templates.split(",")]
     model = DependencyParser(**learner_params(args, lambda: "templates"), projective=args.projective,
                              templates=templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos)
-    check_learner(model, lambda: ArcFeatures(templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos))
+    check_learner(model, model._arc_features)
     sentences = [s for path in args.data for s in read_conllu(path, heads=True)]
     if not sentences:
         raise ValueError(f"{args.data[0]}: no sentences to train on")
@@ -80,7 +79,7 @@ def run_train(args):
     if test == []:
         raise ValueError(f"--test {args.test}: no sentences to score the model on")
     if test:
-        check_arc_memory(test, ArcFeatures(templates, bits=args.bits, lowercase=args.lowercase, pos=args.pos))
+        check_arc_memory(test, model._arc_features())
     table = StructuredTable(None if args.quiet else stderr_line)
     lengths = np.array([len(s) for s in sentences], dtype=np.int64)
     arcs = np.zeros(lengths.sum() + 1, dtype=np.int64)     # a word's share of its sentence's arcs

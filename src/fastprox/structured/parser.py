@@ -215,12 +215,17 @@ class DependencyParser(StructuredEstimator):
             return self.features_.groups
         return self.groups
 
+    def _arc_features(self):
+        """A new ArcFeatures of the parser's templates, bits, lowercase and pos: a first
+        training call's on sentences, and the command line's checks before any file is
+        read (its options, the test sentences' arc memory)."""
+        return ArcFeatures(self.templates, bits=self.bits, lowercase=self.lowercase, pos=self.pos)
+
     def _train(self, X, lengths, heads, sample_weight, report, after_pass, *, incremental, first):
         if not isinstance(self.projective, (bool, np.bool_)):
             raise ValueError(f"projective={self.projective!r} must be True or False.")
         if first:
-            self.features_ = None if _arc_rows(X) else ArcFeatures(
-                self.templates, bits=self.bits, lowercase=self.lowercase, pos=self.pos)
+            self.features_ = None if _arc_rows(X) else self._arc_features()
         data = self._data(X, lengths, heads, training=True)
         weights = sequence_weights(sample_weight, len(data["word_start"]) - 1, "sentence")
         if first:
